@@ -1,0 +1,1249 @@
+/*
+ * analyze.c - one streaming pass over a timeline that builds the findings
+ * document (formats/findings.schema.json).
+ *
+ * State kept during the pass, all bounded by distinct things, never by the
+ * trace length (except one 32-byte sample per iteration, for percentiles):
+ *
+ *   functions  (kind, name_id) -> calls, self, total     imap + array
+ *   threads    (pid, tid)      -> span stack, CPU window imap + array
+ *   processes  pid             -> samples, exit, command imap + array
+ *   scopes     name_id         -> per-iteration samples  imap + array
+ *   RSS total  -> bucketed least squares (analyze_mem.c)
+ *
+ * Self and total time on one thread's stack:
+ *
+ *   P [python] |-------------------------------|   self(P) = dur(P) - dur(C)
+ *   S [scope]       |--------------------|         transparent: its own
+ *   C [op]              |---------|                uncovered time stays in P
+ *
+ * A span's duration is added to its parent's child time; a scope frame
+ * passes only its children's time up, so scopes never take self time from
+ * the function that opened them.  total_ns counts a function only in its
+ * outermost activation on a thread's stack (a per-thread active counter), so
+ * recursion is counted once.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "isc_analyze.h"
+#include "isc_config.h"
+#include "isc_internal.h"
+
+#define NONE UINT32_MAX
+
+/* ---- u64 -> u32 open-addressing map (keys never removed) --------------- */
+struct imap {
+	uint64_t *k;
+	uint32_t *v; /* NONE = empty slot */
+	size_t cap, n;
+};
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+/* Sets *slot to the value slot of key, inserting it (value NONE) when absent. */
+static int imap_slot(struct imap *m, uint64_t key, uint32_t **slot)
+{
+	if (2 * (m->n + 1) > m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 64;
+		struct imap g = { malloc(cap * sizeof(uint64_t)), malloc(cap * sizeof(uint32_t)), cap, 0 };
+		if (!g.k || !g.v) {
+			free(g.k);
+			free(g.v);
+			return -ENOMEM;
+		}
+		memset(g.v, 0xff, cap * sizeof(uint32_t));
+		for (size_t i = 0; i < m->cap; i++) {
+			if (m->v[i] == NONE)
+				continue;
+			size_t j = mix64(m->k[i]) & (cap - 1);
+			while (g.v[j] != NONE)
+				j = (j + 1) & (cap - 1);
+			g.k[j] = m->k[i];
+			g.v[j] = m->v[i];
+		}
+		g.n = m->n;
+		free(m->k);
+		free(m->v);
+		*m = g;
+	}
+	size_t i = mix64(key) & (m->cap - 1);
+	while (m->v[i] != NONE && m->k[i] != key)
+		i = (i + 1) & (m->cap - 1);
+	if (m->v[i] == NONE) {
+		m->k[i] = key;
+		m->n++;
+	}
+	*slot = &m->v[i];
+	return 0;
+}
+
+static void imap_free(struct imap *m)
+{
+	free(m->k);
+	free(m->v);
+}
+
+/* Grows *arr (elements of size sz) so that index n fits. */
+static int grow(void *arr, size_t *cap, size_t n, size_t sz)
+{
+	if (n < *cap)
+		return 0;
+	size_t c = *cap ? *cap * 2 : 16;
+	while (c <= n)
+		c *= 2;
+	void *p = realloc(*(void **)arr, c * sz);
+	if (!p)
+		return -ENOMEM;
+	*(void **)arr = p;
+	*cap = c;
+	return 0;
+}
+
+/* ---- analysis state ----------------------------------------------------- */
+struct fn_stat {
+	uint32_t name_id;
+	uint8_t kind;
+	uint64_t calls, self_ns, total_ns;
+	uint64_t ops_self_ns; /* python fns: self time of ops they call directly */
+	uint64_t scoped_calls, scoped_self_ns; /* while a scope was open on the thread */
+};
+
+struct frame {
+	uint64_t span_id, begin_ts, child_ns;
+	uint32_t idx;   /* fn index; scope index for scope frames; NONE for unknown kinds */
+	uint32_t py_fn; /* nearest python fn on the stack, this frame included */
+	uint8_t kind;
+	bool outermost;
+};
+
+struct thread {
+	uint32_t pid, tid;
+	char *name, *comm;
+	struct frame *stack;
+	size_t depth, cap;
+	struct imap active; /* fn index -> activations on the stack */
+	unsigned open_scopes;
+	uint64_t events, python_ns, ops_ns;
+	uint64_t off_ops_ns, off_py_ns; /* set at the end */
+	bool traced, have_cpu, have_numa;
+	uint64_t cpu_ns, last_cpu, numa_node;
+	char state;
+	/* first and last CPU sample taken while the stack was non-empty */
+	unsigned win_n;
+	uint64_t w_ts0, w_cpu0, w_ts1, w_cpu1;
+	uint64_t w_vcsw0, w_ivcsw0, w_vcsw1, w_ivcsw1;
+};
+
+struct proc {
+	uint32_t pid, ppid;
+	bool have_info, have_exit, alive, have_rss;
+	char *command;
+	int64_t exit_status;
+	uint64_t exit_how;
+	unsigned nsamples;
+	uint64_t s_ts0, s_ts1, vcsw0, ivcsw0, vcsw1, ivcsw1, cpu_ns;
+	uint64_t rss, rss_peak, minflt, majflt, swap_max;
+	bool have_smaps;
+};
+
+struct iter_sample {
+	uint64_t begin_ts, dur;
+	uint32_t pid;
+	bool complete;
+};
+
+struct scope {
+	uint32_t name_id;
+	uint64_t total_ns;
+	struct iter_sample *s;
+	size_t n, cap;
+};
+
+struct mark {
+	uint32_t name_id;
+	uint64_t count;
+	int64_t sum;
+};
+
+struct pressure {
+	bool have;
+	unsigned n;
+	uint64_t avg10_max_x100, ts0, tot0, ts1, tot1;
+};
+
+struct ana {
+	struct isc_timeline *t;
+	unsigned top_n;
+	bool oom;
+	struct imap fn_map, th_map, pr_map, sc_map, mk_map;
+	struct fn_stat *fns;
+	size_t nfns, fns_cap;
+	struct thread **ths;
+	size_t nths, ths_cap;
+	struct proc **prs;
+	size_t nprs, prs_cap;
+	struct scope *scs;
+	size_t nscs, scs_cap;
+	struct mark *mks;
+	size_t nmks, mks_cap;
+	bool have_ts;
+	uint64_t first_ts, last_ts;
+	uint64_t dropped_sum, unmatched_ends, unclosed_spans, merge_closed_spans;
+	uint64_t rss_total, rss_total_peak;
+	bool have_rss;
+	struct isc_lsq *rss_lsq;
+	bool have_meminfo;
+	uint64_t swap_used_max, mem_avail_min;
+	struct pressure psi[3];
+	uint64_t warm_end_ts, iter_end_ts; /* set by emit_iterations */
+};
+
+static struct thread *thread_get(struct ana *a, uint32_t pid, uint32_t tid)
+{
+	uint32_t *slot;
+	if (imap_slot(&a->th_map, (uint64_t)pid << 32 | tid, &slot))
+		return NULL;
+	if (*slot != NONE)
+		return a->ths[*slot];
+	struct thread *th = calloc(1, sizeof(*th));
+	if (!th || grow(&a->ths, &a->ths_cap, a->nths, sizeof(*a->ths))) {
+		free(th);
+		return NULL;
+	}
+	th->pid = pid;
+	th->tid = tid;
+	*slot = (uint32_t)a->nths;
+	a->ths[a->nths++] = th;
+	return th;
+}
+
+static struct proc *proc_get(struct ana *a, uint32_t pid)
+{
+	uint32_t *slot;
+	if (imap_slot(&a->pr_map, pid, &slot))
+		return NULL;
+	if (*slot != NONE)
+		return a->prs[*slot];
+	struct proc *p = calloc(1, sizeof(*p));
+	if (!p || grow(&a->prs, &a->prs_cap, a->nprs, sizeof(*a->prs))) {
+		free(p);
+		return NULL;
+	}
+	p->pid = pid;
+	*slot = (uint32_t)a->nprs;
+	a->prs[a->nprs++] = p;
+	return p;
+}
+
+static uint32_t fn_get(struct ana *a, uint32_t name_id, uint8_t kind)
+{
+	uint32_t *slot;
+	if (imap_slot(&a->fn_map, (uint64_t)kind << 32 | name_id, &slot))
+		return NONE;
+	if (*slot == NONE) {
+		if (grow(&a->fns, &a->fns_cap, a->nfns, sizeof(*a->fns)))
+			return NONE;
+		memset(&a->fns[a->nfns], 0, sizeof(*a->fns));
+		a->fns[a->nfns].name_id = name_id;
+		a->fns[a->nfns].kind = kind;
+		*slot = (uint32_t)a->nfns++;
+	}
+	return *slot;
+}
+
+static uint32_t scope_get(struct ana *a, uint32_t name_id)
+{
+	uint32_t *slot;
+	if (imap_slot(&a->sc_map, name_id, &slot))
+		return NONE;
+	if (*slot == NONE) {
+		if (grow(&a->scs, &a->scs_cap, a->nscs, sizeof(*a->scs)))
+			return NONE;
+		memset(&a->scs[a->nscs], 0, sizeof(*a->scs));
+		a->scs[a->nscs].name_id = name_id;
+		*slot = (uint32_t)a->nscs++;
+	}
+	return *slot;
+}
+
+/* Length of the valid UTF-8 sequence at q (NUL-terminated), 0 when invalid. */
+static unsigned utf8_len(const unsigned char *q)
+{
+	unsigned len;
+	unsigned char lo = 0x80, hi = 0xbf;
+	if (*q < 0x80)
+		return 1;
+	if (*q >= 0xc2 && *q <= 0xdf)
+		len = 2;
+	else if (*q >= 0xe0 && *q <= 0xef)
+		len = 3;
+	else if (*q >= 0xf0 && *q <= 0xf4)
+		len = 4;
+	else
+		return 0;
+	if (*q == 0xe0)
+		lo = 0xa0; /* overlong */
+	else if (*q == 0xed)
+		hi = 0x9f; /* surrogates */
+	else if (*q == 0xf0)
+		lo = 0x90;
+	else if (*q == 0xf4)
+		hi = 0x8f; /* > U+10FFFF */
+	if (q[1] < lo || q[1] > hi)
+		return 0;
+	for (unsigned i = 2; i < len; i++)
+		if ((q[i] & 0xc0) != 0x80)
+			return 0;
+	return len;
+}
+
+/*
+ * Copies workload bytes into a new C string: NULs become nul (a trailing
+ * run of them is dropped when nul is a space: argv lists), invalid UTF-8 '?'.
+ */
+static char *dup_text(const uint8_t *p, size_t n, char nul)
+{
+	char *s = malloc(n + 1);
+	if (!s)
+		return NULL;
+	if (nul == ' ')
+		isc_copy_bytes(s, n + 1, p, n, nul);
+	else
+		for (size_t i = 0; i <= n; i++)
+			s[i] = i == n ? '\0' : p[i] ? (char)p[i] : nul;
+	for (unsigned char *q = (unsigned char *)s; *q;) {
+		unsigned len = utf8_len(q);
+		if (!len)
+			*q++ = '?';
+		else
+			q += len;
+	}
+	return s;
+}
+
+static char *dup_cstr(const char *s)
+{
+	return dup_text((const uint8_t *)s, strlen(s), '?');
+}
+
+/* ---- spans -------------------------------------------------------------- */
+static int span_begin(struct ana *a, struct thread *th, const struct isc_tl_event *ev)
+{
+	if (grow(&th->stack, &th->cap, th->depth, sizeof(*th->stack)))
+		return -ENOMEM;
+	struct frame *f = &th->stack[th->depth];
+	memset(f, 0, sizeof(*f));
+	f->span_id = ev->span_id;
+	f->begin_ts = ev->ts;
+	f->kind = ev->kind;
+	f->idx = NONE;
+	f->py_fn = th->depth ? th->stack[th->depth - 1].py_fn : NONE;
+	if (ev->kind == ISC_SPAN_SCOPE) {
+		if ((f->idx = scope_get(a, ev->name_id)) == NONE)
+			return -ENOMEM;
+		th->open_scopes++;
+	} else if (ev->kind == ISC_SPAN_PYTHON || ev->kind == ISC_SPAN_OP) {
+		uint32_t *cnt;
+		if ((f->idx = fn_get(a, ev->name_id, ev->kind)) == NONE ||
+		    imap_slot(&th->active, f->idx, &cnt))
+			return -ENOMEM;
+		if (*cnt == NONE)
+			*cnt = 0;
+		f->outermost = (*cnt)++ == 0;
+		a->fns[f->idx].calls++;
+		if (th->open_scopes)
+			a->fns[f->idx].scoped_calls++;
+		if (ev->kind == ISC_SPAN_PYTHON)
+			f->py_fn = f->idx;
+	}
+	th->depth++;
+	return 0;
+}
+
+/* Pops the top frame of th, ending at end_ts; complete = a real return was seen. */
+static int span_pop(struct ana *a, struct thread *th, uint64_t end_ts, bool complete)
+{
+	struct frame *f = &th->stack[th->depth - 1];
+	struct frame *parent = th->depth > 1 ? f - 1 : NULL;
+	uint64_t dur = end_ts > f->begin_ts ? end_ts - f->begin_ts : 0;
+	uint64_t self = dur > f->child_ns ? dur - f->child_ns : 0;
+	if (f->kind == ISC_SPAN_SCOPE) {
+		struct scope *s = &a->scs[f->idx];
+		if (grow(&s->s, &s->cap, s->n, sizeof(*s->s)))
+			return -ENOMEM;
+		s->s[s->n++] = (struct iter_sample){ f->begin_ts, dur, th->pid, complete };
+		s->total_ns += dur;
+		th->open_scopes--;
+		if (parent)
+			parent->child_ns += dur - self;
+		else
+			th->python_ns += self; /* the with-block's own code */
+	} else if (f->idx != NONE) {
+		struct fn_stat *fs = &a->fns[f->idx];
+		fs->self_ns += self;
+		if (th->open_scopes)
+			fs->scoped_self_ns += self;
+		if (f->outermost)
+			fs->total_ns += dur;
+		uint32_t *cnt = NULL;
+		if (!imap_slot(&th->active, f->idx, &cnt) && *cnt != NONE && *cnt > 0)
+			(*cnt)--;
+		if (f->kind == ISC_SPAN_PYTHON) {
+			th->python_ns += self;
+		} else {
+			th->ops_ns += self;
+			if (f->py_fn != NONE)
+				a->fns[f->py_fn].ops_self_ns += self;
+		}
+		if (parent)
+			parent->child_ns += dur;
+	} else if (parent) { /* unknown span kind: transparent like a scope */
+		parent->child_ns += dur - self;
+	}
+	th->depth--;
+	return 0;
+}
+
+static int span_end(struct ana *a, struct thread *th, const struct isc_tl_event *ev)
+{
+	size_t i = th->depth;
+	while (i > 0 && th->stack[i - 1].span_id != ev->span_id)
+		i--;
+	if (i == 0) {
+		a->unmatched_ends++;
+		return 0;
+	}
+	int rc;
+	while (th->depth > i) { /* inner spans whose end was lost */
+		a->unclosed_spans++;
+		if ((rc = span_pop(a, th, ev->ts, false)))
+			return rc;
+	}
+	if (ev->flags & 1)
+		a->merge_closed_spans++;
+	return span_pop(a, th, ev->ts, !(ev->flags & 1));
+}
+
+/* ---- sampler records ------------------------------------------------------ */
+static void on_thread_sample(struct thread *th, const struct isc_tl_event *ev)
+{
+	uint64_t cpu = ev->f[2] + ev->f[3];
+	th->have_cpu = true;
+	th->cpu_ns = cpu;
+	th->state = ev->f[4] >= 0x20 && ev->f[4] < 0x7f ? (char)ev->f[4] : '?';
+	th->last_cpu = ev->f[5];
+	th->have_numa = ev->f[8] > 0;
+	th->numa_node = ev->f[8] ? ev->f[8] - 1 : 0;
+	if (th->depth == 0)
+		return;
+	if (th->win_n++ == 0) {
+		th->w_ts0 = ev->ts;
+		th->w_cpu0 = cpu;
+		th->w_vcsw0 = ev->f[6];
+		th->w_ivcsw0 = ev->f[7];
+	}
+	th->w_ts1 = ev->ts;
+	th->w_cpu1 = cpu;
+	th->w_vcsw1 = ev->f[6];
+	th->w_ivcsw1 = ev->f[7];
+}
+
+static int on_proc_sample(struct ana *a, struct proc *p, const struct isc_tl_event *ev)
+{
+	if (p->nsamples++ == 0) {
+		p->s_ts0 = ev->ts;
+		p->vcsw0 = ev->f[7];
+		p->ivcsw0 = ev->f[8];
+	}
+	p->s_ts1 = ev->ts;
+	p->vcsw1 = ev->f[7];
+	p->ivcsw1 = ev->f[8];
+	p->cpu_ns = ev->f[1] + ev->f[2];
+	p->minflt = ev->f[4];
+	p->majflt = ev->f[5];
+	uint64_t rss = ev->f[3];
+	if (p->alive)
+		a->rss_total -= p->rss;
+	p->alive = p->have_rss = true;
+	p->rss = rss;
+	if (rss > p->rss_peak)
+		p->rss_peak = rss;
+	a->rss_total += rss;
+	if (!a->have_rss || a->rss_total > a->rss_total_peak)
+		a->rss_total_peak = a->rss_total;
+	a->have_rss = true;
+	(void)isc_lsq_add(a->rss_lsq, ev->ts, (double)a->rss_total); /* ts are ordered */
+	return 0;
+}
+
+static int on_event(struct ana *a, const struct isc_tl_event *ev)
+{
+	struct thread *th;
+	struct proc *p;
+	if (!a->have_ts || ev->ts < a->first_ts)
+		a->first_ts = ev->ts;
+	if (!a->have_ts || ev->ts > a->last_ts)
+		a->last_ts = ev->ts;
+	a->have_ts = true;
+	switch (ev->type) {
+	case ISC_REC_TL_SPAN_BEGIN:
+	case ISC_REC_TL_SPAN_END:
+	case ISC_REC_THREAD_BEGIN:
+	case ISC_REC_THREAD_END:
+	case ISC_REC_MARK:
+		if (!(th = thread_get(a, ev->pid, ev->tid)) || !proc_get(a, ev->pid))
+			return -ENOMEM;
+		th->events++;
+		th->traced = true;
+		if (ev->type == ISC_REC_TL_SPAN_BEGIN)
+			return span_begin(a, th, ev);
+		if (ev->type == ISC_REC_TL_SPAN_END)
+			return span_end(a, th, ev);
+		if (ev->type == ISC_REC_THREAD_BEGIN && ev->nbytes) {
+			free(th->name);
+			if (!(th->name = dup_text(ev->bytes, ev->nbytes, '?')))
+				return -ENOMEM;
+		}
+		if (ev->type == ISC_REC_MARK) {
+			uint32_t *slot;
+			if (imap_slot(&a->mk_map, ev->name_id, &slot))
+				return -ENOMEM;
+			if (*slot == NONE) {
+				if (grow(&a->mks, &a->mks_cap, a->nmks, sizeof(*a->mks)))
+					return -ENOMEM;
+				a->mks[a->nmks] = (struct mark){ ev->name_id, 0, 0 };
+				*slot = (uint32_t)a->nmks++;
+			}
+			a->mks[*slot].count++;
+			a->mks[*slot].sum += ev->value;
+		}
+		return 0;
+	case ISC_REC_THREAD_SAMPLE:
+		if (!(th = thread_get(a, ev->pid, ev->tid)) || !proc_get(a, ev->pid))
+			return -ENOMEM;
+		on_thread_sample(th, ev);
+		return 0;
+	case ISC_REC_THREAD_NAME:
+		if (!(th = thread_get(a, ev->pid, ev->tid)) || !proc_get(a, ev->pid))
+			return -ENOMEM;
+		free(th->comm);
+		return (th->comm = dup_text(ev->bytes, ev->nbytes, '?')) ? 0 : -ENOMEM;
+	case ISC_REC_PROC_SAMPLE:
+		if (!(p = proc_get(a, ev->pid)))
+			return -ENOMEM;
+		return on_proc_sample(a, p, ev);
+	case ISC_REC_PROC_INFO:
+		if (!(p = proc_get(a, ev->pid)))
+			return -ENOMEM;
+		p->have_info = true;
+		p->ppid = (uint32_t)ev->f[1];
+		free(p->command);
+		return (p->command = dup_text(ev->bytes, ev->nbytes, ' ')) ? 0 : -ENOMEM;
+	case ISC_REC_PROC_EXIT:
+		if (!(p = proc_get(a, ev->pid)))
+			return -ENOMEM;
+		p->have_exit = true;
+		p->exit_status = ev->value;
+		p->exit_how = ev->f[2];
+		if (p->alive)
+			a->rss_total -= p->rss;
+		p->alive = false;
+		return 0;
+	case ISC_REC_SMAPS:
+		if (!(p = proc_get(a, ev->pid)))
+			return -ENOMEM;
+		p->have_smaps = true;
+		if (ev->f[3] > p->swap_max)
+			p->swap_max = ev->f[3];
+		return 0;
+	case ISC_REC_MEMINFO: {
+		uint64_t used = ev->f[2] > ev->f[3] ? ev->f[2] - ev->f[3] : 0;
+		if (!a->have_meminfo || used > a->swap_used_max)
+			a->swap_used_max = used;
+		if (!a->have_meminfo || ev->f[1] < a->mem_avail_min)
+			a->mem_avail_min = ev->f[1];
+		a->have_meminfo = true;
+		return 0;
+	}
+	case ISC_REC_PRESSURE:
+		if (ev->f[0] < 3) {
+			struct pressure *ps = &a->psi[ev->f[0]];
+			if (ps->n++ == 0) {
+				ps->ts0 = ev->ts;
+				ps->tot0 = ev->f[1];
+			}
+			ps->have = true;
+			ps->ts1 = ev->ts;
+			ps->tot1 = ev->f[1];
+			if (ev->f[3] > ps->avg10_max_x100)
+				ps->avg10_max_x100 = ev->f[3];
+		}
+		return 0;
+	case ISC_REC_DROPPED:
+		a->dropped_sum += ev->f[0];
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/* ---- end of the pass: CPU split ------------------------------------------- */
+/*
+ * Off-CPU estimate of one traced thread: between its first and last CPU
+ * sample taken while it was inside a span, the share of wall time it was not
+ * on a CPU, applied to its traced time.  Python only blocks inside a C call,
+ * so the blocked time is taken from op time first; what exceeds op time
+ * (GIL waits, page faults in the interpreter) is taken from Python time.
+ */
+static void thread_split(struct thread *th)
+{
+	if (th->win_n < 2 || th->w_ts1 <= th->w_ts0)
+		return;
+	double cpu = th->w_cpu1 > th->w_cpu0 ? (double)(th->w_cpu1 - th->w_cpu0) : 0;
+	double ratio = cpu / (double)(th->w_ts1 - th->w_ts0);
+	if (ratio > 1)
+		ratio = 1;
+	uint64_t traced = th->python_ns + th->ops_ns;
+	uint64_t off = (uint64_t)llround((double)traced * (1 - ratio));
+	th->off_ops_ns = off < th->ops_ns ? off : th->ops_ns;
+	off -= th->off_ops_ns;
+	th->off_py_ns = off < th->python_ns ? off : th->python_ns;
+}
+
+/* ---- JSON output helpers ------------------------------------------------- */
+static cJSON *jchk(struct ana *a, cJSON *x)
+{
+	if (!x)
+		a->oom = true;
+	return x;
+}
+
+static void jnum(struct ana *a, cJSON *o, const char *k, double v)
+{
+	jchk(a, cJSON_AddNumberToObject(o, k, v));
+}
+
+static void jnum_or_null(struct ana *a, cJSON *o, const char *k, bool have, double v)
+{
+	jchk(a, have ? cJSON_AddNumberToObject(o, k, v) : cJSON_AddNullToObject(o, k));
+}
+
+static void jstr(struct ana *a, cJSON *o, const char *k, const char *v)
+{
+	if (!v) {
+		jchk(a, cJSON_AddNullToObject(o, k));
+		return;
+	}
+	char *clean = dup_cstr(v);
+	if (!clean) {
+		a->oom = true;
+		return;
+	}
+	jchk(a, cJSON_AddStringToObject(o, k, clean));
+	free(clean);
+}
+
+static void jbool(struct ana *a, cJSON *o, const char *k, bool v)
+{
+	jchk(a, cJSON_AddBoolToObject(o, k, v));
+}
+
+static cJSON *jobj(struct ana *a, cJSON *o, const char *k)
+{
+	return jchk(a, o ? cJSON_AddObjectToObject(o, k) : NULL);
+}
+
+static cJSON *jarr(struct ana *a, cJSON *o, const char *k)
+{
+	return jchk(a, o ? cJSON_AddArrayToObject(o, k) : NULL);
+}
+
+static cJSON *jpush_obj(struct ana *a, cJSON *arr)
+{
+	cJSON *o = cJSON_CreateObject();
+	if (!o || !arr || !cJSON_AddItemToArray(arr, o)) {
+		cJSON_Delete(o);
+		a->oom = true;
+		return NULL;
+	}
+	return o;
+}
+
+static double pct(uint64_t part, uint64_t whole)
+{
+	return whole ? round(10000.0 * (double)part / (double)whole) / 100 : 0;
+}
+
+static const char *str_name(struct ana *a, uint32_t id)
+{
+	const struct isc_tl_string *s = isc_timeline_string_borrow(a->t, id);
+	return s ? s->name : NULL;
+}
+
+/* ---- sections --------------------------------------------------------- */
+struct fn_row {
+	const char *name, *file;
+	uint32_t line;
+	uint8_t kind;
+	uint64_t calls, self_ns, total_ns, ops_self_ns, scoped_calls, scoped_self_ns;
+};
+
+static int row_by_identity(const void *x, const void *y)
+{
+	const struct fn_row *a = x, *b = y;
+	int c;
+	if (a->kind != b->kind)
+		return a->kind < b->kind ? -1 : 1;
+	if ((c = strcmp(a->name, b->name)) || (c = strcmp(a->file, b->file)))
+		return c;
+	return a->line < b->line ? -1 : a->line > b->line;
+}
+
+static int row_by_self(const void *x, const void *y)
+{
+	const struct fn_row *a = x, *b = y;
+	if (a->self_ns != b->self_ns)
+		return a->self_ns > b->self_ns ? -1 : 1;
+	if (a->total_ns != b->total_ns)
+		return a->total_ns > b->total_ns ? -1 : 1;
+	return row_by_identity(x, y);
+}
+
+static int row_by_scoped(const void *x, const void *y)
+{
+	const struct fn_row *a = x, *b = y;
+	if (a->scoped_self_ns != b->scoped_self_ns)
+		return a->scoped_self_ns > b->scoped_self_ns ? -1 : 1;
+	return row_by_identity(x, y);
+}
+
+/* Python functions by the op self time they call, non-Python rows last. */
+static int row_by_ops(const void *x, const void *y)
+{
+	const struct fn_row *a = x, *b = y;
+	uint64_t va = a->kind == ISC_SPAN_PYTHON ? a->ops_self_ns : 0;
+	uint64_t vb = b->kind == ISC_SPAN_PYTHON ? b->ops_self_ns : 0;
+	if (va != vb)
+		return va > vb ? -1 : 1;
+	return row_by_identity(x, y);
+}
+
+/*
+ * cpu.top_functions: functions with the same (kind, name, file, line) under
+ * different string ids (one per process) are merged first.
+ */
+static int emit_functions(struct ana *a, cJSON *cpu, uint64_t traced_ns)
+{
+	struct fn_row *rows = calloc(a->nfns ? a->nfns : 1, sizeof(*rows));
+	size_t n = 0;
+	if (!rows)
+		return -ENOMEM;
+	for (size_t i = 0; i < a->nfns; i++) {
+		const struct fn_stat *f = &a->fns[i];
+		const struct isc_tl_string *s = isc_timeline_string_borrow(a->t, f->name_id);
+		rows[n++] = (struct fn_row){ s ? s->name : "?", s ? s->file : "", s ? s->line : 0, f->kind,
+					     f->calls, f->self_ns, f->total_ns, f->ops_self_ns,
+					     f->scoped_calls, f->scoped_self_ns };
+	}
+	qsort(rows, n, sizeof(*rows), row_by_identity);
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (m && !row_by_identity(&rows[m - 1], &rows[i])) {
+			rows[m - 1].calls += rows[i].calls;
+			rows[m - 1].self_ns += rows[i].self_ns;
+			rows[m - 1].total_ns += rows[i].total_ns;
+			rows[m - 1].ops_self_ns += rows[i].ops_self_ns;
+			rows[m - 1].scoped_calls += rows[i].scoped_calls;
+			rows[m - 1].scoped_self_ns += rows[i].scoped_self_ns;
+		} else {
+			rows[m++] = rows[i];
+		}
+	}
+	qsort(rows, m, sizeof(*rows), row_by_self);
+	jnum(a, cpu, "functions", (double)m);
+	cJSON *top = jarr(a, cpu, "top_functions");
+	for (size_t i = 0; i < m && i < a->top_n; i++) {
+		cJSON *o = jpush_obj(a, top);
+		if (!o)
+			break;
+		jstr(a, o, "name", rows[i].name);
+		jstr(a, o, "kind", rows[i].kind == ISC_SPAN_PYTHON ? "python" : "op");
+		jstr(a, o, "file", rows[i].file);
+		jnum(a, o, "line", rows[i].line);
+		jnum(a, o, "calls", (double)rows[i].calls);
+		jnum(a, o, "self_ns", (double)rows[i].self_ns);
+		jnum(a, o, "total_ns", (double)rows[i].total_ns);
+		jnum(a, o, "self_pct", pct(rows[i].self_ns, traced_ns));
+		if (rows[i].kind == ISC_SPAN_PYTHON)
+			jnum(a, o, "ops_self_ns", (double)rows[i].ops_self_ns);
+	}
+	/* the same restricted to time inside scopes: the iterations without start-up and imports */
+	uint64_t scoped = 0;
+	for (size_t i = 0; i < m; i++)
+		scoped += rows[i].scoped_self_ns;
+	qsort(rows, m, sizeof(*rows), row_by_scoped);
+	jnum(a, cpu, "scoped_ns", (double)scoped);
+	cJSON *in = jarr(a, cpu, "top_functions_in_scopes");
+	for (size_t i = 0; i < m && i < a->top_n && rows[i].scoped_self_ns; i++) {
+		cJSON *o = jpush_obj(a, in);
+		if (!o)
+			break;
+		jstr(a, o, "name", rows[i].name);
+		jstr(a, o, "kind", rows[i].kind == ISC_SPAN_PYTHON ? "python" : "op");
+		jstr(a, o, "file", rows[i].file);
+		jnum(a, o, "line", rows[i].line);
+		jnum(a, o, "calls", (double)rows[i].scoped_calls);
+		jnum(a, o, "self_ns", (double)rows[i].scoped_self_ns);
+		jnum(a, o, "self_pct", pct(rows[i].scoped_self_ns, scoped));
+	}
+	/* the Python functions that call the most op time directly: where to look when ops dominate */
+	qsort(rows, m, sizeof(*rows), row_by_ops);
+	cJSON *callers = jarr(a, cpu, "top_op_callers");
+	for (size_t i = 0; i < m && i < 10 && rows[i].ops_self_ns; i++) {
+		cJSON *o = jpush_obj(a, callers);
+		if (!o)
+			break;
+		jstr(a, o, "name", rows[i].name);
+		jstr(a, o, "file", rows[i].file);
+		jnum(a, o, "line", rows[i].line);
+		jnum(a, o, "ops_self_ns", (double)rows[i].ops_self_ns);
+		jnum(a, o, "ops_pct", pct(rows[i].ops_self_ns, traced_ns));
+	}
+	free(rows);
+	return 0;
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+	return a < b ? -1 : a > b;
+}
+
+static int cmp_iter(const void *x, const void *y)
+{
+	const struct iter_sample *a = x, *b = y;
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	return a->begin_ts < b->begin_ts ? -1 : a->begin_ts > b->begin_ts;
+}
+
+/*
+ * The iteration scope is the scope name with the most spans (ties: the
+ * larger total time, then the first seen).  Warm-up: the earliest iteration
+ * of each process that ran at least 2 is excluded from the latency stats,
+ * as are iterations whose end was never recorded.
+ */
+static int emit_iterations(struct ana *a, cJSON *root)
+{
+	cJSON *it = jobj(a, root, "iterations");
+	struct scope *best = NULL;
+	for (size_t i = 0; i < a->nscs; i++) {
+		struct scope *s = &a->scs[i];
+		if (!best || s->n > best->n || (s->n == best->n && s->total_ns > best->total_ns))
+			best = s;
+	}
+	jstr(a, it, "name", best ? str_name(a, best->name_id) : NULL);
+	jnum(a, it, "count", best ? (double)best->n : 0);
+	jstr(a, it, "rule", "iterations = spans of the most frequent scope name; warm-up = the first "
+			    "iteration of each process that ran at least 2");
+	uint64_t *lat = NULL;
+	size_t nlat = 0, warm = 0, incomplete = 0;
+	if (best && best->n) {
+		if (!(lat = malloc(best->n * sizeof(*lat))))
+			return -ENOMEM;
+		qsort(best->s, best->n, sizeof(*best->s), cmp_iter);
+		for (size_t i = 0, j; i < best->n; i = j) {
+			for (j = i; j < best->n && best->s[j].pid == best->s[i].pid; j++)
+				;
+			for (size_t k = i; k < j; k++) {
+				uint64_t end = best->s[k].begin_ts + best->s[k].dur;
+				if (end > a->iter_end_ts)
+					a->iter_end_ts = end;
+				if (k == i && j - i >= 2 && end > a->warm_end_ts)
+					a->warm_end_ts = end;
+				if (k == i && j - i >= 2)
+					warm++;
+				else if (!best->s[k].complete)
+					incomplete++;
+				else
+					lat[nlat++] = best->s[k].dur;
+			}
+		}
+		qsort(lat, nlat, sizeof(*lat), cmp_u64);
+	}
+	jnum(a, it, "warmup_excluded", (double)warm);
+	jnum(a, it, "incomplete_excluded", (double)incomplete);
+	jnum(a, it, "samples", (double)nlat);
+	cJSON *l = jobj(a, it, "latency_ns");
+	cJSON *ci = jobj(a, it, "latency_ci95_ns");
+	static const struct { const char *k; double p; } qs[] = { { "p50", .5 }, { "p90", .9 }, { "p99", .99 } };
+	for (size_t i = 0; i < 3; i++) {
+		size_t lo = 0, hi = 0;
+		jnum_or_null(a, l, qs[i].k, nlat, nlat ? (double)isc_quantile_sorted(lat, nlat, qs[i].p) : 0);
+		isc_quantile_ci(nlat, qs[i].p, 0.95, &lo, &hi);
+		cJSON *c = jobj(a, ci, qs[i].k);
+		jnum_or_null(a, c, "low", lo, lo ? (double)lat[lo - 1] : 0);
+		jnum_or_null(a, c, "high", hi, hi ? (double)lat[hi - 1] : 0);
+	}
+	double sum = 0;
+	for (size_t i = 0; i < nlat; i++)
+		sum += (double)lat[i];
+	jnum_or_null(a, l, "mean", nlat, nlat ? round(sum / (double)nlat) : 0);
+	jnum_or_null(a, l, "min", nlat, nlat ? (double)lat[0] : 0);
+	jnum_or_null(a, l, "max", nlat, nlat ? (double)lat[nlat - 1] : 0);
+	free(lat);
+	cJSON *sc = jarr(a, it, "scopes");
+	for (size_t i = 0; i < a->nscs && i < 20; i++) {
+		cJSON *o = jpush_obj(a, sc);
+		if (!o)
+			break;
+		jstr(a, o, "name", str_name(a, a->scs[i].name_id));
+		jnum(a, o, "count", (double)a->scs[i].n);
+		jnum(a, o, "total_ns", (double)a->scs[i].total_ns);
+	}
+	return 0;
+}
+
+static int cmp_proc(const void *x, const void *y)
+{
+	const struct proc *a = *(struct proc *const *)x, *b = *(struct proc *const *)y;
+	return a->pid < b->pid ? -1 : a->pid > b->pid;
+}
+
+/* Threads of a process: the main thread (tid == pid) first, then by tid. */
+static int cmp_thread(const void *x, const void *y)
+{
+	const struct thread *a = *(struct thread *const *)x, *b = *(struct thread *const *)y;
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	bool ma = a->tid == a->pid, mb = b->tid == b->pid;
+	if (ma != mb)
+		return ma ? -1 : 1;
+	return a->tid < b->tid ? -1 : a->tid > b->tid;
+}
+
+static void emit_rates(struct ana *a, cJSON *o, const struct proc *p, double *vsum, double *isum)
+{
+	cJSON *cs = jobj(a, o, "context_switches");
+	bool have = p->nsamples >= 2 && p->s_ts1 > p->s_ts0;
+	double s = have ? (double)(p->s_ts1 - p->s_ts0) / 1e9 : 1;
+	double v = have && p->vcsw1 >= p->vcsw0 ? round(100 * (double)(p->vcsw1 - p->vcsw0) / s) / 100 : 0;
+	double iv = have && p->ivcsw1 >= p->ivcsw0 ? round(100 * (double)(p->ivcsw1 - p->ivcsw0) / s) / 100 : 0;
+	jnum_or_null(a, cs, "voluntary_per_s", have, v);
+	jnum_or_null(a, cs, "involuntary_per_s", have, iv);
+	*vsum += v;
+	*isum += iv;
+}
+
+static const char *exit_how_name(uint64_t how)
+{
+	return how == 0 ? "exited" : how == 1 ? "signaled" : "lost";
+}
+
+static void emit_processes(struct ana *a, cJSON *root, double *vsum, double *isum, bool *have_cs)
+{
+	const struct isc_tl_header *h = isc_timeline_header_borrow(a->t);
+	cJSON *ps = jarr(a, root, "processes");
+	qsort(a->prs, a->nprs, sizeof(*a->prs), cmp_proc);
+	qsort(a->ths, a->nths, sizeof(*a->ths), cmp_thread);
+	size_t ti = 0;
+	for (size_t i = 0; i < a->nprs; i++) {
+		const struct proc *p = a->prs[i];
+		cJSON *o = jpush_obj(a, ps);
+		if (!o)
+			return;
+		jnum(a, o, "pid", p->pid);
+		jnum_or_null(a, o, "ppid", p->have_info, p->ppid);
+		/* without PROC_INFO, a lone process is the recorded command */
+		jstr(a, o, "command", p->command ? p->command : a->nprs == 1 ? h->cmdline : "");
+		jnum_or_null(a, o, "exit_status", p->have_exit, (double)p->exit_status);
+		jstr(a, o, "exit_how", p->have_exit ? exit_how_name(p->exit_how) : NULL);
+		jnum_or_null(a, o, "cpu_ns", p->nsamples, (double)p->cpu_ns);
+		jnum_or_null(a, o, "rss_peak_bytes", p->have_rss, (double)p->rss_peak);
+		jnum_or_null(a, o, "minor_faults", p->nsamples, (double)p->minflt);
+		jnum_or_null(a, o, "major_faults", p->nsamples, (double)p->majflt);
+		emit_rates(a, o, p, vsum, isum);
+		*have_cs |= p->nsamples >= 2 && p->s_ts1 > p->s_ts0;
+		cJSON *ts = jarr(a, o, "threads");
+		while (ti < a->nths && a->ths[ti]->pid < p->pid)
+			ti++;
+		for (; ti < a->nths && a->ths[ti]->pid == p->pid; ti++) {
+			const struct thread *th = a->ths[ti];
+			cJSON *t = jpush_obj(a, ts);
+			if (!t)
+				return;
+			jnum(a, t, "tid", th->tid);
+			jstr(a, t, "name", th->name ? th->name : th->comm ? th->comm : "");
+			jstr(a, t, "comm", th->comm);
+			jnum_or_null(a, t, "cpu_ns", th->have_cpu, (double)th->cpu_ns);
+			jbool(a, t, "traced", th->traced);
+			jnum(a, t, "events", (double)th->events);
+			jnum(a, t, "python_ns", (double)(th->python_ns - th->off_py_ns));
+			jnum(a, t, "ops_ns", (double)(th->ops_ns - th->off_ops_ns));
+			jnum(a, t, "off_cpu_ns", (double)(th->off_ops_ns + th->off_py_ns));
+			if (th->have_cpu) {
+				char st[2] = { th->state, 0 };
+				jstr(a, t, "state", st);
+				jnum(a, t, "last_cpu", (double)th->last_cpu);
+			}
+			if (th->have_numa)
+				jnum(a, t, "numa_node", (double)th->numa_node);
+		}
+	}
+}
+
+static void emit_memory(struct ana *a, cJSON *root)
+{
+	cJSON *m = jobj(a, root, "memory");
+	uint64_t majflt = 0, minflt = 0, pswap = 0;
+	bool have_faults = false, have_smaps = false;
+	for (size_t i = 0; i < a->nprs; i++) {
+		majflt += a->prs[i]->majflt;
+		minflt += a->prs[i]->minflt;
+		have_faults |= a->prs[i]->nsamples > 0;
+		if (a->prs[i]->have_smaps) {
+			have_smaps = true;
+			if (a->prs[i]->swap_max > pswap)
+				pswap = a->prs[i]->swap_max;
+		}
+	}
+	double slope = 0;
+	uint64_t npts = 0;
+	uint64_t cut = a->first_ts + (a->last_ts - a->first_ts) / 10;
+	bool have_slope = isc_lsq_slope(a->rss_lsq, cut, UINT64_MAX, &slope, &npts);
+	jnum_or_null(a, m, "rss_peak_bytes", a->have_rss, (double)a->rss_total_peak);
+	jnum_or_null(a, m, "rss_growth_bytes_per_s", have_slope, round(slope));
+	jnum(a, m, "rss_growth_samples", (double)npts);
+	/* the same between the end of the warm-up iterations and the last
+	 * iteration's end: steady-state growth, without start-up and teardown */
+	if (a->warm_end_ts > cut)
+		cut = a->warm_end_ts;
+	have_slope = a->warm_end_ts && isc_lsq_slope(a->rss_lsq, cut, a->iter_end_ts, &slope, &npts);
+	jnum_or_null(a, m, "rss_growth_after_warmup_bytes_per_s", have_slope, round(slope));
+	jnum_or_null(a, m, "after_warmup_span_ns", a->warm_end_ts && a->iter_end_ts > a->warm_end_ts,
+		     (double)(a->iter_end_ts - a->warm_end_ts));
+	jnum_or_null(a, m, "major_faults", have_faults, (double)majflt);
+	jnum_or_null(a, m, "minor_faults", have_faults, (double)minflt);
+	jnum_or_null(a, m, "swap_used_bytes_max", a->have_meminfo, (double)a->swap_used_max);
+	jnum_or_null(a, m, "mem_available_bytes_min", a->have_meminfo, (double)a->mem_avail_min);
+	jnum_or_null(a, m, "process_swap_bytes_max", have_smaps, (double)pswap);
+	cJSON *pr = jobj(a, m, "pressure");
+	static const char *const res[3] = { "cpu", "memory", "io" };
+	for (int i = 0; i < 3; i++) {
+		const struct pressure *ps = &a->psi[i];
+		cJSON *o = jobj(a, pr, res[i]);
+		bool span = ps->n >= 2 && ps->ts1 > ps->ts0 && ps->tot1 >= ps->tot0;
+		jnum_or_null(a, o, "some_avg10_max", ps->have, (double)ps->avg10_max_x100 / 100);
+		jnum_or_null(a, o, "some_stall_pct", span,
+			     span ? round(1e4 * (double)(ps->tot1 - ps->tot0) * 1e3 / (double)(ps->ts1 - ps->ts0)) / 100 : 0);
+	}
+}
+
+/* Builds the whole document from the finished pass. */
+static cJSON *build(struct ana *a, bool damaged)
+{
+	const struct isc_tl_header *h = isc_timeline_header_borrow(a->t);
+	const struct isc_tl_stats *st = isc_timeline_stats_borrow(a->t);
+	cJSON *root = cJSON_CreateObject();
+	if (!root)
+		return NULL;
+	jnum(a, root, "schema_version", ISC_FINDINGS_SCHEMA_VERSION);
+	cJSON *tool = jobj(a, root, "tool");
+	jstr(a, tool, "name", "iscope-analyze");
+	jstr(a, tool, "version", ISC_VERSION);
+
+	uint64_t python = 0, ops = 0, off_ops = 0, off_py = 0, ntraced = 0, vsw = 0, ivsw = 0;
+	bool measured = false;
+	for (size_t i = 0; i < a->nths; i++) {
+		struct thread *th = a->ths[i];
+		thread_split(th);
+		python += th->python_ns;
+		ops += th->ops_ns;
+		off_ops += th->off_ops_ns;
+		off_py += th->off_py_ns;
+		ntraced += th->traced;
+		measured |= th->traced && th->win_n >= 2;
+		if (th->traced && th->win_n >= 2) {
+			vsw += th->w_vcsw1 > th->w_vcsw0 ? th->w_vcsw1 - th->w_vcsw0 : 0;
+			ivsw += th->w_ivcsw1 > th->w_ivcsw0 ? th->w_ivcsw1 - th->w_ivcsw0 : 0;
+		}
+	}
+	uint64_t traced = python + ops;
+
+	cJSON *s = jobj(a, root, "summary");
+	jnum(a, s, "wall_ns", a->have_ts ? (double)(a->last_ts - a->first_ts) : 0);
+	jnum(a, s, "start_ns", (double)a->first_ts);
+	jnum(a, s, "end_ns", (double)a->last_ts);
+	jnum(a, s, "events", (double)st->events);
+	jnum(a, s, "dropped_events", (double)(st->have_end ? st->dropped : a->dropped_sum));
+	jnum(a, s, "lost_frames", (double)st->lost_frames);
+	jbool(a, s, "abrupt", st->have_end ? st->abrupt : true);
+	jnum_or_null(a, s, "exit_status", st->have_end, st->exit_status);
+	jnum(a, s, "processes", (double)a->nprs);
+	jnum(a, s, "threads", (double)a->nths);
+	jnum(a, s, "traced_threads", (double)ntraced);
+	jbool(a, s, "damaged", damaged);
+	jbool(a, s, "complete", st->have_end);
+	jnum(a, s, "unclosed_spans", (double)a->unclosed_spans);
+	jnum(a, s, "merge_closed_spans", (double)a->merge_closed_spans);
+	jnum(a, s, "unmatched_span_ends", (double)a->unmatched_ends);
+	jnum(a, s, "clock_uncertainty_ns", (double)h->clock_uncertainty_ns);
+
+	cJSON *env = jobj(a, root, "environment");
+	jstr(a, env, "host", h->host);
+	jstr(a, env, "cmdline", h->cmdline);
+	jnum(a, env, "ncpu", h->ncpu);
+	jnum(a, env, "sample_hz", h->sample_hz);
+	char when[64] = "";
+	time_t secs = (time_t)(h->epoch_realtime_ns / 1000000000u);
+	struct tm tm;
+	if (h->epoch_realtime_ns && gmtime_r(&secs, &tm))
+		snprintf(when, sizeof(when), "%04d-%02d-%02dT%02d:%02d:%02d.%09uZ", tm.tm_year + 1900, tm.tm_mon + 1,
+			 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (unsigned)(h->epoch_realtime_ns % 1000000000u));
+	jstr(a, env, "start_time", *when ? when : NULL);
+
+	double vsum = 0, isum = 0;
+	bool have_cs = false;
+	emit_processes(a, root, &vsum, &isum, &have_cs);
+	if (emit_iterations(a, root))
+		goto oom;
+
+	cJSON *cpu = jobj(a, root, "cpu");
+	if (emit_functions(a, cpu, traced))
+		goto oom;
+	cJSON *sp = jobj(a, cpu, "split");
+	uint64_t off = off_ops + off_py;
+	jnum(a, sp, "python_ns", (double)(python - off_py));
+	jnum(a, sp, "ops_ns", (double)(ops - off_ops));
+	jnum(a, sp, "off_cpu_ns", (double)off);
+	jnum(a, sp, "python_pct", pct(python - off_py, traced));
+	jnum(a, sp, "ops_pct", pct(ops - off_ops, traced));
+	jnum(a, sp, "off_cpu_pct", pct(off, traced));
+	jnum(a, sp, "traced_ns", (double)traced);
+	jnum(a, sp, "off_cpu_from_python_ns", (double)off_py);
+	jbool(a, sp, "off_cpu_measured", measured);
+	jnum(a, sp, "voluntary_switches", (double)vsw);
+	jnum(a, sp, "involuntary_switches", (double)ivsw);
+	cJSON *cs = jobj(a, cpu, "context_switches");
+	jnum_or_null(a, cs, "voluntary_per_s", have_cs, round(100 * vsum) / 100);
+	jnum_or_null(a, cs, "involuntary_per_s", have_cs, round(100 * isum) / 100);
+
+	emit_memory(a, root);
+
+	cJSON *mk = jarr(a, root, "marks");
+	for (size_t i = 0; i < a->nmks; i++) {
+		cJSON *o = jpush_obj(a, mk);
+		if (!o)
+			break;
+		jstr(a, o, "name", str_name(a, a->mks[i].name_id));
+		jnum(a, o, "count", (double)a->mks[i].count);
+		jnum(a, o, "sum", (double)a->mks[i].sum);
+	}
+	if (a->oom || isc_findings_evaluate(root))
+		goto oom;
+	return root;
+oom:
+	cJSON_Delete(root);
+	return NULL;
+}
+
+static void ana_free(struct ana *a)
+{
+	for (size_t i = 0; i < a->nths; i++) {
+		struct thread *th = a->ths[i];
+		free(th->name);
+		free(th->comm);
+		free(th->stack);
+		imap_free(&th->active);
+		free(th);
+	}
+	for (size_t i = 0; i < a->nprs; i++) {
+		free(a->prs[i]->command);
+		free(a->prs[i]);
+	}
+	for (size_t i = 0; i < a->nscs; i++)
+		free(a->scs[i].s);
+	imap_free(&a->fn_map);
+	imap_free(&a->th_map);
+	imap_free(&a->pr_map);
+	imap_free(&a->sc_map);
+	imap_free(&a->mk_map);
+	free(a->fns);
+	free(a->ths);
+	free(a->prs);
+	free(a->scs);
+	free(a->mks);
+	isc_lsq_free(a->rss_lsq);
+}
+
+int isc_analyze_timeline(struct isc_timeline *t, const struct isc_analyze_opts *o, cJSON **out)
+{
+	struct ana a = { .t = t, .top_n = o && o->top_n ? o->top_n : ISC_ANALYZE_TOP_DEFAULT };
+	struct isc_tl_event ev;
+	char first_err[512] = "";
+	uint64_t ndamage = 0;
+	int rc;
+	*out = NULL;
+	if ((rc = isc_lsq_new(&a.rss_lsq)))
+		goto done;
+	for (;;) {
+		rc = isc_timeline_next(t, &ev);
+		if (rc == 0)
+			break;
+		if (rc < 0) {
+			if (rc == -ENOMEM)
+				goto done;
+			if (!ndamage++)
+				snprintf(first_err, sizeof(first_err), "%s", isc_err_msg());
+			isc_err_clear();
+			if (rc == -EBADMSG && ndamage < 100000)
+				continue; /* the container resynchronises at the next frame */
+			break;
+		}
+		if ((rc = on_event(&a, &ev)))
+			goto done;
+		if (o && o->progress && !(isc_timeline_stats_borrow(t)->events & 0xffff))
+			o->progress(o->progress_ctx, isc_timeline_stats_borrow(t)->events, ev.ts);
+	}
+	if (o && o->progress)
+		o->progress(o->progress_ctx, isc_timeline_stats_borrow(t)->events, a.last_ts);
+	/* spans still open: their end was never recorded; close them at the last time seen */
+	for (size_t i = 0; i < a.nths; i++) {
+		struct thread *th = a.ths[i];
+		while (th->depth) {
+			a.unclosed_spans++;
+			if ((rc = span_pop(&a, th, a.last_ts, false)))
+				goto done;
+		}
+	}
+	if (!(*out = build(&a, ndamage > 0))) {
+		rc = -ENOMEM;
+		goto done;
+	}
+	rc = 0;
+	if (ndamage) {
+		unsigned long long kept = (unsigned long long)isc_timeline_stats_borrow(t)->events;
+		if (ndamage > 1)
+			isc_err_push("%s (and %llu more damaged chunks; analyzed %llu events)", first_err,
+				     (unsigned long long)ndamage - 1, kept);
+		else
+			isc_err_push("%s (analyzed %llu events)", first_err, kept);
+		rc = -EBADMSG;
+	}
+done:
+	if (rc == -ENOMEM)
+		isc_err_push("out of memory");
+	ana_free(&a);
+	return rc;
+}

@@ -1,0 +1,124 @@
+/*
+ * isc_analyze.h - analysis (timeline -> findings JSON) and report rendering
+ * (findings JSON -> Markdown / HTML).  Part of the tool tier: iscope-analyze,
+ * iscope-report and the tests use it.
+ *
+ * Same conventions as isc.h: 0 or a negative errno plus isc_err_push(); the
+ * library never exits and never writes to stdout.  cJSON documents returned
+ * through an out-parameter belong to the caller (cJSON_Delete).
+ *
+ * The rules (iteration choice, warm-up, CPU split, off-CPU estimate) are
+ * stated in man/iscope-analyze.1.in; the comments below say where each lives.
+ */
+#ifndef ISC_ANALYZE_H
+#define ISC_ANALYZE_H
+
+#include <cjson/cJSON.h>
+
+#include "isc.h"
+
+/* Version of the findings document layout (formats/findings.schema.json). */
+#define ISC_FINDINGS_SCHEMA_VERSION 1
+#define ISC_ANALYZE_TOP_DEFAULT 30
+
+/* ---- analysis (analyze.c) ---------------------------------------------- */
+struct isc_analyze_opts {
+	unsigned top_n; /* length of cpu.top_functions; 0 = ISC_ANALYZE_TOP_DEFAULT */
+	/* Called every 2^16 events and once at the end when set (progress display). */
+	void (*progress)(void *ctx, uint64_t events, uint64_t ts_ns);
+	void *progress_ctx;
+};
+
+/*
+ * Reads the timeline t to its end in one pass and builds the findings
+ * document (verdict and findings[] included).  Memory grows with the number
+ * of distinct functions, threads, processes and iterations, not with the
+ * trace length.  o may be NULL (defaults).
+ *
+ * Returns 0 with *out set.  Damaged input (corrupt or truncated chunks) is
+ * read past where the container allows; the function then returns -EBADMSG
+ * with *out still set (summary.damaged = true) and one pushed message naming
+ * the first damage and how many events were analyzed.  Any other negative
+ * (-ENOMEM, read error) leaves *out NULL.
+ */
+int isc_analyze_timeline(struct isc_timeline *t, const struct isc_analyze_opts *o, cJSON **out);
+
+/* ---- order statistics (analyze_iter.c) --------------------------------- */
+/*
+ * Nearest-rank quantile of n sorted values: x[k-1] with k = ceil(p*n),
+ * 1 <= k <= n.  n must be > 0.
+ */
+uint64_t isc_quantile_sorted(const uint64_t *x, size_t n, double p);
+
+/*
+ * Distribution-free confidence interval for the p-quantile from n samples:
+ * 1-based ranks (lo, hi) of the order statistics with
+ * P(x_(lo) <= q_p <= x_(hi)) >= level, from the exact binomial Bin(n, p).
+ * lo = max{k : F(k-1) <= a/2}, hi = min{k : F(k-1) >= 1-a/2}, a = 1-level;
+ * a bound that needs more samples than n is returned as 0.
+ */
+void isc_quantile_ci(size_t n, double p, double level, size_t *lo, size_t *hi);
+
+/* ---- streaming least squares (analyze_mem.c) --------------------------- */
+/*
+ * Least-squares slope of (t, y) points arriving in time order, restricted at
+ * the end to a time range chosen then (after the first 10 % of the run),
+ * in memory independent of the number of points: points are kept as
+ * per-bucket moments in ISC_LSQ_BUCKETS time buckets whose width doubles
+ * whenever the run outgrows them.  The range is rounded inwards to bucket
+ * boundaries, so no point outside it is used (and at most 2/ISC_LSQ_BUCKETS
+ * of the run inside it is dropped at each end).
+ */
+#define ISC_LSQ_BUCKETS 512
+struct isc_lsq;
+int isc_lsq_new(struct isc_lsq **l);
+/* t in ns, non-decreasing; y any unit.  Returns 0 or -EINVAL for t going back. */
+int isc_lsq_add(struct isc_lsq *l, uint64_t t_ns, double y);
+/*
+ * Slope in y units per second of the points with from_ns <= t < to_ns
+ * (UINT64_MAX: no end), both rounded inwards to bucket boundaries; false
+ * when fewer than 2 distinct times remain.  *npoints gets the points used.
+ */
+bool isc_lsq_slope(const struct isc_lsq *l, uint64_t from_ns, uint64_t to_ns, double *per_s, uint64_t *npoints);
+void isc_lsq_free(struct isc_lsq *l);
+
+/* ---- verdict and findings (findings.c) --------------------------------- */
+/*
+ * Fills root.verdict and root.findings[] from the measured sections of a
+ * findings document (summary, cpu, memory, iterations).  This is the seam
+ * for the rule engine: rules read only the document, never the timeline.
+ * Returns 0 or -ENOMEM.
+ */
+int isc_findings_evaluate(cJSON *root);
+
+/* ---- reading findings documents (findings_json.c) --------------------- */
+/* Item at a dotted path ("cpu.split.python_pct"); NULL when any step is missing. */
+const cJSON *isc_json_get(const cJSON *root, const char *path);
+/* Number at path into *v; false when missing, null or not a number. */
+bool isc_json_num(const cJSON *root, const char *path, double *v);
+/* String at path (borrowed from root); NULL when missing or not a string. */
+const char *isc_json_str(const cJSON *root, const char *path);
+
+/* ---- report (report_md.c) ---------------------------------------------- */
+enum isc_report_format {
+	ISC_REPORT_MD = 0,
+	ISC_REPORT_HTML = 1, /* the Markdown rendered by cmark (safe mode) in one self-contained page */
+};
+
+/*
+ * Renders a findings document.  Missing or mistyped fields are tolerated
+ * (shown as "n/a" or left out).  *out is a malloc'd NUL-terminated string
+ * the caller frees.  Returns 0, -EINVAL when root is not a JSON object, or
+ * -ENOMEM.
+ */
+int isc_report_render(const cJSON *root, enum isc_report_format f, char **out);
+
+/*
+ * Appends s to b escaped for Markdown text: ASCII punctuation that CommonMark
+ * or GFM could read as markup is backslash-escaped (including '|', so the
+ * result is safe inside a table cell), control characters are dropped.
+ * Returns 0 or -ENOMEM.
+ */
+int isc_md_escape(struct isc_buf *b, const char *s);
+
+#endif

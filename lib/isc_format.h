@@ -1,0 +1,107 @@
+/*
+ * isc_format.h - byte-level constants of the InferScope container, trace
+ * (.isc) and timeline (.istl) formats.  formats/trace.md and
+ * formats/timeline.md are the normative description; this header mirrors
+ * them.  Header-only and dependency-free so the Python agent (built outside
+ * libiscope) can include it.
+ *
+ * Container: a sequence of independent zstd frames.  Each frame decodes to
+ * one chunk = a 32-byte chunk header followed by payload_len bytes of
+ * records.  Record = u8 type, varint size, size bytes of body.  Types below
+ * 0x80 are "timed": their body starts with a varint delta (ns) from the
+ * previous timed record of the same chunk (the first from base_ts).
+ */
+#ifndef ISC_FORMAT_H
+#define ISC_FORMAT_H
+
+#include <stdint.h>
+
+#define ISC_CHUNK_MAGIC 0x4B435349u /* "ISCK" little-endian */
+#define ISC_TRACE_MAGIC 0x54435349u /* "ISCT" */
+#define ISC_TIMELINE_MAGIC 0x4C545349u /* "ISTL" */
+#define ISC_FORMAT_VERSION_MAJOR 1
+#define ISC_FORMAT_VERSION_MINOR 0
+#define ISC_CHUNK_HEADER_SIZE 32
+#define ISC_CHUNK_MAX_PAYLOAD (16u << 20) /* readers refuse larger chunks */
+
+/* Chunk header, little-endian on disk (see formats/trace.md §3). */
+struct isc_chunk_header {
+	uint32_t magic;       /* ISC_CHUNK_MAGIC */
+	uint16_t type;        /* enum isc_chunk_type */
+	uint16_t flags;       /* reserved, must be zero */
+	uint32_t pid;         /* stream owner process, 0 if none */
+	uint32_t tid;         /* stream owner thread, 0 if none */
+	uint64_t base_ts;     /* ns; first timed record's delta is from this */
+	uint32_t seq;         /* chunk sequence number within its stream */
+	uint32_t payload_len; /* bytes of records after this header */
+};
+
+enum isc_chunk_type {
+	ISC_CHUNK_FILE_HEADER = 1, /* first chunk of every file */
+	ISC_CHUNK_EVENTS = 2,      /* one thread's events (pid, tid) */
+	ISC_CHUNK_STRINGS = 3,     /* string definitions of process pid */
+	ISC_CHUNK_SAMPLES = 4,     /* sampler records; pid/tid 0 */
+	ISC_CHUNK_ROUND = 5,       /* base_ts = watermark: no later event is older */
+	ISC_CHUNK_END = 6,         /* last chunk: totals */
+	ISC_CHUNK_TL_STRINGS = 16, /* timeline: global string table additions */
+	ISC_CHUNK_TL_EVENTS = 17,  /* timeline: ordered events of all streams */
+};
+
+/* Record types.  < 0x80: timed (body starts with varint ts delta). */
+enum isc_record_type {
+	/* agent events (EVENTS chunks) */
+	ISC_REC_PY_CALL = 0x01,     /* varint code_id */
+	ISC_REC_PY_RETURN = 0x02,   /* (empty) also on exception unwinding */
+	ISC_REC_C_CALL = 0x03,      /* varint func_id */
+	ISC_REC_C_RETURN = 0x04,    /* (empty) also C_EXCEPTION */
+	ISC_REC_SCOPE_BEGIN = 0x06, /* varint name_id */
+	ISC_REC_SCOPE_END = 0x07,   /* (empty) */
+	ISC_REC_MARK = 0x08,        /* varint name_id, zigzag varint value */
+	ISC_REC_THREAD_BEGIN = 0x09,/* bytes name (rest of body) */
+	ISC_REC_THREAD_END = 0x0A,  /* (empty) */
+	ISC_REC_DROPPED = 0x0B,     /* varint count dropped since last DROPPED */
+
+	/* sampler / recorder records (SAMPLES chunks), all fields varints */
+	ISC_REC_PROC_SAMPLE = 0x20,   /* pid utime_ns stime_ns rss_bytes minflt majflt nthreads vcsw ivcsw */
+	ISC_REC_THREAD_SAMPLE = 0x21, /* pid tid utime_ns stime_ns state(char) last_cpu vcsw ivcsw numa_node+1 */
+	ISC_REC_PRESSURE = 0x22,      /* resource(0 cpu,1 memory,2 io) some_total_us full_total_us some_avg10_x100 */
+	ISC_REC_MEMINFO = 0x23,       /* mem_total mem_available swap_total swap_free (bytes) */
+	ISC_REC_NUMA_MAPS = 0x24,     /* pid n then n x pages_on_node */
+	ISC_REC_SMAPS = 0x25,         /* pid rss pss swap anon (bytes) */
+	ISC_REC_CLOCK_PAIR = 0x26,    /* realtime_ns bracket_ns (ts = monotonic) */
+	ISC_REC_PROC_INFO = 0x27,     /* pid ppid, varint len + cmdline bytes (NUL separated) */
+	ISC_REC_PROC_EXIT = 0x28,     /* pid, zigzag status, how (0 exited,1 signaled,2 lost) */
+	ISC_REC_THREAD_NAME = 0x29,   /* pid tid, rest = name bytes */
+
+	/* timeline-only records (TL_EVENTS chunks) */
+	ISC_REC_TL_CTX = 0x40,        /* varint pid, varint tid: context of following records */
+	ISC_REC_TL_SPAN_BEGIN = 0x41, /* span_id parent_id depth kind name_id */
+	ISC_REC_TL_SPAN_END = 0x42,   /* span_id flags(1 = closed by merge, not by a return) */
+
+	/* untimed */
+	ISC_REC_STRING_DEF = 0x81, /* varint id, u8 kind, varint line, varint len+name, varint len+file */
+	ISC_REC_HDR_FORMAT = 0x90, /* u32 file magic, u16 major, u16 minor */
+	ISC_REC_HDR_HOST = 0x91,   /* bytes */
+	ISC_REC_HDR_CMDLINE = 0x92,/* bytes, NUL separated argv */
+	ISC_REC_HDR_BOOT_ID = 0x93,/* bytes */
+	ISC_REC_HDR_CLOCK = 0x94,  /* varint realtime_ns monotonic_ns bracket_ns */
+	ISC_REC_HDR_RECORDER = 0x95, /* varint pid, varint ncpu, varint sample_hz, bytes version */
+	ISC_REC_END_STATS = 0xA0,  /* varint events dropped lost_frames flags(1 abrupt) status */
+};
+
+/* String kinds (STRING_DEF) and span kinds (TL_SPAN_BEGIN). */
+enum isc_string_kind {
+	ISC_STR_CODE = 0,   /* Python code object: qualname, file, first line */
+	ISC_STR_CFUNC = 1,  /* C callable: qualified name, module in file, line 0 */
+	ISC_STR_SCOPE = 2,  /* scope() name */
+	ISC_STR_MARK = 3,   /* mark() name */
+	ISC_STR_THREAD = 4, /* thread name */
+};
+
+enum isc_span_kind {
+	ISC_SPAN_PYTHON = 1,
+	ISC_SPAN_OP = 2, /* a C call: torch ops, builtins */
+	ISC_SPAN_SCOPE = 3,
+};
+
+#endif

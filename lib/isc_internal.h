@@ -1,0 +1,21 @@
+/* isc_internal.h - declarations shared by libiscope modules, not by tools. */
+#ifndef ISC_INTERNAL_H
+#define ISC_INTERNAL_H
+
+#include "isc.h"
+
+/*
+ * File header chunk payload (formats/trace.md §4): HDR_* records.  encode
+ * appends them to b; parse fills *h and *file_magic, tolerating unknown
+ * records.  Both return 0 or a negative errno.
+ */
+int isc_header_encode(struct isc_buf *b, uint32_t file_magic, const struct isc_tl_header *h);
+int isc_header_parse(const uint8_t *p, size_t len, struct isc_tl_header *h, uint32_t *file_magic);
+
+/* Copies at most cap-1 bytes, replacing NULs by sep, always terminating. */
+void isc_copy_bytes(char *dst, size_t cap, const uint8_t *src, size_t len, char sep);
+
+/* Number of leading varint fields of a sample-class record type (0 if none). */
+unsigned isc_record_nvarints(uint8_t type);
+
+#endif

@@ -1,0 +1,54 @@
+/* isc_merge.h - traces (and Kineto JSON, later) in, one ordered timeline out. */
+#ifndef ISC_MERGE_H
+#define ISC_MERGE_H
+
+#include "isc.h"
+
+/*
+ * Where merged events go.  The merge calls strings() with every new global
+ * string before the first event that uses it, event() in timeline order,
+ * and end() once.  Each returns 0 or a negative errno.
+ */
+struct isc_sink {
+	void *ctx;
+	int (*begin)(void *ctx, const struct isc_tl_header *h);
+	int (*string)(void *ctx, const struct isc_tl_string *s);
+	int (*event)(void *ctx, const struct isc_tl_event *ev);
+	int (*end)(void *ctx, const struct isc_tl_stats *st);
+	void (*destroy)(void *ctx);
+};
+
+/* Binary timeline (.istl) writer sink; free with isc_sink_free. */
+int isc_sink_timeline_new(struct isc_sink **s, FILE *out);
+/*
+ * Deterministic text dump: processes and threads numbered in order of
+ * appearance (P1, T1), times printed only when with_times.
+ */
+int isc_sink_dump_new(struct isc_sink **s, FILE *out, bool with_times);
+void isc_sink_free(struct isc_sink *s);
+
+struct isc_merge_input {
+	FILE *in;
+	const char *name; /* for messages */
+};
+
+struct isc_merge_result {
+	uint64_t events_in, events_out;
+	uint64_t damaged_frames; /* frames lost to corruption or truncation */
+	uint64_t late_events;    /* arrived after the watermark had passed them */
+	uint64_t unmatched_returns; /* returns without a call (agent attached mid-call) */
+	uint64_t closed_by_merge;   /* spans with no return, closed at thread end */
+	uint64_t max_buffered;      /* peak events held in the reorder window */
+	unsigned bad_input;         /* index+1 of the first damaged input, 0 if none */
+	char damage[512];           /* first damage message */
+};
+
+/*
+ * Merges inputs into sink.  Returns 0 when every input was read whole, 1
+ * when some input was damaged (what preceded the damage is in the output,
+ * res->damage says where), negative on a fatal error (message pushed).
+ */
+int isc_merge(const struct isc_merge_input *inputs, size_t n, struct isc_sink *sink,
+	      struct isc_merge_result *res);
+
+#endif

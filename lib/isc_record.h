@@ -1,0 +1,44 @@
+/* isc_record.h - the recorder: session, child process, drain and sampler. */
+#ifndef ISC_RECORD_H
+#define ISC_RECORD_H
+
+#include "isc.h"
+
+uint64_t isc_now_ns(void); /* CLOCK_MONOTONIC in ns */
+
+struct isc_clock_pair {
+	uint64_t realtime_ns, mono_ns, bracket_ns;
+};
+void isc_clock_pair(struct isc_clock_pair *p);
+
+struct isc_record_opts {
+	char *const *argv;      /* workload command, argv[0] looked up in PATH */
+	FILE *out;              /* trace destination */
+	const char *agent_dir;  /* directory holding sitecustomize.py and _agent */
+	uint64_t buffer_bytes;  /* total shared-memory budget (default 100 MB) */
+	uint64_t ring_bytes;    /* flight-recorder size; 0 = stream the whole run */
+	unsigned sample_hz;     /* sampler rate, 0 = off */
+	unsigned flush_ms;      /* max age of buffered events before a frame is written */
+	int level;              /* zstd level */
+	bool child_stdout_to_stderr;
+	bool progress;          /* live line on stderr */
+};
+
+struct isc_record_result {
+	int status;            /* workload: exit code, or 128 + signal */
+	bool workload_started;
+	uint64_t events, dropped, bytes;
+	unsigned processes;
+	bool write_failed;     /* trace output failed (message in write_error) */
+	char write_error[256];
+	unsigned warnings;     /* corrupt shared memory etc. (messages printed) */
+};
+
+/*
+ * Runs the workload under recording until it and every process that joined
+ * the session have exited.  Returns 0 when the recording ran (even if the
+ * workload failed: see res->status), negative when it could not start.
+ */
+int isc_record_run(const struct isc_record_opts *o, struct isc_record_result *res);
+
+#endif

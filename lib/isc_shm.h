@@ -1,0 +1,166 @@
+/*
+ * isc_shm.h - the shared-memory file a traced process writes and the
+ * recorder drains.  Header-only (inline producer and consumer helpers) so
+ * the Python agent can use it without linking libiscope.
+ *
+ * One file per process: <session dir>/<pid>.shm, created by the agent with
+ * O_CREAT|O_EXCL|O_NOFOLLOW, mode 0600, mapped MAP_SHARED by both sides.
+ *
+ *   +----------------------+ 0
+ *   | struct isc_shm_proc  |   4096 bytes
+ *   +----------------------+ ISC_SHM_SLOTS_OFF
+ *   | slot headers         |   nslots x 64 bytes
+ *   +----------------------+ str_off
+ *   | string area          |   str_size bytes of STRING_DEF records
+ *   +----------------------+ ring_off
+ *   | ring 0 | ring 1 ...  |   nslots x ring_size bytes (power of two)
+ *   +----------------------+
+ *
+ * Each thread claims one slot and is the single producer of its ring; the
+ * recorder's drain thread is the single consumer.  head/tail are byte
+ * counters that only grow; used = head - tail.  The producer publishes with
+ * a release store of head, the consumer with a release store of tail.  A
+ * record that does not fit is dropped and counted: the producer never
+ * waits.  Records in a ring use the trace record encoding; the timestamp
+ * delta of each timed record is relative to the previous timed record the
+ * producer *committed* to this ring (the first is relative to 0), so drops
+ * never break the delta chain.
+ *
+ * Everything in this file is untrusted for the recorder: it bounds-checks
+ * every field it reads.
+ */
+#ifndef ISC_SHM_H
+#define ISC_SHM_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+
+#define ISC_SHM_MAGIC 0x4D485349u /* "ISHM" */
+#define ISC_SHM_VERSION 1
+#define ISC_SHM_SLOTS_OFF 4096u
+#define ISC_SHM_SLOT_SIZE 64u
+#define ISC_SHM_MAX_SLOTS 1024u
+
+enum isc_slot_state {
+	ISC_SLOT_FREE = 0,
+	ISC_SLOT_ACTIVE = 1, /* claimed by a live thread */
+	ISC_SLOT_EXITED = 2, /* thread ended; drain may still read it */
+};
+
+enum isc_proc_state {
+	ISC_PROC_STARTING = 0,
+	ISC_PROC_RUNNING = 1,
+	ISC_PROC_EXITED = 2, /* interpreter finalized normally */
+};
+
+struct isc_shm_proc {
+	uint32_t magic;   /* ISC_SHM_MAGIC, written last by the creator */
+	uint32_t version; /* ISC_SHM_VERSION */
+	uint32_t pid;
+	uint32_t ppid;
+	uint64_t file_size;
+	uint32_t nslots;
+	uint32_t ring_size; /* bytes per ring, power of two */
+	uint64_t str_off;
+	uint64_t str_size;
+	uint64_t ring_off;
+	uint64_t start_ts; /* CLOCK_MONOTONIC ns when the agent attached */
+	_Atomic uint32_t nslots_used; /* slots ever claimed (high-water mark) */
+	_Atomic uint32_t state;       /* enum isc_proc_state */
+	_Atomic uint64_t str_committed; /* bytes of valid records in string area */
+	_Atomic uint64_t str_dropped;   /* string defs that did not fit */
+	_Atomic uint64_t slot_dropped;  /* events lost because no slot was free */
+	char cmdline[2048];             /* NUL-separated argv, truncated */
+	uint32_t cmdline_len;
+};
+
+struct isc_shm_slot {
+	_Atomic uint32_t tid;   /* kernel thread id (gettid) */
+	_Atomic uint32_t state; /* enum isc_slot_state */
+	_Atomic uint64_t head;  /* bytes ever written (producer) */
+	_Atomic uint64_t tail;  /* bytes ever consumed (recorder) */
+	_Atomic uint64_t dropped; /* records dropped because the ring was full */
+	uint64_t last_ts;       /* producer-private: ts of last committed record */
+	char name[24];          /* thread name, NUL padded (informational) */
+};
+
+_Static_assert(sizeof(struct isc_shm_proc) <= ISC_SHM_SLOTS_OFF, "proc header too big");
+_Static_assert(sizeof(struct isc_shm_slot) <= ISC_SHM_SLOT_SIZE, "slot too big");
+
+static inline struct isc_shm_slot *isc_shm_slot_at(void *base, uint32_t i)
+{
+	return (struct isc_shm_slot *)((char *)base + ISC_SHM_SLOTS_OFF + (uint64_t)i * ISC_SHM_SLOT_SIZE);
+}
+
+static inline uint8_t *isc_shm_ring_at(void *base, const struct isc_shm_proc *p, uint32_t i)
+{
+	return (uint8_t *)base + p->ring_off + (uint64_t)i * p->ring_size;
+}
+
+/* Appends a LEB128 varint to buf; returns bytes written (at most 10). */
+static inline unsigned isc_put_varint(uint8_t *buf, uint64_t v)
+{
+	unsigned n = 0;
+	while (v >= 0x80) {
+		buf[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	buf[n++] = (uint8_t)v;
+	return n;
+}
+
+/*
+ * Producer: copies a complete record (len bytes) into the ring, or drops it.
+ * Returns 1 if written, 0 if dropped (and counted).  Only the owning thread
+ * may call this for a given slot.
+ */
+static inline int isc_ring_push(struct isc_shm_slot *s, uint8_t *ring, uint32_t ring_size,
+				const uint8_t *rec, uint32_t len)
+{
+	uint64_t head = atomic_load_explicit(&s->head, memory_order_relaxed);
+	uint64_t tail = atomic_load_explicit(&s->tail, memory_order_acquire);
+	if (ring_size - (head - tail) < len) {
+		atomic_store_explicit(&s->dropped,
+				      atomic_load_explicit(&s->dropped, memory_order_relaxed) + 1,
+				      memory_order_relaxed);
+		return 0;
+	}
+	uint32_t pos = (uint32_t)(head & (ring_size - 1));
+	uint32_t first = ring_size - pos < len ? ring_size - pos : len;
+	memcpy(ring + pos, rec, first);
+	if (first < len)
+		memcpy(ring, rec + first, len - first);
+	atomic_store_explicit(&s->head, head + len, memory_order_release);
+	return 1;
+}
+
+/*
+ * Consumer: copies up to max committed bytes out of the ring into out
+ * (which does not wrap) without consuming them.  Returns bytes copied.
+ */
+static inline uint32_t isc_ring_peek(struct isc_shm_slot *s, const uint8_t *ring, uint32_t ring_size,
+				     uint8_t *out, uint32_t max)
+{
+	uint64_t tail = atomic_load_explicit(&s->tail, memory_order_relaxed);
+	uint64_t head = atomic_load_explicit(&s->head, memory_order_acquire);
+	uint64_t avail = head - tail;
+	if (avail > ring_size) /* hostile or corrupt producer */
+		return 0;
+	uint32_t n = avail < max ? (uint32_t)avail : max;
+	uint32_t pos = (uint32_t)(tail & (ring_size - 1));
+	uint32_t first = ring_size - pos < n ? ring_size - pos : n;
+	memcpy(out, ring + pos, first);
+	if (first < n)
+		memcpy(out + first, ring, n - first);
+	return n;
+}
+
+/* Consumer: releases n bytes previously peeked. */
+static inline void isc_ring_consume(struct isc_shm_slot *s, uint32_t n)
+{
+	uint64_t tail = atomic_load_explicit(&s->tail, memory_order_relaxed);
+	atomic_store_explicit(&s->tail, tail + n, memory_order_release);
+}
+
+#endif

@@ -1,0 +1,866 @@
+/*
+ * merge.c - traces in, one timeline out (DESIGN §5, formats/timeline.md).
+ *
+ * Each input is read front to back.  EVENTS chunks are decoded into the
+ * queue of their thread (pairing calls and returns into spans on the way);
+ * each SAMPLES chunk becomes a short-lived queue of its own.  Queues are
+ * sorted by construction, so a binary heap of queue heads yields the
+ * global order:
+ *
+ *   input 0: ...EVENTS(t1) EVENTS(t2) SAMPLES ROUND(W0) ...
+ *   input 1: ...EVENTS(t7) ROUND(W1) ...
+ *
+ *   queues   t1:[e e e]  t2:[e e]  s:[s s]  t7:[e e e e]
+ *                 \         |        |       /
+ *                  +------ heap (by key) ---+---> sink, while head.ts < W
+ *
+ * W = min over unfinished inputs of their last ROUND watermark: a ROUND
+ * promises that no later frame of that input holds an older event, so
+ * everything below W can go.  Memory is the reorder window (events between
+ * two rounds), the string table and one call stack per thread.
+ *
+ * Tie-break chain for equal keys (tested one by one in test_merge.c):
+ *   1. ts            2. input index       3. pid         4. tid
+ *   5. source rank: agent events before recorder records
+ *   6. queue creation order     7. arrival order within the queue
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "isc_config_api.h"
+#include "isc_internal.h"
+#include "isc_merge.h"
+
+struct mev {
+	uint64_t ts;
+	uint64_t span_id, parent_id;
+	int64_t value;
+	uint32_t pid, tid, depth, name_id, flags;
+	uint8_t type, kind;
+	uint8_t *body; /* pass-through records: malloc'd body */
+	uint32_t body_len;
+};
+
+struct queue {
+	struct mev *ev;
+	size_t head, len, cap; /* ring of cap entries */
+	unsigned input;
+	uint8_t rank;     /* 0 agent thread, 1 recorder samples */
+	uint32_t pid, tid;
+	uint64_t order;   /* creation order */
+	bool transient;   /* samples chunk: freed when drained */
+	bool in_heap;
+	struct queue *next_free;
+};
+
+struct frame_entry { /* one open span */
+	uint64_t span_id;
+	uint32_t name_id;
+	uint8_t kind;
+};
+
+struct thread {
+	unsigned input;
+	uint32_t pid, tid;
+	struct queue q;
+	struct frame_entry *calls, *scopes;
+	size_t ncalls, nscopes, capcalls, capscopes;
+	uint64_t last_ts;
+	struct thread *next; /* hash chain */
+};
+
+struct strent {
+	uint64_t key;   /* input/pid/local id, or content hash */
+	uint32_t gid;
+	struct strent *next;
+};
+
+struct input {
+	const struct isc_merge_input *in;
+	struct isc_reader *rd;
+	struct isc_tl_header hdr;
+	int64_t offset; /* output ts = trace ts + offset */
+	uint64_t watermark; /* output time base */
+	bool done, have_end;
+	uint64_t end_dropped, end_lost, drop_records;
+	int end_status;
+};
+
+struct merge {
+	struct input *inputs;
+	size_t ninputs;
+	struct isc_sink *sink;
+	struct isc_merge_result *res;
+	struct thread *threads[4096];
+	struct strent *sbyid[8192], *sbycontent[8192];
+	struct isc_tl_string *strings; /* by gid, for dumps and END names */
+	size_t nstrings, capstrings;
+	uint64_t next_span, next_order, last_out;
+	struct queue **heap;
+	size_t nheap, capheap;
+	uint64_t buffered;
+};
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	return x ^ (x >> 33);
+}
+
+/* ---- strings ------------------------------------------------------------ */
+
+static uint64_t content_hash(uint8_t kind, uint32_t line, const uint8_t *name, size_t nlen,
+			     const uint8_t *file, size_t flen)
+{
+	uint64_t h = 1469598103934665603ULL ^ kind ^ ((uint64_t)line << 8);
+	for (size_t i = 0; i < nlen; i++)
+		h = (h ^ name[i]) * 1099511628211ULL;
+	h = (h ^ 0xff) * 1099511628211ULL;
+	for (size_t i = 0; i < flen; i++)
+		h = (h ^ file[i]) * 1099511628211ULL;
+	return h;
+}
+
+static int strings_add(struct merge *m, uint8_t kind, uint32_t line, const uint8_t *name, size_t nlen,
+		       const uint8_t *file, size_t flen, uint32_t *gid)
+{
+	uint64_t h = content_hash(kind, line, name, nlen, file, flen);
+	struct strent **slot = &m->sbycontent[mix(h) % 8192];
+	for (struct strent *e = *slot; e; e = e->next) {
+		const struct isc_tl_string *s = &m->strings[e->gid];
+		if (e->key == h && s->kind == kind && s->line == line && strlen(s->name) == nlen &&
+		    !memcmp(s->name, name, nlen) && strlen(s->file) == flen && !memcmp(s->file, file, flen)) {
+			*gid = e->gid;
+			return 0;
+		}
+	}
+	if (m->nstrings == m->capstrings) {
+		size_t cap = m->capstrings ? m->capstrings * 2 : 1024;
+		struct isc_tl_string *n = realloc(m->strings, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		m->strings = n;
+		m->capstrings = cap;
+		if (m->nstrings == 0) { /* gid 0 is never used */
+			memset(&m->strings[0], 0, sizeof(m->strings[0]));
+			m->strings[0].name = m->strings[0].file = "";
+			m->nstrings = 1;
+		}
+	}
+	char *mem = malloc(nlen + flen + 2);
+	struct strent *e = malloc(sizeof(*e));
+	if (!mem || !e) {
+		free(mem);
+		free(e);
+		return -ENOMEM;
+	}
+	isc_copy_bytes(mem, nlen + 1, name, nlen, '?');
+	isc_copy_bytes(mem + nlen + 1, flen + 1, file, flen, '?');
+	struct isc_tl_string *s = &m->strings[m->nstrings];
+	s->id = (uint32_t)m->nstrings++;
+	s->kind = kind;
+	s->line = line;
+	s->name = mem;
+	s->file = mem + nlen + 1;
+	e->key = h;
+	e->gid = s->id;
+	e->next = *slot;
+	*slot = e;
+	*gid = s->id;
+	return m->sink->string ? m->sink->string(m->sink->ctx, s) : 0;
+}
+
+static uint64_t local_key(unsigned input, uint32_t pid, uint64_t id)
+{
+	return (uint64_t)input << 58 | (uint64_t)pid << 26 | (id & ((1u << 26) - 1));
+}
+
+static uint32_t strings_lookup(struct merge *m, unsigned input, uint32_t pid, uint64_t id, uint8_t kind)
+{
+	uint64_t key = local_key(input, pid, id);
+	for (struct strent *e = m->sbyid[mix(key) % 8192]; e; e = e->next)
+		if (e->key == key)
+			return e->gid;
+	/* undefined (lost with a damaged frame or a full string area) */
+	char name[40];
+	uint32_t gid = 0;
+	int n = snprintf(name, sizeof(name), "<unknown #%llu>", (unsigned long long)id);
+	if (strings_add(m, kind, 0, (const uint8_t *)name, (size_t)n, (const uint8_t *)"", 0, &gid))
+		return 0;
+	struct strent *e = malloc(sizeof(*e));
+	if (e) {
+		e->key = key;
+		e->gid = gid;
+		e->next = m->sbyid[mix(key) % 8192];
+		m->sbyid[mix(key) % 8192] = e;
+	}
+	return gid;
+}
+
+static int read_strings(struct merge *m, unsigned input, uint32_t pid, const uint8_t *p, size_t len)
+{
+	struct isc_cursor c;
+	struct isc_rec r;
+	int rc;
+	isc_cursor_init(&c, p, len, 0);
+	while ((rc = isc_cursor_next(&c, &r)) == 1) {
+		const uint8_t *q = r.body, *e = r.body + r.len;
+		uint64_t id, line, nlen, flen;
+		if (r.type != ISC_REC_STRING_DEF)
+			continue;
+		if (isc_get_varint(&q, e, &id) || q >= e)
+			return -EBADMSG;
+		uint8_t kind = *q++;
+		if (isc_get_varint(&q, e, &line) || isc_get_varint(&q, e, &nlen) || nlen > (uint64_t)(e - q))
+			return -EBADMSG;
+		const uint8_t *name = q;
+		q += nlen;
+		if (isc_get_varint(&q, e, &flen) || flen > (uint64_t)(e - q) || id == 0 || id >= (1u << 26))
+			return -EBADMSG;
+		uint32_t gid;
+		if ((rc = strings_add(m, kind, line > UINT32_MAX ? 0 : (uint32_t)line, name, (size_t)nlen, q,
+				      (size_t)flen, &gid)))
+			return rc;
+		uint64_t key = local_key(input, pid, id);
+		struct strent *ent = malloc(sizeof(*ent));
+		if (!ent)
+			return -ENOMEM;
+		ent->key = key;
+		ent->gid = gid;
+		ent->next = m->sbyid[mix(key) % 8192];
+		m->sbyid[mix(key) % 8192] = ent;
+	}
+	return rc;
+}
+
+/* ---- queues and the heap ------------------------------------------------ */
+
+static int queue_push(struct merge *m, struct queue *q, const struct mev *ev);
+
+static int key_cmp(const struct queue *a, const struct queue *b)
+{
+	const struct mev *x = &a->ev[a->head], *y = &b->ev[b->head];
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	if (a->input != b->input)
+		return a->input < b->input ? -1 : 1;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	if (a->order != b->order)
+		return a->order < b->order ? -1 : 1;
+	return 0; /* same queue: arrival order is the queue order */
+}
+
+static void heap_up(struct merge *m, size_t i)
+{
+	while (i > 0) {
+		size_t p = (i - 1) / 2;
+		if (key_cmp(m->heap[i], m->heap[p]) >= 0)
+			break;
+		struct queue *t = m->heap[i];
+		m->heap[i] = m->heap[p];
+		m->heap[p] = t;
+		i = p;
+	}
+}
+
+static void heap_down(struct merge *m, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, s = i;
+		if (l < m->nheap && key_cmp(m->heap[l], m->heap[s]) < 0)
+			s = l;
+		if (r < m->nheap && key_cmp(m->heap[r], m->heap[s]) < 0)
+			s = r;
+		if (s == i)
+			return;
+		struct queue *t = m->heap[i];
+		m->heap[i] = m->heap[s];
+		m->heap[s] = t;
+		i = s;
+	}
+}
+
+static int heap_insert(struct merge *m, struct queue *q)
+{
+	if (m->nheap == m->capheap) {
+		size_t cap = m->capheap ? m->capheap * 2 : 64;
+		struct queue **n = realloc(m->heap, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		m->heap = n;
+		m->capheap = cap;
+	}
+	m->heap[m->nheap] = q;
+	q->in_heap = true;
+	heap_up(m, m->nheap++);
+	return 0;
+}
+
+static int queue_push(struct merge *m, struct queue *q, const struct mev *ev)
+{
+	if (q->len == q->cap) {
+		size_t cap = q->cap ? q->cap * 2 : 64;
+		struct mev *n = malloc(cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		for (size_t i = 0; i < q->len; i++)
+			n[i] = q->ev[(q->head + i) % q->cap];
+		free(q->ev);
+		q->ev = n;
+		q->cap = cap;
+		q->head = 0;
+	}
+	q->ev[(q->head + q->len) % q->cap] = *ev;
+	q->len++;
+	if (++m->buffered > m->res->max_buffered)
+		m->res->max_buffered = m->buffered;
+	if (!q->in_heap) /* heads only change by popping, so order holds */
+		return heap_insert(m, q);
+	return 0;
+}
+
+static void queue_free(struct queue *q)
+{
+	for (size_t i = 0; i < q->len; i++)
+		free(q->ev[(q->head + i) % q->cap].body);
+	free(q->ev);
+}
+
+/* Sends every queued event older than w to the sink, in key order. */
+static int emit_until(struct merge *m, uint64_t w)
+{
+	while (m->nheap) {
+		struct queue *q = m->heap[0];
+		struct mev *e = &q->ev[q->head];
+		if (e->ts >= w)
+			return 0;
+		struct isc_tl_event ev;
+		memset(&ev, 0, sizeof(ev));
+		ev.type = e->type;
+		ev.ts = e->ts;
+		ev.pid = e->pid;
+		ev.tid = e->tid;
+		ev.span_id = e->span_id;
+		ev.parent_id = e->parent_id;
+		ev.depth = e->depth;
+		ev.kind = e->kind;
+		ev.name_id = e->name_id;
+		ev.flags = e->flags;
+		ev.value = e->value;
+		ev.raw = e->body;
+		ev.nraw = e->body_len;
+		if (e->body) {
+			const uint8_t *p = e->body, *end = e->body + e->body_len;
+			unsigned n = isc_record_nvarints(e->type);
+			for (unsigned i = 0; i < n && !isc_get_varint(&p, end, &ev.f[i]); i++)
+				ev.nf = i + 1;
+			if (e->type == ISC_REC_NUMA_MAPS && ev.nf == 2)
+				for (uint64_t i = 0; i < ev.f[1] && ev.nf < 16 &&
+						     !isc_get_varint(&p, end, &ev.f[ev.nf]); i++)
+					ev.nf++;
+			ev.bytes = p;
+			ev.nbytes = (size_t)(end - p);
+		}
+		if (e->ts < m->last_out)
+			m->res->late_events++;
+		else
+			m->last_out = e->ts;
+		int rc = m->sink->event(m->sink->ctx, &ev);
+		free(e->body);
+		m->res->events_out++;
+		m->buffered--;
+		q->head = (q->head + 1) % q->cap;
+		q->len--;
+		if (q->len) {
+			heap_down(m, 0);
+		} else {
+			m->heap[0] = m->heap[--m->nheap];
+			q->in_heap = false;
+			if (m->nheap)
+				heap_down(m, 0);
+			if (q->transient) {
+				queue_free(q);
+				free(q);
+			}
+		}
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* ---- threads and span pairing ------------------------------------------- */
+
+static struct thread *thread_get(struct merge *m, unsigned input, uint32_t pid, uint32_t tid)
+{
+	uint64_t h = mix((uint64_t)input << 56 ^ (uint64_t)pid << 28 ^ tid) % 4096;
+	for (struct thread *t = m->threads[h]; t; t = t->next)
+		if (t->input == input && t->pid == pid && t->tid == tid)
+			return t;
+	struct thread *t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->input = input;
+	t->pid = pid;
+	t->tid = tid;
+	t->q.input = input;
+	t->q.pid = pid;
+	t->q.tid = tid;
+	t->q.order = m->next_order++;
+	t->next = m->threads[h];
+	m->threads[h] = t;
+	return t;
+}
+
+static int push_frame(struct frame_entry **st, size_t *n, size_t *cap, struct frame_entry f)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 32;
+		struct frame_entry *x = realloc(*st, c * sizeof(*x));
+		if (!x)
+			return -ENOMEM;
+		*st = x;
+		*cap = c;
+	}
+	(*st)[(*n)++] = f;
+	return 0;
+}
+
+static int span_end(struct merge *m, struct thread *t, struct frame_entry *f, uint64_t ts, uint32_t flags)
+{
+	struct mev e = { .ts = ts, .span_id = f->span_id, .pid = t->pid, .tid = t->tid,
+			 .name_id = f->name_id, .kind = f->kind, .flags = flags, .type = ISC_REC_TL_SPAN_END };
+	if (flags)
+		m->res->closed_by_merge++;
+	return queue_push(m, &t->q, &e);
+}
+
+static int span_begin(struct merge *m, struct thread *t, uint64_t ts, uint8_t kind, uint32_t gid)
+{
+	bool scope = kind == ISC_SPAN_SCOPE;
+	struct frame_entry *st = scope ? t->scopes : t->calls;
+	size_t n = scope ? t->nscopes : t->ncalls;
+	struct frame_entry f = { ++m->next_span, gid, kind };
+	struct mev e = { .ts = ts, .span_id = f.span_id, .parent_id = n ? st[n - 1].span_id : 0,
+			 .pid = t->pid, .tid = t->tid, .depth = (uint32_t)n, .name_id = gid, .kind = kind,
+			 .type = ISC_REC_TL_SPAN_BEGIN };
+	int rc = scope ? push_frame(&t->scopes, &t->nscopes, &t->capscopes, f)
+		       : push_frame(&t->calls, &t->ncalls, &t->capcalls, f);
+	return rc ? rc : queue_push(m, &t->q, &e);
+}
+
+/* Closes every open span of t at ts (thread ended or its trace ended). */
+static int close_all(struct merge *m, struct thread *t, uint64_t ts)
+{
+	int rc = 0;
+	while (!rc && t->ncalls)
+		rc = span_end(m, t, &t->calls[--t->ncalls], ts, 1);
+	while (!rc && t->nscopes)
+		rc = span_end(m, t, &t->scopes[--t->nscopes], ts, 1);
+	return rc;
+}
+
+static uint64_t out_ts(const struct input *in, uint64_t ts)
+{
+	int64_t v = (int64_t)ts + in->offset;
+	return v < 0 ? 0 : (uint64_t)v;
+}
+
+/* Decodes one thread's EVENTS chunk; returns 0, or -EBADMSG after keeping what parsed. */
+static int read_events(struct merge *m, unsigned ii, const struct isc_chunk_header *h, const uint8_t *p)
+{
+	struct input *in = &m->inputs[ii];
+	struct thread *t = thread_get(m, ii, h->pid, h->tid);
+	struct isc_cursor c;
+	struct isc_rec r;
+	int rc;
+	if (!t)
+		return -ENOMEM;
+	isc_cursor_init(&c, p, h->payload_len, h->base_ts);
+	while ((rc = isc_cursor_next(&c, &r)) == 1) {
+		const uint8_t *q = r.body, *e = r.body + r.len;
+		uint64_t ts = out_ts(in, r.ts), v = 0, v2 = 0;
+		struct mev ev = { .ts = ts, .pid = t->pid, .tid = t->tid, .type = r.type };
+		int err = 0;
+		m->res->events_in++;
+		t->last_ts = ts;
+		switch (r.type) {
+		case ISC_REC_PY_CALL:
+		case ISC_REC_C_CALL:
+			if (isc_get_varint(&q, e, &v))
+				return -EBADMSG;
+			err = span_begin(m, t, ts, r.type == ISC_REC_PY_CALL ? ISC_SPAN_PYTHON : ISC_SPAN_OP,
+					strings_lookup(m, ii, t->pid, v,
+						       r.type == ISC_REC_PY_CALL ? ISC_STR_CODE : ISC_STR_CFUNC));
+			break;
+		case ISC_REC_PY_RETURN:
+			if (!t->ncalls) {
+				m->res->unmatched_returns++;
+				break;
+			}
+			/* a C call whose return was lost (dropped) ends with its caller */
+			while (!err && t->ncalls && t->calls[t->ncalls - 1].kind != ISC_SPAN_PYTHON)
+				err = span_end(m, t, &t->calls[--t->ncalls], ts, 1);
+			if (!err && t->ncalls)
+				err = span_end(m, t, &t->calls[--t->ncalls], ts, 0);
+			break;
+		case ISC_REC_C_RETURN:
+			if (t->ncalls && t->calls[t->ncalls - 1].kind == ISC_SPAN_OP)
+				err = span_end(m, t, &t->calls[--t->ncalls], ts, 0);
+			else
+				m->res->unmatched_returns++;
+			break;
+		case ISC_REC_SCOPE_BEGIN:
+			if (isc_get_varint(&q, e, &v))
+				return -EBADMSG;
+			err = span_begin(m, t, ts, ISC_SPAN_SCOPE, strings_lookup(m, ii, t->pid, v, ISC_STR_SCOPE));
+			break;
+		case ISC_REC_SCOPE_END:
+			if (t->nscopes)
+				err = span_end(m, t, &t->scopes[--t->nscopes], ts, 0);
+			else
+				m->res->unmatched_returns++;
+			break;
+		case ISC_REC_MARK:
+			if (isc_get_varint(&q, e, &v) || isc_get_varint(&q, e, &v2))
+				return -EBADMSG;
+			ev.name_id = strings_lookup(m, ii, t->pid, v, ISC_STR_MARK);
+			ev.value = isc_unzigzag(v2);
+			err = queue_push(m, &t->q, &ev);
+			break;
+		case ISC_REC_THREAD_END:
+			err = close_all(m, t, ts);
+			if (!err)
+				err = queue_push(m, &t->q, &ev);
+			break;
+		case ISC_REC_DROPPED:
+			if (isc_get_varint(&q, e, &v))
+				return -EBADMSG;
+			in->drop_records += v;
+			/* kept as a record */
+			__attribute__((fallthrough));
+		case ISC_REC_THREAD_BEGIN:
+		default:
+			if (r.type >= 0x80)
+				break;
+			ev.body = malloc(r.len ? r.len : 1);
+			if (!ev.body)
+				return -ENOMEM;
+			memcpy(ev.body, r.body, r.len);
+			ev.body_len = (uint32_t)r.len;
+			err = queue_push(m, &t->q, &ev);
+			break;
+		}
+		if (err)
+			return err;
+	}
+	return rc;
+}
+
+/* A SAMPLES chunk: a queue of its own, records passed through. */
+static int read_samples(struct merge *m, unsigned ii, const struct isc_chunk_header *h, const uint8_t *p)
+{
+	struct input *in = &m->inputs[ii];
+	struct queue *q = calloc(1, sizeof(*q));
+	struct isc_cursor c;
+	struct isc_rec r;
+	int rc;
+	if (!q)
+		return -ENOMEM;
+	q->input = ii;
+	q->rank = 1;
+	q->order = m->next_order++;
+	q->transient = true;
+	isc_cursor_init(&c, p, h->payload_len, h->base_ts);
+	while ((rc = isc_cursor_next(&c, &r)) == 1) {
+		if (r.type >= 0x80)
+			continue;
+		const uint8_t *b = r.body, *e = r.body + r.len;
+		uint64_t pid = 0, tid = 0;
+		struct mev ev = { .ts = out_ts(in, r.ts), .type = r.type };
+		if (isc_record_nvarints(r.type) >= 1 && r.type != ISC_REC_PRESSURE && r.type != ISC_REC_MEMINFO &&
+		    r.type != ISC_REC_CLOCK_PAIR)
+			isc_get_varint(&b, e, &pid);
+		if (r.type == ISC_REC_THREAD_SAMPLE || r.type == ISC_REC_THREAD_NAME)
+			isc_get_varint(&b, e, &tid);
+		ev.pid = (uint32_t)pid;
+		ev.tid = (uint32_t)tid;
+		if (r.type == ISC_REC_PROC_EXIT) {
+			uint64_t st = 0;
+			isc_get_varint(&b, e, &st);
+			ev.value = isc_unzigzag(st);
+		}
+		ev.body = malloc(r.len ? r.len : 1);
+		if (!ev.body) {
+			rc = -ENOMEM;
+			break;
+		}
+		memcpy(ev.body, r.body, r.len);
+		ev.body_len = (uint32_t)r.len;
+		m->res->events_in++;
+		if ((rc = queue_push(m, q, &ev)))
+			break;
+	}
+	if (!q->in_heap) {
+		queue_free(q);
+		free(q);
+	}
+	return rc;
+}
+
+static void read_end(struct input *in, const uint8_t *p, size_t len)
+{
+	struct isc_cursor c;
+	struct isc_rec r;
+	isc_cursor_init(&c, p, len, 0);
+	while (isc_cursor_next(&c, &r) == 1) {
+		uint64_t v[5] = { 0 };
+		const uint8_t *q = r.body, *e = r.body + r.len;
+		if (r.type != ISC_REC_END_STATS)
+			continue;
+		for (int i = 0; i < 5; i++)
+			if (isc_get_varint(&q, e, &v[i]))
+				return;
+		in->end_dropped = v[1];
+		in->end_lost = v[2];
+		in->end_status = (int)isc_unzigzag(v[4]);
+		in->have_end = true;
+	}
+}
+
+static void note_damage(struct merge *m, unsigned ii, const char *what)
+{
+	m->res->damaged_frames++;
+	if (!m->res->bad_input) {
+		m->res->bad_input = ii + 1;
+		snprintf(m->res->damage, sizeof(m->res->damage), "%s", what);
+	}
+}
+
+/* Reads input ii up to its next ROUND (or its end).  Fatal errors only are returned. */
+static int read_round(struct merge *m, unsigned ii)
+{
+	struct input *in = &m->inputs[ii];
+	for (;;) {
+		struct isc_chunk_header h;
+		const uint8_t *p;
+		isc_err_clear();
+		int rc = isc_reader_next(in->rd, &h, &p);
+		if (rc == 0) {
+			in->done = true;
+			in->watermark = UINT64_MAX;
+			return 0;
+		}
+		if (rc == -EBADMSG || rc == -EFBIG) {
+			note_damage(m, ii, isc_err_msg());
+			continue;
+		}
+		if (rc < 0)
+			return rc;
+		switch (h.type) {
+		case ISC_CHUNK_EVENTS:
+			rc = read_events(m, ii, &h, p);
+			break;
+		case ISC_CHUNK_SAMPLES:
+			rc = read_samples(m, ii, &h, p);
+			break;
+		case ISC_CHUNK_STRINGS:
+			rc = read_strings(m, ii, h.pid, p, h.payload_len);
+			break;
+		case ISC_CHUNK_ROUND:
+			if (h.base_ts == UINT64_MAX) {
+				in->watermark = UINT64_MAX - 1;
+			} else {
+				uint64_t w = out_ts(in, h.base_ts);
+				if (w > in->watermark)
+					in->watermark = w;
+			}
+			return 0;
+		case ISC_CHUNK_END:
+			read_end(in, p, h.payload_len);
+			break;
+		case ISC_CHUNK_FILE_HEADER:
+			note_damage(m, ii, "a second file header (concatenated traces must be given as separate inputs)");
+			break;
+		default:
+			break; /* unknown chunk types are skipped */
+		}
+		if (rc == -EBADMSG) {
+			char msg[128];
+			snprintf(msg, sizeof(msg), "corrupt record in chunk %llu",
+				 (unsigned long long)isc_reader_chunks(in->rd));
+			note_damage(m, ii, msg);
+		} else if (rc < 0) {
+			return rc;
+		}
+	}
+}
+
+static int open_input(struct merge *m, unsigned ii)
+{
+	struct input *in = &m->inputs[ii];
+	struct isc_chunk_header h;
+	const uint8_t *p;
+	uint32_t magic = 0;
+	int rc;
+	if ((rc = isc_reader_new(&in->rd, in->in->in)))
+		return rc;
+	rc = isc_reader_next(in->rd, &h, &p);
+	if (rc == 0) {
+		isc_err_push("empty input");
+		return -EBADMSG;
+	}
+	if (rc < 0) {
+		if (isc_reader_offset(in->rd) == 0 || rc == -EBADMSG)
+			isc_err_push("not an InferScope trace");
+		return rc;
+	}
+	if (h.type != ISC_CHUNK_FILE_HEADER) {
+		isc_err_push("not an InferScope trace");
+		return -EBADMSG;
+	}
+	if ((rc = isc_header_parse(p, h.payload_len, &in->hdr, &magic)))
+		return rc;
+	if (magic != ISC_TRACE_MAGIC) {
+		isc_err_push(magic == ISC_TIMELINE_MAGIC ? "already a timeline, not a trace" : "not a trace");
+		return -EBADMSG;
+	}
+	if (!in->hdr.epoch_mono_ns && !in->hdr.epoch_realtime_ns) {
+		isc_err_push("the trace has no clock information: cannot align it");
+		return -EPROTO;
+	}
+	return 0;
+}
+
+int isc_merge(const struct isc_merge_input *inputs, size_t n, struct isc_sink *sink,
+	      struct isc_merge_result *res)
+{
+	struct merge m;
+	int rc = 0;
+	memset(&m, 0, sizeof(m));
+	memset(res, 0, sizeof(*res));
+	m.sink = sink;
+	m.res = res;
+	m.ninputs = n;
+	m.inputs = calloc(n, sizeof(*m.inputs));
+	if (!m.inputs)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		m.inputs[i].in = &inputs[i];
+		if ((rc = open_input(&m, (unsigned)i))) {
+			isc_err_push("%s", inputs[i].name);
+			goto out;
+		}
+	}
+	/* one clock: same boot = same CLOCK_MONOTONIC; otherwise align by wall clock */
+	struct isc_tl_header out = m.inputs[0].hdr;
+	for (size_t i = 1; i < n; i++)
+		if (!strcmp(m.inputs[i].hdr.boot_id, out.boot_id) &&
+		    m.inputs[i].hdr.epoch_mono_ns < out.epoch_mono_ns) {
+			out.epoch_mono_ns = m.inputs[i].hdr.epoch_mono_ns;
+			out.epoch_realtime_ns = m.inputs[i].hdr.epoch_realtime_ns;
+		}
+	for (size_t i = 0; i < n; i++) {
+		struct input *in = &m.inputs[i];
+		if (!strcmp(in->hdr.boot_id, out.boot_id)) {
+			in->offset = -(int64_t)out.epoch_mono_ns;
+		} else {
+			in->offset = -(int64_t)in->hdr.epoch_mono_ns +
+				     ((int64_t)in->hdr.epoch_realtime_ns - (int64_t)out.epoch_realtime_ns);
+			if (in->hdr.clock_uncertainty_ns > out.clock_uncertainty_ns)
+				out.clock_uncertainty_ns = in->hdr.clock_uncertainty_ns;
+			isc_log(ISC_LOG_WARN, "%s: recorded on another boot or host; aligned by wall clock (as good as its NTP sync)",
+				     inputs[i].name);
+		}
+	}
+	out.epoch_mono_ns = 0; /* timeline times are relative to the epoch */
+	if (sink->begin && (rc = sink->begin(sink->ctx, &out)))
+		goto out;
+	for (;;) {
+		unsigned pick = 0;
+		bool any = false;
+		for (unsigned i = 0; i < n; i++)
+			if (!m.inputs[i].done && (!any || m.inputs[i].watermark < m.inputs[pick].watermark)) {
+				pick = i;
+				any = true;
+			}
+		if (!any)
+			break;
+		if ((rc = read_round(&m, pick))) {
+			isc_err_push("%s", inputs[pick].name);
+			goto out;
+		}
+		if (m.inputs[pick].done) /* close what its threads left open */
+			for (size_t h = 0; h < 4096; h++)
+				for (struct thread *t = m.threads[h]; t; t = t->next)
+					if (t->input == pick && (rc = close_all(&m, t, t->last_ts)))
+						goto out;
+		uint64_t w = UINT64_MAX;
+		for (unsigned i = 0; i < n; i++)
+			if (!m.inputs[i].done && m.inputs[i].watermark < w)
+				w = m.inputs[i].watermark;
+		if ((rc = emit_until(&m, w)))
+			goto out;
+	}
+	if ((rc = emit_until(&m, UINT64_MAX)))
+		goto out;
+	/* the last event itself (ts == UINT64_MAX never happens: out_ts clamps) */
+	struct isc_tl_stats st = { 0 };
+	st.events = res->events_out;
+	for (size_t i = 0; i < n; i++) {
+		struct input *in = &m.inputs[i];
+		st.dropped += in->have_end ? in->end_dropped : in->drop_records;
+		st.lost_frames += in->end_lost;
+		if (!in->have_end)
+			st.abrupt = true;
+	}
+	st.lost_frames += res->damaged_frames;
+	st.exit_status = m.inputs[0].end_status;
+	st.have_end = true;
+	if (sink->end && (rc = sink->end(sink->ctx, &st)))
+		goto out;
+	rc = res->bad_input ? 1 : 0;
+out:
+	for (size_t i = 0; i < n; i++)
+		isc_reader_free(m.inputs[i].rd);
+	free(m.inputs);
+	for (size_t h = 0; h < 4096; h++) {
+		struct thread *t = m.threads[h];
+		while (t) {
+			struct thread *nx = t->next;
+			queue_free(&t->q);
+			free(t->calls);
+			free(t->scopes);
+			free(t);
+			t = nx;
+		}
+	}
+	for (size_t i = 0; i < m.nheap; i++)
+		if (m.heap[i]->transient) {
+			queue_free(m.heap[i]);
+			free(m.heap[i]);
+		}
+	free(m.heap);
+	for (size_t h = 0; h < 8192; h++)
+		for (int k = 0; k < 2; k++) {
+			struct strent *e = k ? m.sbycontent[h] : m.sbyid[h];
+			while (e) {
+				struct strent *nx = e->next;
+				free(e);
+				e = nx;
+			}
+		}
+	for (size_t i = 1; i < m.nstrings; i++)
+		free((char *)m.strings[i].name);
+	free(m.strings);
+	return rc;
+}

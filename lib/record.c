@@ -1,0 +1,821 @@
+/*
+ * record.c - iscope-record's engine.
+ *
+ *   workload processes                     recorder
+ *   +--------------------------+           +---------------------------+
+ *   | _agent: thread -> ring --+-- shm ---->| drain thread: validate,   |
+ *   |         strings area ----+  file     |  batch per stream, zstd   |--> trace
+ *   +--------------------------+           | sampler thread: /proc     |
+ *                                          | main: fork/exec, wait all |
+ *                                          +---------------------------+
+ *
+ * The drain thread wakes every DRAIN_MS, maps new <pid>.shm files of the
+ * session directory, copies committed bytes out of every ring (checking
+ * every record: the shared memory is untrusted), and appends them to the
+ * stream's pending buffer.  A stream's pending records become one EVENTS
+ * frame when they reach PENDING_MAX bytes or flush_ms of age.  Strings are
+ * read *after* the rings in each cycle and written before any events frame,
+ * so every id an events frame uses was defined earlier in the file.  After
+ * each cycle a ROUND frame carries a watermark W: every event older than W
+ * is already in the file (W = the start of the cycle ROUND_LAG cycles ago,
+ * and never past the oldest pending event).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "isc_config.h"
+#include "isc_config_api.h"
+#include "isc_internal.h"
+#include "isc_record.h"
+#include "isc_sampler.h"
+#include "isc_shm.h"
+
+#define DRAIN_MS 20
+#define ROUND_LAG 5
+#define PENDING_MAX (128u << 10)
+#define MAX_PROCS 4096
+
+extern char **environ;
+
+struct stream {
+	uint32_t tid;
+	bool started, broken;
+	struct isc_buf pending;
+	uint64_t ts;           /* running timestamp after the last drained record */
+	uint64_t pending_base; /* ts before the first pending record */
+	uint64_t pending_since;/* when the first pending record was drained */
+	uint32_t seq;
+	uint64_t dropped_seen;
+	uint64_t events;
+};
+
+struct proc {
+	pid_t pid;
+	int fd;
+	uint8_t *map;
+	size_t map_len;
+	uint32_t nslots, ring_size; /* validated copies of the header */
+	uint64_t str_off, str_size, ring_off;
+	uint64_t str_read;
+	uint32_t str_seq;
+	struct stream *streams;
+	bool info_written, closed;
+	uint64_t slot_dropped_seen, str_dropped_seen;
+};
+
+struct frame {
+	struct isc_buf data;
+	bool keep; /* survives flight-recorder eviction */
+};
+
+struct rec {
+	const struct isc_record_opts *o;
+	struct isc_record_result *res;
+	struct isc_writer *w;
+	pthread_mutex_t wlock; /* writer, frames, res counters */
+	char dir[256];
+	uint64_t epoch;
+	struct proc *procs[MAX_PROCS];
+	unsigned nprocs;
+	pthread_mutex_t plock; /* procs[] membership (sampler reads pids) */
+	pid_t child;
+	volatile int stop; /* set by main when every process has exited */
+	uint8_t *scratch;
+	size_t scratch_cap;
+	uint64_t cycle_start[ROUND_LAG];
+	unsigned ncycles;
+	uint64_t watermark;
+	struct frame *frames; /* flight-recorder mode */
+	size_t nframes, frames_cap, frames_bytes;
+	uint64_t evicted_frames;
+	struct isc_buf tmp;
+	uint64_t last_progress;
+	bool direct; /* flight recorder: write through (at exit) */
+};
+
+static pid_t forward_pid;
+
+static void forward_signal(int sig, siginfo_t *si, void *ctx)
+{
+	(void)ctx;
+	/* a terminal's ^C already reached the workload's process group */
+	if (forward_pid > 0 && si->si_code == SI_USER)
+		kill(forward_pid, sig);
+}
+
+/* Writes (or, in flight-recorder mode, keeps) one chunk.  Caller holds wlock. */
+static void emit_locked(struct rec *r, uint16_t type, uint32_t pid, uint32_t tid, uint64_t base,
+			uint32_t seq, const void *payload, size_t len, bool keep)
+{
+	struct isc_chunk_header h = { ISC_CHUNK_MAGIC, type, 0, pid, tid, base, seq, (uint32_t)len };
+	int rc;
+	if (r->res->write_failed)
+		return;
+	if (!r->o->ring_bytes || r->direct) {
+		rc = isc_writer_chunk(r->w, &h, payload);
+		if (rc) {
+			r->res->write_failed = true;
+			snprintf(r->res->write_error, sizeof(r->res->write_error), "%s", isc_err_msg());
+			isc_err_clear();
+		}
+		return;
+	}
+	if (r->nframes == r->frames_cap) {
+		size_t cap = r->frames_cap ? r->frames_cap * 2 : 256;
+		struct frame *f = realloc(r->frames, cap * sizeof(*f));
+		if (!f)
+			return;
+		r->frames = f;
+		r->frames_cap = cap;
+	}
+	struct frame *f = &r->frames[r->nframes];
+	memset(f, 0, sizeof(*f));
+	if (isc_writer_encode(r->w, &h, payload, &f->data))
+		return;
+	f->keep = keep;
+	r->nframes++;
+	if (!keep)
+		r->frames_bytes += f->data.len;
+	/* evict the oldest evictable frames beyond the flight-recorder size */
+	size_t i = 0;
+	while (r->frames_bytes > r->o->ring_bytes && i < r->nframes) {
+		if (!r->frames[i].keep) {
+			r->frames_bytes -= r->frames[i].data.len;
+			isc_buf_free(&r->frames[i].data);
+			memmove(&r->frames[i], &r->frames[i + 1], (r->nframes - i - 1) * sizeof(*f));
+			r->nframes--;
+			r->evicted_frames++;
+		} else {
+			i++;
+		}
+	}
+}
+
+static void emit(struct rec *r, uint16_t type, uint32_t pid, uint32_t tid, uint64_t base, uint32_t seq,
+		 const void *payload, size_t len, bool keep)
+{
+	pthread_mutex_lock(&r->wlock);
+	emit_locked(r, type, pid, tid, base, seq, payload, len, keep);
+	pthread_mutex_unlock(&r->wlock);
+}
+
+static void flush_stream(struct rec *r, struct proc *p, struct stream *s)
+{
+	if (!s->pending.len)
+		return;
+	emit(r, ISC_CHUNK_EVENTS, (uint32_t)p->pid, s->tid, s->pending_base, s->seq++, s->pending.data,
+	     s->pending.len, false);
+	s->pending.len = 0;
+}
+
+/* Maps <dir>/<pid>.shm when the agent has published it; 0 = not ready yet. */
+static int proc_attach(struct rec *r, struct proc *p)
+{
+	char path[300];
+	struct stat st;
+	snprintf(path, sizeof(path), "%s/%d.shm", r->dir, (int)p->pid);
+	if (p->fd < 0) {
+		p->fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+		if (p->fd < 0)
+			return 0;
+	}
+	if (fstat(p->fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    (uint64_t)st.st_size < ISC_SHM_SLOTS_OFF)
+		return 0;
+	if (!p->map) {
+		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, p->fd, 0);
+		if (m == MAP_FAILED)
+			return 0;
+		p->map = m;
+		p->map_len = (size_t)st.st_size;
+	}
+	struct isc_shm_proc *h = (struct isc_shm_proc *)p->map;
+	if (atomic_load_explicit((_Atomic uint32_t *)&h->magic, memory_order_acquire) != ISC_SHM_MAGIC)
+		return 0;
+	uint64_t nslots = h->nslots, ring = h->ring_size;
+	uint64_t str_off = h->str_off, str_size = h->str_size, ring_off = h->ring_off;
+	if (h->version != ISC_SHM_VERSION || h->pid != (uint32_t)p->pid || nslots == 0 ||
+	    nslots > ISC_SHM_MAX_SLOTS || ring < 4096 || ring > (1u << 30) || (ring & (ring - 1)) ||
+	    str_off < ISC_SHM_SLOTS_OFF + nslots * ISC_SHM_SLOT_SIZE || str_size > p->map_len ||
+	    str_off > p->map_len - str_size || ring_off < str_off + str_size ||
+	    ring_off > p->map_len || nslots * ring > p->map_len - ring_off) {
+		isc_log(ISC_LOG_WARN, "ignoring %s: inconsistent shared-memory header", path);
+		r->res->warnings++;
+		p->closed = true;
+		return -EBADMSG;
+	}
+	p->nslots = (uint32_t)nslots;
+	p->ring_size = (uint32_t)ring;
+	p->str_off = str_off;
+	p->str_size = str_size;
+	p->ring_off = ring_off;
+	p->streams = calloc(nslots, sizeof(*p->streams));
+	if (!p->streams)
+		return -ENOMEM;
+	if (r->scratch_cap < ring) {
+		uint8_t *s = realloc(r->scratch, ring);
+		if (!s)
+			return -ENOMEM;
+		r->scratch = s;
+		r->scratch_cap = ring;
+	}
+	return 1;
+}
+
+static struct proc *proc_add(struct rec *r, pid_t pid)
+{
+	for (unsigned i = 0; i < r->nprocs; i++)
+		if (r->procs[i]->pid == pid)
+			return r->procs[i];
+	if (r->nprocs == MAX_PROCS)
+		return NULL;
+	struct proc *p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	p->fd = -1;
+	pthread_mutex_lock(&r->plock);
+	r->procs[r->nprocs++] = p;
+	pthread_mutex_unlock(&r->plock);
+	return p;
+}
+
+/* Looks for <pid>.shm files that appeared since the last cycle. */
+static void scan_session(struct rec *r)
+{
+	DIR *d = opendir(r->dir);
+	struct dirent *e;
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		char *end;
+		long pid = strtol(e->d_name, &end, 10);
+		if (pid > 0 && !strcmp(end, ".shm"))
+			proc_add(r, (pid_t)pid);
+	}
+	closedir(d);
+}
+
+/*
+ * Copies the committed records of one ring into the stream's pending
+ * buffer, checking each; a record that does not parse marks the stream
+ * broken (its ring is then discarded, with a warning).
+ */
+static void drain_slot(struct rec *r, struct proc *p, uint32_t i, uint64_t now)
+{
+	struct isc_shm_slot *slot = isc_shm_slot_at(p->map, i);
+	struct stream *s = &p->streams[i];
+	uint8_t *ring = p->map + p->ring_off + (uint64_t)i * p->ring_size;
+	if (!s->started) {
+		uint32_t tid = atomic_load_explicit(&slot->tid, memory_order_acquire);
+		if (!tid)
+			return;
+		s->tid = tid;
+		s->started = true;
+	}
+	uint32_t n = isc_ring_peek(slot, ring, p->ring_size, r->scratch, p->ring_size);
+	if (s->broken) {
+		isc_ring_consume(slot, n);
+		return;
+	}
+	struct isc_cursor c;
+	struct isc_rec rec;
+	int rc;
+	uint64_t ts = s->ts;
+	isc_cursor_init(&c, r->scratch, n, s->ts);
+	const uint8_t *good = r->scratch;
+	uint64_t events = 0;
+	while ((rc = isc_cursor_next(&c, &rec)) == 1) {
+		good = c.p;
+		ts = c.ts;
+		events++;
+	}
+	/* the agent publishes whole records only: a record cut by the end of
+	 * what was committed is corruption too */
+	if (rc < 0)
+		s->broken = true;
+	size_t len = (size_t)(good - r->scratch);
+	if (len) {
+		if (!s->pending.len) {
+			s->pending_base = s->ts;
+			s->pending_since = now;
+		}
+		isc_buf_put(&s->pending, r->scratch, len);
+		s->ts = ts;
+		s->events += events;
+		pthread_mutex_lock(&r->wlock);
+		r->res->events += events;
+		pthread_mutex_unlock(&r->wlock);
+	}
+	if (s->broken) {
+		isc_log(ISC_LOG_WARN, "pid %d thread %u: corrupt record in shared memory; rest of its ring discarded",
+			     (int)p->pid, s->tid);
+		r->res->warnings++;
+		isc_ring_consume(slot, n);
+	} else {
+		isc_ring_consume(slot, (uint32_t)len);
+	}
+	uint64_t dropped = atomic_load_explicit(&slot->dropped, memory_order_relaxed);
+	if (dropped > s->dropped_seen) {
+		uint8_t body[10];
+		unsigned bl = isc_put_varint(body, dropped - s->dropped_seen);
+		uint64_t t = s->ts;
+		if (!s->pending.len) {
+			s->pending_base = s->ts;
+			s->pending_since = now;
+		}
+		isc_buf_put_record(&s->pending, ISC_REC_DROPPED, t, &t, body, bl);
+		pthread_mutex_lock(&r->wlock);
+		r->res->dropped += dropped - s->dropped_seen;
+		pthread_mutex_unlock(&r->wlock);
+		s->dropped_seen = dropped;
+	}
+}
+
+/* New string definitions, checked record by record, as one STRINGS frame. */
+static void drain_strings(struct rec *r, struct proc *p)
+{
+	struct isc_shm_proc *h = (struct isc_shm_proc *)p->map;
+	uint64_t committed = atomic_load_explicit(&h->str_committed, memory_order_acquire);
+	if (committed > p->str_size || committed <= p->str_read)
+		return;
+	const uint8_t *base = p->map + p->str_off;
+	struct isc_cursor c;
+	struct isc_rec rec;
+	size_t len = (size_t)(committed - p->str_read);
+	r->tmp.len = 0;
+	if (isc_buf_put(&r->tmp, base + p->str_read, len))
+		return;
+	isc_cursor_init(&c, r->tmp.data, len, 0);
+	const uint8_t *good = r->tmp.data;
+	int rc;
+	while ((rc = isc_cursor_next(&c, &rec)) == 1)
+		good = c.p;
+	if (rc < 0) {
+		isc_log(ISC_LOG_WARN, "pid %d: corrupt string table in shared memory", (int)p->pid);
+		r->res->warnings++;
+		p->str_read = committed;
+	} else {
+		p->str_read += (uint64_t)(good - r->tmp.data);
+	}
+	if (good > r->tmp.data)
+		emit(r, ISC_CHUNK_STRINGS, (uint32_t)p->pid, 0, 0, p->str_seq++, r->tmp.data,
+		     (size_t)(good - r->tmp.data), true);
+}
+
+static void write_proc_info(struct rec *r, struct proc *p, uint64_t now)
+{
+	struct isc_shm_proc *h = (struct isc_shm_proc *)p->map;
+	struct isc_buf b = { 0 };
+	uint32_t clen = h->cmdline_len < sizeof(h->cmdline) ? h->cmdline_len : sizeof(h->cmdline);
+	uint64_t last = now;
+	isc_buf_put_varint(&b, (uint64_t)p->pid);
+	isc_buf_put_varint(&b, h->ppid);
+	isc_buf_put_bytes(&b, h->cmdline, clen);
+	r->tmp.len = 0;
+	isc_buf_put_record(&r->tmp, ISC_REC_PROC_INFO, now, &last, b.data, b.len);
+	emit(r, ISC_CHUNK_SAMPLES, 0, 0, now, 0, r->tmp.data, r->tmp.len, true);
+	isc_buf_free(&b);
+	p->info_written = true;
+}
+
+/* One pass over every process and ring.  final: flush everything. */
+static void drain_cycle(struct rec *r, bool final)
+{
+	uint64_t now = isc_now_ns();
+	scan_session(r);
+	for (unsigned k = 0; k < r->nprocs; k++) {
+		struct proc *p = r->procs[k];
+		if (p->closed || (!p->streams && proc_attach(r, p) <= 0))
+			continue;
+		if (!p->info_written)
+			write_proc_info(r, p, now);
+		struct isc_shm_proc *h = (struct isc_shm_proc *)p->map;
+		uint32_t used = atomic_load_explicit(&h->nslots_used, memory_order_acquire);
+		if (used > p->nslots)
+			used = p->nslots;
+		for (uint32_t i = 0; i < used; i++)
+			drain_slot(r, p, i, now);
+		drain_strings(r, p);
+		uint64_t sd = atomic_load_explicit(&h->slot_dropped, memory_order_relaxed);
+		uint64_t strd = atomic_load_explicit(&h->str_dropped, memory_order_relaxed);
+		if (sd > p->slot_dropped_seen || strd > p->str_dropped_seen) {
+			pthread_mutex_lock(&r->wlock);
+			r->res->dropped += sd - p->slot_dropped_seen;
+			pthread_mutex_unlock(&r->wlock);
+			if (strd > p->str_dropped_seen)
+				isc_log(ISC_LOG_WARN, "pid %d: string table full, %llu names lost", (int)p->pid,
+					     (unsigned long long)(strd - p->str_dropped_seen));
+			p->slot_dropped_seen = sd;
+			p->str_dropped_seen = strd;
+		}
+	}
+	/* flush old or big pending buffers; find the oldest still pending */
+	uint64_t oldest = UINT64_MAX;
+	for (unsigned k = 0; k < r->nprocs; k++) {
+		struct proc *p = r->procs[k];
+		if (!p->streams)
+			continue;
+		for (uint32_t i = 0; i < p->nslots; i++) {
+			struct stream *s = &p->streams[i];
+			if (!s->pending.len)
+				continue;
+			if (final || s->pending.len >= PENDING_MAX ||
+			    now - s->pending_since >= (uint64_t)r->o->flush_ms * 1000000u)
+				flush_stream(r, p, s);
+			else if (s->pending_base < oldest)
+				oldest = s->pending_base;
+		}
+	}
+	uint64_t w = r->ncycles >= ROUND_LAG ? r->cycle_start[r->ncycles % ROUND_LAG] : 0;
+	r->cycle_start[r->ncycles++ % ROUND_LAG] = now;
+	if (final)
+		w = UINT64_MAX;
+	if (oldest < w)
+		w = oldest;
+	if (w > r->watermark && !r->o->ring_bytes) {
+		r->watermark = w;
+		emit(r, ISC_CHUNK_ROUND, 0, 0, w, 0, "", 0, true);
+	}
+}
+
+static void *drain_main(void *arg)
+{
+	struct rec *r = arg;
+	while (!r->stop) {
+		drain_cycle(r, false);
+		if (r->o->progress) {
+			uint64_t now = isc_now_ns();
+			if (now - r->last_progress > 500000000u) {
+				r->last_progress = now;
+				pthread_mutex_lock(&r->wlock);
+				fprintf(stderr, "\riscope-record: %llu events, %llu dropped, %.1f MB   ",
+					(unsigned long long)r->res->events, (unsigned long long)r->res->dropped,
+					(double)isc_writer_bytes(r->w) / 1e6);
+				pthread_mutex_unlock(&r->wlock);
+			}
+		}
+		poll(NULL, 0, DRAIN_MS);
+	}
+	return NULL;
+}
+
+struct sampler_ctx {
+	struct rec *r;
+	volatile int stop;
+};
+
+static void *sampler_main(void *arg)
+{
+	struct sampler_ctx *sc = arg;
+	struct rec *r = sc->r;
+	struct isc_sampler *smp = NULL;
+	struct isc_buf b = { 0 };
+	pid_t pids[MAX_PROCS];
+	uint64_t period = 1000000000u / r->o->sample_hz, next = isc_now_ns(), last_slow = 0;
+	uint32_t seq = 0;
+	if (isc_sampler_new(&smp))
+		return NULL;
+	while (!sc->stop) {
+		uint64_t now = isc_now_ns();
+		if (now < next) {
+			poll(NULL, 0, (int)((next - now) / 1000000u) + 1);
+			continue;
+		}
+		next += period;
+		if (next < now)
+			next = now + period;
+		size_t n = 0;
+		pthread_mutex_lock(&r->plock);
+		if (r->child > 0)
+			pids[n++] = r->child;
+		for (unsigned i = 0; i < r->nprocs; i++)
+			if (r->procs[i]->pid != r->child)
+				pids[n++] = r->procs[i]->pid;
+		pthread_mutex_unlock(&r->plock);
+		bool slow = now - last_slow >= 1000000000u;
+		if (slow)
+			last_slow = now;
+		b.len = 0;
+		uint64_t last = now;
+		isc_sampler_tick(smp, pids, n, now, slow, &b, &last);
+		if (b.len)
+			emit(r, ISC_CHUNK_SAMPLES, 0, 0, now, seq++, b.data, b.len, false);
+	}
+	isc_buf_free(&b);
+	isc_sampler_free(smp);
+	return NULL;
+}
+
+static int write_header(struct rec *r)
+{
+	struct isc_tl_header h;
+	struct isc_clock_pair cp;
+	struct isc_buf b = { 0 };
+	FILE *f;
+	memset(&h, 0, sizeof(h));
+	gethostname(h.host, sizeof(h.host) - 1);
+	size_t len = 0;
+	for (char *const *a = r->o->argv; *a && len < sizeof(h.cmdline) - 1; a++)
+		len += (size_t)snprintf(h.cmdline + len, sizeof(h.cmdline) - len, "%s%s", len ? " " : "", *a);
+	if ((f = fopen("/proc/sys/kernel/random/boot_id", "re"))) {
+		if (fgets(h.boot_id, sizeof(h.boot_id), f))
+			h.boot_id[strcspn(h.boot_id, "\n")] = '\0';
+		fclose(f);
+	}
+	isc_clock_pair(&cp);
+	r->epoch = cp.mono_ns;
+	h.epoch_mono_ns = cp.mono_ns;
+	h.epoch_realtime_ns = cp.realtime_ns;
+	h.clock_uncertainty_ns = cp.bracket_ns;
+	h.recorder_pid = (uint32_t)getpid();
+	h.ncpu = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN);
+	h.sample_hz = r->o->sample_hz;
+	int rc = isc_header_encode(&b, ISC_TRACE_MAGIC, &h);
+	if (!rc)
+		emit(r, ISC_CHUNK_FILE_HEADER, 0, 0, 0, 0, b.data, b.len, true);
+	isc_buf_free(&b);
+	return rc;
+}
+
+static void write_clock_pair(struct rec *r)
+{
+	struct isc_clock_pair cp;
+	uint8_t body[20];
+	isc_clock_pair(&cp);
+	unsigned n = isc_put_varint(body, cp.realtime_ns);
+	n += isc_put_varint(body + n, cp.bracket_ns);
+	uint64_t last = cp.mono_ns;
+	r->tmp.len = 0;
+	isc_buf_put_record(&r->tmp, ISC_REC_CLOCK_PAIR, cp.mono_ns, &last, body, n);
+	emit(r, ISC_CHUNK_SAMPLES, 0, 0, cp.mono_ns, 0, r->tmp.data, r->tmp.len, true);
+}
+
+/* Environment of the workload: the user's plus our variables. */
+static char **child_env(struct rec *r)
+{
+	size_t n = 0;
+	while (environ[n])
+		n++;
+	char **env = calloc(n + 5, sizeof(char *));
+	if (!env)
+		return NULL;
+	size_t k = 0;
+	const char *pypath = NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (!strncmp(environ[i], "PYTHONPATH=", 11))
+			pypath = environ[i] + 11;
+		else if (strncmp(environ[i], "INFERSCOPE_SESSION=", 19) &&
+			 strncmp(environ[i], "INFERSCOPE_RING_KB=", 19))
+			env[k++] = environ[i];
+	}
+	uint64_t ring = r->o->buffer_bytes / 64, kb = 64;
+	while (kb * 2 * 1024 <= ring && kb < (1u << 20))
+		kb *= 2;
+	if (asprintf(&env[k++], "INFERSCOPE_SESSION=%s", r->dir) < 0 ||
+	    asprintf(&env[k++], "INFERSCOPE_RING_KB=%llu", (unsigned long long)kb) < 0 ||
+	    asprintf(&env[k++], "PYTHONPATH=%s%s%s", r->o->agent_dir, pypath && *pypath ? ":" : "",
+		     pypath ? pypath : "") < 0)
+		return NULL;
+	env[k] = NULL;
+	return env;
+}
+
+/* fork + exec; an exec failure comes back through a close-on-exec pipe. */
+static int start_child(struct rec *r, char **env)
+{
+	int pfd[2];
+	if (pipe2(pfd, O_CLOEXEC))
+		return -errno;
+	pid_t pid = fork();
+	if (pid < 0) {
+		int e = errno;
+		close(pfd[0]);
+		close(pfd[1]);
+		isc_err_push("Cannot fork: %s", strerror(e));
+		return -e;
+	}
+	if (pid == 0) {
+		signal(SIGPIPE, SIG_DFL);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
+		if (r->o->child_stdout_to_stderr)
+			dup2(2, 1);
+		execvpe(r->o->argv[0], r->o->argv, env);
+		int e = errno;
+		if (write(pfd[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(pfd[1]);
+	int e = 0;
+	ssize_t got;
+	do
+		got = read(pfd[0], &e, sizeof(e));
+	while (got < 0 && errno == EINTR);
+	close(pfd[0]);
+	if (got == (ssize_t)sizeof(e)) {
+		waitpid(pid, NULL, 0);
+		isc_err_push("Cannot run '%s': %s", r->o->argv[0], strerror(e));
+		return -e;
+	}
+	r->child = pid;
+	return 0;
+}
+
+static void write_exit(struct rec *r, pid_t pid, int st)
+{
+	uint8_t body[30];
+	unsigned n = isc_put_varint(body, (uint64_t)pid);
+	int status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	n += isc_put_varint(body + n, isc_zigzag(status));
+	n += isc_put_varint(body + n, WIFEXITED(st) ? 0 : 1);
+	uint64_t now = isc_now_ns(), last = now;
+	struct isc_buf b = { 0 };
+	isc_buf_put_record(&b, ISC_REC_PROC_EXIT, now, &last, body, n);
+	emit(r, ISC_CHUNK_SAMPLES, 0, 0, now, 0, b.data, b.len, true);
+	isc_buf_free(&b);
+}
+
+static void cleanup_session(struct rec *r)
+{
+	for (unsigned k = 0; k < r->nprocs; k++) {
+		struct proc *p = r->procs[k];
+		char path[300];
+		snprintf(path, sizeof(path), "%s/%d.shm", r->dir, (int)p->pid);
+		unlink(path);
+		if (p->map)
+			munmap(p->map, p->map_len);
+		if (p->fd >= 0)
+			close(p->fd);
+		if (p->streams)
+			for (uint32_t i = 0; i < p->nslots; i++)
+				isc_buf_free(&p->streams[i].pending);
+		free(p->streams);
+		free(p);
+	}
+	/* files of processes that appeared too late to be attached */
+	DIR *d = opendir(r->dir);
+	struct dirent *e;
+	if (d) {
+		while ((e = readdir(d)))
+			if (e->d_name[0] != '.')
+				unlinkat(dirfd(d), e->d_name, 0);
+		closedir(d);
+	}
+	rmdir(r->dir);
+}
+
+static int make_session_dir(struct rec *r)
+{
+	const char *bases[] = { "/dev/shm", getenv("TMPDIR"), "/tmp" };
+	for (size_t i = 0; i < sizeof(bases) / sizeof(bases[0]); i++) {
+		if (!bases[i] || access(bases[i], W_OK))
+			continue;
+		snprintf(r->dir, sizeof(r->dir), "%s/inferscope-XXXXXX", bases[i]);
+		if (mkdtemp(r->dir)) /* mode 0700 */
+			return 0;
+	}
+	isc_err_push("Cannot create a session directory: %s", strerror(errno));
+	return -errno;
+}
+
+int isc_record_run(const struct isc_record_opts *o, struct isc_record_result *res)
+{
+	struct rec r;
+	struct sampler_ctx sc = { &r, 0 };
+	pthread_t drain_thr, sampler_thr;
+	bool sampler_on = false, drain_on = false;
+	struct sigaction sa, old[3];
+	const int sigs[3] = { SIGINT, SIGTERM, SIGHUP };
+	char **env = NULL;
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	memset(res, 0, sizeof(*res));
+	r.o = o;
+	r.res = res;
+	r.child = -1;
+	pthread_mutex_init(&r.wlock, NULL);
+	pthread_mutex_init(&r.plock, NULL);
+	if ((rc = isc_writer_new(&r.w, o->out, o->level)))
+		return rc;
+	if ((rc = make_session_dir(&r)))
+		goto out_writer;
+	if ((rc = write_header(&r)))
+		goto out_dir;
+	write_clock_pair(&r);
+	if (!(env = child_env(&r))) {
+		rc = -ENOMEM;
+		goto out_dir;
+	}
+	/* orphaned descendants (daemonized workers) are re-parented to us */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	signal(SIGPIPE, SIG_IGN);
+	if ((rc = start_child(&r, env)))
+		goto out_dir;
+	res->workload_started = true;
+	forward_pid = r.child;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = forward_signal;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	for (int i = 0; i < 3; i++)
+		sigaction(sigs[i], &sa, &old[i]);
+	proc_add(&r, r.child);
+	drain_on = !pthread_create(&drain_thr, NULL, drain_main, &r);
+	if (o->sample_hz)
+		sampler_on = !pthread_create(&sampler_thr, NULL, sampler_main, &sc);
+
+	/* wait for every process of the session, the workload first or last */
+	for (;;) {
+		int st;
+		pid_t pid = waitpid(-1, &st, 0);
+		if (pid < 0) {
+			if (errno == EINTR)
+				continue;
+			break; /* ECHILD: nobody left */
+		}
+		write_exit(&r, pid, st);
+		if (pid == r.child) {
+			res->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+			forward_pid = 0;
+		}
+	}
+	for (int i = 0; i < 3; i++)
+		sigaction(sigs[i], &old[i], NULL);
+	if (sampler_on) {
+		sc.stop = 1;
+		pthread_join(sampler_thr, NULL);
+	}
+	r.stop = 1;
+	if (drain_on)
+		pthread_join(drain_thr, NULL);
+	drain_cycle(&r, true);
+	write_clock_pair(&r);
+	if (o->progress)
+		fprintf(stderr, "\r\033[K");
+
+	/* end chunk, then (flight recorder) the kept frames in order */
+	{
+		struct isc_buf b = { 0 };
+		uint8_t body[60];
+		unsigned n = isc_put_varint(body, res->events);
+		n += isc_put_varint(body + n, res->dropped);
+		n += isc_put_varint(body + n, r.evicted_frames);
+		n += isc_put_varint(body + n, 0);
+		n += isc_put_varint(body + n, isc_zigzag(res->status));
+		uint64_t last = 0;
+		isc_buf_put_record(&b, ISC_REC_END_STATS, 0, &last, body, n);
+		pthread_mutex_lock(&r.wlock);
+		if (o->ring_bytes) {
+			for (size_t i = 0; i < r.nframes && !res->write_failed; i++)
+				if (isc_writer_raw(r.w, r.frames[i].data.data, r.frames[i].data.len)) {
+					res->write_failed = true;
+					snprintf(res->write_error, sizeof(res->write_error), "%s", isc_err_msg());
+				}
+			r.direct = true;
+			emit_locked(&r, ISC_CHUNK_ROUND, 0, 0, UINT64_MAX, 0, "", 0, true);
+		}
+		r.direct = true;
+		emit_locked(&r, ISC_CHUNK_END, 0, 0, 0, 0, b.data, b.len, true);
+		pthread_mutex_unlock(&r.wlock);
+		isc_buf_free(&b);
+	}
+	if (!res->write_failed && isc_writer_flush(r.w)) {
+		res->write_failed = true;
+		snprintf(res->write_error, sizeof(res->write_error), "%s", isc_err_msg());
+	}
+	res->bytes = isc_writer_bytes(r.w);
+	res->processes = r.nprocs;
+	rc = 0;
+out_dir:
+	cleanup_session(&r);
+out_writer:
+	if (env) {
+		for (char **e = env; *e; e++)
+			if (!strncmp(*e, "INFERSCOPE_SESSION=", 19) || !strncmp(*e, "INFERSCOPE_RING_KB=", 19) ||
+			    !strncmp(*e, "PYTHONPATH=", 11))
+				free(*e);
+		free(env);
+	}
+	for (size_t i = 0; i < r.nframes; i++)
+		isc_buf_free(&r.frames[i].data);
+	free(r.frames);
+	free(r.scratch);
+	isc_buf_free(&r.tmp);
+	isc_writer_free(r.w);
+	return rc;
+}

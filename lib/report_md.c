@@ -1,0 +1,555 @@
+/*
+ * report_md.c - findings JSON -> Markdown report (and the same Markdown in a
+ * self-contained HTML page through cmark).
+ *
+ * Layout, in this order: title; the headline (one bold sentence: where the
+ * time goes, the number that shows it, the function to look at with
+ * file:line); the verdict line; then the sections "End-to-end latency",
+ * "CPU", "GPU", "Memory", "Findings", "Suggestions", "Environment" (titles
+ * scripts rely on).  Every field may be missing: it shows as "n/a" or its
+ * line is left out.
+ *
+ * Escaping: every string that came from the workload goes through
+ * isc_md_escape() (tables, prose) or code_span() (prose only, and only for
+ * strings with nothing a renderer could misread), never raw.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmark.h>
+
+#include "isc_analyze.h"
+
+struct md {
+	struct isc_buf b;
+	int err;
+};
+
+static void put(struct md *m, const char *s)
+{
+	if (!m->err)
+		m->err = isc_buf_put(&m->b, s, strlen(s));
+}
+
+static void __attribute__((format(printf, 2, 3))) putf(struct md *m, const char *fmt, ...)
+{
+	char tmp[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(tmp))
+		n = sizeof(tmp) - 1;
+	if (!m->err)
+		m->err = isc_buf_put(&m->b, tmp, (size_t)n);
+}
+
+static bool is_alnum(unsigned char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c >= 0x80;
+}
+
+/*
+ * Always escaped: characters that start inline markup, HTML, entities, GFM
+ * tables/strikethrough or math.  '_' is left alone between two word
+ * characters, where CommonMark cannot read it as emphasis (module_name.py).
+ * A leading block marker ("- ", "+ ", "--", "=", "1. ", "1) ") is escaped
+ * as well, though the report never starts a line with a workload string.
+ */
+int isc_md_escape(struct isc_buf *b, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t digits = 0;
+	int rc = 0;
+	while (p[digits] >= '0' && p[digits] <= '9')
+		digits++;
+	for (size_t i = 0; p[i] && !rc; i++) {
+		unsigned char c = p[i];
+		bool esc = strchr("\\`*[]<>#|!~&$_", c) != NULL;
+		if (c == '_' && i > 0 && is_alnum(p[i - 1]) && is_alnum(p[i + 1]))
+			esc = false;
+		bool gap = p[i + 1] == ' ' || p[i + 1] == '\t' || p[i + 1] == '\0';
+		if (i == 0 && (c == '=' || ((c == '-' || c == '+') && (gap || p[1] == c))))
+			esc = true;
+		if (digits && i == digits && (c == '.' || c == ')') && gap)
+			esc = true;
+		if (c == '\t' || c == '\n' || c == '\r') {
+			rc = isc_buf_put_u8(b, ' ');
+			continue;
+		}
+		if (c < 0x20 || c == 0x7f)
+			continue; /* control characters are dropped */
+		if (esc)
+			rc = isc_buf_put_u8(b, '\\');
+		if (!rc)
+			rc = isc_buf_put_u8(b, c);
+	}
+	return rc;
+}
+
+static void esc(struct md *m, const char *s)
+{
+	if (!m->err)
+		m->err = isc_md_escape(&m->b, s ? s : "");
+}
+
+/* `s` when s holds nothing a renderer could misread, else the escaped text. */
+static void code_span(struct md *m, const char *s)
+{
+	bool plain = *s != '\0' && s[0] != ' ' && s[strlen(s) - 1] != ' ';
+	for (const unsigned char *p = (const unsigned char *)s; *p && plain; p++)
+		if (*p < 0x20 || *p == 0x7f || strchr("`<>|&\\$", *p))
+			plain = false;
+	if (!plain) {
+		esc(m, s);
+		return;
+	}
+	put(m, "`");
+	put(m, s);
+	put(m, "`");
+}
+
+/* ---- number formatting ------------------------------------------------- */
+static const char *fmt_ns(char *buf, size_t cap, double ns)
+{
+	double a = fabs(ns);
+	if (a < 1e3)
+		snprintf(buf, cap, "%.0f ns", ns);
+	else if (a < 1e6)
+		snprintf(buf, cap, "%.1f µs", ns / 1e3);
+	else if (a < 1e9)
+		snprintf(buf, cap, "%.1f ms", ns / 1e6);
+	else
+		snprintf(buf, cap, "%.2f s", ns / 1e9);
+	return buf;
+}
+
+static const char *fmt_bytes(char *buf, size_t cap, double b)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	int u = 0;
+	double a = fabs(b);
+	while (a >= 1024 && u < 4) {
+		a /= 1024;
+		b /= 1024;
+		u++;
+	}
+	snprintf(buf, cap, u ? "%.1f %s" : "%.0f %s", b, unit[u]);
+	return buf;
+}
+
+/* Field at path formatted by kind: 'n' ns, 'b' bytes, 'p' percent, 'i' integer, 'r' rate. */
+static const char *field(char *buf, size_t cap, const cJSON *o, const char *path, char kind)
+{
+	double v;
+	if (!isc_json_num(o, path, &v) || !isfinite(v)) {
+		snprintf(buf, cap, "n/a");
+		return buf;
+	}
+	switch (kind) {
+	case 'n': return fmt_ns(buf, cap, v);
+	case 'b': return fmt_bytes(buf, cap, v);
+	case 'p': snprintf(buf, cap, "%.1f %%", v); return buf;
+	case 'r': snprintf(buf, cap, "%.1f/s", v); return buf;
+	default: snprintf(buf, cap, "%.0f", v); return buf;
+	}
+}
+
+static double num(const cJSON *o, const char *path, double def)
+{
+	double v;
+	return isc_json_num(o, path, &v) && isfinite(v) ? v : def;
+}
+
+static const char *str(const cJSON *o, const char *path, const char *def)
+{
+	const char *s = isc_json_str(o, path);
+	return s ? s : def;
+}
+
+static const cJSON *array(const cJSON *o, const char *path)
+{
+	const cJSON *a = isc_json_get(o, path);
+	return cJSON_IsArray(a) ? a : NULL;
+}
+
+/* "(file:line)" / "(file)" escaped, nothing when file is empty. */
+static void location(struct md *m, const cJSON *fn, bool parens)
+{
+	const char *file = str(fn, "file", "");
+	double line = num(fn, "line", 0);
+	if (!*file)
+		return;
+	put(m, parens ? "(" : "");
+	esc(m, file);
+	if (line > 0)
+		putf(m, ":%.0f", line);
+	put(m, parens ? ")" : "");
+}
+
+static const cJSON *top_fn(const cJSON *root, const char *kind)
+{
+	const cJSON *fn;
+	cJSON_ArrayForEach(fn, array(root, "cpu.top_functions"))
+		if (!kind || !strcmp(str(fn, "kind", ""), kind))
+			return fn;
+	return NULL;
+}
+
+/* ---- sections ----------------------------------------------------------- */
+/* The first line: where the time goes, the number, the function to look at. */
+static void headline(struct md *m, const cJSON *root)
+{
+	double py = num(root, "cpu.split.python_pct", 0), ops = num(root, "cpu.split.ops_pct", 0);
+	double off = num(root, "cpu.split.off_cpu_pct", 0);
+	const char *cls = str(root, "verdict.class", NULL);
+	if (!cls)
+		cls = py + ops + off <= 0 ? "unknown" : py >= ops && py >= off ? "python_bound"
+						      : ops >= off ? "op_compute_bound" : "io_wait";
+	bool contention = !strcmp(cls, "thread_contention");
+	const cJSON *fn = top_fn(root, !strcmp(cls, "python_bound") ? "python" : NULL);
+	put(m, "**");
+	if (!strcmp(cls, "python_bound") && fn) {
+		putf(m, "%.0f %% of traced CPU time is Python interpreter time; the hottest function is ", py);
+		code_span(m, str(fn, "name", "?"));
+		put(m, " ");
+		location(m, fn, true);
+		putf(m, ", %.0f %% self time.", num(fn, "self_pct", 0));
+	} else if (!strcmp(cls, "op_compute_bound") && fn) {
+		const cJSON *op = top_fn(root, "op"), *caller = cJSON_GetArrayItem(array(root, "cpu.top_op_callers"), 0);
+		putf(m, "%.0f %% of traced CPU time is in torch ops", ops);
+		if (op) {
+			put(m, "; the heaviest is ");
+			code_span(m, str(op, "name", "?"));
+			putf(m, " (%.0f %% self time)", num(op, "self_pct", 0));
+		}
+		if (caller) {
+			put(m, ", called mostly from ");
+			code_span(m, str(caller, "name", "?"));
+			put(m, " ");
+			location(m, caller, true);
+		}
+		put(m, ".");
+	} else if (contention && fn) {
+		putf(m, "%.0f %% of traced time the threads were runnable but not running (%.0f involuntary context "
+		     "switches vs %.0f voluntary): the CPUs are oversubscribed; the hottest function is ", off,
+		     num(root, "cpu.split.involuntary_switches", 0), num(root, "cpu.split.voluntary_switches", 0));
+		code_span(m, str(fn, "name", "?"));
+		put(m, " ");
+		location(m, fn, true);
+		put(m, ".");
+	} else if (!strcmp(cls, "io_wait") && fn) {
+		putf(m, "%.0f %% of traced time the threads were off-CPU, blocked inside calls; the hottest function is ",
+		     off);
+		code_span(m, str(fn, "name", "?"));
+		put(m, " ");
+		location(m, fn, true);
+		put(m, ".");
+	} else {
+		put(m, "No traced function time was recorded: is the workload a Python program run under iscope-record?");
+	}
+	put(m, "**\n\n");
+	char b1[64], b2[64];
+	const char *sc = str(root, "iterations.name", NULL);
+	putf(m, "Verdict: **%s**", cls);
+	if (isc_json_num(root, "verdict.confidence", &(double){ 0 }))
+		putf(m, " (confidence %.2f)", num(root, "verdict.confidence", 0));
+	putf(m, ". Wall time %s", field(b1, sizeof(b1), root, "summary.wall_ns", 'n'));
+	if (sc && num(root, "iterations.count", 0) > 0) {
+		putf(m, ", %.0f iterations of ", num(root, "iterations.count", 0));
+		code_span(m, sc);
+		putf(m, ", median %s", field(b2, sizeof(b2), root, "iterations.latency_ns.p50", 'n'));
+	}
+	put(m, ".\n");
+	if (cJSON_IsTrue(isc_json_get(root, "summary.damaged")))
+		put(m, "\n> The input was damaged: this report covers the part that could be read.\n");
+}
+
+static void sec_latency(struct md *m, const cJSON *root)
+{
+	char b[8][64];
+	put(m, "\n## End-to-end latency\n\n");
+	const char *name = str(root, "iterations.name", NULL);
+	if (!name || num(root, "iterations.count", 0) <= 0) {
+		put(m, "No iterations recorded. Wrap one request in `with scope(\"step\"):` "
+		       "(`from inferscope import scope`) to get per-iteration latency.\n");
+	} else {
+		put(m, "| Scope | Iterations | Warm-up excluded | p50 | p90 | p99 | Mean | Min | Max |\n");
+		put(m, "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n| ");
+		esc(m, name);
+		putf(m, " | %s | %s | %s | %s | %s | %s | %s | %s |\n", field(b[0], 64, root, "iterations.count", 'i'),
+		     field(b[1], 64, root, "iterations.warmup_excluded", 'i'),
+		     field(b[2], 64, root, "iterations.latency_ns.p50", 'n'),
+		     field(b[3], 64, root, "iterations.latency_ns.p90", 'n'),
+		     field(b[4], 64, root, "iterations.latency_ns.p99", 'n'),
+		     field(b[5], 64, root, "iterations.latency_ns.mean", 'n'),
+		     field(b[6], 64, root, "iterations.latency_ns.min", 'n'),
+		     field(b[7], 64, root, "iterations.latency_ns.max", 'n'));
+		put(m, "\n95 % confidence intervals (distribution-free, from order statistics):");
+		static const char *const q[] = { "p50", "p90", "p99" };
+		for (int i = 0; i < 3; i++) {
+			char lo[64], hi[64];
+			snprintf(lo, sizeof(lo), "iterations.latency_ci95_ns.%s.low", q[i]);
+			snprintf(hi, sizeof(hi), "iterations.latency_ci95_ns.%s.high", q[i]);
+			double v;
+			if (isc_json_num(root, lo, &v) && isc_json_num(root, hi, &v))
+				putf(m, " %s %s – %s%s", q[i], field(b[0], 64, root, lo, 'n'),
+				     field(b[1], 64, root, hi, 'n'), i < 2 ? ";" : ".");
+			else
+				putf(m, " %s needs more iterations%s", q[i], i < 2 ? ";" : ".");
+		}
+		put(m, "\n");
+		const char *rule = str(root, "iterations.rule", NULL);
+		if (rule) {
+			put(m, "\nRule: ");
+			esc(m, rule);
+			put(m, ".\n");
+		}
+	}
+	putf(m, "\nWall time %s; %s events recorded, %s dropped.\n", field(b[0], 64, root, "summary.wall_ns", 'n'),
+	     field(b[1], 64, root, "summary.events", 'i'), field(b[2], 64, root, "summary.dropped_events", 'i'));
+}
+
+/* A function table; the total column only when with_total. */
+static void fn_table(struct md *m, const cJSON *fns, bool with_total)
+{
+	char b[4][64];
+	const cJSON *fn;
+	int i = 0;
+	put(m, with_total ? "| # | Function | Kind | Location | Calls | Self | Total | Self % |\n"
+			    "|---:|---|---|---|---:|---:|---:|---:|\n"
+			  : "| # | Function | Kind | Location | Calls | Self | Self % |\n"
+			    "|---:|---|---|---|---:|---:|---:|\n");
+	cJSON_ArrayForEach(fn, fns) {
+		putf(m, "| %d | ", ++i);
+		esc(m, str(fn, "name", "?"));
+		put(m, " | ");
+		esc(m, str(fn, "kind", "?"));
+		put(m, " | ");
+		location(m, fn, false);
+		putf(m, " | %s | %s |", field(b[0], 64, fn, "calls", 'i'), field(b[1], 64, fn, "self_ns", 'n'));
+		if (with_total)
+			putf(m, " %s |", field(b[2], 64, fn, "total_ns", 'n'));
+		putf(m, " %s |\n", field(b[3], 64, fn, "self_pct", 'p'));
+	}
+}
+
+static void sec_cpu(struct md *m, const cJSON *root)
+{
+	char b[8][64];
+	put(m, "\n## CPU\n\n");
+	putf(m, "Traced time %s on %s traced threads, split into:\n\n", field(b[0], 64, root, "cpu.split.traced_ns", 'n'),
+	     field(b[1], 64, root, "summary.traced_threads", 'i'));
+	put(m, "| Python interpreter | torch ops | off-CPU waiting |\n|---:|---:|---:|\n");
+	putf(m, "| %s (%s) | %s (%s) | %s (%s) |\n", field(b[0], 64, root, "cpu.split.python_ns", 'n'),
+	     field(b[1], 64, root, "cpu.split.python_pct", 'p'), field(b[2], 64, root, "cpu.split.ops_ns", 'n'),
+	     field(b[3], 64, root, "cpu.split.ops_pct", 'p'), field(b[4], 64, root, "cpu.split.off_cpu_ns", 'n'),
+	     field(b[5], 64, root, "cpu.split.off_cpu_pct", 'p'));
+	if (!cJSON_IsTrue(isc_json_get(root, "cpu.split.off_cpu_measured")))
+		put(m, "\nOff-CPU time was not measured (no CPU samples of the traced threads).\n");
+	putf(m, "\nContext switches: %s voluntary, %s involuntary.\n",
+	     field(b[0], 64, root, "cpu.context_switches.voluntary_per_s", 'r'),
+	     field(b[1], 64, root, "cpu.context_switches.involuntary_per_s", 'r'));
+
+	put(m, "\n### Top functions by self time\n\n");
+	if (!cJSON_GetArraySize(array(root, "cpu.top_functions"))) {
+		put(m, "No function spans recorded.\n");
+	} else {
+		fn_table(m, array(root, "cpu.top_functions"), true);
+		put(m, "\nSelf % is of the traced time; total time counts a recursive function once (its outermost "
+		       "call).\n");
+	}
+	if (cJSON_GetArraySize(array(root, "cpu.top_functions_in_scopes"))) {
+		put(m, "\n### Top functions inside iterations\n\nThe same while a `scope` was open (start-up and "
+		       "imports left out); self % is of the ");
+		put(m, field(b[0], 64, root, "cpu.scoped_ns", 'n'));
+		put(m, " spent inside scopes.\n\n");
+		fn_table(m, array(root, "cpu.top_functions_in_scopes"), false);
+	}
+
+	put(m, "\n### Threads\n");
+	const cJSON *p, *t;
+	cJSON_ArrayForEach(p, array(root, "processes")) {
+		putf(m, "\nProcess %s", field(b[0], 64, p, "pid", 'i'));
+		if (isc_json_num(p, "ppid", &(double){ 0 }))
+			putf(m, " (parent %s)", field(b[0], 64, p, "ppid", 'i'));
+		const char *cmd = str(p, "command", "");
+		if (*cmd) {
+			put(m, ": ");
+			esc(m, cmd);
+		}
+		putf(m, ". CPU %s", field(b[0], 64, p, "cpu_ns", 'n'));
+		if (isc_json_num(p, "exit_status", &(double){ 0 }))
+			putf(m, ", exit status %s", field(b[0], 64, p, "exit_status", 'i'));
+		putf(m, ", context switches %s voluntary, %s involuntary.\n\n",
+		     field(b[0], 64, p, "context_switches.voluntary_per_s", 'r'),
+		     field(b[1], 64, p, "context_switches.involuntary_per_s", 'r'));
+		put(m, "| TID | Name | CPU | Traced | Events | Python | Ops | Off-CPU |\n");
+		put(m, "|---:|---|---:|---|---:|---:|---:|---:|\n");
+		cJSON_ArrayForEach(t, array(p, "threads")) {
+			putf(m, "| %s | ", field(b[0], 64, t, "tid", 'i'));
+			esc(m, str(t, "name", ""));
+			putf(m, " | %s | %s | %s | %s | %s | %s |\n", field(b[0], 64, t, "cpu_ns", 'n'),
+			     cJSON_IsTrue(isc_json_get(t, "traced")) ? "yes" : "no", field(b[1], 64, t, "events", 'i'),
+			     field(b[2], 64, t, "python_ns", 'n'), field(b[3], 64, t, "ops_ns", 'n'),
+			     field(b[4], 64, t, "off_cpu_ns", 'n'));
+		}
+	}
+}
+
+static void sec_memory(struct md *m, const cJSON *root)
+{
+	char b[8][64], growth[80];
+	put(m, "\n## Memory\n\n");
+	put(m, "| RSS peak | RSS growth after warm-up | Major faults | Minor faults | Swap used (max) |\n");
+	put(m, "|---:|---:|---:|---:|---:|\n");
+	double g;
+	if (isc_json_num(root, "memory.rss_growth_bytes_per_s", &g) && isfinite(g))
+		snprintf(growth, sizeof(growth), "%s/s", fmt_bytes(b[7], 64, g));
+	else
+		snprintf(growth, sizeof(growth), "n/a");
+	putf(m, "| %s | %s | %s | %s | %s |\n", field(b[0], 64, root, "memory.rss_peak_bytes", 'b'), growth,
+	     field(b[2], 64, root, "memory.major_faults", 'i'), field(b[3], 64, root, "memory.minor_faults", 'i'),
+	     field(b[4], 64, root, "memory.swap_used_bytes_max", 'b'));
+	putf(m, "\nPressure stall (highest 10 s average, some): CPU %s, memory %s, I/O %s.\n",
+	     field(b[0], 64, root, "memory.pressure.cpu.some_avg10_max", 'p'),
+	     field(b[1], 64, root, "memory.pressure.memory.some_avg10_max", 'p'),
+	     field(b[2], 64, root, "memory.pressure.io.some_avg10_max", 'p'));
+	put(m, "\nRSS is the sum over the recorded processes; growth is the least-squares slope after the "
+	       "first 10 % of the run.\n");
+}
+
+static void sec_findings(struct md *m, const cJSON *root)
+{
+	const cJSON *f, *arr = array(root, "findings");
+	put(m, "\n## Findings\n\n");
+	if (!cJSON_GetArraySize(arr))
+		put(m, "No findings.\n");
+	int i = 0;
+	cJSON_ArrayForEach(f, arr) {
+		putf(m, "%d. **", ++i);
+		esc(m, str(f, "title", "?"));
+		put(m, "** (");
+		esc(m, str(f, "severity", "info"));
+		put(m, ")");
+		const cJSON *e, *ev = isc_json_get(f, "evidence");
+		bool first = true;
+		if (!cJSON_IsObject(ev))
+			ev = NULL;
+		cJSON_ArrayForEach(e, ev) {
+			if (!cJSON_IsNumber(e) && !cJSON_IsString(e))
+				continue;
+			put(m, first ? ". Evidence: " : ", ");
+			first = false;
+			esc(m, e->string);
+			put(m, " = ");
+			if (cJSON_IsNumber(e))
+				putf(m, "%.15g", e->valuedouble);
+			else
+				esc(m, e->valuestring);
+		}
+		put(m, first ? "\n" : ".\n");
+	}
+}
+
+static void sec_suggestions(struct md *m, const cJSON *root)
+{
+	const cJSON *f;
+	bool any = false;
+	put(m, "\n## Suggestions\n\n");
+	cJSON_ArrayForEach(f, array(root, "findings")) {
+		const char *s = str(f, "suggestion", NULL);
+		if (!s)
+			continue;
+		any = true;
+		put(m, "- ");
+		esc(m, s);
+		double sv;
+		if (isc_json_num(f, "estimated_saving_pct", &sv) && isfinite(sv))
+			putf(m, " (estimated saving: up to %.0f %% of traced time)", sv);
+		put(m, "\n");
+	}
+	if (!any)
+		put(m, "None.\n");
+}
+
+static void sec_environment(struct md *m, const cJSON *root)
+{
+	char b[4][64];
+	put(m, "\n## Environment\n\n| | |\n|---|---|\n| Host | ");
+	esc(m, str(root, "environment.host", "n/a"));
+	put(m, " |\n| Command | ");
+	esc(m, str(root, "environment.cmdline", "n/a"));
+	putf(m, " |\n| CPUs | %s |\n| Sample rate | %s Hz |\n", field(b[0], 64, root, "environment.ncpu", 'i'),
+	     field(b[1], 64, root, "environment.sample_hz", 'i'));
+	put(m, "| Analyzer | ");
+	esc(m, str(root, "tool.name", "n/a"));
+	put(m, " ");
+	esc(m, str(root, "tool.version", ""));
+	putf(m, " (findings schema %s) |\n", field(b[2], 64, root, "schema_version", 'i'));
+}
+
+static int render_md(const cJSON *root, struct md *m)
+{
+	put(m, "# InferScope report\n\n");
+	headline(m, root);
+	sec_latency(m, root);
+	sec_cpu(m, root);
+	put(m, "\n## GPU\n\nNo GPU activity recorded.\n");
+	sec_memory(m, root);
+	sec_findings(m, root);
+	sec_suggestions(m, root);
+	sec_environment(m, root);
+	if (!m->err)
+		m->err = isc_buf_put_u8(&m->b, '\0');
+	return m->err;
+}
+
+static const char html_head[] =
+	"<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+	"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+	"<title>InferScope report</title>\n<style>\n"
+	"body{font-family:system-ui,sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem;line-height:1.45;color:#222}\n"
+	"code{background:#f3f3f3;padding:0 .2em}\n"
+	"h2{border-bottom:1px solid #ddd;margin-top:2rem}\n"
+	"blockquote{border-left:4px solid #c60;margin:0;padding-left:1rem}\n"
+	"</style>\n</head>\n<body>\n";
+static const char html_tail[] = "</body>\n</html>\n";
+
+int isc_report_render(const cJSON *root, enum isc_report_format f, char **out)
+{
+	struct md m = { { 0 }, 0 };
+	*out = NULL;
+	if (!cJSON_IsObject(root)) {
+		isc_err_push("not a findings document (not a JSON object)");
+		return -EINVAL;
+	}
+	if (render_md(root, &m))
+		goto oom;
+	if (f == ISC_REPORT_MD) {
+		*out = (char *)m.b.data;
+		return 0;
+	}
+	char *body = cmark_markdown_to_html((const char *)m.b.data, m.b.len - 1, CMARK_OPT_SAFE);
+	isc_buf_free(&m.b);
+	if (!body)
+		goto oom;
+	m.err = 0;
+	put(&m, html_head);
+	put(&m, body);
+	put(&m, html_tail);
+	free(body);
+	if (m.err || isc_buf_put_u8(&m.b, '\0'))
+		goto oom;
+	*out = (char *)m.b.data;
+	return 0;
+oom:
+	isc_buf_free(&m.b);
+	isc_err_push("out of memory");
+	return -ENOMEM;
+}

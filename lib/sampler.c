@@ -1,0 +1,372 @@
+/*
+ * sampler.c - reads /proc for the recorder's sampler thread.
+ *
+ * Per process: /proc/P/stat and /proc/P/status; per thread the same under
+ * task/T; system-wide /proc/pressure/{cpu,memory,io} and /proc/meminfo.
+ * Descriptors stay open and are re-read with pread(…, 0), so a tick costs
+ * a few syscalls per thread.  smaps_rollup and numa_maps cost milliseconds
+ * on a large process and are read only on "slow" ticks (1 Hz).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "isc_config.h"
+#include "isc_sampler.h"
+#include "isc_shm.h"
+#if ISC_HAVE_NUMA
+#include <numa.h>
+#endif
+
+#define MAX_TIDS 4096
+
+struct tstate {
+	pid_t tid;
+	int fd_stat, fd_status;
+	unsigned gen;
+};
+
+struct pstate {
+	pid_t pid;
+	int fd_stat, fd_status;
+	struct tstate *t;
+	size_t nt, capt;
+	unsigned gen;
+};
+
+struct isc_sampler {
+	struct pstate *p;
+	size_t np, capp;
+	int fd_psi[3], fd_meminfo;
+	long ticks_per_s, page_size;
+	bool numa;
+	unsigned gen;
+	char buf[16384];
+};
+
+static int open_ro(const char *path)
+{
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+int isc_sampler_new(struct isc_sampler **sp)
+{
+	struct isc_sampler *s = calloc(1, sizeof(*s));
+	const char *psi[3] = { "/proc/pressure/cpu", "/proc/pressure/memory", "/proc/pressure/io" };
+	if (!s)
+		return -ENOMEM;
+	for (int i = 0; i < 3; i++)
+		s->fd_psi[i] = open_ro(psi[i]);
+	s->fd_meminfo = open_ro("/proc/meminfo");
+	s->ticks_per_s = sysconf(_SC_CLK_TCK);
+	s->page_size = sysconf(_SC_PAGESIZE);
+#if ISC_HAVE_NUMA
+	s->numa = numa_available() >= 0;
+#endif
+	*sp = s;
+	return 0;
+}
+
+/* Reads a whole small file from an open descriptor into s->buf. */
+static ssize_t reread(struct isc_sampler *s, int fd)
+{
+	if (fd < 0)
+		return -1;
+	ssize_t n = pread(fd, s->buf, sizeof(s->buf) - 1, 0);
+	if (n < 0)
+		return -1;
+	s->buf[n] = '\0';
+	return n;
+}
+
+/* Fields of /proc/.../stat: f[k] is field k + 3 (f[0] = 0 stands for the state). */
+static int parse_stat(char *buf, unsigned long long *f, int nf, char *state)
+{
+	char *p = strrchr(buf, ')');
+	if (!p || p[1] != ' ' || !p[2])
+		return -1;
+	*state = p[2];
+	p += 3;
+	f[0] = 0;
+	int i = 1;
+	while (i < nf && *p == ' ') {
+		char *end;
+		f[i] = strtoull(p + 1, &end, 10);
+		if (end == p + 1)
+			break;
+		p = end;
+		i++;
+	}
+	return i;
+}
+
+static unsigned long long status_field(const char *buf, const char *key)
+{
+	const char *p = strstr(buf, key);
+	return p ? strtoull(p + strlen(key), NULL, 10) : 0;
+}
+
+static void put_rec(struct isc_buf *b, uint8_t type, uint64_t now, uint64_t *last, const uint64_t *v,
+		    unsigned n)
+{
+	uint8_t body[16 * 10];
+	unsigned len = 0;
+	for (unsigned i = 0; i < n; i++)
+		len += isc_put_varint(body + len, v[i]);
+	isc_buf_put_record(b, type, now, last, body, len);
+}
+
+static void sample_thread(struct isc_sampler *s, struct pstate *p, struct tstate *t, uint64_t now,
+			  struct isc_buf *b, uint64_t *last)
+{
+	unsigned long long f[40] = { 0 };
+	char state = '?';
+	if (reread(s, t->fd_stat) <= 0 || parse_stat(s->buf, f, 38, &state) < 37)
+		return;
+	/* f[k] = stat field k + 3 with f[0] = the state placeholder */
+	uint64_t ns_per_tick = 1000000000u / (uint64_t)s->ticks_per_s;
+	uint64_t utime = f[11] * ns_per_tick, stime = f[12] * ns_per_tick;
+	uint64_t cpu = f[36];
+	uint64_t vcsw = 0, ivcsw = 0, node = 0;
+	if (reread(s, t->fd_status) > 0) {
+		vcsw = status_field(s->buf, "voluntary_ctxt_switches:");
+		ivcsw = status_field(s->buf, "nonvoluntary_ctxt_switches:");
+	}
+#if ISC_HAVE_NUMA
+	if (s->numa) {
+		int nd = numa_node_of_cpu((int)cpu);
+		node = nd >= 0 ? (uint64_t)nd + 1 : 0;
+	}
+#endif
+	uint64_t v[9] = { (uint64_t)p->pid, (uint64_t)t->tid, utime, stime, (uint64_t)(unsigned char)state,
+			  cpu, vcsw, ivcsw, node };
+	put_rec(b, ISC_REC_THREAD_SAMPLE, now, last, v, 9);
+}
+
+static struct tstate *thread_find(struct pstate *p, pid_t tid)
+{
+	for (size_t i = 0; i < p->nt; i++)
+		if (p->t[i].tid == tid)
+			return &p->t[i];
+	return NULL;
+}
+
+static void thread_close(struct tstate *t)
+{
+	if (t->fd_stat >= 0)
+		close(t->fd_stat);
+	if (t->fd_status >= 0)
+		close(t->fd_status);
+}
+
+/* Discovers threads, names new ones, samples each; forgets exited ones. */
+static void sample_threads(struct isc_sampler *s, struct pstate *p, uint64_t now, struct isc_buf *b,
+			   uint64_t *last)
+{
+	char path[96];
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)p->pid);
+	DIR *d = opendir(path);
+	struct dirent *e;
+	if (!d)
+		return;
+	p->gen++;
+	while ((e = readdir(d))) {
+		pid_t tid = (pid_t)atoi(e->d_name);
+		if (tid <= 0)
+			continue;
+		struct tstate *t = thread_find(p, tid);
+		if (!t) {
+			if (p->nt == MAX_TIDS)
+				continue;
+			if (p->nt == p->capt) {
+				size_t cap = p->capt ? p->capt * 2 : 16;
+				struct tstate *n = realloc(p->t, cap * sizeof(*n));
+				if (!n)
+					continue;
+				p->t = n;
+				p->capt = cap;
+			}
+			t = &p->t[p->nt++];
+			t->tid = tid;
+			snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)p->pid, (int)tid);
+			t->fd_stat = open_ro(path);
+			snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)p->pid, (int)tid);
+			t->fd_status = open_ro(path);
+			snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)p->pid, (int)tid);
+			int fd = open_ro(path);
+			ssize_t n = fd >= 0 ? read(fd, s->buf, 64) : -1;
+			if (fd >= 0)
+				close(fd);
+			if (n > 0) {
+				uint8_t body[100];
+				unsigned len = isc_put_varint(body, (uint64_t)p->pid);
+				len += isc_put_varint(body + len, (uint64_t)tid);
+				if (s->buf[n - 1] == '\n')
+					n--;
+				memcpy(body + len, s->buf, (size_t)n);
+				isc_buf_put_record(b, ISC_REC_THREAD_NAME, now, last, body, len + (size_t)n);
+			}
+		}
+		t->gen = p->gen;
+		sample_thread(s, p, t, now, b, last);
+	}
+	closedir(d);
+	for (size_t i = 0; i < p->nt;) {
+		if (p->t[i].gen != p->gen) {
+			thread_close(&p->t[i]);
+			p->t[i] = p->t[--p->nt];
+		} else {
+			i++;
+		}
+	}
+}
+
+static bool sample_proc(struct isc_sampler *s, struct pstate *p, uint64_t now, bool slow,
+			struct isc_buf *b, uint64_t *last)
+{
+	unsigned long long f[40] = { 0 };
+	char state;
+	if (reread(s, p->fd_stat) <= 0 || parse_stat(s->buf, f, 24, &state) < 22)
+		return false; /* gone */
+	uint64_t ns_per_tick = 1000000000u / (uint64_t)s->ticks_per_s;
+	uint64_t vcsw = 0, ivcsw = 0;
+	if (reread(s, p->fd_status) > 0) {
+		vcsw = status_field(s->buf, "voluntary_ctxt_switches:");
+		ivcsw = status_field(s->buf, "nonvoluntary_ctxt_switches:");
+	}
+	/* f[7] minflt, f[9] majflt, f[11] utime, f[12] stime, f[17] threads, f[21] rss */
+	uint64_t v[9] = { (uint64_t)p->pid, f[11] * ns_per_tick, f[12] * ns_per_tick,
+			  f[21] * (uint64_t)s->page_size, f[7], f[9], f[17], vcsw, ivcsw };
+	put_rec(b, ISC_REC_PROC_SAMPLE, now, last, v, 9);
+	sample_threads(s, p, now, b, last);
+	if (!slow)
+		return true;
+	char path[96];
+	snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)p->pid);
+	int fd = open_ro(path);
+	if (fd >= 0) {
+		if (reread(s, fd) > 0) {
+			uint64_t sv[5] = { (uint64_t)p->pid, status_field(s->buf, "\nRss:") * 1024,
+					   status_field(s->buf, "\nPss:") * 1024,
+					   status_field(s->buf, "\nSwap:") * 1024,
+					   status_field(s->buf, "\nAnonymous:") * 1024 };
+			put_rec(b, ISC_REC_SMAPS, now, last, sv, 5);
+		}
+		close(fd);
+	}
+	if (!s->numa)
+		return true;
+	snprintf(path, sizeof(path), "/proc/%d/numa_maps", (int)p->pid);
+	FILE *nm = fopen(path, "re");
+	if (nm) {
+		uint64_t pages[14] = { 0 };
+		unsigned maxn = 0;
+		char line[1024];
+		while (fgets(line, sizeof(line), nm)) {
+			for (char *q = strstr(line, " N"); q; q = strstr(q + 1, " N")) {
+				char *end;
+				unsigned long node = strtoul(q + 2, &end, 10);
+				if (*end == '=' && node < 14) {
+					pages[node] += strtoull(end + 1, NULL, 10);
+					if (node + 1 > maxn)
+						maxn = (unsigned)node + 1;
+				}
+			}
+		}
+		fclose(nm);
+		uint64_t v2[16] = { (uint64_t)p->pid, maxn };
+		memcpy(v2 + 2, pages, maxn * sizeof(uint64_t));
+		put_rec(b, ISC_REC_NUMA_MAPS, now, last, v2, 2 + maxn);
+	}
+	return true;
+}
+
+static uint64_t psi_value(const char *line, const char *key, double scale)
+{
+	const char *p = strstr(line, key);
+	return p ? (uint64_t)(strtod(p + strlen(key), NULL) * scale) : 0;
+}
+
+static void sample_system(struct isc_sampler *s, uint64_t now, struct isc_buf *b, uint64_t *last)
+{
+	for (int i = 0; i < 3; i++) {
+		if (reread(s, s->fd_psi[i]) <= 0)
+			continue;
+		char *full = strstr(s->buf, "full");
+		uint64_t v[4] = { (uint64_t)i, psi_value(s->buf, "total=", 1),
+				  full ? psi_value(full, "total=", 1) : 0, psi_value(s->buf, "avg10=", 100) };
+		put_rec(b, ISC_REC_PRESSURE, now, last, v, 4);
+	}
+	if (reread(s, s->fd_meminfo) > 0) {
+		uint64_t v[4] = { status_field(s->buf, "MemTotal:") * 1024,
+				  status_field(s->buf, "MemAvailable:") * 1024,
+				  status_field(s->buf, "SwapTotal:") * 1024,
+				  status_field(s->buf, "SwapFree:") * 1024 };
+		put_rec(b, ISC_REC_MEMINFO, now, last, v, 4);
+	}
+}
+
+static void proc_close(struct pstate *p)
+{
+	if (p->fd_stat >= 0)
+		close(p->fd_stat);
+	if (p->fd_status >= 0)
+		close(p->fd_status);
+	for (size_t i = 0; i < p->nt; i++)
+		thread_close(&p->t[i]);
+	free(p->t);
+}
+
+int isc_sampler_tick(struct isc_sampler *s, const pid_t *pids, size_t n, uint64_t now, bool slow,
+		     struct isc_buf *b, uint64_t *last_ts)
+{
+	s->gen++;
+	for (size_t k = 0; k < n; k++) {
+		struct pstate *p = NULL;
+		for (size_t i = 0; i < s->np; i++)
+			if (s->p[i].pid == pids[k])
+				p = &s->p[i];
+		if (!p) {
+			if (s->np == s->capp) {
+				size_t cap = s->capp ? s->capp * 2 : 8;
+				struct pstate *np = realloc(s->p, cap * sizeof(*np));
+				if (!np)
+					return -ENOMEM;
+				s->p = np;
+				s->capp = cap;
+			}
+			char path[64];
+			p = &s->p[s->np++];
+			memset(p, 0, sizeof(*p));
+			p->pid = pids[k];
+			snprintf(path, sizeof(path), "/proc/%d/stat", (int)p->pid);
+			p->fd_stat = open_ro(path);
+			snprintf(path, sizeof(path), "/proc/%d/status", (int)p->pid);
+			p->fd_status = open_ro(path);
+		}
+		if (p->fd_stat >= 0 && !sample_proc(s, p, now, slow, b, last_ts)) {
+			close(p->fd_stat); /* exited: stop reading it */
+			p->fd_stat = -1;
+		}
+	}
+	sample_system(s, now, b, last_ts);
+	return 0;
+}
+
+void isc_sampler_free(struct isc_sampler *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->np; i++)
+		proc_close(&s->p[i]);
+	free(s->p);
+	for (int i = 0; i < 3; i++)
+		if (s->fd_psi[i] >= 0)
+			close(s->fd_psi[i]);
+	if (s->fd_meminfo >= 0)
+		close(s->fd_meminfo);
+	free(s);
+}

@@ -1,0 +1,197 @@
+/*
+ * sink_dump.c - iscope-merge --dump: one line per event, deterministic.
+ * Processes and threads are numbered in order of appearance (P1, T1) so
+ * two recordings of the same program give the same text; times and sampler
+ * values (which vary run to run) appear only with --dump=times.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "isc_merge.h"
+
+struct idmap {
+	uint32_t key[256];
+	uint32_t pid_of[256];
+	unsigned n;
+};
+
+struct dump_sink {
+	struct isc_sink base;
+	FILE *out;
+	bool times;
+	const char **names; /* "name file:line" by gid, owned */
+	size_t nnames;
+	struct idmap pids, tids;
+};
+
+/* 1-based ordinal of key (per pid for threads); 0 when the table is full. */
+static unsigned ordinal(struct idmap *m, uint32_t key, uint32_t pid)
+{
+	for (unsigned i = 0; i < m->n; i++)
+		if (m->key[i] == key && m->pid_of[i] == pid)
+			return i + 1;
+	if (m->n == 256)
+		return 0;
+	m->key[m->n] = key;
+	m->pid_of[m->n] = pid;
+	return ++m->n;
+}
+
+static unsigned thread_ordinal(struct dump_sink *s, uint32_t pid, uint32_t tid)
+{
+	/* number threads within their process */
+	unsigned n = 0, k = ordinal(&s->tids, tid, pid);
+	for (unsigned i = 0; i < k && i < s->tids.n; i++)
+		if (s->tids.pid_of[i] == pid)
+			n++;
+	return n;
+}
+
+static int d_begin(void *ctx, const struct isc_tl_header *h)
+{
+	struct dump_sink *s = ctx;
+	fprintf(s->out, "# inferscope timeline dump v1\n");
+	if (s->times)
+		fprintf(s->out, "# host=%s cmdline=%s\n", h->host, h->cmdline);
+	return 0;
+}
+
+static int d_string(void *ctx, const struct isc_tl_string *str)
+{
+	struct dump_sink *s = ctx;
+	if (str->id >= s->nnames) {
+		size_t n = s->nnames ? s->nnames : 1024;
+		while (n <= str->id)
+			n *= 2;
+		const char **nn = realloc(s->names, n * sizeof(*nn));
+		if (!nn)
+			return -ENOMEM;
+		s->names = nn;
+		memset(s->names + s->nnames, 0, (n - s->nnames) * sizeof(*nn));
+		s->nnames = n;
+	}
+	char *line = NULL;
+	if (asprintf(&line, "%s %s:%u", str->name, str->file, str->line) < 0)
+		return -ENOMEM;
+	free((char *)s->names[str->id]);
+	s->names[str->id] = line;
+	return 0;
+}
+
+static const char *name_of(struct dump_sink *s, uint32_t id)
+{
+	return id < s->nnames && s->names[id] ? s->names[id] : "?";
+}
+
+static const char *kind_name(uint8_t k)
+{
+	return k == ISC_SPAN_PYTHON ? "python" : k == ISC_SPAN_OP ? "op" : k == ISC_SPAN_SCOPE ? "scope" : "?";
+}
+
+static const char *record_name(uint8_t type)
+{
+	switch (type) {
+	case ISC_REC_PROC_SAMPLE: return "proc_sample";
+	case ISC_REC_THREAD_SAMPLE: return "thread_sample";
+	case ISC_REC_PRESSURE: return "pressure";
+	case ISC_REC_MEMINFO: return "meminfo";
+	case ISC_REC_NUMA_MAPS: return "numa_maps";
+	case ISC_REC_SMAPS: return "smaps";
+	case ISC_REC_CLOCK_PAIR: return "clock_pair";
+	case ISC_REC_THREAD_NAME: return "thread_name";
+	default: return NULL;
+	}
+}
+
+static int d_event(void *ctx, const struct isc_tl_event *ev)
+{
+	struct dump_sink *s = ctx;
+	FILE *o = s->out;
+	bool sample = ev->type >= ISC_REC_PROC_SAMPLE && ev->type <= ISC_REC_THREAD_NAME &&
+		      ev->type != ISC_REC_PROC_INFO && ev->type != ISC_REC_PROC_EXIT;
+	if (sample && !s->times)
+		return 0;
+	if (s->times)
+		fprintf(o, "%" PRIu64 " ", ev->ts);
+	if (ev->pid)
+		fprintf(o, "P%u ", ordinal(&s->pids, ev->pid, 0));
+	if (ev->tid)
+		fprintf(o, "T%u ", thread_ordinal(s, ev->pid, ev->tid));
+	switch (ev->type) {
+	case ISC_REC_TL_SPAN_BEGIN:
+		fprintf(o, "B %s %s d%u\n", kind_name(ev->kind), name_of(s, ev->name_id), ev->depth);
+		break;
+	case ISC_REC_TL_SPAN_END:
+		fprintf(o, "E %s %s%s\n", kind_name(ev->kind), name_of(s, ev->name_id),
+			ev->flags & 1 ? " (closed by merge)" : "");
+		break;
+	case ISC_REC_MARK:
+		fprintf(o, "M %s %" PRId64 "\n", name_of(s, ev->name_id), ev->value);
+		break;
+	case ISC_REC_THREAD_BEGIN:
+		fprintf(o, "TB %.*s\n", (int)ev->nbytes, (const char *)ev->bytes);
+		break;
+	case ISC_REC_THREAD_END:
+		fprintf(o, "TE\n");
+		break;
+	case ISC_REC_DROPPED:
+		fprintf(o, "DROPPED %" PRIu64 "\n", ev->f[0]);
+		break;
+	case ISC_REC_PROC_INFO:
+		fprintf(o, "PROC");
+		for (size_t i = 0; i < ev->nbytes; i++)
+			fputc(ev->bytes[i] ? ev->bytes[i] : ' ', o);
+		fputc('\n', o);
+		break;
+	case ISC_REC_PROC_EXIT:
+		fprintf(o, "EXIT %" PRId64 "%s\n", ev->value, ev->f[2] == 1 ? " (signal)" : "");
+		break;
+	default:
+		if (record_name(ev->type))
+			fprintf(o, "%s", record_name(ev->type));
+		else
+			fprintf(o, "R%02x", ev->type);
+		for (unsigned i = 0; i < ev->nf; i++)
+			fprintf(o, " %" PRIu64, ev->f[i]);
+		if (ev->nbytes)
+			fprintf(o, " %.*s", (int)ev->nbytes, (const char *)ev->bytes);
+		fputc('\n', o);
+		break;
+	}
+	return ferror(o) ? -EIO : 0;
+}
+
+static int d_end(void *ctx, const struct isc_tl_stats *st)
+{
+	struct dump_sink *s = ctx;
+	fprintf(s->out, "END events=%" PRIu64 " dropped=%" PRIu64 " lost_frames=%" PRIu64 " abrupt=%d status=%d\n",
+		s->times ? st->events : 0, st->dropped, st->lost_frames, st->abrupt, st->exit_status);
+	if (fflush(s->out) || ferror(s->out)) {
+		isc_err_push("Failed to write: %s", strerror(errno ? errno : EIO));
+		return -EIO;
+	}
+	return 0;
+}
+
+static void d_destroy(void *ctx)
+{
+	struct dump_sink *s = ctx;
+	for (size_t i = 0; i < s->nnames; i++)
+		free((char *)s->names[i]);
+	free(s->names);
+	free(s);
+}
+
+int isc_sink_dump_new(struct isc_sink **out, FILE *f, bool with_times)
+{
+	struct dump_sink *s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->out = f;
+	s->times = with_times;
+	s->base = (struct isc_sink){ s, d_begin, d_string, d_event, d_end, d_destroy };
+	*out = &s->base;
+	return 0;
+}

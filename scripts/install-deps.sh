@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Install InferScope's build, test and runtime dependencies from Debian's
+# packages. Idempotent: when every package is already installed it does
+# nothing but say so. Uses sudo when not run as root.
+#
+# libopenblas0-pthread matters: without an optimized BLAS, Debian's
+# python3-torch falls back to the reference BLAS, about 70x slower.
+set -euo pipefail
+
+PACKAGES=(
+	meson ninja-build pkg-config gcc
+	libzstd-dev zstd libcjson-dev libcmark-dev libnuma-dev libyaml-dev
+	bats jq
+	python3-dev python3-torch libopenblas0-pthread
+	python3-zstandard python3-yaml
+)
+
+log() { printf 'install-deps: %s\n' "$*" >&2; }
+
+if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
+	log "this script needs a Debian-based system (apt-get, dpkg-query)"
+	log "install these packages by other means: ${PACKAGES[*]}"
+	exit 1
+fi
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+	status=$(dpkg-query -W -f='${db:Status-Abbrev}' "$pkg" 2>/dev/null || true)
+	[[ $status == ii* ]] || missing+=("$pkg")
+done
+
+if ((${#missing[@]} == 0)); then
+	log "all ${#PACKAGES[@]} packages present"
+	exit 0
+fi
+
+SUDO=()
+if ((EUID != 0)); then
+	if ! command -v sudo >/dev/null 2>&1; then
+		log "not root and sudo is not installed; run as root or install: ${missing[*]}"
+		exit 1
+	fi
+	SUDO=(sudo)
+fi
+
+apt_log=$(mktemp "${TMPDIR:-/tmp}/install-deps.XXXXXX")
+trap 'rm -f "$apt_log"' EXIT
+
+apt() {
+	if ! "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive \
+		apt-get -y -q -o DPkg::Lock::Timeout=300 -o Dpkg::Use-Pty=0 "$@" \
+		>"$apt_log" 2>&1; then
+		cat "$apt_log" >&2
+		log "apt-get $1 failed"
+		exit 1
+	fi
+}
+
+log "installing ${#missing[@]} package(s): ${missing[*]}"
+apt update
+apt install --no-install-recommends "${missing[@]}"
+log "done"

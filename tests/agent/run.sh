@@ -1,0 +1,24 @@
+#!/bin/sh
+# Tests the Python agent without the recorder (see check_shm.py).
+#   run.sh [PYDIR]
+# PYDIR is the built tools/iscope-record/python directory (meson passes it);
+# without it the agent is compiled by hand into a temporary directory.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+src=$here/../../tools/iscope-record/python
+runner=/usr/bin/python3
+[ -x "$runner" ] || runner=python3
+
+if [ $# -ge 1 ]; then
+	pydir=$1
+else
+	pydir=$(mktemp -d "${TMPDIR:-/tmp}/isc-agent-build.XXXXXX")
+	trap 'rm -rf "$pydir"' EXIT
+	mkdir -p "$pydir/inferscope"
+	${CC:-cc} -shared -fPIC -O2 -Wall -Wextra -Werror -D_GNU_SOURCE \
+		-DPy_LIMITED_API=0x03090000 $(pkg-config --cflags python3) \
+		-I"$here/../../lib" -o "$pydir/_agent.abi3.so" "$src/_agent.c" -lpthread
+	cp "$src/sitecustomize.py" "$pydir/"
+	cp "$src/inferscope/__init__.py" "$pydir/inferscope/"
+fi
+exec "$runner" "$here/check_shm.py" "$pydir"

@@ -1,0 +1,267 @@
+#!/usr/bin/env bats
+# iscope-analyze and iscope-report from the command line: options, exit
+# status, messages, file vs pipe, damaged input, schema, escaping.
+#
+# Inputs are synthetic timelines written by the unit test binary
+# (test_analyze --write basic|hostile|truncated FILE).  Paths come from the
+# environment (meson sets ISC_BUILD), defaulting to ./build; each can be
+# overridden:
+#   ISCOPE_ANALYZE, ISCOPE_REPORT, ISCOPE_ANALYZE_FIXTURE
+
+bats_require_minimum_version 1.5.0
+
+setup_file() {
+	local root="$BATS_TEST_DIRNAME/../.."
+	local build="${ISC_BUILD:-$root/build}"
+	export ANALYZE="${ISCOPE_ANALYZE:-$build/tools/iscope-analyze/iscope-analyze}"
+	export REPORT="${ISCOPE_REPORT:-$build/tools/iscope-report/iscope-report}"
+	export FIXTURE="${ISCOPE_ANALYZE_FIXTURE:-$build/tests/test_analyze}"
+	export SCHEMA="$root/formats/findings.schema.json"
+	export D="$BATS_FILE_TMPDIR"
+	for kind in basic hostile truncated; do
+		"$FIXTURE" --write "$kind" "$D/$kind.istl"
+	done
+	# A small JSON Schema checker for the keywords findings.schema.json uses
+	# (type, const, enum, required, properties, items, minimum, maximum,
+	# local $ref); python3's jsonschema module is not always installed.
+	cat >"$D/check_schema.py" <<'EOF'
+import json, sys
+schema = json.load(open(sys.argv[1]))
+errors = []
+def is_type(v, t):
+    if t == "null": return v is None
+    if t == "boolean": return isinstance(v, bool)
+    if t == "integer": return not isinstance(v, bool) and (isinstance(v, int) or (isinstance(v, float) and v.is_integer()))
+    if t == "number": return not isinstance(v, bool) and isinstance(v, (int, float))
+    if t == "string": return isinstance(v, str)
+    if t == "array": return isinstance(v, list)
+    if t == "object": return isinstance(v, dict)
+    raise SystemExit("checker: unknown type " + t)
+def check(v, s, path):
+    if "$ref" in s:
+        node = schema
+        for part in s["$ref"].lstrip("#/").split("/"):
+            node = node[part]
+        check(v, node, path)
+    if "type" in s:
+        ts = s["type"] if isinstance(s["type"], list) else [s["type"]]
+        if not any(is_type(v, t) for t in ts):
+            errors.append("%s: %r is not %s" % (path, v, ts)); return
+    if "const" in s and v != s["const"]: errors.append("%s: %r != %r" % (path, v, s["const"]))
+    if "enum" in s and v not in s["enum"]: errors.append("%s: %r not in %r" % (path, v, s["enum"]))
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        if "minimum" in s and v < s["minimum"]: errors.append("%s: %r < minimum" % (path, v))
+        if "maximum" in s and v > s["maximum"]: errors.append("%s: %r > maximum" % (path, v))
+    if isinstance(v, dict):
+        for k in s.get("required", []):
+            if k not in v: errors.append("%s: missing %s" % (path, k))
+        for k, sub in s.get("properties", {}).items():
+            if k in v: check(v[k], sub, path + "." + k)
+    if isinstance(v, list) and "items" in s:
+        for i, x in enumerate(v): check(x, s["items"], "%s[%d]" % (path, i))
+for f in sys.argv[2:]:
+    check(json.load(open(f, encoding="utf-8")), schema, f)
+print("\n".join(errors)); sys.exit(1 if errors else 0)
+EOF
+}
+
+# Runs python3 on a findings file: prints the value at a dotted path.
+jget() {
+	python3 -c 'import json,sys
+v = json.load(open(sys.argv[1]))
+for k in sys.argv[2].split("."):
+    v = v[int(k)] if isinstance(v, list) else v[k]
+print(json.dumps(v) if not isinstance(v, str) else v)' "$1" "$2"
+}
+
+@test "iscope-analyze --help prints the option table to stdout" {
+	run --separate-stderr "$ANALYZE" --help
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[[ "$output" == *"Usage: iscope-analyze"* ]]
+	for opt in --output --pretty --quiet --log-level --top --help --version; do
+		[[ "$output" == *"$opt"* ]]
+	done
+}
+
+@test "iscope-analyze --version" {
+	run --separate-stderr "$ANALYZE" --version
+	[ "$status" -eq 0 ]
+	[[ "$output" =~ ^iscope-analyze\ [0-9]+\.[0-9]+ ]]
+}
+
+@test "iscope-analyze: unknown option is a usage error (exit 2)" {
+	run --separate-stderr "$ANALYZE" --bogus "$D/basic.istl"
+	[ "$status" -eq 2 ]
+	[ -z "$output" ]
+	[ "${#stderr_lines[@]}" -eq 2 ]
+	[[ "${stderr_lines[0]}" == "iscope-analyze: "*"--bogus"* ]]
+	[[ "${stderr_lines[1]}" == "Try 'iscope-analyze --help'"* ]]
+}
+
+@test "iscope-analyze: two inputs and a bad --top are usage errors" {
+	run --separate-stderr "$ANALYZE" "$D/basic.istl" "$D/basic.istl"
+	[ "$status" -eq 2 ]
+	run --separate-stderr "$ANALYZE" --top=0 "$D/basic.istl"
+	[ "$status" -eq 2 ]
+}
+
+@test "iscope-analyze: file, stdin pipe, '-' and -o give the same JSON" {
+	"$ANALYZE" "$D/basic.istl" >"$D/a.json"
+	cat "$D/basic.istl" | "$ANALYZE" >"$D/b.json"
+	"$ANALYZE" - <"$D/basic.istl" >"$D/c.json"
+	"$ANALYZE" -o "$D/d.json" "$D/basic.istl"
+	cmp "$D/a.json" "$D/b.json"
+	cmp "$D/a.json" "$D/c.json"
+	cmp "$D/a.json" "$D/d.json"
+	[ "$(jget "$D/a.json" iterations.count)" = 20 ]
+	[ "$(jget "$D/a.json" cpu.top_functions.0.name)" = crunch ]
+}
+
+@test "iscope-analyze --pretty is the same document" {
+	"$ANALYZE" --pretty "$D/basic.istl" >"$D/p.json"
+	"$ANALYZE" "$D/basic.istl" >"$D/u.json"
+	[ "$(wc -l <"$D/p.json")" -gt 50 ]
+	python3 -c 'import json,sys; assert json.load(open(sys.argv[1])) == json.load(open(sys.argv[2]))' "$D/p.json" "$D/u.json"
+}
+
+@test "iscope-analyze: output validates against formats/findings.schema.json" {
+	"$ANALYZE" "$D/basic.istl" >"$D/s1.json"
+	"$ANALYZE" "$D/hostile.istl" >"$D/s2.json"
+	"$ANALYZE" "$D/truncated.istl" >"$D/s3.json" || true
+	run python3 "$D/check_schema.py" "$SCHEMA" "$D/s1.json" "$D/s2.json" "$D/s3.json"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	if python3 -c 'import jsonschema' 2>/dev/null; then
+		python3 -c 'import json,sys,jsonschema
+s = json.load(open(sys.argv[1]))
+for f in sys.argv[2:]: jsonschema.Draft202012Validator(s).validate(json.load(open(f)))' \
+			"$SCHEMA" "$D/s1.json" "$D/s2.json" "$D/s3.json"
+	fi
+}
+
+@test "iscope-analyze: the schema checker catches a broken document" {
+	echo '{"schema_version": 1, "summary": {"wall_ns": -1}}' >"$D/bad.json"
+	run python3 "$D/check_schema.py" "$SCHEMA" "$D/bad.json"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"missing tool"* ]]
+	[[ "$output" == *"wall_ns: -1 < minimum"* ]]
+}
+
+@test "iscope-analyze: not a timeline -> one line, exit 1, no JSON" {
+	run --separate-stderr bash -c "echo 'hello world' | '$ANALYZE'"
+	[ "$status" -eq 1 ]
+	[ -z "$output" ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ "$stderr" == "iscope-analyze: stdin: "* ]]
+}
+
+@test "iscope-analyze: missing file -> exit 1 with the file name" {
+	run --separate-stderr "$ANALYZE" "$D/nope.istl"
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "iscope-analyze: $D/nope.istl: No such file or directory" ]
+}
+
+@test "iscope-analyze: truncated timeline -> JSON of the prefix, damaged=true, exit 1" {
+	run --separate-stderr "$ANALYZE" "$D/truncated.istl"
+	[ "$status" -eq 1 ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ "$stderr" == "iscope-analyze: $D/truncated.istl: "*"(analyzed "*" events)" ]]
+	echo "$output" >"$D/t.json"
+	[ "$(jget "$D/t.json" summary.damaged)" = true ]
+	[ "$(jget "$D/t.json" iterations.count)" = 20 ]
+	# the same through a pipe
+	run --separate-stderr bash -c "cat '$D/truncated.istl' | '$ANALYZE' | cmp - '$D/t.json'"
+	[ "$status" -eq 0 ]
+}
+
+@test "iscope-analyze: a write error is reported (exit 1)" {
+	[ -w /dev/full ] || skip "no /dev/full"
+	run --separate-stderr "$ANALYZE" -o /dev/full "$D/basic.istl"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == "iscope-analyze: /dev/full: "* ]]
+}
+
+@test "iscope-report --help, --version, bad option, bad format" {
+	run --separate-stderr "$REPORT" --help
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"Usage: iscope-report"* && "$output" == *"--format"* ]]
+	run --separate-stderr "$REPORT" --version
+	[ "$status" -eq 0 ]
+	[[ "$output" =~ ^iscope-report\ [0-9]+\.[0-9]+ ]]
+	run --separate-stderr "$REPORT" --bogus
+	[ "$status" -eq 2 ]
+	[[ "${stderr_lines[1]}" == "Try 'iscope-report --help'"* ]]
+	run --separate-stderr "$REPORT" -f pdf /dev/null
+	[ "$status" -eq 2 ]
+}
+
+@test "iscope-report: not JSON -> 'not findings JSON', exit 1" {
+	printf 'not json {' >"$D/x.txt"
+	run --separate-stderr "$REPORT" "$D/x.txt"
+	[ "$status" -eq 1 ]
+	[ -z "$output" ]
+	[[ "$stderr" == "iscope-report: $D/x.txt: not findings JSON: "* ]]
+	run --separate-stderr bash -c "echo '[1, 2]' | '$REPORT'"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == "iscope-report: stdin: not findings JSON: "* ]]
+	run --separate-stderr "$REPORT" "$D/basic.istl"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"not findings JSON"* ]]
+}
+
+@test "iscope-report: missing fields are tolerated" {
+	run --separate-stderr bash -c "echo '{}' | '$REPORT'"
+	[ "$status" -eq 0 ]
+	for s in "End-to-end latency" CPU GPU Memory Findings Suggestions Environment; do
+		[[ "$output" == *"## $s"* ]]
+	done
+}
+
+@test "pipe analyze | report: headline names the share and the hot function with file:line" {
+	"$ANALYZE" "$D/basic.istl" | "$REPORT" >"$D/r.md"
+	[ "$(sed -n 1p "$D/r.md")" = "# InferScope report" ]
+	line3="$(sed -n 3p "$D/r.md")"
+	[[ "$line3" =~ ^\*\*[0-9]+\ %\ of\ traced\ CPU\ time ]]
+	[[ "$line3" == *'`crunch` (hot_function.py:12)'* ]]
+	# sections in order
+	got="$(grep '^## ' "$D/r.md" | tr '\n' '/')"
+	[ "$got" = "## End-to-end latency/## CPU/## GPU/## Memory/## Findings/## Suggestions/## Environment/" ]
+	# file and pipe forms agree
+	"$ANALYZE" -o "$D/f.json" "$D/basic.istl"
+	"$REPORT" -o "$D/r2.md" "$D/f.json"
+	cmp "$D/r.md" "$D/r2.md"
+}
+
+@test "iscope-report: hostile workload names are escaped (Markdown and HTML)" {
+	"$ANALYZE" "$D/hostile.istl" >"$D/h.json"
+	[ "$(jget "$D/h.json" cpu.top_functions.1.name)" = '<script>alert(1)</script>|*x*' ]
+	"$REPORT" "$D/h.json" >"$D/h.md"
+	! grep -q '<script>' "$D/h.md"
+	grep -qF '\<script\>alert(1)\</script\>\|\*x\*' "$D/h.md"
+	! grep -qF '[link](' "$D/h.md"
+	! grep -q $'\x01' "$D/h.md"
+	# every row of the functions table has the header's column count
+	python3 - "$D/h.md" <<'EOF'
+import re, sys
+lines = open(sys.argv[1], encoding="utf-8").read().split("\n")
+start = lines.index("| # | Function | Kind | Location | Calls | Self | Total | Self % |")
+cols = lambda l: len(re.findall(r"(?<!\\)\|", l))
+for l in lines[start:]:
+    if not l.startswith("|"): break
+    assert cols(l) == 9, l
+EOF
+	"$REPORT" -o "$D/h.html" "$D/h.json"
+	head -c 15 "$D/h.html" | grep -q '<!DOCTYPE html>'
+	! grep -q '<script' "$D/h.html"
+	grep -q '&lt;script&gt;alert(1)&lt;/script&gt;' "$D/h.html"
+	! grep -qE '(src|href)=' "$D/h.html"
+}
+
+@test "iscope-report -f html writes the same page as -o *.html" {
+	"$ANALYZE" "$D/basic.istl" >"$D/b.json"
+	"$REPORT" -f html "$D/b.json" >"$D/1.html"
+	"$REPORT" -o "$D/2.html" "$D/b.json"
+	cmp "$D/1.html" "$D/2.html"
+	grep -q '<h2>End-to-end latency</h2>' "$D/1.html"
+}

@@ -1,0 +1,1005 @@
+/*
+ * test_analyze.c - iscope-analyze's library side (analyze*.c, findings.c,
+ * report_md.c) on synthetic timelines with exactly known answers.
+ *
+ * Timelines are built here with the library's own container writer: a
+ * FILE_HEADER chunk (ISTL magic), one TL_STRINGS chunk per string,
+ * TL_EVENTS chunks that each start with a TL_CTX record, and an END chunk.
+ *
+ * Also a fixture writer for tests/cli/analyze_report.bats:
+ *   test_analyze --write {basic|hostile|truncated} FILE
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "isc_analyze.h"
+#include "isc_internal.h"
+#include "tap.h"
+
+/* ---- timeline builder ------------------------------------------------- */
+#define TL_MAX_THREADS 16
+#define TL_MAX_DEPTH 256
+
+struct tl_thread {
+	uint32_t pid, tid;
+	uint64_t stack[TL_MAX_DEPTH];
+	unsigned depth;
+};
+
+struct tl {
+	struct isc_writer *w;
+	struct isc_buf ev; /* records of the events chunk being built */
+	uint64_t base, last, next_span, nevents;
+	uint32_t pid, tid;
+	bool open, ctx;
+	struct tl_thread th[TL_MAX_THREADS];
+	unsigned nth;
+};
+
+static void tl_chunk(struct tl *t, uint16_t type, uint64_t base, const struct isc_buf *b)
+{
+	struct isc_chunk_header h = { ISC_CHUNK_MAGIC, type, 0, 0, 0, base, 0, (uint32_t)b->len };
+	if (isc_writer_chunk(t->w, &h, b->data))
+		abort();
+}
+
+static void tl_open(struct tl *t, FILE *f, const char *cmdline)
+{
+	struct isc_tl_header h;
+	struct isc_buf b = { 0 };
+	memset(t, 0, sizeof(*t));
+	memset(&h, 0, sizeof(h));
+	strcpy(h.host, "testhost");
+	snprintf(h.cmdline, sizeof(h.cmdline), "%s", cmdline);
+	h.ncpu = 4;
+	h.sample_hz = 10;
+	h.epoch_realtime_ns = 1700000000000000000ull;
+	if (isc_writer_new(&t->w, f, 1) || isc_header_encode(&b, ISC_TIMELINE_MAGIC, &h))
+		abort();
+	tl_chunk(t, ISC_CHUNK_FILE_HEADER, 0, &b);
+	isc_buf_free(&b);
+	t->next_span = 1;
+}
+
+static void tl_string(struct tl *t, uint32_t id, uint8_t kind, uint32_t line, const char *name, const char *file)
+{
+	struct isc_buf b = { 0 }, r = { 0 };
+	uint64_t ts = 0;
+	isc_buf_put_varint(&r, id);
+	isc_buf_put_u8(&r, kind);
+	isc_buf_put_varint(&r, line);
+	isc_buf_put_bytes(&r, name, strlen(name));
+	isc_buf_put_bytes(&r, file, strlen(file));
+	isc_buf_put_record(&b, ISC_REC_STRING_DEF, 0, &ts, r.data, r.len);
+	tl_chunk(t, ISC_CHUNK_TL_STRINGS, 0, &b);
+	isc_buf_free(&b);
+	isc_buf_free(&r);
+}
+
+/* Writes the events built so far as one TL_EVENTS chunk. */
+static void tl_flush(struct tl *t)
+{
+	if (t->open)
+		tl_chunk(t, ISC_CHUNK_TL_EVENTS, t->base, &t->ev);
+	t->ev.len = 0;
+	t->open = t->ctx = false;
+}
+
+/* Appends one timed record of context (pid, tid): n varint fields, then bytes. */
+static void tl_rec(struct tl *t, uint8_t type, uint64_t ts, uint32_t pid, uint32_t tid, int n,
+		   const uint64_t *f, const void *bytes, size_t nbytes, bool len_prefix)
+{
+	struct isc_buf r = { 0 };
+	if (!t->open) {
+		t->open = true;
+		t->base = t->last = ts;
+	}
+	if (!t->ctx || pid != t->pid || tid != t->tid) {
+		isc_buf_put_varint(&r, pid);
+		isc_buf_put_varint(&r, tid);
+		isc_buf_put_record(&t->ev, ISC_REC_TL_CTX, ts, &t->last, r.data, r.len);
+		r.len = 0;
+		t->pid = pid;
+		t->tid = tid;
+		t->ctx = true;
+	}
+	for (int i = 0; i < n; i++)
+		isc_buf_put_varint(&r, f[i]);
+	if (len_prefix)
+		isc_buf_put_bytes(&r, bytes, nbytes);
+	else if (nbytes)
+		isc_buf_put(&r, bytes, nbytes);
+	isc_buf_put_record(&t->ev, type, ts, &t->last, r.data, r.len);
+	isc_buf_free(&r);
+	t->nevents++;
+}
+
+static struct tl_thread *tl_thread(struct tl *t, uint32_t pid, uint32_t tid)
+{
+	for (unsigned i = 0; i < t->nth; i++)
+		if (t->th[i].pid == pid && t->th[i].tid == tid)
+			return &t->th[i];
+	if (t->nth == TL_MAX_THREADS)
+		abort();
+	t->th[t->nth] = (struct tl_thread){ .pid = pid, .tid = tid };
+	return &t->th[t->nth++];
+}
+
+/* Opens a span of kind on (pid, tid); returns its id. */
+static uint64_t tl_call(struct tl *t, uint64_t ts, uint32_t pid, uint32_t tid, uint8_t kind, uint32_t name)
+{
+	struct tl_thread *th = tl_thread(t, pid, tid);
+	uint64_t id = t->next_span++;
+	uint64_t f[5] = { id, th->depth ? th->stack[th->depth - 1] : 0, th->depth, kind, name };
+	tl_rec(t, ISC_REC_TL_SPAN_BEGIN, ts, pid, tid, 5, f, NULL, 0, false);
+	th->stack[th->depth++] = id;
+	return id;
+}
+
+/* Closes the innermost span of (pid, tid); flags 1 = closed by merge. */
+static void tl_ret_flags(struct tl *t, uint64_t ts, uint32_t pid, uint32_t tid, uint64_t flags)
+{
+	struct tl_thread *th = tl_thread(t, pid, tid);
+	uint64_t f[2] = { th->stack[--th->depth], flags };
+	tl_rec(t, ISC_REC_TL_SPAN_END, ts, pid, tid, 2, f, NULL, 0, false);
+}
+
+static void tl_ret(struct tl *t, uint64_t ts, uint32_t pid, uint32_t tid)
+{
+	tl_ret_flags(t, ts, pid, tid, 0);
+}
+
+/* A whole span [b, e) with nothing inside. */
+static void tl_leaf(struct tl *t, uint64_t b, uint64_t e, uint32_t pid, uint32_t tid, uint8_t kind, uint32_t name)
+{
+	tl_call(t, b, pid, tid, kind, name);
+	tl_ret(t, e, pid, tid);
+}
+
+static void tl_thread_sample_sw(struct tl *t, uint64_t ts, uint32_t pid, uint32_t tid, uint64_t cpu_ns,
+				uint64_t vcsw, uint64_t ivcsw)
+{
+	uint64_t f[9] = { pid, tid, cpu_ns, 0, 'R', 1, vcsw, ivcsw, 0 };
+	tl_rec(t, ISC_REC_THREAD_SAMPLE, ts, 0, 0, 9, f, NULL, 0, false);
+}
+
+static void tl_thread_sample(struct tl *t, uint64_t ts, uint32_t pid, uint32_t tid, uint64_t cpu_ns)
+{
+	tl_thread_sample_sw(t, ts, pid, tid, cpu_ns, 0, 0);
+}
+
+static void tl_proc_sample(struct tl *t, uint64_t ts, uint32_t pid, uint64_t rss, uint64_t vcsw, uint64_t ivcsw)
+{
+	uint64_t f[9] = { pid, ts / 2, 0, rss, 1000, 7, 4, vcsw, ivcsw };
+	tl_rec(t, ISC_REC_PROC_SAMPLE, ts, 0, 0, 9, f, NULL, 0, false);
+}
+
+static void tl_close(struct tl *t, uint64_t dropped, uint64_t flags, int status)
+{
+	struct isc_buf b = { 0 }, r = { 0 };
+	uint64_t ts = 0;
+	tl_flush(t);
+	isc_buf_put_varint(&r, t->nevents);
+	isc_buf_put_varint(&r, dropped);
+	isc_buf_put_varint(&r, 0);
+	isc_buf_put_varint(&r, flags);
+	isc_buf_put_varint(&r, isc_zigzag(status));
+	isc_buf_put_record(&b, ISC_REC_END_STATS, 0, &ts, r.data, r.len);
+	tl_chunk(t, ISC_CHUNK_END, 0, &b);
+	isc_writer_flush(t->w);
+	isc_writer_free(t->w);
+	isc_buf_free(&b);
+	isc_buf_free(&r);
+	isc_buf_free(&t->ev);
+}
+
+/* Runs the analysis on the bytes of f from the start; *rc gets its return. */
+static cJSON *analyze_file(FILE *f, unsigned top_n, int *rc)
+{
+	struct isc_timeline *t = NULL;
+	struct isc_analyze_opts o = { .top_n = top_n };
+	cJSON *doc = NULL;
+	rewind(f);
+	isc_err_clear();
+	if ((*rc = isc_timeline_open(&t, f)) == 0)
+		*rc = isc_analyze_timeline(t, &o, &doc);
+	isc_timeline_free(t);
+	return doc;
+}
+
+static cJSON *analyze(FILE *f)
+{
+	int rc;
+	cJSON *d = analyze_file(f, 0, &rc);
+	if (rc)
+		printf("# analyze: %d %s\n", rc, isc_err_msg());
+	return d;
+}
+
+static double N(const cJSON *d, const char *path)
+{
+	double v = NAN;
+	isc_json_num(d, path, &v);
+	return v;
+}
+
+/* cpu.top_functions entry by name (and kind when not NULL). */
+static const cJSON *fn_named(const cJSON *d, const char *name)
+{
+	const cJSON *fn, *arr = isc_json_get(d, "cpu.top_functions");
+	cJSON_ArrayForEach(fn, arr)
+		if (isc_json_str(fn, "name") && !strcmp(isc_json_str(fn, "name"), name))
+			return fn;
+	return NULL;
+}
+
+static double FN(const cJSON *d, const char *name, const char *field)
+{
+	return N(fn_named(d, name), field);
+}
+
+enum { S_MAIN = 1, S_A, S_F, S_B, S_FACT, S_STEP, S_REQ, S_X, S_SLEEP, S_G };
+
+static void common_strings(struct tl *t)
+{
+	tl_string(t, S_MAIN, ISC_STR_CODE, 1, "<module>", "infer.py");
+	tl_string(t, S_A, ISC_STR_CFUNC, 0, "torch.matmul", "torch");
+	tl_string(t, S_F, ISC_STR_CODE, 12, "crunch", "hot_function.py");
+	tl_string(t, S_B, ISC_STR_CFUNC, 0, "len", "builtins");
+	tl_string(t, S_FACT, ISC_STR_CODE, 3, "fact", "rec.py");
+	tl_string(t, S_STEP, ISC_STR_SCOPE, 0, "step", "");
+	tl_string(t, S_REQ, ISC_STR_SCOPE, 0, "request", "");
+	tl_string(t, S_X, ISC_STR_CFUNC, 0, "torch.relu", "torch");
+	tl_string(t, S_SLEEP, ISC_STR_CFUNC, 0, "time.sleep", "time");
+	tl_string(t, S_G, ISC_STR_CODE, 20, "g", "rec.py");
+}
+
+/* ---- tests -------------------------------------------------------------- */
+static void test_self_total(void)
+{
+	FILE *f = tmpfile();
+	struct tl t;
+	tl_open(&t, f, "python3 infer.py");
+	common_strings(&t);
+	/* main [0,1000): op A [100,400), python f [500,900) with op B [600,700) */
+	tl_call(&t, 0, 10, 10, ISC_SPAN_PYTHON, S_MAIN);
+	tl_leaf(&t, 100, 400, 10, 10, ISC_SPAN_OP, S_A);
+	tl_call(&t, 500, 10, 10, ISC_SPAN_PYTHON, S_F);
+	tl_leaf(&t, 600, 700, 10, 10, ISC_SPAN_OP, S_B);
+	tl_ret(&t, 900, 10, 10);
+	tl_ret(&t, 1000, 10, 10);
+	tl_close(&t, 0, 0, 0);
+	cJSON *d = analyze(f);
+	ok(d != NULL, "analysis of a simple timeline succeeds");
+	ok(FN(d, "<module>", "self_ns") == 300 && FN(d, "<module>", "total_ns") == 1000,
+	   "self = duration - children (300), total = duration (1000)");
+	ok(FN(d, "crunch", "self_ns") == 300 && FN(d, "crunch", "total_ns") == 400, "nested python self/total");
+	ok(FN(d, "torch.matmul", "self_ns") == 300 && FN(d, "len", "self_ns") == 100, "op self times");
+	ok(FN(d, "<module>", "ops_self_ns") == 300 && FN(d, "crunch", "ops_self_ns") == 100,
+	   "op time is credited to the nearest python caller");
+	ok(!strcmp(isc_json_str(fn_named(d, "len"), "kind"), "op") &&
+	   !strcmp(isc_json_str(fn_named(d, "crunch"), "kind"), "python"), "kinds python / op");
+	ok(FN(d, "crunch", "line") == 12 && !strcmp(isc_json_str(fn_named(d, "crunch"), "file"), "hot_function.py"),
+	   "file and line from the string table");
+	const cJSON *first = cJSON_GetArrayItem(isc_json_get(d, "cpu.top_functions"), 0);
+	ok(N(first, "self_ns") == 300 && !strcmp(isc_json_str(first, "name"), "<module>"),
+	   "sorted by self time, ties by total time");
+	ok(N(d, "cpu.split.python_ns") == 600 && N(d, "cpu.split.ops_ns") == 400 &&
+	   N(d, "cpu.split.off_cpu_ns") == 0 && N(d, "cpu.split.python_pct") == 60,
+	   "split without samples: python 600, ops 400, off-CPU 0");
+	ok(!cJSON_IsTrue(isc_json_get(d, "cpu.split.off_cpu_measured")), "off-CPU marked as not measured");
+	ok(FN(d, "crunch", "self_pct") == 30, "self_pct of traced time");
+	ok(N(d, "summary.wall_ns") == 1000 && N(d, "summary.events") == 8 && N(d, "summary.processes") == 1 &&
+	   N(d, "summary.threads") == 1, "summary: wall, events, processes, threads");
+	ok(!strcmp(isc_json_str(d, "verdict.class"), "python_bound"), "verdict python_bound when Python leads");
+	ok(strstr(isc_json_str(d, "verdict.sentence"), "60 % of traced CPU time is Python") != NULL,
+	   "verdict sentence names the share: %s", isc_json_str(d, "verdict.sentence"));
+	ok(N(d, "schema_version") == ISC_FINDINGS_SCHEMA_VERSION && !strcmp(isc_json_str(d, "tool.name"), "iscope-analyze"),
+	   "schema_version and tool");
+	ok(!strcmp(isc_json_str(d, "environment.host"), "testhost") && N(d, "environment.ncpu") == 4,
+	   "environment from the header");
+	cJSON_Delete(d);
+
+	int rc;
+	d = analyze_file(f, 2, &rc);
+	ok(cJSON_GetArraySize(isc_json_get(d, "cpu.top_functions")) == 2 && N(d, "cpu.functions") == 4,
+	   "top_n limits the list, cpu.functions counts all");
+	cJSON_Delete(d);
+	fclose(f);
+}
+
+static void test_recursion(void)
+{
+	FILE *f = tmpfile();
+	struct tl t;
+	tl_open(&t, f, "python3 rec.py");
+	common_strings(&t);
+	/* fact -> fact -> fact: [0,900) [100,800) [200,700) */
+	tl_call(&t, 0, 1, 1, ISC_SPAN_PYTHON, S_FACT);
+	tl_call(&t, 100, 1, 1, ISC_SPAN_PYTHON, S_FACT);
+	tl_leaf(&t, 200, 700, 1, 1, ISC_SPAN_PYTHON, S_FACT);
+	tl_ret(&t, 800, 1, 1);
+	tl_ret(&t, 900, 1, 1);
+	/* mutual: g [1000,2000) -> fact [1100,1900) -> g [1200,1800);
+	 * meanwhile fact [1150,1250) on thread 2: outermost there, so it counts */
+	tl_call(&t, 1000, 1, 1, ISC_SPAN_PYTHON, S_G);
+	tl_call(&t, 1100, 1, 1, ISC_SPAN_PYTHON, S_FACT);
+	tl_call(&t, 1150, 1, 2, ISC_SPAN_PYTHON, S_FACT);
+	tl_call(&t, 1200, 1, 1, ISC_SPAN_PYTHON, S_G);
+	tl_ret(&t, 1250, 1, 2);
+	tl_ret(&t, 1800, 1, 1);
+	tl_ret(&t, 1900, 1, 1);
+	tl_ret(&t, 2000, 1, 1);
+	tl_close(&t, 0, 0, 0);
+	cJSON *d = analyze(f);
+	ok(FN(d, "fact", "calls") == 5, "recursive calls all counted");
+	ok(FN(d, "fact", "total_ns") == 900 + 800 + 100, "recursion counted once in total_ns, per thread (got %g)",
+	   FN(d, "fact", "total_ns"));
+	ok(FN(d, "g", "total_ns") == 1000, "mutual recursion: g's total is its outermost activation");
+	ok(FN(d, "fact", "self_ns") == 900 + 200 + 100, "self time sums every activation");
+	ok(FN(d, "g", "self_ns") == 200 + 600, "self of g");
+	cJSON_Delete(d);
+	fclose(f);
+}
+
+static void test_scopes_and_iterations(void)
+{
+	FILE *f = tmpfile();
+	struct tl t;
+	tl_open(&t, f, "python3 serve.py");
+	common_strings(&t);
+	/* main [0, 100000): scope step x5 with durations 1000 (warm-up), 100, 200, 300, 400 */
+	tl_call(&t, 0, 5, 5, ISC_SPAN_PYTHON, S_MAIN);
+	uint64_t ts = 10, durs[5] = { 1000, 100, 200, 300, 400 };
+	for (int i = 0; i < 5; i++) {
+		tl_call(&t, ts, 5, 5, ISC_SPAN_SCOPE, S_STEP);
+		tl_leaf(&t, ts + 10, ts + 60, 5, 5, ISC_SPAN_OP, S_X);
+		tl_ret(&t, ts + durs[i], 5, 5);
+		ts += durs[i] + 10;
+	}
+	/* scope request x2, longer in total but rarer */
+	for (int i = 0; i < 2; i++) {
+		tl_leaf(&t, ts, ts + 20000, 5, 5, ISC_SPAN_SCOPE, S_REQ);
+		ts += 20010;
+	}
+	tl_ret(&t, 100000, 5, 5);
+	/* an outermost scope on another thread: its uncovered time is interpreter time */
+	tl_call(&t, 200000, 5, 6, ISC_SPAN_SCOPE, S_REQ);
+	tl_leaf(&t, 200100, 200400, 5, 6, ISC_SPAN_OP, S_X);
+	tl_ret(&t, 201000, 5, 6);
+	tl_close(&t, 0, 0, 0);
+	cJSON *d = analyze(f);
+	ok(!strcmp(isc_json_str(d, "iterations.name"), "step"), "iteration scope = most frequent scope name");
+	ok(N(d, "iterations.count") == 5, "count = all iterations");
+	ok(N(d, "iterations.warmup_excluded") == 1 && N(d, "iterations.samples") == 4, "first iteration is warm-up");
+	ok(N(d, "iterations.latency_ns.p50") == 200 && N(d, "iterations.latency_ns.p90") == 400 &&
+	   N(d, "iterations.latency_ns.p99") == 400, "nearest-rank p50/p90/p99 = 200/400/400");
+	ok(N(d, "iterations.latency_ns.mean") == 250 && N(d, "iterations.latency_ns.min") == 100 &&
+	   N(d, "iterations.latency_ns.max") == 400, "mean/min/max without warm-up");
+	ok(cJSON_IsNull(isc_json_get(d, "iterations.latency_ci95_ns.p50.low")),
+	   "CI bound is null when 4 samples cannot give 95 %%");
+	/* scope frames are transparent: main's self = 100000 - ops (5 x 50) */
+	ok(FN(d, "<module>", "self_ns") == 100000 - 250, "scope spans do not take self time from their caller");
+	const cJSON *in = isc_json_get(d, "cpu.top_functions_in_scopes");
+	const cJSON *in0 = cJSON_GetArrayItem(in, 0);
+	ok(cJSON_GetArraySize(in) == 1 && !strcmp(isc_json_str(in0, "name"), "torch.relu") && N(in0, "self_ns") == 550 &&
+	   N(in0, "calls") == 6 && N(in0, "self_pct") == 100 && N(d, "cpu.scoped_ns") == 550,
+	   "functions inside scopes: only what ran while a scope was open");
+	ok(N(d, "cpu.split.python_ns") == 100000 - 250 + 700 && N(d, "cpu.split.ops_ns") == 250 + 300,
+	   "outermost scope's uncovered time counts as Python time");
+	cJSON_Delete(d);
+	fclose(f);
+
+	/* two processes x 3 iterations: one warm-up each; a single iteration is kept */
+	f = tmpfile();
+	tl_open(&t, f, "python3 mp.py");
+	common_strings(&t);
+	ts = 0;
+	for (uint64_t i = 0; i < 3; i++) {
+		tl_call(&t, ts, 7, 7, ISC_SPAN_SCOPE, S_STEP);
+		tl_call(&t, ts + 1, 8, 8, ISC_SPAN_SCOPE, S_STEP);
+		tl_ret(&t, ts + 100 * (i + 1), 7, 7);
+		tl_ret(&t, ts + 1 + 1000 * (i + 1), 8, 8);
+		ts += 5000;
+	}
+	tl_close(&t, 0, 0, 0);
+	d = analyze(f);
+	ok(N(d, "iterations.count") == 6 && N(d, "iterations.warmup_excluded") == 2,
+	   "warm-up: first iteration of each process");
+	ok(N(d, "iterations.latency_ns.min") == 200 && N(d, "iterations.latency_ns.max") == 3000,
+	   "the excluded ones are the earliest of each process");
+	cJSON_Delete(d);
+	fclose(f);
+
+	f = tmpfile();
+	tl_open(&t, f, "python3 one.py");
+	common_strings(&t);
+	tl_leaf(&t, 0, 500, 7, 7, ISC_SPAN_SCOPE, S_STEP);
+	tl_close(&t, 0, 0, 0);
+	d = analyze(f);
+	ok(N(d, "iterations.count") == 1 && N(d, "iterations.warmup_excluded") == 0 &&
+	   N(d, "iterations.latency_ns.p50") == 500, "a single iteration is not warm-up");
+	cJSON_Delete(d);
+	fclose(f);
+
+	f = tmpfile();
+	tl_open(&t, f, "python3 none.py");
+	common_strings(&t);
+	tl_leaf(&t, 0, 500, 7, 7, ISC_SPAN_PYTHON, S_MAIN);
+	tl_close(&t, 0, 0, 0);
+	d = analyze(f);
+	ok(N(d, "iterations.count") == 0 && cJSON_IsNull(isc_json_get(d, "iterations.name")) &&
+	   cJSON_IsNull(isc_json_get(d, "iterations.latency_ns.p50")), "no scopes: count 0, nulls");
+	cJSON_Delete(d);
+	fclose(f);
+}
+
+static void test_quantiles(void)
+{
+	uint64_t x[100];
+	size_t lo, hi;
+	for (int i = 0; i < 100; i++)
+		x[i] = (uint64_t)i + 1;
+	ok(isc_quantile_sorted(x, 100, .5) == 50 && isc_quantile_sorted(x, 100, .99) == 99 &&
+	   isc_quantile_sorted(x, 1, .99) == 1 && isc_quantile_sorted(x, 100, 1) == 100,
+	   "nearest-rank quantiles");
+	isc_quantile_ci(100, .5, .95, &lo, &hi);
+	ok(lo == 40 && hi == 61, "CI ranks of the median, n=100: 40..61 (got %zu..%zu)", lo, hi);
+	isc_quantile_ci(100, .9, .95, &lo, &hi);
+	ok(lo == 84 && hi == 96, "CI ranks of p90, n=100: 84..96 (got %zu..%zu)", lo, hi);
+	isc_quantile_ci(100, .99, .95, &lo, &hi);
+	ok(lo == 97 && hi == 0, "p99 upper bound needs more than 100 samples");
+	isc_quantile_ci(1000, .99, .95, &lo, &hi);
+	ok(lo == 983 && hi == 997, "CI ranks of p99, n=1000: 983..997 (got %zu..%zu)", lo, hi);
+	isc_quantile_ci(5, .5, .95, &lo, &hi);
+	ok(lo == 0 && hi == 0, "n=5 cannot bound the median at 95 %%");
+	isc_quantile_ci(6, .5, .95, &lo, &hi);
+	ok(lo == 1 && hi == 6, "n=6: min..max bound the median");
+}
+
+static void test_split_offcpu(void)
+{
+	FILE *f = tmpfile();
+	struct tl t;
+	tl_open(&t, f, "python3 io.py");
+	common_strings(&t);
+	/* 10 s main; op time.sleep [2 s, 8 s) off CPU; CPU 4 s over the window */
+	const uint64_t S = 1000000000ull;
+	tl_call(&t, 0, 3, 3, ISC_SPAN_PYTHON, S_MAIN);
+	tl_thread_sample(&t, 0, 3, 3, 0);
+	tl_leaf(&t, 2 * S, 8 * S, 3, 3, ISC_SPAN_OP, S_SLEEP);
+	tl_thread_sample(&t, 10 * S, 3, 3, 4 * S);
+	tl_ret(&t, 10 * S, 3, 3);
+	/* a pool thread seen only by the sampler */
+	uint64_t nf[2] = { 3, 4 };
+	tl_rec(&t, ISC_REC_THREAD_NAME, 10 * S, 0, 0, 2, nf, "pool-1", 6, false);
+	tl_thread_sample(&t, 10 * S, 3, 4, 3 * S);
+	tl_close(&t, 0, 0, 0);
+	cJSON *d = analyze(f);
+	ok(N(d, "cpu.split.off_cpu_ns") == 6 * S && N(d, "cpu.split.ops_ns") == 0 && N(d, "cpu.split.python_ns") == 4 * S,
+	   "blocked time is taken from op time: off 6 s, ops 0, python 4 s");
+	ok(cJSON_IsTrue(isc_json_get(d, "cpu.split.off_cpu_measured")) && N(d, "cpu.split.off_cpu_pct") == 60,
+	   "off-CPU measured, 60 %%");
+	ok(!strcmp(isc_json_str(d, "verdict.class"), "io_wait"), "verdict io_wait when off-CPU leads");
+	const cJSON *ths = isc_json_get(cJSON_GetArrayItem(isc_json_get(d, "processes"), 0), "threads");
+	const cJSON *t0 = cJSON_GetArrayItem(ths, 0), *t1 = cJSON_GetArrayItem(ths, 1);
+	ok(cJSON_GetArraySize(ths) == 2 && N(t0, "tid") == 3 && cJSON_IsTrue(isc_json_get(t0, "traced")) &&
+	   N(t0, "cpu_ns") == 4 * S, "main thread first, traced, cpu_ns from its last sample");
+	ok(N(t1, "tid") == 4 && cJSON_IsFalse(isc_json_get(t1, "traced")) && N(t1, "cpu_ns") == 3 * S &&
+	   !strcmp(isc_json_str(t1, "name"), "pool-1"), "sampler-only thread listed with its comm name");
+	cJSON_Delete(d);
+	fclose(f);
+
+	/* CPU below the Python share: the excess off-CPU comes from Python time */
+	f = tmpfile();
+	tl_open(&t, f, "python3 gil.py");
+	common_strings(&t);
+	tl_call(&t, 0, 3, 3, ISC_SPAN_PYTHON, S_MAIN);
+	tl_thread_sample(&t, 0, 3, 3, 0);
+	tl_leaf(&t, 1 * S, 2 * S, 3, 3, ISC_SPAN_OP, S_A);
+	tl_thread_sample(&t, 10 * S, 3, 3, 5 * S);
+	tl_ret(&t, 10 * S, 3, 3);
+	tl_close(&t, 0, 0, 0);
+	d = analyze(f);
+	ok(N(d, "cpu.split.off_cpu_ns") == 5 * S && N(d, "cpu.split.ops_ns") == 0 &&
+	   N(d, "cpu.split.python_ns") == 5 * S && N(d, "cpu.split.off_cpu_from_python_ns") == 4 * S,
+	   "off-CPU beyond op time is taken from Python time");
+	cJSON_Delete(d);
+	fclose(f);
+
+	/* off-CPU leads and the threads were preempted, not blocked: contention */
+	f = tmpfile();
+	tl_open(&t, f, "python3 busy.py");
+	common_strings(&t);
+	tl_call(&t, 0, 3, 3, ISC_SPAN_PYTHON, S_MAIN);
+	tl_thread_sample_sw(&t, 0, 3, 3, 0, 10, 100);
+	tl_thread_sample_sw(&t, 10 * S, 3, 3, 3 * S, 12, 900);
+	tl_ret(&t, 10 * S, 3, 3);
+	tl_close(&t, 0, 0, 0);
+	d = analyze(f);
+	ok(!strcmp(isc_json_str(d, "verdict.class"), "thread_contention") &&
+	   N(d, "cpu.split.involuntary_switches") == 800 && N(d, "cpu.split.voluntary_switches") == 2,
+	   "off-CPU with mostly involuntary switches: thread_contention (%s)", isc_json_str(d, "verdict.sentence"));
+	cJSON_Delete(d);
+	fclose(f);
+
+	/* ops lead */
+	f = tmpfile();
+	tl_open(&t, f, "python3 mm.py");
+	common_strings(&t);
+	tl_call(&t, 0, 3, 3, ISC_SPAN_PYTHON, S_MAIN);
+	tl_call(&t, 10, 3, 3, ISC_SPAN_PYTHON, S_F);
+	tl_leaf(&t, 20, 900, 3, 3, ISC_SPAN_OP, S_A);
+	tl_ret(&t, 950, 3, 3);
+	tl_ret(&t, 1000, 3, 3);
+	tl_close(&t, 0, 0, 0);
+	d = analyze(f);
+	ok(!strcmp(isc_json_str(d, "verdict.class"), "op_compute_bound"), "verdict op_compute_bound when ops lead");
+	ok(!strcmp(isc_json_str(cJSON_GetArrayItem(isc_json_get(d, "cpu.top_op_callers"), 0), "name"), "crunch"),
+	   "top_op_callers names the Python function calling the ops");
+	ok(strstr(isc_json_str(d, "verdict.sentence"), "called mostly from crunch (hot_function.py:12)") != NULL,
+	   "sentence: %s", isc_json_str(d, "verdict.sentence"));
+	cJSON_Delete(d);
+	fclose(f);
+}
+
+static void test_memory_processes(void)
+{
+	FILE *f = tmpfile();
+	struct tl t;
+	const uint64_t S = 1000000000ull, MB = 1048576;
+	tl_open(&t, f, "python3 grow.py");
+	common_strings(&t);
+	uint8_t cmd[] = "python3\0infer.py\0--n\0003\0";
+	uint64_t pi[2] = { 20, 1 };
+	tl_rec(&t, ISC_REC_PROC_INFO, 0, 0, 0, 2, pi, cmd, sizeof(cmd) - 1, true);
+	tl_call(&t, 0, 20, 20, ISC_SPAN_PYTHON, S_MAIN);
+	/* 10 s: 500 MB spike in the first second, then 100 MB + 2 MB/s; a second process at 50 MB */
+	for (uint64_t ms = 0; ms <= 10000; ms += 100) {
+		uint64_t ts = ms * 1000000;
+		uint64_t rss = ms < 1000 ? 500 * MB : 100 * MB + 2 * MB * ms / 1000;
+		tl_proc_sample(&t, ts, 20, rss, ms / 10, ms / 100);
+		tl_proc_sample(&t, ts + 1, 21, 50 * MB, 0, 0);
+	}
+	tl_ret(&t, 10 * S + 5, 20, 20);
+	uint64_t ex[3] = { 21, isc_zigzag(3), 0 };
+	tl_rec(&t, ISC_REC_PROC_EXIT, 10 * S + 10, 0, 0, 3, ex, NULL, 0, false);
+	uint64_t mi[4] = { 8000 * MB, 4000 * MB, 1000 * MB, 900 * MB };
+	tl_rec(&t, ISC_REC_MEMINFO, 10 * S + 20, 0, 0, 4, mi, NULL, 0, false);
+	uint64_t ps[4] = { 1, 100, 50, 1234 };
+	tl_rec(&t, ISC_REC_PRESSURE, 10 * S + 30, 0, 0, 4, ps, NULL, 0, false);
+	tl_close(&t, 0, 0, 0);
+	cJSON *d = analyze(f);
+	ok(N(d, "memory.rss_peak_bytes") == 550 * MB, "RSS peak is the peak of the processes' sum");
+	double slope = N(d, "memory.rss_growth_bytes_per_s");
+	ok(fabs(slope - 2.0 * MB) < 0.01 * MB, "RSS slope after the first 10 %% = 2 MiB/s (got %.0f)", slope);
+	ok(N(d, "memory.swap_used_bytes_max") == 100 * MB && N(d, "memory.pressure.memory.some_avg10_max") == 12.34,
+	   "swap used and memory pressure");
+	ok(cJSON_IsNull(isc_json_get(d, "memory.pressure.cpu.some_avg10_max")), "missing pressure is null");
+	const cJSON *p0 = cJSON_GetArrayItem(isc_json_get(d, "processes"), 0);
+	const cJSON *p1 = cJSON_GetArrayItem(isc_json_get(d, "processes"), 1);
+	ok(N(p0, "pid") == 20 && N(p0, "ppid") == 1 && !strcmp(isc_json_str(p0, "command"), "python3 infer.py --n 3"),
+	   "process command from PROC_INFO (NULs -> spaces): %s", isc_json_str(p0, "command"));
+	ok(N(p0, "context_switches.voluntary_per_s") == 100 && N(p0, "context_switches.involuntary_per_s") == 10,
+	   "per-process context switch rates");
+	ok(N(d, "cpu.context_switches.voluntary_per_s") == 100, "total context switch rate");
+	ok(N(p1, "exit_status") == 3 && !strcmp(isc_json_str(p1, "exit_how"), "exited") &&
+	   cJSON_IsNull(isc_json_get(p0, "exit_status")), "exit status from PROC_EXIT, null when unknown");
+	ok(N(d, "memory.major_faults") == 14 && N(d, "memory.minor_faults") == 2000, "faults summed over processes");
+	ok(cJSON_GetArraySize(isc_json_get(d, "findings")) >= 0, "findings is an array");
+	cJSON_Delete(d);
+	fclose(f);
+
+	/* steady-state growth: between the warm-up iteration's end and the last iteration's end */
+	f = tmpfile();
+	tl_open(&t, f, "python3 leak.py");
+	common_strings(&t);
+	tl_call(&t, 0, 30, 30, ISC_SPAN_PYTHON, S_MAIN);
+	for (uint64_t ms = 0, it = 1; ms <= 10000; ms += 50) {
+		uint64_t ts = ms * 1000000;
+		if (ms == it * 1000 && it <= 9) {
+			if (it > 1)
+				tl_ret(&t, ts, 30, 30);
+			if (it < 9)
+				tl_call(&t, ts, 30, 30, ISC_SPAN_SCOPE, S_STEP);
+			it++;
+		}
+		uint64_t rss = ms < 2000 ? 10 * MB * ms / 1000 : ms < 9500 ? 20 * MB + 5 * MB * (ms - 2000) / 1000 : 5 * MB;
+		tl_proc_sample(&t, ts + 1, 30, rss, 0, 0);
+	}
+	tl_ret(&t, 10 * S + 5, 30, 30);
+	tl_close(&t, 0, 0, 0);
+	d = analyze(f);
+	slope = N(d, "memory.rss_growth_after_warmup_bytes_per_s");
+	ok(N(d, "iterations.count") == 8 && fabs(slope - 5.0 * MB) < 0.01 * MB && N(d, "memory.after_warmup_span_ns") == 7 * S,
+	   "RSS growth after warm-up, teardown excluded: 5 MiB/s (got %.0f)", slope);
+	const cJSON *fd, *found = NULL;
+	cJSON_ArrayForEach(fd, isc_json_get(d, "findings"))
+		if (!strcmp(isc_json_str(fd, "id"), "rss_growth"))
+			found = fd;
+	ok(found != NULL, "rss_growth finding raised");
+	cJSON_Delete(d);
+	fclose(f);
+
+	/* the streaming slope directly: 2 doublings, exact line */
+	struct isc_lsq *l;
+	double s;
+	uint64_t n;
+	isc_lsq_new(&l);
+	for (uint64_t i = 0; i < 3000; i++)
+		isc_lsq_add(l, i * 1000000, i < 300 ? 1e9 : 5.0 * (double)i);
+	bool got = isc_lsq_slope(l, 300 * 1000000ull, UINT64_MAX, &s, &n);
+	ok(got && fabs(s - 5000) < 1e-6 && n >= 2650 && n <= 2700,
+	   "bucketed least squares exact after the cut (slope %.6f, %llu points)", s, (unsigned long long)n);
+	got = isc_lsq_slope(l, 300 * 1000000ull, 1000 * 1000000ull, &s, &n);
+	ok(got && fabs(s - 5000) < 1e-6 && n >= 650 && n <= 700, "slope over a closed range (%llu points)",
+	   (unsigned long long)n);
+	ok(!isc_lsq_slope(l, 1000 * 1000000ull, 1000 * 1000000ull, &s, &n), "empty range: no slope");
+	ok(isc_lsq_add(l, 0, 1) == -EINVAL, "time going back is refused");
+	isc_lsq_free(l);
+}
+
+static void test_damage(void)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct tl t;
+	tl_open(&t, f, "python3 killed.py");
+	common_strings(&t);
+	tl_call(&t, 0, 1, 1, ISC_SPAN_PYTHON, S_MAIN);
+	for (int i = 0; i < 50; i++)
+		tl_leaf(&t, 10 + 20 * (uint64_t)i, 20 + 20 * (uint64_t)i, 1, 1, ISC_SPAN_OP, S_A);
+	tl_flush(&t);
+	fflush(f);
+	size_t cut = len; /* the second events chunk will be cut in half */
+	for (int i = 50; i < 100; i++)
+		tl_leaf(&t, 10 + 20 * (uint64_t)i, 20 + 20 * (uint64_t)i, 1, 1, ISC_SPAN_OP, S_A);
+	tl_ret(&t, 2100, 1, 1);
+	tl_close(&t, 0, 0, 0);
+	fclose(f);
+	FILE *g = fmemopen(buf, cut + (len - cut) / 3, "r");
+	int rc;
+	cJSON *d = analyze_file(g, 0, &rc);
+	ok(rc == -EBADMSG && d != NULL, "truncated input: -EBADMSG and a document");
+	ok(strstr(isc_err_msg(), "analyzed 101 events") != NULL, "message says what was kept: %s", isc_err_msg());
+	ok(cJSON_IsTrue(isc_json_get(d, "summary.damaged")) && N(d, "summary.events") == 101,
+	   "summary.damaged and the events read before the damage");
+	ok(N(d, "summary.unclosed_spans") == 1 && FN(d, "torch.matmul", "calls") == 50 &&
+	   FN(d, "<module>", "total_ns") == 1000, "the open span is closed at the last event");
+	ok(cJSON_IsTrue(isc_json_get(d, "summary.abrupt")) && cJSON_IsNull(isc_json_get(d, "summary.exit_status")),
+	   "no end chunk: abrupt, exit status unknown");
+	cJSON_Delete(d);
+	fclose(g);
+
+	/* flip a byte in the middle of the first events chunk: later chunks still count */
+	buf[cut - 20] ^= 0x55;
+	g = fmemopen(buf, len, "r");
+	d = analyze_file(g, 0, &rc);
+	ok(rc == -EBADMSG && d && N(d, "summary.events") == 101, "corrupt middle frame: the rest is analyzed (%g)",
+	   N(d, "summary.events"));
+	ok(N(d, "summary.unmatched_span_ends") == 1, "the END of a span begun in the lost chunk is counted");
+	cJSON_Delete(d);
+	fclose(g);
+	free(buf);
+
+	f = tmpfile();
+	fputs("this is not a timeline", f);
+	struct isc_timeline *tt = NULL;
+	rewind(f);
+	ok(isc_timeline_open(&tt, f) < 0, "not a timeline: open fails");
+	fclose(f);
+}
+
+static void test_span_repair(void)
+{
+	FILE *f = tmpfile();
+	struct tl t;
+	tl_open(&t, f, "python3 x.py");
+	common_strings(&t);
+	/* main [0,1000) -> f [100, ?) -> op [200, ?): main's END arrives first */
+	uint64_t m = tl_call(&t, 0, 1, 1, ISC_SPAN_PYTHON, S_MAIN);
+	tl_call(&t, 100, 1, 1, ISC_SPAN_PYTHON, S_F);
+	tl_call(&t, 200, 1, 1, ISC_SPAN_OP, S_A);
+	uint64_t fe[2] = { m, 0 };
+	tl_rec(&t, ISC_REC_TL_SPAN_END, 1000, 1, 1, 2, fe, NULL, 0, false);
+	uint64_t bogus[2] = { 9999, 0 };
+	tl_rec(&t, ISC_REC_TL_SPAN_END, 1001, 1, 1, 2, bogus, NULL, 0, false);
+	/* merge-closed span */
+	tl_call(&t, 2000, 1, 1, ISC_SPAN_SCOPE, S_STEP);
+	tl_ret_flags(&t, 2500, 1, 1, 1);
+	tl_close(&t, 0, 1, -9);
+	cJSON *d = analyze(f);
+	ok(N(d, "summary.unclosed_spans") == 2 && N(d, "summary.unmatched_span_ends") == 1,
+	   "inner spans closed by an outer END; unknown END counted");
+	ok(FN(d, "torch.matmul", "self_ns") == 800 && FN(d, "crunch", "self_ns") == 100 && FN(d, "<module>", "self_ns") == 100,
+	   "repaired spans end at the outer END");
+	ok(N(d, "summary.merge_closed_spans") == 1 && N(d, "iterations.incomplete_excluded") == 1 &&
+	   N(d, "iterations.samples") == 0, "merge-closed iteration counted but not in latency");
+	ok(cJSON_IsTrue(isc_json_get(d, "summary.abrupt")) && N(d, "summary.exit_status") == -9,
+	   "abrupt flag and exit status from the end chunk");
+	cJSON_Delete(d);
+	fclose(f);
+}
+
+static const char HOSTILE[] = "<script>alert(1)</script>|*x*";
+
+/* The hostile fixture: workload strings full of Markdown/HTML syntax. */
+static void write_hostile(FILE *f)
+{
+	struct tl t;
+	tl_open(&t, f, "python3 evil|`x`.py");
+	tl_string(&t, 1, ISC_STR_CODE, 7, HOSTILE, "ev|l_[dir]/*a*.py");
+	tl_string(&t, 2, ISC_STR_CFUNC, 0, "# [link](javascript:alert(1)) &amp; `tick`", "m\ttab");
+	tl_string(&t, 3, ISC_STR_SCOPE, 0, "st|ep\n<b>", "");
+	tl_string(&t, 4, ISC_STR_CODE, 1, "bad\xff\xfeutf8", "x.py");
+	tl_call(&t, 0, 1, 1, ISC_SPAN_PYTHON, 4);
+	for (uint64_t i = 0; i < 3; i++) {
+		tl_call(&t, 10 + 1000 * i, 1, 1, ISC_SPAN_SCOPE, 3);
+		tl_call(&t, 20 + 1000 * i, 1, 1, ISC_SPAN_PYTHON, 1);
+		tl_leaf(&t, 30 + 1000 * i, 40 + 1000 * i, 1, 1, ISC_SPAN_OP, 2);
+		tl_ret(&t, 900 + 1000 * i, 1, 1);
+		tl_ret(&t, 950 + 1000 * i, 1, 1);
+	}
+	tl_rec(&t, ISC_REC_THREAD_BEGIN, 5000, 1, 2, 0, NULL, "thr|<i>\x01", 8, false);
+	tl_leaf(&t, 5000, 5100, 1, 2, ISC_SPAN_OP, 2);
+	tl_ret(&t, 6000, 1, 1);
+	tl_close(&t, 0, 0, 0);
+}
+
+/* The basic fixture: a small, complete run. */
+static void write_basic(FILE *f)
+{
+	struct tl t;
+	const uint64_t MS = 1000000;
+	tl_open(&t, f, "python3 infer.py");
+	common_strings(&t);
+	tl_call(&t, 0, 100, 100, ISC_SPAN_PYTHON, S_MAIN);
+	for (uint64_t i = 0; i < 20; i++) {
+		uint64_t b = MS + i * 10 * MS;
+		tl_call(&t, b, 100, 100, ISC_SPAN_SCOPE, S_STEP);
+		tl_call(&t, b + 10, 100, 100, ISC_SPAN_PYTHON, S_F);
+		tl_leaf(&t, b + 2 * MS, b + 3 * MS + i * 1000, 100, 100, ISC_SPAN_OP, S_A);
+		tl_ret(&t, b + 8 * MS, 100, 100);
+		tl_ret(&t, b + 9 * MS, 100, 100);
+		tl_proc_sample(&t, b + 9 * MS + 1, 100, 100 * 1048576 + i * 4096, i, i);
+		tl_thread_sample(&t, b + 9 * MS + 2, 100, 100, b);
+		tl_flush(&t); /* one events chunk per iteration, as the merge would */
+	}
+	tl_ret(&t, 210 * MS, 100, 100);
+	tl_close(&t, 0, 0, 0);
+}
+
+static void test_hostile_json_and_report(void)
+{
+	FILE *f = tmpfile();
+	write_hostile(f);
+	cJSON *d = analyze(f);
+	ok(fn_named(d, HOSTILE) != NULL, "hostile name copied verbatim into JSON");
+	ok(fn_named(d, "bad??utf8") != NULL, "invalid UTF-8 replaced by '?'");
+	char *txt = cJSON_PrintUnformatted(d);
+	cJSON *back = cJSON_Parse(txt);
+	ok(back && fn_named(back, HOSTILE) != NULL, "the JSON text round-trips the hostile name");
+	cJSON_Delete(back);
+	free(txt);
+
+	char *md = NULL, *html = NULL;
+	ok(isc_report_render(d, ISC_REPORT_MD, &md) == 0 && md, "Markdown rendered");
+	ok(md && !strstr(md, "<script>") && strstr(md, "\\<script\\>alert(1)\\</script\\>\\|\\*x\\*"),
+	   "hostile name backslash-escaped in Markdown");
+	ok(md && !strstr(md, "[link](") && !strstr(md, "<b>") && !strstr(md, "<i>") && !strstr(md, "\x01"),
+	   "no live link, no raw HTML, no control characters");
+	/* every table row of the top-functions table has exactly 9 unescaped pipes */
+	const char *row = md ? strstr(md, "\n| 1 | ") : NULL;
+	int pipes = 0;
+	for (const char *p = row ? row + 1 : NULL; p && *p && *p != '\n'; p++)
+		if (*p == '|' && p[-1] != '\\')
+			pipes++;
+	ok(pipes == 9, "table row keeps its 8 columns (%d unescaped pipes)", pipes);
+	ok(isc_report_render(d, ISC_REPORT_HTML, &html) == 0 && html && !strstr(html, "<script>") &&
+	   strstr(html, "&lt;script&gt;") && !strstr(html, "href=") && strstr(html, "<!DOCTYPE html>"),
+	   "HTML: escaped by cmark, self-contained page");
+	ok(html && !strstr(html, "http://") && !strstr(html, "https://") && !strstr(html, "src="),
+	   "HTML makes no external requests");
+	free(md);
+	free(html);
+	cJSON_Delete(d);
+	fclose(f);
+}
+
+static void test_report(void)
+{
+	FILE *f = tmpfile();
+	write_basic(f);
+	cJSON *d = analyze(f);
+	char *md = NULL;
+	ok(isc_report_render(d, ISC_REPORT_MD, &md) == 0, "report of the basic fixture");
+	const char *l2 = md ? strchr(md, '\n') : NULL;
+	ok(md && !strncmp(md, "# InferScope report\n\n**", 23) && l2 && strstr(md, "the hottest function is `crunch` "
+	   "(hot_function.py:12)"), "headline first: share, function, file:line");
+	static const char *const secs[] = { "\n## End-to-end latency\n", "\n## CPU\n", "\n## GPU\n", "\n## Memory\n",
+					    "\n## Findings\n", "\n## Suggestions\n", "\n## Environment\n" };
+	const char *prev = md;
+	bool order = md != NULL;
+	for (size_t i = 0; i < 7 && order; i++) {
+		const char *s = strstr(md, secs[i]);
+		order = s && s > prev;
+		prev = s;
+	}
+	ok(order, "sections in order with the fixed titles");
+	ok(md && strstr(md, "No GPU activity recorded."), "GPU placeholder");
+	ok(md && strstr(md, "| step | 20 | 1 |"), "latency table: scope, count, warm-up");
+	free(md);
+	cJSON_Delete(d);
+	fclose(f);
+
+	/* missing fields are tolerated */
+	cJSON *empty = cJSON_Parse("{\"cpu\": {\"top_functions\": [{}, 3]}, \"processes\": [{\"threads\": [{}]}]}");
+	md = NULL;
+	ok(isc_report_render(empty, ISC_REPORT_MD, &md) == 0 && md && strstr(md, "## Environment"),
+	   "a nearly empty document renders");
+	free(md);
+	cJSON_Delete(empty);
+	cJSON *arr = cJSON_Parse("[1,2]");
+	ok(isc_report_render(arr, ISC_REPORT_MD, &md) == -EINVAL, "a non-object is refused");
+	cJSON_Delete(arr);
+
+	struct isc_buf b = { 0 };
+	isc_md_escape(&b, "a_b _c_ 1. -x\t\x7f\x1b");
+	isc_buf_put_u8(&b, 0);
+	ok(!strcmp((char *)b.data, "a_b \\_c\\_ 1. -x "), "md escape: intraword _ kept, tab -> space, controls dropped (%s)",
+	   (char *)b.data);
+	static const char *const cases[][2] = {
+		{ "-lead", "-lead" }, { "- x", "\\- x" }, { "--x", "\\--x" }, { "12. x", "12\\. x" },
+		{ "0.1.0", "0.1.0" }, { "3)", "3\\)" }, { "=", "\\=" }, { "a&b<c>`d`[e](f)", "a\\&b\\<c\\>\\`d\\`\\[e\\](f)" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		b.len = 0;
+		isc_md_escape(&b, cases[i][0]);
+		isc_buf_put_u8(&b, 0);
+		ok(!strcmp((char *)b.data, cases[i][1]), "md escape '%s' -> '%s' (got '%s')", cases[i][0], cases[i][1],
+		   (char *)b.data);
+	}
+	isc_buf_free(&b);
+}
+
+static uint64_t rnd_state;
+
+static uint64_t rnd(uint64_t n)
+{
+	rnd_state = rnd_state * 6364136223846793005ull + 1442695040888963407ull;
+	return n ? (rnd_state >> 33) % n : rnd_state >> 11;
+}
+
+/* Random but well-formed records: spans that do not nest, unknown ids and
+ * kinds, extreme sample values.  The analysis must cope with all of it. */
+static void write_soup(FILE *f, uint64_t seed)
+{
+	struct tl t;
+	uint64_t ts = rnd(1000), v[9];
+	uint8_t bytes[16];
+	rnd_state = seed;
+	tl_open(&t, f, "soup");
+	for (uint32_t id = 1; id < 12; id++)
+		tl_string(&t, id, (uint8_t)rnd(6), (uint32_t)rnd(100), id % 3 ? "fn" : "sc\x01|", "f.py");
+	for (int i = 0; i < 400; i++) {
+		ts += rnd(4) == 0 ? rnd(1ull << 40) : rnd(1000);
+		uint32_t pid = (uint32_t)rnd(3), tid = (uint32_t)rnd(4);
+		for (int k = 0; k < 9; k++)
+			v[k] = rnd(5) == 0 ? rnd(0) : rnd(1000000);
+		for (int k = 0; k < 16; k++)
+			bytes[k] = (uint8_t)rnd(256);
+		switch (rnd(10)) {
+		case 0: case 1: case 2:
+			v[0] = 1 + rnd(50);
+			v[3] = rnd(5);
+			v[4] = rnd(14);
+			tl_rec(&t, ISC_REC_TL_SPAN_BEGIN, ts, pid, tid, 5, v, NULL, 0, false);
+			break;
+		case 3: case 4: case 5:
+			v[0] = 1 + rnd(50);
+			v[1] = rnd(3);
+			tl_rec(&t, ISC_REC_TL_SPAN_END, ts, pid, tid, 2, v, NULL, 0, false);
+			break;
+		case 6:
+			v[0] = pid;
+			v[1] = tid;
+			tl_rec(&t, ISC_REC_THREAD_SAMPLE, ts, 0, 0, 9, v, NULL, 0, false);
+			break;
+		case 7:
+			v[0] = pid;
+			tl_rec(&t, ISC_REC_PROC_SAMPLE, ts, 0, 0, 9, v, NULL, 0, false);
+			break;
+		case 8:
+			v[0] = rnd(5);
+			tl_rec(&t, ISC_REC_PRESSURE, ts, 0, 0, 4, v, NULL, 0, false);
+			tl_rec(&t, ISC_REC_MEMINFO, ts, 0, 0, 4, v, NULL, 0, false);
+			break;
+		default:
+			v[0] = pid;
+			v[1] = tid;
+			tl_rec(&t, ISC_REC_THREAD_NAME, ts, 0, 0, 2, v, bytes, rnd(16), false);
+			tl_rec(&t, ISC_REC_PROC_INFO, ts, 0, 0, 2, v, bytes, rnd(16), true);
+			v[1] = isc_zigzag((int64_t)rnd(0));
+			tl_rec(&t, ISC_REC_PROC_EXIT, ts, 0, 0, 3, v, NULL, 0, false);
+			v[0] = rnd(14);
+			tl_rec(&t, ISC_REC_MARK, ts, pid, tid, 2, v, NULL, 0, false);
+			break;
+		}
+		if (rnd(50) == 0)
+			tl_flush(&t);
+	}
+	tl_close(&t, rnd(10), rnd(2), (int)rnd(300) - 150);
+}
+
+static void test_soup(void)
+{
+	int bad = 0;
+	for (uint64_t seed = 1; seed <= 200; seed++) {
+		FILE *f = tmpfile();
+		int rc;
+		char *md = NULL, *html = NULL, *txt = NULL;
+		write_soup(f, seed);
+		cJSON *d = analyze_file(f, 0, &rc);
+		cJSON *back = NULL;
+		if (rc || !d || isc_report_render(d, ISC_REPORT_MD, &md) || isc_report_render(d, ISC_REPORT_HTML, &html) ||
+		    !(txt = cJSON_PrintUnformatted(d)) || !(back = cJSON_Parse(txt))) {
+			if (!bad++)
+				printf("# seed %llu: rc %d %s\n", (unsigned long long)seed, rc, isc_err_msg());
+		}
+		cJSON_Delete(back);
+		free(txt);
+		free(md);
+		free(html);
+		cJSON_Delete(d);
+		fclose(f);
+	}
+	ok(bad == 0, "200 random event soups: analysis, JSON and both renderings succeed (%d failed)", bad);
+}
+
+static int write_fixture(const char *kind, const char *path)
+{
+	FILE *f = fopen(path, "wb");
+	if (!f) {
+		perror(path);
+		return 1;
+	}
+	if (!strcmp(kind, "basic")) {
+		write_basic(f);
+	} else if (!strcmp(kind, "hostile")) {
+		write_hostile(f);
+	} else if (!strcmp(kind, "truncated")) {
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *m = open_memstream(&buf, &len);
+		write_basic(m);
+		fclose(m);
+		fwrite(buf, 1, len - 20, f); /* cuts into the end chunk's frame */
+		free(buf);
+	} else {
+		fprintf(stderr, "unknown fixture %s\n", kind);
+		fclose(f);
+		return 2;
+	}
+	return fclose(f) ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 4 && !strcmp(argv[1], "--write"))
+		return write_fixture(argv[2], argv[3]);
+	test_self_total();
+	test_recursion();
+	test_scopes_and_iterations();
+	test_quantiles();
+	test_split_offcpu();
+	test_memory_processes();
+	test_damage();
+	test_span_repair();
+	test_hostile_json_and_report();
+	test_report();
+	test_soup();
+	return tap_done();
+}

@@ -1,0 +1,167 @@
+/* iscope-analyze: a timeline in, findings JSON out (see iscope-analyze(1)). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "isc_analyze.h"
+#include "isc_config.h"
+#include "isc_config_api.h"
+
+static const struct isc_opt opts[] = {
+	{ "output", 'o', ISC_OPT_VALUE, "FILE", NULL, NULL, NULL, "write the findings to FILE instead of stdout" },
+	{ "pretty", 0, ISC_OPT_FLAG, NULL, "INFERSCOPE_ANALYZE_PRETTY", "pretty", "false", "indent the JSON" },
+	{ "top", 0, ISC_OPT_VALUE, "N", "INFERSCOPE_ANALYZE_TOP", "top", "30",
+	  "number of functions in cpu.top_functions" },
+	{ "quiet", 'q', ISC_OPT_FLAG, NULL, "INFERSCOPE_QUIET", "quiet", "false",
+	  "no progress line and no summary on stderr" },
+	ISC_OPT_LOG_LEVEL,
+};
+
+#define USAGE "[OPTION]... [TIMELINE]"
+
+struct progress {
+	struct timespec start;
+	bool shown;
+};
+
+/* Live line on stderr (only when it is a terminal): events read and rate. */
+static void show_progress(void *ctx, uint64_t events, uint64_t ts_ns)
+{
+	struct progress *p = ctx;
+	struct timespec now;
+	(void)ts_ns;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	double s = (double)(now.tv_sec - p->start.tv_sec) + (double)(now.tv_nsec - p->start.tv_nsec) / 1e9;
+	fprintf(stderr, "\r\033[Kiscope-analyze: %.1fM events read, %.1fM events/s", (double)events / 1e6,
+		s > 0 ? (double)events / 1e6 / s : 0.0);
+	p->shown = true;
+}
+
+int main(int argc, char **argv)
+{
+	struct isc_config *c = NULL;
+	struct isc_timeline *t = NULL;
+	struct isc_analyze_opts ao = { 0 };
+	struct progress prog = { { 0, 0 }, false };
+	cJSON *doc = NULL;
+	char *text = NULL;
+	FILE *in = stdin, *out = stdout;
+	const char *name = "stdin", *path = NULL;
+	uint64_t top = ISC_ANALYZE_TOP_DEFAULT;
+	int first, rc, status = 1;
+
+	if (isc_config_new(&c, "iscope-analyze", opts, sizeof(opts) / sizeof(opts[0])))
+		return 1;
+	if (isc_config_load_file(c, NULL) || isc_config_load_env(c, NULL)) {
+		isc_log(ISC_LOG_ERROR, "%s", isc_err_msg());
+		status = 2;
+		goto out;
+	}
+	if ((first = isc_cli_parse(c, argc, argv, false)) < 0) {
+		isc_log(ISC_LOG_ERROR, "%s", isc_err_msg());
+		fprintf(stderr, "Try 'iscope-analyze --help' for more information.\n");
+		status = 2;
+		goto out;
+	}
+	if (isc_config_flag(c, "help")) {
+		isc_cli_help(c, stdout, USAGE,
+			     "Reads a timeline (.istl from iscope-merge; stdin when none or '-') and writes\n"
+			     "findings JSON: summary, processes and threads, iterations and latency,\n"
+			     "CPU hot functions and time split, memory, verdict and findings.");
+		status = 0;
+		goto out;
+	}
+	if (isc_config_flag(c, "version")) {
+		printf("iscope-analyze %s\n", ISC_VERSION);
+		status = 0;
+		goto out;
+	}
+	if (isc_config_flag(c, "show-config")) {
+		isc_config_show(c, stdout);
+		status = 0;
+		goto out;
+	}
+	if (isc_log_set_level(isc_config_get(c, "log-level"))) {
+		isc_log(ISC_LOG_ERROR, "invalid value '%s' for --log-level", isc_config_get(c, "log-level"));
+		status = 2;
+		goto out;
+	}
+	if (isc_config_get_u64(c, "top", &top) < 0 || top == 0 || top > 100000) {
+		isc_log(ISC_LOG_ERROR, "invalid value '%s' for --top: expected 1 to 100000", isc_config_get(c, "top"));
+		status = 2;
+		goto out;
+	}
+	if (argc - first > 1) {
+		isc_log(ISC_LOG_ERROR, "one timeline at a time (got %d); merge them first with iscope-merge",
+			argc - first);
+		fprintf(stderr, "Try 'iscope-analyze --help' for more information.\n");
+		status = 2;
+		goto out;
+	}
+	if (first < argc && strcmp(argv[first], "-")) {
+		name = argv[first];
+		if (!(in = fopen(name, "re"))) {
+			isc_log(ISC_LOG_ERROR, "%s: %s", name, strerror(errno));
+			goto out;
+		}
+	} else if (isatty(STDIN_FILENO)) {
+		isc_log(ISC_LOG_ERROR, "refusing to read a binary timeline from a terminal; give a FILE or a pipe");
+		fprintf(stderr, "Try 'iscope-analyze --help' for more information.\n");
+		status = 2;
+		goto out;
+	}
+	if ((rc = isc_timeline_open(&t, in))) {
+		isc_log(ISC_LOG_ERROR, "%s: %s", name, isc_err_msg());
+		goto out;
+	}
+	ao.top_n = (unsigned)top;
+	if (!isc_config_flag(c, "quiet") && isatty(STDERR_FILENO)) {
+		clock_gettime(CLOCK_MONOTONIC, &prog.start);
+		ao.progress = show_progress;
+		ao.progress_ctx = &prog;
+	}
+	rc = isc_analyze_timeline(t, &ao, &doc);
+	if (prog.shown)
+		fprintf(stderr, "\r\033[K");
+	if (rc < 0)
+		isc_log(ISC_LOG_ERROR, "%s: %s", name, isc_err_msg());
+	if (!doc)
+		goto out;
+	text = isc_config_flag(c, "pretty") ? cJSON_Print(doc) : cJSON_PrintUnformatted(doc);
+	if (!text) {
+		isc_log(ISC_LOG_ERROR, "out of memory");
+		goto out;
+	}
+	path = isc_config_get(c, "output");
+	if (path && strcmp(path, "-") && !(out = fopen(path, "we"))) {
+		isc_log(ISC_LOG_ERROR, "%s: %s", path, strerror(errno));
+		goto out;
+	}
+	if (fputs(text, out) == EOF || fputc('\n', out) == EOF || fflush(out) || ferror(out)) {
+		isc_log(ISC_LOG_ERROR, "%s: Failed to write: %s", path ? path : "stdout", strerror(errno ? errno : EIO));
+		goto out;
+	}
+	status = rc < 0 ? 1 : 0;
+	if (!isc_config_flag(c, "quiet") && isc_log_enabled(ISC_LOG_INFO)) {
+		double ev = 0, pr = 0, th = 0;
+		isc_json_num(doc, "summary.events", &ev);
+		isc_json_num(doc, "summary.processes", &pr);
+		isc_json_num(doc, "summary.threads", &th);
+		isc_log(ISC_LOG_INFO, "%s: %.0f events, %.0f processes, %.0f threads; verdict %s", name, ev, pr, th,
+			isc_json_str(doc, "verdict.class") ? isc_json_str(doc, "verdict.class") : "n/a");
+	}
+out:
+	if (out != stdout && fclose(out) && status == 0) {
+		isc_log(ISC_LOG_ERROR, "%s: %s", isc_config_get(c, "output"), strerror(errno));
+		status = 1;
+	}
+	free(text);
+	cJSON_Delete(doc);
+	isc_timeline_free(t);
+	if (in && in != stdin)
+		fclose(in);
+	isc_config_free(c);
+	return status;
+}

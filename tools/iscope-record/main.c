@@ -1,0 +1,174 @@
+/* iscope-record: run a workload and write its trace (see iscope-record(1)). */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "isc_config.h"
+#include "isc_config_api.h"
+#include "isc_record.h"
+
+static const struct isc_opt opts[] = {
+	{ "output", 'o', ISC_OPT_VALUE, "FILE", NULL, NULL, NULL, "write the trace to FILE instead of stdout" },
+	{ "ring", 0, ISC_OPT_VALUE, "SIZE", "INFERSCOPE_RING", "ring", NULL,
+	  "flight-recorder mode: keep only the newest SIZE of trace, written at exit" },
+	{ "trace-size", 0, ISC_OPT_VALUE, "SIZE", "INFERSCOPE_TRACE_SIZE_MB", "trace_size_mb", "100M",
+	  "shared-memory buffer budget (plain numbers in the environment/file are MB)" },
+	{ "sample-hz", 0, ISC_OPT_VALUE, "N", "INFERSCOPE_SAMPLE_HZ", "sample_hz", "20",
+	  "sampler rate for /proc, pressure and NUMA (0 = off)" },
+	{ "flush-ms", 0, ISC_OPT_VALUE, "MS", "INFERSCOPE_FLUSH_MS", "flush_ms", "1000",
+	  "longest time buffered events wait before they are written" },
+	{ "level", 0, ISC_OPT_VALUE, "N", "INFERSCOPE_ZSTD_LEVEL", "zstd_level", "3", "zstd compression level" },
+	{ "quiet", 'q', ISC_OPT_FLAG, NULL, "INFERSCOPE_QUIET", "quiet", "false",
+	  "no live status line and no summary" },
+	ISC_OPT_LOG_LEVEL,
+};
+
+#define USAGE "[OPTION]... [--] COMMAND [ARG]..."
+
+/* The agent directory: $INFERSCOPE_AGENT_DIR, else python/ beside this binary, else the install path. */
+static const char *agent_dir(char *buf, size_t len)
+{
+	const char *env = getenv("INFERSCOPE_AGENT_DIR");
+	if (env && *env)
+		return env;
+	ssize_t n = readlink("/proc/self/exe", buf, len - 16);
+	if (n > 0) {
+		buf[n] = '\0';
+		char *slash = strrchr(buf, '/');
+		if (slash) {
+			strcpy(slash, "/python");
+			if (!access(buf, R_OK))
+				return buf;
+		}
+	}
+	return ISC_AGENT_DIR;
+}
+
+/* Plain numbers given to trace-size outside the command line mean MB. */
+static int trace_size(struct isc_config *c, uint64_t *bytes)
+{
+	const char *v = isc_config_get(c, "trace-size");
+	const char *src = isc_config_source(c, "trace-size");
+	if (v && *v && strspn(v, "0123456789") == strlen(v) && strcmp(src, "command line")) {
+		*bytes = strtoull(v, NULL, 10) << 20;
+		return 1;
+	}
+	return isc_config_get_size(c, "trace-size", bytes);
+}
+
+int main(int argc, char **argv)
+{
+	struct isc_config *c = NULL;
+	struct isc_record_opts o = { 0 };
+	struct isc_record_result res;
+	char pathbuf[PATH_MAX];
+	uint64_t v;
+	FILE *out = stdout;
+	int first, rc, status = 1;
+
+	if (isc_config_new(&c, "iscope-record", opts, sizeof(opts) / sizeof(opts[0])))
+		return 1;
+	if (isc_config_load_file(c, NULL) || isc_config_load_env(c, NULL)) {
+		isc_log(ISC_LOG_ERROR, "%s", isc_err_msg());
+		status = 2;
+		goto out;
+	}
+	first = isc_cli_parse(c, argc, argv, true);
+	if (first < 0) {
+		isc_log(ISC_LOG_ERROR, "%s", isc_err_msg());
+		fprintf(stderr, "Try 'iscope-record --help' for more information.\n");
+		status = 2;
+		goto out;
+	}
+	if (isc_config_flag(c, "help")) {
+		isc_cli_help(c, stdout, USAGE,
+			     "Runs COMMAND, records Python calls, torch ops and samples of every process\n"
+			     "it starts, and writes a trace (.isc) to stdout or FILE.");
+		status = 0;
+		goto out;
+	}
+	if (isc_config_flag(c, "version")) {
+		printf("iscope-record %s\n", ISC_VERSION);
+		status = 0;
+		goto out;
+	}
+	if (isc_config_flag(c, "show-config")) {
+		isc_config_show(c, stdout);
+		status = 0;
+		goto out;
+	}
+	if (isc_log_set_level(isc_config_get(c, "log-level"))) {
+		isc_log(ISC_LOG_ERROR, "invalid value '%s' for --log-level", isc_config_get(c, "log-level"));
+		status = 2;
+		goto out;
+	}
+	if (first >= argc) {
+		isc_log(ISC_LOG_ERROR, "no command to record");
+		fprintf(stderr, "Usage: iscope-record %s\n", USAGE);
+		status = 2;
+		goto out;
+	}
+	o.argv = argv + first;
+	o.agent_dir = agent_dir(pathbuf, sizeof(pathbuf));
+	o.buffer_bytes = 100u << 20;
+	o.sample_hz = 20;
+	o.flush_ms = 1000;
+	o.level = 3;
+	if (trace_size(c, &o.buffer_bytes) < 0 || isc_config_get_size(c, "ring", &o.ring_bytes) < 0 ||
+	    isc_config_get_u64(c, "sample-hz", &v) < 0 || (o.sample_hz = (unsigned)v, 0) ||
+	    isc_config_get_u64(c, "flush-ms", &v) < 0 || (o.flush_ms = (unsigned)v, 0) ||
+	    isc_config_get_u64(c, "level", &v) < 0 || (o.level = (int)v, 0)) {
+		isc_log(ISC_LOG_ERROR, "%s", isc_err_msg());
+		status = 2;
+		goto out;
+	}
+	if (o.sample_hz > 1000 || o.level < 1 || o.level > 19) {
+		isc_log(ISC_LOG_ERROR, "--sample-hz must be 0..1000 and --level 1..19");
+		status = 2;
+		goto out;
+	}
+	const char *path = isc_config_get(c, "output");
+	if (path && strcmp(path, "-")) {
+		out = fopen(path, "we");
+		if (!out) {
+			isc_log(ISC_LOG_ERROR, "%s: %s", path, strerror(errno));
+			goto out;
+		}
+	} else {
+		if (isatty(STDOUT_FILENO)) {
+			isc_log(ISC_LOG_ERROR, "refusing to write a binary trace to a terminal; use -o FILE or a pipe");
+			status = 2;
+			goto out;
+		}
+		o.child_stdout_to_stderr = true;
+	}
+	o.out = out;
+	bool quiet = isc_config_flag(c, "quiet");
+	o.progress = !quiet && isatty(STDERR_FILENO);
+	rc = isc_record_run(&o, &res);
+	if (rc < 0) {
+		isc_log(ISC_LOG_ERROR, "%s", isc_err_msg());
+		status = res.workload_started ? res.status : (rc == -ENOENT ? 127 : 1);
+		goto out;
+	}
+	status = res.status;
+	if (res.write_failed) {
+		isc_log(ISC_LOG_ERROR, "%s: %s (the workload ran to completion with exit status %d)",
+			path ? path : "stdout", res.write_error, res.status);
+		if (status == 0)
+			status = 1;
+	} else if (!quiet) {
+		isc_log(ISC_LOG_WARN, "%llu events (%llu dropped) from %u processes, %.1f MB trace, exit status %d",
+			(unsigned long long)res.events, (unsigned long long)res.dropped, res.processes,
+			(double)res.bytes / 1e6, res.status);
+	}
+out:
+	if (out != stdout && out && fclose(out) && status == 0) {
+		isc_log(ISC_LOG_ERROR, "%s: %s", isc_config_get(c, "output"), strerror(errno));
+		status = 1;
+	}
+	isc_config_free(c);
+	return status;
+}

@@ -1,0 +1,1251 @@
+/*
+ * _agent.c - InferScope's CPU collector, loaded into the traced Python
+ * process by sitecustomize.py.
+ *
+ * Built once against the limited API (Py_LIMITED_API = 3.9) as
+ * _agent.abi3.so; the same file loads in CPython 3.9 to 3.13.  It creates
+ * <INFERSCOPE_SESSION>/<pid>.shm (layout in lib/isc_shm.h), installs a C
+ * profile function on every Python thread and writes one record per Python
+ * call/return and C call/return into the calling thread's ring.
+ *
+ * Why PyEval_SetProfile and not sys.monitoring (PEP 669): it is one
+ * mechanism on every supported version (sys.monitoring exists only in
+ * 3.12+), it hands C-call events the callable itself (sys.monitoring does
+ * too, but only from 3.12), and its cost per event is one C function call,
+ * below a Python-level callback that sys.monitoring would need us to build
+ * a vectorcall object for.  The 3.12+ interpreters implement setprofile on
+ * top of sys.monitoring, so we pay that layer there; measured in
+ * tests/agent (see the report of the commit that added this file).
+ * PyEval_SetProfile, Py_tracefunc and PyTrace_* are outside the limited API
+ * but have had the same ABI since 2.x, so we declare them ourselves.
+ *
+ * Concurrency: every caller of the profile function and of the exported
+ * functions holds the GIL, and nothing here releases it between reading
+ * and updating the intern table, so table lookups take no lock.  g.lock
+ * serialises writers of the string area and the table (never held while
+ * calling Python code, which could release the GIL).  Each ring has one
+ * producer: the thread that claimed the slot.
+ *
+ * Nothing in here may raise into the workload or stop it: every failure
+ * clears the Python error and degrades to "not recorded".
+ */
+#include <Python.h>
+#include <structmember.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "isc_format.h"
+#include "isc_shm.h"
+
+#ifndef PyTrace_CALL
+typedef int (*Py_tracefunc)(PyObject *, PyFrameObject *, int, PyObject *);
+PyAPI_FUNC(void) PyEval_SetProfile(Py_tracefunc, PyObject *);
+#define PyTrace_CALL 0
+#define PyTrace_EXCEPTION 1
+#define PyTrace_LINE 2
+#define PyTrace_RETURN 3
+#define PyTrace_C_CALL 4
+#define PyTrace_C_EXCEPTION 5
+#define PyTrace_C_RETURN 6
+#endif
+
+/*
+ * Head of builtin_function_or_method (PyCFunctionObject, and PyCMethodObject
+ * which extends it).  Not in the limited API, but m_ml and m_self have sat
+ * right after PyObject_HEAD unchanged from 3.0 through 3.13; we read them in
+ * the hot path to key C callables without calling into the interpreter.
+ */
+struct agent_cfunc {
+	PyObject_HEAD
+	PyMethodDef *m_ml;
+	PyObject *m_self;
+};
+
+#define AGENT_DEFAULT_SLOTS 64
+#define AGENT_DEFAULT_RING_KB 1024
+#define AGENT_DEFAULT_STR_KB 4096
+#define AGENT_NAME_MAX 64   /* thread name bytes kept in THREAD_BEGIN */
+#define AGENT_STR_MAX 1024  /* bytes kept of a name or a file in STRING_DEF */
+#define AGENT_IGNORE UINT32_MAX /* intern result: our own function, not recorded */
+#define AGENT_KIND_IGNORE 0xFF  /* intern_define: map the key to AGENT_IGNORE */
+#define AGENT_REC_MAX 128   /* a body stays < 128 bytes: size is one byte */
+#define AGENT_PAGE 4096u
+_Static_assert(10 + AGENT_NAME_MAX < AGENT_REC_MAX && 3 * 10 < AGENT_REC_MAX, "record body too big");
+
+struct agent_tls {
+	struct isc_shm_slot *slot; /* NULL: this thread does not record */
+	uint8_t *ring;
+	uint32_t gen;      /* g.gen at claim time; a mismatch means re-claim */
+	uint32_t idx;
+	uint32_t skip_c;   /* C_RETURNs still to swallow for ignored C_CALLs */
+	uint8_t lost;      /* no slot was free: count events in slot_dropped */
+	uint64_t dropped_seen; /* slot->dropped already reported by DROPPED */
+	char name[AGENT_NAME_MAX + 1];
+};
+
+static __thread struct agent_tls tls;
+
+struct agent_ient {
+	uintptr_t k1, k2; /* k1 == 0: empty */
+	uint32_t id;
+};
+
+static struct {
+	void *base; /* mapping of our <pid>.shm; NULL when not attached */
+	struct isc_shm_proc *proc;
+	uint8_t *str;
+	uint64_t str_size, file_size, ring_off, str_off;
+	uint32_t nslots, ring_size;
+	_Atomic uint32_t gen; /* bumped on attach and fork: stale slots re-claim */
+	int enabled;          /* recording requested and still possible */
+	int need_attach;      /* fork child: create our own file at first event */
+	int exited;           /* exit_hook ran in this process */
+	int has_qualname;     /* code objects have co_qualname (3.11+) */
+	pid_t pid;
+	char session[PATH_MAX];
+	pthread_key_t key; /* only for its destructor: THREAD_END at thread exit */
+	pthread_mutex_t lock;
+	uint32_t next_id;
+	struct agent_ient *tab; /* owned; entries hold a reference (see intern_define) */
+	uint32_t tab_mask, tab_count;
+	PyObject *scope_ids, *mark_ids; /* str -> int, this process's ids */
+	_Atomic uint64_t events[ISC_SHM_MAX_SLOTS]; /* committed records per slot */
+} g = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static int own_method(const PyMethodDef *ml);
+
+static inline uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static unsigned varint_len(uint64_t v)
+{
+	unsigned n = 1;
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+/* ---- recording into the ring --------------------------------------- */
+
+/* Encodes type, size, delta, nv varints, bytes at p; returns its length. */
+static inline unsigned put_rec(uint8_t *p, uint8_t type, uint64_t delta, int nv, uint64_t a,
+			       uint64_t b, const char *bytes, unsigned blen)
+{
+	uint8_t *body = p + 2;
+	unsigned n = isc_put_varint(body, delta);
+	if (nv > 0)
+		n += isc_put_varint(body + n, a);
+	if (nv > 1)
+		n += isc_put_varint(body + n, b);
+	if (blen) {
+		memcpy(body + n, bytes, blen);
+		n += blen;
+	}
+	p[0] = type;
+	p[1] = (uint8_t)n;
+	return n + 2;
+}
+
+/*
+ * Appends one timed record to the thread's ring, preceded by a DROPPED
+ * record when records were lost since the last one committed (both go in
+ * one push so the pair is never split).  A full ring drops and counts.
+ */
+static inline void emit(struct agent_tls *t, uint8_t type, int nv, uint64_t a, uint64_t b,
+			const char *bytes, unsigned blen)
+{
+	struct isc_shm_slot *s = t->slot;
+	uint8_t rec[2 * AGENT_REC_MAX];
+	uint64_t ts = now_ns();
+	uint64_t last = s->last_ts;
+	unsigned n = 0;
+
+	if (ts < last)
+		ts = last;
+	uint64_t dropped = atomic_load_explicit(&s->dropped, memory_order_relaxed);
+	if (__builtin_expect(dropped != t->dropped_seen, 0)) {
+		n = put_rec(rec, ISC_REC_DROPPED, ts - last, 1, dropped - t->dropped_seen, 0, NULL, 0);
+		last = ts;
+	}
+	n += put_rec(rec + n, type, ts - last, nv, a, b, bytes, blen);
+	if (isc_ring_push(s, t->ring, g.ring_size, rec, n)) {
+		s->last_ts = ts;
+		t->dropped_seen = dropped;
+		atomic_store_explicit(&g.events[t->idx],
+				      atomic_load_explicit(&g.events[t->idx], memory_order_relaxed) + 1,
+				      memory_order_relaxed);
+	}
+}
+
+/* ---- the shared-memory file ---------------------------------------- */
+
+static uint32_t env_u32(const char *name, uint32_t def, uint32_t lo, uint32_t hi)
+{
+	const char *s = getenv(name);
+	char *end;
+	if (!s || !*s)
+		return def;
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 10);
+	if (errno || *end || v < lo)
+		return def;
+	return v > hi ? hi : (uint32_t)v;
+}
+
+static uint32_t pow2_ceil(uint32_t v)
+{
+	uint32_t p = 1;
+	while (p < v)
+		p <<= 1;
+	return p;
+}
+
+static uint64_t page_align(uint64_t v)
+{
+	return (v + AGENT_PAGE - 1) & ~(uint64_t)(AGENT_PAGE - 1);
+}
+
+/* Computes the layout from the environment (once per process tree). */
+static void layout_init(void)
+{
+	g.nslots = env_u32("INFERSCOPE_SLOTS", AGENT_DEFAULT_SLOTS, 1, ISC_SHM_MAX_SLOTS);
+	g.ring_size = pow2_ceil(env_u32("INFERSCOPE_RING_KB", AGENT_DEFAULT_RING_KB, 1, 1u << 20)) * 1024u;
+	g.str_size = (uint64_t)env_u32("INFERSCOPE_STR_KB", AGENT_DEFAULT_STR_KB, 4, 1u << 20) * 1024u;
+	g.str_off = page_align(ISC_SHM_SLOTS_OFF + (uint64_t)g.nslots * ISC_SHM_SLOT_SIZE);
+	g.ring_off = page_align(g.str_off + g.str_size);
+	g.file_size = g.ring_off + (uint64_t)g.nslots * g.ring_size;
+}
+
+static void read_cmdline(struct isc_shm_proc *p)
+{
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	size_t n = 0;
+	if (fd < 0)
+		return;
+	while (n < sizeof(p->cmdline)) {
+		ssize_t r = read(fd, p->cmdline + n, sizeof(p->cmdline) - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	p->cmdline_len = (uint32_t)n;
+}
+
+/*
+ * Creates and maps <session>/<pid>.shm and publishes its header.  On
+ * failure writes the reason into err and leaves nothing behind.
+ */
+static int shm_create(pid_t ppid, char *err, size_t errlen)
+{
+	char path[PATH_MAX + 32];
+	int fd = -1;
+	void *base = MAP_FAILED;
+
+	g.pid = getpid();
+	if (snprintf(path, sizeof(path), "%s/%d.shm", g.session, (int)g.pid) >= (int)sizeof(path)) {
+		snprintf(err, errlen, "session path too long");
+		return -1;
+	}
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (ftruncate(fd, (off_t)g.file_size) < 0) {
+		snprintf(err, errlen, "%s: cannot size to %llu bytes: %s", path,
+			 (unsigned long long)g.file_size, strerror(errno));
+		goto fail;
+	}
+	base = mmap(NULL, g.file_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (base == MAP_FAILED) {
+		snprintf(err, errlen, "%s: mmap: %s", path, strerror(errno));
+		goto fail;
+	}
+	close(fd);
+
+	struct isc_shm_proc *p = base;
+	p->version = ISC_SHM_VERSION;
+	p->pid = (uint32_t)g.pid;
+	p->ppid = (uint32_t)ppid;
+	p->file_size = g.file_size;
+	p->nslots = g.nslots;
+	p->ring_size = g.ring_size;
+	p->str_off = g.str_off;
+	p->str_size = g.str_size;
+	p->ring_off = g.ring_off;
+	p->start_ts = now_ns();
+	read_cmdline(p);
+	atomic_store_explicit(&p->state, ISC_PROC_RUNNING, memory_order_relaxed);
+	__atomic_store_n(&p->magic, ISC_SHM_MAGIC, __ATOMIC_RELEASE);
+
+	g.base = base;
+	g.proc = p;
+	g.str = (uint8_t *)base + g.str_off;
+	return 0;
+fail:
+	unlink(path);
+	close(fd);
+	return -1;
+}
+
+static void report_attach_failure(const char *why)
+{
+	fprintf(stderr, "inferscope: cannot attach: %s\n", why);
+}
+
+/* Forgets everything interned by the parent (fork child); leaks the
+ * parent's references and table on purpose: freeing them is not needed
+ * and the table may have been caught mid-update by the fork. */
+static void intern_reset(void)
+{
+	g.tab = NULL;
+	g.tab_mask = 0;
+	g.tab_count = 0;
+	g.next_id = 1;
+	PyDict_Clear(g.scope_ids);
+	PyDict_Clear(g.mark_ids);
+	memset((void *)g.events, 0, sizeof(g.events));
+}
+
+/*
+ * fork() child, still inside fork(): drop the parent's mapping and make
+ * every thread-local slot stale.  The child creates its own file lazily at
+ * its first event (with the GIL, outside fork), so fork+exec children
+ * (subprocess) that never run Python code here leave no file behind.
+ */
+static void atfork_child(void)
+{
+	if (!g.enabled)
+		return;
+	if (g.base)
+		munmap(g.base, g.file_size);
+	g.base = NULL;
+	g.proc = NULL;
+	g.str = NULL;
+	g.need_attach = 1;
+	g.exited = 0;
+	pthread_mutex_init(&g.lock, NULL);
+	atomic_fetch_add_explicit(&g.gen, 1, memory_order_relaxed);
+}
+
+/* First event in a fork child: create <pid>.shm.  Caller holds the GIL. */
+static void attach_child(void)
+{
+	char err[PATH_MAX + 128];
+	pid_t parent = g.pid;
+
+	g.need_attach = 0;
+	if (shm_create(parent, err, sizeof(err)) < 0) {
+		g.enabled = 0;
+		report_attach_failure(err);
+		return;
+	}
+	intern_reset();
+}
+
+/* ---- thread slots -------------------------------------------------- */
+
+static void read_comm(struct agent_tls *t, pid_t tid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/self/task/%d/comm", (int)tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, t->name, AGENT_NAME_MAX);
+	close(fd);
+	if (n < 0)
+		n = 0;
+	while (n > 0 && t->name[n - 1] == '\n')
+		n--;
+	t->name[n] = 0;
+}
+
+static void slot_set_name(struct isc_shm_slot *s, const char *name)
+{
+	size_t n = strnlen(name, sizeof(s->name) - 1);
+	while (n > 0 && name[n] && ((uint8_t)name[n] & 0xC0) == 0x80) /* whole characters */
+		n--;
+	memset(s->name, 0, sizeof(s->name));
+	memcpy(s->name, name, n);
+}
+
+/* Claims a fresh slot for the calling thread (attaching first in a fork
+ * child); leaves t->slot NULL when recording is off or slots ran out. */
+static void tls_claim(struct agent_tls *t)
+{
+	t->slot = NULL;
+	t->lost = 0;
+	t->skip_c = 0;
+	if (g.enabled && g.need_attach)
+		attach_child();
+	t->gen = atomic_load_explicit(&g.gen, memory_order_relaxed);
+	if (!g.base || g.exited)
+		return;
+
+	struct isc_shm_proc *p = g.proc;
+	uint32_t idx = atomic_load_explicit(&p->nslots_used, memory_order_relaxed);
+	do {
+		if (idx >= g.nslots) {
+			t->lost = 1;
+			return;
+		}
+	} while (!atomic_compare_exchange_weak_explicit(&p->nslots_used, &idx, idx + 1,
+							memory_order_relaxed, memory_order_relaxed));
+
+	struct isc_shm_slot *s = isc_shm_slot_at(g.base, idx);
+	pid_t tid = gettid();
+	if (!t->name[0])
+		read_comm(t, tid);
+	atomic_store_explicit(&s->tid, (uint32_t)tid, memory_order_relaxed);
+	slot_set_name(s, t->name);
+	atomic_store_explicit(&s->state, ISC_SLOT_ACTIVE, memory_order_release);
+	t->slot = s;
+	t->ring = isc_shm_ring_at(g.base, p, idx);
+	t->idx = idx;
+	t->dropped_seen = 0;
+	pthread_setspecific(g.key, (void *)1);
+	emit(t, ISC_REC_THREAD_BEGIN, 0, 0, 0, t->name, (unsigned)strlen(t->name));
+}
+
+static struct agent_tls *tls_slow(struct agent_tls *t)
+{
+	if (t->gen != atomic_load_explicit(&g.gen, memory_order_relaxed))
+		tls_claim(t);
+	if (t->slot)
+		return t;
+	if (t->lost && g.proc)
+		atomic_fetch_add_explicit(&g.proc->slot_dropped, 1, memory_order_relaxed);
+	return NULL;
+}
+
+/* The calling thread's recording state, or NULL when it does not record. */
+static inline struct agent_tls *tls_get(void)
+{
+	struct agent_tls *t = &tls;
+	if (__builtin_expect(t->gen != atomic_load_explicit(&g.gen, memory_order_relaxed) || !t->slot, 0))
+		return tls_slow(t);
+	return t;
+}
+
+/* Ends the thread's slot.  Runs without the GIL from the key destructor:
+ * touches only the shared file. */
+static void thread_end(struct agent_tls *t)
+{
+	if (!t->slot || t->gen != atomic_load_explicit(&g.gen, memory_order_relaxed) || !g.base)
+		return;
+	emit(t, ISC_REC_THREAD_END, 0, 0, 0, NULL, 0);
+	atomic_store_explicit(&t->slot->state, ISC_SLOT_EXITED, memory_order_release);
+	t->slot = NULL;
+}
+
+static void key_destructor(void *unused)
+{
+	(void)unused;
+	thread_end(&tls);
+}
+
+/* ---- interning ----------------------------------------------------- */
+
+static inline uint32_t tab_hash(uintptr_t k1, uintptr_t k2)
+{
+	uint64_t h = ((uint64_t)k1 ^ ((uint64_t)k2 * 0x9E3779B97F4A7C15ull)) * 0xFF51AFD7ED558CCDull;
+	return (uint32_t)(h >> 32);
+}
+
+static inline struct agent_ient *tab_find(uintptr_t k1, uintptr_t k2)
+{
+	if (!g.tab)
+		return NULL;
+	for (uint32_t i = tab_hash(k1, k2) & g.tab_mask;; i = (i + 1) & g.tab_mask) {
+		struct agent_ient *e = &g.tab[i];
+		if (e->k1 == k1 && e->k2 == k2)
+			return e;
+		if (!e->k1)
+			return NULL;
+	}
+}
+
+/* Inserts a key known to be absent; grows at half load.  Caller holds g.lock. */
+static int tab_insert(uintptr_t k1, uintptr_t k2, uint32_t id)
+{
+	if (2 * (g.tab_count + 1) > g.tab_mask + 1 || !g.tab) {
+		uint32_t cap = g.tab ? 2 * (g.tab_mask + 1) : 4096;
+		struct agent_ient *n = calloc(cap, sizeof(*n));
+		if (!n)
+			return -1;
+		for (uint32_t i = 0; g.tab && i <= g.tab_mask; i++) {
+			struct agent_ient *e = &g.tab[i];
+			if (!e->k1)
+				continue;
+			uint32_t j = tab_hash(e->k1, e->k2) & (cap - 1);
+			while (n[j].k1)
+				j = (j + 1) & (cap - 1);
+			n[j] = *e;
+		}
+		free(g.tab);
+		g.tab = n;
+		g.tab_mask = cap - 1;
+	}
+	uint32_t i = tab_hash(k1, k2) & g.tab_mask;
+	while (g.tab[i].k1)
+		i = (i + 1) & g.tab_mask;
+	g.tab[i] = (struct agent_ient){ k1, k2, id };
+	g.tab_count++;
+	return 0;
+}
+
+/* UTF-8 bytes of a str (errors escaped), NULL on failure with no error set. */
+static PyObject *utf8_of(PyObject *s)
+{
+	PyObject *b = NULL;
+	if (s && PyUnicode_Check(s))
+		b = PyUnicode_AsEncodedString(s, "utf-8", "backslashreplace");
+	if (!b)
+		PyErr_Clear();
+	return b;
+}
+
+static void bytes_view(PyObject *b, const char **p, size_t *n)
+{
+	char *s = NULL;
+	Py_ssize_t len = 0;
+	*p = "";
+	*n = 0;
+	if (b && PyBytes_AsStringAndSize(b, &s, &len) == 0) {
+		size_t m = (size_t)len;
+		if (m > AGENT_STR_MAX) {
+			m = AGENT_STR_MAX;
+			while (m > 0 && ((uint8_t)s[m] & 0xC0) == 0x80) /* keep whole characters */
+				m--;
+		}
+		*p = s;
+		*n = m;
+	}
+	PyErr_Clear();
+}
+
+/*
+ * Appends one STRING_DEF to the string area and publishes it.  Caller
+ * holds g.lock.  Returns -1 when the area is full (counted).
+ */
+static int strdef_put(uint32_t id, uint8_t kind, uint64_t line, const char *name, size_t nlen,
+		      const char *file, size_t flen)
+{
+	uint64_t body = varint_len(id) + 1 + varint_len(line) + varint_len(nlen) + nlen +
+			varint_len(flen) + flen;
+	uint64_t total = 1 + varint_len(body) + body;
+	uint64_t off = atomic_load_explicit(&g.proc->str_committed, memory_order_relaxed);
+
+	if (off > g.str_size || total > g.str_size - off) {
+		atomic_fetch_add_explicit(&g.proc->str_dropped, 1, memory_order_relaxed);
+		return -1;
+	}
+	uint8_t *p = g.str + off;
+	*p++ = ISC_REC_STRING_DEF;
+	p += isc_put_varint(p, body);
+	p += isc_put_varint(p, id);
+	*p++ = kind;
+	p += isc_put_varint(p, line);
+	p += isc_put_varint(p, nlen);
+	memcpy(p, name, nlen);
+	p += nlen;
+	p += isc_put_varint(p, flen);
+	memcpy(p, file, flen);
+	atomic_store_explicit(&g.proc->str_committed, off + total, memory_order_release);
+	return 0;
+}
+
+/* A definition's name and file as UTF-8, prepared before taking g.lock
+ * (encoding is a Python API call; none is made under the lock). */
+struct agent_def {
+	PyObject *nb, *fb; /* owned bytes, or NULL */
+	const char *name, *file;
+	size_t nlen, flen;
+	uint64_t line;
+};
+
+static void def_prepare(struct agent_def *d, PyObject *name, PyObject *file, long line)
+{
+	d->nb = utf8_of(name);
+	d->fb = utf8_of(file);
+	bytes_view(d->nb, &d->name, &d->nlen);
+	bytes_view(d->fb, &d->file, &d->flen);
+	d->line = line < 0 ? 0 : (uint64_t)line;
+}
+
+static void def_release(struct agent_def *d)
+{
+	Py_DecRef(d->nb);
+	Py_DecRef(d->fb);
+}
+
+/* Assigns the next id and defines it; 0 when the string area is full.
+ * Caller holds g.lock. */
+static uint32_t define_locked(uint8_t kind, const struct agent_def *d)
+{
+	uint32_t id = g.next_id;
+	if (strdef_put(id, kind, d->line, d->name, d->nlen, d->file, d->flen) < 0)
+		return 0;
+	g.next_id++;
+	return id;
+}
+
+/*
+ * Interns key (k1, k2) with definition d; ref gains a reference owned by
+ * the table forever, so the object behind a pointer key can never be freed
+ * and its address reused for another.  Re-checks the table: another thread
+ * may have interned the key while the caller computed names (attribute
+ * lookups can release the GIL).
+ */
+static uint32_t intern_define(uintptr_t k1, uintptr_t k2, PyObject *ref, uint8_t kind,
+			      const struct agent_def *d)
+{
+	uint32_t id;
+	pthread_mutex_lock(&g.lock);
+	struct agent_ient *e = tab_find(k1, k2);
+	if (e) {
+		id = e->id;
+	} else {
+		id = (kind == AGENT_KIND_IGNORE) ? AGENT_IGNORE : define_locked(kind, d);
+		if (tab_insert(k1, k2, id) == 0)
+			Py_IncRef(ref);
+	}
+	pthread_mutex_unlock(&g.lock);
+	return id;
+}
+
+static PyObject *getattr_str(PyObject *o, const char *attr)
+{
+	PyObject *v = PyObject_GetAttrString(o, attr);
+	if (v && !PyUnicode_Check(v)) {
+		Py_DecRef(v);
+		v = NULL;
+	}
+	if (!v)
+		PyErr_Clear();
+	return v;
+}
+
+static uint32_t intern_code_slow(PyObject *code)
+{
+	PyObject *et, *ev, *tb;
+	PyErr_Fetch(&et, &ev, &tb);
+	PyObject *name = getattr_str(code, g.has_qualname ? "co_qualname" : "co_name");
+	PyObject *file = getattr_str(code, "co_filename");
+	PyObject *lineo = PyObject_GetAttrString(code, "co_firstlineno");
+	long line = lineo ? PyLong_AsLong(lineo) : 0;
+	PyErr_Clear();
+	struct agent_def d;
+	def_prepare(&d, name, file, line);
+	uint32_t id = intern_define((uintptr_t)code, 0, code, ISC_STR_CODE, &d);
+	def_release(&d);
+	Py_DecRef(name);
+	Py_DecRef(file);
+	Py_DecRef(lineo);
+	PyErr_Restore(et, ev, tb);
+	return id;
+}
+
+static inline uint32_t intern_code(PyObject *code)
+{
+	struct agent_ient *e = tab_find((uintptr_t)code, 0);
+	return e ? e->id : intern_code_slow(code);
+}
+
+/* "<prefix>.<name>" or just name when prefix is NULL/empty; new reference. */
+static PyObject *qualify(PyObject *prefix, PyObject *name)
+{
+	if (!name)
+		return NULL;
+	if (!prefix || PyUnicode_GetLength(prefix) == 0) {
+		Py_IncRef(name);
+		return name;
+	}
+	return PyUnicode_FromFormat("%U.%U", prefix, name);
+}
+
+/*
+ * Name of a builtin_function_or_method: "torch.matmul" (module-level or
+ * static: module + name), "Tensor.add" / "list.append" (bound: type of
+ * self + name), "dict.fromkeys" (classmethod).  file = module name.
+ */
+static void cfunc_names(struct agent_cfunc *c, PyObject **name, PyObject **file)
+{
+	PyObject *self = c->m_self;
+	PyObject *base = PyUnicode_FromString(c->m_ml->ml_name);
+	PyObject *prefix = NULL;
+
+	if (!self || (c->m_ml->ml_flags & METH_STATIC) || PyModule_Check(self) ||
+	    PyCapsule_CheckExact(self)) { /* pybind11 functions carry a capsule as self */
+		*file = getattr_str((PyObject *)c, "__module__");
+		if (!*file && self && PyModule_Check(self)) {
+			*file = PyModule_GetNameObject(self);
+			PyErr_Clear();
+		}
+		prefix = *file;
+		Py_IncRef(prefix);
+	} else {
+		PyObject *tp = PyType_Check(self) ? self : (PyObject *)Py_TYPE(self);
+		prefix = getattr_str(tp, "__qualname__");
+		*file = getattr_str(tp, "__module__");
+	}
+	*name = qualify(prefix, base);
+	PyErr_Clear();
+	Py_DecRef(prefix);
+	Py_DecRef(base);
+}
+
+/* Any other callable: __qualname__ (or __name__, or its type's name)
+ * qualified with __module__ when not already dotted. */
+static void callable_names(PyObject *f, PyObject **name, PyObject **file)
+{
+	PyObject *base = getattr_str(f, "__qualname__");
+	if (!base)
+		base = getattr_str(f, "__name__");
+	if (!base)
+		base = getattr_str((PyObject *)Py_TYPE(f), "__name__");
+	*file = getattr_str(f, "__module__");
+	if (base && PyUnicode_FindChar(base, '.', 0, PyUnicode_GetLength(base), 1) < 0) {
+		*name = qualify(*file, base);
+		Py_DecRef(base);
+	} else {
+		*name = base;
+	}
+	PyErr_Clear();
+}
+
+static uint32_t intern_callable_slow(PyObject *f, uintptr_t k1, uintptr_t k2, PyObject *ref)
+{
+	PyObject *et, *ev, *tb;
+	PyObject *name = NULL, *file = NULL;
+	uint8_t kind = ISC_STR_CFUNC;
+
+	PyErr_Fetch(&et, &ev, &tb);
+	if (k2 & 1) {
+		struct agent_cfunc *c = (struct agent_cfunc *)f;
+		if (own_method(c->m_ml))
+			kind = AGENT_KIND_IGNORE;
+		else
+			cfunc_names(c, &name, &file);
+	} else {
+		callable_names(f, &name, &file);
+	}
+	struct agent_def d;
+	def_prepare(&d, name, file, 0);
+	uint32_t id = intern_define(k1, k2, ref, kind, &d);
+	def_release(&d);
+	Py_DecRef(name);
+	Py_DecRef(file);
+	PyErr_Restore(et, ev, tb);
+	return id;
+}
+
+/*
+ * Id of the callable of a C_CALL event.  builtin_function_or_method objects
+ * are created per call for bound methods (lst.append, tensor.add), so they
+ * are keyed by (PyMethodDef, type of self) and the table keeps the type
+ * alive; the low bit of k2 tags this key space.  We rely on a PyMethodDef
+ * living as long as the process (static tables; pybind11 never frees its
+ * function records).  Other callables are keyed by (and keep) the object.
+ */
+static inline uint32_t intern_callable(PyObject *f)
+{
+	uintptr_t k1, k2;
+	PyObject *ref;
+	if (PyCFunction_Check(f)) {
+		struct agent_cfunc *c = (struct agent_cfunc *)f;
+		ref = c->m_self ? (PyObject *)Py_TYPE(c->m_self) : NULL;
+		k1 = (uintptr_t)c->m_ml;
+		k2 = (uintptr_t)ref | 1;
+	} else {
+		ref = f;
+		k1 = (uintptr_t)f;
+		k2 = 0;
+	}
+	struct agent_ient *e = tab_find(k1, k2);
+	return e ? e->id : intern_callable_slow(f, k1, k2, ref);
+}
+
+/* Id of a scope or mark name, by content; 0 when it could not be defined. */
+static uint32_t intern_name(PyObject *dict, uint8_t kind, PyObject *name)
+{
+	PyObject *et, *ev, *tb;
+	uint32_t id = 0;
+
+	PyErr_Fetch(&et, &ev, &tb);
+	PyObject *s = PyUnicode_Check(name) ? (Py_IncRef(name), name) : PyObject_Str(name);
+	if (!s)
+		goto out;
+	PyObject *v = PyDict_GetItemWithError(dict, s);
+	if (v) {
+		id = (uint32_t)PyLong_AsUnsignedLong(v);
+	} else if (!PyErr_Occurred()) {
+		struct agent_def d;
+		def_prepare(&d, s, NULL, 0);
+		pthread_mutex_lock(&g.lock);
+		id = define_locked(kind, &d);
+		pthread_mutex_unlock(&g.lock);
+		def_release(&d);
+		PyObject *idobj = PyLong_FromUnsignedLong(id);
+		if (idobj)
+			PyDict_SetItem(dict, s, idobj);
+		Py_DecRef(idobj);
+	}
+	Py_DecRef(s);
+out:
+	PyErr_Clear();
+	PyErr_Restore(et, ev, tb);
+	return id;
+}
+
+/* ---- the profile function ------------------------------------------ */
+
+static int profile_fn(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
+{
+	(void)obj;
+	struct agent_tls *t = tls_get();
+	if (!t)
+		return 0;
+	switch (what) {
+	case PyTrace_CALL: {
+		PyCodeObject *co = PyFrame_GetCode(frame);
+		uint32_t id = intern_code((PyObject *)co);
+		Py_DecRef((PyObject *)co); /* not Py_DECREF: 3.12+ code may be immortal */
+		emit(t, ISC_REC_PY_CALL, 1, id, 0, NULL, 0);
+		break;
+	}
+	case PyTrace_RETURN:
+		emit(t, ISC_REC_PY_RETURN, 0, 0, 0, NULL, 0);
+		break;
+	case PyTrace_C_CALL: {
+		uint32_t id = intern_callable(arg);
+		if (id == AGENT_IGNORE)
+			t->skip_c++;
+		else
+			emit(t, ISC_REC_C_CALL, 1, id, 0, NULL, 0);
+		break;
+	}
+	case PyTrace_C_RETURN:
+	case PyTrace_C_EXCEPTION:
+		if (t->skip_c)
+			t->skip_c--;
+		else
+			emit(t, ISC_REC_C_RETURN, 0, 0, 0, NULL, 0);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+/* ---- exported functions -------------------------------------------- */
+
+static void set_tls_name(struct agent_tls *t, PyObject *name)
+{
+	PyObject *b = utf8_of(name);
+	const char *p;
+	size_t n;
+	bytes_view(b, &p, &n);
+	if (n > AGENT_NAME_MAX) {
+		n = AGENT_NAME_MAX;
+		while (n > 0 && ((uint8_t)p[n] & 0xC0) == 0x80) /* whole characters */
+			n--;
+	}
+	memcpy(t->name, p, n);
+	t->name[n] = 0;
+	Py_DecRef(b);
+}
+
+/* threading.current_thread().name into the thread's state. */
+static void fetch_thread_name(struct agent_tls *t)
+{
+	PyObject *et, *ev, *tb;
+	PyErr_Fetch(&et, &ev, &tb);
+	PyObject *mod = PyImport_ImportModule("threading");
+	PyObject *fn = mod ? PyObject_GetAttrString(mod, "current_thread") : NULL;
+	PyObject *cur = fn ? PyObject_CallObject(fn, NULL) : NULL;
+	PyObject *name = cur ? getattr_str(cur, "name") : NULL;
+	if (name)
+		set_tls_name(t, name);
+	Py_DecRef(name);
+	Py_DecRef(cur);
+	Py_DecRef(fn);
+	Py_DecRef(mod);
+	PyErr_Clear();
+	PyErr_Restore(et, ev, tb);
+}
+
+static PyObject *agent_enabled(PyObject *mod, PyObject *unused)
+{
+	(void)mod;
+	(void)unused;
+	return PyBool_FromLong(g.enabled && !g.exited);
+}
+
+/* start([name]): record the calling thread from now on. */
+static PyObject *agent_start(PyObject *mod, PyObject *args)
+{
+	PyObject *name = NULL;
+	(void)mod;
+	if (!PyArg_UnpackTuple(args, "start", 0, 1, &name))
+		return NULL;
+	if (!g.enabled || g.exited)
+		Py_RETURN_FALSE;
+	if (name && name != Py_None)
+		set_tls_name(&tls, name);
+	else
+		fetch_thread_name(&tls);
+	PyEval_SetProfile(profile_fn, NULL);
+	Py_RETURN_TRUE;
+}
+
+static int event_code(PyObject *ev)
+{
+	static const char *const names[] = { "call", "c_call" };
+	static const int codes[] = { PyTrace_CALL, PyTrace_C_CALL };
+	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
+		if (PyUnicode_Check(ev) && PyUnicode_CompareWithASCIIString(ev, names[i]) == 0)
+			return codes[i];
+	return -1;
+}
+
+/*
+ * thread_hook(frame, event, arg): given to threading.setprofile, so it is
+ * the first profile function of every thread threading starts.  Swaps
+ * itself for the C profile function and passes the event on (only calls:
+ * a return seen first has no matching call).
+ */
+static PyObject *agent_thread_hook(PyObject *mod, PyObject *args)
+{
+	PyObject *frame, *event, *arg;
+	(void)mod;
+	if (!PyArg_UnpackTuple(args, "thread_hook", 3, 3, &frame, &event, &arg)) {
+		PyErr_Clear();
+		Py_RETURN_NONE;
+	}
+	if (!g.enabled || g.exited) {
+		PyEval_SetProfile(NULL, NULL);
+		Py_RETURN_NONE;
+	}
+	fetch_thread_name(&tls);
+	PyEval_SetProfile(profile_fn, NULL);
+	int what = event_code(event);
+	if (what >= 0)
+		profile_fn(NULL, (PyFrameObject *)frame, what, arg);
+	Py_RETURN_NONE;
+}
+
+static PyObject *agent_set_thread_name(PyObject *mod, PyObject *name)
+{
+	(void)mod;
+	struct agent_tls *t = &tls;
+	set_tls_name(t, name);
+	if (t->slot && t->gen == atomic_load_explicit(&g.gen, memory_order_relaxed))
+		slot_set_name(t->slot, t->name);
+	Py_RETURN_NONE;
+}
+
+static PyObject *agent_scope_begin(PyObject *mod, PyObject *name)
+{
+	(void)mod;
+	struct agent_tls *t = tls_get();
+	if (t) {
+		uint32_t id = intern_name(g.scope_ids, ISC_STR_SCOPE, name);
+		emit(t, ISC_REC_SCOPE_BEGIN, 1, id, 0, NULL, 0);
+	}
+	Py_RETURN_NONE;
+}
+
+static PyObject *agent_scope_end(PyObject *mod, PyObject *unused)
+{
+	(void)mod;
+	(void)unused;
+	struct agent_tls *t = tls_get();
+	if (t)
+		emit(t, ISC_REC_SCOPE_END, 0, 0, 0, NULL, 0);
+	Py_RETURN_NONE;
+}
+
+/* mark(name, n=1): a point event with an integer value. */
+static PyObject *agent_mark(PyObject *mod, PyObject *args, PyObject *kw)
+{
+	static char *kwlist[] = { "name", "n", NULL };
+	PyObject *name, *n = NULL;
+	long long v = 1;
+	(void)mod;
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O:mark", kwlist, &name, &n))
+		return NULL;
+	struct agent_tls *t = tls_get();
+	if (!t)
+		Py_RETURN_NONE;
+	if (n) {
+		int overflow = 0;
+		PyObject *as_int = PyNumber_Long(n);
+		v = as_int ? PyLong_AsLongLongAndOverflow(as_int, &overflow) : 0;
+		if (overflow)
+			v = overflow > 0 ? LLONG_MAX : LLONG_MIN;
+		Py_DecRef(as_int);
+		PyErr_Clear();
+	}
+	uint32_t id = intern_name(g.mark_ids, ISC_STR_MARK, name);
+	emit(t, ISC_REC_MARK, 2, id, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63), NULL, 0);
+	Py_RETURN_NONE;
+}
+
+static PyObject *agent_stats(PyObject *mod, PyObject *unused)
+{
+	(void)mod;
+	(void)unused;
+	uint64_t events = 0, dropped = 0, slots = 0, str_dropped = 0, slot_dropped = 0, strings = 0;
+	if (g.base) {
+		slots = atomic_load(&g.proc->nslots_used);
+		for (uint32_t i = 0; i < slots && i < g.nslots; i++) {
+			events += atomic_load_explicit(&g.events[i], memory_order_relaxed);
+			dropped += atomic_load_explicit(&isc_shm_slot_at(g.base, i)->dropped,
+							memory_order_relaxed);
+		}
+		str_dropped = atomic_load(&g.proc->str_dropped);
+		slot_dropped = atomic_load(&g.proc->slot_dropped);
+		strings = g.next_id - 1;
+	}
+	return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:i}", "events", (unsigned long long)events,
+			     "dropped", (unsigned long long)dropped, "slot_dropped",
+			     (unsigned long long)slot_dropped, "str_dropped",
+			     (unsigned long long)str_dropped, "slots", (unsigned long long)slots,
+			     "strings", (unsigned long long)strings, "pid", (int)getpid());
+}
+
+/* Marks the process finished (Python atexit, runs late in finalization):
+ * ends the calling thread's slot and stops recording it. */
+static void process_exit(void)
+{
+	if (!g.base || g.exited || g.pid != getpid())
+		return;
+	g.exited = 1;
+	thread_end(&tls);
+	atomic_store_explicit(&g.proc->state, ISC_PROC_EXITED, memory_order_release);
+}
+
+static PyObject *agent_exit_hook(PyObject *mod, PyObject *unused)
+{
+	(void)mod;
+	(void)unused;
+	if (g.base && !g.exited && g.pid == getpid()) {
+		PyEval_SetProfile(NULL, NULL);
+		process_exit();
+	}
+	Py_RETURN_NONE;
+}
+
+/* Fallback when Python's atexit did not run (fatal error paths). */
+__attribute__((destructor)) static void agent_fini(void)
+{
+	process_exit();
+}
+
+#define FN(f) ((PyCFunction)(void (*)(void))(f))
+static PyMethodDef agent_methods[] = {
+	{ "enabled", agent_enabled, METH_NOARGS, "True when this process is being recorded." },
+	{ "start", agent_start, METH_VARARGS, "start([name]): record the calling thread." },
+	{ "thread_hook", agent_thread_hook, METH_VARARGS,
+	  "Profile function for threading.setprofile: installs the C profiler in new threads." },
+	{ "set_thread_name", agent_set_thread_name, METH_O, "Name the calling thread in the trace." },
+	{ "scope_begin", agent_scope_begin, METH_O, "scope_begin(name): open a scope." },
+	{ "scope_end", agent_scope_end, METH_NOARGS, "scope_end(): close the innermost scope." },
+	{ "mark", FN(agent_mark), METH_VARARGS | METH_KEYWORDS, "mark(name, n=1): a point event." },
+	{ "stats", agent_stats, METH_NOARGS, "Counters of this process's recording." },
+	{ "exit_hook", agent_exit_hook, METH_NOARGS, "atexit handler: mark the process finished." },
+	{ NULL, NULL, 0, NULL },
+};
+static const size_t n_agent_methods = sizeof(agent_methods) / sizeof(agent_methods[0]) - 1;
+
+/* ---- Scope: `with scope(name):` without a Python frame -------------- */
+
+typedef struct {
+	PyObject_HEAD
+	PyObject *name; /* str */
+	uint32_t id;    /* interned in generation gen of this process */
+	uint32_t gen;
+} ScopeObject;
+
+static PyObject *scope_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
+{
+	static char *kwlist[] = { "name", NULL };
+	PyObject *name;
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O:scope", kwlist, &name))
+		return NULL;
+	allocfunc alloc = (allocfunc)PyType_GetSlot(tp, Py_tp_alloc);
+	ScopeObject *s = (ScopeObject *)alloc(tp, 0);
+	if (!s)
+		return NULL;
+	s->name = PyUnicode_Check(name) ? (Py_IncRef(name), name) : PyObject_Str(name);
+	if (!s->name) {
+		Py_DecRef((PyObject *)s);
+		return NULL;
+	}
+	return (PyObject *)s;
+}
+
+static void scope_dealloc(PyObject *self)
+{
+	PyTypeObject *tp = Py_TYPE(self);
+	Py_DecRef(((ScopeObject *)self)->name);
+	freefunc tp_free = (freefunc)PyType_GetSlot(tp, Py_tp_free);
+	tp_free(self);
+	Py_DecRef((PyObject *)tp);
+}
+
+static PyObject *scope_enter(PyObject *self, PyObject *unused)
+{
+	ScopeObject *s = (ScopeObject *)self;
+	(void)unused;
+	struct agent_tls *t = tls_get();
+	if (t) {
+		uint32_t gen = atomic_load_explicit(&g.gen, memory_order_relaxed);
+		if (s->gen != gen || !s->id) {
+			s->id = intern_name(g.scope_ids, ISC_STR_SCOPE, s->name);
+			s->gen = gen;
+		}
+		emit(t, ISC_REC_SCOPE_BEGIN, 1, s->id, 0, NULL, 0);
+	}
+	Py_IncRef(self);
+	return self;
+}
+
+static PyObject *scope_exit(PyObject *self, PyObject *args)
+{
+	(void)self;
+	(void)args;
+	struct agent_tls *t = tls_get();
+	if (t)
+		emit(t, ISC_REC_SCOPE_END, 0, 0, 0, NULL, 0);
+	Py_RETURN_FALSE;
+}
+
+static PyMethodDef scope_methods[] = {
+	{ "__enter__", scope_enter, METH_NOARGS, NULL },
+	{ "__exit__", scope_exit, METH_VARARGS, NULL },
+	{ NULL, NULL, 0, NULL },
+};
+static const size_t n_scope_methods = sizeof(scope_methods) / sizeof(scope_methods[0]) - 1;
+
+/* Our own functions are not recorded as C calls (mark, Scope.__exit__). */
+static int own_method(const PyMethodDef *ml)
+{
+	return (ml >= agent_methods && ml < agent_methods + n_agent_methods) ||
+	       (ml >= scope_methods && ml < scope_methods + n_scope_methods);
+}
+
+static PyMemberDef scope_members[] = {
+	{ "name", T_OBJECT_EX, offsetof(ScopeObject, name), READONLY, NULL },
+	{ NULL, 0, 0, 0, NULL },
+};
+
+static PyType_Slot scope_slots[] = {
+	{ Py_tp_new, (void *)scope_new },
+	{ Py_tp_dealloc, (void *)scope_dealloc },
+	{ Py_tp_methods, scope_methods },
+	{ Py_tp_members, scope_members },
+	{ Py_tp_doc, (void *)"Scope(name): context manager recording a named range." },
+	{ 0, NULL },
+};
+
+static PyType_Spec scope_spec = {
+	.name = "_agent.Scope",
+	.basicsize = sizeof(ScopeObject),
+	.flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+	.slots = scope_slots,
+};
+
+/* ---- module init --------------------------------------------------- */
+
+/* Attaches when INFERSCOPE_SESSION names a directory and INFERSCOPE_ENABLE
+ * is not "0"; any failure leaves the module importable and disabled. */
+static void agent_attach(void)
+{
+	const char *session = getenv("INFERSCOPE_SESSION");
+	const char *enable = getenv("INFERSCOPE_ENABLE");
+	char err[PATH_MAX + 128];
+	struct stat st;
+
+	if (!session || !*session || (enable && strcmp(enable, "0") == 0))
+		return;
+	if (strlen(session) >= sizeof(g.session)) {
+		report_attach_failure("INFERSCOPE_SESSION is too long");
+		return;
+	}
+	if (stat(session, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		snprintf(err, sizeof(err), "%s: not a directory", session);
+		report_attach_failure(err);
+		return;
+	}
+	strcpy(g.session, session);
+	layout_init();
+	if (pthread_key_create(&g.key, key_destructor) != 0 ||
+	    pthread_atfork(NULL, NULL, atfork_child) != 0) {
+		report_attach_failure("cannot register thread and fork handlers");
+		return;
+	}
+	if (shm_create(getppid(), err, sizeof(err)) < 0) {
+		report_attach_failure(err);
+		return;
+	}
+	g.next_id = 1;
+	g.enabled = 1;
+	atomic_store_explicit(&g.gen, 1, memory_order_relaxed);
+}
+
+static struct PyModuleDef agent_module = {
+	PyModuleDef_HEAD_INIT,
+	.m_name = "_agent",
+	.m_doc = "InferScope CPU collector (see tools/iscope-record/python/_agent.c).",
+	.m_size = -1,
+	.m_methods = agent_methods,
+};
+
+PyMODINIT_FUNC PyInit__agent(void)
+{
+	PyObject *m = PyModule_Create(&agent_module);
+	if (!m)
+		return NULL;
+	PyObject *scope_type = PyType_FromSpec(&scope_spec);
+	if (!scope_type || PyModule_AddObject(m, "Scope", scope_type) < 0) {
+		Py_DecRef(scope_type);
+		Py_DecRef(m);
+		return NULL;
+	}
+	g.scope_ids = PyDict_New();
+	g.mark_ids = PyDict_New();
+	if (!g.scope_ids || !g.mark_ids) {
+		Py_DecRef(m);
+		return NULL;
+	}
+	int major = 0, minor = 0;
+	sscanf(Py_GetVersion(), "%d.%d", &major, &minor);
+	g.has_qualname = major > 3 || (major == 3 && minor >= 11);
+	if (!g.enabled && !g.need_attach)
+		agent_attach();
+	return m;
+}

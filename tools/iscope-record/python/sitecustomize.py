@@ -1,0 +1,77 @@
+# InferScope: loads the CPU collector (_agent) into a Python process started
+# under iscope-record, then chain-loads the sitecustomize this one shadows.
+#
+# iscope-record puts this directory first on PYTHONPATH, so every Python the
+# workload starts imports this file, including interpreters we do not
+# support: keep it valid Python 2.7 and 3.x, and never raise.
+import os
+import sys
+
+
+def _inferscope_say(what):
+    try:
+        sys.stderr.write("inferscope: %s\n" % (what,))
+    except Exception:
+        pass
+
+
+def _inferscope_start():
+    if not os.environ.get("INFERSCOPE_SESSION") or os.environ.get("INFERSCOPE_ENABLE") == "0":
+        return
+    if sys.version_info < (3, 9):
+        _inferscope_say("cannot attach: Python %d.%d is not supported (3.9 or later)"
+                        % sys.version_info[:2])
+        return
+    try:
+        import _agent
+    except Exception as e:
+        _inferscope_say("cannot attach: %s" % (e,))
+        return
+    if not _agent.enabled():
+        return  # _agent said why
+    try:
+        import atexit
+        import threading
+        atexit.register(_agent.exit_hook)
+        threading.setprofile(_agent.thread_hook)
+        _agent.start(threading.current_thread().name)
+    except Exception as e:
+        _inferscope_say("cannot attach: %s" % (e,))
+
+
+def _inferscope_chain():
+    """Imports the next sitecustomize on sys.path (Debian's, a venv's...)."""
+    here = os.path.dirname(os.path.realpath(__file__))
+    mine = sys.modules.get("sitecustomize")
+    removed = []
+    for i in range(len(sys.path) - 1, -1, -1):
+        try:
+            same = os.path.realpath(sys.path[i] or os.getcwd()) == here
+        except Exception:
+            same = False
+        if same:
+            removed.append((i, sys.path.pop(i)))
+    sys.modules.pop("sitecustomize", None)
+    try:
+        __import__("sitecustomize")
+    except ImportError as e:
+        name = getattr(e, "name", None)
+        if name not in ("sitecustomize", None) or "sitecustomize" not in str(e):
+            _inferscope_say("error in the next sitecustomize: %s" % (e,))
+    except Exception as e:
+        _inferscope_say("error in the next sitecustomize: %s" % (e,))
+    finally:
+        for i, p in reversed(removed):
+            sys.path.insert(i, p)
+        if "sitecustomize" not in sys.modules and mine is not None:
+            sys.modules["sitecustomize"] = mine
+
+
+try:
+    _inferscope_start()
+except Exception as e:
+    _inferscope_say("cannot attach: %s" % (e,))
+try:
+    _inferscope_chain()
+except Exception as e:
+    _inferscope_say("error in the next sitecustomize: %s" % (e,))

@@ -1,0 +1,171 @@
+/* iscope-report: findings JSON in, Markdown or HTML report out (see iscope-report(1)). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "isc_analyze.h"
+#include "isc_config.h"
+#include "isc_config_api.h"
+
+static const struct isc_opt opts[] = {
+	{ "output", 'o', ISC_OPT_VALUE, "FILE", NULL, NULL, NULL,
+	  "write the report to FILE instead of stdout (*.html / *.htm imply -f html)" },
+	{ "format", 'f', ISC_OPT_VALUE, "FMT", "INFERSCOPE_REPORT_FORMAT", "format", NULL,
+	  "md (Markdown, the default) or html (one self-contained page)" },
+	ISC_OPT_LOG_LEVEL,
+};
+
+#define USAGE "[OPTION]... [FINDINGS]"
+#define MAX_INPUT (256u << 20)
+
+/* Reads all of in into a malloc'd buffer; 0, -EFBIG or a negative errno. */
+static int slurp(FILE *in, char **buf, size_t *len)
+{
+	size_t cap = 1 << 16, n = 0;
+	char *b = malloc(cap);
+	if (!b)
+		return -ENOMEM;
+	for (;;) {
+		if (n == cap) {
+			char *nb = cap >= MAX_INPUT ? NULL : realloc(b, cap * 2);
+			if (!nb) {
+				free(b);
+				return cap >= MAX_INPUT ? -EFBIG : -ENOMEM;
+			}
+			b = nb;
+			cap *= 2;
+		}
+		size_t got = fread(b + n, 1, cap - n, in);
+		n += got;
+		if (got == 0) {
+			if (ferror(in)) {
+				int e = errno ? errno : EIO;
+				free(b);
+				return -e;
+			}
+			break;
+		}
+	}
+	*buf = b;
+	*len = n;
+	return 0;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+	return a >= b && !strcasecmp(s + a - b, suffix);
+}
+
+int main(int argc, char **argv)
+{
+	struct isc_config *c = NULL;
+	cJSON *doc = NULL;
+	char *data = NULL, *text = NULL;
+	size_t len = 0;
+	FILE *in = stdin, *out = stdout;
+	const char *name = "stdin", *path = NULL, *fmt;
+	enum isc_report_format f = ISC_REPORT_MD;
+	int first, rc, status = 1;
+
+	if (isc_config_new(&c, "iscope-report", opts, sizeof(opts) / sizeof(opts[0])))
+		return 1;
+	if (isc_config_load_file(c, NULL) || isc_config_load_env(c, NULL)) {
+		isc_log(ISC_LOG_ERROR, "%s", isc_err_msg());
+		status = 2;
+		goto out;
+	}
+	if ((first = isc_cli_parse(c, argc, argv, false)) < 0) {
+		isc_log(ISC_LOG_ERROR, "%s", isc_err_msg());
+		fprintf(stderr, "Try 'iscope-report --help' for more information.\n");
+		status = 2;
+		goto out;
+	}
+	if (isc_config_flag(c, "help")) {
+		isc_cli_help(c, stdout, USAGE,
+			     "Reads findings JSON (from iscope-analyze; stdin when none or '-') and writes\n"
+			     "a report: Markdown by default, or one self-contained HTML page.");
+		status = 0;
+		goto out;
+	}
+	if (isc_config_flag(c, "version")) {
+		printf("iscope-report %s\n", ISC_VERSION);
+		status = 0;
+		goto out;
+	}
+	if (isc_config_flag(c, "show-config")) {
+		isc_config_show(c, stdout);
+		status = 0;
+		goto out;
+	}
+	if (isc_log_set_level(isc_config_get(c, "log-level"))) {
+		isc_log(ISC_LOG_ERROR, "invalid value '%s' for --log-level", isc_config_get(c, "log-level"));
+		status = 2;
+		goto out;
+	}
+	path = isc_config_get(c, "output");
+	fmt = isc_config_get(c, "format");
+	if (fmt && !strcmp(fmt, "html"))
+		f = ISC_REPORT_HTML;
+	else if (fmt && strcmp(fmt, "md") && strcmp(fmt, "markdown")) {
+		isc_log(ISC_LOG_ERROR, "unknown --format '%s' (known: md, html)", fmt);
+		fprintf(stderr, "Try 'iscope-report --help' for more information.\n");
+		status = 2;
+		goto out;
+	} else if (!fmt && path && (ends_with(path, ".html") || ends_with(path, ".htm")))
+		f = ISC_REPORT_HTML;
+	if (argc - first > 1) {
+		isc_log(ISC_LOG_ERROR, "one findings file at a time (got %d)", argc - first);
+		fprintf(stderr, "Try 'iscope-report --help' for more information.\n");
+		status = 2;
+		goto out;
+	}
+	if (first < argc && strcmp(argv[first], "-")) {
+		name = argv[first];
+		if (!(in = fopen(name, "re"))) {
+			isc_log(ISC_LOG_ERROR, "%s: %s", name, strerror(errno));
+			goto out;
+		}
+	}
+	if ((rc = slurp(in, &data, &len))) {
+		isc_log(ISC_LOG_ERROR, "%s: %s", name, rc == -EFBIG ? "larger than 256 MiB" : strerror(-rc));
+		goto out;
+	}
+	if (!(doc = cJSON_ParseWithLength(data, len))) {
+		const char *at = cJSON_GetErrorPtr();
+		if (at && at >= data && at <= data + len)
+			isc_log(ISC_LOG_ERROR, "%s: not findings JSON: parse error at byte %zu", name, (size_t)(at - data));
+		else
+			isc_log(ISC_LOG_ERROR, "%s: not findings JSON: parse error", name);
+		goto out;
+	}
+	if (!cJSON_IsObject(doc)) {
+		isc_log(ISC_LOG_ERROR, "%s: not findings JSON: the top level is not an object", name);
+		goto out;
+	}
+	if ((rc = isc_report_render(doc, f, &text))) {
+		isc_log(ISC_LOG_ERROR, "%s: %s", name, isc_err_msg());
+		goto out;
+	}
+	if (path && strcmp(path, "-") && !(out = fopen(path, "we"))) {
+		isc_log(ISC_LOG_ERROR, "%s: %s", path, strerror(errno));
+		goto out;
+	}
+	if (fputs(text, out) == EOF || fflush(out) || ferror(out)) {
+		isc_log(ISC_LOG_ERROR, "%s: Failed to write: %s", path ? path : "stdout", strerror(errno ? errno : EIO));
+		goto out;
+	}
+	status = 0;
+out:
+	if (out != stdout && fclose(out) && status == 0) {
+		isc_log(ISC_LOG_ERROR, "%s: %s", path, strerror(errno));
+		status = 1;
+	}
+	free(text);
+	free(data);
+	cJSON_Delete(doc);
+	if (in && in != stdin)
+		fclose(in);
+	isc_config_free(c);
+	return status;
+}
