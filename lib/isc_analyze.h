@@ -102,7 +102,7 @@ const char *isc_json_str(const cJSON *root, const char *path);
 /* ---- report (report_md.c) ---------------------------------------------- */
 enum isc_report_format {
 	ISC_REPORT_MD = 0,
-	ISC_REPORT_HTML = 1, /* the Markdown rendered by cmark (safe mode) in one self-contained page */
+	ISC_REPORT_HTML = 1, /* the Markdown rendered by cmark (safe mode; tables converted here) in one page */
 };
 
 /*

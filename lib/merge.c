@@ -367,8 +367,11 @@ static int emit_until(struct merge *m, uint64_t w)
 				for (uint64_t i = 0; i < ev.f[1] && ev.nf < 16 &&
 						     !isc_get_varint(&p, end, &ev.f[ev.nf]); i++)
 					ev.nf++;
+			uint64_t blen = (uint64_t)(end - p);
+			if (e->type == ISC_REC_PROC_INFO && (isc_get_varint(&p, end, &blen) || blen > (uint64_t)(end - p)))
+				blen = 0;
 			ev.bytes = p;
-			ev.nbytes = (size_t)(end - p);
+			ev.nbytes = (size_t)blen;
 		}
 		if (e->ts < m->last_out)
 			m->res->late_events++;

@@ -102,6 +102,7 @@ struct rec {
 	struct isc_buf tmp;
 	uint64_t last_progress;
 	bool direct; /* flight recorder: write through (at exit) */
+	size_t pending_max; /* raw bytes of a stream's events per frame */
 };
 
 static pid_t forward_pid;
@@ -147,9 +148,10 @@ static void emit_locked(struct rec *r, uint16_t type, uint32_t pid, uint32_t tid
 	r->nframes++;
 	if (!keep)
 		r->frames_bytes += f->data.len;
-	/* evict the oldest evictable frames beyond the flight-recorder size */
+	/* evict the oldest evictable frames beyond the flight-recorder size,
+	 * never the newest one */
 	size_t i = 0;
-	while (r->frames_bytes > r->o->ring_bytes && i < r->nframes) {
+	while (r->frames_bytes > r->o->ring_bytes && i + 1 < r->nframes) {
 		if (!r->frames[i].keep) {
 			r->frames_bytes -= r->frames[i].data.len;
 			isc_buf_free(&r->frames[i].data);
@@ -177,6 +179,18 @@ static void flush_stream(struct rec *r, struct proc *p, struct stream *s)
 	emit(r, ISC_CHUNK_EVENTS, (uint32_t)p->pid, s->tid, s->pending_base, s->seq++, s->pending.data,
 	     s->pending.len, false);
 	s->pending.len = 0;
+}
+
+/* Adds the records [from, to) to the stream's pending buffer; ts is the
+ * time after the last of them. */
+static void pending_append(struct stream *s, const uint8_t *from, const uint8_t *to, uint64_t ts, uint64_t now)
+{
+	if (!s->pending.len) {
+		s->pending_base = s->ts;
+		s->pending_since = now;
+	}
+	if (to > from && !isc_buf_put(&s->pending, from, (size_t)(to - from)))
+		s->ts = ts;
 }
 
 /* Maps <dir>/<pid>.shm when the agent has published it; 0 = not ready yet. */
@@ -292,49 +306,41 @@ static void drain_slot(struct rec *r, struct proc *p, uint32_t i, uint64_t now)
 	struct isc_cursor c;
 	struct isc_rec rec;
 	int rc;
-	uint64_t ts = s->ts;
 	isc_cursor_init(&c, r->scratch, n, s->ts);
-	const uint8_t *good = r->scratch;
+	const uint8_t *start = r->scratch; /* first record not yet pending */
 	uint64_t events = 0;
 	while ((rc = isc_cursor_next(&c, &rec)) == 1) {
-		good = c.p;
-		ts = c.ts;
 		events++;
-	}
-	/* the agent publishes whole records only: a record cut by the end of
-	 * what was committed is corruption too */
-	if (rc < 0)
-		s->broken = true;
-	size_t len = (size_t)(good - r->scratch);
-	if (len) {
-		if (!s->pending.len) {
-			s->pending_base = s->ts;
-			s->pending_since = now;
+		if (s->pending.len + (size_t)(c.p - start) >= r->pending_max) {
+			pending_append(s, start, c.p, c.ts, now);
+			flush_stream(r, p, s);
+			start = c.p;
 		}
-		isc_buf_put(&s->pending, r->scratch, len);
-		s->ts = ts;
+	}
+	/* c.p stops before a record that does not parse; the agent publishes
+	 * whole records only, so one cut by the end of the data is corrupt too */
+	pending_append(s, start, c.p, c.ts, now);
+	if (events) {
 		s->events += events;
 		pthread_mutex_lock(&r->wlock);
 		r->res->events += events;
 		pthread_mutex_unlock(&r->wlock);
 	}
-	if (s->broken) {
+	if (rc < 0) {
+		s->broken = true;
 		isc_log(ISC_LOG_WARN, "pid %d thread %u: corrupt record in shared memory; rest of its ring discarded",
-			     (int)p->pid, s->tid);
+			(int)p->pid, s->tid);
 		r->res->warnings++;
 		isc_ring_consume(slot, n);
 	} else {
-		isc_ring_consume(slot, (uint32_t)len);
+		isc_ring_consume(slot, (uint32_t)(c.p - r->scratch));
 	}
 	uint64_t dropped = atomic_load_explicit(&slot->dropped, memory_order_relaxed);
 	if (dropped > s->dropped_seen) {
 		uint8_t body[10];
 		unsigned bl = isc_put_varint(body, dropped - s->dropped_seen);
 		uint64_t t = s->ts;
-		if (!s->pending.len) {
-			s->pending_base = s->ts;
-			s->pending_since = now;
-		}
+		pending_append(s, body, body, s->ts, now); /* sets the base if empty */
 		isc_buf_put_record(&s->pending, ISC_REC_DROPPED, t, &t, body, bl);
 		pthread_mutex_lock(&r->wlock);
 		r->res->dropped += dropped - s->dropped_seen;
@@ -431,7 +437,7 @@ static void drain_cycle(struct rec *r, bool final)
 			struct stream *s = &p->streams[i];
 			if (!s->pending.len)
 				continue;
-			if (final || s->pending.len >= PENDING_MAX ||
+			if (final || s->pending.len >= r->pending_max ||
 			    now - s->pending_since >= (uint64_t)r->o->flush_ms * 1000000u)
 				flush_stream(r, p, s);
 			else if (s->pending_base < oldest)
@@ -708,6 +714,10 @@ int isc_record_run(const struct isc_record_opts *o, struct isc_record_result *re
 	r.o = o;
 	r.res = res;
 	r.child = -1;
+	/* a flight-recorder holds several frames: keep them well under its size */
+	r.pending_max = PENDING_MAX;
+	if (o->ring_bytes && o->ring_bytes / 4 < PENDING_MAX)
+		r.pending_max = o->ring_bytes / 4 > 4096 ? o->ring_bytes / 4 : 4096;
 	pthread_mutex_init(&r.wlock, NULL);
 	pthread_mutex_init(&r.plock, NULL);
 	if ((rc = isc_writer_new(&r.w, o->out, o->level)))

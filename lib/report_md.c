@@ -1,6 +1,7 @@
 /*
- * report_md.c - findings JSON -> Markdown report (and the same Markdown in a
- * self-contained HTML page through cmark).
+ * report_md.c - findings JSON -> Markdown report, and the same Markdown as
+ * one self-contained HTML page (cmark in safe mode; pipe tables converted
+ * here, since CommonMark has none).
  *
  * Layout, in this order: title; the headline (one bold sentence: where the
  * time goes, the number that shows it, the function to look at with
@@ -518,8 +519,118 @@ static const char html_head[] =
 	"code{background:#f3f3f3;padding:0 .2em}\n"
 	"h2{border-bottom:1px solid #ddd;margin-top:2rem}\n"
 	"blockquote{border-left:4px solid #c60;margin:0;padding-left:1rem}\n"
+	"table{border-collapse:collapse;margin:1rem 0}\n"
+	"th,td{border:1px solid #ccc;padding:.2rem .5rem;text-align:left;vertical-align:top}\n"
+	"th{background:#f3f3f3}\n.r{text-align:right}\n"
 	"</style>\n</head>\n<body>\n";
 static const char html_tail[] = "</body>\n</html>\n";
+
+/* Appends cmark's safe HTML for Markdown text md[0, len). */
+static void cmark_put(struct md *m, const char *md, size_t len, bool inline_only)
+{
+	char *h = cmark_markdown_to_html(md, len, CMARK_OPT_SAFE);
+	if (!h) {
+		m->err = -ENOMEM;
+		return;
+	}
+	size_t n = strlen(h);
+	if (inline_only && n >= 9 && !strncmp(h, "<p>", 3) && !strcmp(h + n - 5, "</p>\n")) {
+		h[n - 5] = '\0';
+		put(m, h + 3);
+	} else {
+		put(m, h);
+	}
+	free(h);
+}
+
+/* Splits a table line into cells at unescaped '|'; returns the count. */
+static size_t table_cells(const char *line, size_t len, const char **cell, size_t *clen, size_t max)
+{
+	size_t n = 0, start = 1; /* the line starts with '|' */
+	for (size_t i = 1; i < len; i++) {
+		if (line[i] == '\\') {
+			i++;
+			continue;
+		}
+		if (line[i] != '|')
+			continue;
+		if (n < max) {
+			size_t a = start, b = i;
+			while (a < b && line[a] == ' ')
+				a++;
+			while (b > a && line[b - 1] == ' ')
+				b--;
+			cell[n] = line + a;
+			clen[n] = b - a;
+			n++;
+		}
+		start = i + 1;
+	}
+	return n;
+}
+
+static bool is_table_start(const char *p)
+{
+	const char *nl = strchr(p, '\n');
+	return *p == '|' && nl && !strncmp(nl + 1, "|---", 4);
+}
+
+/*
+ * The Markdown as HTML.  CommonMark (cmark) has no tables, so the report's
+ * pipe tables are converted here: the structure from the table syntax,
+ * every cell's content through cmark (header cells are fixed strings of
+ * this file and only HTML-escaped).  Everything else goes to cmark whole.
+ */
+static void md_to_html(struct md *m, const char *md)
+{
+	enum { MAXC = 16 };
+	const char *p = md, *text = md;
+	while (*p) { /* p is at the start of a line */
+		if (!is_table_start(p)) {
+			const char *nl = strchr(p, '\n');
+			p = nl ? nl + 1 : p + strlen(p);
+			continue;
+		}
+		cmark_put(m, text, (size_t)(p - text), false);
+		const char *cell[MAXC];
+		size_t clen[MAXC], nh, nd;
+		const char *nl = strchr(p, '\n');
+		nh = table_cells(p, (size_t)(nl - p), cell, clen, MAXC);
+		bool right[MAXC] = { false };
+		const char *d = nl + 1, *dnl = strchr(d, '\n');
+		const char *dcell[MAXC];
+		size_t dlen[MAXC];
+		nd = table_cells(d, dnl ? (size_t)(dnl - d) : strlen(d), dcell, dlen, MAXC);
+		for (size_t i = 0; i < nd && i < MAXC; i++)
+			right[i] = dlen[i] && dcell[i][dlen[i] - 1] == ':';
+		put(m, "<table>\n<thead><tr>");
+		for (size_t i = 0; i < nh; i++) {
+			put(m, right[i] ? "<th class=\"r\">" : "<th>");
+			for (size_t k = 0; k < clen[i]; k++) {
+				char c = cell[i][k];
+				put(m, c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" : (char[]){ c, 0 });
+			}
+			put(m, "</th>");
+		}
+		put(m, "</tr></thead>\n<tbody>\n");
+		p = dnl ? dnl + 1 : d + strlen(d);
+		while (*p == '|') {
+			nl = strchr(p, '\n');
+			size_t len = nl ? (size_t)(nl - p) : strlen(p), n = table_cells(p, len, cell, clen, MAXC);
+			put(m, "<tr>");
+			for (size_t i = 0; i < n; i++) {
+				put(m, right[i] ? "<td class=\"r\">" : "<td>");
+				cmark_put(m, cell[i], clen[i], true);
+				put(m, "</td>");
+			}
+			put(m, "</tr>\n");
+			p += len + (nl != NULL);
+		}
+		put(m, "</tbody>\n</table>\n");
+		text = p;
+	}
+	cmark_put(m, text, (size_t)(p - text), false);
+}
 
 int isc_report_render(const cJSON *root, enum isc_report_format f, char **out)
 {
@@ -535,18 +646,16 @@ int isc_report_render(const cJSON *root, enum isc_report_format f, char **out)
 		*out = (char *)m.b.data;
 		return 0;
 	}
-	char *body = cmark_markdown_to_html((const char *)m.b.data, m.b.len - 1, CMARK_OPT_SAFE);
+	struct md h = { { 0 }, 0 };
+	put(&h, html_head);
+	md_to_html(&h, (const char *)m.b.data);
+	put(&h, html_tail);
 	isc_buf_free(&m.b);
-	if (!body)
+	if (h.err || isc_buf_put_u8(&h.b, '\0')) {
+		isc_buf_free(&h.b);
 		goto oom;
-	m.err = 0;
-	put(&m, html_head);
-	put(&m, body);
-	put(&m, html_tail);
-	free(body);
-	if (m.err || isc_buf_put_u8(&m.b, '\0'))
-		goto oom;
-	*out = (char *)m.b.data;
+	}
+	*out = (char *)h.b.data;
 	return 0;
 oom:
 	isc_buf_free(&m.b);

@@ -90,6 +90,21 @@ static const char *kind_name(uint8_t k)
 	return k == ISC_SPAN_PYTHON ? "python" : k == ISC_SPAN_OP ? "op" : k == ISC_SPAN_SCOPE ? "scope" : "?";
 }
 
+/* Workload bytes on one line: NUL separators as spaces, controls as \xNN. */
+static void put_text(FILE *o, const uint8_t *b, size_t n)
+{
+	while (n && !b[n - 1])
+		n--;
+	for (size_t i = 0; i < n; i++) {
+		if (!b[i])
+			fputc(' ', o);
+		else if (b[i] < 0x20 || b[i] == 0x7f || b[i] == '\\')
+			fprintf(o, "\\x%02x", b[i]);
+		else
+			fputc(b[i], o);
+	}
+}
+
 static const char *record_name(uint8_t type)
 {
 	switch (type) {
@@ -131,7 +146,9 @@ static int d_event(void *ctx, const struct isc_tl_event *ev)
 		fprintf(o, "M %s %" PRId64 "\n", name_of(s, ev->name_id), ev->value);
 		break;
 	case ISC_REC_THREAD_BEGIN:
-		fprintf(o, "TB %.*s\n", (int)ev->nbytes, (const char *)ev->bytes);
+		fprintf(o, "TB ");
+		put_text(o, ev->bytes, ev->nbytes);
+		fputc('\n', o);
 		break;
 	case ISC_REC_THREAD_END:
 		fprintf(o, "TE\n");
@@ -140,9 +157,8 @@ static int d_event(void *ctx, const struct isc_tl_event *ev)
 		fprintf(o, "DROPPED %" PRIu64 "\n", ev->f[0]);
 		break;
 	case ISC_REC_PROC_INFO:
-		fprintf(o, "PROC");
-		for (size_t i = 0; i < ev->nbytes; i++)
-			fputc(ev->bytes[i] ? ev->bytes[i] : ' ', o);
+		fprintf(o, "PROC ");
+		put_text(o, ev->bytes, ev->nbytes);
 		fputc('\n', o);
 		break;
 	case ISC_REC_PROC_EXIT:

@@ -481,7 +481,7 @@ def check_disabled(tap, py, pydir):
 def check_tiny_ring(tap, py, pydir):
     session = tempfile.mkdtemp(prefix="isc-agent-")
     try:
-        r = run(py, BUSY, env_for(pydir, session, INFERSCOPE_RING_KB=4), ["20000"])
+        r = run(py, BUSY, env_for(pydir, session, INFERSCOPE_RING_KB=1), ["20000"])
         info = json.loads(r.stdout.decode().strip() or "{}")
         try:
             shm = Shm(shm_files(session)[info["pid"]])
@@ -491,7 +491,8 @@ def check_tiny_ring(tap, py, pydir):
             diag = (s["dropped"], s["head"], s["tail"], len(s["records"]))
         except (BadData, KeyError) as e:
             ok, diag = False, (e, r.stderr)
-        tap.ok(ok, py + ": 4 KiB ring, no consumer: drops counted, ring decodes", diag)
+        tap.ok(ok, py + ": INFERSCOPE_RING_KB=1 gives the 4 KiB minimum; no consumer: drops counted, ring decodes",
+               diag)
     finally:
         shutil.rmtree(session, ignore_errors=True)
 
@@ -527,8 +528,8 @@ def check_limits(tap, py, pydir):
 
 
 def check_live_drain(tap, py, pydir):
-    """A consumer like the recorder's drain thread: checks wraparound, DROPPED
-    records, and that ids are defined before records using them are visible."""
+    """A consumer like the recorder's drain thread: checks wraparound, drops,
+    and that ids are defined before records using them are visible."""
     session = tempfile.mkdtemp(prefix="isc-agent-")
     proc = subprocess.Popen([py, "-c", BUSY, "300000"], env=env_for(pydir, session, INFERSCOPE_RING_KB=4),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -582,18 +583,17 @@ def check_live_drain(tap, py, pydir):
         info = json.loads(out.decode().strip() or "{}")
         shm = Shm(path, drained={i: b"" for i in drained})
         recs = [r for i in sorted(drained) for r in records(drained[i])]
-        reported = sum(r[2][0] for r in recs if r[0] == DROPPED)
         calls = sum(1 for r in recs if r[0] == PY_CALL and shm.name(r[2][0]) == "f")
         s0 = shm.slots[0]
-        ok = (not errors and s0["dropped"] > 0 and 0 < reported <= s0["dropped"] and
-              s0["head"] > 4 * rs and s0["head"] == s0["tail"] and calls > 1000)
-        diag = (errors[:5], s0["dropped"], reported, s0["head"], calls, err[-500:])
+        ok = (not errors and s0["dropped"] > 0 and s0["head"] > 4 * rs and s0["head"] == s0["tail"] and
+              calls > 1000)
+        diag = (errors[:5], s0["dropped"], s0["head"], calls, err[-500:])
     except Exception as e:
         proc.kill()
         ok, diag = False, repr(e)
     finally:
         shutil.rmtree(session, ignore_errors=True)
-    tap.ok(ok, py + ": 4 KiB ring with a live consumer: wraps, DROPPED records, ids defined first", diag)
+    tap.ok(ok, py + ": 4 KiB ring with a live consumer: wraps, drops, decodes, ids defined first", diag)
 
 
 def main():

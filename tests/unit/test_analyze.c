@@ -801,6 +801,8 @@ static void test_hostile_json_and_report(void)
 	ok(isc_report_render(d, ISC_REPORT_HTML, &html) == 0 && html && !strstr(html, "<script>") &&
 	   strstr(html, "&lt;script&gt;") && !strstr(html, "href=") && strstr(html, "<!DOCTYPE html>"),
 	   "HTML: escaped by cmark, self-contained page");
+	ok(html && strstr(html, "<td>&lt;script&gt;alert(1)&lt;/script&gt;|*x*</td>") && strstr(html, "<th class=\"r\">Calls</th>"),
+	   "HTML tables: one cell per column, the name escaped inside it");
 	ok(html && !strstr(html, "http://") && !strstr(html, "https://") && !strstr(html, "src="),
 	   "HTML makes no external requests");
 	free(md);
