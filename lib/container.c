@@ -177,10 +177,8 @@ static int reader_fill(struct isc_reader *r)
 		r->fstart = 0;
 	}
 	if (r->ilen == r->icap) {
-		if (r->icap >= 64u << 20) {
-			isc_err_push("frame larger than 64 MiB at byte %llu", (unsigned long long)r->base_off);
-			return -EFBIG;
-		}
+		if (r->icap >= 64u << 20)
+			return -EFBIG; /* the caller treats the frame as bad */
 		uint8_t *n = realloc(r->ibuf, r->icap * 2);
 		if (!n)
 			return -ENOMEM;
@@ -200,7 +198,11 @@ static int reader_fill(struct isc_reader *r)
 	return 0;
 }
 
-/* After a bad frame: restart decoding at the next frame magic after fstart. */
+/*
+ * After a bad frame: restart decoding at the next frame magic after
+ * fstart.  Scanned bytes are dropped as the scan goes (all but the last 3,
+ * which may begin a magic), so garbage of any length costs bounded memory.
+ */
 static int reader_resync(struct isc_reader *r)
 {
 	ZSTD_DCtx_reset(r->dctx, ZSTD_reset_session_only);
@@ -217,15 +219,11 @@ static int reader_resync(struct isc_reader *r)
 			r->done = true;
 			return 0;
 		}
-		size_t keep = i - r->fstart; /* fill() moves fstart to 0 */
+		r->fstart = r->ipos = i; /* i >= ilen - 3 */
 		int rc = reader_fill(r);
 		if (rc)
 			return rc;
-		i = keep;
-		if (r->eof && i + 4 > r->ilen) {
-			r->done = true;
-			return 0;
-		}
+		i = r->fstart;
 	}
 }
 
@@ -249,14 +247,16 @@ int isc_reader_next(struct isc_reader *r, struct isc_chunk_header *h, const uint
 				return 0;
 			}
 			int rc = reader_fill(r);
+			if (rc == -EFBIG)
+				return bad_frame(r, "frame larger than 64 MiB");
 			if (rc)
 				return rc;
 			continue;
 		}
 		ZSTD_inBuffer in = { r->ibuf, r->ilen, r->ipos };
+		if (r->olen > ISC_CHUNK_HEADER_SIZE + ISC_CHUNK_MAX_PAYLOAD)
+			return bad_frame(r, "chunk larger than 16 MiB");
 		if (r->ocap - r->olen < ZSTD_DStreamOutSize()) {
-			if (r->ocap > ISC_CHUNK_HEADER_SIZE + ISC_CHUNK_MAX_PAYLOAD)
-				return bad_frame(r, "chunk too large");
 			uint8_t *n = realloc(r->obuf, r->ocap * 2);
 			if (!n)
 				return -ENOMEM;
@@ -280,7 +280,8 @@ int isc_reader_next(struct isc_reader *r, struct isc_chunk_header *h, const uint
 		if (len == 0)
 			continue; /* skippable frame */
 		const uint8_t *b = r->obuf;
-		if (len < ISC_CHUNK_HEADER_SIZE || get_le32(b) != ISC_CHUNK_MAGIC ||
+		if (len < ISC_CHUNK_HEADER_SIZE || len - ISC_CHUNK_HEADER_SIZE > ISC_CHUNK_MAX_PAYLOAD ||
+		    get_le32(b) != ISC_CHUNK_MAGIC ||
 		    get_le16(b + 6) != 0 || get_le32(b + 28) != len - ISC_CHUNK_HEADER_SIZE) {
 			isc_err_push("bad chunk header in frame at byte %llu",
 				     (unsigned long long)(r->base_off + start));

@@ -31,14 +31,7 @@ int isc_header_encode(struct isc_buf *b, uint32_t file_magic, const struct isc_t
 			   ISC_FORMAT_VERSION_MINOR, 0 };
 	rc |= isc_buf_put_record(b, ISC_REC_HDR_FORMAT, 0, &ts, fmt, sizeof(fmt));
 	rc |= put_str_rec(b, ISC_REC_HDR_HOST, h->host, strlen(h->host));
-	/* cmdline is kept NUL separated on disk */
-	char argv[sizeof(h->cmdline)];
-	size_t n = strlen(h->cmdline);
-	memcpy(argv, h->cmdline, n);
-	for (size_t i = 0; i < n; i++)
-		if (argv[i] == ' ')
-			argv[i] = '\0';
-	rc |= put_str_rec(b, ISC_REC_HDR_CMDLINE, argv, n);
+	rc |= put_str_rec(b, ISC_REC_HDR_CMDLINE, h->cmdline, strlen(h->cmdline));
 	rc |= put_str_rec(b, ISC_REC_HDR_BOOT_ID, h->boot_id, strlen(h->boot_id));
 	rc |= isc_buf_put_varint(&t, h->epoch_realtime_ns);
 	rc |= isc_buf_put_varint(&t, h->epoch_mono_ns);

@@ -122,7 +122,7 @@ struct isc_tl_event {
 	uint64_t span_id, parent_id;
 	uint32_t depth;
 	uint8_t kind;     /* enum isc_span_kind */
-	uint32_t name_id; /* SPAN_BEGIN, MARK, THREAD_BEGIN */
+	uint32_t name_id; /* SPAN_BEGIN, SPAN_END (in the merge only), MARK */
 	uint32_t flags;   /* SPAN_END: 1 = closed by merge */
 	int64_t value;    /* MARK value, PROC_EXIT status */
 	/* sample and other records: their varint fields in order */

@@ -23,6 +23,7 @@
 #define ISC_FORMAT_VERSION_MINOR 0
 #define ISC_CHUNK_HEADER_SIZE 32
 #define ISC_CHUNK_MAX_PAYLOAD (16u << 20) /* readers refuse larger chunks */
+#define ISC_STRING_ID_LIMIT (1u << 26)    /* string ids are 1 .. limit - 1 */
 
 /* Chunk header, little-endian on disk (see formats/trace.md §3). */
 struct isc_chunk_header {
@@ -95,7 +96,6 @@ enum isc_string_kind {
 	ISC_STR_CFUNC = 1,  /* C callable: qualified name, module in file, line 0 */
 	ISC_STR_SCOPE = 2,  /* scope() name */
 	ISC_STR_MARK = 3,   /* mark() name */
-	ISC_STR_THREAD = 4, /* thread name */
 };
 
 enum isc_span_kind {

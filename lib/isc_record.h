@@ -27,6 +27,7 @@ struct isc_record_opts {
 struct isc_record_result {
 	int status;            /* workload: exit code, or 128 + signal */
 	bool workload_started;
+	int exec_errno;        /* the command could not be executed (errno) */
 	uint64_t events, dropped, bytes;
 	unsigned processes;
 	bool write_failed;     /* trace output failed (message in write_error) */

@@ -76,12 +76,19 @@ struct strent {
 	struct strent *next;
 };
 
+struct pexit { /* a process exit decoded but not yet applied */
+	unsigned input;
+	uint32_t pid;
+	uint64_t ts;
+};
+
 struct input {
 	const struct isc_merge_input *in;
 	struct isc_reader *rd;
 	struct isc_tl_header hdr;
 	int64_t offset; /* output ts = trace ts + offset */
 	uint64_t watermark; /* output time base */
+	uint64_t max_ts; /* latest event time decoded */
 	bool done, have_end;
 	uint64_t end_dropped, end_lost, drop_records;
 	int end_status;
@@ -99,6 +106,8 @@ struct merge {
 	uint64_t next_span, next_order, last_out;
 	struct queue **heap;
 	size_t nheap, capheap;
+	struct pexit *exits;
+	size_t nexits, capexits;
 	uint64_t buffered;
 };
 
@@ -137,6 +146,10 @@ static int strings_add(struct merge *m, uint8_t kind, uint32_t line, const uint8
 			*gid = e->gid;
 			return 0;
 		}
+	}
+	if (m->nstrings >= ISC_STRING_ID_LIMIT) {
+		isc_err_push("more than %u distinct names", ISC_STRING_ID_LIMIT - 1);
+		return -E2BIG;
 	}
 	if (m->nstrings == m->capstrings) {
 		size_t cap = m->capstrings ? m->capstrings * 2 : 1024;
@@ -219,7 +232,7 @@ static int read_strings(struct merge *m, unsigned input, uint32_t pid, const uin
 			return -EBADMSG;
 		const uint8_t *name = q;
 		q += nlen;
-		if (isc_get_varint(&q, e, &flen) || flen > (uint64_t)(e - q) || id == 0 || id >= (1u << 26))
+		if (isc_get_varint(&q, e, &flen) || flen > (uint64_t)(e - q) || id == 0 || id >= ISC_STRING_ID_LIMIT)
 			return -EBADMSG;
 		uint32_t gid;
 		if ((rc = strings_add(m, kind, line > UINT32_MAX ? 0 : (uint32_t)line, name, (size_t)nlen, q,
@@ -472,6 +485,31 @@ static int close_all(struct merge *m, struct thread *t, uint64_t ts)
 	return rc;
 }
 
+/*
+ * Spans a process left open (killed, os._exit) end at its exit.  That is
+ * done once the watermark passes the exit: no event of the process can
+ * come later, and nothing at or after the exit has been emitted yet.
+ */
+static int close_exited(struct merge *m, uint64_t w)
+{
+	for (size_t i = 0; i < m->nexits;) {
+		struct pexit x = m->exits[i];
+		if (x.ts >= w) {
+			i++;
+			continue;
+		}
+		for (size_t h = 0; h < 4096; h++)
+			for (struct thread *t = m->threads[h]; t; t = t->next)
+				if (t->input == x.input && t->pid == x.pid && (t->ncalls || t->nscopes)) {
+					int rc = close_all(m, t, t->last_ts > x.ts ? t->last_ts : x.ts);
+					if (rc)
+						return rc;
+				}
+		m->exits[i] = m->exits[--m->nexits];
+	}
+	return 0;
+}
+
 static uint64_t out_ts(const struct input *in, uint64_t ts)
 {
 	int64_t v = (int64_t)ts + in->offset;
@@ -496,6 +534,8 @@ static int read_events(struct merge *m, unsigned ii, const struct isc_chunk_head
 		int err = 0;
 		m->res->events_in++;
 		t->last_ts = ts;
+		if (ts > in->max_ts)
+			in->max_ts = ts;
 		switch (r.type) {
 		case ISC_REC_PY_CALL:
 		case ISC_REC_C_CALL:
@@ -569,20 +609,19 @@ static int read_events(struct merge *m, unsigned ii, const struct isc_chunk_head
 	return rc;
 }
 
-/* A SAMPLES chunk: a queue of its own, records passed through. */
+/*
+ * A SAMPLES chunk: records passed through, in short-lived queues, one per
+ * (pid, tid) of the chunk, so that records with equal times still follow
+ * the pid/tid rules of the tie-break chain.
+ */
 static int read_samples(struct merge *m, unsigned ii, const struct isc_chunk_header *h, const uint8_t *p)
 {
 	struct input *in = &m->inputs[ii];
-	struct queue *q = calloc(1, sizeof(*q));
+	struct queue **qs = NULL;
+	size_t nq = 0;
 	struct isc_cursor c;
 	struct isc_rec r;
 	int rc;
-	if (!q)
-		return -ENOMEM;
-	q->input = ii;
-	q->rank = 1;
-	q->order = m->next_order++;
-	q->transient = true;
 	isc_cursor_init(&c, p, h->payload_len, h->base_ts);
 	while ((rc = isc_cursor_next(&c, &r)) == 1) {
 		if (r.type >= 0x80)
@@ -591,7 +630,7 @@ static int read_samples(struct merge *m, unsigned ii, const struct isc_chunk_hea
 		uint64_t pid = 0, tid = 0;
 		struct mev ev = { .ts = out_ts(in, r.ts), .type = r.type };
 		if (isc_record_nvarints(r.type) >= 1 && r.type != ISC_REC_PRESSURE && r.type != ISC_REC_MEMINFO &&
-		    r.type != ISC_REC_CLOCK_PAIR)
+		    r.type != ISC_REC_CLOCK_PAIR && r.type != ISC_REC_DROPPED)
 			isc_get_varint(&b, e, &pid);
 		if (r.type == ISC_REC_THREAD_SAMPLE || r.type == ISC_REC_THREAD_NAME)
 			isc_get_varint(&b, e, &tid);
@@ -601,6 +640,36 @@ static int read_samples(struct merge *m, unsigned ii, const struct isc_chunk_hea
 			uint64_t st = 0;
 			isc_get_varint(&b, e, &st);
 			ev.value = isc_unzigzag(st);
+			if (m->nexits == m->capexits) {
+				size_t cap = m->capexits ? m->capexits * 2 : 16;
+				struct pexit *x = realloc(m->exits, cap * sizeof(*x));
+				if (!x) {
+					rc = -ENOMEM;
+					break;
+				}
+				m->exits = x;
+				m->capexits = cap;
+			}
+			m->exits[m->nexits++] = (struct pexit){ ii, ev.pid, ev.ts };
+		}
+		if (ev.ts > in->max_ts)
+			in->max_ts = ev.ts;
+		struct queue *q = NULL;
+		for (size_t i = 0; i < nq && !q; i++)
+			if (qs[i]->pid == ev.pid && qs[i]->tid == ev.tid)
+				q = qs[i];
+		if (!q) {
+			struct queue **nqs = realloc(qs, (nq + 1) * sizeof(*qs));
+			if (!nqs || !(q = calloc(1, sizeof(*q)))) {
+				if (nqs)
+					qs = nqs;
+				rc = -ENOMEM;
+				break;
+			}
+			qs = nqs;
+			qs[nq++] = q;
+			*q = (struct queue){ .input = ii, .rank = 1, .pid = ev.pid, .tid = ev.tid,
+					     .order = m->next_order++, .transient = true };
 		}
 		ev.body = malloc(r.len ? r.len : 1);
 		if (!ev.body) {
@@ -610,13 +679,17 @@ static int read_samples(struct merge *m, unsigned ii, const struct isc_chunk_hea
 		memcpy(ev.body, r.body, r.len);
 		ev.body_len = (uint32_t)r.len;
 		m->res->events_in++;
-		if ((rc = queue_push(m, q, &ev)))
+		if ((rc = queue_push(m, q, &ev))) {
+			free(ev.body);
 			break;
+		}
 	}
-	if (!q->in_heap) {
-		queue_free(q);
-		free(q);
-	}
+	for (size_t i = 0; i < nq; i++)
+		if (!qs[i]->in_heap) {
+			queue_free(qs[i]);
+			free(qs[i]);
+		}
+	free(qs);
 	return rc;
 }
 
@@ -802,15 +875,20 @@ int isc_merge(const struct isc_merge_input *inputs, size_t n, struct isc_sink *s
 			isc_err_push("%s", inputs[pick].name);
 			goto out;
 		}
-		if (m.inputs[pick].done) /* close what its threads left open */
-			for (size_t h = 0; h < 4096; h++)
-				for (struct thread *t = m.threads[h]; t; t = t->next)
-					if (t->input == pick && (rc = close_all(&m, t, t->last_ts)))
-						goto out;
 		uint64_t w = UINT64_MAX;
 		for (unsigned i = 0; i < n; i++)
 			if (!m.inputs[i].done && m.inputs[i].watermark < w)
 				w = m.inputs[i].watermark;
+		if ((rc = close_exited(&m, w)))
+			goto out;
+		if (m.inputs[pick].done) { /* still open: alive until the end of its data */
+			struct input *in = &m.inputs[pick];
+			for (size_t h = 0; h < 4096; h++)
+				for (struct thread *t = m.threads[h]; t; t = t->next)
+					if (t->input == pick &&
+					    (rc = close_all(&m, t, t->last_ts > in->max_ts ? t->last_ts : in->max_ts)))
+						goto out;
+		}
 		if ((rc = emit_until(&m, w)))
 			goto out;
 	}
@@ -853,6 +931,7 @@ out:
 			free(m.heap[i]);
 		}
 	free(m.heap);
+	free(m.exits);
 	for (size_t h = 0; h < 8192; h++)
 		for (int k = 0; k < 2; k++) {
 			struct strent *e = k ? m.sbycontent[h] : m.sbyid[h];

@@ -102,17 +102,43 @@ struct rec {
 	struct isc_buf tmp;
 	uint64_t last_progress;
 	bool direct; /* flight recorder: write through (at exit) */
+	struct sigaction old_pipe;
 	size_t pending_max; /* raw bytes of a stream's events per frame */
 };
 
-static pid_t forward_pid;
+static volatile pid_t forward_pid;          /* the workload while it runs */
+static volatile sig_atomic_t late_signal;  /* received after it exited */
 
+/*
+ * INT/TERM/HUP sent with kill(2) go to the workload.  A terminal's ^C is
+ * not forwarded: it already reached the workload's process group.  Once
+ * the workload has exited, the main loop passes signals on to whatever is
+ * left of the session (see signal_children).
+ */
 static void forward_signal(int sig, siginfo_t *si, void *ctx)
 {
 	(void)ctx;
-	/* a terminal's ^C already reached the workload's process group */
-	if (forward_pid > 0 && si->si_code == SI_USER)
+	if (si->si_code != SI_USER)
+		return;
+	if (forward_pid > 0)
 		kill(forward_pid, sig);
+	else
+		late_signal = sig;
+}
+
+/* Sends sig to our remaining children (orphans re-parented to us included). */
+static void signal_children(int sig)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)getpid());
+	FILE *f = fopen(path, "re");
+	long pid;
+	if (!f)
+		return;
+	while (fscanf(f, "%ld", &pid) == 1)
+		if (pid > 0)
+			kill((pid_t)pid, sig);
+	fclose(f);
 }
 
 /* Writes (or, in flight-recorder mode, keeps) one chunk.  Caller holds wlock. */
@@ -172,10 +198,19 @@ static void emit(struct rec *r, uint16_t type, uint32_t pid, uint32_t tid, uint6
 	pthread_mutex_unlock(&r->wlock);
 }
 
+static void drain_strings(struct rec *r, struct proc *p);
+
+/*
+ * Writes a stream's pending records as one EVENTS frame, after any string
+ * definitions committed so far: the records were read from the ring after
+ * the ids they use were committed, so reading the string area now finds
+ * them all.
+ */
 static void flush_stream(struct rec *r, struct proc *p, struct stream *s)
 {
 	if (!s->pending.len)
 		return;
+	drain_strings(r, p);
 	emit(r, ISC_CHUNK_EVENTS, (uint32_t)p->pid, s->tid, s->pending_base, s->seq++, s->pending.data,
 	     s->pending.len, false);
 	s->pending.len = 0;
@@ -383,6 +418,9 @@ static void drain_strings(struct rec *r, struct proc *p)
 static void write_proc_info(struct rec *r, struct proc *p, uint64_t now)
 {
 	struct isc_shm_proc *h = (struct isc_shm_proc *)p->map;
+	uint64_t start = h->start_ts; /* untrusted: used only when plausible */
+	if (start >= r->epoch && start <= now)
+		now = start;
 	struct isc_buf b = { 0 };
 	uint32_t clen = h->cmdline_len < sizeof(h->cmdline) ? h->cmdline_len : sizeof(h->cmdline);
 	uint64_t last = now;
@@ -524,6 +562,32 @@ static void *sampler_main(void *arg)
 	return NULL;
 }
 
+/* Joins argv into a display string, single-quoting arguments a shell would split. */
+static void isc_quote_argv(char *out, size_t cap, char *const *argv)
+{
+	size_t len = 0;
+	out[0] = '\0';
+	for (char *const *a = argv; *a && len + 4 < cap; a++) {
+		bool plain = **a && strspn(*a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+						"-_./=:,+@%") == strlen(*a);
+		if (len)
+			out[len++] = ' ';
+		if (!plain)
+			out[len++] = '\'';
+		for (const char *c = *a; *c && len + 5 < cap; c++) {
+			if (*c == '\'' && !plain) {
+				memcpy(out + len, "'\\''", 4);
+				len += 4;
+			} else {
+				out[len++] = *c;
+			}
+		}
+		if (!plain)
+			out[len++] = '\'';
+		out[len] = '\0';
+	}
+}
+
 static int write_header(struct rec *r)
 {
 	struct isc_tl_header h;
@@ -532,9 +596,7 @@ static int write_header(struct rec *r)
 	FILE *f;
 	memset(&h, 0, sizeof(h));
 	gethostname(h.host, sizeof(h.host) - 1);
-	size_t len = 0;
-	for (char *const *a = r->o->argv; *a && len < sizeof(h.cmdline) - 1; a++)
-		len += (size_t)snprintf(h.cmdline + len, sizeof(h.cmdline) - len, "%s%s", len ? " " : "", *a);
+	isc_quote_argv(h.cmdline, sizeof(h.cmdline), r->o->argv);
 	if ((f = fopen("/proc/sys/kernel/random/boot_id", "re"))) {
 		if (fgets(h.boot_id, sizeof(h.boot_id), f))
 			h.boot_id[strcspn(h.boot_id, "\n")] = '\0';
@@ -613,10 +675,7 @@ static int start_child(struct rec *r, char **env)
 		return -e;
 	}
 	if (pid == 0) {
-		signal(SIGPIPE, SIG_DFL);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGHUP, SIG_DFL);
+		sigaction(SIGPIPE, &r->old_pipe, NULL); /* ours is SIG_IGN */
 		if (r->o->child_stdout_to_stderr)
 			dup2(2, 1);
 		execvpe(r->o->argv[0], r->o->argv, env);
@@ -634,6 +693,7 @@ static int start_child(struct rec *r, char **env)
 	close(pfd[0]);
 	if (got == (ssize_t)sizeof(e)) {
 		waitpid(pid, NULL, 0);
+		r->res->exec_errno = e;
 		isc_err_push("Cannot run '%s': %s", r->o->argv[0], strerror(e));
 		return -e;
 	}
@@ -733,29 +793,43 @@ int isc_record_run(const struct isc_record_opts *o, struct isc_record_result *re
 	}
 	/* orphaned descendants (daemonized workers) are re-parented to us */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
-	signal(SIGPIPE, SIG_IGN);
+	/* a vanished trace reader must not kill the recorder; the workload
+	 * gets its own disposition back in start_child */
+	sigaction(SIGPIPE, &(struct sigaction){ .sa_handler = SIG_IGN }, &r.old_pipe);
 	if ((rc = start_child(&r, env)))
 		goto out_dir;
 	res->workload_started = true;
 	forward_pid = r.child;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = forward_signal;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sa.sa_flags = SA_SIGINFO; /* no SA_RESTART: waitpid must see late signals */
 	sigemptyset(&sa.sa_mask);
 	for (int i = 0; i < 3; i++)
 		sigaction(sigs[i], &sa, &old[i]);
 	proc_add(&r, r.child);
+	/* the helper threads never take INT/TERM/HUP: the main thread must */
+	sigset_t block, oldmask;
+	sigemptyset(&block);
+	for (int i = 0; i < 3; i++)
+		sigaddset(&block, sigs[i]);
+	pthread_sigmask(SIG_BLOCK, &block, &oldmask);
 	drain_on = !pthread_create(&drain_thr, NULL, drain_main, &r);
 	if (o->sample_hz)
 		sampler_on = !pthread_create(&sampler_thr, NULL, sampler_main, &sc);
+	pthread_sigmask(SIG_SETMASK, &oldmask, NULL);
 
 	/* wait for every process of the session, the workload first or last */
 	for (;;) {
 		int st;
 		pid_t pid = waitpid(-1, &st, 0);
 		if (pid < 0) {
-			if (errno == EINTR)
+			if (errno == EINTR) {
+				if (late_signal) {
+					signal_children(late_signal);
+					late_signal = 0;
+				}
 				continue;
+			}
 			break; /* ECHILD: nobody left */
 		}
 		write_exit(&r, pid, st);
@@ -773,8 +847,8 @@ int isc_record_run(const struct isc_record_opts *o, struct isc_record_result *re
 	r.stop = 1;
 	if (drain_on)
 		pthread_join(drain_thr, NULL);
-	drain_cycle(&r, true);
 	write_clock_pair(&r);
+	drain_cycle(&r, true);
 	if (o->progress)
 		fprintf(stderr, "\r\033[K");
 

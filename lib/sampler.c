@@ -1,8 +1,9 @@
 /*
  * sampler.c - reads /proc for the recorder's sampler thread.
  *
- * Per process: /proc/P/stat and /proc/P/status; per thread the same under
- * task/T; system-wide /proc/pressure/{cpu,memory,io} and /proc/meminfo.
+ * Per process /proc/P/stat; per thread task/T/stat and task/T/status (a
+ * process's context switches are the sum over its live threads);
+ * system-wide /proc/pressure/{cpu,memory,io} and /proc/meminfo.
  * Descriptors stay open and are re-read with pread(…, 0), so a tick costs
  * a few syscalls per thread.  smaps_rollup and numa_maps cost milliseconds
  * on a large process and are read only on "slow" ticks (1 Hz).
@@ -31,7 +32,7 @@ struct tstate {
 
 struct pstate {
 	pid_t pid;
-	int fd_stat, fd_status;
+	int fd_stat;
 	struct tstate *t;
 	size_t nt, capt;
 	unsigned gen;
@@ -119,8 +120,9 @@ static void put_rec(struct isc_buf *b, uint8_t type, uint64_t now, uint64_t *las
 	isc_buf_put_record(b, type, now, last, body, len);
 }
 
+/* One THREAD_SAMPLE; adds the thread's context switches to csw[2]. */
 static void sample_thread(struct isc_sampler *s, struct pstate *p, struct tstate *t, uint64_t now,
-			  struct isc_buf *b, uint64_t *last)
+			  struct isc_buf *b, uint64_t *last, uint64_t *csw)
 {
 	unsigned long long f[40] = { 0 };
 	char state = '?';
@@ -141,6 +143,8 @@ static void sample_thread(struct isc_sampler *s, struct pstate *p, struct tstate
 		node = nd >= 0 ? (uint64_t)nd + 1 : 0;
 	}
 #endif
+	csw[0] += vcsw;
+	csw[1] += ivcsw;
 	uint64_t v[9] = { (uint64_t)p->pid, (uint64_t)t->tid, utime, stime, (uint64_t)(unsigned char)state,
 			  cpu, vcsw, ivcsw, node };
 	put_rec(b, ISC_REC_THREAD_SAMPLE, now, last, v, 9);
@@ -162,9 +166,10 @@ static void thread_close(struct tstate *t)
 		close(t->fd_status);
 }
 
-/* Discovers threads, names new ones, samples each; forgets exited ones. */
+/* Discovers threads, names new ones, samples each; forgets exited ones.
+ * csw receives the live threads' voluntary and involuntary switches. */
 static void sample_threads(struct isc_sampler *s, struct pstate *p, uint64_t now, struct isc_buf *b,
-			   uint64_t *last)
+			   uint64_t *last, uint64_t *csw)
 {
 	char path[96];
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)p->pid);
@@ -211,7 +216,7 @@ static void sample_threads(struct isc_sampler *s, struct pstate *p, uint64_t now
 			}
 		}
 		t->gen = p->gen;
-		sample_thread(s, p, t, now, b, last);
+		sample_thread(s, p, t, now, b, last, csw);
 	}
 	closedir(d);
 	for (size_t i = 0; i < p->nt;) {
@@ -232,16 +237,13 @@ static bool sample_proc(struct isc_sampler *s, struct pstate *p, uint64_t now, b
 	if (reread(s, p->fd_stat) <= 0 || parse_stat(s->buf, f, 24, &state) < 22)
 		return false; /* gone */
 	uint64_t ns_per_tick = 1000000000u / (uint64_t)s->ticks_per_s;
-	uint64_t vcsw = 0, ivcsw = 0;
-	if (reread(s, p->fd_status) > 0) {
-		vcsw = status_field(s->buf, "voluntary_ctxt_switches:");
-		ivcsw = status_field(s->buf, "nonvoluntary_ctxt_switches:");
-	}
+	/* /proc/P/status counts the main thread only: sum the threads instead */
+	uint64_t csw[2] = { 0, 0 };
+	sample_threads(s, p, now, b, last, csw);
 	/* f[7] minflt, f[9] majflt, f[11] utime, f[12] stime, f[17] threads, f[21] rss */
 	uint64_t v[9] = { (uint64_t)p->pid, f[11] * ns_per_tick, f[12] * ns_per_tick,
-			  f[21] * (uint64_t)s->page_size, f[7], f[9], f[17], vcsw, ivcsw };
+			  f[21] * (uint64_t)s->page_size, f[7], f[9], f[17], csw[0], csw[1] };
 	put_rec(b, ISC_REC_PROC_SAMPLE, now, last, v, 9);
-	sample_threads(s, p, now, b, last);
 	if (!slow)
 		return true;
 	char path[96];
@@ -313,8 +315,6 @@ static void proc_close(struct pstate *p)
 {
 	if (p->fd_stat >= 0)
 		close(p->fd_stat);
-	if (p->fd_status >= 0)
-		close(p->fd_status);
 	for (size_t i = 0; i < p->nt; i++)
 		thread_close(&p->t[i]);
 	free(p->t);
@@ -344,8 +344,6 @@ int isc_sampler_tick(struct isc_sampler *s, const pid_t *pids, size_t n, uint64_
 			p->pid = pids[k];
 			snprintf(path, sizeof(path), "/proc/%d/stat", (int)p->pid);
 			p->fd_stat = open_ro(path);
-			snprintf(path, sizeof(path), "/proc/%d/status", (int)p->pid);
-			p->fd_status = open_ro(path);
 		}
 		if (p->fd_stat >= 0 && !sample_proc(s, p, now, slow, b, last_ts)) {
 			close(p->fd_stat); /* exited: stop reading it */

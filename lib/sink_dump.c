@@ -2,7 +2,7 @@
  * sink_dump.c - iscope-merge --dump: one line per event, deterministic.
  * Processes and threads are numbered in order of appearance (P1, T1) so
  * two recordings of the same program give the same text; times and sampler
- * values (which vary run to run) appear only with --dump=times.
+ * values (which vary run to run) appear only with --dump-times.
  */
 #include <errno.h>
 #include <inttypes.h>

@@ -66,7 +66,15 @@ static int tl_string(void *ctx, const struct isc_tl_string *str)
 	rc |= isc_buf_put_bytes(&s->tmp, str->name, nl);
 	rc |= isc_buf_put_bytes(&s->tmp, str->file, fl);
 	rc |= isc_buf_put_record(&s->strings, ISC_REC_STRING_DEF, 0, &ts, s->tmp.data, s->tmp.len);
-	return rc ? -ENOMEM : 0;
+	if (rc)
+		return -ENOMEM;
+	if (s->strings.len >= CHUNK_MAX) { /* early is fine: before first use is the rule */
+		struct isc_chunk_header h = { ISC_CHUNK_MAGIC, ISC_CHUNK_TL_STRINGS, 0, 0, 0, 0, s->seq,
+					      (uint32_t)s->strings.len };
+		rc = isc_writer_chunk(s->w, &h, s->strings.data);
+		s->strings.len = 0;
+	}
+	return rc;
 }
 
 static int tl_event(void *ctx, const struct isc_tl_event *ev)

@@ -35,7 +35,7 @@ static int add_string(struct isc_timeline *t, const struct isc_rec *r)
 	p += nlen;
 	if (isc_get_varint(&p, e, &flen) || flen > (uint64_t)(e - p))
 		return -EBADMSG;
-	if (id == 0 || id > (1u << 26))
+	if (id == 0 || id >= ISC_STRING_ID_LIMIT)
 		return -EBADMSG;
 	if (id >= t->nstrings) {
 		size_t n = t->nstrings ? t->nstrings : 256;

@@ -3,6 +3,7 @@
 # status, files and pipes, damaged input.
 
 load helpers
+bats_require_minimum_version 1.5.0
 
 setup() {
 	T=$(mktemp -d)
@@ -177,4 +178,34 @@ for i in range(200000): f(i)'
 	[[ "$output" == *" B python f "* ]]
 	[[ "$output" == *"lost_frames="* ]]
 	[[ "$output" != *"lost_frames=0 "* ]]
+}
+
+@test "a command that is not executable exits 126" {
+	printf 'echo hi\n' > "$T/noexec.sh"
+	chmod 644 "$T/noexec.sh"
+	run --separate-stderr "$RECORD" -q -o "$T/x.isc" -- "$T/noexec.sh"
+	[ "$status" -eq 126 ]
+	[[ "$stderr" == *"Permission denied"* ]]
+}
+
+@test "SIGTERM sent to the recorder reaches the workload; the trace is finalized" {
+	cat > "$T/term.py" <<'PY'
+import os, signal, sys, time
+signal.signal(signal.SIGTERM, lambda *a: sys.exit(7))
+open(sys.argv[1] + ".tmp", "w").close()
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+while True:
+    time.sleep(0.01)
+PY
+	"$RECORD" -q -o "$T/term.isc" -- "$PY" "$T/term.py" "$T/ready" &
+	rec=$!
+	for _ in $(seq 500); do [ -e "$T/ready" ] && break; sleep 0.02; done
+	[ -e "$T/ready" ]
+	kill -TERM "$rec"
+	st=0
+	wait "$rec" || st=$?
+	[ "$st" -eq 7 ]
+	run "$MERGE" --dump "$T/term.isc"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"EXIT 7"* && "$output" == *"abrupt=0 status=7"* ]]
 }

@@ -213,6 +213,8 @@ class Decoder:
         self.max_string_id = {}
         self.contents = set()
         self.unnamed_refs = 0
+        self.undefined = set()
+        self.undefined_refs = 0
         self.streams = {}  # (pid, tid) -> [next seq, last ts, ended]
         self.string_seq = {}
         self.watermark = 0
@@ -375,6 +377,7 @@ class Decoder:
                 self.error("T §5: %s, record at payload offset %d (type %#04x): %s" % (where, p, rtype, e))
                 return
             fields["_first_delta"] = first_delta
+            fields["_delta"] = delta if timed else None
             if count:
                 self.records[rname] = self.records.get(rname, 0) + 1
             p = body_end
@@ -550,9 +553,12 @@ class Decoder:
         key = (pid, sid) if self.format == "trace" else sid
         s = self.strings.get(key)
         if s is None:
-            self.error("%s: %s: %s refers to string %d%s before any definition"
-                       % ("T §7" if self.format == "trace" else "L §3", where, rname, sid,
-                          " of pid %d" % pid if self.format == "trace" else ""))
+            self.undefined_refs += 1
+            if key not in self.undefined:  # one message per id
+                self.undefined.add(key)
+                self.error("%s: %s: %s refers to string %d%s before any definition"
+                           % ("T §7" if self.format == "trace" else "L §3", where, rname, sid,
+                              " of pid %d" % pid if self.format == "trace" else ""))
             return None
         if s[0] != want_kind:
             self.error("%s: %s refers to string %d of kind %d, expected %d" % (where, rname, sid, s[0], want_kind))
@@ -593,6 +599,9 @@ class Decoder:
                 st["ended"] = True
             elif rtype == 0x0B:
                 self.dropped_records += 1
+                if f["_delta"]:
+                    self.error("T §6.1: %s: DROPPED %d ns after the record before it (the recorder writes delta 0)"
+                               % (where, f["_delta"]))
             elif rtype in REF_KIND:
                 key = "code_id" if rtype == 0x01 else "func_id" if rtype == 0x03 else "name_id"
                 name = self.resolve(pid, f[key], REF_KIND[rtype], where, rname)
@@ -743,6 +752,9 @@ class Decoder:
             return
         if self.end is None:
             self.error("T §11: no END chunk: the file was cut short")
+        if self.undefined_refs:
+            self.error("%d references to %d string ids before their definition"
+                       % (self.undefined_refs, len(self.undefined)))
         if self.format == "trace":
             self.finish_trace()
         else:
@@ -753,20 +765,16 @@ class Decoder:
             self.error("T §8: %d records are older than a ROUND watermark written before them" % self.late)
         if self.end is None:
             return
-        lost, dropped, ev = self.end["lost_frames"], self.end["dropped"], self.end["events"]
+        lost, ev = self.end["lost_frames"], self.end["events"]
         gaps = [k for k, s in self.streams.items() if s["gap"]]
         if gaps and not lost and not self.damaged:
             self.error("T §3: EVENTS seq gaps in %d streams with no lost frames" % len(gaps))
-        if not dropped and not lost:
-            if ev != self.events:
-                self.error("T §9: END says %d events, the EVENTS chunks hold %d" % (ev, self.events))
-        elif not lost:
-            if not self.events - self.dropped_records <= ev <= self.events:
-                self.error("T §9: END says %d events, the EVENTS chunks hold %d with %d DROPPED records"
-                           % (ev, self.events, self.dropped_records))
-        elif self.events - self.dropped_records > ev:
-            self.error("T §9: END says %d events, fewer than the %d the file holds"
-                       % (ev, self.events - self.dropped_records))
+        agent = self.events - self.dropped_records  # DROPPED records are the recorder's
+        if not lost and not self.damaged and ev != agent:
+            self.error("T §9: END says %d events, the EVENTS chunks hold %d (and %d DROPPED records)"
+                       % (ev, agent, self.dropped_records))
+        elif agent > ev:
+            self.error("T §9: END says %d events, fewer than the %d the file holds" % (ev, agent))
 
     def finish_timeline(self):
         if self.order_violations:
@@ -791,6 +799,7 @@ class Decoder:
             "events": self.events,
             "dropped_records": self.dropped_records,
             "strings": len(self.strings),
+            "undefined_refs": self.undefined_refs,
             "threads": [{"pid": p, "tid": t, "name": n} for (p, t), n in sorted(self.threads.items())],
             "end": self.end,
         }

@@ -206,6 +206,16 @@ static void test_container(void)
 	ok(resync, "a corrupt frame in the middle loses only that frame (got %d chunks, %d errors)", n, errors);
 	free(bad);
 
+	/* 70 MiB of garbage between two frames: skipped with bounded memory */
+	size_t glen = 70u << 20;
+	char *big = calloc(1, ends[0] + glen + (ends[1] - ends[0]));
+	memcpy(big, buf, ends[0]);
+	memcpy(big + ends[0] + glen, buf + ends[0], ends[1] - ends[0]);
+	n = read_all(big, ends[0] + glen + (ends[1] - ends[0]), &errors, ids);
+	ok(n == 2 && errors == 1 && ids[0] == 0 && ids[1] == 1,
+	   "70 MiB of garbage between frames: one error, both frames kept (%d, %d)", n, errors);
+	free(big);
+
 	const char junk[] = "this is not a trace at all, just text\n";
 	n = read_all(junk, sizeof(junk) - 1, &errors, ids);
 	ok(n == 0 && errors >= 1, "text input yields no chunks and an error");

@@ -303,11 +303,61 @@ static void test_damage_and_window(void)
 	free(c);
 }
 
+static void test_samples_and_exits(void)
+{
+	char *buf = NULL;
+	size_t len;
+	struct tg g;
+	struct cap *c = calloc(1, sizeof(*c));
+	struct isc_merge_result res;
+	FILE *f = open_memstream(&buf, &len);
+	tg_open(&g, f, 0, "b");
+	tg_begin(&g, 0);
+	tg_string(&g, 1, ISC_STR_CODE, 1, "worker_loop", "w.py");
+	tg_chunk(&g, ISC_CHUNK_STRINGS, 7, 0);
+	/* one samples chunk, equal times, written against pid/tid order */
+	tg_begin(&g, 0);
+	tg_rec(&g, ISC_REC_THREAD_SAMPLE, 50, 9, U(7), U(8), U(0), U(0), U('S'), U(0), U(0), U(0), U(0));
+	tg_rec(&g, ISC_REC_PROC_SAMPLE, 50, 9, U(7), U(0), U(0), U(0), U(0), U(0), U(1), U(0), U(0));
+	tg_rec(&g, ISC_REC_MEMINFO, 50, 4, U(1), U(1), U(0), U(0));
+	tg_chunk(&g, ISC_CHUNK_SAMPLES, 0, 0);
+	/* pid 7 calls and dies (os._exit, SIGKILL) at 500 */
+	tg_begin(&g, 0);
+	tg_rec(&g, ISC_REC_PY_CALL, 100, 1, U(1));
+	tg_rec(&g, ISC_REC_MARK, 200, 2, U(1), U(0));
+	tg_chunk(&g, ISC_CHUNK_EVENTS, 7, 8);
+	tg_begin(&g, 0);
+	tg_rec(&g, ISC_REC_PROC_EXIT, 500, 3, U(7), isc_zigzag(137), U(1));
+	tg_chunk(&g, ISC_CHUNK_SAMPLES, 0, 0);
+	tg_round(&g, 600);
+	/* another process runs on long after */
+	tg_begin(&g, 0);
+	tg_rec(&g, ISC_REC_MEMINFO, 10000, 4, U(2), U(2), U(0), U(0));
+	tg_chunk(&g, ISC_CHUNK_SAMPLES, 0, 0);
+	tg_close(&g, true);
+	fclose(f);
+	int rc = run_merge(&buf, &len, 1, c, &res);
+	int mi = find(c, ISC_REC_MEMINFO, 0, 0, 50, -1), ps = find(c, ISC_REC_PROC_SAMPLE, 7, 0, 50, -1),
+	    ts = find(c, ISC_REC_THREAD_SAMPLE, 7, 8, 50, -1);
+	ok(rc == 0 && mi >= 0 && ps > mi && ts > ps,
+	   "records of one samples chunk at equal times follow pid, then tid (%d %d %d)", mi, ps, ts);
+	int end = -1;
+	for (int i = 0; i < c->n; i++)
+		if (c->ev[i].type == ISC_REC_TL_SPAN_END)
+			end = i;
+	ok(end >= 0 && c->ev[end].ts == 500 && c->ev[end].flags == 1,
+	   "a span left open by a dead process ends at its exit, flagged");
+	ok(res.late_events == 0, "closing it emits nothing out of order");
+	free(buf);
+	free(c);
+}
+
 int main(void)
 {
 	test_tiebreaks();
 	test_pairing();
 	test_strings_across_processes();
 	test_damage_and_window();
+	test_samples_and_exits();
 	return tap_done();
 }

@@ -14,8 +14,8 @@ static const struct isc_opt opts[] = {
 	  "output format: timeline (.istl)" },
 	{ "dump", 0, ISC_OPT_FLAG, NULL, NULL, NULL, "false",
 	  "print a deterministic text dump instead (no times, numbered processes/threads)" },
-	{ "dump-times", 0, ISC_OPT_FLAG, NULL, NULL, NULL, "false", "with --dump: also times and sampler values" },
-	{ "quiet", 'q', ISC_OPT_FLAG, NULL, "INFERSCOPE_QUIET", "quiet", "false", "no warnings about damaged input" },
+	{ "dump-times", 0, ISC_OPT_FLAG, NULL, NULL, NULL, "false", "the dump with times and sampler values (implies --dump)" },
+	{ "quiet", 'q', ISC_OPT_FLAG, NULL, "INFERSCOPE_QUIET", "quiet", "false", "no informational messages (damage is always reported)" },
 	ISC_OPT_LOG_LEVEL,
 };
 

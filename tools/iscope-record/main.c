@@ -14,7 +14,7 @@ static const struct isc_opt opts[] = {
 	{ "ring", 0, ISC_OPT_VALUE, "SIZE", "INFERSCOPE_RING", "ring", NULL,
 	  "flight-recorder mode: keep only the newest SIZE of trace, written at exit" },
 	{ "trace-size", 0, ISC_OPT_VALUE, "SIZE", "INFERSCOPE_TRACE_SIZE_MB", "trace_size_mb", "100M",
-	  "shared-memory buffer budget (plain numbers in the environment/file are MB)" },
+	  "shared-memory budget per traced process: 1/64 per thread ring (plain numbers outside the command line are MB)" },
 	{ "sample-hz", 0, ISC_OPT_VALUE, "N", "INFERSCOPE_SAMPLE_HZ", "sample_hz", "20",
 	  "sampler rate for /proc, pressure and NUMA (0 = off)" },
 	{ "flush-ms", 0, ISC_OPT_VALUE, "MS", "INFERSCOPE_FLUSH_MS", "flush_ms", "1000",
@@ -150,7 +150,8 @@ int main(int argc, char **argv)
 	rc = isc_record_run(&o, &res);
 	if (rc < 0) {
 		isc_log(ISC_LOG_ERROR, "%s", isc_err_msg());
-		status = res.workload_started ? res.status : (rc == -ENOENT ? 127 : 1);
+		/* as a shell: 127 not found, 126 found but not executable */
+		status = res.exec_errno ? (res.exec_errno == ENOENT ? 127 : 126) : 1;
 		goto out;
 	}
 	status = res.status;
@@ -160,7 +161,7 @@ int main(int argc, char **argv)
 		if (status == 0)
 			status = 1;
 	} else if (!quiet) {
-		isc_log(ISC_LOG_WARN, "%llu events (%llu dropped) from %u processes, %.1f MB trace, exit status %d",
+		fprintf(stderr, "iscope-record: %llu events (%llu dropped) from %u processes, %.1f MB trace, exit status %d\n",
 			(unsigned long long)res.events, (unsigned long long)res.dropped, res.processes,
 			(double)res.bytes / 1e6, res.status);
 	}

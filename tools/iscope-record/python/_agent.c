@@ -762,7 +762,9 @@ static uint32_t intern_callable_slow(PyObject *f, uintptr_t k1, uintptr_t k2, Py
  * are keyed by (PyMethodDef, type of self) and the table keeps the type
  * alive; the low bit of k2 tags this key space.  We rely on a PyMethodDef
  * living as long as the process (static tables; pybind11 never frees its
- * function records).  Other callables are keyed by (and keep) the object.
+ * function records).  A classmethod inherited by several classes is one key
+ * (self is a class: its type is the metaclass) named after the first class
+ * seen.  Other callables are keyed by (and keep) the object.
  */
 static inline uint32_t intern_callable(PyObject *f)
 {

@@ -67,11 +67,13 @@ def _inferscope_chain():
             sys.modules["sitecustomize"] = mine
 
 
-try:
-    _inferscope_start()
-except Exception as e:
-    _inferscope_say("cannot attach: %s" % (e,))
+# Chain first so the other sitecustomize and our path juggling stay out of
+# the trace; recording starts as the last thing before the workload's code.
 try:
     _inferscope_chain()
 except Exception as e:
     _inferscope_say("error in the next sitecustomize: %s" % (e,))
+try:
+    _inferscope_start()
+except Exception as e:
+    _inferscope_say("cannot attach: %s" % (e,))
