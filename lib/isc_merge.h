@@ -51,4 +51,12 @@ struct isc_merge_result {
 int isc_merge(const struct isc_merge_input *inputs, size_t n, struct isc_sink *sink,
 	      struct isc_merge_result *res);
 
+/*
+ * Opens a timeline, or a trace merged on the fly into an anonymous
+ * temporary file.  *owned receives a FILE the caller closes after
+ * isc_timeline_free (it wraps in).  mres reports the merge (all zero for a
+ * timeline); a damaged trace still opens, with mres->bad_input set.
+ */
+int isc_timeline_open_any(struct isc_timeline **t, FILE *in, FILE **owned, struct isc_merge_result *mres);
+
 #endif

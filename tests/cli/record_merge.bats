@@ -209,3 +209,18 @@ PY
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"EXIT 7"* && "$output" == *"abrupt=0 status=7"* ]]
 }
+
+@test "analyze reads a trace directly, the same as merge | analyze" {
+	"$RECORD" -q -o "$T/f.isc" -- "$PY" "$T/calls.py" >/dev/null
+	"$MERGE" "$T/f.isc" | "$ANALYZE" > "$T/piped.json"
+	"$ANALYZE" "$T/f.isc" > "$T/direct.json"
+	"$ANALYZE" < "$T/f.isc" > "$T/stdin.json"
+	cmp "$T/piped.json" "$T/direct.json"
+	cmp "$T/piped.json" "$T/stdin.json"
+	size=$(stat -c %s "$T/f.isc")
+	head -c $((size / 2)) "$T/f.isc" > "$T/cut.isc"
+	run --separate-stderr "$ANALYZE" "$T/cut.isc"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"truncated frame"*"kept"* ]]
+	[[ "$output" == *'"abrupt":true'* ]]
+}

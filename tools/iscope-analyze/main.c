@@ -8,6 +8,7 @@
 #include "isc_analyze.h"
 #include "isc_config.h"
 #include "isc_config_api.h"
+#include "isc_merge.h"
 
 static const struct isc_opt opts[] = {
 	{ "output", 'o', ISC_OPT_VALUE, "FILE", NULL, NULL, NULL, "write the findings to FILE instead of stdout" },
@@ -47,7 +48,8 @@ int main(int argc, char **argv)
 	struct progress prog = { { 0, 0 }, false };
 	cJSON *doc = NULL;
 	char *text = NULL;
-	FILE *in = stdin, *out = stdout;
+	FILE *in = stdin, *out = stdout, *owned = NULL;
+	struct isc_merge_result mres = { 0 };
 	const char *name = "stdin", *path = NULL;
 	uint64_t top = ISC_ANALYZE_TOP_DEFAULT;
 	int first, rc, status = 1;
@@ -67,7 +69,8 @@ int main(int argc, char **argv)
 	}
 	if (isc_config_flag(c, "help")) {
 		isc_cli_help(c, stdout, USAGE,
-			     "Reads a timeline (.istl from iscope-merge; stdin when none or '-') and writes\n"
+			     "Reads a timeline (.istl from iscope-merge) or a trace (.isc, merged on the\n"
+			     "fly); stdin when none or '-'.  Writes\n"
 			     "findings JSON: summary, processes and threads, iterations and latency,\n"
 			     "CPU hot functions and time split, memory, verdict and findings.");
 		status = 0;
@@ -112,10 +115,13 @@ int main(int argc, char **argv)
 		status = 2;
 		goto out;
 	}
-	if ((rc = isc_timeline_open(&t, in))) {
+	if ((rc = isc_timeline_open_any(&t, in, &owned, &mres))) {
 		isc_log(ISC_LOG_ERROR, "%s: %s", name, isc_err_msg());
 		goto out;
 	}
+	if (mres.bad_input) /* a damaged trace: its prefix is analyzed, then exit 1 */
+		isc_log(ISC_LOG_ERROR, "%s: %s (kept %llu events)", name, mres.damage,
+			(unsigned long long)mres.events_out);
 	ao.top_n = (unsigned)top;
 	if (!isc_config_flag(c, "quiet") && isatty(STDERR_FILENO)) {
 		clock_gettime(CLOCK_MONOTONIC, &prog.start);
@@ -143,7 +149,7 @@ int main(int argc, char **argv)
 		isc_log(ISC_LOG_ERROR, "%s: Failed to write: %s", path ? path : "stdout", strerror(errno ? errno : EIO));
 		goto out;
 	}
-	status = rc < 0 ? 1 : 0;
+	status = rc < 0 || mres.bad_input ? 1 : 0;
 	if (!isc_config_flag(c, "quiet") && isc_log_enabled(ISC_LOG_INFO)) {
 		double ev = 0, pr = 0, th = 0;
 		isc_json_num(doc, "summary.events", &ev);
@@ -160,6 +166,8 @@ out:
 	free(text);
 	cJSON_Delete(doc);
 	isc_timeline_free(t);
+	if (owned)
+		fclose(owned);
 	if (in && in != stdin)
 		fclose(in);
 	isc_config_free(c);
