@@ -45,6 +45,7 @@
 #define ROUND_LAG 5
 #define PENDING_MAX (128u << 10)
 #define MAX_PROCS 4096
+#define CLOCK_PAIR_NS 10000000000ull /* a (realtime, monotonic) pair every 10 s */
 
 extern char **environ;
 
@@ -494,11 +495,18 @@ static void drain_cycle(struct rec *r, bool final)
 	}
 }
 
+static void write_clock_pair(struct rec *r);
+
 static void *drain_main(void *arg)
 {
 	struct rec *r = arg;
+	uint64_t last_pair = isc_now_ns();
 	while (!r->stop) {
 		drain_cycle(r, false);
+		if (isc_now_ns() - last_pair >= CLOCK_PAIR_NS) {
+			write_clock_pair(r);
+			last_pair = isc_now_ns();
+		}
 		if (r->o->progress) {
 			uint64_t now = isc_now_ns();
 			if (now - r->last_progress > 500000000u) {
