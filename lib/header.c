@@ -124,6 +124,8 @@ unsigned isc_record_nvarints(uint8_t type)
 	case ISC_REC_PROC_EXIT: return 3;
 	case ISC_REC_THREAD_NAME: return 2; /* then name bytes */
 	case ISC_REC_DROPPED: return 1;
+	case ISC_REC_DEVICE: return 6; /* then name bytes */
+	case ISC_REC_META: return 1;   /* key length, then key and value bytes */
 	default: return 0;
 	}
 }

@@ -132,7 +132,25 @@ struct isc_tl_event {
 	size_t nbytes;
 	const uint8_t *raw;   /* the whole record body after the ts delta; valid until next call */
 	size_t nraw;
+	/* GPU_OP and GPU_API (name_id above) */
+	struct isc_gpu_fields {
+		uint32_t device, stream;
+		uint8_t kind;        /* enum isc_gpu_kind; GPU_API: api */
+		uint64_t dur_ns;
+		uint64_t correlation;
+		uint64_t bytes;
+		uint8_t copy_kind, src_mem, dst_mem;
+		uint32_t flags;
+		uint32_t cbid;       /* GPU_API */
+		uint32_t grid[3], block[3], registers, shared_mem;
+		bool has_launch;     /* grid..shared_mem present */
+	} gpu;
 };
+
+/* Encodes the body (after the ts delta) of a GPU_OP or GPU_API event. */
+int isc_gpu_encode(struct isc_buf *b, const struct isc_tl_event *ev);
+/* Decodes such a body into ev->gpu (and ev->name_id); 0 or -EBADMSG. */
+int isc_gpu_decode(struct isc_tl_event *ev, uint8_t type, const uint8_t *p, size_t len);
 
 struct isc_tl_stats {
 	uint64_t events;

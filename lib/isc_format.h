@@ -79,6 +79,14 @@ enum isc_record_type {
 	ISC_REC_TL_SPAN_BEGIN = 0x41, /* span_id parent_id depth kind name_id */
 	ISC_REC_TL_SPAN_END = 0x42,   /* span_id flags(1 = closed by merge, not by a return) */
 
+	/* GPU side (timeline; also trace records of the CUDA agent, later).
+	 * Both are complete operations: ts = start, with a duration. */
+	ISC_REC_GPU_OP = 0x50,  /* device stream kind name_id dur_ns correlation bytes copy_kind
+				   src_mem dst_mem flags [grid_x grid_y grid_z block_x block_y
+				   block_z registers shared_mem_bytes] (bracketed: optional) */
+	ISC_REC_GPU_API = 0x51, /* name_id dur_ns correlation api(1 runtime, 2 driver, 3 other)
+				   cbid flags; context = the calling host thread */
+
 	/* untimed */
 	ISC_REC_STRING_DEF = 0x81, /* varint id, u8 kind, varint line, varint len+name, varint len+file */
 	ISC_REC_HDR_FORMAT = 0x90, /* u32 file magic, u16 major, u16 minor */
@@ -88,7 +96,23 @@ enum isc_record_type {
 	ISC_REC_HDR_CLOCK = 0x94,  /* varint realtime_ns monotonic_ns bracket_ns */
 	ISC_REC_HDR_RECORDER = 0x95, /* varint pid, varint ncpu, varint sample_hz, bytes version */
 	ISC_REC_END_STATS = 0xA0,  /* varint events dropped lost_frames flags(1 abrupt) status */
+	ISC_REC_DEVICE = 0xA1,     /* varint id, sm_count, memory_bytes, cc_major, cc_minor,
+				      link_bw_bytes_per_s, bytes name */
+	ISC_REC_META = 0xA2,       /* varint klen + key, rest value: free-form metadata
+				      (distributedInfo, source format...) */
 };
+
+enum isc_gpu_kind {
+	ISC_GPU_KERNEL = 1,
+	ISC_GPU_MEMCPY = 2,
+	ISC_GPU_MEMSET = 3,
+	ISC_GPU_SYNC = 4, /* cuda_sync: stream/event/context/device synchronization */
+	ISC_GPU_OTHER = 5,
+};
+
+enum isc_copy_kind { ISC_COPY_NONE, ISC_COPY_HTOD, ISC_COPY_DTOH, ISC_COPY_DTOD, ISC_COPY_HTOH, ISC_COPY_PTOP };
+enum isc_mem_kind { ISC_MEM_UNKNOWN, ISC_MEM_PAGEABLE, ISC_MEM_PINNED, ISC_MEM_DEVICE, ISC_MEM_MANAGED };
+#define ISC_GPU_FLAG_GRAPH 1u /* launched as part of a CUDA graph */
 
 /* String kinds (STRING_DEF) and span kinds (TL_SPAN_BEGIN). */
 enum isc_string_kind {

@@ -164,6 +164,20 @@ static int d_event(void *ctx, const struct isc_tl_event *ev)
 	case ISC_REC_PROC_EXIT:
 		fprintf(o, "EXIT %" PRId64 "%s\n", ev->value, ev->f[2] == 1 ? " (signal)" : "");
 		break;
+	case ISC_REC_GPU_OP: {
+		static const char *kinds[] = { "?", "kernel", "memcpy", "memset", "sync", "other" };
+		const struct isc_gpu_fields *g = &ev->gpu;
+		fprintf(o, "GPU dev%u s%u %s %s corr=%" PRIu64 " dur=%" PRIu64, g->device, g->stream,
+			kinds[g->kind < 6 ? g->kind : 0], name_of(s, ev->name_id), g->correlation, g->dur_ns);
+		if (g->bytes)
+			fprintf(o, " bytes=%" PRIu64 " copy=%u mem=%u>%u", g->bytes, g->copy_kind, g->src_mem, g->dst_mem);
+		fputc('\n', o);
+		break;
+	}
+	case ISC_REC_GPU_API:
+		fprintf(o, "API %s corr=%" PRIu64 " dur=%" PRIu64 "\n", name_of(s, ev->name_id), ev->gpu.correlation,
+			ev->gpu.dur_ns);
+		break;
 	default:
 		if (record_name(ev->type))
 			fprintf(o, "%s", record_name(ev->type));

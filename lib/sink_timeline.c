@@ -113,6 +113,10 @@ static int tl_event(void *ctx, const struct isc_tl_event *ev)
 		rc |= isc_buf_put_varint(&s->tmp, ev->name_id);
 		rc |= isc_buf_put_varint(&s->tmp, isc_zigzag(ev->value));
 		break;
+	case ISC_REC_GPU_OP:
+	case ISC_REC_GPU_API:
+		rc |= isc_gpu_encode(&s->tmp, ev);
+		break;
 	default: /* passed through as recorded */
 		rc |= isc_buf_put(&s->tmp, ev->raw, ev->nraw);
 		break;

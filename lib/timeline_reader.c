@@ -175,6 +175,9 @@ static int decode(struct isc_timeline *t, const struct isc_rec *r, struct isc_tl
 		return 1;
 	case ISC_REC_THREAD_END:
 		return 1;
+	case ISC_REC_GPU_OP:
+	case ISC_REC_GPU_API:
+		return isc_gpu_decode(ev, r->type, p, (size_t)(e - p)) ? -EBADMSG : 1;
 	default:
 		break;
 	}
@@ -196,7 +199,7 @@ static int decode(struct isc_timeline *t, const struct isc_rec *r, struct isc_tl
 			return -EBADMSG;
 		ev->bytes = p;
 		ev->nbytes = (size_t)len;
-	} else if (r->type == ISC_REC_THREAD_NAME) {
+	} else if (r->type == ISC_REC_THREAD_NAME || r->type == ISC_REC_DEVICE || r->type == ISC_REC_META) {
 		ev->bytes = p;
 		ev->nbytes = (size_t)(e - p);
 	} else if (r->type == ISC_REC_PROC_EXIT) {

@@ -1,0 +1,76 @@
+/* gpu_codec.c - body encoding of the GPU_OP and GPU_API records. */
+#include <errno.h>
+#include <string.h>
+
+#include "isc.h"
+
+int isc_gpu_encode(struct isc_buf *b, const struct isc_tl_event *ev)
+{
+	const struct isc_gpu_fields *g = &ev->gpu;
+	int rc = 0;
+	if (ev->type == ISC_REC_GPU_API) {
+		uint64_t v[6] = { ev->name_id, g->dur_ns, g->correlation, g->kind, g->cbid, g->flags };
+		for (int i = 0; i < 6; i++)
+			rc |= isc_buf_put_varint(b, v[i]);
+		return rc ? -ENOMEM : 0;
+	}
+	uint64_t v[11] = { g->device, g->stream, g->kind, ev->name_id, g->dur_ns, g->correlation, g->bytes,
+			   g->copy_kind, g->src_mem, g->dst_mem, g->flags };
+	for (int i = 0; i < 11; i++)
+		rc |= isc_buf_put_varint(b, v[i]);
+	if (g->has_launch) {
+		uint64_t l[8] = { g->grid[0], g->grid[1], g->grid[2], g->block[0], g->block[1], g->block[2],
+				  g->registers, g->shared_mem };
+		for (int i = 0; i < 8; i++)
+			rc |= isc_buf_put_varint(b, l[i]);
+	}
+	return rc ? -ENOMEM : 0;
+}
+
+int isc_gpu_decode(struct isc_tl_event *ev, uint8_t type, const uint8_t *p, size_t len)
+{
+	const uint8_t *e = p + len;
+	struct isc_gpu_fields *g = &ev->gpu;
+	uint64_t v[11];
+	memset(g, 0, sizeof(*g));
+	if (type == ISC_REC_GPU_API) {
+		for (int i = 0; i < 6; i++)
+			if (isc_get_varint(&p, e, &v[i]))
+				return -EBADMSG;
+		ev->name_id = (uint32_t)v[0];
+		g->dur_ns = v[1];
+		g->correlation = v[2];
+		g->kind = (uint8_t)v[3];
+		g->cbid = (uint32_t)v[4];
+		g->flags = (uint32_t)v[5];
+		return 0;
+	}
+	for (int i = 0; i < 11; i++)
+		if (isc_get_varint(&p, e, &v[i]))
+			return -EBADMSG;
+	g->device = (uint32_t)v[0];
+	g->stream = (uint32_t)v[1];
+	g->kind = (uint8_t)v[2];
+	ev->name_id = (uint32_t)v[3];
+	g->dur_ns = v[4];
+	g->correlation = v[5];
+	g->bytes = v[6];
+	g->copy_kind = (uint8_t)v[7];
+	g->src_mem = (uint8_t)v[8];
+	g->dst_mem = (uint8_t)v[9];
+	g->flags = (uint32_t)v[10];
+	if (p < e) { /* optional launch configuration; later fields are skipped */
+		uint64_t l[8];
+		for (int i = 0; i < 8; i++)
+			if (isc_get_varint(&p, e, &l[i]))
+				return -EBADMSG;
+		for (int i = 0; i < 3; i++) {
+			g->grid[i] = (uint32_t)l[i];
+			g->block[i] = (uint32_t)l[3 + i];
+		}
+		g->registers = (uint32_t)l[6];
+		g->shared_mem = (uint32_t)l[7];
+		g->has_launch = true;
+	}
+	return 0;
+}
