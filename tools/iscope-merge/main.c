@@ -7,6 +7,7 @@
 #include "isc_config.h"
 #include "isc_config_api.h"
 #include "isc_merge.h"
+#include "tool.h"
 
 static const struct isc_opt opts[] = {
 	{ "output", 'o', ISC_OPT_VALUE, "FILE", NULL, NULL, NULL, "write to FILE instead of stdout" },
@@ -19,7 +20,11 @@ static const struct isc_opt opts[] = {
 	ISC_OPT_LOG_LEVEL,
 };
 
-#define USAGE "[OPTION]... [TRACE]..."
+static const struct isc_tool tool = {
+	"iscope-merge", opts, sizeof(opts) / sizeof(opts[0]), false, "[OPTION]... [TRACE]...",
+	"Merges one or more traces (.isc; stdin when none or '-') into one timeline\n"
+	"ordered by time, with calls paired into spans.",
+};
 #define MAX_INPUTS 64
 
 int main(int argc, char **argv)
@@ -32,41 +37,10 @@ int main(int argc, char **argv)
 	size_t n = 0;
 	int first, rc, status = 1;
 
-	if (isc_config_new(&c, "iscope-merge", opts, sizeof(opts) / sizeof(opts[0])))
-		return 1;
-	if (isc_config_load_file(c, NULL) || isc_config_load_env(c, NULL)) {
-		isc_log(ISC_LOG_ERROR, "%s", isc_err_msg());
-		status = 2;
-		goto out;
-	}
-	if ((first = isc_cli_parse(c, argc, argv, false)) < 0) {
-		isc_log(ISC_LOG_ERROR, "%s", isc_err_msg());
-		fprintf(stderr, "Try 'iscope-merge --help' for more information.\n");
-		status = 2;
-		goto out;
-	}
-	if (isc_config_flag(c, "help")) {
-		isc_cli_help(c, stdout, USAGE,
-			     "Merges one or more traces (.isc; stdin when none or '-') into one timeline\n"
-			     "ordered by time, with calls paired into spans.");
-		status = 0;
-		goto out;
-	}
-	if (isc_config_flag(c, "version")) {
-		printf("iscope-merge %s\n", ISC_VERSION);
-		status = 0;
-		goto out;
-	}
-	if (isc_config_flag(c, "show-config")) {
-		isc_config_show(c, stdout);
-		status = 0;
-		goto out;
-	}
-	if (isc_log_set_level(isc_config_get(c, "log-level"))) {
-		isc_log(ISC_LOG_ERROR, "invalid value '%s' for --log-level", isc_config_get(c, "log-level"));
-		status = 2;
-		goto out;
-	}
+	status = isc_tool_start(&tool, argc, argv, &c, &first);
+	if (status >= 0)
+		return status;
+	status = 1;
 	bool dump = isc_config_flag(c, "dump") || isc_config_flag(c, "dump-times");
 	const char *fmt = isc_config_get(c, "format");
 	if (!dump && strcmp(fmt, "timeline")) {

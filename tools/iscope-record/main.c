@@ -8,6 +8,7 @@
 #include "isc_config.h"
 #include "isc_config_api.h"
 #include "isc_record.h"
+#include "tool.h"
 
 static const struct isc_opt opts[] = {
 	{ "output", 'o', ISC_OPT_VALUE, "FILE", NULL, NULL, NULL, "write the trace to FILE instead of stdout" },
@@ -25,7 +26,11 @@ static const struct isc_opt opts[] = {
 	ISC_OPT_LOG_LEVEL,
 };
 
-#define USAGE "[OPTION]... [--] COMMAND [ARG]..."
+static const struct isc_tool tool = {
+	"iscope-record", opts, sizeof(opts) / sizeof(opts[0]), true, "[OPTION]... [--] COMMAND [ARG]...",
+	"Runs COMMAND, records Python calls, torch ops and samples of every process\n"
+	"it starts, and writes a trace (.isc) to stdout or FILE.",
+};
 
 /* The agent directory: $INFERSCOPE_AGENT_DIR, else python/ beside this binary, else the install path. */
 static const char *agent_dir(char *buf, size_t len)
@@ -68,45 +73,13 @@ int main(int argc, char **argv)
 	FILE *out = stdout;
 	int first, rc, status = 1;
 
-	if (isc_config_new(&c, "iscope-record", opts, sizeof(opts) / sizeof(opts[0])))
-		return 1;
-	if (isc_config_load_file(c, NULL) || isc_config_load_env(c, NULL)) {
-		isc_log(ISC_LOG_ERROR, "%s", isc_err_msg());
-		status = 2;
-		goto out;
-	}
-	first = isc_cli_parse(c, argc, argv, true);
-	if (first < 0) {
-		isc_log(ISC_LOG_ERROR, "%s", isc_err_msg());
-		fprintf(stderr, "Try 'iscope-record --help' for more information.\n");
-		status = 2;
-		goto out;
-	}
-	if (isc_config_flag(c, "help")) {
-		isc_cli_help(c, stdout, USAGE,
-			     "Runs COMMAND, records Python calls, torch ops and samples of every process\n"
-			     "it starts, and writes a trace (.isc) to stdout or FILE.");
-		status = 0;
-		goto out;
-	}
-	if (isc_config_flag(c, "version")) {
-		printf("iscope-record %s\n", ISC_VERSION);
-		status = 0;
-		goto out;
-	}
-	if (isc_config_flag(c, "show-config")) {
-		isc_config_show(c, stdout);
-		status = 0;
-		goto out;
-	}
-	if (isc_log_set_level(isc_config_get(c, "log-level"))) {
-		isc_log(ISC_LOG_ERROR, "invalid value '%s' for --log-level", isc_config_get(c, "log-level"));
-		status = 2;
-		goto out;
-	}
+	status = isc_tool_start(&tool, argc, argv, &c, &first);
+	if (status >= 0)
+		return status;
+	status = 1;
 	if (first >= argc) {
 		isc_log(ISC_LOG_ERROR, "no command to record");
-		fprintf(stderr, "Usage: iscope-record %s\n", USAGE);
+		fprintf(stderr, "Usage: iscope-record %s\n", tool.usage);
 		status = 2;
 		goto out;
 	}

@@ -6,6 +6,7 @@
 #include "isc_analyze.h"
 #include "isc_config.h"
 #include "isc_config_api.h"
+#include "tool.h"
 
 static const struct isc_opt opts[] = {
 	{ "output", 'o', ISC_OPT_VALUE, "FILE", NULL, NULL, NULL,
@@ -15,7 +16,11 @@ static const struct isc_opt opts[] = {
 	ISC_OPT_LOG_LEVEL,
 };
 
-#define USAGE "[OPTION]... [FINDINGS]"
+static const struct isc_tool tool = {
+	"iscope-report", opts, sizeof(opts) / sizeof(opts[0]), false, "[OPTION]... [FINDINGS]",
+	"Reads findings JSON (from iscope-analyze; stdin when none or '-') and writes\n"
+	"a report: Markdown by default, or one self-contained HTML page.",
+};
 #define MAX_INPUT (256u << 20)
 
 /* Reads all of in into a malloc'd buffer; 0, -EFBIG or a negative errno. */
@@ -68,56 +73,21 @@ int main(int argc, char **argv)
 	enum isc_report_format f = ISC_REPORT_MD;
 	int first, rc, status = 1;
 
-	if (isc_config_new(&c, "iscope-report", opts, sizeof(opts) / sizeof(opts[0])))
-		return 1;
-	if (isc_config_load_file(c, NULL) || isc_config_load_env(c, NULL)) {
-		isc_log(ISC_LOG_ERROR, "%s", isc_err_msg());
-		status = 2;
-		goto out;
-	}
-	if ((first = isc_cli_parse(c, argc, argv, false)) < 0) {
-		isc_log(ISC_LOG_ERROR, "%s", isc_err_msg());
-		fprintf(stderr, "Try 'iscope-report --help' for more information.\n");
-		status = 2;
-		goto out;
-	}
-	if (isc_config_flag(c, "help")) {
-		isc_cli_help(c, stdout, USAGE,
-			     "Reads findings JSON (from iscope-analyze; stdin when none or '-') and writes\n"
-			     "a report: Markdown by default, or one self-contained HTML page.");
-		status = 0;
-		goto out;
-	}
-	if (isc_config_flag(c, "version")) {
-		printf("iscope-report %s\n", ISC_VERSION);
-		status = 0;
-		goto out;
-	}
-	if (isc_config_flag(c, "show-config")) {
-		isc_config_show(c, stdout);
-		status = 0;
-		goto out;
-	}
-	if (isc_log_set_level(isc_config_get(c, "log-level"))) {
-		isc_log(ISC_LOG_ERROR, "invalid value '%s' for --log-level", isc_config_get(c, "log-level"));
-		status = 2;
-		goto out;
-	}
+	status = isc_tool_start(&tool, argc, argv, &c, &first);
+	if (status >= 0)
+		return status;
+	status = 1;
 	path = isc_config_get(c, "output");
 	fmt = isc_config_get(c, "format");
 	if (fmt && !strcmp(fmt, "html"))
 		f = ISC_REPORT_HTML;
 	else if (fmt && strcmp(fmt, "md") && strcmp(fmt, "markdown")) {
-		isc_log(ISC_LOG_ERROR, "unknown --format '%s' (known: md, html)", fmt);
-		fprintf(stderr, "Try 'iscope-report --help' for more information.\n");
-		status = 2;
+		status = isc_tool_usage_error(&tool, "unknown --format '%s' (known: md, html)", fmt);
 		goto out;
 	} else if (!fmt && path && (ends_with(path, ".html") || ends_with(path, ".htm")))
 		f = ISC_REPORT_HTML;
 	if (argc - first > 1) {
-		isc_log(ISC_LOG_ERROR, "one findings file at a time (got %d)", argc - first);
-		fprintf(stderr, "Try 'iscope-report --help' for more information.\n");
-		status = 2;
+		status = isc_tool_usage_error(&tool, "one findings file at a time (got %d)", argc - first);
 		goto out;
 	}
 	if (first < argc && strcmp(argv[first], "-")) {
