@@ -129,3 +129,24 @@ unsigned isc_record_nvarints(uint8_t type)
 	default: return 0;
 	}
 }
+
+int isc_string_def_parse(const uint8_t *p, size_t len, struct isc_string_def *d)
+{
+	const uint8_t *e = p + len;
+	uint64_t nlen, flen;
+	if (isc_get_varint(&p, e, &d->id) || p >= e)
+		return -EBADMSG;
+	d->kind = *p++;
+	if (isc_get_varint(&p, e, &d->line) || isc_get_varint(&p, e, &nlen) || nlen > (uint64_t)(e - p))
+		return -EBADMSG;
+	d->name = p;
+	d->nlen = (size_t)nlen;
+	p += nlen;
+	if (isc_get_varint(&p, e, &flen) || flen > (uint64_t)(e - p))
+		return -EBADMSG;
+	d->file = p;
+	d->flen = (size_t)flen;
+	if (d->id == 0 || d->id >= ISC_STRING_ID_LIMIT)
+		return -EBADMSG;
+	return 0;
+}

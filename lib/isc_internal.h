@@ -15,6 +15,16 @@ int isc_header_parse(const uint8_t *p, size_t len, struct isc_tl_header *h, uint
 /* Copies at most cap-1 bytes, replacing NULs by sep, always terminating. */
 void isc_copy_bytes(char *dst, size_t cap, const uint8_t *src, size_t len, char sep);
 
+/* A STRING_DEF record body, pointing into the record. */
+struct isc_string_def {
+	uint64_t id, line;
+	uint8_t kind;
+	const uint8_t *name, *file;
+	size_t nlen, flen;
+};
+/* Parses a STRING_DEF body; 0 or -EBADMSG (id 0 or >= ISC_STRING_ID_LIMIT too). */
+int isc_string_def_parse(const uint8_t *body, size_t len, struct isc_string_def *d);
+
 /* Number of leading varint fields of a sample-class record type (0 if none). */
 unsigned isc_record_nvarints(uint8_t type);
 

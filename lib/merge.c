@@ -221,22 +221,15 @@ static int read_strings(struct merge *m, unsigned input, uint32_t pid, const uin
 	int rc;
 	isc_cursor_init(&c, p, len, 0);
 	while ((rc = isc_cursor_next(&c, &r)) == 1) {
-		const uint8_t *q = r.body, *e = r.body + r.len;
-		uint64_t id, line, nlen, flen;
+		struct isc_string_def d;
 		if (r.type != ISC_REC_STRING_DEF)
 			continue;
-		if (isc_get_varint(&q, e, &id) || q >= e)
+		if (isc_string_def_parse(r.body, r.len, &d))
 			return -EBADMSG;
-		uint8_t kind = *q++;
-		if (isc_get_varint(&q, e, &line) || isc_get_varint(&q, e, &nlen) || nlen > (uint64_t)(e - q))
-			return -EBADMSG;
-		const uint8_t *name = q;
-		q += nlen;
-		if (isc_get_varint(&q, e, &flen) || flen > (uint64_t)(e - q) || id == 0 || id >= ISC_STRING_ID_LIMIT)
-			return -EBADMSG;
+		uint64_t id = d.id;
 		uint32_t gid;
-		if ((rc = strings_add(m, kind, line > UINT32_MAX ? 0 : (uint32_t)line, name, (size_t)nlen, q,
-				      (size_t)flen, &gid)))
+		if ((rc = strings_add(m, d.kind, d.line > UINT32_MAX ? 0 : (uint32_t)d.line, d.name, d.nlen, d.file,
+				      d.flen, &gid)))
 			return rc;
 		uint64_t key = local_key(input, pid, id);
 		struct strent *ent = malloc(sizeof(*ent));

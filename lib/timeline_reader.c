@@ -24,22 +24,12 @@ struct isc_timeline {
 
 static int add_string(struct isc_timeline *t, const struct isc_rec *r)
 {
-	const uint8_t *p = r->body, *e = r->body + r->len;
-	uint64_t id, line, nlen, flen;
-	if (isc_get_varint(&p, e, &id) || p >= e)
+	struct isc_string_def d;
+	if (isc_string_def_parse(r->body, r->len, &d))
 		return -EBADMSG;
-	uint8_t kind = *p++;
-	if (isc_get_varint(&p, e, &line) || isc_get_varint(&p, e, &nlen) || nlen > (uint64_t)(e - p))
-		return -EBADMSG;
-	const uint8_t *name = p;
-	p += nlen;
-	if (isc_get_varint(&p, e, &flen) || flen > (uint64_t)(e - p))
-		return -EBADMSG;
-	if (id == 0 || id >= ISC_STRING_ID_LIMIT)
-		return -EBADMSG;
-	if (id >= t->nstrings) {
+	if (d.id >= t->nstrings) {
 		size_t n = t->nstrings ? t->nstrings : 256;
-		while (n <= id)
+		while (n <= d.id)
 			n *= 2;
 		struct isc_tl_string *s = realloc(t->strings, n * sizeof(*s));
 		if (!s)
@@ -48,19 +38,18 @@ static int add_string(struct isc_timeline *t, const struct isc_rec *r)
 		t->strings = s;
 		t->nstrings = n;
 	}
-	struct isc_tl_string *s = &t->strings[id];
-	if (s->name) /* a redefinition replaces */
-		free((char *)s->name);
-	char *mem = malloc(nlen + flen + 2);
+	struct isc_tl_string *s = &t->strings[d.id];
+	char *mem = malloc(d.nlen + d.flen + 2);
 	if (!mem)
 		return -ENOMEM;
-	isc_copy_bytes(mem, nlen + 1, name, nlen, '?');
-	isc_copy_bytes(mem + nlen + 1, flen + 1, p, flen, '?');
-	s->id = (uint32_t)id;
-	s->kind = kind;
-	s->line = line > UINT32_MAX ? 0 : (uint32_t)line;
+	free((char *)s->name); /* a redefinition replaces */
+	isc_copy_bytes(mem, d.nlen + 1, d.name, d.nlen, '?');
+	isc_copy_bytes(mem + d.nlen + 1, d.flen + 1, d.file, d.flen, '?');
+	s->id = (uint32_t)d.id;
+	s->kind = d.kind;
+	s->line = d.line > UINT32_MAX ? 0 : (uint32_t)d.line;
 	s->name = mem;
-	s->file = mem + nlen + 1;
+	s->file = mem + d.nlen + 1;
 	return 0;
 }
 
