@@ -1,0 +1,59 @@
+#!/usr/bin/env bats
+# The inferscope front-end: run, analyze, config show, usage errors.
+
+load helpers
+bats_require_minimum_version 1.5.0
+
+FE=$ISC_BUILD/tools/inferscope/inferscope
+
+setup() {
+	T=$(mktemp -d)
+	cat > "$T/work.py" <<'PY'
+import sys
+def busy(n):
+    return sum(i * i for i in range(n))
+busy(20000)
+sys.exit(int(sys.argv[1]) if len(sys.argv) > 1 else 0)
+PY
+}
+
+teardown() {
+	rm -rf "$T"
+}
+
+@test "run SCRIPT.py writes the report and keeps the workload's status" {
+	cd "$T"
+	INFERSCOPE_PYTHON=$PY run --separate-stderr "$FE" run --report r.md --trace t.isc work.py 5
+	[ "$status" -eq 5 ]
+	[[ "$stderr" == *"report written to r.md"* ]]
+	grep -q '^## CPU' r.md
+	grep -q 'busy' r.md
+	[ -s t.isc ]
+}
+
+@test "analyze TRACE writes a report; html by extension" {
+	cd "$T"
+	"$RECORD" -q -o t.isc -- "$PY" work.py
+	run "$FE" analyze --report r.html t.isc
+	[ "$status" -eq 0 ]
+	grep -q '<html' r.html
+}
+
+@test "config show lists every tool's settings with sources" {
+	run "$FE" config show
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"[iscope-record]"*"[iscope-merge]"*"[iscope-analyze]"*"[iscope-report]"* ]]
+	[[ "$output" == *"sample-hz = 20  (default)"* ]]
+}
+
+@test "usage errors exit 2, --help 0" {
+	run "$FE" bogus
+	[ "$status" -eq 2 ]
+	run "$FE" run
+	[ "$status" -eq 2 ]
+	run "$FE" analyze a b
+	[ "$status" -eq 2 ]
+	run "$FE" --help
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"Usage: inferscope run"* ]]
+}
