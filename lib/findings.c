@@ -210,9 +210,13 @@ static int rule_hot_python(const cJSON *root, cJSON *out)
 /*
  * RSS keeps growing in the steady state: measured after the warm-up
  * iterations when there are iterations (imports and model loading grow RSS
- * legitimately), else after the first 10 % of the run.  At least 1 MiB/s,
- * and the growth over that span at least 10 % of the peak.
+ * legitimately), else after the first 10 % of the run, and then only when
+ * that leaves at least MIN_STEADY_NS and MIN_STEADY_SAMPLES (a short run is
+ * all start-up: torch's import alone adds hundreds of MiB in a second).
+ * At least 1 MiB/s, and the growth over that span at least 10 % of the peak.
  */
+#define MIN_STEADY_NS 5e9
+#define MIN_STEADY_SAMPLES 20
 static int rule_rss_growth(const cJSON *root, cJSON *out)
 {
 	double slope, span, peak = num(root, "memory.rss_peak_bytes", 0);
@@ -223,6 +227,8 @@ static int rule_rss_growth(const cJSON *root, cJSON *out)
 	} else if (num(root, "iterations.count", 0) < 2) {
 		slope = num(root, "memory.rss_growth_bytes_per_s", 0);
 		span = 0.9 * num(root, "summary.wall_ns", 0);
+		if (span < MIN_STEADY_NS || num(root, "memory.rss_growth_samples", 0) < MIN_STEADY_SAMPLES)
+			return 0;
 	} else {
 		return 0; /* iterations but no samples after warm-up: no basis */
 	}
