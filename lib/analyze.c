@@ -32,6 +32,7 @@
 #include "isc_analyze.h"
 #include "isc_config.h"
 #include "isc_internal.h"
+#include "analyze_gpu.h"
 
 #define NONE UINT32_MAX
 
@@ -207,6 +208,7 @@ struct ana {
 	uint64_t swap_used_max, mem_avail_min;
 	struct pressure psi[3];
 	uint64_t warm_end_ts, iter_end_ts; /* set by emit_iterations */
+	struct isc_gpu_ana *gpu; /* gpu.* (analyze_gpu.c) */
 };
 
 static struct thread *thread_get(struct ana *a, uint32_t pid, uint32_t tid)
@@ -955,8 +957,10 @@ static void emit_processes(struct ana *a, cJSON *root, double *vsum, double *isu
 {
 	const struct isc_tl_header *h = isc_timeline_header_borrow(a->t);
 	cJSON *ps = jarr(a, root, "processes");
-	qsort(a->prs, a->nprs, sizeof(*a->prs), cmp_proc);
-	qsort(a->ths, a->nths, sizeof(*a->ths), cmp_thread);
+	if (a->nprs) /* NULL arrays when a timeline has no process (only GPU operations) */
+		qsort(a->prs, a->nprs, sizeof(*a->prs), cmp_proc);
+	if (a->nths)
+		qsort(a->ths, a->nths, sizeof(*a->ths), cmp_thread);
 	size_t ti = 0;
 	for (size_t i = 0; i < a->nprs; i++) {
 		const struct proc *p = a->prs[i];
@@ -1088,8 +1092,13 @@ static cJSON *build(struct ana *a, bool damaged)
 	jnum(a, s, "events", (double)st->events);
 	jnum(a, s, "dropped_events", (double)(st->have_end ? st->dropped : a->dropped_sum));
 	jnum(a, s, "lost_frames", (double)st->lost_frames);
-	jbool(a, s, "abrupt", st->have_end ? st->abrupt : true);
-	jnum_or_null(a, s, "exit_status", st->have_end, st->exit_status);
+	/* abrupt: the trace was cut short, or the workload was killed */
+	bool cut = !st->have_end || st->abrupt;
+	jbool(a, s, "abrupt", cut || st->signaled);
+	jstr(a, s, "end_reason", cut ? "cut" : st->signaled ? "signaled" : "exited");
+	/* a cut trace never recorded how the workload ended */
+	jnum_or_null(a, s, "exit_status", !cut, st->exit_status);
+	jnum_or_null(a, s, "exit_signal", !cut && st->signaled, st->exit_status - 128);
 	jnum(a, s, "processes", (double)a->nprs);
 	jnum(a, s, "threads", (double)a->nths);
 	jnum(a, s, "traced_threads", (double)ntraced);
@@ -1140,6 +1149,8 @@ static cJSON *build(struct ana *a, bool damaged)
 	jnum_or_null(a, cs, "involuntary_per_s", have_cs, round(100 * isum) / 100);
 
 	emit_memory(a, root);
+	if (isc_gpu_ana_emit(a->gpu, root))
+		goto oom;
 
 	cJSON *mk = jarr(a, root, "marks");
 	for (size_t i = 0; i < a->nmks; i++) {
@@ -1185,6 +1196,7 @@ static void ana_free(struct ana *a)
 	free(a->scs);
 	free(a->mks);
 	isc_lsq_free(a->rss_lsq);
+	isc_gpu_ana_free(a->gpu);
 }
 
 int isc_analyze_timeline(struct isc_timeline *t, const struct isc_analyze_opts *o, cJSON **out)
@@ -1195,7 +1207,7 @@ int isc_analyze_timeline(struct isc_timeline *t, const struct isc_analyze_opts *
 	uint64_t ndamage = 0;
 	int rc;
 	*out = NULL;
-	if ((rc = isc_lsq_new(&a.rss_lsq)))
+	if ((rc = isc_lsq_new(&a.rss_lsq)) || (rc = isc_gpu_ana_new(&a.gpu, t, o && o->hta_compat)))
 		goto done;
 	for (;;) {
 		rc = isc_timeline_next(t, &ev);
@@ -1211,7 +1223,7 @@ int isc_analyze_timeline(struct isc_timeline *t, const struct isc_analyze_opts *
 				continue; /* the container resynchronises at the next frame */
 			break;
 		}
-		if ((rc = on_event(&a, &ev)))
+		if ((rc = on_event(&a, &ev)) || (rc = isc_gpu_ana_event(a.gpu, &ev)))
 			goto done;
 		if (o && o->progress && !(isc_timeline_stats_borrow(t)->events & 0xffff))
 			o->progress(o->progress_ctx, isc_timeline_stats_borrow(t)->events, ev.ts);

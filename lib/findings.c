@@ -176,16 +176,30 @@ static int rule_data_loss(const cJSON *root, cJSON *out)
 			   "Give the recorder more buffer (INFERSCOPE_TRACE_SIZE_MB) or record a shorter run.", -1);
 }
 
-/* The recording did not end cleanly (killed workload, lost end chunk). */
+/*
+ * The recording did not end cleanly: the workload was killed by a signal
+ * (summary.end_reason "signaled"), or the trace was cut short ("cut": the
+ * recorder was killed, its output lost, or the file was truncated).
+ */
 static int rule_abrupt(const cJSON *root, cJSON *out)
 {
+	char title[256];
+	double sig = 0;
 	if (!cJSON_IsTrue(isc_json_get(root, "summary.abrupt")))
 		return 0;
-	return add_finding(out, "abrupt_end", "info",
-			   "The recording ended abruptly; spans still open were closed at the last event",
+	const char *why = isc_json_str(root, "summary.end_reason");
+	if (why && !strcmp(why, "signaled") && isc_json_num(root, "summary.exit_signal", &sig))
+		snprintf(title, sizeof(title),
+			 "The workload was killed by signal %.0f%s; spans still open were closed at its exit", sig,
+			 sig == 9 ? " (SIGKILL)" : sig == 15 ? " (SIGTERM)" : sig == 2 ? " (SIGINT)" : "");
+	else
+		snprintf(title, sizeof(title), "The recording was cut short (no end record); spans still open were "
+					       "closed at the last event");
+	return add_finding(out, "abrupt_end", "warning", title,
 			   evidence2("unclosed_spans", num(root, "summary.unclosed_spans", 0), "merge_closed_spans",
 				     num(root, "summary.merge_closed_spans", 0)),
-			   "Let the workload exit normally to get complete spans.", -1);
+			   "Let the workload exit normally to get complete spans; events of the last moments "
+			   "before the end may be missing.", -1);
 }
 
 /* One Python function holds a large share of traced time in the interpreter. */

@@ -124,6 +124,13 @@ unsigned isc_record_nvarints(uint8_t type)
 	case ISC_REC_PROC_EXIT: return 3;
 	case ISC_REC_THREAD_NAME: return 2; /* then name bytes */
 	case ISC_REC_DROPPED: return 1;
+	case ISC_REC_GPU_SAMPLE: return 12;
+	case ISC_REC_GPU_INFO: return 5; /* then uuid NUL name */
+	case ISC_REC_WARNING: return 2;  /* then the message */
+	case ISC_REC_NVTX_RANGE: return 6;
+	case ISC_REC_GPU_MEMORY: return 8;
+	case ISC_REC_GPU_DROPPED: return 1;
+	case ISC_REC_GPU_AGENT: return 4; /* then the agent's version */
 	case ISC_REC_DEVICE: return 6; /* then name bytes */
 	case ISC_REC_META: return 1;   /* key length, then key and value bytes */
 	default: return 0;

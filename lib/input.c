@@ -1,11 +1,13 @@
 /*
  * input.c - opens "anything merge reads" as a timeline: a timeline file is
- * read directly; a trace is merged first, into an anonymous temporary file
- * (so memory stays bounded as in iscope-merge), then read back.
+ * read directly; a trace is merged first, and a Kineto JSON trace imported
+ * first, into an anonymous temporary file (so memory stays bounded as in
+ * iscope-merge), then read back.
  *
- * The first frame is peeked at to tell the two apart; a FILE made with
- * fopencookie() replays the peeked bytes before the rest of the input, so
- * stdin works and nothing is read twice.
+ * The first bytes are peeked at to tell them apart (isc_input_open, also
+ * used by iscope-merge); a FILE made with fopencookie() replays the peeked
+ * bytes before the rest of the input, so stdin works and nothing is read
+ * twice.  isc_timeline_replay() sends a timeline back through a sink.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -13,6 +15,7 @@
 #include <zstd.h>
 
 #include "isc_internal.h"
+#include "isc_kineto.h"
 #include "isc_merge.h"
 
 #define PEEK_MAX (256u << 10)
@@ -30,6 +33,10 @@ static ssize_t peek_read(void *cookie, char *out, size_t n)
 		size_t k = p->len - p->pos < n ? p->len - p->pos : n;
 		memcpy(out, p->buf + p->pos, k);
 		p->pos += k;
+		if (p->pos == p->len) { /* replayed: the buffer is not needed any more */
+			free(p->buf);
+			p->buf = NULL;
+		}
 		return (ssize_t)k;
 	}
 	size_t got = fread(out, 1, n, p->in);
@@ -68,27 +75,165 @@ static uint32_t first_magic(const uint8_t *buf, size_t len)
 	return magic;
 }
 
-int isc_timeline_open_any(struct isc_timeline **t, FILE *in, FILE **owned, struct isc_merge_result *mres)
+int isc_input_open(FILE *in, FILE **f, enum isc_input_kind *kind)
 {
 	struct peek *p = calloc(1, sizeof(*p));
-	FILE *f = NULL, *tmp = NULL;
-	struct isc_sink *sink = NULL;
-	int rc;
-	*owned = NULL;
-	memset(mres, 0, sizeof(*mres));
+	*f = NULL;
+	*kind = ISC_INPUT_UNKNOWN;
 	if (!p || !(p->buf = malloc(PEEK_MAX))) {
 		free(p);
 		return -ENOMEM;
 	}
 	p->in = in;
 	p->len = fread(p->buf, 1, PEEK_MAX, in);
+	if (!p->len && ferror(in)) {
+		int rc = -errno;
+		isc_err_push("Failed to read: %s", strerror(errno));
+		peek_close(p);
+		return rc ? rc : -EIO;
+	}
 	uint32_t magic = first_magic(p->buf, p->len);
-	f = fopencookie(p, "r", (cookie_io_functions_t){ .read = peek_read, .close = peek_close });
-	if (!f) {
+	if (magic == ISC_TRACE_MAGIC)
+		*kind = ISC_INPUT_TRACE;
+	else if (magic == ISC_TIMELINE_MAGIC)
+		*kind = ISC_INPUT_TIMELINE;
+	else if (isc_kineto_sniff(p->buf, p->len))
+		*kind = ISC_INPUT_KINETO;
+	if (!p->len) { /* nothing to replay */
+		free(p->buf);
+		p->buf = NULL;
+	}
+	*f = fopencookie(p, "r", (cookie_io_functions_t){ .read = peek_read, .close = peek_close });
+	if (!*f) {
 		peek_close(p);
 		return -ENOMEM;
 	}
-	if (magic != ISC_TRACE_MAGIC) { /* a timeline, or an error the reader words */
+	return 0;
+}
+
+/*
+ * Open spans by span_id (linear probing, deletion by backward shift): a
+ * SPAN_END read from a file has no name or kind, the merge's do.
+ */
+struct open_span {
+	uint64_t id; /* 0 = empty */
+	uint32_t name_id;
+	uint8_t kind;
+};
+
+struct open_set {
+	struct open_span *v;
+	size_t cap, n;
+};
+
+static size_t open_home(const struct open_set *o, uint64_t id)
+{
+	return (size_t)((id * 0x9E3779B97F4A7C15ULL) >> 32) & (o->cap - 1);
+}
+
+static int open_add(struct open_set *o, uint64_t id, uint32_t name_id, uint8_t kind)
+{
+	if ((o->n + 1) * 2 > o->cap) {
+		struct open_set g = { calloc(o->cap ? o->cap * 2 : 256, sizeof(*g.v)), o->cap ? o->cap * 2 : 256, 0 };
+		if (!g.v)
+			return -ENOMEM;
+		for (size_t i = 0; i < o->cap; i++)
+			if (o->v[i].id)
+				open_add(&g, o->v[i].id, o->v[i].name_id, o->v[i].kind);
+		free(o->v);
+		*o = g;
+	}
+	size_t i = open_home(o, id);
+	while (o->v[i].id && o->v[i].id != id)
+		i = (i + 1) & (o->cap - 1);
+	if (!o->v[i].id)
+		o->n++;
+	o->v[i] = (struct open_span){ id, name_id, kind };
+	return 0;
+}
+
+static bool open_take(struct open_set *o, uint64_t id, struct open_span *out)
+{
+	if (!o->cap || !id)
+		return false;
+	size_t i = open_home(o, id);
+	while (o->v[i].id != id) {
+		if (!o->v[i].id)
+			return false;
+		i = (i + 1) & (o->cap - 1);
+	}
+	*out = o->v[i];
+	o->n--;
+	for (size_t j = (i + 1) & (o->cap - 1); o->v[j].id; j = (j + 1) & (o->cap - 1)) {
+		size_t h = open_home(o, o->v[j].id); /* move back unless its home is in (i, j] */
+		if ((j > i && (h <= i || h > j)) || (j < i && h <= i && h > j)) {
+			o->v[i] = o->v[j];
+			i = j;
+		}
+	}
+	o->v[i].id = 0;
+	return true;
+}
+
+int isc_timeline_replay(struct isc_timeline *t, struct isc_sink *sink, char *damage, size_t dlen)
+{
+	struct isc_tl_event ev;
+	struct open_set open = { 0 };
+	uint32_t sent = 0; /* strings 1..sent went to the sink; ids are dense, defined in order */
+	int rc = 0, got;
+	if (damage && dlen)
+		damage[0] = '\0';
+	if (sink->begin && (rc = sink->begin(sink->ctx, isc_timeline_header_borrow(t))))
+		return rc;
+	while ((got = isc_timeline_next(t, &ev)) == 1) {
+		const struct isc_tl_string *s;
+		struct open_span o;
+		while ((s = isc_timeline_string_borrow(t, sent + 1)))
+			if (sink->string && (rc = sink->string(sink->ctx, s)))
+				goto out;
+			else
+				sent++;
+		if (ev.type == ISC_REC_TL_SPAN_BEGIN && (rc = open_add(&open, ev.span_id, ev.name_id, ev.kind)))
+			goto out;
+		if (ev.type == ISC_REC_TL_SPAN_END && open_take(&open, ev.span_id, &o)) {
+			ev.name_id = o.name_id;
+			ev.kind = o.kind;
+		}
+		if ((rc = sink->event(sink->ctx, &ev)))
+			goto out;
+	}
+	free(open.v);
+	open.v = NULL;
+	if (got < 0 && got != -EBADMSG && got != -EFBIG)
+		return got;
+	if (got < 0 && damage)
+		snprintf(damage, dlen, "%s", isc_err_msg());
+	isc_err_clear();
+	struct isc_tl_stats st = *isc_timeline_stats_borrow(t);
+	if (got < 0) {
+		st.lost_frames++;
+		st.abrupt = true;
+	}
+	if (sink->end && (rc = sink->end(sink->ctx, &st)))
+		return rc;
+	return got < 0 ? 1 : 0;
+out:
+	free(open.v);
+	return rc;
+}
+
+int isc_timeline_open_any(struct isc_timeline **t, FILE *in, FILE **owned, struct isc_merge_result *mres)
+{
+	FILE *f = NULL, *tmp = NULL;
+	struct isc_sink *sink = NULL;
+	enum isc_input_kind kind;
+	int rc;
+	*owned = NULL;
+	memset(mres, 0, sizeof(*mres));
+	if ((rc = isc_input_open(in, &f, &kind)))
+		return rc;
+	bool kineto = kind == ISC_INPUT_KINETO;
+	if (kind != ISC_INPUT_TRACE && !kineto) { /* a timeline, or an error the reader words */
 		*owned = f;
 		return isc_timeline_open(t, f);
 	}
@@ -100,7 +245,19 @@ int isc_timeline_open_any(struct isc_timeline **t, FILE *in, FILE **owned, struc
 	}
 	if ((rc = isc_sink_timeline_new(&sink, tmp)))
 		goto fail;
-	rc = isc_merge(&mi, 1, sink, mres);
+	if (kineto) {
+		struct isc_kineto_result kr;
+		rc = isc_kineto_import(f, "Kineto trace", sink, NULL, &kr);
+		mres->events_in = kr.events_in;
+		mres->events_out = kr.events_out;
+		if (rc == 1) { /* damaged: its prefix is analyzed, like a damaged trace */
+			mres->bad_input = 1;
+			mres->damaged_frames = 1;
+			snprintf(mres->damage, sizeof(mres->damage), "%s", kr.damage);
+		}
+	} else {
+		rc = isc_merge(&mi, 1, sink, mres);
+	}
 	isc_sink_free(sink);
 	if (rc < 0)
 		goto fail;

@@ -144,6 +144,15 @@ struct isc_tl_event {
 		uint32_t cbid;       /* GPU_API */
 		uint32_t grid[3], block[3], registers, shared_mem;
 		bool has_launch;     /* grid..shared_mem present */
+		/* GPU_OP: the call that launched it (merge, by correlation) */
+		bool has_link;
+		uint32_t api_tid;    /* its host thread (context pid) */
+		int64_t launch_gap_ns; /* start - the call's start; < 0: clock skew */
+		/* GPU_OP: innermost Python/op span open on api_tid at the call;
+		 * GPU_API: the same for the call itself; 0 none or unknown */
+		uint64_t launch_span_id;
+		bool has_context;
+		uint32_t context;    /* CUDA context id (CUPTI) */
 	} gpu;
 };
 
@@ -157,6 +166,7 @@ struct isc_tl_stats {
 	uint64_t dropped;    /* events lost by the recorder (full rings, no slot) */
 	uint64_t lost_frames;/* frames the merge could not read */
 	bool abrupt;         /* recording did not end cleanly */
+	bool signaled;       /* the workload was killed by a signal (exit_status = 128 + it) */
 	int exit_status;     /* workload exit status (shell convention) */
 	bool have_end;
 };

@@ -27,6 +27,9 @@ struct isc_analyze_opts {
 	/* Called every 2^16 events and once at the end when set (progress display). */
 	void (*progress)(void *ctx, uint64_t events, uint64_t ts_ns);
 	void *progress_ctx;
+	/* GPU: HTA's rules (last ProfilerStep dropped, cuda_sync as GPU time, whole µs)
+	 * instead of the exact ones; see analyze_gpu.c */
+	bool hta_compat;
 };
 
 /*

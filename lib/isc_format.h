@@ -44,6 +44,7 @@ enum isc_chunk_type {
 	ISC_CHUNK_SAMPLES = 4,     /* sampler records; pid/tid 0 */
 	ISC_CHUNK_ROUND = 5,       /* base_ts = watermark: no later event is older */
 	ISC_CHUNK_END = 6,         /* last chunk: totals */
+	ISC_CHUNK_GPU_EVENTS = 7,  /* records of a CUDA agent (<pid>.cuda.shm): pid, ring's tid */
 	ISC_CHUNK_TL_STRINGS = 16, /* timeline: global string table additions */
 	ISC_CHUNK_TL_EVENTS = 17,  /* timeline: ordered events of all streams */
 };
@@ -73,19 +74,35 @@ enum isc_record_type {
 	ISC_REC_PROC_INFO = 0x27,     /* pid ppid, varint len + cmdline bytes (NUL separated) */
 	ISC_REC_PROC_EXIT = 0x28,     /* pid, zigzag status, how (0 exited,1 signaled,2 lost) */
 	ISC_REC_THREAD_NAME = 0x29,   /* pid tid, rest = name bytes */
+	ISC_REC_GPU_SAMPLE = 0x2A,    /* NVML: index util_gpu_pct util_mem_pct mem_used mem_total sm_mhz
+					 mem_mhz power_mw temp_c clock_event_reasons pcie_tx_kBps pcie_rx_kBps */
+	ISC_REC_GPU_INFO = 0x2B,      /* NVML: index pcie_gen pcie_width link_bw_bytes_per_s mem_total,
+					 rest = uuid NUL name */
+	ISC_REC_WARNING = 0x2C,       /* pid (0 = session) code (enum isc_warning), rest = message */
 
 	/* timeline-only records (TL_EVENTS chunks) */
 	ISC_REC_TL_CTX = 0x40,        /* varint pid, varint tid: context of following records */
 	ISC_REC_TL_SPAN_BEGIN = 0x41, /* span_id parent_id depth kind name_id */
 	ISC_REC_TL_SPAN_END = 0x42,   /* span_id flags(1 = closed by merge, not by a return) */
 
-	/* GPU side (timeline; also trace records of the CUDA agent, later).
-	 * Both are complete operations: ts = start, with a duration. */
+	/* GPU side (timeline; also trace records of the CUDA agent, in
+	 * GPU_EVENTS chunks, where ts is the time the agent wrote the record
+	 * and the body starts with zigzag start_offset (start - ts) and tid,
+	 * then the timeline body below; see formats/trace.md §6.4).
+	 * Complete operations: ts = start, with a duration. */
 	ISC_REC_GPU_OP = 0x50,  /* device stream kind name_id dur_ns correlation bytes copy_kind
 				   src_mem dst_mem flags [grid_x grid_y grid_z block_x block_y
-				   block_z registers shared_mem_bytes] (bracketed: optional) */
+				   block_z registers shared_mem_bytes] [api_tid launch_span_id
+				   zigzag launch_gap_ns] [context] (bracketed: optional, see flags) */
 	ISC_REC_GPU_API = 0x51, /* name_id dur_ns correlation api(1 runtime, 2 driver, 3 other)
-				   cbid flags; context = the calling host thread */
+				   cbid flags [span_id]; context = the calling host thread */
+	ISC_REC_NVTX_RANGE = 0x52,  /* name_id dur_ns domain_id color category flags(1 instant);
+				       context = the host thread */
+	ISC_REC_GPU_MEMORY = 0x53,  /* device stream op(1 alloc, 2 free) mem_kind bytes address
+				       correlation flags(1 async) */
+	ISC_REC_GPU_DROPPED = 0x54, /* count: activity records CUPTI lost (its buffers were full) */
+	ISC_REC_GPU_AGENT = 0x55,   /* cupti_version cupti_built lag_ms flush_ms, rest = agent
+				       version: the CUDA agent of this process is recording */
 
 	/* untimed */
 	ISC_REC_STRING_DEF = 0x81, /* varint id, u8 kind, varint line, varint len+name, varint len+file */
@@ -95,12 +112,16 @@ enum isc_record_type {
 	ISC_REC_HDR_BOOT_ID = 0x93,/* bytes */
 	ISC_REC_HDR_CLOCK = 0x94,  /* varint realtime_ns monotonic_ns bracket_ns */
 	ISC_REC_HDR_RECORDER = 0x95, /* varint pid, varint ncpu, varint sample_hz, bytes version */
-	ISC_REC_END_STATS = 0xA0,  /* varint events dropped lost_frames flags(1 abrupt) status */
+	ISC_REC_END_STATS = 0xA0,  /* varint events dropped lost_frames flags (ISC_END_*) status */
 	ISC_REC_DEVICE = 0xA1,     /* varint id, sm_count, memory_bytes, cc_major, cc_minor,
 				      link_bw_bytes_per_s, bytes name */
 	ISC_REC_META = 0xA2,       /* varint klen + key, rest value: free-form metadata
 				      (distributedInfo, source format...) */
 };
+
+/* END_STATS flags */
+#define ISC_END_ABRUPT 1u   /* the recording did not end cleanly (timeline: an input had no END) */
+#define ISC_END_SIGNALED 2u /* the workload was killed by a signal: status is 128 + its number */
 
 enum isc_gpu_kind {
 	ISC_GPU_KERNEL = 1,
@@ -113,6 +134,37 @@ enum isc_gpu_kind {
 enum isc_copy_kind { ISC_COPY_NONE, ISC_COPY_HTOD, ISC_COPY_DTOH, ISC_COPY_DTOD, ISC_COPY_HTOH, ISC_COPY_PTOP };
 enum isc_mem_kind { ISC_MEM_UNKNOWN, ISC_MEM_PAGEABLE, ISC_MEM_PINNED, ISC_MEM_DEVICE, ISC_MEM_MANAGED };
 #define ISC_GPU_FLAG_GRAPH 1u /* launched as part of a CUDA graph */
+#define ISC_GPU_FLAG_ANNOTATION 2u /* a range annotated on the stream (gpu_user_annotation), not device work */
+#define ISC_GPU_FLAG_NO_STREAM 4u /* the source gave a negative stream (Kineto "stream": -1): none */
+#define ISC_GPU_FLAG_LAUNCH 8u  /* GPU_OP: the launch configuration fields follow */
+#define ISC_GPU_FLAG_LINK 16u   /* GPU_OP: the launch link fields follow (merge) */
+#define ISC_GPU_FLAG_ASYNC 32u  /* GPU_OP memcpy/memset: issued by an asynchronous call */
+#define ISC_GPU_FLAG_CONTEXT 64u /* GPU_OP: the CUDA context id follows (last) */
+#define ISC_GPU_API_FLAG_ERROR 1u /* GPU_API: the call returned an error */
+
+/* GPU_OP kind SYNC: copy_kind holds the synchronization type, bytes the CUDA event id. */
+enum isc_sync_kind { ISC_SYNC_UNKNOWN, ISC_SYNC_EVENT, ISC_SYNC_STREAM_WAIT_EVENT, ISC_SYNC_STREAM,
+		     ISC_SYNC_CONTEXT };
+#define ISC_GPU_NONE 0xFFFFFFFFu /* a device or stream field with no value (context sync) */
+
+/* String ids of a CUDA agent start here, those of the Python agent below it,
+ * so that both sets of one process share one id space (formats/trace.md §7). */
+#define ISC_STRING_ID_CUDA_BASE (1u << 25)
+
+/* WARNING codes: why GPU collection (or part of it) is off. */
+enum isc_warning {
+	ISC_WARN_OTHER = 0,
+	ISC_WARN_NO_DRIVER = 1,        /* libcuda.so.1 cannot be loaded */
+	ISC_WARN_STUB_DRIVER = 2,      /* the toolkit's stub libcuda (CUDA_ERROR_STUB_LIBRARY) */
+	ISC_WARN_INJECTION_TAKEN = 3,  /* CUDA_INJECTION64_PATH already set by another tool */
+	ISC_WARN_NOT_BUILT = 4,        /* built without CUPTI: no libiscope-cuda.so */
+	ISC_WARN_NO_NVML = 5,          /* libnvidia-ml.so.1 cannot be loaded: no GPU samples */
+	ISC_WARN_CUPTI_VERSION = 6,    /* the loaded CUPTI does not match the one built against */
+	ISC_WARN_CUPTI_PRIVILEGES = 7, /* CUPTI_ERROR_INSUFFICIENT_PRIVILEGES */
+	ISC_WARN_CUPTI_SUBSCRIBER = 8, /* CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED */
+	ISC_WARN_CUPTI_ERROR = 9,      /* any other CUPTI failure at start */
+	ISC_WARN_CUPTI_KINDS = 10,     /* some optional activity kinds are unavailable */
+};
 
 /* String kinds (STRING_DEF) and span kinds (TL_SPAN_BEGIN). */
 enum isc_string_kind {

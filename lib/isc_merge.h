@@ -1,4 +1,4 @@
-/* isc_merge.h - traces (and Kineto JSON, later) in, one ordered timeline out. */
+/* isc_merge.h - traces (or a Kineto JSON trace, isc_kineto.h) in, one ordered timeline out. */
 #ifndef ISC_MERGE_H
 #define ISC_MERGE_H
 
@@ -25,6 +25,12 @@ int isc_sink_timeline_new(struct isc_sink **s, FILE *out);
  * appearance (P1, T1), times printed only when with_times.
  */
 int isc_sink_dump_new(struct isc_sink **s, FILE *out, bool with_times);
+/*
+ * Chrome Trace Event JSON (Perfetto UI, chrome://tracing): spans, GPU
+ * operations and API calls as X events, flow arrows by correlation,
+ * marks as instants, samples as counters.
+ */
+int isc_sink_chrome_new(struct isc_sink **s, FILE *out);
 void isc_sink_free(struct isc_sink *s);
 
 struct isc_merge_input {
@@ -39,6 +45,13 @@ struct isc_merge_result {
 	uint64_t unmatched_returns; /* returns without a call (agent attached mid-call) */
 	uint64_t closed_by_merge;   /* spans with no return, closed at thread end */
 	uint64_t max_buffered;      /* peak events held in the reorder window */
+	/* GPU records of CUDA agents (GPU_EVENTS chunks) */
+	uint64_t gpu_ops;           /* GPU_OP written */
+	uint64_t gpu_linked;        /* of which linked to their launching call */
+	uint64_t gpu_calls;         /* GPU_API written */
+	uint64_t gpu_dropped;       /* records CUPTI lost (GPU_DROPPED) */
+	int64_t min_launch_gap_ns;  /* smallest start - launching call's start; < 0: clock skew */
+	bool have_launch_gap;       /* min_launch_gap_ns is set (some kernel/copy/memset linked) */
 	unsigned bad_input;         /* index+1 of the first damaged input, 0 if none */
 	char damage[512];           /* first damage message */
 };
@@ -51,11 +64,30 @@ struct isc_merge_result {
 int isc_merge(const struct isc_merge_input *inputs, size_t n, struct isc_sink *sink,
 	      struct isc_merge_result *res);
 
+enum isc_input_kind { ISC_INPUT_UNKNOWN, ISC_INPUT_TRACE, ISC_INPUT_TIMELINE, ISC_INPUT_KINETO };
+
 /*
- * Opens a timeline, or a trace merged on the fly into an anonymous
- * temporary file.  *owned receives a FILE the caller closes after
- * isc_timeline_free (it wraps in).  mres reports the merge (all zero for a
- * timeline); a damaged trace still opens, with mres->bad_input set.
+ * Tells what in holds by its first bytes (the header of the first zstd
+ * frame; for Kineto JSON, '{' after white space or gzip's 1f 8b) and
+ * returns in *f a stream that reads in from its start: the peeked bytes,
+ * then the rest.  Close *f (before in).  No seeks: works on pipes.
+ */
+int isc_input_open(FILE *in, FILE **f, enum isc_input_kind *kind);
+
+/*
+ * Sends an open timeline through sink (header, strings before their first
+ * use, events, end): how iscope-merge converts a timeline to another
+ * format.  0, 1 when the timeline is damaged (the events before the damage
+ * were sent; damage[dlen] says where), negative on a sink error.
+ */
+int isc_timeline_replay(struct isc_timeline *t, struct isc_sink *sink, char *damage, size_t dlen);
+
+/*
+ * Opens a timeline, or a trace merged (a Kineto trace imported) on the fly
+ * into an anonymous temporary file.  *owned receives a FILE the caller
+ * closes after isc_timeline_free (it wraps in).  mres reports the merge or
+ * import (all zero for a timeline); a damaged trace still opens, with
+ * mres->bad_input set.
  */
 int isc_timeline_open_any(struct isc_timeline **t, FILE *in, FILE **owned, struct isc_merge_result *mres);
 

@@ -22,10 +22,14 @@ struct isc_record_opts {
 	int level;              /* zstd level */
 	bool child_stdout_to_stderr;
 	bool progress;          /* live line on stderr */
+	const char *cuda_agent; /* absolute path of libiscope-cuda.so, NULL: not built */
+	int cuda_mode;          /* enum isc_cuda_mode (isc_gpu.h): auto, off (--no-cuda), force */
+	bool quiet;             /* no notes on stderr (GPU collection off and why) */
 };
 
 struct isc_record_result {
 	int status;            /* workload: exit code, or 128 + signal */
+	int signal;            /* the signal that killed the workload, 0 if it exited */
 	bool workload_started;
 	int exec_errno;        /* the command could not be executed (errno) */
 	uint64_t events, dropped, bytes;

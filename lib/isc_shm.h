@@ -32,9 +32,15 @@
 #ifndef ISC_SHM_H
 #define ISC_SHM_H
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #define ISC_SHM_MAGIC 0x4D485349u /* "ISHM" */
 #define ISC_SHM_VERSION 1
@@ -154,6 +160,39 @@ static inline uint32_t isc_ring_peek(struct isc_shm_slot *s, const uint8_t *ring
 	if (first < n)
 		memcpy(out + first, ring, n - first);
 	return n;
+}
+
+/*
+ * Producer, at its exit: when the recorder is gone (killed: its
+ * recorder.lock, which it keeps flock'ed while it runs, can be locked),
+ * nobody will read or remove our file <session>/<file>: remove it, and the
+ * session directory once nothing else is in it.  Without a recorder.lock
+ * (a session made by hand) nothing is removed.
+ */
+static inline void isc_shm_remove_if_orphaned(const char *session, const char *file)
+{
+	char path[PATH_MAX + 64];
+	snprintf(path, sizeof(path), "%s/recorder.lock", session);
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
+		snprintf(path, sizeof(path), "%s/%s", session, file);
+		unlink(path);
+		DIR *d = opendir(session);
+		struct dirent *e;
+		int others = 0;
+		while (d && (e = readdir(d)))
+			others += strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, "recorder.lock");
+		if (d)
+			closedir(d);
+		if (d && !others) { /* the last one out; a race with another is harmless */
+			snprintf(path, sizeof(path), "%s/recorder.lock", session);
+			unlink(path);
+			rmdir(session);
+		}
+	}
+	close(fd);
 }
 
 /* Consumer: releases n bytes previously peeked. */

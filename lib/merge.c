@@ -46,12 +46,15 @@ struct queue {
 	struct mev *ev;
 	size_t head, len, cap; /* ring of cap entries */
 	unsigned input;
-	uint8_t rank;     /* 0 agent thread, 1 recorder samples */
+	uint8_t rank;     /* 0 agent thread, 1 recorder samples, 2 GPU records */
 	uint32_t pid, tid;
 	uint64_t order;   /* creation order */
 	bool transient;   /* samples chunk: freed when drained */
 	bool in_heap;
-	struct queue *next_free;
+	bool sorted;      /* GPU queue: events are inserted in time order */
+	struct thread *owner; /* the thread whose spans it holds, or whose calls (GPU) */
+	uint64_t gkey;    /* GPU queue: what it holds (see gpu_queue) */
+	struct queue *next_free, *gnext;
 };
 
 struct frame_entry { /* one open span */
@@ -67,6 +70,8 @@ struct thread {
 	struct frame_entry *calls, *scopes;
 	size_t ncalls, nscopes, capcalls, capscopes;
 	uint64_t last_ts;
+	uint64_t *open;      /* ids of its python/op spans open in the output so far */
+	size_t nopen, capopen;
 	struct thread *next; /* hash chain */
 };
 
@@ -92,6 +97,8 @@ struct input {
 	bool done, have_end;
 	uint64_t end_dropped, end_lost, drop_records;
 	int end_status;
+	uint64_t end_flags;
+	uint64_t gpu_lag; /* GPU records start up to this long before their trace time */
 };
 
 struct merge {
@@ -109,6 +116,11 @@ struct merge {
 	struct pexit *exits;
 	size_t nexits, capexits;
 	uint64_t buffered;
+	struct queue *gpuq[1024]; /* GPU queues by (input, pid, gkey) */
+	struct link *links;       /* launching calls by correlation id (gpu_link_*) */
+	uint32_t *link_heads;
+	size_t nlinks;
+	bool have_gap;
 };
 
 static uint64_t mix(uint64_t x)
@@ -325,12 +337,23 @@ static int queue_push(struct merge *m, struct queue *q, const struct mev *ev)
 		q->cap = cap;
 		q->head = 0;
 	}
-	q->ev[(q->head + q->len) % q->cap] = *ev;
+	/* a GPU queue keeps time order: its records come in completion order
+	 * (stable: equal times keep their arrival order) */
+	size_t i = q->len;
+	for (; q->sorted && i > 0 && q->ev[(q->head + i - 1) % q->cap].ts > ev->ts; i--)
+		q->ev[(q->head + i) % q->cap] = q->ev[(q->head + i - 1) % q->cap];
+	q->ev[(q->head + i) % q->cap] = *ev;
 	q->len++;
 	if (++m->buffered > m->res->max_buffered)
 		m->res->max_buffered = m->buffered;
-	if (!q->in_heap) /* heads only change by popping, so order holds */
+	if (!q->in_heap) /* other heads only change by popping, so order holds */
 		return heap_insert(m, q);
+	if (i == 0) /* a GPU queue's new head: it can only move up */
+		for (size_t k = 0; k < m->nheap; k++)
+			if (m->heap[k] == q) {
+				heap_up(m, k);
+				break;
+			}
 	return 0;
 }
 
@@ -339,6 +362,141 @@ static void queue_free(struct queue *q)
 	for (size_t i = 0; i < q->len; i++)
 		free(q->ev[(q->head + i) % q->cap].body);
 	free(q->ev);
+}
+
+/* ---- GPU: launch links, made as the timeline is written ----------------- */
+
+/*
+ * A launching call, by (input, pid, correlation id): its thread, its
+ * start, and once it is written the innermost python/op span open on its
+ * thread when it started.  Entries are made when the call is read, so an
+ * operation written before its call (clock skew) still finds it.  One
+ * CUDA-graph launch owns many operations, so a lookup does not consume an
+ * entry; entries are kept in a ring of LINK_MAX, the oldest forgotten
+ * first: an operation outlives its entry only when LINK_MAX calls were
+ * read between its call and its start (a stream queues about a thousand).
+ */
+#define LINK_MAX (1u << 16)
+struct link {
+	uint64_t corr, span, ts;
+	unsigned input;
+	uint32_t pid, tid;
+	struct thread *owner; /* the call's thread */
+	bool known;           /* span is set: the call was written */
+	int32_t next;         /* hash chain, -1 at its end */
+};
+
+static uint32_t link_hash(unsigned input, uint32_t pid, uint64_t corr)
+{
+	return (uint32_t)mix((uint64_t)input << 58 ^ (uint64_t)pid << 32 ^ corr) & (LINK_MAX - 1);
+}
+
+static struct link *link_find(struct merge *m, unsigned input, uint32_t pid, uint64_t corr)
+{
+	if (!m->links)
+		return NULL;
+	for (int32_t i = (int32_t)m->link_heads[link_hash(input, pid, corr)]; i >= 0; i = m->links[i].next)
+		if (m->links[i].corr == corr && m->links[i].pid == pid && m->links[i].input == input)
+			return &m->links[i];
+	return NULL;
+}
+
+/* Remembers a call; the first call of a correlation id read (usually the
+ * runtime call: it starts before the driver call it makes) is kept. */
+static int link_put(struct merge *m, const struct link *l)
+{
+	if (!m->links) {
+		m->links = malloc(LINK_MAX * sizeof(*m->links));
+		m->link_heads = malloc(LINK_MAX * sizeof(*m->link_heads));
+		if (!m->links || !m->link_heads)
+			return -ENOMEM;
+		memset(m->link_heads, 0xff, LINK_MAX * sizeof(*m->link_heads)); /* all -1 */
+	}
+	if (link_find(m, l->input, l->pid, l->corr))
+		return 0;
+	uint32_t slot = (uint32_t)(m->nlinks++ % LINK_MAX);
+	struct link *old = &m->links[slot];
+	if (m->nlinks > LINK_MAX) { /* unchain the entry this slot held */
+		int32_t *pp = (int32_t *)&m->link_heads[link_hash(old->input, old->pid, old->corr)];
+		while (*pp >= 0 && *pp != (int32_t)slot)
+			pp = &m->links[*pp].next;
+		if (*pp == (int32_t)slot)
+			*pp = old->next;
+	}
+	uint32_t h = link_hash(l->input, l->pid, l->corr);
+	*old = *l;
+	old->next = (int32_t)m->link_heads[h];
+	m->link_heads[h] = slot;
+	return 0;
+}
+
+/*
+ * Called for each event as it is written: follows every thread's open
+ * python/op spans in output order, and fills in what the merge knows of
+ * GPU records then: a call's span_id (innermost span open on its thread
+ * at its start), an operation's launch link (the call with its
+ * correlation id: thread, span, gap).  Both sides are in the output in
+ * time order, so a call is written before the operations it launched
+ * unless the clocks disagree; calls are remembered as they are read, so
+ * such an operation still finds its call (read_gpu).
+ */
+static int emit_links(struct merge *m, struct queue *q, struct isc_tl_event *ev)
+{
+	struct thread *t = q->owner;
+	struct isc_gpu_fields *g = &ev->gpu;
+	switch (ev->type) {
+	case ISC_REC_TL_SPAN_BEGIN:
+		if (t && q == &t->q && ev->kind != ISC_SPAN_SCOPE) {
+			if (t->nopen == t->capopen) {
+				size_t cap = t->capopen ? t->capopen * 2 : 32;
+				uint64_t *o = realloc(t->open, cap * sizeof(*o));
+				if (!o)
+					return -ENOMEM;
+				t->open = o;
+				t->capopen = cap;
+			}
+			t->open[t->nopen++] = ev->span_id;
+		}
+		return 0;
+	case ISC_REC_TL_SPAN_END:
+		if (t && q == &t->q && ev->kind != ISC_SPAN_SCOPE && t->nopen)
+			t->nopen--;
+		return 0;
+	case ISC_REC_GPU_API: {
+		if (isc_gpu_decode(ev, ev->type, ev->raw, ev->nraw))
+			return 0; /* cannot happen: the merge encoded it */
+		g->launch_span_id = t && t->nopen ? t->open[t->nopen - 1] : 0;
+		m->res->gpu_calls++;
+		struct link *l = g->correlation ? link_find(m, q->input, ev->pid, g->correlation) : NULL;
+		if (l && !l->known && l->tid == ev->tid && l->ts == ev->ts) { /* this call */
+			l->span = g->launch_span_id;
+			l->known = true;
+		}
+		return 0;
+	}
+	case ISC_REC_GPU_OP: {
+		if (isc_gpu_decode(ev, ev->type, ev->raw, ev->nraw))
+			return 0;
+		struct link *l = g->correlation ? link_find(m, q->input, ev->pid, g->correlation) : NULL;
+		m->res->gpu_ops++;
+		g->has_link = l != NULL;
+		g->api_tid = l ? l->tid : 0;
+		g->launch_gap_ns = l ? (int64_t)(ev->ts - l->ts) : 0;
+		/* a call not written yet (skew): what is open on its thread now */
+		g->launch_span_id = !l ? 0 : l->known ? l->span : l->owner && l->owner->nopen ? l->owner->open[l->owner->nopen - 1] : 0;
+		if (!l)
+			return 0;
+		m->res->gpu_linked++;
+		if ((g->kind == ISC_GPU_KERNEL || g->kind == ISC_GPU_MEMCPY || g->kind == ISC_GPU_MEMSET) &&
+		    (!m->res->have_launch_gap || g->launch_gap_ns < m->res->min_launch_gap_ns)) {
+			m->res->min_launch_gap_ns = g->launch_gap_ns;
+			m->res->have_launch_gap = true;
+		}
+		return 0;
+	}
+	default:
+		return 0;
+	}
 }
 
 /* Sends every queued event older than w to the sink, in key order. */
@@ -379,11 +537,13 @@ static int emit_until(struct merge *m, uint64_t w)
 			ev.bytes = p;
 			ev.nbytes = (size_t)blen;
 		}
+		int rc = emit_links(m, q, &ev);
 		if (e->ts < m->last_out)
 			m->res->late_events++;
 		else
 			m->last_out = e->ts;
-		int rc = m->sink->event(m->sink->ctx, &ev);
+		if (!rc)
+			rc = m->sink->event(m->sink->ctx, &ev);
 		free(e->body);
 		m->res->events_out++;
 		m->buffered--;
@@ -425,6 +585,7 @@ static struct thread *thread_get(struct merge *m, unsigned input, uint32_t pid, 
 	t->q.pid = pid;
 	t->q.tid = tid;
 	t->q.order = m->next_order++;
+	t->q.owner = t;
 	t->next = m->threads[h];
 	m->threads[h] = t;
 	return t;
@@ -505,7 +666,7 @@ static int close_exited(struct merge *m, uint64_t w)
 
 static uint64_t out_ts(const struct input *in, uint64_t ts)
 {
-	int64_t v = (int64_t)ts + in->offset;
+	int64_t v = (int64_t)(ts + (uint64_t)in->offset); /* wraps where a signed sum would overflow */
 	return v < 0 ? 0 : (uint64_t)v;
 }
 
@@ -623,8 +784,9 @@ static int read_samples(struct merge *m, unsigned ii, const struct isc_chunk_hea
 		uint64_t pid = 0, tid = 0;
 		struct mev ev = { .ts = out_ts(in, r.ts), .type = r.type };
 		if (isc_record_nvarints(r.type) >= 1 && r.type != ISC_REC_PRESSURE && r.type != ISC_REC_MEMINFO &&
-		    r.type != ISC_REC_CLOCK_PAIR && r.type != ISC_REC_DROPPED)
-			isc_get_varint(&b, e, &pid);
+		    r.type != ISC_REC_CLOCK_PAIR && r.type != ISC_REC_DROPPED && r.type != ISC_REC_GPU_SAMPLE &&
+		    r.type != ISC_REC_GPU_INFO && (r.type < ISC_REC_GPU_OP || r.type > ISC_REC_GPU_AGENT))
+			isc_get_varint(&b, e, &pid); /* the record's first field is its process */
 		if (r.type == ISC_REC_THREAD_SAMPLE || r.type == ISC_REC_THREAD_NAME)
 			isc_get_varint(&b, e, &tid);
 		ev.pid = (uint32_t)pid;
@@ -686,6 +848,233 @@ static int read_samples(struct merge *m, unsigned ii, const struct isc_chunk_hea
 	return rc;
 }
 
+/* ---- GPU_EVENTS chunks: the CUDA agent's records ------------------------ */
+
+/* A META record (key, decimal value) after the last event. */
+static int emit_meta(struct merge *m, const char *key, int64_t value)
+{
+	struct isc_buf b = { 0 };
+	char val[24];
+	size_t kl = strlen(key);
+	int vl = snprintf(val, sizeof(val), "%lld", (long long)value);
+	if (isc_buf_put_varint(&b, kl) || isc_buf_put(&b, key, kl) || isc_buf_put(&b, val, (size_t)vl)) {
+		isc_buf_free(&b);
+		return -ENOMEM;
+	}
+	struct isc_tl_event ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.type = ISC_REC_META;
+	ev.ts = m->last_out;
+	ev.raw = b.data;
+	ev.nraw = b.len;
+	ev.f[0] = kl;
+	ev.nf = 1;
+	ev.bytes = b.data + (b.len - kl - (size_t)vl);
+	ev.nbytes = kl + (size_t)vl;
+	m->res->events_out++;
+	int rc = m->sink->event(m->sink->ctx, &ev);
+	isc_buf_free(&b);
+	return rc;
+}
+
+/*
+ * The clock check, after the last event: gpu.min_launch_gap_ns is the
+ * smallest (start - launching call's start) over the linked kernels,
+ * copies and memsets; negative, it is clock skew between the GPU's times
+ * and the CPU's, also written as gpu.clock_skew_ns and said on stderr.
+ */
+static int gpu_summary(struct merge *m)
+{
+	const struct isc_merge_result *r = m->res;
+	int rc = 0;
+	if (r->gpu_ops || r->gpu_calls || r->gpu_dropped)
+		isc_log(ISC_LOG_INFO, "GPU: %llu operations, %llu of them linked to their launching call; %llu calls; "
+				      "%llu records lost by CUPTI",
+			(unsigned long long)r->gpu_ops, (unsigned long long)r->gpu_linked,
+			(unsigned long long)r->gpu_calls, (unsigned long long)r->gpu_dropped);
+	if (!m->res->have_launch_gap)
+		return 0;
+	rc = emit_meta(m, "gpu.min_launch_gap_ns", m->res->min_launch_gap_ns);
+	if (!rc && m->res->min_launch_gap_ns < 0) {
+		isc_log(ISC_LOG_WARN, "clock skew: a GPU operation starts %lld ns before the call that launched it; "
+				      "GPU times are off by at least that much",
+			-(long long)m->res->min_launch_gap_ns);
+		rc = emit_meta(m, "gpu.clock_skew_ns", -m->res->min_launch_gap_ns);
+	}
+	return rc;
+}
+
+#define GPU_LAG_MAX 60000000000ull /* the reorder delay never grows past 60 s */
+#define GKEY_CALLS (1ull << 63)    /* | tid: a thread's calls and NVTX ranges */
+#define GKEY_MISC (1ull << 62)     /* the process's other records */
+
+/*
+ * The GPU queue of (input, pid, gkey): device << 32 | stream for the
+ * operations and memory records of a stream, GKEY_CALLS | tid, GKEY_MISC.
+ * Queues live until the end of the merge.  Records of a queue share its
+ * context: (pid, tid) for calls, (pid, 0) for the rest.
+ */
+static struct queue *gpu_queue(struct merge *m, unsigned ii, uint32_t pid, uint64_t gkey)
+{
+	uint64_t h = mix((uint64_t)ii << 58 ^ (uint64_t)pid << 26 ^ gkey) % 1024;
+	for (struct queue *q = m->gpuq[h]; q; q = q->gnext)
+		if (q->input == ii && q->pid == pid && q->gkey == gkey)
+			return q;
+	struct queue *q = calloc(1, sizeof(*q));
+	if (!q)
+		return NULL;
+	uint32_t tid = gkey & GKEY_CALLS ? (uint32_t)gkey : 0;
+	*q = (struct queue){ .input = ii, .rank = 2, .pid = pid, .tid = tid, .order = m->next_order++,
+			     .sorted = true, .gkey = gkey, .gnext = m->gpuq[h] };
+	if (tid && !(q->owner = thread_get(m, ii, pid, tid))) {
+		free(q);
+		return NULL;
+	}
+	m->gpuq[h] = q;
+	return q;
+}
+
+/*
+ * The timeline body of a trace GPU record (the part after start offset and
+ * tid) with the process's string ids made global; *gkey its queue.
+ */
+static int gpu_body(struct merge *m, unsigned ii, uint32_t pid, uint8_t type, const uint8_t *p, const uint8_t *e,
+		    uint32_t tid, struct isc_buf *out, uint64_t *gkey)
+{
+	uint64_t v[8];
+	int rc = 0;
+	if (type == ISC_REC_GPU_OP || type == ISC_REC_GPU_API) {
+		struct isc_tl_event t;
+		memset(&t, 0, sizeof(t));
+		t.type = type;
+		if (isc_gpu_decode(&t, type, p, (size_t)(e - p)))
+			return -EBADMSG;
+		t.name_id = strings_lookup(m, ii, pid, t.name_id, ISC_STR_CFUNC);
+		t.gpu.has_link = false; /* links are the merge's to make */
+		t.gpu.launch_span_id = 0;
+		*gkey = type == ISC_REC_GPU_API ? GKEY_CALLS | tid : (uint64_t)t.gpu.device << 32 | t.gpu.stream;
+		return isc_gpu_encode(out, &t);
+	}
+	unsigned n = isc_record_nvarints(type);
+	for (unsigned i = 0; i < n; i++)
+		if (isc_get_varint(&p, e, &v[i]))
+			return -EBADMSG;
+	if (type == ISC_REC_NVTX_RANGE) { /* name_id dur domain_id color category flags */
+		v[0] = strings_lookup(m, ii, pid, v[0], ISC_STR_SCOPE);
+		v[2] = v[2] ? strings_lookup(m, ii, pid, v[2], ISC_STR_SCOPE) : 0;
+		*gkey = GKEY_CALLS | tid;
+	} else { /* GPU_MEMORY: device stream ... */
+		*gkey = (v[0] & 0xffffffffu) << 32 | (v[1] & 0xffffffffu);
+	}
+	for (unsigned i = 0; i < n; i++)
+		rc |= isc_buf_put_varint(out, v[i]);
+	return rc ? -ENOMEM : 0;
+}
+
+/*
+ * Decodes a GPU_EVENTS chunk.  Its records carry the time the agent wrote
+ * them; a GPU_OP, GPU_API, NVTX_RANGE or GPU_MEMORY also its start, as an
+ * offset, and goes into its queue at that start, in time order.  Because
+ * a start can be older than the watermark that preceded its record, the
+ * merge releases this input's events only lag ns behind its watermark
+ * (see isc_merge): lag is the delay the agent announced (GPU_AGENT), and
+ * grows to the largest delay seen, up to GPU_LAG_MAX; a record later than
+ * that is a late event.
+ */
+static int read_gpu(struct merge *m, unsigned ii, const struct isc_chunk_header *h, const uint8_t *p)
+{
+	struct input *in = &m->inputs[ii];
+	struct isc_buf body = { 0 };
+	struct isc_cursor c;
+	struct isc_rec r;
+	int rc;
+	isc_cursor_init(&c, p, h->payload_len, h->base_ts);
+	while ((rc = isc_cursor_next(&c, &r)) == 1) {
+		const uint8_t *q = r.body, *e = r.body + r.len;
+		uint64_t ts = out_ts(in, r.ts), gkey = GKEY_MISC, v = 0, tid = 0;
+		struct mev ev = { .ts = ts, .pid = h->pid, .type = r.type };
+		body.len = 0;
+		m->res->events_in++;
+		if (ts > in->max_ts)
+			in->max_ts = ts;
+		switch (r.type) {
+		case ISC_REC_GPU_OP:
+		case ISC_REC_GPU_API:
+		case ISC_REC_NVTX_RANGE:
+		case ISC_REC_GPU_MEMORY: {
+			uint64_t off;
+			if (isc_get_varint(&q, e, &off) || isc_get_varint(&q, e, &tid) || tid > UINT32_MAX) {
+				rc = -EBADMSG;
+				goto out;
+			}
+			int64_t d = isc_unzigzag(off);
+			uint64_t start = d < 0 && (uint64_t)-d > r.ts ? 0 : r.ts + (uint64_t)d;
+			if (start <= r.ts && r.ts - start > in->gpu_lag) /* later than announced: wait longer */
+				in->gpu_lag = r.ts - start < GPU_LAG_MAX ? r.ts - start : GPU_LAG_MAX;
+			ev.ts = out_ts(in, start);
+			if (r.type == ISC_REC_GPU_API || r.type == ISC_REC_NVTX_RANGE)
+				ev.tid = (uint32_t)tid;
+			if ((rc = gpu_body(m, ii, h->pid, r.type, q, e, (uint32_t)tid, &body, &gkey)))
+				goto out;
+			break;
+		}
+		case ISC_REC_GPU_AGENT: { /* cupti_version built lag_ms flush_ms */
+			uint64_t f[3];
+			if (isc_get_varint(&q, e, &f[0]) || isc_get_varint(&q, e, &f[1]) || isc_get_varint(&q, e, &f[2])) {
+				rc = -EBADMSG;
+				goto out;
+			}
+			if (f[2] * 1000000u > in->gpu_lag)
+				in->gpu_lag = f[2] < GPU_LAG_MAX / 1000000u ? f[2] * 1000000u : GPU_LAG_MAX;
+			break;
+		}
+		case ISC_REC_GPU_DROPPED:
+		case ISC_REC_DROPPED: /* the agent's ring was full: written by the recorder */
+			if (isc_get_varint(&q, e, &v)) {
+				rc = -EBADMSG;
+				goto out;
+			}
+			if (r.type == ISC_REC_DROPPED)
+				in->drop_records += v;
+			else
+				m->res->gpu_dropped += v;
+			break;
+		default:
+			if (r.type >= 0x80 && r.type != ISC_REC_DEVICE && r.type != ISC_REC_META)
+				continue; /* untimed records other than those are not events */
+			break;
+		}
+		if (!body.len && (rc = isc_buf_put(&body, r.body, r.len)))
+			goto out;
+		struct queue *gq = gpu_queue(m, ii, h->pid, gkey);
+		ev.body = malloc(body.len ? body.len : 1);
+		if (!gq || !ev.body) {
+			free(ev.body);
+			rc = -ENOMEM;
+			goto out;
+		}
+		if (body.len) /* an empty record has no buffer */
+			memcpy(ev.body, body.data, body.len);
+		ev.body_len = (uint32_t)body.len;
+		if ((rc = queue_push(m, gq, &ev))) {
+			free(ev.body);
+			goto out;
+		}
+		if (r.type == ISC_REC_GPU_API) { /* remembered now: its operations may be written first */
+			struct isc_tl_event api;
+			memset(&api, 0, sizeof(api));
+			if (!isc_gpu_decode(&api, r.type, body.data, body.len) && api.gpu.correlation &&
+			    (rc = link_put(m, &(struct link){ .corr = api.gpu.correlation, .ts = ev.ts, .input = ii,
+							      .pid = h->pid, .tid = ev.tid, .owner = gq->owner,
+							      .next = -1 })))
+				goto out;
+		}
+	}
+out:
+	isc_buf_free(&body);
+	return rc;
+}
+
 static void read_end(struct input *in, const uint8_t *p, size_t len)
 {
 	struct isc_cursor c;
@@ -702,6 +1091,7 @@ static void read_end(struct input *in, const uint8_t *p, size_t len)
 		in->end_dropped = v[1];
 		in->end_lost = v[2];
 		in->end_status = (int)isc_unzigzag(v[4]);
+		in->end_flags = v[3];
 		in->have_end = true;
 	}
 }
@@ -741,6 +1131,9 @@ static int read_round(struct merge *m, unsigned ii)
 			break;
 		case ISC_CHUNK_SAMPLES:
 			rc = read_samples(m, ii, &h, p);
+			break;
+		case ISC_CHUNK_GPU_EVENTS:
+			rc = read_gpu(m, ii, &h, p);
 			break;
 		case ISC_CHUNK_STRINGS:
 			rc = read_strings(m, ii, h.pid, p, h.payload_len);
@@ -868,10 +1261,17 @@ int isc_merge(const struct isc_merge_input *inputs, size_t n, struct isc_sink *s
 			isc_err_push("%s", inputs[pick].name);
 			goto out;
 		}
+		/* an input with GPU records is released lag ns behind its watermark:
+		 * their starts may be that much older than their trace times */
 		uint64_t w = UINT64_MAX;
-		for (unsigned i = 0; i < n; i++)
-			if (!m.inputs[i].done && m.inputs[i].watermark < w)
-				w = m.inputs[i].watermark;
+		for (unsigned i = 0; i < n; i++) {
+			const struct input *in = &m.inputs[i];
+			uint64_t wi = in->watermark;
+			if (wi < UINT64_MAX - 1)
+				wi = wi > in->gpu_lag ? wi - in->gpu_lag : 0;
+			if (!in->done && wi < w)
+				w = wi;
+		}
 		if ((rc = close_exited(&m, w)))
 			goto out;
 		if (m.inputs[pick].done) { /* still open: alive until the end of its data */
@@ -885,7 +1285,7 @@ int isc_merge(const struct isc_merge_input *inputs, size_t n, struct isc_sink *s
 		if ((rc = emit_until(&m, w)))
 			goto out;
 	}
-	if ((rc = emit_until(&m, UINT64_MAX)))
+	if ((rc = emit_until(&m, UINT64_MAX)) || (rc = gpu_summary(&m)))
 		goto out;
 	/* the last event itself (ts == UINT64_MAX never happens: out_ts clamps) */
 	struct isc_tl_stats st = { 0 };
@@ -899,6 +1299,7 @@ int isc_merge(const struct isc_merge_input *inputs, size_t n, struct isc_sink *s
 	}
 	st.lost_frames += res->damaged_frames;
 	st.exit_status = m.inputs[0].end_status;
+	st.signaled = (m.inputs[0].end_flags & ISC_END_SIGNALED) != 0;
 	st.have_end = true;
 	if (sink->end && (rc = sink->end(sink->ctx, &st)))
 		goto out;
@@ -914,10 +1315,19 @@ out:
 			queue_free(&t->q);
 			free(t->calls);
 			free(t->scopes);
+			free(t->open);
 			free(t);
 			t = nx;
 		}
 	}
+	for (size_t h = 0; h < 1024; h++)
+		for (struct queue *q = m.gpuq[h], *nx; q; q = nx) {
+			nx = q->gnext;
+			queue_free(q);
+			free(q);
+		}
+	free(m.links);
+	free(m.link_heads);
 	for (size_t i = 0; i < m.nheap; i++)
 		if (m.heap[i]->transient) {
 			queue_free(m.heap[i]);

@@ -9,7 +9,8 @@
  *                                          | main: fork/exec, wait all |
  *                                          +---------------------------+
  *
- * The drain thread wakes every DRAIN_MS, maps new <pid>.shm files of the
+ * The drain thread wakes every DRAIN_MS, maps new <pid>.shm files (and the
+ * CUDA agent's <pid>.cuda.shm, whose streams become GPU_EVENTS chunks) of the
  * session directory, copies committed bytes out of every ring (checking
  * every record: the shared memory is untrusted), and appends them to the
  * stream's pending buffer.  A stream's pending records become one EVENTS
@@ -19,15 +20,37 @@
  * each cycle a ROUND frame carries a watermark W: every event older than W
  * is already in the file (W = the start of the cycle ROUND_LAG cycles ago,
  * and never past the oldest pending event).
+ *
+ * Untrusted shared memory.  The traced processes write the <pid>.shm files
+ * and may be buggy or hostile (they run as the same user, so they can do
+ * nothing to the recorder that kill(2) could not, but they must not be able
+ * to make it crash, overflow or hang):
+ *   - the files are opened with openat(session dir, O_NOFOLLOW|O_NONBLOCK)
+ *     and must be regular files of our uid without group/other access;
+ *   - the header is validated once and only the validated copies of its
+ *     sizes and offsets are used; every other field (head, tail, counters,
+ *     state) is re-read and bounds-checked at each use;
+ *   - records are copied out of the ring into private memory before they
+ *     are parsed, so a producer writing concurrently cannot change them
+ *     between the check and the use;
+ *   - a process that truncates its file after we mapped it makes the next
+ *     access fault with SIGBUS: every access runs under shm_guard(), which
+ *     turns that fault into "this process's shared memory is gone".
+ * The session directory is mode 0700 (mkdtemp), checked after creation,
+ * and holds recorder.lock, locked by the recorder for its whole life: an
+ * agent that finds it unlocked at exit knows the recorder is gone and
+ * removes its own file (see _agent.c).
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -36,6 +59,7 @@
 
 #include "isc_config.h"
 #include "isc_config_api.h"
+#include "isc_gpu.h"
 #include "isc_internal.h"
 #include "isc_record.h"
 #include "isc_sampler.h"
@@ -46,6 +70,14 @@
 #define PENDING_MAX (128u << 10)
 #define MAX_PROCS 4096
 #define CLOCK_PAIR_NS 10000000000ull /* a (realtime, monotonic) pair every 10 s */
+#define STR_WINDOW (4u << 20) /* string-area bytes per STRINGS chunk (< ISC_CHUNK_MAX_PAYLOAD) */
+/* A pending buffer is flushed, whatever its age, once this many bytes were
+ * drained from all rings after it started: it holds the ROUND watermark
+ * back, and a reader (iscope-merge) must keep every event after the
+ * watermark in memory.  So a slow thread beside a busy one costs the
+ * merge at most HOLD_MAX of records, not --flush-ms of the busy thread. */
+#define HOLD_MAX (1u << 20)
+#define LOCK_NAME "recorder.lock"
 
 extern char **environ;
 
@@ -56,6 +88,7 @@ struct stream {
 	uint64_t ts;           /* running timestamp after the last drained record */
 	uint64_t pending_base; /* ts before the first pending record */
 	uint64_t pending_since;/* when the first pending record was drained */
+	uint64_t pending_mark; /* rec.drained then */
 	uint32_t seq;
 	uint64_t dropped_seen;
 	uint64_t events;
@@ -63,6 +96,8 @@ struct stream {
 
 struct proc {
 	pid_t pid;
+	const char *suffix; /* ".shm": the Python agent's file; ".cuda.shm": the CUDA agent's */
+	uint16_t chunk;     /* EVENTS, or GPU_EVENTS for the CUDA agent's streams */
 	int fd;
 	uint8_t *map;
 	size_t map_len;
@@ -72,6 +107,8 @@ struct proc {
 	uint32_t str_seq;
 	struct stream *streams;
 	bool info_written, closed;
+	bool faulted; /* its mapping raised SIGBUS: never touched again */
+	bool warned;  /* one warning per file for a file that is refused */
 	uint64_t slot_dropped_seen, str_dropped_seen;
 };
 
@@ -86,6 +123,8 @@ struct rec {
 	struct isc_writer *w;
 	pthread_mutex_t wlock; /* writer, frames, res counters */
 	char dir[256];
+	int dirfd;  /* the session directory, opened once (O_DIRECTORY|O_NOFOLLOW) */
+	int lockfd; /* recorder.lock, flock'ed while we run */
 	uint64_t epoch;
 	struct proc *procs[MAX_PROCS];
 	unsigned nprocs;
@@ -105,10 +144,28 @@ struct rec {
 	bool direct; /* flight recorder: write through (at exit) */
 	struct sigaction old_pipe;
 	size_t pending_max; /* raw bytes of a stream's events per frame */
+	uint64_t ring_max;  /* the ring size we told the agents (INFERSCOPE_RING_KB) */
+	uint64_t drained;   /* bytes of records drained from all rings so far */
+	struct isc_gpu_setup gpu; /* CUDA agent injection, NVML */
 };
 
 static volatile pid_t forward_pid;          /* the workload while it runs */
 static volatile sig_atomic_t late_signal;  /* received after it exited */
+static __thread sigjmp_buf *shm_jmp;       /* set while this thread reads shared memory */
+
+/*
+ * SIGBUS while shm_jmp is set: a traced process truncated its file under
+ * our mapping.  Jump back to shm_guard(), which closes that process.  A
+ * SIGBUS anywhere else is a real bug: take the default action.
+ */
+static void on_sigbus(int sig, siginfo_t *si, void *ctx)
+{
+	(void)si;
+	(void)ctx;
+	if (shm_jmp)
+		siglongjmp(*shm_jmp, 1);
+	signal(sig, SIG_DFL);
+}
 
 /*
  * INT/TERM/HUP sent with kill(2) go to the workload.  A terminal's ^C is
@@ -211,37 +268,61 @@ static void flush_stream(struct rec *r, struct proc *p, struct stream *s)
 {
 	if (!s->pending.len)
 		return;
-	drain_strings(r, p);
-	emit(r, ISC_CHUNK_EVENTS, (uint32_t)p->pid, s->tid, s->pending_base, s->seq++, s->pending.data,
+	if (!p->faulted)
+		drain_strings(r, p);
+	emit(r, p->chunk, (uint32_t)p->pid, s->tid, s->pending_base, s->seq++, s->pending.data,
 	     s->pending.len, false);
 	s->pending.len = 0;
 }
 
 /* Adds the records [from, to) to the stream's pending buffer; ts is the
- * time after the last of them. */
-static void pending_append(struct stream *s, const uint8_t *from, const uint8_t *to, uint64_t ts, uint64_t now)
+ * time after the last of them; mark is rec.drained. */
+static void pending_append(struct stream *s, const uint8_t *from, const uint8_t *to, uint64_t ts, uint64_t now,
+			   uint64_t mark)
 {
 	if (!s->pending.len) {
 		s->pending_base = s->ts;
 		s->pending_since = now;
+		s->pending_mark = mark;
 	}
 	if (to > from && !isc_buf_put(&s->pending, from, (size_t)(to - from)))
 		s->ts = ts;
 }
 
-/* Maps <dir>/<pid>.shm when the agent has published it; 0 = not ready yet. */
+/* Refuses a process's file for good, with one warning. */
+static int proc_refuse(struct rec *r, struct proc *p, const char *why)
+{
+	if (!p->warned) {
+		isc_log(ISC_LOG_WARN, "ignoring %s/%d%s: %s", r->dir, (int)p->pid, p->suffix, why);
+		r->res->warnings++;
+		p->warned = true;
+	}
+	p->closed = true;
+	return -EBADMSG;
+}
+
+/*
+ * Maps <dir>/<pid>.shm when the agent has published it; 0 = not ready yet,
+ * 1 = attached, negative = refused for good.  Runs under shm_guard().
+ */
 static int proc_attach(struct rec *r, struct proc *p)
 {
-	char path[300];
+	char name[32];
 	struct stat st;
-	snprintf(path, sizeof(path), "%s/%d.shm", r->dir, (int)p->pid);
+	snprintf(name, sizeof(name), "%d%s", (int)p->pid, p->suffix);
 	if (p->fd < 0) {
-		p->fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+		/* O_NONBLOCK: a FIFO planted under that name must not block us */
+		p->fd = openat(r->dirfd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 		if (p->fd < 0)
-			return 0;
+			return errno == ENOENT ? 0 : proc_refuse(r, p, errno == ELOOP ? "a symbolic link" : strerror(errno));
 	}
-	if (fstat(p->fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
-	    (uint64_t)st.st_size < ISC_SHM_SLOTS_OFF)
+	if (fstat(p->fd, &st))
+		return 0;
+	if (!S_ISREG(st.st_mode))
+		return proc_refuse(r, p, "not a regular file");
+	if (st.st_uid != geteuid() || (st.st_mode & 077))
+		return proc_refuse(r, p, "not owned by us with mode 0600");
+	if ((uint64_t)st.st_size < ISC_SHM_SLOTS_OFF)
 		return 0;
 	if (!p->map) {
 		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, p->fd, 0);
@@ -256,15 +337,11 @@ static int proc_attach(struct rec *r, struct proc *p)
 	uint64_t nslots = h->nslots, ring = h->ring_size;
 	uint64_t str_off = h->str_off, str_size = h->str_size, ring_off = h->ring_off;
 	if (h->version != ISC_SHM_VERSION || h->pid != (uint32_t)p->pid || nslots == 0 ||
-	    nslots > ISC_SHM_MAX_SLOTS || ring < 4096 || ring > (1u << 30) || (ring & (ring - 1)) ||
+	    nslots > ISC_SHM_MAX_SLOTS || ring < 4096 || ring > r->ring_max || (ring & (ring - 1)) ||
 	    str_off < ISC_SHM_SLOTS_OFF + nslots * ISC_SHM_SLOT_SIZE || str_size > p->map_len ||
 	    str_off > p->map_len - str_size || ring_off < str_off + str_size ||
-	    ring_off > p->map_len || nslots * ring > p->map_len - ring_off) {
-		isc_log(ISC_LOG_WARN, "ignoring %s: inconsistent shared-memory header", path);
-		r->res->warnings++;
-		p->closed = true;
-		return -EBADMSG;
-	}
+	    ring_off > p->map_len || nslots * ring > p->map_len - ring_off)
+		return proc_refuse(r, p, "inconsistent shared-memory header");
 	p->nslots = (uint32_t)nslots;
 	p->ring_size = (uint32_t)ring;
 	p->str_off = str_off;
@@ -283,10 +360,21 @@ static int proc_attach(struct rec *r, struct proc *p)
 	return 1;
 }
 
-static struct proc *proc_add(struct rec *r, pid_t pid)
+/*
+ * A process's producer files: <pid>.shm from the Python agent, and
+ * <pid>.cuda.shm from the CUDA agent, whose streams go into GPU_EVENTS
+ * chunks.  Each file is a struct proc of its own; both share the pid's
+ * string ids (the CUDA agent's start at ISC_STRING_ID_CUDA_BASE).
+ */
+static const struct { const char *suffix; uint16_t chunk; } producers[] = {
+	{ ".shm", ISC_CHUNK_EVENTS },
+	{ ".cuda.shm", ISC_CHUNK_GPU_EVENTS },
+};
+
+static struct proc *proc_add(struct rec *r, pid_t pid, unsigned producer)
 {
 	for (unsigned i = 0; i < r->nprocs; i++)
-		if (r->procs[i]->pid == pid)
+		if (r->procs[i]->pid == pid && r->procs[i]->suffix == producers[producer].suffix)
 			return r->procs[i];
 	if (r->nprocs == MAX_PROCS)
 		return NULL;
@@ -294,6 +382,8 @@ static struct proc *proc_add(struct rec *r, pid_t pid)
 	if (!p)
 		return NULL;
 	p->pid = pid;
+	p->suffix = producers[producer].suffix;
+	p->chunk = producers[producer].chunk;
 	p->fd = -1;
 	pthread_mutex_lock(&r->plock);
 	r->procs[r->nprocs++] = p;
@@ -301,18 +391,23 @@ static struct proc *proc_add(struct rec *r, pid_t pid)
 	return p;
 }
 
-/* Looks for <pid>.shm files that appeared since the last cycle. */
+/* Looks for <pid>.shm and <pid>.cuda.shm files that appeared since the last cycle. */
 static void scan_session(struct rec *r)
 {
-	DIR *d = opendir(r->dir);
+	int fd = openat(r->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	struct dirent *e;
-	if (!d)
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
 		return;
+	}
 	while ((e = readdir(d))) {
 		char *end;
 		long pid = strtol(e->d_name, &end, 10);
-		if (pid > 0 && !strcmp(end, ".shm"))
-			proc_add(r, (pid_t)pid);
+		for (unsigned k = 0; pid > 0 && pid <= INT32_MAX && k < sizeof(producers) / sizeof(producers[0]); k++)
+			if (!strcmp(end, producers[k].suffix))
+				proc_add(r, (pid_t)pid, k);
 	}
 	closedir(d);
 }
@@ -334,11 +429,18 @@ static void drain_slot(struct rec *r, struct proc *p, uint32_t i, uint64_t now)
 		s->tid = tid;
 		s->started = true;
 	}
-	uint32_t n = isc_ring_peek(slot, ring, p->ring_size, r->scratch, p->ring_size);
-	if (s->broken) {
-		isc_ring_consume(slot, n);
+	if (s->broken)
+		return; /* its ring is no longer read */
+	uint64_t head = atomic_load_explicit(&slot->head, memory_order_acquire);
+	uint64_t tail = atomic_load_explicit(&slot->tail, memory_order_relaxed);
+	if (head - tail > p->ring_size) {
+		s->broken = true;
+		isc_log(ISC_LOG_WARN, "pid %d thread %u: ring head %llu is %llu bytes past its tail (ring of %u); ring discarded",
+			(int)p->pid, s->tid, (unsigned long long)head, (unsigned long long)(head - tail), p->ring_size);
+		r->res->warnings++;
 		return;
 	}
+	uint32_t n = isc_ring_peek(slot, ring, p->ring_size, r->scratch, p->ring_size);
 	struct isc_cursor c;
 	struct isc_rec rec;
 	int rc;
@@ -348,14 +450,14 @@ static void drain_slot(struct rec *r, struct proc *p, uint32_t i, uint64_t now)
 	while ((rc = isc_cursor_next(&c, &rec)) == 1) {
 		events++;
 		if (s->pending.len + (size_t)(c.p - start) >= r->pending_max) {
-			pending_append(s, start, c.p, c.ts, now);
+			pending_append(s, start, c.p, c.ts, now, r->drained);
 			flush_stream(r, p, s);
 			start = c.p;
 		}
 	}
 	/* c.p stops before a record that does not parse; the agent publishes
 	 * whole records only, so one cut by the end of the data is corrupt too */
-	pending_append(s, start, c.p, c.ts, now);
+	pending_append(s, start, c.p, c.ts, now, r->drained);
 	if (events) {
 		s->events += events;
 		pthread_mutex_lock(&r->wlock);
@@ -367,16 +469,16 @@ static void drain_slot(struct rec *r, struct proc *p, uint32_t i, uint64_t now)
 		isc_log(ISC_LOG_WARN, "pid %d thread %u: corrupt record in shared memory; rest of its ring discarded",
 			(int)p->pid, s->tid);
 		r->res->warnings++;
-		isc_ring_consume(slot, n);
 	} else {
 		isc_ring_consume(slot, (uint32_t)(c.p - r->scratch));
+		r->drained += (uint64_t)(c.p - r->scratch);
 	}
 	uint64_t dropped = atomic_load_explicit(&slot->dropped, memory_order_relaxed);
 	if (dropped > s->dropped_seen) {
 		uint8_t body[10];
 		unsigned bl = isc_put_varint(body, dropped - s->dropped_seen);
 		uint64_t t = s->ts;
-		pending_append(s, body, body, s->ts, now); /* sets the base if empty */
+		pending_append(s, body, body, s->ts, now, r->drained); /* sets the base if empty */
 		isc_buf_put_record(&s->pending, ISC_REC_DROPPED, t, &t, body, bl);
 		pthread_mutex_lock(&r->wlock);
 		r->res->dropped += dropped - s->dropped_seen;
@@ -385,49 +487,69 @@ static void drain_slot(struct rec *r, struct proc *p, uint32_t i, uint64_t now)
 	}
 }
 
-/* New string definitions, checked record by record, as one STRINGS frame. */
+/*
+ * New string definitions, checked record by record, as STRINGS frames of
+ * at most STR_WINDOW bytes.  A corrupt record (or one larger than the
+ * window, which no agent writes) skips everything committed so far.
+ * Runs under shm_guard().
+ */
 static void drain_strings(struct rec *r, struct proc *p)
 {
 	struct isc_shm_proc *h = (struct isc_shm_proc *)p->map;
 	uint64_t committed = atomic_load_explicit(&h->str_committed, memory_order_acquire);
-	if (committed > p->str_size || committed <= p->str_read)
-		return;
 	const uint8_t *base = p->map + p->str_off;
-	struct isc_cursor c;
-	struct isc_rec rec;
-	size_t len = (size_t)(committed - p->str_read);
-	r->tmp.len = 0;
-	if (isc_buf_put(&r->tmp, base + p->str_read, len))
-		return;
-	isc_cursor_init(&c, r->tmp.data, len, 0);
-	const uint8_t *good = r->tmp.data;
-	int rc;
-	while ((rc = isc_cursor_next(&c, &rec)) == 1)
-		good = c.p;
-	if (rc < 0) {
-		isc_log(ISC_LOG_WARN, "pid %d: corrupt string table in shared memory", (int)p->pid);
-		r->res->warnings++;
-		p->str_read = committed;
-	} else {
-		p->str_read += (uint64_t)(good - r->tmp.data);
+	if (committed > p->str_size)
+		committed = p->str_size;
+	while (committed > p->str_read) {
+		struct isc_cursor c;
+		struct isc_rec rec;
+		size_t len = committed - p->str_read > STR_WINDOW ? STR_WINDOW : (size_t)(committed - p->str_read);
+		int rc;
+		r->tmp.len = 0;
+		if (isc_buf_put(&r->tmp, base + p->str_read, len))
+			return;
+		isc_cursor_init(&c, r->tmp.data, len, 0);
+		const uint8_t *good = r->tmp.data;
+		while ((rc = isc_cursor_next(&c, &rec)) == 1)
+			good = c.p;
+		size_t ok = (size_t)(good - r->tmp.data);
+		if (rc < 0 || (!ok && len == STR_WINDOW)) {
+			isc_log(ISC_LOG_WARN, "pid %d: corrupt string table in shared memory", (int)p->pid);
+			r->res->warnings++;
+			p->str_read = committed;
+		} else {
+			p->str_read += ok;
+		}
+		if (ok)
+			emit(r, ISC_CHUNK_STRINGS, (uint32_t)p->pid, 0, 0, p->str_seq++, r->tmp.data, ok, true);
+		if (!ok)
+			break; /* a record cut by the end of what is committed: wait */
 	}
-	if (good > r->tmp.data)
-		emit(r, ISC_CHUNK_STRINGS, (uint32_t)p->pid, 0, 0, p->str_seq++, r->tmp.data,
-		     (size_t)(good - r->tmp.data), true);
 }
 
+/* PROC_INFO from the header.  Runs under shm_guard(): the fields are
+ * copied out before anything is allocated. */
 static void write_proc_info(struct rec *r, struct proc *p, uint64_t now)
 {
 	struct isc_shm_proc *h = (struct isc_shm_proc *)p->map;
+	for (unsigned k = 0; k < r->nprocs; k++) /* once per pid, whichever file came first */
+		if (r->procs[k] != p && r->procs[k]->pid == p->pid && r->procs[k]->info_written) {
+			p->info_written = true;
+			return;
+		}
+	char cmdline[sizeof(h->cmdline)];
 	uint64_t start = h->start_ts; /* untrusted: used only when plausible */
+	uint32_t ppid = h->ppid, clen = h->cmdline_len;
+	if (clen > sizeof(cmdline))
+		clen = sizeof(cmdline);
+	memcpy(cmdline, h->cmdline, clen);
 	if (start >= r->epoch && start <= now)
 		now = start;
 	struct isc_buf b = { 0 };
-	uint32_t clen = h->cmdline_len < sizeof(h->cmdline) ? h->cmdline_len : sizeof(h->cmdline);
 	uint64_t last = now;
 	isc_buf_put_varint(&b, (uint64_t)p->pid);
-	isc_buf_put_varint(&b, h->ppid);
-	isc_buf_put_bytes(&b, h->cmdline, clen);
+	isc_buf_put_varint(&b, ppid);
+	isc_buf_put_bytes(&b, cmdline, clen);
 	r->tmp.len = 0;
 	isc_buf_put_record(&r->tmp, ISC_REC_PROC_INFO, now, &last, b.data, b.len);
 	emit(r, ISC_CHUNK_SAMPLES, 0, 0, now, 0, r->tmp.data, r->tmp.len, true);
@@ -435,37 +557,81 @@ static void write_proc_info(struct rec *r, struct proc *p, uint64_t now)
 	p->info_written = true;
 }
 
+/* The process's file shrank under our mapping (SIGBUS): forget it. */
+static void proc_fault(struct rec *r, struct proc *p)
+{
+	p->faulted = true;
+	p->closed = true;
+	isc_log(ISC_LOG_WARN, "pid %d: its shared-memory file was truncated under us (SIGBUS); its later events are lost",
+		(int)p->pid);
+	r->res->warnings++;
+}
+
+typedef void shm_fn(struct rec *r, struct proc *p, void *arg);
+
+/*
+ * Runs fn(r, p, arg), which reads p's shared memory, with a SIGBUS from
+ * that mapping caught: fn is then abandoned where it faulted and p is
+ * closed (proc_fault).  fn must not hold a lock or be inside an allocation
+ * while it reads shared memory: private copies first, then the work.
+ */
+static void shm_guard(struct rec *r, struct proc *p, shm_fn *fn, void *arg)
+{
+	sigjmp_buf jb;
+	if (sigsetjmp(jb, 1)) { /* 1: restore the mask, SIGBUS is blocked in the handler */
+		shm_jmp = NULL;
+		proc_fault(r, p);
+		return;
+	}
+	shm_jmp = &jb;
+	fn(r, p, arg);
+	shm_jmp = NULL;
+}
+
+static void flush_guarded(struct rec *r, struct proc *p, void *s)
+{
+	flush_stream(r, p, s);
+}
+
+/* One cycle's work on process p: attach, rings, strings, counters. */
+static void drain_proc(struct rec *r, struct proc *p, void *arg)
+{
+	uint64_t now = *(const uint64_t *)arg;
+	if (!p->streams && proc_attach(r, p) <= 0)
+		return;
+	if (!p->info_written)
+		write_proc_info(r, p, now);
+	struct isc_shm_proc *h = (struct isc_shm_proc *)p->map;
+	uint32_t used = atomic_load_explicit(&h->nslots_used, memory_order_acquire);
+	if (used > p->nslots)
+		used = p->nslots;
+	for (uint32_t i = 0; i < used; i++)
+		drain_slot(r, p, i, now);
+	drain_strings(r, p);
+	/* counters only grow; a hostile writer lowering one gains nothing */
+	uint64_t sd = atomic_load_explicit(&h->slot_dropped, memory_order_relaxed);
+	uint64_t strd = atomic_load_explicit(&h->str_dropped, memory_order_relaxed);
+	if (sd > p->slot_dropped_seen) {
+		pthread_mutex_lock(&r->wlock);
+		r->res->dropped += sd - p->slot_dropped_seen;
+		pthread_mutex_unlock(&r->wlock);
+		p->slot_dropped_seen = sd;
+	}
+	if (strd > p->str_dropped_seen) {
+		isc_log(ISC_LOG_WARN, "pid %d: string table full, %llu names lost", (int)p->pid,
+			(unsigned long long)(strd - p->str_dropped_seen));
+		p->str_dropped_seen = strd;
+	}
+}
+
 /* One pass over every process and ring.  final: flush everything. */
 static void drain_cycle(struct rec *r, bool final)
 {
 	uint64_t now = isc_now_ns();
 	scan_session(r);
-	for (unsigned k = 0; k < r->nprocs; k++) {
-		struct proc *p = r->procs[k];
-		if (p->closed || (!p->streams && proc_attach(r, p) <= 0))
-			continue;
-		if (!p->info_written)
-			write_proc_info(r, p, now);
-		struct isc_shm_proc *h = (struct isc_shm_proc *)p->map;
-		uint32_t used = atomic_load_explicit(&h->nslots_used, memory_order_acquire);
-		if (used > p->nslots)
-			used = p->nslots;
-		for (uint32_t i = 0; i < used; i++)
-			drain_slot(r, p, i, now);
-		drain_strings(r, p);
-		uint64_t sd = atomic_load_explicit(&h->slot_dropped, memory_order_relaxed);
-		uint64_t strd = atomic_load_explicit(&h->str_dropped, memory_order_relaxed);
-		if (sd > p->slot_dropped_seen || strd > p->str_dropped_seen) {
-			pthread_mutex_lock(&r->wlock);
-			r->res->dropped += sd - p->slot_dropped_seen;
-			pthread_mutex_unlock(&r->wlock);
-			if (strd > p->str_dropped_seen)
-				isc_log(ISC_LOG_WARN, "pid %d: string table full, %llu names lost", (int)p->pid,
-					     (unsigned long long)(strd - p->str_dropped_seen));
-			p->slot_dropped_seen = sd;
-			p->str_dropped_seen = strd;
-		}
-	}
+	for (unsigned k = 0; k < r->nprocs; k++)
+		if (!r->procs[k]->closed)
+			shm_guard(r, r->procs[k], drain_proc, &now);
 	/* flush old or big pending buffers; find the oldest still pending */
 	uint64_t oldest = UINT64_MAX;
 	for (unsigned k = 0; k < r->nprocs; k++) {
@@ -477,9 +643,13 @@ static void drain_cycle(struct rec *r, bool final)
 			if (!s->pending.len)
 				continue;
 			if (final || s->pending.len >= r->pending_max ||
-			    now - s->pending_since >= (uint64_t)r->o->flush_ms * 1000000u)
-				flush_stream(r, p, s);
-			else if (s->pending_base < oldest)
+			    now - s->pending_since >= (uint64_t)r->o->flush_ms * 1000000u ||
+			    r->drained - s->pending_mark >= HOLD_MAX) {
+				if (!p->faulted)
+					shm_guard(r, p, flush_guarded, s);
+				if (p->faulted) /* without the strings it could not read */
+					flush_stream(r, p, s);
+			} else if (s->pending_base < oldest)
 				oldest = s->pending_base;
 		}
 	}
@@ -507,6 +677,18 @@ static void *drain_main(void *arg)
 			write_clock_pair(r);
 			last_pair = isc_now_ns();
 		}
+		/* what a cycle wrote reaches the file now, not when stdio's buffer
+		 * fills: a recorder killed with SIGKILL loses only the events it
+		 * still held (at most --flush-ms old, plus one cycle) */
+		if (!r->o->ring_bytes) {
+			pthread_mutex_lock(&r->wlock);
+			if (!r->res->write_failed && isc_writer_flush(r->w)) {
+				r->res->write_failed = true;
+				snprintf(r->res->write_error, sizeof(r->res->write_error), "%s", isc_err_msg());
+				isc_err_clear();
+			}
+			pthread_mutex_unlock(&r->wlock);
+		}
 		if (r->o->progress) {
 			uint64_t now = isc_now_ns();
 			if (now - r->last_progress > 500000000u) {
@@ -527,6 +709,21 @@ struct sampler_ctx {
 	struct rec *r;
 	volatile int stop;
 };
+
+/* Whether procs[i] is the first file of its pid (a process may have two). */
+static bool proc_first(const struct rec *r, unsigned i)
+{
+	for (unsigned j = 0; j < i; j++)
+		if (r->procs[j]->pid == r->procs[i]->pid)
+			return false;
+	return true;
+}
+
+/* NVML samples (nvml.c's thread) go out as SAMPLES chunks. */
+static void nvml_emit(void *ctx, const void *records, size_t len, uint64_t base_ts, bool keep)
+{
+	emit(ctx, ISC_CHUNK_SAMPLES, 0, 0, base_ts, 0, records, len, keep);
+}
 
 static void *sampler_main(void *arg)
 {
@@ -553,7 +750,7 @@ static void *sampler_main(void *arg)
 		if (r->child > 0)
 			pids[n++] = r->child;
 		for (unsigned i = 0; i < r->nprocs; i++)
-			if (r->procs[i]->pid != r->child)
+			if (r->procs[i]->pid != r->child && proc_first(r, i))
 				pids[n++] = r->procs[i]->pid;
 		pthread_mutex_unlock(&r->plock);
 		bool slow = now - last_slow >= 1000000000u;
@@ -644,7 +841,7 @@ static char **child_env(struct rec *r)
 	size_t n = 0;
 	while (environ[n])
 		n++;
-	char **env = calloc(n + 5, sizeof(char *));
+	char **env = calloc(n + 4 + sizeof(r->gpu.env) / sizeof(r->gpu.env[0]), sizeof(char *));
 	if (!env)
 		return NULL;
 	size_t k = 0;
@@ -653,17 +850,29 @@ static char **child_env(struct rec *r)
 		if (!strncmp(environ[i], "PYTHONPATH=", 11))
 			pypath = environ[i] + 11;
 		else if (strncmp(environ[i], "INFERSCOPE_SESSION=", 19) &&
-			 strncmp(environ[i], "INFERSCOPE_RING_KB=", 19))
+			 strncmp(environ[i], "INFERSCOPE_RING_KB=", 19) &&
+			 (!r->gpu.replace_cuda || strncmp(environ[i], "CUDA_INJECTION64_PATH=", 22)) &&
+			 (!r->gpu.replace_nvtx || strncmp(environ[i], "NVTX_INJECTION64_PATH=", 22)))
 			env[k++] = environ[i];
 	}
+	for (size_t i = 0; r->gpu.env[i]; i++) /* owned by r->gpu */
+		env[k++] = r->gpu.env[i];
 	uint64_t ring = r->o->buffer_bytes / 64, kb = 64;
 	while (kb * 2 * 1024 <= ring && kb < (1u << 20))
 		kb *= 2;
-	if (asprintf(&env[k++], "INFERSCOPE_SESSION=%s", r->dir) < 0 ||
-	    asprintf(&env[k++], "INFERSCOPE_RING_KB=%llu", (unsigned long long)kb) < 0 ||
-	    asprintf(&env[k++], "PYTHONPATH=%s%s%s", r->o->agent_dir, pypath && *pypath ? ":" : "",
-		     pypath ? pypath : "") < 0)
+	r->ring_max = kb * 1024;
+	char *ours[3] = { NULL, NULL, NULL };
+	if (asprintf(&ours[0], "INFERSCOPE_SESSION=%s", r->dir) < 0 ||
+	    asprintf(&ours[1], "INFERSCOPE_RING_KB=%llu", (unsigned long long)kb) < 0 ||
+	    asprintf(&ours[2], "PYTHONPATH=%s%s%s", r->o->agent_dir, pypath && *pypath ? ":" : "",
+		     pypath ? pypath : "") < 0) {
+		for (int i = 0; i < 3; i++) /* glibc leaves a failed one NULL */
+			free(ours[i]);
+		free(env);
 		return NULL;
+	}
+	for (int i = 0; i < 3; i++)
+		env[k++] = ours[i];
 	env[k] = NULL;
 	return env;
 }
@@ -723,13 +932,11 @@ static void write_exit(struct rec *r, pid_t pid, int st)
 	isc_buf_free(&b);
 }
 
+/* Unmaps and removes every file of the session, then the directory. */
 static void cleanup_session(struct rec *r)
 {
 	for (unsigned k = 0; k < r->nprocs; k++) {
 		struct proc *p = r->procs[k];
-		char path[300];
-		snprintf(path, sizeof(path), "%s/%d.shm", r->dir, (int)p->pid);
-		unlink(path);
 		if (p->map)
 			munmap(p->map, p->map_len);
 		if (p->fd >= 0)
@@ -740,30 +947,77 @@ static void cleanup_session(struct rec *r)
 		free(p->streams);
 		free(p);
 	}
-	/* files of processes that appeared too late to be attached */
-	DIR *d = opendir(r->dir);
+	r->nprocs = 0;
+	if (r->dirfd < 0)
+		return;
+	/* our files, and those of processes that appeared too late to be attached */
+	int fd = openat(r->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	struct dirent *e;
 	if (d) {
 		while ((e = readdir(d)))
-			if (e->d_name[0] != '.')
-				unlinkat(dirfd(d), e->d_name, 0);
+			if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+				unlinkat(r->dirfd, e->d_name, 0);
 		closedir(d);
+	} else if (fd >= 0) {
+		close(fd);
 	}
+	if (r->lockfd >= 0)
+		close(r->lockfd);
+	close(r->dirfd);
 	rmdir(r->dir);
 }
 
+/*
+ * Creates the session directory: mode 0700 (mkdtemp), in /dev/shm, else
+ * $TMPDIR, else /tmp; opens it (no symbolic link followed), checks it is
+ * a directory of ours that nobody else can enter, and creates
+ * recorder.lock in it, flock'ed until we exit.
+ */
 static int make_session_dir(struct rec *r)
 {
 	const char *bases[] = { "/dev/shm", getenv("TMPDIR"), "/tmp" };
+	struct stat st;
+	int e = ENOENT;
+	r->dirfd = r->lockfd = -1;
 	for (size_t i = 0; i < sizeof(bases) / sizeof(bases[0]); i++) {
-		if (!bases[i] || access(bases[i], W_OK))
+		if (!bases[i] || !*bases[i] || access(bases[i], W_OK))
 			continue;
-		snprintf(r->dir, sizeof(r->dir), "%s/inferscope-XXXXXX", bases[i]);
-		if (mkdtemp(r->dir)) /* mode 0700 */
-			return 0;
+		if ((size_t)snprintf(r->dir, sizeof(r->dir), "%s/inferscope-XXXXXX", bases[i]) >= sizeof(r->dir))
+			continue;
+		if (mkdtemp(r->dir))
+			break;
+		e = errno;
+		r->dir[0] = '\0';
 	}
-	isc_err_push("Cannot create a session directory: %s", strerror(errno));
-	return -errno;
+	if (!r->dir[0]) {
+		isc_err_push("Cannot create a session directory: %s", strerror(e));
+		return -e;
+	}
+	r->dirfd = open(r->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (r->dirfd < 0 || fstat(r->dirfd, &st) || st.st_uid != geteuid() || (st.st_mode & 077)) {
+		e = r->dirfd < 0 ? errno : EPERM;
+		isc_err_push("Cannot use the session directory %s: %s", r->dir,
+			     r->dirfd < 0 ? strerror(e) : "not a private directory of ours");
+		goto fail;
+	}
+	r->lockfd = openat(r->dirfd, LOCK_NAME, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (r->lockfd < 0 || flock(r->lockfd, LOCK_EX | LOCK_NB)) {
+		e = errno;
+		isc_err_push("Cannot create %s/%s: %s", r->dir, LOCK_NAME, strerror(e));
+		goto fail;
+	}
+	return 0;
+fail:
+	if (r->lockfd >= 0) {
+		close(r->lockfd);
+		unlinkat(r->dirfd, LOCK_NAME, 0);
+	}
+	if (r->dirfd >= 0)
+		close(r->dirfd);
+	r->dirfd = r->lockfd = -1;
+	rmdir(r->dir);
+	return -e;
 }
 
 int isc_record_run(const struct isc_record_opts *o, struct isc_record_result *res)
@@ -772,7 +1026,8 @@ int isc_record_run(const struct isc_record_opts *o, struct isc_record_result *re
 	struct sampler_ctx sc = { &r, 0 };
 	pthread_t drain_thr, sampler_thr;
 	bool sampler_on = false, drain_on = false;
-	struct sigaction sa, old[3];
+	struct isc_nvml_thread *nvml_thr = NULL;
+	struct sigaction sa, old[3], old_bus;
 	const int sigs[3] = { SIGINT, SIGTERM, SIGHUP };
 	char **env = NULL;
 	int rc;
@@ -782,6 +1037,7 @@ int isc_record_run(const struct isc_record_opts *o, struct isc_record_result *re
 	r.o = o;
 	r.res = res;
 	r.child = -1;
+	r.dirfd = r.lockfd = -1;
 	/* a flight-recorder holds several frames: keep them well under its size */
 	r.pending_max = PENDING_MAX;
 	if (o->ring_bytes && o->ring_bytes / 4 < PENDING_MAX)
@@ -790,11 +1046,22 @@ int isc_record_run(const struct isc_record_opts *o, struct isc_record_result *re
 	pthread_mutex_init(&r.plock, NULL);
 	if ((rc = isc_writer_new(&r.w, o->out, o->level)))
 		return rc;
+	/* a traced process truncating its file makes our reads fault: see shm_guard */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_sigbus;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, &old_bus);
 	if ((rc = make_session_dir(&r)))
 		goto out_writer;
 	if ((rc = write_header(&r)))
 		goto out_dir;
 	write_clock_pair(&r);
+	/* GPU: the CUDA agent's variables for child_env, and why GPU data will lack */
+	if ((rc = isc_gpu_setup(&r.gpu, o->cuda_agent, o->cuda_mode, o->sample_hz, o->quiet, isc_now_ns())))
+		goto out_dir;
+	if (r.gpu.warnings.len)
+		emit(&r, ISC_CHUNK_SAMPLES, 0, 0, r.gpu.warnings_ts, 0, r.gpu.warnings.data, r.gpu.warnings.len, true);
 	if (!(env = child_env(&r))) {
 		rc = -ENOMEM;
 		goto out_dir;
@@ -814,7 +1081,7 @@ int isc_record_run(const struct isc_record_opts *o, struct isc_record_result *re
 	sigemptyset(&sa.sa_mask);
 	for (int i = 0; i < 3; i++)
 		sigaction(sigs[i], &sa, &old[i]);
-	proc_add(&r, r.child);
+	proc_add(&r, r.child, 0);
 	/* the helper threads never take INT/TERM/HUP: the main thread must */
 	sigset_t block, oldmask;
 	sigemptyset(&block);
@@ -824,6 +1091,8 @@ int isc_record_run(const struct isc_record_opts *o, struct isc_record_result *re
 	drain_on = !pthread_create(&drain_thr, NULL, drain_main, &r);
 	if (o->sample_hz)
 		sampler_on = !pthread_create(&sampler_thr, NULL, sampler_main, &sc);
+	if (o->sample_hz && r.gpu.nvml)
+		isc_nvml_start(&nvml_thr, r.gpu.nvml, o->sample_hz, nvml_emit, &r);
 	pthread_sigmask(SIG_SETMASK, &oldmask, NULL);
 
 	/* wait for every process of the session, the workload first or last */
@@ -843,6 +1112,7 @@ int isc_record_run(const struct isc_record_opts *o, struct isc_record_result *re
 		write_exit(&r, pid, st);
 		if (pid == r.child) {
 			res->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+			res->signal = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
 			forward_pid = 0;
 		}
 	}
@@ -852,6 +1122,7 @@ int isc_record_run(const struct isc_record_opts *o, struct isc_record_result *re
 		sc.stop = 1;
 		pthread_join(sampler_thr, NULL);
 	}
+	isc_nvml_stop(nvml_thr);
 	r.stop = 1;
 	if (drain_on)
 		pthread_join(drain_thr, NULL);
@@ -867,7 +1138,7 @@ int isc_record_run(const struct isc_record_opts *o, struct isc_record_result *re
 		unsigned n = isc_put_varint(body, res->events);
 		n += isc_put_varint(body + n, res->dropped);
 		n += isc_put_varint(body + n, r.evicted_frames);
-		n += isc_put_varint(body + n, 0);
+		n += isc_put_varint(body + n, res->signal ? ISC_END_SIGNALED : 0);
 		n += isc_put_varint(body + n, isc_zigzag(res->status));
 		uint64_t last = 0;
 		isc_buf_put_record(&b, ISC_REC_END_STATS, 0, &last, body, n);
@@ -891,11 +1162,14 @@ int isc_record_run(const struct isc_record_opts *o, struct isc_record_result *re
 		snprintf(res->write_error, sizeof(res->write_error), "%s", isc_err_msg());
 	}
 	res->bytes = isc_writer_bytes(r.w);
-	res->processes = r.nprocs;
+	res->processes = 0;
+	for (unsigned k = 0; k < r.nprocs; k++)
+		res->processes += proc_first(&r, k);
 	rc = 0;
 out_dir:
 	cleanup_session(&r);
 out_writer:
+	sigaction(SIGBUS, &old_bus, NULL);
 	if (env) {
 		for (char **e = env; *e; e++)
 			if (!strncmp(*e, "INFERSCOPE_SESSION=", 19) || !strncmp(*e, "INFERSCOPE_RING_KB=", 19) ||
@@ -903,6 +1177,7 @@ out_writer:
 				free(*e);
 		free(env);
 	}
+	isc_gpu_setup_free(&r.gpu);
 	for (size_t i = 0; i < r.nframes; i++)
 		isc_buf_free(&r.frames[i].data);
 	free(r.frames);

@@ -116,10 +116,19 @@ static void code_span(struct md *m, const char *s)
 }
 
 /* ---- number formatting ------------------------------------------------- */
+/*
+ * Numbers too large for a fixed-point field (only a hand-made or corrupt
+ * document has them) are shown in exponent form: "%.0f" of 1e300 does not
+ * fit the callers' 64-byte buffers, and a cut number would be a wrong one.
+ */
+#define FIXED_MAX 1e15
+
 static const char *fmt_ns(char *buf, size_t cap, double ns)
 {
 	double a = fabs(ns);
-	if (a < 1e3)
+	if (a >= FIXED_MAX * 1e9)
+		snprintf(buf, cap, "%.3e s", ns / 1e9);
+	else if (a < 1e3)
 		snprintf(buf, cap, "%.0f ns", ns);
 	else if (a < 1e6)
 		snprintf(buf, cap, "%.1f µs", ns / 1e3);
@@ -140,7 +149,7 @@ static const char *fmt_bytes(char *buf, size_t cap, double b)
 		b /= 1024;
 		u++;
 	}
-	snprintf(buf, cap, u ? "%.1f %s" : "%.0f %s", b, unit[u]);
+	snprintf(buf, cap, a >= FIXED_MAX ? "%.3e %s" : u ? "%.1f %s" : "%.0f %s", b, unit[u]);
 	return buf;
 }
 
@@ -152,12 +161,13 @@ static const char *field(char *buf, size_t cap, const cJSON *o, const char *path
 		snprintf(buf, cap, "n/a");
 		return buf;
 	}
+	bool big = fabs(v) >= FIXED_MAX;
 	switch (kind) {
 	case 'n': return fmt_ns(buf, cap, v);
 	case 'b': return fmt_bytes(buf, cap, v);
-	case 'p': snprintf(buf, cap, "%.1f %%", v); return buf;
-	case 'r': snprintf(buf, cap, "%.1f/s", v); return buf;
-	default: snprintf(buf, cap, "%.0f", v); return buf;
+	case 'p': snprintf(buf, cap, big ? "%.3e %%" : "%.1f %%", v); return buf;
+	case 'r': snprintf(buf, cap, big ? "%.3e/s" : "%.1f/s", v); return buf;
+	default: snprintf(buf, cap, big ? "%.3e" : "%.0f", v); return buf;
 	}
 }
 
@@ -269,6 +279,15 @@ static void headline(struct md *m, const cJSON *root)
 	put(m, ".\n");
 	if (cJSON_IsTrue(isc_json_get(root, "summary.damaged")))
 		put(m, "\n> The input was damaged: this report covers the part that could be read.\n");
+	const char *end = str(root, "summary.end_reason", "");
+	if (!strcmp(end, "signaled"))
+		putf(m, "\n> The workload was killed by signal %s (exit status %s): the trace holds what it "
+			"recorded until then.\n",
+		     field(b1, sizeof(b1), root, "summary.exit_signal", 'i'),
+		     field(b2, sizeof(b2), root, "summary.exit_status", 'i'));
+	else if (!strcmp(end, "cut"))
+		put(m, "\n> The recording was cut short (no end record: the recorder was killed, or the trace "
+		       "was truncated): this report covers what was written.\n");
 }
 
 static void sec_latency(struct md *m, const cJSON *root)
@@ -403,6 +422,183 @@ static void sec_cpu(struct md *m, const cJSON *root)
 	}
 }
 
+/* s escaped, cut to about max bytes (at a UTF-8 boundary) with an ellipsis: kernel names run to kilobytes. */
+static void esc_cut(struct md *m, const char *s, size_t max)
+{
+	size_t n = strlen(s);
+	if (n <= max) {
+		esc(m, s);
+		return;
+	}
+	while (max > 0 && ((unsigned char)s[max] & 0xc0) == 0x80)
+		max--;
+	char *c = strndup(s, max);
+	if (!c) {
+		m->err = -ENOMEM;
+		return;
+	}
+	esc(m, c);
+	put(m, "…");
+	free(c);
+}
+
+/* One row of a GPU name table: "| name | count | time |". */
+static void name_rows(struct md *m, const cJSON *arr, const char *kind)
+{
+	char b[2][64];
+	const cJSON *x;
+	cJSON_ArrayForEach(x, arr) {
+		putf(m, "| %s | ", kind);
+		esc(m, str(x, "name", "?"));
+		putf(m, " | %s | %s |\n", field(b[0], 64, x, "count", 'i'), field(b[1], 64, x, "total_ns", 'n'));
+	}
+}
+
+/* The host's functions that overlapped a device's idle gaps. */
+static void host_idle_table(struct md *m, const cJSON *dev)
+{
+	char b[4][64];
+	const cJSON *x;
+	int n = cJSON_GetArraySize(array(dev, "host_during_idle.ops")) +
+		cJSON_GetArraySize(array(dev, "host_during_idle.python"));
+	if (!n)
+		return;
+	putf(m, "\nWhile this GPU sat idle (%s), the host was in:\n\n",
+	     field(b[0], 64, dev, "host_during_idle.idle_ns", 'n'));
+	put(m, "| Function | Kind | Location | In idle gaps | Self | Of idle time |\n|---|---|---|---:|---:|---:|\n");
+	for (int k = 0; k < 2; k++)
+		cJSON_ArrayForEach(x, array(dev, k ? "host_during_idle.python" : "host_during_idle.ops")) {
+			put(m, "| ");
+			esc(m, str(x, "name", "?"));
+			put(m, k ? " | python | " : " | op | ");
+			location(m, x, false);
+			putf(m, " | %s | %s | %s |\n", field(b[1], 64, x, "idle_ns", 'n'),
+			     field(b[2], 64, x, "self_idle_ns", 'n'), field(b[3], 64, x, "idle_pct", 'p'));
+		}
+	put(m, "\nIn idle gaps: time of the span (its outermost call) inside the GPU's idle gaps; self: without "
+	       "its children.\n");
+}
+
+static void sec_gpu(struct md *m, const cJSON *root)
+{
+	char b[8][64];
+	const cJSON *dev, *s, *x;
+	put(m, "\n## GPU\n\n");
+	if (!cJSON_GetArraySize(array(root, "gpu.devices"))) {
+		put(m, "No GPU activity recorded.\n");
+		return;
+	}
+	bool hta = !strcmp(str(root, "gpu.mode", ""), "hta-compat");
+	put(m, hta ? "Numbers by HTA's rules (`--hta-compat`: times rounded to whole µs, cuda\\_sync counted as GPU "
+		     "time). "
+		   : "Exact numbers (ns), with HTA's definitions. ");
+	put(m, "ProfilerStep rule: ");
+	esc(m, str(root, "gpu.step_rule", "n/a"));
+	put(m, ".\n");
+	cJSON_ArrayForEach(dev, array(root, "gpu.devices")) {
+		putf(m, "\n### Device %s", field(b[0], 64, dev, "id", 'i'));
+		const char *name = str(dev, "name", "");
+		if (*name) {
+			put(m, ": ");
+			esc(m, name);
+		}
+		putf(m, "\n\n%s GPU ops.\n\n", field(b[0], 64, dev, "ops", 'i'));
+		static const char *const part[] = { "idle", "compute", "non_compute" };
+		put(m, "| Span | Idle | Compute | Non-compute |\n|---:|---:|---:|---:|\n| ");
+		put(m, field(b[0], 64, dev, "temporal_breakdown.span_ns", 'n'));
+		for (int i = 0; i < 3; i++) { /* 2 decimals, as HTA gives them */
+			char path[64];
+			double v;
+			snprintf(path, sizeof(path), "temporal_breakdown.%s_ns", part[i]);
+			putf(m, " | %s", field(b[1], 64, dev, path, 'n'));
+			snprintf(path, sizeof(path), "temporal_breakdown.%s_pct", part[i]);
+			if (isc_json_num(dev, path, &v) && isfinite(v))
+				putf(m, " (%.2f %%)", v);
+		}
+		put(m, " |\n");
+		put(m, "\nIdle time by stream: host wait (the op's launch call began after the previous op ended), "
+		       "kernel wait (gap < 30 µs), other; queue: ops launched and not finished.\n\n");
+		put(m, "| Stream | Ops | Host wait | Kernel wait | Other | Queue mean | Queue max |\n"
+		       "|---:|---:|---:|---:|---:|---:|---:|\n");
+		cJSON_ArrayForEach(s, array(dev, "streams")) {
+			double q;
+			char qm[32] = "n/a";
+			if (isc_json_num(s, "queue_length.mean", &q))
+				snprintf(qm, sizeof(qm), "%.2f", q);
+			putf(m, "| %s | %s | %s | %s | %s | %s | %s |\n", field(b[0], 64, s, "id", 'i'),
+			     field(b[1], 64, s, "ops", 'i'), field(b[2], 64, s, "idle_breakdown.host_wait_ns", 'n'),
+			     field(b[3], 64, s, "idle_breakdown.kernel_wait_ns", 'n'),
+			     field(b[4], 64, s, "idle_breakdown.other_ns", 'n'), qm,
+			     field(b[5], 64, s, "queue_length.max", 'i'));
+		}
+		host_idle_table(m, dev);
+	}
+
+	put(m, "\n### Top kernels\n\n");
+	putf(m, "%s kernels of %s names, %s in all; these cover %s of the time.\n\n",
+	     field(b[0], 64, root, "gpu.kernels.count", 'i'), field(b[1], 64, root, "gpu.kernels.distinct", 'i'),
+	     field(b[2], 64, root, "gpu.kernels.total_ns", 'n'), field(b[3], 64, root, "gpu.kernels.top_pct", 'p'));
+	if (cJSON_GetArraySize(array(root, "gpu.kernels.top"))) {
+		int i = 0;
+		put(m, "| # | Kernel | Count | Total | Mean | Min | Max | Share |\n|---:|---|---:|---:|---:|---:|---:|---:|\n");
+		cJSON_ArrayForEach(x, array(root, "gpu.kernels.top")) {
+			putf(m, "| %d | ", ++i);
+			esc_cut(m, str(x, "name", "?"), 120);
+			putf(m, " | %s | %s | %s | %s | %s | %s |\n", field(b[0], 64, x, "count", 'i'),
+			     field(b[1], 64, x, "total_ns", 'n'), field(b[2], 64, x, "mean_ns", 'n'),
+			     field(b[3], 64, x, "min_ns", 'n'), field(b[4], 64, x, "max_ns", 'n'),
+			     field(b[5], 64, x, "pct", 'p'));
+		}
+		if (num(root, "gpu.kernels.others.count", 0) > 0)
+			putf(m, "| | %s other names | %s | %s | | | | |\n",
+			     field(b[0], 64, root, "gpu.kernels.others.distinct", 'i'),
+			     field(b[1], 64, root, "gpu.kernels.others.count", 'i'),
+			     field(b[2], 64, root, "gpu.kernels.others.total_ns", 'n'));
+	}
+
+	put(m, "\n### Launches\n\n");
+	putf(m, "%s launch calls paired with their GPU op; launch delay (op start - call end) median %s, p90 %s, "
+		"max %s.\n\n",
+	     field(b[0], 64, root, "gpu.launch.launches", 'i'), field(b[1], 64, root, "gpu.launch.delay_ns.p50", 'n'),
+	     field(b[2], 64, root, "gpu.launch.delay_ns.p90", 'n'), field(b[3], 64, root, "gpu.launch.delay_ns.max", 'n'));
+	put(m, "| GPU op shorter than its launch call | Launch call > 50 µs | Delay > 100 µs | Kernels < 10 µs |\n"
+	       "|---:|---:|---:|---:|\n");
+	putf(m, "| %s | %s | %s | %s of %s |\n", field(b[0], 64, root, "gpu.launch.gpu_op_shorter_than_launch", 'i'),
+	     field(b[1], 64, root, "gpu.launch.launch_call_over_50us", 'i'),
+	     field(b[2], 64, root, "gpu.launch.delay_over_100us", 'i'),
+	     field(b[3], 64, root, "gpu.launch.short_kernels_under_10us", 'i'),
+	     field(b[4], 64, root, "gpu.launch.kernels", 'i'));
+
+	if (cJSON_GetArraySize(array(root, "gpu.memcpy"))) {
+		put(m, "\n### Memcpy and memset\n\n| Kind | Direction | From | To | Count | Bytes | Time | Bandwidth |\n"
+		       "|---|---|---|---|---:|---:|---:|---:|\n");
+		cJSON_ArrayForEach(x, array(root, "gpu.memcpy")) {
+			double bw;
+			char bws[32] = "n/a";
+			if (isc_json_num(x, "bandwidth_gb_per_s", &bw))
+				snprintf(bws, sizeof(bws), "%.2f GB/s", bw);
+			put(m, "| ");
+			esc(m, str(x, "kind", "?"));
+			put(m, " | ");
+			esc(m, str(x, "direction", ""));
+			put(m, " | ");
+			esc(m, str(x, "src_memory", ""));
+			put(m, " | ");
+			esc(m, str(x, "dst_memory", ""));
+			putf(m, " | %s | %s | %s | %s |\n", field(b[0], 64, x, "count", 'i'), field(b[1], 64, x, "bytes", 'b'),
+			     field(b[2], 64, x, "total_ns", 'n'), bws);
+		}
+	}
+
+	if (cJSON_GetArraySize(array(root, "gpu.sync.ops")) || cJSON_GetArraySize(array(root, "gpu.sync.api_calls"))) {
+		putf(m, "\n### Synchronization\n\n%s in cuda\\_sync operations, %s in synchronising calls.\n\n",
+		     field(b[0], 64, root, "gpu.sync.ops_total_ns", 'n'), field(b[1], 64, root, "gpu.sync.api_total_ns", 'n'));
+		put(m, "| Kind | Name | Count | Time |\n|---|---|---:|---:|\n");
+		name_rows(m, array(root, "gpu.sync.ops"), "GPU op");
+		name_rows(m, array(root, "gpu.sync.api_calls"), "call");
+	}
+}
+
 static void sec_memory(struct md *m, const cJSON *root)
 {
 	char b[8][64], growth[80];
@@ -501,7 +697,7 @@ static int render_md(const cJSON *root, struct md *m)
 	headline(m, root);
 	sec_latency(m, root);
 	sec_cpu(m, root);
-	put(m, "\n## GPU\n\nNo GPU activity recorded.\n");
+	sec_gpu(m, root);
 	sec_memory(m, root);
 	sec_findings(m, root);
 	sec_suggestions(m, root);

@@ -116,6 +116,11 @@ static const char *record_name(uint8_t type)
 	case ISC_REC_SMAPS: return "smaps";
 	case ISC_REC_CLOCK_PAIR: return "clock_pair";
 	case ISC_REC_THREAD_NAME: return "thread_name";
+	case ISC_REC_GPU_SAMPLE: return "gpu_sample";
+	case ISC_REC_GPU_INFO: return "gpu_info";
+	case ISC_REC_GPU_MEMORY: return "gpu_memory";
+	case ISC_REC_GPU_DROPPED: return "gpu_dropped";
+	case ISC_REC_GPU_AGENT: return "gpu_agent";
 	default: return NULL;
 	}
 }
@@ -124,7 +129,7 @@ static int d_event(void *ctx, const struct isc_tl_event *ev)
 {
 	struct dump_sink *s = ctx;
 	FILE *o = s->out;
-	bool sample = ev->type >= ISC_REC_PROC_SAMPLE && ev->type <= ISC_REC_THREAD_NAME &&
+	bool sample = ev->type >= ISC_REC_PROC_SAMPLE && ev->type <= ISC_REC_GPU_INFO &&
 		      ev->type != ISC_REC_PROC_INFO && ev->type != ISC_REC_PROC_EXIT;
 	if (sample && !s->times)
 		return 0;
@@ -171,12 +176,45 @@ static int d_event(void *ctx, const struct isc_tl_event *ev)
 			kinds[g->kind < 6 ? g->kind : 0], name_of(s, ev->name_id), g->correlation, g->dur_ns);
 		if (g->bytes)
 			fprintf(o, " bytes=%" PRIu64 " copy=%u mem=%u>%u", g->bytes, g->copy_kind, g->src_mem, g->dst_mem);
+		if (g->flags & ISC_GPU_FLAG_GRAPH)
+			fputs(" graph", o);
+		if (g->flags & ISC_GPU_FLAG_ANNOTATION)
+			fputs(" annotation", o);
+		if (g->flags & ISC_GPU_FLAG_NO_STREAM)
+			fputs(" no-stream", o);
+		if (g->has_link)
+			fprintf(o, " launch=T%u", thread_ordinal(s, ev->pid, g->api_tid));
 		fputc('\n', o);
 		break;
 	}
-	case ISC_REC_GPU_API:
-		fprintf(o, "API %s corr=%" PRIu64 " dur=%" PRIu64 "\n", name_of(s, ev->name_id), ev->gpu.correlation,
-			ev->gpu.dur_ns);
+	case ISC_REC_NVTX_RANGE:
+		fprintf(o, "NVTX %s dur=%" PRIu64 "\n", name_of(s, (uint32_t)ev->f[0]), ev->f[1]);
+		break;
+	case ISC_REC_WARNING:
+		fprintf(o, "WARNING %" PRIu64 " ", ev->f[1]);
+		put_text(o, ev->bytes, ev->nbytes);
+		fputc('\n', o);
+		break;
+	case ISC_REC_GPU_API: {
+		static const char *apis[] = { "other", "runtime", "driver", "other" };
+		fprintf(o, "API %s %s corr=%" PRIu64 " dur=%" PRIu64 "\n", apis[ev->gpu.kind < 4 ? ev->gpu.kind : 0],
+			name_of(s, ev->name_id), ev->gpu.correlation, ev->gpu.dur_ns);
+		break;
+	}
+	case ISC_REC_DEVICE:
+		fprintf(o, "DEVICE %" PRIu64 " sms=%" PRIu64 " mem=%" PRIu64 " cc=%" PRIu64 ".%" PRIu64 " link=%" PRIu64 " ",
+			ev->f[0], ev->f[1], ev->f[2], ev->f[3], ev->f[4], ev->f[5]);
+		put_text(o, ev->bytes, ev->nbytes);
+		fputc('\n', o);
+		break;
+	case ISC_REC_META:
+		if (ev->nf == 1 && ev->f[0] <= ev->nbytes) {
+			fputs("META ", o);
+			put_text(o, ev->bytes, (size_t)ev->f[0]);
+			fputc('=', o);
+			put_text(o, ev->bytes + ev->f[0], ev->nbytes - (size_t)ev->f[0]);
+			fputc('\n', o);
+		}
 		break;
 	default:
 		if (record_name(ev->type))
@@ -196,8 +234,9 @@ static int d_event(void *ctx, const struct isc_tl_event *ev)
 static int d_end(void *ctx, const struct isc_tl_stats *st)
 {
 	struct dump_sink *s = ctx;
-	fprintf(s->out, "END events=%" PRIu64 " dropped=%" PRIu64 " lost_frames=%" PRIu64 " abrupt=%d status=%d\n",
-		s->times ? st->events : 0, st->dropped, st->lost_frames, st->abrupt, st->exit_status);
+	fprintf(s->out, "END events=%" PRIu64 " dropped=%" PRIu64 " lost_frames=%" PRIu64 " abrupt=%d status=%d%s\n",
+		s->times ? st->events : 0, st->dropped, st->lost_frames, st->abrupt, st->exit_status,
+		st->signaled ? " (signal)" : "");
 	if (fflush(s->out) || ferror(s->out)) {
 		isc_err_push("Failed to write: %s", strerror(errno ? errno : EIO));
 		return -EIO;

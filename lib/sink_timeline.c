@@ -135,7 +135,7 @@ static int tl_end(void *ctx, const struct isc_tl_stats *st)
 	unsigned n = isc_put_varint(body, st->events);
 	n += isc_put_varint(body + n, st->dropped);
 	n += isc_put_varint(body + n, st->lost_frames);
-	n += isc_put_varint(body + n, st->abrupt ? 1 : 0);
+	n += isc_put_varint(body + n, (st->abrupt ? ISC_END_ABRUPT : 0) | (st->signaled ? ISC_END_SIGNALED : 0));
 	n += isc_put_varint(body + n, isc_zigzag(st->exit_status));
 	uint64_t ts = 0;
 	s->tmp.len = 0;

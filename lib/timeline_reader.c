@@ -107,7 +107,8 @@ static int read_end(struct isc_timeline *t, const uint8_t *p, size_t len)
 				return -EBADMSG;
 		t->stats.dropped = v[1];
 		t->stats.lost_frames = v[2];
-		t->stats.abrupt = v[3] & 1;
+		t->stats.abrupt = v[3] & ISC_END_ABRUPT;
+		t->stats.signaled = v[3] & ISC_END_SIGNALED;
 		t->stats.exit_status = (int)isc_unzigzag(v[4]);
 		t->stats.have_end = true;
 	}
@@ -188,7 +189,8 @@ static int decode(struct isc_timeline *t, const struct isc_rec *r, struct isc_tl
 			return -EBADMSG;
 		ev->bytes = p;
 		ev->nbytes = (size_t)len;
-	} else if (r->type == ISC_REC_THREAD_NAME || r->type == ISC_REC_DEVICE || r->type == ISC_REC_META) {
+	} else if (r->type == ISC_REC_THREAD_NAME || r->type == ISC_REC_DEVICE || r->type == ISC_REC_META ||
+		   r->type == ISC_REC_GPU_INFO || r->type == ISC_REC_WARNING || r->type == ISC_REC_GPU_AGENT) {
 		ev->bytes = p;
 		ev->nbytes = (size_t)(e - p);
 	} else if (r->type == ISC_REC_PROC_EXIT) {
@@ -248,7 +250,7 @@ int isc_timeline_next(struct isc_timeline *t, struct isc_tl_event *ev)
 					     (unsigned long long)isc_reader_chunks(t->rd));
 				return rc;
 			}
-		} else if (h.type == ISC_CHUNK_TL_EVENTS) {
+		} else if (h.type == ISC_CHUNK_TL_EVENTS && h.payload_len) { /* an empty one holds nothing */
 			if (h.payload_len > t->chunk_cap) {
 				uint8_t *n = realloc(t->chunk, h.payload_len);
 				if (!n)

@@ -9,8 +9,8 @@ set -euo pipefail
 
 PACKAGES=(
 	meson ninja-build pkg-config gcc
-	libzstd-dev zstd libcjson-dev libcmark-dev libnuma-dev libyaml-dev
-	bats jq
+	libzstd-dev zstd zlib1g-dev libcjson-dev libcmark-dev libnuma-dev libyaml-dev
+	bats jq time
 	python3-dev python3-torch libopenblas0-pthread
 	python3-zstandard python3-yaml
 )

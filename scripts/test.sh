@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install dependencies, build, and run every test suite:
 #   build/       all suites (unit, cli, e2e, gpu, accuracy, fuzz replay, ...)
-#   build-asan/  suites unit and cli under AddressSanitizer + UBSan
+#   build-asan/  suites unit, cli, security and faults under AddressSanitizer + UBSan
 # Keeps going after a failure so one run reports everything; exits non-zero
 # when any build or test failed. The last line is "N passed, N failed".
 set -euo pipefail
@@ -53,9 +53,9 @@ else
 	failed=$((failed + 1))
 fi
 
-echo "== build-asan (unit, cli under ASan+UBSan)"
+echo "== build-asan (unit, cli, security, faults under ASan+UBSan)"
 if ./scripts/build.sh build-asan -Db_sanitize=address,undefined -Db_lundef=false; then
-	run_tests build-asan --suite unit --suite cli
+	run_tests build-asan --suite unit --suite cli --suite security --suite faults
 else
 	echo "test.sh: sanitizer build failed" >&2
 	failed=$((failed + 1))

@@ -617,7 +617,7 @@ class Decoder:
             self.error("T §9: %s: END holds %d END_STATS records, not 1" % (where, len(stats)))
         if stats:
             self.end = {k: v for k, v in stats[0].items() if not k.startswith("_")}
-            if self.end["flags"] & ~1:
+            if self.end["flags"] & ~3:
                 self.error("T §9: %s: reserved END flags %#x" % (where, self.end["flags"]))
         self.after_end = True
 

@@ -1,32 +1,38 @@
-/* fuzz_timeline.c - any bytes through the timeline reader. */
+/*
+ * fuzz_timeline.c - any bytes through the timeline reader and the analyzer
+ * (every rule, the GPU analysis included), then the report of whatever it
+ * found.  Bytes without the zstd magic are decoded chunks, framed here
+ * (fuzz_frames.h).
+ */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 
-#include "isc.h"
+#include "fuzz_frames.h"
+#include "isc_analyze.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	struct isc_buf frames = { 0 };
 	struct isc_timeline *t;
-	struct isc_tl_event ev;
-	FILE *f = size ? fmemopen((void *)data, size, "r") : fopen("/dev/null", "r");
-	if (!f)
+	cJSON *doc = NULL;
+	char *text = NULL;
+	FILE *f = fuzz_open(data, size, &frames);
+	if (!f) {
+		isc_buf_free(&frames);
 		return 0;
+	}
 	if (isc_timeline_open(&t, f) == 0) {
-		int rc, errors = 0;
-		while ((rc = isc_timeline_next(t, &ev)) != 0 && errors < 1000) {
-			if (rc < 0) {
-				errors++;
-				continue;
-			}
-			const struct isc_tl_string *s = isc_timeline_string_borrow(t, ev.name_id);
-			if (s && s->name[0] == '\1')
-				errors++;
-		}
+		isc_analyze_timeline(t, NULL, &doc);
 		isc_timeline_free(t);
 	}
+	if (doc && isc_report_render(doc, ISC_REPORT_MD, &text) == 0)
+		free(text);
+	cJSON_Delete(doc);
 	fclose(f);
+	isc_buf_free(&frames);
 	isc_err_clear();
 	return 0;
 }

@@ -1,7 +1,12 @@
-/* fuzz_trace.c - any bytes through iscope-merge's trace reader and merge. */
+/*
+ * fuzz_trace.c - any bytes through iscope-merge's trace reader and merge,
+ * into the text dump or (last byte odd) the binary timeline writer.  Bytes
+ * without the zstd magic are decoded chunks, framed here (fuzz_frames.h).
+ */
 #include <stdint.h>
 #include <stdio.h>
 
+#include "fuzz_frames.h"
 #include "isc_merge.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -9,20 +14,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static FILE *null;
+	struct isc_buf frames = { 0 };
 	struct isc_merge_input in;
 	struct isc_merge_result res;
 	struct isc_sink *sink;
+	int rc;
 	if (!null)
 		null = fopen("/dev/null", "w");
-	in.in = size ? fmemopen((void *)data, size, "r") : fopen("/dev/null", "r");
+	in.in = fuzz_open(data, size, &frames);
 	in.name = "fuzz";
-	if (!in.in)
+	if (!in.in) {
+		isc_buf_free(&frames);
 		return 0;
-	if (isc_sink_dump_new(&sink, null, true) == 0) {
+	}
+	if (size && (data[size - 1] & 1))
+		rc = isc_sink_timeline_new(&sink, null);
+	else
+		rc = isc_sink_dump_new(&sink, null, true);
+	if (rc == 0) {
 		isc_merge(&in, 1, sink, &res);
 		isc_sink_free(sink);
 	}
 	fclose(in.in);
+	isc_buf_free(&frames);
 	isc_err_clear();
 	return 0;
 }

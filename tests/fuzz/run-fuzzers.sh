@@ -16,7 +16,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 secs=${1:-60}
 shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(trace timeline config findings)
+((${#targets[@]})) || targets=(trace timeline config findings kineto)
 dir=build-fuzz
 if [[ ! -d $dir ]]; then
 	CC=clang meson setup "$dir" -Dfuzz=enabled -Db_sanitize=address,undefined -Db_lundef=false >/dev/null

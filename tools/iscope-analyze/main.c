@@ -15,6 +15,8 @@ static const struct isc_opt opts[] = {
 	{ "pretty", 0, ISC_OPT_FLAG, NULL, "INFERSCOPE_ANALYZE_PRETTY", "pretty", "false", "indent the JSON" },
 	{ "top", 0, ISC_OPT_VALUE, "N", "INFERSCOPE_ANALYZE_TOP", "top", "30",
 	  "number of functions in cpu.top_functions" },
+	{ "hta-compat", 0, ISC_OPT_FLAG, NULL, "INFERSCOPE_ANALYZE_HTA_COMPAT", "hta_compat", "false",
+	  "GPU numbers by HTA's rules (whole µs, last ProfilerStep dropped), to compare with it" },
 	{ "quiet", 'q', ISC_OPT_FLAG, NULL, "INFERSCOPE_QUIET", "quiet", "false",
 	  "no progress line and no summary on stderr" },
 	ISC_OPT_LOG_LEVEL,
@@ -72,7 +74,8 @@ int main(int argc, char **argv)
 			     "Reads a timeline (.istl from iscope-merge) or a trace (.isc, merged on the\n"
 			     "fly); stdin when none or '-'.  Writes\n"
 			     "findings JSON: summary, processes and threads, iterations and latency,\n"
-			     "CPU hot functions and time split, memory, verdict and findings.");
+			     "CPU hot functions and time split, GPU time by device and stream (HTA's\n"
+			     "definitions), memory, verdict and findings.");
 		status = 0;
 		goto out;
 	}
@@ -123,6 +126,7 @@ int main(int argc, char **argv)
 		isc_log(ISC_LOG_ERROR, "%s: %s (kept %llu events)", name, mres.damage,
 			(unsigned long long)mres.events_out);
 	ao.top_n = (unsigned)top;
+	ao.hta_compat = isc_config_flag(c, "hta-compat");
 	if (!isc_config_flag(c, "quiet") && isatty(STDERR_FILENO)) {
 		clock_gettime(CLOCK_MONOTONIC, &prog.start);
 		ao.progress = show_progress;

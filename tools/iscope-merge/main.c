@@ -6,31 +6,77 @@
 
 #include "isc_config.h"
 #include "isc_config_api.h"
+#include "isc_kineto.h"
 #include "isc_merge.h"
 #include "tool.h"
 
 static const struct isc_opt opts[] = {
 	{ "output", 'o', ISC_OPT_VALUE, "FILE", NULL, NULL, NULL, "write to FILE instead of stdout" },
 	{ "format", 'f', ISC_OPT_VALUE, "FMT", "INFERSCOPE_MERGE_FORMAT", "format", "timeline",
-	  "output format: timeline (.istl)" },
+	  "output format: timeline (.istl) or chrome (Chrome Trace Event JSON, for Perfetto)" },
 	{ "dump", 0, ISC_OPT_FLAG, NULL, NULL, NULL, "false",
 	  "print a deterministic text dump instead (no times, numbered processes/threads)" },
 	{ "dump-times", 0, ISC_OPT_FLAG, NULL, NULL, NULL, "false", "the dump with times and sampler values (implies --dump)" },
 	{ "quiet", 'q', ISC_OPT_FLAG, NULL, "INFERSCOPE_QUIET", "quiet", "false", "no informational messages (damage is always reported)" },
+	{ "sort-memory", 0, ISC_OPT_VALUE, "MIB", "INFERSCOPE_SORT_MEMORY", "sort_memory", "64",
+	  "memory for sorting a Kineto input; more goes to sorted runs in a temporary file" },
 	ISC_OPT_LOG_LEVEL,
 };
 
 static const struct isc_tool tool = {
 	"iscope-merge", opts, sizeof(opts) / sizeof(opts[0]), false, "[OPTION]... [TRACE]...",
 	"Merges one or more traces (.isc; stdin when none or '-') into one timeline\n"
-	"ordered by time, with calls paired into spans.",
+	"ordered by time, with calls paired into spans; or imports one PyTorch\n"
+	"profiler (Kineto) trace (.json, .json.gz).",
 };
 #define MAX_INPUTS 64
+
+/* Imports in[0]; returns the exit status. */
+static int import_kineto(const struct isc_merge_input *in, struct isc_sink *sink, size_t sort_mib, bool quiet)
+{
+	struct isc_kineto_opts ko = { .sort_budget = sort_mib << 20 };
+	struct isc_kineto_result kr;
+	int rc = isc_kineto_import(in->in, in->name, sink, &ko, &kr);
+	if (rc < 0) {
+		isc_log(ISC_LOG_ERROR, "%s: %s", in->name, isc_err_msg());
+		return 1;
+	}
+	if (rc == 1)
+		isc_log(ISC_LOG_ERROR, "%s: %s (kept %llu events)", in->name, kr.damage,
+			(unsigned long long)kr.events_out);
+	if (!quiet)
+		isc_log(ISC_LOG_INFO,
+			"%s: %llu GPU ops, %llu API calls, %llu CPU spans, %llu marks; %llu flow events ignored, "
+			"%llu events of unknown categories skipped, %llu spans cut to their parent, %llu sorted runs spilled",
+			in->name, (unsigned long long)kr.gpu_ops, (unsigned long long)kr.api_calls,
+			(unsigned long long)(kr.cpu_ops + kr.python_functions + kr.annotations),
+			(unsigned long long)kr.marks, (unsigned long long)kr.flows, (unsigned long long)kr.unknown,
+			(unsigned long long)kr.clamped, (unsigned long long)kr.runs);
+	return rc == 1 ? 1 : 0;
+}
+
+/* Sends the timeline in in[0] through sink (a conversion); returns the exit status. */
+static int replay_timeline(const struct isc_merge_input *in, struct isc_sink *sink)
+{
+	struct isc_timeline *t = NULL;
+	char damage[512];
+	int rc = isc_timeline_open(&t, in->in);
+	if (!rc)
+		rc = isc_timeline_replay(t, sink, damage, sizeof(damage));
+	isc_timeline_free(t);
+	if (rc < 0)
+		isc_log(ISC_LOG_ERROR, "%s: %s", in->name, isc_err_msg());
+	else if (rc == 1)
+		isc_log(ISC_LOG_ERROR, "%s: %s (kept the events before it)", in->name, damage);
+	return rc ? 1 : 0;
+}
 
 int main(int argc, char **argv)
 {
 	struct isc_config *c = NULL;
 	struct isc_merge_input in[MAX_INPUTS];
+	FILE *raw[MAX_INPUTS];
+	enum isc_input_kind kind[MAX_INPUTS];
 	struct isc_merge_result res;
 	struct isc_sink *sink = NULL;
 	FILE *out = stdout;
@@ -43,8 +89,17 @@ int main(int argc, char **argv)
 	status = 1;
 	bool dump = isc_config_flag(c, "dump") || isc_config_flag(c, "dump-times");
 	const char *fmt = isc_config_get(c, "format");
-	if (!dump && strcmp(fmt, "timeline")) {
-		isc_log(ISC_LOG_ERROR, "unknown --format '%s' (known: timeline)", fmt);
+	bool chrome = !dump && !strcmp(fmt, "chrome");
+	if (!dump && !chrome && strcmp(fmt, "timeline")) {
+		isc_log(ISC_LOG_ERROR, "unknown --format '%s' (known: timeline, chrome)", fmt);
+		status = 2;
+		goto out;
+	}
+	char *end = NULL;
+	unsigned long sort_mib = strtoul(isc_config_get(c, "sort-memory"), &end, 10);
+	if (!end || *end || sort_mib < 1 || sort_mib > (1ul << 20)) {
+		isc_log(ISC_LOG_ERROR, "invalid value '%s' for --sort-memory (MiB, 1 or more)",
+			isc_config_get(c, "sort-memory"));
 		status = 2;
 		goto out;
 	}
@@ -56,13 +111,19 @@ int main(int argc, char **argv)
 	for (int i = first; i < argc || (i == first && n == 0); i++) {
 		const char *name = i < argc ? argv[i] : "-";
 		if (!strcmp(name, "-")) {
-			in[n].in = stdin;
+			raw[n] = stdin;
 			in[n].name = "stdin";
-		} else if (!(in[n].in = fopen(name, "re"))) {
+		} else if (!(raw[n] = fopen(name, "re"))) {
 			isc_log(ISC_LOG_ERROR, "%s: %s", name, strerror(errno));
 			goto out;
 		} else {
 			in[n].name = name;
+		}
+		if (isc_input_open(raw[n], &in[n].in, &kind[n])) { /* the type, by the first bytes */
+			isc_log(ISC_LOG_ERROR, "%s: %s", name, isc_err_msg());
+			if (raw[n] != stdin)
+				fclose(raw[n]);
+			goto out;
 		}
 		n++;
 	}
@@ -72,14 +133,35 @@ int main(int argc, char **argv)
 			isc_log(ISC_LOG_ERROR, "%s: %s", path, strerror(errno));
 			goto out;
 		}
-	} else if (!dump && isatty(STDOUT_FILENO)) {
+	} else if (!dump && !chrome && isatty(STDOUT_FILENO)) {
 		isc_log(ISC_LOG_ERROR, "refusing to write a binary timeline to a terminal; use -o FILE or a pipe");
 		status = 2;
 		goto out;
 	}
-	rc = dump ? isc_sink_dump_new(&sink, out, isc_config_flag(c, "dump-times")) : isc_sink_timeline_new(&sink, out);
+	rc = dump ? isc_sink_dump_new(&sink, out, isc_config_flag(c, "dump-times"))
+	     : chrome ? isc_sink_chrome_new(&sink, out) : isc_sink_timeline_new(&sink, out);
 	if (rc)
 		goto out;
+	for (size_t i = 0; i < n && n > 1; i++)
+		if (kind[i] == ISC_INPUT_KINETO || kind[i] == ISC_INPUT_TIMELINE) {
+			isc_log(ISC_LOG_ERROR, "%s: a %s must be the only input (got %zu inputs)", in[i].name,
+				kind[i] == ISC_INPUT_KINETO ? "Kineto trace" : "timeline", n);
+			status = 2;
+			goto out;
+		}
+	if (kind[0] == ISC_INPUT_KINETO) {
+		status = import_kineto(&in[0], sink, sort_mib, isc_config_flag(c, "quiet"));
+		goto out;
+	}
+	if (kind[0] == ISC_INPUT_TIMELINE) { /* converted to text or chrome; never re-merged */
+		if (!dump && !chrome) {
+			isc_log(ISC_LOG_ERROR, "%s: already a timeline, not a trace (--dump or --format=chrome convert it)",
+				in[0].name);
+			goto out;
+		}
+		status = replay_timeline(&in[0], sink);
+		goto out;
+	}
 	rc = isc_merge(in, n, sink, &res);
 	if (rc < 0) {
 		isc_log(ISC_LOG_ERROR, "%s", isc_err_msg());
@@ -98,9 +180,11 @@ int main(int argc, char **argv)
 			(unsigned long long)res.late_events);
 out:
 	isc_sink_free(sink);
-	for (size_t i = 0; i < n; i++)
-		if (in[i].in != stdin)
-			fclose(in[i].in);
+	for (size_t i = 0; i < n; i++) {
+		fclose(in[i].in);
+		if (raw[i] != stdin)
+			fclose(raw[i]);
+	}
 	if (out != stdout && out && fclose(out) && status == 0) {
 		isc_log(ISC_LOG_ERROR, "%s: %s", isc_config_get(c, "output"), strerror(errno));
 		status = 1;

@@ -3,10 +3,12 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "isc_config.h"
 #include "isc_config_api.h"
+#include "isc_gpu.h"
 #include "isc_record.h"
 #include "tool.h"
 
@@ -22,14 +24,18 @@ static const struct isc_opt opts[] = {
 	  "longest time buffered events wait before they are written" },
 	{ "level", 0, ISC_OPT_VALUE, "N", "INFERSCOPE_ZSTD_LEVEL", "zstd_level", "3", "zstd compression level" },
 	{ "quiet", 'q', ISC_OPT_FLAG, NULL, "INFERSCOPE_QUIET", "quiet", "false",
-	  "no live status line and no summary" },
+	  "no live status line, no summary and no notes" },
+	{ "no-cuda", 0, ISC_OPT_FLAG, NULL, "INFERSCOPE_NO_CUDA", "no_cuda", "false",
+	  "record no GPU activity and no GPU samples (no CUDA agent, no NVML)" },
+	{ "force", 0, ISC_OPT_FLAG, NULL, NULL, NULL, "false",
+	  "replace a CUDA_INJECTION64_PATH or NVTX_INJECTION64_PATH set by another tool" },
 	ISC_OPT_LOG_LEVEL,
 };
 
 static const struct isc_tool tool = {
 	"iscope-record", opts, sizeof(opts) / sizeof(opts[0]), true, "[OPTION]... [--] COMMAND [ARG]...",
-	"Runs COMMAND, records Python calls, torch ops and samples of every process\n"
-	"it starts, and writes a trace (.isc) to stdout or FILE.",
+	"Runs COMMAND, records Python calls, torch ops, GPU activity and samples of\n"
+	"every process it starts, and writes a trace (.isc) to stdout or FILE.",
 };
 
 /* The agent directory: $INFERSCOPE_AGENT_DIR, else python/ beside this binary, else the install path. */
@@ -51,6 +57,29 @@ static const char *agent_dir(char *buf, size_t len)
 	return ISC_AGENT_DIR;
 }
 
+/*
+ * The CUDA agent: $INFERSCOPE_CUDA_AGENT, else cuda/libiscope-cuda.so beside
+ * this binary (a build tree), else the installed one; NULL when this build
+ * has none.  The driver needs an absolute path.
+ */
+static const char *cuda_agent(char *buf, size_t len)
+{
+	const char *env = getenv("INFERSCOPE_CUDA_AGENT");
+	if (env && *env)
+		return env;
+	ssize_t n = readlink("/proc/self/exe", buf, len - 32);
+	if (n > 0) {
+		buf[n] = '\0';
+		char *slash = strrchr(buf, '/');
+		if (slash) {
+			strcpy(slash, "/cuda/libiscope-cuda.so");
+			if (!access(buf, R_OK))
+				return buf;
+		}
+	}
+	return ISC_HAVE_CUPTI && !access(ISC_CUDA_AGENT, R_OK) ? ISC_CUDA_AGENT : NULL;
+}
+
 /* Plain numbers given to trace-size outside the command line mean MB. */
 static int trace_size(struct isc_config *c, uint64_t *bytes)
 {
@@ -68,7 +97,7 @@ int main(int argc, char **argv)
 	struct isc_config *c = NULL;
 	struct isc_record_opts o = { 0 };
 	struct isc_record_result res;
-	char pathbuf[PATH_MAX];
+	char pathbuf[PATH_MAX], cudabuf[PATH_MAX];
 	uint64_t v;
 	FILE *out = stdout;
 	int first, rc, status = 1;
@@ -85,6 +114,8 @@ int main(int argc, char **argv)
 	}
 	o.argv = argv + first;
 	o.agent_dir = agent_dir(pathbuf, sizeof(pathbuf));
+	o.cuda_agent = cuda_agent(cudabuf, sizeof(cudabuf));
+	o.cuda_mode = isc_config_flag(c, "no-cuda") ? ISC_CUDA_OFF : isc_config_flag(c, "force") ? ISC_CUDA_FORCE : ISC_CUDA_AUTO;
 	o.buffer_bytes = 100u << 20;
 	o.sample_hz = 20;
 	o.flush_ms = 1000;
@@ -120,6 +151,7 @@ int main(int argc, char **argv)
 	o.out = out;
 	bool quiet = isc_config_flag(c, "quiet");
 	o.progress = !quiet && isatty(STDERR_FILENO);
+	o.quiet = quiet;
 	rc = isc_record_run(&o, &res);
 	if (rc < 0) {
 		isc_log(ISC_LOG_ERROR, "%s", isc_err_msg());
@@ -127,19 +159,33 @@ int main(int argc, char **argv)
 		status = res.exec_errno ? (res.exec_errno == ENOENT ? 127 : 126) : 1;
 		goto out;
 	}
+	/* the workload's status; 1 when it succeeded but its trace is lost */
 	status = res.status;
+	if (out != stdout && fclose(out) && !res.write_failed) {
+		res.write_failed = true;
+		snprintf(res.write_error, sizeof(res.write_error), "Failed to write: %s", strerror(errno));
+	}
+	out = NULL;
 	if (res.write_failed) {
-		isc_log(ISC_LOG_ERROR, "%s: %s (the workload ran to completion with exit status %d)",
-			path ? path : "stdout", res.write_error, res.status);
+		isc_log(ISC_LOG_ERROR, "%s: %s (the workload was not stopped: it exited with status %d)",
+			path && strcmp(path, "-") ? path : "stdout", res.write_error, res.status);
 		if (status == 0)
 			status = 1;
 	} else if (!quiet) {
-		fprintf(stderr, "iscope-record: %llu events (%llu dropped) from %u processes, %.1f MB trace, exit status %d\n",
+		char how[48] = "";
+		if (res.signal)
+			snprintf(how, sizeof(how), " (killed by signal %d)", res.signal);
+		fprintf(stderr, "iscope-record: %llu events (%llu dropped) from %u processes, %.1f MB trace, exit status %d%s\n",
 			(unsigned long long)res.events, (unsigned long long)res.dropped, res.processes,
-			(double)res.bytes / 1e6, res.status);
+			(double)res.bytes / 1e6, res.status, how);
+	}
+	if (isc_log_enabled(ISC_LOG_DEBUG)) {
+		struct rusage ru;
+		if (!getrusage(RUSAGE_SELF, &ru))
+			isc_log(ISC_LOG_DEBUG, "peak RSS %ld KiB (the recorder alone, not the workload)", ru.ru_maxrss);
 	}
 out:
-	if (out != stdout && out && fclose(out) && status == 0) {
+	if (out && out != stdout && fclose(out) && status == 0) {
 		isc_log(ISC_LOG_ERROR, "%s: %s", isc_config_get(c, "output"), strerror(errno));
 		status = 1;
 	}

@@ -69,3 +69,17 @@ put('frame-too-large.isc',
 tlh = rec(0x90, struct.pack('<IHH', 0x4C545349, 1, 0))
 put('timeline-events-corrupt.istl',
     chunk(1, tlh) + chunk(17, rec(0x40, varint(1) + varint(2)) + rec(0x41, b'\x01\x00', 3)))
+
+# findings JSON for iscope-report (and every other reader)
+put('findings-deep.json', b'[' * 5000 + b']' * 5000)
+put('findings-not-object.json', b'[{"summary": {"wall_ns": 1}}]\n')
+put('findings-truncated.json', b'{"summary": {"wall_ns": 1, "events": 2')
+put('findings-huge-numbers.json', (
+    '{"summary": {"wall_ns": 1e308, "events": -1e308, "dropped_events": 1.5, "exit_status": "x",'
+    ' "abrupt": "yes", "end_reason": 5},'
+    ' "iterations": {"name": "s", "count": 1e300, "latency_ns": {"p50": -5e-324, "p90": 1e308}},'
+    ' "cpu": {"top_functions": [{"name": "a", "kind": "python", "self_pct": 1e308, "line": -1e20,'
+    ' "calls": 1e300}]}, "memory": {"rss_peak_bytes": 1e308},'
+    ' "findings": [{"title": "x", "evidence": {"a": 1e308, "b": [1, 2], "c": {"d": "e"}},'
+    ' "estimated_saving_pct": 1e308}]}\n').encode())
+put('findings-nul-bytes.json', b'{"environment": {"host": "a\\u0000b", "cmdline": "\\u0000"}}\n')

@@ -600,6 +600,10 @@ static void def_release(struct agent_def *d)
 static uint32_t define_locked(uint8_t kind, const struct agent_def *d)
 {
 	uint32_t id = g.next_id;
+	if (id >= ISC_STRING_ID_CUDA_BASE) { /* the CUDA agent's ids start there */
+		atomic_fetch_add_explicit(&g.proc->str_dropped, 1, memory_order_relaxed);
+		return 0;
+	}
 	if (strdef_put(id, kind, d->line, d->name, d->nlen, d->file, d->flen) < 0)
 		return 0;
 	g.next_id++;
@@ -1033,6 +1037,14 @@ static PyObject *agent_stats(PyObject *mod, PyObject *unused)
 			     "strings", (unsigned long long)strings, "pid", (int)getpid());
 }
 
+/* At exit: our file goes when the recorder is gone (isc_shm.h). */
+static void remove_if_orphaned(void)
+{
+	char name[32];
+	snprintf(name, sizeof(name), "%d.shm", (int)g.pid);
+	isc_shm_remove_if_orphaned(g.session, name);
+}
+
 /* Marks the process finished (Python atexit, runs late in finalization):
  * ends the calling thread's slot and stops recording it. */
 static void process_exit(void)
@@ -1042,6 +1054,7 @@ static void process_exit(void)
 	g.exited = 1;
 	thread_end(&tls);
 	atomic_store_explicit(&g.proc->state, ISC_PROC_EXITED, memory_order_release);
+	remove_if_orphaned();
 }
 
 static PyObject *agent_exit_hook(PyObject *mod, PyObject *unused)
@@ -1192,8 +1205,15 @@ static void agent_attach(void)
 		report_attach_failure("INFERSCOPE_SESSION is too long");
 		return;
 	}
-	if (stat(session, &st) < 0 || !S_ISDIR(st.st_mode)) {
+	if (lstat(session, &st) < 0 || !S_ISDIR(st.st_mode)) {
 		snprintf(err, sizeof(err), "%s: not a directory", session);
+		report_attach_failure(err);
+		return;
+	}
+	/* our file goes in there: only into a directory nobody else can write */
+	if (st.st_uid != geteuid() || (st.st_mode & 077)) {
+		snprintf(err, sizeof(err), "%s: not a private directory (owner %u, mode %04o; want ours, 0700)",
+			 session, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
 		report_attach_failure(err);
 		return;
 	}

@@ -1,0 +1,1624 @@
+/*
+ * analyze_gpu.c - gpu.* of the findings document: per device and stream,
+ * with the definitions of Holistic Trace Analysis (HTA) so the numbers can
+ * be checked against it, computed inside analyze.c's single pass.
+ *
+ * Input contract: GPU operations (GPU_OP: ts = start, dur) arrive ordered
+ * by start; the launch call of an operation (GPU_API, same correlation id,
+ * on the launching host thread) arrives before it.
+ *
+ * Definitions (iscope-analyze(1), RULES, states them for users):
+ *   op        default: kernels, memcpy and memset; cuda_sync operations go
+ *             to gpu.sync only.  --hta-compat: cuda_sync operations that
+ *             have a stream count as GPU time too (non-compute).
+ *   span      end of the last op - start of the first, per device
+ *   busy      length of the union of the op intervals; idle = span - busy
+ *   compute   union of the kernels whose name holds none of "nccl"
+ *             (any case), "Memcpy", "Memset"; non_compute = busy - compute
+ *   idle breakdown, per stream, cuda_sync left out: the gap before an op
+ *             (its start - the previous op's end) is host_wait when its
+ *             launch call started after the previous op ended, else
+ *             kernel_wait when shorter than 30 µs, else other
+ *   launch    pairs (launch call, op) with the same correlation; calls are
+ *             cudaLaunchKernel(ExC), cudaMemcpyAsync, cudaMemsetAsync, the
+ *             driver cuLaunchKernel(Ex) and their hip equivalents.  delay =
+ *             op start - call end, 0 when negative
+ *   queue     per stream, ops launched (call started) and not finished
+ *
+ * Union of intervals arriving by start, as HTA's merge_kernel_intervals:
+ *
+ *     |----a----|                         a, b: one group, end max(a, b)
+ *         |---b---|      |--c--|          c starts after every end so far
+ *     ^ first       ^ cummax  ^ group 2   busy = sum of group lengths;
+ *                                         span = last group end - first
+ *
+ * --hta-compat also rounds every time as HTA's parser does (start up, end
+ * down, to whole µs of the source clock, which can make sub-µs ops negative)
+ * and drops, when there are two or more distinct ProfilerStep#N names, the
+ * CPU events from the start L of the last ProfilerStep on and every GPU op
+ * whose correlation is not among the CPU events kept.  L is known only at
+ * the end.  An op launched before the latest step start seen so far is
+ * kept for sure; one launched later is kept only if another step begins.
+ * Ops reach the "kept" accumulator through a FIFO holding what arrived
+ * since the latest step start (statistics need ops in start order, so a
+ * sure op queues behind unsure ones):
+ *
+ *   step k at L_k            step k+1 at L_k+1                  end of pass
+ *   ---|------------------------|----------------------------------|
+ *       ops launched >= L_k wait  L_k+1 > their launch: the FIFO  FIFO ops
+ *       in the FIFO               is fed to "kept", emptied       launched
+ *                                                                 >= L: gone
+ *
+ * The FIFO holds one step's ops at most, capped at PENDING_MAX (beyond it
+ * the oldest is settled as if no further step came, and step_rule says
+ * so).  A second accumulator takes every op, for traces with fewer than two
+ * step names, where nothing is dropped.
+ *
+ * What the host did while a GPU was idle (gpu.devices[].host_during_idle)
+ * always uses the default definitions: idle_cum(t), the idle time of the
+ * device from its first op up to t, is known for any t up to the current
+ * event, so a CPU span [B, E] overlaps idle_cum(E) - idle_cum(B) of idle
+ * time (snapshot at the span's begin).  The part after the device's latest
+ * op end (its "tail") counts only once a later op shows the device was
+ * still in use: it stays pending per function until then, and is dropped
+ * at the end of the pass.  A span counts for the devices its process
+ * launched work on.
+ *
+ * Memory: per device, stream, kernel name, function and thread; launch
+ * calls until their op is seen (FIFO of LAUNCH_MAX, oldest evicted); at
+ * most SAMPLES_MAX launch delays (a reservoir sample beyond); the FIFO
+ * above.  Nothing grows with the trace length.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze_gpu.h"
+
+#define GNONE UINT32_MAX
+#define MAX_HDEV 8                /* devices followed for host_during_idle */
+#define LAUNCH_MAX (1u << 18)     /* launch calls waiting for their op */
+#define PENDING_MAX (1u << 20)    /* --hta-compat FIFO */
+#define SAMPLES_MAX (1u << 20)    /* launch delays kept for the quantiles */
+#define QUEUE_MAX (1u << 16)      /* ops in flight followed per stream */
+#define KERNEL_WAIT_NS 30000      /* HTA's consecutive_kernel_delay */
+#define SHORT_KERNEL_NS 10000
+#define LONG_CALL_NS 50000
+#define LONG_DELAY_NS 100000
+#define TOP_KERNELS_MAX 50
+#define TOP_HOST 10
+
+/* ---- u64 -> u32 map, open addressing, linear probing, deletions --------- */
+struct gmap {
+	uint64_t *k;
+	uint32_t *v; /* GNONE = empty */
+	size_t cap, n;
+};
+
+static uint64_t hash64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	return x ^ (x >> 33);
+}
+
+/* *slot = the value slot of key, inserted with GNONE when absent. */
+static int gmap_slot(struct gmap *m, uint64_t key, uint32_t **slot)
+{
+	if (2 * (m->n + 1) > m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 64;
+		uint64_t *k = malloc(cap * sizeof(*k));
+		uint32_t *v = malloc(cap * sizeof(*v));
+		if (!k || !v) {
+			free(k);
+			free(v);
+			return -ENOMEM;
+		}
+		memset(v, 0xff, cap * sizeof(*v));
+		for (size_t i = 0; i < m->cap; i++) {
+			if (m->v[i] == GNONE)
+				continue;
+			size_t j = hash64(m->k[i]) & (cap - 1);
+			while (v[j] != GNONE)
+				j = (j + 1) & (cap - 1);
+			k[j] = m->k[i];
+			v[j] = m->v[i];
+		}
+		free(m->k);
+		free(m->v);
+		m->k = k;
+		m->v = v;
+		m->cap = cap;
+	}
+	size_t i = hash64(key) & (m->cap - 1);
+	while (m->v[i] != GNONE && m->k[i] != key)
+		i = (i + 1) & (m->cap - 1);
+	if (m->v[i] == GNONE) {
+		m->k[i] = key;
+		m->n++;
+	}
+	*slot = &m->v[i];
+	return 0;
+}
+
+static uint32_t gmap_get(const struct gmap *m, uint64_t key)
+{
+	if (!m->cap)
+		return GNONE;
+	size_t i = hash64(key) & (m->cap - 1);
+	while (m->v[i] != GNONE && m->k[i] != key)
+		i = (i + 1) & (m->cap - 1);
+	return m->v[i];
+}
+
+/* Removes key; later entries of its probe run shift back (no tombstones). */
+static void gmap_del(struct gmap *m, uint64_t key)
+{
+	if (!m->cap)
+		return;
+	size_t mask = m->cap - 1, i = hash64(key) & mask;
+	while (m->v[i] != GNONE && m->k[i] != key)
+		i = (i + 1) & mask;
+	if (m->v[i] == GNONE)
+		return;
+	m->n--;
+	for (size_t j = i;;) {
+		m->v[i] = GNONE;
+		for (;;) {
+			j = (j + 1) & mask;
+			if (m->v[j] == GNONE)
+				return;
+			size_t home = hash64(m->k[j]) & mask;
+			/* j's entry may move to i when its home is not in (i, j] */
+			if (i <= j ? (home <= i || home > j) : (home <= i && home > j))
+				break;
+		}
+		m->k[i] = m->k[j];
+		m->v[i] = m->v[j];
+		i = j;
+	}
+}
+
+static void gmap_free(struct gmap *m)
+{
+	free(m->k);
+	free(m->v);
+}
+
+/* Grows *arr (elements of sz bytes) so that index n fits. */
+static int grow(void *arr, size_t *cap, size_t n, size_t sz)
+{
+	if (n < *cap)
+		return 0;
+	size_t c = *cap ? *cap * 2 : 8;
+	while (c <= n)
+		c *= 2;
+	void *p = realloc(*(void **)arr, c * sz);
+	if (!p)
+		return -ENOMEM;
+	*(void **)arr = p;
+	*cap = c;
+	return 0;
+}
+
+/* qsort, which must not be given a NULL array even when empty. */
+static void sort_n(void *p, size_t n, size_t sz, int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(p, n, sz, cmp);
+}
+
+/* Index stored in map m for key, or a new element of *arr (zeroed) at index *n. */
+static uint32_t map_index(struct gmap *m, uint64_t key, void *arr, size_t *n, size_t *cap, size_t sz, bool *fresh)
+{
+	uint32_t *slot;
+	*fresh = false;
+	if (gmap_slot(m, key, &slot))
+		return GNONE;
+	if (*slot != GNONE)
+		return *slot;
+	if (grow(arr, cap, *n, sz))
+		return GNONE; /* the key stays with GNONE: looked up again next time */
+	memset((char *)*(void **)arr + *n * sz, 0, sz);
+	*slot = (uint32_t)*n;
+	*fresh = true;
+	return (uint32_t)(*n)++;
+}
+
+/* ---- names --------------------------------------------------------------- */
+enum {
+	NC_KNOWN = 1,
+	NC_STEP = 2,        /* ProfilerStep#N */
+	NC_LAUNCH = 4,      /* a launch call of the launch statistics */
+	NC_GRAPH = 8,       /* a graph launch: one call, many ops */
+	NC_SYNC = 16,       /* a call that blocks the host on the GPU */
+	NC_NONCOMPUTE = 32, /* an op name HTA does not count as compute */
+};
+
+/* s is name or name + "_suffix" (cudaLaunchKernel_ptsz, ..._v11060). */
+static bool is_api(const char *s, const char *name)
+{
+	size_t n = strlen(name);
+	return !strncmp(s, name, n) && (s[n] == '\0' || s[n] == '_');
+}
+
+static unsigned classify(const char *s)
+{
+	static const char *const launch[] = {
+		"cudaLaunchKernel", "cudaLaunchKernelExC", "cudaMemcpyAsync", "cudaMemsetAsync",
+		"cuLaunchKernel", "cuLaunchKernelEx", "hipLaunchKernel", "hipExtLaunchKernel",
+		"hipModuleLaunchKernel", "hipExtModuleLaunchKernel", "hipMemcpyAsync", "hipMemsetAsync",
+	};
+	static const char *const blocking[] = {
+		"cudaMemcpy", "cudaMemset", "cudaMemcpy2D", "cudaMemcpyToSymbol", "cudaMemcpyFromSymbol",
+		"hipMemcpy", "hipMemset", "hipMemcpyWithStream",
+	};
+	unsigned c = NC_KNOWN;
+	if (!strncmp(s, "ProfilerStep", 12))
+		c |= NC_STEP;
+	for (size_t i = 0; i < sizeof(launch) / sizeof(launch[0]); i++)
+		if (is_api(s, launch[i]))
+			c |= NC_LAUNCH;
+	if (strstr(s, "GraphLaunch"))
+		c |= NC_GRAPH;
+	if (strstr(s, "Synchronize"))
+		c |= NC_SYNC;
+	for (size_t i = 0; i < sizeof(blocking) / sizeof(blocking[0]); i++)
+		if (is_api(s, blocking[i]))
+			c |= NC_SYNC;
+	if (strstr(s, "Memcpy") || strstr(s, "Memset") || strcasestr(s, "nccl"))
+		c |= NC_NONCOMPUTE;
+	return c;
+}
+
+/* ---- accumulated statistics of one set of ops ----------------------------- */
+/* One op as the statistics see it; times in ns (--hta-compat: rounded). */
+struct gop {
+	int64_t ts, end;
+	int64_t api_ts, api_end; /* launch call, when has_api */
+	uint64_t bytes;
+	uint32_t name_id, device, stream;
+	uint8_t kind, copy_kind, src_mem, dst_mem;
+	bool has_api, api_launch, compute, streamless;
+};
+
+struct ustate { /* union of intervals arriving by start */
+	bool any;
+	int64_t first, g_s, g_e, cummax, busy;
+};
+
+struct adev {
+	uint32_t id;
+	uint64_t ops;
+	struct ustate all, comp;
+};
+
+struct astream {
+	uint32_t device, id;
+	uint64_t ops;
+	bool has_prev;
+	int64_t prev_end, host_wait, kernel_wait, other;
+	/* ends of the ops in flight (ascending, a ring), for the queue length */
+	int64_t *q;
+	size_t qh, qn, qcap;
+	uint64_t q_max;
+	bool q_any;
+	int64_t q_first, q_last, q_sum;
+};
+
+struct kstat {
+	uint32_t name_id;
+	uint64_t count;
+	int64_t total, min, max;
+};
+
+struct mstat {
+	uint8_t kind, copy_kind, src_mem, dst_mem;
+	uint64_t count, bytes;
+	int64_t total;
+};
+
+struct nstat { /* count and time by name */
+	uint32_t name_id;   /* 0: an unnamed sync op, by sync_kind */
+	uint8_t sync_kind;  /* enum isc_sync_kind */
+	uint64_t count;
+	int64_t total;
+};
+
+/* Up to SAMPLES_MAX values; a uniform reservoir sample beyond (fixed seed). */
+struct samples {
+	int64_t *v;
+	size_t n, cap;
+	uint64_t seen, rng;
+	int64_t max;
+};
+
+struct acc {
+	struct gmap dev_map, st_map, k_map, s_map;
+	struct adev *devs;
+	size_t ndevs, devs_cap;
+	struct astream *sts;
+	size_t nsts, sts_cap;
+	struct kstat *ks;
+	size_t nks, ks_cap;
+	struct mstat *ms;
+	size_t nms, ms_cap;
+	struct nstat *ss;
+	size_t nss, ss_cap;
+	uint64_t ops, kernels, short_kernels, no_api;
+	uint64_t launches, shorter, long_call, long_delay;
+	struct samples delay;
+};
+
+static void u_add(struct ustate *u, int64_t s, int64_t e)
+{
+	if (!u->any) {
+		u->any = true;
+		u->first = u->g_s = s;
+		u->g_e = u->cummax = e;
+		return;
+	}
+	if (s > u->cummax) {
+		u->busy += u->g_e - u->g_s;
+		u->g_s = s;
+		u->g_e = e;
+	} else if (e > u->g_e) {
+		u->g_e = e;
+	}
+	if (e > u->cummax)
+		u->cummax = e;
+}
+
+static int64_t u_busy(const struct ustate *u)
+{
+	return u->any ? u->busy + u->g_e - u->g_s : 0;
+}
+
+static int64_t u_span(const struct ustate *u)
+{
+	return u->any ? u->g_e - u->first : 0;
+}
+
+static int samples_add(struct samples *s, int64_t x)
+{
+	if (!s->seen++ || x > s->max)
+		s->max = x;
+	if (s->n < SAMPLES_MAX) {
+		if (grow(&s->v, &s->cap, s->n, sizeof(*s->v)))
+			return -ENOMEM;
+		s->v[s->n++] = x;
+		return 0;
+	}
+	s->rng ^= s->rng << 13; /* xorshift64 */
+	s->rng ^= s->rng >> 7;
+	s->rng ^= s->rng << 17;
+	uint64_t j = s->rng % s->seen;
+	if (j < SAMPLES_MAX)
+		s->v[j] = x;
+	return 0;
+}
+
+static int cmp_i64(const void *x, const void *y)
+{
+	int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+	return a < b ? -1 : a > b;
+}
+
+/*
+ * Quantile p of sorted x[0..n) by linear interpolation between order
+ * statistics (numpy's default; p = 0.5 is the median as pandas gives it,
+ * which HTA reports), rounded to 0.01 ns.
+ */
+static double quantile_lin(const int64_t *x, size_t n, double p)
+{
+	double h = (double)(n - 1) * p;
+	size_t lo = (size_t)floor(h);
+	if (lo + 1 >= n)
+		return (double)x[n - 1];
+	return round(100 * ((double)x[lo] + (h - (double)lo) * (double)(x[lo + 1] - x[lo]))) / 100;
+}
+
+/*
+ * Queue length of stream s at the launch of an op that ends at end: ops
+ * launched at or before launch and not finished.  Ops of one stream run in
+ * launch order, so the ends of those in flight are ascending: pop the
+ * finished ones from the front, push this one.
+ */
+static int queue_push(struct astream *s, int64_t launch, int64_t end)
+{
+	while (s->qn && s->q[s->qh] <= launch) {
+		s->qh = (s->qh + 1) & (s->qcap - 1);
+		s->qn--;
+	}
+	if (s->qn == QUEUE_MAX) { /* forget the oldest: the max may then be low */
+		s->qh = (s->qh + 1) & (s->qcap - 1);
+		s->qn--;
+	}
+	if (s->qn == s->qcap) {
+		size_t cap = s->qcap ? s->qcap * 2 : 64;
+		int64_t *q = malloc(cap * sizeof(*q));
+		if (!q)
+			return -ENOMEM;
+		for (size_t i = 0; i < s->qn; i++)
+			q[i] = s->q[(s->qh + i) & (s->qcap - 1)];
+		free(s->q);
+		s->q = q;
+		s->qh = 0;
+		s->qcap = cap;
+	}
+	s->q[(s->qh + s->qn++) & (s->qcap - 1)] = end;
+	if (s->qn > s->q_max)
+		s->q_max = s->qn;
+	if (!s->q_any || launch < s->q_first)
+		s->q_first = launch;
+	if (!s->q_any || end > s->q_last)
+		s->q_last = end;
+	s->q_any = true;
+	if (end > launch)
+		s->q_sum += end - launch;
+	return 0;
+}
+
+/* Adds dur to the row of name_id, or of sync_kind when name_id is 0 (a sync op with no name). */
+static int add_nstat(struct gmap *m, struct nstat **arr, size_t *n, size_t *cap, uint32_t name_id, uint8_t sync_kind,
+		     int64_t dur)
+{
+	bool fresh;
+	uint32_t i = map_index(m, name_id ? name_id : (uint64_t)1 << 32 | sync_kind, arr, n, cap, sizeof(**arr), &fresh);
+	if (i == GNONE)
+		return -ENOMEM;
+	(*arr)[i].name_id = name_id;
+	(*arr)[i].sync_kind = sync_kind;
+	(*arr)[i].count++;
+	(*arr)[i].total += dur;
+	return 0;
+}
+
+/* Adds one op to the statistics; hta selects which ops count as GPU time. */
+static int acc_op(struct acc *a, const struct gop *op, bool hta)
+{
+	int64_t dur = op->end - op->ts;
+	bool fresh;
+	if (op->kind == ISC_GPU_SYNC) {
+		a->ops++;
+		if (add_nstat(&a->s_map, &a->ss, &a->nss, &a->ss_cap, op->name_id, op->copy_kind, dur))
+			return -ENOMEM;
+		if (!hta || op->streamless)
+			return 0;
+	} else if (op->kind == ISC_GPU_KERNEL || op->kind == ISC_GPU_MEMCPY || op->kind == ISC_GPU_MEMSET) {
+		a->ops++;
+	} else {
+		return 0; /* annotations (ISC_GPU_FLAG_ANNOTATION) and unknown kinds */
+	}
+	uint32_t di = map_index(&a->dev_map, op->device, &a->devs, &a->ndevs, &a->devs_cap, sizeof(*a->devs), &fresh);
+	if (di == GNONE)
+		return -ENOMEM;
+	struct adev *d = &a->devs[di];
+	d->id = op->device;
+	d->ops++;
+	u_add(&d->all, op->ts, op->end);
+	if (op->compute)
+		u_add(&d->comp, op->ts, op->end);
+	if (op->kind == ISC_GPU_SYNC)
+		return 0;
+
+	uint32_t si = map_index(&a->st_map, (uint64_t)op->device << 32 | op->stream, &a->sts, &a->nsts, &a->sts_cap,
+				sizeof(*a->sts), &fresh);
+	if (si == GNONE)
+		return -ENOMEM;
+	struct astream *s = &a->sts[si];
+	s->device = op->device;
+	s->id = op->stream;
+	s->ops++;
+	if (s->has_prev) {
+		int64_t gap = op->ts - s->prev_end;
+		if (op->has_api && op->api_ts > s->prev_end)
+			s->host_wait += gap;
+		else if (gap < KERNEL_WAIT_NS)
+			s->kernel_wait += gap;
+		else
+			s->other += gap;
+	}
+	s->has_prev = true;
+	s->prev_end = op->end;
+	if (op->has_api && queue_push(s, op->api_ts, op->end))
+		return -ENOMEM;
+	if (!op->has_api)
+		a->no_api++;
+
+	if (op->kind == ISC_GPU_KERNEL) {
+		uint32_t ki = map_index(&a->k_map, op->name_id, &a->ks, &a->nks, &a->ks_cap, sizeof(*a->ks), &fresh);
+		if (ki == GNONE)
+			return -ENOMEM;
+		struct kstat *k = &a->ks[ki];
+		k->name_id = op->name_id;
+		if (fresh || dur < k->min)
+			k->min = dur;
+		if (fresh || dur > k->max)
+			k->max = dur;
+		k->count++;
+		k->total += dur;
+		a->kernels++;
+		a->short_kernels += dur < SHORT_KERNEL_NS;
+	} else {
+		size_t i = 0;
+		while (i < a->nms && !(a->ms[i].kind == op->kind && a->ms[i].copy_kind == op->copy_kind &&
+				       a->ms[i].src_mem == op->src_mem && a->ms[i].dst_mem == op->dst_mem))
+			i++;
+		if (i == a->nms) {
+			if (grow(&a->ms, &a->ms_cap, a->nms, sizeof(*a->ms)))
+				return -ENOMEM;
+			a->ms[a->nms++] = (struct mstat){ op->kind, op->copy_kind, op->src_mem, op->dst_mem, 0, 0, 0 };
+		}
+		a->ms[i].count++;
+		a->ms[i].bytes += op->bytes;
+		a->ms[i].total += dur;
+	}
+
+	if (op->has_api && op->api_launch) {
+		int64_t call = op->api_end - op->api_ts, delay = op->ts - op->api_end;
+		if (delay < 0)
+			delay = 0;
+		a->launches++;
+		a->shorter += dur < call;
+		a->long_call += call > LONG_CALL_NS;
+		a->long_delay += delay > LONG_DELAY_NS;
+		if (samples_add(&a->delay, delay))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static void acc_free(struct acc *a)
+{
+	gmap_free(&a->dev_map);
+	gmap_free(&a->st_map);
+	gmap_free(&a->k_map);
+	gmap_free(&a->s_map);
+	for (size_t i = 0; i < a->nsts; i++)
+		free(a->sts[i].q);
+	free(a->devs);
+	free(a->sts);
+	free(a->ks);
+	free(a->ms);
+	free(a->ss);
+	free(a->delay.v);
+}
+
+/* ---- host activity while a device is idle ---------------------------------- */
+struct hdev { /* default-definition union of one device, live */
+	uint32_t id;
+	bool any;
+	int64_t cur_end, closed;
+	uint64_t seq; /* ops seen: a pending tail is real once seq moves on */
+};
+
+struct hframe {
+	uint64_t span_id;
+	uint32_t name_id;
+	uint8_t kind;
+	bool outermost;
+	int64_t begin;
+	int64_t snap[MAX_HDEV];  /* idle_cum at the begin */
+	int64_t cidle[MAX_HDEV]; /* idle overlap of the direct children */
+	int64_t ctail[MAX_HDEV]; /* the pending part of it, as of cseq */
+	uint64_t cseq[MAX_HDEV];
+};
+
+struct hthread {
+	uint32_t pid;
+	struct hframe *st;
+	size_t depth, cap;
+};
+
+struct hfn { /* one function on one device */
+	uint32_t name_id;
+	uint8_t kind, hdev;
+	int64_t idle, self, ptail, pself; /* confirmed; pending since pseq */
+	uint64_t pseq;
+};
+
+/* ---- the analysis ----------------------------------------------------------- */
+struct pend {
+	struct gop op;
+	bool sure; /* launched before the latest step start */
+};
+
+struct launch {
+	uint64_t corr;
+	int64_t ts, end;   /* rounded under --hta-compat */
+	int64_t ts_exact;
+	uint32_t pid, tid;
+	uint8_t cls; /* NC_* bits of the call's name */
+	bool live;
+};
+
+struct isc_gpu_ana {
+	struct isc_timeline *t;
+	bool hta, oom;
+	int64_t us_off; /* --hta-compat: ns offset of the source µs grid */
+	struct gmap names; /* name_id -> NC_* */
+	/* launch calls in arrival order (a ring), indexed by correlation */
+	struct launch *lr;
+	size_t lr_head, lr_n, lr_cap;
+	struct gmap l_map;
+	/* acc[0]: every op; acc[1]: --hta-compat, the ops kept by the step rule */
+	struct acc acc[2];
+	struct pend *pq;
+	size_t pq_head, pq_n, pq_cap;
+	uint64_t pq_forced;
+	/* ProfilerStep annotations */
+	uint64_t steps;
+	char *step_name;       /* the first name seen */
+	bool steps_distinct;   /* a second name was seen */
+	bool have_step;
+	int64_t last_step;     /* start of the latest (rounded under --hta-compat) */
+	char *last_step_name;
+	/* devices and metadata */
+	struct gmap dname_map; /* device id -> dnames[] */
+	char **dnames;
+	size_t ndnames, dnames_cap;
+	bool have_rank;
+	double rank;
+	/* synchronising calls */
+	struct gmap sapi_map;
+	struct nstat *sapi;
+	size_t nsapi, sapi_cap;
+	/* host during idle */
+	struct hdev hd[MAX_HDEV];
+	size_t nhd;
+	struct gmap pid_mask; /* pid -> bit set of hd[] it launched on */
+	struct gmap th_map;
+	struct hthread *ths;
+	size_t nths, ths_cap;
+	struct gmap fn_map;
+	struct hfn *fns;
+	size_t nfns, fns_cap;
+	int64_t last_ts;
+};
+
+static const char *str_name(const struct isc_gpu_ana *g, uint32_t id)
+{
+	const struct isc_tl_string *s = isc_timeline_string_borrow(g->t, id);
+	return s ? s->name : NULL;
+}
+
+static unsigned name_class(struct isc_gpu_ana *g, uint32_t id)
+{
+	uint32_t *slot;
+	if (gmap_slot(&g->names, id, &slot)) {
+		g->oom = true;
+		return 0;
+	}
+	if (*slot == GNONE) {
+		const char *s = str_name(g, id);
+		*slot = s ? classify(s) : NC_KNOWN;
+	}
+	return *slot;
+}
+
+int isc_gpu_ana_new(struct isc_gpu_ana **out, struct isc_timeline *t, bool hta_compat)
+{
+	struct isc_gpu_ana *g = calloc(1, sizeof(*g));
+	*out = NULL;
+	if (!g)
+		return -ENOMEM;
+	g->t = t;
+	g->hta = hta_compat;
+	/* Kineto times are µs relative to a whole-second base: the µs grid is
+	 * where the session epoch's wall-clock time has whole µs */
+	g->us_off = (int64_t)(isc_timeline_header_borrow(t)->epoch_realtime_ns % 1000);
+	g->acc[0].delay.rng = g->acc[1].delay.rng = 0x9e3779b97f4a7c15ull;
+	*out = g;
+	return 0;
+}
+
+/* --hta-compat rounding: start up, end down, to whole µs of the source clock. */
+static int64_t ceil_us(const struct isc_gpu_ana *g, int64_t t)
+{
+	int64_t r = (t + g->us_off) % 1000;
+	return r ? t + 1000 - r : t;
+}
+
+static int64_t floor_us(const struct isc_gpu_ana *g, int64_t t)
+{
+	return t - (t + g->us_off) % 1000;
+}
+
+/* ---- launch calls ------------------------------------------------------------ */
+static void launch_evict_oldest(struct isc_gpu_ana *g)
+{
+	struct launch *l = &g->lr[g->lr_head];
+	if (l->live)
+		gmap_del(&g->l_map, l->corr);
+	g->lr_head = (g->lr_head + 1) & (g->lr_cap - 1);
+	g->lr_n--;
+}
+
+static int launch_put(struct isc_gpu_ana *g, const struct isc_tl_event *ev, int64_t ts, int64_t end, unsigned cls)
+{
+	uint64_t corr = ev->gpu.correlation;
+	if (g->lr_n == LAUNCH_MAX)
+		launch_evict_oldest(g);
+	if (g->lr_n == g->lr_cap) {
+		size_t cap = g->lr_cap ? g->lr_cap * 2 : 1024;
+		struct launch *r = malloc(cap * sizeof(*r));
+		if (!r)
+			return -ENOMEM;
+		for (size_t i = 0; i < g->lr_n; i++)
+			r[i] = g->lr[(g->lr_head + i) & (g->lr_cap - 1)];
+		free(g->lr);
+		g->lr = r;
+		g->lr_head = 0;
+		g->lr_cap = cap;
+		for (size_t i = 0; i < g->lr_n; i++) { /* ring positions changed: re-index */
+			uint32_t *slot;
+			if (r[i].live && !gmap_slot(&g->l_map, r[i].corr, &slot))
+				*slot = (uint32_t)i;
+		}
+	}
+	uint32_t *slot;
+	if (gmap_slot(&g->l_map, corr, &slot))
+		return -ENOMEM;
+	if (*slot != GNONE) /* a correlation id seen again: the newer call wins */
+		g->lr[*slot].live = false;
+	size_t pos = (g->lr_head + g->lr_n++) & (g->lr_cap - 1);
+	g->lr[pos] = (struct launch){ corr, ts, end, (int64_t)ev->ts, ev->pid, ev->tid, (uint8_t)cls, true };
+	*slot = (uint32_t)pos;
+	return 0;
+}
+
+/* ---- host spans ------------------------------------------------------------------- */
+static int64_t idle_cum(const struct hdev *h, int64_t t)
+{
+	if (!h->any)
+		return 0;
+	return h->closed + (t > h->cur_end ? t - h->cur_end : 0);
+}
+
+static struct hthread *hthread_get(struct isc_gpu_ana *g, uint32_t pid, uint32_t tid)
+{
+	bool fresh;
+	uint32_t i = map_index(&g->th_map, (uint64_t)pid << 32 | tid, &g->ths, &g->nths, &g->ths_cap, sizeof(*g->ths),
+			       &fresh);
+	if (i == GNONE)
+		return NULL;
+	g->ths[i].pid = pid;
+	return &g->ths[i];
+}
+
+static int host_begin(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
+{
+	struct hthread *th = hthread_get(g, ev->pid, ev->tid);
+	if (!th || grow(&th->st, &th->cap, th->depth, sizeof(*th->st)))
+		return -ENOMEM;
+	struct hframe *f = &th->st[th->depth];
+	memset(f, 0, sizeof(*f));
+	f->span_id = ev->span_id;
+	f->name_id = ev->name_id;
+	f->kind = ev->kind;
+	f->begin = (int64_t)ev->ts;
+	f->outermost = true;
+	for (size_t i = 0; i < th->depth && f->outermost; i++)
+		if (th->st[i].name_id == ev->name_id && th->st[i].kind == ev->kind)
+			f->outermost = false;
+	for (size_t i = 0; i < g->nhd; i++)
+		f->snap[i] = idle_cum(&g->hd[i], f->begin);
+	th->depth++;
+	return 0;
+}
+
+/* Adds an overlap to function fn, of which tail (and stail of the self part) is pending as of seq. */
+static void hfn_add(struct hfn *f, bool outer, int64_t incl, int64_t tail, int64_t self, int64_t stail, uint64_t seq)
+{
+	if (f->pseq != seq) { /* an op came since: the pending part was idle time */
+		f->idle += f->ptail;
+		f->self += f->pself;
+		f->ptail = f->pself = 0;
+		f->pseq = seq;
+	}
+	if (outer) {
+		f->idle += incl - tail;
+		f->ptail += tail;
+	}
+	f->self += self - stail;
+	f->pself += stail;
+}
+
+/* Pops the top frame of th at end. */
+static int host_pop(struct isc_gpu_ana *g, struct hthread *th, int64_t end)
+{
+	struct hframe *f = &th->st[th->depth - 1], *parent = th->depth > 1 ? f - 1 : NULL;
+	/* ProfilerStep#N (an op in old Kineto files) is transparent like a scope */
+	bool fn = (f->kind == ISC_SPAN_PYTHON || f->kind == ISC_SPAN_OP) && !(name_class(g, f->name_id) & NC_STEP);
+	uint32_t mask = gmap_get(&g->pid_mask, th->pid);
+	if (mask == GNONE)
+		mask = 0;
+	for (size_t i = 0; i < g->nhd; i++) {
+		const struct hdev *h = &g->hd[i];
+		int64_t incl = idle_cum(h, end) - f->snap[i];
+		int64_t from = f->begin > h->cur_end ? f->begin : h->cur_end;
+		int64_t tail = h->any && end > from ? end - from : 0;
+		int64_t ctail = f->cseq[i] == h->seq ? f->ctail[i] : 0;
+		int64_t up = fn ? incl : f->cidle[i], uptail = fn ? tail : ctail;
+		if (fn && (mask >> i & 1) && incl > 0) {
+			bool fresh;
+			uint64_t key = (uint64_t)i << 40 | (uint64_t)f->kind << 32 | f->name_id;
+			uint32_t k = map_index(&g->fn_map, key, &g->fns, &g->nfns, &g->fns_cap, sizeof(*g->fns), &fresh);
+			if (k == GNONE)
+				return -ENOMEM;
+			struct hfn *s = &g->fns[k];
+			if (fresh) {
+				s->name_id = f->name_id;
+				s->kind = f->kind;
+				s->hdev = (uint8_t)i;
+				s->pseq = h->seq;
+			}
+			hfn_add(s, f->outermost, incl, tail, incl - f->cidle[i], tail - ctail, h->seq);
+		}
+		if (parent) { /* scopes and unknown kinds pass their children's overlap up */
+			parent->cidle[i] += up;
+			if (parent->cseq[i] != h->seq) {
+				parent->ctail[i] = 0;
+				parent->cseq[i] = h->seq;
+			}
+			parent->ctail[i] += uptail;
+		}
+	}
+	th->depth--;
+	return 0;
+}
+
+static int host_end(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
+{
+	struct hthread *th = hthread_get(g, ev->pid, ev->tid);
+	if (!th)
+		return -ENOMEM;
+	size_t i = th->depth;
+	while (i > 0 && th->st[i - 1].span_id != ev->span_id)
+		i--;
+	while (i > 0 && th->depth >= i) /* inner spans whose end was lost end here too */
+		if (host_pop(g, th, (int64_t)ev->ts))
+			return -ENOMEM;
+	return 0;
+}
+
+/* Index of device id in hd[], added when there is room; GNONE otherwise. */
+static uint32_t hdev_index(struct isc_gpu_ana *g, uint32_t id)
+{
+	for (size_t i = 0; i < g->nhd; i++)
+		if (g->hd[i].id == id)
+			return (uint32_t)i;
+	if (g->nhd == MAX_HDEV)
+		return GNONE;
+	g->hd[g->nhd] = (struct hdev){ .id = id };
+	return (uint32_t)g->nhd++;
+}
+
+static void host_op(struct isc_gpu_ana *g, uint32_t hi, int64_t ts, int64_t end)
+{
+	struct hdev *h = &g->hd[hi];
+	if (!h->any) {
+		h->any = true;
+		h->cur_end = end;
+	} else {
+		if (ts > h->cur_end)
+			h->closed += ts - h->cur_end;
+		if (end > h->cur_end)
+			h->cur_end = end;
+	}
+	h->seq++;
+}
+
+/* ---- --hta-compat FIFO ---------------------------------------------------------------- */
+static int pq_push(struct isc_gpu_ana *g, const struct gop *op, bool sure)
+{
+	if (g->pq_n == g->pq_cap) {
+		size_t cap = g->pq_cap ? g->pq_cap * 2 : 1024;
+		struct pend *q = malloc(cap * sizeof(*q));
+		if (!q)
+			return -ENOMEM;
+		for (size_t i = 0; i < g->pq_n; i++)
+			q[i] = g->pq[(g->pq_head + i) & (g->pq_cap - 1)];
+		free(g->pq);
+		g->pq = q;
+		g->pq_head = 0;
+		g->pq_cap = cap;
+	}
+	g->pq[(g->pq_head + g->pq_n++) & (g->pq_cap - 1)] = (struct pend){ *op, sure };
+	return 0;
+}
+
+/* Feeds the FIFO's front to the kept ops while it is sure, or all when all is set (unsure ones dropped). */
+static int pq_settle(struct isc_gpu_ana *g, bool all)
+{
+	while (g->pq_n) {
+		struct pend *p = &g->pq[g->pq_head];
+		if (!p->sure && !all)
+			break;
+		if (p->sure && acc_op(&g->acc[1], &p->op, true))
+			return -ENOMEM;
+		g->pq_head = (g->pq_head + 1) & (g->pq_cap - 1);
+		g->pq_n--;
+	}
+	return 0;
+}
+
+/* A new ProfilerStep starts at ts: ops launched before it are kept whatever comes next. */
+static int hta_step(struct isc_gpu_ana *g, int64_t ts)
+{
+	for (size_t i = 0; i < g->pq_n; i++) {
+		struct pend *p = &g->pq[(g->pq_head + i) & (g->pq_cap - 1)];
+		if (!p->sure && p->op.api_ts < ts)
+			p->sure = true;
+	}
+	return pq_settle(g, false);
+}
+
+static int hta_op(struct isc_gpu_ana *g, const struct gop *op, bool has_corr)
+{
+	if (acc_op(&g->acc[0], op, true))
+		return -ENOMEM;
+	if (has_corr && !op->has_api)
+		return 0; /* no CPU event has its correlation: dropped when the rule applies */
+	bool sure = !has_corr || !g->have_step || op->api_ts < g->last_step;
+	if (sure && !g->pq_n)
+		return acc_op(&g->acc[1], op, true);
+	if (g->pq_n == PENDING_MAX) { /* settle the oldest as if no further step came */
+		struct pend *p = &g->pq[g->pq_head];
+		g->pq_forced += !p->sure;
+		if (p->sure && acc_op(&g->acc[1], &p->op, true))
+			return -ENOMEM;
+		g->pq_head = (g->pq_head + 1) & (g->pq_cap - 1);
+		g->pq_n--;
+		if (pq_settle(g, false))
+			return -ENOMEM;
+	}
+	return pq_push(g, op, sure);
+}
+
+/* ---- events ------------------------------------------------------------------------------ */
+static int on_span_begin(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
+{
+	if (name_class(g, ev->name_id) & NC_STEP) {
+		const char *name = str_name(g, ev->name_id);
+		int64_t ts = g->hta ? ceil_us(g, (int64_t)ev->ts) : (int64_t)ev->ts;
+		g->steps++;
+		if (!g->step_name && !(g->step_name = strdup(name)))
+			return -ENOMEM;
+		if (strcmp(g->step_name, name))
+			g->steps_distinct = true;
+		if (g->hta && g->have_step && ts > g->last_step && hta_step(g, ts))
+			return -ENOMEM;
+		if (!g->have_step || ts >= g->last_step) {
+			g->last_step = ts;
+			free(g->last_step_name);
+			if (!(g->last_step_name = strdup(name)))
+				return -ENOMEM;
+		}
+		g->have_step = true;
+	}
+	return host_begin(g, ev);
+}
+
+static int on_api(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
+{
+	unsigned cls = name_class(g, ev->name_id);
+	int64_t ts = (int64_t)ev->ts, end = ts + (int64_t)ev->gpu.dur_ns;
+	if (cls & NC_SYNC && add_nstat(&g->sapi_map, &g->sapi, &g->nsapi, &g->sapi_cap, ev->name_id, 0,
+				       (int64_t)ev->gpu.dur_ns))
+		return -ENOMEM;
+	if (!ev->gpu.correlation)
+		return 0;
+	if (g->hta) {
+		end = floor_us(g, end);
+		ts = ceil_us(g, ts);
+	}
+	return launch_put(g, ev, ts, end, cls);
+}
+
+static int on_op(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
+{
+	const struct isc_gpu_fields *f = &ev->gpu;
+	struct gop op = { 0 };
+	op.ts = (int64_t)ev->ts;
+	op.end = op.ts + (int64_t)f->dur_ns;
+	op.bytes = f->bytes;
+	op.name_id = ev->name_id;
+	op.device = f->device;
+	op.stream = f->stream;
+	op.kind = f->kind;
+	op.copy_kind = f->copy_kind;
+	op.src_mem = f->src_mem;
+	op.dst_mem = f->dst_mem;
+	/* Kineto "stream": -1, or the CUDA agent's context sync (no device, no stream) */
+	op.streamless = (f->flags & ISC_GPU_FLAG_NO_STREAM) || f->device == ISC_GPU_NONE;
+	op.compute = f->kind == ISC_GPU_KERNEL && !(name_class(g, ev->name_id) & NC_NONCOMPUTE);
+	uint32_t li = f->correlation ? gmap_get(&g->l_map, f->correlation) : GNONE;
+	uint32_t pid = 0;
+	/* correlation ids are per process: when the merge linked the op to its
+	 * call, a call of another process with the same id is not it */
+	if (li != GNONE && f->has_link &&
+	    (g->lr[li].tid != f->api_tid || g->lr[li].ts_exact != (int64_t)ev->ts - f->launch_gap_ns))
+		li = GNONE;
+	if (li != GNONE) {
+		struct launch *l = &g->lr[li];
+		op.has_api = true;
+		op.api_ts = l->ts;
+		op.api_end = l->end;
+		op.api_launch = (l->cls & NC_LAUNCH) != 0;
+		pid = l->pid;
+		/* one call, one op; a graph launch owns many, kept until evicted */
+		if (!(l->cls & NC_GRAPH) && !(f->flags & ISC_GPU_FLAG_GRAPH)) {
+			l->live = false;
+			gmap_del(&g->l_map, f->correlation);
+		}
+	}
+	if (op.kind == ISC_GPU_KERNEL || op.kind == ISC_GPU_MEMCPY || op.kind == ISC_GPU_MEMSET) {
+		uint32_t hi = hdev_index(g, op.device);
+		if (hi != GNONE) {
+			host_op(g, hi, op.ts, op.end);
+			uint32_t *slot;
+			if (li != GNONE) {
+				if (gmap_slot(&g->pid_mask, pid, &slot))
+					return -ENOMEM;
+				*slot = (*slot == GNONE ? 0 : *slot) | 1u << hi;
+			}
+		}
+	}
+	if (!g->hta)
+		return acc_op(&g->acc[0], &op, false);
+	op.end = floor_us(g, op.end);
+	op.ts = ceil_us(g, op.ts);
+	return hta_op(g, &op, f->correlation != 0);
+}
+
+static int on_device(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
+{
+	bool fresh;
+	uint32_t i = map_index(&g->dname_map, ev->f[0], &g->dnames, &g->ndnames, &g->dnames_cap, sizeof(*g->dnames),
+			       &fresh);
+	if (i == GNONE)
+		return -ENOMEM;
+	char *s = malloc(ev->nbytes + 1);
+	if (!s)
+		return -ENOMEM;
+	memcpy(s, ev->bytes, ev->nbytes);
+	s[ev->nbytes] = '\0';
+	free(g->dnames[i]);
+	g->dnames[i] = s;
+	return 0;
+}
+
+/* META distributedInfo (JSON): its rank, when it has one. */
+static void on_meta(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
+{
+	size_t klen = (size_t)ev->f[0];
+	static const char key[] = "distributedInfo";
+	if (klen != sizeof(key) - 1 || klen > ev->nbytes || memcmp(ev->bytes, key, klen))
+		return;
+	cJSON *v = cJSON_ParseWithLength((const char *)ev->bytes + klen, ev->nbytes - klen);
+	const cJSON *r = cJSON_GetObjectItemCaseSensitive(v, "rank");
+	if (cJSON_IsNumber(r)) {
+		g->have_rank = true;
+		g->rank = r->valuedouble;
+	}
+	cJSON_Delete(v);
+}
+
+int isc_gpu_ana_event(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
+{
+	int rc = 0;
+	if ((int64_t)ev->ts > g->last_ts)
+		g->last_ts = (int64_t)ev->ts;
+	switch (ev->type) {
+	case ISC_REC_TL_SPAN_BEGIN:
+		rc = on_span_begin(g, ev);
+		break;
+	case ISC_REC_TL_SPAN_END:
+		rc = host_end(g, ev);
+		break;
+	case ISC_REC_GPU_API:
+		rc = on_api(g, ev);
+		break;
+	case ISC_REC_GPU_OP:
+		rc = on_op(g, ev);
+		break;
+	case ISC_REC_DEVICE:
+		rc = on_device(g, ev);
+		break;
+	case ISC_REC_META:
+		on_meta(g, ev);
+		break;
+	default:
+		break;
+	}
+	return rc ? rc : g->oom ? -ENOMEM : 0;
+}
+
+/* ---- output ------------------------------------------------------------------------------------ */
+struct out {
+	struct isc_gpu_ana *g;
+	bool oom;
+};
+
+static cJSON *chk(struct out *o, cJSON *x)
+{
+	if (!x)
+		o->oom = true;
+	return x;
+}
+
+static void num(struct out *o, cJSON *obj, const char *k, double v)
+{
+	chk(o, obj ? cJSON_AddNumberToObject(obj, k, v) : NULL);
+}
+
+static void num_or_null(struct out *o, cJSON *obj, const char *k, bool have, double v)
+{
+	chk(o, !obj ? NULL : have ? cJSON_AddNumberToObject(obj, k, v) : cJSON_AddNullToObject(obj, k));
+}
+
+/* Adds string s (NULL: null) with invalid UTF-8 bytes and control characters replaced by '?'. */
+static void str(struct out *o, cJSON *obj, const char *k, const char *s)
+{
+	if (!obj) {
+		o->oom = true;
+		return;
+	}
+	if (!s) {
+		chk(o, cJSON_AddNullToObject(obj, k));
+		return;
+	}
+	size_t n = strlen(s);
+	unsigned char *c = malloc(n + 1);
+	if (!c) {
+		o->oom = true;
+		return;
+	}
+	for (size_t i = 0; i <= n;) {
+		unsigned char b = (unsigned char)s[i];
+		size_t len = b < 0x80 ? 1 : b >= 0xc2 && b <= 0xdf ? 2 : b >= 0xe0 && b <= 0xef ? 3
+			   : b >= 0xf0 && b <= 0xf4 ? 4 : 0;
+		bool good = len > 0 && i + len <= n + (len == 1);
+		for (size_t j = 1; good && j < len; j++)
+			good = ((unsigned char)s[i + j] & 0xc0) == 0x80;
+		if (good && len == 3 && ((b == 0xe0 && (unsigned char)s[i + 1] < 0xa0) ||
+					 (b == 0xed && (unsigned char)s[i + 1] > 0x9f)))
+			good = false; /* overlong, surrogate */
+		if (good && len == 4 && ((b == 0xf0 && (unsigned char)s[i + 1] < 0x90) ||
+					 (b == 0xf4 && (unsigned char)s[i + 1] > 0x8f)))
+			good = false;
+		if (!good || (len == 1 && b && (b < 0x20 || b == 0x7f))) {
+			c[i++] = '?';
+			continue;
+		}
+		memcpy(c + i, s + i, len);
+		i += len;
+	}
+	chk(o, cJSON_AddStringToObject(obj, k, (char *)c));
+	free(c);
+}
+
+static cJSON *obj(struct out *o, cJSON *parent, const char *k)
+{
+	return chk(o, parent ? cJSON_AddObjectToObject(parent, k) : NULL);
+}
+
+static cJSON *arr(struct out *o, cJSON *parent, const char *k)
+{
+	return chk(o, parent ? cJSON_AddArrayToObject(parent, k) : NULL);
+}
+
+static cJSON *push(struct out *o, cJSON *a)
+{
+	cJSON *x = cJSON_CreateObject();
+	if (!x || !a || !cJSON_AddItemToArray(a, x)) {
+		cJSON_Delete(x);
+		o->oom = true;
+		return NULL;
+	}
+	return x;
+}
+
+static double pct2(int64_t part, int64_t whole)
+{
+	return whole > 0 ? round(10000.0 * (double)part / (double)whole) / 100 : 0;
+}
+
+static const char *dev_name(const struct isc_gpu_ana *g, uint32_t id)
+{
+	uint32_t i = gmap_get(&g->dname_map, id);
+	return i == GNONE ? NULL : g->dnames[i];
+}
+
+static int cmp_dev(const void *x, const void *y)
+{
+	const struct adev *a = x, *b = y;
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+static int cmp_stream(const void *x, const void *y)
+{
+	const struct astream *a = *(struct astream *const *)x, *b = *(struct astream *const *)y;
+	if (a->device != b->device)
+		return a->device < b->device ? -1 : 1;
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* Rows merged by name: one kernel or function under several string ids counts once. */
+struct row {
+	const char *name, *file;
+	uint32_t line;
+	uint8_t kind;
+	uint64_t count;
+	int64_t total, min, max, self;
+};
+
+static int row_by_identity(const void *x, const void *y)
+{
+	const struct row *a = x, *b = y;
+	int c;
+	if (a->kind != b->kind)
+		return a->kind < b->kind ? -1 : 1;
+	if ((c = strcmp(a->name, b->name)) || (c = strcmp(a->file, b->file)))
+		return c;
+	return a->line < b->line ? -1 : a->line > b->line;
+}
+
+static int row_by_total(const void *x, const void *y)
+{
+	const struct row *a = x, *b = y;
+	if (a->total != b->total)
+		return a->total > b->total ? -1 : 1;
+	return row_by_identity(x, y);
+}
+
+/* Sorts rows[0..n) by identity and merges equal ones; returns the new count. */
+static size_t merge_rows(struct row *rows, size_t n)
+{
+	size_t m = 0;
+	sort_n(rows, n, sizeof(*rows), row_by_identity);
+	for (size_t i = 0; i < n; i++) {
+		if (m && !row_by_identity(&rows[m - 1], &rows[i])) {
+			struct row *r = &rows[m - 1];
+			if (rows[i].min < r->min)
+				r->min = rows[i].min;
+			if (rows[i].max > r->max)
+				r->max = rows[i].max;
+			r->count += rows[i].count;
+			r->total += rows[i].total;
+			r->self += rows[i].self;
+		} else {
+			rows[m++] = rows[i];
+		}
+	}
+	sort_n(rows, m, sizeof(*rows), row_by_total);
+	return m;
+}
+
+/* gpu.devices[].host_during_idle of device hd[hi]. */
+static int emit_host(struct out *o, cJSON *d, size_t hi)
+{
+	struct isc_gpu_ana *g = o->g;
+	const struct hdev *h = &g->hd[hi];
+	cJSON *hd = obj(o, d, "host_during_idle");
+	num(o, hd, "idle_ns", (double)h->closed);
+	for (int k = 0; k < 2; k++) {
+		uint8_t kind = k ? ISC_SPAN_PYTHON : ISC_SPAN_OP;
+		struct row *rows = calloc(g->nfns ? g->nfns : 1, sizeof(*rows));
+		size_t n = 0;
+		if (!rows)
+			return -ENOMEM;
+		for (size_t i = 0; i < g->nfns; i++) {
+			const struct hfn *f = &g->fns[i];
+			if (f->hdev != hi || f->kind != kind)
+				continue;
+			const struct isc_tl_string *s = isc_timeline_string_borrow(g->t, f->name_id);
+			rows[n++] = (struct row){ .name = s ? s->name : "?", .file = s ? s->file : "",
+						  .line = s ? s->line : 0, .kind = kind, .count = 1,
+						  .total = f->idle, .self = f->self };
+		}
+		n = merge_rows(rows, n);
+		cJSON *a = arr(o, hd, k ? "python" : "ops");
+		for (size_t i = 0; i < n && i < TOP_HOST && rows[i].total > 0; i++) {
+			cJSON *x = push(o, a);
+			str(o, x, "name", rows[i].name);
+			if (k) {
+				str(o, x, "file", rows[i].file);
+				num(o, x, "line", rows[i].line);
+			}
+			num(o, x, "idle_ns", (double)rows[i].total);
+			num(o, x, "self_idle_ns", (double)rows[i].self);
+			num(o, x, "idle_pct", pct2(rows[i].total, h->closed));
+		}
+		free(rows);
+	}
+	return 0;
+}
+
+static int emit_devices(struct out *o, cJSON *gpu, struct acc *a)
+{
+	struct isc_gpu_ana *g = o->g;
+	struct astream **sts = calloc(a->nsts ? a->nsts : 1, sizeof(*sts));
+	if (!sts)
+		return -ENOMEM;
+	for (size_t i = 0; i < a->nsts; i++)
+		sts[i] = &a->sts[i];
+	sort_n(sts, a->nsts, sizeof(*sts), cmp_stream);
+	sort_n(a->devs, a->ndevs, sizeof(*a->devs), cmp_dev); /* dev_map is not used after this */
+	cJSON *ds = arr(o, gpu, "devices");
+	for (size_t i = 0; i < a->ndevs; i++) {
+		const struct adev *dv = &a->devs[i];
+		int64_t span = u_span(&dv->all), busy = u_busy(&dv->all), comp = u_busy(&dv->comp);
+		cJSON *d = push(o, ds);
+		num(o, d, "id", dv->id);
+		str(o, d, "name", dev_name(g, dv->id));
+		num(o, d, "ops", (double)dv->ops);
+		cJSON *tb = obj(o, d, "temporal_breakdown");
+		num(o, tb, "span_ns", (double)span);
+		num(o, tb, "idle_ns", (double)(span - busy));
+		num(o, tb, "compute_ns", (double)comp);
+		num(o, tb, "non_compute_ns", (double)(busy - comp));
+		num(o, tb, "idle_pct", pct2(span - busy, span));
+		num(o, tb, "compute_pct", pct2(comp, span));
+		num(o, tb, "non_compute_pct", pct2(busy - comp, span));
+		cJSON *ss = arr(o, d, "streams");
+		for (size_t j = 0; j < a->nsts; j++) {
+			const struct astream *s = sts[j];
+			if (s->device != dv->id)
+				continue;
+			cJSON *x = push(o, ss);
+			num(o, x, "id", s->id);
+			num(o, x, "ops", (double)s->ops);
+			cJSON *ib = obj(o, x, "idle_breakdown");
+			num(o, ib, "host_wait_ns", (double)s->host_wait);
+			num(o, ib, "kernel_wait_ns", (double)s->kernel_wait);
+			num(o, ib, "other_ns", (double)s->other);
+			cJSON *q = obj(o, x, "queue_length");
+			int64_t w = s->q_last - s->q_first;
+			num_or_null(o, q, "mean", s->q_any && w > 0, w > 0 ? round(100 * (double)s->q_sum / (double)w) / 100 : 0);
+			num_or_null(o, q, "max", s->q_any, (double)s->q_max);
+		}
+		uint32_t hi = GNONE;
+		for (size_t j = 0; j < g->nhd; j++)
+			if (g->hd[j].id == dv->id)
+				hi = (uint32_t)j;
+		if (hi != GNONE && emit_host(o, d, hi)) {
+			free(sts);
+			return -ENOMEM;
+		}
+	}
+	free(sts);
+	return 0;
+}
+
+static int emit_kernels(struct out *o, cJSON *gpu, const struct acc *a)
+{
+	struct isc_gpu_ana *g = o->g;
+	struct row *rows = calloc(a->nks ? a->nks : 1, sizeof(*rows));
+	int64_t total = 0;
+	if (!rows)
+		return -ENOMEM;
+	for (size_t i = 0; i < a->nks; i++) {
+		const struct kstat *k = &a->ks[i];
+		const char *name = str_name(g, k->name_id);
+		rows[i] = (struct row){ .name = name ? name : "?", .file = "", .count = k->count, .total = k->total,
+					.min = k->min, .max = k->max };
+		total += k->total;
+	}
+	size_t n = merge_rows(rows, a->nks);
+	cJSON *ks = obj(o, gpu, "kernels");
+	num(o, ks, "count", (double)a->kernels);
+	num(o, ks, "distinct", (double)n);
+	num(o, ks, "total_ns", (double)total);
+	cJSON *top = arr(o, ks, "top");
+	int64_t cum = 0;
+	uint64_t cnt = 0;
+	size_t i = 0;
+	/* the fewest kernels (by total time) that cover 80 % of it */
+	for (; i < n && i < TOP_KERNELS_MAX && (i == 0 || 5 * cum < 4 * total); i++) {
+		const struct row *r = &rows[i];
+		cJSON *x = push(o, top);
+		str(o, x, "name", r->name);
+		num(o, x, "count", (double)r->count);
+		num(o, x, "total_ns", (double)r->total);
+		num(o, x, "mean_ns", round((double)r->total / (double)r->count));
+		num(o, x, "min_ns", (double)r->min);
+		num(o, x, "max_ns", (double)r->max);
+		num(o, x, "pct", pct2(r->total, total));
+		cum += r->total;
+		cnt += r->count;
+	}
+	num(o, ks, "top_pct", pct2(cum, total));
+	cJSON *oth = obj(o, ks, "others");
+	num(o, oth, "distinct", (double)(n - i));
+	num(o, oth, "count", (double)(a->kernels - cnt));
+	num(o, oth, "total_ns", (double)(total - cum));
+	free(rows);
+	return 0;
+}
+
+static const char *copy_name(uint8_t k)
+{
+	static const char *const n[] = { NULL, "HtoD", "DtoH", "DtoD", "HtoH", "PtoP" };
+	return k < sizeof(n) / sizeof(n[0]) ? n[k] : NULL;
+}
+
+static const char *mem_name(uint8_t k)
+{
+	static const char *const n[] = { "unknown", "pageable", "pinned", "device", "managed" };
+	return k < sizeof(n) / sizeof(n[0]) ? n[k] : "unknown";
+}
+
+static int cmp_mstat(const void *x, const void *y)
+{
+	const struct mstat *a = x, *b = y;
+	if (a->total != b->total)
+		return a->total > b->total ? -1 : 1;
+	if (a->kind != b->kind)
+		return a->kind < b->kind ? -1 : 1;
+	if (a->copy_kind != b->copy_kind)
+		return a->copy_kind < b->copy_kind ? -1 : 1;
+	if (a->src_mem != b->src_mem)
+		return a->src_mem < b->src_mem ? -1 : 1;
+	return a->dst_mem < b->dst_mem ? -1 : a->dst_mem > b->dst_mem;
+}
+
+static int cmp_nstat(const void *x, const void *y)
+{
+	const struct nstat *a = x, *b = y;
+	if (a->total != b->total)
+		return a->total > b->total ? -1 : 1;
+	return a->name_id < b->name_id ? -1 : a->name_id > b->name_id;
+}
+
+static void emit_nstats(struct out *o, cJSON *parent, const char *k, struct nstat *s, size_t n, const char *tk)
+{
+	static const char *const sync_kind[] = { "Sync", "Event Sync", "Stream Wait Event", "Stream Sync", "Context Sync" };
+	int64_t total = 0;
+	sort_n(s, n, sizeof(*s), cmp_nstat);
+	cJSON *a = arr(o, parent, k);
+	for (size_t i = 0; i < n; i++) {
+		cJSON *x = push(o, a);
+		uint8_t sk = s[i].sync_kind < sizeof(sync_kind) / sizeof(sync_kind[0]) ? s[i].sync_kind : 0;
+		str(o, x, "name", s[i].name_id ? str_name(o->g, s[i].name_id) : sync_kind[sk]);
+		num(o, x, "count", (double)s[i].count);
+		num(o, x, "total_ns", (double)s[i].total);
+		total += s[i].total;
+	}
+	num(o, parent, tk, (double)total);
+}
+
+static int emit_rest(struct out *o, cJSON *gpu, struct acc *a)
+{
+	cJSON *l = obj(o, gpu, "launch");
+	num(o, l, "launches", (double)a->launches);
+	cJSON *dl = obj(o, l, "delay_ns");
+	struct samples *s = &a->delay;
+	sort_n(s->v, s->n, sizeof(*s->v), cmp_i64);
+	num_or_null(o, dl, "p50", s->n, s->n ? quantile_lin(s->v, s->n, 0.5) : 0);
+	num_or_null(o, dl, "p90", s->n, s->n ? quantile_lin(s->v, s->n, 0.9) : 0);
+	num_or_null(o, dl, "max", s->n, (double)s->max);
+	chk(o, l ? cJSON_AddBoolToObject(l, "delay_exact", s->seen <= SAMPLES_MAX) : NULL);
+	num(o, l, "gpu_op_shorter_than_launch", (double)a->shorter);
+	num(o, l, "launch_call_over_50us", (double)a->long_call);
+	num(o, l, "delay_over_100us", (double)a->long_delay);
+	num(o, l, "short_kernels_under_10us", (double)a->short_kernels);
+	num(o, l, "kernels", (double)a->kernels);
+	num(o, l, "ops_without_launch_call", (double)a->no_api);
+
+	sort_n(a->ms, a->nms, sizeof(*a->ms), cmp_mstat);
+	cJSON *mc = arr(o, gpu, "memcpy");
+	for (size_t i = 0; i < a->nms; i++) {
+		const struct mstat *m = &a->ms[i];
+		cJSON *x = push(o, mc);
+		str(o, x, "kind", m->kind == ISC_GPU_MEMSET ? "memset" : "memcpy");
+		str(o, x, "direction", m->kind == ISC_GPU_MEMSET ? NULL : copy_name(m->copy_kind));
+		str(o, x, "src_memory", m->kind == ISC_GPU_MEMSET ? NULL : mem_name(m->src_mem));
+		str(o, x, "dst_memory", mem_name(m->dst_mem));
+		num(o, x, "count", (double)m->count);
+		num(o, x, "bytes", (double)m->bytes);
+		num(o, x, "total_ns", (double)m->total);
+		/* bytes per ns = GB/s */
+		num_or_null(o, x, "bandwidth_gb_per_s", m->total > 0,
+			    m->total > 0 ? round(1000 * (double)m->bytes / (double)m->total) / 1000 : 0);
+	}
+	cJSON *sy = obj(o, gpu, "sync");
+	emit_nstats(o, sy, "ops", a->ss, a->nss, "ops_total_ns");
+	emit_nstats(o, sy, "api_calls", o->g->sapi, o->g->nsapi, "api_total_ns");
+	return 0;
+}
+
+static void step_rule(struct isc_gpu_ana *g, char *buf, size_t cap, uint64_t all, uint64_t kept)
+{
+	char steps[96];
+	snprintf(steps, sizeof(steps), "%llu ProfilerStep annotation%s, %s", (unsigned long long)g->steps,
+		 g->steps == 1 ? "" : "s", g->steps_distinct ? "2 or more names" : g->steps ? "1 name" : "no names");
+	if (!g->hta)
+		snprintf(buf, cap,
+			 "all GPU ops kept (%s); HTA would drop the ops launched from the last ProfilerStep on "
+			 "when there are 2 or more names (--hta-compat)", steps);
+	else if (!g->steps_distinct)
+		snprintf(buf, cap, "hta-compat: fewer than 2 ProfilerStep names (%s): all GPU ops kept", steps);
+	else
+		snprintf(buf, cap,
+			 "hta-compat: CPU events from the start of the last ProfilerStep (%s) on dropped, with the "
+			 "GPU ops they launched and those no CPU event launched: %llu of %llu GPU ops dropped%s",
+			 g->last_step_name ? g->last_step_name : "?", (unsigned long long)(all - kept),
+			 (unsigned long long)all,
+			 g->pq_forced ? " (the step was too long to hold: some ops were dropped before it ended)" : "");
+}
+
+/* Drops pending tails that no later op confirmed, confirms the others. */
+static void host_finish(struct isc_gpu_ana *g)
+{
+	for (size_t i = 0; i < g->nths; i++)
+		while (g->ths[i].depth)
+			if (host_pop(g, &g->ths[i], g->last_ts))
+				g->oom = true;
+	for (size_t i = 0; i < g->nfns; i++) {
+		struct hfn *f = &g->fns[i];
+		if (f->pseq != g->hd[f->hdev].seq) {
+			f->idle += f->ptail;
+			f->self += f->pself;
+		}
+		f->ptail = f->pself = 0;
+	}
+}
+
+int isc_gpu_ana_emit(struct isc_gpu_ana *g, cJSON *root)
+{
+	struct out o = { g, false };
+	char rule[512];
+	struct acc *a = &g->acc[0];
+	host_finish(g);
+	if (g->hta && g->steps_distinct) {
+		if (pq_settle(g, true))
+			return -ENOMEM;
+		a = &g->acc[1];
+	}
+	step_rule(g, rule, sizeof(rule), g->acc[0].ops, a->ops);
+	cJSON *gpu = obj(&o, root, "gpu");
+	str(&o, gpu, "mode", g->hta ? "hta-compat" : "exact");
+	str(&o, gpu, "step_rule", rule);
+	num(&o, gpu, "profiler_steps", (double)g->steps);
+	num_or_null(&o, gpu, "rank", g->have_rank, g->rank);
+	num(&o, gpu, "ops", (double)a->ops);
+	num(&o, gpu, "dropped_ops", (double)(g->acc[0].ops - a->ops));
+	if (emit_devices(&o, gpu, a) || emit_kernels(&o, gpu, a) || emit_rest(&o, gpu, a))
+		return -ENOMEM;
+	return o.oom || g->oom ? -ENOMEM : 0;
+}
+
+void isc_gpu_ana_free(struct isc_gpu_ana *g)
+{
+	if (!g)
+		return;
+	gmap_free(&g->names);
+	gmap_free(&g->l_map);
+	free(g->lr);
+	acc_free(&g->acc[0]);
+	acc_free(&g->acc[1]);
+	free(g->pq);
+	free(g->step_name);
+	free(g->last_step_name);
+	gmap_free(&g->dname_map);
+	for (size_t i = 0; i < g->ndnames; i++)
+		free(g->dnames[i]);
+	free(g->dnames);
+	gmap_free(&g->sapi_map);
+	free(g->sapi);
+	gmap_free(&g->pid_mask);
+	gmap_free(&g->th_map);
+	for (size_t i = 0; i < g->nths; i++)
+		free(g->ths[i].st);
+	free(g->ths);
+	gmap_free(&g->fn_map);
+	free(g->fns);
+	free(g);
+}

@@ -1,0 +1,33 @@
+/*
+ * analyze_gpu.h - the GPU part of the analysis pass (analyze_gpu.c), called
+ * by analyze.c only.  The definitions it applies are stated at the top of
+ * analyze_gpu.c and in iscope-analyze(1), RULES, GPU.
+ */
+#ifndef ANALYZE_GPU_H
+#define ANALYZE_GPU_H
+
+#include <stdbool.h>
+
+#include <cjson/cJSON.h>
+
+#include "isc.h"
+
+struct isc_gpu_ana;
+
+/*
+ * New GPU analysis of the timeline t, whose string table and header are
+ * borrowed (t must outlive it).  hta_compat selects HTA's rules (drop from
+ * the last ProfilerStep on, cuda_sync counted as GPU time, times rounded to
+ * whole µs) instead of the exact ones.  0 or -ENOMEM.
+ */
+int isc_gpu_ana_new(struct isc_gpu_ana **g, struct isc_timeline *t, bool hta_compat);
+
+/* Feeds one timeline event of any type, in timeline order.  0 or -ENOMEM. */
+int isc_gpu_ana_event(struct isc_gpu_ana *g, const struct isc_tl_event *ev);
+
+/* Ends the pass and adds root.gpu (always present; no devices without GPU operations).  0 or -ENOMEM. */
+int isc_gpu_ana_emit(struct isc_gpu_ana *g, cJSON *root);
+
+void isc_gpu_ana_free(struct isc_gpu_ana *g);
+
+#endif

@@ -1,0 +1,2548 @@
+/*
+ * kineto_import.c - PyTorch profiler (Kineto) Chrome-trace JSON in,
+ * timeline events out (formats/timeline.md §10 is the mapping).
+ *
+ *   bytes (plain, or gzip inflated on the fly; no seeks)
+ *     -> scanner: the top-level object, then traceEvents one element at a
+ *        time, copied with a size and nesting limit
+ *     -> event parser: the fields we map, numbers kept as text and
+ *        converted to integer ns exactly
+ *     -> items (fixed size, names interned) in the sort buffer;
+ *        buffer full: sort it, append it as a run to a tmpfile()
+ *   end of input
+ *     -> header (epoch = earliest event), strings, DEVICE and META records
+ *     -> k-way merge (heap) of the runs and the in-memory tail, merged with
+ *        the span ends (a heap of per-thread stacks) -> sink, in order
+ *
+ * Memory bound: the text window (512 KiB; gzip: plus 1 MiB of inflated
+ * chunks queued by the inflating thread), the sort buffer
+ * (opts->sort_budget, 64 MiB by default:
+ * items plus their sort keys), one read buffer per spilled run (together
+ * at most another sort_budget, each at least 4 KiB), the string and name
+ * tables, the device and metadata lists, and the open spans of each thread.
+ * Not the file size: a 2 GB trace is read in runs of sort_budget bytes.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <cjson/cJSON.h>
+
+#include "isc_internal.h"
+#include "isc_kineto.h"
+
+#define SRC_IN (64u << 10)
+#define SRC_CAP (512u << 10) /* text buffer */
+#define WINDOW (64u << 10)   /* events up to this size are parsed in place */
+#define VALUE_MAX (16u << 20) /* largest event or top-level value kept */
+#define META_MAX 64
+#define META_VALUE_MAX 4096
+
+/* ---- byte source ----------------------------------------------------- */
+
+/*
+ * Plain text is read straight into buf.  gzip is inflated by a producer
+ * thread into a queue of QN chunks while the caller parses (inflate costs
+ * about as much as the parse): memory is QN * CHUNK more, the order and
+ * the bytes are the same.  Without the thread (pthread_create failed) the
+ * caller inflates itself.
+ */
+#define QN 4
+#define CHUNK (256u << 10)
+
+struct src {
+	FILE *f;
+	bool gz, eof, threaded;
+	uint8_t *buf;
+	size_t pos, len;
+	uint64_t base; /* offset of buf[0] in the JSON text */
+	int err;
+	bool gz_trunc, gz_bad; /* the gzip stream ended early or is corrupt */
+	/* inflate state: the producer's (or the caller's when not threaded) */
+	z_stream z;
+	bool zinit, in_eof, member_end;
+	uint8_t *in;
+	/* the queue, under mu */
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	uint8_t *chunk[QN];
+	size_t clen[QN], coff; /* coff: bytes of the head chunk already taken */
+	unsigned head, count;
+	bool done, stop;       /* done: the producer ended (z_err, z_trunc, z_bad say how) */
+	int z_err;
+	bool z_trunc, z_bad;
+};
+
+/* Inflates up to cap bytes into out: 1 (*got > 0), 0 at the end, negative on an I/O error. */
+static int gz_inflate(struct src *s, uint8_t *out, size_t cap, size_t *got, bool *trunc, bool *bad)
+{
+	*got = 0;
+	for (;;) {
+		if (!s->z.avail_in && !s->in_eof) {
+			size_t n = fread(s->in, 1, SRC_IN, s->f);
+			if (!n) {
+				s->in_eof = true;
+				if (ferror(s->f))
+					return -EIO;
+			}
+			s->z.next_in = s->in;
+			s->z.avail_in = (uInt)n;
+		}
+		if (s->member_end) { /* concatenated gzip members are one stream */
+			if (!s->z.avail_in) {
+				if (s->in_eof)
+					return 0;
+				continue;
+			}
+			if (s->z.next_in[0] != 0x1f) /* trailing bytes after the last member */
+				return 0;
+			inflateReset(&s->z);
+			s->member_end = false;
+		}
+		s->z.next_out = out;
+		s->z.avail_out = (uInt)cap;
+		int zr = inflate(&s->z, Z_NO_FLUSH);
+		*got = cap - s->z.avail_out;
+		if (zr == Z_STREAM_END) {
+			s->member_end = true;
+		} else if (zr == Z_BUF_ERROR || zr == Z_OK) {
+			if (!*got && !s->z.avail_in && s->in_eof) {
+				*trunc = true;
+				return 0;
+			}
+		} else {
+			*bad = true;
+			return *got ? 1 : 0; /* the next call ends it */
+		}
+		if (*got)
+			return 1;
+	}
+}
+
+static void *gz_thread(void *arg)
+{
+	struct src *s = arg;
+	bool trunc = false, bad = false;
+	int rc = 1;
+	pthread_mutex_lock(&s->mu);
+	while (rc > 0 && !s->stop && !bad) {
+		while (s->count == QN && !s->stop)
+			pthread_cond_wait(&s->cv, &s->mu);
+		if (s->stop)
+			break;
+		unsigned slot = (s->head + s->count) % QN;
+		pthread_mutex_unlock(&s->mu); /* inflate outside the lock: the slot is not in the queue yet */
+		size_t got;
+		rc = gz_inflate(s, s->chunk[slot], CHUNK, &got, &trunc, &bad);
+		pthread_mutex_lock(&s->mu);
+		if (got) {
+			s->clen[slot] = got;
+			s->count++;
+			pthread_cond_broadcast(&s->cv);
+		}
+	}
+	s->z_err = rc < 0 ? rc : 0;
+	s->z_trunc = trunc;
+	s->z_bad = bad;
+	s->done = true;
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	return NULL;
+}
+
+/* Next gzip text into buf[len..cap): the queue's (or inflated here); 1, 0 at the end, negative on error. */
+static int gz_more(struct src *s, size_t cap)
+{
+	if (!s->threaded) {
+		size_t got;
+		bool trunc = false, bad = false;
+		int rc = s->gz_bad ? 0 : gz_inflate(s, s->buf + s->len, cap, &got, &trunc, &bad);
+		s->len += rc > 0 ? got : 0;
+		s->gz_trunc |= trunc;
+		s->gz_bad |= bad;
+		return rc;
+	}
+	pthread_mutex_lock(&s->mu);
+	while (!s->count && !s->done)
+		pthread_cond_wait(&s->cv, &s->mu);
+	int rc = 1;
+	if (s->count) {
+		size_t n = s->clen[s->head] - s->coff < cap ? s->clen[s->head] - s->coff : cap;
+		memcpy(s->buf + s->len, s->chunk[s->head] + s->coff, n);
+		s->len += n;
+		if ((s->coff += n) == s->clen[s->head]) {
+			s->coff = 0;
+			s->head = (s->head + 1) % QN;
+			s->count--;
+			pthread_cond_broadcast(&s->cv);
+		}
+	} else {
+		rc = s->z_err;
+		s->gz_trunc = s->z_trunc;
+		s->gz_bad = s->z_bad;
+	}
+	pthread_mutex_unlock(&s->mu);
+	return rc;
+}
+
+/*
+ * Appends text after buf[len], first moving the unread bytes to the front
+ * (so the window from pos stays contiguous): 1, 0 at the end, negative on
+ * an I/O error.  gzip damage ends the text early (gz_trunc, gz_bad).
+ */
+static int src_more(struct src *s)
+{
+	if (s->pos) {
+		memmove(s->buf, s->buf + s->pos, s->len - s->pos);
+		s->base += s->pos;
+		s->len -= s->pos;
+		s->pos = 0;
+	}
+	if (s->eof)
+		return s->err;
+	if (s->len == SRC_CAP)
+		return 1;
+	int rc;
+	if (s->gz) {
+		rc = gz_more(s, SRC_CAP - s->len);
+	} else {
+		size_t n = fread(s->buf + s->len, 1, SRC_CAP - s->len, s->f);
+		s->len += n;
+		rc = n ? 1 : ferror(s->f) ? -EIO : 0;
+	}
+	if (rc <= 0) {
+		s->eof = true;
+		s->err = rc;
+	}
+	return rc;
+}
+
+static int src_open(struct src *s, FILE *f)
+{
+	memset(s, 0, sizeof(*s));
+	s->f = f;
+	if (!(s->buf = malloc(SRC_CAP)))
+		return -ENOMEM;
+	int c1 = getc(f), c2 = c1 == 0x1f ? getc(f) : EOF;
+	if (c1 == 0x1f && c2 == 0x8b) {
+		s->gz = true;
+		if (!(s->in = malloc(SRC_IN)))
+			return -ENOMEM;
+		s->in[0] = 0x1f;
+		s->in[1] = 0x8b;
+		s->z.next_in = s->in;
+		s->z.avail_in = 2;
+		if (inflateInit2(&s->z, 16 + MAX_WBITS) != Z_OK)
+			return -ENOMEM;
+		s->zinit = true;
+		for (unsigned i = 0; i < QN; i++)
+			if (!(s->chunk[i] = malloc(CHUNK)))
+				return 0; /* inflate in the caller's thread */
+		pthread_mutex_init(&s->mu, NULL);
+		pthread_cond_init(&s->cv, NULL);
+		s->threaded = !pthread_create(&s->thread, NULL, gz_thread, s);
+		if (!s->threaded) {
+			pthread_mutex_destroy(&s->mu);
+			pthread_cond_destroy(&s->cv);
+		}
+		return 0;
+	}
+	if (c1 != EOF) { /* plain: the bytes peeked start the buffer */
+		s->buf[s->len++] = (uint8_t)c1;
+		if (c2 != EOF)
+			s->buf[s->len++] = (uint8_t)c2;
+	} else if (ferror(f)) {
+		return -EIO;
+	}
+	return 0;
+}
+
+static void src_close(struct src *s)
+{
+	if (s->threaded) {
+		pthread_mutex_lock(&s->mu);
+		s->stop = true;
+		pthread_cond_broadcast(&s->cv);
+		pthread_mutex_unlock(&s->mu);
+		pthread_join(s->thread, NULL);
+		pthread_mutex_destroy(&s->mu);
+		pthread_cond_destroy(&s->cv);
+	}
+	if (s->zinit)
+		inflateEnd(&s->z);
+	for (unsigned i = 0; i < QN; i++)
+		free(s->chunk[i]);
+	free(s->in);
+	free(s->buf);
+}
+
+/* ---- small tables ------------------------------------------------------ */
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	return x ^ (x >> 33);
+}
+
+/* Open-addressing map from a 64-bit key to a non-NULL pointer. */
+struct map {
+	uint64_t *keys;
+	void **vals;
+	size_t cap, n;
+};
+
+static void **map_slot(struct map *m, uint64_t key)
+{
+	size_t i = mix64(key) & (m->cap - 1);
+	while (m->vals[i] && m->keys[i] != key)
+		i = (i + 1) & (m->cap - 1);
+	m->keys[i] = key;
+	return &m->vals[i];
+}
+
+static void *map_get(const struct map *m, uint64_t key)
+{
+	if (!m->cap)
+		return NULL;
+	size_t i = mix64(key) & (m->cap - 1);
+	while (m->vals[i]) {
+		if (m->keys[i] == key)
+			return m->vals[i];
+		i = (i + 1) & (m->cap - 1);
+	}
+	return NULL;
+}
+
+/* Stores v under key (replacing) and returns the previous value, or sets *err. */
+static void *map_put(struct map *m, uint64_t key, void *v, int *err)
+{
+	if ((m->n + 1) * 2 > m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 64;
+		struct map n = { calloc(cap, sizeof(uint64_t)), calloc(cap, sizeof(void *)), cap, m->n };
+		if (!n.keys || !n.vals) {
+			free(n.keys);
+			free(n.vals);
+			*err = -ENOMEM;
+			return NULL;
+		}
+		for (size_t i = 0; i < m->cap; i++)
+			if (m->vals[i])
+				*map_slot(&n, m->keys[i]) = m->vals[i];
+		free(m->keys);
+		free(m->vals);
+		*m = n;
+	}
+	void **slot = map_slot(m, key), *old = *slot;
+	if (!old)
+		m->n++;
+	*slot = v;
+	return old;
+}
+
+static void map_free(struct map *m, bool free_vals)
+{
+	for (size_t i = 0; free_vals && i < m->cap; i++)
+		free(m->vals[i]);
+	free(m->keys);
+	free(m->vals);
+	memset(m, 0, sizeof(*m));
+}
+
+/* ---- items and the external sort --------------------------------------- */
+
+enum { IT_SPAN = 1, IT_MARK, IT_GPU_OP, IT_GPU_API };
+
+/* One imported event, as sorted and spilled (times relative to the file). */
+struct item {
+	int64_t ts, dur;
+	uint64_t seq, correlation;
+	int64_t value; /* GPU_OP bytes, MARK value */
+	uint32_t pid, tid, name_id, device, stream, cbid, flags;
+	uint32_t launch[8]; /* grid x y z, block x y z, registers, shared memory */
+	uint8_t type, kind, copy_kind, src_mem, dst_mem, has_launch;
+};
+
+/* Sort key: ts, context, span begins (longer first) before the rest, file order. */
+struct skey {
+	int64_t ts;
+	uint64_t ctx, tie, seq;
+	size_t idx;
+};
+
+static void key_of(const struct item *it, struct skey *k)
+{
+	k->ts = it->ts;
+	k->ctx = (uint64_t)it->pid << 32 | it->tid;
+	k->tie = it->type == IT_SPAN ? (uint64_t)(INT64_MAX - it->dur) : 1ULL << 63;
+	k->seq = it->seq;
+}
+
+static int skey_cmp(const struct skey *a, const struct skey *b)
+{
+	if (a->ts != b->ts)
+		return a->ts < b->ts ? -1 : 1;
+	if (a->ctx != b->ctx)
+		return a->ctx < b->ctx ? -1 : 1;
+	if (a->tie != b->tie)
+		return a->tie < b->tie ? -1 : 1;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+static int skey_qcmp(const void *a, const void *b)
+{
+	return skey_cmp(a, b);
+}
+
+static int item_cmp(const struct item *a, const struct item *b)
+{
+	struct skey x, y;
+	key_of(a, &x);
+	key_of(b, &y);
+	return skey_cmp(&x, &y);
+}
+
+struct run {
+	uint64_t off, n, next; /* items in the file; next = items already read */
+	struct item *buf;
+	size_t pos, len, cap;
+	/* the in-memory tail: sorted keys into items[] */
+	const struct skey *keys;
+	const struct item *items;
+};
+
+/* ---- strings, names, devices ------------------------------------------ */
+
+struct strtab {
+	struct isc_tl_string *v; /* v[0] unused */
+	uint64_t *hash;
+	size_t n, cap;
+	uint32_t *slots;
+	size_t nslots;
+};
+
+struct dev {
+	uint64_t id, sms, mem, major, minor;
+	char *name;
+};
+
+struct meta {
+	char *key, *val;
+};
+
+/* ---- output state ------------------------------------------------------ */
+
+struct ospan {
+	int64_t end;
+	uint64_t id;
+	uint32_t name_id;
+	uint8_t kind;
+};
+
+struct thr;
+struct stk { /* one stack of open spans: 0 calls (python, op), 1 scopes */
+	struct thr *t;
+	uint8_t which;
+	struct ospan *v;
+	size_t n, cap, hpos; /* hpos: index in the ends heap, SIZE_MAX if not in it */
+};
+
+struct thr {
+	uint32_t pid, tid;
+	bool announced;
+	struct stk s[2];
+};
+
+/* ---- the importer ------------------------------------------------------ */
+
+struct kin {
+	struct src src;
+	const char *name;
+	struct isc_sink *sink;
+	struct isc_kineto_result *res;
+	unsigned max_depth;
+	/* scanner */
+	struct isc_buf val;   /* the value being parsed, when not parsed in place */
+	char *arena;          /* unescaped strings of the event parsed in place */
+	bool stop;            /* structural damage: no more input is read */
+	bool have_events;     /* traceEvents was found */
+	uint64_t bad_first_idx;
+	/* header material */
+	bool have_base;
+	int64_t base_ns;
+	bool have_min;
+	int64_t min_ts;
+	struct map pid_events; /* pid -> CPU-side items, for the header's command line */
+	struct dev *devs;
+	size_t ndevs;
+	struct meta metas[META_MAX];
+	size_t nmetas;
+	/* tables */
+	struct strtab st;
+	struct map pnames, tnames; /* pid -> name, (pid,tid) -> name: char * */
+	/* sort */
+	struct item *items;
+	struct skey *keys;
+	size_t nitems, capitems;
+	uint64_t seq;
+	FILE *tmp;
+	int tmpfd;
+	struct run *runs;
+	size_t nruns, capruns;
+	struct isc_buf wbuf;
+	/* output */
+	struct map threads, procs;
+	struct stk **heap;
+	size_t nheap, capheap;
+	uint64_t next_span;
+};
+
+static void damage(struct kin *k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void damage(struct kin *k, const char *fmt, ...)
+{
+	if (k->res->damaged)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(k->res->damage, sizeof(k->res->damage), fmt, ap);
+	va_end(ap);
+	k->res->damaged = true;
+}
+
+static uint64_t text_offset(const struct kin *k)
+{
+	return k->src.base + k->src.pos;
+}
+
+/* ---- decimal text to integers ------------------------------------------ */
+
+/*
+ * JSON number text t[0..n) times 10^scale as an int64, exactly when no
+ * digit is dropped, else rounded once, half away from zero, at the first
+ * dropped digit (a ts of "1.2345" µs is 1235 ns).  0, -ERANGE (does not
+ * fit), -EINVAL (not a number).  *inexact: a non-zero digit was dropped.
+ */
+static int dec_to_i64(const char *t, size_t n, int scale, int64_t *out, bool *inexact)
+{
+	const char *p = t, *e = t + n, *ip, *fp = NULL;
+	size_t ni = 0, nf = 0;
+	bool neg = false;
+	long exp10 = 0;
+	*inexact = false;
+	if (p < e && *p == '-') {
+		neg = true;
+		p++;
+	}
+	ip = p;
+	while (p < e && *p >= '0' && *p <= '9')
+		p++, ni++;
+	if (!ni)
+		return -EINVAL;
+	if (p < e && *p == '.') {
+		fp = ++p;
+		while (p < e && *p >= '0' && *p <= '9')
+			p++, nf++;
+		if (!nf)
+			return -EINVAL;
+	}
+	if (p < e && (*p == 'e' || *p == 'E')) {
+		bool eneg = false;
+		size_t nd = 0;
+		p++;
+		if (p < e && (*p == '+' || *p == '-'))
+			eneg = *p++ == '-';
+		for (; p < e && *p >= '0' && *p <= '9'; p++, nd++)
+			if (exp10 < 1000000)
+				exp10 = exp10 * 10 + (*p - '0');
+		if (!nd)
+			return -EINVAL;
+		if (eneg)
+			exp10 = -exp10;
+	}
+	if (p != e)
+		return -EINVAL;
+	/* digits d[0..ni+nf) = int part then fraction; value = D * 10^shift */
+	long shift = exp10 - (long)nf + scale, nd = (long)(ni + nf);
+	long keep = shift >= 0 ? nd : nd + shift;
+	uint64_t v = 0;
+#define DIGIT(i) ((i) < (long)ni ? ip[i] : fp[(i) - (long)ni])
+	for (long i = 0; i < keep && i < nd; i++) {
+		unsigned d = (unsigned)(DIGIT(i) - '0');
+		if (v > (UINT64_MAX - d) / 10)
+			return -ERANGE;
+		v = v * 10 + d;
+	}
+	if (shift > 0 && v) {
+		for (long i = 0; i < shift; i++) {
+			if (v > UINT64_MAX / 10)
+				return -ERANGE;
+			v *= 10;
+		}
+	} else if (shift < 0) {
+		for (long i = keep < 0 ? 0 : keep; i < nd; i++)
+			if (DIGIT(i) != '0')
+				*inexact = true;
+		if (keep >= 0 && keep < nd && DIGIT(keep) >= '5') {
+			if (v == UINT64_MAX)
+				return -ERANGE;
+			v++;
+		}
+	}
+#undef DIGIT
+	if (v > (uint64_t)INT64_MAX + (neg ? 1 : 0))
+		return -ERANGE;
+	*out = neg ? (int64_t)(0 - v) : (int64_t)v;
+	return 0;
+}
+
+/* ---- JSON values in memory (one event) --------------------------------- */
+
+enum { J_NONE, J_STR, J_NUM, J_LIT, J_ARR, J_OBJ };
+
+struct jv {
+	uint8_t t;
+	char *s; /* J_STR: unescaped in place; J_NUM: the text */
+	size_t n;
+};
+
+struct jp {
+	char *p, *e;
+	unsigned depth, max_depth;
+	char *arena; /* strings with escapes are unescaped here; NULL: in place */
+	size_t aused;
+};
+
+static void jws(struct jp *j)
+{
+	while (j->p < j->e && (*j->p == ' ' || *j->p == '\n' || *j->p == '\r' || *j->p == '\t'))
+		j->p++;
+}
+
+static int hexval(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+static long hex4(const char *p, const char *e)
+{
+	long v = 0;
+	if (e - p < 4)
+		return -1;
+	for (int i = 0; i < 4; i++) {
+		int h = hexval(p[i]);
+		if (h < 0)
+			return -1;
+		v = v * 16 + h;
+	}
+	return v;
+}
+
+/*
+ * A string at j->p.  Without escapes it is left where it is; with escapes
+ * it is unescaped into the arena, or in place (the result is never longer).
+ */
+static bool jstr(struct jp *j, char **s, size_t *n)
+{
+	if (j->p >= j->e || *j->p != '"')
+		return false;
+	char *start = j->p + 1, *q = memchr(start, '"', (size_t)(j->e - start));
+	if (!q)
+		return false;
+	char *bs = memchr(start, '\\', (size_t)(q - start));
+	if (!bs) {
+		*s = start;
+		*n = (size_t)(q - start);
+		j->p = q + 1;
+		return true;
+	}
+	char *w0 = j->arena ? j->arena + j->aused : start, *w = w0, *r = bs;
+	if (j->arena)
+		memcpy(w, start, (size_t)(bs - start));
+	w += bs - start;
+	while (r < j->e) {
+		char c = *r;
+		if (c == '"') {
+			*s = w0;
+			*n = (size_t)(w - w0);
+			j->p = r + 1;
+			if (j->arena)
+				j->aused += *n;
+			return true;
+		}
+		if (c != '\\') {
+			*w++ = *r++;
+			continue;
+		}
+		if (r + 1 >= j->e)
+			return false;
+		char x = r[1];
+		r += 2;
+		switch (x) {
+		case '"': case '\\': case '/': *w++ = x; break;
+		case 'b': *w++ = '\b'; break;
+		case 'f': *w++ = '\f'; break;
+		case 'n': *w++ = '\n'; break;
+		case 'r': *w++ = '\r'; break;
+		case 't': *w++ = '\t'; break;
+		case 'u': {
+			long cp = hex4(r, j->e);
+			if (cp < 0)
+				return false;
+			r += 4;
+			if (cp >= 0xD800 && cp < 0xDC00 && j->e - r >= 6 && r[0] == '\\' && r[1] == 'u') {
+				long lo = hex4(r + 2, j->e);
+				if (lo >= 0xDC00 && lo < 0xE000) {
+					cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+					r += 6;
+				}
+			}
+			if (cp >= 0xD800 && cp < 0xE000)
+				cp = 0xFFFD; /* lone surrogate */
+			if (cp < 0x80) {
+				*w++ = (char)cp;
+			} else if (cp < 0x800) {
+				*w++ = (char)(0xC0 | cp >> 6);
+				*w++ = (char)(0x80 | (cp & 0x3F));
+			} else if (cp < 0x10000) {
+				*w++ = (char)(0xE0 | cp >> 12);
+				*w++ = (char)(0x80 | ((cp >> 6) & 0x3F));
+				*w++ = (char)(0x80 | (cp & 0x3F));
+			} else {
+				*w++ = (char)(0xF0 | cp >> 18);
+				*w++ = (char)(0x80 | ((cp >> 12) & 0x3F));
+				*w++ = (char)(0x80 | ((cp >> 6) & 0x3F));
+				*w++ = (char)(0x80 | (cp & 0x3F));
+			}
+			break;
+		}
+		default:
+			return false;
+		}
+	}
+	return false;
+}
+
+static bool jnum(struct jp *j, char **s, size_t *n)
+{
+	char *p = j->p;
+	if (p < j->e && *p == '-')
+		p++;
+	if (p >= j->e || *p < '0' || *p > '9')
+		return false;
+	if (*p == '0')
+		p++;
+	else
+		while (p < j->e && *p >= '0' && *p <= '9')
+			p++;
+	if (p < j->e && *p == '.') {
+		if (++p >= j->e || *p < '0' || *p > '9')
+			return false;
+		while (p < j->e && *p >= '0' && *p <= '9')
+			p++;
+	}
+	if (p < j->e && (*p == 'e' || *p == 'E')) {
+		p++;
+		if (p < j->e && (*p == '+' || *p == '-'))
+			p++;
+		if (p >= j->e || *p < '0' || *p > '9')
+			return false;
+		while (p < j->e && *p >= '0' && *p <= '9')
+			p++;
+	}
+	*s = j->p;
+	*n = (size_t)(p - j->p);
+	j->p = p;
+	return true;
+}
+
+static bool jvalue(struct jp *j, struct jv *v);
+
+static bool jcontainer(struct jp *j, char close)
+{
+	if (++j->depth > j->max_depth)
+		return false;
+	j->p++;
+	jws(j);
+	if (j->p < j->e && *j->p == close) {
+		j->p++;
+		j->depth--;
+		return true;
+	}
+	for (;;) {
+		struct jv v;
+		if (close == '}') {
+			char *s;
+			size_t n;
+			jws(j);
+			if (!jstr(j, &s, &n))
+				return false;
+			jws(j);
+			if (j->p >= j->e || *j->p++ != ':')
+				return false;
+		}
+		jws(j);
+		if (!jvalue(j, &v))
+			return false;
+		jws(j);
+		if (j->p >= j->e)
+			return false;
+		if (*j->p == ',') {
+			j->p++;
+			continue;
+		}
+		if (*j->p++ != close)
+			return false;
+		j->depth--;
+		return true;
+	}
+}
+
+/* Any value; containers are validated and skipped (v->t says which). */
+static bool jvalue(struct jp *j, struct jv *v)
+{
+	memset(v, 0, sizeof(*v));
+	if (j->p >= j->e)
+		return false;
+	switch (*j->p) {
+	case '"':
+		v->t = J_STR;
+		return jstr(j, &v->s, &v->n);
+	case '{':
+		v->t = J_OBJ;
+		return jcontainer(j, '}');
+	case '[':
+		v->t = J_ARR;
+		return jcontainer(j, ']');
+	case 't':
+	case 'f':
+	case 'n': {
+		static const char *lits[] = { "true", "false", "null" };
+		for (int i = 0; i < 3; i++) {
+			size_t l = strlen(lits[i]);
+			if ((size_t)(j->e - j->p) >= l && !memcmp(j->p, lits[i], l)) {
+				j->p += l;
+				v->t = J_LIT;
+				return true;
+			}
+		}
+		return false;
+	}
+	default:
+		v->t = J_NUM;
+		return jnum(j, &v->s, &v->n);
+	}
+}
+
+/* ---- one event --------------------------------------------------------- */
+
+struct kev {
+	struct jv ph, cat, name, pid, tid, ts, dur;
+	/* args */
+	struct jv stream, correlation, bytes, device, cbid, cid, regs, shmem, aname, mem_bytes, sync_kind, event_id;
+	bool graph, have_grid, have_block;
+	uint32_t grid[3], block[3];
+	const char *bad; /* wrong type: the event is skipped */
+	char badbuf[96];
+};
+
+static bool keyeq(const char *s, size_t n, const char *lit)
+{
+	return strlen(lit) == n && !memcmp(s, lit, n);
+}
+
+/* An array of up to three non-negative integers (grid, block). */
+static bool jdim3(struct jp *j, uint32_t d[3], bool *ok)
+{
+	char *save = j->p;
+	struct jv v;
+	*ok = false;
+	if (j->p >= j->e || *j->p != '[')
+		return jvalue(j, &v);
+	j->p++;
+	d[0] = d[1] = d[2] = 1;
+	for (int i = 0;; i++) {
+		jws(j);
+		char *s;
+		size_t n;
+		int64_t x;
+		bool inexact;
+		if (i == 0 && j->p < j->e && *j->p == ']')
+			break;
+		if (i >= 3 || !jnum(j, &s, &n) || dec_to_i64(s, n, 0, &x, &inexact) || x < 0 || x > UINT32_MAX) {
+			j->p = save; /* not the shape we know: validate and skip */
+			return jvalue(j, &v);
+		}
+		d[i] = (uint32_t)x;
+		jws(j);
+		if (j->p < j->e && *j->p == ',') {
+			j->p++;
+			continue;
+		}
+		break;
+	}
+	if (j->p >= j->e || *j->p++ != ']')
+		return false;
+	*ok = true;
+	return true;
+}
+
+static bool parse_args(struct jp *j, struct kev *ev)
+{
+	if (++j->depth > j->max_depth)
+		return false;
+	j->p++;
+	jws(j);
+	if (j->p < j->e && *j->p == '}') {
+		j->p++;
+		j->depth--;
+		return true;
+	}
+	for (;;) {
+		char *k;
+		size_t kn;
+		struct jv v, *dst = NULL;
+		jws(j);
+		if (!jstr(j, &k, &kn))
+			return false;
+		jws(j);
+		if (j->p >= j->e || *j->p++ != ':')
+			return false;
+		jws(j);
+		if (keyeq(k, kn, "grid")) {
+			if (!jdim3(j, ev->grid, &ev->have_grid))
+				return false;
+		} else if (keyeq(k, kn, "block")) {
+			if (!jdim3(j, ev->block, &ev->have_block))
+				return false;
+		} else {
+			if (!jvalue(j, &v))
+				return false;
+			switch (kn) {
+			case 4:
+				if (keyeq(k, kn, "name"))
+					dst = &ev->aname;
+				break;
+			case 5:
+				if (keyeq(k, kn, "bytes"))
+					dst = &ev->bytes;
+				else if (keyeq(k, kn, "Bytes"))
+					dst = &ev->mem_bytes;
+				break;
+			case 3:
+				if (keyeq(k, kn, "cid"))
+					dst = &ev->cid;
+				break;
+			case 6:
+				if (keyeq(k, kn, "stream"))
+					dst = &ev->stream;
+				else if (keyeq(k, kn, "device"))
+					dst = &ev->device;
+				else if (keyeq(k, kn, "labels"))
+					dst = NULL;
+				break;
+			default:
+				if (keyeq(k, kn, "correlation"))
+					dst = &ev->correlation;
+				else if (keyeq(k, kn, "cbid"))
+					dst = &ev->cbid;
+				else if (keyeq(k, kn, "registers per thread"))
+					dst = &ev->regs;
+				else if (keyeq(k, kn, "shared memory"))
+					dst = &ev->shmem;
+				else if (keyeq(k, kn, "cuda_sync_kind"))
+					dst = &ev->sync_kind;
+				else if (keyeq(k, kn, "wait_on_cuda_event_id"))
+					dst = &ev->event_id;
+				else if (keyeq(k, kn, "graph id") || keyeq(k, kn, "graph node id") ||
+					 keyeq(k, kn, "graphId") || keyeq(k, kn, "graph_id"))
+					ev->graph = true;
+				break;
+			}
+			if (dst)
+				*dst = v;
+		}
+		jws(j);
+		if (j->p >= j->e)
+			return false;
+		if (*j->p == ',') {
+			j->p++;
+			continue;
+		}
+		if (*j->p++ != '}')
+			return false;
+		j->depth--;
+		return true;
+	}
+}
+
+/*
+ * Parses one traceEvents element at j->p, leaving j->p after it; false =
+ * invalid JSON or the end of the text came first.  Wrong types set ev->bad.
+ */
+static bool parse_object(struct jp *j, struct kev *ev)
+{
+	memset(ev, 0, offsetof(struct kev, badbuf));
+	jws(j);
+	if (j->p >= j->e || *j->p != '{') {
+		struct jv v;
+		ev->bad = "not an object";
+		return jvalue(j, &v);
+	}
+	j->depth = 1;
+	j->p++;
+	jws(j);
+	if (j->p < j->e && *j->p == '}') {
+		j->p++;
+		return true;
+	}
+	for (;;) {
+		char *key;
+		size_t kn;
+		struct jv v, *dst = NULL;
+		jws(j);
+		if (!jstr(j, &key, &kn))
+			return false;
+		jws(j);
+		if (j->p >= j->e || *j->p++ != ':')
+			return false;
+		jws(j);
+		if (kn == 4 && keyeq(key, kn, "args") && j->p < j->e && *j->p == '{') {
+			if (!parse_args(j, ev))
+				return false;
+		} else {
+			if (!jvalue(j, &v))
+				return false;
+			uint8_t want = 0; /* 0: string or number */
+			if (keyeq(key, kn, "ph"))
+				dst = &ev->ph, want = J_STR;
+			else if (keyeq(key, kn, "cat"))
+				dst = &ev->cat, want = J_STR;
+			else if (keyeq(key, kn, "name"))
+				dst = &ev->name, want = J_STR;
+			else if (keyeq(key, kn, "ts"))
+				dst = &ev->ts, want = J_NUM;
+			else if (keyeq(key, kn, "dur"))
+				dst = &ev->dur, want = J_NUM;
+			else if (keyeq(key, kn, "pid"))
+				dst = &ev->pid;
+			else if (keyeq(key, kn, "tid"))
+				dst = &ev->tid;
+			else if (keyeq(key, kn, "args"))
+				ev->bad = "\"args\" is not an object";
+			if (dst) {
+				static const char *tn[] = { "absent", "a string", "a number", "a literal", "an array", "an object" };
+				if ((want && v.t != want) || (!want && v.t != J_STR && v.t != J_NUM)) {
+					snprintf(ev->badbuf, sizeof(ev->badbuf), "\"%.*s\" is %s, not %s", (int)kn, key,
+						 tn[v.t], want == J_STR ? "a string" : want == J_NUM ? "a number"
+								     : "a number or a string");
+					ev->bad = ev->badbuf;
+				}
+				*dst = v;
+			}
+		}
+		jws(j);
+		if (j->p >= j->e)
+			return false;
+		if (*j->p == ',') {
+			j->p++;
+			continue;
+		}
+		return *j->p++ == '}';
+	}
+}
+
+/* A whole captured element (unescaped in place). */
+static bool parse_event(struct kin *k, char *b, size_t n, struct kev *ev)
+{
+	struct jp j = { b, b + n, 0, k->max_depth, NULL, 0 };
+	if (!parse_object(&j, ev))
+		return false;
+	jws(&j);
+	return j.p == j.e;
+}
+
+/* ---- converting fields ------------------------------------------------- */
+
+/* A pid or tid: integers wrap to 32 bits (Kineto writes truncated pthread ids), other text is hashed. */
+static bool id32(const struct jv *v, uint32_t *out)
+{
+	int64_t x;
+	bool inexact;
+	*out = 0;
+	if (v->t == J_NONE)
+		return true;
+	if (v->t == J_NUM || (v->n && ((v->s[0] >= '0' && v->s[0] <= '9') || v->s[0] == '-'))) {
+		int rc = dec_to_i64(v->s, v->n, 0, &x, &inexact);
+		if (rc == -ERANGE || (!rc && inexact))
+			return false;
+		if (!rc) {
+			*out = x >= INT32_MIN && x <= (int64_t)UINT32_MAX ? (uint32_t)x : (uint32_t)(x ^ (x >> 32));
+			return true;
+		}
+		if (v->t == J_NUM)
+			return false;
+	}
+	uint32_t h = 2166136261u; /* FNV-1a of a name such as "stream 7" */
+	for (size_t i = 0; i < v->n; i++)
+		h = (h ^ (uint8_t)v->s[i]) * 16777619u;
+	*out = h | 0x80000000u;
+	return true;
+}
+
+/* An optional unsigned argument; absent, non-numeric or out of range -> dflt. */
+static uint64_t arg_u64(const struct jv *v, uint64_t dflt)
+{
+	int64_t x;
+	bool inexact;
+	if ((v->t != J_NUM && v->t != J_STR) || !v->n || dec_to_i64(v->s, v->n, 0, &x, &inexact) || x < 0)
+		return dflt;
+	return (uint64_t)x;
+}
+
+/* A numeric argument that does not fit 64 bits (then the event is bad, not the number 0). */
+static bool too_big(const struct jv *v)
+{
+	int64_t x;
+	bool inexact;
+	return v->t == J_NUM && dec_to_i64(v->s, v->n, 0, &x, &inexact) == -ERANGE;
+}
+
+/* A device or stream argument: like a tid, -1 ("all streams": context and device syncs) wraps to 2^32 - 1. */
+static uint32_t arg_u32(const struct jv *v, uint32_t dflt)
+{
+	uint32_t x;
+	if (v->t != J_NUM || !id32(v, &x))
+		return dflt;
+	return x;
+}
+
+static bool cat_is(const struct jv *c, const char *lit)
+{
+	return c->t == J_STR && strlen(lit) == c->n && !strncasecmp(c->s, lit, c->n);
+}
+
+static const struct catmap {
+	const char *cat;
+	uint8_t type, kind;
+} cats[] = { /* case-insensitive: legacy files write "Kernel", "Runtime", "Operator" */
+	{ "kernel", IT_GPU_OP, ISC_GPU_KERNEL },
+	{ "gpu_memcpy", IT_GPU_OP, ISC_GPU_MEMCPY },
+	{ "memcpy", IT_GPU_OP, ISC_GPU_MEMCPY },
+	{ "gpu_memset", IT_GPU_OP, ISC_GPU_MEMSET },
+	{ "memset", IT_GPU_OP, ISC_GPU_MEMSET },
+	{ "cuda_sync", IT_GPU_OP, ISC_GPU_SYNC },
+	{ "gpu_user_annotation", IT_GPU_OP, ISC_GPU_OTHER },
+	{ "cuda_runtime", IT_GPU_API, 1 },
+	{ "runtime", IT_GPU_API, 1 },
+	{ "hip_runtime", IT_GPU_API, 1 },
+	{ "cuda_driver", IT_GPU_API, 2 },
+	{ "driver", IT_GPU_API, 2 },
+	{ "hip_driver", IT_GPU_API, 2 },
+	{ "cpu_op", IT_SPAN, ISC_SPAN_OP },
+	{ "operator", IT_SPAN, ISC_SPAN_OP },
+	{ "user_annotation", IT_SPAN, ISC_SPAN_SCOPE },
+	{ "python_function", IT_SPAN, ISC_SPAN_PYTHON },
+	{ "python", IT_SPAN, ISC_SPAN_PYTHON },
+	{ "trace", 0, 0 }, /* the profiler's own span: skipped */
+};
+
+/* "Event Sync", "Stream Wait Event", "Stream Sync", "Context Sync", "Device Sync" */
+static uint8_t sync_kind(const char *s, size_t n)
+{
+	if (memmem(s, n, "Wait Event", 10))
+		return ISC_SYNC_STREAM_WAIT_EVENT;
+	if (memmem(s, n, "Event", 5))
+		return ISC_SYNC_EVENT;
+	if (memmem(s, n, "Stream", 6))
+		return ISC_SYNC_STREAM;
+	if (memmem(s, n, "Context", 7) || memmem(s, n, "Device", 6))
+		return ISC_SYNC_CONTEXT;
+	return ISC_SYNC_UNKNOWN;
+}
+
+/* "Memcpy HtoD (Pageable -> Device)", "Memset (Device)" */
+static void copy_kinds(const char *s, size_t n, struct item *it)
+{
+	static const char *dirs[] = { NULL, "HtoD", "DtoH", "DtoD", "HtoH", "PtoP" };
+	static const struct { const char *w; uint8_t k; } mems[] = {
+		{ "Pageable", ISC_MEM_PAGEABLE }, { "Pinned", ISC_MEM_PINNED },
+		{ "Device", ISC_MEM_DEVICE }, { "Managed", ISC_MEM_MANAGED },
+	};
+	for (uint8_t d = 1; d < 6; d++)
+		if (memmem(s, n, dirs[d], 4))
+			it->copy_kind = d;
+	const char *lp = memchr(s, '(', n);
+	if (!lp)
+		return;
+	size_t rest = n - (size_t)(lp - s);
+	const char *arrow = memmem(lp, rest, "->", 2);
+	for (size_t i = 0; i < sizeof(mems) / sizeof(mems[0]); i++) {
+		size_t l = strlen(mems[i].w);
+		const char *at = memmem(lp, rest, mems[i].w, l);
+		if (!at)
+			continue;
+		if (arrow && at < arrow)
+			it->src_mem = mems[i].k;
+		else if (arrow || it->kind == ISC_GPU_MEMSET)
+			it->dst_mem = mems[i].k;
+		const char *at2 = memmem(at + l, rest - (size_t)(at + l - lp), mems[i].w, l);
+		if (at2 && arrow && at2 > arrow) /* "Device -> Device" */
+			it->dst_mem = mems[i].k;
+	}
+}
+
+/* ---- strings ------------------------------------------------------------ */
+
+static uint64_t str_hash(uint8_t kind, uint32_t line, const char *name, size_t nl, const char *file, size_t fl)
+{
+	uint64_t h = 1469598103934665603ULL ^ kind ^ ((uint64_t)line << 8);
+	for (size_t i = 0; i < nl; i++)
+		h = (h ^ (uint8_t)name[i]) * 1099511628211ULL;
+	h = (h ^ 0xff) * 1099511628211ULL;
+	for (size_t i = 0; i < fl; i++)
+		h = (h ^ (uint8_t)file[i]) * 1099511628211ULL;
+	return h;
+}
+
+/*
+ * Interns (kind, line, name, file) like the merge does: dense ids from 1
+ * in order of first appearance, deduplicated by content.  The caller has
+ * replaced NULs by '?' (names come from JSON, where \u0000 is legal).
+ */
+static int intern(struct kin *k, uint8_t kind, uint32_t line, const char *name, size_t nl, const char *file,
+		  size_t fl, uint32_t *id)
+{
+	struct strtab *t = &k->st;
+	uint64_t h = str_hash(kind, line, name, nl, file, fl);
+	if (t->nslots) {
+		for (size_t i = h & (t->nslots - 1); t->slots[i]; i = (i + 1) & (t->nslots - 1)) {
+			const struct isc_tl_string *s = &t->v[t->slots[i]];
+			if (t->hash[s->id] == h && s->kind == kind && s->line == line && !strncmp(s->name, name, nl) &&
+			    !s->name[nl] && !strncmp(s->file, file, fl) && !s->file[fl]) {
+				*id = s->id;
+				return 0;
+			}
+		}
+	}
+	if (t->n + 1 >= ISC_STRING_ID_LIMIT) {
+		isc_err_push("more than %u distinct names", ISC_STRING_ID_LIMIT - 1);
+		return -E2BIG;
+	}
+	if (t->n + 2 > t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 1024;
+		struct isc_tl_string *v = realloc(t->v, cap * sizeof(*v));
+		if (v)
+			t->v = v;
+		uint64_t *hs = realloc(t->hash, cap * sizeof(*hs));
+		if (hs)
+			t->hash = hs;
+		if (!v || !hs)
+			return -ENOMEM;
+		t->cap = cap;
+		if (!t->n)
+			t->n = 1; /* id 0 is never used */
+	}
+	if ((t->n + 1) * 2 > t->nslots) {
+		size_t ns = t->nslots ? t->nslots * 2 : 4096;
+		uint32_t *sl = calloc(ns, sizeof(*sl));
+		if (!sl)
+			return -ENOMEM;
+		for (size_t i = 1; i < t->n; i++) {
+			size_t j = t->hash[i] & (ns - 1);
+			while (sl[j])
+				j = (j + 1) & (ns - 1);
+			sl[j] = (uint32_t)i;
+		}
+		free(t->slots);
+		t->slots = sl;
+		t->nslots = ns;
+	}
+	char *mem = malloc(nl + fl + 2);
+	if (!mem)
+		return -ENOMEM;
+	memcpy(mem, name, nl);
+	mem[nl] = '\0';
+	memcpy(mem + nl + 1, file, fl);
+	mem[nl + 1 + fl] = '\0';
+	uint32_t nid = (uint32_t)t->n++;
+	t->v[nid] = (struct isc_tl_string){ nid, kind, line, mem, mem + nl + 1 };
+	t->hash[nid] = h;
+	size_t j = h & (t->nslots - 1);
+	while (t->slots[j])
+		j = (j + 1) & (t->nslots - 1);
+	t->slots[j] = nid;
+	*id = nid;
+	return 0;
+}
+
+/* "torch/nn/modules/module.py(1501): _call_impl" -> name, file, line */
+static int intern_python(struct kin *k, const char *s, size_t n, uint32_t *id)
+{
+	const char *colon = memmem(s, n, "): ", 3);
+	if (colon) {
+		const char *lp = colon;
+		while (lp > s && lp[-1] >= '0' && lp[-1] <= '9')
+			lp--;
+		if (lp > s && lp < colon && lp[-1] == '(' && colon - lp <= 9) {
+			uint32_t line = 0;
+			for (const char *p = lp; p < colon; p++)
+				line = line * 10 + (uint32_t)(*p - '0');
+			return intern(k, ISC_STR_CODE, line, colon + 3, n - (size_t)(colon + 3 - s), s,
+				      (size_t)(lp - 1 - s), id);
+		}
+	}
+	return intern(k, ISC_STR_CODE, 0, s, n, "", 0, id);
+}
+
+/* ---- the sort buffer ---------------------------------------------------- */
+
+static int write_all(int fd, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	while (n) {
+		ssize_t w = write(fd, b, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		b += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static void sort_buffer(struct kin *k)
+{
+	for (size_t i = 0; i < k->nitems; i++) {
+		key_of(&k->items[i], &k->keys[i]);
+		k->keys[i].idx = i;
+	}
+	qsort(k->keys, k->nitems, sizeof(*k->keys), skey_qcmp);
+}
+
+/* Sorts the buffer and appends it to the temporary file as one run. */
+static int spill(struct kin *k)
+{
+	int rc;
+	if (!k->tmp) {
+		if (!(k->tmp = tmpfile())) {
+			rc = -errno;
+			isc_err_push("Cannot create a temporary file: %s", strerror(errno));
+			return rc;
+		}
+		k->tmpfd = fileno(k->tmp);
+	}
+	if (k->nruns == k->capruns) {
+		size_t cap = k->capruns ? k->capruns * 2 : 16;
+		struct run *r = realloc(k->runs, cap * sizeof(*r));
+		if (!r)
+			return -ENOMEM;
+		k->runs = r;
+		k->capruns = cap;
+	}
+	uint64_t off = k->nruns ? k->runs[k->nruns - 1].off + k->runs[k->nruns - 1].n * sizeof(struct item) : 0;
+	sort_buffer(k);
+	k->wbuf.len = 0;
+	for (size_t i = 0; i < k->nitems; i++) {
+		if ((rc = isc_buf_put(&k->wbuf, &k->items[k->keys[i].idx], sizeof(struct item))))
+			return rc;
+		if (k->wbuf.len >= (1u << 20) || i + 1 == k->nitems) {
+			if ((rc = write_all(k->tmpfd, k->wbuf.data, k->wbuf.len))) {
+				isc_err_push("Failed to write a temporary file: %s", strerror(-rc));
+				return rc;
+			}
+			k->wbuf.len = 0;
+		}
+	}
+	k->runs[k->nruns++] = (struct run){ .off = off, .n = k->nitems };
+	k->res->runs++;
+	k->nitems = 0;
+	return 0;
+}
+
+static int push_item(struct kin *k, struct item *it)
+{
+	it->seq = k->seq++;
+	if (!k->have_min || it->ts < k->min_ts) {
+		k->min_ts = it->ts;
+		k->have_min = true;
+	}
+	if (k->nitems == k->capitems) {
+		int rc = spill(k);
+		if (rc)
+			return rc;
+	}
+	k->items[k->nitems++] = *it;
+	return 0;
+}
+
+/* ---- mapping one event ------------------------------------------------- */
+
+static char *dup_n(const char *s, size_t n)
+{
+	char *d = malloc(n + 1);
+	if (d) {
+		memcpy(d, s, n);
+		d[n] = '\0';
+	}
+	return d;
+}
+
+static int on_meta(struct kin *k, struct kev *ev)
+{
+	uint32_t pid, tid;
+	int err = 0;
+	k->res->metadata++;
+	if (ev->name.t != J_STR || ev->aname.t != J_STR)
+		return 0; /* sort indexes, labels */
+	bool proc = keyeq(ev->name.s, ev->name.n, "process_name");
+	if (!proc && !keyeq(ev->name.s, ev->name.n, "thread_name"))
+		return 0;
+	if (!id32(&ev->pid, &pid) || !id32(&ev->tid, &tid))
+		return 0;
+	size_t n = ev->aname.n;
+	while (n && ev->aname.s[n - 1] == ' ') /* "stream 7 " */
+		n--;
+	char *name = dup_n(ev->aname.s, n);
+	if (!name)
+		return -ENOMEM;
+	free(proc ? map_put(&k->pnames, pid, name, &err) : map_put(&k->tnames, (uint64_t)pid << 32 | tid, name, &err));
+	if (err)
+		free(name);
+	return err;
+}
+
+static void bad_event(struct kin *k, const char *why)
+{
+	k->res->bad_events++;
+	if (!k->bad_first_idx)
+		k->bad_first_idx = k->res->events_in;
+	damage(k, "event #%llu: %s", (unsigned long long)k->res->events_in, why);
+}
+
+/* A time field (µs text) to ns, rounded once below 1 ns; false with the reason in *why. */
+static bool time_ns(const struct jv *v, const char *field, int64_t *ns, const char **why)
+{
+	bool inexact;
+	if (dec_to_i64(v->s, v->n, 3, ns, &inexact)) {
+		*why = field[0] == 't' ? "\"ts\" out of range" : "\"dur\" out of range";
+		return false;
+	}
+	return true;
+}
+
+static int count_pid(struct kin *k, uint32_t pid)
+{
+	uint64_t *n = map_get(&k->pid_events, pid);
+	int err = 0;
+	if (!n) {
+		if (!(n = calloc(1, sizeof(*n))))
+			return -ENOMEM;
+		map_put(&k->pid_events, pid, n, &err);
+		if (err) {
+			free(n);
+			return err;
+		}
+	}
+	++*n;
+	return 0;
+}
+
+static int on_event(struct kin *k, struct kev *ev)
+{
+	struct item it;
+	const char *why = NULL;
+	int rc;
+	if (ev->ph.t != J_STR || ev->ph.n != 1) {
+		bad_event(k, ev->ph.t == J_NONE ? "no \"ph\"" : "\"ph\" is not a one-letter string");
+		return 0;
+	}
+	char ph = ev->ph.s[0];
+	if (ph == 'M')
+		return on_meta(k, ev);
+	if (ph == 's' || ph == 'f' || ph == 't') {
+		k->res->flows++;
+		return 0;
+	}
+	const struct catmap *cm = NULL;
+	if (ph == 'X') {
+		for (size_t i = 0; i < sizeof(cats) / sizeof(cats[0]) && !cm && ev->cat.t == J_STR; i++)
+			if (ev->cat.n == strlen(cats[i].cat) && cat_is(&ev->cat, cats[i].cat))
+				cm = &cats[i];
+		if (!cm) {
+			k->res->unknown++;
+			return 0;
+		}
+		if (!cm->type) {
+			k->res->skipped++;
+			return 0;
+		}
+	} else if (ph == 'i' || ph == 'I') {
+		if (ev->name.t != J_STR || !keyeq(ev->name.s, ev->name.n, "[memory]")) {
+			k->res->skipped++; /* global instants: "Iteration Start", "Record Window End" */
+			return 0;
+		}
+	} else {
+		k->res->unknown++;
+		return 0;
+	}
+	memset(&it, 0, sizeof(it));
+	if (ev->ts.t != J_NUM) {
+		bad_event(k, "no \"ts\"");
+		return 0;
+	}
+	if (!time_ns(&ev->ts, "ts", &it.ts, &why))
+		goto bad;
+	if (ph == 'X') {
+		if (ev->dur.t != J_NUM) {
+			bad_event(k, "a complete event (ph X) without \"dur\"");
+			return 0;
+		}
+		if (!time_ns(&ev->dur, "dur", &it.dur, &why))
+			goto bad;
+		if (it.dur < 0) {
+			why = "negative \"dur\"";
+			goto bad;
+		}
+		if (it.ts > INT64_MAX - it.dur) {
+			why = "\"ts\" + \"dur\" out of range";
+			goto bad;
+		}
+	}
+	if (!id32(&ev->pid, &it.pid) || !id32(&ev->tid, &it.tid)) {
+		why = "\"pid\" or \"tid\" out of range";
+		goto bad;
+	}
+	const char *name = ev->name.t == J_STR ? ev->name.s : "";
+	size_t nl = ev->name.t == J_STR ? ev->name.n : 0;
+	for (size_t i = 0; i < nl; i++)
+		if (!ev->name.s[i])
+			ev->name.s[i] = '?';
+	if (ph != 'X') { /* [memory] */
+		it.type = IT_MARK;
+		if (ev->mem_bytes.t == J_NUM) {
+			bool inexact;
+			if (dec_to_i64(ev->mem_bytes.s, ev->mem_bytes.n, 0, &it.value, &inexact)) {
+				why = "\"Bytes\" out of range";
+				goto bad;
+			}
+		}
+		if ((rc = intern(k, ISC_STR_MARK, 0, name, nl, "", 0, &it.name_id)))
+			return rc;
+		k->res->marks++;
+		return push_item(k, &it);
+	}
+	it.type = cm->type;
+	it.kind = cm->kind;
+	if (cm->type == IT_SPAN) {
+		if (cm->kind == ISC_SPAN_PYTHON)
+			rc = intern_python(k, name, nl, &it.name_id);
+		else
+			rc = intern(k, cm->kind == ISC_SPAN_SCOPE ? ISC_STR_SCOPE : ISC_STR_CFUNC, 0, name, nl, "", 0,
+				    &it.name_id);
+		if (rc)
+			return rc;
+		if (cm->kind == ISC_SPAN_OP)
+			k->res->cpu_ops++;
+		else if (cm->kind == ISC_SPAN_PYTHON)
+			k->res->python_functions++;
+		else
+			k->res->annotations++;
+		if ((rc = count_pid(k, it.pid)))
+			return rc;
+		return push_item(k, &it);
+	}
+	if (too_big(&ev->correlation) || too_big(&ev->bytes)) {
+		why = "\"correlation\" or \"bytes\" out of range";
+		goto bad;
+	}
+	if ((rc = intern(k, ISC_STR_CFUNC, 0, name, nl, "", 0, &it.name_id)))
+		return rc;
+	it.correlation = arg_u64(&ev->correlation, 0);
+	if (cm->type == IT_GPU_API) {
+		it.cbid = (uint32_t)arg_u64(ev->cbid.t ? &ev->cbid : &ev->cid, 0);
+		k->res->api_calls++;
+		if (cm->kind == 1)
+			k->res->runtime_calls++;
+		else
+			k->res->driver_calls++;
+		if ((rc = count_pid(k, it.pid)))
+			return rc;
+		return push_item(k, &it);
+	}
+	/* a GPU operation: context 0/0, the device and stream in the record */
+	it.device = arg_u32(&ev->device, it.pid);
+	it.stream = arg_u32(&ev->stream, ev->tid.t == J_NUM ? it.tid : 0);
+	if (ev->stream.t == J_NUM && ev->stream.s[0] == '-') { /* -1: context and device syncs */
+		it.stream = ISC_GPU_NONE;
+		it.flags |= ISC_GPU_FLAG_NO_STREAM;
+	}
+	it.pid = it.tid = 0;
+	it.value = (int64_t)arg_u64(&ev->bytes, 0);
+	if (ev->graph)
+		it.flags |= ISC_GPU_FLAG_GRAPH;
+	if (cm->kind == ISC_GPU_OTHER)
+		it.flags |= ISC_GPU_FLAG_ANNOTATION;
+	if (cm->kind == ISC_GPU_MEMCPY || cm->kind == ISC_GPU_MEMSET)
+		copy_kinds(name, nl, &it);
+	if (cm->kind == ISC_GPU_SYNC) { /* copy_kind: the sync type; bytes: the event waited for */
+		const struct jv *sk = ev->sync_kind.t == J_STR ? &ev->sync_kind : &ev->name;
+		it.copy_kind = sync_kind(sk->t == J_STR ? sk->s : "", sk->t == J_STR ? sk->n : 0);
+		it.value = (int64_t)arg_u64(&ev->event_id, 0);
+	}
+	if (ev->have_grid && ev->have_block) {
+		it.has_launch = 1;
+		memcpy(it.launch, ev->grid, sizeof(ev->grid));
+		memcpy(it.launch + 3, ev->block, sizeof(ev->block));
+		it.launch[6] = (uint32_t)arg_u64(&ev->regs, 0);
+		it.launch[7] = (uint32_t)arg_u64(&ev->shmem, 0);
+	}
+	switch (cm->kind) {
+	case ISC_GPU_KERNEL: k->res->kernels++; break;
+	case ISC_GPU_MEMCPY: k->res->memcpys++; break;
+	case ISC_GPU_MEMSET: k->res->memsets++; break;
+	case ISC_GPU_SYNC: k->res->syncs++; break;
+	default: k->res->gpu_annotations++; break;
+	}
+	if (cm->kind != ISC_GPU_OTHER)
+		k->res->gpu_ops++;
+	return push_item(k, &it);
+bad:
+	bad_event(k, why);
+	return 0;
+}
+
+/* ---- the streaming scanner ---------------------------------------------- */
+
+static int peekc(struct kin *k)
+{
+	struct src *s = &k->src;
+	if (s->pos == s->len && src_more(s) <= 0)
+		return -1;
+	return s->buf[s->pos];
+}
+
+static int skip_ws(struct kin *k)
+{
+	int c;
+	while ((c = peekc(k)) == ' ' || c == '\n' || c == '\r' || c == '\t')
+		k->src.pos++;
+	return c;
+}
+
+/* The reason the input ended: I/O error, gzip damage or plain truncation. */
+static int ended(struct kin *k, const char *where)
+{
+	if (k->src.err) {
+		isc_err_push("Failed to read: %s", strerror(-k->src.err));
+		return k->src.err;
+	}
+	if (k->src.gz_bad)
+		damage(k, "corrupt gzip data after byte %llu of JSON text %s", (unsigned long long)text_offset(k), where);
+	else if (k->src.gz_trunc)
+		damage(k, "truncated gzip data after byte %llu of JSON text %s", (unsigned long long)text_offset(k), where);
+	else
+		damage(k, "truncated JSON at byte %llu %s", (unsigned long long)text_offset(k), where);
+	k->stop = true;
+	return 0;
+}
+
+static int syntax(struct kin *k, const char *what, const char *where)
+{
+	damage(k, "invalid JSON at byte %llu %s: %s", (unsigned long long)text_offset(k), where, what);
+	k->stop = true;
+	return 0;
+}
+
+enum { CAP_OK, CAP_DEEP = 1, CAP_BIG = 2 };
+
+/*
+ * Copies the JSON value at the cursor into out (NULL: skip it) and
+ * consumes it.  Only the bracket structure is followed (strings and
+ * escapes respected, depth counted, no recursion); a value deeper than
+ * max_depth or longer than VALUE_MAX is consumed but not kept (*flags).
+ * 1 = a value, 0 = the input ended or is not a value (damage set), <0 I/O.
+ */
+static int capture(struct kin *k, struct isc_buf *out, unsigned *flags, const char *where)
+{
+	struct src *s = &k->src;
+	uint64_t depth = 0;
+	bool in_str = false, esc = false, scalar;
+	int c = skip_ws(k);
+	*flags = CAP_OK;
+	if (out)
+		out->len = 0;
+	if (c < 0)
+		return ended(k, where);
+	if (c == '{' || c == '[' || c == '"')
+		scalar = false;
+	else if (c == '-' || (c >= '0' && c <= '9') || c == 't' || c == 'f' || c == 'n')
+		scalar = true;
+	else
+		return syntax(k, "expected a value", where);
+	for (;;) {
+		if (s->pos == s->len && src_more(s) <= 0) {
+			if (scalar && !s->err)
+				return 1; /* a number at the very end: the caller finds the missing bracket */
+			return ended(k, where);
+		}
+		const uint8_t *p = s->buf + s->pos, *e = s->buf + s->len, *q = p;
+		bool done = false;
+		if (scalar) {
+			while (q < e && ((*q >= '0' && *q <= '9') || (*q >= 'a' && *q <= 'z') || *q == '.' || *q == '-' ||
+					 *q == '+' || *q == 'E'))
+				q++;
+			done = q < e;
+		} else {
+			for (; q < e; q++) {
+				uint8_t ch = *q;
+				if (in_str) {
+					if (esc)
+						esc = false;
+					else if (ch == '\\')
+						esc = true;
+					else if (ch == '"')
+						in_str = false;
+					if (!in_str && depth == 0) {
+						q++;
+						done = true;
+						break;
+					}
+					continue;
+				}
+				if (ch == '"') {
+					in_str = true;
+				} else if (ch == '{' || ch == '[') {
+					if (++depth > k->max_depth)
+						*flags |= CAP_DEEP;
+				} else if (ch == '}' || ch == ']') {
+					if (depth == 0 || --depth == 0) {
+						q++;
+						done = true;
+						break;
+					}
+				}
+			}
+		}
+		size_t n = (size_t)(q - p);
+		if (out && !*flags) {
+			if (out->len + n > VALUE_MAX)
+				*flags |= CAP_BIG;
+			else if (isc_buf_put(out, p, n))
+				return -ENOMEM;
+		}
+		s->pos += n;
+		if (done)
+			return 1;
+	}
+}
+
+/* A key string at the cursor (consumed); at most cap-1 bytes kept, raw. */
+static int read_key(struct kin *k, char *key, size_t cap, const char *where)
+{
+	size_t n = 0;
+	bool esc = false;
+	if (skip_ws(k) != '"')
+		return peekc(k) < 0 ? ended(k, where) : syntax(k, "expected a key", where);
+	k->src.pos++;
+	for (;;) {
+		int c = peekc(k);
+		if (c < 0)
+			return ended(k, where);
+		k->src.pos++;
+		if (esc) {
+			esc = false;
+		} else if (c == '\\') {
+			esc = true;
+			continue;
+		} else if (c == '"') {
+			key[n] = '\0';
+			return 1;
+		}
+		if (n + 1 < cap)
+			key[n++] = (char)c;
+	}
+}
+
+static void add_meta(struct kin *k, const char *key, const char *val, size_t vlen)
+{
+	if (k->nmetas == META_MAX || vlen > META_VALUE_MAX)
+		return;
+	char *kk = strdup(key), *vv = dup_n(val, vlen);
+	if (!kk || !vv) {
+		free(kk);
+		free(vv);
+		return;
+	}
+	k->metas[k->nmetas++] = (struct meta){ kk, vv };
+}
+
+static void on_devices(struct kin *k, const char *text, size_t n)
+{
+	cJSON *a = cJSON_ParseWithLength(text, n), *d, *arr = cJSON_IsArray(a) ? a : NULL;
+	cJSON_ArrayForEach(d, arr)
+	{
+		const cJSON *f[6] = { cJSON_GetObjectItemCaseSensitive(d, "id"),
+				      cJSON_GetObjectItemCaseSensitive(d, "numSms"),
+				      cJSON_GetObjectItemCaseSensitive(d, "totalGlobalMem"),
+				      cJSON_GetObjectItemCaseSensitive(d, "computeMajor"),
+				      cJSON_GetObjectItemCaseSensitive(d, "computeMinor"),
+				      cJSON_GetObjectItemCaseSensitive(d, "name") };
+		struct dev v = { 0 };
+		uint64_t *dst[5] = { &v.id, &v.sms, &v.mem, &v.major, &v.minor };
+		if (!cJSON_IsNumber(f[0]))
+			continue;
+		for (int i = 0; i < 5; i++) /* exact for integers below 2^53, as every value here is */
+			if (cJSON_IsNumber(f[i]) && f[i]->valuedouble >= 0 && f[i]->valuedouble < 1.8e19)
+				*dst[i] = (uint64_t)f[i]->valuedouble;
+		struct dev *nd = realloc(k->devs, (k->ndevs + 1) * sizeof(*nd));
+		if (!nd)
+			break;
+		k->devs = nd;
+		v.name = strdup(cJSON_IsString(f[5]) ? f[5]->valuestring : "");
+		if (!v.name)
+			break;
+		k->devs[k->ndevs++] = v;
+	}
+	cJSON_Delete(a);
+}
+
+static void on_distributed(struct kin *k, const char *text, size_t n)
+{
+	cJSON *o = cJSON_ParseWithLength(text, n);
+	if (!cJSON_IsObject(o)) {
+		cJSON_Delete(o);
+		return;
+	}
+	char *flat = cJSON_PrintUnformatted(o);
+	if (flat)
+		add_meta(k, "distributedInfo", flat, strlen(flat));
+	free(flat);
+	static const char *keys[] = { "rank", "world_size", "backend" };
+	for (int i = 0; i < 3; i++) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, keys[i]);
+		char num[32];
+		if (cJSON_IsNumber(v)) {
+			snprintf(num, sizeof(num), "%.0f", v->valuedouble);
+			add_meta(k, keys[i], num, strlen(num));
+		} else if (cJSON_IsString(v)) {
+			add_meta(k, keys[i], v->valuestring, strlen(v->valuestring));
+		}
+	}
+	cJSON_Delete(o);
+}
+
+/* A top-level member other than traceEvents, captured in k->val. */
+static void on_top(struct kin *k, const char *key)
+{
+	char *t = (char *)k->val.data;
+	size_t n = k->val.len;
+	if (!n)
+		return;
+	if (!strcmp(key, "baseTimeNanoseconds")) {
+		bool inexact;
+		int64_t v;
+		if (!dec_to_i64(t, n, 0, &v, &inexact) && !inexact) {
+			k->base_ns = v;
+			k->have_base = true;
+		}
+	} else if (!strcmp(key, "deviceProperties")) {
+		on_devices(k, t, n);
+	} else if (!strcmp(key, "distributedInfo")) {
+		on_distributed(k, t, n);
+	} else if (t[0] == '"' && n >= 2) { /* other scalars: kept as metadata */
+		struct jp j = { t, t + n, 0, 1, NULL, 0 };
+		char *s;
+		size_t sl;
+		char mk[300];
+		if (jstr(&j, &s, &sl)) {
+			snprintf(mk, sizeof(mk), "kineto.%s", key);
+			add_meta(k, mk, s, sl);
+		}
+	} else if (t[0] != '{' && t[0] != '[') {
+		char mk[300];
+		snprintf(mk, sizeof(mk), "kineto.%s", key);
+		add_meta(k, mk, t, n);
+	}
+}
+
+/* The traceEvents array, element by element. */
+static int read_events(struct kin *k)
+{
+	const char *where = "in traceEvents";
+	int c = skip_ws(k), rc;
+	if (c < 0)
+		return ended(k, where);
+	if (c != '[') {
+		isc_err_push("not a Kineto trace: traceEvents is not an array");
+		return -EBADMSG;
+	}
+	k->have_events = true;
+	k->src.pos++;
+	if ((c = skip_ws(k)) == ']') {
+		k->src.pos++;
+		return 0;
+	}
+	for (;;) {
+		unsigned flags = 0;
+		struct kev ev;
+		struct src *s = &k->src;
+		bool parsed = false;
+		/* fast path: the element parsed in place in a window of at least WINDOW bytes */
+		if (skip_ws(k) == '{') {
+			while (s->len - s->pos < WINDOW && !s->eof)
+				if (src_more(s) <= 0)
+					break;
+			struct jp j = { (char *)s->buf + s->pos, (char *)s->buf + s->len, 0, k->max_depth, k->arena, 0 };
+			if ((parsed = parse_object(&j, &ev)))
+				s->pos = (size_t)((uint8_t *)j.p - s->buf);
+		}
+		/* else (larger, deeper, invalid, or not an object): copied with limits, then parsed */
+		if (!parsed && (rc = capture(k, &k->val, &flags, where)) <= 0)
+			return rc;
+		k->res->events_in++;
+		if (parsed) {
+			if (ev.bad)
+				bad_event(k, ev.bad);
+			else if ((rc = on_event(k, &ev)))
+				return rc;
+		} else if (flags & CAP_DEEP) {
+			char why[64];
+			snprintf(why, sizeof(why), "nested deeper than %u levels", k->max_depth);
+			bad_event(k, why);
+		} else if (flags & CAP_BIG) {
+			bad_event(k, "larger than 16 MiB");
+		} else if (!parse_event(k, (char *)k->val.data, k->val.len, &ev)) {
+			bad_event(k, "invalid JSON");
+		} else if (ev.bad) {
+			bad_event(k, ev.bad);
+		} else if ((rc = on_event(k, &ev))) {
+			return rc;
+		}
+		c = skip_ws(k);
+		if (c == ',') {
+			k->src.pos++;
+			continue;
+		}
+		if (c == ']') {
+			k->src.pos++;
+			return 0;
+		}
+		return c < 0 ? ended(k, where) : syntax(k, "expected ',' or ']' after an event", where);
+	}
+}
+
+/* The whole input: the top-level object. */
+static int read_input(struct kin *k)
+{
+	const char *where = "at the top level";
+	char key[256];
+	int c = skip_ws(k), rc;
+	if (c != '{') {
+		if (k->src.err)
+			return ended(k, where);
+		isc_err_push(c < 0 ? (k->src.gz ? "empty or damaged gzip stream" : "empty input")
+				   : "not a Kineto trace: not a JSON object");
+		return -EBADMSG;
+	}
+	k->src.pos++;
+	if (skip_ws(k) == '}') {
+		k->src.pos++;
+		return 0;
+	}
+	for (;;) {
+		unsigned flags;
+		if ((rc = read_key(k, key, sizeof(key), where)) <= 0)
+			return rc;
+		if ((c = skip_ws(k)) != ':')
+			return c < 0 ? ended(k, where) : syntax(k, "expected ':'", where);
+		k->src.pos++;
+		if (!strcmp(key, "traceEvents")) {
+			if ((rc = read_events(k)) < 0 || k->stop)
+				return rc;
+		} else {
+			bool keep = strcmp(key, "INFO") != 0;
+			if ((rc = capture(k, keep ? &k->val : NULL, &flags, where)) <= 0)
+				return rc;
+			if (keep && !flags)
+				on_top(k, key);
+		}
+		c = skip_ws(k);
+		if (c == ',') {
+			k->src.pos++;
+			continue;
+		}
+		if (c == '}') {
+			k->src.pos++;
+			break;
+		}
+		return c < 0 ? ended(k, where) : syntax(k, "expected ',' or '}'", where);
+	}
+	if (skip_ws(k) >= 0)
+		damage(k, "data after the JSON object at byte %llu", (unsigned long long)text_offset(k));
+	else if (k->src.err)
+		return ended(k, where);
+	else if (k->src.gz_bad || k->src.gz_trunc)
+		ended(k, "after the JSON object");
+	return 0;
+}
+
+/* ---- output --------------------------------------------------------------- */
+
+static int emit(struct kin *k, struct isc_tl_event *ev)
+{
+	int rc = k->sink->event(k->sink->ctx, ev);
+	k->res->events_out++;
+	return rc;
+}
+
+static uint64_t out_ts(const struct kin *k, int64_t ts)
+{
+	return (uint64_t)ts - (uint64_t)k->min_ts;
+}
+
+/* An untimed or pass-through record: body of varints then bytes, as the reader decodes it. */
+static int emit_raw(struct kin *k, uint8_t type, uint64_t ts, uint32_t pid, uint32_t tid, const uint64_t *f,
+		    unsigned nf, bool lenprefix, const void *bytes, size_t nbytes)
+{
+	struct isc_tl_event ev;
+	int rc = 0;
+	k->wbuf.len = 0;
+	for (unsigned i = 0; i < nf; i++)
+		rc |= isc_buf_put_varint(&k->wbuf, f[i]);
+	if (lenprefix)
+		rc |= isc_buf_put_varint(&k->wbuf, nbytes);
+	size_t boff = k->wbuf.len;
+	rc |= isc_buf_put(&k->wbuf, bytes, nbytes);
+	if (rc)
+		return -ENOMEM;
+	memset(&ev, 0, sizeof(ev));
+	ev.type = type;
+	ev.ts = ts;
+	ev.pid = pid;
+	ev.tid = tid;
+	for (unsigned i = 0; i < nf; i++)
+		ev.f[i] = f[i];
+	ev.nf = nf;
+	ev.raw = k->wbuf.data;
+	ev.nraw = k->wbuf.len;
+	ev.bytes = k->wbuf.data + boff;
+	ev.nbytes = nbytes;
+	return emit(k, &ev);
+}
+
+/* ends heap: stacks keyed by (end of their innermost span, pid, tid, calls before scopes) */
+static int stk_cmp(const struct stk *a, const struct stk *b)
+{
+	int64_t x = a->v[a->n - 1].end, y = b->v[b->n - 1].end;
+	if (x != y)
+		return x < y ? -1 : 1;
+	if (a->t->pid != b->t->pid)
+		return a->t->pid < b->t->pid ? -1 : 1;
+	if (a->t->tid != b->t->tid)
+		return a->t->tid < b->t->tid ? -1 : 1;
+	return (int)a->which - (int)b->which;
+}
+
+static void heap_swap(struct kin *k, size_t i, size_t j)
+{
+	struct stk *t = k->heap[i];
+	k->heap[i] = k->heap[j];
+	k->heap[j] = t;
+	k->heap[i]->hpos = i;
+	k->heap[j]->hpos = j;
+}
+
+static void heap_fix(struct kin *k, size_t i)
+{
+	while (i > 0 && stk_cmp(k->heap[i], k->heap[(i - 1) / 2]) < 0) {
+		heap_swap(k, i, (i - 1) / 2);
+		i = (i - 1) / 2;
+	}
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < k->nheap && stk_cmp(k->heap[l], k->heap[m]) < 0)
+			m = l;
+		if (r < k->nheap && stk_cmp(k->heap[r], k->heap[m]) < 0)
+			m = r;
+		if (m == i)
+			return;
+		heap_swap(k, i, m);
+		i = m;
+	}
+}
+
+static void heap_remove(struct kin *k, struct stk *s)
+{
+	size_t i = s->hpos;
+	s->hpos = SIZE_MAX;
+	if (i != --k->nheap) {
+		k->heap[i] = k->heap[k->nheap];
+		k->heap[i]->hpos = i;
+		heap_fix(k, i);
+	}
+}
+
+static struct thr *thread_of(struct kin *k, uint32_t pid, uint32_t tid, int *err)
+{
+	uint64_t key = (uint64_t)pid << 32 | tid;
+	struct thr *t = map_get(&k->threads, key);
+	if (t)
+		return t;
+	if (!(t = calloc(1, sizeof(*t)))) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	t->pid = pid;
+	t->tid = tid;
+	for (int i = 0; i < 2; i++)
+		t->s[i] = (struct stk){ .t = t, .which = (uint8_t)i, .hpos = SIZE_MAX };
+	map_put(&k->threads, key, t, err);
+	if (*err) {
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+/* First record of a context: its process's name (PROC_INFO) and its thread's (THREAD_BEGIN). */
+static int announce(struct kin *k, struct thr *t, uint64_t ts)
+{
+	int rc = 0;
+	t->announced = true;
+	if (!map_get(&k->procs, t->pid)) {
+		map_put(&k->procs, t->pid, (void *)1, &rc);
+		const char *pn = map_get(&k->pnames, t->pid);
+		uint64_t f[2] = { t->pid, 0 };
+		if (!rc && pn && (rc = emit_raw(k, ISC_REC_PROC_INFO, ts, t->pid, 0, f, 2, true, pn, strlen(pn))))
+			return rc;
+	}
+	const char *tn = map_get(&k->tnames, (uint64_t)t->pid << 32 | t->tid);
+	if (!rc && tn && t->tid)
+		rc = emit_raw(k, ISC_REC_THREAD_BEGIN, ts, t->pid, t->tid, NULL, 0, false, tn, strlen(tn));
+	return rc;
+}
+
+static int end_span(struct kin *k, struct stk *s)
+{
+	struct ospan *o = &s->v[--s->n];
+	struct isc_tl_event ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.type = ISC_REC_TL_SPAN_END;
+	ev.ts = out_ts(k, o->end);
+	ev.pid = s->t->pid;
+	ev.tid = s->t->tid;
+	ev.span_id = o->id;
+	ev.name_id = o->name_id;
+	ev.kind = o->kind;
+	if (s->n)
+		heap_fix(k, s->hpos);
+	else
+		heap_remove(k, s);
+	return emit(k, &ev);
+}
+
+static int begin_span(struct kin *k, struct thr *t, const struct item *it)
+{
+	struct stk *s = &t->s[it->kind == ISC_SPAN_SCOPE];
+	struct isc_tl_event ev;
+	int64_t end = it->ts + it->dur;
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 16;
+		struct ospan *v = realloc(s->v, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		s->v = v;
+		s->cap = cap;
+	}
+	if (s->n && end > s->v[s->n - 1].end) { /* overlaps its parent's end: cut */
+		end = s->v[s->n - 1].end;
+		k->res->clamped++;
+	}
+	memset(&ev, 0, sizeof(ev));
+	ev.type = ISC_REC_TL_SPAN_BEGIN;
+	ev.ts = out_ts(k, it->ts);
+	ev.pid = t->pid;
+	ev.tid = t->tid;
+	ev.span_id = ++k->next_span;
+	ev.parent_id = s->n ? s->v[s->n - 1].id : 0;
+	ev.depth = (uint32_t)s->n;
+	ev.kind = it->kind;
+	ev.name_id = it->name_id;
+	s->v[s->n++] = (struct ospan){ end, ev.span_id, it->name_id, it->kind };
+	if (s->hpos == SIZE_MAX) {
+		if (k->nheap == k->capheap) {
+			size_t cap = k->capheap ? k->capheap * 2 : 64;
+			struct stk **h = realloc(k->heap, cap * sizeof(*h));
+			if (!h)
+				return -ENOMEM;
+			k->heap = h;
+			k->capheap = cap;
+		}
+		k->heap[k->nheap] = s;
+		s->hpos = k->nheap++;
+	}
+	heap_fix(k, s->hpos);
+	return emit(k, &ev);
+}
+
+static int emit_item(struct kin *k, const struct item *it)
+{
+	struct isc_tl_event ev;
+	int rc = 0;
+	if (it->type != IT_GPU_OP) {
+		struct thr *t = thread_of(k, it->pid, it->tid, &rc);
+		if (!t)
+			return rc;
+		if (!t->announced && (rc = announce(k, t, out_ts(k, it->ts))))
+			return rc;
+		if (it->type == IT_SPAN)
+			return begin_span(k, t, it);
+	}
+	memset(&ev, 0, sizeof(ev));
+	ev.ts = out_ts(k, it->ts);
+	ev.pid = it->pid;
+	ev.tid = it->tid;
+	ev.name_id = it->name_id;
+	if (it->type == IT_MARK) {
+		ev.type = ISC_REC_MARK;
+		ev.value = it->value;
+		return emit(k, &ev);
+	}
+	struct isc_gpu_fields *g = &ev.gpu;
+	ev.type = it->type == IT_GPU_OP ? ISC_REC_GPU_OP : ISC_REC_GPU_API;
+	g->kind = it->kind;
+	g->dur_ns = (uint64_t)it->dur;
+	g->correlation = it->correlation;
+	g->cbid = it->cbid;
+	g->device = it->device;
+	g->stream = it->stream;
+	g->bytes = (uint64_t)it->value;
+	g->copy_kind = it->copy_kind;
+	g->src_mem = it->src_mem;
+	g->dst_mem = it->dst_mem;
+	g->flags = it->flags;
+	if (it->has_launch) {
+		g->has_launch = true;
+		memcpy(g->grid, it->launch, sizeof(g->grid));
+		memcpy(g->block, it->launch + 3, sizeof(g->block));
+		g->registers = it->launch[6];
+		g->shared_mem = it->launch[7];
+	}
+	/* raw body too, for sinks that pass records through */
+	k->wbuf.len = 0;
+	if ((rc = isc_gpu_encode(&k->wbuf, &ev)))
+		return rc;
+	ev.raw = k->wbuf.data;
+	ev.nraw = k->wbuf.len;
+	return emit(k, &ev);
+}
+
+/* Current item of a run, reading the next block of a spilled run when needed; NULL when drained. */
+static const struct item *run_peek(struct kin *k, struct run *r, int *err)
+{
+	if (r->keys)
+		return r->pos < r->len ? &r->items[r->keys[r->pos].idx] : NULL;
+	if (r->pos < r->len)
+		return &r->buf[r->pos];
+	if (r->next == r->n)
+		return NULL;
+	size_t want = r->n - r->next < r->cap ? (size_t)(r->n - r->next) : r->cap;
+	size_t bytes = want * sizeof(struct item), got = 0;
+	off_t at = (off_t)(r->off + r->next * sizeof(struct item));
+	while (got < bytes) {
+		ssize_t n = pread(k->tmpfd, (uint8_t *)r->buf + got, bytes - got, at + (off_t)got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			*err = n < 0 ? -errno : -EIO;
+			isc_err_push("Failed to read a temporary file: %s", strerror(n < 0 ? errno : EIO));
+			return NULL;
+		}
+		got += (size_t)n;
+	}
+	r->next += want;
+	r->pos = 0;
+	r->len = want;
+	return r->buf;
+}
+
+static int runs_cmp(struct kin *k, struct run **h, size_t a, size_t b)
+{
+	int e = 0;
+	return item_cmp(run_peek(k, h[a], &e), run_peek(k, h[b], &e));
+}
+
+static void runs_down(struct kin *k, struct run **h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < n && runs_cmp(k, h, l, m) < 0)
+			m = l;
+		if (r < n && runs_cmp(k, h, r, m) < 0)
+			m = r;
+		if (m == i)
+			return;
+		struct run *t = h[i];
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+}
+
+/*
+ * The sorted items (k-way merge of the runs and the in-memory tail),
+ * interleaved with the span ends: an end goes first when its (ts, pid,
+ * tid) is at or before the item's.
+ */
+static int emit_all(struct kin *k)
+{
+	int rc = 0;
+	size_t nr = 0;
+	struct run tail = { 0 }, **h = NULL;
+	sort_buffer(k);
+	tail.keys = k->keys;
+	tail.items = k->items;
+	tail.len = k->nitems;
+	if (!(h = calloc(k->nruns + 1, sizeof(*h))))
+		return -ENOMEM;
+	if (k->nruns) { /* read buffers: sort_budget shared, at least 4 KiB each */
+		size_t per = (k->capitems * (sizeof(struct item) + sizeof(struct skey))) / k->nruns;
+		size_t cap = per / sizeof(struct item);
+		if (cap < 4096 / sizeof(struct item) + 1)
+			cap = 4096 / sizeof(struct item) + 1;
+		if (cap > (1u << 20) / sizeof(struct item))
+			cap = (1u << 20) / sizeof(struct item);
+		uint64_t held = (uint64_t)k->capitems * (sizeof(struct item) + sizeof(struct skey)) +
+				(uint64_t)k->nruns * cap * sizeof(struct item);
+		if (held > k->res->peak_sort_bytes)
+			k->res->peak_sort_bytes = held;
+		for (size_t i = 0; i < k->nruns; i++) {
+			if (!(k->runs[i].buf = malloc(cap * sizeof(struct item)))) {
+				rc = -ENOMEM;
+				goto out;
+			}
+			k->runs[i].cap = cap;
+		}
+	}
+	for (size_t i = 0; i < k->nruns; i++) {
+		if (run_peek(k, &k->runs[i], &rc))
+			h[nr++] = &k->runs[i];
+		else if (rc)
+			goto out;
+	}
+	if (tail.len)
+		h[nr++] = &tail;
+	for (size_t i = nr; i-- > 0;)
+		runs_down(k, h, nr, i);
+	for (;;) {
+		const struct item *it = nr ? run_peek(k, h[0], &rc) : NULL;
+		if (rc)
+			goto out;
+		struct stk *s = k->nheap ? k->heap[0] : NULL;
+		if (!it && !s)
+			break;
+		if (s) {
+			int64_t end = s->v[s->n - 1].end;
+			if (!it || end < it->ts ||
+			    (end == it->ts && ((uint64_t)s->t->pid << 32 | s->t->tid) <= ((uint64_t)it->pid << 32 | it->tid))) {
+				if ((rc = end_span(k, s)))
+					goto out;
+				continue;
+			}
+		}
+		if ((rc = emit_item(k, it)))
+			goto out;
+		h[0]->pos++;
+		if (!run_peek(k, h[0], &rc)) {
+			if (rc)
+				goto out;
+			h[0] = h[--nr];
+		}
+		runs_down(k, h, nr, 0);
+	}
+out:
+	free(h);
+	return rc;
+}
+
+static int emit_preamble(struct kin *k)
+{
+	int rc = 0;
+	for (size_t i = 0; i < k->ndevs && !rc; i++) {
+		const struct dev *d = &k->devs[i];
+		uint64_t f[6] = { d->id, d->sms, d->mem, d->major, d->minor, 0 };
+		rc = emit_raw(k, ISC_REC_DEVICE, 0, 0, 0, f, 6, false, d->name, strlen(d->name));
+	}
+	for (size_t i = 0; i < k->nmetas && !rc; i++) {
+		const struct meta *m = &k->metas[i];
+		size_t kl = strlen(m->key), vl = strlen(m->val);
+		char *kv = malloc(kl + vl + 1);
+		if (!kv)
+			return -ENOMEM;
+		memcpy(kv, m->key, kl);
+		memcpy(kv + kl, m->val, vl);
+		uint64_t f[1] = { kl };
+		rc = emit_raw(k, ISC_REC_META, 0, 0, 0, f, 1, false, kv, kl + vl);
+		free(kv);
+	}
+	return rc;
+}
+
+static int finish(struct kin *k)
+{
+	struct isc_tl_header h;
+	int rc;
+	memset(&h, 0, sizeof(h));
+	const char *pn = NULL; /* the command: the name of the named process with most CPU events */
+	uint64_t best = 0;
+	for (size_t i = 0; i < k->pid_events.cap; i++) {
+		const uint64_t *n = k->pid_events.vals[i];
+		const char *nm = n ? map_get(&k->pnames, k->pid_events.keys[i]) : NULL;
+		if (nm && *n > best) {
+			best = *n;
+			pn = nm;
+		}
+	}
+	snprintf(h.cmdline, sizeof(h.cmdline), "%s", pn ? pn : "");
+	h.epoch_realtime_ns = (uint64_t)(k->have_base ? k->base_ns : 0) + (uint64_t)k->min_ts;
+	h.recorder_pid = 0;
+	if (k->sink->begin && (rc = k->sink->begin(k->sink->ctx, &h)))
+		return rc;
+	for (size_t i = 1; i < k->st.n; i++)
+		if (k->sink->string && (rc = k->sink->string(k->sink->ctx, &k->st.v[i])))
+			return rc;
+	if ((rc = emit_preamble(k)) || (rc = emit_all(k)))
+		return rc;
+	struct isc_tl_stats st = { 0 };
+	st.events = k->res->events_out;
+	st.lost_frames = k->res->bad_events;
+	st.abrupt = k->stop;
+	st.have_end = true;
+	return k->sink->end ? k->sink->end(k->sink->ctx, &st) : 0;
+}
+
+bool isc_kineto_sniff(const uint8_t *buf, size_t len)
+{
+	if (len >= 2 && buf[0] == 0x1f && buf[1] == 0x8b)
+		return true;
+	for (size_t i = 0; i < len; i++) {
+		if (buf[i] == '{')
+			return true;
+		if (buf[i] != ' ' && buf[i] != '\n' && buf[i] != '\r' && buf[i] != '\t')
+			return false;
+	}
+	return false;
+}
+
+int isc_kineto_import(FILE *in, const char *name, struct isc_sink *sink, const struct isc_kineto_opts *o,
+		      struct isc_kineto_result *res)
+{
+	struct isc_kineto_result local;
+	struct kin *k = calloc(1, sizeof(*k));
+	int rc;
+	if (!res)
+		res = &local;
+	memset(res, 0, sizeof(*res));
+	if (!k)
+		return -ENOMEM;
+	k->name = name;
+	k->sink = sink;
+	k->res = res;
+	k->tmpfd = -1;
+	k->max_depth = o && o->max_depth ? o->max_depth : ISC_KINETO_MAX_DEPTH;
+	size_t budget = o && o->sort_budget ? o->sort_budget : ISC_KINETO_SORT_BUDGET;
+	k->capitems = budget / (sizeof(struct item) + sizeof(struct skey));
+	if (k->capitems < 64)
+		k->capitems = 64;
+	k->items = malloc(k->capitems * sizeof(*k->items));
+	k->keys = malloc(k->capitems * sizeof(*k->keys));
+	res->peak_sort_bytes = k->capitems * (sizeof(struct item) + sizeof(struct skey));
+	if (!k->items || !k->keys) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	if (!(k->arena = malloc(SRC_CAP))) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	if ((rc = src_open(&k->src, in)))
+		goto out;
+	add_meta(k, "source", "kineto", 6); /* the first META record */
+	if ((rc = read_input(k)) < 0)
+		goto out;
+	if (res->bad_events) {
+		size_t l = strlen(res->damage);
+		snprintf(res->damage + l, sizeof(res->damage) - l, "; %llu bad event%s skipped",
+			 (unsigned long long)res->bad_events, res->bad_events == 1 ? "" : "s");
+	}
+	if (!k->have_events) {
+		if (k->stop)
+			isc_err_push("%s, before any traceEvents", res->damage);
+		else
+			isc_err_push("not a Kineto trace: no traceEvents array");
+		rc = -EBADMSG;
+		goto out;
+	}
+	if (!k->have_min) { /* nothing to write: an error, not an empty timeline */
+		if (res->damaged)
+			isc_err_push("%s; no event imported", res->damage);
+		else if (!res->events_in)
+			isc_err_push("no events: traceEvents is empty");
+		else
+			isc_err_push("no events: none of the %llu elements of traceEvents is of a kind this importer maps",
+				     (unsigned long long)res->events_in);
+		rc = -EBADMSG;
+		goto out;
+	}
+	if ((rc = finish(k)))
+		goto out;
+	rc = res->damaged ? 1 : 0;
+out:
+	src_close(&k->src);
+	free(k->arena);
+	free(k->items);
+	free(k->keys);
+	isc_buf_free(&k->val);
+	isc_buf_free(&k->wbuf);
+	if (k->tmp)
+		fclose(k->tmp);
+	for (size_t i = 0; i < k->nruns; i++)
+		free(k->runs[i].buf);
+	free(k->runs);
+	for (size_t i = 1; i < k->st.n; i++)
+		free((char *)k->st.v[i].name);
+	free(k->st.v);
+	free(k->st.hash);
+	free(k->st.slots);
+	map_free(&k->pnames, true);
+	map_free(&k->tnames, true);
+	map_free(&k->pid_events, true);
+	for (size_t i = 0; i < k->threads.cap; i++) {
+		struct thr *t = k->threads.vals[i];
+		if (t) {
+			free(t->s[0].v);
+			free(t->s[1].v);
+		}
+	}
+	map_free(&k->threads, true);
+	map_free(&k->procs, false);
+	free(k->heap);
+	for (size_t i = 0; i < k->ndevs; i++)
+		free(k->devs[i].name);
+	free(k->devs);
+	for (size_t i = 0; i < k->nmetas; i++) {
+		free(k->metas[i].key);
+		free(k->metas[i].val);
+	}
+	free(k);
+	return rc;
+}

@@ -1,0 +1,278 @@
+#!/usr/bin/env bats
+# Kineto import (iscope-merge, iscope-analyze) and Chrome export
+# (iscope-merge --format=chrome) on the real traces of ../shared/data/kineto,
+# checked against Python's json module (kineto_ref.py), plus the bad
+# fixtures of tests/data/bad-kineto (see its README).
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	ISC_BUILD=${ISC_BUILD:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)/build}
+	ISC_SRC=${ISC_SRC:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}
+	MERGE=$ISC_BUILD/tools/iscope-merge/iscope-merge
+	ANALYZE=$ISC_BUILD/tools/iscope-analyze/iscope-analyze
+	PY=/usr/bin/python3
+	REF="$PY $ISC_SRC/tests/kineto/kineto_ref.py"
+	DATA=$ISC_SRC/../shared/data/kineto
+	BAD=$ISC_SRC/tests/data/bad-kineto
+	T=$(mktemp -d "${BATS_TMPDIR:-/tmp}/kineto.XXXXXX")
+	[ -d "$DATA" ] || skip "no $DATA"
+}
+
+teardown() {
+	rm -rf "$T"
+}
+
+traces() {
+	ls "$DATA"/*.json.gz
+}
+
+@test "every real trace imports with exit 0, to a timeline, in a file and in a pipe" {
+	n=0
+	for f in $(traces); do
+		run --separate-stderr "$MERGE" -o "$T/a.istl" "$f"
+		[ "$status" -eq 0 ] || { echo "$f: $status $stderr"; false; }
+		[ -s "$T/a.istl" ]
+		"$MERGE" < "$f" > "$T/b.istl" || { echo "$f: pipe"; false; }
+		"$MERGE" --dump-times "$T/a.istl" > "$T/a.txt"
+		"$MERGE" --dump-times "$T/b.istl" > "$T/b.txt"
+		cmp "$T/a.txt" "$T/b.txt" || { echo "$f: pipe and file differ"; false; }
+		n=$((n + 1))
+	done
+	[ "$n" -ge 10 ]
+}
+
+@test "plain JSON and gzip give the same timeline" {
+	f=$DATA/a100_nccl_2rank_rank0.json.gz
+	"$MERGE" --dump-times "$f" > "$T/gz.txt"
+	gzip -dc "$f" > "$T/plain.json"
+	"$MERGE" --dump-times "$T/plain.json" > "$T/plain.txt"
+	gzip -dc "$f" | "$MERGE" --dump-times > "$T/pipe.txt"
+	cmp "$T/gz.txt" "$T/plain.txt"
+	cmp "$T/gz.txt" "$T/pipe.txt"
+}
+
+@test "GPU ops, kernels, memcpys, memsets, syncs, API calls, CPU ops and marks match Python's json" {
+	for f in $(traces); do
+		want=$($REF counts "$f")
+		"$MERGE" --dump "$f" > "$T/d.txt"
+		got=$($REF dump-counts "$T/d.txt")
+		[ "$want" = "$got" ] || { echo "$f"; echo "json:   $want"; echo "import: $got"; false; }
+	done
+	# the numbers are not all zero
+	[[ $($REF counts "$DATA/v100_resnet50_num_workers_0.pt.trace.json.gz") == *"kernels=8772"*"marks=12838"* ]]
+	[[ $($REF counts "$DATA/a100_triton_example.json.gz") == *"driver=1"* ]]
+}
+
+@test "every GPU op keeps its exact ns start, duration, correlation, device and stream" {
+	for f in $(traces); do
+		$REF gpu-ops "$f" > "$T/want.txt"
+		"$MERGE" --dump-times "$f" > "$T/d.txt"
+		$REF dump-gpu "$T/d.txt" > "$T/got.txt"
+		[ -s "$T/want.txt" ]
+		diff "$T/want.txt" "$T/got.txt" > "$T/diff.txt" || { echo "$f"; head "$T/diff.txt"; false; }
+	done
+}
+
+@test "ns precision: sub-µs parts of memsets and memcpys survive, durations stay positive" {
+	"$MERGE" --dump-times "$DATA/a100_nccl_2rank_rank0.json.gz" > "$T/d.txt"
+	# e.g. "Memset (Device)" of 4.96 µs: 4960 ns, not 4000 or 5000
+	run awk '$2 == "GPU" && ($5 == "memset" || $5 == "memcpy") {
+		n++; d = substr($0, index($0, "dur=") + 4) + 0
+		if (d <= 0) bad++; if (d % 1000) frac++ }
+		END { print n, bad + 0, frac + 0 }' "$T/d.txt"
+	read -r n bad frac <<<"$output"
+	[ "$n" -eq 1074 ]
+	[ "$bad" -eq 0 ]
+	[ "$frac" -gt 1000 ]
+}
+
+@test "correlations: every GPU op whose API call is in the file is joined to it" {
+	for f in $(traces); do
+		"$MERGE" --dump "$f" > "$T/d.txt"
+		run $REF joined "$f" "$T/d.txt"
+		[[ "$output" =~ source:\ ([0-9]+)\ of\ ([0-9]+).*dump:\ ([0-9]+)\ of\ ([0-9]+) ]]
+		r=("${BASH_REMATCH[@]}")
+		[ "${r[1]}" = "${r[3]}" ] && [ "${r[2]}" = "${r[4]}" ] && [ "${r[1]}" -gt 0 ] || { echo "$f: $output"; false; }
+	done
+}
+
+@test "order: times never go back; spans nest, depths are right, every span ends" {
+	for f in $(traces) "$ISC_SRC/tests/data/kineto/nesting.json"; do
+		"$MERGE" --dump-times "$f" > "$T/d.txt"
+		run $REF check-order "$T/d.txt"
+		[[ "$output" == *" errors=0" ]] || { echo "$f: $output"; false; }
+	done
+}
+
+@test "nesting rules, rounding, names and metadata: golden dump" {
+	f=$ISC_SRC/tests/data/kineto/nesting.json
+	if [ -n "${ISC_REGEN:-}" ]; then
+		"$MERGE" --dump-times "$f" > "$ISC_SRC/tests/data/kineto/nesting.dump"
+	fi
+	run --separate-stderr "$MERGE" --log-level=info --dump-times "$f"
+	[ "$status" -eq 0 ]
+	diff <(echo "$output") "$ISC_SRC/tests/data/kineto/nesting.dump"
+	[[ "$stderr" == *"1 flow events ignored, 1 events of unknown categories skipped, 1 spans cut to their parent"* ]]
+}
+
+@test "decimal µs text to ns: exponents, rounding once, negative times: golden dump" {
+	f=$ISC_SRC/tests/data/kineto/numbers.json
+	if [ -n "${ISC_REGEN:-}" ]; then
+		"$MERGE" --dump-times "$f" > "$ISC_SRC/tests/data/kineto/numbers.dump"
+	fi
+	run "$MERGE" --dump-times "$f"
+	[ "$status" -eq 0 ]
+	diff <(echo "$output") "$ISC_SRC/tests/data/kineto/numbers.dump"
+	# 1500.0005 µs from -0.25 µs: 1500250.5 ns, rounded half up once
+	[[ "$output" == *"1500251 P1 T4 B op half_up"* ]]
+}
+
+@test "events larger than the in-place window are copied; over 16 MiB they are bad" {
+	$PY - "$T/big.json" <<-'PYEOF'
+		import json, sys
+		ev = [{"ph": "X", "cat": "cpu_op", "name": "n%d" % i, "pid": 1, "tid": 1, "ts": i * 10, "dur": 5}
+		      for i in range(20000)]
+		ev[5000]["name"] = "big\u00e9" + "x" * 100000   # 100 kB with an escape: beyond the 64 KiB window
+		ev[7000]["args"] = {"blob": "y" * (17 << 20)}     # over 16 MiB
+		json.dump({"traceEvents": ev}, open(sys.argv[1], "w"))
+	PYEOF
+	run --separate-stderr "$MERGE" --dump "$T/big.json"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"event #7001: larger than 16 MiB; 1 bad event skipped"* ]]
+	[ "$(grep -c '^P1 T1 B op' <<<"$output")" -eq 19999 ]
+	grep -q '^P1 T1 B op bigéxxxx' <<<"$output"
+	gzip -1 -c "$T/big.json" | "$MERGE" --dump 2>/dev/null | cmp - <(echo "$output")
+}
+
+@test "external sort: a 1 MiB sort buffer spills runs and gives the same timeline" {
+	f=$DATA/v100_resnet50_num_workers_0.pt.trace.json.gz
+	"$MERGE" --dump-times "$f" > "$T/mem.txt"
+	run --separate-stderr "$MERGE" --log-level=info --sort-memory=1 --dump-times "$f"
+	[ "$status" -eq 0 ]
+	[[ "$stderr" =~ ([0-9]+)\ sorted\ runs\ spilled ]]
+	[ "${BASH_REMATCH[1]}" -ge 4 ]
+	diff <(echo "$output") "$T/mem.txt" > /dev/null
+	[[ $("$MERGE" --log-level=info --dump "$f" 2>&1 >/dev/null) == *" 0 sorted runs spilled"* ]]
+}
+
+@test "a timeline converts back: Kineto -> timeline -> dump equals Kineto -> dump" {
+	for f in $(traces); do
+		"$MERGE" -o "$T/t.istl" "$f"
+		"$MERGE" --dump-times "$T/t.istl" > "$T/a.txt"
+		"$MERGE" --dump-times "$f" > "$T/b.txt"
+		cmp "$T/a.txt" "$T/b.txt" || { echo "$f"; false; }
+	done
+	# but a timeline is never merged again into a timeline
+	run --separate-stderr "$MERGE" -o "$T/again.istl" "$T/t.istl"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"already a timeline"* ]]
+}
+
+@test "chrome round trip: Kineto -> timeline -> chrome keeps every GPU op and its correlation" {
+	for f in $(traces); do
+		"$MERGE" -o "$T/t.istl" "$f"
+		"$MERGE" --format=chrome -o "$T/c.json" "$T/t.istl"
+		run $REF chrome "$T/c.json"
+		[ "$status" -eq 0 ] || { echo "$f: not valid JSON: $output"; false; }
+		head=${lines[0]}
+		got_corr=${lines[1]}
+		want=$($REF stream-ops "$f")
+		want_corr=$($REF stream-correlations "$f")
+		[[ "$head" == "gpu_ops_with_stream=$want streams_named=1 "* ]] || { echo "$f: $head, want $want"; false; }
+		[ "$got_corr" = "$want_corr" ] || { echo "$f: correlations differ"; false; }
+		[[ "$head" =~ flow_ends=([0-9]+) ]] && [ "${BASH_REMATCH[1]}" -eq "$want" ]
+	done
+}
+
+@test "chrome: processes, threads and devices named, times in µs with ns, metadata kept" {
+	"$MERGE" --format=chrome "$ISC_SRC/tests/data/kineto/nesting.json" > "$T/c.json"
+	run $PY - "$T/c.json" <<-'PYEOF'
+		import json, sys
+		d = json.load(open(sys.argv[1]))
+		ev = d["traceEvents"]
+		names = {(e["name"], e["args"]["name"]) for e in ev if e["ph"] == "M" and "name" in e["args"]}
+		assert ("process_name", "python3") in names, names
+		assert ("thread_name", "main") in names, names
+		assert ("process_name", "GPU 0 (Test GPU)") in names, names
+		assert ("thread_name", "stream 3") in names, names
+		k = [e for e in ev if e["ph"] == "X" and e["cat"] == "kernel"][0]
+		assert k["ts"] == 1.001 and k["dur"] == 0 and k["args"]["correlation"] == 5, k
+		assert k["args"]["grid"] == [2, 1, 1], k
+		py = [e for e in ev if e["ph"] == "X" and e["cat"] == "python"][0]
+		assert py["dur"] == 1.235 and py["args"]["file"] == "w.py" and py["args"]["line"] == 12, py
+		assert [e["ph"] for e in ev if e.get("cat") == "ac2g"] == ["s", "f", "s", "f"]
+		assert d["displayTimeUnit"] == "ns"
+		assert d["otherData"]["epoch_realtime_ns"] == "1700000000000010000", d["otherData"]
+		assert d["otherData"]["rank"] == "3" and d["otherData"]["source"] == "kineto"
+		assert [e for e in ev if e["ph"] == "i"][0]["args"]["value"] == -4096
+		print("ok")
+	PYEOF
+	[ "$output" = "ok" ]
+}
+
+@test "iscope-analyze reads Kineto directly, the same as through a timeline" {
+	f=$DATA/a100_simple_add.json.gz
+	run --separate-stderr "$ANALYZE" "$f"
+	[ "$status" -eq 0 ]
+	echo "$output" | jq -e '.gpu.devices[0].name == "NVIDIA A100-PG509-200"' > /dev/null
+	echo "$output" | jq -S 'del(.input, .tool, .generated_at)' > "$T/direct.json"
+	"$MERGE" -o "$T/t.istl" "$f"
+	"$ANALYZE" "$T/t.istl" | jq -S 'del(.input, .tool, .generated_at)' > "$T/via.json"
+	diff "$T/direct.json" "$T/via.json"
+	gzip -dc "$f" | "$ANALYZE" > /dev/null
+}
+
+@test "a Kineto trace must be the only input" {
+	run --separate-stderr "$MERGE" --dump "$DATA/a100_simple_add.json.gz" "$DATA/a100_alexnet.json.gz"
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"a Kineto trace must be the only input (got 2 inputs)"* ]]
+}
+
+# Bad inputs: exit 1, one line on stderr, what was read before the damage kept.
+bad() { # FILE EXPECTED-MESSAGE-PART KEPT-LINES-MIN
+	run --separate-stderr "$MERGE" --dump "$BAD/$1"
+	[ "$status" -eq 1 ] || { echo "$1: status $status"; false; }
+	[ "${#stderr_lines[@]}" -eq 1 ] || { echo "$1: ${stderr_lines[*]}"; false; }
+	[[ "$stderr" == "iscope-merge: $BAD/$1: "*"$2"* ]] || { echo "$1: $stderr"; false; }
+	[ "${#lines[@]}" -ge "$3" ] || { echo "$1: ${#lines[@]} lines"; false; }
+}
+
+@test "bad: truncated JSON keeps the events before the cut" {
+	bad truncated.json "truncated JSON at byte 468 in traceEvents (kept 8 events)" 9
+	[[ "$output" == *"E op aten::op2"* ]]
+	[[ "$output" != *"aten::op3"* ]]
+	[[ "${lines[-1]}" == *"abrupt=1"* ]]
+}
+
+@test "bad: truncated and corrupt gzip" {
+	bad truncated.json.gz "truncated gzip data after byte" 1000
+	bad corrupt.json.gz "bad event" 1000
+}
+
+@test "bad: wrong types skip their events, the good ones stay" {
+	bad wrong-types.json 'event #2: "ts" is a string, not a number; 4 bad events skipped' 5
+	[[ "$output" == *"B op aten::op0"* && "$output" == *"B op aten::op5"* ]]
+	[[ "$output" != *"aten::op1"* ]]
+	[[ "${lines[-1]}" == *"lost_frames=4"* ]]
+}
+
+@test "bad: huge numbers, deep nesting, stray bytes" {
+	bad huge-number.json 'event #2: "ts" out of range; 2 bad events skipped' 3
+	bad deep-nesting.json "event #2: nested deeper than 64 levels; 1 bad event skipped" 5
+	bad syntax-error.json "invalid JSON at byte" 3
+}
+
+@test "bad: not a trace, an empty array, not JSON: an error and no output" {
+	bad not-a-trace.json "not a Kineto trace: no traceEvents array" 0
+	[ -z "$output" ]
+	bad empty-array.json "no events: traceEvents is empty" 0
+	[ -z "$output" ]
+	bad not-json.json "not an InferScope trace" 0
+	run --separate-stderr "$ANALYZE" "$BAD/empty-array.json"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"no events: traceEvents is empty"* ]]
+	run --separate-stderr "$ANALYZE" "$BAD/truncated.json"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"truncated JSON at byte 468"* ]]
+}

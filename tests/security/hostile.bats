@@ -1,0 +1,98 @@
+#!/usr/bin/env bats
+# The recorder treats the shared memory of traced processes as untrusted.
+# A hostile "agent" (hostile_agent.c) shares the session with a
+# well-behaved Python process and writes garbage records, lying sizes,
+# a head far ahead of its tail, impossible headers, a corrupt string area,
+# random slot contents, truncates its file under the recorder's mapping
+# (SIGBUS), rewrites its file at random while it is drained, or plants a
+# symbolic link, a FIFO or a file other users could read under its name.
+# Every time: the recorder does not crash, hang or overflow (run this
+# suite in build-asan too), warns once about the hostile file, exits with
+# the workload's status, and the well-behaved process's trace is complete.
+
+load ../cli/helpers
+bats_require_minimum_version 1.5.0
+
+setup() {
+	T=$(mktemp -d)
+	export HOSTILE_TMP=$T/h
+}
+
+teardown() {
+	rm -rf "$T"
+}
+
+# attack MODE: records legit.py and hostile_agent MODE side by side.
+attack() {
+	run --separate-stderr "$RECORD" -q -o "$T/t.isc" -- sh -c \
+		'"$1" "$2" & "$3" "$4"; st=$?; wait $!; exit $st' _ "$PY" "$ISC_SRC/tests/security/legit.py" "$ISC_HOSTILE" "$1"
+	echo "# $1: recorder status $status; stderr: $stderr" | head -c 600 >&3
+	echo >&3
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"hostile: $1 done"* ]]
+	err=$stderr
+	# the well-behaved process lost nothing
+	run --separate-stderr "$MERGE" --dump "$T/t.isc"
+	[ "$status" -eq 0 ]
+	[ "$(grep -c ' B python leaf ' <<< "$output")" -eq 500 ]
+	[ "$(grep -c ' E python leaf ' <<< "$output")" -eq 500 ]
+	run "$ANALYZE" -o "$T/f.json" "$T/t.isc"
+	[ "$status" -eq 0 ]
+}
+
+@test "garbage records in a ring: that ring is discarded with a warning" {
+	attack garbage
+	[[ "$err" == *"corrupt record in shared memory; rest of its ring discarded"* ]]
+}
+
+@test "a record whose size runs past what was committed" {
+	attack lying-size
+	[[ "$err" == *"corrupt record in shared memory"* ]]
+}
+
+@test "head far ahead of tail: the ring is discarded, nothing is copied" {
+	attack head-ahead
+	[[ "$err" == *"bytes past its tail"*"ring discarded"* ]]
+}
+
+@test "a header claiming rings and strings larger than the file (and than we allow)" {
+	attack huge
+	[[ "$err" == *".shm: inconsistent shared-memory header"* ]]
+}
+
+@test "a string area with garbage and a committed size past its end" {
+	attack strings
+	[[ "$err" == *"corrupt string table in shared memory"* ]]
+}
+
+@test "random slot contents and an impossible slot count" {
+	attack slots
+}
+
+@test "the file truncated under the recorder's mapping (SIGBUS is caught)" {
+	attack truncate
+	[[ "$err" == *"hostile: truncated "* ]]
+	[[ "$err" == *"its shared-memory file was truncated under us (SIGBUS); its later events are lost"* ]]
+}
+
+@test "the whole file rewritten at random while it is drained" {
+	attack scribble
+}
+
+@test "a symbolic link planted as <pid>.shm is not followed" {
+	attack symlink
+	[[ "$err" == *".shm: a symbolic link"* ]]
+	# the target, a well-formed file, was not read: no events of that pid
+	run "$MERGE" --dump "$T/t.isc"
+	[[ "$output" != *"hostile_agent"* ]]
+}
+
+@test "a FIFO planted as <pid>.shm does not block the recorder" {
+	attack fifo
+	[[ "$err" == *".shm: not a regular file"* ]]
+}
+
+@test "a file others could read is refused" {
+	attack mode
+	[[ "$err" == *".shm: not owned by us with mode 0600"* ]]
+}

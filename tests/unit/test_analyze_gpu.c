@@ -1,0 +1,652 @@
+/*
+ * test_analyze_gpu.c - gpu.* of iscope-analyze (analyze_gpu.c) on synthetic
+ * timelines whose answers are worked out by hand in the comments: temporal
+ * and idle breakdowns, launch statistics, queue length, kernel, memcpy and
+ * sync tables, host activity while the GPU is idle, the --hta-compat
+ * ProfilerStep rule and rounding, bounded launch bookkeeping, the report.
+ *
+ * Timelines are written with the library's container writer as in
+ * test_analyze.c: FILE_HEADER (ISTL), one TL_STRINGS chunk per string,
+ * TL_EVENTS chunks starting with TL_CTX, an END chunk.  Times are in µs
+ * through U() unless a test is about sub-µs times.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "isc_analyze.h"
+#include "isc_internal.h"
+#include "tap.h"
+
+#define U(x) ((uint64_t)(x) * 1000u)
+#define HOST 100 /* pid = tid of the host thread */
+
+/* ---- timeline builder ----------------------------------------------------- */
+struct tl {
+	struct isc_writer *w;
+	struct isc_buf ev;
+	uint64_t base, last, next_span, nevents, stack[64];
+	unsigned depth;
+	uint32_t pid, tid;
+	bool open, ctx;
+};
+
+static void tl_chunk(struct tl *t, uint16_t type, uint64_t base, const struct isc_buf *b)
+{
+	struct isc_chunk_header h = { ISC_CHUNK_MAGIC, type, 0, 0, 0, base, 0, (uint32_t)b->len };
+	if (isc_writer_chunk(t->w, &h, b->data))
+		abort();
+}
+
+static void tl_open(struct tl *t, FILE *f)
+{
+	struct isc_tl_header h;
+	struct isc_buf b = { 0 };
+	memset(t, 0, sizeof(*t));
+	memset(&h, 0, sizeof(h));
+	strcpy(h.host, "gpuhost");
+	strcpy(h.cmdline, "python3 serve.py");
+	h.ncpu = 8;
+	h.epoch_realtime_ns = 1700000000000000000ull; /* whole µs: --hta-compat rounds on this grid */
+	if (isc_writer_new(&t->w, f, 1) || isc_header_encode(&b, ISC_TIMELINE_MAGIC, &h))
+		abort();
+	tl_chunk(t, ISC_CHUNK_FILE_HEADER, 0, &b);
+	isc_buf_free(&b);
+	t->next_span = 1;
+}
+
+static void tl_string(struct tl *t, uint32_t id, uint8_t kind, uint32_t line, const char *name, const char *file)
+{
+	struct isc_buf b = { 0 }, r = { 0 };
+	uint64_t ts = 0;
+	isc_buf_put_varint(&r, id);
+	isc_buf_put_u8(&r, kind);
+	isc_buf_put_varint(&r, line);
+	isc_buf_put_bytes(&r, name, strlen(name));
+	isc_buf_put_bytes(&r, file, strlen(file));
+	isc_buf_put_record(&b, ISC_REC_STRING_DEF, 0, &ts, r.data, r.len);
+	tl_chunk(t, ISC_CHUNK_TL_STRINGS, 0, &b);
+	isc_buf_free(&b);
+	isc_buf_free(&r);
+}
+
+/* Appends one record of context (pid, tid) with body r. */
+static void tl_put(struct tl *t, uint8_t type, uint64_t ts, uint32_t pid, uint32_t tid, const struct isc_buf *r)
+{
+	if (!t->open) {
+		t->open = true;
+		t->base = t->last = ts;
+	}
+	if (!t->ctx || pid != t->pid || tid != t->tid) {
+		struct isc_buf c = { 0 };
+		isc_buf_put_varint(&c, pid);
+		isc_buf_put_varint(&c, tid);
+		isc_buf_put_record(&t->ev, ISC_REC_TL_CTX, ts, &t->last, c.data, c.len);
+		isc_buf_free(&c);
+		t->pid = pid;
+		t->tid = tid;
+		t->ctx = true;
+	}
+	isc_buf_put_record(&t->ev, type, ts, &t->last, r->data, r->len);
+	t->nevents++;
+}
+
+static void tl_begin(struct tl *t, uint64_t ts, uint8_t kind, uint32_t name)
+{
+	struct isc_buf r = { 0 };
+	uint64_t id = t->next_span++, f[5] = { id, t->depth ? t->stack[t->depth - 1] : 0, t->depth, kind, name };
+	for (int i = 0; i < 5; i++)
+		isc_buf_put_varint(&r, f[i]);
+	tl_put(t, ISC_REC_TL_SPAN_BEGIN, ts, HOST, HOST, &r);
+	t->stack[t->depth++] = id;
+	isc_buf_free(&r);
+}
+
+static void tl_end(struct tl *t, uint64_t ts)
+{
+	struct isc_buf r = { 0 };
+	isc_buf_put_varint(&r, t->stack[--t->depth]);
+	isc_buf_put_varint(&r, 0);
+	tl_put(t, ISC_REC_TL_SPAN_END, ts, HOST, HOST, &r);
+	isc_buf_free(&r);
+}
+
+/* A launch (or any) API call [ts, ts + dur) on thread tid of the host process. */
+static void tl_api_on(struct tl *t, uint32_t tid, uint64_t ts, uint64_t dur, uint32_t name, uint64_t corr)
+{
+	struct isc_tl_event ev = { .type = ISC_REC_GPU_API, .name_id = name };
+	struct isc_buf r = { 0 };
+	ev.gpu.dur_ns = dur;
+	ev.gpu.correlation = corr;
+	ev.gpu.kind = 1;
+	if (isc_gpu_encode(&r, &ev))
+		abort();
+	tl_put(t, ISC_REC_GPU_API, ts, HOST, tid, &r);
+	isc_buf_free(&r);
+}
+
+static void tl_api(struct tl *t, uint64_t ts, uint64_t dur, uint32_t name, uint64_t corr)
+{
+	tl_api_on(t, HOST, ts, dur, name, corr);
+}
+
+struct op {
+	uint32_t stream;
+	uint8_t kind;
+	uint32_t name;
+	uint64_t dur, corr, bytes;
+	uint8_t copy_kind, src, dst;
+	uint32_t flags;
+	uint32_t api_tid; /* with link_gap: linked by the merge to its call on api_tid */
+	int64_t link_gap;
+};
+
+/* A GPU op on device 0 starting at ts. */
+static void tl_op(struct tl *t, uint64_t ts, struct op o)
+{
+	struct isc_tl_event ev = { .type = ISC_REC_GPU_OP, .name_id = o.name };
+	struct isc_buf r = { 0 };
+	ev.gpu = (struct isc_gpu_fields){ .device = 0, .stream = o.stream, .kind = o.kind, .dur_ns = o.dur,
+					  .correlation = o.corr, .bytes = o.bytes, .copy_kind = o.copy_kind,
+					  .src_mem = o.src, .dst_mem = o.dst, .flags = o.flags,
+					  .has_link = o.api_tid != 0, .api_tid = o.api_tid, .launch_gap_ns = o.link_gap };
+	if (isc_gpu_encode(&r, &ev))
+		abort();
+	tl_put(t, ISC_REC_GPU_OP, ts, 0, 0, &r);
+	isc_buf_free(&r);
+}
+
+static void tl_device(struct tl *t, uint32_t id, const char *name)
+{
+	struct isc_buf r = { 0 };
+	uint64_t f[6] = { id, 108, 40ull << 30, 8, 0, 0 };
+	for (int i = 0; i < 6; i++)
+		isc_buf_put_varint(&r, f[i]);
+	isc_buf_put(&r, name, strlen(name));
+	tl_put(t, ISC_REC_DEVICE, t->last, 0, 0, &r);
+	isc_buf_free(&r);
+}
+
+static void tl_close(struct tl *t)
+{
+	struct isc_buf b = { 0 }, r = { 0 };
+	uint64_t ts = 0, f[5] = { t->nevents, 0, 0, 0, 0 };
+	if (t->open)
+		tl_chunk(t, ISC_CHUNK_TL_EVENTS, t->base, &t->ev);
+	for (int i = 0; i < 5; i++)
+		isc_buf_put_varint(&r, f[i]);
+	isc_buf_put_record(&b, ISC_REC_END_STATS, 0, &ts, r.data, r.len);
+	tl_chunk(t, ISC_CHUNK_END, 0, &b);
+	isc_writer_flush(t->w);
+	isc_writer_free(t->w);
+	isc_buf_free(&b);
+	isc_buf_free(&r);
+	isc_buf_free(&t->ev);
+}
+
+static cJSON *analyze(FILE *f, bool hta)
+{
+	struct isc_timeline *t = NULL;
+	struct isc_analyze_opts o = { .hta_compat = hta };
+	cJSON *doc = NULL;
+	int rc;
+	rewind(f);
+	isc_err_clear();
+	if ((rc = isc_timeline_open(&t, f)) == 0)
+		rc = isc_analyze_timeline(t, &o, &doc);
+	if (rc)
+		printf("# analyze: %d %s\n", rc, isc_err_msg());
+	isc_timeline_free(t);
+	return doc;
+}
+
+static double N(const cJSON *d, const char *path)
+{
+	double v = NAN;
+	isc_json_num(d, path, &v);
+	return v;
+}
+
+static const char *S(const cJSON *d, const char *path)
+{
+	const char *s = isc_json_str(d, path);
+	return s ? s : "";
+}
+
+/* Item i of the array at path. */
+static const cJSON *at(const cJSON *d, const char *path, int i)
+{
+	return cJSON_GetArrayItem(isc_json_get(d, path), i);
+}
+
+enum {
+	S_GEMM = 1, S_NCCL, S_MEMCPY, S_SSYNC, S_CSYNC, S_LAUNCH, S_MCPYA, S_SSYNCA, S_DSYNCA, S_FEED, S_COPY, S_SMALL,
+	S_WAIT, S_TEAR, S_STEP1, S_STEP2, S_STEP3, S_GRAPH, S_EVREC, S_MEMSET,
+};
+
+static void strings(struct tl *t)
+{
+	tl_string(t, S_GEMM, ISC_STR_CFUNC, 0, "gemm_kernel", "");
+	tl_string(t, S_NCCL, ISC_STR_CFUNC, 0, "ncclKernel_AllReduce_RING", "");
+	tl_string(t, S_MEMCPY, ISC_STR_CFUNC, 0, "Memcpy HtoD (Pageable -> Device)", "");
+	tl_string(t, S_SSYNC, ISC_STR_CFUNC, 0, "Stream Sync", "");
+	tl_string(t, S_CSYNC, ISC_STR_CFUNC, 0, "Context Sync", "");
+	tl_string(t, S_LAUNCH, ISC_STR_CFUNC, 0, "cudaLaunchKernel", "");
+	tl_string(t, S_MCPYA, ISC_STR_CFUNC, 0, "cudaMemcpyAsync", "");
+	tl_string(t, S_SSYNCA, ISC_STR_CFUNC, 0, "cudaStreamSynchronize", "");
+	tl_string(t, S_DSYNCA, ISC_STR_CFUNC, 0, "cudaDeviceSynchronize", "");
+	tl_string(t, S_FEED, ISC_STR_CODE, 10, "feed", "serve.py");
+	tl_string(t, S_COPY, ISC_STR_CFUNC, 0, "aten::copy_", "");
+	tl_string(t, S_SMALL, ISC_STR_CFUNC, 0, "small_kernel", "");
+	tl_string(t, S_WAIT, ISC_STR_CODE, 20, "wait_loop", "serve.py");
+	tl_string(t, S_TEAR, ISC_STR_CODE, 30, "teardown", "serve.py");
+	tl_string(t, S_STEP1, ISC_STR_SCOPE, 0, "ProfilerStep#1", "");
+	tl_string(t, S_STEP2, ISC_STR_SCOPE, 0, "ProfilerStep#2", "");
+	tl_string(t, S_STEP3, ISC_STR_SCOPE, 0, "ProfilerStep#3", "");
+	tl_string(t, S_GRAPH, ISC_STR_CFUNC, 0, "cudaGraphLaunch", "");
+	tl_string(t, S_EVREC, ISC_STR_CFUNC, 0, "cudaEventRecord", "");
+	tl_string(t, S_MEMSET, ISC_STR_CFUNC, 0, "Memset (Device)", "");
+}
+
+static struct op kern(uint32_t stream, uint32_t name, uint64_t dur, uint64_t corr)
+{
+	return (struct op){ .stream = stream, .kind = ISC_GPU_KERNEL, .name = name, .dur = dur, .corr = corr };
+}
+
+/*
+ * Scenario A, device 0, streams 7 and 8 (µs; launch call -> op):
+ *
+ *   call [0,2) c1      -> K1 gemm  s7 [10,30)     delay 8
+ *   call [3,4) c2      -> K2 nccl  s8 [20,50)     delay 16
+ *   call [40,41) c3 memcpyAsync -> M1 s7 [80,90)  delay 39, 4096 B HtoD pageable
+ *   call [85,87) c4    -> K3 small s7 [95,96)     delay 8, shorter than its call
+ *   call [87,88) c5    -> K4 gemm  s7 [200,210)   delay 112 (> 100)
+ *   call [110,170) c8  -> K6 gemm  s8 [180,185)   delay 10, call > 50, shorter than it
+ *   call [220,230) c6 cudaStreamSynchronize -> Stream Sync s7 [221,229)
+ *   call [300,301) c7  -> K5 small s7 [305,308)   delay 4
+ *   call [319,331) c9 cudaDeviceSynchronize -> Context Sync, no stream [320,330)
+ * Host: feed [30,100) > aten::copy_ [60,70); wait_loop [120,190); teardown [400,500).
+ *
+ * Default: span 298, busy [10,50) [80,90) [95,96) [180,185) [200,210) [305,308)
+ * = 69, idle 229, compute (no nccl) 39, non-compute 30.
+ * s7 gaps: M1 50 host (call 40 > 30), K3 5 kernel (< 30), K4 104 other,
+ * K5 95 host (sync op left out, call 300 > 210); s8: K6 130 host.
+ * Queue s7: launches 0,40,85,87,300, ends 30,90,96,210,308: in flight at
+ * each launch 1,1,2,3,1 -> max 3; mean = sum(end - launch) 222 / (308 - 0).
+ * Delays 4 8 8 10 16 39 112: p50 10, p90 39 + 0.4 * 73 = 68.2, max 112.
+ * Host idle: feed 39 (= [50,80) + [90,95) + [96,100)), self 29; copy_ 10;
+ * wait_loop 65 ([120,180) + [185,190): its tail is confirmed by K4);
+ * teardown after the last op: not idle time.
+ */
+static void write_a(FILE *f)
+{
+	struct tl t;
+	tl_open(&t, f);
+	strings(&t);
+	tl_device(&t, 0, "Test GPU");
+	tl_api(&t, U(0), U(2), S_LAUNCH, 1);
+	tl_api(&t, U(3), U(1), S_LAUNCH, 2);
+	tl_op(&t, U(10), kern(7, S_GEMM, U(20), 1));
+	tl_op(&t, U(20), kern(8, S_NCCL, U(30), 2));
+	tl_begin(&t, U(30), ISC_SPAN_PYTHON, S_FEED);
+	tl_api(&t, U(40), U(1), S_MCPYA, 3);
+	tl_begin(&t, U(60), ISC_SPAN_OP, S_COPY);
+	tl_end(&t, U(70));
+	tl_op(&t, U(80), (struct op){ .stream = 7, .kind = ISC_GPU_MEMCPY, .name = S_MEMCPY, .dur = U(10), .corr = 3,
+				       .bytes = 4096, .copy_kind = ISC_COPY_HTOD, .src = ISC_MEM_PAGEABLE,
+				       .dst = ISC_MEM_DEVICE });
+	tl_api(&t, U(85), U(2), S_LAUNCH, 4);
+	tl_api(&t, U(87), U(1), S_LAUNCH, 5);
+	tl_op(&t, U(95), kern(7, S_SMALL, U(1), 4));
+	tl_end(&t, U(100));
+	tl_api(&t, U(110), U(60), S_LAUNCH, 8);
+	tl_begin(&t, U(120), ISC_SPAN_PYTHON, S_WAIT);
+	tl_op(&t, U(180), kern(8, S_GEMM, U(5), 8));
+	tl_end(&t, U(190));
+	tl_op(&t, U(200), kern(7, S_GEMM, U(10), 5));
+	tl_api(&t, U(220), U(10), S_SSYNCA, 6);
+	tl_op(&t, U(221), (struct op){ .stream = 7, .kind = ISC_GPU_SYNC, .name = S_SSYNC, .dur = U(8), .corr = 6 });
+	tl_api(&t, U(300), U(1), S_LAUNCH, 7);
+	tl_op(&t, U(305), kern(7, S_SMALL, U(3), 7));
+	tl_api(&t, U(319), U(12), S_DSYNCA, 9);
+	tl_op(&t, U(320), (struct op){ .stream = UINT32_MAX, .kind = ISC_GPU_SYNC, .name = S_CSYNC, .dur = U(10),
+					.corr = 9, .flags = ISC_GPU_FLAG_NO_STREAM });
+	tl_begin(&t, U(400), ISC_SPAN_PYTHON, S_TEAR);
+	tl_end(&t, U(500));
+	tl_close(&t);
+}
+
+static const cJSON *stream_of(const cJSON *dev, double id)
+{
+	const cJSON *s;
+	cJSON_ArrayForEach(s, isc_json_get(dev, "streams"))
+		if (N(s, "id") == id)
+			return s;
+	return NULL;
+}
+
+static void test_exact(void)
+{
+	FILE *f = tmpfile();
+	write_a(f);
+	cJSON *d = analyze(f, false);
+	const cJSON *dev = at(d, "gpu.devices", 0);
+	ok(d && cJSON_GetArraySize(isc_json_get(d, "gpu.devices")) == 1 && N(dev, "id") == 0 &&
+	   !strcmp(S(dev, "name"), "Test GPU"), "one device, named by its DEVICE record");
+	ok(!strcmp(S(d, "gpu.mode"), "exact") && strstr(S(d, "gpu.step_rule"), "all GPU ops kept"),
+	   "mode exact, step rule stated: %s", S(d, "gpu.step_rule"));
+	ok(N(d, "gpu.ops") == 9 && N(dev, "ops") == 7, "9 ops, 7 of them device work (syncs apart)");
+	ok(N(dev, "temporal_breakdown.span_ns") == U(298) && N(dev, "temporal_breakdown.idle_ns") == U(229) &&
+	   N(dev, "temporal_breakdown.compute_ns") == U(39) && N(dev, "temporal_breakdown.non_compute_ns") == U(30),
+	   "temporal breakdown: span 298, idle 229, compute 39, non-compute 30 µs");
+	ok(N(dev, "temporal_breakdown.idle_pct") == 76.85 && N(dev, "temporal_breakdown.compute_pct") == 13.09 &&
+	   N(dev, "temporal_breakdown.non_compute_pct") == 10.07, "percentages of the span, 2 decimals");
+	const cJSON *s7 = stream_of(dev, 7), *s8 = stream_of(dev, 8);
+	ok(N(s7, "idle_breakdown.host_wait_ns") == U(145) && N(s7, "idle_breakdown.kernel_wait_ns") == U(5) &&
+	   N(s7, "idle_breakdown.other_ns") == U(104) && N(s7, "ops") == 5,
+	   "stream 7: host wait 145, kernel wait 5, other 104 µs (sync op left out)");
+	ok(N(s8, "idle_breakdown.host_wait_ns") == U(130) && N(s8, "idle_breakdown.kernel_wait_ns") == 0 &&
+	   N(s8, "idle_breakdown.other_ns") == 0, "stream 8: host wait 130 µs");
+	ok(N(s7, "queue_length.max") == 3 && N(s7, "queue_length.mean") == 0.72 && N(s8, "queue_length.max") == 1 &&
+	   N(s8, "queue_length.mean") == 0.67, "queue length: stream 7 max 3 mean 0.72, stream 8 max 1 mean 0.67");
+
+	ok(N(d, "gpu.launch.launches") == 7 && N(d, "gpu.launch.gpu_op_shorter_than_launch") == 2 &&
+	   N(d, "gpu.launch.launch_call_over_50us") == 1 && N(d, "gpu.launch.delay_over_100us") == 1 &&
+	   N(d, "gpu.launch.short_kernels_under_10us") == 3 && N(d, "gpu.launch.kernels") == 6,
+	   "launch statistics: 7 launches, 2 ops shorter than their call, 1 call > 50 µs, 1 delay > 100 µs, "
+	   "3 of 6 kernels < 10 µs");
+	ok(N(d, "gpu.launch.delay_ns.p50") == U(10) && N(d, "gpu.launch.delay_ns.p90") == 68200 &&
+	   N(d, "gpu.launch.delay_ns.max") == U(112) && cJSON_IsTrue(isc_json_get(d, "gpu.launch.delay_exact")),
+	   "launch delay p50 10 µs, p90 68.2 µs (interpolated), max 112 µs");
+
+	ok(N(d, "gpu.kernels.count") == 6 && N(d, "gpu.kernels.total_ns") == U(69) &&
+	   N(d, "gpu.kernels.distinct") == 3, "kernel table totals");
+	const cJSON *k0 = at(d, "gpu.kernels.top", 0), *k1 = at(d, "gpu.kernels.top", 1);
+	ok(cJSON_GetArraySize(isc_json_get(d, "gpu.kernels.top")) == 2 && !strcmp(S(k0, "name"), "gemm_kernel") &&
+	   N(k0, "count") == 3 && N(k0, "total_ns") == U(35) && N(k0, "min_ns") == U(5) && N(k0, "max_ns") == U(20) &&
+	   N(k0, "mean_ns") == 11667 && !strcmp(S(k1, "name"), "ncclKernel_AllReduce_RING"),
+	   "top kernels until 80 %% of kernel time: gemm (3, 35 µs, 5..20) then nccl");
+	ok(N(d, "gpu.kernels.top_pct") == 94.2 && N(d, "gpu.kernels.others.count") == 2 &&
+	   N(d, "gpu.kernels.others.total_ns") == U(4), "the rest summed as others");
+
+	const cJSON *m = at(d, "gpu.memcpy", 0);
+	ok(cJSON_GetArraySize(isc_json_get(d, "gpu.memcpy")) == 1 && !strcmp(S(m, "kind"), "memcpy") &&
+	   !strcmp(S(m, "direction"), "HtoD") && !strcmp(S(m, "src_memory"), "pageable") &&
+	   !strcmp(S(m, "dst_memory"), "device") && N(m, "bytes") == 4096 && N(m, "total_ns") == U(10) &&
+	   N(m, "bandwidth_gb_per_s") == 0.41, "memcpy by direction and memory, 4096 B in 10 µs = 0.41 GB/s");
+
+	ok(!strcmp(S(at(d, "gpu.sync.ops", 0), "name"), "Context Sync") && N(at(d, "gpu.sync.ops", 0), "total_ns") == U(10) &&
+	   !strcmp(S(at(d, "gpu.sync.ops", 1), "name"), "Stream Sync") && N(d, "gpu.sync.ops_total_ns") == U(18),
+	   "sync ops by kind, longest first");
+	ok(!strcmp(S(at(d, "gpu.sync.api_calls", 0), "name"), "cudaDeviceSynchronize") &&
+	   N(at(d, "gpu.sync.api_calls", 0), "total_ns") == U(12) && N(d, "gpu.sync.api_total_ns") == U(22),
+	   "synchronising API calls by name");
+
+	ok(N(dev, "host_during_idle.idle_ns") == U(229), "host_during_idle: the device's idle time");
+	const cJSON *p0 = at(dev, "host_during_idle.python", 0), *p1 = at(dev, "host_during_idle.python", 1);
+	ok(cJSON_GetArraySize(isc_json_get(dev, "host_during_idle.python")) == 2 && !strcmp(S(p0, "name"), "wait_loop") &&
+	   N(p0, "idle_ns") == U(65) && N(p0, "self_idle_ns") == U(65) && !strcmp(S(p1, "name"), "feed") &&
+	   N(p1, "idle_ns") == U(39) && N(p1, "self_idle_ns") == U(29) && !strcmp(S(p1, "file"), "serve.py") &&
+	   N(p1, "line") == 10, "python during idle: wait_loop 65 µs (tail confirmed by a later op), feed 39 (self 29)");
+	ok(N(p0, "idle_pct") == 28.38, "idle_pct of the device's idle time");
+	const cJSON *o0 = at(dev, "host_during_idle.ops", 0);
+	ok(cJSON_GetArraySize(isc_json_get(dev, "host_during_idle.ops")) == 1 && !strcmp(S(o0, "name"), "aten::copy_") &&
+	   N(o0, "idle_ns") == U(10), "ops during idle: aten::copy_ 10 µs; teardown after the last op is not idle");
+	cJSON_Delete(d);
+
+	/* --hta-compat, no ProfilerStep: all kept; the stream sync counts as (non-compute) GPU time,
+	 * the context sync without a stream does not: busy 69 + 8 */
+	d = analyze(f, true);
+	dev = at(d, "gpu.devices", 0);
+	ok(!strcmp(S(d, "gpu.mode"), "hta-compat") && strstr(S(d, "gpu.step_rule"), "fewer than 2") &&
+	   N(d, "gpu.dropped_ops") == 0, "hta-compat without steps keeps everything: %s", S(d, "gpu.step_rule"));
+	ok(N(dev, "temporal_breakdown.span_ns") == U(298) && N(dev, "temporal_breakdown.idle_ns") == U(221) &&
+	   N(dev, "temporal_breakdown.compute_ns") == U(39) && N(dev, "temporal_breakdown.non_compute_ns") == U(38),
+	   "hta-compat: cuda_sync with a stream is GPU time, without one it is not");
+	ok(N(stream_of(dev, 7), "idle_breakdown.host_wait_ns") == U(145), "hta-compat: idle breakdown without syncs");
+	cJSON_Delete(d);
+	fclose(f);
+}
+
+/*
+ * Scenario B (µs): ProfilerStep#1 [0,100), #2 [100,300), then #3 [300,400)
+ * when with3.  c1 [10,11) -> K1 [20,30); c2 [90,91) -> K2 [150,160) (launched
+ * in step 1, runs in step 2); c3 [110,111) -> K3 [120,130) (launched in step
+ * 2); K4 [170,175) with correlation 99 and no call; K5 [180,185) without a
+ * correlation; with3: c6 [310,311) -> K6 [320,330).
+ * Two step names: kept K1 K2 K5 (span 165, busy 25; s7 gaps: K2 120 host,
+ * K5 20 kernel).  Three: K3 is kept as well, K6 dropped.
+ */
+static void write_b(FILE *f, bool with3, uint32_t second_name)
+{
+	struct tl t;
+	tl_open(&t, f);
+	strings(&t);
+	tl_begin(&t, 0, ISC_SPAN_SCOPE, S_STEP1);
+	tl_api(&t, U(10), U(1), S_LAUNCH, 1);
+	tl_op(&t, U(20), kern(7, S_GEMM, U(10), 1));
+	tl_api(&t, U(90), U(1), S_LAUNCH, 2);
+	tl_end(&t, U(100));
+	tl_begin(&t, U(100), ISC_SPAN_SCOPE, second_name);
+	tl_api(&t, U(110), U(1), S_LAUNCH, 3);
+	tl_op(&t, U(120), kern(7, S_GEMM, U(10), 3));
+	tl_op(&t, U(150), kern(7, S_GEMM, U(10), 2));
+	tl_op(&t, U(170), kern(7, S_GEMM, U(5), 99));
+	tl_op(&t, U(180), kern(7, S_GEMM, U(5), 0));
+	tl_end(&t, U(300));
+	if (with3) {
+		tl_begin(&t, U(300), ISC_SPAN_SCOPE, S_STEP3);
+		tl_api(&t, U(310), U(1), S_LAUNCH, 6);
+		tl_op(&t, U(320), kern(7, S_GEMM, U(10), 6));
+		tl_end(&t, U(400));
+	}
+	tl_close(&t);
+}
+
+static void test_step_rule(void)
+{
+	FILE *f = tmpfile();
+	write_b(f, false, S_STEP2);
+	cJSON *d = analyze(f, true);
+	const cJSON *dev = at(d, "gpu.devices", 0);
+	ok(N(d, "gpu.ops") == 3 && N(d, "gpu.dropped_ops") == 2 && strstr(S(d, "gpu.step_rule"), "ProfilerStep#2") &&
+	   strstr(S(d, "gpu.step_rule"), "2 of 5"), "two step names: ops launched in the last step and orphans dropped: %s",
+	   S(d, "gpu.step_rule"));
+	ok(N(dev, "temporal_breakdown.span_ns") == U(165) && N(dev, "temporal_breakdown.idle_ns") == U(140),
+	   "kept ops only: span 165, idle 140 (an op launched before the step and run after it is kept)");
+	ok(N(stream_of(dev, 7), "idle_breakdown.host_wait_ns") == U(120) &&
+	   N(stream_of(dev, 7), "idle_breakdown.kernel_wait_ns") == U(20), "idle breakdown over the kept ops");
+	ok(N(d, "gpu.launch.launches") == 2 && N(d, "gpu.profiler_steps") == 2, "launches of kept ops only");
+	cJSON_Delete(d);
+	d = analyze(f, false);
+	ok(N(d, "gpu.ops") == 5 && N(d, "gpu.dropped_ops") == 0 &&
+	   N(at(d, "gpu.devices", 0), "temporal_breakdown.span_ns") == U(165) &&
+	   N(at(d, "gpu.devices", 0), "temporal_breakdown.idle_ns") == U(125), "default mode drops nothing");
+	cJSON_Delete(d);
+	fclose(f);
+
+	f = tmpfile();
+	write_b(f, true, S_STEP2);
+	d = analyze(f, true);
+	dev = at(d, "gpu.devices", 0);
+	ok(N(d, "gpu.ops") == 4 && N(d, "gpu.dropped_ops") == 2 && strstr(S(d, "gpu.step_rule"), "ProfilerStep#3"),
+	   "three steps: the second step's ops are kept once the third begins");
+	ok(N(dev, "temporal_breakdown.span_ns") == U(165) && N(dev, "temporal_breakdown.idle_ns") == U(130),
+	   "kept: K1 K3 K2 K5 in start order (busy 35)");
+	cJSON_Delete(d);
+	fclose(f);
+
+	f = tmpfile();
+	write_b(f, false, S_STEP1); /* ProfilerStep#1 twice: one name */
+	d = analyze(f, true);
+	ok(N(d, "gpu.ops") == 5 && N(d, "gpu.dropped_ops") == 0 && strstr(S(d, "gpu.step_rule"), "fewer than 2"),
+	   "one step name: HTA drops nothing");
+	cJSON_Delete(d);
+	fclose(f);
+}
+
+/*
+ * Rounding (ns): kernel [1500,2600) -> [2000,2000); memset [3100,3500) ->
+ * [4000,3000), negative as in HTA; kernel [5000,7000).  HTA's union: busy
+ * 0 - 1000 + 2000 = 1000, span 5000, compute 2000, non-compute -1000.
+ * Exact: span 5500, busy 1100 + 400 + 2000, compute 3100.
+ */
+static void test_rounding(void)
+{
+	FILE *f = tmpfile();
+	struct tl t;
+	tl_open(&t, f);
+	strings(&t);
+	tl_op(&t, 1500, kern(7, S_GEMM, 1100, 0));
+	tl_op(&t, 3100, (struct op){ .stream = 7, .kind = ISC_GPU_MEMSET, .name = S_MEMSET, .dur = 400, .bytes = 64,
+				     .dst = ISC_MEM_DEVICE });
+	tl_op(&t, 5000, kern(7, S_GEMM, 2000, 0));
+	tl_close(&t);
+	cJSON *d = analyze(f, true);
+	const cJSON *dev = at(d, "gpu.devices", 0);
+	ok(N(dev, "temporal_breakdown.span_ns") == 5000 && N(dev, "temporal_breakdown.idle_ns") == 4000 &&
+	   N(dev, "temporal_breakdown.compute_ns") == 2000 && N(dev, "temporal_breakdown.non_compute_ns") == -1000,
+	   "hta-compat rounds starts up and ends down to µs, negative sub-µs ops included, as HTA");
+	cJSON_Delete(d);
+	d = analyze(f, false);
+	dev = at(d, "gpu.devices", 0);
+	ok(N(dev, "temporal_breakdown.span_ns") == 5500 && N(dev, "temporal_breakdown.idle_ns") == 2000 &&
+	   N(dev, "temporal_breakdown.compute_ns") == 3100 && N(dev, "temporal_breakdown.non_compute_ns") == 400,
+	   "exact mode keeps the ns");
+	const cJSON *m = at(d, "gpu.memcpy", 0);
+	ok(!strcmp(S(m, "kind"), "memset") && cJSON_IsNull(isc_json_get(m, "direction")) && N(m, "bytes") == 64,
+	   "memset row without a direction");
+	cJSON_Delete(d);
+	fclose(f);
+}
+
+/* One cudaGraphLaunch [0,5) owns 3 kernels [10,20) [20,30) [40,50): all see the call. */
+static void test_graph(void)
+{
+	FILE *f = tmpfile();
+	struct tl t;
+	tl_open(&t, f);
+	strings(&t);
+	tl_api(&t, 0, U(5), S_GRAPH, 9);
+	tl_op(&t, U(10), kern(7, S_GEMM, U(10), 9));
+	tl_op(&t, U(20), kern(7, S_GEMM, U(10), 9));
+	tl_op(&t, U(40), kern(7, S_GEMM, U(10), 9));
+	tl_close(&t);
+	cJSON *d = analyze(f, false);
+	const cJSON *s = stream_of(at(d, "gpu.devices", 0), 7);
+	ok(N(d, "gpu.launch.ops_without_launch_call") == 0 && N(d, "gpu.launch.launches") == 0,
+	   "graph kernels keep their launch call; a graph launch is not a kernel launch");
+	ok(N(s, "idle_breakdown.kernel_wait_ns") == U(10) && N(s, "queue_length.max") == 3,
+	   "graph kernels: gaps after the launch are kernel wait; 3 queued at once");
+	cJSON_Delete(d);
+	fclose(f);
+}
+
+/* 300000 calls without ops push the first launch out of the bounded bookkeeping. */
+static void test_bounded(void)
+{
+	FILE *f = tmpfile();
+	struct tl t;
+	tl_open(&t, f);
+	strings(&t);
+	tl_api(&t, 0, 100, S_LAUNCH, 1);
+	for (uint64_t i = 0; i < 300000; i++)
+		tl_api(&t, 200 + i, 1, S_EVREC, 1000 + i);
+	tl_api(&t, 400000, 100, S_LAUNCH, 2);
+	tl_op(&t, 500000, kern(7, S_GEMM, 1000, 1));
+	tl_op(&t, 600000, kern(7, S_GEMM, 1000, 2));
+	tl_close(&t);
+	cJSON *d = analyze(f, false);
+	ok(N(d, "gpu.launch.ops_without_launch_call") == 1 && N(d, "gpu.launch.launches") == 1,
+	   "launch calls are forgotten oldest first beyond the bound");
+	cJSON_Delete(d);
+	fclose(f);
+}
+
+static void test_cpu_only_and_report(void)
+{
+	FILE *f = tmpfile();
+	struct tl t;
+	tl_open(&t, f);
+	strings(&t);
+	tl_begin(&t, 0, ISC_SPAN_PYTHON, S_FEED);
+	tl_end(&t, 1000);
+	tl_close(&t);
+	cJSON *d = analyze(f, false);
+	char *md = NULL;
+	ok(d && cJSON_IsArray(isc_json_get(d, "gpu.devices")) && !cJSON_GetArraySize(isc_json_get(d, "gpu.devices")) &&
+	   N(d, "gpu.ops") == 0, "CPU-only timeline: gpu.devices is empty");
+	ok(!isc_report_render(d, ISC_REPORT_MD, &md) && strstr(md, "## GPU\n\nNo GPU activity recorded."),
+	   "report: no GPU activity");
+	free(md);
+	cJSON_Delete(d);
+	fclose(f);
+
+	f = tmpfile();
+	write_a(f);
+	d = analyze(f, false);
+	md = NULL;
+	int rc = isc_report_render(d, ISC_REPORT_MD, &md);
+	const char *gpu = md ? strstr(md, "## GPU\n") : NULL, *mem = gpu ? strstr(gpu, "## Memory") : NULL;
+	ok(!rc && gpu && mem, "report has a GPU section");
+	if (gpu && mem) {
+		size_t n = (size_t)(mem - gpu);
+		char *sec = strndup(gpu, n);
+		ok(strstr(sec, "Test GPU") && strstr(sec, "76.85") && strstr(sec, "| 7 |"),
+		   "GPU section: device, idle %%, streams");
+		ok(strstr(sec, "gemm_kernel") && strstr(sec, "HtoD") && strstr(sec, "wait_loop") &&
+		   strstr(sec, "aten::copy\\_") && strstr(sec, "cudaDeviceSynchronize"),
+		   "GPU section: kernels, memcpy, host during idle, sync (escaped)");
+		ok(strstr(sec, "Launch") && strstr(sec, "68.2 µs"), "GPU section: launch statistics");
+		if (!strstr(sec, "Test GPU"))
+			printf("# %s\n", sec);
+		free(sec);
+	}
+	free(md);
+	md = NULL;
+	ok(!isc_report_render(d, ISC_REPORT_HTML, &md) && strstr(md, "<td>gemm_kernel</td>"), "HTML report renders");
+	free(md);
+	cJSON_Delete(d);
+	fclose(f);
+}
+
+/*
+ * Correlation ids of two processes collide (corr 5 on thread 100 at 0, then
+ * on thread 200 at 10 µs): an op the merge linked to thread 100's call is
+ * not paired with thread 200's; the one linked to thread 200's is.
+ */
+static void test_linked(void)
+{
+	FILE *f = tmpfile();
+	struct tl t;
+	tl_open(&t, f);
+	strings(&t);
+	tl_api_on(&t, 100, 0, U(1), S_LAUNCH, 5);
+	tl_api_on(&t, 200, U(10), U(1), S_LAUNCH, 5);
+	struct op a = kern(7, S_GEMM, U(5), 5), b = kern(8, S_GEMM, U(5), 5);
+	a.api_tid = 100;
+	a.link_gap = (int64_t)U(20);
+	b.api_tid = 200;
+	b.link_gap = (int64_t)U(20);
+	tl_op(&t, U(20), a);
+	tl_op(&t, U(30), b);
+	tl_close(&t);
+	cJSON *d = analyze(f, false);
+	ok(N(d, "gpu.launch.launches") == 1 && N(d, "gpu.launch.ops_without_launch_call") == 1 &&
+	   N(d, "gpu.launch.delay_ns.max") == U(19), "a linked op is paired only with the call it is linked to");
+	cJSON_Delete(d);
+	fclose(f);
+}
+
+int main(void)
+{
+	test_exact();
+	test_step_rule();
+	test_rounding();
+	test_graph();
+	test_bounded();
+	test_linked();
+	test_cpu_only_and_report();
+	return tap_done();
+}
