@@ -8,6 +8,7 @@
 #include "isc_analyze.h"
 #include "isc_config.h"
 #include "isc_config_api.h"
+#include "tool.h"
 #include "isc_merge.h"
 
 static const struct isc_opt opts[] = {
@@ -22,7 +23,14 @@ static const struct isc_opt opts[] = {
 	ISC_OPT_LOG_LEVEL,
 };
 
-#define USAGE "[OPTION]... [TIMELINE]"
+static const struct isc_tool tool = {
+	"iscope-analyze", opts, sizeof(opts) / sizeof(opts[0]), false, "[OPTION]... [TIMELINE|TRACE]",
+	"Reads a timeline (.istl from iscope-merge), a trace (.isc, merged on the fly)\n"
+	"or a PyTorch profiler trace (Kineto JSON); stdin when none or '-'.  Writes\n"
+	"findings JSON: summary, processes and threads, iterations and latency,\n"
+	"CPU hot functions and time split, GPU time by device and stream (HTA's\n"
+	"definitions), memory, verdict and findings.",
+};
 
 struct progress {
 	struct timespec start;
@@ -56,54 +64,18 @@ int main(int argc, char **argv)
 	uint64_t top = ISC_ANALYZE_TOP_DEFAULT;
 	int first, rc, status = 1;
 
-	if (isc_config_new(&c, "iscope-analyze", opts, sizeof(opts) / sizeof(opts[0])))
-		return 1;
-	if (isc_config_load_file(c, NULL) || isc_config_load_env(c, NULL)) {
-		isc_log(ISC_LOG_ERROR, "%s", isc_err_msg());
-		status = 2;
-		goto out;
-	}
-	if ((first = isc_cli_parse(c, argc, argv, false)) < 0) {
-		isc_log(ISC_LOG_ERROR, "%s", isc_err_msg());
-		fprintf(stderr, "Try 'iscope-analyze --help' for more information.\n");
-		status = 2;
-		goto out;
-	}
-	if (isc_config_flag(c, "help")) {
-		isc_cli_help(c, stdout, USAGE,
-			     "Reads a timeline (.istl from iscope-merge) or a trace (.isc, merged on the\n"
-			     "fly); stdin when none or '-'.  Writes\n"
-			     "findings JSON: summary, processes and threads, iterations and latency,\n"
-			     "CPU hot functions and time split, GPU time by device and stream (HTA's\n"
-			     "definitions), memory, verdict and findings.");
-		status = 0;
-		goto out;
-	}
-	if (isc_config_flag(c, "version")) {
-		printf("iscope-analyze %s\n", ISC_VERSION);
-		status = 0;
-		goto out;
-	}
-	if (isc_config_flag(c, "show-config")) {
-		isc_config_show(c, stdout);
-		status = 0;
-		goto out;
-	}
-	if (isc_log_set_level(isc_config_get(c, "log-level"))) {
-		isc_log(ISC_LOG_ERROR, "invalid value '%s' for --log-level", isc_config_get(c, "log-level"));
-		status = 2;
-		goto out;
-	}
+	status = isc_tool_start(&tool, argc, argv, &c, &first);
+	if (status >= 0)
+		return status;
+	status = 1;
 	if (isc_config_get_u64(c, "top", &top) < 0 || top == 0 || top > 100000) {
 		isc_log(ISC_LOG_ERROR, "invalid value '%s' for --top: expected 1 to 100000", isc_config_get(c, "top"));
 		status = 2;
 		goto out;
 	}
 	if (argc - first > 1) {
-		isc_log(ISC_LOG_ERROR, "one timeline at a time (got %d); merge them first with iscope-merge",
-			argc - first);
-		fprintf(stderr, "Try 'iscope-analyze --help' for more information.\n");
-		status = 2;
+		status = isc_tool_usage_error(&tool, "one timeline at a time (got %d); merge them first with iscope-merge",
+					      argc - first);
 		goto out;
 	}
 	if (first < argc && strcmp(argv[first], "-")) {
@@ -113,9 +85,7 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	} else if (isatty(STDIN_FILENO)) {
-		isc_log(ISC_LOG_ERROR, "refusing to read a binary timeline from a terminal; give a FILE or a pipe");
-		fprintf(stderr, "Try 'iscope-analyze --help' for more information.\n");
-		status = 2;
+		status = isc_tool_usage_error(&tool, "refusing to read a binary timeline from a terminal; give a FILE or a pipe");
 		goto out;
 	}
 	if ((rc = isc_timeline_open_any(&t, in, &owned, &mres))) {
