@@ -108,6 +108,7 @@ struct proc {
 	struct stream *streams;
 	bool info_written, closed;
 	bool faulted; /* its mapping raised SIGBUS: never touched again */
+	bool exited;  /* a PROC_EXIT was written for its pid (under plock) */
 	bool warned;  /* one warning per file for a file that is refused */
 	uint64_t slot_dropped_seen, str_dropped_seen;
 };
@@ -625,6 +626,8 @@ static void drain_proc(struct rec *r, struct proc *p, void *arg)
 }
 
 /* One pass over every process and ring.  final: flush everything. */
+static void detect_gone(struct rec *r);
+
 static void drain_cycle(struct rec *r, bool final)
 {
 	uint64_t now = isc_now_ns();
@@ -632,6 +635,7 @@ static void drain_cycle(struct rec *r, bool final)
 	for (unsigned k = 0; k < r->nprocs; k++)
 		if (!r->procs[k]->closed)
 			shm_guard(r, r->procs[k], drain_proc, &now);
+	detect_gone(r);
 	/* flush old or big pending buffers; find the oldest still pending */
 	uint64_t oldest = UINT64_MAX;
 	for (unsigned k = 0; k < r->nprocs; k++) {
@@ -918,18 +922,52 @@ static int start_child(struct rec *r, char **env)
 	return 0;
 }
 
-static void write_exit(struct rec *r, pid_t pid, int st)
+/* PROC_EXIT of pid: status (exit code or 128 + signal), how 0 exited,
+ * 1 killed by a signal, 2 gone without its status being seen. */
+static void write_exit(struct rec *r, pid_t pid, int status, unsigned how)
 {
 	uint8_t body[30];
 	unsigned n = isc_put_varint(body, (uint64_t)pid);
-	int status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 	n += isc_put_varint(body + n, isc_zigzag(status));
-	n += isc_put_varint(body + n, WIFEXITED(st) ? 0 : 1);
+	n += isc_put_varint(body + n, how);
 	uint64_t now = isc_now_ns(), last = now;
 	struct isc_buf b = { 0 };
 	isc_buf_put_record(&b, ISC_REC_PROC_EXIT, now, &last, body, n);
 	emit(r, ISC_CHUNK_SAMPLES, 0, 0, now, 0, b.data, b.len, true);
 	isc_buf_free(&b);
+}
+
+/* Marks every file of pid as exited; false when one already was. */
+static bool mark_exited(struct rec *r, pid_t pid)
+{
+	bool first = true;
+	pthread_mutex_lock(&r->plock);
+	for (unsigned k = 0; k < r->nprocs; k++)
+		if (r->procs[k]->pid == pid) {
+			first = first && !r->procs[k]->exited;
+			r->procs[k]->exited = true;
+		}
+	pthread_mutex_unlock(&r->plock);
+	return first;
+}
+
+/*
+ * Processes that are not our children (DataLoader workers, reaped by the
+ * workload itself) never reach our waitpid: a traced process that no
+ * longer exists gets a PROC_EXIT with how = 2, so the merge can end its
+ * open spans at about the right time.  Our own children stay zombies
+ * until the main thread, which marks them first (waitid WNOWAIT), reaps
+ * them, so they are never reported here.
+ */
+static void detect_gone(struct rec *r)
+{
+	for (unsigned k = 0; k < r->nprocs; k++) {
+		struct proc *p = r->procs[k];
+		if (p->exited || !p->streams || kill(p->pid, 0) == 0 || errno != ESRCH)
+			continue;
+		if (mark_exited(r, p->pid))
+			write_exit(r, p->pid, 0, 2);
+	}
 }
 
 /* Unmaps and removes every file of the session, then the directory. */
@@ -1098,8 +1136,10 @@ int isc_record_run(const struct isc_record_opts *o, struct isc_record_result *re
 	/* wait for every process of the session, the workload first or last */
 	for (;;) {
 		int st;
-		pid_t pid = waitpid(-1, &st, 0);
-		if (pid < 0) {
+		siginfo_t si;
+		memset(&si, 0, sizeof(si));
+		/* look before reaping, so the drain never reports a child as gone */
+		if (waitid(P_ALL, 0, &si, WEXITED | WNOWAIT) < 0) {
 			if (errno == EINTR) {
 				if (late_signal) {
 					signal_children(late_signal);
@@ -1109,7 +1149,11 @@ int isc_record_run(const struct isc_record_opts *o, struct isc_record_result *re
 			}
 			break; /* ECHILD: nobody left */
 		}
-		write_exit(&r, pid, st);
+		pid_t pid = si.si_pid;
+		mark_exited(&r, pid);
+		if (waitpid(pid, &st, 0) != pid)
+			continue;
+		write_exit(&r, pid, WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), WIFEXITED(st) ? 0 : 1);
 		if (pid == r.child) {
 			res->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 			res->signal = WIFSIGNALED(st) ? WTERMSIG(st) : 0;

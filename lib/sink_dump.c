@@ -167,7 +167,8 @@ static int d_event(void *ctx, const struct isc_tl_event *ev)
 		fputc('\n', o);
 		break;
 	case ISC_REC_PROC_EXIT:
-		fprintf(o, "EXIT %" PRId64 "%s\n", ev->value, ev->f[2] == 1 ? " (signal)" : "");
+		fprintf(o, "EXIT %" PRId64 "%s\n", ev->value,
+			ev->f[2] == 1 ? " (signal)" : ev->f[2] == 2 ? " (gone, status not seen)" : "");
 		break;
 	case ISC_REC_GPU_OP: {
 		static const char *kinds[] = { "?", "kernel", "memcpy", "memset", "sync", "other" };

@@ -235,3 +235,16 @@ hot_function() {
 	[ "$n" -ge 1 ]
 	[ "$bad" -eq 0 ]
 }
+
+@test "DataLoader workers (not the recorder's children) end when they exit, not at the end of the run" {
+	local d=$BATS_TEST_TMPDIR
+	record "$d/dl.isc" "$ISC_PY" "$WL/dataloader2.py"
+	"$MERGE" --dump-times "$d/dl.isc" > "$d/dump.txt"
+	# two workers reported gone, the workload's own exit seen
+	[ "$(grep -c ' EXIT 0 (gone, status not seen)$' "$d/dump.txt")" -eq 2 ]
+	local main_exit worker_exit
+	main_exit=$(awk '/ P1 EXIT /{print $1}' "$d/dump.txt")
+	worker_exit=$(awk '/ EXIT 0 \(gone/{print $1}' "$d/dump.txt" | sort -n | tail -1)
+	echo "main exit $main_exit, last worker gone $worker_exit"
+	[ "$worker_exit" -lt "$main_exit" ]
+}
