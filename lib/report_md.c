@@ -237,7 +237,8 @@ static void headline(struct md *m, const cJSON *root)
 		if (op) {
 			put(m, "; the heaviest is ");
 			code_span(m, str(op, "name", "?"));
-			putf(m, " (%.0f %% self time)", num(op, "self_pct", 0));
+			/* self_pct is of all traced time (off-CPU included), not of ops */
+			putf(m, " (self time %.0f %% of all traced time)", num(op, "self_pct", 0));
 		}
 		if (caller) {
 			put(m, ", called mostly from ");
