@@ -1,0 +1,744 @@
+/*
+ * fake_cupti.c - test double of CUPTI's activity API (libcupti.so.13),
+ * for tests/gpu.  Built against the real CUPTI headers: every record it
+ * delivers is a real CUpti_Activity* struct, packed into the buffers the
+ * client hands it, delivered through the client's buffer callbacks and
+ * stamped with the client's timestamp callback.  The fake CUDA driver
+ * (fake_cuda.c) forwards the test workload's "launches" to the fakecupti_*
+ * functions below, which simulate a GPU:
+ *
+ *   launch: runtime + driver API records (one correlation id) at once; the
+ *           kernel starts 3 us after the call or when its stream is free,
+ *           and reaches a buffer when it completes (completion order)
+ *   buffers: one queue for API/marker/device records, one per stream;
+ *           cuptiActivityFlushAll hands the stream queues over first, so
+ *           the client sees operations before the calls that launched them
+ *
+ * Knobs (environment): FAKE_CUPTI_VERSION=N (cuptiGetVersion),
+ * FAKE_CUPTI_FAIL=subscribe|privileges|memory2, FAKE_CUPTI_DROPPED=N
+ * (reported once by cuptiActivityGetNumDroppedRecords), FAKE_CUPTI_SKEW_NS=N
+ * (added to GPU times: negative puts kernels before their launch).
+ * Mistakes of the client are printed on stderr with "fake-cupti:".
+ */
+#include <cupti.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define EXPORT __attribute__((visibility("default")))
+#define NQUEUE 17 /* 0: API, markers, devices; 1 + stream % 16: device work */
+#define MAXPEND 4096
+
+struct fbuf {
+	uint8_t *p;
+	size_t size, used;
+	int queue;
+};
+
+struct pend { /* a GPU operation not complete yet */
+	uint64_t end;
+	int queue;
+	size_t size;
+	union {
+		CUpti_ActivityKernel10 k;
+		CUpti_ActivityMemcpy6 c;
+		CUpti_ActivityMemset4 s;
+	} r;
+};
+
+static struct {
+	pthread_mutex_t mu;
+	CUpti_BuffersCallbackRequestFunc req;
+	CUpti_BuffersCallbackCompleteFunc done;
+	CUpti_TimestampCallbackFunc ts_cb;
+	bool ts_ignored, enabled[64], any_enabled, subscribed, nvtx, finalized, overhead_done;
+	bool forked; /* a fork child: CUDA is unusable there, calls do nothing */
+	CUpti_ActivityThreadIdType tid_type;
+	uint32_t corr, marker_id;
+	struct fbuf cur[NQUEUE];
+	struct fbuf *full;
+	size_t nfull, capfull;
+	struct pend pend[MAXPEND];
+	size_t npend;
+	uint64_t stream_free[64];
+	size_t dropped;
+	bool dropped_reported;
+	int64_t skew;
+	uint8_t runtime_off[1024], driver_off[1024];
+} f = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+static __thread uint32_t nvtx_stack[64];
+static __thread int nvtx_depth;
+
+static uint64_t own_clock(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	/* a different epoch: a client that forgot the callback gets nonsense */
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + 1000000000000000ull;
+}
+
+static uint64_t stamp(void)
+{
+	return f.ts_cb && !f.ts_ignored ? f.ts_cb() : own_clock();
+}
+
+static uint32_t thread_id(void)
+{
+	return f.tid_type == CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM ? (uint32_t)gettid() : (uint32_t)pthread_self();
+}
+
+static const char *env_fail(void)
+{
+	const char *s = getenv("FAKE_CUPTI_FAIL");
+	return s ? s : "";
+}
+
+static size_t record_size(CUpti_ActivityKind k)
+{
+	switch (k) {
+	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+	case CUPTI_ACTIVITY_KIND_KERNEL: return sizeof(CUpti_ActivityKernel10);
+	case CUPTI_ACTIVITY_KIND_MEMCPY: return sizeof(CUpti_ActivityMemcpy6);
+	case CUPTI_ACTIVITY_KIND_MEMCPY2: return sizeof(CUpti_ActivityMemcpyPtoP4);
+	case CUPTI_ACTIVITY_KIND_MEMSET: return sizeof(CUpti_ActivityMemset4);
+	case CUPTI_ACTIVITY_KIND_RUNTIME:
+	case CUPTI_ACTIVITY_KIND_DRIVER: return sizeof(CUpti_ActivityAPI);
+	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return sizeof(CUpti_ActivitySynchronization2);
+	case CUPTI_ACTIVITY_KIND_MARKER: return sizeof(CUpti_ActivityMarker2);
+	case CUPTI_ACTIVITY_KIND_MARKER_DATA: return sizeof(CUpti_ActivityMarkerData2);
+	case CUPTI_ACTIVITY_KIND_OVERHEAD: return sizeof(CUpti_ActivityOverhead3);
+	case CUPTI_ACTIVITY_KIND_MEMORY2: return sizeof(CUpti_ActivityMemory4);
+	case CUPTI_ACTIVITY_KIND_DEVICE: return sizeof(CUpti_ActivityDevice5);
+	case CUPTI_ACTIVITY_KIND_CONTEXT: return sizeof(CUpti_ActivityContext3);
+	case CUPTI_ACTIVITY_KIND_NAME: return sizeof(CUpti_ActivityName);
+	default: return 0;
+	}
+}
+
+static size_t align8(size_t v)
+{
+	return (v + 7) & ~(size_t)7;
+}
+
+/* Appends a record to a queue's buffer, asking the client for a new
+ * buffer when it is full; without one the record is dropped and counted.
+ * Caller holds f.mu. */
+static void append(int queue, const void *rec)
+{
+	size_t size = record_size(*(const CUpti_ActivityKind *)rec);
+	struct fbuf *b = &f.cur[queue];
+	if (!f.enabled[*(const CUpti_ActivityKind *)rec] || f.finalized || f.forked)
+		return;
+	if (b->p && align8(b->used) + size > b->size) {
+		if (f.nfull == f.capfull) {
+			f.capfull = f.capfull ? f.capfull * 2 : 16;
+			f.full = realloc(f.full, f.capfull * sizeof(*f.full));
+		}
+		f.full[f.nfull++] = *b;
+		b->p = NULL;
+	}
+	if (!b->p) {
+		uint8_t *p = NULL;
+		size_t sz = 0, max = 0;
+		if (f.req)
+			f.req(&p, &sz, &max);
+		if (!p || sz < size) {
+			f.dropped++;
+			return;
+		}
+		if ((uintptr_t)p % 8)
+			fprintf(stderr, "fake-cupti: buffer %p is not 8-byte aligned\n", (void *)p);
+		*b = (struct fbuf){ p, sz, 0, queue };
+	}
+	b->used = align8(b->used);
+	memcpy(b->p + b->used, rec, size);
+	b->used += size;
+}
+
+/* Operations whose end has passed (all of them when forced: those still
+ * running then have no times, like CUPTI's incomplete records) go to
+ * their stream's buffer, earliest end first.  Caller holds f.mu. */
+static void complete(bool forced)
+{
+	uint64_t now = stamp();
+	for (;;) {
+		size_t best = f.npend;
+		for (size_t i = 0; i < f.npend; i++)
+			if ((forced || f.pend[i].end <= now) && (best == f.npend || f.pend[i].end < f.pend[best].end))
+				best = i;
+		if (best == f.npend)
+			return;
+		struct pend *p = &f.pend[best];
+		if (p->end > now) {
+			uint64_t *se = p->r.k.kind == CUPTI_ACTIVITY_KIND_MEMCPY ? &p->r.c.start
+				     : p->r.k.kind == CUPTI_ACTIVITY_KIND_MEMSET ? &p->r.s.start : &p->r.k.start;
+			se[0] = se[1] = 0; /* start and end follow each other in the three structs */
+		}
+		append(p->queue, &p->r);
+		f.pend[best] = f.pend[--f.npend];
+	}
+}
+
+static void pend_add(int queue, uint64_t end, const void *rec)
+{
+	if (f.npend == MAXPEND)
+		complete(true);
+	struct pend *p = &f.pend[f.npend++];
+	p->queue = queue;
+	p->end = end;
+	memcpy(&p->r, rec, record_size(*(const CUpti_ActivityKind *)rec));
+}
+
+static int stream_queue(uint32_t stream)
+{
+	return 1 + (int)(stream % 16);
+}
+
+/* The GPU side of an operation on a stream: starts when the stream is
+ * free and at least 3 us after the call started; returns its start. */
+static uint64_t gpu_start(uint32_t stream, uint64_t call, uint64_t dur)
+{
+	uint64_t s = call + 3000;
+	if (f.stream_free[stream % 64] > s)
+		s = f.stream_free[stream % 64];
+	f.stream_free[stream % 64] = s + dur;
+	return s;
+}
+
+static void api(CUpti_ActivityKind kind, CUpti_CallbackId cbid, uint64_t start, uint64_t end, uint32_t corr)
+{
+	if ((kind == CUPTI_ACTIVITY_KIND_RUNTIME && cbid < 1024 && f.runtime_off[cbid]) ||
+	    (kind == CUPTI_ACTIVITY_KIND_DRIVER && cbid < 1024 && f.driver_off[cbid]))
+		return;
+	CUpti_ActivityAPI a;
+	memset(&a, 0, sizeof(a));
+	a.kind = kind;
+	a.cbid = cbid;
+	a.start = start;
+	a.end = end;
+	a.processId = (uint32_t)getpid();
+	a.threadId = thread_id();
+	a.correlationId = corr;
+	append(0, &a);
+}
+
+/* A runtime call wrapping a driver call, [t0, now]; returns t0 via *start. */
+static uint32_t calls(CUpti_CallbackId rt, CUpti_CallbackId drv, uint64_t t0)
+{
+	uint32_t corr = ++f.corr;
+	uint64_t t1 = stamp();
+	api(CUPTI_ACTIVITY_KIND_DRIVER, drv, t0 + (t1 - t0) / 4, t1 - (t1 - t0) / 4, corr);
+	api(CUPTI_ACTIVITY_KIND_RUNTIME, rt, t0, t1, corr);
+	return corr;
+}
+
+/* ---- the simulated GPU, driven by fake_cuda.c -------------------------- */
+
+static const char *keep(const char *s)
+{
+	static struct { char *s; } names[256];
+	for (int i = 0; i < 256; i++) {
+		if (!names[i].s) {
+			names[i].s = strdup(s);
+			return names[i].s;
+		}
+		if (!strcmp(names[i].s, s))
+			return names[i].s;
+	}
+	return "overflow";
+}
+
+static void kernel(const char *name, uint32_t stream, uint64_t call, uint64_t dur, uint32_t corr,
+		   const int grid[3], const int block[3], uint32_t graph)
+{
+	CUpti_ActivityKernel10 k;
+	memset(&k, 0, sizeof(k));
+	k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+	k.registersPerThread = 32;
+	k.start = gpu_start(stream, call, dur) + (uint64_t)f.skew;
+	k.end = k.start + dur;
+	k.completed = k.end;
+	k.deviceId = 0;
+	k.contextId = 1;
+	k.streamId = stream;
+	k.gridX = grid[0];
+	k.gridY = grid[1];
+	k.gridZ = grid[2];
+	k.blockX = block[0];
+	k.blockY = block[1];
+	k.blockZ = block[2];
+	k.staticSharedMemory = 1024;
+	k.dynamicSharedMemory = 3072;
+	k.correlationId = corr;
+	k.name = keep(name);
+	k.graphId = graph;
+	pend_add(stream_queue(stream), k.end - (uint64_t)f.skew, &k);
+}
+
+EXPORT void fakecupti_launch(const char *name, uint32_t stream, uint64_t dur, const int *grid, const int *block)
+{
+	static const int g1[3] = { 1, 1, 1 };
+	pthread_mutex_lock(&f.mu);
+	uint64_t t0 = stamp();
+	api(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, t0, t0 + 100, ++f.corr);
+	uint32_t corr = calls(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, t0);
+	kernel(name, stream, t0, dur, corr, grid ? grid : g1, block ? block : g1, 0);
+	complete(false);
+	pthread_mutex_unlock(&f.mu);
+}
+
+EXPORT void fakecupti_graph_launch(int n, uint32_t stream, uint64_t dur)
+{
+	static const int g1[3] = { 2, 1, 1 }, b1[3] = { 64, 1, 1 };
+	pthread_mutex_lock(&f.mu);
+	uint64_t t0 = stamp();
+	uint32_t corr = calls(CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, t0);
+	for (int i = 0; i < n; i++)
+		kernel("graph_node_kernel", stream, t0, dur, corr, g1, b1, 7);
+	complete(false);
+	pthread_mutex_unlock(&f.mu);
+}
+
+/* 10 GB/s: bytes / 10 ns */
+EXPORT void fakecupti_memcpy(uint64_t bytes, uint8_t copy_kind, uint8_t src, uint8_t dst, uint32_t stream, int async)
+{
+	pthread_mutex_lock(&f.mu);
+	uint64_t t0 = stamp(), dur = bytes / 10 + 1000;
+	uint32_t corr = async ? calls(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync, t0)
+			      : calls(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, CUPTI_DRIVER_TRACE_CBID_cuMemcpy, t0);
+	CUpti_ActivityMemcpy6 c;
+	memset(&c, 0, sizeof(c));
+	c.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+	c.copyKind = copy_kind;
+	c.srcKind = src;
+	c.dstKind = dst;
+	c.flags = async ? CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC : 0;
+	c.bytes = bytes;
+	c.start = gpu_start(stream, t0, dur) + (uint64_t)f.skew;
+	c.end = c.start + dur;
+	c.deviceId = 0;
+	c.contextId = 1;
+	c.streamId = stream;
+	c.correlationId = corr;
+	c.runtimeCorrelationId = corr;
+	c.copyCount = 1;
+	pend_add(stream_queue(stream), c.end - (uint64_t)f.skew, &c);
+	complete(false);
+	pthread_mutex_unlock(&f.mu);
+}
+
+EXPORT void fakecupti_memset(uint64_t bytes, uint32_t stream)
+{
+	pthread_mutex_lock(&f.mu);
+	uint64_t t0 = stamp(), dur = bytes / 20 + 500;
+	uint32_t corr = calls(CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020, CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async, t0);
+	CUpti_ActivityMemset4 s;
+	memset(&s, 0, sizeof(s));
+	s.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+	s.value = 0;
+	s.bytes = bytes;
+	s.start = gpu_start(stream, t0, dur) + (uint64_t)f.skew;
+	s.end = s.start + dur;
+	s.deviceId = 0;
+	s.contextId = 1;
+	s.streamId = stream;
+	s.correlationId = corr;
+	s.flags = CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC;
+	s.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+	pend_add(stream_queue(stream), s.end - (uint64_t)f.skew, &s);
+	complete(false);
+	pthread_mutex_unlock(&f.mu);
+}
+
+/* Waits (really) until the stream's work is done. */
+EXPORT void fakecupti_sync(uint32_t stream)
+{
+	pthread_mutex_lock(&f.mu);
+	uint64_t t0 = stamp(), until = f.stream_free[stream % 64];
+	pthread_mutex_unlock(&f.mu);
+	while (stamp() < until) {
+		struct timespec ts = { 0, 20000 };
+		nanosleep(&ts, NULL);
+	}
+	pthread_mutex_lock(&f.mu);
+	uint32_t corr = calls(CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize, t0);
+	CUpti_ActivitySynchronization2 s;
+	memset(&s, 0, sizeof(s));
+	s.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+	s.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;
+	s.start = t0 + 500;
+	s.end = stamp();
+	s.correlationId = corr;
+	s.contextId = 1;
+	s.streamId = stream;
+	s.cudaEventId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
+	s.cudaEventSyncId = 0;
+	append(0, &s);
+	complete(false);
+	pthread_mutex_unlock(&f.mu);
+}
+
+static void memory(CUpti_ActivityMemoryOperationType op, uint64_t bytes, uint64_t address)
+{
+	uint64_t t0 = stamp();
+	uint32_t corr = op == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION
+				? calls(CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, t0)
+				: calls(CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020, CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2, t0);
+	CUpti_ActivityMemory4 m;
+	memset(&m, 0, sizeof(m));
+	m.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+	m.memoryOperationType = op;
+	m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+	m.correlationId = corr;
+	m.address = address;
+	m.bytes = bytes;
+	m.timestamp = t0 + 200;
+	m.processId = (uint32_t)getpid();
+	m.deviceId = 0;
+	m.contextId = 1;
+	m.streamId = 7;
+	append(0, &m);
+}
+
+EXPORT void fakecupti_malloc(uint64_t bytes, uint64_t address)
+{
+	pthread_mutex_lock(&f.mu);
+	memory(CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION, bytes, address);
+	pthread_mutex_unlock(&f.mu);
+}
+
+EXPORT void fakecupti_free(uint64_t bytes, uint64_t address)
+{
+	pthread_mutex_lock(&f.mu);
+	memory(CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE, bytes, address);
+	pthread_mutex_unlock(&f.mu);
+}
+
+/* NVTX: does nothing unless InitializeInjectionNvtx2 was called, as with
+ * the real NVTX library. */
+EXPORT void fakecupti_nvtx_push(const char *name)
+{
+	pthread_mutex_lock(&f.mu);
+	if (f.nvtx && nvtx_depth < 64) {
+		CUpti_ActivityMarker2 m;
+		CUpti_ActivityMarkerData2 d;
+		memset(&m, 0, sizeof(m));
+		memset(&d, 0, sizeof(d));
+		m.kind = CUPTI_ACTIVITY_KIND_MARKER;
+		m.flags = CUPTI_ACTIVITY_FLAG_MARKER_START;
+		m.timestamp = stamp();
+		m.id = ++f.marker_id;
+		m.objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
+		m.objectId.pt.processId = (uint32_t)getpid();
+		m.objectId.pt.threadId = thread_id();
+		m.name = keep(name);
+		m.domain = keep("fake.domain");
+		append(0, &m);
+		d.kind = CUPTI_ACTIVITY_KIND_MARKER_DATA;
+		d.flags = CUPTI_ACTIVITY_FLAG_MARKER_COLOR_ARGB;
+		d.id = m.id;
+		d.color = 0xFF76B900;
+		d.category = 3;
+		append(0, &d);
+		nvtx_stack[nvtx_depth++] = m.id;
+	}
+	pthread_mutex_unlock(&f.mu);
+}
+
+EXPORT void fakecupti_nvtx_pop(void)
+{
+	pthread_mutex_lock(&f.mu);
+	if (f.nvtx && nvtx_depth > 0) {
+		CUpti_ActivityMarker2 m;
+		memset(&m, 0, sizeof(m));
+		m.kind = CUPTI_ACTIVITY_KIND_MARKER;
+		m.flags = CUPTI_ACTIVITY_FLAG_MARKER_END;
+		m.timestamp = stamp();
+		m.id = nvtx_stack[--nvtx_depth];
+		m.objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
+		m.objectId.pt.processId = (uint32_t)getpid();
+		m.objectId.pt.threadId = thread_id();
+		append(0, &m);
+	}
+	pthread_mutex_unlock(&f.mu);
+}
+
+EXPORT void fakecupti_name_thread(const char *name)
+{
+	pthread_mutex_lock(&f.mu);
+	CUpti_ActivityName n;
+	memset(&n, 0, sizeof(n));
+	n.kind = CUPTI_ACTIVITY_KIND_NAME;
+	n.objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
+	n.objectId.pt.processId = (uint32_t)getpid();
+	n.objectId.pt.threadId = thread_id();
+	n.name = keep(name);
+	append(0, &n);
+	pthread_mutex_unlock(&f.mu);
+}
+
+/* Device and context records, as the driver reports them at cuInit. */
+EXPORT void fakecupti_driver_init(void)
+{
+	pthread_mutex_lock(&f.mu);
+	CUpti_ActivityDevice5 d;
+	memset(&d, 0, sizeof(d));
+	d.kind = CUPTI_ACTIVITY_KIND_DEVICE;
+	d.globalMemoryBandwidth = 1555000000; /* KB/s */
+	d.globalMemorySize = 40ull << 30;
+	d.numMultiprocessors = 108;
+	d.computeCapabilityMajor = 8;
+	d.computeCapabilityMinor = 0;
+	d.id = 0;
+	for (int i = 0; i < 16; i++)
+		d.uuid.bytes[i] = (char)(0x10 + i);
+	d.name = "Fake GPU 0";
+	append(0, &d);
+	CUpti_ActivityContext3 c;
+	memset(&c, 0, sizeof(c));
+	c.kind = CUPTI_ACTIVITY_KIND_CONTEXT;
+	c.contextId = 1;
+	c.deviceId = 0;
+	c.nullStreamId = 7;
+	append(0, &c);
+	pthread_mutex_unlock(&f.mu);
+}
+
+/* ---- the CUPTI entry points the agent calls --------------------------- */
+
+EXPORT CUptiResult cuptiGetVersion(uint32_t *version)
+{
+	const char *v = getenv("FAKE_CUPTI_VERSION");
+	*version = v ? (uint32_t)strtoul(v, NULL, 10) : CUPTI_API_VERSION;
+	return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiGetResultString(CUptiResult result, const char **str)
+{
+	switch (result) {
+	case CUPTI_SUCCESS: *str = "CUPTI_SUCCESS"; break;
+	case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES: *str = "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES"; break;
+	case CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED: *str = "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED"; break;
+	case CUPTI_ERROR_NOT_SUPPORTED: *str = "CUPTI_ERROR_NOT_SUPPORTED"; break;
+	default: *str = "CUPTI_ERROR_UNKNOWN"; break;
+	}
+	return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback, void *userdata)
+{
+	(void)callback;
+	(void)userdata;
+	if (!strcmp(env_fail(), "subscribe") || f.subscribed)
+		return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+	f.subscribed = true;
+	*subscriber = (CUpti_SubscriberHandle)&f;
+	return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle subscriber)
+{
+	(void)subscriber;
+	f.subscribed = false;
+	return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiSetThreadIdType(CUpti_ActivityThreadIdType type)
+{
+	f.tid_type = type;
+	return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc fn)
+{
+	if (!fn)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	if (f.any_enabled) {
+		fprintf(stderr, "fake-cupti: timestamp callback registered after a kind was enabled: ignored\n");
+		f.ts_ignored = true;
+	}
+	f.ts_cb = fn;
+	return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc req,
+						   CUpti_BuffersCallbackCompleteFunc done)
+{
+	if (!req || !done)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	f.req = req;
+	f.done = done;
+	return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind)
+{
+	if (!strcmp(env_fail(), "privileges"))
+		return CUPTI_ERROR_INSUFFICIENT_PRIVILEGES;
+	if (!strcmp(env_fail(), "memory2") && kind == CUPTI_ACTIVITY_KIND_MEMORY2)
+		return CUPTI_ERROR_NOT_SUPPORTED;
+	if (kind == CUPTI_ACTIVITY_KIND_KERNEL)
+		fprintf(stderr, "fake-cupti: CUPTI_ACTIVITY_KIND_KERNEL serializes kernels\n");
+	if ((unsigned)kind >= 64)
+		return CUPTI_ERROR_INVALID_KIND;
+	f.enabled[kind] = true;
+	f.any_enabled = true;
+	return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind)
+{
+	if ((unsigned)kind < 64)
+		f.enabled[kind] = false;
+	return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiActivityEnableRuntimeApi(CUpti_CallbackId cbid, uint8_t enable)
+{
+	if (cbid < 1024)
+		f.runtime_off[cbid] = !enable;
+	return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t enable)
+{
+	if (cbid < 1024)
+		f.driver_off[cbid] = !enable;
+	return CUPTI_SUCCESS;
+}
+
+/* Hands every buffer with records to the client, device queues first. */
+EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
+{
+	pthread_mutex_lock(&f.mu);
+	if (!f.done || f.finalized) {
+		pthread_mutex_unlock(&f.mu);
+		return CUPTI_SUCCESS;
+	}
+	complete(flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	if (!f.overhead_done && f.enabled[CUPTI_ACTIVITY_KIND_OVERHEAD]) {
+		CUpti_ActivityOverhead3 o;
+		memset(&o, 0, sizeof(o));
+		o.kind = CUPTI_ACTIVITY_KIND_OVERHEAD;
+		o.overheadKind = CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH;
+		o.objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
+		o.objectId.pt.processId = (uint32_t)getpid();
+		o.objectId.pt.threadId = thread_id();
+		o.start = stamp();
+		o.end = o.start + 1500;
+		append(0, &o);
+		f.overhead_done = true;
+	}
+	for (int q = NQUEUE - 1; q >= 0; q--)
+		if (f.cur[q].p && f.cur[q].used) {
+			if (f.nfull == f.capfull) {
+				f.capfull = f.capfull ? f.capfull * 2 : 16;
+				f.full = realloc(f.full, f.capfull * sizeof(*f.full));
+			}
+			f.full[f.nfull++] = f.cur[q];
+			f.cur[q].p = NULL;
+		}
+	struct fbuf *list = f.full;
+	size_t n = f.nfull;
+	f.full = NULL;
+	f.nfull = f.capfull = 0;
+	CUpti_BuffersCallbackCompleteFunc done = f.done;
+	pthread_mutex_unlock(&f.mu);
+	for (size_t i = 0; i < n; i++)
+		done(NULL, list[i].queue ? (uint32_t)list[i].queue - 1 : 0, list[i].p, list[i].size, list[i].used);
+	free(list);
+	return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiActivityGetNextRecord(uint8_t *buffer, size_t valid, CUpti_Activity **record)
+{
+	size_t off = 0;
+	if (*record) {
+		off = (size_t)((uint8_t *)*record - buffer);
+		off = align8(off + record_size((*record)->kind));
+	}
+	if (off >= valid || record_size(((CUpti_Activity *)(buffer + off))->kind) == 0)
+		return CUPTI_ERROR_MAX_LIMIT_REACHED;
+	*record = (CUpti_Activity *)(buffer + off);
+	return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext context, uint32_t stream, size_t *dropped)
+{
+	(void)context;
+	(void)stream;
+	pthread_mutex_lock(&f.mu);
+	if (!f.dropped_reported) {
+		const char *s = getenv("FAKE_CUPTI_DROPPED");
+		f.dropped += s ? strtoul(s, NULL, 10) : 0;
+		f.dropped_reported = true;
+	}
+	*dropped = f.dropped;
+	f.dropped = 0;
+	pthread_mutex_unlock(&f.mu);
+	return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cbid, const char **name)
+{
+	static const struct { CUpti_CallbackDomain d; uint32_t id; const char *name; } names[] = {
+		{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, "cudaLaunchKernel_v7000" },
+		{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, "cudaGetDevice_v3020" },
+		{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, "cudaMemcpyAsync_v3020" },
+		{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, "cudaMemcpy_v3020" },
+		{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020, "cudaMemsetAsync_v3020" },
+		{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, "cudaStreamSynchronize_v3020" },
+		{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, "cudaGraphLaunch_v10000" },
+		{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, "cudaMalloc_v3020" },
+		{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020, "cudaFree_v3020" },
+		{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, "cuLaunchKernel" },
+		{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync, "cuMemcpyAsync" },
+		{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpy, "cuMemcpy" },
+		{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async, "cuMemsetD8Async" },
+		{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize, "cuStreamSynchronize" },
+		{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, "cuGraphLaunch" },
+		{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, "cuMemAlloc_v2" },
+		{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2, "cuMemFree_v2" },
+	};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (names[i].d == domain && names[i].id == cbid) {
+			*name = names[i].name;
+			return CUPTI_SUCCESS;
+		}
+	return CUPTI_ERROR_INVALID_PARAMETER;
+}
+
+EXPORT CUptiResult cuptiFinalize(void)
+{
+	pthread_mutex_lock(&f.mu);
+	f.finalized = true;
+	pthread_mutex_unlock(&f.mu);
+	return CUPTI_SUCCESS;
+}
+
+/* NVTX_INJECTION64_PATH -> (the agent) -> here: NVTX calls now reach us. */
+EXPORT int InitializeInjectionNvtx2(const void *get_export_table)
+{
+	(void)get_export_table;
+	f.nvtx = true;
+	return 1;
+}
+
+static void atfork_child(void)
+{
+	pthread_mutex_init(&f.mu, NULL);
+	f.forked = true;
+}
+
+__attribute__((constructor)) static void fake_init(void)
+{
+	const char *s = getenv("FAKE_CUPTI_SKEW_NS");
+	f.skew = s ? strtoll(s, NULL, 10) : 0;
+	pthread_atfork(NULL, NULL, atfork_child);
+}

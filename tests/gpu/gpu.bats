@@ -1,0 +1,360 @@
+#!/usr/bin/env bats
+# The CUDA agent (libiscope-cuda.so) under iscope-record, against test
+# doubles: libcuda.so.1 (fake_cuda.c: cuInit loads CUDA_INJECTION64_PATH
+# and calls InitializeInjection, as the driver does), libcupti.so.13
+# (fake_cupti.c: real CUPTI structs, delivered through the agent's buffer
+# callbacks, stamped by its timestamp callback) and libnvidia-ml.so.1
+# (fake_nvml.c).  Each test puts the doubles it wants on LD_LIBRARY_PATH.
+# The workloads: gpu_workload (C) and stack.py (Python, through ctypes).
+# tlcheck prints the GPU records of a timeline and checks its links on its
+# own (see tlcheck.c).
+
+load ../cli/helpers
+bats_require_minimum_version 1.5.0
+
+GPU=${ISC_GPU:-$ISC_BUILD/tests/gpu}
+AGENT=${ISC_CUDA_AGENT:-$ISC_BUILD/tools/iscope-record/cuda/libiscope-cuda.so}
+W=$GPU/gpu_workload
+TL=$GPU/tlcheck
+STUB=${ISC_CUDA_STUB:-/usr/local/cuda/lib64/stubs/libcuda.so}
+
+setup() {
+	T=$(mktemp -d)
+	# hermetic: meson puts the doubles' directory on LD_LIBRARY_PATH
+	unset LD_LIBRARY_PATH CUDA_INJECTION64_PATH NVTX_INJECTION64_PATH INFERSCOPE_CUDA_DRIVER INFERSCOPE_FORCE_CUDA \
+		INFERSCOPE_NO_CUDA INFERSCOPE_QUIET FAKE_CUDA_MODE FAKE_CUPTI_FAIL FAKE_CUPTI_VERSION \
+		FAKE_CUPTI_DROPPED FAKE_CUPTI_SKEW_NS INFERSCOPE_CUDA_LAG_MS INFERSCOPE_CUDA_FLUSH_MS \
+		INFERSCOPE_CUDA_SLOTS
+}
+
+teardown() {
+	rm -rf "$T"
+}
+
+# doubles LIB...: LD_LIBRARY_PATH holds exactly these test doubles.
+doubles() {
+	mkdir -p "$T/lib"
+	for l in "$@"; do
+		ln -sf "$GPU/$l" "$T/lib/$l"
+	done
+	export LD_LIBRARY_PATH=$T/lib
+}
+
+# trace ARGS...: iscope-record -o $T/t.isc ARGS; stdout in $T/out, stderr
+# in $T/err; then the timeline and tlcheck's lines in $T/check.
+trace() {
+	local st=0
+	"$RECORD" -o "$T/t.isc" "$@" > "$T/out" 2> "$T/err" || st=$?
+	echo "$st" > "$T/status"
+	"$MERGE" -o "$T/t.istl" "$T/t.isc" 2> "$T/merge.err"
+	"$TL" "$T/t.istl" > "$T/check"
+}
+
+summary() { # summary FIELD: a number of tlcheck's summary line
+	grep '^summary ' "$T/check" | tr ' ' '\n' | sed -n "s/^$1=//p"
+}
+
+@test "iscope-record sets the injection variables; the driver double loads the agent" {
+	[ -f "$AGENT" ]
+	doubles libcuda.so.1 libcupti.so.13
+	run -0 "$RECORD" -q -o "$T/env.isc" -- env
+	[[ "$output" == *"CUDA_INJECTION64_PATH=$AGENT"* ]]
+	[[ "$output" == *"NVTX_INJECTION64_PATH=$AGENT"* ]]
+	trace -q -- "$W" all
+	[ "$(cat "$T/status")" -eq 0 ]
+	grep -qx 'done all injected=1' "$T/out"
+	grep -q '^agent cupti=130001 built=130001 lag_ms=1000 flush_ms=100 version=[0-9]' "$T/check"
+	# the double complains about misuse (timestamp callback late, KERNEL kind)
+	! grep -q 'fake-cupti:' "$T/err"
+	# the agent's file goes into GPU_EVENTS chunks and merges without damage
+	[ ! -s "$T/merge.err" ]
+	[ "$(summary kernels)" -eq 5 ]
+}
+
+@test "every CUPTI record kind converts with all its fields" {
+	doubles libcuda.so.1 libcupti.so.13
+	trace -q -- "$W" all
+	c=$T/check
+	# Kernel10: demangled name, device, stream, grid, block, registers, shared memory, context, correlation
+	grep -q '^op kernel gemm_kernel(float const\*, float const\*, float\*, int) dev=0 stream=1 dur=200000 corr=[0-9]* bytes=0 copy=0 src=0 dst=0 flags=0 grid=8,4,2 block=256,2,1 regs=32 shmem=4096 ctx=1 launch=main' "$c"
+	grep -q '^op kernel relu_kernel dev=0 stream=2 dur=5000 .* grid=4,2,1 block=128,1,1 regs=32 shmem=4096 ctx=1 launch=main' "$c"
+	# a CUDA graph: three kernels, one launch, one correlation id
+	[ "$(grep -c '^op kernel graph_node_kernel .* flags=1 grid=2,1,1 block=64,1,1 .*launch=main' "$c")" -eq 3 ]
+	[ "$(grep '^op kernel graph_node_kernel' "$c" | grep -o 'corr=[0-9]*' | sort -u | wc -l)" -eq 1 ]
+	# Memcpy6: direction, memory kinds, bytes, synchronous or not
+	grep -q '^op memcpy Memcpy HtoD (Pageable -> Device) dev=0 stream=7 dur=105857 corr=[0-9]* bytes=1048576 copy=1 src=1 dst=3 flags=0 ctx=1 launch=main' "$c"
+	grep -q '^op memcpy Memcpy DtoH (Device -> Pinned) dev=0 stream=1 dur=7553 corr=[0-9]* bytes=65536 copy=2 src=3 dst=2 flags=32 ctx=1 launch=main' "$c"
+	# Memset4
+	grep -q '^op memset Memset (Device) dev=0 stream=1 dur=704 corr=[0-9]* bytes=4096 copy=0 src=0 dst=3 flags=32 ctx=1 launch=main' "$c"
+	# Synchronization2: stream synchronizations, device from the context record
+	[ "$(grep -c '^op sync Stream Sync dev=0 stream=[12] .* bytes=0 copy=3 .*ctx=1 launch=main' "$c")" -eq 2 ]
+	# API: runtime and driver calls with their callback ids, one correlation id a pair
+	grep -q '^api cudaLaunchKernel kind=1 cbid=211 corr=[0-9]* tid=main flags=0' "$c"
+	grep -q '^api cuLaunchKernel kind=2 cbid=307 corr=[0-9]* tid=main flags=0' "$c"
+	grep -q '^api cudaMemcpy kind=1 cbid=31 ' "$c"
+	grep -q '^api cuMemAlloc kind=2 cbid=243 ' "$c"
+	grep -q '^api cudaStreamSynchronize kind=1 cbid=131 ' "$c"
+	# the noisy calls are switched off (the double makes a cudaGetDevice per launch)
+	! grep -q '^api cudaGetDevice' "$c"
+	# Overhead3 on a thread: a call of kind 3
+	grep -q '^api overhead: CUPTI buffer flush kind=3 cbid=65536 ' "$c"
+	# Marker2 + MarkerData2: an NVTX range with its domain, color and category
+	grep -qx 'nvtx step dur_pos=1 domain=fake.domain color=0xff76b900 category=3 flags=0 tid=main' "$c"
+	# Memory4: allocation and release
+	grep -qx 'mem dev=0 stream=7 op=1 kind=3 bytes=1048576 addr=0x7f0000000000 corr_pos=1 flags=0' "$c"
+	grep -qx 'mem dev=0 stream=7 op=2 kind=3 bytes=1048576 addr=0x7f0000000000 corr_pos=1 flags=0' "$c"
+	# Device5, Context3, Name
+	grep -qx 'device id=0 sms=108 memory=42949672960 cc=8.0 link_bw=0 name=Fake GPU 0' "$c"
+	grep -qx 'meta cuda.device.0.uuid=GPU-10111213-1415-1617-1819-1a1b1c1d1e1f' "$c"
+	grep -qx 'meta cuda.device.0.memory_bandwidth_bytes_per_s=1555000000000' "$c"
+	grep -qx 'meta cuda.context.1=device=0 null_stream=7' "$c"
+	grep -q '^meta name.thread.[0-9]*=main-loop$' "$c"
+	grep -qx 'meta cuda.driver_version=13000' "$c"
+	# every operation in the process's context (pid, no thread), each linked
+	! grep '^op ' "$c" | grep -v 'pid_ctx=ok'
+	[ "$(summary ops)" -eq 10 ]
+	[ "$(summary linked)" -eq 10 ]
+	[ "$(summary bad_links)" -eq 0 ]
+	[ "$(summary unordered)" -eq 0 ]
+}
+
+@test "every kernel has its launching call and its Python stack, on every thread" {
+	doubles libcuda.so.1 libcupti.so.13
+	trace -q -- "$PY" "$ISC_SRC/tests/gpu/stack.py" 3 threads
+	grep -qx 'stack.py done, injected=1' "$T/out"
+	c=$T/check
+	# 2 threads x 3 steps x (1 copy + 2 kernels + 3 graph kernels + 1 sync)
+	[ "$(summary ops)" -eq 42 ]
+	[ "$(summary kernels)" -eq 30 ]
+	[ "$(summary linked)" -eq 42 ]
+	[ "$(summary stack)" -eq 42 ]
+	[ "$(summary bad_links)" -eq 0 ]
+	# the Python function that made each call
+	[ "$(grep -c '^op kernel linear(float const\*, float\*) .* span=forward ' "$c")" -eq 6 ]
+	[ "$(grep -c '^op kernel gelu(float\*) .* span=forward ' "$c")" -eq 6 ]
+	[ "$(grep -c '^op kernel graph_node_kernel .* span=graph ' "$c")" -eq 18 ]
+	[ "$(grep -c '^op memcpy .* span=copy_in ' "$c")" -eq 6 ]
+	[ "$(grep -c '^op sync .* span=step ' "$c")" -eq 6 ]
+	# on both threads: the calls were made by the main thread and the worker
+	[ "$(grep -c '^op .* launch=main ' "$c")" -eq 21 ]
+	[ "$(grep -c '^op .* launch=other ' "$c")" -eq 21 ]
+	# the calls themselves know their span too (checked against the spans by tlcheck)
+	[ "$(grep -c '^api cudaLaunchKernel .* span=forward$' "$c")" -eq 12 ]
+	# and the pipeline goes on to the analysis
+	run -0 "$ANALYZE" -o "$T/f.json" "$T/t.istl"
+}
+
+@test "GPU times are on the trace's clock: the smallest launch gap is the double's 3 us" {
+	doubles libcuda.so.1 libcupti.so.13
+	trace -q -- "$W" all
+	grep -qx 'meta gpu.min_launch_gap_ns=3000' "$T/check"
+	! grep -q 'clock_skew' "$T/check"
+	[ ! -s "$T/merge.err" ]
+}
+
+@test "clock skew: a negative launch gap is reported with its size" {
+	doubles libcuda.so.1 libcupti.so.13
+	FAKE_CUPTI_SKEW_NS=-50000 trace -q -- "$W" all
+	grep -qx 'iscope-merge: clock skew: a GPU operation starts 47000 ns before the call that launched it; GPU times are off by at least that much' "$T/merge.err"
+	grep -qx 'meta gpu.min_launch_gap_ns=-47000' "$T/check"
+	grep -qx 'meta gpu.clock_skew_ns=47000' "$T/check"
+	# operations written before their calls are still linked to them
+	[ "$(summary linked)" -eq 10 ]
+	[ "$(summary bad_links)" -eq 0 ]
+}
+
+@test "records still in CUPTI's buffers at exit are flushed" {
+	doubles libcuda.so.1 libcupti.so.13
+	# no periodic flush: everything comes from the forced flush at exit
+	INFERSCOPE_CUDA_FLUSH_MS=60000 trace -q -- "$W" pending 50
+	[ "$(summary kernels)" -eq 50 ]
+	[ "$(grep -c '^op sync ' "$T/check")" -eq 1 ]
+	[ "$(summary linked)" -eq 51 ]
+}
+
+@test "records CUPTI dropped are counted in the timeline" {
+	doubles libcuda.so.1 libcupti.so.13
+	FAKE_CUPTI_DROPPED=7 trace -q -- "$W" kernels 20
+	grep -qx 'gpu_dropped 7' "$T/check"
+	run -0 "$MERGE" --log-level=info -o /dev/null "$T/t.isc"
+	# 20 kernels and a sync; 2 calls each and an overhead call
+	[[ "$output" == *"GPU: 21 operations, 21 of them linked to their launching call; 43 calls; 7 records lost by CUPTI"* ]]
+}
+
+@test "records the agent's rings cannot hold are dropped and counted, one for one" {
+	doubles libcuda.so.1 libcupti.so.13
+	# one ring of 64 KiB; the double hands over 1 MiB CUPTI buffers at once
+	INFERSCOPE_CUDA_SLOTS=1 trace -q --trace-size=4M -- "$W" kernels 20000
+	dropped=$(summary dropped)
+	[ "$dropped" -gt 0 ]
+	# written: GPU_AGENT, 3 a launch (2 calls, a kernel), sync (2 calls, an op),
+	# an overhead call, a DEVICE, 4 META (driver version, uuid, bandwidth, context)
+	[ $(( $(summary gpu_records) + dropped )) -eq $(( 3 * 20000 + 10 )) ]
+	"$MERGE" --dump "$T/t.isc" > "$T/dump"
+	grep -q "^END events=0 dropped=$dropped " "$T/dump"
+}
+
+@test "the reorder window follows the delay the agent announces" {
+	doubles libcuda.so.1 libcupti.so.13
+	# CUPTI buffers handed over only at exit, 2 s into the run: the records
+	# are up to 2 s late, inside a 10 s window
+	INFERSCOPE_CUDA_FLUSH_MS=60000 INFERSCOPE_CUDA_LAG_MS=10000 \
+		trace -q --flush-ms=200 -- "$PY" "$ISC_SRC/tests/gpu/stack.py" 10 sleep
+	run -0 "$MERGE" --log-level=info -o /dev/null "$T/t.isc"
+	[[ "$output" != *"after their reorder window"* ]]
+	[ "$(summary ops)" -eq 70 ]
+	[ "$(summary stack)" -eq 70 ]
+	[ "$(summary bad_links)" -eq 0 ]
+}
+
+# failure TEST_ENV CODE MESSAGE: the workload runs to its end, unchanged;
+# one line on stderr from the agent; one WARNING in the trace; no GPU data.
+failure() {
+	env "$1" "$RECORD" -q -o "$T/t.isc" -- "$W" all > "$T/out" 2> "$T/err"
+	grep -qx 'done all injected=1' "$T/out"
+	[ "$(grep -c '^inferscope-cuda: ' "$T/err")" -eq 1 ]
+	grep -q "^inferscope-cuda: .*$3" "$T/err"
+	"$MERGE" -o "$T/t.istl" "$T/t.isc"
+	"$TL" "$T/t.istl" > "$T/check"
+	[ "$(grep -c '^warning pid=workload ' "$T/check")" -eq 1 ]
+	grep -q "^warning pid=workload code=$2 .*$3" "$T/check"
+}
+
+@test "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES: one warning, a CPU-only trace" {
+	doubles libcuda.so.1 libcupti.so.13
+	failure FAKE_CUPTI_FAIL=privileges 7 'CUPTI_ERROR_INSUFFICIENT_PRIVILEGES: GPU profiling is restricted to administrators (NVreg_RestrictProfilingToAdminUsers=1)'
+	[ "$(summary ops)" -eq 0 ]
+}
+
+@test "another CUPTI subscriber: one warning, a CPU-only trace" {
+	doubles libcuda.so.1 libcupti.so.13
+	failure FAKE_CUPTI_FAIL=subscribe 8 'CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED'
+	[ "$(summary ops)" -eq 0 ]
+}
+
+@test "a CUPTI of another version: one warning, a CPU-only trace" {
+	doubles libcuda.so.1 libcupti.so.13
+	failure FAKE_CUPTI_VERSION=120000 6 'CUPTI version mismatch: the loaded libcupti is 120000, this agent was built for 130001'
+	[ "$(summary ops)" -eq 0 ]
+}
+
+@test "an activity kind CUPTI cannot give: one warning, the rest recorded" {
+	doubles libcuda.so.1 libcupti.so.13
+	failure FAKE_CUPTI_FAIL=memory2 10 'CUPTI activity kinds unavailable: MEMORY2; the rest is recorded'
+	[ "$(summary kernels)" -eq 5 ]
+	! grep -q '^mem ' "$T/check"
+}
+
+@test "no CUDA driver: one note, one warning record, no injection" {
+	# no doubles; the probe is pointed at a driver that is not there (this
+	# machine may or may not have one)
+	INFERSCOPE_CUDA_DRIVER=/nonexistent/libcuda.so.1 trace -- "$W" noinit
+	[ "$(cat "$T/status")" -eq 0 ]
+	[ "$(grep -c '^iscope-record: note:' "$T/err")" -eq 1 ]
+	grep -q '^iscope-record: note: no CUDA driver (/nonexistent/libcuda.so.1: .*): GPU activity and GPU samples not recorded$' "$T/err"
+	grep -q '^warning pid=session code=1 no CUDA driver' "$T/check"
+	run -0 env INFERSCOPE_CUDA_DRIVER=/nonexistent/libcuda.so.1 "$RECORD" -q -o "$T/env.isc" -- env
+	[[ "$output" != *"INJECTION64_PATH"* ]]
+}
+
+@test "the CUDA toolkit's stub driver: one note, one warning record, no injection" {
+	[ -f "$STUB" ] || skip "no stub driver at $STUB"
+	doubles libcuda.so.1 libcupti.so.13
+	INFERSCOPE_CUDA_DRIVER=$STUB FAKE_CUDA_MODE=stub trace -- "$W" all
+	grep -qx 'cuInit: 34' "$T/out"
+	[ "$(grep -c '^iscope-record: note:' "$T/err")" -eq 1 ]
+	grep -q "^iscope-record: note: $STUB is the CUDA toolkit's stub driver (CUDA_ERROR_STUB_LIBRARY)" "$T/err"
+	grep -q '^warning pid=session code=2 ' "$T/check"
+	[ "$(summary ops)" -eq 0 ]
+}
+
+@test "the stub driver double: the same" {
+	doubles libcuda.so.1 libcupti.so.13
+	FAKE_CUDA_MODE=stub trace -- "$W" all
+	grep -qx 'cuInit: 34' "$T/out"
+	grep -q "^iscope-record: note: libcuda.so.1 is the CUDA toolkit's stub driver" "$T/err"
+	grep -q '^warning pid=session code=2 ' "$T/check"
+}
+
+@test "another tool's CUDA_INJECTION64_PATH is left alone, unless --force" {
+	doubles libcuda.so.1 libcupti.so.13
+	CUDA_INJECTION64_PATH=/opt/other/libinject.so trace -- "$W" all
+	grep -q '^iscope-record: note: CUDA_INJECTION64_PATH is already set (/opt/other/libinject.so), by another tool; left alone, GPU activity not recorded (--force replaces it)$' "$T/err"
+	grep -q '^warning pid=session code=3 ' "$T/check"
+	[ "$(summary ops)" -eq 0 ]
+	run -0 env CUDA_INJECTION64_PATH=/opt/other/libinject.so "$RECORD" -q -o "$T/env.isc" -- env
+	[[ "$output" == *"CUDA_INJECTION64_PATH=/opt/other/libinject.so"* ]]
+	CUDA_INJECTION64_PATH=/opt/other/libinject.so trace --force -- "$W" all
+	! grep -q 'already set' "$T/err"
+	[ "$(summary kernels)" -eq 5 ]
+}
+
+@test "another tool's NVTX_INJECTION64_PATH is left alone: no NVTX ranges, the rest recorded" {
+	doubles libcuda.so.1 libcupti.so.13
+	NVTX_INJECTION64_PATH=/opt/other/libnvtx.so trace -- "$W" all
+	grep -q '^iscope-record: note: NVTX_INJECTION64_PATH is already set (/opt/other/libnvtx.so)' "$T/err"
+	! grep -q '^nvtx ' "$T/check"
+	[ "$(summary kernels)" -eq 5 ]
+}
+
+@test "--no-cuda: no agent, no notes, no GPU records" {
+	doubles libcuda.so.1 libcupti.so.13 libnvidia-ml.so.1
+	trace --no-cuda -- "$W" all
+	grep -qx 'done all injected=0' "$T/out"
+	! grep -q 'note:' "$T/err"
+	[ "$(summary gpu_records)" -eq 0 ]
+	! grep -q '^warning\|^gpu_sample' "$T/check"
+	run -0 "$RECORD" -q --no-cuda -o "$T/env.isc" -- env
+	[[ "$output" != *"INJECTION64_PATH"* ]]
+}
+
+@test "--quiet: no notes on stderr; the warning records stay" {
+	INFERSCOPE_CUDA_DRIVER=/nonexistent/libcuda.so.1 trace -q -- "$W" noinit
+	[ ! -s "$T/err" ]
+	grep -q '^warning pid=session code=1 ' "$T/check"
+}
+
+@test "the agent outside iscope-record says so once and does nothing" {
+	doubles libcuda.so.1 libcupti.so.13
+	run -0 --separate-stderr env CUDA_INJECTION64_PATH="$AGENT" "$W" all
+	[ "$output" = "done all injected=1" ]
+	[ "$stderr" = "inferscope-cuda: INFERSCOPE_SESSION is not set (not started by iscope-record); GPU activity not recorded" ]
+}
+
+@test "a forking workload: the parent and an exec'd child record, a fork child stays out" {
+	doubles libcuda.so.1 libcupti.so.13
+	trace -q -- "$W" fork
+	[ "$(cat "$T/status")" -eq 0 ]
+	[ ! -s "$T/err" ]
+	c=$T/check
+	# parent: 2 + 2 kernels and 2 syncs; the exec'd child (its own agent): 4 and 1
+	[ "$(grep -c '^op kernel .* p=1 ' "$c")" -eq 4 ]
+	[ "$(grep -c '^op kernel .* p=2 ' "$c")" -eq 4 ]
+	[ "$(grep -c '^op sync .* p=1 ' "$c")" -eq 2 ]
+	[ "$(grep -c '^op sync .* p=2 ' "$c")" -eq 1 ]
+	# the fork child's launches on stream 3 went nowhere
+	! grep -q '^op .* stream=3 ' "$c"
+	[ "$(summary bad_links)" -eq 0 ]
+	# one PROC_INFO per process, whichever of its files came first
+	"$MERGE" --dump "$T/t.isc" > "$T/dump"
+	[ "$(grep -c '^P1 PROC ' "$T/dump")" -eq 1 ]
+	[ "$(grep -c '^P2 PROC ' "$T/dump")" -eq 1 ]
+}
+
+@test "NVML: GPU samples with the double, one note without it" {
+	doubles libcuda.so.1 libcupti.so.13 libnvidia-ml.so.1
+	trace -- sh -c "sleep 0.4; exec '$W' all"
+	! grep -q 'note:' "$T/err"
+	grep -qx 'gpu_info index=0 gen=4 width=16 link_bw=31507692304 total=42949672960 uuid=GPU-10111213-1415-1617-1819-1a1b1c1d1e1f name=Fake GPU 0' "$T/check"
+	grep -qx 'gpu_sample index=0 util=42 mem_util=17 used=12884901888 total=42949672960 sm=1410 memclk=1215 power=250000 temp=65 reasons=0x4 tx=1000 rx=2000' "$T/check"
+	# about 10 a second
+	n=$(grep -c '^gpu_sample ' "$T/check")
+	[ "$n" -ge 3 ] && [ "$n" -le 30 ]
+	doubles libcuda.so.1 libcupti.so.13
+	rm "$T/lib/libnvidia-ml.so.1"
+	trace -- "$W" all
+	[ "$(grep -c '^iscope-record: note:' "$T/err")" -eq 1 ]
+	grep -q '^iscope-record: note: no NVML (libnvidia-ml.so.1: .*): GPU utilization, clocks and power not sampled$' "$T/err"
+	grep -q '^warning pid=session code=5 ' "$T/check"
+	! grep -q '^gpu_sample' "$T/check"
+}
