@@ -1021,8 +1021,11 @@ static int make_session_dir(struct rec *r)
 	for (size_t i = 0; i < sizeof(bases) / sizeof(bases[0]); i++) {
 		if (!bases[i] || !*bases[i] || access(bases[i], W_OK))
 			continue;
-		if ((size_t)snprintf(r->dir, sizeof(r->dir), "%s/inferscope-XXXXXX", bases[i]) >= sizeof(r->dir))
+		if ((size_t)snprintf(r->dir, sizeof(r->dir), "%s/inferscope-XXXXXX", bases[i]) >= sizeof(r->dir)) {
+			r->dir[0] = '\0';
+			e = ENAMETOOLONG;
 			continue;
+		}
 		if (mkdtemp(r->dir))
 			break;
 		e = errno;

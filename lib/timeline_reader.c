@@ -15,6 +15,7 @@ struct isc_timeline {
 	struct isc_tl_stats stats;
 	struct isc_tl_string *strings; /* indexed by id */
 	size_t nstrings;
+	size_t ndefs;  /* STRING_DEF records read */
 	struct isc_cursor cur; /* within the current events chunk */
 	bool in_events;
 	uint32_t pid, tid; /* TL_CTX */
@@ -22,11 +23,24 @@ struct isc_timeline {
 	size_t chunk_cap;
 };
 
+/*
+ * The table is indexed by id.  Ids are 1, 2, 3 ... in order of definition
+ * (formats/timeline.md §3), with gaps only where a TL_STRINGS chunk was
+ * lost.  An id beyond what the definitions and the bytes read so far can
+ * explain (a lost chunk held at most a few definitions per compressed
+ * byte) is refused as corrupt, so that one record with id 2^26 - 1 cannot
+ * cost a 2 GiB table: the table stays within 128 bytes per byte of input.
+ */
+#define ID_SLACK(t) (16 * (uint64_t)(t)->ndefs + 4 * isc_reader_offset((t)->rd) + 65536)
+
 static int add_string(struct isc_timeline *t, const struct isc_rec *r)
 {
 	struct isc_string_def d;
 	if (isc_string_def_parse(r->body, r->len, &d))
 		return -EBADMSG;
+	if (d.id > ID_SLACK(t))
+		return -EBADMSG;
+	t->ndefs++;
 	if (d.id >= t->nstrings) {
 		size_t n = t->nstrings ? t->nstrings : 256;
 		while (n <= d.id)

@@ -67,6 +67,13 @@ expect() {
 	expect merge truncated.istl 1 "truncated frame"
 	expect analyze truncated.istl 1 "truncated frame"
 	expect analyze timeline-events-corrupt.istl 1 "corrupt record"
+	expect analyze timeline-empty-events.istl 0 ""
+	expect analyze timeline-string-id-huge.istl 1 "corrupt string table chunk 2"
+	# ... in bounded memory (the table it once allocated was 2 GiB)
+	if [[ -x /usr/bin/time ]]; then
+		/usr/bin/time -f %M -o "$BATS_TEST_TMPDIR/rss" "$ANALYZE" "$BAD/timeline-string-id-huge.istl" >/dev/null 2>&1 || true
+		[ "$(tail -n 1 "$BATS_TEST_TMPDIR/rss")" -lt $((256 * 1024)) ]
+	fi
 	# the prefix of a truncated trace is kept and analyzed
 	run "$ANALYZE" "$BAD/truncated.isc"
 	[[ "$output" == *'"end_reason":"cut"'* ]]

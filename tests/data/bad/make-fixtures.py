@@ -83,3 +83,11 @@ put('findings-huge-numbers.json', (
     ' "findings": [{"title": "x", "evidence": {"a": 1e308, "b": [1, 2], "c": {"d": "e"}},'
     ' "estimated_saving_pct": 1e308}]}\n').encode())
 put('findings-nul-bytes.json', b'{"environment": {"host": "a\\u0000b", "cmdline": "\\u0000"}}\n')
+
+# found by fuzz_timeline: an empty TL_EVENTS chunk first (memcpy from NULL)
+put('timeline-empty-events.istl', chunk(1, tlh) + chunk(17, b'') + chunk(17, rec(0x40, varint(1) + varint(2))))
+# found by fuzz_timeline: a string id near the limit made the reader allocate
+# a 2 GiB table (ids are 1, 2, 3 ... in a timeline)
+put('timeline-string-id-huge.istl',
+    chunk(1, tlh) + chunk(16, rec(0x81, varint((1 << 26) - 1) + bytes([0]) + varint(1) + varint(1) + b'f' + varint(0))) +
+    chunk(17, rec(0x40, varint(1) + varint(2))))
