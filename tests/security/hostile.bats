@@ -26,8 +26,7 @@ teardown() {
 attack() {
 	run --separate-stderr "$RECORD" -q -o "$T/t.isc" -- sh -c \
 		'"$1" "$2" & "$3" "$4"; st=$?; wait $!; exit $st' _ "$PY" "$ISC_SRC/tests/security/legit.py" "$ISC_HOSTILE" "$1"
-	echo "# $1: recorder status $status; stderr: $stderr" | head -c 600 >&3
-	echo >&3
+	{ echo "$1: recorder status $status; stderr:"; head -c 600 <<< "$stderr"; echo; } | sed 's/^/# /' >&3
 	[ "$status" -eq 0 ]
 	[[ "$stderr" == *"hostile: $1 done"* ]]
 	err=$stderr

@@ -101,7 +101,7 @@ PY
 	"$REPORT" -f html -o "$T/hostile.html" "$T/hostile.json"
 	run "$PY" "$T/check.py" "$T/benign.html" "$T/hostile.html" "$H" "a\"b'c<d>&e.py" \
 		"void k<float>(int&, char const*) &<>\"'"
-	echo "$output" >&3
+	sed "s/^/# /" <<< "$output" >&3
 	[ "$status" -eq 0 ]
 	# Markdown: no unescaped '<' beyond the report's own, names escaped
 	"$REPORT" -o "$T/benign.md" "$T/benign.json"
@@ -164,7 +164,7 @@ print(d["cpu"]["top_functions_in_scopes"][0]["name"], d["cpu"]["top_functions_in
 	"$REPORT" -o "$T/h.html" "$T/h.json"
 	"$REPORT" -o "$T/b.html" "$T/b.json"
 	run "$PY" "$T/check.py" "$T/b.html" "$T/h.html" "$H" "</td><img src=x onerror=alert(1)>"
-	echo "$output" >&3
+	sed "s/^/# /" <<< "$output" >&3
 	[ "$status" -eq 0 ]
 	"$REPORT" -o "$T/h.md" "$T/h.json"
 	"$REPORT" -o "$T/b.md" "$T/b.json"
