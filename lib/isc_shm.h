@@ -33,11 +33,13 @@
 #define ISC_SHM_H
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -102,6 +104,30 @@ static inline struct isc_shm_slot *isc_shm_slot_at(void *base, uint32_t i)
 static inline uint8_t *isc_shm_ring_at(void *base, const struct isc_shm_proc *p, uint32_t i)
 {
 	return (uint8_t *)base + p->ring_off + (uint64_t)i * p->ring_size;
+}
+
+/*
+ * Layout helpers both agents use when they create their file: an unsigned
+ * setting from the environment (def when unset or not a plain number,
+ * clamped to [lo, hi]), and offsets rounded up to the page.
+ */
+static inline uint32_t isc_shm_env_u32(const char *name, uint32_t def, uint32_t lo, uint32_t hi)
+{
+	const char *s = getenv(name);
+	char *end;
+	if (!s || !*s)
+		return def;
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 10);
+	if (errno || *end)
+		return def;
+	return v < lo ? lo : v > hi ? hi : (uint32_t)v;
+}
+
+#define ISC_SHM_PAGE 4096u
+static inline uint64_t isc_shm_page_align(uint64_t v)
+{
+	return (v + ISC_SHM_PAGE - 1) & ~(uint64_t)(ISC_SHM_PAGE - 1);
 }
 
 /* Appends a LEB128 varint to buf; returns bytes written (at most 10). */

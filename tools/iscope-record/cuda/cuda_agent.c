@@ -66,7 +66,6 @@
 #define OPEN_MARKERS 4096        /* NVTX ranges open at once that we follow */
 #define NO_TIME(s, e) ((s) == 0 && (e) == 0) /* CUPTI_TIMESTAMP_UNKNOWN: incomplete at a forced flush */
 #define MAX_CONTEXTS 256
-#define PAGE 4096u
 
 enum { OFF, RECORDING, STOPPED };
 
@@ -142,24 +141,6 @@ static uint64_t now_ns(void)
 static uint64_t CUPTIAPI timestamp_cb(void)
 {
 	return now_ns();
-}
-
-static unsigned env_uint(const char *name, unsigned def, unsigned lo, unsigned hi)
-{
-	const char *s = getenv(name);
-	char *end;
-	if (!s || !*s)
-		return def;
-	errno = 0;
-	unsigned long v = strtoul(s, &end, 10);
-	if (errno || *end)
-		return def;
-	return v < lo ? lo : v > hi ? hi : (unsigned)v;
-}
-
-static uint64_t page_align(uint64_t v)
-{
-	return (v + PAGE - 1) & ~(uint64_t)(PAGE - 1);
 }
 
 static uint64_t zigzag(int64_t v)
@@ -1000,15 +981,15 @@ static void atfork_child(void)
 static int shm_create(char *err, size_t errlen)
 {
 	char path[PATH_MAX + 32];
-	uint32_t ring_kb = env_uint("INFERSCOPE_RING_KB", DEFAULT_RING_KB, 4, 1u << 20);
+	uint32_t ring_kb = isc_shm_env_u32("INFERSCOPE_RING_KB", DEFAULT_RING_KB, 4, 1u << 20);
 	uint32_t ring = 1;
 	while (ring * 2 <= ring_kb) /* a power of two, not above what the recorder accepts */
 		ring <<= 1;
 	g.ring_size = ring * 1024u;
-	g.nslots = env_uint("INFERSCOPE_CUDA_SLOTS", DEFAULT_SLOTS, 1, 64);
-	g.str_size = (uint64_t)env_uint("INFERSCOPE_CUDA_STR_KB", DEFAULT_STR_KB, 64, 1u << 20) * 1024u;
-	uint64_t str_off = page_align(ISC_SHM_SLOTS_OFF + (uint64_t)g.nslots * ISC_SHM_SLOT_SIZE);
-	uint64_t ring_off = page_align(str_off + g.str_size);
+	g.nslots = isc_shm_env_u32("INFERSCOPE_CUDA_SLOTS", DEFAULT_SLOTS, 1, 64);
+	g.str_size = (uint64_t)isc_shm_env_u32("INFERSCOPE_CUDA_STR_KB", DEFAULT_STR_KB, 64, 1u << 20) * 1024u;
+	uint64_t str_off = isc_shm_page_align(ISC_SHM_SLOTS_OFF + (uint64_t)g.nslots * ISC_SHM_SLOT_SIZE);
+	uint64_t ring_off = isc_shm_page_align(str_off + g.str_size);
 	g.file_size = ring_off + (uint64_t)g.nslots * g.ring_size;
 	snprintf(path, sizeof(path), "%s/%d.cuda.shm", g.session, (int)g.pid);
 	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -1265,8 +1246,8 @@ EXPORT int InitializeInjection(void)
 		return 1;
 	}
 	strcpy(g.session, getenv("INFERSCOPE_SESSION"));
-	g.lag_ms = env_uint("INFERSCOPE_CUDA_LAG_MS", DEFAULT_LAG_MS, 10, 600000);
-	g.flush_ms = env_uint("INFERSCOPE_CUDA_FLUSH_MS", DEFAULT_FLUSH_MS, 1, 60000);
+	g.lag_ms = isc_shm_env_u32("INFERSCOPE_CUDA_LAG_MS", DEFAULT_LAG_MS, 10, 600000);
+	g.flush_ms = isc_shm_env_u32("INFERSCOPE_CUDA_FLUSH_MS", DEFAULT_FLUSH_MS, 1, 60000);
 	if (cuptiGetVersion(&g.cupti_version) != CUPTI_SUCCESS)
 		g.cupti_version = 0;
 	g.next_id = ISC_STRING_ID_CUDA_BASE;

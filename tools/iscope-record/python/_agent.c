@@ -85,7 +85,6 @@ struct agent_cfunc {
 #define AGENT_IGNORE UINT32_MAX /* intern result: our own function, not recorded */
 #define AGENT_KIND_IGNORE 0xFF  /* intern_define: map the key to AGENT_IGNORE */
 #define AGENT_REC_MAX 128   /* a body stays < 128 bytes: size is one byte */
-#define AGENT_PAGE 4096u
 _Static_assert(10 + AGENT_NAME_MAX < AGENT_REC_MAX && 3 * 10 < AGENT_REC_MAX, "record body too big");
 
 struct agent_tls {
@@ -192,19 +191,6 @@ static inline void emit(struct agent_tls *t, uint8_t type, int nv, uint64_t a, u
 
 /* ---- the shared-memory file ---------------------------------------- */
 
-static uint32_t env_u32(const char *name, uint32_t def, uint32_t lo, uint32_t hi)
-{
-	const char *s = getenv(name);
-	char *end;
-	if (!s || !*s)
-		return def;
-	errno = 0;
-	unsigned long v = strtoul(s, &end, 10);
-	if (errno || *end)
-		return def;
-	return v < lo ? lo : v > hi ? hi : (uint32_t)v;
-}
-
 static uint32_t pow2_ceil(uint32_t v)
 {
 	uint32_t p = 1;
@@ -213,19 +199,14 @@ static uint32_t pow2_ceil(uint32_t v)
 	return p;
 }
 
-static uint64_t page_align(uint64_t v)
-{
-	return (v + AGENT_PAGE - 1) & ~(uint64_t)(AGENT_PAGE - 1);
-}
-
 /* Computes the layout from the environment (once per process tree). */
 static void layout_init(void)
 {
-	g.nslots = env_u32("INFERSCOPE_SLOTS", AGENT_DEFAULT_SLOTS, 1, ISC_SHM_MAX_SLOTS);
-	g.ring_size = pow2_ceil(env_u32("INFERSCOPE_RING_KB", AGENT_DEFAULT_RING_KB, 4, 1u << 20)) * 1024u;
-	g.str_size = (uint64_t)env_u32("INFERSCOPE_STR_KB", AGENT_DEFAULT_STR_KB, 4, 1u << 20) * 1024u;
-	g.str_off = page_align(ISC_SHM_SLOTS_OFF + (uint64_t)g.nslots * ISC_SHM_SLOT_SIZE);
-	g.ring_off = page_align(g.str_off + g.str_size);
+	g.nslots = isc_shm_env_u32("INFERSCOPE_SLOTS", AGENT_DEFAULT_SLOTS, 1, ISC_SHM_MAX_SLOTS);
+	g.ring_size = pow2_ceil(isc_shm_env_u32("INFERSCOPE_RING_KB", AGENT_DEFAULT_RING_KB, 4, 1u << 20)) * 1024u;
+	g.str_size = (uint64_t)isc_shm_env_u32("INFERSCOPE_STR_KB", AGENT_DEFAULT_STR_KB, 4, 1u << 20) * 1024u;
+	g.str_off = isc_shm_page_align(ISC_SHM_SLOTS_OFF + (uint64_t)g.nslots * ISC_SHM_SLOT_SIZE);
+	g.ring_off = isc_shm_page_align(g.str_off + g.str_size);
 	g.file_size = g.ring_off + (uint64_t)g.nslots * g.ring_size;
 }
 
