@@ -209,6 +209,7 @@ struct ana {
 	struct pressure psi[3];
 	uint64_t warm_end_ts, iter_end_ts; /* set by emit_iterations */
 	struct isc_gpu_ana *gpu; /* gpu.* (analyze_gpu.c) */
+	struct isc_series *series; /* timeseries.* (analyze_series.c) */
 };
 
 static struct thread *thread_get(struct ana *a, uint32_t pid, uint32_t tid)
@@ -495,6 +496,7 @@ static int on_event(struct ana *a, const struct isc_tl_event *ev)
 	struct proc *p;
 	if (!a->have_ts || ev->ts < a->first_ts)
 		a->first_ts = ev->ts;
+	isc_series_origin(a->series, ev->ts);
 	if (!a->have_ts || ev->ts > a->last_ts)
 		a->last_ts = ev->ts;
 	a->have_ts = true;
@@ -1149,7 +1151,8 @@ static cJSON *build(struct ana *a, bool damaged)
 	jnum_or_null(a, cs, "involuntary_per_s", have_cs, round(100 * isum) / 100);
 
 	emit_memory(a, root);
-	if (isc_gpu_ana_emit(a->gpu, root))
+	if (isc_gpu_ana_emit(a->gpu, root) ||
+	    isc_series_emit(a->series, a->first_ts, a->last_ts, h->ncpu, root))
 		goto oom;
 
 	cJSON *mk = jarr(a, root, "marks");
@@ -1197,6 +1200,7 @@ static void ana_free(struct ana *a)
 	free(a->mks);
 	isc_lsq_free(a->rss_lsq);
 	isc_gpu_ana_free(a->gpu);
+	isc_series_free(a->series);
 }
 
 int isc_analyze_timeline(struct isc_timeline *t, const struct isc_analyze_opts *o, cJSON **out)
@@ -1207,7 +1211,8 @@ int isc_analyze_timeline(struct isc_timeline *t, const struct isc_analyze_opts *
 	uint64_t ndamage = 0;
 	int rc;
 	*out = NULL;
-	if ((rc = isc_lsq_new(&a.rss_lsq)) || (rc = isc_gpu_ana_new(&a.gpu, t, o && o->hta_compat)))
+	if ((rc = isc_lsq_new(&a.rss_lsq)) || (rc = isc_series_new(&a.series)) ||
+	    (rc = isc_gpu_ana_new(&a.gpu, t, o && o->hta_compat, a.series)))
 		goto done;
 	for (;;) {
 		rc = isc_timeline_next(t, &ev);
