@@ -18,7 +18,7 @@
 #include "isc.h"
 
 /* Version of the findings document layout (formats/findings.schema.json). */
-#define ISC_FINDINGS_SCHEMA_VERSION 1
+#define ISC_FINDINGS_SCHEMA_VERSION 2
 #define ISC_ANALYZE_TOP_DEFAULT 30
 
 /* ---- analysis (analyze.c) ---------------------------------------------- */
@@ -85,12 +85,12 @@ int isc_lsq_add(struct isc_lsq *l, uint64_t t_ns, double y);
 bool isc_lsq_slope(const struct isc_lsq *l, uint64_t from_ns, uint64_t to_ns, double *per_s, uint64_t *npoints);
 void isc_lsq_free(struct isc_lsq *l);
 
-/* ---- verdict and findings (findings.c) --------------------------------- */
+/* ---- verdict and findings (rules.c, one rule_*.c per rule) ------------- */
 /*
  * Fills root.verdict and root.findings[] from the measured sections of a
- * findings document (summary, cpu, memory, iterations).  This is the seam
- * for the rule engine: rules read only the document, never the timeline.
- * Returns 0 or -ENOMEM.
+ * findings document (summary, cpu, memory, iterations, gpu, timeseries).
+ * Rules read only the document, never the timeline, so a saved document
+ * can be re-evaluated.  Returns 0 or -ENOMEM.
  */
 int isc_findings_evaluate(cJSON *root);
 
