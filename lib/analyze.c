@@ -889,6 +889,14 @@ static cJSON *jpush_obj(struct ana *a, cJSON *arr)
 	return o;
 }
 
+/* name, file, line of a source location into o. */
+static void jloc(struct ana *a, cJSON *o, const char *name, const char *file, uint32_t line)
+{
+	jstr(a, o, "name", name);
+	jstr(a, o, "file", file);
+	jnum(a, o, "line", line);
+}
+
 static void jpush_num(struct ana *a, cJSON *arr, double v)
 {
 	cJSON *x = cJSON_CreateNumber(v);
@@ -917,15 +925,22 @@ struct fn_row {
 	uint64_t calls, self_ns, total_ns, ops_self_ns, scoped_calls, scoped_self_ns, growth_bytes;
 };
 
+/* Orders source locations by name, file, line. */
+static int cmp_location(const char *name1, const char *file1, uint32_t line1, const char *name2, const char *file2,
+			uint32_t line2)
+{
+	int c;
+	if ((c = strcmp(name1, name2)) || (c = strcmp(file1, file2)))
+		return c;
+	return line1 < line2 ? -1 : line1 > line2;
+}
+
 static int row_by_identity(const void *x, const void *y)
 {
 	const struct fn_row *a = x, *b = y;
-	int c;
 	if (a->kind != b->kind)
 		return a->kind < b->kind ? -1 : 1;
-	if ((c = strcmp(a->name, b->name)) || (c = strcmp(a->file, b->file)))
-		return c;
-	return a->line < b->line ? -1 : a->line > b->line;
+	return cmp_location(a->name, a->file, a->line, b->name, b->file, b->line);
 }
 
 static int row_by_self(const void *x, const void *y)
@@ -1053,9 +1068,7 @@ static int emit_functions(struct ana *a, cJSON *cpu, uint64_t traced_ns)
 		cJSON *o = jpush_obj(a, callers);
 		if (!o)
 			break;
-		jstr(a, o, "name", rows[i].name);
-		jstr(a, o, "file", rows[i].file);
-		jnum(a, o, "line", rows[i].line);
+		jloc(a, o, rows[i].name, rows[i].file, rows[i].line);
 		jnum(a, o, "ops_self_ns", (double)rows[i].ops_self_ns);
 		jnum(a, o, "ops_pct", pct(rows[i].ops_self_ns, traced_ns));
 	}
@@ -1074,15 +1087,11 @@ static int off_by_identity(const void *x, const void *y)
 {
 	const struct off_out *a = x, *b = y;
 	int c;
-	if ((c = strcmp(a->kind, b->kind)) || (c = strcmp(a->name, b->name)) || (c = strcmp(a->file, b->file)))
+	if ((c = strcmp(a->kind, b->kind)) || (c = cmp_location(a->name, a->file, a->line, b->name, b->file, b->line)))
 		return c;
-	if (a->line != b->line)
-		return a->line < b->line ? -1 : 1;
 	if (!a->py_name || !b->py_name)
 		return !a->py_name - !b->py_name;
-	if ((c = strcmp(a->py_name, b->py_name)) || (c = strcmp(a->py_file, b->py_file)))
-		return c;
-	return a->py_line < b->py_line ? -1 : a->py_line > b->py_line;
+	return cmp_location(a->py_name, a->py_file, a->py_line, b->py_name, b->py_file, b->py_line);
 }
 
 static int off_by_ns(const void *x, const void *y)
@@ -1136,10 +1145,7 @@ static int emit_off_cpu(struct ana *a, cJSON *cpu)
 			jchk(a, cJSON_AddNullToObject(o, "python"));
 			continue;
 		}
-		cJSON *py = jobj(a, o, "python");
-		jstr(a, py, "name", rows[i].py_name);
-		jstr(a, py, "file", rows[i].py_file);
-		jnum(a, py, "line", rows[i].py_line);
+		jloc(a, jobj(a, o, "python"), rows[i].py_name, rows[i].py_file, rows[i].py_line);
 	}
 	free(rows);
 	return 0;
@@ -1205,10 +1211,7 @@ static void emit_dataloader(struct ana *a, cJSON *it, bool steady, uint64_t from
 	bool have = steady && to > from;
 	jnum_or_null(a, o, "pct_of_step", have, have ? round(1e4 * (double)dl_ns / (double)(to - from)) / 100 : 0);
 	const struct isc_tl_string *s = isc_timeline_string_borrow(a->t, name_id);
-	cJSON *fn = jobj(a, o, "function");
-	jstr(a, fn, "name", s ? s->name : "?");
-	jstr(a, fn, "file", s ? s->file : "");
-	jnum(a, fn, "line", s ? s->line : 0);
+	jloc(a, jobj(a, o, "function"), s ? s->name : "?", s ? s->file : "", s ? s->line : 0);
 }
 
 #define ITER_SPANS_MAX 1000
@@ -1493,9 +1496,7 @@ static int emit_memory(struct ana *a, cJSON *root)
 		cJSON *o = jpush_obj(a, g);
 		if (!o)
 			break;
-		jstr(a, o, "name", rows[i].name);
-		jstr(a, o, "file", rows[i].file);
-		jnum(a, o, "line", rows[i].line);
+		jloc(a, o, rows[i].name, rows[i].file, rows[i].line);
 		jnum(a, o, "growth_bytes", (double)rows[i].growth_bytes);
 	}
 	free(rows);
