@@ -25,8 +25,10 @@ static const struct {
 	const char *key;
 	enum agg agg;
 	double scale; /* applied to time-weighted values */
+	bool cap_ncpu; /* at most ncpu: /proc CPU times advance by whole clock ticks
+			  (10 ms), so a short interval can read a little above */
 } chans[ISC_SER_NCHAN] = {
-	[ISC_SER_CPU_CORES] = { "cpu_cores", AGG_TIME, 1 },
+	[ISC_SER_CPU_CORES] = { "cpu_cores", AGG_TIME, 1, true },
 	[ISC_SER_RUNNABLE] = { "runnable_threads", AGG_MEAN, 1 },
 	[ISC_SER_RSS] = { "rss_bytes", AGG_LAST, 1 },
 	[ISC_SER_GPU_BUSY] = { "gpu_busy_pct", AGG_TIME, 1 },
@@ -161,6 +163,8 @@ int isc_series_emit(const struct isc_series *s, uint64_t start_ts, uint64_t end_
 				case AGG_MAX: v = b->max; break;
 				default: v = b->last; break;
 				}
+				if (chans[c].cap_ncpu && ncpu && v > ncpu)
+					v = ncpu;
 				x = cJSON_CreateNumber(round(v * 1000) / 1000);
 			}
 			if (!x)

@@ -35,8 +35,9 @@ struct isc_analyze_opts {
 /*
  * Reads the timeline t to its end in one pass and builds the findings
  * document (verdict and findings[] included).  Memory grows with the number
- * of distinct functions, threads, processes and iterations, not with the
- * trace length.  o may be NULL (defaults).
+ * of distinct functions, threads, processes, (span, Python function) pairs
+ * blocked off CPU and iterations, not with the trace length.  o may be NULL
+ * (defaults).
  *
  * Returns 0 with *out set.  Damaged input (corrupt or truncated chunks) is
  * read past where the container allows; the function then returns -EBADMSG
@@ -61,6 +62,15 @@ uint64_t isc_quantile_sorted(const uint64_t *x, size_t n, double p);
  * a bound that needs more samples than n is returned as 0.
  */
 void isc_quantile_ci(size_t n, double p, double level, size_t *lo, size_t *hi);
+
+/*
+ * Linear histogram of n > 0 sorted values: k bins of equal width from x[0]
+ * to x[n-1] (one bin when they are equal or k < 2).  edges (k+1 entries,
+ * integers rounded up) and counts (k entries) are the caller's; bin i holds
+ * edges[i] <= x < edges[i+1], the last one also x[n-1].  Returns the number
+ * of bins filled in.
+ */
+unsigned isc_histogram_linear(const uint64_t *x, size_t n, unsigned k, uint64_t *edges, uint64_t *counts);
 
 /* ---- streaming least squares (analyze_mem.c) --------------------------- */
 /*
