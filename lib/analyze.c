@@ -37,6 +37,7 @@
 #include "isc_config.h"
 #include "isc_internal.h"
 #include "analyze_gpu.h"
+#include "analyze_numa.h"
 
 #define NONE UINT32_MAX
 
@@ -177,7 +178,7 @@ struct proc {
 	int64_t exit_status;
 	uint64_t exit_how;
 	unsigned nsamples;
-	uint64_t s_ts0, s_ts1, vcsw0, ivcsw0, vcsw1, ivcsw1, cpu_ns;
+	uint64_t s_ts0, s_ts1, vcsw0, ivcsw0, vcsw1, ivcsw1, cpu_ns, sys_ns;
 	uint64_t rss, rss_peak, minflt, majflt, swap_max;
 	bool have_smaps;
 };
@@ -254,6 +255,7 @@ struct ana {
 	uint64_t dl_closed_ns, dl_calls, dl_open, dl_open_begin_sum;
 	struct isc_gpu_ana *gpu; /* gpu.* (analyze_gpu.c) */
 	struct isc_series *series; /* timeseries.* (analyze_series.c) */
+	struct isc_numa *numa;     /* memory.numa (analyze_numa.c) */
 };
 
 static struct thread *thread_get(struct ana *a, uint32_t pid, uint32_t tid)
@@ -679,6 +681,7 @@ static int on_proc_sample(struct ana *a, struct proc *p, const struct isc_tl_eve
 	p->vcsw1 = ev->f[7];
 	p->ivcsw1 = ev->f[8];
 	p->cpu_ns = cpu;
+	p->sys_ns = ev->f[2];
 	p->minflt = ev->f[4];
 	p->majflt = ev->f[5];
 	uint64_t rss = ev->f[3];
@@ -1406,6 +1409,7 @@ static void emit_processes(struct ana *a, cJSON *root, double *vsum, double *isu
 		jnum_or_null(a, o, "exit_status", p->have_exit, (double)p->exit_status);
 		jstr(a, o, "exit_how", p->have_exit ? exit_how_name(p->exit_how) : NULL);
 		jnum_or_null(a, o, "cpu_ns", p->nsamples, (double)p->cpu_ns);
+		jnum_or_null(a, o, "system_ns", p->nsamples, (double)p->sys_ns);
 		jnum_or_null(a, o, "rss_peak_bytes", p->have_rss, (double)p->rss_peak);
 		jnum_or_null(a, o, "minor_faults", p->nsamples, (double)p->minflt);
 		jnum_or_null(a, o, "major_faults", p->nsamples, (double)p->majflt);
@@ -1601,7 +1605,7 @@ static cJSON *build(struct ana *a, bool damaged)
 	jnum_or_null(a, cpu, "runnable_threads_max", a->rounds, (double)a->runnable_max);
 	jnum_or_null(a, cpu, "threads_max", a->have_threads, (double)a->threads_max);
 	jnum_or_null(a, cpu, "blocked_ns", a->rounds, (double)a->blocked_ns);
-	if (emit_off_cpu(a, cpu) || emit_memory(a, root))
+	if (emit_off_cpu(a, cpu) || emit_memory(a, root) || isc_numa_emit(a->numa, root))
 		goto oom;
 	if (isc_gpu_ana_emit(a->gpu, root) ||
 	    isc_series_emit(a->series, a->first_ts, a->last_ts, h->ncpu, root))
@@ -1655,6 +1659,7 @@ static void ana_free(struct ana *a)
 	isc_lsq_free(a->rss_lsq);
 	isc_gpu_ana_free(a->gpu);
 	isc_series_free(a->series);
+	isc_numa_free(a->numa);
 }
 
 int isc_analyze_timeline(struct isc_timeline *t, const struct isc_analyze_opts *o, cJSON **out)
@@ -1665,7 +1670,7 @@ int isc_analyze_timeline(struct isc_timeline *t, const struct isc_analyze_opts *
 	uint64_t ndamage = 0;
 	int rc;
 	*out = NULL;
-	if ((rc = isc_lsq_new(&a.rss_lsq)) || (rc = isc_series_new(&a.series)) ||
+	if ((rc = isc_lsq_new(&a.rss_lsq)) || (rc = isc_series_new(&a.series)) || (rc = isc_numa_new(&a.numa)) ||
 	    (rc = isc_gpu_ana_new(&a.gpu, t, o && o->hta_compat, a.series)))
 		goto done;
 	for (;;) {
@@ -1682,7 +1687,8 @@ int isc_analyze_timeline(struct isc_timeline *t, const struct isc_analyze_opts *
 				continue; /* the container resynchronises at the next frame */
 			break;
 		}
-		if ((rc = on_event(&a, &ev)) || (rc = isc_gpu_ana_event(a.gpu, &ev)))
+		if ((rc = on_event(&a, &ev)) || (rc = isc_gpu_ana_event(a.gpu, &ev)) ||
+		    (rc = isc_numa_event(a.numa, &ev)))
 			goto done;
 		if (o && o->progress && !(isc_timeline_stats_borrow(t)->events & 0xffff))
 			o->progress(o->progress_ctx, isc_timeline_stats_borrow(t)->events, ev.ts);
