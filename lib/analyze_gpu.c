@@ -2041,6 +2041,9 @@ static int emit_call_sites(struct out *o, cJSON *sy)
 		rows[i] = (struct srow){ .api = api ? api : "?", .count = g->cs[i].count, .total = g->cs[i].total };
 		srow_site(g, g->cs[i].site, &rows[i]);
 	}
+	int64_t total = 0;
+	for (size_t i = 0; i < g->ncs; i++)
+		total += g->cs[i].total;
 	size_t n = merge_by(rows, g->ncs, sizeof(*rows), srow_identity, srow_add, srow_by_total);
 	cJSON *cs = arr(o, sy, "call_sites");
 	for (size_t i = 0; i < n && i < TOP_SITES; i++) {
@@ -2051,6 +2054,7 @@ static int emit_call_sites(struct out *o, cJSON *sy)
 		num(o, x, "total_ns", (double)rows[i].total);
 	}
 	free(rows);
+	num(o, sy, "call_sites_total_ns", (double)total);
 	cJSON *bc = obj(o, sy, "blocking_copies");
 	num(o, bc, "count", (double)g->bcopies);
 	num(o, bc, "total_ns", (double)g->bcopies_ns);

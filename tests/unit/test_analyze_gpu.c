@@ -769,6 +769,8 @@ static void test_call_sites(void)
 		   "call site 5: outside every span, op and python null; the sixth is cut");
 		ok(N(d, "gpu.sync.blocking_copies.count") == 2 && N(d, "gpu.sync.blocking_copies.total_ns") == U(40),
 		   "blocking copies: the synchronous cudaMemcpy and the pageable async copy, 40 µs");
+		ok(N(d, "gpu.sync.call_sites_total_ns") == U(86),
+		   "call_sites_total_ns: all 6 groups, the api calls' 76 µs and the pageable async copy's 10");
 		ok(cJSON_GetArraySize(isc_json_get(d, "gpu.sync.api_calls")) == 4 && N(d, "gpu.sync.api_total_ns") == U(76) &&
 		   !strcmp(S(at(d, "gpu.sync.api_calls", 0), "name"), "cudaMemcpy_v3020"),
 		   "the driver's cuMemcpyDtoH inside cudaMemcpy is not counted again");
