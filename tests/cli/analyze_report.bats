@@ -266,7 +266,7 @@ EOF
 	grep -q '<h2>End-to-end latency</h2>' "$D/1.html"
 }
 
-# ---- charts and findings of schema 2 (tests/data/report) ----
+# ---- charts, findings of schema 2, terminal summary (tests/data/report) ----
 REPORT_DATA="$BATS_TEST_DIRNAME/../data/report"
 
 @test "iscope-report -f html: seven well-formed SVG charts from the fixture" {
@@ -335,4 +335,36 @@ PY
 	grep -qF 'Suggestion: **Replace the per-element Python work' "$D/f1.md"
 	grep -qF 'Estimated saving: 61.0 % of the analyzed span.' "$D/f1.md"
 	grep -qF '1. Replace the per-element Python work in this function with batched torch operations. (estimated saving: 61.0 % of the analyzed span)' "$D/f1.md"
+}
+
+@test "iscope-report on a terminal: coloured summary; NO_COLOR, TERM=dumb, -o, -f and pipes" {
+	command -v script >/dev/null || skip "no script(1) (util-linux)"
+	tty() { script -qec "$1" /dev/null | tr -d '\r'; }
+	out="$(tty "env -u NO_COLOR TERM=xterm '$REPORT' '$REPORT_DATA/full.json'")"
+	echo "$out"
+	[[ "$out" == "InferScope: "$'\e[1;36m'"launch_bound"$'\e[0m'" (confidence 0.82, explains 73 % of the analyzed span)"* ]]
+	[[ "$out" == *$'\e[1;31m'critical$'\e[0m'* && "$out" == *$'\e[32m'"saves ~1.90 s (18.7 %)"* ]]
+	[[ "$out" == *"Top findings (3 of 4):"* && "$out" != *"  4. "* ]]
+	[[ "$out" == *"Full report: iscope-report -o report.md $REPORT_DATA/full.json  (or -o report.html)"* ]]
+	[[ "$out" != *"# InferScope report"* ]]
+	[ "$(wc -l <<<"$out")" -lt 15 ]
+	# NO_COLOR (any non-empty value) and TERM=dumb: the same text, no escape
+	out="$(tty "NO_COLOR=1 TERM=xterm '$REPORT' '$REPORT_DATA/full.json'")"
+	[[ "$out" == "InferScope: launch_bound (confidence"* && "$out" != *$'\e'* ]]
+	out="$(tty "env -u NO_COLOR TERM=dumb '$REPORT' '$REPORT_DATA/full.json'")"
+	[[ "$out" == "InferScope: launch_bound"* && "$out" != *$'\e'* ]]
+	out="$(tty "NO_COLOR= TERM=xterm '$REPORT' '$REPORT_DATA/full.json'")"
+	[[ "$out" == *$'\e[1;36m'* ]]
+	# from a pipe: the hint shows the pipe
+	out="$(tty "cat '$REPORT_DATA/full.json' | TERM=xterm '$REPORT'")"
+	[[ "$out" == *"| iscope-report -o report.md"* ]]
+	# -f, -o, the format from the environment, or stdout not a terminal: the full report
+	out="$(tty "TERM=xterm '$REPORT' -f md '$REPORT_DATA/full.json'")"
+	[[ "$out" == "# InferScope report"* && "$out" != *$'\e'* ]]
+	out="$(tty "TERM=xterm INFERSCOPE_REPORT_FORMAT=md '$REPORT' '$REPORT_DATA/full.json'")"
+	[[ "$out" == "# InferScope report"* ]]
+	tty "TERM=xterm '$REPORT' -o '$D/tty.md' '$REPORT_DATA/full.json'"
+	head -1 "$D/tty.md" | grep -qx '# InferScope report'
+	tty "TERM=xterm '$REPORT' '$REPORT_DATA/full.json' > '$D/tty2.md'"
+	cmp "$D/tty.md" "$D/tty2.md"
 }

@@ -1,5 +1,6 @@
 /*
- * test_report.c - the report's charts, findings (both shapes) on the hand-made documents of tests/data/report, and on those
+ * test_report.c - the report's charts, findings (both shapes) and terminal
+ * summary on the hand-made documents of tests/data/report, and on those
  * documents damaged field by field: every chart field missing, null, of the
  * wrong type, negative, huge or infinite (cJSON reads 1e999 as inf) must
  * render, with no NaN or infinity printed into an SVG.
@@ -239,13 +240,15 @@ static void test_damaged_fields(void)
 				printf("# %s: no such path\n", paths[i]);
 				fails++;
 			}
-			char *md = render(d, ISC_REPORT_MD), *html = render(d, ISC_REPORT_HTML);
-			if (!md || !html || check_svgs(html) < 0) {
+			char *md = render(d, ISC_REPORT_MD), *html = render(d, ISC_REPORT_HTML), *sum = NULL;
+			int rc = isc_report_summary(d, &(struct isc_summary_opts){ true, "x.json" }, &sum);
+			if (!md || !html || rc || check_svgs(html) < 0) {
 				printf("# %s = %s\n", paths[i], bad[k]);
 				fails++;
 			}
 			free(md);
 			free(html);
+			free(sum);
 			cJSON_Delete(d);
 		}
 		ok(!fails, "%s damaged %zu ways: renders, charts well-formed", paths[i], sizeof(bad) / sizeof(bad[0]));
@@ -293,6 +296,43 @@ static void test_limits(void)
 	cJSON_Delete(d);
 }
 
+static void test_summary(void)
+{
+	cJSON *d = load("full.json");
+	char *c = NULL, *p = NULL;
+	ok(d && !isc_report_summary(d, &(struct isc_summary_opts){ true, "run 1.json" }, &c) &&
+	   !isc_report_summary(d, &(struct isc_summary_opts){ false, NULL }, &p),
+	   "summary rendered");
+	ok(c && strstr(c, "\033[1;36mlaunch_bound\033[0m (confidence 0.82, explains 73 % of the analyzed span)") &&
+	   strstr(c, "\033[1;31mcritical\033[0m"),
+	   "colours: the verdict and the severities");
+	ok(p && !strchr(p, '\033'), "no colour: no escape at all");
+	ok(p && strstr(p, "Top findings (3 of 4):") && strstr(p, "  1. critical  71 % of the kernels") &&
+	   strstr(p, "saves ~1.90 s (18.7 %)") && strstr(p, "  3. warning   Resident memory") && !strstr(p, "  4."),
+	   "the top 3 findings with their savings");
+	ok(p && strstr(p, "Wall 12.00 s · 40 iterations of step: p50 253.0 ms, p99 428.0 ms") &&
+	   strstr(p, "CPU: Python 43 %, torch ops 32 %, off-CPU 25 % · GPU 0 idle 40.1 % · RSS peak 1.1 GiB"),
+	   "the headline numbers");
+	ok(c && strstr(c, "Full report: iscope-report -o report.md 'run 1.json'  (or -o report.html)") && p &&
+	   strstr(p, "| iscope-report -o report.md  (or -o report.html)"),
+	   "hint line, with the input quoted for the shell");
+	free(c);
+	free(p);
+	cJSON_Delete(d);
+
+	d = cJSON_Parse("{\"verdict\": {\"class\": \"a\\u001b[2Jb\", \"sentence\": \"c\\u009b31md\"},"
+			"\"findings\": [{\"title\": \"\\u001b]0;x\\u0007t\"}]}");
+	ok(!isc_report_summary(d, &(struct isc_summary_opts){ false, NULL }, &p) && !strchr(p, '\033') &&
+	   !strchr(p, '\a') && !strstr(p, "\xc2\x9b") && strstr(p, "a[2Jb") && strstr(p, "c31md"),
+	   "control characters (C0, C1) dropped from document strings");
+	free(p);
+	cJSON_Delete(d);
+	d = cJSON_Parse("[]");
+	ok(isc_report_summary(d, NULL, &p) == -EINVAL, "a non-object is refused");
+	isc_err_clear();
+	cJSON_Delete(d);
+}
+
 int main(int argc, char **argv)
 {
 	dir = argc > 1 ? argv[1] : "tests/data/report";
@@ -300,5 +340,6 @@ int main(int argc, char **argv)
 	test_old_shape();
 	test_damaged_fields();
 	test_limits();
+	test_summary();
 	return tap_done();
 }
