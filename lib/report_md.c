@@ -375,12 +375,8 @@ static void gpu_breakdown_chart(struct isc_rep *m, const cJSON *root)
 }
 
 /* ---- sections ----------------------------------------------------------- */
-/*
- * "Verdict: **class** (confidence, share explained, evidence quality, the
- * finding behind it): sentence" -- the sentence only when the headline did
- * not already say it (sentence NULL).
- */
-static void verdict_line(struct isc_rep *m, const cJSON *root, const char *cls, const char *sentence)
+/* "Verdict: **class** (confidence, share explained, evidence quality, the finding behind it)". */
+static void verdict_line(struct isc_rep *m, const cJSON *root, const char *cls)
 {
 	static const struct {
 		const char *path, *fmt;
@@ -408,15 +404,15 @@ static void verdict_line(struct isc_rep *m, const cJSON *root, const char *cls, 
 		code_span(m, fid);
 		sep = ", ";
 	}
-	isc_rep_put(m, *sep == ',' ? ")" : "");
-	if (sentence) {
-		isc_rep_put(m, ": ");
-		esc(m, sentence);
-	}
-	isc_rep_put(m, "\n\n");
+	isc_rep_put(m, *sep == ',' ? ")\n\n" : "\n\n");
 }
 
-/* The first line: where the time goes, the number, the function to look at. */
+/*
+ * The first line: where the time goes, the number, the function to look at.
+ * For the CPU classes it is made here from the CPU split and the top
+ * functions (the same numbers verdict.sentence states, with names as code
+ * spans); for the other classes it is verdict.sentence.
+ */
 static void headline(struct isc_rep *m, const cJSON *root)
 {
 	double py = num(root, "cpu.split.python_pct", 0), ops = num(root, "cpu.split.ops_pct", 0);
@@ -468,12 +464,11 @@ static void headline(struct isc_rep *m, const cJSON *root)
 		isc_rep_put(m, ".");
 	} else if (sentence) {
 		esc(m, sentence);
-		sentence = NULL; /* said once */
 	} else {
 		isc_rep_put(m, "No traced function time was recorded: is the workload a Python program run under iscope-record?");
 	}
 	isc_rep_put(m, "**\n\n");
-	verdict_line(m, root, cls, sentence);
+	verdict_line(m, root, cls);
 	char b1[64], b2[64];
 	const char *sc = str(root, "iterations.name", NULL);
 	isc_rep_putf(m, "Wall time %s", field(b1, sizeof(b1), root, "summary.wall_ns", 'n'));

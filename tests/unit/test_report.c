@@ -172,8 +172,9 @@ static void test_old_shape(void)
 	ok(md && strstr(md, "Estimated saving: 61.0 % of the analyzed span."), "schema 1: estimated_saving_pct");
 	ok(md && strstr(md, "Evidence: self_ns = 1.20 s, calls = 10, function = crunch."),
 	   "schema 1: the flat evidence object as metrics");
-	ok(md && strstr(md, "`crunch` (hot.py:12)") && strstr(md, ": 80 % of traced CPU time is Python interpreter time."),
-	   "schema 1: computed headline, verdict sentence on the verdict line");
+	ok(md && strstr(md, "`crunch` (hot.py:12)") && strstr(md, "Verdict: **python_bound** (confidence 0.80)\n") &&
+	   !strstr(md, "80 % of traced CPU time is Python interpreter time."),
+	   "CPU class: the headline made from the CPU split; the verdict sentence not said twice");
 	ok(html && check_svgs(html) == 2, "schema 1: the CPU split and savings charts, nothing else");
 	free(md);
 	free(html);
