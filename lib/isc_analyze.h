@@ -126,6 +126,20 @@ enum isc_report_format {
  */
 int isc_report_render(const cJSON *root, enum isc_report_format f, char **out);
 
+/* ---- terminal summary (report_term.c) ---------------------------------- */
+struct isc_summary_opts {
+	bool color;        /* ANSI SGR colours */
+	const char *input; /* the findings file named in the hint line; NULL for stdin */
+};
+/*
+ * The short summary for a terminal: the verdict with its confidence, the
+ * headline numbers, the top 3 findings with their estimated savings, and a
+ * hint line naming -o report.md / -o report.html.  Control characters in
+ * the document's strings are dropped.  *out is malloc'd; 0, -EINVAL (not
+ * an object) or -ENOMEM.
+ */
+int isc_report_summary(const cJSON *root, const struct isc_summary_opts *o, char **out);
+
 /*
  * Appends s to b escaped for Markdown text: ASCII punctuation that CommonMark
  * or GFM could read as markup is backslash-escaped (including '|', so the

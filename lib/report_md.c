@@ -14,6 +14,7 @@
  * isc_md_escape() (tables, prose) or code_span() (prose only, and only for
  * strings with nothing a renderer could misread), never raw.
  */
+#include <assert.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -22,33 +23,7 @@
 
 #include <cmark.h>
 
-#include "isc_analyze.h"
-
-struct md {
-	struct isc_buf b;
-	int err;
-};
-
-static void put(struct md *m, const char *s)
-{
-	if (!m->err)
-		m->err = isc_buf_put(&m->b, s, strlen(s));
-}
-
-static void __attribute__((format(printf, 2, 3))) putf(struct md *m, const char *fmt, ...)
-{
-	char tmp[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	if ((size_t)n >= sizeof(tmp))
-		n = sizeof(tmp) - 1;
-	if (!m->err)
-		m->err = isc_buf_put(&m->b, tmp, (size_t)n);
-}
+#include "report.h"
 
 static bool is_alnum(unsigned char c)
 {
@@ -93,14 +68,14 @@ int isc_md_escape(struct isc_buf *b, const char *s)
 	return rc;
 }
 
-static void esc(struct md *m, const char *s)
+static void esc(struct isc_rep *m, const char *s)
 {
 	if (!m->err)
 		m->err = isc_md_escape(&m->b, s ? s : "");
 }
 
 /* `s` when s holds nothing a renderer could misread, else the escaped text. */
-static void code_span(struct md *m, const char *s)
+static void code_span(struct isc_rep *m, const char *s)
 {
 	bool plain = *s != '\0' && s[0] != ' ' && s[strlen(s) - 1] != ' ';
 	for (const unsigned char *p = (const unsigned char *)s; *p && plain; p++)
@@ -110,47 +85,9 @@ static void code_span(struct md *m, const char *s)
 		esc(m, s);
 		return;
 	}
-	put(m, "`");
-	put(m, s);
-	put(m, "`");
-}
-
-/* ---- number formatting ------------------------------------------------- */
-/*
- * Numbers too large for a fixed-point field (only a hand-made or corrupt
- * document has them) are shown in exponent form: "%.0f" of 1e300 does not
- * fit the callers' 64-byte buffers, and a cut number would be a wrong one.
- */
-#define FIXED_MAX 1e15
-
-static const char *fmt_ns(char *buf, size_t cap, double ns)
-{
-	double a = fabs(ns);
-	if (a >= FIXED_MAX * 1e9)
-		snprintf(buf, cap, "%.3e s", ns / 1e9);
-	else if (a < 1e3)
-		snprintf(buf, cap, "%.0f ns", ns);
-	else if (a < 1e6)
-		snprintf(buf, cap, "%.1f µs", ns / 1e3);
-	else if (a < 1e9)
-		snprintf(buf, cap, "%.1f ms", ns / 1e6);
-	else
-		snprintf(buf, cap, "%.2f s", ns / 1e9);
-	return buf;
-}
-
-static const char *fmt_bytes(char *buf, size_t cap, double b)
-{
-	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	int u = 0;
-	double a = fabs(b);
-	while (a >= 1024 && u < 4) {
-		a /= 1024;
-		b /= 1024;
-		u++;
-	}
-	snprintf(buf, cap, a >= FIXED_MAX ? "%.3e %s" : u ? "%.1f %s" : "%.0f %s", b, unit[u]);
-	return buf;
+	isc_rep_put(m, "`");
+	isc_rep_put(m, s);
+	isc_rep_put(m, "`");
 }
 
 /* Field at path formatted by kind: 'n' ns, 'b' bytes, 'p' percent, 'i' integer, 'r' rate. */
@@ -161,10 +98,10 @@ static const char *field(char *buf, size_t cap, const cJSON *o, const char *path
 		snprintf(buf, cap, "n/a");
 		return buf;
 	}
-	bool big = fabs(v) >= FIXED_MAX;
+	bool big = fabs(v) >= ISC_REP_FIXED_MAX;
 	switch (kind) {
-	case 'n': return fmt_ns(buf, cap, v);
-	case 'b': return fmt_bytes(buf, cap, v);
+	case 'n': return isc_rep_fmt_ns(buf, cap, v);
+	case 'b': return isc_rep_fmt_bytes(buf, cap, v);
 	case 'p': snprintf(buf, cap, big ? "%.3e %%" : "%.1f %%", v); return buf;
 	case 'r': snprintf(buf, cap, big ? "%.3e/s" : "%.1f/s", v); return buf;
 	default: snprintf(buf, cap, big ? "%.3e" : "%.0f", v); return buf;
@@ -190,17 +127,17 @@ static const cJSON *array(const cJSON *o, const char *path)
 }
 
 /* "(file:line)" / "(file)" escaped, nothing when file is empty. */
-static void location(struct md *m, const cJSON *fn, bool parens)
+static void location(struct isc_rep *m, const cJSON *fn, bool parens)
 {
 	const char *file = str(fn, "file", "");
 	double line = num(fn, "line", 0);
 	if (!*file)
 		return;
-	put(m, parens ? "(" : "");
+	isc_rep_put(m, parens ? "(" : "");
 	esc(m, file);
 	if (line > 0)
-		putf(m, ":%.0f", line);
-	put(m, parens ? ")" : "");
+		isc_rep_putf(m, ":%.0f", line);
+	isc_rep_put(m, parens ? ")" : "");
 }
 
 static const cJSON *top_fn(const cJSON *root, const char *kind)
@@ -212,9 +149,271 @@ static const cJSON *top_fn(const cJSON *root, const char *kind)
 	return NULL;
 }
 
+/* ---- charts -------------------------------------------------------------- */
+/*
+ * For the HTML page a chart's SVG stands in the Markdown between a line
+ * "\x01" and a line "\x02", which md_to_html() copies verbatim.  No
+ * workload string can forge the markers: esc() and code_span() drop
+ * control characters, and the SVG escapes its text.
+ */
+#define CHART_BEGIN "\n\x01\n"
+#define CHART_END "\x02\n"
+
+static void chart_bars(struct isc_rep *m, const char *title, const char *xlabel, double xmax,
+		       const struct isc_rep_bar *bars, size_t n)
+{
+	isc_rep_put(m, CHART_BEGIN);
+	isc_svg_bars(m, title, xlabel, xmax, bars, n);
+	isc_rep_put(m, CHART_END);
+}
+
+/* A series of root.timeseries: key, legend name, colour, per-row aggregate and unit in tables. */
+struct series {
+	const char *key, *name, *color;
+	bool max;  /* tables: the largest value of a row's buckets, else their mean */
+	char kind; /* 'c' count (cores, threads), 'p' percent, 'b' bytes */
+};
+
+/* "0.00 – 1.20 s" style bounds of a table row, in the unit of the whole run. */
+static void time_range(struct isc_rep *m, double a, double b, double span)
+{
+	double div = span >= 2e9 ? 1e9 : span >= 2e6 ? 1e6 : 1e3;
+	const char *u = span >= 2e9 ? "s" : span >= 2e6 ? "ms" : "µs";
+	isc_rep_putf(m, "%.2f – %.2f %s", a / div, b / div, u);
+}
+
+/*
+ * The series over time as a table of (at most) ten rows, each a tenth of
+ * the run: mean or max of the buckets with data, and the iterations that
+ * started in it.
+ */
+static void over_time_table(struct isc_rep *m, const struct isc_rep_ts *ts, const struct series *def,
+			    const struct isc_rep_line *l, size_t nl, const struct isc_rep_span *sp, size_t nsp)
+{
+	size_t rows = ts->n < 10 ? ts->n : 10;
+	double span = (double)ts->n * ts->bucket_ns;
+	isc_rep_put(m, "| Part of run | Time |");
+	for (size_t k = 0; k < nl; k++) {
+		isc_rep_put(m, " ");
+		isc_rep_put(m, l[k].name);
+		isc_rep_put(m, def[k].max ? " (max) |" : " (mean) |");
+	}
+	isc_rep_put(m, nsp ? " Iterations started |\n|---|---|" : "\n|---|---|");
+	for (size_t k = 0; k < nl + (nsp > 0); k++)
+		isc_rep_put(m, "---:|");
+	isc_rep_put(m, "\n");
+	for (size_t r = 0; r < rows; r++) {
+		size_t a = r * ts->n / rows, b = (r + 1) * ts->n / rows;
+		double ta = ts->t0_ns + (double)a * ts->bucket_ns, tb = ts->t0_ns + (double)b * ts->bucket_ns;
+		isc_rep_putf(m, "| %.0f–%.0f %% | ", 100.0 * (double)a / (double)ts->n, 100.0 * (double)b / (double)ts->n);
+		time_range(m, ta - ts->t0_ns, tb - ts->t0_ns, span);
+		isc_rep_put(m, " |");
+		for (size_t k = 0; k < nl; k++) {
+			double acc = 0, cnt = 0;
+			char buf[64];
+			for (size_t i = a; i < b; i++)
+				if (!isnan(l[k].v[i])) {
+					acc = def[k].max ? fmax(acc, l[k].v[i]) : acc + l[k].v[i];
+					cnt++;
+				}
+			if (!cnt) {
+				isc_rep_put(m, " n/a |");
+				continue;
+			}
+			acc = def[k].max ? acc : acc / cnt;
+			if (def[k].kind == 'b')
+				isc_rep_putf(m, " %s |", isc_rep_fmt_bytes(buf, sizeof(buf), acc));
+			else
+				isc_rep_putf(m, def[k].kind == 'p' ? " %.1f %% |" : " %.2f |", acc);
+		}
+		if (nsp) {
+			size_t it = 0, warm = 0;
+			for (size_t i = 0; i < nsp; i++)
+				if (sp[i].start_ns >= ta && (sp[i].start_ns < tb || (r + 1 == rows && sp[i].start_ns <= tb))) {
+					it++;
+					warm += sp[i].warmup;
+				}
+			isc_rep_putf(m, warm ? " %zu (%zu warm-up) |" : " %zu |", it, warm);
+		}
+		isc_rep_put(m, "\n");
+	}
+}
+
+/*
+ * "### heading" and the series of root.timeseries named by def that have
+ * data: a chart in the HTML page, a table in Markdown.  Nothing when none
+ * has data.
+ */
+static void over_time(struct isc_rep *m, const cJSON *root, const char *heading, const struct series *def,
+		      size_t ndef, enum isc_rep_unit unit)
+{
+	enum { MAXL = 4 };
+	struct isc_rep_ts ts;
+	struct isc_rep_line l[MAXL];
+	struct series d[MAXL];
+	struct isc_rep_span *sp = NULL;
+	double *v = NULL;
+	size_t nl = 0, nsp = 0;
+	if (!isc_rep_ts_get(root, &ts))
+		return;
+	if (!(v = malloc(ts.n * MAXL * sizeof(*v))) || !(sp = malloc(ISC_REP_MAX_SPANS * sizeof(*sp)))) {
+		m->err = -ENOMEM;
+		goto out;
+	}
+	for (size_t k = 0; k < ndef && k < MAXL; k++)
+		if (isc_rep_series(root, &ts, def[k].key, v + nl * ts.n)) {
+			l[nl] = (struct isc_rep_line){ def[k].name, v + nl * ts.n, def[k].color };
+			d[nl++] = def[k];
+		}
+	if (!nl)
+		goto out;
+	nsp = isc_rep_spans(root, sp);
+	isc_rep_putf(m, "\n### %s\n", heading);
+	if (m->html) {
+		isc_rep_put(m, CHART_BEGIN);
+		isc_svg_timeseries(m, heading, &ts, l, nl, unit, sp, nsp);
+		isc_rep_put(m, CHART_END);
+	} else {
+		isc_rep_put(m, "\n");
+		over_time_table(m, &ts, d, l, nl, sp, nsp);
+	}
+out:
+	free(v);
+	free(sp);
+}
+
+/* Latency histogram: a chart in the HTML page, a table with text bars in Markdown. */
+static void latency_histogram(struct isc_rep *m, const cJSON *root)
+{
+	struct isc_rep_hist h;
+	char a[64], b[64];
+	double cmax = 0;
+	if (!isc_rep_hist_get(root, &h))
+		return;
+	isc_rep_put(m, "\n### Latency distribution\n");
+	if (m->html) {
+		isc_rep_put(m, CHART_BEGIN);
+		isc_svg_histogram(m, "Iteration latency distribution (steady state)", &h);
+		isc_rep_put(m, CHART_END);
+		return;
+	}
+	for (size_t i = 0; i < h.k; i++)
+		cmax = fmax(cmax, h.counts[i]);
+	isc_rep_put(m, "\n| From | To | Iterations | | |\n|---:|---:|---:|---|---|\n");
+	for (size_t i = 0; i < h.k; i++) {
+		bool last = i + 1 == h.k;
+		isc_rep_putf(m, "| %s | %s | %.0f | ", isc_rep_fmt_ns(a, sizeof(a), h.edges[i]),
+			     isc_rep_fmt_ns(b, sizeof(b), h.edges[i + 1]), h.counts[i]);
+		for (int k = cmax > 0 ? (int)lround(h.counts[i] / cmax * 20) : 0; k > 0; k--)
+			isc_rep_put(m, "█");
+		isc_rep_put(m, " |");
+		static const char *const qn[] = { "p50", "p99" };
+		const double qv[] = { h.p50, h.p99 };
+		for (int q = 0; q < 2; q++)
+			if (qv[q] >= h.edges[i] && (qv[q] < h.edges[i + 1] || (last && qv[q] <= h.edges[i + 1])))
+				isc_rep_putf(m, " %s", qn[q]);
+		isc_rep_put(m, " |\n");
+	}
+}
+
+/* A breakdown in percent as a stacked bar chart segment (NAN when missing). */
+static struct isc_rep_seg pct_seg(const cJSON *o, const char *path, const char *name, const char *color)
+{
+	double v;
+	if (!isc_json_num(o, path, &v) || !(v >= 0))
+		v = NAN;
+	return (struct isc_rep_seg){ name, fmin(v, 100), color };
+}
+
+static bool any_seg(const struct isc_rep_bar *b)
+{
+	for (size_t i = 0; i < b->nseg; i++)
+		if (!isnan(b->seg[i].value))
+			return true;
+	return false;
+}
+
+/* cpu.split as one stacked bar (HTML only, after its table). */
+static void cpu_split_chart(struct isc_rep *m, const cJSON *root)
+{
+	struct isc_rep_bar bar = { "Traced time",
+				   { pct_seg(root, "cpu.split.python_pct", "Python interpreter", "#3b75af"),
+				     pct_seg(root, "cpu.split.ops_pct", "torch ops", "#ef8636"),
+				     pct_seg(root, "cpu.split.off_cpu_pct", "off-CPU waiting", "#9a9a9a") },
+				   3, NULL };
+	if (m->html && any_seg(&bar))
+		chart_bars(m, "Where the traced CPU time goes", "Share of traced time (%)", 100, &bar, 1);
+}
+
+/* gpu.devices[].temporal_breakdown as one stacked bar a device (HTML only). */
+static void gpu_breakdown_chart(struct isc_rep *m, const cJSON *root)
+{
+	enum { MAXD = 16 };
+	struct isc_rep_bar bar[MAXD];
+	char label[MAXD][300]; /* the chart cuts it shorter, at a character boundary */
+	size_t n = 0;
+	const cJSON *dev;
+	if (!m->html)
+		return;
+	cJSON_ArrayForEach(dev, array(root, "gpu.devices")) {
+		if (n == MAXD)
+			break;
+		const char *name = str(dev, "name", NULL);
+		char id[32];
+		snprintf(label[n], sizeof(label[n]), "GPU %s%s%s", field(id, sizeof(id), dev, "id", 'i'),
+			 name ? ": " : "", name ? name : "");
+		bar[n] = (struct isc_rep_bar){ label[n],
+					       { pct_seg(dev, "temporal_breakdown.compute_pct", "compute", "#2e8b57"),
+						 pct_seg(dev, "temporal_breakdown.non_compute_pct", "non-compute",
+							 "#e0a030"),
+						 pct_seg(dev, "temporal_breakdown.idle_pct", "idle", "#c8c8c8") },
+					       3, NULL };
+		n += any_seg(&bar[n]);
+	}
+	if (n)
+		chart_bars(m, "GPU time breakdown", "Share of the device's span (%)", 100, bar, n);
+}
+
 /* ---- sections ----------------------------------------------------------- */
-/* The first line: where the time goes, the number, the function to look at. */
-static void headline(struct md *m, const cJSON *root)
+/* "Verdict: **class** (confidence, share explained, evidence quality, the finding behind it)". */
+static void verdict_line(struct isc_rep *m, const cJSON *root, const char *cls)
+{
+	static const struct {
+		const char *path, *fmt;
+	} part[] = {
+		{ "verdict.confidence", "confidence %.2f" },
+		{ "verdict.explained_pct", "explains %.0f %% of the analyzed span" },
+		{ "verdict.evidence_quality", "evidence quality %.2f" },
+	};
+	const char *sep = " (";
+	double v;
+	isc_rep_put(m, "Verdict: **");
+	esc(m, cls);
+	isc_rep_put(m, "**");
+	for (size_t i = 0; i < sizeof(part) / sizeof(part[0]); i++) {
+		if (!isc_json_num(root, part[i].path, &v) || !isfinite(v) || fabs(v) >= ISC_REP_FIXED_MAX)
+			continue;
+		isc_rep_put(m, sep);
+		isc_rep_putf(m, part[i].fmt, v);
+		sep = ", ";
+	}
+	const char *fid = str(root, "verdict.finding", NULL);
+	if (fid) {
+		isc_rep_put(m, sep);
+		isc_rep_put(m, "finding ");
+		code_span(m, fid);
+		sep = ", ";
+	}
+	isc_rep_put(m, *sep == ',' ? ")\n\n" : "\n\n");
+}
+
+/*
+ * The first line: where the time goes, the number, the function to look at.
+ * For the CPU classes it is made here from the CPU split and the top
+ * functions (the same numbers verdict.sentence states, with names as code
+ * spans); for the other classes it is verdict.sentence.
+ */
+static void headline(struct isc_rep *m, const cJSON *root)
 {
 	double py = num(root, "cpu.split.python_pct", 0), ops = num(root, "cpu.split.ops_pct", 0);
 	double off = num(root, "cpu.split.off_cpu_pct", 0);
@@ -223,87 +422,88 @@ static void headline(struct md *m, const cJSON *root)
 		cls = py + ops + off <= 0 ? "unknown" : py >= ops && py >= off ? "python_bound"
 						      : ops >= off ? "op_compute_bound" : "io_wait";
 	bool contention = !strcmp(cls, "thread_contention");
+	const char *sentence = str(root, "verdict.sentence", NULL);
 	const cJSON *fn = top_fn(root, !strcmp(cls, "python_bound") ? "python" : NULL);
-	put(m, "**");
+	isc_rep_put(m, "**");
 	if (!strcmp(cls, "python_bound") && fn) {
-		putf(m, "%.0f %% of traced CPU time is Python interpreter time; the hottest function is ", py);
+		isc_rep_putf(m, "%.0f %% of traced CPU time is Python interpreter time; the hottest function is ", py);
 		code_span(m, str(fn, "name", "?"));
-		put(m, " ");
+		isc_rep_put(m, " ");
 		location(m, fn, true);
-		putf(m, ", %.0f %% self time.", num(fn, "self_pct", 0));
+		isc_rep_putf(m, ", %.0f %% self time.", num(fn, "self_pct", 0));
 	} else if (!strcmp(cls, "op_compute_bound") && fn) {
 		const cJSON *op = top_fn(root, "op"), *caller = cJSON_GetArrayItem(array(root, "cpu.top_op_callers"), 0);
-		putf(m, "%.0f %% of traced CPU time is in torch ops", ops);
+		isc_rep_putf(m, "%.0f %% of traced CPU time is in torch ops", ops);
 		if (op) {
-			put(m, "; the heaviest is ");
+			isc_rep_put(m, "; the heaviest is ");
 			code_span(m, str(op, "name", "?"));
 			/* self_pct is of all traced time (off-CPU included), not of ops */
-			putf(m, " (self time %.0f %% of all traced time)", num(op, "self_pct", 0));
+			isc_rep_putf(m, " (self time %.0f %% of all traced time)", num(op, "self_pct", 0));
 		}
 		if (caller) {
-			put(m, ", called mostly from ");
+			isc_rep_put(m, ", called mostly from ");
 			code_span(m, str(caller, "name", "?"));
-			put(m, " ");
+			isc_rep_put(m, " ");
 			location(m, caller, true);
 		}
-		put(m, ".");
+		isc_rep_put(m, ".");
 	} else if (contention && fn) {
-		putf(m, "%.0f %% of traced time the threads were runnable but not running (%.0f involuntary context "
+		isc_rep_putf(m, "%.0f %% of traced time the threads were runnable but not running (%.0f involuntary context "
 		     "switches vs %.0f voluntary): the CPUs are oversubscribed; the hottest function is ", off,
 		     num(root, "cpu.split.involuntary_switches", 0), num(root, "cpu.split.voluntary_switches", 0));
 		code_span(m, str(fn, "name", "?"));
-		put(m, " ");
+		isc_rep_put(m, " ");
 		location(m, fn, true);
-		put(m, ".");
+		isc_rep_put(m, ".");
 	} else if (!strcmp(cls, "io_wait") && fn) {
-		putf(m, "%.0f %% of traced time the threads were off-CPU, blocked inside calls; the hottest function is ",
+		isc_rep_putf(m, "%.0f %% of traced time the threads were off-CPU, blocked inside calls; the hottest function is ",
 		     off);
 		code_span(m, str(fn, "name", "?"));
-		put(m, " ");
+		isc_rep_put(m, " ");
 		location(m, fn, true);
-		put(m, ".");
+		isc_rep_put(m, ".");
+	} else if (sentence) {
+		esc(m, sentence);
 	} else {
-		put(m, "No traced function time was recorded: is the workload a Python program run under iscope-record?");
+		isc_rep_put(m, "No traced function time was recorded: is the workload a Python program run under iscope-record?");
 	}
-	put(m, "**\n\n");
+	isc_rep_put(m, "**\n\n");
+	verdict_line(m, root, cls);
 	char b1[64], b2[64];
 	const char *sc = str(root, "iterations.name", NULL);
-	putf(m, "Verdict: **%s**", cls);
-	if (isc_json_num(root, "verdict.confidence", &(double){ 0 }))
-		putf(m, " (confidence %.2f)", num(root, "verdict.confidence", 0));
-	putf(m, ". Wall time %s", field(b1, sizeof(b1), root, "summary.wall_ns", 'n'));
+	isc_rep_putf(m, "Wall time %s", field(b1, sizeof(b1), root, "summary.wall_ns", 'n'));
 	if (sc && num(root, "iterations.count", 0) > 0) {
-		putf(m, ", %.0f iterations of ", num(root, "iterations.count", 0));
+		isc_rep_putf(m, ", %.0f iterations of ", num(root, "iterations.count", 0));
 		code_span(m, sc);
-		putf(m, ", median %s", field(b2, sizeof(b2), root, "iterations.latency_ns.p50", 'n'));
+		isc_rep_putf(m, ", median %s", field(b2, sizeof(b2), root, "iterations.latency_ns.p50", 'n'));
 	}
-	put(m, ".\n");
+	isc_rep_put(m, ".\n");
 	if (cJSON_IsTrue(isc_json_get(root, "summary.damaged")))
-		put(m, "\n> The input was damaged: this report covers the part that could be read.\n");
+		isc_rep_put(m, "\n> The input was damaged: this report covers the part that could be read.\n");
 	const char *end = str(root, "summary.end_reason", "");
 	if (!strcmp(end, "signaled"))
-		putf(m, "\n> The workload was killed by signal %s (exit status %s): the trace holds what it "
+		isc_rep_putf(m, "\n> The workload was killed by signal %s (exit status %s): the trace holds what it "
 			"recorded until then.\n",
 		     field(b1, sizeof(b1), root, "summary.exit_signal", 'i'),
 		     field(b2, sizeof(b2), root, "summary.exit_status", 'i'));
 	else if (!strcmp(end, "cut"))
-		put(m, "\n> The recording was cut short (no end record: the recorder was killed, or the trace "
+		isc_rep_put(m, "\n> The recording was cut short (no end record: the recorder was killed, or the trace "
 		       "was truncated): this report covers what was written.\n");
 }
 
-static void sec_latency(struct md *m, const cJSON *root)
+static void sec_latency(struct isc_rep *m, const cJSON *root)
 {
 	char b[8][64];
-	put(m, "\n## End-to-end latency\n\n");
+	isc_rep_put(m, "\n## End-to-end latency\n\n");
 	const char *name = str(root, "iterations.name", NULL);
 	if (!name || num(root, "iterations.count", 0) <= 0) {
-		put(m, "No iterations recorded. Wrap one request in `with scope(\"step\"):` "
+		isc_rep_put(m, "No iterations recorded. Wrap one request in `with scope(\"step\"):` "
 		       "(`from inferscope import scope`) to get per-iteration latency.\n");
 	} else {
-		put(m, "| Scope | Iterations | Warm-up excluded | p50 | p90 | p99 | Mean | Min | Max |\n");
-		put(m, "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n| ");
+		isc_rep_put(m, "| Scope | Iterations | Warm-up excluded | p50 | p90 | p99 | Mean | Min | Max |\n");
+		isc_rep_put(m, "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n| ");
 		esc(m, name);
-		putf(m, " | %s | %s | %s | %s | %s | %s | %s | %s |\n", field(b[0], 64, root, "iterations.count", 'i'),
+		isc_rep_putf(m, " | %s | %s | %s | %s | %s | %s | %s | %s |\n", field(b[0], 64, root, "iterations.count", 'i'),
 		     field(b[1], 64, root, "iterations.warmup_excluded", 'i'),
 		     field(b[2], 64, root, "iterations.latency_ns.p50", 'n'),
 		     field(b[3], 64, root, "iterations.latency_ns.p90", 'n'),
@@ -311,7 +511,7 @@ static void sec_latency(struct md *m, const cJSON *root)
 		     field(b[5], 64, root, "iterations.latency_ns.mean", 'n'),
 		     field(b[6], 64, root, "iterations.latency_ns.min", 'n'),
 		     field(b[7], 64, root, "iterations.latency_ns.max", 'n'));
-		put(m, "\n95 % confidence intervals (distribution-free, from order statistics):");
+		isc_rep_put(m, "\n95 % confidence intervals (distribution-free, from order statistics):");
 		static const char *const q[] = { "p50", "p90", "p99" };
 		for (int i = 0; i < 3; i++) {
 			char lo[64], hi[64];
@@ -319,103 +519,110 @@ static void sec_latency(struct md *m, const cJSON *root)
 			snprintf(hi, sizeof(hi), "iterations.latency_ci95_ns.%s.high", q[i]);
 			double v;
 			if (isc_json_num(root, lo, &v) && isc_json_num(root, hi, &v))
-				putf(m, " %s %s – %s%s", q[i], field(b[0], 64, root, lo, 'n'),
+				isc_rep_putf(m, " %s %s – %s%s", q[i], field(b[0], 64, root, lo, 'n'),
 				     field(b[1], 64, root, hi, 'n'), i < 2 ? ";" : ".");
 			else
-				putf(m, " %s needs more iterations%s", q[i], i < 2 ? ";" : ".");
+				isc_rep_putf(m, " %s needs more iterations%s", q[i], i < 2 ? ";" : ".");
 		}
-		put(m, "\n");
+		isc_rep_put(m, "\n");
 		const char *rule = str(root, "iterations.rule", NULL);
 		if (rule) {
-			put(m, "\nRule: ");
+			isc_rep_put(m, "\nRule: ");
 			esc(m, rule);
-			put(m, ".\n");
+			isc_rep_put(m, ".\n");
 		}
 	}
-	putf(m, "\nWall time %s; %s events recorded, %s dropped.\n", field(b[0], 64, root, "summary.wall_ns", 'n'),
+	latency_histogram(m, root);
+	isc_rep_putf(m, "\nWall time %s; %s events recorded, %s dropped.\n", field(b[0], 64, root, "summary.wall_ns", 'n'),
 	     field(b[1], 64, root, "summary.events", 'i'), field(b[2], 64, root, "summary.dropped_events", 'i'));
 }
 
 /* A function table; the total column only when with_total. */
-static void fn_table(struct md *m, const cJSON *fns, bool with_total)
+static void fn_table(struct isc_rep *m, const cJSON *fns, bool with_total)
 {
 	char b[4][64];
 	const cJSON *fn;
 	int i = 0;
-	put(m, with_total ? "| # | Function | Kind | Location | Calls | Self | Total | Self % |\n"
+	isc_rep_put(m, with_total ? "| # | Function | Kind | Location | Calls | Self | Total | Self % |\n"
 			    "|---:|---|---|---|---:|---:|---:|---:|\n"
 			  : "| # | Function | Kind | Location | Calls | Self | Self % |\n"
 			    "|---:|---|---|---|---:|---:|---:|\n");
 	cJSON_ArrayForEach(fn, fns) {
-		putf(m, "| %d | ", ++i);
+		isc_rep_putf(m, "| %d | ", ++i);
 		esc(m, str(fn, "name", "?"));
-		put(m, " | ");
+		isc_rep_put(m, " | ");
 		esc(m, str(fn, "kind", "?"));
-		put(m, " | ");
+		isc_rep_put(m, " | ");
 		location(m, fn, false);
-		putf(m, " | %s | %s |", field(b[0], 64, fn, "calls", 'i'), field(b[1], 64, fn, "self_ns", 'n'));
+		isc_rep_putf(m, " | %s | %s |", field(b[0], 64, fn, "calls", 'i'), field(b[1], 64, fn, "self_ns", 'n'));
 		if (with_total)
-			putf(m, " %s |", field(b[2], 64, fn, "total_ns", 'n'));
-		putf(m, " %s |\n", field(b[3], 64, fn, "self_pct", 'p'));
+			isc_rep_putf(m, " %s |", field(b[2], 64, fn, "total_ns", 'n'));
+		isc_rep_putf(m, " %s |\n", field(b[3], 64, fn, "self_pct", 'p'));
 	}
 }
 
-static void sec_cpu(struct md *m, const cJSON *root)
+static void sec_cpu(struct isc_rep *m, const cJSON *root)
 {
 	char b[8][64];
-	put(m, "\n## CPU\n\n");
-	putf(m, "Traced time %s on %s traced threads, split into:\n\n", field(b[0], 64, root, "cpu.split.traced_ns", 'n'),
+	isc_rep_put(m, "\n## CPU\n\n");
+	isc_rep_putf(m, "Traced time %s on %s traced threads, split into:\n\n", field(b[0], 64, root, "cpu.split.traced_ns", 'n'),
 	     field(b[1], 64, root, "summary.traced_threads", 'i'));
-	put(m, "| Python interpreter | torch ops | off-CPU waiting |\n|---:|---:|---:|\n");
-	putf(m, "| %s (%s) | %s (%s) | %s (%s) |\n", field(b[0], 64, root, "cpu.split.python_ns", 'n'),
+	isc_rep_put(m, "| Python interpreter | torch ops | off-CPU waiting |\n|---:|---:|---:|\n");
+	isc_rep_putf(m, "| %s (%s) | %s (%s) | %s (%s) |\n", field(b[0], 64, root, "cpu.split.python_ns", 'n'),
 	     field(b[1], 64, root, "cpu.split.python_pct", 'p'), field(b[2], 64, root, "cpu.split.ops_ns", 'n'),
 	     field(b[3], 64, root, "cpu.split.ops_pct", 'p'), field(b[4], 64, root, "cpu.split.off_cpu_ns", 'n'),
 	     field(b[5], 64, root, "cpu.split.off_cpu_pct", 'p'));
+	cpu_split_chart(m, root);
 	if (!cJSON_IsTrue(isc_json_get(root, "cpu.split.off_cpu_measured")))
-		put(m, "\nOff-CPU time was not measured (no CPU samples of the traced threads).\n");
-	putf(m, "\nContext switches: %s voluntary, %s involuntary.\n",
+		isc_rep_put(m, "\nOff-CPU time was not measured (no CPU samples of the traced threads).\n");
+	isc_rep_putf(m, "\nContext switches: %s voluntary, %s involuntary.\n",
 	     field(b[0], 64, root, "cpu.context_switches.voluntary_per_s", 'r'),
 	     field(b[1], 64, root, "cpu.context_switches.involuntary_per_s", 'r'));
+	static const struct series cpu_series[] = {
+		{ "cpu_cores", "CPU cores used", "#3b75af", false, 'c' },
+		{ "runnable_threads", "runnable threads", "#ef8636", false, 'c' },
+	};
+	over_time(m, root, "CPU use over time", cpu_series, 2, ISC_REP_UNIT_CORES);
 
-	put(m, "\n### Top functions by self time\n\n");
+	isc_rep_put(m, "\n### Top functions by self time\n\n");
 	if (!cJSON_GetArraySize(array(root, "cpu.top_functions"))) {
-		put(m, "No function spans recorded.\n");
+		isc_rep_put(m, "No function spans recorded.\n");
 	} else {
 		fn_table(m, array(root, "cpu.top_functions"), true);
-		put(m, "\nSelf % is of the traced time; total time counts a recursive function once (its outermost "
+		isc_rep_put(m, "\nSelf % is of the traced time; total time counts a recursive function once (its outermost "
 		       "call).\n");
 	}
 	if (cJSON_GetArraySize(array(root, "cpu.top_functions_in_scopes"))) {
-		put(m, "\n### Top functions inside iterations\n\nThe same while a `scope` was open (start-up and "
+		isc_rep_put(m, "\n### Top functions inside iterations\n\nThe same while a `scope` was open (start-up and "
 		       "imports left out); self % is of the ");
-		put(m, field(b[0], 64, root, "cpu.scoped_ns", 'n'));
-		put(m, " spent inside scopes.\n\n");
+		isc_rep_put(m, field(b[0], 64, root, "cpu.scoped_ns", 'n'));
+		isc_rep_put(m, " spent inside scopes.\n\n");
 		fn_table(m, array(root, "cpu.top_functions_in_scopes"), false);
 	}
 
-	put(m, "\n### Threads\n");
+	isc_rep_put(m, "\n### Threads\n");
 	const cJSON *p, *t;
 	cJSON_ArrayForEach(p, array(root, "processes")) {
-		putf(m, "\nProcess %s", field(b[0], 64, p, "pid", 'i'));
+		isc_rep_putf(m, "\nProcess %s", field(b[0], 64, p, "pid", 'i'));
 		if (isc_json_num(p, "ppid", &(double){ 0 }))
-			putf(m, " (parent %s)", field(b[0], 64, p, "ppid", 'i'));
+			isc_rep_putf(m, " (parent %s)", field(b[0], 64, p, "ppid", 'i'));
 		const char *cmd = str(p, "command", "");
 		if (*cmd) {
-			put(m, ": ");
+			isc_rep_put(m, ": ");
 			esc(m, cmd);
 		}
-		putf(m, ". CPU %s", field(b[0], 64, p, "cpu_ns", 'n'));
+		isc_rep_putf(m, ". CPU %s", field(b[0], 64, p, "cpu_ns", 'n'));
 		if (isc_json_num(p, "exit_status", &(double){ 0 }))
-			putf(m, ", exit status %s", field(b[0], 64, p, "exit_status", 'i'));
-		putf(m, ", context switches %s voluntary, %s involuntary.\n\n",
+			isc_rep_putf(m, ", exit status %s", field(b[0], 64, p, "exit_status", 'i'));
+		isc_rep_putf(m, ", context switches %s voluntary, %s involuntary.\n\n",
 		     field(b[0], 64, p, "context_switches.voluntary_per_s", 'r'),
 		     field(b[1], 64, p, "context_switches.involuntary_per_s", 'r'));
-		put(m, "| TID | Name | CPU | Traced | Events | Python | Ops | Off-CPU |\n");
-		put(m, "|---:|---|---:|---|---:|---:|---:|---:|\n");
+		isc_rep_put(m, "| TID | Name | CPU | Traced | Events | Python | Ops | Off-CPU |\n");
+		isc_rep_put(m, "|---:|---|---:|---|---:|---:|---:|---:|\n");
 		cJSON_ArrayForEach(t, array(p, "threads")) {
-			putf(m, "| %s | ", field(b[0], 64, t, "tid", 'i'));
+			isc_rep_putf(m, "| %s | ", field(b[0], 64, t, "tid", 'i'));
 			esc(m, str(t, "name", ""));
-			putf(m, " | %s | %s | %s | %s | %s | %s |\n", field(b[0], 64, t, "cpu_ns", 'n'),
+			isc_rep_putf(m, " | %s | %s | %s | %s | %s | %s |\n", field(b[0], 64, t, "cpu_ns", 'n'),
 			     cJSON_IsTrue(isc_json_get(t, "traced")) ? "yes" : "no", field(b[1], 64, t, "events", 'i'),
 			     field(b[2], 64, t, "python_ns", 'n'), field(b[3], 64, t, "ops_ns", 'n'),
 			     field(b[4], 64, t, "off_cpu_ns", 'n'));
@@ -424,7 +631,7 @@ static void sec_cpu(struct md *m, const cJSON *root)
 }
 
 /* s escaped, cut to about max bytes (at a UTF-8 boundary) with an ellipsis: kernel names run to kilobytes. */
-static void esc_cut(struct md *m, const char *s, size_t max)
+static void esc_cut(struct isc_rep *m, const char *s, size_t max)
 {
 	size_t n = strlen(s);
 	if (n <= max) {
@@ -439,24 +646,24 @@ static void esc_cut(struct md *m, const char *s, size_t max)
 		return;
 	}
 	esc(m, c);
-	put(m, "…");
+	isc_rep_put(m, "…");
 	free(c);
 }
 
 /* One row of a GPU name table: "| name | count | time |". */
-static void name_rows(struct md *m, const cJSON *arr, const char *kind)
+static void name_rows(struct isc_rep *m, const cJSON *arr, const char *kind)
 {
 	char b[2][64];
 	const cJSON *x;
 	cJSON_ArrayForEach(x, arr) {
-		putf(m, "| %s | ", kind);
+		isc_rep_putf(m, "| %s | ", kind);
 		esc(m, str(x, "name", "?"));
-		putf(m, " | %s | %s |\n", field(b[0], 64, x, "count", 'i'), field(b[1], 64, x, "total_ns", 'n'));
+		isc_rep_putf(m, " | %s | %s |\n", field(b[0], 64, x, "count", 'i'), field(b[1], 64, x, "total_ns", 'n'));
 	}
 }
 
 /* The host's functions that overlapped a device's idle gaps. */
-static void host_idle_table(struct md *m, const cJSON *dev)
+static void host_idle_table(struct isc_rep *m, const cJSON *dev)
 {
 	char b[4][64];
 	const cJSON *x;
@@ -464,69 +671,78 @@ static void host_idle_table(struct md *m, const cJSON *dev)
 		cJSON_GetArraySize(array(dev, "host_during_idle.python"));
 	if (!n)
 		return;
-	putf(m, "\nWhile this GPU sat idle (%s), the host was in:\n\n",
+	isc_rep_putf(m, "\nWhile this GPU sat idle (%s), the host was in:\n\n",
 	     field(b[0], 64, dev, "host_during_idle.idle_ns", 'n'));
-	put(m, "| Function | Kind | Location | In idle gaps | Self | Of idle time |\n|---|---|---|---:|---:|---:|\n");
+	isc_rep_put(m, "| Function | Kind | Location | In idle gaps | Self | Of idle time |\n|---|---|---|---:|---:|---:|\n");
 	for (int k = 0; k < 2; k++)
 		cJSON_ArrayForEach(x, array(dev, k ? "host_during_idle.python" : "host_during_idle.ops")) {
-			put(m, "| ");
+			isc_rep_put(m, "| ");
 			esc(m, str(x, "name", "?"));
-			put(m, k ? " | python | " : " | op | ");
+			isc_rep_put(m, k ? " | python | " : " | op | ");
 			location(m, x, false);
-			putf(m, " | %s | %s | %s |\n", field(b[1], 64, x, "idle_ns", 'n'),
+			isc_rep_putf(m, " | %s | %s | %s |\n", field(b[1], 64, x, "idle_ns", 'n'),
 			     field(b[2], 64, x, "self_idle_ns", 'n'), field(b[3], 64, x, "idle_pct", 'p'));
 		}
-	put(m, "\nIn idle gaps: time of the span (its outermost call) inside the GPU's idle gaps; self: without "
+	isc_rep_put(m, "\nIn idle gaps: time of the span (its outermost call) inside the GPU's idle gaps; self: without "
 	       "its children.\n");
 }
 
-static void sec_gpu(struct md *m, const cJSON *root)
+static void sec_gpu(struct isc_rep *m, const cJSON *root)
 {
 	char b[8][64];
 	const cJSON *dev, *s, *x;
-	put(m, "\n## GPU\n\n");
+	static const struct series gpu_series[] = {
+		{ "gpu_busy_pct", "GPU busy (ops running)", "#2e8b57", false, 'p' },
+		{ "gpu_util_pct", "GPU utilization (NVML)", "#8e44ad", false, 'p' },
+	};
+	isc_rep_put(m, "\n## GPU\n\n");
 	if (!cJSON_GetArraySize(array(root, "gpu.devices"))) {
-		put(m, "No GPU activity recorded.\n");
+		size_t before = m->b.len;
+		over_time(m, root, "GPU use over time", gpu_series, 2, ISC_REP_UNIT_PCT);
+		if (m->b.len == before)
+			isc_rep_put(m, "No GPU activity recorded.\n");
 		return;
 	}
 	bool hta = !strcmp(str(root, "gpu.mode", ""), "hta-compat");
-	put(m, hta ? "Numbers by HTA's rules (`--hta-compat`: times rounded to whole µs, cuda\\_sync counted as GPU "
+	isc_rep_put(m, hta ? "Numbers by HTA's rules (`--hta-compat`: times rounded to whole µs, cuda\\_sync counted as GPU "
 		     "time). "
 		   : "Exact numbers (ns), with HTA's definitions. ");
-	put(m, "ProfilerStep rule: ");
+	isc_rep_put(m, "ProfilerStep rule: ");
 	esc(m, str(root, "gpu.step_rule", "n/a"));
-	put(m, ".\n");
+	isc_rep_put(m, ".\n");
+	over_time(m, root, "GPU use over time", gpu_series, 2, ISC_REP_UNIT_PCT);
+	gpu_breakdown_chart(m, root);
 	cJSON_ArrayForEach(dev, array(root, "gpu.devices")) {
-		putf(m, "\n### Device %s", field(b[0], 64, dev, "id", 'i'));
+		isc_rep_putf(m, "\n### Device %s", field(b[0], 64, dev, "id", 'i'));
 		const char *name = str(dev, "name", "");
 		if (*name) {
-			put(m, ": ");
+			isc_rep_put(m, ": ");
 			esc(m, name);
 		}
-		putf(m, "\n\n%s GPU ops.\n\n", field(b[0], 64, dev, "ops", 'i'));
+		isc_rep_putf(m, "\n\n%s GPU ops.\n\n", field(b[0], 64, dev, "ops", 'i'));
 		static const char *const part[] = { "idle", "compute", "non_compute" };
-		put(m, "| Span | Idle | Compute | Non-compute |\n|---:|---:|---:|---:|\n| ");
-		put(m, field(b[0], 64, dev, "temporal_breakdown.span_ns", 'n'));
+		isc_rep_put(m, "| Span | Idle | Compute | Non-compute |\n|---:|---:|---:|---:|\n| ");
+		isc_rep_put(m, field(b[0], 64, dev, "temporal_breakdown.span_ns", 'n'));
 		for (int i = 0; i < 3; i++) { /* 2 decimals, as HTA gives them */
 			char path[64];
 			double v;
 			snprintf(path, sizeof(path), "temporal_breakdown.%s_ns", part[i]);
-			putf(m, " | %s", field(b[1], 64, dev, path, 'n'));
+			isc_rep_putf(m, " | %s", field(b[1], 64, dev, path, 'n'));
 			snprintf(path, sizeof(path), "temporal_breakdown.%s_pct", part[i]);
 			if (isc_json_num(dev, path, &v) && isfinite(v))
-				putf(m, " (%.2f %%)", v);
+				isc_rep_putf(m, " (%.2f %%)", v);
 		}
-		put(m, " |\n");
-		put(m, "\nIdle time by stream: host wait (the op's launch call began after the previous op ended), "
+		isc_rep_put(m, " |\n");
+		isc_rep_put(m, "\nIdle time by stream: host wait (the op's launch call began after the previous op ended), "
 		       "kernel wait (gap < 30 µs), other; queue: ops launched and not finished.\n\n");
-		put(m, "| Stream | Ops | Host wait | Kernel wait | Other | Queue mean | Queue max |\n"
+		isc_rep_put(m, "| Stream | Ops | Host wait | Kernel wait | Other | Queue mean | Queue max |\n"
 		       "|---:|---:|---:|---:|---:|---:|---:|\n");
 		cJSON_ArrayForEach(s, array(dev, "streams")) {
 			double q;
 			char qm[32] = "n/a";
 			if (isc_json_num(s, "queue_length.mean", &q))
 				snprintf(qm, sizeof(qm), "%.2f", q);
-			putf(m, "| %s | %s | %s | %s | %s | %s | %s |\n", field(b[0], 64, s, "id", 'i'),
+			isc_rep_putf(m, "| %s | %s | %s | %s | %s | %s | %s |\n", field(b[0], 64, s, "id", 'i'),
 			     field(b[1], 64, s, "ops", 'i'), field(b[2], 64, s, "idle_breakdown.host_wait_ns", 'n'),
 			     field(b[3], 64, s, "idle_breakdown.kernel_wait_ns", 'n'),
 			     field(b[4], 64, s, "idle_breakdown.other_ns", 'n'), qm,
@@ -535,166 +751,324 @@ static void sec_gpu(struct md *m, const cJSON *root)
 		host_idle_table(m, dev);
 	}
 
-	put(m, "\n### Top kernels\n\n");
-	putf(m, "%s kernels of %s names, %s in all; these cover %s of the time.\n\n",
+	isc_rep_put(m, "\n### Top kernels\n\n");
+	isc_rep_putf(m, "%s kernels of %s names, %s in all; these cover %s of the time.\n\n",
 	     field(b[0], 64, root, "gpu.kernels.count", 'i'), field(b[1], 64, root, "gpu.kernels.distinct", 'i'),
 	     field(b[2], 64, root, "gpu.kernels.total_ns", 'n'), field(b[3], 64, root, "gpu.kernels.top_pct", 'p'));
 	if (cJSON_GetArraySize(array(root, "gpu.kernels.top"))) {
 		int i = 0;
-		put(m, "| # | Kernel | Count | Total | Mean | Min | Max | Share |\n|---:|---|---:|---:|---:|---:|---:|---:|\n");
+		isc_rep_put(m, "| # | Kernel | Count | Total | Mean | Min | Max | Share |\n|---:|---|---:|---:|---:|---:|---:|---:|\n");
 		cJSON_ArrayForEach(x, array(root, "gpu.kernels.top")) {
-			putf(m, "| %d | ", ++i);
+			isc_rep_putf(m, "| %d | ", ++i);
 			esc_cut(m, str(x, "name", "?"), 120);
-			putf(m, " | %s | %s | %s | %s | %s | %s |\n", field(b[0], 64, x, "count", 'i'),
+			isc_rep_putf(m, " | %s | %s | %s | %s | %s | %s |\n", field(b[0], 64, x, "count", 'i'),
 			     field(b[1], 64, x, "total_ns", 'n'), field(b[2], 64, x, "mean_ns", 'n'),
 			     field(b[3], 64, x, "min_ns", 'n'), field(b[4], 64, x, "max_ns", 'n'),
 			     field(b[5], 64, x, "pct", 'p'));
 		}
 		if (num(root, "gpu.kernels.others.count", 0) > 0)
-			putf(m, "| | %s other names | %s | %s | | | | |\n",
+			isc_rep_putf(m, "| | %s other names | %s | %s | | | | |\n",
 			     field(b[0], 64, root, "gpu.kernels.others.distinct", 'i'),
 			     field(b[1], 64, root, "gpu.kernels.others.count", 'i'),
 			     field(b[2], 64, root, "gpu.kernels.others.total_ns", 'n'));
 	}
 
-	put(m, "\n### Launches\n\n");
-	putf(m, "%s launch calls paired with their GPU op; launch delay (op start - call end) median %s, p90 %s, "
+	isc_rep_put(m, "\n### Launches\n\n");
+	isc_rep_putf(m, "%s launch calls paired with their GPU op; launch delay (op start - call end) median %s, p90 %s, "
 		"max %s.\n\n",
 	     field(b[0], 64, root, "gpu.launch.launches", 'i'), field(b[1], 64, root, "gpu.launch.delay_ns.p50", 'n'),
 	     field(b[2], 64, root, "gpu.launch.delay_ns.p90", 'n'), field(b[3], 64, root, "gpu.launch.delay_ns.max", 'n'));
-	put(m, "| GPU op shorter than its launch call | Launch call > 50 µs | Delay > 100 µs | Kernels < 10 µs |\n"
+	isc_rep_put(m, "| GPU op shorter than its launch call | Launch call > 50 µs | Delay > 100 µs | Kernels < 10 µs |\n"
 	       "|---:|---:|---:|---:|\n");
-	putf(m, "| %s | %s | %s | %s of %s |\n", field(b[0], 64, root, "gpu.launch.gpu_op_shorter_than_launch", 'i'),
+	isc_rep_putf(m, "| %s | %s | %s | %s of %s |\n", field(b[0], 64, root, "gpu.launch.gpu_op_shorter_than_launch", 'i'),
 	     field(b[1], 64, root, "gpu.launch.launch_call_over_50us", 'i'),
 	     field(b[2], 64, root, "gpu.launch.delay_over_100us", 'i'),
 	     field(b[3], 64, root, "gpu.launch.short_kernels_under_10us", 'i'),
 	     field(b[4], 64, root, "gpu.launch.kernels", 'i'));
 
 	if (cJSON_GetArraySize(array(root, "gpu.memcpy"))) {
-		put(m, "\n### Memcpy and memset\n\n| Kind | Direction | From | To | Count | Bytes | Time | Bandwidth |\n"
+		isc_rep_put(m, "\n### Memcpy and memset\n\n| Kind | Direction | From | To | Count | Bytes | Time | Bandwidth |\n"
 		       "|---|---|---|---|---:|---:|---:|---:|\n");
 		cJSON_ArrayForEach(x, array(root, "gpu.memcpy")) {
 			double bw;
 			char bws[32] = "n/a";
 			if (isc_json_num(x, "bandwidth_gb_per_s", &bw))
 				snprintf(bws, sizeof(bws), "%.2f GB/s", bw);
-			put(m, "| ");
+			isc_rep_put(m, "| ");
 			esc(m, str(x, "kind", "?"));
-			put(m, " | ");
+			isc_rep_put(m, " | ");
 			esc(m, str(x, "direction", ""));
-			put(m, " | ");
+			isc_rep_put(m, " | ");
 			esc(m, str(x, "src_memory", ""));
-			put(m, " | ");
+			isc_rep_put(m, " | ");
 			esc(m, str(x, "dst_memory", ""));
-			putf(m, " | %s | %s | %s | %s |\n", field(b[0], 64, x, "count", 'i'), field(b[1], 64, x, "bytes", 'b'),
+			isc_rep_putf(m, " | %s | %s | %s | %s |\n", field(b[0], 64, x, "count", 'i'), field(b[1], 64, x, "bytes", 'b'),
 			     field(b[2], 64, x, "total_ns", 'n'), bws);
 		}
 	}
 
 	if (cJSON_GetArraySize(array(root, "gpu.sync.ops")) || cJSON_GetArraySize(array(root, "gpu.sync.api_calls"))) {
-		putf(m, "\n### Synchronization\n\n%s in cuda\\_sync operations, %s in synchronising calls.\n\n",
+		isc_rep_putf(m, "\n### Synchronization\n\n%s in cuda\\_sync operations, %s in synchronising calls.\n\n",
 		     field(b[0], 64, root, "gpu.sync.ops_total_ns", 'n'), field(b[1], 64, root, "gpu.sync.api_total_ns", 'n'));
-		put(m, "| Kind | Name | Count | Time |\n|---|---|---:|---:|\n");
+		isc_rep_put(m, "| Kind | Name | Count | Time |\n|---|---|---:|---:|\n");
 		name_rows(m, array(root, "gpu.sync.ops"), "GPU op");
 		name_rows(m, array(root, "gpu.sync.api_calls"), "call");
 	}
 }
 
-static void sec_memory(struct md *m, const cJSON *root)
+static void sec_memory(struct isc_rep *m, const cJSON *root)
 {
 	char b[8][64], growth[80];
-	put(m, "\n## Memory\n\n");
-	put(m, "| RSS peak | RSS growth after warm-up | Major faults | Minor faults | Swap used (max) |\n");
-	put(m, "|---:|---:|---:|---:|---:|\n");
+	isc_rep_put(m, "\n## Memory\n\n");
+	isc_rep_put(m, "| RSS peak | RSS growth after warm-up | Major faults | Minor faults | Swap used (max) |\n");
+	isc_rep_put(m, "|---:|---:|---:|---:|---:|\n");
 	double g;
 	if (isc_json_num(root, "memory.rss_growth_bytes_per_s", &g) && isfinite(g))
-		snprintf(growth, sizeof(growth), "%s/s", fmt_bytes(b[7], 64, g));
+		snprintf(growth, sizeof(growth), "%s/s", isc_rep_fmt_bytes(b[7], 64, g));
 	else
 		snprintf(growth, sizeof(growth), "n/a");
-	putf(m, "| %s | %s | %s | %s | %s |\n", field(b[0], 64, root, "memory.rss_peak_bytes", 'b'), growth,
+	isc_rep_putf(m, "| %s | %s | %s | %s | %s |\n", field(b[0], 64, root, "memory.rss_peak_bytes", 'b'), growth,
 	     field(b[2], 64, root, "memory.major_faults", 'i'), field(b[3], 64, root, "memory.minor_faults", 'i'),
 	     field(b[4], 64, root, "memory.swap_used_bytes_max", 'b'));
-	putf(m, "\nPressure stall (highest 10 s average, some): CPU %s, memory %s, I/O %s.\n",
+	isc_rep_putf(m, "\nPressure stall (highest 10 s average, some): CPU %s, memory %s, I/O %s.\n",
 	     field(b[0], 64, root, "memory.pressure.cpu.some_avg10_max", 'p'),
 	     field(b[1], 64, root, "memory.pressure.memory.some_avg10_max", 'p'),
 	     field(b[2], 64, root, "memory.pressure.io.some_avg10_max", 'p'));
-	put(m, "\nRSS is the sum over the recorded processes; growth is the least-squares slope after the "
+	isc_rep_put(m, "\nRSS is the sum over the recorded processes; growth is the least-squares slope after the "
 	       "first 10 % of the run.\n");
+	static const struct series mem_series[] = {
+		{ "rss_bytes", "RSS", "#3b75af", true, 'b' },
+		{ "gpu_mem_used_bytes", "GPU memory used", "#c0392b", true, 'b' },
+	};
+	over_time(m, root, "Memory over time", mem_series, 2, ISC_REP_UNIT_BYTES);
 }
 
-static void sec_findings(struct md *m, const cJSON *root)
+/* A named number of a finding's evidence, formatted by its key's unit suffix. */
+static void metric(struct isc_rep *m, const cJSON *e)
 {
-	const cJSON *f, *arr = array(root, "findings");
-	put(m, "\n## Findings\n\n");
+	char b[64];
+	size_t n = strlen(e->string);
+	double v = e->valuedouble;
+#define SUFFIX(s) (n >= sizeof(s) - 1 && !strcmp(e->string + n - (sizeof(s) - 1), s))
+	esc(m, e->string);
+	isc_rep_put(m, " = ");
+	if (cJSON_IsString(e))
+		esc(m, e->valuestring);
+	else if (!isfinite(v) || fabs(v) >= ISC_REP_FIXED_MAX)
+		isc_rep_putf(m, "%.3e", v);
+	else if (SUFFIX("_ns"))
+		isc_rep_put(m, isc_rep_fmt_ns(b, sizeof(b), v));
+	else if (SUFFIX("_bytes_per_s"))
+		isc_rep_putf(m, "%s/s", isc_rep_fmt_bytes(b, sizeof(b), v));
+	else if (SUFFIX("_bytes"))
+		isc_rep_put(m, isc_rep_fmt_bytes(b, sizeof(b), v));
+	else if (SUFFIX("_pct"))
+		isc_rep_putf(m, "%.1f %%", v);
+	else if (v == floor(v))
+		isc_rep_putf(m, "%.0f", v);
+	else
+		isc_rep_putf(m, "%.4g", v);
+#undef SUFFIX
+}
+
+/* "12.3 ms (4.5 % of the analyzed span)", either part alone, or "not estimated". */
+static void saving(struct isc_rep *m, const struct isc_rep_finding *f)
+{
+	char b[64];
+	bool ns = isfinite(f->saving_ns) && f->saving_ns >= 0, pct = isfinite(f->saving_pct) && f->saving_pct >= 0;
+	if (ns)
+		isc_rep_put(m, isc_rep_fmt_ns(b, sizeof(b), f->saving_ns));
+	if (pct)
+		isc_rep_putf(m, ns ? " (%.1f %% of the analyzed span)" : "%.1f %% of the analyzed span",
+			     fmin(f->saving_pct, 1e6));
+	if (!ns && !pct)
+		isc_rep_put(m, "not estimated");
+}
+
+#define FINDING_TOP_MAX 10
+#define FINDING_RANGES_MAX 10
+
+/* evidence.top: the contributors with file:line or kernel name. */
+static void contributors(struct isc_rep *m, const cJSON *top)
+{
+	char b[3][64];
+	const cJSON *x;
+	int i = 0, n = cJSON_GetArraySize(top);
+	if (!n)
+		return;
+	isc_rep_put(m, "| # | Top contributor | Kind | Location | Time | Share | Detail |\n"
+		       "|---:|---|---|---|---:|---:|---|\n");
+	cJSON_ArrayForEach(x, top) {
+		if (i == FINDING_TOP_MAX)
+			break;
+		isc_rep_putf(m, "| %d | ", ++i);
+		esc_cut(m, str(x, "name", "?"), 120);
+		isc_rep_put(m, " | ");
+		esc(m, str(x, "kind", ""));
+		isc_rep_put(m, " | ");
+		location(m, x, false);
+		isc_rep_putf(m, " | %s | %s | ", field(b[0], 64, x, "value_ns", 'n'), field(b[1], 64, x, "pct", 'p'));
+		esc_cut(m, str(x, "detail", ""), 200);
+		isc_rep_put(m, " |\n");
+	}
+	if (n > i)
+		isc_rep_putf(m, "\nAnd %d more.\n", n - i);
+	isc_rep_put(m, "\n");
+}
+
+/* evidence.time_ranges: "1.2 ms – 5.4 ms (label)", relative to the start of the run. */
+static void time_ranges(struct isc_rep *m, const cJSON *tr)
+{
+	char b[2][64];
+	const cJSON *x;
+	int i = 0, n = cJSON_GetArraySize(tr);
+	if (!n)
+		return;
+	isc_rep_put(m, "Time ranges (since the start of the run): ");
+	cJSON_ArrayForEach(x, tr) {
+		if (i == FINDING_RANGES_MAX)
+			break;
+		isc_rep_putf(m, "%s%s – %s", i++ ? "; " : "", field(b[0], 64, x, "start_ns", 'n'),
+			     field(b[1], 64, x, "end_ns", 'n'));
+		const char *label = str(x, "label", NULL);
+		if (label) {
+			isc_rep_put(m, " (");
+			esc(m, label);
+			isc_rep_put(m, ")");
+		}
+	}
+	if (n > i)
+		isc_rep_putf(m, "; and %d more", n - i);
+	isc_rep_put(m, ".\n\n");
+}
+
+/* The findings' estimated savings as bars (HTML only: the text says the same). */
+static void savings_chart(struct isc_rep *m, const cJSON *arr)
+{
+	enum { MAXB = 12 };
+	struct isc_rep_bar bar[MAXB];
+	char note[MAXB][96];
+	size_t n = 0;
+	const cJSON *f;
+	cJSON_ArrayForEach(f, arr) {
+		struct isc_rep_finding x;
+		char b[64];
+		isc_rep_finding_get(f, &x);
+		if (n == MAXB || !(x.saving_pct >= 0))
+			continue;
+		if (x.saving_ns >= 0)
+			snprintf(note[n], sizeof(note[n]), "%.1f %% (%s)", fmin(x.saving_pct, 1e6),
+				 isc_rep_fmt_ns(b, sizeof(b), x.saving_ns));
+		else
+			snprintf(note[n], sizeof(note[n]), "%.1f %%", fmin(x.saving_pct, 1e6));
+		bar[n] = (struct isc_rep_bar){ x.title ? x.title : "?", { { NULL, fmin(x.saving_pct, 100), "#2e8b57" } },
+					       1, note[n] };
+		n++;
+	}
+	if (n)
+		chart_bars(m, "Estimated saving by finding", "Estimated saving (% of the analyzed span)", 0, bar, n);
+}
+
+static void sec_findings(struct isc_rep *m, const cJSON *root)
+{
+	const cJSON *f, *e, *arr = array(root, "findings");
+	isc_rep_put(m, "\n## Findings\n\n");
 	if (!cJSON_GetArraySize(arr))
-		put(m, "No findings.\n");
+		isc_rep_put(m, "No findings.\n");
+	else
+		isc_rep_put(m, "Ranked by estimated saving. Savings are estimates: each says what it assumes.\n");
+	if (m->html)
+		savings_chart(m, arr);
 	int i = 0;
 	cJSON_ArrayForEach(f, arr) {
-		putf(m, "%d. **", ++i);
-		esc(m, str(f, "title", "?"));
-		put(m, "** (");
-		esc(m, str(f, "severity", "info"));
-		put(m, ")");
-		const cJSON *e, *ev = isc_json_get(f, "evidence");
+		struct isc_rep_finding x;
+		isc_rep_finding_get(f, &x);
+		isc_rep_putf(m, "\n### %d. ", ++i);
+		esc(m, x.title ? x.title : "?");
+		isc_rep_put(m, "\n\nSeverity **");
+		esc(m, x.severity ? x.severity : "info");
+		isc_rep_put(m, "**");
+		if (isfinite(x.confidence) && fabs(x.confidence) < ISC_REP_FIXED_MAX)
+			isc_rep_putf(m, ", confidence %.2f", x.confidence);
+		if (x.id) {
+			isc_rep_put(m, ", rule ");
+			code_span(m, x.id);
+		}
+		isc_rep_put(m, ". Estimated saving: ");
+		saving(m, &x);
+		isc_rep_put(m, ".\n\n");
 		bool first = true;
-		if (!cJSON_IsObject(ev))
-			ev = NULL;
-		cJSON_ArrayForEach(e, ev) {
+		cJSON_ArrayForEach(e, x.metrics) {
 			if (!cJSON_IsNumber(e) && !cJSON_IsString(e))
 				continue;
-			put(m, first ? ". Evidence: " : ", ");
+			isc_rep_put(m, first ? "Evidence: " : ", ");
 			first = false;
-			esc(m, e->string);
-			put(m, " = ");
-			if (cJSON_IsNumber(e))
-				putf(m, "%.15g", e->valuedouble);
-			else
-				esc(m, e->valuestring);
+			metric(m, e);
 		}
-		put(m, first ? "\n" : ".\n");
+		isc_rep_put(m, first ? "" : ".\n\n");
+		time_ranges(m, x.time_ranges);
+		contributors(m, x.top);
+		if (x.action) {
+			isc_rep_put(m, "Suggestion: **");
+			esc(m, x.action);
+			isc_rep_put(m, "**");
+			if (x.rationale) {
+				isc_rep_put(m, " ");
+				esc(m, x.rationale);
+			}
+			isc_rep_put(m, "\n\n");
+		}
+		if (x.estimate) {
+			isc_rep_put(m, "Estimate: ");
+			esc(m, x.estimate);
+			isc_rep_put(m, "\n");
+		}
 	}
 }
 
-static void sec_suggestions(struct md *m, const cJSON *root)
+/* The suggestions alone, in the findings' order, with their savings. */
+static void sec_suggestions(struct isc_rep *m, const cJSON *root)
 {
 	const cJSON *f;
-	bool any = false;
-	put(m, "\n## Suggestions\n\n");
+	int i = 0;
+	isc_rep_put(m, "\n## Suggestions\n\n");
 	cJSON_ArrayForEach(f, array(root, "findings")) {
-		const char *s = str(f, "suggestion", NULL);
-		if (!s)
+		struct isc_rep_finding x;
+		isc_rep_finding_get(f, &x);
+		if (!x.action)
 			continue;
-		any = true;
-		put(m, "- ");
-		esc(m, s);
-		double sv;
-		if (isc_json_num(f, "estimated_saving_pct", &sv) && isfinite(sv))
-			putf(m, " (estimated saving: up to %.0f %% of traced time)", sv);
-		put(m, "\n");
+		isc_rep_putf(m, "%d. ", ++i);
+		esc(m, x.action);
+		if (x.saving_ns >= 0 || x.saving_pct >= 0) {
+			isc_rep_put(m, " (estimated saving: ");
+			saving(m, &x);
+			isc_rep_put(m, ")");
+		}
+		isc_rep_put(m, "\n");
 	}
-	if (!any)
-		put(m, "None.\n");
+	if (!i)
+		isc_rep_put(m, "None.\n");
 }
 
-static void sec_environment(struct md *m, const cJSON *root)
+static void sec_environment(struct isc_rep *m, const cJSON *root)
 {
 	char b[4][64];
-	put(m, "\n## Environment\n\n| | |\n|---|---|\n| Host | ");
+	isc_rep_put(m, "\n## Environment\n\n| | |\n|---|---|\n| Host | ");
 	esc(m, str(root, "environment.host", "n/a"));
-	put(m, " |\n| Command | ");
+	isc_rep_put(m, " |\n| Command | ");
 	esc(m, str(root, "environment.cmdline", "n/a"));
-	putf(m, " |\n| CPUs | %s |\n| Sample rate | %s Hz |\n", field(b[0], 64, root, "environment.ncpu", 'i'),
+	isc_rep_putf(m, " |\n| CPUs | %s |\n| Sample rate | %s Hz |\n", field(b[0], 64, root, "environment.ncpu", 'i'),
 	     field(b[1], 64, root, "environment.sample_hz", 'i'));
-	put(m, "| Analyzer | ");
+	isc_rep_put(m, "| Analyzer | ");
 	esc(m, str(root, "tool.name", "n/a"));
-	put(m, " ");
+	isc_rep_put(m, " ");
 	esc(m, str(root, "tool.version", ""));
-	putf(m, " (findings schema %s) |\n", field(b[2], 64, root, "schema_version", 'i'));
+	isc_rep_putf(m, " (findings schema %s) |\n", field(b[2], 64, root, "schema_version", 'i'));
 }
 
-static int render_md(const cJSON *root, struct md *m)
+static int render_md(const cJSON *root, struct isc_rep *m)
 {
-	put(m, "# InferScope report\n\n");
+	isc_rep_put(m, "# InferScope report\n\n");
 	headline(m, root);
 	sec_latency(m, root);
 	sec_cpu(m, root);
@@ -719,11 +1093,12 @@ static const char html_head[] =
 	"table{border-collapse:collapse;margin:1rem 0}\n"
 	"th,td{border:1px solid #ccc;padding:.2rem .5rem;text-align:left;vertical-align:top}\n"
 	"th{background:#f3f3f3}\n.r{text-align:right}\n"
+	".chart{margin:1rem 0;overflow-x:auto}\n.chart svg{display:block;max-width:100%;height:auto;border:1px solid #ddd}\n"
 	"</style>\n</head>\n<body>\n";
 static const char html_tail[] = "</body>\n</html>\n";
 
 /* Appends cmark's safe HTML for Markdown text md[0, len). */
-static void cmark_put(struct md *m, const char *md, size_t len, bool inline_only)
+static void cmark_put(struct isc_rep *m, const char *md, size_t len, bool inline_only)
 {
 	char *h = cmark_markdown_to_html(md, len, CMARK_OPT_SAFE);
 	if (!h) {
@@ -733,9 +1108,9 @@ static void cmark_put(struct md *m, const char *md, size_t len, bool inline_only
 	size_t n = strlen(h);
 	if (inline_only && n >= 9 && !strncmp(h, "<p>", 3) && !strcmp(h + n - 5, "</p>\n")) {
 		h[n - 5] = '\0';
-		put(m, h + 3);
+		isc_rep_put(m, h + 3);
 	} else {
-		put(m, h);
+		isc_rep_put(m, h);
 	}
 	free(h);
 }
@@ -778,11 +1153,21 @@ static bool is_table_start(const char *p)
  * every cell's content through cmark (header cells are fixed strings of
  * this file and only HTML-escaped).  Everything else goes to cmark whole.
  */
-static void md_to_html(struct md *m, const char *md)
+static void md_to_html(struct isc_rep *m, const char *md)
 {
 	enum { MAXC = 16 };
 	const char *p = md, *text = md;
 	while (*p) { /* p is at the start of a line */
+		if (!strncmp(p, CHART_BEGIN + 1, 2)) {
+			const char *end = strstr(p, "\n" CHART_END);
+			assert(end); /* written in pairs by this file */
+			cmark_put(m, text, (size_t)(p - text), false);
+			isc_rep_put(m, "<div class=\"chart\">\n");
+			isc_rep_putn(m, p + 2, (size_t)(end + 1 - (p + 2)));
+			isc_rep_put(m, "</div>\n");
+			p = text = end + 1 + strlen(CHART_END);
+			continue;
+		}
 		if (!is_table_start(p)) {
 			const char *nl = strchr(p, '\n');
 			p = nl ? nl + 1 : p + strlen(p);
@@ -800,30 +1185,30 @@ static void md_to_html(struct md *m, const char *md)
 		nd = table_cells(d, dnl ? (size_t)(dnl - d) : strlen(d), dcell, dlen, MAXC);
 		for (size_t i = 0; i < nd && i < MAXC; i++)
 			right[i] = dlen[i] && dcell[i][dlen[i] - 1] == ':';
-		put(m, "<table>\n<thead><tr>");
+		isc_rep_put(m, "<table>\n<thead><tr>");
 		for (size_t i = 0; i < nh; i++) {
-			put(m, right[i] ? "<th class=\"r\">" : "<th>");
+			isc_rep_put(m, right[i] ? "<th class=\"r\">" : "<th>");
 			for (size_t k = 0; k < clen[i]; k++) {
 				char c = cell[i][k];
-				put(m, c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" : (char[]){ c, 0 });
+				isc_rep_put(m, c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" : (char[]){ c, 0 });
 			}
-			put(m, "</th>");
+			isc_rep_put(m, "</th>");
 		}
-		put(m, "</tr></thead>\n<tbody>\n");
+		isc_rep_put(m, "</tr></thead>\n<tbody>\n");
 		p = dnl ? dnl + 1 : d + strlen(d);
 		while (*p == '|') {
 			nl = strchr(p, '\n');
 			size_t len = nl ? (size_t)(nl - p) : strlen(p), n = table_cells(p, len, cell, clen, MAXC);
-			put(m, "<tr>");
+			isc_rep_put(m, "<tr>");
 			for (size_t i = 0; i < n; i++) {
-				put(m, right[i] ? "<td class=\"r\">" : "<td>");
+				isc_rep_put(m, right[i] ? "<td class=\"r\">" : "<td>");
 				cmark_put(m, cell[i], clen[i], true);
-				put(m, "</td>");
+				isc_rep_put(m, "</td>");
 			}
-			put(m, "</tr>\n");
+			isc_rep_put(m, "</tr>\n");
 			p += len + (nl != NULL);
 		}
-		put(m, "</tbody>\n</table>\n");
+		isc_rep_put(m, "</tbody>\n</table>\n");
 		text = p;
 	}
 	cmark_put(m, text, (size_t)(p - text), false);
@@ -831,7 +1216,7 @@ static void md_to_html(struct md *m, const char *md)
 
 int isc_report_render(const cJSON *root, enum isc_report_format f, char **out)
 {
-	struct md m = { { 0 }, 0 };
+	struct isc_rep m = { .html = f == ISC_REPORT_HTML };
 	*out = NULL;
 	if (!cJSON_IsObject(root)) {
 		isc_err_push("not a findings document (not a JSON object)");
@@ -843,10 +1228,10 @@ int isc_report_render(const cJSON *root, enum isc_report_format f, char **out)
 		*out = (char *)m.b.data;
 		return 0;
 	}
-	struct md h = { { 0 }, 0 };
-	put(&h, html_head);
+	struct isc_rep h = { .charts = 0 };
+	isc_rep_put(&h, html_head);
 	md_to_html(&h, (const char *)m.b.data);
-	put(&h, html_tail);
+	isc_rep_put(&h, html_tail);
 	isc_buf_free(&m.b);
 	if (h.err || isc_buf_put_u8(&h.b, '\0')) {
 		isc_buf_free(&h.b);

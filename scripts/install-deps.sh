@@ -3,6 +3,12 @@
 # packages. Idempotent: when every package is already installed it does
 # nothing but say so. Uses sudo when not run as root.
 #
+#   scripts/install-deps.sh [--tests]
+#
+# --tests adds what only the test suites need and a user does not: a
+# headless browser and its WebDriver for the `browser` suite (scripts/test.sh
+# passes it; profile-example.sh does not).
+#
 # libopenblas0-pthread matters: without an optimized BLAS, Debian's
 # python3-torch falls back to the reference BLAS, about 70x slower.
 set -euo pipefail
@@ -14,6 +20,16 @@ PACKAGES=(
 	python3-dev python3-torch libopenblas0-pthread
 	python3-zstandard python3-yaml
 )
+TEST_PACKAGES=(chromium chromium-driver)
+
+case ${1:-} in
+--tests) PACKAGES+=("${TEST_PACKAGES[@]}") ;;
+"") ;;
+*)
+	echo "usage: $0 [--tests]" >&2
+	exit 2
+	;;
+esac
 
 log() { printf 'install-deps: %s\n' "$*" >&2; }
 

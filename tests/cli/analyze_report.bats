@@ -265,3 +265,106 @@ EOF
 	cmp "$D/1.html" "$D/2.html"
 	grep -q '<h2>End-to-end latency</h2>' "$D/1.html"
 }
+
+# ---- charts, findings of schema 2, terminal summary (tests/data/report) ----
+REPORT_DATA="$BATS_TEST_DIRNAME/../data/report"
+
+@test "iscope-report -f html: seven well-formed SVG charts from the fixture" {
+	"$REPORT" -f html "$REPORT_DATA/full.json" >"$D/full.html"
+	run python3 "$BATS_TEST_DIRNAME/svg_check.py" "$D/full.html" 7
+	echo "$output"
+	[ "$status" -eq 0 ]
+	for t in "Iteration latency distribution (steady state)" "Where the traced CPU time goes" \
+		"CPU use over time" "GPU use over time" "GPU time breakdown" "Memory over time" \
+		"Estimated saving by finding"; do
+		grep -qF "\">$t</title>" "$D/full.html"
+	done
+	# hostile names stay text: no tag, no handler, in the charts or anywhere else
+	! grep -qiE '<(script|img)|onerror=|https?:' "$D/full.html"
+	grep -qF '&lt;script&gt;alert(1)&lt;/script&gt;' "$D/full.html"
+	grep -qF '&lt;img src=x onerror=alert(1)&gt;' "$D/full.html"
+}
+
+@test "iscope-report: Markdown has the charts' content as tables" {
+	"$REPORT" "$REPORT_DATA/full.json" >"$D/full.md"
+	! grep -q '<svg' "$D/full.md"
+	for h in "Latency distribution" "CPU use over time" "GPU use over time" "Memory over time"; do
+		grep -qx "### $h" "$D/full.md"
+	done
+	# ten rows by tenth of the run, iterations counted
+	[ "$(grep -c '^| [0-9]*–[0-9]* % | ' "$D/full.md")" -eq 30 ]
+	grep -qF '| 0–10 % | 0.00 – 1.15 s | 1.05 | 1.47 | 2 (2 warm-up) |' "$D/full.md"
+	# the histogram: 20 bins, p50 and p99 marked
+	[ "$(grep -cE '^\| [0-9.]+ ms \| [0-9.]+ ms \| [0-9]+ \| ' "$D/full.md")" -eq 20 ]
+	grep -qE '^\| .* \| p50 \|$' "$D/full.md"
+	grep -qE '^\| .* \| p99 \|$' "$D/full.md"
+	# sections in the same order as before
+	got="$(grep '^## ' "$D/full.md" | tr '\n' '/')"
+	[ "$got" = "## End-to-end latency/## CPU/## GPU/## Memory/## Findings/## Suggestions/## Environment/" ]
+}
+
+@test "iscope-report: a timeseries that is missing, null or mistyped leaves the chart out" {
+	python3 - "$REPORT_DATA/full.json" "$D" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for name, ts in [("none", None), ("str", "x"), ("nulls", dict(d["timeseries"], cpu_cores=[None] * 188,
+                 runnable_threads=None, rss_bytes="x", gpu_busy_pct=[-1] * 188, gpu_util_pct={},
+                 gpu_mem_used_bytes=[1e300] * 188))]:
+    e = dict(d, timeseries=ts)
+    json.dump(e, open("%s/ts-%s.json" % (sys.argv[2], name), "w"))
+PY
+	for n in none str nulls; do
+		"$REPORT" -f html "$D/ts-$n.json" >"$D/ts-$n.html"
+		"$REPORT" "$D/ts-$n.json" >"$D/ts-$n.md"
+		! grep -q "over time" "$D/ts-$n.md"
+		run python3 "$BATS_TEST_DIRNAME/svg_check.py" "$D/ts-$n.html" 4
+		echo "$n: $output"
+		[ "$status" -eq 0 ]
+	done
+}
+
+@test "iscope-report: findings of schema 2 and of schema 1" {
+	"$REPORT" "$REPORT_DATA/full.json" >"$D/f2.md"
+	grep -qF 'Verdict: **launch_bound** (confidence 0.82, explains 73 % of the analyzed span' "$D/f2.md"
+	grep -qF '### 1. 71 % of the kernels run under 10 µs: the GPU waits for launches' "$D/f2.md"
+	grep -qF 'Estimated saving: 1.90 s (18.7 % of the analyzed span).' "$D/f2.md"
+	grep -qF 'Suggestion: **Capture the step in a CUDA graph' "$D/f2.md"
+	grep -qF 'Estimate: The host-wait idle time inside the iterations removed.' "$D/f2.md"
+	grep -qF '| 2 | \<script\>alert(1)\</script\> | python | model.py:42 | 900.0 ms | 18.0 % |' "$D/f2.md"
+	"$REPORT" "$REPORT_DATA/old-shape.json" >"$D/f1.md"
+	grep -qF 'Suggestion: **Replace the per-element Python work' "$D/f1.md"
+	grep -qF 'Estimated saving: 61.0 % of the analyzed span.' "$D/f1.md"
+	grep -qF '1. Replace the per-element Python work in this function with batched torch operations. (estimated saving: 61.0 % of the analyzed span)' "$D/f1.md"
+}
+
+@test "iscope-report on a terminal: coloured summary; NO_COLOR, TERM=dumb, -o, -f and pipes" {
+	command -v script >/dev/null || skip "no script(1) (util-linux)"
+	tty() { script -qec "$1" /dev/null | tr -d '\r'; }
+	out="$(tty "env -u NO_COLOR TERM=xterm '$REPORT' '$REPORT_DATA/full.json'")"
+	echo "$out"
+	[[ "$out" == "InferScope: "$'\e[1;36m'"launch_bound"$'\e[0m'" (confidence 0.82, explains 73 % of the analyzed span)"* ]]
+	[[ "$out" == *$'\e[1;31m'critical$'\e[0m'* && "$out" == *$'\e[32m'"saves ~1.90 s (18.7 %)"* ]]
+	[[ "$out" == *"Top findings (3 of 4):"* && "$out" != *"  4. "* ]]
+	[[ "$out" == *"Full report: iscope-report -o report.md $REPORT_DATA/full.json  (or -o report.html)"* ]]
+	[[ "$out" != *"# InferScope report"* ]]
+	[ "$(wc -l <<<"$out")" -lt 15 ]
+	# NO_COLOR (any non-empty value) and TERM=dumb: the same text, no escape
+	out="$(tty "NO_COLOR=1 TERM=xterm '$REPORT' '$REPORT_DATA/full.json'")"
+	[[ "$out" == "InferScope: launch_bound (confidence"* && "$out" != *$'\e'* ]]
+	out="$(tty "env -u NO_COLOR TERM=dumb '$REPORT' '$REPORT_DATA/full.json'")"
+	[[ "$out" == "InferScope: launch_bound"* && "$out" != *$'\e'* ]]
+	out="$(tty "NO_COLOR= TERM=xterm '$REPORT' '$REPORT_DATA/full.json'")"
+	[[ "$out" == *$'\e[1;36m'* ]]
+	# from a pipe: the hint shows the pipe
+	out="$(tty "cat '$REPORT_DATA/full.json' | TERM=xterm '$REPORT'")"
+	[[ "$out" == *"| iscope-report -o report.md"* ]]
+	# -f, -o, the format from the environment, or stdout not a terminal: the full report
+	out="$(tty "TERM=xterm '$REPORT' -f md '$REPORT_DATA/full.json'")"
+	[[ "$out" == "# InferScope report"* && "$out" != *$'\e'* ]]
+	out="$(tty "TERM=xterm INFERSCOPE_REPORT_FORMAT=md '$REPORT' '$REPORT_DATA/full.json'")"
+	[[ "$out" == "# InferScope report"* ]]
+	tty "TERM=xterm '$REPORT' -o '$D/tty.md' '$REPORT_DATA/full.json'"
+	head -1 "$D/tty.md" | grep -qx '# InferScope report'
+	tty "TERM=xterm '$REPORT' '$REPORT_DATA/full.json' > '$D/tty2.md'"
+	cmp "$D/tty.md" "$D/tty2.md"
+}

@@ -60,6 +60,22 @@ raw_lt() {
 	"$PY" -c 'import re, sys; print(len(re.findall(r"(?<!\\)<", open(sys.argv[1]).read())))' "$1"
 }
 
+# same_markup BENIGN.json HOSTILE.json STRING...: both reports as HTML and
+# Markdown; check.py on the two pages, and no more unescaped '<' in the
+# hostile Markdown than in the benign one.
+same_markup() {
+	local benign=$1 hostile=$2
+	shift 2
+	"$REPORT" -f html -o "$T/benign.html" "$benign"
+	"$REPORT" -f html -o "$T/hostile.html" "$hostile"
+	run "$PY" "$T/check.py" "$T/benign.html" "$T/hostile.html" "$@"
+	sed "s/^/# /" <<< "$output" >&3
+	[ "$status" -eq 0 ]
+	"$REPORT" -o "$T/benign.md" "$benign"
+	"$REPORT" -o "$T/hostile.md" "$hostile"
+	[ "$(raw_lt "$T/hostile.md")" -eq "$(raw_lt "$T/benign.md")" ]
+}
+
 teardown() {
 	rm -rf "$T"
 }
@@ -97,16 +113,9 @@ d["cpu"]["top_functions"][0]["name"] = "<script>alert(1)</script>"
 d["cpu"]["top_functions"][0]["file"] = "a\"b'c<d>&e.py"
 json.dump(d, open(sys.argv[2], "w"))
 PY
-	"$REPORT" -f html -o "$T/benign.html" "$T/benign.json"
-	"$REPORT" -f html -o "$T/hostile.html" "$T/hostile.json"
-	run "$PY" "$T/check.py" "$T/benign.html" "$T/hostile.html" "$H" "a\"b'c<d>&e.py" \
+	same_markup "$T/benign.json" "$T/hostile.json" "$H" "a\"b'c<d>&e.py" \
 		"void k<float>(int&, char const*) &<>\"'"
-	sed "s/^/# /" <<< "$output" >&3
-	[ "$status" -eq 0 ]
-	# Markdown: no unescaped '<' beyond the report's own, names escaped
-	"$REPORT" -o "$T/benign.md" "$T/benign.json"
-	"$REPORT" -o "$T/hostile.md" "$T/hostile.json"
-	[ "$(raw_lt "$T/hostile.md")" -eq "$(raw_lt "$T/benign.md")" ]
+	# Markdown: names escaped
 	grep -qF '\<script\>alert(1)\</script\>' "$T/hostile.md"
 }
 
@@ -161,12 +170,13 @@ PY
 	run "$PY" -c 'import json, sys; d = json.load(open(sys.argv[1]))
 print(d["cpu"]["top_functions_in_scopes"][0]["name"], d["cpu"]["top_functions_in_scopes"][0]["file"], d["iterations"]["name"])' "$T/h.json"
 	[ "$output" = "<script>alert(1)</script> a\"b'c<d>&e.py </td><img src=x onerror=alert(1)>" ]
-	"$REPORT" -o "$T/h.html" "$T/h.json"
-	"$REPORT" -o "$T/b.html" "$T/b.json"
-	run "$PY" "$T/check.py" "$T/b.html" "$T/h.html" "$H" "</td><img src=x onerror=alert(1)>"
-	sed "s/^/# /" <<< "$output" >&3
-	[ "$status" -eq 0 ]
-	"$REPORT" -o "$T/h.md" "$T/h.json"
-	"$REPORT" -o "$T/b.md" "$T/b.json"
-	[ "$(raw_lt "$T/h.md")" -eq "$(raw_lt "$T/b.md")" ]
+	same_markup "$T/b.json" "$T/h.json" "$H" "</td><img src=x onerror=alert(1)>"
+}
+
+@test "charts and findings (schema 2) with hostile names: no new tag or attribute, names kept as text" {
+	# full.json is benign.json with <script>alert(1)</script> and <img src=x onerror=alert(1)>
+	# as function, kernel, contributor and finding-title names (tests/data/report)
+	same_markup "$ISC_SRC/tests/data/report/benign.json" "$ISC_SRC/tests/data/report/full.json" "$H" \
+		"<img src=x onerror=alert(1)>" "$H holds the interpre…"
+	[ "$(grep -c '<svg ' "$T/hostile.html")" -eq 7 ]
 }

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "isc_analyze.h"
 #include "isc_config.h"
@@ -54,6 +55,13 @@ static int slurp(FILE *in, char **buf, size_t *len)
 	*buf = b;
 	*len = n;
 	return 0;
+}
+
+/* Colours unless NO_COLOR is set and not empty (no-color.org) or the terminal is dumb or unknown. */
+static bool want_color(void)
+{
+	const char *no = getenv("NO_COLOR"), *term = getenv("TERM");
+	return !(no && *no) && term && *term && strcmp(term, "dumb");
 }
 
 static bool ends_with(const char *s, const char *suffix)
@@ -113,7 +121,14 @@ int main(int argc, char **argv)
 		isc_log(ISC_LOG_ERROR, "%s: not findings JSON: the top level is not an object", name);
 		goto out;
 	}
-	if ((rc = isc_report_render(doc, f, &text))) {
+	/* a person at a terminal who asked for nothing in particular gets the summary */
+	if (!path && !fmt && isatty(STDOUT_FILENO)) {
+		struct isc_summary_opts so = { want_color(), in == stdin ? NULL : name };
+		rc = isc_report_summary(doc, &so, &text);
+	} else {
+		rc = isc_report_render(doc, f, &text);
+	}
+	if (rc) {
 		isc_log(ISC_LOG_ERROR, "%s: %s", name, isc_err_msg());
 		goto out;
 	}

@@ -1,0 +1,149 @@
+/*
+ * report.h - what the report modules share (report_md.c, report_svg.c,
+ * report_term.c, report_data.c); not for the tools.
+ *
+ * The data readers below validate what a findings document says before a
+ * chart or a table uses it: a value that is missing, null, not a number,
+ * not finite, negative or above ISC_REP_MAX_VALUE is "no data", so no
+ * NaN, infinity or absurd coordinate ever reaches the output.
+ */
+#ifndef ISC_REPORT_H
+#define ISC_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "isc_analyze.h"
+
+/* ---- output buffer (report_data.c) ------------------------------------- */
+/* Text being built; the first error sticks and later writes do nothing. */
+struct isc_rep {
+	struct isc_buf b;
+	int err;
+	bool html; /* Markdown meant for the HTML page: charts instead of their tables */
+	unsigned charts; /* SVG charts written so far (their element ids) */
+};
+
+void isc_rep_put(struct isc_rep *r, const char *s);
+void isc_rep_putn(struct isc_rep *r, const char *s, size_t n);
+void isc_rep_putf(struct isc_rep *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/*
+ * s escaped for XML text and attribute values (& < > " '), control
+ * characters dropped, cut after about max bytes (at a UTF-8 boundary) with
+ * an ellipsis; max 0 = no limit.
+ */
+void isc_rep_xml(struct isc_rep *r, const char *s, size_t max);
+
+/* ---- numbers ------------------------------------------------------------ */
+/* Largest value a chart or table takes from a document (ns, bytes, counts). */
+#define ISC_REP_MAX_VALUE 1e18
+/*
+ * Numbers at or above this are shown in exponent form: "%.0f" of 1e300 does
+ * not fit the callers' 64-byte buffers, and a cut number would be a wrong one.
+ */
+#define ISC_REP_FIXED_MAX 1e15
+/* v when it is a usable measurement (finite, 0 <= v <= ISC_REP_MAX_VALUE), else NAN. */
+double isc_rep_value(const cJSON *item);
+/* "12 ns", "3.4 µs", "5.6 ms", "7.89 s"; exponent form for absurd values.  Returns buf. */
+const char *isc_rep_fmt_ns(char *buf, size_t cap, double ns);
+/* "512 B", "1.5 KiB", ... "2.0 TiB".  Returns buf. */
+const char *isc_rep_fmt_bytes(char *buf, size_t cap, double bytes);
+
+/* ---- timeseries and iterations (report_data.c) ------------------------- */
+#define ISC_REP_MAX_BUCKETS 4096
+#define ISC_REP_MAX_SPANS 1000
+#define ISC_REP_MAX_BINS 256
+
+/* The time axis of root.timeseries: bucket i covers [t0 + i*bucket, t0 + (i+1)*bucket). */
+struct isc_rep_ts {
+	double t0_ns, bucket_ns;
+	size_t n;
+	double ncpu; /* timeseries.ncpu, else environment.ncpu; 0 when unknown */
+};
+/* false when timeseries is missing or its axis unusable (no bucket, > ISC_REP_MAX_BUCKETS). */
+bool isc_rep_ts_get(const cJSON *root, struct isc_rep_ts *ts);
+/*
+ * timeseries.<name> as ts->n values into v (caller's array of ts->n), NAN
+ * where a bucket has no (usable) value; returns how many are usable.
+ */
+size_t isc_rep_series(const cJSON *root, const struct isc_rep_ts *ts, const char *name, double *v);
+
+/* iterations.spans: the first ISC_REP_MAX_SPANS well-formed [start, end] pairs. */
+struct isc_rep_span {
+	double start_ns, end_ns;
+	bool warmup;
+};
+/* Fills s (ISC_REP_MAX_SPANS entries); returns the count. */
+size_t isc_rep_spans(const cJSON *root, struct isc_rep_span *s);
+
+/* iterations.histogram with the p50 / p99 of iterations.latency_ns (NAN when absent). */
+struct isc_rep_hist {
+	size_t k;
+	double edges[ISC_REP_MAX_BINS + 1], counts[ISC_REP_MAX_BINS];
+	double p50, p99;
+};
+/*
+ * false when the histogram is absent or not usable: k counts and k+1 edges
+ * (1 <= k <= ISC_REP_MAX_BINS), edges non-decreasing.
+ */
+bool isc_rep_hist_get(const cJSON *root, struct isc_rep_hist *h);
+
+/* ---- findings (report_data.c) ------------------------------------------ */
+/*
+ * One finding in either shape: schema 2 (suggestion object, evidence with
+ * metrics / time_ranges / top) or schema 1 (suggestion a string,
+ * estimated_saving_pct beside it, evidence a flat object of numbers and
+ * strings, returned as metrics).  Strings are borrowed from f; NULL or NAN
+ * when absent.
+ */
+struct isc_rep_finding {
+	const char *id, *title, *severity, *action, *rationale, *estimate;
+	double confidence, saving_ns, saving_pct;
+	const cJSON *metrics, *time_ranges, *top;
+};
+void isc_rep_finding_get(const cJSON *f, struct isc_rep_finding *out);
+
+/* ---- SVG charts (report_svg.c) ----------------------------------------- */
+/*
+ * Each writes one <svg> element (explicit width, height and viewBox,
+ * role="img", a <title> and a <desc>, axis labels with units, no script,
+ * no link, no external reference) to r, from data the caller validated
+ * with the readers above.  Text from the workload is XML-escaped.
+ */
+
+/* A series over the timeseries axis; v has ts->n values, NAN = no data. */
+struct isc_rep_line {
+	const char *name;
+	const double *v;
+	const char *color;
+};
+enum isc_rep_unit { ISC_REP_UNIT_CORES, ISC_REP_UNIT_PCT, ISC_REP_UNIT_BYTES };
+/*
+ * A step chart of the lines over time, y from 0 to the largest value (to
+ * 100 for percent; to at least ncpu for cores, with a dashed line there),
+ * iterations as a strip of bars under the plot (warm-up ones in orange).
+ */
+void isc_svg_timeseries(struct isc_rep *r, const char *title, const struct isc_rep_ts *ts,
+			const struct isc_rep_line *lines, size_t nlines, enum isc_rep_unit unit,
+			const struct isc_rep_span *spans, size_t nspans);
+
+/* Iteration latency histogram with the p50 and p99 marked. */
+void isc_svg_histogram(struct isc_rep *r, const char *title, const struct isc_rep_hist *h);
+
+/* Horizontal bars of segments (a stacked breakdown, or one segment a bar). */
+struct isc_rep_seg {
+	const char *name; /* legend entry; NULL: no legend */
+	double value;     /* in the chart's x unit; NAN = left out */
+	const char *color;
+};
+struct isc_rep_bar {
+	const char *label; /* may come from the workload */
+	struct isc_rep_seg seg[3];
+	size_t nseg;
+	const char *note; /* text after the bar ("12.3 ms"), or NULL */
+};
+/* Bars on an x axis from 0 to xmax (0: the widest bar, rounded up) labelled xlabel. */
+void isc_svg_bars(struct isc_rep *r, const char *title, const char *xlabel, double xmax,
+		  const struct isc_rep_bar *bars, size_t n);
+
+#endif

@@ -1,0 +1,65 @@
+#!/usr/bin/env bats
+# The HTML report in a real browser: headless Chromium opens it from disk
+# (file://), takes a screenshot, and webdriver_check.py asserts no console
+# error, no network request but the document, no dialog, every chart <svg>
+# present with a rendered size and its data drawn, and the hostile names
+# (tests/data/report/full.json) shown literally as text.  A negative control
+# page shows that each of those checks can fail.
+
+load ../cli/helpers
+bats_require_minimum_version 1.5.0
+
+setup_file() {
+	export CHECK="$BATS_TEST_DIRNAME/webdriver_check.py"
+	export FIXTURES="$ISC_SRC/tests/data/report"
+}
+
+setup() {
+	CHROMIUM=${CHROMIUM:-$(command -v chromium || true)}
+	[ -n "$CHROMIUM" ] || skip "chromium is not installed (apt-get install chromium chromium-driver; scripts/install-deps.sh does)"
+	CHROMEDRIVER=${CHROMEDRIVER:-$(command -v chromedriver || echo /usr/bin/chromedriver)}
+	if [ ! -x "$CHROMEDRIVER" ]; then
+		echo "chromium is installed but chromedriver is not: apt-get install chromium-driver" >&2
+		return 1
+	fi
+	export CHROMIUM CHROMEDRIVER
+	T=$(mktemp -d)
+}
+
+teardown() {
+	[ -z "${T:-}" ] || rm -rf "$T"
+}
+
+@test "the HTML report in headless Chromium: charts rendered, no error, no request, no dialog" {
+	"$REPORT" -o "$T/report.html" "$FIXTURES/full.json"
+	run "$PY" "$CHECK" "$T/report.html" "$T/shot.png" --charts 7 \
+		--text '<script>alert(1)</script>' --text '<img src=x onerror=alert(1)>' \
+		--text '<script>alert(1)</script> holds the interpreter 31 % of the step' \
+		--text 'CPU use over time' --text 'Estimated saving by finding'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == "ok: 7 charts rendered, 1 request (the document)"* ]]
+	[ "$(head -c 8 "$T/shot.png" | od -An -c | tr -d ' ')" = '211PNG\r\n032\n' ]
+	[ "$(stat -c %s "$T/shot.png")" -gt 20000 ]
+}
+
+@test "a report of schema 1 (no timeseries): the charts it has render too" {
+	"$REPORT" -o "$T/old.html" "$FIXTURES/old-shape.json"
+	run "$PY" "$CHECK" "$T/old.html" "$T/old.png" --charts 2 --text 'crunch'
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+@test "negative control: the checks catch a dialog, requests, console errors and a broken chart" {
+	run "$PY" "$CHECK" "$BATS_TEST_DIRNAME/hostile-page.html" "$T/control.png" --charts 7 --text absent
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"JavaScript dialog"* ]]
+	[[ "$output" == *"network request: http://127.0.0.1:9/x.png"* ]]
+	[[ "$output" == *"console error: "*"attribute d: Expected number"* ]]
+	[[ "$output" == *'console error: '*'"boom"'* ]]
+	[[ "$output" == *"1 charts, expected 7"* ]]
+	[[ "$output" == *"elements drawn from data, 1 of them empty"* ]]
+	[[ "$output" == *"script/img/iframe/object/embed/link elements"* ]]
+	[[ "$output" == *"not in the page's text: 'absent'"* ]]
+}
