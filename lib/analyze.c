@@ -3,13 +3,17 @@
  * document (formats/findings.schema.json).
  *
  * State kept during the pass, all bounded by distinct things, never by the
- * trace length (except one 32-byte sample per iteration, for percentiles):
+ * trace length (except one 40-byte sample per iteration, for percentiles):
  *
- *   functions  (kind, name_id) -> calls, self, total     imap + array
+ *   functions  (kind, name_id) -> calls, self, total,    imap + array
+ *                                 RSS growth
  *   threads    (pid, tid)      -> span stack, CPU window imap + array
  *   processes  pid             -> samples, exit, command imap + array
  *   scopes     name_id         -> per-iteration samples  imap + array
+ *   off-CPU    (span, python fn) -> blocked ns           imap + array
  *   RSS total  -> bucketed least squares (analyze_mem.c)
+ *   timeseries -> 256 buckets per channel (analyze_series.c)
+ *   sample round, DataLoader time: a few counters
  *
  * Self and total time on one thread's stack:
  *
@@ -33,6 +37,7 @@
 #include "isc_config.h"
 #include "isc_internal.h"
 #include "analyze_gpu.h"
+#include "analyze_numa.h"
 
 #define NONE UINT32_MAX
 
@@ -89,6 +94,17 @@ static int imap_slot(struct imap *m, uint64_t key, uint32_t **slot)
 	return 0;
 }
 
+/* Value of key, NONE when absent (never inserts). */
+static uint32_t imap_get(const struct imap *m, uint64_t key)
+{
+	if (!m->cap)
+		return NONE;
+	for (size_t i = mix64(key) & (m->cap - 1); m->v[i] != NONE; i = (i + 1) & (m->cap - 1))
+		if (m->k[i] == key)
+			return m->v[i];
+	return NONE;
+}
+
 static void imap_free(struct imap *m)
 {
 	free(m->k);
@@ -115,16 +131,22 @@ static int grow(void *arr, size_t *cap, size_t n, size_t sz)
 struct fn_stat {
 	uint32_t name_id;
 	uint8_t kind;
+	bool dataloader; /* DataLoader __next__ (is_dataloader_fn) */
 	uint64_t calls, self_ns, total_ns;
 	uint64_t ops_self_ns; /* python fns: self time of ops they call directly */
 	uint64_t scoped_calls, scoped_self_ns; /* while a scope was open on the thread */
+	uint64_t growth_bytes; /* python fns: RSS growth while innermost on a main thread */
 };
+
+enum { DL_NO, DL_INNER, DL_OUTER }; /* frame.dl */
 
 struct frame {
 	uint64_t span_id, begin_ts, child_ns;
+	uint64_t dl_at_begin; /* scope frames: dl_time(begin_ts) */
 	uint32_t idx;   /* fn index; scope index for scope frames; NONE for unknown kinds */
 	uint32_t py_fn; /* nearest python fn on the stack, this frame included */
 	uint8_t kind;
+	uint8_t dl;
 	bool outermost;
 };
 
@@ -139,6 +161,9 @@ struct thread {
 	uint64_t off_ops_ns, off_py_ns; /* set at the end */
 	bool traced, have_cpu, have_numa;
 	uint64_t cpu_ns, last_cpu, numa_node;
+	uint64_t sample_ts; /* of the last THREAD_SAMPLE (have_cpu) */
+	uint64_t round;     /* last sample round it was counted in */
+	unsigned dl_depth;  /* DataLoader frames on the stack */
 	char state;
 	/* first and last CPU sample taken while the stack was non-empty */
 	unsigned win_n;
@@ -153,19 +178,21 @@ struct proc {
 	int64_t exit_status;
 	uint64_t exit_how;
 	unsigned nsamples;
-	uint64_t s_ts0, s_ts1, vcsw0, ivcsw0, vcsw1, ivcsw1, cpu_ns;
+	uint64_t s_ts0, s_ts1, vcsw0, ivcsw0, vcsw1, ivcsw1, cpu_ns, sys_ns;
 	uint64_t rss, rss_peak, minflt, majflt, swap_max;
 	bool have_smaps;
 };
 
 struct iter_sample {
 	uint64_t begin_ts, dur;
+	uint64_t dl_begin, dl_end; /* dl_time() at its begin and end */
 	uint32_t pid;
 	bool complete;
 };
 
 struct scope {
 	uint32_t name_id;
+	bool dataloader; /* a Kineto enumerate(DataLoader) annotation */
 	uint64_t total_ns;
 	struct iter_sample *s;
 	size_t n, cap;
@@ -175,6 +202,13 @@ struct mark {
 	uint32_t name_id;
 	uint64_t count;
 	int64_t sum;
+};
+
+/* cpu.off_cpu_top: blocked time by (innermost span, its Python function) */
+struct off_row {
+	uint32_t idx, py_fn; /* frame.idx (a scope index when scope), frame.py_fn */
+	bool scope;
+	uint64_t ns;
 };
 
 struct pressure {
@@ -208,7 +242,20 @@ struct ana {
 	uint64_t swap_used_max, mem_avail_min;
 	struct pressure psi[3];
 	uint64_t warm_end_ts, iter_end_ts; /* set by emit_iterations */
+	/* sample rounds (round_sample): runnable threads */
+	bool round_open;
+	uint64_t round_t0, round_id, round_runnable, rounds, runnable_sum, runnable_max;
+	uint64_t threads_max;
+	bool have_threads;
+	struct imap off_map; /* off_row key -> index */
+	struct off_row *offs;
+	size_t noffs, offs_cap;
+	uint64_t blocked_ns;
+	/* outermost DataLoader spans: closed time, and the open ones (count, sum of begins) */
+	uint64_t dl_closed_ns, dl_calls, dl_open, dl_open_begin_sum;
 	struct isc_gpu_ana *gpu; /* gpu.* (analyze_gpu.c) */
+	struct isc_series *series; /* timeseries.* (analyze_series.c) */
+	struct isc_numa *numa;     /* memory.numa (analyze_numa.c) */
 };
 
 static struct thread *thread_get(struct ana *a, uint32_t pid, uint32_t tid)
@@ -248,6 +295,35 @@ static struct proc *proc_get(struct ana *a, uint32_t pid)
 	return p;
 }
 
+static bool ends_with(const char *s, const char *tail)
+{
+	size_t n = strlen(s), m = strlen(tail);
+	return n >= m && !strcmp(s + n - m, tail);
+}
+
+/*
+ * DataLoader iteration: the Python function __next__ (qualified or not) of
+ * torch/utils/data/dataloader.py, or a Kineto user annotation beginning
+ * "enumerate(DataLoader)".
+ */
+static bool is_dataloader(struct ana *a, uint32_t name_id, uint8_t kind)
+{
+	const struct isc_tl_string *s = isc_timeline_string_borrow(a->t, name_id);
+	if (!s)
+		return false;
+	if (kind == ISC_SPAN_SCOPE)
+		return !strncmp(s->name, "enumerate(DataLoader)", 21);
+	return kind == ISC_SPAN_PYTHON && (!strcmp(s->name, "__next__") || ends_with(s->name, ".__next__")) &&
+	       ends_with(s->file, "torch/utils/data/dataloader.py");
+}
+
+/* DataLoader time (outermost spans, all threads) from the start up to t, t >= every open begin. */
+static uint64_t dl_time(const struct ana *a, uint64_t t)
+{
+	uint64_t open = a->dl_open * t;
+	return a->dl_closed_ns + (open > a->dl_open_begin_sum ? open - a->dl_open_begin_sum : 0);
+}
+
 static uint32_t fn_get(struct ana *a, uint32_t name_id, uint8_t kind)
 {
 	uint32_t *slot;
@@ -259,6 +335,7 @@ static uint32_t fn_get(struct ana *a, uint32_t name_id, uint8_t kind)
 		memset(&a->fns[a->nfns], 0, sizeof(*a->fns));
 		a->fns[a->nfns].name_id = name_id;
 		a->fns[a->nfns].kind = kind;
+		a->fns[a->nfns].dataloader = is_dataloader(a, name_id, kind);
 		*slot = (uint32_t)a->nfns++;
 	}
 	return *slot;
@@ -274,6 +351,7 @@ static uint32_t scope_get(struct ana *a, uint32_t name_id)
 			return NONE;
 		memset(&a->scs[a->nscs], 0, sizeof(*a->scs));
 		a->scs[a->nscs].name_id = name_id;
+		a->scs[a->nscs].dataloader = is_dataloader(a, name_id, ISC_SPAN_SCOPE);
 		*slot = (uint32_t)a->nscs++;
 	}
 	return *slot;
@@ -351,10 +429,13 @@ static int span_begin(struct ana *a, struct thread *th, const struct isc_tl_even
 	f->kind = ev->kind;
 	f->idx = NONE;
 	f->py_fn = th->depth ? th->stack[th->depth - 1].py_fn : NONE;
+	bool dl = false;
 	if (ev->kind == ISC_SPAN_SCOPE) {
 		if ((f->idx = scope_get(a, ev->name_id)) == NONE)
 			return -ENOMEM;
 		th->open_scopes++;
+		f->dl_at_begin = dl_time(a, ev->ts);
+		dl = a->scs[f->idx].dataloader;
 	} else if (ev->kind == ISC_SPAN_PYTHON || ev->kind == ISC_SPAN_OP) {
 		uint32_t *cnt;
 		if ((f->idx = fn_get(a, ev->name_id, ev->kind)) == NONE ||
@@ -368,6 +449,14 @@ static int span_begin(struct ana *a, struct thread *th, const struct isc_tl_even
 			a->fns[f->idx].scoped_calls++;
 		if (ev->kind == ISC_SPAN_PYTHON)
 			f->py_fn = f->idx;
+		dl = a->fns[f->idx].dataloader;
+	}
+	if (dl) {
+		f->dl = th->dl_depth++ ? DL_INNER : DL_OUTER;
+		if (f->dl == DL_OUTER) {
+			a->dl_open++;
+			a->dl_open_begin_sum += f->begin_ts;
+		}
 	}
 	th->depth++;
 	return 0;
@@ -380,11 +469,21 @@ static int span_pop(struct ana *a, struct thread *th, uint64_t end_ts, bool comp
 	struct frame *parent = th->depth > 1 ? f - 1 : NULL;
 	uint64_t dur = end_ts > f->begin_ts ? end_ts - f->begin_ts : 0;
 	uint64_t self = dur > f->child_ns ? dur - f->child_ns : 0;
+	if (f->dl) {
+		th->dl_depth--;
+		if (f->dl == DL_OUTER) {
+			a->dl_open--;
+			a->dl_open_begin_sum -= f->begin_ts;
+			a->dl_closed_ns += dur;
+			a->dl_calls++;
+		}
+	}
 	if (f->kind == ISC_SPAN_SCOPE) {
 		struct scope *s = &a->scs[f->idx];
 		if (grow(&s->s, &s->cap, s->n, sizeof(*s->s)))
 			return -ENOMEM;
-		s->s[s->n++] = (struct iter_sample){ f->begin_ts, dur, th->pid, complete };
+		s->s[s->n++] = (struct iter_sample){ f->begin_ts, dur, f->dl_at_begin, dl_time(a, end_ts), th->pid,
+						     complete };
 		s->total_ns += dur;
 		th->open_scopes--;
 		if (parent)
@@ -438,9 +537,82 @@ static int span_end(struct ana *a, struct thread *th, const struct isc_tl_event 
 }
 
 /* ---- sampler records ------------------------------------------------------ */
-static void on_thread_sample(struct thread *th, const struct isc_tl_event *ev)
+/*
+ * Sample rounds.  The recorder's sampler stamps every record of one tick
+ * with the same time, so a round is the THREAD_SAMPLEs that follow its
+ * first one within ROUND_WINDOW_NS (for samplers that stamp each thread)
+ * and name no thread twice.  At the end of a round its count of threads in
+ * state R goes to timeseries.runnable_threads and cpu.runnable_threads_*.
+ */
+#define ROUND_WINDOW_NS 1000000u
+
+static int round_close(struct ana *a)
+{
+	if (!a->round_open)
+		return 0;
+	a->round_open = false;
+	a->rounds++;
+	a->runnable_sum += a->round_runnable;
+	if (a->round_runnable > a->runnable_max)
+		a->runnable_max = a->round_runnable;
+	return isc_series_point(a->series, ISC_SER_RUNNABLE, a->round_t0, (double)a->round_runnable);
+}
+
+static int round_sample(struct ana *a, struct thread *th, const struct isc_tl_event *ev)
+{
+	int rc;
+	bool later = ev->ts < a->round_t0 || ev->ts - a->round_t0 > ROUND_WINDOW_NS || th->round == a->round_id;
+	if (a->round_open && later && (rc = round_close(a)))
+		return rc;
+	if (!a->round_open) {
+		a->round_open = true;
+		a->round_t0 = ev->ts;
+		a->round_id++;
+		a->round_runnable = 0;
+	}
+	th->round = a->round_id;
+	a->round_runnable += ev->f[4] == 'R';
+	return 0;
+}
+
+/*
+ * cpu.off_cpu_top: ns blocked, charged to the innermost span of th with a
+ * known kind and to that span's nearest Python function.
+ */
+static int off_cpu_add(struct ana *a, const struct thread *th, uint64_t ns)
+{
+	size_t i = th->depth;
+	while (i > 0 && th->stack[i - 1].idx == NONE)
+		i--;
+	if (i == 0)
+		return 0;
+	const struct frame *f = &th->stack[i - 1];
+	bool scope = f->kind == ISC_SPAN_SCOPE;
+	uint32_t *slot;
+	if (imap_slot(&a->off_map, (uint64_t)scope << 63 | (uint64_t)f->idx << 32 | f->py_fn, &slot))
+		return -ENOMEM;
+	if (*slot == NONE) {
+		if (grow(&a->offs, &a->offs_cap, a->noffs, sizeof(*a->offs)))
+			return -ENOMEM;
+		a->offs[a->noffs] = (struct off_row){ f->idx, f->py_fn, scope, 0 };
+		*slot = (uint32_t)a->noffs++;
+	}
+	a->offs[*slot].ns += ns;
+	a->blocked_ns += ns;
+	return 0;
+}
+
+static int on_thread_sample(struct ana *a, struct thread *th, const struct isc_tl_event *ev)
 {
 	uint64_t cpu = ev->f[2] + ev->f[3];
+	int rc;
+	if ((rc = round_sample(a, th, ev)))
+		return rc;
+	/* blocked (S, D) inside a span: the time since its previous sample */
+	if ((ev->f[4] == 'S' || ev->f[4] == 'D') && th->have_cpu && ev->ts > th->sample_ts && th->depth &&
+	    (rc = off_cpu_add(a, th, ev->ts - th->sample_ts)))
+		return rc;
+	th->sample_ts = ev->ts;
 	th->have_cpu = true;
 	th->cpu_ns = cpu;
 	th->state = ev->f[4] >= 0x20 && ev->f[4] < 0x7f ? (char)ev->f[4] : '?';
@@ -448,7 +620,7 @@ static void on_thread_sample(struct thread *th, const struct isc_tl_event *ev)
 	th->have_numa = ev->f[8] > 0;
 	th->numa_node = ev->f[8] ? ev->f[8] - 1 : 0;
 	if (th->depth == 0)
-		return;
+		return 0;
 	if (th->win_n++ == 0) {
 		th->w_ts0 = ev->ts;
 		th->w_cpu0 = cpu;
@@ -459,10 +631,47 @@ static void on_thread_sample(struct thread *th, const struct isc_tl_event *ev)
 	th->w_cpu1 = cpu;
 	th->w_vcsw1 = ev->f[6];
 	th->w_ivcsw1 = ev->f[7];
+	return 0;
+}
+
+/*
+ * The thread whose Python stack stands for process pid: its main thread
+ * (tid == pid) when traced, else its traced thread with the most events
+ * (a scan of all threads: processes are sampled at 10-20 Hz).  NULL if none.
+ */
+static struct thread *main_thread(struct ana *a, uint32_t pid)
+{
+	uint32_t i = imap_get(&a->th_map, (uint64_t)pid << 32 | pid);
+	if (i != NONE && a->ths[i]->traced)
+		return a->ths[i];
+	struct thread *best = NULL;
+	for (size_t k = 0; k < a->nths; k++) {
+		struct thread *th = a->ths[k];
+		if (th->pid == pid && th->traced && (!best || th->events > best->events))
+			best = th;
+	}
+	return best;
 }
 
 static int on_proc_sample(struct ana *a, struct proc *p, const struct isc_tl_event *ev)
 {
+	uint64_t cpu = ev->f[1] + ev->f[2];
+	int rc;
+	/* CPU used since the previous sample, spread evenly over the interval */
+	if (p->nsamples && ev->ts > p->s_ts1 && cpu >= p->cpu_ns &&
+	    (rc = isc_series_interval(a->series, ISC_SER_CPU_CORES, p->s_ts1, ev->ts,
+				      (double)(cpu - p->cpu_ns) / (double)(ev->ts - p->s_ts1))))
+		return rc;
+	/* RSS growth since the previous sample, charged to the Python function running now */
+	if (p->have_rss && ev->f[3] > p->rss) {
+		struct thread *th = main_thread(a, p->pid);
+		uint32_t fn = th && th->depth ? th->stack[th->depth - 1].py_fn : NONE;
+		if (fn != NONE)
+			a->fns[fn].growth_bytes += ev->f[3] - p->rss;
+	}
+	if (!a->have_threads || ev->f[6] > a->threads_max)
+		a->threads_max = ev->f[6];
+	a->have_threads = true;
 	if (p->nsamples++ == 0) {
 		p->s_ts0 = ev->ts;
 		p->vcsw0 = ev->f[7];
@@ -471,7 +680,8 @@ static int on_proc_sample(struct ana *a, struct proc *p, const struct isc_tl_eve
 	p->s_ts1 = ev->ts;
 	p->vcsw1 = ev->f[7];
 	p->ivcsw1 = ev->f[8];
-	p->cpu_ns = ev->f[1] + ev->f[2];
+	p->cpu_ns = cpu;
+	p->sys_ns = ev->f[2];
 	p->minflt = ev->f[4];
 	p->majflt = ev->f[5];
 	uint64_t rss = ev->f[3];
@@ -486,7 +696,7 @@ static int on_proc_sample(struct ana *a, struct proc *p, const struct isc_tl_eve
 		a->rss_total_peak = a->rss_total;
 	a->have_rss = true;
 	(void)isc_lsq_add(a->rss_lsq, ev->ts, (double)a->rss_total); /* ts are ordered */
-	return 0;
+	return isc_series_point(a->series, ISC_SER_RSS, ev->ts, (double)a->rss_total);
 }
 
 static int on_event(struct ana *a, const struct isc_tl_event *ev)
@@ -495,6 +705,7 @@ static int on_event(struct ana *a, const struct isc_tl_event *ev)
 	struct proc *p;
 	if (!a->have_ts || ev->ts < a->first_ts)
 		a->first_ts = ev->ts;
+	isc_series_origin(a->series, ev->ts);
 	if (!a->have_ts || ev->ts > a->last_ts)
 		a->last_ts = ev->ts;
 	a->have_ts = true;
@@ -534,8 +745,7 @@ static int on_event(struct ana *a, const struct isc_tl_event *ev)
 	case ISC_REC_THREAD_SAMPLE:
 		if (!(th = thread_get(a, ev->pid, ev->tid)) || !proc_get(a, ev->pid))
 			return -ENOMEM;
-		on_thread_sample(th, ev);
-		return 0;
+		return on_thread_sample(a, th, ev);
 	case ISC_REC_THREAD_NAME:
 		if (!(th = thread_get(a, ev->pid, ev->tid)) || !proc_get(a, ev->pid))
 			return -ENOMEM;
@@ -682,6 +892,23 @@ static cJSON *jpush_obj(struct ana *a, cJSON *arr)
 	return o;
 }
 
+/* name, file, line of a source location into o. */
+static void jloc(struct ana *a, cJSON *o, const char *name, const char *file, uint32_t line)
+{
+	jstr(a, o, "name", name);
+	jstr(a, o, "file", file);
+	jnum(a, o, "line", line);
+}
+
+static void jpush_num(struct ana *a, cJSON *arr, double v)
+{
+	cJSON *x = cJSON_CreateNumber(v);
+	if (!x || !arr || !cJSON_AddItemToArray(arr, x)) {
+		cJSON_Delete(x);
+		a->oom = true;
+	}
+}
+
 static double pct(uint64_t part, uint64_t whole)
 {
 	return whole ? round(10000.0 * (double)part / (double)whole) / 100 : 0;
@@ -698,18 +925,25 @@ struct fn_row {
 	const char *name, *file;
 	uint32_t line;
 	uint8_t kind;
-	uint64_t calls, self_ns, total_ns, ops_self_ns, scoped_calls, scoped_self_ns;
+	uint64_t calls, self_ns, total_ns, ops_self_ns, scoped_calls, scoped_self_ns, growth_bytes;
 };
+
+/* Orders source locations by name, file, line. */
+static int cmp_location(const char *name1, const char *file1, uint32_t line1, const char *name2, const char *file2,
+			uint32_t line2)
+{
+	int c;
+	if ((c = strcmp(name1, name2)) || (c = strcmp(file1, file2)))
+		return c;
+	return line1 < line2 ? -1 : line1 > line2;
+}
 
 static int row_by_identity(const void *x, const void *y)
 {
 	const struct fn_row *a = x, *b = y;
-	int c;
 	if (a->kind != b->kind)
 		return a->kind < b->kind ? -1 : 1;
-	if ((c = strcmp(a->name, b->name)) || (c = strcmp(a->file, b->file)))
-		return c;
-	return a->line < b->line ? -1 : a->line > b->line;
+	return cmp_location(a->name, a->file, a->line, b->name, b->file, b->line);
 }
 
 static int row_by_self(const void *x, const void *y)
@@ -741,37 +975,58 @@ static int row_by_ops(const void *x, const void *y)
 	return row_by_identity(x, y);
 }
 
+static int row_by_growth(const void *x, const void *y)
+{
+	const struct fn_row *a = x, *b = y;
+	if (a->growth_bytes != b->growth_bytes)
+		return a->growth_bytes > b->growth_bytes ? -1 : 1;
+	return row_by_identity(x, y);
+}
+
 /*
- * cpu.top_functions: functions with the same (kind, name, file, line) under
- * different string ids (one per process) are merged first.
+ * One row per function, those with the same (kind, name, file, line) under
+ * different string ids (one per process) merged; *m gets the count.  The
+ * strings are borrowed from the timeline; the caller frees the array.
  */
-static int emit_functions(struct ana *a, cJSON *cpu, uint64_t traced_ns)
+static struct fn_row *merged_rows(struct ana *a, size_t *m)
 {
 	struct fn_row *rows = calloc(a->nfns ? a->nfns : 1, sizeof(*rows));
 	size_t n = 0;
+	*m = 0;
 	if (!rows)
-		return -ENOMEM;
+		return NULL;
 	for (size_t i = 0; i < a->nfns; i++) {
 		const struct fn_stat *f = &a->fns[i];
 		const struct isc_tl_string *s = isc_timeline_string_borrow(a->t, f->name_id);
 		rows[n++] = (struct fn_row){ s ? s->name : "?", s ? s->file : "", s ? s->line : 0, f->kind,
 					     f->calls, f->self_ns, f->total_ns, f->ops_self_ns,
-					     f->scoped_calls, f->scoped_self_ns };
+					     f->scoped_calls, f->scoped_self_ns, f->growth_bytes };
 	}
 	qsort(rows, n, sizeof(*rows), row_by_identity);
-	size_t m = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (m && !row_by_identity(&rows[m - 1], &rows[i])) {
-			rows[m - 1].calls += rows[i].calls;
-			rows[m - 1].self_ns += rows[i].self_ns;
-			rows[m - 1].total_ns += rows[i].total_ns;
-			rows[m - 1].ops_self_ns += rows[i].ops_self_ns;
-			rows[m - 1].scoped_calls += rows[i].scoped_calls;
-			rows[m - 1].scoped_self_ns += rows[i].scoped_self_ns;
+		struct fn_row *r = *m ? &rows[*m - 1] : NULL;
+		if (r && !row_by_identity(r, &rows[i])) {
+			r->calls += rows[i].calls;
+			r->self_ns += rows[i].self_ns;
+			r->total_ns += rows[i].total_ns;
+			r->ops_self_ns += rows[i].ops_self_ns;
+			r->scoped_calls += rows[i].scoped_calls;
+			r->scoped_self_ns += rows[i].scoped_self_ns;
+			r->growth_bytes += rows[i].growth_bytes;
 		} else {
-			rows[m++] = rows[i];
+			rows[(*m)++] = rows[i];
 		}
 	}
+	return rows;
+}
+
+/* cpu.top_functions, top_functions_in_scopes, top_op_callers. */
+static int emit_functions(struct ana *a, cJSON *cpu, uint64_t traced_ns)
+{
+	size_t m;
+	struct fn_row *rows = merged_rows(a, &m);
+	if (!rows)
+		return -ENOMEM;
 	qsort(rows, m, sizeof(*rows), row_by_self);
 	jnum(a, cpu, "functions", (double)m);
 	cJSON *top = jarr(a, cpu, "top_functions");
@@ -816,11 +1071,84 @@ static int emit_functions(struct ana *a, cJSON *cpu, uint64_t traced_ns)
 		cJSON *o = jpush_obj(a, callers);
 		if (!o)
 			break;
-		jstr(a, o, "name", rows[i].name);
-		jstr(a, o, "file", rows[i].file);
-		jnum(a, o, "line", rows[i].line);
+		jloc(a, o, rows[i].name, rows[i].file, rows[i].line);
 		jnum(a, o, "ops_self_ns", (double)rows[i].ops_self_ns);
 		jnum(a, o, "ops_pct", pct(rows[i].ops_self_ns, traced_ns));
+	}
+	free(rows);
+	return 0;
+}
+
+/* cpu.off_cpu_top row: the span and its Python function by name */
+struct off_out {
+	const char *kind, *name, *file, *py_name, *py_file; /* py_name NULL: no Python function */
+	uint32_t line, py_line;
+	uint64_t ns;
+};
+
+static int off_by_identity(const void *x, const void *y)
+{
+	const struct off_out *a = x, *b = y;
+	int c;
+	if ((c = strcmp(a->kind, b->kind)) || (c = cmp_location(a->name, a->file, a->line, b->name, b->file, b->line)))
+		return c;
+	if (!a->py_name || !b->py_name)
+		return !a->py_name - !b->py_name;
+	return cmp_location(a->py_name, a->py_file, a->py_line, b->py_name, b->py_file, b->py_line);
+}
+
+static int off_by_ns(const void *x, const void *y)
+{
+	const struct off_out *a = x, *b = y;
+	if (a->ns != b->ns)
+		return a->ns > b->ns ? -1 : 1;
+	return off_by_identity(x, y);
+}
+
+#define OFF_CPU_TOP 10
+
+/* cpu.off_cpu_top: rows of the same names (one per process) merged, most blocked first. */
+static int emit_off_cpu(struct ana *a, cJSON *cpu)
+{
+	struct off_out *rows = calloc(a->noffs ? a->noffs : 1, sizeof(*rows));
+	size_t m = 0;
+	if (!rows)
+		return -ENOMEM;
+	for (size_t i = 0; i < a->noffs; i++) {
+		const struct off_row *o = &a->offs[i];
+		const struct fn_stat *f = o->scope ? NULL : &a->fns[o->idx];
+		const struct isc_tl_string *s =
+			isc_timeline_string_borrow(a->t, o->scope ? a->scs[o->idx].name_id : f->name_id);
+		const struct isc_tl_string *py =
+			o->py_fn == NONE ? NULL : isc_timeline_string_borrow(a->t, a->fns[o->py_fn].name_id);
+		rows[i] = (struct off_out){ o->scope ? "scope" : f->kind == ISC_SPAN_PYTHON ? "python" : "op",
+					    s ? s->name : "?", s ? s->file : "",
+					    o->py_fn == NONE ? NULL : py ? py->name : "?", py ? py->file : "",
+					    s ? s->line : 0, py ? py->line : 0, o->ns };
+	}
+	qsort(rows, a->noffs, sizeof(*rows), off_by_identity);
+	for (size_t i = 0; i < a->noffs; i++) {
+		if (m && !off_by_identity(&rows[m - 1], &rows[i]))
+			rows[m - 1].ns += rows[i].ns;
+		else
+			rows[m++] = rows[i];
+	}
+	qsort(rows, m, sizeof(*rows), off_by_ns);
+	cJSON *top = jarr(a, cpu, "off_cpu_top");
+	for (size_t i = 0; i < m && i < OFF_CPU_TOP; i++) {
+		cJSON *o = jpush_obj(a, top);
+		if (!o)
+			break;
+		jstr(a, o, "name", rows[i].name);
+		jstr(a, o, "kind", rows[i].kind);
+		jstr(a, o, "file", rows[i].file);
+		jnum(a, o, "line", rows[i].line);
+		jnum(a, o, "blocked_ns", (double)rows[i].ns);
+		if (!rows[i].py_name) {
+			jchk(a, cJSON_AddNullToObject(o, "python"));
+			continue;
+		}
+		jloc(a, jobj(a, o, "python"), rows[i].py_name, rows[i].py_file, rows[i].py_line);
 	}
 	free(rows);
 	return 0;
@@ -840,11 +1168,82 @@ static int cmp_iter(const void *x, const void *y)
 	return a->begin_ts < b->begin_ts ? -1 : a->begin_ts > b->begin_ts;
 }
 
+/* iterations.spans rows: warm-up first, then by start */
+struct span_out {
+	uint64_t begin, end;
+	bool warm;
+};
+
+static int cmp_span_out(const void *x, const void *y)
+{
+	const struct span_out *a = x, *b = y;
+	if (a->warm != b->warm)
+		return a->warm ? -1 : 1;
+	return a->begin < b->begin ? -1 : a->begin > b->begin;
+}
+
+/*
+ * iterations.dataloader: outermost DataLoader spans over the whole run, and
+ * their share of the steady-state period [first steady start, last steady
+ * end], from the dl_time() stamps of the iterations that bound it.
+ */
+static void emit_dataloader(struct ana *a, cJSON *it, bool steady, uint64_t from, uint64_t to, uint64_t dl_ns)
+{
+	if (!a->dl_calls) {
+		jchk(a, cJSON_AddNullToObject(it, "dataloader"));
+		return;
+	}
+	uint32_t name_id = 0;
+	uint64_t best = 0;
+	bool found = false;
+	for (size_t i = 0; i < a->nfns; i++)
+		if (a->fns[i].dataloader && (!found || a->fns[i].total_ns > best)) {
+			found = true;
+			best = a->fns[i].total_ns;
+			name_id = a->fns[i].name_id;
+		}
+	for (size_t i = 0; i < a->nscs; i++)
+		if (a->scs[i].dataloader && (!found || a->scs[i].total_ns > best)) {
+			found = true;
+			best = a->scs[i].total_ns;
+			name_id = a->scs[i].name_id;
+		}
+	cJSON *o = jobj(a, it, "dataloader");
+	jnum(a, o, "total_ns", (double)a->dl_closed_ns);
+	jnum(a, o, "calls", (double)a->dl_calls);
+	bool have = steady && to > from;
+	jnum_or_null(a, o, "pct_of_step", have, have ? round(1e4 * (double)dl_ns / (double)(to - from)) / 100 : 0);
+	const struct isc_tl_string *s = isc_timeline_string_borrow(a->t, name_id);
+	jloc(a, jobj(a, o, "function"), s ? s->name : "?", s ? s->file : "", s ? s->line : 0);
+}
+
+#define ITER_SPANS_MAX 1000
+#define ITER_HIST_BINS 20
+
+/* iterations.histogram of the sorted steady-state latencies; null without any. */
+static void emit_histogram(struct ana *a, cJSON *it, const uint64_t *lat, size_t n)
+{
+	uint64_t edges[ITER_HIST_BINS + 1], counts[ITER_HIST_BINS];
+	if (!n) {
+		jchk(a, cJSON_AddNullToObject(it, "histogram"));
+		return;
+	}
+	unsigned k = isc_histogram_linear(lat, n, ITER_HIST_BINS, edges, counts);
+	cJSON *h = jobj(a, it, "histogram");
+	cJSON *e = jarr(a, h, "edges_ns"), *c = jarr(a, h, "counts");
+	for (unsigned i = 0; i <= k && e && c; i++) {
+		jpush_num(a, e, (double)edges[i]);
+		if (i < k)
+			jpush_num(a, c, (double)counts[i]);
+	}
+}
+
 /*
  * The iteration scope is the scope name with the most spans (ties: the
- * larger total time, then the first seen).  Warm-up: the earliest iteration
- * of each process that ran at least 2 is excluded from the latency stats,
- * as are iterations whose end was never recorded.
+ * larger total time, then the first seen), DataLoader annotations left out.
+ * Warm-up: the earliest iteration of each process that ran at least 2 is
+ * excluded from the latency stats, as are iterations whose end was never
+ * recorded; the rest are the steady-state iterations.
  */
 static int emit_iterations(struct ana *a, cJSON *root)
 {
@@ -852,37 +1251,57 @@ static int emit_iterations(struct ana *a, cJSON *root)
 	struct scope *best = NULL;
 	for (size_t i = 0; i < a->nscs; i++) {
 		struct scope *s = &a->scs[i];
+		if (s->dataloader)
+			continue;
 		if (!best || s->n > best->n || (s->n == best->n && s->total_ns > best->total_ns))
 			best = s;
 	}
 	jstr(a, it, "name", best ? str_name(a, best->name_id) : NULL);
 	jnum(a, it, "count", best ? (double)best->n : 0);
-	jstr(a, it, "rule", "iterations = spans of the most frequent scope name; warm-up = the first "
-			    "iteration of each process that ran at least 2");
+	jstr(a, it, "rule", "iterations = spans of the most frequent scope name (DataLoader annotations "
+			    "left out); warm-up = the first iteration of each process that ran at least 2");
 	uint64_t *lat = NULL;
-	size_t nlat = 0, warm = 0, incomplete = 0;
+	struct span_out *spans = NULL;
+	size_t nlat = 0, warm = 0, incomplete = 0, nspans = 0;
+	/* the steady-state period and the DataLoader time stamps at its ends */
+	uint64_t st_from = UINT64_MAX, st_to = 0, dl_from = 0, dl_to = 0;
 	if (best && best->n) {
-		if (!(lat = malloc(best->n * sizeof(*lat))))
+		if (!(lat = malloc(best->n * sizeof(*lat))) || !(spans = malloc(best->n * sizeof(*spans)))) {
+			free(lat);
 			return -ENOMEM;
+		}
 		qsort(best->s, best->n, sizeof(*best->s), cmp_iter);
 		for (size_t i = 0, j; i < best->n; i = j) {
 			for (j = i; j < best->n && best->s[j].pid == best->s[i].pid; j++)
 				;
 			for (size_t k = i; k < j; k++) {
-				uint64_t end = best->s[k].begin_ts + best->s[k].dur;
+				const struct iter_sample *x = &best->s[k];
+				uint64_t end = x->begin_ts + x->dur;
 				if (end > a->iter_end_ts)
 					a->iter_end_ts = end;
 				if (k == i && j - i >= 2 && end > a->warm_end_ts)
 					a->warm_end_ts = end;
-				if (k == i && j - i >= 2)
+				if (k == i && j - i >= 2) {
 					warm++;
-				else if (!best->s[k].complete)
+					spans[nspans++] = (struct span_out){ x->begin_ts, end, true };
+				} else if (!x->complete) {
 					incomplete++;
-				else
-					lat[nlat++] = best->s[k].dur;
+				} else {
+					lat[nlat++] = x->dur;
+					spans[nspans++] = (struct span_out){ x->begin_ts, end, false };
+					if (x->begin_ts < st_from) {
+						st_from = x->begin_ts;
+						dl_from = x->dl_begin;
+					}
+					if (end >= st_to) {
+						st_to = end;
+						dl_to = x->dl_end;
+					}
+				}
 			}
 		}
 		qsort(lat, nlat, sizeof(*lat), cmp_u64);
+		qsort(spans, nspans, sizeof(*spans), cmp_span_out);
 	}
 	jnum(a, it, "warmup_excluded", (double)warm);
 	jnum(a, it, "incomplete_excluded", (double)incomplete);
@@ -904,6 +1323,7 @@ static int emit_iterations(struct ana *a, cJSON *root)
 	jnum_or_null(a, l, "mean", nlat, nlat ? round(sum / (double)nlat) : 0);
 	jnum_or_null(a, l, "min", nlat, nlat ? (double)lat[0] : 0);
 	jnum_or_null(a, l, "max", nlat, nlat ? (double)lat[nlat - 1] : 0);
+	emit_histogram(a, it, lat, nlat);
 	free(lat);
 	cJSON *sc = jarr(a, it, "scopes");
 	for (size_t i = 0; i < a->nscs && i < 20; i++) {
@@ -914,6 +1334,21 @@ static int emit_iterations(struct ana *a, cJSON *root)
 		jnum(a, o, "count", (double)a->scs[i].n);
 		jnum(a, o, "total_ns", (double)a->scs[i].total_ns);
 	}
+	cJSON *sp = jarr(a, it, "spans");
+	for (size_t i = 0; i < nspans && i < ITER_SPANS_MAX && sp; i++) {
+		cJSON *pair = cJSON_CreateArray();
+		if (!jchk(a, pair) || !cJSON_AddItemToArray(sp, pair)) {
+			cJSON_Delete(pair);
+			a->oom = true;
+			break;
+		}
+		jpush_num(a, pair, (double)(spans[i].begin - a->first_ts));
+		jpush_num(a, pair, (double)(spans[i].end - a->first_ts));
+	}
+	jbool(a, it, "spans_truncated", nspans > ITER_SPANS_MAX);
+	jnum(a, it, "warmup_spans", (double)(warm < ITER_SPANS_MAX ? warm : ITER_SPANS_MAX));
+	free(spans);
+	emit_dataloader(a, it, nlat > 0, st_from, st_to, dl_to > dl_from ? dl_to - dl_from : 0);
 	return 0;
 }
 
@@ -974,6 +1409,7 @@ static void emit_processes(struct ana *a, cJSON *root, double *vsum, double *isu
 		jnum_or_null(a, o, "exit_status", p->have_exit, (double)p->exit_status);
 		jstr(a, o, "exit_how", p->have_exit ? exit_how_name(p->exit_how) : NULL);
 		jnum_or_null(a, o, "cpu_ns", p->nsamples, (double)p->cpu_ns);
+		jnum_or_null(a, o, "system_ns", p->nsamples, (double)p->sys_ns);
 		jnum_or_null(a, o, "rss_peak_bytes", p->have_rss, (double)p->rss_peak);
 		jnum_or_null(a, o, "minor_faults", p->nsamples, (double)p->minflt);
 		jnum_or_null(a, o, "major_faults", p->nsamples, (double)p->majflt);
@@ -1007,7 +1443,9 @@ static void emit_processes(struct ana *a, cJSON *root, double *vsum, double *isu
 	}
 }
 
-static void emit_memory(struct ana *a, cJSON *root)
+#define GROWTH_TOP 5
+
+static int emit_memory(struct ana *a, cJSON *root)
 {
 	cJSON *m = jobj(a, root, "memory");
 	uint64_t majflt = 0, minflt = 0, pswap = 0;
@@ -1052,6 +1490,21 @@ static void emit_memory(struct ana *a, cJSON *root)
 		jnum_or_null(a, o, "some_stall_pct", span,
 			     span ? round(1e4 * (double)(ps->tot1 - ps->tot0) * 1e3 / (double)(ps->ts1 - ps->ts0)) / 100 : 0);
 	}
+	size_t n;
+	struct fn_row *rows = merged_rows(a, &n);
+	if (!rows)
+		return -ENOMEM;
+	qsort(rows, n, sizeof(*rows), row_by_growth);
+	cJSON *g = jarr(a, m, "growth_top");
+	for (size_t i = 0; i < n && i < GROWTH_TOP && rows[i].growth_bytes; i++) {
+		cJSON *o = jpush_obj(a, g);
+		if (!o)
+			break;
+		jloc(a, o, rows[i].name, rows[i].file, rows[i].line);
+		jnum(a, o, "growth_bytes", (double)rows[i].growth_bytes);
+	}
+	free(rows);
+	return 0;
 }
 
 /* Builds the whole document from the finished pass. */
@@ -1147,9 +1600,15 @@ static cJSON *build(struct ana *a, bool damaged)
 	cJSON *cs = jobj(a, cpu, "context_switches");
 	jnum_or_null(a, cs, "voluntary_per_s", have_cs, round(100 * vsum) / 100);
 	jnum_or_null(a, cs, "involuntary_per_s", have_cs, round(100 * isum) / 100);
-
-	emit_memory(a, root);
-	if (isc_gpu_ana_emit(a->gpu, root))
+	jnum_or_null(a, cpu, "runnable_threads_mean", a->rounds,
+		     a->rounds ? round(100 * (double)a->runnable_sum / (double)a->rounds) / 100 : 0);
+	jnum_or_null(a, cpu, "runnable_threads_max", a->rounds, (double)a->runnable_max);
+	jnum_or_null(a, cpu, "threads_max", a->have_threads, (double)a->threads_max);
+	jnum_or_null(a, cpu, "blocked_ns", a->rounds, (double)a->blocked_ns);
+	if (emit_off_cpu(a, cpu) || emit_memory(a, root) || isc_numa_emit(a->numa, root))
+		goto oom;
+	if (isc_gpu_ana_emit(a->gpu, root) ||
+	    isc_series_emit(a->series, a->first_ts, a->last_ts, h->ncpu, root))
 		goto oom;
 
 	cJSON *mk = jarr(a, root, "marks");
@@ -1190,6 +1649,8 @@ static void ana_free(struct ana *a)
 	imap_free(&a->pr_map);
 	imap_free(&a->sc_map);
 	imap_free(&a->mk_map);
+	imap_free(&a->off_map);
+	free(a->offs);
 	free(a->fns);
 	free(a->ths);
 	free(a->prs);
@@ -1197,6 +1658,8 @@ static void ana_free(struct ana *a)
 	free(a->mks);
 	isc_lsq_free(a->rss_lsq);
 	isc_gpu_ana_free(a->gpu);
+	isc_series_free(a->series);
+	isc_numa_free(a->numa);
 }
 
 int isc_analyze_timeline(struct isc_timeline *t, const struct isc_analyze_opts *o, cJSON **out)
@@ -1207,7 +1670,8 @@ int isc_analyze_timeline(struct isc_timeline *t, const struct isc_analyze_opts *
 	uint64_t ndamage = 0;
 	int rc;
 	*out = NULL;
-	if ((rc = isc_lsq_new(&a.rss_lsq)) || (rc = isc_gpu_ana_new(&a.gpu, t, o && o->hta_compat)))
+	if ((rc = isc_lsq_new(&a.rss_lsq)) || (rc = isc_series_new(&a.series)) || (rc = isc_numa_new(&a.numa)) ||
+	    (rc = isc_gpu_ana_new(&a.gpu, t, o && o->hta_compat, a.series)))
 		goto done;
 	for (;;) {
 		rc = isc_timeline_next(t, &ev);
@@ -1223,13 +1687,16 @@ int isc_analyze_timeline(struct isc_timeline *t, const struct isc_analyze_opts *
 				continue; /* the container resynchronises at the next frame */
 			break;
 		}
-		if ((rc = on_event(&a, &ev)) || (rc = isc_gpu_ana_event(a.gpu, &ev)))
+		if ((rc = on_event(&a, &ev)) || (rc = isc_gpu_ana_event(a.gpu, &ev)) ||
+		    (rc = isc_numa_event(a.numa, &ev)))
 			goto done;
 		if (o && o->progress && !(isc_timeline_stats_borrow(t)->events & 0xffff))
 			o->progress(o->progress_ctx, isc_timeline_stats_borrow(t)->events, ev.ts);
 	}
 	if (o && o->progress)
 		o->progress(o->progress_ctx, isc_timeline_stats_borrow(t)->events, a.last_ts);
+	if ((rc = round_close(&a)))
+		goto done;
 	/* spans still open: their end was never recorded; close them at the last time seen */
 	for (size_t i = 0; i < a.nths; i++) {
 		struct thread *th = a.ths[i];

@@ -639,6 +639,7 @@ struct launch {
 
 struct isc_gpu_ana {
 	struct isc_timeline *t;
+	struct isc_series *ser; /* timeseries.gpu_* (borrowed, may be NULL) */
 	bool hta, oom;
 	int64_t us_off; /* --hta-compat: ns offset of the source µs grid */
 	struct gmap names; /* name_id -> NC_* */
@@ -701,13 +702,14 @@ static unsigned name_class(struct isc_gpu_ana *g, uint32_t id)
 	return *slot;
 }
 
-int isc_gpu_ana_new(struct isc_gpu_ana **out, struct isc_timeline *t, bool hta_compat)
+int isc_gpu_ana_new(struct isc_gpu_ana **out, struct isc_timeline *t, bool hta_compat, struct isc_series *ser)
 {
 	struct isc_gpu_ana *g = calloc(1, sizeof(*g));
 	*out = NULL;
 	if (!g)
 		return -ENOMEM;
 	g->t = t;
+	g->ser = ser;
 	g->hta = hta_compat;
 	/* Kineto times are µs relative to a whole-second base: the µs grid is
 	 * where the session epoch's wall-clock time has whole µs */

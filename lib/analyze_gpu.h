@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "isc.h"
+#include "analyze_series.h"
 
 struct isc_gpu_ana;
 
@@ -18,9 +19,10 @@ struct isc_gpu_ana;
  * New GPU analysis of the timeline t, whose string table and header are
  * borrowed (t must outlive it).  hta_compat selects HTA's rules (drop from
  * the last ProfilerStep on, cuda_sync counted as GPU time, times rounded to
- * whole µs) instead of the exact ones.  0 or -ENOMEM.
+ * whole µs) instead of the exact ones.  ser (borrowed, may be NULL) gets
+ * the GPU channels of timeseries.*.  0 or -ENOMEM.
  */
-int isc_gpu_ana_new(struct isc_gpu_ana **g, struct isc_timeline *t, bool hta_compat);
+int isc_gpu_ana_new(struct isc_gpu_ana **g, struct isc_timeline *t, bool hta_compat, struct isc_series *ser);
 
 /* Feeds one timeline event of any type, in timeline order.  0 or -ENOMEM. */
 int isc_gpu_ana_event(struct isc_gpu_ana *g, const struct isc_tl_event *ev);

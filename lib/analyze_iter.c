@@ -11,6 +11,7 @@
  *   P(x_(lo) <= q_p <= x_(hi)) >= F(hi-1) - F(lo-1),  F = Bin(n,p) CDF
  */
 #include <math.h>
+#include <string.h>
 
 #include "isc_analyze.h"
 
@@ -43,4 +44,27 @@ void isc_quantile_ci(size_t n, double p, double level, size_t *lo, size_t *hi)
 			return;
 		}
 	}
+}
+
+/*
+ * Edges are rounded up, edge_i = min + ceil(i R / k) with R = max - min,
+ * computed as i q + ceil(i r / k) (R = q k + r) so nothing overflows; the
+ * sorted values are then dealt into bins in one sweep.
+ */
+unsigned isc_histogram_linear(const uint64_t *x, size_t n, unsigned k, uint64_t *edges, uint64_t *counts)
+{
+	uint64_t range = x[n - 1] - x[0];
+	if (range == 0 || k < 2)
+		k = 1;
+	uint64_t q = range / k, r = range % k;
+	for (unsigned i = 0; i <= k; i++)
+		edges[i] = x[0] + i * q + (i * r + k - 1) / k;
+	memset(counts, 0, k * sizeof(*counts));
+	unsigned b = 0;
+	for (size_t j = 0; j < n; j++) {
+		while (b + 1 < k && x[j] >= edges[b + 1])
+			b++;
+		counts[b]++;
+	}
+	return k;
 }

@@ -137,6 +137,60 @@ unsigned isc_record_nvarints(uint8_t type)
 	}
 }
 
+bool isc_ring_record_ok(const struct isc_rec *r, uint16_t chunk)
+{
+	const uint8_t *p = r->body, *e = r->body + r->len;
+	uint64_t v;
+	unsigned n;
+	if (chunk == ISC_CHUNK_GPU_EVENTS) {
+		struct isc_tl_event ev;
+		struct isc_string_def d;
+		uint64_t off, tid;
+		switch (r->type) {
+		case ISC_REC_GPU_OP:
+		case ISC_REC_GPU_API: /* start offset, host thread, then the fields */
+			return !isc_get_varint(&p, e, &off) && !isc_get_varint(&p, e, &tid) && tid <= UINT32_MAX &&
+			       isc_gpu_decode(&ev, r->type, p, (size_t)(e - p)) == 0;
+		case ISC_REC_NVTX_RANGE:
+		case ISC_REC_GPU_MEMORY:
+			if (isc_get_varint(&p, e, &off) || isc_get_varint(&p, e, &tid) || tid > UINT32_MAX)
+				return false;
+			n = isc_record_nvarints(r->type);
+			break;
+		case ISC_REC_STRING_DEF:
+			return isc_string_def_parse(r->body, r->len, &d) == 0;
+		case ISC_REC_GPU_DROPPED:
+		case ISC_REC_DROPPED:
+		case ISC_REC_GPU_AGENT:
+		case ISC_REC_WARNING:
+		case ISC_REC_DEVICE:
+		case ISC_REC_META:
+			n = isc_record_nvarints(r->type);
+			break;
+		default:
+			return false;
+		}
+	} else {
+		switch (r->type) {
+		case ISC_REC_PY_CALL:
+		case ISC_REC_C_CALL:
+		case ISC_REC_SCOPE_BEGIN:
+		case ISC_REC_DROPPED: n = 1; break;
+		case ISC_REC_MARK: n = 2; break;
+		case ISC_REC_PY_RETURN:
+		case ISC_REC_C_RETURN:
+		case ISC_REC_SCOPE_END:
+		case ISC_REC_THREAD_BEGIN:
+		case ISC_REC_THREAD_END: n = 0; break;
+		default: return false;
+		}
+	}
+	while (n--)
+		if (isc_get_varint(&p, e, &v))
+			return false;
+	return true;
+}
+
 int isc_string_def_parse(const uint8_t *p, size_t len, struct isc_string_def *d)
 {
 	const uint8_t *e = p + len;

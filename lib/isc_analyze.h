@@ -18,7 +18,7 @@
 #include "isc.h"
 
 /* Version of the findings document layout (formats/findings.schema.json). */
-#define ISC_FINDINGS_SCHEMA_VERSION 1
+#define ISC_FINDINGS_SCHEMA_VERSION 2
 #define ISC_ANALYZE_TOP_DEFAULT 30
 
 /* ---- analysis (analyze.c) ---------------------------------------------- */
@@ -35,8 +35,9 @@ struct isc_analyze_opts {
 /*
  * Reads the timeline t to its end in one pass and builds the findings
  * document (verdict and findings[] included).  Memory grows with the number
- * of distinct functions, threads, processes and iterations, not with the
- * trace length.  o may be NULL (defaults).
+ * of distinct functions, threads, processes, (span, Python function) pairs
+ * blocked off CPU and iterations, not with the trace length.  o may be NULL
+ * (defaults).
  *
  * Returns 0 with *out set.  Damaged input (corrupt or truncated chunks) is
  * read past where the container allows; the function then returns -EBADMSG
@@ -62,6 +63,15 @@ uint64_t isc_quantile_sorted(const uint64_t *x, size_t n, double p);
  */
 void isc_quantile_ci(size_t n, double p, double level, size_t *lo, size_t *hi);
 
+/*
+ * Linear histogram of n > 0 sorted values: k bins of equal width from x[0]
+ * to x[n-1] (one bin when they are equal or k < 2).  edges (k+1 entries,
+ * integers rounded up) and counts (k entries) are the caller's; bin i holds
+ * edges[i] <= x < edges[i+1], the last one also x[n-1].  Returns the number
+ * of bins filled in.
+ */
+unsigned isc_histogram_linear(const uint64_t *x, size_t n, unsigned k, uint64_t *edges, uint64_t *counts);
+
 /* ---- streaming least squares (analyze_mem.c) --------------------------- */
 /*
  * Least-squares slope of (t, y) points arriving in time order, restricted at
@@ -85,12 +95,12 @@ int isc_lsq_add(struct isc_lsq *l, uint64_t t_ns, double y);
 bool isc_lsq_slope(const struct isc_lsq *l, uint64_t from_ns, uint64_t to_ns, double *per_s, uint64_t *npoints);
 void isc_lsq_free(struct isc_lsq *l);
 
-/* ---- verdict and findings (findings.c) --------------------------------- */
+/* ---- verdict and findings (rules.c, one rule_*.c per rule) ------------- */
 /*
  * Fills root.verdict and root.findings[] from the measured sections of a
- * findings document (summary, cpu, memory, iterations).  This is the seam
- * for the rule engine: rules read only the document, never the timeline.
- * Returns 0 or -ENOMEM.
+ * findings document (summary, cpu, memory, iterations, gpu, timeseries).
+ * Rules read only the document, never the timeline, so a saved document
+ * can be re-evaluated.  Returns 0 or -ENOMEM.
  */
 int isc_findings_evaluate(cJSON *root);
 

@@ -27,5 +27,14 @@ int isc_string_def_parse(const uint8_t *body, size_t len, struct isc_string_def 
 
 /* Number of leading varint fields of a sample-class record type (0 if none). */
 unsigned isc_record_nvarints(uint8_t type);
+/*
+ * True when r is a record an agent may write into a ring whose records go
+ * into chunks of type chunk (EVENTS: the Python agent's PY_CALL..DROPPED;
+ * GPU_EVENTS: the CUDA agent's GPU, NVTX, device, warning, metadata and
+ * string records) and its fields parse within its body.  The recorder
+ * copies ring records only when this holds, so a hostile agent cannot
+ * plant records of another kind or unreadable bodies in the trace.
+ */
+bool isc_ring_record_ok(const struct isc_rec *r, uint16_t chunk);
 
 #endif

@@ -448,7 +448,12 @@ static void drain_slot(struct rec *r, struct proc *p, uint32_t i, uint64_t now)
 	isc_cursor_init(&c, r->scratch, n, s->ts);
 	const uint8_t *start = r->scratch; /* first record not yet pending */
 	uint64_t events = 0;
-	while ((rc = isc_cursor_next(&c, &rec)) == 1) {
+	for (struct isc_cursor before = c; (rc = isc_cursor_next(&c, &rec)) == 1; before = c) {
+		if (!isc_ring_record_ok(&rec, p->chunk)) {
+			c = before; /* not copied: the ring is broken from here */
+			rc = -EBADMSG;
+			break;
+		}
 		events++;
 		if (s->pending.len + (size_t)(c.p - start) >= r->pending_max) {
 			pending_append(s, start, c.p, c.ts, now, r->drained);

@@ -294,6 +294,7 @@ if os.environ.get("WITH_TORCH"):
     ds = torch.utils.data.TensorDataset(torch.arange(64.0))
     for batch in torch.utils.data.DataLoader(ds, batch_size=8, num_workers=2):
         pass
+    info["torch_threads"] = [torch.get_num_threads(), torch.get_num_interop_threads()]
 
 if info["agent_loaded"]:
     import _agent
@@ -407,8 +408,13 @@ def check_main(tap, py, pydir, chain_dir, torch_too):
                tag + " main thread slot ended at exit", (main["state"], main["records"][-1:]))
         mk = [(parent.name(f[0]), unzigzag(f[1])) for t, _, f, _ in parent.all_records() if t == MARK]
         kinds = {d[2]: d[0] for d in parent.strings.values()}
-        tap.ok(mk == [("tokens", 128), ("neg", -5)] and kinds.get("tokens") == STR_MARK,
-               tag + " mark records with values", mk)
+        want = [("tokens", 128), ("neg", -5)]
+        if torch_too:  # at exit, from torch itself; never without torch imported
+            want += [("torch.num_threads", info["torch_threads"][0]),
+                     ("torch.num_interop_threads", info["torch_threads"][1])]
+        tap.ok(mk == want and kinds.get("tokens") == STR_MARK,
+               tag + " mark records with values" + (", torch thread counts at exit" if torch_too else ""),
+               (mk, want))
         sb = [parent.name(f[0]) for t, _, f, _ in parent.all_records() if t == SCOPE_BEGIN]
         tap.ok(sb == ["step"] + ["deco"] * 3 + ["iter"] * 5 and parent.count(SCOPE_END) == 9 and
                kinds.get("step") == STR_SCOPE and info["decorated_name"] == "decorated",
@@ -451,6 +457,32 @@ def check_main(tap, py, pydir, chain_dir, torch_too):
                        s.count(PY_CALL, "_worker_loop") == 1]
             tap.ok(len(loaders) == 2, tag + " 2 DataLoader workers recorded in their own files",
                    [(pid, s.proc["ppid"]) for pid, s in shm.items()])
+    finally:
+        shutil.rmtree(session, ignore_errors=True)
+
+
+def check_torch_stub(tap, py, pydir):
+    """A torch module that raises: its thread marks are left out, nothing else changes."""
+    session = tempfile.mkdtemp(prefix="isc-agent-")
+    script = ("import os, sys, types\n"
+              "m = types.ModuleType('torch')\n"
+              "def broken(): raise RuntimeError('broken')\n"
+              "def interop(): return 5\n"
+              "m.get_num_threads = broken\n"
+              "m.get_num_interop_threads = interop\n"
+              "sys.modules['torch'] = m\n"
+              "print(os.getpid())")
+    try:
+        r = run(py, script, env_for(pydir, session))
+        try:
+            shm = Shm(shm_files(session)[int(r.stdout)])
+            mk = [(shm.name(f[0]), unzigzag(f[1])) for t, _, f, _ in shm.all_records() if t == MARK]
+            ok = (r.returncode == 0 and r.stderr == b"" and mk == [("torch.num_interop_threads", 5)] and
+                  shm.count(PY_CALL, "interop") == 0 and shm.slots[0]["records"][-1][0] == THREAD_END)
+            diag = (r.returncode, r.stderr, mk, shm.count(PY_CALL, "interop"))
+        except (BadData, KeyError, ValueError) as e:
+            ok, diag = False, (e, r.stdout, r.stderr)
+        tap.ok(ok, py + ": torch that raises at exit: that mark left out, its calls not recorded, clean exit", diag)
     finally:
         shutil.rmtree(session, ignore_errors=True)
 
@@ -612,6 +644,7 @@ def main():
             check_main(tap, py, pydir, chain_dir, torch_too=(os.path.realpath(py) == os.path.realpath(tpy or "")))
         for py in pys:
             check_disabled(tap, py, pydir)
+        check_torch_stub(tap, pys[-1], pydir)
         for py in pys:
             check_tiny_ring(tap, py, pydir)
             check_limits(tap, py, pydir)

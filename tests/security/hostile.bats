@@ -49,6 +49,14 @@ attack() {
 	[[ "$err" == *"corrupt record in shared memory"* ]]
 }
 
+@test "a well-framed record of a kind agents never write is not copied into the trace" {
+	attack foreign
+	[[ "$err" == *"corrupt record in shared memory"* ]]
+	# the 10 valid records before it are kept
+	run -0 "$MERGE" --dump "$T/t.isc"
+	[ "$(grep -c '^P[0-9]* T[0-9]* B python' <<< "$output")" -ge 510 ]
+}
+
 @test "head far ahead of tail: the ring is discarded, nothing is copied" {
 	attack head-ahead
 	[[ "$err" == *"bytes past its tail"*"ring discarded"* ]]

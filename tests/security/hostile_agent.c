@@ -11,6 +11,9 @@
  *   garbage      valid header; a ring full of random bytes (records that
  *                do not parse), head published past them
  *   lying-size   a ring record whose size byte runs past what is committed
+ *   foreign      a well-framed record of a type agents never write (a
+ *                sampler PROC_INFO whose cmdline length runs past its body),
+ *                then a PY_CALL whose varint is cut by its size
  *   head-ahead   head 2^40 bytes past tail
  *   huge         header claiming 1024 rings of 1 GiB and a 1 GiB string
  *                area in a small file
@@ -220,6 +223,13 @@ int main(int argc, char **argv)
 			valid_records(&s, 0, 10);
 			uint8_t rec[4] = { ISC_REC_PY_CALL, 200, 1, 1 }; /* 200-byte body, 2 bytes present */
 			isc_ring_push(sl, ring(&s, 0), s.ring, rec, 4);
+		} else if (!strcmp(mode, "foreign")) {
+			struct isc_shm_slot *sl = slot(&s, 0);
+			valid_records(&s, 0, 10);
+			uint8_t info[7] = { ISC_REC_PROC_INFO, 5, 0, 1, 1, 100, 'x' };
+			uint8_t cut[4] = { ISC_REC_PY_CALL, 2, 0, 0x80 };
+			isc_ring_push(sl, ring(&s, 0), s.ring, info, sizeof(info));
+			isc_ring_push(sl, ring(&s, 0), s.ring, cut, sizeof(cut));
 		} else if (!strcmp(mode, "head-ahead")) {
 			valid_records(&s, 0, 10);
 			atomic_store(&slot(&s, 0)->head, atomic_load(&slot(&s, 0)->tail) + (1ull << 40));

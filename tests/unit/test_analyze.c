@@ -176,6 +176,20 @@ static void tl_proc_sample(struct tl *t, uint64_t ts, uint32_t pid, uint64_t rss
 	tl_rec(t, ISC_REC_PROC_SAMPLE, ts, 0, 0, 9, f, NULL, 0, false);
 }
 
+/* THREAD_SAMPLE with a state ('R', 'S', 'D'). */
+static void tl_thread_state(struct tl *t, uint64_t ts, uint32_t pid, uint32_t tid, char state)
+{
+	uint64_t f[9] = { pid, tid, 0, 0, (uint64_t)state, 0, 0, 0, 0 };
+	tl_rec(t, ISC_REC_THREAD_SAMPLE, ts, 0, 0, 9, f, NULL, 0, false);
+}
+
+/* PROC_SAMPLE with CPU time (utime), RSS and thread count. */
+static void tl_proc_cpu(struct tl *t, uint64_t ts, uint32_t pid, uint64_t cpu_ns, uint64_t rss, uint64_t nthreads)
+{
+	uint64_t f[9] = { pid, cpu_ns, 0, rss, 0, 0, nthreads, 0, 0 };
+	tl_rec(t, ISC_REC_PROC_SAMPLE, ts, 0, 0, 9, f, NULL, 0, false);
+}
+
 static void tl_close(struct tl *t, uint64_t dropped, uint64_t flags, int status)
 {
 	struct isc_buf b = { 0 }, r = { 0 };
@@ -240,7 +254,7 @@ static double FN(const cJSON *d, const char *name, const char *field)
 	return N(fn_named(d, name), field);
 }
 
-enum { S_MAIN = 1, S_A, S_F, S_B, S_FACT, S_STEP, S_REQ, S_X, S_SLEEP, S_G };
+enum { S_MAIN = 1, S_A, S_F, S_B, S_FACT, S_STEP, S_REQ, S_X, S_SLEEP, S_G, S_DL, S_DLANN };
 
 static void common_strings(struct tl *t)
 {
@@ -254,6 +268,24 @@ static void common_strings(struct tl *t)
 	tl_string(t, S_X, ISC_STR_CFUNC, 0, "torch.relu", "torch");
 	tl_string(t, S_SLEEP, ISC_STR_CFUNC, 0, "time.sleep", "time");
 	tl_string(t, S_G, ISC_STR_CODE, 20, "g", "rec.py");
+	tl_string(t, S_DL, ISC_STR_CODE, 623, "_BaseDataLoaderIter.__next__",
+		  "/usr/lib/python3/dist-packages/torch/utils/data/dataloader.py");
+	tl_string(t, S_DLANN, ISC_STR_SCOPE, 0, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", "");
+}
+
+/* Item i of the array at path, as a number. */
+static double NA(const cJSON *d, const char *path, int i)
+{
+	const cJSON *x = cJSON_GetArrayItem(isc_json_get(d, path), i);
+	return cJSON_IsNumber(x) ? x->valuedouble : NAN;
+}
+
+/* iterations.spans[i] == [b, e] */
+static bool span_is(const cJSON *d, int i, double b, double e)
+{
+	const cJSON *p = cJSON_GetArrayItem(isc_json_get(d, "iterations.spans"), i);
+	return cJSON_GetArraySize(p) == 2 && cJSON_GetArrayItem(p, 0)->valuedouble == b &&
+	       cJSON_GetArrayItem(p, 1)->valuedouble == e;
 }
 
 /* ---- tests -------------------------------------------------------------- */
@@ -380,6 +412,19 @@ static void test_scopes_and_iterations(void)
 	   N(d, "iterations.latency_ns.max") == 400, "mean/min/max without warm-up");
 	ok(cJSON_IsNull(isc_json_get(d, "iterations.latency_ci95_ns.p50.low")),
 	   "CI bound is null when 4 samples cannot give 95 %%");
+	ok(cJSON_GetArraySize(isc_json_get(d, "iterations.spans")) == 5 && span_is(d, 0, 10, 1010) &&
+	   span_is(d, 1, 1020, 1120) && span_is(d, 4, 1650, 2050) && N(d, "iterations.warmup_spans") == 1 &&
+	   cJSON_IsFalse(isc_json_get(d, "iterations.spans_truncated")),
+	   "spans: warm-up and steady iterations, relative times, the warm-up one first");
+	const cJSON *hc = isc_json_get(d, "iterations.histogram.counts");
+	ok(cJSON_GetArraySize(hc) == 20 && cJSON_GetArraySize(isc_json_get(d, "iterations.histogram.edges_ns")) == 21 &&
+	   NA(d, "iterations.histogram.edges_ns", 0) == 100 && NA(d, "iterations.histogram.edges_ns", 1) == 115 &&
+	   NA(d, "iterations.histogram.edges_ns", 20) == 400,
+	   "histogram: 20 linear bins from min to max (edges 100, 115, ..., 400)");
+	ok(NA(d, "iterations.histogram.counts", 0) == 1 && NA(d, "iterations.histogram.counts", 6) == 1 &&
+	   NA(d, "iterations.histogram.counts", 13) == 1 && NA(d, "iterations.histogram.counts", 19) == 1,
+	   "histogram: 100, 200, 300, 400 fall in bins 0, 6, 13, 19");
+	ok(cJSON_IsNull(isc_json_get(d, "iterations.dataloader")), "no DataLoader: dataloader null");
 	/* scope frames are transparent: main's self = 100000 - ops (5 x 50) */
 	ok(FN(d, "<module>", "self_ns") == 100000 - 250, "scope spans do not take self time from their caller");
 	const cJSON *in = isc_json_get(d, "cpu.top_functions_in_scopes");
@@ -410,6 +455,9 @@ static void test_scopes_and_iterations(void)
 	   "warm-up: first iteration of each process");
 	ok(N(d, "iterations.latency_ns.min") == 200 && N(d, "iterations.latency_ns.max") == 3000,
 	   "the excluded ones are the earliest of each process");
+	ok(cJSON_GetArraySize(isc_json_get(d, "iterations.spans")) == 6 && N(d, "iterations.warmup_spans") == 2 &&
+	   span_is(d, 0, 0, 100) && span_is(d, 1, 1, 1001) && span_is(d, 2, 5000, 5200) && span_is(d, 3, 5001, 7001),
+	   "two processes: both warm-up spans lead, then the steady ones by start");
 	cJSON_Delete(d);
 	fclose(f);
 
@@ -421,6 +469,9 @@ static void test_scopes_and_iterations(void)
 	d = analyze(f);
 	ok(N(d, "iterations.count") == 1 && N(d, "iterations.warmup_excluded") == 0 &&
 	   N(d, "iterations.latency_ns.p50") == 500, "a single iteration is not warm-up");
+	ok(cJSON_GetArraySize(isc_json_get(d, "iterations.histogram.counts")) == 1 &&
+	   NA(d, "iterations.histogram.counts", 0) == 1 && NA(d, "iterations.histogram.edges_ns", 0) == 500 &&
+	   NA(d, "iterations.histogram.edges_ns", 1) == 500, "min == max: one bin");
 	cJSON_Delete(d);
 	fclose(f);
 
@@ -432,6 +483,188 @@ static void test_scopes_and_iterations(void)
 	d = analyze(f);
 	ok(N(d, "iterations.count") == 0 && cJSON_IsNull(isc_json_get(d, "iterations.name")) &&
 	   cJSON_IsNull(isc_json_get(d, "iterations.latency_ns.p50")), "no scopes: count 0, nulls");
+	ok(cJSON_IsNull(isc_json_get(d, "iterations.histogram")) &&
+	   cJSON_GetArraySize(isc_json_get(d, "iterations.spans")) == 0 && N(d, "iterations.warmup_spans") == 0,
+	   "no iterations: histogram null, spans empty");
+	cJSON_Delete(d);
+	fclose(f);
+
+	/* more iterations than spans keeps: the first 1000 */
+	f = tmpfile();
+	tl_open(&t, f, "python3 many.py");
+	common_strings(&t);
+	for (uint64_t i = 0; i < 1100; i++)
+		tl_leaf(&t, 100 * i, 100 * i + 50, 7, 7, ISC_SPAN_SCOPE, S_STEP);
+	tl_close(&t, 0, 0, 0);
+	d = analyze(f);
+	ok(cJSON_GetArraySize(isc_json_get(d, "iterations.spans")) == 1000 &&
+	   cJSON_IsTrue(isc_json_get(d, "iterations.spans_truncated")) && span_is(d, 999, 99900, 99950),
+	   "spans: at most 1000, the first ones, truncation flagged");
+	double hsum = 0;
+	for (int i = 0; i < cJSON_GetArraySize(isc_json_get(d, "iterations.histogram.counts")); i++)
+		hsum += NA(d, "iterations.histogram.counts", i);
+	ok(hsum == 1099 && hsum == N(d, "iterations.samples"), "histogram counts sum to samples (%g)", hsum);
+	cJSON_Delete(d);
+	fclose(f);
+}
+
+static void test_histogram(void)
+{
+	uint64_t x[100], e[21], c[20];
+	for (int i = 0; i < 100; i++)
+		x[i] = (uint64_t)i;
+	unsigned k = isc_histogram_linear(x, 100, 20, e, c);
+	bool exact = k == 20 && e[0] == 0 && e[20] == 99;
+	for (unsigned b = 0; b < k && exact; b++) {
+		uint64_t want = 0;
+		for (int i = 0; i < 100; i++)
+			want += x[i] >= e[b] && (x[i] < e[b + 1] || (b == k - 1 && x[i] == e[k]));
+		exact = c[b] == want && e[b] <= e[b + 1];
+	}
+	ok(exact, "each bin holds exactly the values between its edges");
+	uint64_t big[2] = { 0, UINT64_MAX };
+	k = isc_histogram_linear(big, 2, 20, e, c);
+	ok(k == 20 && e[20] == UINT64_MAX && e[1] == UINT64_MAX / 20 + 1 && c[0] == 1 && c[19] == 1,
+	   "the whole u64 range without overflow");
+	uint64_t same[3] = { 7, 7, 7 };
+	ok(isc_histogram_linear(same, 3, 20, e, c) == 1 && e[0] == 7 && e[1] == 7 && c[0] == 3, "equal values: one bin");
+}
+
+static void test_dataloader(void)
+{
+	FILE *f = tmpfile();
+	struct tl t;
+	tl_open(&t, f, "python3 loader.py");
+	common_strings(&t);
+	/* DataLoader [0,100) (a nested __next__ inside), step [100,200) warm-up,
+	 * DL [200,300), step [300,500), DL [500,600), step [600,800), DL [800,1000);
+	 * on thread 2, four Kineto enumerate(DataLoader) annotations of 10 ns in [510,580) */
+	tl_call(&t, 0, 1, 1, ISC_SPAN_PYTHON, S_MAIN);
+	tl_call(&t, 0, 1, 1, ISC_SPAN_PYTHON, S_DL);
+	tl_leaf(&t, 10, 90, 1, 1, ISC_SPAN_PYTHON, S_DL);
+	tl_ret(&t, 100, 1, 1);
+	tl_leaf(&t, 100, 200, 1, 1, ISC_SPAN_SCOPE, S_STEP);
+	tl_leaf(&t, 200, 300, 1, 1, ISC_SPAN_PYTHON, S_DL);
+	tl_leaf(&t, 300, 500, 1, 1, ISC_SPAN_SCOPE, S_STEP);
+	tl_call(&t, 500, 1, 1, ISC_SPAN_PYTHON, S_DL);
+	for (uint64_t b = 510; b < 590; b += 20)
+		tl_leaf(&t, b, b + 10, 1, 2, ISC_SPAN_SCOPE, S_DLANN);
+	tl_ret(&t, 600, 1, 1);
+	tl_leaf(&t, 600, 800, 1, 1, ISC_SPAN_SCOPE, S_STEP);
+	tl_leaf(&t, 800, 1000, 1, 1, ISC_SPAN_PYTHON, S_DL);
+	tl_ret(&t, 1000, 1, 1);
+	tl_close(&t, 0, 0, 0);
+	cJSON *d = analyze(f);
+	ok(!strcmp(isc_json_str(d, "iterations.name"), "step") && N(d, "iterations.count") == 3,
+	   "DataLoader annotations are never the iterations, even when more frequent");
+	ok(N(d, "iterations.dataloader.total_ns") == 540 && N(d, "iterations.dataloader.calls") == 8,
+	   "outermost DataLoader spans: 4 x __next__ (500 ns) + 4 annotations (40 ns)");
+	ok(N(d, "iterations.dataloader.pct_of_step") == 28,
+	   "pct_of_step: 140 ns inside the steady period [300, 800) = 28 %% (got %g)",
+	   N(d, "iterations.dataloader.pct_of_step"));
+	ok(!strcmp(isc_json_str(d, "iterations.dataloader.function.name"), "_BaseDataLoaderIter.__next__") &&
+	   N(d, "iterations.dataloader.function.line") == 623, "the DataLoader function with the most time");
+	cJSON_Delete(d);
+	fclose(f);
+}
+
+static void test_cpu_samples(void)
+{
+	FILE *f = tmpfile();
+	struct tl t;
+	const uint64_t MS = 1000000, MB = 1048576;
+	tl_open(&t, f, "python3 threads.py");
+	common_strings(&t);
+	/* pid 1: <module> -> time.sleep [50, 250) ms on tid 1; tid 2, 3 sampler-only.
+	 * pid 2: crunch [0, 300) ms on its main thread.  pid 3: g on tid 4 only. */
+	tl_call(&t, 0, 1, 1, ISC_SPAN_PYTHON, S_MAIN);
+	tl_call(&t, 0, 2, 2, ISC_SPAN_PYTHON, S_F);
+	tl_call(&t, 0, 3, 4, ISC_SPAN_PYTHON, S_G);
+	/* round 1: R S R -> 2 */
+	tl_thread_state(&t, 0, 1, 1, 'R');
+	tl_thread_state(&t, 0, 1, 2, 'S');
+	tl_thread_state(&t, 0, 2, 2, 'R');
+	tl_proc_cpu(&t, 0, 1, 0, 10 * MB, 3);
+	tl_proc_cpu(&t, 0, 2, 0, 1 * MB, 1);
+	tl_proc_cpu(&t, 0, 3, 0, 2 * MB, 1);
+	tl_call(&t, 50 * MS, 1, 1, ISC_SPAN_OP, S_SLEEP);
+	/* round 2: S R D -> 1 */
+	tl_thread_state(&t, 100 * MS, 1, 1, 'S');
+	tl_thread_state(&t, 100 * MS, 1, 2, 'R');
+	tl_thread_state(&t, 100 * MS, 2, 2, 'D');
+	tl_proc_cpu(&t, 100 * MS, 1, 50 * MS, 30 * MB, 3);
+	tl_proc_cpu(&t, 100 * MS, 2, 100 * MS, 6 * MB, 1);
+	tl_proc_cpu(&t, 100 * MS, 3, 0, 9 * MB, 1);
+	/* round 3, spread over 0.5 ms: S R R R -> 3 */
+	tl_thread_state(&t, 200 * MS, 1, 1, 'S');
+	tl_thread_state(&t, 200 * MS + 500000, 1, 2, 'R');
+	tl_thread_state(&t, 200 * MS + 500000, 2, 2, 'R');
+	tl_thread_state(&t, 200 * MS + 500000, 1, 3, 'R');
+	tl_proc_cpu(&t, 200 * MS + 500000, 1, 150 * MS + 500000, 25 * MB, 3);
+	tl_proc_cpu(&t, 200 * MS + 500000, 2, 200 * MS + 500000, 6 * MB, 1);
+	tl_proc_cpu(&t, 200 * MS + 500000, 3, 0, 9 * MB, 1);
+	tl_ret(&t, 250 * MS, 1, 1);
+	/* rounds 4 and 5: one thread twice at the same time -> two rounds of 1 */
+	tl_thread_state(&t, 260 * MS, 1, 2, 'R');
+	tl_thread_state(&t, 260 * MS, 1, 2, 'R');
+	tl_ret(&t, 300 * MS, 1, 1);
+	tl_ret(&t, 300 * MS, 2, 2);
+	tl_ret(&t, 300 * MS, 3, 4);
+	tl_close(&t, 0, 0, 0);
+	cJSON *d = analyze(f);
+	ok(N(d, "cpu.runnable_threads_mean") == 1.6 && N(d, "cpu.runnable_threads_max") == 3,
+	   "runnable threads per round: 2, 1, 3, 1, 1 (mean %g, max %g)", N(d, "cpu.runnable_threads_mean"),
+	   N(d, "cpu.runnable_threads_max"));
+	ok(N(d, "cpu.threads_max") == 3, "threads_max: the most threads of one process");
+	ok(N(d, "cpu.blocked_ns") == 300 * MS, "blocked: 2 x 100 ms asleep + 100 ms in D (got %g)", N(d, "cpu.blocked_ns"));
+	const cJSON *o0 = cJSON_GetArrayItem(isc_json_get(d, "cpu.off_cpu_top"), 0);
+	const cJSON *o1 = cJSON_GetArrayItem(isc_json_get(d, "cpu.off_cpu_top"), 1);
+	ok(cJSON_GetArraySize(isc_json_get(d, "cpu.off_cpu_top")) == 2 && !strcmp(isc_json_str(o0, "name"), "time.sleep") &&
+	   !strcmp(isc_json_str(o0, "kind"), "op") && N(o0, "blocked_ns") == 200 * MS &&
+	   !strcmp(isc_json_str(o0, "python.name"), "<module>") && N(o0, "python.line") == 1,
+	   "off-CPU top: time.sleep 200 ms, called from <module>");
+	ok(!strcmp(isc_json_str(o1, "name"), "crunch") && !strcmp(isc_json_str(o1, "kind"), "python") &&
+	   N(o1, "blocked_ns") == 100 * MS && !strcmp(isc_json_str(o1, "python.name"), "crunch"),
+	   "a Python function blocked itself: it is its own Python function");
+	const cJSON *g0 = cJSON_GetArrayItem(isc_json_get(d, "memory.growth_top"), 0);
+	const cJSON *g1 = cJSON_GetArrayItem(isc_json_get(d, "memory.growth_top"), 1);
+	const cJSON *g2 = cJSON_GetArrayItem(isc_json_get(d, "memory.growth_top"), 2);
+	ok(cJSON_GetArraySize(isc_json_get(d, "memory.growth_top")) == 3 && !strcmp(isc_json_str(g0, "name"), "<module>") &&
+	   N(g0, "growth_bytes") == 20 * MB && !strcmp(isc_json_str(g0, "file"), "infer.py"),
+	   "RSS growth charged to the innermost Python function of the main thread (op frames skipped)");
+	ok(!strcmp(isc_json_str(g1, "name"), "g") && N(g1, "growth_bytes") == 7 * MB &&
+	   !strcmp(isc_json_str(g2, "name"), "crunch") && N(g2, "growth_bytes") == 5 * MB,
+	   "no traced main thread: the busiest traced thread; shrinking is not charged");
+	/* 300 ms do not fit 256 buckets of 1 ms: bucket i is [2i, 2i + 2) ms */
+	ok(N(d, "timeseries.bucket_ns") == 2 * MS && N(d, "timeseries.buckets") == 150 && N(d, "timeseries.t0_ns") == 0 &&
+	   N(d, "timeseries.ncpu") == 4, "timeseries: 150 buckets of 2 ms");
+	ok(NA(d, "timeseries.cpu_cores", 25) == 1.5 && NA(d, "timeseries.cpu_cores", 75) == 2 &&
+	   NA(d, "timeseries.cpu_cores", 125) == 0,
+	   "cpu_cores: utime deltas / interval, summed over processes (%g %g %g)", NA(d, "timeseries.cpu_cores", 25),
+	   NA(d, "timeseries.cpu_cores", 75), NA(d, "timeseries.cpu_cores", 125));
+	ok(NA(d, "timeseries.rss_bytes", 0) == 13 * MB && NA(d, "timeseries.rss_bytes", 50) == 45 * MB &&
+	   NA(d, "timeseries.rss_bytes", 100) == 40 * MB && cJSON_IsNull(cJSON_GetArrayItem(
+		   isc_json_get(d, "timeseries.rss_bytes"), 25)),
+	   "rss_bytes: the sum over live processes after each sample; null between samples");
+	ok(NA(d, "timeseries.runnable_threads", 0) == 2 && NA(d, "timeseries.runnable_threads", 50) == 1 &&
+	   NA(d, "timeseries.runnable_threads", 100) == 3 && NA(d, "timeseries.runnable_threads", 130) == 1 &&
+	   cJSON_IsNull(cJSON_GetArrayItem(isc_json_get(d, "timeseries.runnable_threads"), 75)),
+	   "runnable_threads: one point per round, at its first sample");
+	cJSON_Delete(d);
+	fclose(f);
+
+	/* a process said to use more cores than the machine has: capped at ncpu */
+	f = tmpfile();
+	tl_open(&t, f, "python3 ticks.py");
+	tl_proc_cpu(&t, 0, 1, 0, MB, 1);
+	tl_proc_cpu(&t, 10 * MS, 1, 60 * MS, MB, 1);
+	tl_proc_cpu(&t, 20 * MS, 1, 60 * MS, MB, 1);
+	tl_close(&t, 0, 0, 0);
+	d = analyze(f);
+	ok(NA(d, "timeseries.cpu_cores", 5) == 4 && NA(d, "timeseries.cpu_cores", 15) == 0,
+	   "cpu_cores is capped at ncpu (clock-tick rounding)");
+	ok(cJSON_IsNull(isc_json_get(d, "cpu.runnable_threads_mean")) && cJSON_IsNull(isc_json_get(d, "cpu.blocked_ns")) &&
+	   N(d, "cpu.threads_max") == 1, "no thread samples: runnable and blocked are null");
 	cJSON_Delete(d);
 	fclose(f);
 }
@@ -997,6 +1230,9 @@ int main(int argc, char **argv)
 	test_recursion();
 	test_scopes_and_iterations();
 	test_quantiles();
+	test_histogram();
+	test_dataloader();
+	test_cpu_samples();
 	test_split_offcpu();
 	test_memory_processes();
 	test_damage();

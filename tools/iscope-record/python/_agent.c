@@ -969,6 +969,13 @@ static PyObject *agent_scope_end(PyObject *mod, PyObject *unused)
 	Py_RETURN_NONE;
 }
 
+/* A MARK record of (name, v) on t's ring. */
+static void emit_mark(struct agent_tls *t, PyObject *name, long long v)
+{
+	uint32_t id = intern_name(g.mark_ids, ISC_STR_MARK, name);
+	emit(t, ISC_REC_MARK, 2, id, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63), NULL, 0);
+}
+
 /* mark(name, n=1): a point event with an integer value. */
 static PyObject *agent_mark(PyObject *mod, PyObject *args, PyObject *kw)
 {
@@ -990,9 +997,40 @@ static PyObject *agent_mark(PyObject *mod, PyObject *args, PyObject *kw)
 		Py_DecRef(as_int);
 		PyErr_Clear();
 	}
-	uint32_t id = intern_name(g.mark_ids, ISC_STR_MARK, name);
-	emit(t, ISC_REC_MARK, 2, id, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63), NULL, 0);
+	emit_mark(t, name, v);
 	Py_RETURN_NONE;
+}
+
+/*
+ * When the workload imported torch (sys.modules only: never imported
+ * here), marks torch.num_threads and torch.num_interop_threads with what
+ * torch reports, so the analysis can set intra-op x inter-op threads
+ * against the cores.  A torch that is half-imported, stubbed or raising
+ * just leaves its mark out; the caller's exception state is kept.
+ */
+static void mark_torch_threads(struct agent_tls *t)
+{
+	static const char *const calls[][2] = {
+		{ "get_num_threads", "torch.num_threads" },
+		{ "get_num_interop_threads", "torch.num_interop_threads" },
+	};
+	PyObject *et, *ev, *tb;
+	PyErr_Fetch(&et, &ev, &tb);
+	PyObject *mods = PyImport_GetModuleDict();
+	PyObject *torch = mods && PyDict_Check(mods) ? PyDict_GetItemString(mods, "torch") : NULL;
+	Py_IncRef(torch); /* the calls below may change sys.modules */
+	for (size_t i = 0; torch && i < sizeof(calls) / sizeof(calls[0]); i++) {
+		PyObject *r = PyObject_CallMethod(torch, calls[i][0], NULL);
+		long long v = r && PyLong_Check(r) ? PyLong_AsLongLong(r) : -1;
+		PyObject *name = r && PyLong_Check(r) && !PyErr_Occurred() ? PyUnicode_FromString(calls[i][1]) : NULL;
+		if (name)
+			emit_mark(t, name, v);
+		Py_DecRef(name);
+		Py_DecRef(r);
+		PyErr_Clear();
+	}
+	Py_DecRef(torch);
+	PyErr_Restore(et, ev, tb);
 }
 
 static PyObject *agent_stats(PyObject *mod, PyObject *unused)
@@ -1043,7 +1081,10 @@ static PyObject *agent_exit_hook(PyObject *mod, PyObject *unused)
 	(void)mod;
 	(void)unused;
 	if (g.base && !g.exited && g.pid == getpid()) {
-		PyEval_SetProfile(NULL, NULL);
+		PyEval_SetProfile(NULL, NULL); /* torch's calls below stay out of the trace */
+		struct agent_tls *t = tls_get();
+		if (t)
+			mark_torch_threads(t);
 		process_exit();
 	}
 	Py_RETURN_NONE;
@@ -1066,7 +1107,8 @@ static PyMethodDef agent_methods[] = {
 	{ "scope_end", agent_scope_end, METH_NOARGS, "scope_end(): close the innermost scope." },
 	{ "mark", FN(agent_mark), METH_VARARGS | METH_KEYWORDS, "mark(name, n=1): a point event." },
 	{ "stats", agent_stats, METH_NOARGS, "Counters of this process's recording." },
-	{ "exit_hook", agent_exit_hook, METH_NOARGS, "atexit handler: mark the process finished." },
+	{ "exit_hook", agent_exit_hook, METH_NOARGS,
+	  "atexit handler: torch's thread counts as marks (when torch was imported), then mark the process finished." },
 	{ NULL, NULL, 0, NULL },
 };
 static const size_t n_agent_methods = sizeof(agent_methods) / sizeof(agent_methods[0]) - 1;

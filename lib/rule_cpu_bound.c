@@ -1,0 +1,97 @@
+/*
+ * rule_cpu_bound.c - cpu_bound: the GPU waits for the host.
+ *
+ * Trigger: the cpu part of the GPU span (rule_gpu.h) >= 10 % of the span
+ * (the issue's threshold: GPU idle with host wait > 10 % of the span).
+ * Severity critical from 50 %.  Verdict share: that part.
+ * Evidence: host-wait idle, the Python functions and ops running while the
+ * GPU was idle (gpu.devices[].host_during_idle), the longest gaps as time
+ * ranges (gpu.gaps.top).
+ * What-if: the host-wait idle removed (the GPU kept fed), i.e. the cpu
+ * part — an upper bound reached when host work overlaps GPU work.
+ * Also holds gpu_split(), used by the other GPU rules.
+ */
+#include <stdio.h>
+
+#include "rule_gpu.h"
+
+#define TRIGGER_PCT 10
+#define LAUNCH_MIN 100
+#define TOP 5
+
+void gpu_split(const struct rule_ctx *c, struct gpu_split *s)
+{
+	const cJSON *d = c->doc, *n;
+	double launches = rnum(d, "gpu.launch.launches", 0), kernels = rnum(d, "gpu.launch.kernels", 0);
+	double samples = 0, thr = 0;
+	*s = (struct gpu_split){ 0 };
+	s->short_share = kernels > 0 ? rnum(d, "gpu.launch.short_kernels_under_10us", 0) / kernels : 0;
+	s->shorter_share = launches > 0 ? rnum(d, "gpu.launch.gpu_op_shorter_than_launch", 0) / launches : 0;
+	s->launch_pattern = launches >= LAUNCH_MIN && (s->short_share >= 0.5 || s->shorter_share >= 0.5) &&
+			    c->g.queue_mean < 1;
+	double hw = c->g.host_wait;
+	if (s->launch_pattern)
+		s->launch = c->g.launch_api >= 0 ? (c->g.launch_api < hw ? c->g.launch_api : hw) : hw * s->shorter_share;
+	double idle_share = c->g.span > 0 ? c->g.idle / c->g.span : 0;
+	double sync_host = c->g.sync_api * idle_share;
+	if (sync_host > hw - s->launch)
+		sync_host = hw - s->launch;
+	s->sync = sync_host + c->g.other_wait;
+	s->cpu = hw - s->launch - sync_host;
+	cJSON_ArrayForEach(n, rarr(d, "gpu.nvml")) {
+		samples += rnum(n, "samples", 0);
+		thr += rnum(n, "throttled_samples", 0);
+	}
+	s->throttled_share = samples > 0 ? thr / samples : 0;
+	s->compute = c->g.compute * (1 - s->throttled_share);
+	s->throttled = c->g.compute * s->throttled_share;
+}
+
+static void eval(const struct rule_ctx *c, struct rule_out *o)
+{
+	struct gpu_split s;
+	const cJSON *x;
+	if (!c->dev || c->g.span <= 0)
+		return;
+	gpu_split(c, &s);
+	double share = rpct(s.cpu, c->g.span);
+	if (share < TRIGGER_PCT)
+		return;
+	const cJSON *op = cJSON_GetArrayItem(rarr(c->dev, "host_during_idle.ops"), 0);
+	const cJSON *py = cJSON_GetArrayItem(rarr(c->dev, "host_during_idle.python"), 0);
+	char w[600] = "";
+	if (py || op)
+		rwhere(w, sizeof(w), py ? py : op);
+	cJSON *f = fnd_new(o, "cpu_bound", share >= 50 ? "critical" : "warning", share / 100 * c->quality,
+			   "The GPU waited for the host %.0f %% of its span (%.1f ms idle with no work queued)%s%s", share,
+			   s.cpu / 1e6, *w ? "; the host was mostly in " : "", w);
+	fnd_metric(o, f, "host_wait_pct", share);
+	fnd_metric(o, f, "gpu_idle_pct", rpct(c->g.idle, c->g.span));
+	fnd_metric(o, f, "gpu_span_ns", c->g.span);
+	fnd_metric(o, f, "host_wait_ns", c->g.host_wait);
+	int n = 0;
+	cJSON_ArrayForEach(x, rarr(c->dev, "host_during_idle.python"))
+		if (n++ < TOP)
+			fnd_top(o, f, x, NULL, "python", rnum(x, "idle_ns", 0), rnum(x, "idle_pct", -1));
+	n = 0;
+	cJSON_ArrayForEach(x, rarr(c->dev, "host_during_idle.ops"))
+		if (n++ < TOP)
+			fnd_top(o, f, x, NULL, "op", rnum(x, "idle_ns", 0), rnum(x, "idle_pct", -1));
+	n = 0;
+	cJSON_ArrayForEach(x, rarr(c->doc, "gpu.gaps.top"))
+		if (n++ < TOP) {
+			char label[64];
+			snprintf(label, sizeof(label), "GPU %.0f idle %.2f ms", rnum(x, "device", 0), rnum(x, "dur_ns", 0) / 1e6);
+			fnd_range(o, f, rnum(x, "start_ns", 0), rnum(x, "end_ns", 0), label);
+		}
+	fnd_suggest(c, o, f, s.cpu,
+		    "Take host work off the GPU's critical path: prepare the next batch while the GPU runs (a prefetching "
+		    "thread or DataLoader workers), remove per-step Python work from the functions listed, and use "
+		    "torch.compile or CUDA graphs to cut per-op host overhead.",
+		    "the host-wait idle removed, the GPU kept fed (upper bound)",
+		    "The GPU had no work queued for %.1f ms of its %.1f ms span, while the host ran the code listed.",
+		    s.cpu / 1e6, c->g.span / 1e6);
+	fnd_candidate(o, f, "cpu_bound", share, c->quality);
+}
+
+const struct rule rule_cpu_bound = { "cpu_bound", eval };

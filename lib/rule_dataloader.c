@@ -1,0 +1,36 @@
+/*
+ * rule_dataloader.c - dataloader: fetching batches takes a share of the step.
+ *
+ * Trigger: iterations.dataloader.pct_of_step > 5 (the issue's threshold;
+ * HTA and the PyTorch profiler's TensorBoard plugin flag DataLoader time
+ * the same way).  Severity warning, critical from 25 %.
+ * Evidence: the share, the time, the calls, the DataLoader's __next__.
+ * What-if: loading fully overlapped with the step by worker processes
+ * (num_workers > 0, pin_memory=True, prefetch_factor) — an upper bound.
+ */
+#include "rules.h"
+
+#define TRIGGER_PCT 5
+
+static void eval(const struct rule_ctx *c, struct rule_out *o)
+{
+	const cJSON *dl = isc_json_get(c->doc, "iterations.dataloader");
+	double pct;
+	if (!cJSON_IsObject(dl) || !rhave(dl, "pct_of_step", &pct) || pct <= TRIGGER_PCT)
+		return;
+	double total = rnum(dl, "total_ns", 0);
+	cJSON *f = fnd_new(o, "dataloader", pct >= 25 ? "critical" : "warning", c->quality,
+			   "The DataLoader takes %.0f %% of each step (%.0f calls, %.1f ms each)", pct,
+			   rnum(dl, "calls", 0), rnum(dl, "calls", 0) > 0 ? total / rnum(dl, "calls", 1) / 1e6 : 0);
+	fnd_metric(o, f, "pct_of_step", pct);
+	fnd_metric(o, f, "total_ns", total);
+	fnd_metric(o, f, "calls", rnum(dl, "calls", 0));
+	fnd_top(o, f, isc_json_get(dl, "function"), "DataLoader.__next__", "python", total, pct);
+	fnd_suggest(c, o, f, total,
+		    "Load batches in worker processes: DataLoader(num_workers=N, pin_memory=True, persistent_workers=True), "
+		    "and move per-sample Python transforms into batched tensor code.",
+		    "data loading fully overlapped with the step (upper bound)",
+		    "The step waits %.0f %% of its time for the next batch.", pct);
+}
+
+const struct rule rule_dataloader = { "dataloader", eval };

@@ -1,0 +1,69 @@
+/*
+ * rule_gpu_compute_bound.c - gpu_compute_bound: the GPU is busy computing.
+ *
+ * Trigger: compute part (rule_gpu.h: compute time not run throttled) >= 50 %
+ * of the GPU span — the GPU itself is the limit; below half, idle or copies
+ * explain more.  Severity info (a busy GPU is the goal; what remains is
+ * making kernels cheaper).  Verdict share: that part.
+ * Evidence: the top kernels by total time (gpu.kernels.top).
+ * What-if: FP32 GEMM kernels (names with "sgemm", or "gemm" with "f32" /
+ * "fp32") run 2x faster on tensor cores with TF32 or bfloat16
+ * (torch.backends.cuda.matmul.allow_tf32, autocast) — NVIDIA quotes up to
+ * 8x for TF32 on A100; 2x is the assumption, stated in the estimate.
+ * Without such kernels no saving is computed.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "rule_gpu.h"
+
+#define TRIGGER_PCT 50
+#define TOP 5
+
+static bool fp32_gemm(const char *k)
+{
+	return strstr(k, "sgemm") || (strcasestr(k, "gemm") && (strstr(k, "f32") || strstr(k, "fp32")));
+}
+
+static void eval(const struct rule_ctx *c, struct rule_out *o)
+{
+	struct gpu_split s;
+	const cJSON *k;
+	if (!c->dev || c->g.span <= 0)
+		return;
+	gpu_split(c, &s);
+	double share = rpct(s.compute, c->g.span);
+	if (share < TRIGGER_PCT)
+		return;
+	const char *top = rstr(cJSON_GetArrayItem(rarr(c->doc, "gpu.kernels.top"), 0), "name", "?");
+	cJSON *f = fnd_new(o, "gpu_compute_bound", "info", share / 100 * c->quality,
+			   "The GPU computed %.0f %% of its span; the heaviest kernel is %s", share, top);
+	fnd_metric(o, f, "compute_pct", share);
+	fnd_metric(o, f, "gpu_idle_pct", rpct(c->g.idle, c->g.span));
+	fnd_metric(o, f, "gpu_span_ns", c->g.span);
+	double gemm = 0;
+	int n = 0;
+	cJSON_ArrayForEach(k, rarr(c->doc, "gpu.kernels.top")) {
+		const char *name = rstr(k, "name", "?");
+		if (fp32_gemm(name))
+			gemm += rnum(k, "total_ns", 0);
+		if (n++ < TOP)
+			fnd_detail(o, fnd_top(o, f, NULL, name, "kernel", rnum(k, "total_ns", 0), rnum(k, "pct", -1)),
+				   "%.0f launches, mean %.1f us", rnum(k, "count", 0), rnum(k, "mean_ns", 0) / 1e3);
+	}
+	if (gemm > 0)
+		fnd_suggest(c, o, f, gemm / 2,
+			    "Run the FP32 matrix multiplies on tensor cores: torch.backends.cuda.matmul.allow_tf32 = True, "
+			    "or torch.autocast(\"cuda\", dtype=torch.bfloat16); then fuse the rest with torch.compile.",
+			    "FP32 GEMM kernels 2x faster in TF32/bfloat16 (assumed)",
+			    "FP32 GEMM kernels take %.1f ms of GPU time.", gemm / 1e6);
+	else
+		fnd_suggest(c, o, f, -1,
+			    "Make the heaviest kernels cheaper: lower precision (bfloat16/FP8), fusion (torch.compile), "
+			    "or a larger batch per kernel if latency allows.",
+			    NULL, "%s and the kernels after it keep the GPU %.0f %% busy.", top, share);
+	fnd_candidate(o, f, "gpu_compute_bound", share, c->quality);
+}
+
+const struct rule rule_gpu_compute_bound = { "gpu_compute_bound", eval };

@@ -1,0 +1,41 @@
+/*
+ * rule_gpu_gaps.c - gpu_gaps: long stretches with no GPU work.
+ *
+ * Trigger: idle gaps of >= gpu.gaps.threshold_ns (1 ms) between busy
+ * intervals of a device summing to >= 5 % of the GPU span.  nsys analyze's
+ * gpu_gaps rule uses 500 ms for whole applications; inference steps last
+ * milliseconds, so we list gaps from 1 ms.  Severity info: the cause is
+ * in cpu_bound / sync_bound when they fire; this lists where.
+ * Evidence: the longest gaps as time ranges.
+ * What-if: those gaps closed (overlaps the cpu_bound and sync_bound
+ * estimates; do not add them).
+ */
+#include <stdio.h>
+
+#include "rules.h"
+
+#define TRIGGER_PCT 5
+
+static void eval(const struct rule_ctx *c, struct rule_out *o)
+{
+	const cJSON *x;
+	double total = rnum(c->doc, "gpu.gaps.total_ns", 0), count = rnum(c->doc, "gpu.gaps.count", 0);
+	if (!c->dev || c->g.span <= 0 || count <= 0 || rpct(total, c->g.span) < TRIGGER_PCT)
+		return;
+	cJSON *f = fnd_new(o, "gpu_gaps", "info", c->quality,
+			   "%.0f GPU gaps of %.0f ms or more add up to %.0f %% of the GPU span", count,
+			   rnum(c->doc, "gpu.gaps.threshold_ns", 1e6) / 1e6, rpct(total, c->g.span));
+	fnd_metric(o, f, "gaps", count);
+	fnd_metric(o, f, "gaps_total_ns", total);
+	fnd_metric(o, f, "gaps_pct", rpct(total, c->g.span));
+	cJSON_ArrayForEach(x, rarr(c->doc, "gpu.gaps.top")) {
+		char label[64];
+		snprintf(label, sizeof(label), "GPU %.0f idle %.2f ms", rnum(x, "device", 0), rnum(x, "dur_ns", 0) / 1e6);
+		fnd_range(o, f, rnum(x, "start_ns", 0), rnum(x, "end_ns", 0), label);
+	}
+	fnd_suggest(c, o, f, total, "Look at what the host does in these time ranges (the timeline: iscope-merge --format=chrome).",
+		    "the gaps closed (overlaps cpu_bound / sync_bound; do not add)",
+		    "The longest gaps are listed with their times from the start of the run.");
+}
+
+const struct rule rule_gpu_gaps = { "gpu_gaps", eval };

@@ -1,0 +1,69 @@
+/*
+ * rule_host_memory_bound.c - host_memory_bound: the step waits on memory.
+ *
+ * Verdict share, the largest of:
+ *   memory.pressure.memory.some_stall_pct  (PSI: share of the run some task
+ *                                           stalled on memory)
+ *   fault time: the kernel-mode CPU time of the traced processes
+ *               (processes[].system_ns) as a share of traced time, counted
+ *               only while page faults run at >= 1000 per second — first
+ *               touches of fresh memory and reclaim are kernel time
+ * Trigger: share >= 10 %, or swap in use by a traced process, or major
+ * faults >= 100 per second.  Severity critical from 30 %.
+ * Evidence: the share, fault rates, swap, pressure, and where RSS grows
+ * (memory.growth_top, functions with file:line).
+ * What-if: the fault and stall time gone, as when buffers are reused
+ * instead of freshly allocated (an upper bound).
+ * Thresholds: 1000 faults/s is ~4 MiB/s of first-touched 4 KiB pages, the
+ * floor below which fault time is lost in noise; 100 major faults/s at
+ * ~0.1-10 ms each is seconds of disk wait per second.
+ */
+#include <stdio.h>
+
+#include "rules.h"
+
+#define TRIGGER_PCT 10
+#define FAULT_RATE 1000
+#define MAJOR_RATE 100
+
+static void eval(const struct rule_ctx *c, struct rule_out *o)
+{
+	const cJSON *p, *x;
+	double sys = 0, minflt = 0, majflt = 0, swap = 0;
+	cJSON_ArrayForEach(p, rarr(c->doc, "processes")) {
+		sys += rnum(p, "system_ns", 0);
+		minflt += rnum(p, "minor_faults", 0);
+		majflt += rnum(p, "major_faults", 0);
+	}
+	double wall_s = c->wall_ns / 1e9, traced = rnum(c->doc, "cpu.split.traced_ns", 0);
+	double rate = wall_s > 0 ? (minflt + majflt) / wall_s : 0, maj_rate = wall_s > 0 ? majflt / wall_s : 0;
+	double stall = rnum(c->doc, "memory.pressure.memory.some_stall_pct", 0);
+	double fault_pct = rate >= FAULT_RATE ? rpct(sys, traced) : 0;
+	if (fault_pct > 100)
+		fault_pct = 100;
+	rhave(c->doc, "memory.process_swap_bytes_max", &swap);
+	double share = stall > fault_pct ? stall : fault_pct;
+	if (share < TRIGGER_PCT && swap <= 0 && maj_rate < MAJOR_RATE)
+		return;
+	cJSON *f = fnd_new(o, "host_memory_bound", share >= 30 ? "critical" : "warning", share / 100 * c->quality,
+			   "%.0f %% of traced time went to memory: %.0f page faults/s%s%s", share, rate,
+			   swap > 0 ? ", swap in use" : "", stall >= TRIGGER_PCT ? ", memory pressure stalls" : "");
+	fnd_metric(o, f, "memory_share_pct", share);
+	fnd_metric(o, f, "fault_time_pct", fault_pct);
+	fnd_metric(o, f, "page_faults_per_s", rate);
+	fnd_metric(o, f, "major_faults_per_s", maj_rate);
+	fnd_metric(o, f, "system_ns", sys);
+	fnd_metric(o, f, "memory_some_stall_pct", stall);
+	fnd_metric(o, f, "process_swap_bytes_max", swap);
+	cJSON_ArrayForEach(x, rarr(c->doc, "memory.growth_top"))
+		fnd_top(o, f, x, NULL, "python", -1, -1);
+	fnd_suggest(c, o, f, share / 100 * traced,
+		    "Allocate less per step: reuse preallocated buffers (out= arguments, in-place ops), drop references "
+		    "to old tensors, run under torch.inference_mode(), and keep the working set in RAM (no swap).",
+		    "page-fault and memory-stall time gone (upper bound)",
+		    "The kernel spent %.0f ms handling %.0f page faults, %.0f of them major.", sys / 1e6,
+		    minflt + majflt, majflt);
+	fnd_candidate(o, f, "host_memory_bound", share, c->quality);
+}
+
+const struct rule rule_host_memory_bound = { "host_memory_bound", eval };

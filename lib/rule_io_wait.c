@@ -1,0 +1,68 @@
+/*
+ * rule_io_wait.c - io_wait: the traced threads blocked inside calls.
+ *
+ * Trigger: verdict share >= 10 %.  Verdict share: cpu.split.off_cpu_pct x
+ * voluntary / (voluntary + involuntary) context switches — the part of
+ * off-CPU time spent blocked (sleeping, reading, waiting on a lock or a
+ * pipe) rather than preempted.  Severity critical from 30 %.  Same 10 %
+ * floor as thread_contention.
+ * Evidence: the blocking call sites (cpu.off_cpu_top: innermost function
+ * seen blocked in CPU samples, with its enclosing Python function), I/O
+ * pressure (PSI).
+ * What-if: the blocked time overlapped with compute (a prefetching thread,
+ * DataLoader workers, asynchronous I/O) — an upper bound, reached when
+ * there is as much compute to overlap with.
+ */
+#include <stdio.h>
+
+#include "rules.h"
+
+#define TRIGGER_PCT 10
+#define TOP 5
+
+static void eval(const struct rule_ctx *c, struct rule_out *o)
+{
+	double off = rnum(c->doc, "cpu.split.off_cpu_pct", 0), off_ns = rnum(c->doc, "cpu.split.off_cpu_ns", 0);
+	double vol = rnum(c->doc, "cpu.split.voluntary_switches", 0), inv = rnum(c->doc, "cpu.split.involuntary_switches", 0);
+	double frac = vol + inv > 0 ? vol / (vol + inv) : 1, share = off * frac, psi;
+	const cJSON *x, *site = cJSON_GetArrayItem(rarr(c->doc, "cpu.off_cpu_top"), 0);
+	char w[600] = "", pw[600] = "";
+	if (share < TRIGGER_PCT)
+		return;
+	if (site) {
+		rwhere(w, sizeof(w), site);
+		if (cJSON_IsObject(isc_json_get(site, "python")))
+			rwhere(pw, sizeof(pw), isc_json_get(site, "python"));
+	} else if ((x = rtop_fn(c->doc, NULL))) {
+		rwhere(w, sizeof(w), x);
+	}
+	cJSON *f = fnd_new(o, "io_wait", share >= 30 ? "critical" : "warning", share / 100 * c->quality,
+			   "%.0f %% of traced time the threads were off-CPU, blocked inside calls%s%s%s%s", share,
+			   *w ? "; most in " : "", w, *pw ? " called from " : "", pw);
+	fnd_metric(o, f, "blocked_pct", share);
+	fnd_metric(o, f, "off_cpu_ns", off_ns);
+	fnd_metric(o, f, "voluntary_switches", vol);
+	fnd_metric(o, f, "involuntary_switches", inv);
+	if (rhave(c->doc, "memory.pressure.io.some_avg10_max", &psi))
+		fnd_metric(o, f, "io_pressure_some_avg10_max", psi);
+	int n = 0;
+	cJSON_ArrayForEach(x, rarr(c->doc, "cpu.off_cpu_top")) {
+		if (n++ >= TOP)
+			break;
+		cJSON *t = fnd_top(o, f, x, NULL, rstr(x, "kind", "op"), rnum(x, "blocked_ns", 0), -1);
+		const cJSON *py = isc_json_get(x, "python");
+		if (cJSON_IsObject(py)) {
+			char pyw[600];
+			rwhere(pyw, sizeof(pyw), py);
+			fnd_detail(o, t, "called from %s", pyw);
+		}
+	}
+	fnd_suggest(c, o, f, off_ns * frac,
+		    "Overlap the blocking call with compute: load or read ahead in a background thread, use DataLoader "
+		    "workers (num_workers > 0, pin_memory) or asynchronous I/O, and keep sleeps and waits out of the step.",
+		    "all blocked time hidden behind compute (upper bound)",
+		    "The threads gave up the CPU voluntarily %.0f times; %.0f %% of traced time went to waiting.", vol, share);
+	fnd_candidate(o, f, "io_wait", share, c->quality);
+}
+
+const struct rule rule_io_wait = { "io_wait", eval };

@@ -1,0 +1,58 @@
+/*
+ * rule_python_bound.c - python_bound: interpreter self time dominates.
+ *
+ * Trigger: cpu.split.python_pct >= 20 (time the traced threads ran Python
+ * bytecode, outside any C call, on a CPU).  Severity critical from 50 %.
+ * Verdict share: python_pct.  The 20 % floor is ours: below it a profile
+ * of an inference loop is normally dominated by ops, and Scalene and
+ * py-spy users read a 20 % Python share as the point where per-element
+ * Python starts to matter.
+ * Evidence: the top 5 Python functions by self time, with file:line.
+ * What-if: those functions' self time ran 10x faster, as batched torch
+ * operations typically do against per-element Python (an assumption,
+ * stated in the estimate).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "rules.h"
+
+#define TRIGGER_PCT 20
+#define TOP 5
+#define VECTOR_SPEEDUP 10.0
+
+static void eval(const struct rule_ctx *c, struct rule_out *o)
+{
+	double py = rnum(c->doc, "cpu.split.python_pct", 0), traced = rnum(c->doc, "cpu.split.traced_ns", 0);
+	const cJSON *fn, *top = rtop_fn(c->doc, "python");
+	char w[600];
+	if (py < TRIGGER_PCT || !top || traced <= 0)
+		return;
+	rwhere(w, sizeof(w), top);
+	cJSON *f = fnd_new(o, "python_bound", py >= 50 ? "critical" : "warning", py / 100 * c->quality,
+			   "%.0f %% of traced CPU time is Python interpreter time; the hottest function is %s, %.0f %% self time",
+			   py, w, rnum(top, "self_pct", 0));
+	fnd_metric(o, f, "python_pct", py);
+	fnd_metric(o, f, "ops_pct", rnum(c->doc, "cpu.split.ops_pct", 0));
+	fnd_metric(o, f, "traced_ns", traced);
+	double self = 0;
+	int n = 0;
+	cJSON_ArrayForEach(fn, rarr(c->doc, "cpu.top_functions")) {
+		if (strcmp(rstr(fn, "kind", ""), "python") || n >= TOP)
+			continue;
+		n++;
+		self += rnum(fn, "self_ns", 0);
+		fnd_detail(o, fnd_top(o, f, fn, NULL, "python", rnum(fn, "self_ns", 0), rnum(fn, "self_pct", -1)),
+			   "%.0f calls", rnum(fn, "calls", 0));
+	}
+	fnd_suggest(c, o, f, self * (1 - 1 / VECTOR_SPEEDUP),
+		    "Replace the per-element Python work in these functions with batched torch operations, "
+		    "or move it out of the per-request path.",
+		    "the top Python functions' interpreter time running 10x faster as batched tensor code "
+		    "(typical, assumed)",
+		    "The interpreter executes bytecode one element at a time; %s alone holds %.0f %% of traced time.", w,
+		    rnum(top, "self_pct", 0));
+	fnd_candidate(o, f, "python_bound", py, c->quality);
+}
+
+const struct rule rule_python_bound = { "python_bound", eval };

@@ -1,0 +1,65 @@
+/*
+ * rule_rss_growth.c - rss_growth: resident memory keeps growing (a leak or
+ * an unbounded cache).  Reported whatever the verdict.
+ *
+ * Steady state: after the warm-up iterations when there are iterations
+ * (memory.rss_growth_after_warmup_bytes_per_s; imports and model loading
+ * grow RSS legitimately), else after the first 10 % of the run, and then
+ * only when that leaves >= 5 s and >= 20 samples (a short run is all
+ * start-up: torch's import alone adds hundreds of MiB in a second).
+ * Trigger: slope >= 1 MiB/s and growth over the steady span >= 10 % of
+ * the peak RSS.  Severity warning.
+ * Evidence: slope, peak, the functions where RSS grew (memory.growth_top).
+ * What-if: none (growth costs time only once it causes faults or swap,
+ * which host_memory_bound measures); the finding says when memory would
+ * run out at this slope.
+ */
+#include <stdio.h>
+
+#include "rules.h"
+
+#define MIN_STEADY_NS 5e9
+#define MIN_STEADY_SAMPLES 20
+#define MIN_SLOPE 1048576.0
+
+static void eval(const struct rule_ctx *c, struct rule_out *o)
+{
+	const cJSON *d = c->doc, *x;
+	double slope, span, peak = rnum(d, "memory.rss_peak_bytes", 0), avail;
+	if (rhave(d, "memory.rss_growth_after_warmup_bytes_per_s", &slope) &&
+	    rhave(d, "memory.after_warmup_span_ns", &span)) {
+		/* steady state measured */
+	} else if (rnum(d, "iterations.count", 0) < 2) {
+		slope = rnum(d, "memory.rss_growth_bytes_per_s", 0);
+		span = 0.9 * c->wall_ns;
+		if (span < MIN_STEADY_NS || rnum(d, "memory.rss_growth_samples", 0) < MIN_STEADY_SAMPLES)
+			return;
+	} else {
+		return; /* iterations but no samples after warm-up: no basis */
+	}
+	if (slope < MIN_SLOPE || peak <= 0 || slope * span / 1e9 < 0.1 * peak)
+		return;
+	const cJSON *top = cJSON_GetArrayItem(rarr(d, "memory.growth_top"), 0);
+	char w[600] = "";
+	if (top)
+		rwhere(w, sizeof(w), top);
+	cJSON *f = fnd_new(o, "rss_growth", "warning", c->quality,
+			   "Resident memory grows by %.1f MiB/s after warm-up%s%s", slope / 1048576,
+			   top ? ", most of it in " : "", w);
+	fnd_metric(o, f, "rss_growth_bytes_per_s", slope);
+	fnd_metric(o, f, "rss_peak_bytes", peak);
+	fnd_metric(o, f, "steady_span_ns", span);
+	fnd_range(o, f, c->wall_ns - span, c->wall_ns, "span the slope was fitted over");
+	cJSON_ArrayForEach(x, rarr(d, "memory.growth_top"))
+		fnd_top(o, f, x, NULL, "python", -1, -1);
+	char when[160] = "";
+	if (rhave(d, "memory.mem_available_bytes_min", &avail) && avail > 0)
+		snprintf(when, sizeof(when), " At this slope the %.0f MiB still available last %.0f s.", avail / 1048576,
+			 avail / slope);
+	fnd_suggest(c, o, f, -1,
+		    "Look for tensors kept across iterations (lists of outputs, caches keyed by input, autograd graphs "
+		    "kept alive) and run inference under torch.inference_mode().",
+		    NULL, "RSS rose %.0f MiB over %.1f s of steady state.%s", slope * span / 1e9 / 1048576, span / 1e9, when);
+}
+
+const struct rule rule_rss_growth = { "rss_growth", eval };

@@ -1,0 +1,72 @@
+/*
+ * rule_sync_bound.c - sync_bound: synchronisation stalls the pipeline.
+ *
+ * Trigger: the sync part of rule_gpu.h (host time blocked in
+ * cuda*Synchronize, .item() and other blocking copies, weighted by the
+ * GPU's idle share, plus GPU idle waiting on other streams) >= 10 % of the
+ * GPU span.  Severity critical from 30 %.  Verdict share: the sync part.
+ * nsys's cuda_api_sync rule lists every synchronising call; we rank them
+ * by call site.
+ * Evidence: host time in synchronising calls, blocking copies, the call
+ * sites (gpu.sync.call_sites: API, enclosing op such as aten::item, Python
+ * function with file:line).
+ * What-if: the sync part gone, as when the host no longer waits and the
+ * GPU queue stays filled (an upper bound).
+ */
+#include <stdio.h>
+
+#include "rule_gpu.h"
+
+#define TRIGGER_PCT 10
+#define TOP 5
+
+static void eval(const struct rule_ctx *c, struct rule_out *o)
+{
+	struct gpu_split s;
+	const cJSON *x;
+	if (!c->dev || c->g.span <= 0)
+		return;
+	gpu_split(c, &s);
+	double share = rpct(s.sync, c->g.span);
+	if (share < TRIGGER_PCT)
+		return;
+	const cJSON *site = cJSON_GetArrayItem(rarr(c->doc, "gpu.sync.call_sites"), 0);
+	char w[600] = "";
+	if (site) {
+		const cJSON *py = isc_json_get(site, "python");
+		if (cJSON_IsObject(py))
+			rwhere(w, sizeof(w), py);
+		else
+			snprintf(w, sizeof(w), "%s", rstr(site, "op", rstr(site, "api", "?")));
+	}
+	cJSON *f = fnd_new(o, "sync_bound", share >= 30 ? "critical" : "warning", share / 100 * c->quality,
+			   "Synchronisation stalls the GPU pipeline for %.0f %% of the span (%.1f ms blocked in synchronising "
+			   "calls)%s%s", share, c->g.sync_api / 1e6, *w ? "; most from " : "", w);
+	fnd_metric(o, f, "sync_pct", share);
+	fnd_metric(o, f, "sync_api_ns", c->g.sync_api);
+	fnd_metric(o, f, "blocking_copies", rnum(c->doc, "gpu.sync.blocking_copies.count", 0));
+	fnd_metric(o, f, "cross_stream_wait_ns", c->g.other_wait);
+	int n = 0;
+	cJSON_ArrayForEach(x, rarr(c->doc, "gpu.sync.call_sites")) {
+		const cJSON *py = isc_json_get(x, "python");
+		if (n++ >= TOP)
+			break;
+		fnd_detail(o, fnd_top(o, f, cJSON_IsObject(py) ? py : NULL, rstr(x, "op", rstr(x, "api", "?")), "api",
+				      rnum(x, "total_ns", 0), -1),
+			   "%s x %.0f%s%s", rstr(x, "api", "?"), rnum(x, "count", 0), cJSON_IsString(isc_json_get(x, "op")) ? " in " : "",
+			   rstr(x, "op", ""));
+	}
+	if (!n)
+		cJSON_ArrayForEach(x, rarr(c->doc, "gpu.sync.api_calls"))
+			if (n++ < TOP)
+				fnd_top(o, f, NULL, rstr(x, "name", "?"), "api", rnum(x, "total_ns", 0), -1);
+	fnd_suggest(c, o, f, s.sync,
+		    "Stop waiting on the GPU inside the step: remove .item(), .cpu(), print(tensor) and "
+		    "torch.cuda.synchronize() from the loop (accumulate on the GPU, read once at the end), use "
+		    "non_blocking copies, and let events order streams instead of host syncs.",
+		    "the host never blocking and the GPU queue kept filled (upper bound)",
+		    "Each sync drains the GPU queue, so the GPU idles while the host launches the next work.");
+	fnd_candidate(o, f, "sync_bound", share, c->quality);
+}
+
+const struct rule rule_sync_bound = { "sync_bound", eval };

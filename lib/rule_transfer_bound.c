@@ -1,0 +1,95 @@
+/*
+ * rule_transfer_bound.c - transfer_bound: copies between host and device
+ * take the GPU's time.
+ *
+ * Trigger: memcpy time (gpu.memcpy[].total_ns summed, capped at the GPU's
+ * non-compute busy time) >= 10 % of the GPU span, or pageable copies whose
+ * pinned what-if saves >= 5 % of it.  Severity critical from 30 %.
+ * Verdict share: the memcpy share.
+ * Evidence: each copy kind with direction and host memory kind, bytes,
+ * achieved bandwidth against the link (gpu.devices[].link_bw_bytes_per_s),
+ * and the call site launching most bytes (memcpy[].top_call_site).
+ * What-if: pageable copies at pinned bandwidth.  Pinned bandwidth = the best
+ * pinned copy of the same direction in this run; else 80 % of the link
+ * bandwidth (PCIe sustains ~80 % of its raw rate); else 80 % of PCIe 3.0
+ * x16 (15.75 GB/s raw), the slowest link a CUDA GPU of this decade has.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "rule_gpu.h"
+
+#define TRIGGER_PCT 10
+#define PINNED_GAIN_PCT 5
+#define LINK_EFFICIENCY 0.8
+#define PCIE3_X16 15.75e9
+
+static double pinned_bw(const struct rule_ctx *c, const char *dir)
+{
+	const cJSON *m;
+	double best = 0;
+	cJSON_ArrayForEach(m, rarr(c->doc, "gpu.memcpy")) {
+		double bw = rnum(m, "bandwidth_gb_per_s", 0) * 1e9;
+		if (!strcmp(rstr(m, "direction", ""), dir) &&
+		    (!strcmp(rstr(m, "src_memory", ""), "pinned") || !strcmp(rstr(m, "dst_memory", ""), "pinned")) && bw > best)
+			best = bw;
+	}
+	if (best > 0)
+		return best;
+	double link = rnum(c->dev, "link_bw_bytes_per_s", 0);
+	return LINK_EFFICIENCY * (link > 0 ? link : PCIE3_X16);
+}
+
+static void eval(const struct rule_ctx *c, struct rule_out *o)
+{
+	const cJSON *m;
+	double total = 0, saving = 0, pageable = 0;
+	if (!c->dev || c->g.span <= 0)
+		return;
+	cJSON_ArrayForEach(m, rarr(c->doc, "gpu.memcpy")) {
+		double t = rnum(m, "total_ns", 0), bytes = rnum(m, "bytes", 0);
+		total += t;
+		if (!strcmp(rstr(m, "src_memory", ""), "pageable") || !strcmp(rstr(m, "dst_memory", ""), "pageable")) {
+			double ideal = bytes / pinned_bw(c, rstr(m, "direction", "")) * 1e9;
+			pageable += t;
+			if (t > ideal)
+				saving += t - ideal;
+		}
+	}
+	double non_compute = c->g.busy - c->g.compute;
+	if (total > non_compute && non_compute > 0)
+		total = non_compute;
+	double share = rpct(total, c->g.span);
+	if (share < TRIGGER_PCT && rpct(saving, c->g.span) < PINNED_GAIN_PCT)
+		return;
+	cJSON *f = fnd_new(o, "transfer_bound", share >= 30 ? "critical" : "warning", share / 100 * c->quality,
+			   "Copies take %.0f %% of the GPU span%s", share,
+			   pageable > 0 ? ", much of it from pageable host memory" : "");
+	fnd_metric(o, f, "memcpy_pct", share);
+	fnd_metric(o, f, "memcpy_ns", total);
+	fnd_metric(o, f, "pageable_memcpy_ns", pageable);
+	if (rnum(c->dev, "link_bw_bytes_per_s", 0) > 0)
+		fnd_metric(o, f, "link_bw_gb_per_s", rnum(c->dev, "link_bw_bytes_per_s", 0) / 1e9);
+	cJSON_ArrayForEach(m, rarr(c->doc, "gpu.memcpy")) {
+		char name[160];
+		snprintf(name, sizeof(name), "%s %s (%s -> %s)", rstr(m, "kind", "memcpy"), rstr(m, "direction", "?"),
+			 rstr(m, "src_memory", "?"), rstr(m, "dst_memory", "?"));
+		const cJSON *site = isc_json_get(m, "top_call_site"), *py = isc_json_get(site, "python");
+		cJSON *t = fnd_top(o, f, cJSON_IsObject(py) ? py : NULL, name, "memcpy", rnum(m, "total_ns", 0),
+				   rpct(rnum(m, "total_ns", 0), c->g.span));
+		fnd_detail(o, t, "%.0f copies, %.1f MB, %.2f GB/s achieved%s%s", rnum(m, "count", 0),
+			   rnum(m, "bytes", 0) / 1e6, rnum(m, "bandwidth_gb_per_s", 0), cJSON_IsObject(py) ? "; " : "",
+			   cJSON_IsObject(py) ? name : "");
+	}
+	fnd_suggest(c, o, f, saving,
+		    "Copy from pinned memory and overlap: allocate host tensors with pin_memory=True (or "
+		    "DataLoader(pin_memory=True)), call .to(device, non_blocking=True), keep tensors on the GPU between "
+		    "steps, and copy fewer bytes (smaller dtypes, do preprocessing on the GPU).",
+		    "pageable copies at the pinned bandwidth of this run, or 80 % of the link",
+		    "Pageable copies are staged through a driver buffer at a fraction of the link bandwidth; they took "
+		    "%.1f ms.", pageable / 1e6);
+	fnd_candidate(o, f, "transfer_bound", share, c->quality);
+}
+
+const struct rule rule_transfer_bound = { "transfer_bound", eval };

@@ -1,0 +1,429 @@
+/*
+ * rules.c - the rule engine: runs every rule module (rule_*.c) over the
+ * measured sections of a findings document, then sets root.verdict and
+ * root.findings[] (isc_findings_evaluate, isc_analyze.h).
+ *
+ * Verdict.  Each rule that stands for a verdict class nominates its finding
+ * with explained_pct, the share of the run its cause explains (CPU classes:
+ * of the traced thread time; GPU classes: of the GPU span).  The candidate
+ * with the largest share wins; ties go to the earlier rule in the table.
+ * A run with GPU operations gets a GPU class (gpu_compute_bound,
+ * launch_bound, cpu_bound, transfer_bound, sync_bound, thermal_throttled):
+ * host-side causes are then cpu_bound, whose evidence names the host code;
+ * CPU-class findings are still listed.  A run without GPU operations gets a
+ * CPU class (python_bound, op_compute_bound, thread_contention,
+ * host_memory_bound, io_wait).  Without candidates the class is "unknown".
+ *
+ *   confidence = S x Q x (1 - S2 / (2 S))        rounded to 0.01
+ *
+ *   S   the winner's explained_pct / 100, clamped to [0, 1]
+ *   S2  the runner-up's share (0 without one): two causes explaining
+ *       similar shares halve the confidence at worst
+ *   Q   evidence quality of the winner: the data-quality factor (below)
+ *       times what the rule knows about its own evidence (e.g. 0.8 when
+ *       off-CPU time could not be measured because there were no samples)
+ *
+ *   data quality = (1 - dropped_events / events)
+ *                  x 0.9 when frames were lost or the input was damaged
+ *                  x 0.9 when the recording ended abruptly
+ *
+ * verdict.evidence_quality reports Q x (1 - S2 / (2 S)).
+ *
+ * Ranking.  findings[] is sorted by suggestion.estimated_saving_ns,
+ * largest first; findings without an estimate follow, by severity
+ * (critical, warning, info); the rule order breaks the remaining ties.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rules.h"
+
+static const struct rule *const rules[] = {
+	&rule_data_loss, &rule_abrupt_end,
+	/* GPU classes */
+	&rule_gpu_compute_bound, &rule_launch_bound, &rule_cpu_bound, &rule_transfer_bound, &rule_sync_bound,
+	&rule_gpu_throttle, &rule_gpu_gaps, &rule_gpu_low_util, &rule_gpu_memory_high,
+	/* CPU classes */
+	&rule_python_bound, &rule_op_compute_bound, &rule_thread_contention, &rule_host_memory_bound, &rule_io_wait,
+	/* findings without a class of their own */
+	&rule_rss_growth, &rule_numa_remote, &rule_dataloader, &rule_tail_latency,
+};
+
+/* ---- reading ------------------------------------------------------------ */
+double rnum(const cJSON *o, const char *path, double def)
+{
+	double v;
+	return isc_json_num(o, path, &v) && isfinite(v) ? v : def;
+}
+
+bool rhave(const cJSON *o, const char *path, double *v)
+{
+	return isc_json_num(o, path, v) && isfinite(*v);
+}
+
+const char *rstr(const cJSON *o, const char *path, const char *def)
+{
+	const char *s = isc_json_str(o, path);
+	return s ? s : def;
+}
+
+const cJSON *rarr(const cJSON *o, const char *path)
+{
+	const cJSON *a = isc_json_get(o, path);
+	return cJSON_IsArray(a) ? a : NULL;
+}
+
+void rwhere(char *buf, size_t cap, const cJSON *fn)
+{
+	const char *name = rstr(fn, "name", "?"), *file = rstr(fn, "file", "");
+	double line = rnum(fn, "line", 0);
+	if (*file && line > 0)
+		snprintf(buf, cap, "%s (%s:%.0f)", name, file, line);
+	else if (*file)
+		snprintf(buf, cap, "%s (%s)", name, file);
+	else
+		snprintf(buf, cap, "%s", name);
+}
+
+const cJSON *rtop_fn(const cJSON *doc, const char *kind)
+{
+	const cJSON *fn;
+	cJSON_ArrayForEach(fn, rarr(doc, "cpu.top_functions"))
+		if (!kind || !strcmp(rstr(fn, "kind", ""), kind))
+			return fn;
+	return NULL;
+}
+
+double rpct(double part, double whole)
+{
+	return whole > 0 ? 100 * part / whole : 0;
+}
+
+bool rmark(const cJSON *doc, const char *name, double *v)
+{
+	const cJSON *m;
+	cJSON_ArrayForEach(m, rarr(doc, "marks"))
+		if (!strcmp(rstr(m, "name", ""), name)) {
+			double n = rnum(m, "count", 0);
+			if (n <= 0)
+				return false;
+			*v = rnum(m, "sum", 0) / n;
+			return true;
+		}
+	return false;
+}
+
+/* ---- building ------------------------------------------------------------ */
+static cJSON *chk(struct rule_out *o, cJSON *x)
+{
+	if (!x)
+		o->oom = true;
+	return x;
+}
+
+static double round_to(double v, double unit)
+{
+	return round(v / unit) * unit;
+}
+
+cJSON *fnd_new(struct rule_out *o, const char *id, const char *severity, double confidence, const char *fmt, ...)
+{
+	char title[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(title, sizeof(title), fmt, ap);
+	va_end(ap);
+	if (!(confidence >= 0))
+		confidence = 0;
+	cJSON *f = chk(o, cJSON_CreateObject());
+	if (!f)
+		return NULL;
+	cJSON *ev = cJSON_AddObjectToObject(f, "evidence");
+	if (!cJSON_AddStringToObject(f, "id", id) || !cJSON_AddStringToObject(f, "title", title) ||
+	    !cJSON_AddStringToObject(f, "severity", severity) ||
+	    !cJSON_AddNumberToObject(f, "confidence", round_to(confidence > 1 ? 1 : confidence, 0.01)) || !ev ||
+	    !cJSON_AddObjectToObject(ev, "metrics") || !cJSON_AddArrayToObject(ev, "time_ranges") ||
+	    !cJSON_AddArrayToObject(ev, "top")) {
+		cJSON_Delete(f);
+		o->oom = true;
+		return NULL;
+	}
+	cJSON_AddItemToArray(o->arr, f);
+	return f;
+}
+
+static cJSON *ev_part(cJSON *f, const char *k)
+{
+	return f ? cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(f, "evidence"), k) : NULL;
+}
+
+void fnd_metric(struct rule_out *o, cJSON *f, const char *key, double v)
+{
+	cJSON *m = ev_part(f, "metrics");
+	if (m && isfinite(v))
+		chk(o, cJSON_AddNumberToObject(m, key, round_to(v, fabs(v) >= 100 ? 1 : 0.01)));
+}
+
+void fnd_range(struct rule_out *o, cJSON *f, double start_ns, double end_ns, const char *label)
+{
+	cJSON *a = ev_part(f, "time_ranges"), *r;
+	if (!a || !isfinite(start_ns) || !isfinite(end_ns) || !(r = chk(o, cJSON_CreateObject())))
+		return;
+	cJSON_AddItemToArray(a, r);
+	chk(o, cJSON_AddNumberToObject(r, "start_ns", start_ns));
+	chk(o, cJSON_AddNumberToObject(r, "end_ns", end_ns));
+	chk(o, cJSON_AddStringToObject(r, "label", label));
+}
+
+cJSON *fnd_top(struct rule_out *o, cJSON *f, const cJSON *src, const char *name, const char *kind,
+	       double value_ns, double pct)
+{
+	cJSON *a = ev_part(f, "top"), *t;
+	if (!a || !(t = chk(o, cJSON_CreateObject())))
+		return NULL;
+	cJSON_AddItemToArray(a, t);
+	chk(o, cJSON_AddStringToObject(t, "name", rstr(src, "name", name ? name : "?")));
+	const char *file = rstr(src, "file", "");
+	if (*file) {
+		chk(o, cJSON_AddStringToObject(t, "file", file));
+		if (rnum(src, "line", 0) > 0)
+			chk(o, cJSON_AddNumberToObject(t, "line", rnum(src, "line", 0)));
+	}
+	chk(o, cJSON_AddStringToObject(t, "kind", kind));
+	if (value_ns >= 0 && isfinite(value_ns))
+		chk(o, cJSON_AddNumberToObject(t, "value_ns", round(value_ns)));
+	if (pct >= 0 && isfinite(pct))
+		chk(o, cJSON_AddNumberToObject(t, "pct", round_to(pct, 0.1)));
+	return t;
+}
+
+void fnd_detail(struct rule_out *o, cJSON *top, const char *fmt, ...)
+{
+	char s[1024];
+	va_list ap;
+	if (!top)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(s, sizeof(s), fmt, ap);
+	va_end(ap);
+	chk(o, cJSON_AddStringToObject(top, "detail", s));
+}
+
+void fnd_suggest(const struct rule_ctx *c, struct rule_out *o, cJSON *f, double saving_ns, const char *action,
+		 const char *estimate, const char *fmt, ...)
+{
+	char why[1024];
+	va_list ap;
+	cJSON *s;
+	if (!f || !(s = chk(o, cJSON_AddObjectToObject(f, "suggestion"))))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	chk(o, cJSON_AddStringToObject(s, "action", action));
+	chk(o, cJSON_AddStringToObject(s, "rationale", why));
+	chk(o, cJSON_AddStringToObject(s, "estimate", estimate ? estimate : "no what-if can be computed from this run"));
+	if (saving_ns >= 0 && isfinite(saving_ns)) {
+		if (c->wall_ns > 0 && saving_ns > c->wall_ns)
+			saving_ns = c->wall_ns;
+		chk(o, cJSON_AddNumberToObject(s, "estimated_saving_ns", round(saving_ns)));
+		if (c->wall_ns > 0)
+			chk(o, cJSON_AddNumberToObject(s, "estimated_saving_pct", round_to(rpct(saving_ns, c->wall_ns), 0.1)));
+		else
+			chk(o, cJSON_AddNullToObject(s, "estimated_saving_pct"));
+	} else {
+		chk(o, cJSON_AddNullToObject(s, "estimated_saving_ns"));
+		chk(o, cJSON_AddNullToObject(s, "estimated_saving_pct"));
+	}
+}
+
+void fnd_candidate(struct rule_out *o, cJSON *f, const char *cls, double explained_pct, double quality)
+{
+	if (!f || o->ncand >= RULE_MAX_CANDIDATES || !isfinite(explained_pct))
+		return;
+	o->cand[o->ncand++] = (struct rule_cand){ cls, explained_pct, quality, f };
+}
+
+/* ---- the engine ---------------------------------------------------------- */
+static double quality(const cJSON *doc)
+{
+	double events = rnum(doc, "summary.events", 0), dropped = rnum(doc, "summary.dropped_events", 0);
+	double q = 1;
+	if (events > 0 && dropped > 0)
+		q *= 1 - (dropped > events ? 1 : dropped / events);
+	if (rnum(doc, "summary.lost_frames", 0) > 0 || cJSON_IsTrue(isc_json_get(doc, "summary.damaged")))
+		q *= 0.9;
+	if (cJSON_IsTrue(isc_json_get(doc, "summary.abrupt")))
+		q *= 0.9;
+	return q;
+}
+
+static void gpu_facts(struct rule_ctx *c)
+{
+	const cJSON *st;
+	double kw = 0, other = 0, most = -1;
+	if (!c->dev)
+		return;
+	c->g.span = c->gpu_span_ns;
+	c->g.idle = rnum(c->dev, "temporal_breakdown.idle_ns", 0);
+	c->g.busy = c->g.span > c->g.idle ? c->g.span - c->g.idle : 0;
+	c->g.compute = rnum(c->dev, "temporal_breakdown.compute_ns", 0);
+	cJSON_ArrayForEach(st, rarr(c->dev, "streams")) {
+		kw += rnum(st, "idle_breakdown.kernel_wait_ns", 0);
+		other += rnum(st, "idle_breakdown.other_ns", 0);
+		if (rnum(st, "ops", 0) > most) {
+			most = rnum(st, "ops", 0);
+			c->g.queue_mean = rnum(st, "queue_length.mean", 0);
+		}
+	}
+	/* stream gaps overlap each other and miss idle time between streams'
+	 * activity; device idle that no stream had work queued for is the host's */
+	c->g.other_wait = other < c->g.idle ? other : c->g.idle;
+	kw = kw < c->g.idle - c->g.other_wait ? kw : c->g.idle - c->g.other_wait;
+	c->g.host_wait = c->g.idle - c->g.other_wait - kw;
+	c->g.launch_api = rnum(c->doc, "gpu.launch.api_total_ns", -1);
+	c->g.sync_api = rnum(c->doc, "gpu.sync.api_total_ns", 0) + rnum(c->doc, "gpu.sync.blocking_copies.total_ns", 0);
+}
+
+static void context(const cJSON *doc, struct rule_ctx *c)
+{
+	const cJSON *d;
+	*c = (struct rule_ctx){ .doc = doc };
+	c->wall_ns = rnum(doc, "summary.wall_ns", 0);
+	c->ncpu = rnum(doc, "environment.ncpu", 0);
+	c->gpu = rnum(doc, "gpu.ops", 0) > 0;
+	c->quality = quality(doc);
+	cJSON_ArrayForEach(d, rarr(doc, "gpu.devices")) {
+		double span = rnum(d, "temporal_breakdown.span_ns", 0);
+		if (span > c->gpu_span_ns) {
+			c->gpu_span_ns = span;
+			c->dev = d;
+		}
+	}
+	gpu_facts(c);
+}
+
+static int sev_rank(const cJSON *f)
+{
+	const char *s = rstr(f, "severity", "");
+	return !strcmp(s, "critical") ? 0 : !strcmp(s, "warning") ? 1 : 2;
+}
+
+struct ranked {
+	cJSON *f;
+	size_t idx;
+};
+
+static int by_saving(const void *x, const void *y)
+{
+	const struct ranked *a = x, *b = y;
+	double sa, sb;
+	bool ha = rhave(a->f, "suggestion.estimated_saving_ns", &sa);
+	bool hb = rhave(b->f, "suggestion.estimated_saving_ns", &sb);
+	if (ha != hb)
+		return ha ? -1 : 1;
+	if (ha && sa != sb)
+		return sa > sb ? -1 : 1;
+	if (sev_rank(a->f) != sev_rank(b->f))
+		return sev_rank(a->f) - sev_rank(b->f);
+	return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+static int rank(cJSON *arr)
+{
+	size_t n = (size_t)cJSON_GetArraySize(arr), i = 0;
+	if (n < 2)
+		return 0;
+	struct ranked *r = malloc(n * sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	while (arr->child) {
+		r[i].idx = i;
+		r[i++].f = cJSON_DetachItemViaPointer(arr, arr->child);
+	}
+	qsort(r, n, sizeof(*r), by_saving);
+	for (i = 0; i < n; i++)
+		cJSON_AddItemToArray(arr, r[i].f);
+	free(r);
+	return 0;
+}
+
+static bool gpu_class(const char *cls)
+{
+	static const char *const gpu[] = { "gpu_compute_bound", "launch_bound", "cpu_bound", "transfer_bound",
+					   "sync_bound", "thermal_throttled" };
+	for (size_t i = 0; i < sizeof(gpu) / sizeof(gpu[0]); i++)
+		if (!strcmp(cls, gpu[i]))
+			return true;
+	return false;
+}
+
+static int set_verdict(cJSON *root, const struct rule_ctx *c, const struct rule_out *o)
+{
+	const struct rule_cand *w = NULL, *second = NULL;
+	for (unsigned i = 0; i < o->ncand; i++) {
+		const struct rule_cand *k = &o->cand[i];
+		if (gpu_class(k->cls) != c->gpu)
+			continue;
+		if (!w || k->explained_pct > w->explained_pct) {
+			second = w;
+			w = k;
+		} else if (!second || k->explained_pct > second->explained_pct) {
+			second = k;
+		}
+	}
+	cJSON *v = cJSON_CreateObject();
+	if (!v)
+		return -ENOMEM;
+	if (w) {
+		double s = w->explained_pct / 100, s2 = second ? second->explained_pct / 100 : 0;
+		s = s < 0 ? 0 : s > 1 ? 1 : s;
+		s2 = s2 < 0 ? 0 : s2 > s ? s : s2;
+		double sep = s > 0 ? 1 - s2 / (2 * s) : 0.5, q = w->quality * sep;
+		cJSON_AddStringToObject(v, "class", w->cls);
+		cJSON_AddNumberToObject(v, "confidence", round_to(s * q, 0.01));
+		cJSON_AddStringToObject(v, "sentence", rstr(w->finding, "title", ""));
+		cJSON_AddNumberToObject(v, "explained_pct", round_to(w->explained_pct > 100 ? 100 : w->explained_pct, 0.1));
+		cJSON_AddNumberToObject(v, "evidence_quality", round_to(q, 0.01));
+		cJSON_AddStringToObject(v, "finding", rstr(w->finding, "id", ""));
+	} else {
+		cJSON_AddStringToObject(v, "class", "unknown");
+		cJSON_AddNumberToObject(v, "confidence", 0);
+		cJSON_AddStringToObject(v, "sentence",
+					"No cause explains a measurable share of the run: no traced function time "
+					"and no GPU operations were recorded.");
+		cJSON_AddNullToObject(v, "explained_pct");
+		cJSON_AddNumberToObject(v, "evidence_quality", 0);
+		cJSON_AddNullToObject(v, "finding");
+	}
+	if (cJSON_GetArraySize(v) != 6) {
+		cJSON_Delete(v);
+		return -ENOMEM;
+	}
+	cJSON_DeleteItemFromObjectCaseSensitive(root, "verdict");
+	cJSON_AddItemToObject(root, "verdict", v);
+	return 0;
+}
+
+int isc_findings_evaluate(cJSON *root)
+{
+	struct rule_ctx c;
+	struct rule_out o = { .arr = cJSON_CreateArray() };
+	int rc;
+	if (!o.arr)
+		return -ENOMEM;
+	context(root, &c);
+	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
+		rules[i]->eval(&c, &o);
+	if (o.oom || (rc = set_verdict(root, &c, &o)) || (rc = rank(o.arr))) {
+		cJSON_Delete(o.arr);
+		return -ENOMEM;
+	}
+	cJSON_DeleteItemFromObjectCaseSensitive(root, "findings");
+	cJSON_AddItemToObject(root, "findings", o.arr);
+	return 0;
+}

@@ -1,0 +1,110 @@
+/*
+ * rules.h - the rule engine behind verdict and findings[] (rules.c), and
+ * what every rule module (rule_*.c) sees.  Private to lib/.
+ *
+ * A rule reads only the measured sections of the findings document (never
+ * the timeline), appends zero or more findings through the builder below,
+ * and may nominate its finding as a verdict candidate: the class it stands
+ * for and the share of the run that class explains.  The engine then picks
+ * the verdict and ranks the findings (rules.c says how; iscope-analyze(1),
+ * VERDICT, states it for users).
+ *
+ * Builder calls tolerate a NULL finding (an allocation failed earlier): the
+ * failure is remembered in the rule_out and reported once by the engine, so
+ * rules need no error paths of their own.
+ */
+#ifndef RULES_H
+#define RULES_H
+
+#include <stdbool.h>
+
+#include <cjson/cJSON.h>
+
+#include "isc_analyze.h"
+
+struct rule_ctx {
+	const cJSON *doc;
+	double wall_ns;       /* summary.wall_ns: base of estimated_saving_pct */
+	double ncpu;          /* environment.ncpu, 0 when unknown */
+	bool gpu;             /* the run has GPU operations (gpu.ops > 0) */
+	const cJSON *dev;     /* the GPU device with the longest span, or NULL */
+	double gpu_span_ns;   /* its temporal_breakdown.span_ns (0 without) */
+	double quality;       /* data quality factor in [0,1] (rules.c, quality()) */
+	/* GPU facts of dev, in ns over its span (rules.c, gpu_facts()) */
+	struct {
+		double span, idle, busy, compute;
+		double other_wait; /* idle in the streams' "other" gaps (launched in time, started late) */
+		double host_wait;  /* idle - other_wait - kernel_wait gaps: no work queued anywhere */
+		double launch_api; /* host time in launch calls (gpu.launch.api_total_ns), -1 unknown */
+		double sync_api;   /* host time in synchronising calls and blocking copies */
+		double queue_mean; /* mean queue length of the busiest stream */
+	} g;
+};
+
+#define RULE_MAX_CANDIDATES 16
+
+struct rule_cand {
+	const char *cls;      /* verdict class */
+	double explained_pct; /* share of the run (CPU classes: traced time; GPU classes: GPU span) */
+	double quality;       /* evidence quality of this candidate, [0,1] */
+	cJSON *finding;       /* the finding that backs it */
+};
+
+struct rule_out {
+	cJSON *arr;           /* findings[] being built */
+	bool oom;
+	struct rule_cand cand[RULE_MAX_CANDIDATES];
+	unsigned ncand;
+};
+
+struct rule {
+	const char *id;
+	void (*eval)(const struct rule_ctx *c, struct rule_out *o);
+};
+
+/* ---- reading the document -------------------------------------------- */
+double rnum(const cJSON *o, const char *path, double def);
+const char *rstr(const cJSON *o, const char *path, const char *def);
+bool rhave(const cJSON *o, const char *path, double *v); /* number present */
+/* Array at path, or NULL. */
+const cJSON *rarr(const cJSON *o, const char *path);
+/* "name (file:line)" / "name (file)" / "name" of an object with those fields. */
+void rwhere(char *buf, size_t cap, const cJSON *fn);
+/* The first of cpu.top_functions of kind ("python", "op"; NULL: any). */
+const cJSON *rtop_fn(const cJSON *doc, const char *kind);
+/* 100 * part / whole, 0 when whole <= 0. */
+double rpct(double part, double whole);
+/* Value of mark name (its sum / count, the last value for a once-set mark), false when absent. */
+bool rmark(const cJSON *doc, const char *name, double *v);
+
+/* ---- building findings ------------------------------------------------- */
+/* Appends a finding; severity "critical", "warning" or "info". */
+cJSON *fnd_new(struct rule_out *o, const char *id, const char *severity, double confidence,
+	       const char *title_fmt, ...) __attribute__((format(printf, 5, 6)));
+void fnd_metric(struct rule_out *o, cJSON *f, const char *key, double v);
+void fnd_range(struct rule_out *o, cJSON *f, double start_ns, double end_ns, const char *label);
+/*
+ * Top contributor: name/file/line copied from src (an object of the
+ * document, may be NULL: then name is used), kind, value_ns and pct (< 0:
+ * left out).  Returns the item (for fnd_detail) or NULL.
+ */
+cJSON *fnd_top(struct rule_out *o, cJSON *f, const cJSON *src, const char *name, const char *kind,
+	       double value_ns, double pct);
+void fnd_detail(struct rule_out *o, cJSON *top, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/*
+ * The suggestion: saving_ns < 0 means no what-if could be computed (null);
+ * estimated_saving_pct = saving_ns / wall_ns.  rationale is a format.
+ */
+void fnd_suggest(const struct rule_ctx *c, struct rule_out *o, cJSON *f, double saving_ns, const char *action,
+		 const char *estimate, const char *rationale_fmt, ...) __attribute__((format(printf, 7, 8)));
+/* Nominates f for the verdict. */
+void fnd_candidate(struct rule_out *o, cJSON *f, const char *cls, double explained_pct, double quality);
+
+/* ---- the rules (rule_*.c), in evaluation order -------------------------- */
+extern const struct rule rule_data_loss, rule_abrupt_end;
+extern const struct rule rule_python_bound, rule_op_compute_bound, rule_thread_contention, rule_io_wait,
+	rule_host_memory_bound, rule_rss_growth, rule_numa_remote, rule_tail_latency, rule_dataloader;
+extern const struct rule rule_gpu_compute_bound, rule_launch_bound, rule_cpu_bound, rule_transfer_bound,
+	rule_sync_bound, rule_gpu_gaps, rule_gpu_low_util, rule_gpu_memory_high, rule_gpu_throttle;
+
+#endif

@@ -1,0 +1,223 @@
+/*
+ * test_rules.c - the rule engine (rules.c, rule_*.c) on hand-written
+ * findings documents: each rule's trigger on both sides of its threshold,
+ * its what-if arithmetic, the verdict choice and confidence formula, the
+ * ranking (TAP).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "isc_analyze.h"
+#include "tap.h"
+
+static cJSON *eval(const char *json)
+{
+	cJSON *d = cJSON_Parse(json);
+	if (!d || isc_findings_evaluate(d)) {
+		printf("# could not evaluate: %s\n", json);
+		cJSON_Delete(d);
+		return NULL;
+	}
+	return d;
+}
+
+static const cJSON *finding(const cJSON *d, const char *id)
+{
+	const cJSON *f;
+	cJSON_ArrayForEach(f, isc_json_get(d, "findings"))
+		if (!strcmp(isc_json_str(f, "id"), id))
+			return f;
+	return NULL;
+}
+
+static double num(const cJSON *o, const char *path)
+{
+	double v;
+	return isc_json_num(o, path, &v) ? v : NAN;
+}
+
+static const char *cls(const cJSON *d)
+{
+	const char *s = isc_json_str(d, "verdict.class");
+	return s ? s : "(none)";
+}
+
+#define CPU(py, ops, off, vol, inv)                                                                              \
+	"\"summary\":{\"wall_ns\":10000000000,\"events\":1000,\"dropped_events\":0},\"environment\":{\"ncpu\":2},"   \
+	"\"cpu\":{\"split\":{\"python_pct\":" #py ",\"ops_pct\":" #ops ",\"off_cpu_pct\":" #off                   \
+	",\"traced_ns\":10000000000,\"ops_ns\":" #ops "00000000,\"off_cpu_ns\":" #off "00000000,"                 \
+	"\"off_cpu_measured\":true,\"voluntary_switches\":" #vol ",\"involuntary_switches\":" #inv "},"            \
+	"\"top_functions\":[{\"name\":\"crunch\",\"kind\":\"python\",\"file\":\"m.py\",\"line\":7,"               \
+	"\"self_ns\":5000000000,\"self_pct\":50,\"calls\":9},{\"name\":\"aten::mm\",\"kind\":\"op\","            \
+	"\"self_ns\":3000000000,\"self_pct\":30,\"calls\":3}]}"
+
+static void cpu_classes(void)
+{
+	cJSON *d = eval("{" CPU(60, 30, 10, 5, 1) "}");
+	ok(!strcmp(cls(d), "python_bound"), "Python 60 %% of traced time: python_bound (%s)", cls(d));
+	/* S = 0.6, runner-up op_compute_bound 0.3: 0.6 x 1 x (1 - 0.3/1.2) = 0.45 */
+	ok(fabs(num(d, "verdict.confidence") - 0.45) < 1e-9, "confidence = S x Q x (1 - S2/2S) = 0.45 (%g)",
+	   num(d, "verdict.confidence"));
+	ok(num(d, "verdict.explained_pct") == 60, "explained_pct 60");
+	const cJSON *f = finding(d, "python_bound");
+	ok(f && !strcmp(isc_json_str(cJSON_GetArrayItem(isc_json_get(f, "evidence.top"), 0), "name"), "crunch"),
+	   "python_bound names crunch as top contributor");
+	/* 0.9 x the top Python self time (5 s) = 4.5 s of a 10 s run */
+	ok(f && num(f, "suggestion.estimated_saving_ns") == 4.5e9 && num(f, "suggestion.estimated_saving_pct") == 45,
+	   "python what-if: 10x faster top functions saves 4.5 s = 45 %%");
+	ok(!strcmp(isc_json_str(d, "verdict.finding"), "python_bound"), "verdict points at its finding");
+	cJSON_Delete(d);
+
+	d = eval("{" CPU(19, 30, 10, 5, 1) "}");
+	ok(!finding(d, "python_bound"), "python 19 %% < 20 %%: no python_bound finding");
+	ok(!strcmp(cls(d), "op_compute_bound"), "ops lead: op_compute_bound (%s)", cls(d));
+	cJSON_Delete(d);
+
+	d = eval("{" CPU(10, 20, 70, 100, 900) "}");
+	ok(!strcmp(cls(d), "thread_contention"), "off-CPU 70 %% preempted 9:1: thread_contention (%s)", cls(d));
+	f = finding(d, "thread_contention");
+	ok(f && fabs(num(f, "evidence.metrics.preempted_pct") - 63) < 1e-9, "preempted share 70 x 0.9 = 63");
+	ok(finding(d, "io_wait") == NULL, "blocked share 7 %% < 10 %%: no io_wait");
+	cJSON_Delete(d);
+
+	d = eval("{" CPU(10, 20, 70, 900, 100) "}");
+	ok(!strcmp(cls(d), "io_wait"), "off-CPU 70 %% blocked 9:1: io_wait (%s)", cls(d));
+	f = finding(d, "io_wait");
+	ok(f && num(f, "suggestion.estimated_saving_ns") == 6.3e9, "io_wait what-if: the blocked 6.3 s overlapped");
+	cJSON_Delete(d);
+
+	/* host memory: 4 s of kernel time at 50k faults/s */
+	d = eval("{" CPU(20, 30, 5, 10, 1) ",\"processes\":[{\"system_ns\":4000000000,\"minor_faults\":500000,"
+		 "\"major_faults\":0}],\"memory\":{\"growth_top\":[{\"name\":\"keep\",\"file\":\"leak.py\",\"line\":3}]}}");
+	ok(!strcmp(cls(d), "host_memory_bound"), "40 %% kernel time at 50k faults/s: host_memory_bound (%s)", cls(d));
+	f = finding(d, "host_memory_bound");
+	ok(f && !strcmp(isc_json_str(cJSON_GetArrayItem(isc_json_get(f, "evidence.top"), 0), "file"), "leak.py"),
+	   "host_memory_bound names where RSS grows");
+	cJSON_Delete(d);
+	d = eval("{" CPU(20, 30, 5, 10, 1) ",\"processes\":[{\"system_ns\":3000000000,\"minor_faults\":5000}]}");
+	ok(!finding(d, "host_memory_bound"), "same kernel time at 500 faults/s: not memory");
+	cJSON_Delete(d);
+
+	d = eval("{\"summary\":{\"wall_ns\":1000}}");
+	ok(!strcmp(cls(d), "unknown") && num(d, "verdict.confidence") == 0, "nothing measured: unknown, confidence 0");
+	cJSON_Delete(d);
+
+	/* dropped events lower the quality: 10 %% dropped -> x 0.9 */
+	d = eval("{\"summary\":{\"wall_ns\":10000000000,\"events\":1000,\"dropped_events\":100},"
+		 "\"cpu\":{\"split\":{\"python_pct\":80,\"traced_ns\":10000000000},\"top_functions\":[{\"name\":\"f\","
+		 "\"kind\":\"python\",\"self_ns\":1}]}}");
+	ok(fabs(num(d, "verdict.confidence") - 0.8 * 0.9) < 1e-9, "10 %% dropped: confidence 0.8 x 0.9 (%g)",
+	   num(d, "verdict.confidence"));
+	ok(finding(d, "data_loss") != NULL, "and a data_loss finding");
+	cJSON_Delete(d);
+}
+
+#define GPU_DEV(span, idle, compute, kw, other)                                                                  \
+	"\"devices\":[{\"id\":0,\"temporal_breakdown\":{\"span_ns\":" #span ",\"idle_ns\":" #idle                 \
+	",\"compute_ns\":" #compute "},\"streams\":[{\"id\":7,\"ops\":10,\"idle_breakdown\":{\"host_wait_ns\":0,"  \
+	"\"kernel_wait_ns\":" #kw ",\"other_ns\":" #other "},\"queue_length\":{\"mean\":0.2}}],"                    \
+	"\"host_during_idle\":{\"python\":[{\"name\":\"prep\",\"file\":\"serve.py\",\"line\":40,\"idle_ns\":5}]}}]"
+
+static void gpu_classes(void)
+{
+	cJSON *d = eval("{\"summary\":{\"wall_ns\":1000000000},\"cpu\":{\"split\":{\"ops_pct\":100,\"traced_ns\":1}},"
+			"\"gpu\":{\"ops\":10," GPU_DEV(1000000000, 800000000, 150000000, 0, 0) "}}");
+	ok(!strcmp(cls(d), "cpu_bound"), "GPU idle 80 %% with nothing queued: cpu_bound, not a CPU class (%s)", cls(d));
+	const cJSON *f = finding(d, "cpu_bound");
+	ok(f && num(f, "suggestion.estimated_saving_ns") == 8e8, "cpu_bound what-if: the 0.8 s of host wait");
+	ok(f && !strcmp(isc_json_str(cJSON_GetArrayItem(isc_json_get(f, "evidence.top"), 0), "name"), "prep"),
+	   "cpu_bound blames the Python running while the GPU idled");
+	ok(!finding(d, "op_compute_bound"), "no op_compute_bound finding on a GPU run");
+	cJSON_Delete(d);
+
+	d = eval("{\"summary\":{\"wall_ns\":1000000000},\"gpu\":{\"ops\":10," GPU_DEV(1000000000, 50000000, 900000000, 0, 0)
+		 ",\"kernels\":{\"top\":[{\"name\":\"ampere_sgemm_128x64_nn\",\"total_ns\":600000000,\"count\":10}]}}}");
+	ok(!strcmp(cls(d), "gpu_compute_bound"), "GPU computing 90 %%: gpu_compute_bound (%s)", cls(d));
+	f = finding(d, "gpu_compute_bound");
+	ok(f && num(f, "suggestion.estimated_saving_ns") == 3e8, "FP32 GEMM what-if: half of 0.6 s");
+	cJSON_Delete(d);
+
+	/* same, with NVML saying 80 %% of samples throttled by HW slowdown */
+	d = eval("{\"summary\":{\"wall_ns\":1000000000},\"gpu\":{\"ops\":10," GPU_DEV(1000000000, 50000000, 900000000, 0, 0)
+		 ",\"nvml\":[{\"device\":0,\"samples\":100,\"throttled_samples\":80,\"sm_mhz_min\":900,\"sm_mhz_max\":1800,"
+		 "\"throttle_reasons\":{\"hw_slowdown\":80}}]}}");
+	ok(!strcmp(cls(d), "thermal_throttled"), "busy GPU throttled 80 %% of samples: thermal_throttled (%s)", cls(d));
+	f = finding(d, "thermal_throttled");
+	ok(f && !strcmp(isc_json_str(f, "severity"), "critical"), "slowdown in >= 50 %% of samples: critical");
+	ok(f && fabs(num(f, "suggestion.estimated_saving_ns") - 0.9e9 * 0.8 * 0.5) < 1, "throttle what-if: 0.72 s x (1 - 900/1800)");
+	cJSON_Delete(d);
+
+	/* launch pattern: 1000 launches, 80 %% short kernels, queue 0.2, 0.5 s in launch calls */
+	d = eval("{\"summary\":{\"wall_ns\":1000000000},\"gpu\":{\"ops\":1000," GPU_DEV(1000000000, 700000000, 300000000, 0, 0)
+		 ",\"launch\":{\"launches\":1000,\"kernels\":1000,\"short_kernels_under_10us\":800,"
+		 "\"gpu_op_shorter_than_launch\":700,\"api_total_ns\":500000000}}}");
+	ok(!strcmp(cls(d), "launch_bound"), "short kernels, empty queue, 0.5 s launching: launch_bound (%s)", cls(d));
+	ok(finding(d, "cpu_bound") && num(finding(d, "cpu_bound"), "suggestion.estimated_saving_ns") == 2e8,
+	   "the rest of the host wait (0.2 s) stays cpu_bound: idle is not counted twice");
+	cJSON_Delete(d);
+	d = eval("{\"summary\":{\"wall_ns\":1000000000},\"gpu\":{\"ops\":1000," GPU_DEV(1000000000, 700000000, 300000000, 0, 0)
+		 ",\"launch\":{\"launches\":99,\"kernels\":99,\"short_kernels_under_10us\":99,\"api_total_ns\":500000000}}}");
+	ok(!finding(d, "launch_bound"), "99 launches: below the launch pattern's 100");
+	cJSON_Delete(d);
+
+	/* pageable copies: 400 MB HtoD at 4 GB/s = 100 ms; pinned seen at 20 GB/s -> 20 ms */
+	d = eval("{\"summary\":{\"wall_ns\":1000000000},\"gpu\":{\"ops\":10," GPU_DEV(1000000000, 100000000, 100000000, 0, 0)
+		 ",\"memcpy\":[{\"kind\":\"memcpy\",\"direction\":\"HtoD\",\"src_memory\":\"pageable\",\"dst_memory\":\"device\","
+		 "\"count\":4,\"bytes\":400000000,\"total_ns\":100000000,\"bandwidth_gb_per_s\":4},"
+		 "{\"kind\":\"memcpy\",\"direction\":\"HtoD\",\"src_memory\":\"pinned\",\"dst_memory\":\"device\","
+		 "\"count\":1,\"bytes\":20000000,\"total_ns\":1000000,\"bandwidth_gb_per_s\":20}]}}");
+	f = finding(d, "transfer_bound");
+	ok(f && fabs(num(f, "suggestion.estimated_saving_ns") - 8e7) < 1, "pageable at pinned bandwidth saves 80 ms (%g)",
+	   f ? num(f, "suggestion.estimated_saving_ns") : -1);
+	cJSON_Delete(d);
+
+	/* sync: 0.6 s blocked in syncs, GPU 70 %% idle; idle 0.7 s */
+	d = eval("{\"summary\":{\"wall_ns\":1000000000},\"gpu\":{\"ops\":10," GPU_DEV(1000000000, 700000000, 300000000, 0, 0)
+		 ",\"sync\":{\"api_total_ns\":600000000,\"call_sites\":[{\"api\":\"cudaStreamSynchronize\",\"op\":\"aten::item\","
+		 "\"python\":{\"name\":\"step\",\"file\":\"loop.py\",\"line\":9},\"count\":100,\"total_ns\":600000000}]}}}");
+	ok(!strcmp(cls(d), "sync_bound"), "0.42 s of sync against 0.28 s other host wait: sync_bound (%s)", cls(d));
+	f = finding(d, "sync_bound");
+	ok(f && !strcmp(isc_json_str(cJSON_GetArrayItem(isc_json_get(f, "evidence.top"), 0), "file"), "loop.py"),
+	   "sync_bound names the call site loop.py");
+	cJSON_Delete(d);
+
+	d = eval("{\"summary\":{\"wall_ns\":1000000000},\"gpu\":{\"ops\":1,\"devices\":[{\"id\":0,\"memory_peak_bytes\":95,"
+		 "\"memory_total_bytes\":100}]}}");
+	ok(finding(d, "gpu_memory_high") != NULL, "95 %% device memory: gpu_memory_high");
+	cJSON_Delete(d);
+	d = eval("{\"summary\":{\"wall_ns\":1000000000},\"gpu\":{\"ops\":1,\"devices\":[{\"id\":0,\"memory_peak_bytes\":89,"
+		 "\"memory_total_bytes\":100}]}}");
+	ok(!finding(d, "gpu_memory_high"), "89 %%: no finding");
+	cJSON_Delete(d);
+}
+
+static void ranking(void)
+{
+	cJSON *d = eval("{" CPU(60, 30, 10, 5, 1) ",\"summary\":{\"wall_ns\":10000000000,\"events\":10,\"dropped_events\":1},"
+			"\"iterations\":{\"dataloader\":{\"pct_of_step\":30,\"total_ns\":9000000000,\"calls\":10}}}");
+	const cJSON *arr = isc_json_get(d, "findings"), *f;
+	double prev = INFINITY;
+	bool sorted = true, nulls = false;
+	cJSON_ArrayForEach(f, arr) {
+		double s;
+		if (isc_json_num(f, "suggestion.estimated_saving_ns", &s)) {
+			sorted &= !nulls && s <= prev;
+			prev = s;
+		} else {
+			nulls = true;
+		}
+	}
+	ok(cJSON_GetArraySize(arr) >= 3 && sorted, "findings sorted by saving, estimates before nulls");
+	ok(!strcmp(isc_json_str(cJSON_GetArrayItem(arr, 0), "id"), "dataloader"), "the 9 s DataLoader saving ranks first");
+	cJSON_Delete(d);
+}
+
+int main(void)
+{
+	cpu_classes();
+	gpu_classes();
+	ranking();
+	return tap_done();
+}
