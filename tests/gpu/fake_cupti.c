@@ -23,8 +23,8 @@
  * (reported once by cuptiActivityGetNumDroppedRecords), FAKE_CUPTI_SKEW_NS=N
  * (added to GPU times: negative puts kernels before their launch),
  * FAKE_CUPTI_LAUNCH_NS=N (a kernel launch call lasts at least N ns, spent
- * on the CPU as the driver's work for a launch is: tests/verdict's
- * launch-bound scenario).
+ * on the CPU as the driver's work for a launch is, and its kernel starts
+ * 1 us before the call returns: tests/verdict's launch-bound scenario).
  * Mistakes of the client are printed on stderr with "fake-cupti:".
  */
 #include <cupti.h>
@@ -304,8 +304,10 @@ EXPORT void fakecupti_launch(const char *name, uint32_t stream, uint64_t dur, co
 	api(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, t0, t0 + 100, ++f.corr);
 	launch_cost(t0);
 	uint32_t corr = calls(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, t0);
-	/* with a launch cost, the kernel is submitted at the end of it */
-	kernel(name, stream, t0 + f.launch_ns, dur, corr, grid ? grid : g1, block ? block : g1, 0);
+	/* with a launch cost, the kernel starts 1 us before the call returns,
+	 * as in real traces (the 3 us of gpu_start counted back) */
+	kernel(name, stream, f.launch_ns > 4000 ? t0 + f.launch_ns - 4000 : t0, dur, corr, grid ? grid : g1,
+	       block ? block : g1, 0);
 	complete(false);
 	pthread_mutex_unlock(&f.mu);
 }

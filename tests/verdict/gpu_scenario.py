@@ -11,12 +11,13 @@ truth of each scenario is arithmetic, stated below with its numbers; the
 environment of the doubles (FAKE_CUPTI_*, FAKE_NVML*) that a scenario
 needs is set by verdict_gpu.bats, and named here.
 
-launch_bound       40 steps of `decode_step`: 250 launches of a 2 us
+launch_bound       40 steps of `decode_step`: 250 launches of a 1 us
                    kernel each, each launch call costing 15 us of CPU
-                   (FAKE_CUPTI_LAUNCH_NS=15000): 10000 kernels, every one
-                   shorter than its launch call, the queue never more than
-                   one deep, the host in launch calls over 80 % of the
-                   time, the GPU busy about 10 % of it. Top
+                   (FAKE_CUPTI_LAUNCH_NS=15000; the kernel starts 1 us
+                   before the call returns): 10000 kernels, every one
+                   shorter than its launch call, the queue below one op on
+                   average, the host in launch calls over 80 % of the
+                   time, the GPU busy about 6 % of it. Top
                    contributor: the kernel vectorized_elementwise_kernel /
                    the launches from decode_step.
 cpu_bound          20 steps: `tokenize` (about 15 ms of Python loop), then
@@ -71,7 +72,7 @@ MS = 1000 * US
 
 def decode_step():
     for _ in range(250):
-        cuda.fake_launch(b"vectorized_elementwise_kernel", 1, 2 * US)
+        cuda.fake_launch(b"vectorized_elementwise_kernel", 1, 1 * US)
 
 
 def launch_bound():
