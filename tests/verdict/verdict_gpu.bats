@@ -100,7 +100,7 @@ tb() { # tb FIELD: a number of device 0's temporal breakdown
 
 # ---- launch_bound ------------------------------------------------------------
 
-@test "launch_bound: 10000 kernels of 2 us, 15 us launch calls; verdict launch_bound, top the short kernel or its launcher" {
+@test "launch_bound: 10000 kernels of 1 us, 15 us launch calls; verdict launch_bound, top the short kernel or its launcher" {
 	launch_bound
 	signals
 	[ "$(jq -r .verdict.class "$F")" = launch_bound ]
@@ -156,12 +156,18 @@ tb() { # tb FIELD: a number of device 0's temporal breakdown
 
 # ---- transfer_bound ----------------------------------------------------------
 
-@test "transfer_bound: 128 MiB of pageable HtoD copies a step; verdict transfer_bound, top contributor the copies from load_batch" {
+@test "transfer_bound: 128 MiB of pageable HtoD copies a step; verdict transfer_bound, top contributor the pageable HtoD copies" {
 	transfer_bound
 	signals
 	[ "$(jq -r .verdict.class "$F")" = transfer_bound ]
 	top0
 	[[ $name == *HtoD* || $detail == *HtoD* ]]
+	[[ $name == *ageable* || $detail == *ageable* ]]
+}
+
+@test "transfer_bound: the finding names the call site of the copies, load_batch" {
+	transfer_bound
+	top0
 	mentions load_batch
 }
 
