@@ -12,9 +12,15 @@ including `import torch`). Top contributor: score_tokens.
 Usage: python_bound.py [STEPS]  (default 30 steps, about 0.1 s each)
 """
 
+import os
 import sys
 
-import torch
+# One BLAS thread: OpenBLAS's pool ignores torch.set_num_threads, and its
+# idle workers spin after each matmul, a second runnable thread that is
+# no part of this workload's cause.
+os.environ["OPENBLAS_NUM_THREADS"] = "1"
+
+import torch  # noqa: E402
 
 try:
     from inferscope import scope
