@@ -14,10 +14,12 @@ needs is set by verdict_gpu.bats, and named here.
 launch_bound       40 steps of `decode_step`: 250 launches of a 1 us
                    kernel each, each launch call costing 15 us of CPU
                    (FAKE_CUPTI_LAUNCH_NS=15000; the kernel starts 1 us
-                   before the call returns): 10000 kernels, every one
+                   before the call returns) and about 1 us of Python
+                   (kernel_args) around it: 10000 kernels, every one
                    shorter than its launch call, the queue below one op on
-                   average, the host in launch calls over 80 % of the
-                   time, the GPU busy about 6 % of it. Top
+                   average (about 0.8: an op counts from its call's start),
+                   the host in launch calls about 80 % of the time, the
+                   GPU busy about 6 % of it. Top
                    contributor: the kernel vectorized_elementwise_kernel /
                    the launches from decode_step.
 cpu_bound          20 steps: `tokenize` (about 15 ms of Python loop), then
@@ -70,8 +72,21 @@ US = 1000
 MS = 1000 * US
 
 
+SHAPE = (1, 32, 128, 64)
+
+
+def kernel_args(i):
+    """The host work of one launch besides the call: a grid size (about 1 us)."""
+    numel = 1
+    for d in SHAPE:
+        numel *= d
+    blocks = [(numel + t - 1) // t for t in (128, 256, 512)]
+    return min(blocks) + i % 7
+
+
 def decode_step():
-    for _ in range(250):
+    for i in range(250):
+        kernel_args(i)
         cuda.fake_launch(b"vectorized_elementwise_kernel", 1, 1 * US)
 
 
