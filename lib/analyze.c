@@ -193,6 +193,7 @@ struct iter_sample {
 struct scope {
 	uint32_t name_id;
 	bool dataloader; /* a Kineto enumerate(DataLoader) annotation */
+	bool profiler_step; /* every Kineto ProfilerStep#N, as one scope */
 	uint64_t total_ns;
 	struct iter_sample *s;
 	size_t n, cap;
@@ -256,6 +257,7 @@ struct ana {
 	struct isc_gpu_ana *gpu; /* gpu.* (analyze_gpu.c) */
 	struct isc_series *series; /* timeseries.* (analyze_series.c) */
 	struct isc_numa *numa;     /* memory.numa (analyze_numa.c) */
+	uint32_t step_scope;       /* 1 + index of the ProfilerStep#N scope, 0 before one */
 };
 
 static struct thread *thread_get(struct ana *a, uint32_t pid, uint32_t tid)
@@ -341,17 +343,44 @@ static uint32_t fn_get(struct ana *a, uint32_t name_id, uint8_t kind)
 	return *slot;
 }
 
+/* The PyTorch profiler's step annotation: "ProfilerStep#" and digits. */
+static bool is_profiler_step(struct ana *a, uint32_t name_id)
+{
+	const struct isc_tl_string *s = isc_timeline_string_borrow(a->t, name_id);
+	const char *p = s ? s->name : "";
+	if (strncmp(p, "ProfilerStep#", 13) || !p[13])
+		return false;
+	for (p += 13; *p; p++)
+		if (*p < '0' || *p > '9')
+			return false;
+	return true;
+}
+
+static const char *str_name(struct ana *a, uint32_t id);
+
+/* Name of a scope as reported: ProfilerStep#N merged as "ProfilerStep#*". */
+static const char *scope_name(struct ana *a, const struct scope *sc)
+{
+	return sc->profiler_step ? "ProfilerStep#*" : str_name(a, sc->name_id);
+}
+
 static uint32_t scope_get(struct ana *a, uint32_t name_id)
 {
 	uint32_t *slot;
 	if (imap_slot(&a->sc_map, name_id, &slot))
 		return NONE;
 	if (*slot == NONE) {
+		bool step = is_profiler_step(a, name_id);
+		if (step && a->step_scope) /* ProfilerStep#5, #6...: one scope, the iterations */
+			return *slot = a->step_scope - 1;
 		if (grow(&a->scs, &a->scs_cap, a->nscs, sizeof(*a->scs)))
 			return NONE;
 		memset(&a->scs[a->nscs], 0, sizeof(*a->scs));
 		a->scs[a->nscs].name_id = name_id;
 		a->scs[a->nscs].dataloader = is_dataloader(a, name_id, ISC_SPAN_SCOPE);
+		a->scs[a->nscs].profiler_step = step;
+		if (step)
+			a->step_scope = (uint32_t)a->nscs + 1;
 		*slot = (uint32_t)a->nscs++;
 	}
 	return *slot;
@@ -1256,7 +1285,7 @@ static int emit_iterations(struct ana *a, cJSON *root)
 		if (!best || s->n > best->n || (s->n == best->n && s->total_ns > best->total_ns))
 			best = s;
 	}
-	jstr(a, it, "name", best ? str_name(a, best->name_id) : NULL);
+	jstr(a, it, "name", best ? scope_name(a, best) : NULL);
 	jnum(a, it, "count", best ? (double)best->n : 0);
 	jstr(a, it, "rule", "iterations = spans of the most frequent scope name (DataLoader annotations "
 			    "left out); warm-up = the first iteration of each process that ran at least 2");
@@ -1330,7 +1359,7 @@ static int emit_iterations(struct ana *a, cJSON *root)
 		cJSON *o = jpush_obj(a, sc);
 		if (!o)
 			break;
-		jstr(a, o, "name", str_name(a, a->scs[i].name_id));
+		jstr(a, o, "name", scope_name(a, &a->scs[i]));
 		jnum(a, o, "count", (double)a->scs[i].n);
 		jnum(a, o, "total_ns", (double)a->scs[i].total_ns);
 	}

@@ -24,6 +24,23 @@
  *             driver cuLaunchKernel(Ex) and their hip equivalents.  delay =
  *             op start - call end, 0 when negative
  *   queue     per stream, ops launched (call started) and not finished
+ *   gaps      per device, the idle intervals between union groups (below)
+ *             of at least 1 ms
+ *   launch time  time in the calls that launched kernels (a graph launch
+ *             once), and in those kernels: launch.api_total_ns and
+ *             kernel_total_ns; memcpy[].launch_api_ns likewise per row
+ *   sync call  a call named *Synchronize*, a synchronous copy (cudaMemcpy,
+ *             cuMemcpyHtoD, hipMemcpy...: a copy call without "Async" or
+ *             "Peer"), cudaMemset/hipMemset, and an async copy whose op
+ *             reads or writes pageable memory (the call waits for the
+ *             host); a driver call inside a runtime call of its thread is
+ *             part of it.  Blocking copies are the copies among them.
+ *   call site  of a call: the nearest Python function open on its thread
+ *             that has a source file, and the outermost op above it
+ *             (call_site() below)
+ *   NVML      per device index, from GPU_SAMPLE and GPU_INFO; the index is
+ *             taken as the CUDA device id (CUDA_VISIBLE_DEVICES can make
+ *             them differ)
  *
  * Union of intervals arriving by start, as HTA's merge_kernel_intervals:
  *
@@ -64,10 +81,12 @@
  * at the end of the pass.  A span counts for the devices its process
  * launched work on.
  *
- * Memory: per device, stream, kernel name, function and thread; launch
- * calls until their op is seen (FIFO of LAUNCH_MAX, oldest evicted); at
- * most SAMPLES_MAX launch delays (a reservoir sample beyond); the FIFO
- * above.  Nothing grows with the trace length.
+ * Memory: per device, stream, kernel name, function, thread (with its
+ * open spans), call site (op, Python function) and API name, memcpy row
+ * and call site, NVML device (at most NVML_MAX); the TOP_GAPS longest gaps;
+ * launch calls until their op is seen (FIFO of LAUNCH_MAX, oldest
+ * evicted); at most SAMPLES_MAX launch delays (a reservoir sample beyond);
+ * the FIFO above.  Nothing grows with the trace length.
  */
 #include <errno.h>
 #include <math.h>
@@ -89,6 +108,10 @@
 #define LONG_DELAY_NS 100000
 #define TOP_KERNELS_MAX 50
 #define TOP_HOST 10
+#define GAP_NS 1000000            /* gpu.gaps threshold */
+#define TOP_GAPS 5
+#define TOP_SITES 5
+#define NVML_MAX 64               /* NVML devices followed (as the sampler) */
 
 /* ---- u64 -> u32 map, open addressing, linear probing, deletions --------- */
 struct gmap {
@@ -232,11 +255,14 @@ static uint32_t map_index(struct gmap *m, uint64_t key, void *arr, size_t *n, si
 /* ---- names --------------------------------------------------------------- */
 enum {
 	NC_KNOWN = 1,
-	NC_STEP = 2,        /* ProfilerStep#N */
-	NC_LAUNCH = 4,      /* a launch call of the launch statistics */
-	NC_GRAPH = 8,       /* a graph launch: one call, many ops */
-	NC_SYNC = 16,       /* a call that blocks the host on the GPU */
-	NC_NONCOMPUTE = 32, /* an op name HTA does not count as compute */
+	NC_STEP = 2,          /* ProfilerStep#N */
+	NC_LAUNCH = 4,        /* a launch call of the launch statistics */
+	NC_GRAPH = 8,         /* a graph launch: one call, many ops */
+	NC_SYNC = 16,         /* a call that blocks the host on the GPU */
+	NC_NONCOMPUTE = 32,   /* an op name HTA does not count as compute */
+	NC_BLOCKING_COPY = 64, /* a synchronous copy call (cudaMemcpy, cuMemcpyHtoD, hipMemcpy...) */
+	NC_ASYNC_COPY = 128,  /* an asynchronous copy call: blocking when host memory is pageable */
+	NC_SITE = 256,        /* a call whose call site is kept: syncs, copies, memsets, graph launches */
 };
 
 /* s is name or name + "_suffix" (cudaLaunchKernel_ptsz, ..._v11060). */
@@ -253,10 +279,7 @@ static unsigned classify(const char *s)
 		"cuLaunchKernel", "cuLaunchKernelEx", "hipLaunchKernel", "hipExtLaunchKernel",
 		"hipModuleLaunchKernel", "hipExtModuleLaunchKernel", "hipMemcpyAsync", "hipMemsetAsync",
 	};
-	static const char *const blocking[] = {
-		"cudaMemcpy", "cudaMemset", "cudaMemcpy2D", "cudaMemcpyToSymbol", "cudaMemcpyFromSymbol",
-		"hipMemcpy", "hipMemset", "hipMemcpyWithStream",
-	};
+	static const char *const blocking[] = { "cudaMemset", "hipMemset" };
 	unsigned c = NC_KNOWN;
 	if (!strncmp(s, "ProfilerStep", 12))
 		c |= NC_STEP;
@@ -270,8 +293,14 @@ static unsigned classify(const char *s)
 	for (size_t i = 0; i < sizeof(blocking) / sizeof(blocking[0]); i++)
 		if (is_api(s, blocking[i]))
 			c |= NC_SYNC;
+	/* copy calls; a peer copy does not wait for the host, async or not */
+	if ((!strncmp(s, "cudaMemcpy", 10) || !strncmp(s, "cuMemcpy", 8) || !strncmp(s, "hipMemcpy", 9)) &&
+	    !strstr(s, "Peer"))
+		c |= strstr(s, "Async") ? NC_ASYNC_COPY : NC_BLOCKING_COPY | NC_SYNC;
 	if (strstr(s, "Memcpy") || strstr(s, "Memset") || strcasestr(s, "nccl"))
 		c |= NC_NONCOMPUTE;
+	if (c & (NC_SYNC | NC_GRAPH) || strstr(s, "Memcpy") || strstr(s, "Memset"))
+		c |= NC_SITE;
 	return c;
 }
 
@@ -280,10 +309,13 @@ static unsigned classify(const char *s)
 struct gop {
 	int64_t ts, end;
 	int64_t api_ts, api_end; /* launch call, when has_api */
+	int64_t api_dur;         /* its exact duration */
 	uint64_t bytes;
 	uint32_t name_id, device, stream;
+	uint32_t site;           /* the call's call site (struct site), GNONE when not kept */
 	uint8_t kind, copy_kind, src_mem, dst_mem;
 	bool has_api, api_launch, compute, streamless;
+	bool first_of_call;      /* the first op of its call (a graph launch has many) */
 };
 
 struct ustate { /* union of intervals arriving by start */
@@ -317,9 +349,20 @@ struct kstat {
 };
 
 struct mstat {
+	uint32_t id; /* its index before the output sorts the rows */
 	uint8_t kind, copy_kind, src_mem, dst_mem;
 	uint64_t count, bytes;
-	int64_t total;
+	int64_t total, api; /* api: time in the launching calls */
+};
+
+struct mcsite { /* bytes a call site launched in one memcpy row */
+	uint32_t row, site;
+	uint64_t bytes, count;
+};
+
+struct gap { /* an idle interval of a device */
+	uint32_t device;
+	int64_t start, end;
 };
 
 struct nstat { /* count and time by name */
@@ -338,7 +381,7 @@ struct samples {
 };
 
 struct acc {
-	struct gmap dev_map, st_map, k_map, s_map;
+	struct gmap dev_map, st_map, k_map, s_map, mc_map;
 	struct adev *devs;
 	size_t ndevs, devs_cap;
 	struct astream *sts;
@@ -349,9 +392,16 @@ struct acc {
 	size_t nms, ms_cap;
 	struct nstat *ss;
 	size_t nss, ss_cap;
+	struct mcsite *mcs;
+	size_t nmcs, mcs_cap;
 	uint64_t ops, kernels, short_kernels, no_api;
 	uint64_t launches, shorter, long_call, long_delay;
+	int64_t launch_api, launch_kernels; /* kernels with a launch call: time in the calls, in the kernels */
 	struct samples delay;
+	uint64_t gaps;
+	int64_t gaps_total;
+	struct gap top_gaps[TOP_GAPS]; /* longest first */
+	size_t ntop_gaps;
 };
 
 static void u_add(struct ustate *u, int64_t s, int64_t e)
@@ -478,6 +528,43 @@ static int add_nstat(struct gmap *m, struct nstat **arr, size_t *n, size_t *cap,
 	return 0;
 }
 
+/* Adds op to the union of device d; a gap of at least GAP_NS before it is counted and ranked. */
+static void dev_add(struct acc *a, struct adev *d, const struct gop *op)
+{
+	struct ustate *u = &d->all;
+	if (u->any && op->ts - u->cummax >= GAP_NS) {
+		struct gap x = { d->id, u->cummax, op->ts };
+		size_t i = a->ntop_gaps;
+		a->gaps++;
+		a->gaps_total += x.end - x.start;
+		while (i > 0 && a->top_gaps[i - 1].end - a->top_gaps[i - 1].start < x.end - x.start)
+			i--; /* equal lengths: the earlier gap stays first */
+		if (i < TOP_GAPS) {
+			size_t n = a->ntop_gaps < TOP_GAPS ? a->ntop_gaps++ : TOP_GAPS - 1;
+			memmove(&a->top_gaps[i + 1], &a->top_gaps[i], (n - i) * sizeof(x));
+			a->top_gaps[i] = x;
+		}
+	}
+	u_add(u, op->ts, op->end);
+}
+
+/* Counts the bytes of op for its call site in memcpy row m. */
+static int mcsite_add(struct acc *a, const struct mstat *m, const struct gop *op)
+{
+	bool fresh;
+	if (op->site == GNONE)
+		return 0;
+	uint32_t j = map_index(&a->mc_map, (uint64_t)m->id << 32 | op->site, &a->mcs, &a->nmcs, &a->mcs_cap,
+			       sizeof(*a->mcs), &fresh);
+	if (j == GNONE)
+		return -ENOMEM;
+	a->mcs[j].row = m->id;
+	a->mcs[j].site = op->site;
+	a->mcs[j].bytes += op->bytes;
+	a->mcs[j].count++;
+	return 0;
+}
+
 /* Adds one op to the statistics; hta selects which ops count as GPU time. */
 static int acc_op(struct acc *a, const struct gop *op, bool hta)
 {
@@ -500,7 +587,7 @@ static int acc_op(struct acc *a, const struct gop *op, bool hta)
 	struct adev *d = &a->devs[di];
 	d->id = op->device;
 	d->ops++;
-	u_add(&d->all, op->ts, op->end);
+	dev_add(a, d, op);
 	if (op->compute)
 		u_add(&d->comp, op->ts, op->end);
 	if (op->kind == ISC_GPU_SYNC)
@@ -544,6 +631,10 @@ static int acc_op(struct acc *a, const struct gop *op, bool hta)
 		k->total += dur;
 		a->kernels++;
 		a->short_kernels += dur < SHORT_KERNEL_NS;
+		if (op->has_api) {
+			a->launch_kernels += dur;
+			a->launch_api += op->first_of_call ? op->api_dur : 0;
+		}
 	} else {
 		size_t i = 0;
 		while (i < a->nms && !(a->ms[i].kind == op->kind && a->ms[i].copy_kind == op->copy_kind &&
@@ -552,11 +643,16 @@ static int acc_op(struct acc *a, const struct gop *op, bool hta)
 		if (i == a->nms) {
 			if (grow(&a->ms, &a->ms_cap, a->nms, sizeof(*a->ms)))
 				return -ENOMEM;
-			a->ms[a->nms++] = (struct mstat){ op->kind, op->copy_kind, op->src_mem, op->dst_mem, 0, 0, 0 };
+			a->ms[a->nms] = (struct mstat){ .id = (uint32_t)a->nms, .kind = op->kind, .copy_kind = op->copy_kind,
+							.src_mem = op->src_mem, .dst_mem = op->dst_mem };
+			a->nms++;
 		}
 		a->ms[i].count++;
 		a->ms[i].bytes += op->bytes;
 		a->ms[i].total += dur;
+		a->ms[i].api += op->has_api && op->first_of_call ? op->api_dur : 0;
+		if (mcsite_add(a, &a->ms[i], op))
+			return -ENOMEM;
 	}
 
 	if (op->has_api && op->api_launch) {
@@ -579,6 +675,8 @@ static void acc_free(struct acc *a)
 	gmap_free(&a->st_map);
 	gmap_free(&a->k_map);
 	gmap_free(&a->s_map);
+	gmap_free(&a->mc_map);
+	free(a->mcs);
 	for (size_t i = 0; i < a->nsts; i++)
 		free(a->sts[i].q);
 	free(a->devs);
@@ -613,6 +711,7 @@ struct hthread {
 	uint32_t pid;
 	struct hframe *st;
 	size_t depth, cap;
+	int64_t rt_end; /* end of its latest runtime API call */
 };
 
 struct hfn { /* one function on one device */
@@ -631,10 +730,53 @@ struct pend {
 struct launch {
 	uint64_t corr;
 	int64_t ts, end;   /* rounded under --hta-compat */
-	int64_t ts_exact;
-	uint32_t pid, tid;
-	uint8_t cls; /* NC_* bits of the call's name */
-	bool live;
+	int64_t ts_exact, end_exact;
+	uint32_t pid, tid, name_id;
+	uint32_t site;     /* its call site when NC_SITE, else GNONE */
+	uint16_t cls;      /* NC_* bits of the call's name */
+	bool live, used;   /* used: an op was paired with it */
+};
+
+/* A call site: the op a Python function called, and that function (name ids, 0 = none). */
+struct site {
+	uint32_t op_id, py_id;
+};
+
+struct csite { /* synchronizing calls of one name at one call site */
+	uint32_t api_id, site;
+	uint64_t count;
+	int64_t total;
+};
+
+struct ddev { /* a DEVICE record */
+	char *name;
+	uint64_t mem, link_bw; /* 0: unknown */
+};
+
+/* NVML clock-event reasons (nvmlClocksEventReason* / nvmlClocksThrottleReason* of nvml.h). */
+static const struct {
+	uint64_t bit;
+	const char *name;
+} nv_reasons[] = {
+	{ 0x1, "gpu_idle" },       { 0x2, "applications_clocks" }, { 0x4, "sw_power_cap" },
+	{ 0x8, "hw_slowdown" },    { 0x10, "sync_boost" },         { 0x20, "sw_thermal" },
+	{ 0x40, "hw_thermal" },    { 0x80, "hw_power_brake" },     { 0x100, "display_clocks" },
+};
+#define NV_REASONS (sizeof(nv_reasons) / sizeof(nv_reasons[0]))
+#define NV_THROTTLE 0xECull /* sw_power_cap hw_slowdown sw_thermal hw_thermal hw_power_brake */
+
+struct nvdev { /* the NVML samples of one device index */
+	uint32_t index;
+	bool info;                  /* a GPU_INFO was seen */
+	uint64_t link_bw, info_total; /* from GPU_INFO */
+	uint64_t samples, used_last, used_max, total, power_max, throttled, reasons[NV_REASONS];
+	uint32_t sm_min, sm_max, temp_max; /* sm_min: 0 until a nonzero clock is seen */
+	double util_sum;
+};
+
+struct gmem { /* GPU_MEMORY device allocations of one device */
+	uint32_t device;
+	int64_t net, peak;
 };
 
 struct isc_gpu_ana {
@@ -660,15 +802,33 @@ struct isc_gpu_ana {
 	int64_t last_step;     /* start of the latest (rounded under --hta-compat) */
 	char *last_step_name;
 	/* devices and metadata */
-	struct gmap dname_map; /* device id -> dnames[] */
-	char **dnames;
-	size_t ndnames, dnames_cap;
+	struct gmap dname_map; /* device id -> dd[] */
+	struct ddev *dd;
+	size_t ndd, dd_cap;
+	struct nvdev nv[NVML_MAX];
+	size_t nnv;
+	struct gmap gm_map; /* device id -> gm[] */
+	struct gmem *gm;
+	size_t ngm, gm_cap;
 	bool have_rank;
 	double rank;
 	/* synchronising calls */
 	struct gmap sapi_map;
 	struct nstat *sapi;
 	size_t nsapi, sapi_cap;
+	struct gmap site_map; /* op_id << 32 | py_id -> sites[] */
+	struct site *sites;
+	size_t nsites, sites_cap;
+	struct gmap cs_map;   /* api name_id << 32 | site -> cs[] */
+	struct csite *cs;
+	size_t ncs, cs_cap;
+	uint64_t bcopies;     /* blocking copies: calls, time in them */
+	int64_t bcopies_ns;
+	/* timeseries.gpu_busy_pct: the union of all devices' ops, current group */
+	bool busy_any;
+	int64_t busy_s, busy_e;
+	bool have_ts;
+	uint64_t first_ts; /* summary.start_ns */
 	/* host during idle */
 	struct hdev hd[MAX_HDEV];
 	size_t nhd;
@@ -741,7 +901,8 @@ static void launch_evict_oldest(struct isc_gpu_ana *g)
 	g->lr_n--;
 }
 
-static int launch_put(struct isc_gpu_ana *g, const struct isc_tl_event *ev, int64_t ts, int64_t end, unsigned cls)
+static int launch_put(struct isc_gpu_ana *g, const struct isc_tl_event *ev, int64_t ts, int64_t end, unsigned cls,
+		      uint32_t site)
 {
 	uint64_t corr = ev->gpu.correlation;
 	if (g->lr_n == LAUNCH_MAX)
@@ -777,7 +938,9 @@ static int launch_put(struct isc_gpu_ana *g, const struct isc_tl_event *ev, int6
 		o->live = false; /* a correlation id seen again: the newer call wins */
 	}
 	size_t pos = (g->lr_head + g->lr_n++) & (g->lr_cap - 1);
-	g->lr[pos] = (struct launch){ corr, ts, end, (int64_t)ev->ts, ev->pid, ev->tid, (uint8_t)cls, true };
+	g->lr[pos] = (struct launch){ .corr = corr, .ts = ts, .end = end, .ts_exact = (int64_t)ev->ts,
+				      .end_exact = (int64_t)(ev->ts + ev->gpu.dur_ns), .pid = ev->pid, .tid = ev->tid,
+				      .name_id = ev->name_id, .site = site, .cls = (uint16_t)cls, .live = true };
 	*slot = (uint32_t)pos;
 	return 0;
 }
@@ -894,6 +1057,67 @@ static int host_end(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 	while (i > 0 && th->depth >= i) /* inner spans whose end was lost end here too */
 		if (host_pop(g, th, (int64_t)ev->ts))
 			return -ENOMEM;
+	return 0;
+}
+
+/*
+ * The call site of a call made now on thread (pid, tid): the nearest Python
+ * function open on it that has a source file (Kineto also names C functions
+ * as Python ones, "<built-in method ...>"; without such a function, the
+ * nearest Python function), and the op that function called (the outermost
+ * op above it; with no Python function, the outermost op; ProfilerStep#N is
+ * not an op).  Returns its index in sites[], GNONE when out of memory.
+ */
+static uint32_t call_site(struct isc_gpu_ana *g, uint32_t pid, uint32_t tid)
+{
+	uint32_t op = 0, py = 0, ti = gmap_get(&g->th_map, (uint64_t)pid << 32 | tid);
+	bool fresh;
+	if (ti != GNONE) {
+		const struct hthread *th = &g->ths[ti];
+		size_t i = th->depth, first = 0; /* 1 + index of the nearest Python frame */
+		for (; i > 0; i--) {
+			if (th->st[i - 1].kind != ISC_SPAN_PYTHON)
+				continue;
+			const struct isc_tl_string *s = isc_timeline_string_borrow(g->t, th->st[i - 1].name_id);
+			if (s && s->file[0])
+				break;
+			if (!first)
+				first = i;
+		}
+		if (!i)
+			i = first;
+		if (i > 0)
+			py = th->st[i - 1].name_id;
+		for (; i < th->depth && !op; i++)
+			if (th->st[i].kind == ISC_SPAN_OP && !(name_class(g, th->st[i].name_id) & NC_STEP))
+				op = th->st[i].name_id;
+	}
+	uint32_t s = map_index(&g->site_map, (uint64_t)op << 32 | py, &g->sites, &g->nsites, &g->sites_cap,
+			       sizeof(*g->sites), &fresh);
+	if (s == GNONE) {
+		g->oom = true;
+		return GNONE;
+	}
+	g->sites[s] = (struct site){ op, py };
+	return s;
+}
+
+/* Counts a synchronizing call api_id of dur ns at site; a blocking copy also in sync.blocking_copies. */
+static int sync_call(struct isc_gpu_ana *g, uint32_t api_id, uint32_t site, int64_t dur, bool copy)
+{
+	bool fresh;
+	uint32_t i = map_index(&g->cs_map, (uint64_t)api_id << 32 | site, &g->cs, &g->ncs, &g->cs_cap, sizeof(*g->cs),
+			       &fresh);
+	if (i == GNONE)
+		return -ENOMEM;
+	g->cs[i].api_id = api_id;
+	g->cs[i].site = site;
+	g->cs[i].count++;
+	g->cs[i].total += dur;
+	if (copy) {
+		g->bcopies++;
+		g->bcopies_ns += dur;
+	}
 	return 0;
 }
 
@@ -1015,12 +1239,28 @@ static int on_span_begin(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 	return host_begin(g, ev);
 }
 
+/*
+ * A runtime call (cudaMemcpy) makes driver calls (cuMemcpy), which CUPTI
+ * records too, on the same thread within its time: such a nested driver
+ * call is not counted again as a synchronizing call, and does not replace
+ * a runtime call of the same correlation id in the pairing with an op.
+ */
 static int on_api(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 {
 	unsigned cls = name_class(g, ev->name_id);
 	int64_t ts = (int64_t)ev->ts, end = ts + (int64_t)ev->gpu.dur_ns;
-	if (cls & NC_SYNC && add_nstat(&g->sapi_map, &g->sapi, &g->nsapi, &g->sapi_cap, ev->name_id, 0,
-				       (int64_t)ev->gpu.dur_ns))
+	struct hthread *th = hthread_get(g, ev->pid, ev->tid);
+	if (!th)
+		return -ENOMEM;
+	bool nested = ev->gpu.kind == 2 && ts < th->rt_end;
+	if (nested && (!ev->gpu.correlation || gmap_get(&g->l_map, ev->gpu.correlation) != GNONE))
+		return 0;
+	if (ev->gpu.kind == 1 && end > th->rt_end)
+		th->rt_end = end;
+	uint32_t site = cls & NC_SITE ? call_site(g, ev->pid, ev->tid) : GNONE;
+	if (cls & NC_SYNC && !nested &&
+	    (add_nstat(&g->sapi_map, &g->sapi, &g->nsapi, &g->sapi_cap, ev->name_id, 0, (int64_t)ev->gpu.dur_ns) ||
+	     sync_call(g, ev->name_id, site, (int64_t)ev->gpu.dur_ns, cls & NC_BLOCKING_COPY)))
 		return -ENOMEM;
 	if (!ev->gpu.correlation)
 		return 0;
@@ -1028,7 +1268,28 @@ static int on_api(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 		end = floor_us(g, end);
 		ts = ceil_us(g, ts);
 	}
-	return launch_put(g, ev, ts, end, cls);
+	return launch_put(g, ev, ts, end, cls, site);
+}
+
+/* Hands the current group of busy_add to timeseries.gpu_busy_pct. */
+static void busy_flush(struct isc_gpu_ana *g)
+{
+	if (g->busy_any && g->ser) /* a time-weighted channel: cannot fail */
+		(void)isc_series_interval(g->ser, ISC_SER_GPU_BUSY, (uint64_t)g->busy_s, (uint64_t)g->busy_e, 100);
+}
+
+/* timeseries.gpu_busy_pct: ops of all devices by start; a group of overlapping ones goes out when it ends. */
+static void busy_add(struct isc_gpu_ana *g, int64_t ts, int64_t end)
+{
+	if (g->busy_any && ts <= g->busy_e) {
+		if (end > g->busy_e)
+			g->busy_e = end;
+		return;
+	}
+	busy_flush(g);
+	g->busy_any = true;
+	g->busy_s = ts;
+	g->busy_e = end;
 }
 
 static int on_op(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
@@ -1055,13 +1316,23 @@ static int on_op(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 	if (li != GNONE && f->has_link &&
 	    (g->lr[li].tid != f->api_tid || g->lr[li].ts_exact != (int64_t)ev->ts - f->launch_gap_ns))
 		li = GNONE;
+	op.site = GNONE;
 	if (li != GNONE) {
 		struct launch *l = &g->lr[li];
 		op.has_api = true;
 		op.api_ts = l->ts;
 		op.api_end = l->end;
+		op.api_dur = l->end_exact - l->ts_exact;
 		op.api_launch = (l->cls & NC_LAUNCH) != 0;
+		op.site = l->site;
+		op.first_of_call = !l->used;
+		l->used = true;
 		pid = l->pid;
+		/* an async copy from or to pageable memory waits for the host */
+		if (l->cls & NC_ASYNC_COPY && op.kind == ISC_GPU_MEMCPY && op.first_of_call &&
+		    (op.src_mem == ISC_MEM_PAGEABLE || op.dst_mem == ISC_MEM_PAGEABLE) &&
+		    sync_call(g, l->name_id, l->site, op.api_dur, true))
+			return -ENOMEM;
 		/* one call, one op; a graph launch owns many, kept until evicted */
 		if (!(l->cls & NC_GRAPH) && !(f->flags & ISC_GPU_FLAG_GRAPH)) {
 			l->live = false;
@@ -1070,6 +1341,7 @@ static int on_op(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 	}
 	if (op.kind == ISC_GPU_KERNEL || op.kind == ISC_GPU_MEMCPY || op.kind == ISC_GPU_MEMSET) {
 		uint32_t hi = hdev_index(g, op.device);
+		busy_add(g, op.ts, op.end);
 		if (hi != GNONE) {
 			host_op(g, hi, op.ts, op.end);
 			uint32_t *slot;
@@ -1087,11 +1359,11 @@ static int on_op(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 	return hta_op(g, &op, f->correlation != 0);
 }
 
+/* DEVICE: id sm_count memory_bytes cc_major cc_minor link_bw_bytes_per_s, name. */
 static int on_device(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 {
 	bool fresh;
-	uint32_t i = map_index(&g->dname_map, ev->f[0], &g->dnames, &g->ndnames, &g->dnames_cap, sizeof(*g->dnames),
-			       &fresh);
+	uint32_t i = map_index(&g->dname_map, ev->f[0], &g->dd, &g->ndd, &g->dd_cap, sizeof(*g->dd), &fresh);
 	if (i == GNONE)
 		return -ENOMEM;
 	char *s = malloc(ev->nbytes + 1);
@@ -1099,8 +1371,90 @@ static int on_device(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 		return -ENOMEM;
 	memcpy(s, ev->bytes, ev->nbytes);
 	s[ev->nbytes] = '\0';
-	free(g->dnames[i]);
-	g->dnames[i] = s;
+	free(g->dd[i].name);
+	g->dd[i].name = s;
+	g->dd[i].mem = ev->nf > 2 ? ev->f[2] : 0;
+	g->dd[i].link_bw = ev->nf > 5 ? ev->f[5] : 0;
+	return 0;
+}
+
+/* The NVML device of index, added when there is room; NULL otherwise. */
+static struct nvdev *nvdev_get(struct isc_gpu_ana *g, uint64_t index)
+{
+	for (size_t i = 0; i < g->nnv; i++)
+		if (g->nv[i].index == index)
+			return &g->nv[i];
+	if (g->nnv == NVML_MAX || index > UINT32_MAX)
+		return NULL;
+	g->nv[g->nnv] = (struct nvdev){ .index = (uint32_t)index };
+	return &g->nv[g->nnv++];
+}
+
+/* GPU_INFO: index pcie_gen pcie_width link_bw_bytes_per_s mem_total. */
+static void on_gpu_info(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
+{
+	struct nvdev *d = ev->nf >= 5 ? nvdev_get(g, ev->f[0]) : NULL;
+	if (!d)
+		return;
+	d->info = true;
+	d->link_bw = ev->f[3];
+	d->info_total = ev->f[4];
+}
+
+/*
+ * GPU_SAMPLE: index util_gpu_pct util_mem_pct mem_used mem_total sm_mhz
+ * mem_mhz power_mw temp_c clock_event_reasons ...; a query the sampler
+ * could not make is 0.  Feeds timeseries.gpu_util_pct (each sample) and
+ * gpu_mem_used_bytes (the latest used memory of every device, summed).
+ */
+static void on_gpu_sample(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
+{
+	struct nvdev *d = ev->nf >= 10 ? nvdev_get(g, ev->f[0]) : NULL;
+	uint64_t used = 0;
+	if (!d)
+		return;
+	const uint64_t *f = ev->f;
+	d->samples++;
+	d->util_sum += (double)f[1];
+	d->used_last = f[3];
+	if (f[3] > d->used_max)
+		d->used_max = f[3];
+	if (f[4])
+		d->total = f[4];
+	if (f[5] && f[5] <= UINT32_MAX && (!d->sm_min || f[5] < d->sm_min))
+		d->sm_min = (uint32_t)f[5];
+	if (f[5] <= UINT32_MAX && f[5] > d->sm_max)
+		d->sm_max = (uint32_t)f[5];
+	if (f[7] > d->power_max)
+		d->power_max = f[7];
+	if (f[8] <= UINT32_MAX && f[8] > d->temp_max)
+		d->temp_max = (uint32_t)f[8];
+	for (size_t i = 0; i < NV_REASONS; i++)
+		d->reasons[i] += (f[9] & nv_reasons[i].bit) != 0;
+	d->throttled += (f[9] & NV_THROTTLE) != 0;
+	if (!g->ser)
+		return;
+	for (size_t i = 0; i < g->nnv; i++)
+		used += g->nv[i].used_last;
+	/* point channels: cannot fail */
+	(void)isc_series_point(g->ser, ISC_SER_GPU_UTIL, ev->ts, (double)f[1]);
+	(void)isc_series_point(g->ser, ISC_SER_GPU_MEM, ev->ts, (double)used);
+}
+
+/* GPU_MEMORY: device stream op(1 alloc, 2 free) mem_kind bytes ...: device memory allocated, net. */
+static int on_gpu_memory(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
+{
+	bool fresh;
+	if (ev->nf < 5 || ev->f[3] != ISC_MEM_DEVICE || (ev->f[2] != 1 && ev->f[2] != 2) || ev->f[4] > INT64_MAX)
+		return 0;
+	uint32_t i = map_index(&g->gm_map, ev->f[0], &g->gm, &g->ngm, &g->gm_cap, sizeof(*g->gm), &fresh);
+	if (i == GNONE)
+		return -ENOMEM;
+	struct gmem *m = &g->gm[i];
+	m->device = (uint32_t)ev->f[0];
+	m->net += ev->f[2] == 1 ? (int64_t)ev->f[4] : -(int64_t)ev->f[4];
+	if (m->net > m->peak)
+		m->peak = m->net;
 	return 0;
 }
 
@@ -1125,6 +1479,9 @@ int isc_gpu_ana_event(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 	int rc = 0;
 	if ((int64_t)ev->ts > g->last_ts)
 		g->last_ts = (int64_t)ev->ts;
+	if (!g->have_ts || ev->ts < g->first_ts)
+		g->first_ts = ev->ts;
+	g->have_ts = true;
 	switch (ev->type) {
 	case ISC_REC_TL_SPAN_BEGIN:
 		rc = on_span_begin(g, ev);
@@ -1143,6 +1500,15 @@ int isc_gpu_ana_event(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 		break;
 	case ISC_REC_META:
 		on_meta(g, ev);
+		break;
+	case ISC_REC_GPU_INFO:
+		on_gpu_info(g, ev);
+		break;
+	case ISC_REC_GPU_SAMPLE:
+		on_gpu_sample(g, ev);
+		break;
+	case ISC_REC_GPU_MEMORY:
+		rc = on_gpu_memory(g, ev);
 		break;
 	default:
 		break;
@@ -1243,7 +1609,7 @@ static double pct2(int64_t part, int64_t whole)
 static const char *dev_name(const struct isc_gpu_ana *g, uint32_t id)
 {
 	uint32_t i = gmap_get(&g->dname_map, id);
-	return i == GNONE ? NULL : g->dnames[i];
+	return i == GNONE ? NULL : g->dd[i].name;
 }
 
 static int cmp_dev(const void *x, const void *y)
@@ -1288,27 +1654,122 @@ static int row_by_total(const void *x, const void *y)
 	return row_by_identity(x, y);
 }
 
-/* Sorts rows[0..n) by identity and merges equal ones; returns the new count. */
+/*
+ * Sorts a[0..n) (elements of sz bytes) by identity same, merges equal
+ * neighbours with add(into, from), then sorts by order; returns the new count.
+ */
+static size_t merge_by(void *a, size_t n, size_t sz, int (*same)(const void *, const void *),
+		       void (*add)(void *, const void *), int (*order)(const void *, const void *))
+{
+	char *p = a;
+	size_t m = 0;
+	sort_n(a, n, sz, same);
+	for (size_t i = 0; i < n; i++) {
+		if (m && !same(p + (m - 1) * sz, p + i * sz))
+			add(p + (m - 1) * sz, p + i * sz);
+		else
+			memmove(p + m++ * sz, p + i * sz, sz);
+	}
+	sort_n(a, m, sz, order);
+	return m;
+}
+
+static void row_add(void *into, const void *from)
+{
+	struct row *r = into;
+	const struct row *x = from;
+	if (x->min < r->min)
+		r->min = x->min;
+	if (x->max > r->max)
+		r->max = x->max;
+	r->count += x->count;
+	r->total += x->total;
+	r->self += x->self;
+}
+
+/* Rows merged by identity, by total time. */
 static size_t merge_rows(struct row *rows, size_t n)
 {
-	size_t m = 0;
-	sort_n(rows, n, sizeof(*rows), row_by_identity);
-	for (size_t i = 0; i < n; i++) {
-		if (m && !row_by_identity(&rows[m - 1], &rows[i])) {
-			struct row *r = &rows[m - 1];
-			if (rows[i].min < r->min)
-				r->min = rows[i].min;
-			if (rows[i].max > r->max)
-				r->max = rows[i].max;
-			r->count += rows[i].count;
-			r->total += rows[i].total;
-			r->self += rows[i].self;
-		} else {
-			rows[m++] = rows[i];
-		}
+	return merge_by(rows, n, sizeof(*rows), row_by_identity, row_add, row_by_total);
+}
+
+/* A call site by its names (several string ids can share them); op, py NULL when none. */
+struct srow {
+	const char *api, *op, *py, *file;
+	uint32_t line;
+	uint64_t count, bytes;
+	int64_t total;
+};
+
+static int cmp_nstr(const char *a, const char *b)
+{
+	return a == b ? 0 : !a ? -1 : !b ? 1 : strcmp(a, b);
+}
+
+static int srow_identity(const void *x, const void *y)
+{
+	const struct srow *a = x, *b = y;
+	int c;
+	if ((c = cmp_nstr(a->api, b->api)) || (c = cmp_nstr(a->op, b->op)) || (c = cmp_nstr(a->py, b->py)) ||
+	    (c = cmp_nstr(a->file, b->file)))
+		return c;
+	return a->line < b->line ? -1 : a->line > b->line;
+}
+
+static void srow_add(void *into, const void *from)
+{
+	struct srow *r = into;
+	const struct srow *x = from;
+	r->count += x->count;
+	r->bytes += x->bytes;
+	r->total += x->total;
+}
+
+static int srow_by_total(const void *x, const void *y)
+{
+	const struct srow *a = x, *b = y;
+	if (a->total != b->total)
+		return a->total > b->total ? -1 : 1;
+	return srow_identity(x, y);
+}
+
+static int srow_by_bytes(const void *x, const void *y)
+{
+	const struct srow *a = x, *b = y;
+	if (a->bytes != b->bytes)
+		return a->bytes > b->bytes ? -1 : 1;
+	if (a->count != b->count)
+		return a->count > b->count ? -1 : 1;
+	return srow_identity(x, y);
+}
+
+/* The names of call site site (GNONE: none) into r. */
+static void srow_site(const struct isc_gpu_ana *g, uint32_t site, struct srow *r)
+{
+	if (site == GNONE)
+		return;
+	const struct site *s = &g->sites[site];
+	const struct isc_tl_string *py = s->py_id ? isc_timeline_string_borrow(g->t, s->py_id) : NULL;
+	r->op = s->op_id ? str_name(g, s->op_id) : NULL;
+	if (py) {
+		r->py = py->name;
+		r->file = py->file;
+		r->line = py->line;
 	}
-	sort_n(rows, m, sizeof(*rows), row_by_total);
-	return m;
+}
+
+/* Adds "op" and "python" ({name, file, line} or null) of r to x. */
+static void emit_site(struct out *o, cJSON *x, const struct srow *r)
+{
+	str(o, x, "op", r->op);
+	if (!r->py) {
+		chk(o, x ? cJSON_AddNullToObject(x, "python") : NULL);
+		return;
+	}
+	cJSON *p = obj(o, x, "python");
+	str(o, p, "name", r->py);
+	str(o, p, "file", r->file);
+	num(o, p, "line", r->line);
 }
 
 /* gpu.devices[].host_during_idle of device hd[hi]. */
@@ -1351,6 +1812,38 @@ static int emit_host(struct out *o, cJSON *d, size_t hi)
 	return 0;
 }
 
+/* The NVML device whose index is CUDA device id (NVML numbers all GPUs of the machine), or NULL. */
+static const struct nvdev *nvdev_of(const struct isc_gpu_ana *g, uint32_t id)
+{
+	for (size_t i = 0; i < g->nnv; i++)
+		if (g->nv[i].index == id)
+			return &g->nv[i];
+	return NULL;
+}
+
+/* gpu.devices[]: link bandwidth and memory of device id, from its DEVICE record, GPU_MEMORY and NVML. */
+static void emit_dev_memory(struct out *o, cJSON *d, uint32_t id)
+{
+	const struct isc_gpu_ana *g = o->g;
+	uint32_t di = gmap_get(&g->dname_map, id), mi = gmap_get(&g->gm_map, id);
+	const struct ddev *dd = di == GNONE ? NULL : &g->dd[di];
+	const struct nvdev *nv = nvdev_of(g, id);
+	uint64_t bw = nv && nv->link_bw ? nv->link_bw : dd ? dd->link_bw : 0;
+	uint64_t total = dd && dd->mem ? dd->mem : nv ? (nv->total ? nv->total : nv->info_total) : 0;
+	num_or_null(o, d, "link_bw_bytes_per_s", bw, (double)bw);
+	num_or_null(o, d, "memory_total_bytes", total, (double)total);
+	if (mi != GNONE) {
+		num(o, d, "memory_peak_bytes", (double)g->gm[mi].peak);
+		str(o, d, "memory_peak_source", "allocations");
+	} else if (nv && nv->samples) {
+		num(o, d, "memory_peak_bytes", (double)nv->used_max);
+		str(o, d, "memory_peak_source", "nvml");
+	} else {
+		num_or_null(o, d, "memory_peak_bytes", false, 0);
+		str(o, d, "memory_peak_source", NULL);
+	}
+}
+
 static int emit_devices(struct out *o, cJSON *gpu, struct acc *a)
 {
 	struct isc_gpu_ana *g = o->g;
@@ -1369,6 +1862,8 @@ static int emit_devices(struct out *o, cJSON *gpu, struct acc *a)
 		num(o, d, "id", dv->id);
 		str(o, d, "name", dev_name(g, dv->id));
 		num(o, d, "ops", (double)dv->ops);
+		num(o, d, "busy_ns", (double)busy);
+		emit_dev_memory(o, d, dv->id);
 		cJSON *tb = obj(o, d, "temporal_breakdown");
 		num(o, tb, "span_ns", (double)span);
 		num(o, tb, "idle_ns", (double)(span - busy));
@@ -1504,6 +1999,111 @@ static void emit_nstats(struct out *o, cJSON *parent, const char *k, struct nsta
 	num(o, parent, tk, (double)total);
 }
 
+/* gpu.gaps: the device gaps of at least GAP_NS, longest first. */
+static void emit_gaps(struct out *o, cJSON *gpu, const struct acc *a)
+{
+	cJSON *gp = obj(o, gpu, "gaps");
+	num(o, gp, "threshold_ns", GAP_NS);
+	num(o, gp, "count", (double)a->gaps);
+	num(o, gp, "total_ns", (double)a->gaps_total);
+	cJSON *top = arr(o, gp, "top");
+	for (size_t i = 0; i < a->ntop_gaps; i++) {
+		const struct gap *x = &a->top_gaps[i];
+		cJSON *y = push(o, top);
+		num(o, y, "device", x->device);
+		num(o, y, "start_ns", (double)(x->start - (int64_t)o->g->first_ts));
+		num(o, y, "end_ns", (double)(x->end - (int64_t)o->g->first_ts));
+		num(o, y, "dur_ns", (double)(x->end - x->start));
+	}
+}
+
+/* memcpy[].top_call_site of row m: the named call site that launched the most bytes, or null. */
+static void emit_top_site(struct out *o, cJSON *x, const struct acc *a, const struct mstat *m, struct srow *rows)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < a->nmcs; i++) {
+		const struct mcsite *c = &a->mcs[i];
+		if (c->row != m->id)
+			continue;
+		rows[n] = (struct srow){ .count = c->count, .bytes = c->bytes };
+		srow_site(o->g, c->site, &rows[n]);
+		n += rows[n].op || rows[n].py;
+	}
+	n = merge_by(rows, n, sizeof(*rows), srow_identity, srow_add, srow_by_bytes);
+	if (!n) {
+		chk(o, x ? cJSON_AddNullToObject(x, "top_call_site") : NULL);
+		return;
+	}
+	emit_site(o, obj(o, x, "top_call_site"), &rows[0]);
+}
+
+/* gpu.sync.call_sites (the TOP_SITES longest) and gpu.sync.blocking_copies. */
+static int emit_call_sites(struct out *o, cJSON *sy)
+{
+	struct isc_gpu_ana *g = o->g;
+	struct srow *rows = calloc(g->ncs ? g->ncs : 1, sizeof(*rows));
+	if (!rows)
+		return -ENOMEM;
+	for (size_t i = 0; i < g->ncs; i++) {
+		const char *api = str_name(g, g->cs[i].api_id);
+		rows[i] = (struct srow){ .api = api ? api : "?", .count = g->cs[i].count, .total = g->cs[i].total };
+		srow_site(g, g->cs[i].site, &rows[i]);
+	}
+	int64_t total = 0;
+	for (size_t i = 0; i < g->ncs; i++)
+		total += g->cs[i].total;
+	size_t n = merge_by(rows, g->ncs, sizeof(*rows), srow_identity, srow_add, srow_by_total);
+	cJSON *cs = arr(o, sy, "call_sites");
+	for (size_t i = 0; i < n && i < TOP_SITES; i++) {
+		cJSON *x = push(o, cs);
+		str(o, x, "api", rows[i].api);
+		emit_site(o, x, &rows[i]);
+		num(o, x, "count", (double)rows[i].count);
+		num(o, x, "total_ns", (double)rows[i].total);
+	}
+	free(rows);
+	num(o, sy, "call_sites_total_ns", (double)total);
+	cJSON *bc = obj(o, sy, "blocking_copies");
+	num(o, bc, "count", (double)g->bcopies);
+	num(o, bc, "total_ns", (double)g->bcopies_ns);
+	return 0;
+}
+
+static int cmp_nvdev(const void *x, const void *y)
+{
+	const struct nvdev *a = x, *b = y;
+	return a->index < b->index ? -1 : a->index > b->index;
+}
+
+/* gpu.nvml: one entry per NVML device with samples, by index. */
+static void emit_nvml(struct out *o, cJSON *gpu)
+{
+	struct isc_gpu_ana *g = o->g;
+	sort_n(g->nv, g->nnv, sizeof(*g->nv), cmp_nvdev);
+	cJSON *a = arr(o, gpu, "nvml");
+	for (size_t i = 0; i < g->nnv; i++) {
+		const struct nvdev *d = &g->nv[i];
+		uint64_t total = d->total ? d->total : d->info_total;
+		if (!d->samples)
+			continue;
+		cJSON *x = push(o, a);
+		num(o, x, "device", d->index);
+		num(o, x, "samples", (double)d->samples);
+		num(o, x, "util_gpu_pct_mean", round(100 * d->util_sum / (double)d->samples) / 100);
+		num(o, x, "mem_used_max_bytes", (double)d->used_max);
+		num_or_null(o, x, "mem_total_bytes", total, (double)total);
+		num_or_null(o, x, "sm_mhz_min", d->sm_min, d->sm_min);
+		num_or_null(o, x, "sm_mhz_max", d->sm_max, d->sm_max);
+		num_or_null(o, x, "temp_c_max", d->temp_max, d->temp_max);
+		num_or_null(o, x, "power_w_max", d->power_max, (double)d->power_max / 1000);
+		num(o, x, "throttled_samples", (double)d->throttled);
+		cJSON *r = obj(o, x, "throttle_reasons");
+		for (size_t k = 0; k < NV_REASONS; k++)
+			if (d->reasons[k])
+				num(o, r, nv_reasons[k].name, (double)d->reasons[k]);
+	}
+}
+
 static int emit_rest(struct out *o, cJSON *gpu, struct acc *a)
 {
 	cJSON *l = obj(o, gpu, "launch");
@@ -1521,7 +2121,12 @@ static int emit_rest(struct out *o, cJSON *gpu, struct acc *a)
 	num(o, l, "short_kernels_under_10us", (double)a->short_kernels);
 	num(o, l, "kernels", (double)a->kernels);
 	num(o, l, "ops_without_launch_call", (double)a->no_api);
+	num(o, l, "api_total_ns", (double)a->launch_api);
+	num(o, l, "kernel_total_ns", (double)a->launch_kernels);
 
+	struct srow *rows = calloc(a->nmcs ? a->nmcs : 1, sizeof(*rows));
+	if (!rows)
+		return -ENOMEM;
 	sort_n(a->ms, a->nms, sizeof(*a->ms), cmp_mstat);
 	cJSON *mc = arr(o, gpu, "memcpy");
 	for (size_t i = 0; i < a->nms; i++) {
@@ -1537,10 +2142,17 @@ static int emit_rest(struct out *o, cJSON *gpu, struct acc *a)
 		/* bytes per ns = GB/s */
 		num_or_null(o, x, "bandwidth_gb_per_s", m->total > 0,
 			    m->total > 0 ? round(1000 * (double)m->bytes / (double)m->total) / 1000 : 0);
+		num(o, x, "launch_api_ns", (double)m->api);
+		emit_top_site(o, x, a, m, rows);
 	}
+	free(rows);
 	cJSON *sy = obj(o, gpu, "sync");
 	emit_nstats(o, sy, "ops", a->ss, a->nss, "ops_total_ns");
 	emit_nstats(o, sy, "api_calls", o->g->sapi, o->g->nsapi, "api_total_ns");
+	if (emit_call_sites(o, sy))
+		return -ENOMEM;
+	emit_gaps(o, gpu, a);
+	emit_nvml(o, gpu);
 	return 0;
 }
 
@@ -1587,6 +2199,8 @@ int isc_gpu_ana_emit(struct isc_gpu_ana *g, cJSON *root)
 	char rule[512];
 	struct acc *a = &g->acc[0];
 	host_finish(g);
+	busy_flush(g);
+	g->busy_any = false;
 	if (g->hta && g->steps_distinct) {
 		if (pq_settle(g, true))
 			return -ENOMEM;
@@ -1618,11 +2232,17 @@ void isc_gpu_ana_free(struct isc_gpu_ana *g)
 	free(g->step_name);
 	free(g->last_step_name);
 	gmap_free(&g->dname_map);
-	for (size_t i = 0; i < g->ndnames; i++)
-		free(g->dnames[i]);
-	free(g->dnames);
+	for (size_t i = 0; i < g->ndd; i++)
+		free(g->dd[i].name);
+	free(g->dd);
+	gmap_free(&g->gm_map);
+	free(g->gm);
 	gmap_free(&g->sapi_map);
 	free(g->sapi);
+	gmap_free(&g->site_map);
+	free(g->sites);
+	gmap_free(&g->cs_map);
+	free(g->cs);
 	gmap_free(&g->pid_mask);
 	gmap_free(&g->th_map);
 	for (size_t i = 0; i < g->nths; i++)

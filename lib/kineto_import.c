@@ -1153,6 +1153,24 @@ static const struct catmap {
 	{ "trace", 0, 0 }, /* the profiler's own span: skipped */
 };
 
+/*
+ * The names torch.profiler gives its own record_function ranges:
+ * "ProfilerStep#N", "enumerate(DataLoader)#...", "Optimizer.step#SGD.step",
+ * "Optimizer.zero_grad#...".  Newer files put them under "user_annotation";
+ * legacy ones (PyTorch 1.8-1.9) under "Operator", where they would pass for
+ * ops.
+ */
+static bool record_function_name(const char *s, size_t n)
+{
+	static const char *const pre[] = { "ProfilerStep#", "enumerate(DataLoader)", "Optimizer." };
+	for (size_t i = 0; i < sizeof(pre) / sizeof(pre[0]); i++) {
+		size_t m = strlen(pre[i]);
+		if (n >= m && !memcmp(s, pre[i], m) && (i != 2 || memchr(s, '#', n)))
+			return true;
+	}
+	return false;
+}
+
 /* "Event Sync", "Stream Wait Event", "Stream Sync", "Context Sync", "Device Sync" */
 static uint8_t sync_kind(const char *s, size_t n)
 {
@@ -1542,17 +1560,19 @@ static int on_event(struct kin *k, struct kev *ev)
 	}
 	it.type = cm->type;
 	it.kind = cm->kind;
+	if (it.kind == ISC_SPAN_OP && record_function_name(name, nl))
+		it.kind = ISC_SPAN_SCOPE; /* legacy files file annotations under "Operator" */
 	if (cm->type == IT_SPAN) {
 		if (cm->kind == ISC_SPAN_PYTHON)
 			rc = intern_python(k, name, nl, &it.name_id);
 		else
-			rc = intern(k, cm->kind == ISC_SPAN_SCOPE ? ISC_STR_SCOPE : ISC_STR_CFUNC, 0, name, nl, "", 0,
+			rc = intern(k, it.kind == ISC_SPAN_SCOPE ? ISC_STR_SCOPE : ISC_STR_CFUNC, 0, name, nl, "", 0,
 				    &it.name_id);
 		if (rc)
 			return rc;
-		if (cm->kind == ISC_SPAN_OP)
+		if (it.kind == ISC_SPAN_OP)
 			k->res->cpu_ops++;
-		else if (cm->kind == ISC_SPAN_PYTHON)
+		else if (it.kind == ISC_SPAN_PYTHON)
 			k->res->python_functions++;
 		else
 			k->res->annotations++;

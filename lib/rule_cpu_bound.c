@@ -17,6 +17,7 @@
 
 #define TRIGGER_PCT 10
 #define LAUNCH_MIN 100
+#define LAUNCH_CALL_MAX 50000.0 /* ns: analyze_gpu.c's LONG_CALL_NS, a launch call that long is an outlier */
 #define TOP 5
 
 void gpu_split(const struct rule_ctx *c, struct gpu_split *s)
@@ -30,8 +31,11 @@ void gpu_split(const struct rule_ctx *c, struct gpu_split *s)
 	s->launch_pattern = launches >= LAUNCH_MIN && (s->short_share >= 0.5 || s->shorter_share >= 0.5) &&
 			    c->g.queue_mean < 1;
 	double hw = c->g.host_wait;
-	if (s->launch_pattern)
-		s->launch = c->g.launch_api >= 0 ? (c->g.launch_api < hw ? c->g.launch_api : hw) : hw * s->shorter_share;
+	if (s->launch_pattern) {
+		/* one-off start-up calls can take seconds: at most LAUNCH_CALL_MAX per launch */
+		double api = c->g.launch_api < launches * LAUNCH_CALL_MAX ? c->g.launch_api : launches * LAUNCH_CALL_MAX;
+		s->launch = c->g.launch_api >= 0 ? (api < hw ? api : hw) : hw * s->shorter_share;
+	}
 	double idle_share = c->g.span > 0 ? c->g.idle / c->g.span : 0;
 	double sync_host = c->g.sync_api * idle_share;
 	if (sync_host > hw - s->launch)

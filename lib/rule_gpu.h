@@ -5,12 +5,14 @@
  * idle time and never count it twice (gpu_split() in rule_cpu_bound.c):
  *
  *   host_wait  = device idle x host_wait share of the streams' idle gaps
- *   launch     = min(host time in launch calls, host_wait) when the launch
+ *   launch     = min(host time in launch calls (each counted up to 50 µs:
+ *                start-up calls can take seconds), host_wait) when the launch
  *                pattern holds (>= 100 launches, half the kernels < 10 µs or
  *                half the ops shorter than their launch call, mean queue of
  *                the busiest stream < 1), else 0; without the launch-call
  *                total, host_wait x the share of ops shorter than their call
- *   sync       = min(host time blocked in synchronising calls x idle share,
+ *   sync       = min(host time blocked in synchronising calls and blocking
+ *                copies (gpu.sync.call_sites_total_ns) x idle share,
  *                host_wait - launch) + idle waiting on other streams
  *                (HTA's "other" gaps: launched in time, started late)
  *   cpu        = host_wait - launch - (sync's host part)

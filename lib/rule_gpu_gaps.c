@@ -7,12 +7,23 @@
  * milliseconds, so we list gaps from 1 ms.  Severity info: the cause is
  * in cpu_bound / sync_bound when they fire; this lists where.
  * Evidence: the longest gaps as time ranges.
- * What-if: those gaps closed (overlaps the cpu_bound and sync_bound
- * estimates; do not add them).
+ * What-if: those gaps closed; null when cpu_bound, sync_bound or
+ * launch_bound fired (their estimates already hold this idle time, and
+ * this finding only says where it is).
  */
 #include <stdio.h>
 
 #include "rules.h"
+
+/* The idle time is already in the estimate of a cause found before. */
+static const char *covered(const struct rule_out *o)
+{
+	static const char *const causes[] = { "cpu_bound", "sync_bound", "launch_bound" };
+	for (size_t i = 0; i < sizeof(causes) / sizeof(causes[0]); i++)
+		if (fnd_find(o, causes[i]))
+			return causes[i];
+	return NULL;
+}
 
 #define TRIGGER_PCT 5
 
@@ -33,8 +44,11 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 		snprintf(label, sizeof(label), "GPU %.0f idle %.2f ms", rnum(x, "device", 0), rnum(x, "dur_ns", 0) / 1e6);
 		fnd_range(o, f, rnum(x, "start_ns", 0), rnum(x, "end_ns", 0), label);
 	}
-	fnd_suggest(c, o, f, total, "Look at what the host does in these time ranges (the timeline: iscope-merge --format=chrome).",
-		    "the gaps closed (overlaps cpu_bound / sync_bound; do not add)",
+	const char *cause = covered(o);
+	fnd_suggest(c, o, f, cause ? -1 : total,
+		    "Look at what the host does in these time ranges (the timeline: iscope-merge --format=chrome).",
+		    cause ? "contained in the estimate of the cause found (cpu_bound, sync_bound or launch_bound)"
+			  : "the gaps closed",
 		    "The longest gaps are listed with their times from the start of the run.");
 }
 

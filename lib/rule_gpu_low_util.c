@@ -7,11 +7,22 @@
  * default threshold).  Trigger: low windows >= 20 % of those buckets.
  * Severity info.  Evidence: the longest runs of low windows as time
  * ranges, the mean busy share.  What-if: the idle time inside the low
- * windows removed (overlaps cpu_bound; do not add).
+ * windows removed; null when cpu_bound, sync_bound or launch_bound fired
+ * (their estimates already hold it).
  */
 #include <stdio.h>
 
 #include "rules.h"
+
+/* The idle time is already in the estimate of a cause found before. */
+static const char *covered(const struct rule_out *o)
+{
+	static const char *const causes[] = { "cpu_bound", "sync_bound", "launch_bound" };
+	for (size_t i = 0; i < sizeof(causes) / sizeof(causes[0]); i++)
+		if (fnd_find(o, causes[i]))
+			return causes[i];
+	return NULL;
+}
 
 #define LOW_PCT 50
 #define TRIGGER_SHARE 0.2
@@ -75,8 +86,11 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 			snprintf(label, sizeof(label), "GPU under %d %% busy", LOW_PCT);
 			fnd_range(o, f, t0 + best[k].a * w, t0 + (best[k].b + 1) * w, label);
 		}
-	fnd_suggest(c, o, f, idle, "Find what the host does in these windows; the cpu_bound and sync_bound findings name it.",
-		    "the idle time inside the low windows removed (overlaps cpu_bound; do not add)",
+	const char *cause = covered(o);
+	fnd_suggest(c, o, f, cause ? -1 : idle,
+		    "Find what the host does in these windows; the cpu_bound and sync_bound findings name it.",
+		    cause ? "contained in the estimate of the cause found (cpu_bound, sync_bound or launch_bound)"
+			  : "the idle time inside the low windows removed",
 		    "%d of %d windows of %.1f ms had the GPU busy less than half the time.", low, nb, w / 1e6);
 }
 

@@ -59,7 +59,9 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 		fnd_top(o, f, x, NULL, "python", -1, -1);
 	fnd_suggest(c, o, f, share / 100 * traced,
 		    "Allocate less per step: reuse preallocated buffers (out= arguments, in-place ops), drop references "
-		    "to old tensors, run under torch.inference_mode(), and keep the working set in RAM (no swap).",
+		    "to old tensors, run under torch.inference_mode(), keep the working set in RAM (no swap); glibc returns "
+		    "large blocks to the kernel after each free, so each step faults them in again: raise "
+		    "MALLOC_MMAP_THRESHOLD_/MALLOC_TRIM_THRESHOLD_ or preload jemalloc or tcmalloc.",
 		    "page-fault and memory-stall time gone (upper bound)",
 		    "The kernel spent %.0f ms handling %.0f page faults, %.0f of them major.", sys / 1e6,
 		    minflt + majflt, majflt);

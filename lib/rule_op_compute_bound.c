@@ -61,7 +61,8 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 		fnd_suggest(c, o, f, ops_ns * (1 - threads / c->ncpu),
 			    "Let torch use every core: torch.set_num_threads(os.cpu_count()) or unset a low OMP_NUM_THREADS.",
 			    "op time scaling perfectly from the threads used to all cores (upper bound)",
-			    "torch ran its ops on %.0f threads on a machine with %.0f CPUs.", threads, c->ncpu);
+			    "torch ran its ops on %.0f threads on a machine with %.0f CPUs (logical CPUs: where two are "
+			    "SMT siblings of one core the gain is far smaller).", threads, c->ncpu);
 	else
 		fnd_suggest(c, o, f, -1,
 			    "Do less op work per result: batch requests together, run under torch.inference_mode(), "

@@ -241,6 +241,15 @@ void fnd_suggest(const struct rule_ctx *c, struct rule_out *o, cJSON *f, double 
 	}
 }
 
+const cJSON *fnd_find(const struct rule_out *o, const char *id)
+{
+	const cJSON *f;
+	cJSON_ArrayForEach(f, o->arr)
+		if (!strcmp(rstr(f, "id", ""), id))
+			return f;
+	return NULL;
+}
+
 void fnd_candidate(struct rule_out *o, cJSON *f, const char *cls, double explained_pct, double quality)
 {
 	if (!f || o->ncand >= RULE_MAX_CANDIDATES || !isfinite(explained_pct))
@@ -286,7 +295,9 @@ static void gpu_facts(struct rule_ctx *c)
 	kw = kw < c->g.idle - c->g.other_wait ? kw : c->g.idle - c->g.other_wait;
 	c->g.host_wait = c->g.idle - c->g.other_wait - kw;
 	c->g.launch_api = rnum(c->doc, "gpu.launch.api_total_ns", -1);
-	c->g.sync_api = rnum(c->doc, "gpu.sync.api_total_ns", 0) + rnum(c->doc, "gpu.sync.blocking_copies.total_ns", 0);
+	/* synchronising calls and blocking copies, each call once */
+	if (!rhave(c->doc, "gpu.sync.call_sites_total_ns", &c->g.sync_api))
+		c->g.sync_api = rnum(c->doc, "gpu.sync.api_total_ns", 0);
 }
 
 static void context(const cJSON *doc, struct rule_ctx *c)

@@ -97,6 +97,8 @@ void fnd_detail(struct rule_out *o, cJSON *top, const char *fmt, ...) __attribut
  */
 void fnd_suggest(const struct rule_ctx *c, struct rule_out *o, cJSON *f, double saving_ns, const char *action,
 		 const char *estimate, const char *rationale_fmt, ...) __attribute__((format(printf, 7, 8)));
+/* The finding with that id already appended, or NULL. */
+const cJSON *fnd_find(const struct rule_out *o, const char *id);
 /* Nominates f for the verdict. */
 void fnd_candidate(struct rule_out *o, cJSON *f, const char *cls, double explained_pct, double quality);
 

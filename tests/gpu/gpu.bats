@@ -358,3 +358,50 @@ failure() {
 	grep -q '^warning pid=session code=5 ' "$T/check"
 	! grep -q '^gpu_sample' "$T/check"
 }
+
+@test "the analysis: NVML samples, device memory, sync call sites and blocking copies" {
+	doubles libcuda.so.1 libcupti.so.13 libnvidia-ml.so.1
+	trace -q -- "$PY" "$ISC_SRC/tests/gpu/stack.py" 3 threads sleep
+	run -0 "$ANALYZE" -o "$T/f.json" "$T/t.istl"
+	# the NVML double's values (fake_nvml.c): 42 %, 12 of 40 GiB, 1410 MHz,
+	# 65 C, 250 W, clock-event reasons 0x4 = sw_power_cap, a throttle reason
+	python3 - "$T/f.json" <<'PYEOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+g = d["gpu"]
+nv = g["nvml"]
+assert len(nv) == 1 and nv[0]["device"] == 0 and nv[0]["samples"] >= 3, nv
+n = nv[0]
+assert (n["util_gpu_pct_mean"], n["mem_used_max_bytes"], n["mem_total_bytes"]) == (42, 12 << 30, 40 << 30), n
+assert (n["sm_mhz_min"], n["sm_mhz_max"], n["temp_c_max"], n["power_w_max"]) == (1410, 1410, 65, 250), n
+assert n["throttled_samples"] == n["samples"] and n["throttle_reasons"] == {"sw_power_cap": n["samples"]}, n
+dev = g["devices"][0]
+assert dev["link_bw_bytes_per_s"] == 31507692304 and dev["memory_total_bytes"] == 40 << 30, dev
+assert dev["memory_peak_bytes"] == 12 << 30 and dev["memory_peak_source"] == "nvml", dev
+# 2 threads x 3 steps: one cudaStreamSynchronize each in step(), the
+# driver's cuStreamSynchronize inside it not counted again
+cs = g["sync"]["call_sites"]
+assert len(cs) == 1 and cs[0]["api"] == "cudaStreamSynchronize" and cs[0]["count"] == 6, cs
+assert cs[0]["python"]["name"] == "step" and cs[0]["python"]["file"].endswith("stack.py"), cs
+assert g["sync"]["blocking_copies"] == {"count": 0, "total_ns": 0}, g["sync"]
+m = g["memcpy"][0]
+assert m["src_memory"] == "pinned" and m["top_call_site"]["python"]["name"] == "copy_in" and m["launch_api_ns"] > 0, m
+# each step sleeps 0.2 s on each thread: the gaps between steps
+assert g["gaps"]["count"] >= 2 and g["gaps"]["top"][0]["dur_ns"] >= 100000000, g["gaps"]
+ts = d["timeseries"]
+assert any(x for x in ts["gpu_busy_pct"]) and 42 in ts["gpu_util_pct"] and (12 << 30) in ts["gpu_mem_used_bytes"], ts
+PYEOF
+	# the C workload: a synchronous pageable cudaMemcpy, 1 MiB allocated and freed
+	trace -q -- "$W" all
+	run -0 "$ANALYZE" -o "$T/w.json" "$T/t.istl"
+	python3 - "$T/w.json" <<'PYEOF'
+import json, sys
+g = json.load(open(sys.argv[1]))["gpu"]
+assert g["sync"]["blocking_copies"]["count"] == 1, g["sync"]
+assert [c["api"] for c in g["sync"]["call_sites"]] == ["cudaStreamSynchronize", "cudaMemcpy"], g["sync"]
+assert g["sync"]["call_sites"][0]["count"] == 2, g["sync"]
+dev = g["devices"][0]
+# GPU_MEMORY allocations win over NVML's used memory (the whole device's)
+assert dev["memory_peak_bytes"] == 1 << 20 and dev["memory_peak_source"] == "allocations", dev
+PYEOF
+}

@@ -37,6 +37,12 @@ def cat(e):
     return (e.get('cat') or '').lower()
 
 
+def record_function(name):
+    """torch.profiler's own ranges, which legacy files file under Operator."""
+    return (name.startswith('ProfilerStep#') or name.startswith('enumerate(DataLoader)')
+            or (name.startswith('Optimizer.') and '#' in name))
+
+
 def counts(path):
     c = collections.Counter()
     for e in load(path)['traceEvents']:
@@ -50,7 +56,10 @@ def counts(path):
             c['api_calls'] += 1
             c[API[k]] += 1
         elif ph == 'X' and k in SPAN:
-            c[SPAN[k]] += 1
+            kind = SPAN[k]
+            if kind == 'cpu_ops' and record_function(e.get('name', '')):
+                kind = 'annotations'
+            c[kind] += 1
         elif ph == 'X' and k == 'gpu_user_annotation':
             c['gpu_annotations'] += 1
         elif ph in ('i', 'I') and e.get('name') == '[memory]':

@@ -112,18 +112,24 @@ static void tl_end(struct tl *t, uint64_t ts)
 	isc_buf_free(&r);
 }
 
-/* A launch (or any) API call [ts, ts + dur) on thread tid of the host process. */
-static void tl_api_on(struct tl *t, uint32_t tid, uint64_t ts, uint64_t dur, uint32_t name, uint64_t corr)
+/* An API call [ts, ts + dur) of kind api (1 runtime, 2 driver) on thread tid of the host process. */
+static void tl_api_kind(struct tl *t, uint32_t tid, uint8_t api, uint64_t ts, uint64_t dur, uint32_t name, uint64_t corr)
 {
 	struct isc_tl_event ev = { .type = ISC_REC_GPU_API, .name_id = name };
 	struct isc_buf r = { 0 };
 	ev.gpu.dur_ns = dur;
 	ev.gpu.correlation = corr;
-	ev.gpu.kind = 1;
+	ev.gpu.kind = api;
 	if (isc_gpu_encode(&r, &ev))
 		abort();
 	tl_put(t, ISC_REC_GPU_API, ts, HOST, tid, &r);
 	isc_buf_free(&r);
+}
+
+/* A launch (or any) runtime API call [ts, ts + dur) on thread tid of the host process. */
+static void tl_api_on(struct tl *t, uint32_t tid, uint64_t ts, uint64_t dur, uint32_t name, uint64_t corr)
+{
+	tl_api_kind(t, tid, 1, ts, dur, name, corr);
 }
 
 static void tl_api(struct tl *t, uint64_t ts, uint64_t dur, uint32_t name, uint64_t corr)
@@ -132,7 +138,7 @@ static void tl_api(struct tl *t, uint64_t ts, uint64_t dur, uint32_t name, uint6
 }
 
 struct op {
-	uint32_t stream;
+	uint32_t device, stream;
 	uint8_t kind;
 	uint32_t name;
 	uint64_t dur, corr, bytes;
@@ -142,12 +148,12 @@ struct op {
 	int64_t link_gap;
 };
 
-/* A GPU op on device 0 starting at ts. */
+/* A GPU op on device o.device (default 0) starting at ts. */
 static void tl_op(struct tl *t, uint64_t ts, struct op o)
 {
 	struct isc_tl_event ev = { .type = ISC_REC_GPU_OP, .name_id = o.name };
 	struct isc_buf r = { 0 };
-	ev.gpu = (struct isc_gpu_fields){ .device = 0, .stream = o.stream, .kind = o.kind, .dur_ns = o.dur,
+	ev.gpu = (struct isc_gpu_fields){ .device = o.device, .stream = o.stream, .kind = o.kind, .dur_ns = o.dur,
 					  .correlation = o.corr, .bytes = o.bytes, .copy_kind = o.copy_kind,
 					  .src_mem = o.src, .dst_mem = o.dst, .flags = o.flags,
 					  .has_link = o.api_tid != 0, .api_tid = o.api_tid, .launch_gap_ns = o.link_gap };
@@ -165,6 +171,16 @@ static void tl_device(struct tl *t, uint32_t id, const char *name)
 		isc_buf_put_varint(&r, f[i]);
 	isc_buf_put(&r, name, strlen(name));
 	tl_put(t, ISC_REC_DEVICE, t->last, 0, 0, &r);
+	isc_buf_free(&r);
+}
+
+/* A record of n varint fields f (GPU_SAMPLE, GPU_INFO, GPU_MEMORY...), of no thread. */
+static void tl_raw(struct tl *t, uint8_t type, uint64_t ts, const uint64_t *f, unsigned n)
+{
+	struct isc_buf r = { 0 };
+	for (unsigned i = 0; i < n; i++)
+		isc_buf_put_varint(&r, f[i]);
+	tl_put(t, type, ts, 0, 0, &r);
 	isc_buf_free(&r);
 }
 
@@ -222,7 +238,8 @@ static const cJSON *at(const cJSON *d, const char *path, int i)
 
 enum {
 	S_GEMM = 1, S_NCCL, S_MEMCPY, S_SSYNC, S_CSYNC, S_LAUNCH, S_MCPYA, S_SSYNCA, S_DSYNCA, S_FEED, S_COPY, S_SMALL,
-	S_WAIT, S_TEAR, S_STEP1, S_STEP2, S_STEP3, S_GRAPH, S_EVREC, S_MEMSET, S_CULAUNCH,
+	S_WAIT, S_TEAR, S_STEP1, S_STEP2, S_STEP3, S_GRAPH, S_EVREC, S_MEMSET, S_MCPY, S_CUMCPY, S_ESYNCA,
+	S_PINNED, S_DTOH, S_INNER, S_BUILTIN, S_CULAUNCH,
 };
 
 static void strings(struct tl *t)
@@ -247,6 +264,13 @@ static void strings(struct tl *t)
 	tl_string(t, S_GRAPH, ISC_STR_CFUNC, 0, "cudaGraphLaunch", "");
 	tl_string(t, S_EVREC, ISC_STR_CFUNC, 0, "cudaEventRecord", "");
 	tl_string(t, S_MEMSET, ISC_STR_CFUNC, 0, "Memset (Device)", "");
+	tl_string(t, S_MCPY, ISC_STR_CFUNC, 0, "cudaMemcpy_v3020", "");
+	tl_string(t, S_CUMCPY, ISC_STR_CFUNC, 0, "cuMemcpyDtoH_v2", "");
+	tl_string(t, S_ESYNCA, ISC_STR_CFUNC, 0, "cudaEventSynchronize", "");
+	tl_string(t, S_PINNED, ISC_STR_CFUNC, 0, "Memcpy HtoD (Pinned -> Device)", "");
+	tl_string(t, S_DTOH, ISC_STR_CFUNC, 0, "Memcpy DtoH (Device -> Pageable)", "");
+	tl_string(t, S_INNER, ISC_STR_CFUNC, 0, "aten::_copy_inner", "");
+	tl_string(t, S_BUILTIN, ISC_STR_CODE, 0, "<built-in method synchronize>", ""); /* as Kineto names C functions */
 	tl_string(t, S_CULAUNCH, ISC_STR_CFUNC, 0, "cuLaunchKernel", "");
 }
 
@@ -318,13 +342,19 @@ static void write_a(FILE *f)
 	tl_close(&t);
 }
 
+/* The item of array a whose "id" is id. */
+static const cJSON *by_id(const cJSON *a, double id)
+{
+	const cJSON *x;
+	cJSON_ArrayForEach(x, a)
+		if (N(x, "id") == id)
+			return x;
+	return NULL;
+}
+
 static const cJSON *stream_of(const cJSON *dev, double id)
 {
-	const cJSON *s;
-	cJSON_ArrayForEach(s, isc_json_get(dev, "streams"))
-		if (N(s, "id") == id)
-			return s;
-	return NULL;
+	return by_id(isc_json_get(dev, "streams"), id);
 }
 
 static void test_exact(void)
@@ -578,6 +608,13 @@ static void test_cpu_only_and_report(void)
 	char *md = NULL;
 	ok(d && cJSON_IsArray(isc_json_get(d, "gpu.devices")) && !cJSON_GetArraySize(isc_json_get(d, "gpu.devices")) &&
 	   N(d, "gpu.ops") == 0, "CPU-only timeline: gpu.devices is empty");
+	ok(N(d, "gpu.gaps.count") == 0 && !cJSON_GetArraySize(isc_json_get(d, "gpu.gaps.top")) &&
+	   cJSON_IsArray(isc_json_get(d, "gpu.nvml")) && !cJSON_GetArraySize(isc_json_get(d, "gpu.nvml")) &&
+	   cJSON_IsArray(isc_json_get(d, "gpu.sync.call_sites")) && N(d, "gpu.sync.blocking_copies.count") == 0 &&
+	   N(d, "gpu.launch.api_total_ns") == 0, "CPU-only: no gaps, no NVML devices, no call sites");
+	ok(cJSON_IsNull(cJSON_GetArrayItem(isc_json_get(d, "timeseries.gpu_busy_pct"), 0)) &&
+	   cJSON_IsNull(cJSON_GetArrayItem(isc_json_get(d, "timeseries.gpu_util_pct"), 0)),
+	   "CPU-only: the GPU channels of timeseries are null");
 	ok(!isc_report_render(d, ISC_REPORT_MD, &md) && strstr(md, "## GPU\n\nNo GPU activity recorded."),
 	   "report: no GPU activity");
 	free(md);
@@ -666,6 +703,259 @@ static void test_nested_driver_call(void)
 	fclose(f);
 }
 
+static struct op copy_op(uint32_t name, uint64_t dur, uint64_t corr, uint64_t bytes, uint8_t dir, uint8_t src, uint8_t dst)
+{
+	return (struct op){ .stream = 7, .kind = ISC_GPU_MEMCPY, .name = name, .dur = dur, .corr = corr, .bytes = bytes,
+			    .copy_kind = dir, .src = src, .dst = dst };
+}
+
+/*
+ * Scenario C, call sites (µs):
+ *   feed [0,100) > aten::copy_ [10,60) > aten::_copy_inner [15,55):
+ *     cudaMemcpyAsync [20,30) c1 -> HtoD pageable 4096 B [35,45): blocking
+ *     cudaStreamSynchronize [30,50)
+ *   wait_loop [100,200) > "<built-in method synchronize>" [105,140) (no
+ *     file: not taken as the Python function): cudaDeviceSynchronize [110,130);
+ *     cudaMemcpyAsync [150,151) c3 -> HtoD pinned 1000 B [160,161): not blocking
+ *   (no span) cudaStreamSynchronize [300,305); cudaMemcpyAsync [310,311) c7 -> pinned 9000 B [315,316)
+ *   teardown [400,500): cudaMemcpy_v3020 [410,440) c5 with the driver's
+ *     cuMemcpyDtoH_v2 [412,438) c5 inside -> DtoH pageable 64 B [415,435);
+ *     cudaMemcpyAsync [450,452) c6 -> pinned 3000 B [455,456)
+ *   (no span) cudaEventSynchronize [600,601)
+ * Call sites by time: cudaMemcpy 30 (teardown), then the two of 20 by name
+ * (cudaDeviceSynchronize in wait_loop, cudaStreamSynchronize in feed >
+ * aten::copy_, the outermost op), cudaMemcpyAsync 10 (feed > aten::copy_), cudaStreamSynchronize
+ * 5 (no site); the event sync is sixth.  Blocking copies: 2, 40 µs.
+ * Pinned row: teardown's 3000 B beat wait_loop's 1000; the 9000 B without a
+ * site do not count.
+ */
+static void write_c(FILE *f)
+{
+	struct tl t;
+	tl_open(&t, f);
+	strings(&t);
+	tl_begin(&t, 0, ISC_SPAN_PYTHON, S_FEED);
+	tl_begin(&t, U(10), ISC_SPAN_OP, S_COPY);
+	tl_begin(&t, U(15), ISC_SPAN_OP, S_INNER);
+	tl_api(&t, U(20), U(10), S_MCPYA, 1);
+	tl_api(&t, U(30), U(20), S_SSYNCA, 0);
+	tl_op(&t, U(35), copy_op(S_MEMCPY, U(10), 1, 4096, ISC_COPY_HTOD, ISC_MEM_PAGEABLE, ISC_MEM_DEVICE));
+	tl_end(&t, U(55));
+	tl_end(&t, U(60));
+	tl_end(&t, U(100));
+	tl_begin(&t, U(100), ISC_SPAN_PYTHON, S_WAIT);
+	tl_begin(&t, U(105), ISC_SPAN_PYTHON, S_BUILTIN);
+	tl_api(&t, U(110), U(20), S_DSYNCA, 0);
+	tl_end(&t, U(140));
+	tl_api(&t, U(150), U(1), S_MCPYA, 3);
+	tl_op(&t, U(160), copy_op(S_PINNED, U(1), 3, 1000, ISC_COPY_HTOD, ISC_MEM_PINNED, ISC_MEM_DEVICE));
+	tl_end(&t, U(200));
+	tl_api(&t, U(300), U(5), S_SSYNCA, 0);
+	tl_api(&t, U(310), U(1), S_MCPYA, 7);
+	tl_op(&t, U(315), copy_op(S_PINNED, U(1), 7, 9000, ISC_COPY_HTOD, ISC_MEM_PINNED, ISC_MEM_DEVICE));
+	tl_begin(&t, U(400), ISC_SPAN_PYTHON, S_TEAR);
+	tl_api(&t, U(410), U(30), S_MCPY, 5);
+	tl_api_kind(&t, HOST, 2, U(412), U(26), S_CUMCPY, 5);
+	tl_op(&t, U(415), copy_op(S_DTOH, U(20), 5, 64, ISC_COPY_DTOH, ISC_MEM_DEVICE, ISC_MEM_PAGEABLE));
+	tl_api(&t, U(450), U(2), S_MCPYA, 6);
+	tl_op(&t, U(455), copy_op(S_PINNED, U(1), 6, 3000, ISC_COPY_HTOD, ISC_MEM_PINNED, ISC_MEM_DEVICE));
+	tl_end(&t, U(500));
+	tl_api(&t, U(600), U(1), S_ESYNCA, 0);
+	tl_close(&t);
+}
+
+/* Whether x has op (NULL: null) and python name py (NULL: null). */
+static bool site_is(const cJSON *x, const char *op, const char *py)
+{
+	const cJSON *o = isc_json_get(x, "op"), *p = isc_json_get(x, "python");
+	if (op ? !cJSON_IsString(o) || strcmp(o->valuestring, op) : !cJSON_IsNull(o))
+		return false;
+	return py ? !strcmp(S(x, "python.name"), py) : cJSON_IsNull(p);
+}
+
+static void test_call_sites(void)
+{
+	FILE *f = tmpfile();
+	write_c(f);
+	for (int hta = 0; hta < 2; hta++) {
+		cJSON *d = analyze(f, hta);
+		const cJSON *cs = isc_json_get(d, "gpu.sync.call_sites");
+		const cJSON *c0 = at(d, "gpu.sync.call_sites", 0), *c1 = at(d, "gpu.sync.call_sites", 1),
+			    *c2 = at(d, "gpu.sync.call_sites", 2), *c3 = at(d, "gpu.sync.call_sites", 3),
+			    *c4 = at(d, "gpu.sync.call_sites", 4);
+		ok(cJSON_GetArraySize(cs) == 5 && !strcmp(S(c0, "api"), "cudaMemcpy_v3020") && N(c0, "count") == 1 &&
+		   N(c0, "total_ns") == U(30) && site_is(c0, NULL, "teardown") && !strcmp(S(c0, "python.file"), "serve.py") &&
+		   N(c0, "python.line") == 30, "%s: call site 1: the blocking cudaMemcpy in teardown (serve.py:30), 30 µs",
+		   hta ? "hta-compat" : "exact");
+		ok(!strcmp(S(c1, "api"), "cudaDeviceSynchronize") && N(c1, "total_ns") == U(20) && site_is(c1, NULL, "wait_loop") &&
+		   !strcmp(S(c2, "api"), "cudaStreamSynchronize") && N(c2, "total_ns") == U(20) &&
+		   site_is(c2, "aten::copy_", "feed"), "call sites 2, 3: equal times by name; the outermost op under the Python function, which has a file");
+		ok(!strcmp(S(c3, "api"), "cudaMemcpyAsync") && N(c3, "count") == 1 && N(c3, "total_ns") == U(10) &&
+		   site_is(c3, "aten::copy_", "feed"), "call site 4: the pageable async copy only (the pinned ones do not block)");
+		ok(!strcmp(S(c4, "api"), "cudaStreamSynchronize") && N(c4, "total_ns") == U(5) && site_is(c4, NULL, NULL),
+		   "call site 5: outside every span, op and python null; the sixth is cut");
+		ok(N(d, "gpu.sync.blocking_copies.count") == 2 && N(d, "gpu.sync.blocking_copies.total_ns") == U(40),
+		   "blocking copies: the synchronous cudaMemcpy and the pageable async copy, 40 µs");
+		ok(N(d, "gpu.sync.call_sites_total_ns") == U(86),
+		   "call_sites_total_ns: all 6 groups, the api calls' 76 µs and the pageable async copy's 10");
+		ok(cJSON_GetArraySize(isc_json_get(d, "gpu.sync.api_calls")) == 4 && N(d, "gpu.sync.api_total_ns") == U(76) &&
+		   !strcmp(S(at(d, "gpu.sync.api_calls", 0), "name"), "cudaMemcpy_v3020"),
+		   "the driver's cuMemcpyDtoH inside cudaMemcpy is not counted again");
+		const cJSON *m0 = at(d, "gpu.memcpy", 0), *m1 = at(d, "gpu.memcpy", 1), *m2 = at(d, "gpu.memcpy", 2);
+		ok(!strcmp(S(m0, "direction"), "DtoH") && N(m0, "launch_api_ns") == U(30) &&
+		   site_is(isc_json_get(m0, "top_call_site"), NULL, "teardown"),
+		   "DtoH row: launched by cudaMemcpy (30 µs, not its driver call's 26), from teardown");
+		ok(!strcmp(S(m1, "src_memory"), "pageable") && N(m1, "launch_api_ns") == U(10) &&
+		   site_is(isc_json_get(m1, "top_call_site"), "aten::copy_", "feed") &&
+		   !strcmp(S(m1, "top_call_site.python.file"), "serve.py") && N(m1, "top_call_site.python.line") == 10,
+		   "pageable HtoD row: launch calls 10 µs, top call site aten::copy_ in feed (serve.py:10)");
+		ok(!strcmp(S(m2, "src_memory"), "pinned") && N(m2, "count") == 3 && N(m2, "bytes") == 13000 &&
+		   N(m2, "launch_api_ns") == U(4) && site_is(isc_json_get(m2, "top_call_site"), NULL, "teardown"),
+		   "pinned row: 3 calls of 4 µs; teardown's 3000 B beat wait_loop's 1000, bytes without a site do not count");
+		cJSON_Delete(d);
+	}
+	fclose(f);
+}
+
+#define B U(1000) /* scenario D starts here: relative times are from B */
+#define GIB (1ull << 30)
+
+/* An NVML sample of device index at B + us. */
+static void tl_sample(struct tl *t, uint64_t us, uint64_t index, uint64_t util, uint64_t used, uint64_t total, uint64_t sm,
+		      uint64_t power_mw, uint64_t temp, uint64_t reasons)
+{
+	uint64_t f[12] = { index, util, 0, used, total, sm, 800, power_mw, temp, reasons, 0, 0 };
+	tl_raw(t, ISC_REC_GPU_SAMPLE, B + U(us), f, 12);
+}
+
+/* A GPU_MEMORY record of device 0 at B + us: op 1 alloc, 2 free. */
+static void tl_mem(struct tl *t, uint64_t us, uint64_t op, uint64_t kind, uint64_t bytes)
+{
+	uint64_t f[8] = { 0, 7, op, kind, bytes, 0x7f0000000000ull, 0, 0 };
+	tl_raw(t, ISC_REC_GPU_MEMORY, B + U(us), f, 8);
+}
+
+/*
+ * Scenario D (µs from B): devices 0 and 1.
+ *   cudaLaunchKernel [0,5) c1 -> K1 dev 0 [100,500)
+ *   cudaGraphLaunch [50,57) c2 -> K2 dev 0 [300,800), K3 dev 0 [2800,3000)
+ *   K4 dev 0 [3500,3600), K5 dev 0 [9600,10000), K6 dev 1 [1000,1500),
+ *   K7 dev 1 [4000,4100): no call.  Host span [0,10000).
+ * Gaps >= 1 ms: dev 0 [800,2800) 2000 and [3600,9600) 6000 ([3000,3500) is
+ * shorter), dev 1 [1500,4000) 2500: 3, 10500.  Busy: dev 0 700 + 200 + 100
+ * + 400 = 1400, dev 1 600.  Launch calls with kernels: 5 + 7 (the graph
+ * launch once), their kernels 400 + 500 + 200.
+ * All devices, 1 ms buckets: busy [100,800) 70 %, [1000,1500) 50,
+ * [2800,3000) 20, [3500,3600) 10, [4000,4100) 10, 0 0 0 0, [9600,10000) 40.
+ * NVML: dev 0 at 200 (40 %, 1 GiB, 1000 MHz, 200 W, 60 C, gpu_idle), 600
+ * (80 %, 3 GiB, 1500 MHz, 300.5 W, 70 C, sw_power_cap + sw_thermal), 5200
+ * (0 %, 1 GiB, 1200 MHz); dev 1 at 650 (10 %, 2 GiB of 16, clocks, power
+ * and temperature not read, hw_slowdown + hw_thermal).  Bucket 0: util
+ * (40 + 80 + 10) / 3, memory max 3 + 2 GiB; bucket 5: 0 %, 1 + 2 GiB.
+ * GPU_INFO of index 1: link 31507692304 B/s.  GPU_MEMORY dev 0: +100 MB
+ * +50 -100 +20 device (peak 150), +1 GiB pinned (not device memory).
+ */
+static void write_d(FILE *f)
+{
+	struct tl t;
+	uint64_t info[5] = { 1, 4, 16, 31507692304ull, 16 * GIB };
+	tl_open(&t, f);
+	strings(&t);
+	tl_begin(&t, B, ISC_SPAN_PYTHON, S_FEED);
+	tl_device(&t, 0, "Test GPU");
+	tl_raw(&t, ISC_REC_GPU_INFO, B, info, 5);
+	tl_api(&t, B, U(5), S_LAUNCH, 1);
+	tl_mem(&t, 20, 1, ISC_MEM_DEVICE, 100000000);
+	tl_mem(&t, 30, 1, ISC_MEM_DEVICE, 50000000);
+	tl_mem(&t, 40, 2, ISC_MEM_DEVICE, 100000000);
+	tl_api(&t, B + U(50), U(7), S_GRAPH, 2);
+	tl_mem(&t, 50, 1, ISC_MEM_DEVICE, 20000000);
+	tl_mem(&t, 60, 1, ISC_MEM_PINNED, GIB);
+	tl_op(&t, B + U(100), kern(7, S_GEMM, U(400), 1));
+	tl_sample(&t, 200, 0, 40, GIB, 8 * GIB, 1000, 200000, 60, 0x1);
+	tl_op(&t, B + U(300), kern(7, S_GEMM, U(500), 2));
+	tl_sample(&t, 600, 0, 80, 3 * GIB, 8 * GIB, 1500, 300500, 70, 0x24);
+	tl_sample(&t, 650, 1, 10, 2 * GIB, 16 * GIB, 0, 0, 0, 0x48);
+	struct op k6 = kern(9, S_SMALL, U(500), 0), k7 = kern(9, S_SMALL, U(100), 0);
+	k6.device = k7.device = 1;
+	tl_op(&t, B + U(1000), k6);
+	tl_op(&t, B + U(2800), kern(7, S_GEMM, U(200), 2));
+	tl_op(&t, B + U(3500), kern(7, S_SMALL, U(100), 0));
+	tl_op(&t, B + U(4000), k7);
+	tl_sample(&t, 5200, 0, 0, GIB, 8 * GIB, 1200, 100000, 50, 0);
+	tl_op(&t, B + U(9600), kern(7, S_GEMM, U(400), 0));
+	tl_end(&t, B + U(10000));
+	tl_close(&t);
+}
+
+/* Whether the numbers of array path of d are want[0..n) (NAN: null). */
+static bool series_is(const cJSON *d, const char *path, const double *want, int n)
+{
+	const cJSON *a = isc_json_get(d, path);
+	if (cJSON_GetArraySize(a) != n)
+		return false;
+	for (int i = 0; i < n; i++) {
+		const cJSON *x = cJSON_GetArrayItem(a, i);
+		if (isnan(want[i]) ? !cJSON_IsNull(x) : !cJSON_IsNumber(x) || x->valuedouble != want[i]) {
+			printf("# %s[%d]: want %g\n", path, i, want[i]);
+			return false;
+		}
+	}
+	return true;
+}
+
+static void test_gaps_nvml(void)
+{
+	FILE *f = tmpfile();
+	write_d(f);
+	cJSON *d = analyze(f, false);
+	const cJSON *g0 = at(d, "gpu.gaps.top", 0), *g1 = at(d, "gpu.gaps.top", 1), *g2 = at(d, "gpu.gaps.top", 2);
+	ok(N(d, "gpu.gaps.threshold_ns") == 1e6 && N(d, "gpu.gaps.count") == 3 && N(d, "gpu.gaps.total_ns") == U(10500) &&
+	   cJSON_GetArraySize(isc_json_get(d, "gpu.gaps.top")) == 3, "gaps of 1 ms or more: 3, 10.5 ms (0.5 ms left out)");
+	ok(N(g0, "device") == 0 && N(g0, "start_ns") == U(3600) && N(g0, "end_ns") == U(9600) && N(g0, "dur_ns") == U(6000) &&
+	   N(g1, "device") == 1 && N(g1, "start_ns") == U(1500) && N(g1, "dur_ns") == U(2500) && N(g2, "device") == 0 &&
+	   N(g2, "start_ns") == U(800) && N(g2, "end_ns") == U(2800),
+	   "longest first, times relative to summary.start_ns, each device its own");
+	const cJSON *d0 = by_id(isc_json_get(d, "gpu.devices"), 0), *d1 = by_id(isc_json_get(d, "gpu.devices"), 1);
+	ok(N(d0, "busy_ns") == U(1400) && N(d1, "busy_ns") == U(600), "busy_ns: union of each device's ops");
+	ok(N(d, "gpu.launch.api_total_ns") == U(12) && N(d, "gpu.launch.kernel_total_ns") == U(1100) &&
+	   N(d, "gpu.launch.launches") == 1, "launch: 12 µs in calls (a graph launch once) for 1100 µs of their kernels");
+	ok(cJSON_IsNull(isc_json_get(d0, "link_bw_bytes_per_s")) && N(d0, "memory_total_bytes") == 40.0 * GIB &&
+	   N(d0, "memory_peak_bytes") == 150000000 && !strcmp(S(d0, "memory_peak_source"), "allocations"),
+	   "device 0: memory from its DEVICE record, peak of the net device allocations (pinned ones apart)");
+	ok(N(d1, "link_bw_bytes_per_s") == 31507692304.0 && N(d1, "memory_total_bytes") == 16.0 * GIB &&
+	   N(d1, "memory_peak_bytes") == 2.0 * GIB && !strcmp(S(d1, "memory_peak_source"), "nvml"),
+	   "device 1: link and memory from NVML, peak NVML used memory");
+	const cJSON *n0 = at(d, "gpu.nvml", 0), *n1 = at(d, "gpu.nvml", 1);
+	ok(cJSON_GetArraySize(isc_json_get(d, "gpu.nvml")) == 2 && N(n0, "device") == 0 && N(n0, "samples") == 3 &&
+	   N(n0, "util_gpu_pct_mean") == 40 && N(n0, "mem_used_max_bytes") == 3.0 * GIB &&
+	   N(n0, "mem_total_bytes") == 8.0 * GIB, "nvml device 0: 3 samples, 40 %% mean, 3 of 8 GiB");
+	ok(N(n0, "sm_mhz_min") == 1000 && N(n0, "sm_mhz_max") == 1500 && N(n0, "temp_c_max") == 70 &&
+	   N(n0, "power_w_max") == 300.5, "nvml device 0: clocks 1000..1500 MHz, 70 C, 300.5 W");
+	const cJSON *r0 = isc_json_get(n0, "throttle_reasons"), *r1 = isc_json_get(n1, "throttle_reasons");
+	ok(N(n0, "throttled_samples") == 1 && cJSON_GetArraySize(r0) == 3 && N(r0, "gpu_idle") == 1 &&
+	   N(r0, "sw_power_cap") == 1 && N(r0, "sw_thermal") == 1,
+	   "nvml device 0: reasons decoded; gpu_idle is no throttling, power cap + thermal is one throttled sample");
+	ok(N(n1, "samples") == 1 && cJSON_IsNull(isc_json_get(n1, "sm_mhz_min")) &&
+	   cJSON_IsNull(isc_json_get(n1, "temp_c_max")) && cJSON_IsNull(isc_json_get(n1, "power_w_max")) &&
+	   N(n1, "throttled_samples") == 1 && cJSON_GetArraySize(r1) == 2 && N(r1, "hw_slowdown") == 1 &&
+	   N(r1, "hw_thermal") == 1, "nvml device 1: unread values are null; hw_slowdown + hw_thermal");
+	static const double busy[10] = { 70, 50, 20, 10, 10, 0, 0, 0, 0, 40 };
+	double util[10], mem[10];
+	for (int i = 0; i < 10; i++)
+		util[i] = mem[i] = NAN;
+	util[0] = 43.333;
+	util[5] = 0;
+	mem[0] = 5.0 * GIB;
+	mem[5] = 3.0 * GIB;
+	ok(N(d, "timeseries.bucket_ns") == 1e6 && series_is(d, "timeseries.gpu_busy_pct", busy, 10),
+	   "timeseries.gpu_busy_pct: union of all devices per 1 ms bucket");
+	ok(series_is(d, "timeseries.gpu_util_pct", util, 10) && series_is(d, "timeseries.gpu_mem_used_bytes", mem, 10),
+	   "timeseries: NVML utilization (mean of the samples), used memory (max of the sum over devices)");
+	cJSON_Delete(d);
+	fclose(f);
+}
+
 int main(void)
 {
 	test_exact();
@@ -675,6 +965,8 @@ int main(void)
 	test_bounded();
 	test_linked();
 	test_nested_driver_call();
+	test_call_sites();
+	test_gaps_nvml();
 	test_cpu_only_and_report();
 	return tap_done();
 }

@@ -123,13 +123,19 @@ static void cpu_classes(void)
 static void gpu_classes(void)
 {
 	cJSON *d = eval("{\"summary\":{\"wall_ns\":1000000000},\"cpu\":{\"split\":{\"ops_pct\":100,\"traced_ns\":1}},"
-			"\"gpu\":{\"ops\":10," GPU_DEV(1000000000, 800000000, 150000000, 0, 0) "}}");
+			"\"gpu\":{\"ops\":10," GPU_DEV(1000000000, 800000000, 150000000, 0, 0)
+			",\"gaps\":{\"threshold_ns\":1000000,\"count\":2,\"total_ns\":600000000,\"top\":[{\"device\":0,"
+			"\"start_ns\":100,\"end_ns\":400000100,\"dur_ns\":400000000}]}}}");
 	ok(!strcmp(cls(d), "cpu_bound"), "GPU idle 80 %% with nothing queued: cpu_bound, not a CPU class (%s)", cls(d));
 	const cJSON *f = finding(d, "cpu_bound");
 	ok(f && num(f, "suggestion.estimated_saving_ns") == 8e8, "cpu_bound what-if: the 0.8 s of host wait");
 	ok(f && !strcmp(isc_json_str(cJSON_GetArrayItem(isc_json_get(f, "evidence.top"), 0), "name"), "prep"),
 	   "cpu_bound blames the Python running while the GPU idled");
 	ok(!finding(d, "op_compute_bound"), "no op_compute_bound finding on a GPU run");
+	ok(f && num(cJSON_GetArrayItem(isc_json_get(f, "evidence.time_ranges"), 0), "end_ns") == 400000100,
+	   "cpu_bound shows the longest gap as a time range");
+	ok(finding(d, "gpu_gaps") && cJSON_IsNull(isc_json_get(finding(d, "gpu_gaps"), "suggestion.estimated_saving_ns")),
+	   "gpu_gaps has no saving of its own when cpu_bound holds that idle time");
 	cJSON_Delete(d);
 
 	d = eval("{\"summary\":{\"wall_ns\":1000000000},\"gpu\":{\"ops\":10," GPU_DEV(1000000000, 50000000, 900000000, 0, 0)
@@ -149,10 +155,10 @@ static void gpu_classes(void)
 	ok(f && fabs(num(f, "suggestion.estimated_saving_ns") - 0.9e9 * 0.8 * 0.5) < 1, "throttle what-if: 0.72 s x (1 - 900/1800)");
 	cJSON_Delete(d);
 
-	/* launch pattern: 1000 launches, 80 %% short kernels, queue 0.2, 0.5 s in launch calls */
+	/* launch pattern: 20000 launches (25 us each), 80 %% short kernels, queue 0.2, 0.5 s in launch calls */
 	d = eval("{\"summary\":{\"wall_ns\":1000000000},\"gpu\":{\"ops\":1000," GPU_DEV(1000000000, 700000000, 300000000, 0, 0)
-		 ",\"launch\":{\"launches\":1000,\"kernels\":1000,\"short_kernels_under_10us\":800,"
-		 "\"gpu_op_shorter_than_launch\":700,\"api_total_ns\":500000000}}}");
+		 ",\"launch\":{\"launches\":20000,\"kernels\":20000,\"short_kernels_under_10us\":16000,"
+		 "\"gpu_op_shorter_than_launch\":14000,\"api_total_ns\":500000000}}}");
 	ok(!strcmp(cls(d), "launch_bound"), "short kernels, empty queue, 0.5 s launching: launch_bound (%s)", cls(d));
 	ok(finding(d, "cpu_bound") && num(finding(d, "cpu_bound"), "suggestion.estimated_saving_ns") == 2e8,
 	   "the rest of the host wait (0.2 s) stays cpu_bound: idle is not counted twice");
@@ -160,6 +166,11 @@ static void gpu_classes(void)
 	d = eval("{\"summary\":{\"wall_ns\":1000000000},\"gpu\":{\"ops\":1000," GPU_DEV(1000000000, 700000000, 300000000, 0, 0)
 		 ",\"launch\":{\"launches\":99,\"kernels\":99,\"short_kernels_under_10us\":99,\"api_total_ns\":500000000}}}");
 	ok(!finding(d, "launch_bound"), "99 launches: below the launch pattern's 100");
+	cJSON_Delete(d);
+	d = eval("{\"summary\":{\"wall_ns\":1000000000},\"gpu\":{\"ops\":1000," GPU_DEV(1000000000, 700000000, 300000000, 0, 0)
+		 ",\"launch\":{\"launches\":1000,\"kernels\":1000,\"short_kernels_under_10us\":900,\"api_total_ns\":500000000}}}");
+	ok(!finding(d, "launch_bound") && !strcmp(cls(d), "cpu_bound"),
+	   "0.5 s in 1000 launch calls: start-up outliers, counted 50 us each (50 ms < 10 %%): cpu_bound");
 	cJSON_Delete(d);
 
 	/* pageable copies: 400 MB HtoD at 4 GB/s = 100 ms; pinned seen at 20 GB/s -> 20 ms */
