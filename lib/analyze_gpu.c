@@ -927,8 +927,16 @@ static int launch_put(struct isc_gpu_ana *g, const struct isc_tl_event *ev, int6
 	uint32_t *slot;
 	if (gmap_slot(&g->l_map, corr, &slot))
 		return -ENOMEM;
-	if (*slot != GNONE) /* a correlation id seen again: the newer call wins */
-		g->lr[*slot].live = false;
+	if (*slot != GNONE) {
+		struct launch *o = &g->lr[*slot];
+		/* the driver call a runtime call makes shares its correlation id
+		 * (CUPTI with both API kinds on): the outer call is the launch,
+		 * as the merge links it */
+		if (o->live && o->pid == ev->pid && o->tid == ev->tid && (int64_t)ev->ts >= o->ts_exact &&
+		    (int64_t)ev->ts <= o->ts_exact + (o->end - o->ts))
+			return 0;
+		o->live = false; /* a correlation id seen again: the newer call wins */
+	}
 	size_t pos = (g->lr_head + g->lr_n++) & (g->lr_cap - 1);
 	g->lr[pos] = (struct launch){ .corr = corr, .ts = ts, .end = end, .ts_exact = (int64_t)ev->ts,
 				      .end_exact = (int64_t)(ev->ts + ev->gpu.dur_ns), .pid = ev->pid, .tid = ev->tid,

@@ -33,6 +33,7 @@ static struct {
 	void (*memcpy_)(uint64_t, uint8_t, uint8_t, uint8_t, uint32_t, int);
 	void (*memset_)(uint64_t, uint32_t);
 	void (*sync)(uint32_t);
+	void (*device_sync)(void);
 	void (*malloc_)(uint64_t, uint64_t);
 	void (*free_)(uint64_t, uint64_t);
 	void (*push)(const char *);
@@ -72,6 +73,7 @@ static void init_once(void)
 	d.memcpy_ = (void (*)(uint64_t, uint8_t, uint8_t, uint8_t, uint32_t, int))dlsym(d.agent, "fakecupti_memcpy");
 	d.memset_ = (void (*)(uint64_t, uint32_t))dlsym(d.agent, "fakecupti_memset");
 	d.sync = (void (*)(uint32_t))dlsym(d.agent, "fakecupti_sync");
+	d.device_sync = (void (*)(void))dlsym(d.agent, "fakecupti_device_sync");
 	d.malloc_ = (void (*)(uint64_t, uint64_t))dlsym(d.agent, "fakecupti_malloc");
 	d.free_ = (void (*)(uint64_t, uint64_t))dlsym(d.agent, "fakecupti_free");
 	d.push = (void (*)(const char *))dlsym(d.agent, "fakecupti_nvtx_push");
@@ -141,6 +143,12 @@ EXPORT void fake_sync(unsigned stream)
 {
 	if (d.sync)
 		d.sync(stream);
+}
+
+EXPORT void fake_device_sync(void)
+{
+	if (d.device_sync)
+		d.device_sync();
 }
 
 EXPORT void fake_malloc(unsigned long long bytes, unsigned long long address)

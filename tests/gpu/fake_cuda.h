@@ -19,7 +19,8 @@ void fake_graph_launch(int kernels, unsigned stream, unsigned long long dur_ns);
 /* copy_kind, src, dst: CUPTI's values (CUPTI_ACTIVITY_MEMCPY_KIND_*, _MEMORY_KIND_*) */
 void fake_memcpy(unsigned long long bytes, int copy_kind, int src, int dst, unsigned stream, int async);
 void fake_memset(unsigned long long bytes, unsigned stream);
-void fake_sync(unsigned stream);
+void fake_sync(unsigned stream);        /* cudaStreamSynchronize */
+void fake_device_sync(void);            /* cudaDeviceSynchronize */
 void fake_malloc(unsigned long long bytes, unsigned long long address);
 void fake_free(unsigned long long bytes, unsigned long long address);
 /* NVTX: fake_nvtx_inject plays the NVTX loader (NVTX_INJECTION64_PATH) */

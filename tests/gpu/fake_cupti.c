@@ -10,6 +10,10 @@
  *   launch: runtime + driver API records (one correlation id) at once; the
  *           kernel starts 3 us after the call or when its stream is free,
  *           and reaches a buffer when it completes (completion order)
+ *   copy:   10 GB/s; a synchronous copy (cudaMemcpy) returns when the
+ *           copy is done, as the real one does
+ *   sync:   stream (cudaStreamSynchronize) or device (cudaDeviceSynchronize)
+ *           synchronization: waits, really, until the work is done
  *   buffers: one queue for API/marker/device records, one per stream;
  *           cuptiActivityFlushAll hands the stream queues over first, so
  *           the client sees operations before the calls that launched them
@@ -17,7 +21,10 @@
  * Knobs (environment): FAKE_CUPTI_VERSION=N (cuptiGetVersion),
  * FAKE_CUPTI_FAIL=subscribe|privileges|memory2, FAKE_CUPTI_DROPPED=N
  * (reported once by cuptiActivityGetNumDroppedRecords), FAKE_CUPTI_SKEW_NS=N
- * (added to GPU times: negative puts kernels before their launch).
+ * (added to GPU times: negative puts kernels before their launch),
+ * FAKE_CUPTI_LAUNCH_NS=N (a kernel launch call lasts at least N ns, spent
+ * on the CPU as the driver's work for a launch is, and its kernel starts
+ * 1 us before the call returns: tests/verdict's launch-bound scenario).
  * Mistakes of the client are printed on stderr with "fake-cupti:".
  */
 #include <cupti.h>
@@ -69,6 +76,7 @@ static struct {
 	size_t dropped;
 	bool dropped_reported;
 	int64_t skew;
+	uint64_t launch_ns;
 	uint8_t runtime_off[1024], driver_off[1024];
 } f = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
@@ -281,14 +289,25 @@ static void kernel(const char *name, uint32_t stream, uint64_t call, uint64_t du
 	pend_add(stream_queue(stream), k.end - (uint64_t)f.skew, &k);
 }
 
+/* The CPU cost of a launch call (FAKE_CUPTI_LAUNCH_NS): spins until t0 + ns. */
+static void launch_cost(uint64_t t0)
+{
+	while (f.launch_ns && stamp() - t0 < f.launch_ns)
+		;
+}
+
 EXPORT void fakecupti_launch(const char *name, uint32_t stream, uint64_t dur, const int *grid, const int *block)
 {
 	static const int g1[3] = { 1, 1, 1 };
 	pthread_mutex_lock(&f.mu);
 	uint64_t t0 = stamp();
 	api(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, t0, t0 + 100, ++f.corr);
+	launch_cost(t0);
 	uint32_t corr = calls(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, t0);
-	kernel(name, stream, t0, dur, corr, grid ? grid : g1, block ? block : g1, 0);
+	/* with a launch cost, the kernel starts 1 us before the call returns,
+	 * as in real traces (the 3 us of gpu_start counted back) */
+	kernel(name, stream, f.launch_ns > 4000 ? t0 + f.launch_ns - 4000 : t0, dur, corr, grid ? grid : g1,
+	       block ? block : g1, 0);
 	complete(false);
 	pthread_mutex_unlock(&f.mu);
 }
@@ -305,11 +324,25 @@ EXPORT void fakecupti_graph_launch(int n, uint32_t stream, uint64_t dur)
 	pthread_mutex_unlock(&f.mu);
 }
 
-/* 10 GB/s: bytes / 10 ns */
+/* Waits, with the lock released, until the clock passes until. */
+static void wait_until(uint64_t until)
+{
+	pthread_mutex_unlock(&f.mu);
+	while (stamp() < until) {
+		struct timespec ts = { 0, 20000 };
+		nanosleep(&ts, NULL);
+	}
+	pthread_mutex_lock(&f.mu);
+}
+
+/* 10 GB/s: bytes / 10 ns.  A synchronous copy returns when it is done. */
 EXPORT void fakecupti_memcpy(uint64_t bytes, uint8_t copy_kind, uint8_t src, uint8_t dst, uint32_t stream, int async)
 {
 	pthread_mutex_lock(&f.mu);
 	uint64_t t0 = stamp(), dur = bytes / 10 + 1000;
+	uint64_t start = gpu_start(stream, t0, dur);
+	if (!async)
+		wait_until(start + dur);
 	uint32_t corr = async ? calls(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync, t0)
 			      : calls(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, CUPTI_DRIVER_TRACE_CBID_cuMemcpy, t0);
 	CUpti_ActivityMemcpy6 c;
@@ -320,7 +353,7 @@ EXPORT void fakecupti_memcpy(uint64_t bytes, uint8_t copy_kind, uint8_t src, uin
 	c.dstKind = dst;
 	c.flags = async ? CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC : 0;
 	c.bytes = bytes;
-	c.start = gpu_start(stream, t0, dur) + (uint64_t)f.skew;
+	c.start = start + (uint64_t)f.skew;
 	c.end = c.start + dur;
 	c.deviceId = 0;
 	c.contextId = 1;
@@ -356,32 +389,46 @@ EXPORT void fakecupti_memset(uint64_t bytes, uint32_t stream)
 	pthread_mutex_unlock(&f.mu);
 }
 
-/* Waits (really) until the stream's work is done. */
-EXPORT void fakecupti_sync(uint32_t stream)
+/* A synchronization of one stream (device: false) or of the whole device
+ * (every stream): waits, really, until the work is done. */
+static void sync_(uint32_t stream, bool device)
 {
 	pthread_mutex_lock(&f.mu);
 	uint64_t t0 = stamp(), until = f.stream_free[stream % 64];
-	pthread_mutex_unlock(&f.mu);
-	while (stamp() < until) {
-		struct timespec ts = { 0, 20000 };
-		nanosleep(&ts, NULL);
-	}
-	pthread_mutex_lock(&f.mu);
-	uint32_t corr = calls(CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize, t0);
+	if (device)
+		for (int i = 0; i < 64; i++)
+			if (f.stream_free[i] > until)
+				until = f.stream_free[i];
+	wait_until(until);
+	uint32_t corr = device ? calls(CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020,
+				       CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize, t0)
+			       : calls(CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
+				       CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize, t0);
 	CUpti_ActivitySynchronization2 s;
 	memset(&s, 0, sizeof(s));
 	s.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
-	s.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;
+	s.type = device ? CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE
+			: CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;
 	s.start = t0 + 500;
 	s.end = stamp();
 	s.correlationId = corr;
 	s.contextId = 1;
-	s.streamId = stream;
+	s.streamId = device ? CUPTI_SYNCHRONIZATION_INVALID_VALUE : stream;
 	s.cudaEventId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
 	s.cudaEventSyncId = 0;
 	append(0, &s);
 	complete(false);
 	pthread_mutex_unlock(&f.mu);
+}
+
+EXPORT void fakecupti_sync(uint32_t stream)
+{
+	sync_(stream, false);
+}
+
+EXPORT void fakecupti_device_sync(void)
+{
+	sync_(0, true);
 }
 
 static void memory(CUpti_ActivityMemoryOperationType op, uint64_t bytes, uint64_t address)
@@ -694,6 +741,7 @@ EXPORT CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cb
 		{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, "cudaMemcpy_v3020" },
 		{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020, "cudaMemsetAsync_v3020" },
 		{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, "cudaStreamSynchronize_v3020" },
+		{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020, "cudaDeviceSynchronize_v3020" },
 		{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, "cudaGraphLaunch_v10000" },
 		{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, "cudaMalloc_v3020" },
 		{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020, "cudaFree_v3020" },
@@ -702,6 +750,7 @@ EXPORT CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cb
 		{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpy, "cuMemcpy" },
 		{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async, "cuMemsetD8Async" },
 		{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize, "cuStreamSynchronize" },
+		{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize, "cuCtxSynchronize" },
 		{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, "cuGraphLaunch" },
 		{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, "cuMemAlloc_v2" },
 		{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2, "cuMemFree_v2" },
@@ -740,5 +789,7 @@ __attribute__((constructor)) static void fake_init(void)
 {
 	const char *s = getenv("FAKE_CUPTI_SKEW_NS");
 	f.skew = s ? strtoll(s, NULL, 10) : 0;
+	s = getenv("FAKE_CUPTI_LAUNCH_NS");
+	f.launch_ns = s ? strtoull(s, NULL, 10) : 0;
 	pthread_atfork(NULL, NULL, atfork_child);
 }

@@ -239,7 +239,7 @@ static const cJSON *at(const cJSON *d, const char *path, int i)
 enum {
 	S_GEMM = 1, S_NCCL, S_MEMCPY, S_SSYNC, S_CSYNC, S_LAUNCH, S_MCPYA, S_SSYNCA, S_DSYNCA, S_FEED, S_COPY, S_SMALL,
 	S_WAIT, S_TEAR, S_STEP1, S_STEP2, S_STEP3, S_GRAPH, S_EVREC, S_MEMSET, S_MCPY, S_CUMCPY, S_ESYNCA,
-	S_PINNED, S_DTOH, S_INNER, S_BUILTIN,
+	S_PINNED, S_DTOH, S_INNER, S_BUILTIN, S_CULAUNCH,
 };
 
 static void strings(struct tl *t)
@@ -271,6 +271,7 @@ static void strings(struct tl *t)
 	tl_string(t, S_DTOH, ISC_STR_CFUNC, 0, "Memcpy DtoH (Device -> Pageable)", "");
 	tl_string(t, S_INNER, ISC_STR_CFUNC, 0, "aten::_copy_inner", "");
 	tl_string(t, S_BUILTIN, ISC_STR_CODE, 0, "<built-in method synchronize>", ""); /* as Kineto names C functions */
+	tl_string(t, S_CULAUNCH, ISC_STR_CFUNC, 0, "cuLaunchKernel", "");
 }
 
 static struct op kern(uint32_t stream, uint32_t name, uint64_t dur, uint64_t corr)
@@ -676,6 +677,32 @@ static void test_linked(void)
 	fclose(f);
 }
 
+/*
+ * CUPTI with runtime and driver API records on: cudaLaunchKernel [0,8) µs
+ * makes cuLaunchKernel [2,6), both with correlation id 9; the merge links
+ * the kernel [10,15) to the outer (runtime) call, and so does the analysis.
+ */
+static void test_nested_driver_call(void)
+{
+	FILE *f = tmpfile();
+	struct tl t;
+	tl_open(&t, f);
+	strings(&t);
+	tl_api_on(&t, 100, 0, U(8), S_LAUNCH, 9);
+	tl_api_on(&t, 100, U(2), U(4), S_CULAUNCH, 9);
+	struct op k = kern(7, S_GEMM, U(5), 9);
+	k.api_tid = 100;
+	k.link_gap = (int64_t)U(10);
+	tl_op(&t, U(10), k);
+	tl_close(&t);
+	cJSON *d = analyze(f, false);
+	ok(N(d, "gpu.launch.launches") == 1 && N(d, "gpu.launch.ops_without_launch_call") == 0 &&
+	   N(d, "gpu.launch.delay_ns.max") == U(2) && N(d, "gpu.launch.gpu_op_shorter_than_launch") == 1,
+	   "a driver call inside its runtime call: the op is paired with the runtime call");
+	cJSON_Delete(d);
+	fclose(f);
+}
+
 static struct op copy_op(uint32_t name, uint64_t dur, uint64_t corr, uint64_t bytes, uint8_t dir, uint8_t src, uint8_t dst)
 {
 	return (struct op){ .stream = 7, .kind = ISC_GPU_MEMCPY, .name = name, .dur = dur, .corr = corr, .bytes = bytes,
@@ -937,6 +964,7 @@ int main(void)
 	test_graph();
 	test_bounded();
 	test_linked();
+	test_nested_driver_call();
 	test_call_sites();
 	test_gaps_nvml();
 	test_cpu_only_and_report();

@@ -1,0 +1,188 @@
+"""verdict workloads for the GPU classes, on the CUDA test doubles.
+
+    python3 gpu_scenario.py SCENARIO
+
+CUDA work goes through the driver double (libcuda.so.1 of tests/gpu on
+LD_LIBRARY_PATH), called with ctypes from named Python functions, so that
+every launch, copy and synchronization has a Python call site. The
+double's GPU runs each operation for exactly the time it is given (it
+starts 3 us after its call, or when its stream is free), so the ground
+truth of each scenario is arithmetic, stated below with its numbers; the
+environment of the doubles (FAKE_CUPTI_*, FAKE_NVML*) that a scenario
+needs is set by verdict_gpu.bats, and named here.
+
+launch_bound       40 steps of `decode_step`: 250 launches of a 1 us
+                   kernel each, each launch call costing 15 us of CPU
+                   (FAKE_CUPTI_LAUNCH_NS=15000; the kernel starts 1 us
+                   before the call returns) and about 1 us of Python
+                   (kernel_args) around it: 10000 kernels, every one
+                   shorter than its launch call, the queue below one op on
+                   average (about 0.8: an op counts from its call's start),
+                   the host in launch calls about 80 % of the time, the
+                   GPU busy about 6 % of it. Top
+                   contributor: the kernel vectorized_elementwise_kernel /
+                   the launches from decode_step.
+cpu_bound          20 steps: `tokenize` (about 15 ms of Python loop), then
+                   `forward` launches 3 kernels of 300 us and syncs: the GPU
+                   is idle over 90 % of the time, waiting for the host,
+                   which is in tokenize. Top contributor: tokenize.
+gpu_compute_bound  25 steps of `forward`: 8 kernels of 5 ms back to back
+                   (ampere_sgemm_128x64_tn), then a stream sync: the GPU is
+                   busy over 99 % of the time; the host only waits. Top
+                   contributor: the kernel ampere_sgemm_128x64_tn.
+transfer_bound     30 steps: `load_batch` copies 4 x 32 MiB from pageable
+                   host memory to the device with cudaMemcpy (synchronous,
+                   10 GB/s in the double: 13.4 ms a step), then `forward`
+                   runs one 0.5 ms kernel: copies are 96 % of GPU time, the
+                   host is blocked in the copies, and the link (PCIe gen 4
+                   x16, about 31.5 GB/s, from the NVML double) would carry
+                   them 3x faster from pinned memory. Top contributor: the
+                   HtoD pageable copies from load_batch.
+sync_bound         2000 calls of `score`: one 40 us kernel, then
+                   cudaDeviceSynchronize (as .item() does): the host spends
+                   over 90 % of its time blocked in the synchronization,
+                   and the GPU idles between kernels for the round trip
+                   (the sync returning, the next launch): busy about 40 %.
+                   Top contributor: cudaDeviceSynchronize called from score.
+memory_high        gpu_compute_bound with 37 GiB allocated on the 40 GiB
+                   device (cudaMalloc, and NVML memory used 39000 MiB,
+                   FAKE_NVML=mem_used_mib=39000): class gpu_compute_bound,
+                   and a finding that device memory is above 90 %.
+thermal_throttled  gpu_compute_bound on a GPU that throttles: the NVML
+                   double reports, from 300 ms on, the thermal clock-event
+                   reasons (sw_thermal 0x20 | hw_thermal 0x40), 92 C and
+                   the SM clock down from 1410 to 1005 MHz
+                   (FAKE_NVML_LATER), while the GPU is busy: the kernels
+                   run at 71 % of the clock. Top contributor: the thermal
+                   reasons (throttle_reasons in gpu.nvml).
+"""
+import ctypes
+import sys
+
+cuda = ctypes.CDLL("libcuda.so.1")
+cuda.fake_launch.argtypes = [ctypes.c_char_p, ctypes.c_uint, ctypes.c_ulonglong]
+cuda.fake_memcpy.argtypes = [ctypes.c_ulonglong, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_uint, ctypes.c_int]
+cuda.fake_sync.argtypes = [ctypes.c_uint]
+cuda.fake_device_sync.argtypes = []
+cuda.fake_malloc.argtypes = [ctypes.c_ulonglong, ctypes.c_ulonglong]
+cuda.fake_free.argtypes = [ctypes.c_ulonglong, ctypes.c_ulonglong]
+
+HTOD, PAGEABLE, DEVICE = 1, 1, 3  # CUPTI's enum values
+US = 1000
+MS = 1000 * US
+
+
+SHAPE = (1, 32, 128, 64)
+
+
+def kernel_args(i):
+    """The host work of one launch besides the call: a grid size (about 1 us)."""
+    numel = 1
+    for d in SHAPE:
+        numel *= d
+    blocks = [(numel + t - 1) // t for t in (128, 256, 512)]
+    return min(blocks) + i % 7
+
+
+def decode_step():
+    for i in range(250):
+        kernel_args(i)
+        cuda.fake_launch(b"vectorized_elementwise_kernel", 1, 1 * US)
+
+
+def launch_bound():
+    for _ in range(40):
+        decode_step()
+        cuda.fake_sync(1)
+
+
+def tokenize(text):
+    ids = []
+    for _ in range(30):
+        for word in text.split():
+            h = 0
+            for ch in word:
+                h = (h * 31 + ord(ch)) % 50257
+            ids.append(h)
+    return ids
+
+
+def forward_small():
+    for _ in range(3):
+        cuda.fake_launch(b"ampere_sgemm_32x32_sliced1x4_tn", 1, 300 * US)
+    cuda.fake_sync(1)
+
+
+def cpu_bound():
+    text = "the quick brown fox jumps over the lazy dog " * 60
+    for _ in range(20):
+        tokenize(text)
+        forward_small()
+
+
+def forward():
+    for _ in range(8):
+        cuda.fake_launch(b"ampere_sgemm_128x64_tn", 1, 5 * MS)
+
+
+def gpu_compute_bound():
+    for _ in range(25):
+        forward()
+        cuda.fake_sync(1)
+
+
+def load_batch():
+    for _ in range(4):
+        cuda.fake_memcpy(32 << 20, HTOD, PAGEABLE, DEVICE, 1, 0)
+
+
+def forward_one():
+    cuda.fake_launch(b"ampere_sgemm_128x64_tn", 1, 500 * US)
+
+
+def transfer_bound():
+    for _ in range(30):
+        load_batch()
+        forward_one()
+        cuda.fake_sync(1)
+
+
+def score():
+    cuda.fake_launch(b"reduce_kernel", 1, 40 * US)
+    cuda.fake_device_sync()
+
+
+def sync_bound():
+    for _ in range(2000):
+        score()
+
+
+def memory_high():
+    weights = 0x7f0000000000
+    cuda.fake_malloc(37 << 30, weights)
+    gpu_compute_bound()
+    cuda.fake_free(37 << 30, weights)
+
+
+SCENARIOS = {
+    "launch_bound": launch_bound,
+    "cpu_bound": cpu_bound,
+    "gpu_compute_bound": gpu_compute_bound,
+    "transfer_bound": transfer_bound,
+    "sync_bound": sync_bound,
+    "memory_high": memory_high,
+    "thermal_throttled": gpu_compute_bound,
+}
+
+
+def main():
+    name = sys.argv[1] if len(sys.argv) > 1 else ""
+    if name not in SCENARIOS:
+        sys.exit("usage: gpu_scenario.py {%s}" % "|".join(SCENARIOS))
+    if cuda.cuInit(0) != 0:
+        sys.exit("cuInit failed")
+    SCENARIOS[name]()
+    print("gpu_scenario.py %s done, injected=%d" % (name, cuda.fake_injected()))
+
+
+main()

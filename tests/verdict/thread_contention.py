@@ -1,0 +1,74 @@
+"""verdict workload, ground truth: thread_contention.
+
+A "server" that runs more compute threads than the machine has cores:
+the main thread and 5 handler threads (6 threads, sized for 6 workers
+while os.cpu_count() is 2 here) each run `handle_request`, back to back,
+which is one 512x512 @ 512x512 torch.matmul. torch is told to use 8
+intra-op threads (torch.set_num_threads(8), well above the 2 cores), as a
+configuration copied from a bigger machine would; the matmuls go to
+OpenBLAS with one thread each (OPENBLAS_NUM_THREADS=1), so no thread
+pool's barrier makes the traced threads block: all 6 threads are always
+runnable and the kernel time-slices them, so each runs about a third of
+the time and is preempted (involuntary context switches) rather than
+blocked (voluntary ones).  The GIL is held only for microseconds between
+ops, so it does not serialize them. Measured: off-CPU about 70 % of
+traced time, involuntary switches ~100x the voluntary ones.
+Top contributor: torch.matmul, called from handle_request.
+
+Usage: thread_contention.py [STEPS]  (default 20 steps of 3 requests on
+the main thread; the handlers run until the main thread is done)
+"""
+
+import os
+import sys
+import threading
+
+os.environ["OPENBLAS_NUM_THREADS"] = "1"
+
+import torch  # noqa: E402
+
+try:
+    from inferscope import scope
+except ImportError:
+    import contextlib
+
+    def scope(name):
+        return contextlib.nullcontext()
+
+HANDLERS = 5
+
+
+def handle_request(a, b):
+    """One request: a matmul, released from the GIL while it runs."""
+    return torch.matmul(a, b)
+
+
+def handler(a, b, stop):
+    while not stop.is_set():
+        handle_request(a, b)
+
+
+def main():
+    steps = int(sys.argv[1]) if len(sys.argv) > 1 else 20
+    torch.set_num_threads(8)
+    torch.manual_seed(0)
+    a = torch.randn(512, 512)
+    b = torch.randn(512, 512)
+    stop = threading.Event()
+    threads = [threading.Thread(target=handler, args=(a, b, stop), name="handler-%d" % i)
+               for i in range(HANDLERS)]
+    for t in threads:
+        t.start()
+    result = 0.0
+    for _ in range(steps):
+        with scope("step"):
+            for _ in range(3):
+                result += float(handle_request(a, b)[0, 0])
+    stop.set()
+    for t in threads:
+        t.join()
+    print("thread_contention.py: %d steps, %d threads, result %.3f" % (steps, HANDLERS + 1, result))
+
+
+if __name__ == "__main__":
+    main()

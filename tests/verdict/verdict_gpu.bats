@@ -1,0 +1,240 @@
+#!/usr/bin/env bats
+# Verdict tests, GPU classes, on the CUDA test doubles of tests/gpu
+# (libcuda.so.1, libcupti.so.13, libnvidia-ml.so.1): gpu_scenario.py runs
+# one scenario whose ground truth is arithmetic (stated at the top of
+# gpu_scenario.py), with the doubles' environment set here (FAKE_CUPTI_*,
+# FAKE_NVML*).  Each scenario is recorded, merged and analyzed once; the
+# class tests assert verdict.class and the top contributor of the finding
+# behind the verdict (issue 5 contract), the signal tests the measured
+# numbers each class rests on (they hold today, whatever the rules).
+
+load ../cli/helpers
+bats_require_minimum_version 1.5.0
+
+GPU=${ISC_GPU:-$ISC_BUILD/tests/gpu}
+TL=$GPU/tlcheck
+SCEN=$ISC_SRC/tests/verdict/gpu_scenario.py
+
+setup() {
+	[ -f "$GPU/libcupti.so.13" ] || skip "no CUPTI test double (built only with CUPTI)"
+	# hermetic: only what a scenario sets
+	unset LD_LIBRARY_PATH CUDA_INJECTION64_PATH NVTX_INJECTION64_PATH INFERSCOPE_CUDA_DRIVER INFERSCOPE_FORCE_CUDA \
+		INFERSCOPE_NO_CUDA INFERSCOPE_QUIET FAKE_CUDA_MODE FAKE_CUPTI_FAIL FAKE_CUPTI_VERSION \
+		FAKE_CUPTI_DROPPED FAKE_CUPTI_SKEW_NS FAKE_CUPTI_LAUNCH_NS FAKE_NVML FAKE_NVML_LATER \
+		INFERSCOPE_CUDA_LAG_MS INFERSCOPE_CUDA_FLUSH_MS INFERSCOPE_CUDA_SLOTS
+	mkdir -p "$BATS_FILE_TMPDIR/lib"
+	for l in libcuda.so.1 libcupti.so.13 libnvidia-ml.so.1; do
+		ln -sf "$GPU/$l" "$BATS_FILE_TMPDIR/lib/$l"
+	done
+}
+
+# scenario NAME [VAR=VALUE...]: record gpu_scenario.py NAME with the
+# doubles and the given environment, once per file run; sets F (findings)
+# and C (tlcheck's listing of the timeline).
+scenario() {
+	local name=$1 d=$BATS_FILE_TMPDIR/$1
+	shift
+	F=$d/findings.json
+	C=$d/check
+	[[ -s $F ]] && return 0
+	mkdir -p "$d"
+	env LD_LIBRARY_PATH="$BATS_FILE_TMPDIR/lib" "$@" \
+		"$RECORD" -q -o "$d/t.isc" -- "$PY" "$SCEN" "$name" >"$d/out" 2>"$d/err" || {
+		cat "$d/out" "$d/err"
+		return 1
+	}
+	grep -q "done, injected=1" "$d/out"
+	"$MERGE" -o "$d/t.istl" "$d/t.isc"
+	"$TL" "$d/t.istl" >"$C"
+	"$ANALYZE" -o "$F.tmp" "$d/t.istl"
+	mv "$F.tmp" "$F"
+}
+
+# The scenarios and their doubles' settings (see gpu_scenario.py).
+launch_bound() { scenario launch_bound FAKE_CUPTI_LAUNCH_NS=15000 FAKE_NVML=util=10,reasons=0; }
+cpu_bound() { scenario cpu_bound FAKE_NVML=util=5,reasons=0; }
+gpu_compute_bound() { scenario gpu_compute_bound FAKE_NVML=util=99,reasons=0; }
+transfer_bound() { scenario transfer_bound FAKE_NVML=util=5,reasons=0; }
+sync_bound() { scenario sync_bound FAKE_NVML=util=45,reasons=0; }
+memory_high() { scenario memory_high FAKE_NVML=util=99,reasons=0,mem_used_mib=39000; }
+thermal_throttled() {
+	scenario thermal_throttled FAKE_NVML=util=99,reasons=0,temp_c=70 \
+		FAKE_NVML_LATER=after_ms=300,sm_mhz=1005,temp_c=92,power_mw=300000,reasons=0x60
+}
+
+# signals: the GPU numbers the classes rest on.
+signals() {
+	jq -r '.gpu.devices[0] as $d | "signals: GPU span \($d.temporal_breakdown.span_ns / 1e6 | .*10|round/10) ms, idle \($d.temporal_breakdown.idle_pct) % compute \($d.temporal_breakdown.compute_pct) % non-compute \($d.temporal_breakdown.non_compute_pct) %; idle by cause \([$d.streams[] | "s\(.id) host_wait \(.idle_breakdown.host_wait_ns / 1e6 | .*10|round/10) kernel_wait \(.idle_breakdown.kernel_wait_ns / 1e6 | .*10|round/10) other \(.idle_breakdown.other_ns / 1e6 | .*10|round/10) ms, queue mean \(.queue_length.mean) max \(.queue_length.max)"] | join("; "))"' "$F"
+	jq -r '.gpu.launch as $l | "launches \($l.launches), op shorter than its launch call \($l.gpu_op_shorter_than_launch), kernels under 10 us \($l.short_kernels_under_10us) of \($l.kernels), delay p50 \($l.delay_ns.p50) ns"' "$F"
+	jq -r '"kernels: \([.gpu.kernels.top[:2][] | "\(.name) x\(.count) \(.pct) %"] | join(", ")); copies: \([.gpu.memcpy[] | "\(.direction // .kind) \(.src_memory // "") \(.count)x \(.bytes / 1048576 | round) MiB \(.bandwidth_gb_per_s) GB/s"] | join(", ")); sync calls: \([.gpu.sync.api_calls[] | "\(.name) x\(.count) \(.total_ns / 1e6 | .*10|round/10) ms"] | join(", "))"' "$F"
+	jq -r '"CPU: \([.cpu.top_functions[:3][] | "\(.name) \(.self_pct) %"] | join(", ")); NVML: \(.gpu.nvml // "n/a" | tostring)"' "$F"
+	jq -r '"verdict: \(.verdict.class) (\(.verdict.confidence)) finding \(.verdict.finding // "none"): \(.verdict.sentence)"' "$F"
+	jq -r '"findings: \([.findings[]?.id] | join(" "))"' "$F"
+}
+
+# top0: the top contributor of the finding behind the verdict into name,
+# kind, file, line, detail; fails, saying why, when there is none.
+top0() {
+	local row
+	row=$(jq -r '.verdict.finding as $id | [.findings[]? | select(.id == $id)][0].evidence.top[0]? // empty
+		| [.name, .kind, (.file // ""), (.line // 0 | tostring), (.detail // "")] | join("\u001f")' "$F")
+	if [[ -z $row ]]; then
+		echo "no top contributor: verdict.finding $(jq -c '.verdict.finding' "$F"), findings $(jq -c '[.findings[]?.id]' "$F")"
+		return 1
+	fi
+	IFS=$'\x1f' read -r name kind file line detail <<<"$row"
+	echo "top[0]: $name ($kind) $file:$line${detail:+ [$detail]}"
+}
+
+# mentions WORD: WORD occurs in the verdict sentence or the evidence (top[]
+# names, details, files; metric names) of the finding behind the verdict.
+mentions() {
+	jq -e --arg w "$1" '.verdict.finding as $id
+		| ([.verdict.sentence] + [.findings[]? | select(.id == $id) | (.evidence.top[]? | .name, .detail, .file), (.evidence.metrics // {} | keys[])])
+		| map(select(type == "string")) | any(contains($w))' "$F" >/dev/null
+}
+
+tb() { # tb FIELD: a number of device 0's temporal breakdown
+	jq -r ".gpu.devices[0].temporal_breakdown.$1" "$F"
+}
+
+# ---- launch_bound ------------------------------------------------------------
+
+@test "launch_bound: 10000 kernels of 1 us, 15 us launch calls; verdict launch_bound, top the short kernel or its launcher" {
+	launch_bound
+	signals
+	[ "$(jq -r .verdict.class "$F")" = launch_bound ]
+	top0
+	[[ $name == vectorized_elementwise_kernel || $name == *decode_step || $name == cudaLaunchKernel* ]]
+}
+
+@test "launch_bound: the signal: every kernel shorter than its launch call, queue at most 2, GPU mostly idle" {
+	launch_bound
+	signals
+	jq -e '.gpu.kernels.count == 10000 and .gpu.launch.short_kernels_under_10us == 10000' "$F"
+	jq -e '.gpu.launch.launches == 10000 and .gpu.launch.gpu_op_shorter_than_launch >= 9900' "$F"
+	jq -e '.gpu.devices[0].streams[0].queue_length.max <= 2' "$F"
+	jq -e '.gpu.devices[0].temporal_breakdown.idle_pct > 50' "$F"
+}
+
+# ---- cpu_bound ---------------------------------------------------------------
+
+@test "cpu_bound: 15 ms of Python tokenize a step, 1 ms of kernels; verdict cpu_bound, top contributor tokenize" {
+	cpu_bound
+	signals
+	[ "$(jq -r .verdict.class "$F")" = cpu_bound ]
+	top0
+	[[ $name == *tokenize ]]
+	[ "$kind" = python ]
+	[[ $file == *gpu_scenario.py ]]
+}
+
+@test "cpu_bound: the signal: GPU idle over 85 %, the gaps waiting on the host, the host in tokenize" {
+	cpu_bound
+	signals
+	jq -e '.gpu.devices[0].temporal_breakdown.idle_pct > 85' "$F"
+	jq -e '.gpu.devices[0] | .streams[0].idle_breakdown.host_wait_ns > 0.9 * .temporal_breakdown.idle_ns' "$F"
+	[ "$(jq -r '.cpu.top_functions[0].name' "$F")" = tokenize ]
+}
+
+# ---- gpu_compute_bound -------------------------------------------------------
+
+@test "gpu_compute_bound: 5 ms kernels back to back; verdict gpu_compute_bound, top contributor the kernel" {
+	gpu_compute_bound
+	signals
+	[ "$(jq -r .verdict.class "$F")" = gpu_compute_bound ]
+	top0
+	[ "$name" = ampere_sgemm_128x64_tn ]
+}
+
+@test "gpu_compute_bound: the signal: GPU compute over 98 % of its span" {
+	gpu_compute_bound
+	signals
+	jq -e '.gpu.devices[0].temporal_breakdown.compute_pct > 98' "$F"
+	[ "$(jq -r '.gpu.kernels.top[0].name' "$F")" = ampere_sgemm_128x64_tn ]
+}
+
+# ---- transfer_bound ----------------------------------------------------------
+
+@test "transfer_bound: 128 MiB of pageable HtoD copies a step; verdict transfer_bound, top contributor the pageable HtoD copies" {
+	transfer_bound
+	signals
+	[ "$(jq -r .verdict.class "$F")" = transfer_bound ]
+	top0
+	[[ $name == *HtoD* || $detail == *HtoD* ]]
+	[[ $name == *ageable* || $detail == *ageable* ]]
+}
+
+@test "transfer_bound: the finding names the call site of the copies, load_batch" {
+	transfer_bound
+	top0
+	mentions load_batch
+}
+
+@test "transfer_bound: the signal: copies 90 % of GPU time, pageable, host blocked in cudaMemcpy" {
+	transfer_bound
+	signals
+	jq -e '.gpu.memcpy[] | select(.direction == "HtoD" and .src_memory == "pageable") | .count == 120 and .bytes == 120 * 33554432' "$F"
+	jq -e '.gpu.devices[0].temporal_breakdown.non_compute_pct > 90' "$F"
+	jq -e '(.gpu.sync.api_calls[] | select(.name == "cudaMemcpy") | .total_ns) > 0.8 * .gpu.devices[0].temporal_breakdown.span_ns' "$F"
+}
+
+# ---- sync_bound --------------------------------------------------------------
+
+@test "sync_bound: cudaDeviceSynchronize after every 40 us kernel; verdict sync_bound, top contributor the sync in score" {
+	sync_bound
+	signals
+	[ "$(jq -r .verdict.class "$F")" = sync_bound ]
+	top0
+	if [[ $name == cudaDeviceSynchronize* ]]; then
+		mentions score
+	else
+		[[ $name == *score ]]
+	fi
+}
+
+@test "sync_bound: the signal: the host blocked in 2000 device syncs most of the time, the GPU idle a third or more" {
+	sync_bound
+	signals
+	jq -e '.gpu.sync.api_calls[] | select(.name == "cudaDeviceSynchronize") | .count == 2000' "$F"
+	jq -e '(.gpu.sync.api_calls[] | select(.name == "cudaDeviceSynchronize") | .total_ns) > 0.7 * .gpu.devices[0].temporal_breakdown.span_ns' "$F"
+	jq -e '.gpu.devices[0].temporal_breakdown.idle_pct > 30' "$F"
+}
+
+# ---- device memory above 90 % ------------------------------------------------
+
+@test "memory_high: 39000 of 40960 MiB used; verdict gpu_compute_bound and a device-memory finding" {
+	memory_high
+	signals
+	[ "$(jq -r .verdict.class "$F")" = gpu_compute_bound ]
+	run jq -r '[.findings[] | select(.id | test("mem")) | select(.id != "rss_growth" and .id != "host_memory_bound") | .id] | first // empty' "$F"
+	echo "device memory finding: $output"
+	[ -n "$output" ]
+	jq -e --arg id "$output" '.findings[] | select(.id == $id) | .evidence.metrics | to_entries | any(.key | test("pct")) ' "$F"
+}
+
+@test "memory_high: the signal: NVML reports 39000 MiB used of 40 GiB, 37 GiB allocated by the workload" {
+	memory_high
+	grep -q '^gpu_sample index=0 .* used=40894464000 total=42949672960 ' "$C"
+	grep -q '^mem dev=0 .* op=1 kind=3 bytes=39728447488 ' "$C"
+}
+
+# ---- thermal_throttled -------------------------------------------------------
+
+@test "thermal_throttled: thermal clock-event reasons, SM clock 1410 -> 1005 MHz while busy; verdict thermal_throttled" {
+	thermal_throttled
+	signals
+	[ "$(jq -r .verdict.class "$F")" = thermal_throttled ]
+	top0
+	mentions thermal
+}
+
+@test "thermal_throttled: the signal: samples before 300 ms unthrottled, after it sw+hw thermal at 1005 MHz, 92 C" {
+	thermal_throttled
+	n_hot=$(grep -c '^gpu_sample index=0 .* sm=1005 .* temp=92 reasons=0x60 ' "$C")
+	n_cool=$(grep -c '^gpu_sample index=0 .* sm=1410 .* temp=70 reasons=0 ' "$C")
+	echo "NVML samples: $n_cool at 1410 MHz, $n_hot throttled at 1005 MHz"
+	[ "$n_hot" -ge 5 ]
+	[ "$n_cool" -ge 1 ]
+	jq -e '.gpu.devices[0].temporal_breakdown.compute_pct > 98' "$F"
+}
