@@ -5,13 +5,18 @@
  * (the issue's threshold: GPU idle with host wait > 10 % of the span).
  * Severity critical from 50 %.  Verdict share: that part.
  * Evidence: host-wait idle, the Python functions and ops running while the
- * GPU was idle (gpu.devices[].host_during_idle), the longest gaps as time
- * ranges (gpu.gaps.top).
+ * GPU was idle (gpu.devices[].host_during_idle), ranked by the idle time
+ * spent in their own code (the outermost function holds all of it
+ * inclusively and names nothing), the longest gaps as time ranges
+ * (gpu.gaps.top); first of all the DataLoader when it takes more than 5 %
+ * of the step (the dataloader rule's threshold): its batches are fetched
+ * on the thread that launches the GPU work.
  * What-if: the host-wait idle removed (the GPU kept fed), i.e. the cpu
  * part — an upper bound reached when host work overlaps GPU work.
  * Also holds gpu_split(), used by the other GPU rules.
  */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "rule_gpu.h"
 
@@ -19,6 +24,8 @@
 #define LAUNCH_MIN 100
 #define LAUNCH_CALL_MAX 50000.0 /* ns: analyze_gpu.c's LONG_CALL_NS, a launch call that long is an outlier */
 #define TOP 5
+#define TOP_IN 64
+#define DATALOADER_PCT 5 /* rule_dataloader.c's trigger */
 
 void gpu_split(const struct rule_ctx *c, struct gpu_split *s)
 {
@@ -51,6 +58,25 @@ void gpu_split(const struct rule_ctx *c, struct gpu_split *s)
 	s->throttled = c->g.compute * s->throttled_share;
 }
 
+static int self_idle_desc(const void *x, const void *y)
+{
+	double a = rnum(*(const cJSON *const *)x, "self_idle_ns", 0), b = rnum(*(const cJSON *const *)y, "self_idle_ns", 0);
+	return a > b ? -1 : a < b;
+}
+
+/* Up to TOP_IN items of arr, by the GPU idle time spent in their own code
+ * (self_idle_ns): the outermost function holds all of it inclusively. */
+static size_t by_self_idle(const cJSON *arr, const cJSON **out)
+{
+	const cJSON *x;
+	size_t n = 0;
+	cJSON_ArrayForEach(x, arr)
+		if (n < TOP_IN && rnum(x, "self_idle_ns", 0) > 0)
+			out[n++] = x;
+	qsort(out, n, sizeof(*out), self_idle_desc);
+	return n;
+}
+
 static void eval(const struct rule_ctx *c, struct rule_out *o)
 {
 	struct gpu_split s;
@@ -61,10 +87,16 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	double share = rpct(s.cpu, c->g.span);
 	if (share < TRIGGER_PCT)
 		return;
-	const cJSON *op = cJSON_GetArrayItem(rarr(c->dev, "host_during_idle.ops"), 0);
-	const cJSON *py = cJSON_GetArrayItem(rarr(c->dev, "host_during_idle.python"), 0);
+	const cJSON *pys[TOP_IN], *ops[TOP_IN];
+	size_t npy = by_self_idle(rarr(c->dev, "host_during_idle.python"), pys);
+	size_t nop = by_self_idle(rarr(c->dev, "host_during_idle.ops"), ops);
+	const cJSON *py = npy ? pys[0] : NULL, *op = nop ? ops[0] : NULL;
 	char w[600] = "";
-	if (py || op)
+	const cJSON *dl = isc_json_get(c->doc, "iterations.dataloader");
+	double dl_pct = rnum(dl, "pct_of_step", 0);
+	if (dl_pct > DATALOADER_PCT)
+		snprintf(w, sizeof(w), "the DataLoader (%.0f %% of each step)", dl_pct);
+	else if (py || op)
 		rwhere(w, sizeof(w), py ? py : op);
 	cJSON *f = fnd_new(o, "cpu_bound", share >= 50 ? "critical" : "warning", share / 100 * c->quality,
 			   "The GPU waited for the host %.0f %% of its span (%.1f ms idle with no work queued)%s%s", share,
@@ -73,15 +105,16 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	fnd_metric(o, f, "gpu_idle_pct", rpct(c->g.idle, c->g.span));
 	fnd_metric(o, f, "gpu_span_ns", c->g.span);
 	fnd_metric(o, f, "host_wait_ns", c->g.host_wait);
+	if (dl_pct > DATALOADER_PCT) /* batches loaded on the launching thread leave the GPU idle */
+		fnd_detail(o, fnd_top(o, f, isc_json_get(dl, "function"), "DataLoader", "python", rnum(dl, "total_ns", 0), dl_pct),
+			   "fetching batches: %.0f %% of each step", dl_pct);
+	for (size_t i = 0; i < npy && i < TOP; i++)
+		fnd_detail(o, fnd_top(o, f, pys[i], NULL, "python", rnum(pys[i], "self_idle_ns", 0), -1),
+			   "%.1f ms of GPU idle inside it, its callees included", rnum(pys[i], "idle_ns", 0) / 1e6);
+	for (size_t i = 0; i < nop && i < TOP; i++)
+		fnd_detail(o, fnd_top(o, f, ops[i], NULL, "op", rnum(ops[i], "self_idle_ns", 0), -1),
+			   "%.1f ms of GPU idle inside it, its callees included", rnum(ops[i], "idle_ns", 0) / 1e6);
 	int n = 0;
-	cJSON_ArrayForEach(x, rarr(c->dev, "host_during_idle.python"))
-		if (n++ < TOP)
-			fnd_top(o, f, x, NULL, "python", rnum(x, "idle_ns", 0), rnum(x, "idle_pct", -1));
-	n = 0;
-	cJSON_ArrayForEach(x, rarr(c->dev, "host_during_idle.ops"))
-		if (n++ < TOP)
-			fnd_top(o, f, x, NULL, "op", rnum(x, "idle_ns", 0), rnum(x, "idle_pct", -1));
-	n = 0;
 	cJSON_ArrayForEach(x, rarr(c->doc, "gpu.gaps.top"))
 		if (n++ < TOP) {
 			char label[64];

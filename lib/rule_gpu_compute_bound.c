@@ -2,9 +2,12 @@
  * rule_gpu_compute_bound.c - gpu_compute_bound: the GPU is busy computing.
  *
  * Trigger: compute part (rule_gpu.h: compute time not run throttled) >= 50 %
- * of the GPU span — the GPU itself is the limit; below half, idle or copies
- * explain more.  Severity info (a busy GPU is the goal; what remains is
- * making kernels cheaper).  Verdict share: that part.
+ * of the GPU span.  Severity info (a busy GPU is the goal; what remains is
+ * making kernels cheaper).  Verdict share: that part, nominated only when
+ * the GPU is saturated (>= 80 %: below it the GPU has headroom and what
+ * keeps it idle is the cause) or when no host-side part (cpu, launch,
+ * sync) reaches 10 %.  80 % is where nsys's and DCGM's guidance calls a GPU
+ * well utilized.
  * Evidence: the top kernels by total time (gpu.kernels.top).
  * What-if: FP32 GEMM kernels (names with "sgemm", or "gemm" with "f32" /
  * "fp32") run 2x faster on tensor cores with TF32 or bfloat16
@@ -19,6 +22,8 @@
 #include "rule_gpu.h"
 
 #define TRIGGER_PCT 50
+#define SATURATED_PCT 80
+#define NOTHING_ELSE_PCT 10
 #define TOP 5
 
 static bool fp32_gemm(const char *k)
@@ -63,7 +68,11 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 			    "Make the heaviest kernels cheaper: lower precision (bfloat16/FP8), fusion (torch.compile), "
 			    "or a larger batch per kernel if latency allows.",
 			    NULL, "%s and the kernels after it keep the GPU %.0f %% busy.", top, share);
-	fnd_candidate(o, f, "gpu_compute_bound", share, c->quality);
+	/* a GPU below SATURATED_PCT has headroom: the cause is what leaves it idle,
+	 * unless nothing else explains NOTHING_ELSE_PCT */
+	if (share >= SATURATED_PCT || (rpct(s.cpu, c->g.span) < NOTHING_ELSE_PCT && rpct(s.launch, c->g.span) < NOTHING_ELSE_PCT &&
+				       rpct(s.sync, c->g.span) < NOTHING_ELSE_PCT))
+		fnd_candidate(o, f, "gpu_compute_bound", share, c->quality);
 }
 
 const struct rule rule_gpu_compute_bound = { "gpu_compute_bound", eval };

@@ -23,7 +23,6 @@
 #include "rules.h"
 
 #define TRIGGER_PCT 10
-#define FAULT_RATE 1000
 #define MAJOR_RATE 100
 
 static void eval(const struct rule_ctx *c, struct rule_out *o)
@@ -35,12 +34,10 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 		minflt += rnum(p, "minor_faults", 0);
 		majflt += rnum(p, "major_faults", 0);
 	}
-	double wall_s = c->wall_ns / 1e9, traced = rnum(c->doc, "cpu.split.traced_ns", 0);
-	double rate = wall_s > 0 ? (minflt + majflt) / wall_s : 0, maj_rate = wall_s > 0 ? majflt / wall_s : 0;
+	double wall_s = c->wall_ns / 1e9, traced = rnum(c->doc, "cpu.split.traced_ns", 0), rate;
+	double maj_rate = wall_s > 0 ? majflt / wall_s : 0;
 	double stall = rnum(c->doc, "memory.pressure.memory.some_stall_pct", 0);
-	double fault_pct = rate >= FAULT_RATE ? rpct(sys, traced) : 0;
-	if (fault_pct > 100)
-		fault_pct = 100;
+	double fault_pct = rfault_pct(c, &rate);
 	rhave(c->doc, "memory.process_swap_bytes_max", &swap);
 	double share = stall > fault_pct ? stall : fault_pct;
 	if (share < TRIGGER_PCT && swap <= 0 && maj_rate < MAJOR_RATE)

@@ -2,9 +2,10 @@
  * rule_io_wait.c - io_wait: the traced threads blocked inside calls.
  *
  * Trigger: verdict share >= 10 %.  Verdict share: cpu.split.off_cpu_pct x
- * voluntary / (voluntary + involuntary) context switches — the part of
- * off-CPU time spent blocked (sleeping, reading, waiting on a lock or a
- * pipe) rather than preempted.  Severity critical from 30 %.  Same 10 %
+ * the blocked share of off-CPU time (roff_cpu_blocked(): thread samples in
+ * state S or D, else voluntary / all context switches) — the part spent
+ * blocked (sleeping, reading, waiting on a lock or a pipe) rather than
+ * preempted.  Severity critical from 30 %.  Same 10 %
  * floor as thread_contention.
  * Evidence: the blocking call sites (cpu.off_cpu_top: innermost function
  * seen blocked in CPU samples, with its enclosing Python function), I/O
@@ -24,7 +25,7 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 {
 	double off = rnum(c->doc, "cpu.split.off_cpu_pct", 0), off_ns = rnum(c->doc, "cpu.split.off_cpu_ns", 0);
 	double vol = rnum(c->doc, "cpu.split.voluntary_switches", 0), inv = rnum(c->doc, "cpu.split.involuntary_switches", 0);
-	double frac = vol + inv > 0 ? vol / (vol + inv) : 1, share = off * frac, psi;
+	double frac = roff_cpu_blocked(c), share = off * frac, psi;
 	const cJSON *x, *site = cJSON_GetArrayItem(rarr(c->doc, "cpu.off_cpu_top"), 0);
 	char w[600] = "", pw[600] = "";
 	if (share < TRIGGER_PCT)

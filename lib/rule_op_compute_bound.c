@@ -1,8 +1,10 @@
 /*
  * rule_op_compute_bound.c - op_compute_bound: time inside torch ops dominates.
  *
- * Trigger: cpu.split.ops_pct >= 20 (on-CPU time inside C calls: torch ops,
- * tensor methods, other builtins).  Severity critical from 50 %.  Verdict
+ * Trigger: cpu.split.ops_pct minus the page-fault share (rfault_pct():
+ * faults on fresh tensors are kernel time inside ops, and belong to
+ * host_memory_bound) >= 20 (on-CPU time inside C calls: torch ops, tensor
+ * methods, other builtins).  Severity critical from 50 %.  Verdict
  * share: ops_pct.  Quality x 0.8 when off-CPU time was not measured (no
  * CPU samples: blocked time inside ops then counts as op time).
  * Evidence: the top 5 ops by self time, the Python lines calling ops most
@@ -26,6 +28,9 @@
 static void eval(const struct rule_ctx *c, struct rule_out *o)
 {
 	double ops = rnum(c->doc, "cpu.split.ops_pct", 0), ops_ns = rnum(c->doc, "cpu.split.ops_ns", 0);
+	double faults = rfault_pct(c, NULL); /* kernel time on faults, inside ops: memory's share */
+	ops = ops > faults ? ops - faults : 0;
+	ops_ns *= rnum(c->doc, "cpu.split.ops_pct", 0) > 0 ? ops / rnum(c->doc, "cpu.split.ops_pct", 0) : 0;
 	double threads = 0, interop = 0;
 	const cJSON *fn, *top = rtop_fn(c->doc, "op"), *caller = cJSON_GetArrayItem(rarr(c->doc, "cpu.top_op_callers"), 0);
 	char w[600] = "", cw[600] = "";
@@ -39,6 +44,8 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 			   "%.0f %% of traced CPU time is inside torch ops; the heaviest is %s%s%s", ops, w,
 			   caller ? ", called mostly from " : "", cw);
 	fnd_metric(o, f, "ops_pct", ops);
+	if (faults > 0)
+		fnd_metric(o, f, "page_fault_pct_left_out", faults);
 	fnd_metric(o, f, "ops_ns", ops_ns);
 	bool have_t = rmark(c->doc, "torch.num_threads", &threads);
 	if (have_t)

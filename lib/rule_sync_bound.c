@@ -39,9 +39,16 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 		else
 			snprintf(w, sizeof(w), "%s", rstr(site, "op", rstr(site, "api", "?")));
 	}
-	cJSON *f = fnd_new(o, "sync_bound", share >= 30 ? "critical" : "warning", share / 100 * c->quality,
-			   "Synchronisation stalls the GPU pipeline for %.0f %% of the span (%.1f ms blocked in synchronising "
-			   "calls)%s%s", share, c->g.sync_api / 1e6, *w ? "; most from " : "", w);
+	cJSON *f;
+	if (c->g.other_wait > s.sync / 2)
+		f = fnd_new(o, "sync_bound", share >= 30 ? "critical" : "warning", share / 100 * c->quality,
+			    "The GPU streams waited on each other for %.0f %% of the span (%.1f ms of queued work held "
+			    "back by events on other streams, such as communication kernels)",
+			    share, c->g.other_wait / 1e6);
+	else
+		f = fnd_new(o, "sync_bound", share >= 30 ? "critical" : "warning", share / 100 * c->quality,
+			    "Synchronisation stalls the GPU pipeline for %.0f %% of the span (%.1f ms blocked in "
+			    "synchronising calls)%s%s", share, c->g.sync_api / 1e6, *w ? "; most from " : "", w);
 	fnd_metric(o, f, "sync_pct", share);
 	fnd_metric(o, f, "sync_api_ns", c->g.sync_api);
 	fnd_metric(o, f, "blocking_copies", rnum(c->doc, "gpu.sync.blocking_copies.count", 0));

@@ -5,8 +5,12 @@
  * more involuntary context switches (preemptions) than voluntary ones
  * (blocking), or more runnable threads on average than CPUs
  * (cpu.runnable_threads_mean > ncpu); and a verdict share >= 10 %.
- * Verdict share: off_cpu_pct x involuntary / (voluntary + involuntary) —
- * the part of off-CPU time spent waiting for a CPU rather than blocked.
+ * Verdict share: off_cpu_pct x (1 - blocked share), the part of off-CPU
+ * time spent waiting for a CPU rather than blocked: blocked share =
+ * cpu.blocked_ns / cpu.split.off_cpu_ns (thread samples in state S or D),
+ * or, without thread samples, voluntary / (voluntary + involuntary)
+ * switches (roff_cpu_blocked(); switch counts alone flip under outside
+ * load).
  * Quality x 0.8 without CPU samples.  Severity critical from 30 %.
  * Evidence: switch counts, runnable threads vs cores, torch intra-op x
  * inter-op threads vs cores, CPU pressure (PSI), the hottest functions.
@@ -15,6 +19,7 @@
  * machine (measured here: 2-6 % on an idle 2-core VM).
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "rules.h"
 
@@ -26,15 +31,22 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	double vol = rnum(c->doc, "cpu.split.voluntary_switches", 0), inv = rnum(c->doc, "cpu.split.involuntary_switches", 0);
 	double runnable = rnum(c->doc, "cpu.runnable_threads_mean", 0), threads = 0, interop = 0, psi = 0;
 	bool over = c->ncpu > 0 && runnable > c->ncpu;
-	if (vol + inv <= 0 || (inv <= vol && !over))
+	if (inv <= vol && !over)
 		return;
-	double share = off * inv / (vol + inv);
+	double frac = 1 - roff_cpu_blocked(c);
+	double share = off * frac;
 	if (share < TRIGGER_PCT)
 		return;
-	const cJSON *fn = rtop_fn(c->doc, NULL);
-	char w[600] = "?";
+	const cJSON *fn = rtop_fn(c->doc, NULL), *caller = cJSON_GetArrayItem(rarr(c->doc, "cpu.top_op_callers"), 0);
+	char w[1300] = "?";
 	if (fn)
 		rwhere(w, sizeof(w), fn);
+	if (fn && caller && strcmp(rstr(fn, "kind", ""), "python")) {
+		size_t n = strlen(w);
+		snprintf(w + n, sizeof(w) - n, " called mostly from ");
+		n = strlen(w);
+		rwhere(w + n, sizeof(w) - n, caller);
+	}
 	double q = c->quality * (cJSON_IsTrue(isc_json_get(c->doc, "cpu.split.off_cpu_measured")) ? 1 : 0.8);
 	cJSON *f = fnd_new(o, "thread_contention", share >= 30 ? "critical" : "warning", share / 100 * q,
 			   "%.0f %% of traced time the threads were runnable but not running (%.0f involuntary vs %.0f "
@@ -61,11 +73,14 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	cJSON_ArrayForEach(x, rarr(c->doc, "cpu.top_functions"))
 		if (n++ < 3)
 			fnd_top(o, f, x, NULL, rstr(x, "kind", "python"), rnum(x, "self_ns", 0), rnum(x, "self_pct", -1));
+	if (caller)
+		fnd_detail(o, fnd_top(o, f, caller, NULL, "python", rnum(caller, "ops_ns", -1), -1),
+			   "the Python line calling ops most");
 	char why[256] = "";
 	if (have_t && c->ncpu > 0 && threads * (have_i && interop > 1 ? interop : 1) > c->ncpu)
 		snprintf(why, sizeof(why), " torch may run %.0f intra-op x %.0f inter-op threads on %.0f CPUs.", threads,
 			 have_i ? interop : 1, c->ncpu);
-	fnd_suggest(c, o, f, off_ns * inv / (vol + inv),
+	fnd_suggest(c, o, f, off_ns * frac,
 		    "Run no more busy threads than cores: torch.set_num_threads(cores / processes), "
 		    "OMP_NUM_THREADS, fewer worker processes, or move other jobs off the machine.",
 		    "no more runnable threads than cores, so no time waiting for a CPU",

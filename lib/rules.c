@@ -98,6 +98,34 @@ const cJSON *rtop_fn(const cJSON *doc, const char *kind)
 	return NULL;
 }
 
+#define FAULT_RATE 1000
+
+double rfault_pct(const struct rule_ctx *c, double *faults_per_s)
+{
+	const cJSON *p;
+	double sys = 0, faults = 0, traced = rnum(c->doc, "cpu.split.traced_ns", 0);
+	cJSON_ArrayForEach(p, rarr(c->doc, "processes")) {
+		sys += rnum(p, "system_ns", 0);
+		faults += rnum(p, "minor_faults", 0) + rnum(p, "major_faults", 0);
+	}
+	double rate = c->wall_ns > 0 ? faults / (c->wall_ns / 1e9) : 0;
+	if (faults_per_s)
+		*faults_per_s = rate;
+	if (rate < FAULT_RATE)
+		return 0;
+	double pct = rpct(sys, traced);
+	return pct > 100 ? 100 : pct;
+}
+
+double roff_cpu_blocked(const struct rule_ctx *c)
+{
+	double blocked, off = rnum(c->doc, "cpu.split.off_cpu_ns", 0);
+	double vol = rnum(c->doc, "cpu.split.voluntary_switches", 0), inv = rnum(c->doc, "cpu.split.involuntary_switches", 0);
+	if (rhave(c->doc, "cpu.blocked_ns", &blocked) && off > 0)
+		return blocked >= off ? 1 : blocked / off;
+	return vol + inv > 0 ? vol / (vol + inv) : 1;
+}
+
 double rpct(double part, double whole)
 {
 	return whole > 0 ? 100 * part / whole : 0;
@@ -280,6 +308,12 @@ static void gpu_facts(struct rule_ctx *c)
 	c->g.span = c->gpu_span_ns;
 	c->g.idle = rnum(c->dev, "temporal_breakdown.idle_ns", 0);
 	c->g.busy = c->g.span > c->g.idle ? c->g.span - c->g.idle : 0;
+	/* steady-state iterations longer than the GPU span: the GPU had nothing
+	 * to do before its first op or after its last, waiting for the host */
+	double steps = rnum(c->doc, "iterations.samples", 0) * rnum(c->doc, "iterations.latency_ns.mean", 0);
+	double outside = steps > c->g.span ? steps - c->g.span : 0;
+	c->g.span += outside;
+	c->g.idle += outside;
 	c->g.compute = rnum(c->dev, "temporal_breakdown.compute_ns", 0);
 	cJSON_ArrayForEach(st, rarr(c->dev, "streams")) {
 		kw += rnum(st, "idle_breakdown.kernel_wait_ns", 0);
@@ -293,7 +327,7 @@ static void gpu_facts(struct rule_ctx *c)
 	 * activity; device idle that no stream had work queued for is the host's */
 	c->g.other_wait = other < c->g.idle ? other : c->g.idle;
 	kw = kw < c->g.idle - c->g.other_wait ? kw : c->g.idle - c->g.other_wait;
-	c->g.host_wait = c->g.idle - c->g.other_wait - kw;
+	c->g.host_wait = c->g.idle - c->g.other_wait - kw; /* outside included */
 	c->g.launch_api = rnum(c->doc, "gpu.launch.api_total_ns", -1);
 	/* synchronising calls and blocking copies, each call once */
 	if (!rhave(c->doc, "gpu.sync.call_sites_total_ns", &c->g.sync_api))

@@ -30,7 +30,11 @@ struct rule_ctx {
 	const cJSON *dev;     /* the GPU device with the longest span, or NULL */
 	double gpu_span_ns;   /* its temporal_breakdown.span_ns (0 without) */
 	double quality;       /* data quality factor in [0,1] (rules.c, quality()) */
-	/* GPU facts of dev, in ns over its span (rules.c, gpu_facts()) */
+	/*
+	 * GPU facts of dev, in ns (rules.c, gpu_facts()).  span: the device's
+	 * span, or the steady-state iterations' total time when longer (the
+	 * difference counts as idle waiting for the host).
+	 */
 	struct {
 		double span, idle, busy, compute;
 		double other_wait; /* idle in the streams' "other" gaps (launched in time, started late) */
@@ -72,6 +76,20 @@ const cJSON *rarr(const cJSON *o, const char *path);
 void rwhere(char *buf, size_t cap, const cJSON *fn);
 /* The first of cpu.top_functions of kind ("python", "op"; NULL: any). */
 const cJSON *rtop_fn(const cJSON *doc, const char *kind);
+/*
+ * Share of traced time spent in the kernel on page faults (rules.c): the
+ * traced processes' system time / traced time, counted only while faults
+ * run at >= 1000/s; 0-100.  host_memory_bound's share; op_compute_bound
+ * subtracts it, since faults on fresh tensors happen inside ops.
+ */
+double rfault_pct(const struct rule_ctx *c, double *faults_per_s);
+/*
+ * Blocked share of the traced threads' off-CPU time, 0-1: cpu.blocked_ns /
+ * cpu.split.off_cpu_ns from thread samples (state S or D) when there are
+ * samples, else voluntary / (voluntary + involuntary) context switches,
+ * else 1.
+ */
+double roff_cpu_blocked(const struct rule_ctx *c);
 /* 100 * part / whole, 0 when whole <= 0. */
 double rpct(double part, double whole);
 /* Value of mark name (its sum / count, the last value for a once-set mark), false when absent. */

@@ -118,7 +118,7 @@ static void cpu_classes(void)
 	"\"devices\":[{\"id\":0,\"temporal_breakdown\":{\"span_ns\":" #span ",\"idle_ns\":" #idle                 \
 	",\"compute_ns\":" #compute "},\"streams\":[{\"id\":7,\"ops\":10,\"idle_breakdown\":{\"host_wait_ns\":0,"  \
 	"\"kernel_wait_ns\":" #kw ",\"other_ns\":" #other "},\"queue_length\":{\"mean\":0.2}}],"                    \
-	"\"host_during_idle\":{\"python\":[{\"name\":\"prep\",\"file\":\"serve.py\",\"line\":40,\"idle_ns\":5}]}}]"
+	"\"host_during_idle\":{\"python\":[{\"name\":\"prep\",\"file\":\"serve.py\",\"line\":40,\"idle_ns\":5,\"self_idle_ns\":4}]}}]"
 
 static void gpu_classes(void)
 {
