@@ -100,6 +100,22 @@ static void cpu_classes(void)
 	ok(!finding(d, "host_memory_bound"), "same kernel time at 500 faults/s: not memory");
 	cJSON_Delete(d);
 
+	/* op time that is page faults: 70 %% ops, of which 50 %% kernel time at 50k faults/s */
+	d = eval("{" CPU(10, 70, 5, 10, 1) ",\"processes\":[{\"system_ns\":5000000000,\"minor_faults\":500000}]}");
+	ok(!strcmp(cls(d), "host_memory_bound"), "faults inside ops go to host_memory_bound, not op_compute_bound (%s)",
+	   cls(d));
+	ok(finding(d, "op_compute_bound") && num(finding(d, "op_compute_bound"), "evidence.metrics.ops_pct") == 20,
+	   "op_compute_bound keeps 70 - 50 = 20 %%");
+	cJSON_Delete(d);
+
+	/* thread states say blocked though switches say preempted: io_wait */
+	d = eval("{\"summary\":{\"wall_ns\":10000000000},\"cpu\":{\"blocked_ns\":6300000000,\"split\":{\"off_cpu_pct\":70,"
+		 "\"off_cpu_ns\":7000000000,\"traced_ns\":10000000000,\"voluntary_switches\":100,"
+		 "\"involuntary_switches\":900,\"off_cpu_measured\":true},\"top_functions\":[{\"name\":\"f\","
+		 "\"kind\":\"python\",\"self_ns\":1}]}}");
+	ok(!strcmp(cls(d), "io_wait"), "blocked_ns 90 %% of off-CPU: io_wait whatever the switch counts (%s)", cls(d));
+	cJSON_Delete(d);
+
 	d = eval("{\"summary\":{\"wall_ns\":1000}}");
 	ok(!strcmp(cls(d), "unknown") && num(d, "verdict.confidence") == 0, "nothing measured: unknown, confidence 0");
 	cJSON_Delete(d);
@@ -143,6 +159,18 @@ static void gpu_classes(void)
 	ok(!strcmp(cls(d), "gpu_compute_bound"), "GPU computing 90 %%: gpu_compute_bound (%s)", cls(d));
 	f = finding(d, "gpu_compute_bound");
 	ok(f && num(f, "suggestion.estimated_saving_ns") == 3e8, "FP32 GEMM what-if: half of 0.6 s");
+	cJSON_Delete(d);
+
+	/* 60 %% computing, 35 %% waiting for the host: headroom, so cpu_bound */
+	d = eval("{\"summary\":{\"wall_ns\":1000000000},\"gpu\":{\"ops\":10," GPU_DEV(1000000000, 350000000, 600000000, 0, 0) "}}");
+	ok(!strcmp(cls(d), "cpu_bound") && finding(d, "gpu_compute_bound"),
+	   "GPU 60 %% busy, 35 %% host wait: cpu_bound; gpu_compute_bound listed, not the verdict (%s)", cls(d));
+	cJSON_Delete(d);
+	/* one short kernel in a 10 s step: the step stretches the span */
+	d = eval("{\"summary\":{\"wall_ns\":10000000000},\"iterations\":{\"samples\":1,\"latency_ns\":{\"mean\":10000000000}},"
+		 "\"gpu\":{\"ops\":1," GPU_DEV(2000, 0, 2000, 0, 0) "}}");
+	ok(!strcmp(cls(d), "cpu_bound") && num(finding(d, "cpu_bound"), "evidence.metrics.host_wait_pct") > 99.9,
+	   "a 2 us kernel in a 10 s step: cpu_bound, the GPU waited 99.9+ %% (%s)", cls(d));
 	cJSON_Delete(d);
 
 	/* same, with NVML saying 80 %% of samples throttled by HW slowdown */
