@@ -60,7 +60,8 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	if (gemm > 0)
 		fnd_suggest(c, o, f, gemm / 2,
 			    "Run the FP32 matrix multiplies on tensor cores: torch.backends.cuda.matmul.allow_tf32 = True, "
-			    "or torch.autocast(\"cuda\", dtype=torch.bfloat16); then fuse the rest with torch.compile.",
+			    "or torch.autocast(\"cuda\", dtype=torch.bfloat16) (float16 on GPUs older than Ampere, which have "
+			    "neither TF32 nor bfloat16); then fuse the rest with torch.compile.",
 			    "FP32 GEMM kernels 2x faster in TF32/bfloat16 (assumed)",
 			    "FP32 GEMM kernels take %.1f ms of GPU time.", gemm / 1e6);
 	else
