@@ -121,7 +121,7 @@ double roff_cpu_blocked(const struct rule_ctx *c)
 {
 	double blocked, off = rnum(c->doc, "cpu.split.off_cpu_ns", 0);
 	double vol = rnum(c->doc, "cpu.split.voluntary_switches", 0), inv = rnum(c->doc, "cpu.split.involuntary_switches", 0);
-	if (rhave(c->doc, "cpu.blocked_ns", &blocked) && off > 0)
+	if (rhave(c->doc, "cpu.blocked_ns", &blocked) && blocked > 0 && off > 0)
 		return blocked >= off ? 1 : blocked / off;
 	return vol + inv > 0 ? vol / (vol + inv) : 1;
 }
