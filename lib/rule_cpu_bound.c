@@ -2,7 +2,8 @@
  * rule_cpu_bound.c - cpu_bound: the GPU waits for the host.
  *
  * Trigger: the cpu part of the GPU span (rule_gpu.h) >= 10 % of the span
- * (the issue's threshold: GPU idle with host wait > 10 % of the span).
+ * (ours: a tenth of the span waiting for the host is the smallest share
+ * worth restructuring the loop for).
  * Severity critical from 50 %.  Verdict share: that part.
  * Evidence: host-wait idle, the Python functions and ops running while the
  * GPU was idle (gpu.devices[].host_during_idle), ranked by the idle time

@@ -1,7 +1,7 @@
 /*
  * rule_dataloader.c - dataloader: fetching batches takes a share of the step.
  *
- * Trigger: iterations.dataloader.pct_of_step > 5 (the issue's threshold;
+ * Trigger: iterations.dataloader.pct_of_step > 5 (as
  * HTA and the PyTorch profiler's TensorBoard plugin flag DataLoader time
  * the same way).  Severity warning, critical from 25 %.
  * Evidence: the share, the time, the calls, the DataLoader's __next__.
