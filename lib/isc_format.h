@@ -23,6 +23,8 @@
 #define ISC_FORMAT_VERSION_MINOR 0
 #define ISC_CHUNK_HEADER_SIZE 32
 #define ISC_CHUNK_MAX_PAYLOAD (16u << 20) /* readers refuse larger chunks */
+/* A timeline time or GPU duration at or above this (2^62 ns, 146 years) is corrupt (formats/timeline.md §4). */
+#define ISC_TL_TIME_LIMIT ((uint64_t)1 << 62)
 #define ISC_STRING_ID_LIMIT (1u << 26)    /* string ids are 1 .. limit - 1 */
 
 /* Chunk header, little-endian on disk (see formats/trace.md §3). */

@@ -45,6 +45,7 @@ struct isc_merge_result {
 	uint64_t unmatched_returns; /* returns without a call (agent attached mid-call) */
 	uint64_t closed_by_merge;   /* spans with no return, closed at thread end */
 	uint64_t max_buffered;      /* peak events held in the reorder window */
+	uint64_t out_of_range;      /* dropped: time or GPU duration >= 2^62 ns (formats/timeline.md §4) */
 	/* GPU records of CUDA agents (GPU_EVENTS chunks) */
 	uint64_t gpu_ops;           /* GPU_OP written */
 	uint64_t gpu_linked;        /* of which linked to their launching call */

@@ -2019,6 +2019,11 @@ static int read_input(struct kin *k)
 
 static int emit(struct kin *k, struct isc_tl_event *ev)
 {
+	if (ev->ts >= ISC_TL_TIME_LIMIT || ((ev->type == ISC_REC_GPU_OP || ev->type == ISC_REC_GPU_API) &&
+					    ev->gpu.dur_ns >= ISC_TL_TIME_LIMIT)) {
+		k->res->bad_events++; /* a timeline cannot hold it (formats/timeline.md §4) */
+		return 0;
+	}
 	int rc = k->sink->event(k->sink->ctx, ev);
 	k->res->events_out++;
 	return rc;

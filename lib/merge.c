@@ -538,14 +538,18 @@ static int emit_until(struct merge *m, uint64_t w)
 			ev.nbytes = (size_t)blen;
 		}
 		int rc = emit_links(m, q, &ev);
-		if (e->ts < m->last_out)
+		bool is_gpu = ev.type == ISC_REC_GPU_OP || ev.type == ISC_REC_GPU_API;
+		bool keep = ev.ts < ISC_TL_TIME_LIMIT && !(is_gpu && ev.gpu.dur_ns >= ISC_TL_TIME_LIMIT);
+		if (!keep)
+			m->res->out_of_range++; /* a timeline cannot hold it (formats/timeline.md §4) */
+		else if (e->ts < m->last_out)
 			m->res->late_events++;
 		else
 			m->last_out = e->ts;
-		if (!rc)
+		if (!rc && keep)
 			rc = m->sink->event(m->sink->ctx, &ev);
 		free(e->body);
-		m->res->events_out++;
+		m->res->events_out += keep;
 		m->buffered--;
 		q->head = (q->head + 1) % q->cap;
 		q->len--;

@@ -1158,7 +1158,7 @@ static void md_to_html(struct isc_rep *m, const char *md)
 	enum { MAXC = 16 };
 	const char *p = md, *text = md;
 	while (*p) { /* p is at the start of a line */
-		if (!strncmp(p, CHART_BEGIN + 1, 2)) {
+		if (!strncmp(p, &CHART_BEGIN[1], 2)) {
 			const char *end = strstr(p, "\n" CHART_END);
 			assert(end); /* written in pairs by this file */
 			cmark_put(m, text, (size_t)(p - text), false);

@@ -144,6 +144,8 @@ static int decode(struct isc_timeline *t, const struct isc_rec *r, struct isc_tl
 	ev->nraw = r->len;
 	ev->pid = t->pid;
 	ev->tid = t->tid;
+	if (r->ts >= ISC_TL_TIME_LIMIT)
+		return -EBADMSG;
 	switch (r->type) {
 	case ISC_REC_TL_CTX:
 		if (isc_get_varint(&p, e, &v[0]) || isc_get_varint(&p, e, &v[1]))
@@ -181,7 +183,9 @@ static int decode(struct isc_timeline *t, const struct isc_rec *r, struct isc_tl
 		return 1;
 	case ISC_REC_GPU_OP:
 	case ISC_REC_GPU_API:
-		return isc_gpu_decode(ev, r->type, p, (size_t)(e - p)) ? -EBADMSG : 1;
+		if (isc_gpu_decode(ev, r->type, p, (size_t)(e - p)) || ev->gpu.dur_ns >= ISC_TL_TIME_LIMIT)
+			return -EBADMSG;
+		return 1;
 	default:
 		break;
 	}

@@ -65,8 +65,10 @@ expect() {
 		expect $tool frame-too-large.isc 1 "bad chunk header"
 	done
 	expect merge truncated.istl 1 "truncated frame"
+	expect merge time-beyond-limit.isc 0 "dropped 2 events more than 2^62 ns after the session epoch"
 	expect analyze truncated.istl 1 "truncated frame"
 	expect analyze timeline-events-corrupt.istl 1 "corrupt record"
+	expect analyze timeline-time-huge.istl 1 "corrupt record (type 0x42) in events chunk 2 (analyzed 1 events)"
 	expect analyze timeline-empty-events.istl 0 ""
 	expect analyze timeline-string-id-huge.istl 1 "corrupt string table chunk 2"
 	# ... in bounded memory (the table it once allocated was 2 GiB)

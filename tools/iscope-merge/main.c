@@ -175,6 +175,9 @@ int main(int argc, char **argv)
 	} else {
 		status = 0;
 	}
+	if (res.out_of_range)
+		isc_log(ISC_LOG_WARN, "dropped %llu events more than 2^62 ns after the session epoch",
+			(unsigned long long)res.out_of_range);
 	if (!isc_config_flag(c, "quiet") && res.late_events)
 		isc_log(ISC_LOG_INFO, "%llu events arrived after their reorder window",
 			(unsigned long long)res.late_events);

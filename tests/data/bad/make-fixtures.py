@@ -91,3 +91,12 @@ put('timeline-empty-events.istl', chunk(1, tlh) + chunk(17, b'') + chunk(17, rec
 put('timeline-string-id-huge.istl',
     chunk(1, tlh) + chunk(16, rec(0x81, varint((1 << 26) - 1) + bytes([0]) + varint(1) + varint(1) + b'f' + varint(0))) +
     chunk(17, rec(0x40, varint(1) + varint(2))))
+# found by fuzz_timeline: GPU analysis subtracted times 2^63 apart (signed
+# overflow); a time of 2^62 ns or more is now corrupt (formats/timeline.md §4)
+put('timeline-time-huge.istl',
+    chunk(1, tlh) + chunk(17, rec(0x40, varint(1) + varint(2)) + rec(0x42, varint(0) + varint(0), 5) +
+                          rec(0x42, varint(0) + varint(0), 1 << 62)))
+# a call 2^62 ns after the epoch: iscope-merge drops it with a warning (a
+# timeline cannot hold it) and keeps the rest
+put('time-beyond-limit.isc',
+    chunk(1, hdr) + chunk(2, rec(0x01, varint(1), 2000) + rec(0x02, b'', 10) + rec(0x01, varint(1), 1 << 62), 1, 1, 0))
