@@ -3,7 +3,8 @@
 # (file://), takes a screenshot, and webdriver_check.py asserts no console
 # error, no network request but the document, no dialog, every chart <svg>
 # present with a rendered size and its data drawn, and the hostile names
-# (tests/data/report/full.json) shown literally as text.  A negative control
+# (tests/data/report/full.json) shown literally as text; then the reports of
+# a torch run recorded here and of a real V100 Kineto trace.  A negative control
 # page shows that each of those checks can fail.
 
 load ../cli/helpers
@@ -50,8 +51,32 @@ teardown() {
 	[ "$status" -eq 0 ]
 }
 
+@test "a real run: the report of a torch workload recorded here" {
+	py=$(torch_python) || skip "no Python with torch (scripts/find-python.sh)"
+	"$RECORD" --quiet -o "$T/run.isc" -- "$py" "$ISC_SRC/tests/e2e/workloads/hot_function.py" >/dev/null
+	"$ANALYZE" -o "$T/run.json" "$T/run.isc"
+	"$REPORT" -o "$T/run.html" "$T/run.json"
+	run "$PY" "$CHECK" "$T/run.html" "$T/run.png" --chart 'CPU use over time' --chart 'Memory over time' \
+		--chart 'Iteration latency distribution (steady state)' --chart 'Where the traced CPU time goes' \
+		--text 'crunch'
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+@test "a real GPU trace: the report of a Kineto trace recorded on a V100" {
+	trace=${ISC_KINETO_DATA:-$ISC_SRC/../shared/data/kineto}/v100_resnet50_num_workers_0.pt.trace.json.gz
+	[ -f "$trace" ] || skip "$trace is not here (../shared/data)"
+	"$ANALYZE" -o "$T/v100.json" "$trace"
+	"$REPORT" -o "$T/v100.html" "$T/v100.json"
+	run "$PY" "$CHECK" "$T/v100.html" "$T/v100.png" --chart 'GPU use over time' --chart 'GPU time breakdown' \
+		--chart 'Estimated saving by finding' --text 'cudnn_convolution'
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
 @test "negative control: the checks catch a dialog, requests, console errors and a broken chart" {
-	run "$PY" "$CHECK" "$BATS_TEST_DIRNAME/hostile-page.html" "$T/control.png" --charts 7 --text absent
+	run "$PY" "$CHECK" "$BATS_TEST_DIRNAME/hostile-page.html" "$T/control.png" --charts 7 --chart 'No such chart' \
+		--text absent
 	echo "$output"
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"JavaScript dialog"* ]]
@@ -59,6 +84,7 @@ teardown() {
 	[[ "$output" == *"console error: "*"attribute d: Expected number"* ]]
 	[[ "$output" == *'console error: '*'"boom"'* ]]
 	[[ "$output" == *"1 charts, expected 7"* ]]
+	[[ "$output" == *"no chart titled 'No such chart'"* ]]
 	[[ "$output" == *"elements drawn from data, 1 of them empty"* ]]
 	[[ "$output" == *"script/img/iframe/object/embed/link elements"* ]]
 	[[ "$output" == *"not in the page's text: 'absent'"* ]]

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Opens an HTML report in headless Chromium through chromedriver and checks it.
 
-    webdriver_check.py PAGE.html SHOT.png [--charts N] [--text STRING]...
+    webdriver_check.py PAGE.html SHOT.png [--charts N] [--chart TITLE]... [--text STRING]...
 
 Speaks the W3C WebDriver protocol over HTTP with the standard library only
 (urllib, json) to a chromedriver started here on a free loopback port.
@@ -13,7 +13,8 @@ preferences browser=ALL, performance=ALL.  After loading file://PAGE:
   the performance log), no JavaScript dialog (Page.javascriptDialogOpening;
   and GET /alert/text answers "no such alert"),
 - no <script>, <img>, <iframe>, <object>, <embed>, <link> element,
-- N chart <svg> elements, each with width, height, viewBox, role="img" and a
+- N chart <svg> elements (when --charts is given), one titled TITLE for
+  each --chart, each with width, height, viewBox, role="img" and a
   title, a rendered size above 0 (getBoundingClientRect) and every element
   drawn from data (data-series) with a bounding box above 0,
 - each STRING appears literally in the page's text (innerText),
@@ -133,7 +134,7 @@ def png_problems(path, width, height):
     return problems
 
 
-def check(wd, page, shot, charts, texts):
+def check(wd, page, shot, charts, titles, texts):
     url = "file://" + os.path.abspath(page)
     problems = []
     # Leave the start page (its own chrome:// requests), then drop the logs
@@ -174,8 +175,11 @@ def check(wd, page, shot, charts, texts):
     if info["active"]:
         problems.append("%d script/img/iframe/object/embed/link elements" % info["active"])
     got = info["charts"]
-    if len(got) != charts:
+    if charts is not None and len(got) != charts:
         problems.append("%d charts, expected %d: %s" % (len(got), charts, [c["title"] for c in got]))
+    for t in titles:
+        if t not in [c["title"] for c in got]:
+            problems.append("no chart titled %r among %s" % (t, [c["title"] for c in got]))
     for i, c in enumerate(got):
         name = "chart %d (%s)" % (i, c["title"])
         if not c["title"]:
@@ -197,7 +201,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("page")
     ap.add_argument("shot")
-    ap.add_argument("--charts", type=int, default=0)
+    ap.add_argument("--charts", type=int, default=None)
+    ap.add_argument("--chart", action="append", default=[])
     ap.add_argument("--text", action="append", default=[])
     a = ap.parse_args()
     driver_bin = os.environ.get("CHROMEDRIVER") or shutil.which("chromedriver") or "/usr/bin/chromedriver"
@@ -214,7 +219,7 @@ def main():
         session = wd.call("POST", "/session", {"capabilities": {"alwaysMatch": caps}}, timeout=120)
         wd.sid = session["sessionId"]
         try:
-            problems, n, requests = check(wd, a.page, a.shot, a.charts, a.text)
+            problems, n, requests = check(wd, a.page, a.shot, a.charts, a.chart, a.text)
         finally:
             wd.call("DELETE", "/session/{sid}")
     finally:
