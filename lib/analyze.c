@@ -218,6 +218,15 @@ struct pressure {
 	uint64_t avg10_max_x100, ts0, tot0, ts1, tot1;
 };
 
+#define MAX_WARNINGS 16
+
+/* A WARNING record of the recorder or an agent (formats/trace.md), with its repeats. */
+struct warn {
+	uint32_t pid;
+	uint64_t code, count;
+	char *msg;
+};
+
 struct ana {
 	struct isc_timeline *t;
 	unsigned top_n;
@@ -236,6 +245,9 @@ struct ana {
 	bool have_ts;
 	uint64_t first_ts, last_ts;
 	uint64_t dropped_sum, unmatched_ends, unclosed_spans, merge_closed_spans;
+	struct warn warns[MAX_WARNINGS]; /* distinct WARNING records (code, message), first seen first */
+	size_t nwarns;
+	uint64_t warns_total;
 	uint64_t rss_total, rss_total_peak;
 	bool have_rss;
 	struct isc_lsq *rss_lsq;
@@ -728,6 +740,36 @@ static int on_proc_sample(struct ana *a, struct proc *p, const struct isc_tl_eve
 	return isc_series_point(a->series, ISC_SER_RSS, ev->ts, (double)a->rss_total);
 }
 
+/* Keeps the first MAX_WARNINGS distinct (code, message) warnings, counting repeats. */
+static int on_warning(struct ana *a, const struct isc_tl_event *ev)
+{
+	a->warns_total++;
+	for (size_t i = 0; i < a->nwarns; i++) {
+		struct warn *w = &a->warns[i];
+		if (w->code == ev->f[1] && strlen(w->msg) == ev->nbytes &&
+		    !memcmp(w->msg, ev->bytes, ev->nbytes)) {
+			w->count++;
+			return 0;
+		}
+	}
+	if (a->nwarns == MAX_WARNINGS)
+		return 0;
+	char *msg = dup_text(ev->bytes, ev->nbytes, '?');
+	if (!msg)
+		return -ENOMEM;
+	a->warns[a->nwarns++] = (struct warn){ (uint32_t)ev->f[0], ev->f[1], 1, msg };
+	return 0;
+}
+
+/* The name of a WARNING code (enum isc_warning); unknown codes are "other". */
+static const char *warning_kind(uint64_t code)
+{
+	static const char *const names[] = { "other", "no_driver", "stub_driver", "injection_taken", "not_built",
+					     "no_nvml", "cupti_version", "cupti_privileges", "cupti_subscriber",
+					     "cupti_error", "cupti_kinds" };
+	return code < sizeof(names) / sizeof(names[0]) ? names[code] : "other";
+}
+
 static int on_event(struct ana *a, const struct isc_tl_event *ev)
 {
 	struct thread *th;
@@ -834,6 +876,8 @@ static int on_event(struct ana *a, const struct isc_tl_event *ev)
 	case ISC_REC_DROPPED:
 		a->dropped_sum += ev->f[0];
 		return 0;
+	case ISC_REC_WARNING:
+		return on_warning(a, ev);
 	default:
 		return 0;
 	}
@@ -1590,6 +1634,18 @@ static cJSON *build(struct ana *a, bool damaged)
 	jnum(a, s, "merge_closed_spans", (double)a->merge_closed_spans);
 	jnum(a, s, "unmatched_span_ends", (double)a->unmatched_ends);
 	jnum(a, s, "clock_uncertainty_ns", (double)h->clock_uncertainty_ns);
+	jnum(a, s, "warnings_total", (double)a->warns_total);
+	cJSON *ws = jarr(a, s, "warnings");
+	for (size_t i = 0; i < a->nwarns; i++) {
+		cJSON *w = jpush_obj(a, ws);
+		if (!w)
+			break;
+		jnum(a, w, "pid", a->warns[i].pid);
+		jnum(a, w, "code", (double)a->warns[i].code);
+		jstr(a, w, "kind", warning_kind(a->warns[i].code));
+		jstr(a, w, "message", a->warns[i].msg);
+		jnum(a, w, "count", (double)a->warns[i].count);
+	}
 
 	cJSON *env = jobj(a, root, "environment");
 	jstr(a, env, "host", h->host);
@@ -1685,6 +1741,8 @@ static void ana_free(struct ana *a)
 	free(a->prs);
 	free(a->scs);
 	free(a->mks);
+	for (size_t i = 0; i < a->nwarns; i++)
+		free(a->warns[i].msg);
 	isc_lsq_free(a->rss_lsq);
 	isc_gpu_ana_free(a->gpu);
 	isc_series_free(a->series);

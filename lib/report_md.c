@@ -491,6 +491,34 @@ static void headline(struct isc_rep *m, const cJSON *root)
 		       "was truncated): this report covers what was written.\n");
 }
 
+
+/* summary.warnings: what the recorder or an agent could not do, one bullet each. */
+static void recording_notes(struct isc_rep *m, const cJSON *root)
+{
+	const cJSON *ws = array(root, "summary.warnings"), *w;
+	if (!cJSON_GetArraySize(ws))
+		return;
+	isc_rep_put(m, "\nRecording notes (what the recorder could not capture):\n\n");
+	double listed = 0;
+	cJSON_ArrayForEach(w, ws) {
+		char b[64];
+		double c;
+		listed += isc_json_num(w, "count", &c) && c > 0 ? c : 1;
+		isc_rep_put(m, "- ");
+		esc(m, str(w, "message", "?"));
+		double pid, n;
+		if (isc_json_num(w, "pid", &pid) && pid > 0)
+			isc_rep_putf(m, " (process %s)", field(b, 64, w, "pid", 'i'));
+		if (isc_json_num(w, "count", &n) && n > 1)
+			isc_rep_putf(m, " (%s times)", field(b, 64, w, "count", 'i'));
+		isc_rep_put(m, "\n");
+	}
+	double total;
+	if (isc_json_num(root, "summary.warnings_total", &total) && total > listed) {
+		char b[64];
+		isc_rep_putf(m, "- … %s warning records in all\n", field(b, 64, root, "summary.warnings_total", 'i'));
+	}
+}
 static void sec_latency(struct isc_rep *m, const cJSON *root)
 {
 	char b[8][64];
@@ -535,6 +563,7 @@ static void sec_latency(struct isc_rep *m, const cJSON *root)
 	latency_histogram(m, root);
 	isc_rep_putf(m, "\nWall time %s; %s events recorded, %s dropped.\n", field(b[0], 64, root, "summary.wall_ns", 'n'),
 	     field(b[1], 64, root, "summary.events", 'i'), field(b[2], 64, root, "summary.dropped_events", 'i'));
+	recording_notes(m, root);
 }
 
 /* A function table; the total column only when with_total. */

@@ -26,6 +26,9 @@
  *   data quality = (1 - dropped_events / events)
  *                  x 0.9 when frames were lost or the input was damaged
  *                  x 0.9 when the recording ended abruptly
+ *                  x 0.5 when a CUDA driver was found but GPU tracing
+ *                        failed and no GPU operation was recorded (a
+ *                        host-side verdict may be missing the GPU half)
  *
  * verdict.evidence_quality reports Q x (1 - S2 / (2 S)).
  *
@@ -43,7 +46,7 @@
 #include "rules.h"
 
 static const struct rule *const rules[] = {
-	&rule_data_loss, &rule_abrupt_end,
+	&rule_data_loss, &rule_abrupt_end, &rule_gpu_not_traced,
 	/* GPU classes */
 	&rule_gpu_compute_bound, &rule_launch_bound, &rule_cpu_bound, &rule_transfer_bound, &rule_sync_bound,
 	&rule_gpu_throttle, &rule_gpu_gaps, &rule_gpu_low_util, &rule_gpu_memory_high,
@@ -296,6 +299,8 @@ static double quality(const cJSON *doc)
 		q *= 0.9;
 	if (cJSON_IsTrue(isc_json_get(doc, "summary.abrupt")))
 		q *= 0.9;
+	if (rgpu_trace_failed(doc, NULL))
+		q *= 0.5;
 	return q;
 }
 

@@ -92,6 +92,12 @@ double rfault_pct(const struct rule_ctx *c, double *faults_per_s);
 double roff_cpu_blocked(const struct rule_ctx *c);
 /* 100 * part / whole, 0 when whole <= 0. */
 double rpct(double part, double whole);
+/*
+ * True when a summary.warnings[] entry says GPU tracing failed although a
+ * CUDA driver was found, and the run has no GPU operations; *which (may be
+ * NULL) receives that warning.  rule_gpu_not_traced.c.
+ */
+bool rgpu_trace_failed(const cJSON *doc, const cJSON **which);
 /* Value of mark name (its sum / count, the last value for a once-set mark), false when absent. */
 bool rmark(const cJSON *doc, const char *name, double *v);
 
@@ -121,7 +127,7 @@ const cJSON *fnd_find(const struct rule_out *o, const char *id);
 void fnd_candidate(struct rule_out *o, cJSON *f, const char *cls, double explained_pct, double quality);
 
 /* ---- the rules (rule_*.c), in evaluation order -------------------------- */
-extern const struct rule rule_data_loss, rule_abrupt_end;
+extern const struct rule rule_data_loss, rule_abrupt_end, rule_gpu_not_traced;
 extern const struct rule rule_python_bound, rule_op_compute_bound, rule_thread_contention, rule_io_wait,
 	rule_host_memory_bound, rule_rss_growth, rule_numa_remote, rule_tail_latency, rule_dataloader;
 extern const struct rule rule_gpu_compute_bound, rule_launch_bound, rule_cpu_bound, rule_transfer_bound,

@@ -232,6 +232,40 @@ static void gpu_classes(void)
 	cJSON_Delete(d);
 }
 
+#define CPU_WARN(kind)                                                                                           \
+	"{\"summary\":{\"wall_ns\":10000000000,\"events\":1000,\"dropped_events\":0,\"warnings_total\":1,"            \
+	"\"warnings\":[{\"pid\":0,\"code\":7,\"kind\":\"" kind "\",\"message\":\"CUPTI said no\",\"count\":1}]},"    \
+	"\"environment\":{\"ncpu\":2},\"cpu\":{\"split\":{\"python_pct\":60,\"ops_pct\":30,\"off_cpu_pct\":10,"     \
+	"\"traced_ns\":10000000000,\"ops_ns\":3000000000,\"off_cpu_ns\":1000000000,\"off_cpu_measured\":true,"          \
+	"\"voluntary_switches\":5,\"involuntary_switches\":1},\"top_functions\":[{\"name\":\"crunch\","                \
+	"\"kind\":\"python\",\"file\":\"m.py\",\"line\":7,\"self_ns\":5000000000,\"self_pct\":50,\"calls\":9}]}}"
+
+/* The recording's warnings: GPU tracing that failed on a machine with a driver. */
+static void recording_warnings(void)
+{
+	cJSON *d = eval(CPU_WARN("cupti_privileges"));
+	const cJSON *f = finding(d, "gpu_not_traced");
+	ok(f && !strcmp(isc_json_str(f, "severity"), "critical"), "CUPTI refused, no GPU op: gpu_not_traced, critical");
+	ok(f && strstr(isc_json_str(f, "suggestion.action"), "NVreg_RestrictProfilingToAdminUsers") &&
+		   strstr(isc_json_str(f, "suggestion.rationale"), "CUPTI said no"),
+	   "the action names the permission fix, the rationale quotes the warning");
+	ok(!strcmp(cls(d), "python_bound") && num(d, "verdict.evidence_quality") <= 0.5 + 1e-9,
+	   "the CPU verdict stands with its quality halved (%g)", num(d, "verdict.evidence_quality"));
+	double halved = num(d, "verdict.confidence");
+	cJSON_Delete(d);
+
+	d = eval(CPU_WARN("no_driver"));
+	ok(!finding(d, "gpu_not_traced"), "no driver (a CPU machine): no gpu_not_traced finding");
+	ok(fabs(num(d, "verdict.confidence") - 2 * halved) < 0.011, "... and full confidence (%g = 2 x %g)",
+	   num(d, "verdict.confidence"), halved);
+	cJSON_Delete(d);
+
+	d = eval(CPU_WARN("cupti_kinds"));
+	f = finding(d, "gpu_not_traced");
+	ok(f && !strcmp(isc_json_str(f, "severity"), "info"), "some activity kinds missing: gpu_not_traced, info");
+	cJSON_Delete(d);
+}
+
 static void ranking(void)
 {
 	cJSON *d = eval("{" CPU(60, 30, 10, 5, 1) ",\"summary\":{\"wall_ns\":10000000000,\"events\":10,\"dropped_events\":1},"
@@ -258,5 +292,6 @@ int main(void)
 	cpu_classes();
 	gpu_classes();
 	ranking();
+	recording_warnings();
 	return tap_done();
 }

@@ -1,0 +1,82 @@
+/*
+ * rule_gpu_not_traced.c - gpu_not_traced: a CUDA driver was there, but the
+ * GPU activity of the run was not (or only partly) recorded.
+ *
+ * Trigger: a summary.warnings[] entry whose kind says GPU tracing failed
+ * although a driver was found (injection_taken, not_built, cupti_version,
+ * cupti_privileges, cupti_subscriber, cupti_error) while the run has no GPU
+ * operations: severity critical, because the verdict can then only name a
+ * CPU class and the quality factor halves its confidence (rules.c).  Or a
+ * cupti_kinds warning (some optional activity kinds unavailable): severity
+ * info.  No threshold: one warning is enough, as nsys reports a CUPTI start
+ * failure.  no_driver, stub_driver and no_nvml do not trigger it: on a
+ * machine without a GPU they are the normal case, and the report lists
+ * them under "Recording notes".  Evidence: the warning's pid (0: the
+ * recorder) and counts; its message is in the rationale.  No saving: it is about the measurement.
+ */
+#include <string.h>
+
+#include "rules.h"
+
+bool rgpu_trace_failed(const cJSON *doc, const cJSON **which)
+{
+	static const char *const kinds[] = { "injection_taken", "not_built", "cupti_version", "cupti_privileges",
+					     "cupti_subscriber", "cupti_error" };
+	const cJSON *w;
+	if (rnum(doc, "gpu.ops", 0) > 0)
+		return false;
+	cJSON_ArrayForEach(w, rarr(doc, "summary.warnings")) {
+		const char *k = rstr(w, "kind", "");
+		for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+			if (!strcmp(k, kinds[i])) {
+				if (which)
+					*which = w;
+				return true;
+			}
+	}
+	return false;
+}
+
+/* What to do about a warning of kind k. */
+static const char *remedy(const char *k)
+{
+	if (!strcmp(k, "injection_taken"))
+		return "Another tool owns CUDA_INJECTION64_PATH: unset it, or run iscope-record --force to replace it.";
+	if (!strcmp(k, "not_built"))
+		return "Rebuild InferScope on a machine with the CUDA toolkit (/usr/local/cuda) so libiscope-cuda.so is built.";
+	if (!strcmp(k, "cupti_version"))
+		return "Rebuild InferScope against the CUDA toolkit that matches the installed driver.";
+	if (!strcmp(k, "cupti_privileges"))
+		return "Allow profiling for non-admin users (driver option NVreg_RestrictProfilingToAdminUsers=0) or "
+		       "record as root.";
+	if (!strcmp(k, "cupti_subscriber"))
+		return "Only one CUPTI client can run: stop the other profiler (nsys, torch.profiler with CUDA "
+		       "activities, DCGM profiling) and record again.";
+	if (!strcmp(k, "cupti_kinds"))
+		return "Update the driver or CUDA toolkit for the missing activity kinds; the rest was recorded.";
+	return "Record again after fixing the error in the message.";
+}
+
+static void eval(const struct rule_ctx *c, struct rule_out *o)
+{
+	const cJSON *w = NULL, *x;
+	bool failed = rgpu_trace_failed(c->doc, &w);
+	if (!failed)
+		cJSON_ArrayForEach(x, rarr(c->doc, "summary.warnings"))
+			if (!strcmp(rstr(x, "kind", ""), "cupti_kinds")) {
+				w = x;
+				break;
+			}
+	if (!w)
+		return;
+	const char *k = rstr(w, "kind", "other"), *msg = rstr(w, "message", "");
+	cJSON *f = failed ? fnd_new(o, "gpu_not_traced", "critical", 1,
+				    "GPU activity was not recorded (%s): the verdict can only name a host-side cause", k)
+			  : fnd_new(o, "gpu_not_traced", "info", 1, "Some GPU activity kinds were not recorded");
+	fnd_metric(o, f, "warnings_total", rnum(c->doc, "summary.warnings_total", 0));
+	fnd_metric(o, f, "gpu_ops", rnum(c->doc, "gpu.ops", 0));
+	fnd_metric(o, f, "pid", rnum(w, "pid", 0));
+	fnd_suggest(c, o, f, -1, remedy(k), NULL, "The recorder or the CUDA agent said: %s", msg);
+}
+
+const struct rule rule_gpu_not_traced = { "gpu_not_traced", eval };
