@@ -22,6 +22,7 @@ struct isc_kineto_result {
 	uint64_t gpu_ops, kernels, memcpys, memsets, syncs, gpu_annotations;
 	uint64_t api_calls, runtime_calls, driver_calls;
 	uint64_t cpu_ops, python_functions, annotations, marks;
+	uint64_t gpu_memory; /* of the marks, CUDA device memory events: also GPU_MEMORY records */
 	uint64_t flows;    /* flow events (ac2g, async, fwdbwd): counted, not used */
 	uint64_t metadata; /* ph M events */
 	uint64_t skipped;  /* known but not imported: the profiler's own spans, global instants */

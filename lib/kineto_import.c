@@ -846,6 +846,7 @@ struct kev {
 	struct jv ph, cat, name, pid, tid, ts, dur;
 	/* args */
 	struct jv stream, correlation, bytes, device, cbid, cid, regs, shmem, aname, mem_bytes, sync_kind, event_id;
+	struct jv mem_dtype, mem_did; /* [memory] args "Device Type" (1: CUDA), "Device Id" */
 	bool graph, have_grid, have_block;
 	uint32_t grid[3], block[3];
 	const char *bad; /* wrong type: the event is skipped */
@@ -958,6 +959,10 @@ static bool parse_args(struct jp *j, struct kev *ev)
 					dst = &ev->shmem;
 				else if (keyeq(k, kn, "cuda_sync_kind"))
 					dst = &ev->sync_kind;
+				else if (keyeq(k, kn, "Device Type"))
+					dst = &ev->mem_dtype;
+				else if (keyeq(k, kn, "Device Id"))
+					dst = &ev->mem_did;
 				else if (keyeq(k, kn, "wait_on_cuda_event_id"))
 					dst = &ev->event_id;
 				else if (keyeq(k, kn, "graph id") || keyeq(k, kn, "graph node id") ||
@@ -1552,6 +1557,17 @@ static int on_event(struct kin *k, struct kev *ev)
 				why = "\"Bytes\" out of range";
 				goto bad;
 			}
+		}
+		/* CUDA device memory (Device Type 1, a device id): also a GPU_MEMORY record */
+		int64_t dtype, did;
+		bool inexact;
+		if (ev->mem_dtype.t == J_NUM && ev->mem_did.t == J_NUM &&
+		    !dec_to_i64(ev->mem_dtype.s, ev->mem_dtype.n, 0, &dtype, &inexact) && dtype == 1 &&
+		    !dec_to_i64(ev->mem_did.s, ev->mem_did.n, 0, &did, &inexact) && did >= 0 && did <= UINT32_MAX &&
+		    it.value != 0 && it.value != INT64_MIN) {
+			it.kind = 1;
+			it.device = (uint32_t)did;
+			k->res->gpu_memory++;
 		}
 		if ((rc = intern(k, ISC_STR_MARK, 0, name, nl, "", 0, &it.name_id)))
 			return rc;
@@ -2240,7 +2256,12 @@ static int emit_item(struct kin *k, const struct item *it)
 	if (it->type == IT_MARK) {
 		ev.type = ISC_REC_MARK;
 		ev.value = it->value;
-		return emit(k, &ev);
+		if ((rc = emit(k, &ev)) || it->kind != 1)
+			return rc;
+		/* device stream op(1 alloc, 2 free) mem_kind bytes address correlation flags */
+		uint64_t f[8] = { it->device, 0, it->value > 0 ? 1 : 2, ISC_MEM_DEVICE,
+				  it->value > 0 ? (uint64_t)it->value : (uint64_t)-it->value, 0, 0, 0 };
+		return emit_raw(k, ISC_REC_GPU_MEMORY, ev.ts, it->pid, 0, f, 8, false, NULL, 0);
 	}
 	struct isc_gpu_fields *g = &ev.gpu;
 	ev.type = it->type == IT_GPU_OP ? ISC_REC_GPU_OP : ISC_REC_GPU_API;

@@ -64,6 +64,18 @@ traces() {
 	[[ $($REF counts "$DATA/a100_triton_example.json.gz") == *"driver=1"* ]]
 }
 
+@test "CUDA [memory] events: the device memory peak matches Python's json" {
+	f=$DATA/v100_resnet50_num_workers_0.pt.trace.json.gz
+	want=$($REF gpu-mem-peak "$f")
+	[ "$want" = "0 2791636480" ]
+	"$ANALYZE" -o "$T/f.json" "$f"
+	got=$(jq -r '.gpu.devices[] | select(.memory_peak_source == "allocations") | "\(.id) \(.memory_peak_bytes)"' "$T/f.json")
+	[ "$want" = "$got" ]
+	# CPU [memory] events (Device Type 0) stay marks only; a trace without any has no peak
+	"$ANALYZE" -o "$T/g.json" "$DATA/a100_alexnet.json.gz"
+	[ "$(jq -r '.gpu.devices[0].memory_peak_bytes' "$T/g.json")" = null ]
+}
+
 @test "every GPU op keeps its exact ns start, duration, correlation, device and stream" {
 	for f in $(traces); do
 		$REF gpu-ops "$f" > "$T/want.txt"

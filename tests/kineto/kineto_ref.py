@@ -10,6 +10,9 @@
   kineto_ref.py chrome FILE         counts and correlations of a --format=chrome output
   kineto_ref.py check-order DUMP    --dump-times output: ordered, spans properly nested and closed
   kineto_ref.py joined FILE DUMP    GPU ops whose API call (same correlation) is present, in both
+  kineto_ref.py gpu-mem-peak FILE   per CUDA device: "device peak" of the net bytes allocated
+                                    ([memory] events with Device Type 1, in time order) since
+                                    the trace began
 
 Only the standard library (gzip, json, decimal).
 """
@@ -223,6 +226,17 @@ def main():
         ops, api = joined(sys.argv[3])
         print('source: %d of %d GPU ops have their API call; dump: %d of %d'
               % (sum(c in src_api for c in src_ops), len(src_ops), sum(c in api for c in ops), len(ops)))
+    elif mode == 'gpu-mem-peak':
+        evs = [(e['ts'], e.get('pid', 0), e.get('tid', 0), i, e['args']) for i, e in enumerate(load(path)['traceEvents'])
+               if e.get('ph') in ('i', 'I') and e.get('name') == '[memory]'
+               and e.get('args', {}).get('Device Type') == 1 and e['args'].get('Device Id', -1) >= 0]
+        net, peak = collections.Counter(), collections.Counter()
+        for _, _, _, _, a in sorted(evs, key=lambda x: x[:4]):
+            d = a['Device Id']
+            net[d] += a.get('Bytes', 0)
+            peak[d] = max(peak[d], net[d])
+        for d in sorted(peak):
+            print(d, peak[d])
     else:
         sys.exit('unknown mode ' + mode)
 
