@@ -264,6 +264,7 @@ struct ana {
 	struct off_row *offs;
 	size_t noffs, offs_cap;
 	uint64_t blocked_ns;
+	uint64_t state_samples; /* thread samples inside a span that could charge blocked time */
 	/* outermost DataLoader spans: closed time, and the open ones (count, sum of begins) */
 	uint64_t dl_closed_ns, dl_calls, dl_open, dl_open_begin_sum;
 	struct isc_gpu_ana *gpu; /* gpu.* (analyze_gpu.c) */
@@ -650,9 +651,11 @@ static int on_thread_sample(struct ana *a, struct thread *th, const struct isc_t
 	if ((rc = round_sample(a, th, ev)))
 		return rc;
 	/* blocked (S, D) inside a span: the time since its previous sample */
-	if ((ev->f[4] == 'S' || ev->f[4] == 'D') && th->have_cpu && ev->ts > th->sample_ts && th->depth &&
-	    (rc = off_cpu_add(a, th, ev->ts - th->sample_ts)))
-		return rc;
+	if (th->have_cpu && ev->ts > th->sample_ts && th->depth) {
+		a->state_samples++;
+		if ((ev->f[4] == 'S' || ev->f[4] == 'D') && (rc = off_cpu_add(a, th, ev->ts - th->sample_ts)))
+			return rc;
+	}
 	th->sample_ts = ev->ts;
 	th->have_cpu = true;
 	th->cpu_ns = cpu;
@@ -1690,6 +1693,7 @@ static cJSON *build(struct ana *a, bool damaged)
 	jnum_or_null(a, cpu, "runnable_threads_max", a->rounds, (double)a->runnable_max);
 	jnum_or_null(a, cpu, "threads_max", a->have_threads, (double)a->threads_max);
 	jnum_or_null(a, cpu, "blocked_ns", a->rounds, (double)a->blocked_ns);
+	jnum_or_null(a, cpu, "state_samples", a->rounds, (double)a->state_samples);
 	if (emit_off_cpu(a, cpu) || emit_memory(a, root) || isc_numa_emit(a->numa, root))
 		goto oom;
 	if (isc_gpu_ana_emit(a->gpu, root) ||

@@ -8,9 +8,9 @@
  * Verdict share: off_cpu_pct x (1 - blocked share), the part of off-CPU
  * time spent waiting for a CPU rather than blocked: blocked share =
  * cpu.blocked_ns / cpu.split.off_cpu_ns (thread samples in state S or D),
- * or, without thread samples, voluntary / (voluntary + involuntary)
+ * or, with too few thread samples, voluntary / (voluntary + involuntary)
  * switches (roff_cpu_blocked(); switch counts alone flip under outside
- * load).
+ * load, and threads handing the GIL to each other switch voluntarily).
  * Quality x 0.8 without CPU samples.  Severity critical from 30 %.
  * Evidence: switch counts, runnable threads vs cores, torch intra-op x
  * inter-op threads vs cores, CPU pressure (PSI), the hottest functions.

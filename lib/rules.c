@@ -120,11 +120,20 @@ double rfault_pct(const struct rule_ctx *c, double *faults_per_s)
 	return pct > 100 ? 100 : pct;
 }
 
+/*
+ * Samples inside spans from which "none caught a thread blocked" means
+ * "rarely blocked": with n samples and none blocked, the blocked share of
+ * the sampled time is below 3 / n at 95 % (rule of three): 15 % at 20.
+ * Fewer, and the switch counts decide.
+ */
+#define STATE_SAMPLES_MIN 20
+
 double roff_cpu_blocked(const struct rule_ctx *c)
 {
 	double blocked, off = rnum(c->doc, "cpu.split.off_cpu_ns", 0);
 	double vol = rnum(c->doc, "cpu.split.voluntary_switches", 0), inv = rnum(c->doc, "cpu.split.involuntary_switches", 0);
-	if (rhave(c->doc, "cpu.blocked_ns", &blocked) && blocked > 0 && off > 0)
+	if (rhave(c->doc, "cpu.blocked_ns", &blocked) && off > 0 &&
+	    (blocked > 0 || rnum(c->doc, "cpu.state_samples", 0) >= STATE_SAMPLES_MIN))
 		return blocked >= off ? 1 : blocked / off;
 	return vol + inv > 0 ? vol / (vol + inv) : 1;
 }

@@ -86,8 +86,9 @@ double rfault_pct(const struct rule_ctx *c, double *faults_per_s);
 /*
  * Blocked share of the traced threads' off-CPU time, 0-1: cpu.blocked_ns /
  * cpu.split.off_cpu_ns from thread samples (state S or D) when some
- * sample caught a thread blocked, else voluntary / (voluntary +
- * involuntary) context switches, else 1.
+ * sample caught a thread blocked or at least 20 samples were taken inside
+ * spans (cpu.state_samples), else voluntary / (voluntary + involuntary)
+ * context switches, else 1.
  */
 double roff_cpu_blocked(const struct rule_ctx *c);
 /* 100 * part / whole, 0 when whole <= 0. */

@@ -617,6 +617,9 @@ static void test_cpu_samples(void)
 	   N(d, "cpu.runnable_threads_max"));
 	ok(N(d, "cpu.threads_max") == 3, "threads_max: the most threads of one process");
 	ok(N(d, "cpu.blocked_ns") == 300 * MS, "blocked: 2 x 100 ms asleep + 100 ms in D (got %g)", N(d, "cpu.blocked_ns"));
+	ok(N(d, "cpu.state_samples") == 4,
+	   "state samples: tid 1 at 100 and 200 ms, pid 2 at 100 and 200.5 ms (not first samples, not outside spans; "
+	   "got %g)", N(d, "cpu.state_samples"));
 	const cJSON *o0 = cJSON_GetArrayItem(isc_json_get(d, "cpu.off_cpu_top"), 0);
 	const cJSON *o1 = cJSON_GetArrayItem(isc_json_get(d, "cpu.off_cpu_top"), 1);
 	ok(cJSON_GetArraySize(isc_json_get(d, "cpu.off_cpu_top")) == 2 && !strcmp(isc_json_str(o0, "name"), "time.sleep") &&
@@ -664,6 +667,7 @@ static void test_cpu_samples(void)
 	ok(NA(d, "timeseries.cpu_cores", 5) == 4 && NA(d, "timeseries.cpu_cores", 15) == 0,
 	   "cpu_cores is capped at ncpu (clock-tick rounding)");
 	ok(cJSON_IsNull(isc_json_get(d, "cpu.runnable_threads_mean")) && cJSON_IsNull(isc_json_get(d, "cpu.blocked_ns")) &&
+	   cJSON_IsNull(isc_json_get(d, "cpu.state_samples")) &&
 	   N(d, "cpu.threads_max") == 1, "no thread samples: runnable and blocked are null");
 	cJSON_Delete(d);
 	fclose(f);

@@ -108,6 +108,27 @@ static void cpu_classes(void)
 	   "op_compute_bound keeps 70 - 50 = 20 %%");
 	cJSON_Delete(d);
 
+	/*
+	 * GIL hand-offs make voluntary switches: 900 voluntary vs 100
+	 * involuntary, 3 runnable threads on 2 CPUs; 50 thread samples inside
+	 * spans and none caught a thread blocked: preempted, not blocked.
+	 */
+#define GIL(samples)                                                                                              \
+	"{\"summary\":{\"wall_ns\":10000000000},\"environment\":{\"ncpu\":2},\"cpu\":{\"blocked_ns\":0,"          \
+	"\"state_samples\":" #samples ",\"runnable_threads_mean\":3,\"split\":{\"off_cpu_pct\":70,"               \
+	"\"off_cpu_ns\":7000000000,\"ops_pct\":25,\"ops_ns\":2500000000,\"traced_ns\":10000000000,"                \
+	"\"voluntary_switches\":900,\"involuntary_switches\":100,\"off_cpu_measured\":true},"                     \
+	"\"top_functions\":[{\"name\":\"f\",\"kind\":\"python\",\"self_ns\":1}]}}"
+	d = eval(GIL(50));
+	ok(!strcmp(cls(d), "thread_contention"), "none of 50 samples blocked: thread_contention despite 9:1 voluntary (%s)",
+	   cls(d));
+	ok(finding(d, "io_wait") == NULL, "and no io_wait");
+	cJSON_Delete(d);
+	d = eval(GIL(19));
+	ok(!strcmp(cls(d), "io_wait"), "19 samples are too few: the switch counts decide, io_wait (%s)", cls(d));
+	cJSON_Delete(d);
+#undef GIL
+
 	/* thread states say blocked though switches say preempted: io_wait */
 	d = eval("{\"summary\":{\"wall_ns\":10000000000},\"cpu\":{\"blocked_ns\":6300000000,\"split\":{\"off_cpu_pct\":70,"
 		 "\"off_cpu_ns\":7000000000,\"traced_ns\":10000000000,\"voluntary_switches\":100,"

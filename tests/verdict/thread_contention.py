@@ -11,8 +11,12 @@ pool's barrier makes the traced threads block: all 6 threads are always
 runnable and the kernel time-slices them, so each runs about a third of
 the time and is preempted (involuntary context switches) rather than
 blocked (voluntary ones).  The GIL is held only for microseconds between
-ops, so it does not serialize them. Measured: off-CPU about 70 % of
-traced time, involuntary switches ~100x the voluntary ones.
+ops, so it does not serialize them, but a thread back from its matmul
+often waits for it: those hand-offs are voluntary context switches, 26 to
+360 a run against 210-320 involuntary ones, so the switch counts do not
+tell preemption from blocking here; the thread samples do (state R, rarely
+S). Measured: off-CPU 55-57 % of traced time, about 3 runnable threads
+on average, samples in state S or D under 5 % of the off-CPU time.
 Top contributor: torch.matmul, called from handle_request.
 
 Usage: thread_contention.py [STEPS]  (default 20 steps of 3 requests on

@@ -169,11 +169,16 @@ def_line() {
 	[[ $name == *handle_request ]] || mentions handle_request
 }
 
-@test "thread_contention: the signal: off-CPU dominates, preempted far more often than blocked" {
+# The thread samples, not the switch counts, tell preempted from blocked:
+# the voluntary switches of this workload (GIL hand-offs) range from 26 to
+# 360 between runs, against 210-320 involuntary ones.
+@test "thread_contention: the signal: off-CPU dominates, more runnable threads than cores, samples rarely blocked" {
 	workload thread_contention
 	signals
+	jq -r '"state samples \(.cpu.state_samples), blocked \(.cpu.blocked_ns / 1e6 | round) ms of \(.cpu.split.off_cpu_ns / 1e6 | round) ms off-CPU"' "$F"
 	jq -e '.cpu.split.off_cpu_pct > 40' "$F"
-	jq -e '.cpu.split.involuntary_switches > 5 * .cpu.split.voluntary_switches' "$F"
+	jq -e '.cpu.runnable_threads_mean > .environment.ncpu' "$F"
+	jq -e '.cpu.state_samples >= 20 and .cpu.blocked_ns < 0.2 * .cpu.split.off_cpu_ns' "$F"
 	[ "$(jq '[.processes[0].threads[] | select(.traced)] | length' "$F")" -eq 6 ]
 }
 
