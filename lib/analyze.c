@@ -160,7 +160,7 @@ struct thread {
 	uint64_t events, python_ns, ops_ns;
 	uint64_t off_ops_ns, off_py_ns; /* set at the end */
 	bool traced, have_cpu, have_numa;
-	uint64_t cpu_ns, last_cpu, numa_node;
+	uint64_t cpu_ns, sys_ns, last_cpu, numa_node;
 	uint64_t sample_ts; /* of the last THREAD_SAMPLE (have_cpu) */
 	uint64_t round;     /* last sample round it was counted in */
 	unsigned dl_depth;  /* DataLoader frames on the stack */
@@ -659,6 +659,7 @@ static int on_thread_sample(struct ana *a, struct thread *th, const struct isc_t
 	th->sample_ts = ev->ts;
 	th->have_cpu = true;
 	th->cpu_ns = cpu;
+	th->sys_ns = ev->f[3];
 	th->state = ev->f[4] >= 0x20 && ev->f[4] < 0x7f ? (char)ev->f[4] : '?';
 	th->last_cpu = ev->f[5];
 	th->have_numa = ev->f[8] > 0;
@@ -1503,6 +1504,7 @@ static void emit_processes(struct ana *a, cJSON *root, double *vsum, double *isu
 			jstr(a, t, "name", th->name ? th->name : th->comm ? th->comm : "");
 			jstr(a, t, "comm", th->comm);
 			jnum_or_null(a, t, "cpu_ns", th->have_cpu, (double)th->cpu_ns);
+			jnum_or_null(a, t, "system_ns", th->have_cpu, (double)th->sys_ns);
 			jbool(a, t, "traced", th->traced);
 			jnum(a, t, "events", (double)th->events);
 			jnum(a, t, "python_ns", (double)(th->python_ns - th->off_py_ns));

@@ -4,10 +4,14 @@
  * Verdict share, the largest of:
  *   memory.pressure.memory.some_stall_pct  (PSI: share of the run some task
  *                                           stalled on memory)
- *   fault time: the kernel-mode CPU time of the traced processes
- *               (processes[].system_ns) as a share of traced time, counted
- *               only while page faults run at >= 1000 per second — first
- *               touches of fresh memory and reclaim are kernel time
+ *   fault time: the kernel-mode CPU time of the traced threads
+ *               (rsystem_ns(): processes[].threads[].system_ns, or
+ *               processes[].system_ns without thread samples) as a share
+ *               of traced time, counted only while page faults run at
+ *               >= 1000 per second — first touches of fresh memory and
+ *               reclaim are kernel time.  Untraced threads are left out:
+ *               an OpenBLAS pool waiting in sched_yield spends seconds in
+ *               the kernel that no traced thread waited for
  * Trigger: share >= 10 %, or swap in use by a traced process, or major
  * faults >= 100 per second.  Severity critical from 30 %.
  * Evidence: the share, fault rates, swap, pressure, and where RSS grows
@@ -28,9 +32,10 @@
 static void eval(const struct rule_ctx *c, struct rule_out *o)
 {
 	const cJSON *p, *x;
-	double sys = 0, minflt = 0, majflt = 0, swap = 0;
+	double minflt = 0, majflt = 0, swap = 0;
+	bool of_threads;
+	double sys = rsystem_ns(c, &of_threads);
 	cJSON_ArrayForEach(p, rarr(c->doc, "processes")) {
-		sys += rnum(p, "system_ns", 0);
 		minflt += rnum(p, "minor_faults", 0);
 		majflt += rnum(p, "major_faults", 0);
 	}
@@ -60,8 +65,8 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 		    "large blocks to the kernel after each free, so each step faults them in again: raise "
 		    "MALLOC_MMAP_THRESHOLD_/MALLOC_TRIM_THRESHOLD_ or preload jemalloc or tcmalloc.",
 		    "page-fault and memory-stall time gone (upper bound)",
-		    "The kernel spent %.0f ms handling %.0f page faults, %.0f of them major.", sys / 1e6,
-		    minflt + majflt, majflt);
+		    "The %s spent %.0f ms in the kernel while the traced processes took %.0f page faults, %.0f of "
+		    "them major.", of_threads ? "traced threads" : "traced processes", sys / 1e6, minflt + majflt, majflt);
 	fnd_candidate(o, f, "host_memory_bound", share, c->quality);
 }
 

@@ -10,8 +10,11 @@
  * Evidence: the top 5 ops by self time, the Python lines calling ops most
  * (cpu.top_op_callers), torch's thread counts (marks torch.num_threads,
  * torch.num_interop_threads) against environment.ncpu.
- * What-if: when torch.get_num_threads() < cores, the op time scaling
- * perfectly to all cores (an upper bound: Amdahl's law, memory-bound ops
+ * What-if: when torch.get_num_threads() < cores and at least half a CPU
+ * was idle (the traced processes' CPU time / wall time, when sampled, is
+ * the CPUs they kept busy: a BLAS library's own thread pool can fill the
+ * cores torch leaves free), the op time scaling perfectly from the CPUs
+ * used to all of them (an upper bound: Amdahl's law, memory-bound ops
  * scale less).  Otherwise no what-if is computed: batch size and dtype
  * changes need a measurement.
  * Not evaluated on GPU runs: there, host time inside ops is mostly launch
@@ -24,6 +27,31 @@
 
 #define TRIGGER_PCT 20
 #define TOP 5
+#define IDLE_CPU_MIN 0.5
+
+/*
+ * CPUs the traced processes kept busy on average (their CPU time / wall
+ * time), and the CPU time of their untraced threads; false without
+ * process samples.
+ */
+static bool cpus_used(const struct rule_ctx *c, double *used, double *untraced_ns)
+{
+	const cJSON *p, *t;
+	double cpu = 0, v;
+	bool have = false;
+	*untraced_ns = 0;
+	cJSON_ArrayForEach(p, rarr(c->doc, "processes")) {
+		if (rhave(p, "cpu_ns", &v)) {
+			cpu += v;
+			have = true;
+		}
+		cJSON_ArrayForEach(t, rarr(p, "threads"))
+			if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(t, "traced")))
+				*untraced_ns += rnum(t, "cpu_ns", 0);
+	}
+	*used = c->wall_ns > 0 ? cpu / c->wall_ns : 0;
+	return have && c->wall_ns > 0;
+}
 
 static void eval(const struct rule_ctx *c, struct rule_out *o)
 {
@@ -64,19 +92,34 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	}
 	if (caller)
 		fnd_detail(o, fnd_top(o, f, caller, NULL, "python", rnum(caller, "ops_ns", -1), -1), "the Python line calling ops most");
-	if (have_t && c->ncpu > threads && threads > 0)
-		fnd_suggest(c, o, f, ops_ns * (1 - threads / c->ncpu),
+	double used = 0, untraced_ns = 0;
+	bool have_used = cpus_used(c, &used, &untraced_ns);
+	if (have_used)
+		fnd_metric(o, f, "cpus_used", used);
+	double busy = have_used && used > threads ? used : threads;
+	char why[300];
+	if (!have_t)
+		snprintf(why, sizeof(why), " (thread count not recorded)");
+	else if (threads >= c->ncpu)
+		snprintf(why, sizeof(why), " and torch already uses every core");
+	else
+		snprintf(why, sizeof(why),
+			 "; torch uses %.0f of %.0f CPUs, but the run kept %.1f busy (%.2f s on threads the agent did "
+			 "not trace: a BLAS or OpenMP pool of its own), so more torch threads would only compete",
+			 threads, c->ncpu, used, untraced_ns / 1e9);
+	if (have_t && threads > 0 && c->ncpu - busy >= IDLE_CPU_MIN)
+		fnd_suggest(c, o, f, ops_ns * (1 - busy / c->ncpu),
 			    "Let torch use every core: torch.set_num_threads(os.cpu_count()) or unset a low OMP_NUM_THREADS.",
-			    "op time scaling perfectly from the threads used to all cores (upper bound)",
-			    "torch ran its ops on %.0f threads on a machine with %.0f CPUs (logical CPUs: where two are "
-			    "SMT siblings of one core the gain is far smaller).", threads, c->ncpu);
+			    "op time scaling perfectly from the CPUs used to all of them (upper bound)",
+			    "torch ran its ops on %.0f threads on a machine with %.0f CPUs%s (logical CPUs: where two "
+			    "are SMT siblings of one core the gain is far smaller).", threads, c->ncpu,
+			    have_used ? ", and the run kept only part of them busy" : "");
 	else
 		fnd_suggest(c, o, f, -1,
 			    "Do less op work per result: batch requests together, run under torch.inference_mode(), "
 			    "try bfloat16 or dynamic int8 quantization (torch.ao.quantization.quantize_dynamic) for Linear layers.",
-			    NULL, "%s holds %.0f %% of traced time%s%s; op time only shrinks with less or cheaper arithmetic.", w,
-			    rnum(top, "self_pct", 0), have_t ? " and torch already uses every core" : "",
-			    have_t ? "" : " (thread count not recorded)");
+			    NULL, "%s holds %.0f %% of traced time%s; op time only shrinks with less or cheaper arithmetic.", w,
+			    rnum(top, "self_pct", 0), why);
 	fnd_candidate(o, f, "op_compute_bound", ops, q);
 }
 

@@ -103,14 +103,30 @@ const cJSON *rtop_fn(const cJSON *doc, const char *kind)
 
 #define FAULT_RATE 1000
 
+double rsystem_ns(const struct rule_ctx *c, bool *of_threads)
+{
+	const cJSON *p, *t;
+	double proc = 0, thr = 0, v;
+	bool have = false;
+	cJSON_ArrayForEach(p, rarr(c->doc, "processes")) {
+		proc += rnum(p, "system_ns", 0);
+		cJSON_ArrayForEach(t, rarr(p, "threads"))
+			if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(t, "traced")) && rhave(t, "system_ns", &v)) {
+				thr += v;
+				have = true;
+			}
+	}
+	if (of_threads)
+		*of_threads = have;
+	return have ? thr : proc;
+}
+
 double rfault_pct(const struct rule_ctx *c, double *faults_per_s)
 {
 	const cJSON *p;
-	double sys = 0, faults = 0, traced = rnum(c->doc, "cpu.split.traced_ns", 0);
-	cJSON_ArrayForEach(p, rarr(c->doc, "processes")) {
-		sys += rnum(p, "system_ns", 0);
+	double sys = rsystem_ns(c, NULL), faults = 0, traced = rnum(c->doc, "cpu.split.traced_ns", 0);
+	cJSON_ArrayForEach(p, rarr(c->doc, "processes"))
 		faults += rnum(p, "minor_faults", 0) + rnum(p, "major_faults", 0);
-	}
 	double rate = c->wall_ns > 0 ? faults / (c->wall_ns / 1e9) : 0;
 	if (faults_per_s)
 		*faults_per_s = rate;

@@ -77,9 +77,17 @@ void rwhere(char *buf, size_t cap, const cJSON *fn);
 /* The first of cpu.top_functions of kind ("python", "op"; NULL: any). */
 const cJSON *rtop_fn(const cJSON *doc, const char *kind);
 /*
- * Share of traced time spent in the kernel on page faults (rules.c): the
- * traced processes' system time / traced time, counted only while faults
- * run at >= 1000/s; 0-100.  host_memory_bound's share; op_compute_bound
+ * System (kernel-mode) time of the traced threads: the sum of
+ * processes[].threads[].system_ns over traced threads when any has one,
+ * else of processes[].system_ns (a process's untraced threads, a BLAS
+ * pool spinning in sched_yield say, then count too).  *of_threads (may be
+ * NULL) says which.
+ */
+double rsystem_ns(const struct rule_ctx *c, bool *of_threads);
+/*
+ * Share of traced time spent in the kernel on page faults (rules.c):
+ * rsystem_ns() / traced time, counted only while the traced processes'
+ * faults run at >= 1000/s; 0-100.  host_memory_bound's share; op_compute_bound
  * subtracts it, since faults on fresh tensors happen inside ops.
  */
 double rfault_pct(const struct rule_ctx *c, double *faults_per_s);

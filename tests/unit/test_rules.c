@@ -100,6 +100,41 @@ static void cpu_classes(void)
 	ok(!finding(d, "host_memory_bound"), "same kernel time at 500 faults/s: not memory");
 	cJSON_Delete(d);
 
+	/*
+	 * The same 5 s of kernel time, 4.5 s of it on an untraced thread (a BLAS
+	 * pool in sched_yield): the traced thread's 0.5 s is 5 %%, not memory.
+	 */
+	d = eval("{" CPU(10, 70, 5, 10, 1) ",\"processes\":[{\"system_ns\":5000000000,\"minor_faults\":500000,"
+		 "\"threads\":[{\"tid\":1,\"traced\":true,\"system_ns\":500000000},{\"tid\":2,\"traced\":false,"
+		 "\"system_ns\":4500000000}]}]}");
+	ok(!finding(d, "host_memory_bound"), "untraced threads' kernel time left out: no host_memory_bound");
+	ok(!strcmp(cls(d), "op_compute_bound") &&
+	   num(finding(d, "op_compute_bound"), "evidence.metrics.ops_pct") == 65,
+	   "op_compute_bound keeps 70 - 5 = 65 %% (%s)", cls(d));
+	cJSON_Delete(d);
+
+	/*
+	 * torch on 1 thread of 2 CPUs: the what-if scales ops to both when one
+	 * CPU sat idle (10 s of CPU in a 10 s run), not when an untraced pool
+	 * kept the second busy (19 s).
+	 */
+#define THREADS(cpu)                                                                                             \
+	"{" CPU(10, 70, 5, 10, 1) ",\"marks\":[{\"name\":\"torch.num_threads\",\"count\":1,\"sum\":1}],"       \
+	"\"processes\":[{\"cpu_ns\":" #cpu ",\"threads\":[{\"tid\":1,\"traced\":true,\"cpu_ns\":9500000000},"   \
+	"{\"tid\":2,\"traced\":false,\"cpu_ns\":9000000000}]}]}"
+	d = eval(THREADS(10000000000));
+	f = finding(d, "op_compute_bound");
+	ok(f && num(f, "suggestion.estimated_saving_ns") == 3.5e9, "one CPU idle: 7 s of ops on 2 CPUs saves 3.5 s (%g)",
+	   num(f, "suggestion.estimated_saving_ns"));
+	cJSON_Delete(d);
+	d = eval(THREADS(19000000000));
+	f = finding(d, "op_compute_bound");
+	ok(f && cJSON_IsNull(isc_json_get(f, "suggestion.estimated_saving_ns")) &&
+	   strstr(isc_json_str(f, "suggestion.rationale"), "kept 1.9 busy"),
+	   "1.9 of 2 CPUs busy: no more-threads what-if, the rationale says why");
+	cJSON_Delete(d);
+#undef THREADS
+
 	/* op time that is page faults: 70 %% ops, of which 50 %% kernel time at 50k faults/s */
 	d = eval("{" CPU(10, 70, 5, 10, 1) ",\"processes\":[{\"system_ns\":5000000000,\"minor_faults\":500000}]}");
 	ok(!strcmp(cls(d), "host_memory_bound"), "faults inside ops go to host_memory_bound, not op_compute_bound (%s)",
