@@ -85,6 +85,14 @@ teardown() {
 	[[ "$output" != *"workload stdout"* ]]
 }
 
+@test "trace into a pipe: the recorder widens it to pipe-max-size, so a slow reader does not stall the drain" {
+	max=$(cat /proc/sys/fs/pipe-max-size)
+	(( max > 16777216 )) && max=16777216
+	"$RECORD" -q -- /bin/true | "$PY" -c 'import fcntl, sys; sys.stdin.buffer.read(); print(fcntl.fcntl(0, 1032))' > "$T/size"
+	echo "pipe size $(cat "$T/size"), pipe-max-size $max"
+	[ "$(cat "$T/size")" -eq "$max" ]
+}
+
 @test "file and pipe give the same timeline dump" {
 	"$RECORD" -q -o "$T/f.isc" -- "$PY" "$T/calls.py" >/dev/null
 	"$MERGE" --dump "$T/f.isc" > "$T/file.txt"

@@ -1,9 +1,11 @@
 /* iscope-record: run a workload and write its trace (see iscope-record(1)). */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "isc_config.h"
@@ -92,6 +94,35 @@ static int trace_size(struct isc_config *c, uint64_t *bytes)
 	return isc_config_get_size(c, "trace-size", bytes);
 }
 
+/*
+ * When the trace goes into a pipe, widen it to the largest size an
+ * unprivileged process may set (/proc/sys/fs/pipe-max-size, 1 MiB by
+ * default; the kernel's default is 64 KiB): the drain thread writes into
+ * it, and a reader that loses its CPU for a moment (iscope-merge on a
+ * 2-core machine beside a 2-thread workload) would otherwise block the
+ * drain until the workload's rings fill and events are dropped.  About
+ * 2 s of a typical trace.  Best effort: a failure leaves the pipe as it was.
+ */
+static void grow_pipe(int fd)
+{
+	struct stat st;
+	char buf[32] = "";
+	long max = 1 << 20;
+	if (fstat(fd, &st) || !S_ISFIFO(st.st_mode))
+		return;
+	int pf = open("/proc/sys/fs/pipe-max-size", O_RDONLY | O_CLOEXEC);
+	if (pf >= 0) {
+		ssize_t n = read(pf, buf, sizeof(buf) - 1);
+		if (n > 0 && atol(buf) > 0)
+			max = atol(buf);
+		close(pf);
+	}
+	if (max > 16 << 20)
+		max = 16 << 20;
+	while (max >= 65536 && fcntl(fd, F_SETPIPE_SZ, (int)max) < 0)
+		max /= 2;
+}
+
 int main(int argc, char **argv)
 {
 	struct isc_config *c = NULL;
@@ -147,6 +178,7 @@ int main(int argc, char **argv)
 			goto out;
 		}
 		o.child_stdout_to_stderr = true;
+		grow_pipe(STDOUT_FILENO);
 	}
 	o.out = out;
 	bool quiet = isc_config_flag(c, "quiet");
