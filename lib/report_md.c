@@ -409,10 +409,22 @@ static void verdict_line(struct isc_rep *m, const cJSON *root, const char *cls)
 
 /*
  * The first line: where the time goes, the number, the function to look at.
- * For the CPU classes it is made here from the CPU split and the top
- * functions (the same numbers verdict.sentence states, with names as code
- * spans); for the other classes it is verdict.sentence.
+ * For the CPU classes it is made here from the verdict's share (the CPU
+ * split's when there is no verdict) and the top functions, with names as
+ * code spans; for the other classes it is verdict.sentence.  The share is
+ * the verdict's, not the split's: op time less its page faults, off-CPU
+ * time less (or only) its blocked part.
  */
+static const cJSON *verdict_finding(const cJSON *root)
+{
+	const char *id = str(root, "verdict.finding", NULL);
+	const cJSON *f;
+	cJSON_ArrayForEach(f, array(root, "findings"))
+		if (id && !strcmp(str(f, "id", ""), id))
+			return f;
+	return NULL;
+}
+
 static void headline(struct isc_rep *m, const cJSON *root)
 {
 	double py = num(root, "cpu.split.python_pct", 0), ops = num(root, "cpu.split.ops_pct", 0);
@@ -423,6 +435,12 @@ static void headline(struct isc_rep *m, const cJSON *root)
 						      : ops >= off ? "op_compute_bound" : "io_wait";
 	bool contention = !strcmp(cls, "thread_contention");
 	const char *sentence = str(root, "verdict.sentence", NULL);
+	double share, faults = num(verdict_finding(root), "evidence.metrics.page_fault_pct_left_out", 0);
+	if (isc_json_num(root, "verdict.explained_pct", &share) && isfinite(share) && share >= 0 && share <= 100) {
+		py = !strcmp(cls, "python_bound") ? share : py;
+		ops = !strcmp(cls, "op_compute_bound") ? share : ops;
+		off = contention || !strcmp(cls, "io_wait") ? share : off;
+	}
 	const cJSON *fn = top_fn(root, !strcmp(cls, "python_bound") ? "python" : NULL);
 	isc_rep_put(m, "**");
 	if (!strcmp(cls, "python_bound") && fn) {
@@ -433,12 +451,16 @@ static void headline(struct isc_rep *m, const cJSON *root)
 		isc_rep_putf(m, ", %.0f %% self time.", num(fn, "self_pct", 0));
 	} else if (!strcmp(cls, "op_compute_bound") && fn) {
 		const cJSON *op = top_fn(root, "op"), *caller = cJSON_GetArrayItem(array(root, "cpu.top_op_callers"), 0);
+		bool fl = faults > 0 && isfinite(faults) && faults <= 100;
 		isc_rep_putf(m, "%.0f %% of traced CPU time is in torch ops", ops);
+		if (fl)
+			isc_rep_putf(m, ", and %.0f %% more is page faults inside them", faults);
 		if (op) {
 			isc_rep_put(m, "; the heaviest is ");
 			code_span(m, str(op, "name", "?"));
 			/* self_pct is of all traced time (off-CPU included), not of ops */
-			isc_rep_putf(m, " (self time %.0f %% of all traced time)", num(op, "self_pct", 0));
+			isc_rep_putf(m, " (self time %.0f %% of all traced time%s)", num(op, "self_pct", 0),
+				     fl ? ", faults included" : "");
 		}
 		if (caller) {
 			isc_rep_put(m, ", called mostly from ");

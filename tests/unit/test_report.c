@@ -334,6 +334,33 @@ static void test_summary(void)
 	cJSON_Delete(d);
 }
 
+/* CPU headlines state the verdict's share, which can differ from the CPU split's. */
+static void test_headline_share(void)
+{
+	static const char *doc =
+		"{\"schema_version\":2,\"summary\":{\"wall_ns\":1000000000},"
+		"\"cpu\":{\"split\":{\"python_pct\":7,\"ops_pct\":92,\"off_cpu_pct\":1},"
+		"\"top_functions\":[{\"name\":\"aten_fwd\",\"kind\":\"op\",\"file\":\"torch\",\"line\":0,"
+		"\"self_pct\":77}]},"
+		"\"verdict\":{\"class\":\"op_compute_bound\",\"explained_pct\":73.5,\"finding\":\"op_compute_bound\"},"
+		"\"findings\":[{\"id\":\"op_compute_bound\",\"title\":\"t\",\"evidence\":{\"metrics\":"
+		"{\"page_fault_pct_left_out\":18.8}}}]}";
+	cJSON *d = cJSON_Parse(doc);
+	char *md = render(d, ISC_REPORT_MD);
+	ok(md && strstr(md, "**74 % of traced CPU time is in torch ops, and 19 % more is page faults inside them; the "
+			    "heaviest is `aten_fwd` (self time 77 % of all traced time, faults included)") &&
+	   !strstr(md, "92 % of traced CPU time"),
+	   "op_compute_bound headline: the verdict's 74 %% and the faults left out, not the split's 92 %%");
+	free(md);
+	cJSON_ReplaceItemInObject(cJSON_GetObjectItem(d, "verdict"), "class", cJSON_CreateString("io_wait"));
+	cJSON_ReplaceItemInObject(cJSON_GetObjectItem(d, "verdict"), "explained_pct", cJSON_CreateNumber(40));
+	md = render(d, ISC_REPORT_MD);
+	ok(md && strstr(md, "**40 % of traced time the threads were off-CPU, blocked inside calls"),
+	   "io_wait headline: the blocked share, not the off-CPU split");
+	free(md);
+	cJSON_Delete(d);
+}
+
 int main(int argc, char **argv)
 {
 	dir = argc > 1 ? argv[1] : "tests/data/report";
@@ -342,5 +369,6 @@ int main(int argc, char **argv)
 	test_damaged_fields();
 	test_limits();
 	test_summary();
+	test_headline_share();
 	return tap_done();
 }
