@@ -208,7 +208,7 @@ static void iteration_strip(struct isc_rep *r, const struct plot *p, double y, c
 			a = a > p->x1 - 0.8 ? p->x1 - 0.8 : a;
 			b = a + 0.8;
 		}
-		const char *c = s[i].warmup ? "#e08a2e" : steady++ % 2 ? "#9cbbe6" : "#4f7fc4";
+		const char *c = s[i].warmup ? "#a0a0a0" : steady++ % 2 ? "#9cbbe6" : "#4f7fc4";
 		isc_rep_putf(r, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"8\" fill=\"%s\"/>\n", a, y, b - a, c);
 	}
 }
@@ -286,7 +286,7 @@ void isc_svg_timeseries(struct isc_rep *r, const char *title, const struct isc_r
 		iteration_strip(r, &p, p.y1 + 4, spans, nspans);
 		legend(r, &lx, 36, "#4f7fc4", "iterations");
 		if (nwarm)
-			legend(r, &lx, 36, "#e08a2e", "warm-up iterations");
+			legend(r, &lx, 36, "#a0a0a0", "warm-up iterations");
 	}
 	snprintf(label, sizeof(label), "Time since start (%s)", tu);
 	x_axis(r, &p, p.y1 + 14, tdiv, label);

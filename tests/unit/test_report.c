@@ -110,9 +110,9 @@ static void test_full(void)
 	   "HTML: no script, no image, no link, no external reference");
 	ok(html && strstr(html, "text-anchor=\"end\">&lt;script&gt;alert(1)&lt;/script&gt; holds the interpre…</text>"),
 	   "hostile finding title: escaped and cut in the savings chart");
-	ok(html && count(html, "fill=\"#e08a2e\"/>") == 3 * (2 + 1) && strstr(html, "warm-up iterations</text>"),
+	ok(html && count(html, "fill=\"#a0a0a0\"/>") == 3 * (2 + 1) && strstr(html, "warm-up iterations</text>"),
 	   "warm-up iterations (2) and their legend in orange on the three charts over time (%zu)",
-	   html ? count(html, "fill=\"#e08a2e\"/>") : 0);
+	   html ? count(html, "fill=\"#a0a0a0\"/>") : 0);
 	ok(html && strstr(html, "fill=\"#c33\">p50 253.0 ms</text>") && strstr(html, ">p99 428.0 ms</text>"),
 	   "histogram marks p50 and p99");
 	ok(html && strstr(html, "stroke-dasharray=\"4 3\"/><text") && strstr(html, ">4 CPUs</text>"),
