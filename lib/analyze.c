@@ -37,95 +37,10 @@
 #include "isc_config.h"
 #include "isc_internal.h"
 #include "analyze_gpu.h"
+#include "analyze_util.h"
 #include "analyze_numa.h"
 
-#define NONE UINT32_MAX
-
-/* ---- u64 -> u32 open-addressing map (keys never removed) --------------- */
-struct imap {
-	uint64_t *k;
-	uint32_t *v; /* NONE = empty slot */
-	size_t cap, n;
-};
-
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
-/* Sets *slot to the value slot of key, inserting it (value NONE) when absent. */
-static int imap_slot(struct imap *m, uint64_t key, uint32_t **slot)
-{
-	if (2 * (m->n + 1) > m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 64;
-		struct imap g = { malloc(cap * sizeof(uint64_t)), malloc(cap * sizeof(uint32_t)), cap, 0 };
-		if (!g.k || !g.v) {
-			free(g.k);
-			free(g.v);
-			return -ENOMEM;
-		}
-		memset(g.v, 0xff, cap * sizeof(uint32_t));
-		for (size_t i = 0; i < m->cap; i++) {
-			if (m->v[i] == NONE)
-				continue;
-			size_t j = mix64(m->k[i]) & (cap - 1);
-			while (g.v[j] != NONE)
-				j = (j + 1) & (cap - 1);
-			g.k[j] = m->k[i];
-			g.v[j] = m->v[i];
-		}
-		g.n = m->n;
-		free(m->k);
-		free(m->v);
-		*m = g;
-	}
-	size_t i = mix64(key) & (m->cap - 1);
-	while (m->v[i] != NONE && m->k[i] != key)
-		i = (i + 1) & (m->cap - 1);
-	if (m->v[i] == NONE) {
-		m->k[i] = key;
-		m->n++;
-	}
-	*slot = &m->v[i];
-	return 0;
-}
-
-/* Value of key, NONE when absent (never inserts). */
-static uint32_t imap_get(const struct imap *m, uint64_t key)
-{
-	if (!m->cap)
-		return NONE;
-	for (size_t i = mix64(key) & (m->cap - 1); m->v[i] != NONE; i = (i + 1) & (m->cap - 1))
-		if (m->k[i] == key)
-			return m->v[i];
-	return NONE;
-}
-
-static void imap_free(struct imap *m)
-{
-	free(m->k);
-	free(m->v);
-}
-
-/* Grows *arr (elements of size sz) so that index n fits. */
-static int grow(void *arr, size_t *cap, size_t n, size_t sz)
-{
-	if (n < *cap)
-		return 0;
-	size_t c = *cap ? *cap * 2 : 16;
-	while (c <= n)
-		c *= 2;
-	void *p = realloc(*(void **)arr, c * sz);
-	if (!p)
-		return -ENOMEM;
-	*(void **)arr = p;
-	*cap = c;
-	return 0;
-}
+#define NONE ISC_UMAP_NONE
 
 /* ---- analysis state ----------------------------------------------------- */
 struct fn_stat {
@@ -155,7 +70,7 @@ struct thread {
 	char *name, *comm;
 	struct frame *stack;
 	size_t depth, cap;
-	struct imap active; /* fn index -> activations on the stack */
+	struct isc_umap active; /* fn index -> activations on the stack */
 	unsigned open_scopes;
 	uint64_t events, python_ns, ops_ns;
 	uint64_t off_ops_ns, off_py_ns; /* set at the end */
@@ -230,8 +145,8 @@ struct warn {
 struct ana {
 	struct isc_timeline *t;
 	unsigned top_n;
-	bool oom;
-	struct imap fn_map, th_map, pr_map, sc_map, mk_map;
+	struct isc_jb jb; /* oom: an allocation failed while building the document */
+	struct isc_umap fn_map, th_map, pr_map, sc_map, mk_map;
 	struct fn_stat *fns;
 	size_t nfns, fns_cap;
 	struct thread **ths;
@@ -260,7 +175,7 @@ struct ana {
 	uint64_t round_t0, round_id, round_runnable, rounds, runnable_sum, runnable_max;
 	uint64_t threads_max;
 	bool have_threads;
-	struct imap off_map; /* off_row key -> index */
+	struct isc_umap off_map; /* off_row key -> index */
 	struct off_row *offs;
 	size_t noffs, offs_cap;
 	uint64_t blocked_ns;
@@ -276,12 +191,12 @@ struct ana {
 static struct thread *thread_get(struct ana *a, uint32_t pid, uint32_t tid)
 {
 	uint32_t *slot;
-	if (imap_slot(&a->th_map, (uint64_t)pid << 32 | tid, &slot))
+	if (isc_umap_slot(&a->th_map, (uint64_t)pid << 32 | tid, &slot))
 		return NULL;
 	if (*slot != NONE)
 		return a->ths[*slot];
 	struct thread *th = calloc(1, sizeof(*th));
-	if (!th || grow(&a->ths, &a->ths_cap, a->nths, sizeof(*a->ths))) {
+	if (!th || isc_grow(&a->ths, &a->ths_cap, a->nths, sizeof(*a->ths))) {
 		free(th);
 		return NULL;
 	}
@@ -295,12 +210,12 @@ static struct thread *thread_get(struct ana *a, uint32_t pid, uint32_t tid)
 static struct proc *proc_get(struct ana *a, uint32_t pid)
 {
 	uint32_t *slot;
-	if (imap_slot(&a->pr_map, pid, &slot))
+	if (isc_umap_slot(&a->pr_map, pid, &slot))
 		return NULL;
 	if (*slot != NONE)
 		return a->prs[*slot];
 	struct proc *p = calloc(1, sizeof(*p));
-	if (!p || grow(&a->prs, &a->prs_cap, a->nprs, sizeof(*a->prs))) {
+	if (!p || isc_grow(&a->prs, &a->prs_cap, a->nprs, sizeof(*a->prs))) {
 		free(p);
 		return NULL;
 	}
@@ -342,10 +257,10 @@ static uint64_t dl_time(const struct ana *a, uint64_t t)
 static uint32_t fn_get(struct ana *a, uint32_t name_id, uint8_t kind)
 {
 	uint32_t *slot;
-	if (imap_slot(&a->fn_map, (uint64_t)kind << 32 | name_id, &slot))
+	if (isc_umap_slot(&a->fn_map, (uint64_t)kind << 32 | name_id, &slot))
 		return NONE;
 	if (*slot == NONE) {
-		if (grow(&a->fns, &a->fns_cap, a->nfns, sizeof(*a->fns)))
+		if (isc_grow(&a->fns, &a->fns_cap, a->nfns, sizeof(*a->fns)))
 			return NONE;
 		memset(&a->fns[a->nfns], 0, sizeof(*a->fns));
 		a->fns[a->nfns].name_id = name_id;
@@ -380,13 +295,13 @@ static const char *scope_name(struct ana *a, const struct scope *sc)
 static uint32_t scope_get(struct ana *a, uint32_t name_id)
 {
 	uint32_t *slot;
-	if (imap_slot(&a->sc_map, name_id, &slot))
+	if (isc_umap_slot(&a->sc_map, name_id, &slot))
 		return NONE;
 	if (*slot == NONE) {
 		bool step = is_profiler_step(a, name_id);
 		if (step && a->step_scope) /* ProfilerStep#5, #6...: one scope, the iterations */
 			return *slot = a->step_scope - 1;
-		if (grow(&a->scs, &a->scs_cap, a->nscs, sizeof(*a->scs)))
+		if (isc_grow(&a->scs, &a->scs_cap, a->nscs, sizeof(*a->scs)))
 			return NONE;
 		memset(&a->scs[a->nscs], 0, sizeof(*a->scs));
 		a->scs[a->nscs].name_id = name_id;
@@ -399,70 +314,15 @@ static uint32_t scope_get(struct ana *a, uint32_t name_id)
 	return *slot;
 }
 
-/* Length of the valid UTF-8 sequence at q (NUL-terminated), 0 when invalid. */
-static unsigned utf8_len(const unsigned char *q)
-{
-	unsigned len;
-	unsigned char lo = 0x80, hi = 0xbf;
-	if (*q < 0x80)
-		return 1;
-	if (*q >= 0xc2 && *q <= 0xdf)
-		len = 2;
-	else if (*q >= 0xe0 && *q <= 0xef)
-		len = 3;
-	else if (*q >= 0xf0 && *q <= 0xf4)
-		len = 4;
-	else
-		return 0;
-	if (*q == 0xe0)
-		lo = 0xa0; /* overlong */
-	else if (*q == 0xed)
-		hi = 0x9f; /* surrogates */
-	else if (*q == 0xf0)
-		lo = 0x90;
-	else if (*q == 0xf4)
-		hi = 0x8f; /* > U+10FFFF */
-	if (q[1] < lo || q[1] > hi)
-		return 0;
-	for (unsigned i = 2; i < len; i++)
-		if ((q[i] & 0xc0) != 0x80)
-			return 0;
-	return len;
-}
-
-/*
- * Copies workload bytes into a new C string: NULs become nul (a trailing
- * run of them is dropped when nul is a space: argv lists), invalid UTF-8 '?'.
- */
 static char *dup_text(const uint8_t *p, size_t n, char nul)
 {
-	char *s = malloc(n + 1);
-	if (!s)
-		return NULL;
-	if (nul == ' ')
-		isc_copy_bytes(s, n + 1, p, n, nul);
-	else
-		for (size_t i = 0; i <= n; i++)
-			s[i] = i == n ? '\0' : p[i] ? (char)p[i] : nul;
-	for (unsigned char *q = (unsigned char *)s; *q;) {
-		unsigned len = utf8_len(q);
-		if (!len)
-			*q++ = '?';
-		else
-			q += len;
-	}
-	return s;
-}
-
-static char *dup_cstr(const char *s)
-{
-	return dup_text((const uint8_t *)s, strlen(s), '?');
+	return isc_text_dup(p, n, nul, false);
 }
 
 /* ---- spans -------------------------------------------------------------- */
 static int span_begin(struct ana *a, struct thread *th, const struct isc_tl_event *ev)
 {
-	if (grow(&th->stack, &th->cap, th->depth, sizeof(*th->stack)))
+	if (isc_grow(&th->stack, &th->cap, th->depth, sizeof(*th->stack)))
 		return -ENOMEM;
 	struct frame *f = &th->stack[th->depth];
 	memset(f, 0, sizeof(*f));
@@ -481,7 +341,7 @@ static int span_begin(struct ana *a, struct thread *th, const struct isc_tl_even
 	} else if (ev->kind == ISC_SPAN_PYTHON || ev->kind == ISC_SPAN_OP) {
 		uint32_t *cnt;
 		if ((f->idx = fn_get(a, ev->name_id, ev->kind)) == NONE ||
-		    imap_slot(&th->active, f->idx, &cnt))
+		    isc_umap_slot(&th->active, f->idx, &cnt))
 			return -ENOMEM;
 		if (*cnt == NONE)
 			*cnt = 0;
@@ -522,7 +382,7 @@ static int span_pop(struct ana *a, struct thread *th, uint64_t end_ts, bool comp
 	}
 	if (f->kind == ISC_SPAN_SCOPE) {
 		struct scope *s = &a->scs[f->idx];
-		if (grow(&s->s, &s->cap, s->n, sizeof(*s->s)))
+		if (isc_grow(&s->s, &s->cap, s->n, sizeof(*s->s)))
 			return -ENOMEM;
 		s->s[s->n++] = (struct iter_sample){ f->begin_ts, dur, f->dl_at_begin, dl_time(a, end_ts), th->pid,
 						     complete };
@@ -540,7 +400,7 @@ static int span_pop(struct ana *a, struct thread *th, uint64_t end_ts, bool comp
 		if (f->outermost)
 			fs->total_ns += dur;
 		uint32_t *cnt = NULL;
-		if (!imap_slot(&th->active, f->idx, &cnt) && *cnt != NONE && *cnt > 0)
+		if (!isc_umap_slot(&th->active, f->idx, &cnt) && *cnt != NONE && *cnt > 0)
 			(*cnt)--;
 		if (f->kind == ISC_SPAN_PYTHON) {
 			th->python_ns += self;
@@ -631,10 +491,10 @@ static int off_cpu_add(struct ana *a, const struct thread *th, uint64_t ns)
 	const struct frame *f = &th->stack[i - 1];
 	bool scope = f->kind == ISC_SPAN_SCOPE;
 	uint32_t *slot;
-	if (imap_slot(&a->off_map, (uint64_t)scope << 63 | (uint64_t)f->idx << 32 | f->py_fn, &slot))
+	if (isc_umap_slot(&a->off_map, (uint64_t)scope << 63 | (uint64_t)f->idx << 32 | f->py_fn, &slot))
 		return -ENOMEM;
 	if (*slot == NONE) {
-		if (grow(&a->offs, &a->offs_cap, a->noffs, sizeof(*a->offs)))
+		if (isc_grow(&a->offs, &a->offs_cap, a->noffs, sizeof(*a->offs)))
 			return -ENOMEM;
 		a->offs[a->noffs] = (struct off_row){ f->idx, f->py_fn, scope, 0 };
 		*slot = (uint32_t)a->noffs++;
@@ -686,7 +546,7 @@ static int on_thread_sample(struct ana *a, struct thread *th, const struct isc_t
  */
 static struct thread *main_thread(struct ana *a, uint32_t pid)
 {
-	uint32_t i = imap_get(&a->th_map, (uint64_t)pid << 32 | pid);
+	uint32_t i = isc_umap_get(&a->th_map, (uint64_t)pid << 32 | pid);
 	if (i != NONE && a->ths[i]->traced)
 		return a->ths[i];
 	struct thread *best = NULL;
@@ -805,10 +665,10 @@ static int on_event(struct ana *a, const struct isc_tl_event *ev)
 		}
 		if (ev->type == ISC_REC_MARK) {
 			uint32_t *slot;
-			if (imap_slot(&a->mk_map, ev->name_id, &slot))
+			if (isc_umap_slot(&a->mk_map, ev->name_id, &slot))
 				return -ENOMEM;
 			if (*slot == NONE) {
-				if (grow(&a->mks, &a->mks_cap, a->nmks, sizeof(*a->mks)))
+				if (isc_grow(&a->mks, &a->mks_cap, a->nmks, sizeof(*a->mks)))
 					return -ENOMEM;
 				a->mks[a->nmks] = (struct mark){ ev->name_id, 0, 0 };
 				*slot = (uint32_t)a->nmks++;
@@ -911,79 +771,12 @@ static void thread_split(struct thread *th)
 }
 
 /* ---- JSON output helpers ------------------------------------------------- */
-static cJSON *jchk(struct ana *a, cJSON *x)
-{
-	if (!x)
-		a->oom = true;
-	return x;
-}
-
-static void jnum(struct ana *a, cJSON *o, const char *k, double v)
-{
-	jchk(a, cJSON_AddNumberToObject(o, k, v));
-}
-
-static void jnum_or_null(struct ana *a, cJSON *o, const char *k, bool have, double v)
-{
-	jchk(a, have ? cJSON_AddNumberToObject(o, k, v) : cJSON_AddNullToObject(o, k));
-}
-
-static void jstr(struct ana *a, cJSON *o, const char *k, const char *v)
-{
-	if (!v) {
-		jchk(a, cJSON_AddNullToObject(o, k));
-		return;
-	}
-	char *clean = dup_cstr(v);
-	if (!clean) {
-		a->oom = true;
-		return;
-	}
-	jchk(a, cJSON_AddStringToObject(o, k, clean));
-	free(clean);
-}
-
-static void jbool(struct ana *a, cJSON *o, const char *k, bool v)
-{
-	jchk(a, cJSON_AddBoolToObject(o, k, v));
-}
-
-static cJSON *jobj(struct ana *a, cJSON *o, const char *k)
-{
-	return jchk(a, o ? cJSON_AddObjectToObject(o, k) : NULL);
-}
-
-static cJSON *jarr(struct ana *a, cJSON *o, const char *k)
-{
-	return jchk(a, o ? cJSON_AddArrayToObject(o, k) : NULL);
-}
-
-static cJSON *jpush_obj(struct ana *a, cJSON *arr)
-{
-	cJSON *o = cJSON_CreateObject();
-	if (!o || !arr || !cJSON_AddItemToArray(arr, o)) {
-		cJSON_Delete(o);
-		a->oom = true;
-		return NULL;
-	}
-	return o;
-}
-
 /* name, file, line of a source location into o. */
 static void jloc(struct ana *a, cJSON *o, const char *name, const char *file, uint32_t line)
 {
-	jstr(a, o, "name", name);
-	jstr(a, o, "file", file);
-	jnum(a, o, "line", line);
-}
-
-static void jpush_num(struct ana *a, cJSON *arr, double v)
-{
-	cJSON *x = cJSON_CreateNumber(v);
-	if (!x || !arr || !cJSON_AddItemToArray(arr, x)) {
-		cJSON_Delete(x);
-		a->oom = true;
-	}
+	isc_jb_str(&a->jb, o, "name", name);
+	isc_jb_str(&a->jb, o, "file", file);
+	isc_jb_num(&a->jb, o, "line", line);
 }
 
 static double pct(uint64_t part, uint64_t whole)
@@ -1105,52 +898,52 @@ static int emit_functions(struct ana *a, cJSON *cpu, uint64_t traced_ns)
 	if (!rows)
 		return -ENOMEM;
 	qsort(rows, m, sizeof(*rows), row_by_self);
-	jnum(a, cpu, "functions", (double)m);
-	cJSON *top = jarr(a, cpu, "top_functions");
+	isc_jb_num(&a->jb, cpu, "functions", (double)m);
+	cJSON *top = isc_jb_arr(&a->jb, cpu, "top_functions");
 	for (size_t i = 0; i < m && i < a->top_n; i++) {
-		cJSON *o = jpush_obj(a, top);
+		cJSON *o = isc_jb_push_obj(&a->jb, top);
 		if (!o)
 			break;
-		jstr(a, o, "name", rows[i].name);
-		jstr(a, o, "kind", rows[i].kind == ISC_SPAN_PYTHON ? "python" : "op");
-		jstr(a, o, "file", rows[i].file);
-		jnum(a, o, "line", rows[i].line);
-		jnum(a, o, "calls", (double)rows[i].calls);
-		jnum(a, o, "self_ns", (double)rows[i].self_ns);
-		jnum(a, o, "total_ns", (double)rows[i].total_ns);
-		jnum(a, o, "self_pct", pct(rows[i].self_ns, traced_ns));
+		isc_jb_str(&a->jb, o, "name", rows[i].name);
+		isc_jb_str(&a->jb, o, "kind", rows[i].kind == ISC_SPAN_PYTHON ? "python" : "op");
+		isc_jb_str(&a->jb, o, "file", rows[i].file);
+		isc_jb_num(&a->jb, o, "line", rows[i].line);
+		isc_jb_num(&a->jb, o, "calls", (double)rows[i].calls);
+		isc_jb_num(&a->jb, o, "self_ns", (double)rows[i].self_ns);
+		isc_jb_num(&a->jb, o, "total_ns", (double)rows[i].total_ns);
+		isc_jb_num(&a->jb, o, "self_pct", pct(rows[i].self_ns, traced_ns));
 		if (rows[i].kind == ISC_SPAN_PYTHON)
-			jnum(a, o, "ops_self_ns", (double)rows[i].ops_self_ns);
+			isc_jb_num(&a->jb, o, "ops_self_ns", (double)rows[i].ops_self_ns);
 	}
 	/* the same restricted to time inside scopes: the iterations without start-up and imports */
 	uint64_t scoped = 0;
 	for (size_t i = 0; i < m; i++)
 		scoped += rows[i].scoped_self_ns;
 	qsort(rows, m, sizeof(*rows), row_by_scoped);
-	jnum(a, cpu, "scoped_ns", (double)scoped);
-	cJSON *in = jarr(a, cpu, "top_functions_in_scopes");
+	isc_jb_num(&a->jb, cpu, "scoped_ns", (double)scoped);
+	cJSON *in = isc_jb_arr(&a->jb, cpu, "top_functions_in_scopes");
 	for (size_t i = 0; i < m && i < a->top_n && rows[i].scoped_self_ns; i++) {
-		cJSON *o = jpush_obj(a, in);
+		cJSON *o = isc_jb_push_obj(&a->jb, in);
 		if (!o)
 			break;
-		jstr(a, o, "name", rows[i].name);
-		jstr(a, o, "kind", rows[i].kind == ISC_SPAN_PYTHON ? "python" : "op");
-		jstr(a, o, "file", rows[i].file);
-		jnum(a, o, "line", rows[i].line);
-		jnum(a, o, "calls", (double)rows[i].scoped_calls);
-		jnum(a, o, "self_ns", (double)rows[i].scoped_self_ns);
-		jnum(a, o, "self_pct", pct(rows[i].scoped_self_ns, scoped));
+		isc_jb_str(&a->jb, o, "name", rows[i].name);
+		isc_jb_str(&a->jb, o, "kind", rows[i].kind == ISC_SPAN_PYTHON ? "python" : "op");
+		isc_jb_str(&a->jb, o, "file", rows[i].file);
+		isc_jb_num(&a->jb, o, "line", rows[i].line);
+		isc_jb_num(&a->jb, o, "calls", (double)rows[i].scoped_calls);
+		isc_jb_num(&a->jb, o, "self_ns", (double)rows[i].scoped_self_ns);
+		isc_jb_num(&a->jb, o, "self_pct", pct(rows[i].scoped_self_ns, scoped));
 	}
 	/* the Python functions that call the most op time directly: where to look when ops dominate */
 	qsort(rows, m, sizeof(*rows), row_by_ops);
-	cJSON *callers = jarr(a, cpu, "top_op_callers");
+	cJSON *callers = isc_jb_arr(&a->jb, cpu, "top_op_callers");
 	for (size_t i = 0; i < m && i < 10 && rows[i].ops_self_ns; i++) {
-		cJSON *o = jpush_obj(a, callers);
+		cJSON *o = isc_jb_push_obj(&a->jb, callers);
 		if (!o)
 			break;
 		jloc(a, o, rows[i].name, rows[i].file, rows[i].line);
-		jnum(a, o, "ops_self_ns", (double)rows[i].ops_self_ns);
-		jnum(a, o, "ops_pct", pct(rows[i].ops_self_ns, traced_ns));
+		isc_jb_num(&a->jb, o, "ops_self_ns", (double)rows[i].ops_self_ns);
+		isc_jb_num(&a->jb, o, "ops_pct", pct(rows[i].ops_self_ns, traced_ns));
 	}
 	free(rows);
 	return 0;
@@ -1211,21 +1004,21 @@ static int emit_off_cpu(struct ana *a, cJSON *cpu)
 			rows[m++] = rows[i];
 	}
 	qsort(rows, m, sizeof(*rows), off_by_ns);
-	cJSON *top = jarr(a, cpu, "off_cpu_top");
+	cJSON *top = isc_jb_arr(&a->jb, cpu, "off_cpu_top");
 	for (size_t i = 0; i < m && i < OFF_CPU_TOP; i++) {
-		cJSON *o = jpush_obj(a, top);
+		cJSON *o = isc_jb_push_obj(&a->jb, top);
 		if (!o)
 			break;
-		jstr(a, o, "name", rows[i].name);
-		jstr(a, o, "kind", rows[i].kind);
-		jstr(a, o, "file", rows[i].file);
-		jnum(a, o, "line", rows[i].line);
-		jnum(a, o, "blocked_ns", (double)rows[i].ns);
+		isc_jb_str(&a->jb, o, "name", rows[i].name);
+		isc_jb_str(&a->jb, o, "kind", rows[i].kind);
+		isc_jb_str(&a->jb, o, "file", rows[i].file);
+		isc_jb_num(&a->jb, o, "line", rows[i].line);
+		isc_jb_num(&a->jb, o, "blocked_ns", (double)rows[i].ns);
 		if (!rows[i].py_name) {
-			jchk(a, cJSON_AddNullToObject(o, "python"));
+			isc_jb_chk(&a->jb, cJSON_AddNullToObject(o, "python"));
 			continue;
 		}
-		jloc(a, jobj(a, o, "python"), rows[i].py_name, rows[i].py_file, rows[i].py_line);
+		jloc(a, isc_jb_obj(&a->jb, o, "python"), rows[i].py_name, rows[i].py_file, rows[i].py_line);
 	}
 	free(rows);
 	return 0;
@@ -1267,7 +1060,7 @@ static int cmp_span_out(const void *x, const void *y)
 static void emit_dataloader(struct ana *a, cJSON *it, bool steady, uint64_t from, uint64_t to, uint64_t dl_ns)
 {
 	if (!a->dl_calls) {
-		jchk(a, cJSON_AddNullToObject(it, "dataloader"));
+		isc_jb_chk(&a->jb, cJSON_AddNullToObject(it, "dataloader"));
 		return;
 	}
 	uint32_t name_id = 0;
@@ -1285,13 +1078,13 @@ static void emit_dataloader(struct ana *a, cJSON *it, bool steady, uint64_t from
 			best = a->scs[i].total_ns;
 			name_id = a->scs[i].name_id;
 		}
-	cJSON *o = jobj(a, it, "dataloader");
-	jnum(a, o, "total_ns", (double)a->dl_closed_ns);
-	jnum(a, o, "calls", (double)a->dl_calls);
+	cJSON *o = isc_jb_obj(&a->jb, it, "dataloader");
+	isc_jb_num(&a->jb, o, "total_ns", (double)a->dl_closed_ns);
+	isc_jb_num(&a->jb, o, "calls", (double)a->dl_calls);
 	bool have = steady && to > from;
-	jnum_or_null(a, o, "pct_of_step", have, have ? round(1e4 * (double)dl_ns / (double)(to - from)) / 100 : 0);
+	isc_jb_num_or_null(&a->jb, o, "pct_of_step", have, have ? round(1e4 * (double)dl_ns / (double)(to - from)) / 100 : 0);
 	const struct isc_tl_string *s = isc_timeline_string_borrow(a->t, name_id);
-	jloc(a, jobj(a, o, "function"), s ? s->name : "?", s ? s->file : "", s ? s->line : 0);
+	jloc(a, isc_jb_obj(&a->jb, o, "function"), s ? s->name : "?", s ? s->file : "", s ? s->line : 0);
 }
 
 #define ITER_SPANS_MAX 1000
@@ -1302,16 +1095,16 @@ static void emit_histogram(struct ana *a, cJSON *it, const uint64_t *lat, size_t
 {
 	uint64_t edges[ITER_HIST_BINS + 1], counts[ITER_HIST_BINS];
 	if (!n) {
-		jchk(a, cJSON_AddNullToObject(it, "histogram"));
+		isc_jb_chk(&a->jb, cJSON_AddNullToObject(it, "histogram"));
 		return;
 	}
 	unsigned k = isc_histogram_linear(lat, n, ITER_HIST_BINS, edges, counts);
-	cJSON *h = jobj(a, it, "histogram");
-	cJSON *e = jarr(a, h, "edges_ns"), *c = jarr(a, h, "counts");
+	cJSON *h = isc_jb_obj(&a->jb, it, "histogram");
+	cJSON *e = isc_jb_arr(&a->jb, h, "edges_ns"), *c = isc_jb_arr(&a->jb, h, "counts");
 	for (unsigned i = 0; i <= k && e && c; i++) {
-		jpush_num(a, e, (double)edges[i]);
+		isc_jb_push_num(&a->jb, e, (double)edges[i]);
 		if (i < k)
-			jpush_num(a, c, (double)counts[i]);
+			isc_jb_push_num(&a->jb, c, (double)counts[i]);
 	}
 }
 
@@ -1324,7 +1117,7 @@ static void emit_histogram(struct ana *a, cJSON *it, const uint64_t *lat, size_t
  */
 static int emit_iterations(struct ana *a, cJSON *root)
 {
-	cJSON *it = jobj(a, root, "iterations");
+	cJSON *it = isc_jb_obj(&a->jb, root, "iterations");
 	struct scope *best = NULL;
 	for (size_t i = 0; i < a->nscs; i++) {
 		struct scope *s = &a->scs[i];
@@ -1333,9 +1126,9 @@ static int emit_iterations(struct ana *a, cJSON *root)
 		if (!best || s->n > best->n || (s->n == best->n && s->total_ns > best->total_ns))
 			best = s;
 	}
-	jstr(a, it, "name", best ? scope_name(a, best) : NULL);
-	jnum(a, it, "count", best ? (double)best->n : 0);
-	jstr(a, it, "rule", "iterations = spans of the most frequent scope name (DataLoader annotations "
+	isc_jb_str(&a->jb, it, "name", best ? scope_name(a, best) : NULL);
+	isc_jb_num(&a->jb, it, "count", best ? (double)best->n : 0);
+	isc_jb_str(&a->jb, it, "rule", "iterations = spans of the most frequent scope name (DataLoader annotations "
 			    "left out); warm-up = the first iteration of each process that ran at least 2");
 	uint64_t *lat = NULL;
 	struct span_out *spans = NULL;
@@ -1380,50 +1173,50 @@ static int emit_iterations(struct ana *a, cJSON *root)
 		qsort(lat, nlat, sizeof(*lat), cmp_u64);
 		qsort(spans, nspans, sizeof(*spans), cmp_span_out);
 	}
-	jnum(a, it, "warmup_excluded", (double)warm);
-	jnum(a, it, "incomplete_excluded", (double)incomplete);
-	jnum(a, it, "samples", (double)nlat);
-	cJSON *l = jobj(a, it, "latency_ns");
-	cJSON *ci = jobj(a, it, "latency_ci95_ns");
+	isc_jb_num(&a->jb, it, "warmup_excluded", (double)warm);
+	isc_jb_num(&a->jb, it, "incomplete_excluded", (double)incomplete);
+	isc_jb_num(&a->jb, it, "samples", (double)nlat);
+	cJSON *l = isc_jb_obj(&a->jb, it, "latency_ns");
+	cJSON *ci = isc_jb_obj(&a->jb, it, "latency_ci95_ns");
 	static const struct { const char *k; double p; } qs[] = { { "p50", .5 }, { "p90", .9 }, { "p99", .99 } };
 	for (size_t i = 0; i < 3; i++) {
 		size_t lo = 0, hi = 0;
-		jnum_or_null(a, l, qs[i].k, nlat, nlat ? (double)isc_quantile_sorted(lat, nlat, qs[i].p) : 0);
+		isc_jb_num_or_null(&a->jb, l, qs[i].k, nlat, nlat ? (double)isc_quantile_sorted(lat, nlat, qs[i].p) : 0);
 		isc_quantile_ci(nlat, qs[i].p, 0.95, &lo, &hi);
-		cJSON *c = jobj(a, ci, qs[i].k);
-		jnum_or_null(a, c, "low", lo, lo ? (double)lat[lo - 1] : 0);
-		jnum_or_null(a, c, "high", hi, hi ? (double)lat[hi - 1] : 0);
+		cJSON *c = isc_jb_obj(&a->jb, ci, qs[i].k);
+		isc_jb_num_or_null(&a->jb, c, "low", lo, lo ? (double)lat[lo - 1] : 0);
+		isc_jb_num_or_null(&a->jb, c, "high", hi, hi ? (double)lat[hi - 1] : 0);
 	}
 	double sum = 0;
 	for (size_t i = 0; i < nlat; i++)
 		sum += (double)lat[i];
-	jnum_or_null(a, l, "mean", nlat, nlat ? round(sum / (double)nlat) : 0);
-	jnum_or_null(a, l, "min", nlat, nlat ? (double)lat[0] : 0);
-	jnum_or_null(a, l, "max", nlat, nlat ? (double)lat[nlat - 1] : 0);
+	isc_jb_num_or_null(&a->jb, l, "mean", nlat, nlat ? round(sum / (double)nlat) : 0);
+	isc_jb_num_or_null(&a->jb, l, "min", nlat, nlat ? (double)lat[0] : 0);
+	isc_jb_num_or_null(&a->jb, l, "max", nlat, nlat ? (double)lat[nlat - 1] : 0);
 	emit_histogram(a, it, lat, nlat);
 	free(lat);
-	cJSON *sc = jarr(a, it, "scopes");
+	cJSON *sc = isc_jb_arr(&a->jb, it, "scopes");
 	for (size_t i = 0; i < a->nscs && i < 20; i++) {
-		cJSON *o = jpush_obj(a, sc);
+		cJSON *o = isc_jb_push_obj(&a->jb, sc);
 		if (!o)
 			break;
-		jstr(a, o, "name", scope_name(a, &a->scs[i]));
-		jnum(a, o, "count", (double)a->scs[i].n);
-		jnum(a, o, "total_ns", (double)a->scs[i].total_ns);
+		isc_jb_str(&a->jb, o, "name", scope_name(a, &a->scs[i]));
+		isc_jb_num(&a->jb, o, "count", (double)a->scs[i].n);
+		isc_jb_num(&a->jb, o, "total_ns", (double)a->scs[i].total_ns);
 	}
-	cJSON *sp = jarr(a, it, "spans");
+	cJSON *sp = isc_jb_arr(&a->jb, it, "spans");
 	for (size_t i = 0; i < nspans && i < ITER_SPANS_MAX && sp; i++) {
 		cJSON *pair = cJSON_CreateArray();
-		if (!jchk(a, pair) || !cJSON_AddItemToArray(sp, pair)) {
+		if (!isc_jb_chk(&a->jb, pair) || !cJSON_AddItemToArray(sp, pair)) {
 			cJSON_Delete(pair);
-			a->oom = true;
+			a->jb.oom = true;
 			break;
 		}
-		jpush_num(a, pair, (double)(spans[i].begin - a->first_ts));
-		jpush_num(a, pair, (double)(spans[i].end - a->first_ts));
+		isc_jb_push_num(&a->jb, pair, (double)(spans[i].begin - a->first_ts));
+		isc_jb_push_num(&a->jb, pair, (double)(spans[i].end - a->first_ts));
 	}
-	jbool(a, it, "spans_truncated", nspans > ITER_SPANS_MAX);
-	jnum(a, it, "warmup_spans", (double)(warm < ITER_SPANS_MAX ? warm : ITER_SPANS_MAX));
+	isc_jb_bool(&a->jb, it, "spans_truncated", nspans > ITER_SPANS_MAX);
+	isc_jb_num(&a->jb, it, "warmup_spans", (double)(warm < ITER_SPANS_MAX ? warm : ITER_SPANS_MAX));
 	free(spans);
 	emit_dataloader(a, it, nlat > 0, st_from, st_to, dl_to > dl_from ? dl_to - dl_from : 0);
 	return 0;
@@ -1449,13 +1242,13 @@ static int cmp_thread(const void *x, const void *y)
 
 static void emit_rates(struct ana *a, cJSON *o, const struct proc *p, double *vsum, double *isum)
 {
-	cJSON *cs = jobj(a, o, "context_switches");
+	cJSON *cs = isc_jb_obj(&a->jb, o, "context_switches");
 	bool have = p->nsamples >= 2 && p->s_ts1 > p->s_ts0;
 	double s = have ? (double)(p->s_ts1 - p->s_ts0) / 1e9 : 1;
 	double v = have && p->vcsw1 >= p->vcsw0 ? round(100 * (double)(p->vcsw1 - p->vcsw0) / s) / 100 : 0;
 	double iv = have && p->ivcsw1 >= p->ivcsw0 ? round(100 * (double)(p->ivcsw1 - p->ivcsw0) / s) / 100 : 0;
-	jnum_or_null(a, cs, "voluntary_per_s", have, v);
-	jnum_or_null(a, cs, "involuntary_per_s", have, iv);
+	isc_jb_num_or_null(&a->jb, cs, "voluntary_per_s", have, v);
+	isc_jb_num_or_null(&a->jb, cs, "involuntary_per_s", have, iv);
 	*vsum += v;
 	*isum += iv;
 }
@@ -1468,7 +1261,7 @@ static const char *exit_how_name(uint64_t how)
 static void emit_processes(struct ana *a, cJSON *root, double *vsum, double *isum, bool *have_cs)
 {
 	const struct isc_tl_header *h = isc_timeline_header_borrow(a->t);
-	cJSON *ps = jarr(a, root, "processes");
+	cJSON *ps = isc_jb_arr(&a->jb, root, "processes");
 	if (a->nprs) /* NULL arrays when a timeline has no process (only GPU operations) */
 		qsort(a->prs, a->nprs, sizeof(*a->prs), cmp_proc);
 	if (a->nths)
@@ -1476,47 +1269,47 @@ static void emit_processes(struct ana *a, cJSON *root, double *vsum, double *isu
 	size_t ti = 0;
 	for (size_t i = 0; i < a->nprs; i++) {
 		const struct proc *p = a->prs[i];
-		cJSON *o = jpush_obj(a, ps);
+		cJSON *o = isc_jb_push_obj(&a->jb, ps);
 		if (!o)
 			return;
-		jnum(a, o, "pid", p->pid);
-		jnum_or_null(a, o, "ppid", p->have_info, p->ppid);
+		isc_jb_num(&a->jb, o, "pid", p->pid);
+		isc_jb_num_or_null(&a->jb, o, "ppid", p->have_info, p->ppid);
 		/* without PROC_INFO, a lone process is the recorded command */
-		jstr(a, o, "command", p->command ? p->command : a->nprs == 1 ? h->cmdline : "");
-		jnum_or_null(a, o, "exit_status", p->have_exit, (double)p->exit_status);
-		jstr(a, o, "exit_how", p->have_exit ? exit_how_name(p->exit_how) : NULL);
-		jnum_or_null(a, o, "cpu_ns", p->nsamples, (double)p->cpu_ns);
-		jnum_or_null(a, o, "system_ns", p->nsamples, (double)p->sys_ns);
-		jnum_or_null(a, o, "rss_peak_bytes", p->have_rss, (double)p->rss_peak);
-		jnum_or_null(a, o, "minor_faults", p->nsamples, (double)p->minflt);
-		jnum_or_null(a, o, "major_faults", p->nsamples, (double)p->majflt);
+		isc_jb_str(&a->jb, o, "command", p->command ? p->command : a->nprs == 1 ? h->cmdline : "");
+		isc_jb_num_or_null(&a->jb, o, "exit_status", p->have_exit, (double)p->exit_status);
+		isc_jb_str(&a->jb, o, "exit_how", p->have_exit ? exit_how_name(p->exit_how) : NULL);
+		isc_jb_num_or_null(&a->jb, o, "cpu_ns", p->nsamples, (double)p->cpu_ns);
+		isc_jb_num_or_null(&a->jb, o, "system_ns", p->nsamples, (double)p->sys_ns);
+		isc_jb_num_or_null(&a->jb, o, "rss_peak_bytes", p->have_rss, (double)p->rss_peak);
+		isc_jb_num_or_null(&a->jb, o, "minor_faults", p->nsamples, (double)p->minflt);
+		isc_jb_num_or_null(&a->jb, o, "major_faults", p->nsamples, (double)p->majflt);
 		emit_rates(a, o, p, vsum, isum);
 		*have_cs |= p->nsamples >= 2 && p->s_ts1 > p->s_ts0;
-		cJSON *ts = jarr(a, o, "threads");
+		cJSON *ts = isc_jb_arr(&a->jb, o, "threads");
 		while (ti < a->nths && a->ths[ti]->pid < p->pid)
 			ti++;
 		for (; ti < a->nths && a->ths[ti]->pid == p->pid; ti++) {
 			const struct thread *th = a->ths[ti];
-			cJSON *t = jpush_obj(a, ts);
+			cJSON *t = isc_jb_push_obj(&a->jb, ts);
 			if (!t)
 				return;
-			jnum(a, t, "tid", th->tid);
-			jstr(a, t, "name", th->name ? th->name : th->comm ? th->comm : "");
-			jstr(a, t, "comm", th->comm);
-			jnum_or_null(a, t, "cpu_ns", th->have_cpu, (double)th->cpu_ns);
-			jnum_or_null(a, t, "system_ns", th->have_cpu, (double)th->sys_ns);
-			jbool(a, t, "traced", th->traced);
-			jnum(a, t, "events", (double)th->events);
-			jnum(a, t, "python_ns", (double)(th->python_ns - th->off_py_ns));
-			jnum(a, t, "ops_ns", (double)(th->ops_ns - th->off_ops_ns));
-			jnum(a, t, "off_cpu_ns", (double)(th->off_ops_ns + th->off_py_ns));
+			isc_jb_num(&a->jb, t, "tid", th->tid);
+			isc_jb_str(&a->jb, t, "name", th->name ? th->name : th->comm ? th->comm : "");
+			isc_jb_str(&a->jb, t, "comm", th->comm);
+			isc_jb_num_or_null(&a->jb, t, "cpu_ns", th->have_cpu, (double)th->cpu_ns);
+			isc_jb_num_or_null(&a->jb, t, "system_ns", th->have_cpu, (double)th->sys_ns);
+			isc_jb_bool(&a->jb, t, "traced", th->traced);
+			isc_jb_num(&a->jb, t, "events", (double)th->events);
+			isc_jb_num(&a->jb, t, "python_ns", (double)(th->python_ns - th->off_py_ns));
+			isc_jb_num(&a->jb, t, "ops_ns", (double)(th->ops_ns - th->off_ops_ns));
+			isc_jb_num(&a->jb, t, "off_cpu_ns", (double)(th->off_ops_ns + th->off_py_ns));
 			if (th->have_cpu) {
 				char st[2] = { th->state, 0 };
-				jstr(a, t, "state", st);
-				jnum(a, t, "last_cpu", (double)th->last_cpu);
+				isc_jb_str(&a->jb, t, "state", st);
+				isc_jb_num(&a->jb, t, "last_cpu", (double)th->last_cpu);
 			}
 			if (th->have_numa)
-				jnum(a, t, "numa_node", (double)th->numa_node);
+				isc_jb_num(&a->jb, t, "numa_node", (double)th->numa_node);
 		}
 	}
 }
@@ -1525,7 +1318,7 @@ static void emit_processes(struct ana *a, cJSON *root, double *vsum, double *isu
 
 static int emit_memory(struct ana *a, cJSON *root)
 {
-	cJSON *m = jobj(a, root, "memory");
+	cJSON *m = isc_jb_obj(&a->jb, root, "memory");
 	uint64_t majflt = 0, minflt = 0, pswap = 0;
 	bool have_faults = false, have_smaps = false;
 	for (size_t i = 0; i < a->nprs; i++) {
@@ -1542,30 +1335,30 @@ static int emit_memory(struct ana *a, cJSON *root)
 	uint64_t npts = 0;
 	uint64_t cut = a->first_ts + (a->last_ts - a->first_ts) / 10;
 	bool have_slope = isc_lsq_slope(a->rss_lsq, cut, UINT64_MAX, &slope, &npts);
-	jnum_or_null(a, m, "rss_peak_bytes", a->have_rss, (double)a->rss_total_peak);
-	jnum_or_null(a, m, "rss_growth_bytes_per_s", have_slope, round(slope));
-	jnum(a, m, "rss_growth_samples", (double)npts);
+	isc_jb_num_or_null(&a->jb, m, "rss_peak_bytes", a->have_rss, (double)a->rss_total_peak);
+	isc_jb_num_or_null(&a->jb, m, "rss_growth_bytes_per_s", have_slope, round(slope));
+	isc_jb_num(&a->jb, m, "rss_growth_samples", (double)npts);
 	/* the same between the end of the warm-up iterations and the last
 	 * iteration's end: steady-state growth, without start-up and teardown */
 	if (a->warm_end_ts > cut)
 		cut = a->warm_end_ts;
 	have_slope = a->warm_end_ts && isc_lsq_slope(a->rss_lsq, cut, a->iter_end_ts, &slope, &npts);
-	jnum_or_null(a, m, "rss_growth_after_warmup_bytes_per_s", have_slope, round(slope));
-	jnum_or_null(a, m, "after_warmup_span_ns", a->warm_end_ts && a->iter_end_ts > a->warm_end_ts,
+	isc_jb_num_or_null(&a->jb, m, "rss_growth_after_warmup_bytes_per_s", have_slope, round(slope));
+	isc_jb_num_or_null(&a->jb, m, "after_warmup_span_ns", a->warm_end_ts && a->iter_end_ts > a->warm_end_ts,
 		     (double)(a->iter_end_ts - a->warm_end_ts));
-	jnum_or_null(a, m, "major_faults", have_faults, (double)majflt);
-	jnum_or_null(a, m, "minor_faults", have_faults, (double)minflt);
-	jnum_or_null(a, m, "swap_used_bytes_max", a->have_meminfo, (double)a->swap_used_max);
-	jnum_or_null(a, m, "mem_available_bytes_min", a->have_meminfo, (double)a->mem_avail_min);
-	jnum_or_null(a, m, "process_swap_bytes_max", have_smaps, (double)pswap);
-	cJSON *pr = jobj(a, m, "pressure");
+	isc_jb_num_or_null(&a->jb, m, "major_faults", have_faults, (double)majflt);
+	isc_jb_num_or_null(&a->jb, m, "minor_faults", have_faults, (double)minflt);
+	isc_jb_num_or_null(&a->jb, m, "swap_used_bytes_max", a->have_meminfo, (double)a->swap_used_max);
+	isc_jb_num_or_null(&a->jb, m, "mem_available_bytes_min", a->have_meminfo, (double)a->mem_avail_min);
+	isc_jb_num_or_null(&a->jb, m, "process_swap_bytes_max", have_smaps, (double)pswap);
+	cJSON *pr = isc_jb_obj(&a->jb, m, "pressure");
 	static const char *const res[3] = { "cpu", "memory", "io" };
 	for (int i = 0; i < 3; i++) {
 		const struct pressure *ps = &a->psi[i];
-		cJSON *o = jobj(a, pr, res[i]);
+		cJSON *o = isc_jb_obj(&a->jb, pr, res[i]);
 		bool span = ps->n >= 2 && ps->ts1 > ps->ts0 && ps->tot1 >= ps->tot0;
-		jnum_or_null(a, o, "some_avg10_max", ps->have, (double)ps->avg10_max_x100 / 100);
-		jnum_or_null(a, o, "some_stall_pct", span,
+		isc_jb_num_or_null(&a->jb, o, "some_avg10_max", ps->have, (double)ps->avg10_max_x100 / 100);
+		isc_jb_num_or_null(&a->jb, o, "some_stall_pct", span,
 			     span ? round(1e4 * (double)(ps->tot1 - ps->tot0) * 1e3 / (double)(ps->ts1 - ps->ts0)) / 100 : 0);
 	}
 	size_t n;
@@ -1573,13 +1366,13 @@ static int emit_memory(struct ana *a, cJSON *root)
 	if (!rows)
 		return -ENOMEM;
 	qsort(rows, n, sizeof(*rows), row_by_growth);
-	cJSON *g = jarr(a, m, "growth_top");
+	cJSON *g = isc_jb_arr(&a->jb, m, "growth_top");
 	for (size_t i = 0; i < n && i < GROWTH_TOP && rows[i].growth_bytes; i++) {
-		cJSON *o = jpush_obj(a, g);
+		cJSON *o = isc_jb_push_obj(&a->jb, g);
 		if (!o)
 			break;
 		jloc(a, o, rows[i].name, rows[i].file, rows[i].line);
-		jnum(a, o, "growth_bytes", (double)rows[i].growth_bytes);
+		isc_jb_num(&a->jb, o, "growth_bytes", (double)rows[i].growth_bytes);
 	}
 	free(rows);
 	return 0;
@@ -1593,10 +1386,10 @@ static cJSON *build(struct ana *a, bool damaged)
 	cJSON *root = cJSON_CreateObject();
 	if (!root)
 		return NULL;
-	jnum(a, root, "schema_version", ISC_FINDINGS_SCHEMA_VERSION);
-	cJSON *tool = jobj(a, root, "tool");
-	jstr(a, tool, "name", "iscope-analyze");
-	jstr(a, tool, "version", ISC_VERSION);
+	isc_jb_num(&a->jb, root, "schema_version", ISC_FINDINGS_SCHEMA_VERSION);
+	cJSON *tool = isc_jb_obj(&a->jb, root, "tool");
+	isc_jb_str(&a->jb, tool, "name", "iscope-analyze");
+	isc_jb_str(&a->jb, tool, "version", ISC_VERSION);
 
 	uint64_t python = 0, ops = 0, off_ops = 0, off_py = 0, ntraced = 0, vsw = 0, ivsw = 0;
 	bool measured = false;
@@ -1616,54 +1409,54 @@ static cJSON *build(struct ana *a, bool damaged)
 	}
 	uint64_t traced = python + ops;
 
-	cJSON *s = jobj(a, root, "summary");
-	jnum(a, s, "wall_ns", a->have_ts ? (double)(a->last_ts - a->first_ts) : 0);
-	jnum(a, s, "start_ns", (double)a->first_ts);
-	jnum(a, s, "end_ns", (double)a->last_ts);
-	jnum(a, s, "events", (double)st->events);
-	jnum(a, s, "dropped_events", (double)(st->have_end ? st->dropped : a->dropped_sum));
-	jnum(a, s, "lost_frames", (double)st->lost_frames);
+	cJSON *s = isc_jb_obj(&a->jb, root, "summary");
+	isc_jb_num(&a->jb, s, "wall_ns", a->have_ts ? (double)(a->last_ts - a->first_ts) : 0);
+	isc_jb_num(&a->jb, s, "start_ns", (double)a->first_ts);
+	isc_jb_num(&a->jb, s, "end_ns", (double)a->last_ts);
+	isc_jb_num(&a->jb, s, "events", (double)st->events);
+	isc_jb_num(&a->jb, s, "dropped_events", (double)(st->have_end ? st->dropped : a->dropped_sum));
+	isc_jb_num(&a->jb, s, "lost_frames", (double)st->lost_frames);
 	/* abrupt: the trace was cut short, or the workload was killed */
 	bool cut = !st->have_end || st->abrupt;
-	jbool(a, s, "abrupt", cut || st->signaled);
-	jstr(a, s, "end_reason", cut ? "cut" : st->signaled ? "signaled" : "exited");
+	isc_jb_bool(&a->jb, s, "abrupt", cut || st->signaled);
+	isc_jb_str(&a->jb, s, "end_reason", cut ? "cut" : st->signaled ? "signaled" : "exited");
 	/* a cut trace never recorded how the workload ended */
-	jnum_or_null(a, s, "exit_status", !cut, st->exit_status);
-	jnum_or_null(a, s, "exit_signal", !cut && st->signaled, st->exit_status - 128);
-	jnum(a, s, "processes", (double)a->nprs);
-	jnum(a, s, "threads", (double)a->nths);
-	jnum(a, s, "traced_threads", (double)ntraced);
-	jbool(a, s, "damaged", damaged);
-	jbool(a, s, "complete", st->have_end);
-	jnum(a, s, "unclosed_spans", (double)a->unclosed_spans);
-	jnum(a, s, "merge_closed_spans", (double)a->merge_closed_spans);
-	jnum(a, s, "unmatched_span_ends", (double)a->unmatched_ends);
-	jnum(a, s, "clock_uncertainty_ns", (double)h->clock_uncertainty_ns);
-	jnum(a, s, "warnings_total", (double)a->warns_total);
-	cJSON *ws = jarr(a, s, "warnings");
+	isc_jb_num_or_null(&a->jb, s, "exit_status", !cut, st->exit_status);
+	isc_jb_num_or_null(&a->jb, s, "exit_signal", !cut && st->signaled, st->exit_status - 128);
+	isc_jb_num(&a->jb, s, "processes", (double)a->nprs);
+	isc_jb_num(&a->jb, s, "threads", (double)a->nths);
+	isc_jb_num(&a->jb, s, "traced_threads", (double)ntraced);
+	isc_jb_bool(&a->jb, s, "damaged", damaged);
+	isc_jb_bool(&a->jb, s, "complete", st->have_end);
+	isc_jb_num(&a->jb, s, "unclosed_spans", (double)a->unclosed_spans);
+	isc_jb_num(&a->jb, s, "merge_closed_spans", (double)a->merge_closed_spans);
+	isc_jb_num(&a->jb, s, "unmatched_span_ends", (double)a->unmatched_ends);
+	isc_jb_num(&a->jb, s, "clock_uncertainty_ns", (double)h->clock_uncertainty_ns);
+	isc_jb_num(&a->jb, s, "warnings_total", (double)a->warns_total);
+	cJSON *ws = isc_jb_arr(&a->jb, s, "warnings");
 	for (size_t i = 0; i < a->nwarns; i++) {
-		cJSON *w = jpush_obj(a, ws);
+		cJSON *w = isc_jb_push_obj(&a->jb, ws);
 		if (!w)
 			break;
-		jnum(a, w, "pid", a->warns[i].pid);
-		jnum(a, w, "code", (double)a->warns[i].code);
-		jstr(a, w, "kind", warning_kind(a->warns[i].code));
-		jstr(a, w, "message", a->warns[i].msg);
-		jnum(a, w, "count", (double)a->warns[i].count);
+		isc_jb_num(&a->jb, w, "pid", a->warns[i].pid);
+		isc_jb_num(&a->jb, w, "code", (double)a->warns[i].code);
+		isc_jb_str(&a->jb, w, "kind", warning_kind(a->warns[i].code));
+		isc_jb_str(&a->jb, w, "message", a->warns[i].msg);
+		isc_jb_num(&a->jb, w, "count", (double)a->warns[i].count);
 	}
 
-	cJSON *env = jobj(a, root, "environment");
-	jstr(a, env, "host", h->host);
-	jstr(a, env, "cmdline", h->cmdline);
-	jnum(a, env, "ncpu", h->ncpu);
-	jnum(a, env, "sample_hz", h->sample_hz);
+	cJSON *env = isc_jb_obj(&a->jb, root, "environment");
+	isc_jb_str(&a->jb, env, "host", h->host);
+	isc_jb_str(&a->jb, env, "cmdline", h->cmdline);
+	isc_jb_num(&a->jb, env, "ncpu", h->ncpu);
+	isc_jb_num(&a->jb, env, "sample_hz", h->sample_hz);
 	char when[64] = "";
 	time_t secs = (time_t)(h->epoch_realtime_ns / 1000000000u);
 	struct tm tm;
 	if (h->epoch_realtime_ns && gmtime_r(&secs, &tm))
 		snprintf(when, sizeof(when), "%04d-%02d-%02dT%02d:%02d:%02d.%09uZ", tm.tm_year + 1900, tm.tm_mon + 1,
 			 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (unsigned)(h->epoch_realtime_ns % 1000000000u));
-	jstr(a, env, "start_time", *when ? when : NULL);
+	isc_jb_str(&a->jb, env, "start_time", *when ? when : NULL);
 
 	double vsum = 0, isum = 0;
 	bool have_cs = false;
@@ -1671,47 +1464,47 @@ static cJSON *build(struct ana *a, bool damaged)
 	if (emit_iterations(a, root))
 		goto oom;
 
-	cJSON *cpu = jobj(a, root, "cpu");
+	cJSON *cpu = isc_jb_obj(&a->jb, root, "cpu");
 	if (emit_functions(a, cpu, traced))
 		goto oom;
-	cJSON *sp = jobj(a, cpu, "split");
+	cJSON *sp = isc_jb_obj(&a->jb, cpu, "split");
 	uint64_t off = off_ops + off_py;
-	jnum(a, sp, "python_ns", (double)(python - off_py));
-	jnum(a, sp, "ops_ns", (double)(ops - off_ops));
-	jnum(a, sp, "off_cpu_ns", (double)off);
-	jnum(a, sp, "python_pct", pct(python - off_py, traced));
-	jnum(a, sp, "ops_pct", pct(ops - off_ops, traced));
-	jnum(a, sp, "off_cpu_pct", pct(off, traced));
-	jnum(a, sp, "traced_ns", (double)traced);
-	jnum(a, sp, "off_cpu_from_python_ns", (double)off_py);
-	jbool(a, sp, "off_cpu_measured", measured);
-	jnum(a, sp, "voluntary_switches", (double)vsw);
-	jnum(a, sp, "involuntary_switches", (double)ivsw);
-	cJSON *cs = jobj(a, cpu, "context_switches");
-	jnum_or_null(a, cs, "voluntary_per_s", have_cs, round(100 * vsum) / 100);
-	jnum_or_null(a, cs, "involuntary_per_s", have_cs, round(100 * isum) / 100);
-	jnum_or_null(a, cpu, "runnable_threads_mean", a->rounds,
+	isc_jb_num(&a->jb, sp, "python_ns", (double)(python - off_py));
+	isc_jb_num(&a->jb, sp, "ops_ns", (double)(ops - off_ops));
+	isc_jb_num(&a->jb, sp, "off_cpu_ns", (double)off);
+	isc_jb_num(&a->jb, sp, "python_pct", pct(python - off_py, traced));
+	isc_jb_num(&a->jb, sp, "ops_pct", pct(ops - off_ops, traced));
+	isc_jb_num(&a->jb, sp, "off_cpu_pct", pct(off, traced));
+	isc_jb_num(&a->jb, sp, "traced_ns", (double)traced);
+	isc_jb_num(&a->jb, sp, "off_cpu_from_python_ns", (double)off_py);
+	isc_jb_bool(&a->jb, sp, "off_cpu_measured", measured);
+	isc_jb_num(&a->jb, sp, "voluntary_switches", (double)vsw);
+	isc_jb_num(&a->jb, sp, "involuntary_switches", (double)ivsw);
+	cJSON *cs = isc_jb_obj(&a->jb, cpu, "context_switches");
+	isc_jb_num_or_null(&a->jb, cs, "voluntary_per_s", have_cs, round(100 * vsum) / 100);
+	isc_jb_num_or_null(&a->jb, cs, "involuntary_per_s", have_cs, round(100 * isum) / 100);
+	isc_jb_num_or_null(&a->jb, cpu, "runnable_threads_mean", a->rounds,
 		     a->rounds ? round(100 * (double)a->runnable_sum / (double)a->rounds) / 100 : 0);
-	jnum_or_null(a, cpu, "runnable_threads_max", a->rounds, (double)a->runnable_max);
-	jnum_or_null(a, cpu, "threads_max", a->have_threads, (double)a->threads_max);
-	jnum_or_null(a, cpu, "blocked_ns", a->rounds, (double)a->blocked_ns);
-	jnum_or_null(a, cpu, "state_samples", a->rounds, (double)a->state_samples);
+	isc_jb_num_or_null(&a->jb, cpu, "runnable_threads_max", a->rounds, (double)a->runnable_max);
+	isc_jb_num_or_null(&a->jb, cpu, "threads_max", a->have_threads, (double)a->threads_max);
+	isc_jb_num_or_null(&a->jb, cpu, "blocked_ns", a->rounds, (double)a->blocked_ns);
+	isc_jb_num_or_null(&a->jb, cpu, "state_samples", a->rounds, (double)a->state_samples);
 	if (emit_off_cpu(a, cpu) || emit_memory(a, root) || isc_numa_emit(a->numa, root))
 		goto oom;
 	if (isc_gpu_ana_emit(a->gpu, root) ||
 	    isc_series_emit(a->series, a->first_ts, a->last_ts, h->ncpu, root))
 		goto oom;
 
-	cJSON *mk = jarr(a, root, "marks");
+	cJSON *mk = isc_jb_arr(&a->jb, root, "marks");
 	for (size_t i = 0; i < a->nmks; i++) {
-		cJSON *o = jpush_obj(a, mk);
+		cJSON *o = isc_jb_push_obj(&a->jb, mk);
 		if (!o)
 			break;
-		jstr(a, o, "name", str_name(a, a->mks[i].name_id));
-		jnum(a, o, "count", (double)a->mks[i].count);
-		jnum(a, o, "sum", (double)a->mks[i].sum);
+		isc_jb_str(&a->jb, o, "name", str_name(a, a->mks[i].name_id));
+		isc_jb_num(&a->jb, o, "count", (double)a->mks[i].count);
+		isc_jb_num(&a->jb, o, "sum", (double)a->mks[i].sum);
 	}
-	if (a->oom || isc_findings_evaluate(root))
+	if (a->jb.oom || isc_findings_evaluate(root))
 		goto oom;
 	return root;
 oom:
@@ -1726,7 +1519,7 @@ static void ana_free(struct ana *a)
 		free(th->name);
 		free(th->comm);
 		free(th->stack);
-		imap_free(&th->active);
+		isc_umap_free(&th->active);
 		free(th);
 	}
 	for (size_t i = 0; i < a->nprs; i++) {
@@ -1735,12 +1528,12 @@ static void ana_free(struct ana *a)
 	}
 	for (size_t i = 0; i < a->nscs; i++)
 		free(a->scs[i].s);
-	imap_free(&a->fn_map);
-	imap_free(&a->th_map);
-	imap_free(&a->pr_map);
-	imap_free(&a->sc_map);
-	imap_free(&a->mk_map);
-	imap_free(&a->off_map);
+	isc_umap_free(&a->fn_map);
+	isc_umap_free(&a->th_map);
+	isc_umap_free(&a->pr_map);
+	isc_umap_free(&a->sc_map);
+	isc_umap_free(&a->mk_map);
+	isc_umap_free(&a->off_map);
 	free(a->offs);
 	free(a->fns);
 	free(a->ths);

@@ -95,8 +95,9 @@
 #include <string.h>
 
 #include "analyze_gpu.h"
+#include "analyze_util.h"
 
-#define GNONE UINT32_MAX
+#define GNONE ISC_UMAP_NONE
 #define MAX_HDEV 8                /* devices followed for host_during_idle */
 #define LAUNCH_MAX (1u << 18)     /* launch calls waiting for their op */
 #define PENDING_MAX (1u << 20)    /* --hta-compat FIFO */
@@ -113,121 +114,6 @@
 #define TOP_SITES 5
 #define NVML_MAX 64               /* NVML devices followed (as the sampler) */
 
-/* ---- u64 -> u32 map, open addressing, linear probing, deletions --------- */
-struct gmap {
-	uint64_t *k;
-	uint32_t *v; /* GNONE = empty */
-	size_t cap, n;
-};
-
-static uint64_t hash64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	return x ^ (x >> 33);
-}
-
-/* *slot = the value slot of key, inserted with GNONE when absent. */
-static int gmap_slot(struct gmap *m, uint64_t key, uint32_t **slot)
-{
-	if (2 * (m->n + 1) > m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 64;
-		uint64_t *k = malloc(cap * sizeof(*k));
-		uint32_t *v = malloc(cap * sizeof(*v));
-		if (!k || !v) {
-			free(k);
-			free(v);
-			return -ENOMEM;
-		}
-		memset(v, 0xff, cap * sizeof(*v));
-		for (size_t i = 0; i < m->cap; i++) {
-			if (m->v[i] == GNONE)
-				continue;
-			size_t j = hash64(m->k[i]) & (cap - 1);
-			while (v[j] != GNONE)
-				j = (j + 1) & (cap - 1);
-			k[j] = m->k[i];
-			v[j] = m->v[i];
-		}
-		free(m->k);
-		free(m->v);
-		m->k = k;
-		m->v = v;
-		m->cap = cap;
-	}
-	size_t i = hash64(key) & (m->cap - 1);
-	while (m->v[i] != GNONE && m->k[i] != key)
-		i = (i + 1) & (m->cap - 1);
-	if (m->v[i] == GNONE) {
-		m->k[i] = key;
-		m->n++;
-	}
-	*slot = &m->v[i];
-	return 0;
-}
-
-static uint32_t gmap_get(const struct gmap *m, uint64_t key)
-{
-	if (!m->cap)
-		return GNONE;
-	size_t i = hash64(key) & (m->cap - 1);
-	while (m->v[i] != GNONE && m->k[i] != key)
-		i = (i + 1) & (m->cap - 1);
-	return m->v[i];
-}
-
-/* Removes key; later entries of its probe run shift back (no tombstones). */
-static void gmap_del(struct gmap *m, uint64_t key)
-{
-	if (!m->cap)
-		return;
-	size_t mask = m->cap - 1, i = hash64(key) & mask;
-	while (m->v[i] != GNONE && m->k[i] != key)
-		i = (i + 1) & mask;
-	if (m->v[i] == GNONE)
-		return;
-	m->n--;
-	for (size_t j = i;;) {
-		m->v[i] = GNONE;
-		for (;;) {
-			j = (j + 1) & mask;
-			if (m->v[j] == GNONE)
-				return;
-			size_t home = hash64(m->k[j]) & mask;
-			/* j's entry may move to i when its home is not in (i, j] */
-			if (i <= j ? (home <= i || home > j) : (home <= i && home > j))
-				break;
-		}
-		m->k[i] = m->k[j];
-		m->v[i] = m->v[j];
-		i = j;
-	}
-}
-
-static void gmap_free(struct gmap *m)
-{
-	free(m->k);
-	free(m->v);
-}
-
-/* Grows *arr (elements of sz bytes) so that index n fits. */
-static int grow(void *arr, size_t *cap, size_t n, size_t sz)
-{
-	if (n < *cap)
-		return 0;
-	size_t c = *cap ? *cap * 2 : 8;
-	while (c <= n)
-		c *= 2;
-	void *p = realloc(*(void **)arr, c * sz);
-	if (!p)
-		return -ENOMEM;
-	*(void **)arr = p;
-	*cap = c;
-	return 0;
-}
-
 /* qsort, which must not be given a NULL array even when empty. */
 static void sort_n(void *p, size_t n, size_t sz, int (*cmp)(const void *, const void *))
 {
@@ -236,15 +122,15 @@ static void sort_n(void *p, size_t n, size_t sz, int (*cmp)(const void *, const 
 }
 
 /* Index stored in map m for key, or a new element of *arr (zeroed) at index *n. */
-static uint32_t map_index(struct gmap *m, uint64_t key, void *arr, size_t *n, size_t *cap, size_t sz, bool *fresh)
+static uint32_t map_index(struct isc_umap *m, uint64_t key, void *arr, size_t *n, size_t *cap, size_t sz, bool *fresh)
 {
 	uint32_t *slot;
 	*fresh = false;
-	if (gmap_slot(m, key, &slot))
+	if (isc_umap_slot(m, key, &slot))
 		return GNONE;
 	if (*slot != GNONE)
 		return *slot;
-	if (grow(arr, cap, *n, sz))
+	if (isc_grow(arr, cap, *n, sz))
 		return GNONE; /* the key stays with GNONE: looked up again next time */
 	memset((char *)*(void **)arr + *n * sz, 0, sz);
 	*slot = (uint32_t)*n;
@@ -381,7 +267,7 @@ struct samples {
 };
 
 struct acc {
-	struct gmap dev_map, st_map, k_map, s_map, mc_map;
+	struct isc_umap dev_map, st_map, k_map, s_map, mc_map;
 	struct adev *devs;
 	size_t ndevs, devs_cap;
 	struct astream *sts;
@@ -438,7 +324,7 @@ static int samples_add(struct samples *s, int64_t x)
 	if (!s->seen++ || x > s->max)
 		s->max = x;
 	if (s->n < SAMPLES_MAX) {
-		if (grow(&s->v, &s->cap, s->n, sizeof(*s->v)))
+		if (isc_grow(&s->v, &s->cap, s->n, sizeof(*s->v)))
 			return -ENOMEM;
 		s->v[s->n++] = x;
 		return 0;
@@ -514,7 +400,7 @@ static int queue_push(struct astream *s, int64_t launch, int64_t end)
 }
 
 /* Adds dur to the row of name_id, or of sync_kind when name_id is 0 (a sync op with no name). */
-static int add_nstat(struct gmap *m, struct nstat **arr, size_t *n, size_t *cap, uint32_t name_id, uint8_t sync_kind,
+static int add_nstat(struct isc_umap *m, struct nstat **arr, size_t *n, size_t *cap, uint32_t name_id, uint8_t sync_kind,
 		     int64_t dur)
 {
 	bool fresh;
@@ -641,7 +527,7 @@ static int acc_op(struct acc *a, const struct gop *op, bool hta)
 				       a->ms[i].src_mem == op->src_mem && a->ms[i].dst_mem == op->dst_mem))
 			i++;
 		if (i == a->nms) {
-			if (grow(&a->ms, &a->ms_cap, a->nms, sizeof(*a->ms)))
+			if (isc_grow(&a->ms, &a->ms_cap, a->nms, sizeof(*a->ms)))
 				return -ENOMEM;
 			a->ms[a->nms] = (struct mstat){ .id = (uint32_t)a->nms, .kind = op->kind, .copy_kind = op->copy_kind,
 							.src_mem = op->src_mem, .dst_mem = op->dst_mem };
@@ -671,11 +557,11 @@ static int acc_op(struct acc *a, const struct gop *op, bool hta)
 
 static void acc_free(struct acc *a)
 {
-	gmap_free(&a->dev_map);
-	gmap_free(&a->st_map);
-	gmap_free(&a->k_map);
-	gmap_free(&a->s_map);
-	gmap_free(&a->mc_map);
+	isc_umap_free(&a->dev_map);
+	isc_umap_free(&a->st_map);
+	isc_umap_free(&a->k_map);
+	isc_umap_free(&a->s_map);
+	isc_umap_free(&a->mc_map);
 	free(a->mcs);
 	for (size_t i = 0; i < a->nsts; i++)
 		free(a->sts[i].q);
@@ -784,11 +670,11 @@ struct isc_gpu_ana {
 	struct isc_series *ser; /* timeseries.gpu_* (borrowed, may be NULL) */
 	bool hta, oom;
 	int64_t us_off; /* --hta-compat: ns offset of the source µs grid */
-	struct gmap names; /* name_id -> NC_* */
+	struct isc_umap names; /* name_id -> NC_* */
 	/* launch calls in arrival order (a ring), indexed by correlation */
 	struct launch *lr;
 	size_t lr_head, lr_n, lr_cap;
-	struct gmap l_map;
+	struct isc_umap l_map;
 	/* acc[0]: every op; acc[1]: --hta-compat, the ops kept by the step rule */
 	struct acc acc[2];
 	struct pend *pq;
@@ -802,24 +688,24 @@ struct isc_gpu_ana {
 	int64_t last_step;     /* start of the latest (rounded under --hta-compat) */
 	char *last_step_name;
 	/* devices and metadata */
-	struct gmap dname_map; /* device id -> dd[] */
+	struct isc_umap dname_map; /* device id -> dd[] */
 	struct ddev *dd;
 	size_t ndd, dd_cap;
 	struct nvdev nv[NVML_MAX];
 	size_t nnv;
-	struct gmap gm_map; /* device id -> gm[] */
+	struct isc_umap gm_map; /* device id -> gm[] */
 	struct gmem *gm;
 	size_t ngm, gm_cap;
 	bool have_rank;
 	double rank;
 	/* synchronising calls */
-	struct gmap sapi_map;
+	struct isc_umap sapi_map;
 	struct nstat *sapi;
 	size_t nsapi, sapi_cap;
-	struct gmap site_map; /* op_id << 32 | py_id -> sites[] */
+	struct isc_umap site_map; /* op_id << 32 | py_id -> sites[] */
 	struct site *sites;
 	size_t nsites, sites_cap;
-	struct gmap cs_map;   /* api name_id << 32 | site -> cs[] */
+	struct isc_umap cs_map;   /* api name_id << 32 | site -> cs[] */
 	struct csite *cs;
 	size_t ncs, cs_cap;
 	uint64_t bcopies;     /* blocking copies: calls, time in them */
@@ -832,11 +718,11 @@ struct isc_gpu_ana {
 	/* host during idle */
 	struct hdev hd[MAX_HDEV];
 	size_t nhd;
-	struct gmap pid_mask; /* pid -> bit set of hd[] it launched on */
-	struct gmap th_map;
+	struct isc_umap pid_mask; /* pid -> bit set of hd[] it launched on */
+	struct isc_umap th_map;
 	struct hthread *ths;
 	size_t nths, ths_cap;
-	struct gmap fn_map;
+	struct isc_umap fn_map;
 	struct hfn *fns;
 	size_t nfns, fns_cap;
 	int64_t last_ts;
@@ -851,7 +737,7 @@ static const char *str_name(const struct isc_gpu_ana *g, uint32_t id)
 static unsigned name_class(struct isc_gpu_ana *g, uint32_t id)
 {
 	uint32_t *slot;
-	if (gmap_slot(&g->names, id, &slot)) {
+	if (isc_umap_slot(&g->names, id, &slot)) {
 		g->oom = true;
 		return 0;
 	}
@@ -896,7 +782,7 @@ static void launch_evict_oldest(struct isc_gpu_ana *g)
 {
 	struct launch *l = &g->lr[g->lr_head];
 	if (l->live)
-		gmap_del(&g->l_map, l->corr);
+		isc_umap_del(&g->l_map, l->corr);
 	g->lr_head = (g->lr_head + 1) & (g->lr_cap - 1);
 	g->lr_n--;
 }
@@ -920,12 +806,12 @@ static int launch_put(struct isc_gpu_ana *g, const struct isc_tl_event *ev, int6
 		g->lr_cap = cap;
 		for (size_t i = 0; i < g->lr_n; i++) { /* ring positions changed: re-index */
 			uint32_t *slot;
-			if (r[i].live && !gmap_slot(&g->l_map, r[i].corr, &slot))
+			if (r[i].live && !isc_umap_slot(&g->l_map, r[i].corr, &slot))
 				*slot = (uint32_t)i;
 		}
 	}
 	uint32_t *slot;
-	if (gmap_slot(&g->l_map, corr, &slot))
+	if (isc_umap_slot(&g->l_map, corr, &slot))
 		return -ENOMEM;
 	if (*slot != GNONE) {
 		struct launch *o = &g->lr[*slot];
@@ -967,7 +853,7 @@ static struct hthread *hthread_get(struct isc_gpu_ana *g, uint32_t pid, uint32_t
 static int host_begin(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 {
 	struct hthread *th = hthread_get(g, ev->pid, ev->tid);
-	if (!th || grow(&th->st, &th->cap, th->depth, sizeof(*th->st)))
+	if (!th || isc_grow(&th->st, &th->cap, th->depth, sizeof(*th->st)))
 		return -ENOMEM;
 	struct hframe *f = &th->st[th->depth];
 	memset(f, 0, sizeof(*f));
@@ -1008,7 +894,7 @@ static int host_pop(struct isc_gpu_ana *g, struct hthread *th, int64_t end)
 	struct hframe *f = &th->st[th->depth - 1], *parent = th->depth > 1 ? f - 1 : NULL;
 	/* ProfilerStep#N (an op in old Kineto files) is transparent like a scope */
 	bool fn = (f->kind == ISC_SPAN_PYTHON || f->kind == ISC_SPAN_OP) && !(name_class(g, f->name_id) & NC_STEP);
-	uint32_t mask = gmap_get(&g->pid_mask, th->pid);
+	uint32_t mask = isc_umap_get(&g->pid_mask, th->pid);
 	if (mask == GNONE)
 		mask = 0;
 	for (size_t i = 0; i < g->nhd; i++) {
@@ -1070,7 +956,7 @@ static int host_end(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
  */
 static uint32_t call_site(struct isc_gpu_ana *g, uint32_t pid, uint32_t tid)
 {
-	uint32_t op = 0, py = 0, ti = gmap_get(&g->th_map, (uint64_t)pid << 32 | tid);
+	uint32_t op = 0, py = 0, ti = isc_umap_get(&g->th_map, (uint64_t)pid << 32 | tid);
 	bool fresh;
 	if (ti != GNONE) {
 		const struct hthread *th = &g->ths[ti];
@@ -1253,7 +1139,7 @@ static int on_api(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 	if (!th)
 		return -ENOMEM;
 	bool nested = ev->gpu.kind == 2 && ts < th->rt_end;
-	if (nested && (!ev->gpu.correlation || gmap_get(&g->l_map, ev->gpu.correlation) != GNONE))
+	if (nested && (!ev->gpu.correlation || isc_umap_get(&g->l_map, ev->gpu.correlation) != GNONE))
 		return 0;
 	if (ev->gpu.kind == 1 && end > th->rt_end)
 		th->rt_end = end;
@@ -1309,7 +1195,7 @@ static int on_op(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 	/* Kineto "stream": -1, or the CUDA agent's context sync (no device, no stream) */
 	op.streamless = (f->flags & ISC_GPU_FLAG_NO_STREAM) || f->device == ISC_GPU_NONE;
 	op.compute = f->kind == ISC_GPU_KERNEL && !(name_class(g, ev->name_id) & NC_NONCOMPUTE);
-	uint32_t li = f->correlation ? gmap_get(&g->l_map, f->correlation) : GNONE;
+	uint32_t li = f->correlation ? isc_umap_get(&g->l_map, f->correlation) : GNONE;
 	uint32_t pid = 0;
 	/* correlation ids are per process: when the merge linked the op to its
 	 * call, a call of another process with the same id is not it */
@@ -1336,7 +1222,7 @@ static int on_op(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 		/* one call, one op; a graph launch owns many, kept until evicted */
 		if (!(l->cls & NC_GRAPH) && !(f->flags & ISC_GPU_FLAG_GRAPH)) {
 			l->live = false;
-			gmap_del(&g->l_map, f->correlation);
+			isc_umap_del(&g->l_map, f->correlation);
 		}
 	}
 	if (op.kind == ISC_GPU_KERNEL || op.kind == ISC_GPU_MEMCPY || op.kind == ISC_GPU_MEMSET) {
@@ -1346,7 +1232,7 @@ static int on_op(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 			host_op(g, hi, op.ts, op.end);
 			uint32_t *slot;
 			if (li != GNONE) {
-				if (gmap_slot(&g->pid_mask, pid, &slot))
+				if (isc_umap_slot(&g->pid_mask, pid, &slot))
 					return -ENOMEM;
 				*slot = (*slot == GNONE ? 0 : *slot) | 1u << hi;
 			}
@@ -1519,87 +1405,8 @@ int isc_gpu_ana_event(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 /* ---- output ------------------------------------------------------------------------------------ */
 struct out {
 	struct isc_gpu_ana *g;
-	bool oom;
+	struct isc_jb jb; /* strings lose control characters too */
 };
-
-static cJSON *chk(struct out *o, cJSON *x)
-{
-	if (!x)
-		o->oom = true;
-	return x;
-}
-
-static void num(struct out *o, cJSON *obj, const char *k, double v)
-{
-	chk(o, obj ? cJSON_AddNumberToObject(obj, k, v) : NULL);
-}
-
-static void num_or_null(struct out *o, cJSON *obj, const char *k, bool have, double v)
-{
-	chk(o, !obj ? NULL : have ? cJSON_AddNumberToObject(obj, k, v) : cJSON_AddNullToObject(obj, k));
-}
-
-/* Adds string s (NULL: null) with invalid UTF-8 bytes and control characters replaced by '?'. */
-static void str(struct out *o, cJSON *obj, const char *k, const char *s)
-{
-	if (!obj) {
-		o->oom = true;
-		return;
-	}
-	if (!s) {
-		chk(o, cJSON_AddNullToObject(obj, k));
-		return;
-	}
-	size_t n = strlen(s);
-	unsigned char *c = malloc(n + 1);
-	if (!c) {
-		o->oom = true;
-		return;
-	}
-	for (size_t i = 0; i <= n;) {
-		unsigned char b = (unsigned char)s[i];
-		size_t len = b < 0x80 ? 1 : b >= 0xc2 && b <= 0xdf ? 2 : b >= 0xe0 && b <= 0xef ? 3
-			   : b >= 0xf0 && b <= 0xf4 ? 4 : 0;
-		bool good = len > 0 && i + len <= n + (len == 1);
-		for (size_t j = 1; good && j < len; j++)
-			good = ((unsigned char)s[i + j] & 0xc0) == 0x80;
-		if (good && len == 3 && ((b == 0xe0 && (unsigned char)s[i + 1] < 0xa0) ||
-					 (b == 0xed && (unsigned char)s[i + 1] > 0x9f)))
-			good = false; /* overlong, surrogate */
-		if (good && len == 4 && ((b == 0xf0 && (unsigned char)s[i + 1] < 0x90) ||
-					 (b == 0xf4 && (unsigned char)s[i + 1] > 0x8f)))
-			good = false;
-		if (!good || (len == 1 && b && (b < 0x20 || b == 0x7f))) {
-			c[i++] = '?';
-			continue;
-		}
-		memcpy(c + i, s + i, len);
-		i += len;
-	}
-	chk(o, cJSON_AddStringToObject(obj, k, (char *)c));
-	free(c);
-}
-
-static cJSON *obj(struct out *o, cJSON *parent, const char *k)
-{
-	return chk(o, parent ? cJSON_AddObjectToObject(parent, k) : NULL);
-}
-
-static cJSON *arr(struct out *o, cJSON *parent, const char *k)
-{
-	return chk(o, parent ? cJSON_AddArrayToObject(parent, k) : NULL);
-}
-
-static cJSON *push(struct out *o, cJSON *a)
-{
-	cJSON *x = cJSON_CreateObject();
-	if (!x || !a || !cJSON_AddItemToArray(a, x)) {
-		cJSON_Delete(x);
-		o->oom = true;
-		return NULL;
-	}
-	return x;
-}
 
 static double pct2(int64_t part, int64_t whole)
 {
@@ -1608,7 +1415,7 @@ static double pct2(int64_t part, int64_t whole)
 
 static const char *dev_name(const struct isc_gpu_ana *g, uint32_t id)
 {
-	uint32_t i = gmap_get(&g->dname_map, id);
+	uint32_t i = isc_umap_get(&g->dname_map, id);
 	return i == GNONE ? NULL : g->dd[i].name;
 }
 
@@ -1761,15 +1568,15 @@ static void srow_site(const struct isc_gpu_ana *g, uint32_t site, struct srow *r
 /* Adds "op" and "python" ({name, file, line} or null) of r to x. */
 static void emit_site(struct out *o, cJSON *x, const struct srow *r)
 {
-	str(o, x, "op", r->op);
+	isc_jb_str(&o->jb, x, "op", r->op);
 	if (!r->py) {
-		chk(o, x ? cJSON_AddNullToObject(x, "python") : NULL);
+		isc_jb_chk(&o->jb, x ? cJSON_AddNullToObject(x, "python") : NULL);
 		return;
 	}
-	cJSON *p = obj(o, x, "python");
-	str(o, p, "name", r->py);
-	str(o, p, "file", r->file);
-	num(o, p, "line", r->line);
+	cJSON *p = isc_jb_obj(&o->jb, x, "python");
+	isc_jb_str(&o->jb, p, "name", r->py);
+	isc_jb_str(&o->jb, p, "file", r->file);
+	isc_jb_num(&o->jb, p, "line", r->line);
 }
 
 /* gpu.devices[].host_during_idle of device hd[hi]. */
@@ -1777,8 +1584,8 @@ static int emit_host(struct out *o, cJSON *d, size_t hi)
 {
 	struct isc_gpu_ana *g = o->g;
 	const struct hdev *h = &g->hd[hi];
-	cJSON *hd = obj(o, d, "host_during_idle");
-	num(o, hd, "idle_ns", (double)h->closed);
+	cJSON *hd = isc_jb_obj(&o->jb, d, "host_during_idle");
+	isc_jb_num(&o->jb, hd, "idle_ns", (double)h->closed);
 	for (int k = 0; k < 2; k++) {
 		uint8_t kind = k ? ISC_SPAN_PYTHON : ISC_SPAN_OP;
 		struct row *rows = calloc(g->nfns ? g->nfns : 1, sizeof(*rows));
@@ -1795,17 +1602,17 @@ static int emit_host(struct out *o, cJSON *d, size_t hi)
 						  .total = f->idle, .self = f->self };
 		}
 		n = merge_rows(rows, n);
-		cJSON *a = arr(o, hd, k ? "python" : "ops");
+		cJSON *a = isc_jb_arr(&o->jb, hd, k ? "python" : "ops");
 		for (size_t i = 0; i < n && i < TOP_HOST && rows[i].total > 0; i++) {
-			cJSON *x = push(o, a);
-			str(o, x, "name", rows[i].name);
+			cJSON *x = isc_jb_push_obj(&o->jb, a);
+			isc_jb_str(&o->jb, x, "name", rows[i].name);
 			if (k) {
-				str(o, x, "file", rows[i].file);
-				num(o, x, "line", rows[i].line);
+				isc_jb_str(&o->jb, x, "file", rows[i].file);
+				isc_jb_num(&o->jb, x, "line", rows[i].line);
 			}
-			num(o, x, "idle_ns", (double)rows[i].total);
-			num(o, x, "self_idle_ns", (double)rows[i].self);
-			num(o, x, "idle_pct", pct2(rows[i].total, h->closed));
+			isc_jb_num(&o->jb, x, "idle_ns", (double)rows[i].total);
+			isc_jb_num(&o->jb, x, "self_idle_ns", (double)rows[i].self);
+			isc_jb_num(&o->jb, x, "idle_pct", pct2(rows[i].total, h->closed));
 		}
 		free(rows);
 	}
@@ -1825,22 +1632,22 @@ static const struct nvdev *nvdev_of(const struct isc_gpu_ana *g, uint32_t id)
 static void emit_dev_memory(struct out *o, cJSON *d, uint32_t id)
 {
 	const struct isc_gpu_ana *g = o->g;
-	uint32_t di = gmap_get(&g->dname_map, id), mi = gmap_get(&g->gm_map, id);
+	uint32_t di = isc_umap_get(&g->dname_map, id), mi = isc_umap_get(&g->gm_map, id);
 	const struct ddev *dd = di == GNONE ? NULL : &g->dd[di];
 	const struct nvdev *nv = nvdev_of(g, id);
 	uint64_t bw = nv && nv->link_bw ? nv->link_bw : dd ? dd->link_bw : 0;
 	uint64_t total = dd && dd->mem ? dd->mem : nv ? (nv->total ? nv->total : nv->info_total) : 0;
-	num_or_null(o, d, "link_bw_bytes_per_s", bw, (double)bw);
-	num_or_null(o, d, "memory_total_bytes", total, (double)total);
+	isc_jb_num_or_null(&o->jb, d, "link_bw_bytes_per_s", bw, (double)bw);
+	isc_jb_num_or_null(&o->jb, d, "memory_total_bytes", total, (double)total);
 	if (mi != GNONE) {
-		num(o, d, "memory_peak_bytes", (double)g->gm[mi].peak);
-		str(o, d, "memory_peak_source", "allocations");
+		isc_jb_num(&o->jb, d, "memory_peak_bytes", (double)g->gm[mi].peak);
+		isc_jb_str(&o->jb, d, "memory_peak_source", "allocations");
 	} else if (nv && nv->samples) {
-		num(o, d, "memory_peak_bytes", (double)nv->used_max);
-		str(o, d, "memory_peak_source", "nvml");
+		isc_jb_num(&o->jb, d, "memory_peak_bytes", (double)nv->used_max);
+		isc_jb_str(&o->jb, d, "memory_peak_source", "nvml");
 	} else {
-		num_or_null(o, d, "memory_peak_bytes", false, 0);
-		str(o, d, "memory_peak_source", NULL);
+		isc_jb_num_or_null(&o->jb, d, "memory_peak_bytes", false, 0);
+		isc_jb_str(&o->jb, d, "memory_peak_source", NULL);
 	}
 }
 
@@ -1854,40 +1661,40 @@ static int emit_devices(struct out *o, cJSON *gpu, struct acc *a)
 		sts[i] = &a->sts[i];
 	sort_n(sts, a->nsts, sizeof(*sts), cmp_stream);
 	sort_n(a->devs, a->ndevs, sizeof(*a->devs), cmp_dev); /* dev_map is not used after this */
-	cJSON *ds = arr(o, gpu, "devices");
+	cJSON *ds = isc_jb_arr(&o->jb, gpu, "devices");
 	for (size_t i = 0; i < a->ndevs; i++) {
 		const struct adev *dv = &a->devs[i];
 		int64_t span = u_span(&dv->all), busy = u_busy(&dv->all), comp = u_busy(&dv->comp);
-		cJSON *d = push(o, ds);
-		num(o, d, "id", dv->id);
-		str(o, d, "name", dev_name(g, dv->id));
-		num(o, d, "ops", (double)dv->ops);
-		num(o, d, "busy_ns", (double)busy);
+		cJSON *d = isc_jb_push_obj(&o->jb, ds);
+		isc_jb_num(&o->jb, d, "id", dv->id);
+		isc_jb_str(&o->jb, d, "name", dev_name(g, dv->id));
+		isc_jb_num(&o->jb, d, "ops", (double)dv->ops);
+		isc_jb_num(&o->jb, d, "busy_ns", (double)busy);
 		emit_dev_memory(o, d, dv->id);
-		cJSON *tb = obj(o, d, "temporal_breakdown");
-		num(o, tb, "span_ns", (double)span);
-		num(o, tb, "idle_ns", (double)(span - busy));
-		num(o, tb, "compute_ns", (double)comp);
-		num(o, tb, "non_compute_ns", (double)(busy - comp));
-		num(o, tb, "idle_pct", pct2(span - busy, span));
-		num(o, tb, "compute_pct", pct2(comp, span));
-		num(o, tb, "non_compute_pct", pct2(busy - comp, span));
-		cJSON *ss = arr(o, d, "streams");
+		cJSON *tb = isc_jb_obj(&o->jb, d, "temporal_breakdown");
+		isc_jb_num(&o->jb, tb, "span_ns", (double)span);
+		isc_jb_num(&o->jb, tb, "idle_ns", (double)(span - busy));
+		isc_jb_num(&o->jb, tb, "compute_ns", (double)comp);
+		isc_jb_num(&o->jb, tb, "non_compute_ns", (double)(busy - comp));
+		isc_jb_num(&o->jb, tb, "idle_pct", pct2(span - busy, span));
+		isc_jb_num(&o->jb, tb, "compute_pct", pct2(comp, span));
+		isc_jb_num(&o->jb, tb, "non_compute_pct", pct2(busy - comp, span));
+		cJSON *ss = isc_jb_arr(&o->jb, d, "streams");
 		for (size_t j = 0; j < a->nsts; j++) {
 			const struct astream *s = sts[j];
 			if (s->device != dv->id)
 				continue;
-			cJSON *x = push(o, ss);
-			num(o, x, "id", s->id);
-			num(o, x, "ops", (double)s->ops);
-			cJSON *ib = obj(o, x, "idle_breakdown");
-			num(o, ib, "host_wait_ns", (double)s->host_wait);
-			num(o, ib, "kernel_wait_ns", (double)s->kernel_wait);
-			num(o, ib, "other_ns", (double)s->other);
-			cJSON *q = obj(o, x, "queue_length");
+			cJSON *x = isc_jb_push_obj(&o->jb, ss);
+			isc_jb_num(&o->jb, x, "id", s->id);
+			isc_jb_num(&o->jb, x, "ops", (double)s->ops);
+			cJSON *ib = isc_jb_obj(&o->jb, x, "idle_breakdown");
+			isc_jb_num(&o->jb, ib, "host_wait_ns", (double)s->host_wait);
+			isc_jb_num(&o->jb, ib, "kernel_wait_ns", (double)s->kernel_wait);
+			isc_jb_num(&o->jb, ib, "other_ns", (double)s->other);
+			cJSON *q = isc_jb_obj(&o->jb, x, "queue_length");
 			int64_t w = s->q_last - s->q_first;
-			num_or_null(o, q, "mean", s->q_any && w > 0, w > 0 ? round(100 * (double)s->q_sum / (double)w) / 100 : 0);
-			num_or_null(o, q, "max", s->q_any, (double)s->q_max);
+			isc_jb_num_or_null(&o->jb, q, "mean", s->q_any && w > 0, w > 0 ? round(100 * (double)s->q_sum / (double)w) / 100 : 0);
+			isc_jb_num_or_null(&o->jb, q, "max", s->q_any, (double)s->q_max);
 		}
 		uint32_t hi = GNONE;
 		for (size_t j = 0; j < g->nhd; j++)
@@ -1917,33 +1724,33 @@ static int emit_kernels(struct out *o, cJSON *gpu, const struct acc *a)
 		total += k->total;
 	}
 	size_t n = merge_rows(rows, a->nks);
-	cJSON *ks = obj(o, gpu, "kernels");
-	num(o, ks, "count", (double)a->kernels);
-	num(o, ks, "distinct", (double)n);
-	num(o, ks, "total_ns", (double)total);
-	cJSON *top = arr(o, ks, "top");
+	cJSON *ks = isc_jb_obj(&o->jb, gpu, "kernels");
+	isc_jb_num(&o->jb, ks, "count", (double)a->kernels);
+	isc_jb_num(&o->jb, ks, "distinct", (double)n);
+	isc_jb_num(&o->jb, ks, "total_ns", (double)total);
+	cJSON *top = isc_jb_arr(&o->jb, ks, "top");
 	int64_t cum = 0;
 	uint64_t cnt = 0;
 	size_t i = 0;
 	/* the fewest kernels (by total time) that cover 80 % of it */
 	for (; i < n && i < TOP_KERNELS_MAX && (i == 0 || 5 * cum < 4 * total); i++) {
 		const struct row *r = &rows[i];
-		cJSON *x = push(o, top);
-		str(o, x, "name", r->name);
-		num(o, x, "count", (double)r->count);
-		num(o, x, "total_ns", (double)r->total);
-		num(o, x, "mean_ns", round((double)r->total / (double)r->count));
-		num(o, x, "min_ns", (double)r->min);
-		num(o, x, "max_ns", (double)r->max);
-		num(o, x, "pct", pct2(r->total, total));
+		cJSON *x = isc_jb_push_obj(&o->jb, top);
+		isc_jb_str(&o->jb, x, "name", r->name);
+		isc_jb_num(&o->jb, x, "count", (double)r->count);
+		isc_jb_num(&o->jb, x, "total_ns", (double)r->total);
+		isc_jb_num(&o->jb, x, "mean_ns", round((double)r->total / (double)r->count));
+		isc_jb_num(&o->jb, x, "min_ns", (double)r->min);
+		isc_jb_num(&o->jb, x, "max_ns", (double)r->max);
+		isc_jb_num(&o->jb, x, "pct", pct2(r->total, total));
 		cum += r->total;
 		cnt += r->count;
 	}
-	num(o, ks, "top_pct", pct2(cum, total));
-	cJSON *oth = obj(o, ks, "others");
-	num(o, oth, "distinct", (double)(n - i));
-	num(o, oth, "count", (double)(a->kernels - cnt));
-	num(o, oth, "total_ns", (double)(total - cum));
+	isc_jb_num(&o->jb, ks, "top_pct", pct2(cum, total));
+	cJSON *oth = isc_jb_obj(&o->jb, ks, "others");
+	isc_jb_num(&o->jb, oth, "distinct", (double)(n - i));
+	isc_jb_num(&o->jb, oth, "count", (double)(a->kernels - cnt));
+	isc_jb_num(&o->jb, oth, "total_ns", (double)(total - cum));
 	free(rows);
 	return 0;
 }
@@ -1987,33 +1794,33 @@ static void emit_nstats(struct out *o, cJSON *parent, const char *k, struct nsta
 	static const char *const sync_kind[] = { "Sync", "Event Sync", "Stream Wait Event", "Stream Sync", "Context Sync" };
 	int64_t total = 0;
 	sort_n(s, n, sizeof(*s), cmp_nstat);
-	cJSON *a = arr(o, parent, k);
+	cJSON *a = isc_jb_arr(&o->jb, parent, k);
 	for (size_t i = 0; i < n; i++) {
-		cJSON *x = push(o, a);
+		cJSON *x = isc_jb_push_obj(&o->jb, a);
 		uint8_t sk = s[i].sync_kind < sizeof(sync_kind) / sizeof(sync_kind[0]) ? s[i].sync_kind : 0;
-		str(o, x, "name", s[i].name_id ? str_name(o->g, s[i].name_id) : sync_kind[sk]);
-		num(o, x, "count", (double)s[i].count);
-		num(o, x, "total_ns", (double)s[i].total);
+		isc_jb_str(&o->jb, x, "name", s[i].name_id ? str_name(o->g, s[i].name_id) : sync_kind[sk]);
+		isc_jb_num(&o->jb, x, "count", (double)s[i].count);
+		isc_jb_num(&o->jb, x, "total_ns", (double)s[i].total);
 		total += s[i].total;
 	}
-	num(o, parent, tk, (double)total);
+	isc_jb_num(&o->jb, parent, tk, (double)total);
 }
 
 /* gpu.gaps: the device gaps of at least GAP_NS, longest first. */
 static void emit_gaps(struct out *o, cJSON *gpu, const struct acc *a)
 {
-	cJSON *gp = obj(o, gpu, "gaps");
-	num(o, gp, "threshold_ns", GAP_NS);
-	num(o, gp, "count", (double)a->gaps);
-	num(o, gp, "total_ns", (double)a->gaps_total);
-	cJSON *top = arr(o, gp, "top");
+	cJSON *gp = isc_jb_obj(&o->jb, gpu, "gaps");
+	isc_jb_num(&o->jb, gp, "threshold_ns", GAP_NS);
+	isc_jb_num(&o->jb, gp, "count", (double)a->gaps);
+	isc_jb_num(&o->jb, gp, "total_ns", (double)a->gaps_total);
+	cJSON *top = isc_jb_arr(&o->jb, gp, "top");
 	for (size_t i = 0; i < a->ntop_gaps; i++) {
 		const struct gap *x = &a->top_gaps[i];
-		cJSON *y = push(o, top);
-		num(o, y, "device", x->device);
-		num(o, y, "start_ns", (double)(x->start - (int64_t)o->g->first_ts));
-		num(o, y, "end_ns", (double)(x->end - (int64_t)o->g->first_ts));
-		num(o, y, "dur_ns", (double)(x->end - x->start));
+		cJSON *y = isc_jb_push_obj(&o->jb, top);
+		isc_jb_num(&o->jb, y, "device", x->device);
+		isc_jb_num(&o->jb, y, "start_ns", (double)(x->start - (int64_t)o->g->first_ts));
+		isc_jb_num(&o->jb, y, "end_ns", (double)(x->end - (int64_t)o->g->first_ts));
+		isc_jb_num(&o->jb, y, "dur_ns", (double)(x->end - x->start));
 	}
 }
 
@@ -2031,10 +1838,10 @@ static void emit_top_site(struct out *o, cJSON *x, const struct acc *a, const st
 	}
 	n = merge_by(rows, n, sizeof(*rows), srow_identity, srow_add, srow_by_bytes);
 	if (!n) {
-		chk(o, x ? cJSON_AddNullToObject(x, "top_call_site") : NULL);
+		isc_jb_chk(&o->jb, x ? cJSON_AddNullToObject(x, "top_call_site") : NULL);
 		return;
 	}
-	emit_site(o, obj(o, x, "top_call_site"), &rows[0]);
+	emit_site(o, isc_jb_obj(&o->jb, x, "top_call_site"), &rows[0]);
 }
 
 /* gpu.sync.call_sites (the TOP_SITES longest) and gpu.sync.blocking_copies. */
@@ -2053,19 +1860,19 @@ static int emit_call_sites(struct out *o, cJSON *sy)
 	for (size_t i = 0; i < g->ncs; i++)
 		total += g->cs[i].total;
 	size_t n = merge_by(rows, g->ncs, sizeof(*rows), srow_identity, srow_add, srow_by_total);
-	cJSON *cs = arr(o, sy, "call_sites");
+	cJSON *cs = isc_jb_arr(&o->jb, sy, "call_sites");
 	for (size_t i = 0; i < n && i < TOP_SITES; i++) {
-		cJSON *x = push(o, cs);
-		str(o, x, "api", rows[i].api);
+		cJSON *x = isc_jb_push_obj(&o->jb, cs);
+		isc_jb_str(&o->jb, x, "api", rows[i].api);
 		emit_site(o, x, &rows[i]);
-		num(o, x, "count", (double)rows[i].count);
-		num(o, x, "total_ns", (double)rows[i].total);
+		isc_jb_num(&o->jb, x, "count", (double)rows[i].count);
+		isc_jb_num(&o->jb, x, "total_ns", (double)rows[i].total);
 	}
 	free(rows);
-	num(o, sy, "call_sites_total_ns", (double)total);
-	cJSON *bc = obj(o, sy, "blocking_copies");
-	num(o, bc, "count", (double)g->bcopies);
-	num(o, bc, "total_ns", (double)g->bcopies_ns);
+	isc_jb_num(&o->jb, sy, "call_sites_total_ns", (double)total);
+	cJSON *bc = isc_jb_obj(&o->jb, sy, "blocking_copies");
+	isc_jb_num(&o->jb, bc, "count", (double)g->bcopies);
+	isc_jb_num(&o->jb, bc, "total_ns", (double)g->bcopies_ns);
 	return 0;
 }
 
@@ -2080,73 +1887,73 @@ static void emit_nvml(struct out *o, cJSON *gpu)
 {
 	struct isc_gpu_ana *g = o->g;
 	sort_n(g->nv, g->nnv, sizeof(*g->nv), cmp_nvdev);
-	cJSON *a = arr(o, gpu, "nvml");
+	cJSON *a = isc_jb_arr(&o->jb, gpu, "nvml");
 	for (size_t i = 0; i < g->nnv; i++) {
 		const struct nvdev *d = &g->nv[i];
 		uint64_t total = d->total ? d->total : d->info_total;
 		if (!d->samples)
 			continue;
-		cJSON *x = push(o, a);
-		num(o, x, "device", d->index);
-		num(o, x, "samples", (double)d->samples);
-		num(o, x, "util_gpu_pct_mean", round(100 * d->util_sum / (double)d->samples) / 100);
-		num(o, x, "mem_used_max_bytes", (double)d->used_max);
-		num_or_null(o, x, "mem_total_bytes", total, (double)total);
-		num_or_null(o, x, "sm_mhz_min", d->sm_min, d->sm_min);
-		num_or_null(o, x, "sm_mhz_max", d->sm_max, d->sm_max);
-		num_or_null(o, x, "temp_c_max", d->temp_max, d->temp_max);
-		num_or_null(o, x, "power_w_max", d->power_max, (double)d->power_max / 1000);
-		num(o, x, "throttled_samples", (double)d->throttled);
-		cJSON *r = obj(o, x, "throttle_reasons");
+		cJSON *x = isc_jb_push_obj(&o->jb, a);
+		isc_jb_num(&o->jb, x, "device", d->index);
+		isc_jb_num(&o->jb, x, "samples", (double)d->samples);
+		isc_jb_num(&o->jb, x, "util_gpu_pct_mean", round(100 * d->util_sum / (double)d->samples) / 100);
+		isc_jb_num(&o->jb, x, "mem_used_max_bytes", (double)d->used_max);
+		isc_jb_num_or_null(&o->jb, x, "mem_total_bytes", total, (double)total);
+		isc_jb_num_or_null(&o->jb, x, "sm_mhz_min", d->sm_min, d->sm_min);
+		isc_jb_num_or_null(&o->jb, x, "sm_mhz_max", d->sm_max, d->sm_max);
+		isc_jb_num_or_null(&o->jb, x, "temp_c_max", d->temp_max, d->temp_max);
+		isc_jb_num_or_null(&o->jb, x, "power_w_max", d->power_max, (double)d->power_max / 1000);
+		isc_jb_num(&o->jb, x, "throttled_samples", (double)d->throttled);
+		cJSON *r = isc_jb_obj(&o->jb, x, "throttle_reasons");
 		for (size_t k = 0; k < NV_REASONS; k++)
 			if (d->reasons[k])
-				num(o, r, nv_reasons[k].name, (double)d->reasons[k]);
+				isc_jb_num(&o->jb, r, nv_reasons[k].name, (double)d->reasons[k]);
 	}
 }
 
 static int emit_rest(struct out *o, cJSON *gpu, struct acc *a)
 {
-	cJSON *l = obj(o, gpu, "launch");
-	num(o, l, "launches", (double)a->launches);
-	cJSON *dl = obj(o, l, "delay_ns");
+	cJSON *l = isc_jb_obj(&o->jb, gpu, "launch");
+	isc_jb_num(&o->jb, l, "launches", (double)a->launches);
+	cJSON *dl = isc_jb_obj(&o->jb, l, "delay_ns");
 	struct samples *s = &a->delay;
 	sort_n(s->v, s->n, sizeof(*s->v), cmp_i64);
-	num_or_null(o, dl, "p50", s->n, s->n ? quantile_lin(s->v, s->n, 0.5) : 0);
-	num_or_null(o, dl, "p90", s->n, s->n ? quantile_lin(s->v, s->n, 0.9) : 0);
-	num_or_null(o, dl, "max", s->n, (double)s->max);
-	chk(o, l ? cJSON_AddBoolToObject(l, "delay_exact", s->seen <= SAMPLES_MAX) : NULL);
-	num(o, l, "gpu_op_shorter_than_launch", (double)a->shorter);
-	num(o, l, "launch_call_over_50us", (double)a->long_call);
-	num(o, l, "delay_over_100us", (double)a->long_delay);
-	num(o, l, "short_kernels_under_10us", (double)a->short_kernels);
-	num(o, l, "kernels", (double)a->kernels);
-	num(o, l, "ops_without_launch_call", (double)a->no_api);
-	num(o, l, "api_total_ns", (double)a->launch_api);
-	num(o, l, "kernel_total_ns", (double)a->launch_kernels);
+	isc_jb_num_or_null(&o->jb, dl, "p50", s->n, s->n ? quantile_lin(s->v, s->n, 0.5) : 0);
+	isc_jb_num_or_null(&o->jb, dl, "p90", s->n, s->n ? quantile_lin(s->v, s->n, 0.9) : 0);
+	isc_jb_num_or_null(&o->jb, dl, "max", s->n, (double)s->max);
+	isc_jb_chk(&o->jb, l ? cJSON_AddBoolToObject(l, "delay_exact", s->seen <= SAMPLES_MAX) : NULL);
+	isc_jb_num(&o->jb, l, "gpu_op_shorter_than_launch", (double)a->shorter);
+	isc_jb_num(&o->jb, l, "launch_call_over_50us", (double)a->long_call);
+	isc_jb_num(&o->jb, l, "delay_over_100us", (double)a->long_delay);
+	isc_jb_num(&o->jb, l, "short_kernels_under_10us", (double)a->short_kernels);
+	isc_jb_num(&o->jb, l, "kernels", (double)a->kernels);
+	isc_jb_num(&o->jb, l, "ops_without_launch_call", (double)a->no_api);
+	isc_jb_num(&o->jb, l, "api_total_ns", (double)a->launch_api);
+	isc_jb_num(&o->jb, l, "kernel_total_ns", (double)a->launch_kernels);
 
 	struct srow *rows = calloc(a->nmcs ? a->nmcs : 1, sizeof(*rows));
 	if (!rows)
 		return -ENOMEM;
 	sort_n(a->ms, a->nms, sizeof(*a->ms), cmp_mstat);
-	cJSON *mc = arr(o, gpu, "memcpy");
+	cJSON *mc = isc_jb_arr(&o->jb, gpu, "memcpy");
 	for (size_t i = 0; i < a->nms; i++) {
 		const struct mstat *m = &a->ms[i];
-		cJSON *x = push(o, mc);
-		str(o, x, "kind", m->kind == ISC_GPU_MEMSET ? "memset" : "memcpy");
-		str(o, x, "direction", m->kind == ISC_GPU_MEMSET ? NULL : copy_name(m->copy_kind));
-		str(o, x, "src_memory", m->kind == ISC_GPU_MEMSET ? NULL : mem_name(m->src_mem));
-		str(o, x, "dst_memory", mem_name(m->dst_mem));
-		num(o, x, "count", (double)m->count);
-		num(o, x, "bytes", (double)m->bytes);
-		num(o, x, "total_ns", (double)m->total);
+		cJSON *x = isc_jb_push_obj(&o->jb, mc);
+		isc_jb_str(&o->jb, x, "kind", m->kind == ISC_GPU_MEMSET ? "memset" : "memcpy");
+		isc_jb_str(&o->jb, x, "direction", m->kind == ISC_GPU_MEMSET ? NULL : copy_name(m->copy_kind));
+		isc_jb_str(&o->jb, x, "src_memory", m->kind == ISC_GPU_MEMSET ? NULL : mem_name(m->src_mem));
+		isc_jb_str(&o->jb, x, "dst_memory", mem_name(m->dst_mem));
+		isc_jb_num(&o->jb, x, "count", (double)m->count);
+		isc_jb_num(&o->jb, x, "bytes", (double)m->bytes);
+		isc_jb_num(&o->jb, x, "total_ns", (double)m->total);
 		/* bytes per ns = GB/s */
-		num_or_null(o, x, "bandwidth_gb_per_s", m->total > 0,
+		isc_jb_num_or_null(&o->jb, x, "bandwidth_gb_per_s", m->total > 0,
 			    m->total > 0 ? round(1000 * (double)m->bytes / (double)m->total) / 1000 : 0);
-		num(o, x, "launch_api_ns", (double)m->api);
+		isc_jb_num(&o->jb, x, "launch_api_ns", (double)m->api);
 		emit_top_site(o, x, a, m, rows);
 	}
 	free(rows);
-	cJSON *sy = obj(o, gpu, "sync");
+	cJSON *sy = isc_jb_obj(&o->jb, gpu, "sync");
 	emit_nstats(o, sy, "ops", a->ss, a->nss, "ops_total_ns");
 	emit_nstats(o, sy, "api_calls", o->g->sapi, o->g->nsapi, "api_total_ns");
 	if (emit_call_sites(o, sy))
@@ -2195,7 +2002,7 @@ static void host_finish(struct isc_gpu_ana *g)
 
 int isc_gpu_ana_emit(struct isc_gpu_ana *g, cJSON *root)
 {
-	struct out o = { g, false };
+	struct out o = { g, { .ctl = true } };
 	char rule[512];
 	struct acc *a = &g->acc[0];
 	host_finish(g);
@@ -2207,48 +2014,48 @@ int isc_gpu_ana_emit(struct isc_gpu_ana *g, cJSON *root)
 		a = &g->acc[1];
 	}
 	step_rule(g, rule, sizeof(rule), g->acc[0].ops, a->ops);
-	cJSON *gpu = obj(&o, root, "gpu");
-	str(&o, gpu, "mode", g->hta ? "hta-compat" : "exact");
-	str(&o, gpu, "step_rule", rule);
-	num(&o, gpu, "profiler_steps", (double)g->steps);
-	num_or_null(&o, gpu, "rank", g->have_rank, g->rank);
-	num(&o, gpu, "ops", (double)a->ops);
-	num(&o, gpu, "dropped_ops", (double)(g->acc[0].ops - a->ops));
+	cJSON *gpu = isc_jb_obj(&o.jb, root, "gpu");
+	isc_jb_str(&o.jb, gpu, "mode", g->hta ? "hta-compat" : "exact");
+	isc_jb_str(&o.jb, gpu, "step_rule", rule);
+	isc_jb_num(&o.jb, gpu, "profiler_steps", (double)g->steps);
+	isc_jb_num_or_null(&o.jb, gpu, "rank", g->have_rank, g->rank);
+	isc_jb_num(&o.jb, gpu, "ops", (double)a->ops);
+	isc_jb_num(&o.jb, gpu, "dropped_ops", (double)(g->acc[0].ops - a->ops));
 	if (emit_devices(&o, gpu, a) || emit_kernels(&o, gpu, a) || emit_rest(&o, gpu, a))
 		return -ENOMEM;
-	return o.oom || g->oom ? -ENOMEM : 0;
+	return o.jb.oom || g->oom ? -ENOMEM : 0;
 }
 
 void isc_gpu_ana_free(struct isc_gpu_ana *g)
 {
 	if (!g)
 		return;
-	gmap_free(&g->names);
-	gmap_free(&g->l_map);
+	isc_umap_free(&g->names);
+	isc_umap_free(&g->l_map);
 	free(g->lr);
 	acc_free(&g->acc[0]);
 	acc_free(&g->acc[1]);
 	free(g->pq);
 	free(g->step_name);
 	free(g->last_step_name);
-	gmap_free(&g->dname_map);
+	isc_umap_free(&g->dname_map);
 	for (size_t i = 0; i < g->ndd; i++)
 		free(g->dd[i].name);
 	free(g->dd);
-	gmap_free(&g->gm_map);
+	isc_umap_free(&g->gm_map);
 	free(g->gm);
-	gmap_free(&g->sapi_map);
+	isc_umap_free(&g->sapi_map);
 	free(g->sapi);
-	gmap_free(&g->site_map);
+	isc_umap_free(&g->site_map);
 	free(g->sites);
-	gmap_free(&g->cs_map);
+	isc_umap_free(&g->cs_map);
 	free(g->cs);
-	gmap_free(&g->pid_mask);
-	gmap_free(&g->th_map);
+	isc_umap_free(&g->pid_mask);
+	isc_umap_free(&g->th_map);
 	for (size_t i = 0; i < g->nths; i++)
 		free(g->ths[i].st);
 	free(g->ths);
-	gmap_free(&g->fn_map);
+	isc_umap_free(&g->fn_map);
 	free(g->fns);
 	free(g);
 }
