@@ -470,9 +470,14 @@ static void headline(struct isc_rep *m, const cJSON *root)
 		}
 		isc_rep_put(m, ".");
 	} else if (contention && fn) {
-		isc_rep_putf(m, "%.0f %% of traced time the threads were runnable but not running (%.0f involuntary context "
-		     "switches vs %.0f voluntary): the CPUs are oversubscribed; the hottest function is ", off,
-		     num(root, "cpu.split.involuntary_switches", 0), num(root, "cpu.split.voluntary_switches", 0));
+		double run = num(root, "cpu.runnable_threads_mean", 0), ncpu = num(root, "environment.ncpu", 0);
+		isc_rep_putf(m, "%.0f %% of traced time the threads were runnable but not running (", off);
+		if (ncpu > 0 && run > ncpu && run < 1e6)
+			isc_rep_putf(m, "%.1f runnable threads on average for %.0f CPUs", run, ncpu);
+		else
+			isc_rep_putf(m, "%.0f involuntary context switches vs %.0f voluntary",
+				     num(root, "cpu.split.involuntary_switches", 0), num(root, "cpu.split.voluntary_switches", 0));
+		isc_rep_put(m, "): the CPUs are oversubscribed; the hottest function is ");
 		code_span(m, str(fn, "name", "?"));
 		isc_rep_put(m, " ");
 		location(m, fn, true);

@@ -48,10 +48,15 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 		rwhere(w + n, sizeof(w) - n, caller);
 	}
 	double q = c->quality * (cJSON_IsTrue(isc_json_get(c->doc, "cpu.split.off_cpu_measured")) ? 1 : 0.8);
+	char cause[128];
+	if (over)
+		snprintf(cause, sizeof(cause), "%.1f runnable threads on average for %.0f CPUs", runnable, c->ncpu);
+	else
+		snprintf(cause, sizeof(cause), "%.0f involuntary vs %.0f voluntary context switches", inv, vol);
 	cJSON *f = fnd_new(o, "thread_contention", share >= 30 ? "critical" : "warning", share / 100 * q,
-			   "%.0f %% of traced time the threads were runnable but not running (%.0f involuntary vs %.0f "
-			   "voluntary context switches): the CPUs are oversubscribed; the hottest function is %s",
-			   share, inv, vol, w);
+			   "%.0f %% of traced time the threads were runnable but not running (%s): the CPUs are "
+			   "oversubscribed; the hottest function is %s",
+			   share, cause, w);
 	fnd_metric(o, f, "preempted_pct", share);
 	fnd_metric(o, f, "off_cpu_pct", off);
 	fnd_metric(o, f, "involuntary_switches", inv);

@@ -358,6 +358,15 @@ static void test_headline_share(void)
 	ok(md && strstr(md, "**40 % of traced time the threads were off-CPU, blocked inside calls"),
 	   "io_wait headline: the blocked share, not the off-CPU split");
 	free(md);
+	cJSON_ReplaceItemInObject(cJSON_GetObjectItem(d, "verdict"), "class", cJSON_CreateString("thread_contention"));
+	cJSON_AddNumberToObject(cJSON_GetObjectItem(d, "cpu"), "runnable_threads_mean", 3.1);
+	cJSON_AddItemToObject(d, "environment", cJSON_CreateObject());
+	cJSON_AddNumberToObject(cJSON_GetObjectItem(d, "environment"), "ncpu", 2);
+	md = render(d, ISC_REPORT_MD);
+	ok(md && strstr(md, "**40 % of traced time the threads were runnable but not running (3.1 runnable threads on "
+			    "average for 2 CPUs)"),
+	   "thread_contention headline: runnable threads against CPUs when more threads than CPUs were runnable");
+	free(md);
 	cJSON_Delete(d);
 }
 
