@@ -1426,7 +1426,7 @@ static cJSON *build(struct ana *a, bool damaged)
 	isc_jb_num(&a->jb, s, "processes", (double)a->nprs);
 	isc_jb_num(&a->jb, s, "threads", (double)a->nths);
 	isc_jb_num(&a->jb, s, "traced_threads", (double)ntraced);
-	isc_jb_bool(&a->jb, s, "damaged", damaged);
+	isc_jb_bool(&a->jb, s, "damaged", damaged || st->lost_frames > 0); /* the trace, or the timeline */
 	isc_jb_bool(&a->jb, s, "complete", st->have_end);
 	isc_jb_num(&a->jb, s, "unclosed_spans", (double)a->unclosed_spans);
 	isc_jb_num(&a->jb, s, "merge_closed_spans", (double)a->merge_closed_spans);

@@ -6,7 +6,7 @@
 # (test_analyze --write basic|hostile|truncated FILE).  Paths come from the
 # environment (meson sets ISC_BUILD), defaulting to ./build; each can be
 # overridden:
-#   ISCOPE_ANALYZE, ISCOPE_REPORT, ISCOPE_ANALYZE_FIXTURE
+#   ISCOPE_ANALYZE, ISCOPE_REPORT, ISCOPE_MERGE, ISCOPE_ANALYZE_FIXTURE
 
 bats_require_minimum_version 1.5.0
 
@@ -15,6 +15,7 @@ setup_file() {
 	local build="${ISC_BUILD:-$root/build}"
 	export ANALYZE="${ISCOPE_ANALYZE:-$build/tools/iscope-analyze/iscope-analyze}"
 	export REPORT="${ISCOPE_REPORT:-$build/tools/iscope-report/iscope-report}"
+	export MERGE="${ISCOPE_MERGE:-$build/tools/iscope-merge/iscope-merge}"
 	export FIXTURE="${ISCOPE_ANALYZE_FIXTURE:-$build/tests/test_analyze}"
 	export SCHEMA="$root/formats/findings.schema.json"
 	export D="$BATS_FILE_TMPDIR"
@@ -173,6 +174,20 @@ for f in sys.argv[2:]: jsonschema.Draft202012Validator(s).validate(json.load(ope
 	# the same through a pipe
 	run --separate-stderr bash -c "cat '$D/truncated.istl' | '$ANALYZE' | cmp - '$D/t.json'"
 	[ "$status" -eq 0 ]
+}
+
+@test "iscope-analyze: a truncated trace is damaged=true, read directly or merged first" {
+	bad=$BATS_TEST_DIRNAME/../data/bad/truncated.isc
+	run --separate-stderr "$ANALYZE" "$bad"
+	[ "$status" -eq 1 ]
+	echo "$output" >"$D/tt.json"
+	[ "$(jget "$D/tt.json" summary.damaged)" = true ]
+	[ "$(jget "$D/tt.json" summary.lost_frames)" = 1 ]
+	# merge keeps the prefix in a complete timeline; the damage travels as lost_frames
+	run --separate-stderr bash -c "'$MERGE' '$bad' | '$ANALYZE'"
+	echo "$output" >"$D/tm.json"
+	[ "$(jget "$D/tm.json" summary.damaged)" = true ]
+	[ "$(jget "$D/tm.json" summary.complete)" = true ]
 }
 
 @test "iscope-analyze: a write error is reported (exit 1)" {
