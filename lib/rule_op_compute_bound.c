@@ -107,13 +107,15 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 			 "; torch uses %.0f of %.0f CPUs, but the run kept %.1f busy (%.2f s on threads the agent did "
 			 "not trace: a BLAS or OpenMP pool of its own), so more torch threads would only compete",
 			 threads, c->ncpu, used, untraced_ns / 1e9);
+	char busy_s[48];
+	snprintf(busy_s, sizeof(busy_s), have_used ? "%.1f of them" : "about %.0f of them", busy);
 	if (have_t && threads > 0 && c->ncpu - busy >= IDLE_CPU_MIN)
 		fnd_suggest(c, o, f, ops_ns * (1 - busy / c->ncpu),
 			    "Let torch use every core: torch.set_num_threads(os.cpu_count()) or unset a low OMP_NUM_THREADS.",
 			    "op time scaling perfectly from the CPUs used to all of them (upper bound)",
-			    "torch ran its ops on %.0f threads on a machine with %.0f CPUs%s (logical CPUs: where two "
-			    "are SMT siblings of one core the gain is far smaller).", threads, c->ncpu,
-			    have_used ? ", and the run kept only part of them busy" : "");
+			    "torch ran its ops on %.0f thread%s on a machine with %.0f CPUs, and the run kept %s busy "
+			    "(logical CPUs: where two are SMT siblings of one core the gain is far smaller).", threads,
+			    threads == 1 ? "" : "s", c->ncpu, busy_s);
 	else
 		fnd_suggest(c, o, f, -1,
 			    "Do less op work per result: batch requests together, run under torch.inference_mode(), "
