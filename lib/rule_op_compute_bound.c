@@ -97,31 +97,33 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	if (have_used)
 		fnd_metric(o, f, "cpus_used", used);
 	double busy = have_used && used > threads ? used : threads;
-	char why[300];
-	if (!have_t)
-		snprintf(why, sizeof(why), " (thread count not recorded)");
-	else if (threads >= c->ncpu)
-		snprintf(why, sizeof(why), " and torch already uses every core");
-	else
-		snprintf(why, sizeof(why),
-			 "; torch uses %.0f of %.0f CPUs, but the run kept %.1f busy (%.2f s on threads the agent did "
-			 "not trace: a BLAS or OpenMP pool of its own), so more torch threads would only compete",
-			 threads, c->ncpu, used, untraced_ns / 1e9);
-	char busy_s[48];
-	snprintf(busy_s, sizeof(busy_s), have_used ? "%.1f of them" : "about %.0f of them", busy);
-	if (have_t && threads > 0 && c->ncpu - busy >= IDLE_CPU_MIN)
+	if (have_t && threads > 0 && c->ncpu - busy >= IDLE_CPU_MIN) {
+		char busy_s[48];
+		snprintf(busy_s, sizeof(busy_s), have_used ? "%.1f of them" : "about %.0f of them", busy);
 		fnd_suggest(c, o, f, ops_ns * (1 - busy / c->ncpu),
 			    "Let torch use every core: torch.set_num_threads(os.cpu_count()) or unset a low OMP_NUM_THREADS.",
 			    "op time scaling perfectly from the CPUs used to all of them (upper bound)",
 			    "torch ran its ops on %.0f thread%s on a machine with %.0f CPUs, and the run kept %s busy "
 			    "(logical CPUs: where two are SMT siblings of one core the gain is far smaller).", threads,
 			    threads == 1 ? "" : "s", c->ncpu, busy_s);
-	else
+	} else {
+		/* no idle CPU to give torch: say why (busy < ncpu here only when the process samples said so) */
+		char why[300];
+		if (!have_t)
+			snprintf(why, sizeof(why), " (thread count not recorded)");
+		else if (threads >= c->ncpu)
+			snprintf(why, sizeof(why), " and torch already uses every core");
+		else
+			snprintf(why, sizeof(why),
+				 "; torch uses %.0f of %.0f CPUs, but the run kept %.1f busy (%.2f s on threads the agent "
+				 "did not trace: a BLAS or OpenMP pool of its own), so more torch threads would only compete",
+				 threads, c->ncpu, busy, untraced_ns / 1e9);
 		fnd_suggest(c, o, f, -1,
 			    "Do less op work per result: batch requests together, run under torch.inference_mode(), "
 			    "try bfloat16 or dynamic int8 quantization (torch.ao.quantization.quantize_dynamic) for Linear layers.",
 			    NULL, "%s holds %.0f %% of traced time%s; op time only shrinks with less or cheaper arithmetic.", w,
 			    rnum(top, "self_pct", 0), why);
+	}
 	fnd_candidate(o, f, "op_compute_bound", ops, q);
 }
 
