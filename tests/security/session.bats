@@ -100,14 +100,14 @@ print(" ".join(sorted(load(sys.argv[2]) - load(sys.argv[1]) - cuda)))' "$T/plain
 }
 
 @test "no shell: the tools run no shell and exec the workload's argv as it is" {
-	# source audit: the only exec is execvpe(argv) in lib/record.c; no
+	# source audit: the only exec is execvpe(argv) in lib/record/record.c; no
 	# system(), popen(), wordexp() or exec of a shell in the C sources
 	run grep -rnE '\b(system|popen|wordexp|execl|execlp|execle|execv|execvp)[[:space:]]*\(' \
 		"$ISC_SRC/lib" "$ISC_SRC/tools" --include='*.c' --include='*.h'
 	[ "$status" -eq 1 ]
 	run grep -rn 'execvpe(' "$ISC_SRC/lib" "$ISC_SRC/tools" --include='*.c'
 	[ "${#lines[@]}" -eq 1 ]
-	[[ "$output" == *"lib/record.c:"*"execvpe(r->o->argv[0], r->o->argv, env)"* ]]
+	[[ "$output" == *"lib/record/record.c:"*"execvpe(r->o->argv[0], r->o->argv, env)"* ]]
 	# the Python side: no subprocess, os.system or os.popen
 	run grep -rnE 'subprocess|os\.system|os\.popen|os\.exec' "$ISC_SRC/tools/iscope-record/python" --include='*.py'
 	[ "$status" -eq 1 ]

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "analyze_util.h"
-#include "isc_internal.h"
+#include "../format/isc_internal.h"
 
 #define NONE ISC_UMAP_NONE
 

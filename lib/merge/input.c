@@ -14,7 +14,7 @@
 #include <string.h>
 #include <zstd.h>
 
-#include "isc_internal.h"
+#include "../format/isc_internal.h"
 #include "isc_kineto.h"
 #include "isc_merge.h"
 

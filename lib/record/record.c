@@ -60,7 +60,7 @@
 #include "isc_config.h"
 #include "isc_config_api.h"
 #include "isc_gpu.h"
-#include "isc_internal.h"
+#include "../format/isc_internal.h"
 #include "isc_record.h"
 #include "isc_sampler.h"
 #include "isc_shm.h"

@@ -32,7 +32,7 @@
 #include <zlib.h>
 #include <cjson/cJSON.h>
 
-#include "isc_internal.h"
+#include "../format/isc_internal.h"
 #include "isc_kineto.h"
 
 #define SRC_IN (64u << 10)

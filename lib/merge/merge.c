@@ -29,7 +29,7 @@
 #include <string.h>
 
 #include "isc_config_api.h"
-#include "isc_internal.h"
+#include "../format/isc_internal.h"
 #include "isc_merge.h"
 
 struct mev {
