@@ -1,7 +1,7 @@
 /*
  * isc_config_api.h - one option table per tool drives command-line parsing,
- * --help, configuration precedence and --show-config (DESIGN.md §2), plus
- * the library's only stderr writer, isc_log().
+ * --help, configuration precedence and --show-config (DESIGN.md §2).
+ * Logging (isc_log) is in isc_log.h, included here for the tools.
  *
  * Precedence, highest first, whatever order the loads are called in:
  *
@@ -27,6 +27,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+
+#include "isc_log.h"
 
 enum isc_opt_arg { ISC_OPT_FLAG, ISC_OPT_VALUE };
 
@@ -143,18 +145,5 @@ const struct isc_opt *isc_config_opts_borrow(const struct isc_config *c, size_t 
 const char *isc_config_tool_borrow(const struct isc_config *c);
 
 void isc_config_free(struct isc_config *c);
-
-/* ---- logging (cli.c) --------------------------------------------------- */
-enum isc_log_level { ISC_LOG_ERROR, ISC_LOG_WARN, ISC_LOG_INFO, ISC_LOG_DEBUG };
-
-/* Writes "<tool>: message\n" to stderr as one write when level is enabled
- * (default warn).  Thread-safe; the tool name comes from isc_config_new or
- * isc_log_set_tool. */
-void isc_log(enum isc_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* "error", "warn" (or "warning"), "info", "debug", any case; -EINVAL otherwise (NULL too). */
-int isc_log_set_level(const char *level);
-bool isc_log_enabled(enum isc_log_level level);
-/* Copies at most 63 bytes of name. */
-void isc_log_set_tool(const char *name);
 
 #endif

@@ -1,78 +1,17 @@
 /*
- * cli.c - the command line side of the option table: getopt_long parsing,
- * --help, and isc_log(), the library's only writer to stderr.
+ * cli.c - the command line side of the option table: getopt_long parsing
+ * and --help.
  */
 #include <errno.h>
 #include <getopt.h>
-#include <stdarg.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "isc.h"
 #include "isc_config_api.h"
 
 #define HELP_COL_MAX 30 /* options longer than this put their help on the next line */
 #define LONG_VAL 256    /* getopt_long val of option i is LONG_VAL + i */
-
-/* ---- logging ----------------------------------------------------------- */
-
-static _Atomic int log_level = ISC_LOG_WARN;
-static char log_tool[64] = "inferscope"; /* set once at start-up, before threads */
-
-void isc_log_set_tool(const char *name)
-{
-	snprintf(log_tool, sizeof(log_tool), "%s", name);
-}
-
-bool isc_log_enabled(enum isc_log_level level)
-{
-	return (int)level <= atomic_load(&log_level);
-}
-
-int isc_log_set_level(const char *level)
-{
-	static const char *const names[] = { "error", "warn", "info", "debug" };
-	if (!level) {
-		isc_err_push("no log level given");
-		return -EINVAL;
-	}
-	for (int i = 0; i < 4; i++) {
-		if (!strcasecmp(level, names[i])) {
-			atomic_store(&log_level, i);
-			return 0;
-		}
-	}
-	if (!strcasecmp(level, "warning")) {
-		atomic_store(&log_level, ISC_LOG_WARN);
-		return 0;
-	}
-	isc_err_push("invalid log level '%s' (expected error, warn, info or debug)", level);
-	return -EINVAL;
-}
-
-/* Formats the whole line first so that one fwrite keeps threads' lines apart. */
-void isc_log(enum isc_log_level level, const char *fmt, ...)
-{
-	char buf[2048];
-	va_list ap;
-	int n;
-	size_t len;
-
-	if (!isc_log_enabled(level))
-		return;
-	n = snprintf(buf, sizeof(buf) - 1, "%s: ", log_tool);
-	if (n < 0)
-		return;
-	len = (size_t)n < sizeof(buf) - 1 ? (size_t)n : sizeof(buf) - 2;
-	va_start(ap, fmt);
-	vsnprintf(buf + len, sizeof(buf) - 1 - len, fmt, ap);
-	va_end(ap);
-	len = strlen(buf);
-	buf[len++] = '\n';
-	fwrite(buf, 1, len, stderr);
-}
 
 /* ---- parsing ----------------------------------------------------------- */
 

@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "isc_config_api.h"
+#include "isc_log.h"
 #include "../format/isc_internal.h"
 #include "isc_merge.h"
 

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "isc_config_api.h"
+#include "isc_log.h"
 #include "isc_gpu.h"
 
 #define CUDA_ERROR_STUB_LIBRARY 34

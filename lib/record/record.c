@@ -58,7 +58,7 @@
 #include <unistd.h>
 
 #include "isc_config.h"
-#include "isc_config_api.h"
+#include "isc_log.h"
 #include "isc_gpu.h"
 #include "../format/isc_internal.h"
 #include "isc_record.h"
