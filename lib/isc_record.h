@@ -11,6 +11,12 @@ struct isc_clock_pair {
 };
 void isc_clock_pair(struct isc_clock_pair *p);
 
+enum isc_cuda_mode {
+	ISC_CUDA_AUTO,  /* inject when a CUDA driver loads and nobody else injects */
+	ISC_CUDA_OFF,   /* --no-cuda: no agent, no NVML, no notes */
+	ISC_CUDA_FORCE, /* --force: replace another tool's injection variables */
+};
+
 struct isc_record_opts {
 	char *const *argv;      /* workload command, argv[0] looked up in PATH */
 	FILE *out;              /* trace destination */
@@ -23,7 +29,7 @@ struct isc_record_opts {
 	bool child_stdout_to_stderr;
 	bool progress;          /* live line on stderr */
 	const char *cuda_agent; /* absolute path of libiscope-cuda.so, NULL: not built */
-	int cuda_mode;          /* enum isc_cuda_mode (isc_gpu.h): auto, off (--no-cuda), force */
+	int cuda_mode;          /* enum isc_cuda_mode: auto, off (--no-cuda), force */
 	bool quiet;             /* no notes on stderr (GPU collection off and why) */
 };
 

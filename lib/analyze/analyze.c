@@ -35,7 +35,7 @@
 
 #include "isc_analyze.h"
 #include "isc_config.h"
-#include "../format/isc_internal.h"
+#include "../format/format.h" /* header, string defs, ring record checks */
 #include "analyze_gpu.h"
 #include "analyze_util.h"
 #include "analyze_numa.h"

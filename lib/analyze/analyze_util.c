@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "analyze_util.h"
-#include "../format/isc_internal.h"
+#include "../format/format.h" /* header, string defs, ring record checks */
 
 #define NONE ISC_UMAP_NONE
 

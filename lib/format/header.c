@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "isc_config.h"
-#include "isc_internal.h"
+#include "format.h"
 
 void isc_copy_bytes(char *dst, size_t cap, const uint8_t *src, size_t len, char sep)
 {

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "isc_internal.h"
+#include "format.h"
 
 struct isc_timeline {
 	struct isc_reader *rd;

@@ -32,7 +32,7 @@
 #include <zlib.h>
 #include <cjson/cJSON.h>
 
-#include "../format/isc_internal.h"
+#include "../format/format.h" /* header, string defs, ring record checks */
 #include "isc_kineto.h"
 
 #define SRC_IN (64u << 10)

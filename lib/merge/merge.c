@@ -29,7 +29,7 @@
 #include <string.h>
 
 #include "isc_log.h"
-#include "../format/isc_internal.h"
+#include "../format/format.h" /* header, string defs, ring record checks */
 #include "isc_merge.h"
 
 struct mev {

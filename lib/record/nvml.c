@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "isc_gpu.h"
+#include "gpu_setup.h"
 #include "isc_record.h"
 #include "isc_shm.h"
 

@@ -59,10 +59,10 @@
 
 #include "isc_config.h"
 #include "isc_log.h"
-#include "isc_gpu.h"
-#include "../format/isc_internal.h"
+#include "gpu_setup.h"
+#include "../format/format.h" /* header, string defs, ring record checks */
 #include "isc_record.h"
-#include "isc_sampler.h"
+#include "sampler.h"
 #include "isc_shm.h"
 
 #define DRAIN_MS 20

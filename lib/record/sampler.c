@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "isc_config.h"
-#include "isc_sampler.h"
+#include "sampler.h"
 #include "isc_shm.h"
 #if ISC_HAVE_NUMA
 #include <numa.h>

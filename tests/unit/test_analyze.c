@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "isc_analyze.h"
-#include "isc_internal.h"
+#include "format.h"
 #include "tap.h"
 
 /* ---- timeline builder ------------------------------------------------- */

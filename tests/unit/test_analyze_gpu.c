@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "isc_analyze.h"
-#include "isc_internal.h"
+#include "format.h"
 #include "tap.h"
 
 #define U(x) ((uint64_t)(x) * 1000u)

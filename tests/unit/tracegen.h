@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "isc_internal.h"
+#include "format.h"
 #include "isc_shm.h"
 
 struct tg {

@@ -10,7 +10,6 @@
 
 #include "isc_config.h"
 #include "isc_config_api.h"
-#include "isc_gpu.h"
 #include "isc_record.h"
 #include "tool.h"
 

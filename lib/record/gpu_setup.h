@@ -1,18 +1,13 @@
 /*
- * isc_gpu.h - the recorder's GPU side (record.c uses it): whether the
+ * gpu_setup.h - the recorder's GPU side (record.c uses it): whether the
  * workload gets the CUDA agent (CUDA_INJECTION64_PATH), and the NVML
  * sampler.  See iscope-record(1), GPU.
  */
-#ifndef ISC_GPU_H
-#define ISC_GPU_H
+#ifndef ISC_GPU_SETUP_H
+#define ISC_GPU_SETUP_H
 
 #include "isc.h"
-
-enum isc_cuda_mode {
-	ISC_CUDA_AUTO,  /* inject when a CUDA driver loads and nobody else injects */
-	ISC_CUDA_OFF,   /* --no-cuda: no agent, no NVML, no notes */
-	ISC_CUDA_FORCE, /* --force: replace another tool's injection variables */
-};
+#include "isc_record.h" /* enum isc_cuda_mode */
 
 struct isc_nvml;
 

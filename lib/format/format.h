@@ -1,6 +1,10 @@
-/* isc_internal.h - declarations shared by libiscope modules, not by tools. */
-#ifndef ISC_INTERNAL_H
-#define ISC_INTERNAL_H
+/*
+ * format.h - the format stage's declarations shared with the other stages
+ * (not the tools): file header records, STRING_DEF parsing, ring record
+ * checks.
+ */
+#ifndef ISC_FORMAT_INTERNAL_H
+#define ISC_FORMAT_INTERNAL_H
 
 #include "isc.h"
 

@@ -1,4 +1,4 @@
-/* isc_sampler.h - /proc, PSI, meminfo and NUMA sampling for the recorder. */
+/* sampler.h - /proc, PSI, meminfo and NUMA sampling for the recorder. */
 #ifndef ISC_SAMPLER_H
 #define ISC_SAMPLER_H
 

@@ -1,5 +1,5 @@
 /*
- * gpu_record.c - which GPU collection a recording gets (isc_gpu.h).
+ * gpu_setup.c - which GPU collection a recording gets (gpu_setup.h).
  *
  *   --no-cuda ------------------------------------------> nothing, silently
  *   libcuda.so.1 does not load / is the stub -----------> note, WARNING, no agent
@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "isc_log.h"
-#include "isc_gpu.h"
+#include "gpu_setup.h"
 
 #define CUDA_ERROR_STUB_LIBRARY 34
 
