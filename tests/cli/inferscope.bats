@@ -57,3 +57,46 @@ teardown() {
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"Usage: inferscope run"* ]]
 }
+
+@test "analyze takes its options before or after the input (as inferscope(1) shows)" {
+	cd "$T"
+	"$RECORD" -q -o t.isc -- "$PY" work.py
+	run --separate-stderr "$FE" analyze t.isc --report again.md
+	[ "$status" -eq 0 ]
+	grep -q '^## CPU' again.md
+	run --separate-stderr "$FE" analyze --report=b.md -- t.isc
+	[ "$status" -eq 0 ]
+	[ -s b.md ]
+	run "$FE" analyze t.isc --bogus
+	[ "$status" -eq 2 ]
+}
+
+@test "--quiet: nothing but the report, before or after the command" {
+	cd "$T"
+	INFERSCOPE_PYTHON=$PY run --separate-stderr "$FE" --quiet run --report r.md work.py
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[ -s r.md ]
+	INFERSCOPE_PYTHON=$PY run --separate-stderr "$FE" run -q --report r2.md work.py
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[ -s r2.md ]
+	run --separate-stderr "$FE" analyze --report r3.md -q "$T/r.md.none"
+	[ "$status" -eq 1 ]
+	[ -n "$stderr" ]
+}
+
+@test "every tool takes --quiet and -q" {
+	"$RECORD" -q -o "$T/t.isc" -- "$PY" "$T/work.py"
+	run "$MERGE" --quiet -o "$T/t.istl" "$T/t.isc"
+	[ "$status" -eq 0 ]
+	run "$ANALYZE" -q -o "$T/f.json" "$T/t.istl"
+	[ "$status" -eq 0 ]
+	run --separate-stderr "$REPORT" --quiet -o "$T/r.md" "$T/f.json"
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	run --separate-stderr "$REPORT" -q -o "$T/r.md" "$T/f.json"
+	[ "$status" -eq 0 ]
+	run "$FE" --quiet --help
+	[ "$status" -eq 0 ]
+}

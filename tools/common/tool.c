@@ -1,6 +1,11 @@
 /* tool.c - the common start of the tools' main() (see tool.h). */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "isc.h"
 #include "isc_config.h"
@@ -56,4 +61,67 @@ int isc_tool_start(const struct isc_tool *t, int argc, char **argv, struct isc_c
 done:
 	isc_config_free(c);
 	return status;
+}
+
+int isc_tool_out_open(struct isc_tool_out *o, const char *path)
+{
+	*o = (struct isc_tool_out){ stdout, NULL, false, false };
+	if (!path || !strcmp(path, "-"))
+		return 0;
+	o->path = path;
+	/* O_EXCL first to learn whether we create it; no O_TRUNC until the result is ready */
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	if (fd >= 0)
+		o->created = true;
+	else if (errno == EEXIST)
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
+		isc_log(ISC_LOG_ERROR, "%s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		o->f = NULL;
+		if (o->created)
+			unlink(path);
+		return 1;
+	}
+	return 0;
+}
+
+FILE *isc_tool_out_begin(struct isc_tool_out *o)
+{
+	struct stat st;
+	o->written = true;
+	if (o->f != stdout && !fstat(fileno(o->f), &st) && S_ISREG(st.st_mode))
+		(void)!ftruncate(fileno(o->f), 0);
+	return o->f;
+}
+
+const char *isc_tool_out_name(const struct isc_tool_out *o)
+{
+	return o->path ? o->path : "stdout";
+}
+
+int isc_tool_out_close(struct isc_tool_out *o, bool ok)
+{
+	int bad = 0;
+	if (!o->f)
+		return 0;
+	errno = 0;
+	if (o->f == stdout) {
+		bad = fflush(stdout) || ferror(stdout);
+	} else {
+		bad = fflush(o->f) || ferror(o->f);
+		int e = errno;
+		bad = fclose(o->f) || bad;
+		if (!errno)
+			errno = e;
+		if (!ok && o->created && !o->written)
+			unlink(o->path);
+	}
+	o->f = NULL;
+	if (bad && ok) {
+		isc_log(ISC_LOG_ERROR, "%s: Failed to write: %s", isc_tool_out_name(o), strerror(errno ? errno : EIO));
+		return 1;
+	}
+	return 0;
 }

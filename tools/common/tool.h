@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "isc_config_api.h"
 
@@ -31,5 +32,32 @@ int isc_tool_start(const struct isc_tool *t, int argc, char **argv, struct isc_c
 
 /* Prints the message and the --help hint for a usage error; returns 2. */
 int isc_tool_usage_error(const struct isc_tool *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * An output named by -o: opened before the long work so that a bad path
+ * (missing directory, no permission) fails at once, but emptied only when
+ * the result is written, so a run that fails keeps the previous file; a
+ * file this run created is removed again when nothing was written.
+ */
+struct isc_tool_out {
+	FILE *f;           /* stdout when path is NULL or "-" */
+	const char *path;  /* borrowed; "stdout" for messages when NULL */
+	bool created;      /* the file did not exist before */
+	bool written;      /* isc_tool_out_begin was called */
+};
+
+/* Opens path (NULL or "-": stdout).  0, or 1 after printing "PATH: error". */
+int isc_tool_out_open(struct isc_tool_out *o, const char *path);
+/* Empties a regular file before the result is written; returns o->f. */
+FILE *isc_tool_out_begin(struct isc_tool_out *o);
+/* The name for messages: the path or "stdout". */
+const char *isc_tool_out_name(const struct isc_tool_out *o);
+/*
+ * Flushes and closes (stdout is flushed only).  When ok is false, a file
+ * this run created and never began writing is removed.  Returns 0, or 1
+ * after printing "PATH: Failed to write: error" when ok was true and the
+ * flush or close failed.
+ */
+int isc_tool_out_close(struct isc_tool_out *o, bool ok);
 
 #endif

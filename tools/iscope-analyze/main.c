@@ -58,11 +58,13 @@ int main(int argc, char **argv)
 	struct progress prog = { { 0, 0 }, false };
 	cJSON *doc = NULL;
 	char *text = NULL;
-	FILE *in = stdin, *out = stdout, *owned = NULL;
+	FILE *in = stdin, *owned = NULL;
+	struct isc_tool_out out = { 0 };
 	struct isc_merge_result mres = { 0 };
 	const char *name = "stdin", *path = NULL;
 	uint64_t top = ISC_ANALYZE_TOP_DEFAULT;
 	int first, rc, status = 1;
+	bool written = false;
 
 	status = isc_tool_start(&tool, argc, argv, &c, &first);
 	if (status >= 0)
@@ -88,6 +90,9 @@ int main(int argc, char **argv)
 		status = isc_tool_usage_error(&tool, "refusing to read a binary timeline from a terminal; give a FILE or a pipe");
 		goto out;
 	}
+	path = isc_config_get(c, "output");
+	if (isc_tool_out_open(&out, path)) /* before the analysis: a bad path fails at once */
+		goto out;
 	if ((rc = isc_timeline_open_any(&t, in, &owned, &mres))) {
 		isc_log(ISC_LOG_ERROR, "%s: %s", name, isc_err_msg());
 		goto out;
@@ -114,16 +119,13 @@ int main(int argc, char **argv)
 		isc_log(ISC_LOG_ERROR, "out of memory");
 		goto out;
 	}
-	path = isc_config_get(c, "output");
-	if (path && strcmp(path, "-") && !(out = fopen(path, "we"))) {
-		isc_log(ISC_LOG_ERROR, "%s: %s", path, strerror(errno));
-		goto out;
-	}
-	if (fputs(text, out) == EOF || fputc('\n', out) == EOF || fflush(out) || ferror(out)) {
-		isc_log(ISC_LOG_ERROR, "%s: Failed to write: %s", path ? path : "stdout", strerror(errno ? errno : EIO));
+	FILE *f = isc_tool_out_begin(&out);
+	if (fputs(text, f) == EOF || fputc('\n', f) == EOF || fflush(f) || ferror(f)) {
+		isc_log(ISC_LOG_ERROR, "%s: Failed to write: %s", isc_tool_out_name(&out), strerror(errno ? errno : EIO));
 		goto out;
 	}
 	status = rc < 0 || mres.bad_input ? 1 : 0;
+	written = true;
 	if (!isc_config_flag(c, "quiet") && isc_log_enabled(ISC_LOG_INFO)) {
 		double ev = 0, pr = 0, th = 0;
 		isc_json_num(doc, "summary.events", &ev);
@@ -133,10 +135,8 @@ int main(int argc, char **argv)
 			isc_json_str(doc, "verdict.class") ? isc_json_str(doc, "verdict.class") : "n/a");
 	}
 out:
-	if (out != stdout && fclose(out) && status == 0) {
-		isc_log(ISC_LOG_ERROR, "%s: %s", isc_config_get(c, "output"), strerror(errno));
+	if (isc_tool_out_close(&out, written))
 		status = 1;
-	}
 	free(text);
 	cJSON_Delete(doc);
 	isc_timeline_free(t);

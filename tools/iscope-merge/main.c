@@ -32,13 +32,21 @@ static const struct isc_tool tool = {
 #define MAX_INPUTS 64
 
 /* Imports in[0]; returns the exit status. */
+static const struct isc_tool_out *output; /* for naming it in write errors */
+
+/* The object an error is about: the output after a failed write, else the input. */
+static const char *culprit(const char *input)
+{
+	return output->f && ferror(output->f) ? isc_tool_out_name(output) : input;
+}
+
 static int import_kineto(const struct isc_merge_input *in, struct isc_sink *sink, size_t sort_mib, bool quiet)
 {
 	struct isc_kineto_opts ko = { .sort_budget = sort_mib << 20 };
 	struct isc_kineto_result kr;
 	int rc = isc_kineto_import(in->in, in->name, sink, &ko, &kr);
 	if (rc < 0) {
-		isc_log(ISC_LOG_ERROR, "%s: %s", in->name, isc_err_msg());
+		isc_log(ISC_LOG_ERROR, "%s: %s", culprit(in->name), isc_err_msg());
 		return 1;
 	}
 	if (rc == 1)
@@ -65,7 +73,7 @@ static int replay_timeline(const struct isc_merge_input *in, struct isc_sink *si
 		rc = isc_timeline_replay(t, sink, damage, sizeof(damage));
 	isc_timeline_free(t);
 	if (rc < 0)
-		isc_log(ISC_LOG_ERROR, "%s: %s", in->name, isc_err_msg());
+		isc_log(ISC_LOG_ERROR, "%s: %s", culprit(in->name), isc_err_msg());
 	else if (rc == 1)
 		isc_log(ISC_LOG_ERROR, "%s: %s (kept the events before it)", in->name, damage);
 	return rc ? 1 : 0;
@@ -79,6 +87,7 @@ int main(int argc, char **argv)
 	enum isc_input_kind kind[MAX_INPUTS];
 	struct isc_merge_result res;
 	struct isc_sink *sink = NULL;
+	struct isc_tool_out outf = { 0 };
 	FILE *out = stdout;
 	size_t n = 0;
 	int first, rc, status = 1;
@@ -128,16 +137,15 @@ int main(int argc, char **argv)
 		n++;
 	}
 	const char *path = isc_config_get(c, "output");
-	if (path && strcmp(path, "-")) {
-		if (!(out = fopen(path, "we"))) {
-			isc_log(ISC_LOG_ERROR, "%s: %s", path, strerror(errno));
-			goto out;
-		}
-	} else if (!dump && !chrome && isatty(STDOUT_FILENO)) {
+	if ((!path || !strcmp(path, "-")) && !dump && !chrome && isatty(STDOUT_FILENO)) {
 		isc_log(ISC_LOG_ERROR, "refusing to write a binary timeline to a terminal; use -o FILE or a pipe");
 		status = 2;
 		goto out;
 	}
+	if (isc_tool_out_open(&outf, path))
+		goto out;
+	out = isc_tool_out_begin(&outf);
+	output = &outf;
 	rc = dump ? isc_sink_dump_new(&sink, out, isc_config_flag(c, "dump-times"))
 	     : chrome ? isc_sink_chrome_new(&sink, out) : isc_sink_timeline_new(&sink, out);
 	if (rc)
@@ -164,7 +172,8 @@ int main(int argc, char **argv)
 	}
 	rc = isc_merge(in, n, sink, &res);
 	if (rc < 0) {
-		isc_log(ISC_LOG_ERROR, "%s", isc_err_msg());
+		isc_log(ISC_LOG_ERROR, "%s%s%s", ferror(out) ? isc_tool_out_name(&outf) : "", ferror(out) ? ": " : "",
+			isc_err_msg());
 		goto out;
 	}
 	if (rc == 1) {
@@ -188,10 +197,8 @@ out:
 		if (raw[i] != stdin)
 			fclose(raw[i]);
 	}
-	if (out != stdout && out && fclose(out) && status == 0) {
-		isc_log(ISC_LOG_ERROR, "%s: %s", isc_config_get(c, "output"), strerror(errno));
+	if (isc_tool_out_close(&outf, status == 0))
 		status = 1;
-	}
 	isc_config_free(c);
 	return status;
 }

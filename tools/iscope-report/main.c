@@ -14,6 +14,8 @@ static const struct isc_opt opts[] = {
 	  "write the report to FILE instead of stdout (*.html / *.htm imply -f html)" },
 	{ "format", 'f', ISC_OPT_VALUE, "FMT", "INFERSCOPE_REPORT_FORMAT", "format", NULL,
 	  "md (Markdown, the default) or html (one self-contained page)" },
+	{ "quiet", 'q', ISC_OPT_FLAG, NULL, "INFERSCOPE_QUIET", "quiet", "false",
+	  "no informational messages (errors are always printed)" },
 	ISC_OPT_LOG_LEVEL,
 };
 
@@ -76,7 +78,8 @@ int main(int argc, char **argv)
 	cJSON *doc = NULL;
 	char *data = NULL, *text = NULL;
 	size_t len = 0;
-	FILE *in = stdin, *out = stdout;
+	FILE *in = stdin;
+	struct isc_tool_out out = { 0 };
 	const char *name = "stdin", *path = NULL, *fmt;
 	enum isc_report_format f = ISC_REPORT_MD;
 	int first, rc, status = 1;
@@ -105,6 +108,8 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
+	if (isc_tool_out_open(&out, path)) /* before reading: a bad path fails at once */
+		goto out;
 	if ((rc = slurp(in, &data, &len))) {
 		isc_log(ISC_LOG_ERROR, "%s: %s", name, rc == -EFBIG ? "larger than 256 MiB" : strerror(-rc));
 		goto out;
@@ -132,20 +137,14 @@ int main(int argc, char **argv)
 		isc_log(ISC_LOG_ERROR, "%s: %s", name, isc_err_msg());
 		goto out;
 	}
-	if (path && strcmp(path, "-") && !(out = fopen(path, "we"))) {
-		isc_log(ISC_LOG_ERROR, "%s: %s", path, strerror(errno));
-		goto out;
-	}
-	if (fputs(text, out) == EOF || fflush(out) || ferror(out)) {
-		isc_log(ISC_LOG_ERROR, "%s: Failed to write: %s", path ? path : "stdout", strerror(errno ? errno : EIO));
+	if (fputs(text, isc_tool_out_begin(&out)) == EOF) {
+		isc_log(ISC_LOG_ERROR, "%s: Failed to write: %s", isc_tool_out_name(&out), strerror(errno ? errno : EIO));
 		goto out;
 	}
 	status = 0;
 out:
-	if (out != stdout && fclose(out) && status == 0) {
-		isc_log(ISC_LOG_ERROR, "%s: %s", path, strerror(errno));
+	if (isc_tool_out_close(&out, status == 0))
 		status = 1;
-	}
 	free(text);
 	free(data);
 	cJSON_Delete(doc);
