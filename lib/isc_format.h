@@ -81,6 +81,8 @@ enum isc_record_type {
 	ISC_REC_GPU_INFO = 0x2B,      /* NVML: index pcie_gen pcie_width link_bw_bytes_per_s mem_total,
 					 rest = uuid NUL name */
 	ISC_REC_WARNING = 0x2C,       /* pid (0 = session) code (enum isc_warning), rest = message */
+	ISC_REC_THREAD_WAIT = 0x2D,   /* pid tid call(enum isc_wait_call) nr+1 arg0 arg1 arg2 arg3 fd+1
+					 fd_kind(enum isc_fd_kind), rest = wchan */
 
 	/* timeline-only records (TL_EVENTS chunks) */
 	ISC_REC_TL_CTX = 0x40,        /* varint pid, varint tid: context of following records */
@@ -166,6 +168,39 @@ enum isc_warning {
 	ISC_WARN_CUPTI_SUBSCRIBER = 8, /* CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED */
 	ISC_WARN_CUPTI_ERROR = 9,      /* any other CUPTI failure at start */
 	ISC_WARN_CUPTI_KINDS = 10,     /* some optional activity kinds are unavailable */
+};
+
+/* THREAD_WAIT call: what a blocked thread waits in, by system call family
+ * (portable: the raw number is the recording machine's; formats/trace.md §6.2). */
+enum isc_wait_call {
+	ISC_WAIT_UNKNOWN = 0,    /* /proc/TID/syscall unreadable */
+	ISC_WAIT_RUNNING = 1,    /* it ran again before the file was read */
+	ISC_WAIT_NO_SYSCALL = 2, /* blocked outside a system call (page fault, ...) */
+	ISC_WAIT_READ = 3,       /* read, readv, pread64, preadv(2), recvfrom, recvmsg, recvmmsg */
+	ISC_WAIT_WRITE = 4,      /* write, writev, pwrite64, pwritev(2), sendto, sendmsg, sendmmsg, sendfile, splice */
+	ISC_WAIT_POLL = 5,       /* poll, ppoll, select, pselect6, epoll_wait, epoll_pwait(2) */
+	ISC_WAIT_FUTEX = 6,      /* futex, futex_waitv */
+	ISC_WAIT_SLEEP = 7,      /* nanosleep, clock_nanosleep, pause */
+	ISC_WAIT_CONNECT = 8,    /* accept, accept4, connect */
+	ISC_WAIT_CHILD = 9,      /* wait4, waitid */
+	ISC_WAIT_FILE = 10,      /* open, openat, fsync, fdatasync, sync_file_range, fallocate, msync,
+				    io_getevents, io_uring_enter, ... : file-system work */
+	ISC_WAIT_OTHER = 11,     /* any other system call */
+};
+
+/* THREAD_WAIT fd_kind: what the descriptor a blocked call uses refers to. */
+enum isc_fd_kind {
+	ISC_FD_NONE = 0,    /* the call has no descriptor, or it could not be read */
+	ISC_FD_FILE = 1,    /* regular file */
+	ISC_FD_DIR = 2,
+	ISC_FD_PIPE = 3,    /* pipe or FIFO */
+	ISC_FD_SOCKET = 4,
+	ISC_FD_EVENTFD = 5,
+	ISC_FD_EPOLL = 6,
+	ISC_FD_ANON = 7,    /* another anonymous inode: timerfd, signalfd, inotify, ... */
+	ISC_FD_CHARDEV = 8,
+	ISC_FD_BLOCKDEV = 9,
+	ISC_FD_OTHER = 10,
 };
 
 /* String kinds (STRING_DEF) and span kinds (TL_SPAN_BEGIN). */

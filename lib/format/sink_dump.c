@@ -121,6 +121,7 @@ static const char *record_name(uint8_t type)
 	case ISC_REC_GPU_MEMORY: return "gpu_memory";
 	case ISC_REC_GPU_DROPPED: return "gpu_dropped";
 	case ISC_REC_GPU_AGENT: return "gpu_agent";
+	case ISC_REC_THREAD_WAIT: return "thread_wait";
 	default: return NULL;
 	}
 }
@@ -129,8 +130,9 @@ static int d_event(void *ctx, const struct isc_tl_event *ev)
 {
 	struct dump_sink *s = ctx;
 	FILE *o = s->out;
-	bool sample = ev->type >= ISC_REC_PROC_SAMPLE && ev->type <= ISC_REC_GPU_INFO &&
-		      ev->type != ISC_REC_PROC_INFO && ev->type != ISC_REC_PROC_EXIT;
+	bool sample = (ev->type >= ISC_REC_PROC_SAMPLE && ev->type <= ISC_REC_GPU_INFO &&
+		       ev->type != ISC_REC_PROC_INFO && ev->type != ISC_REC_PROC_EXIT) ||
+		      ev->type == ISC_REC_THREAD_WAIT;
 	if (sample && !s->times)
 		return 0;
 	if (s->times)

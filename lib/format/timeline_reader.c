@@ -208,7 +208,8 @@ static int decode(struct isc_timeline *t, const struct isc_rec *r, struct isc_tl
 		ev->bytes = p;
 		ev->nbytes = (size_t)len;
 	} else if (r->type == ISC_REC_THREAD_NAME || r->type == ISC_REC_DEVICE || r->type == ISC_REC_META ||
-		   r->type == ISC_REC_GPU_INFO || r->type == ISC_REC_WARNING || r->type == ISC_REC_GPU_AGENT) {
+		   r->type == ISC_REC_GPU_INFO || r->type == ISC_REC_WARNING || r->type == ISC_REC_GPU_AGENT ||
+		   r->type == ISC_REC_THREAD_WAIT) {
 		ev->bytes = p;
 		ev->nbytes = (size_t)(e - p);
 	} else if (r->type == ISC_REC_PROC_EXIT) {
@@ -216,9 +217,10 @@ static int decode(struct isc_timeline *t, const struct isc_rec *r, struct isc_tl
 	}
 	if (r->type == ISC_REC_PROC_SAMPLE || r->type == ISC_REC_THREAD_SAMPLE ||
 	    r->type == ISC_REC_PROC_INFO || r->type == ISC_REC_PROC_EXIT ||
-	    r->type == ISC_REC_THREAD_NAME || r->type == ISC_REC_SMAPS || r->type == ISC_REC_NUMA_MAPS)
+	    r->type == ISC_REC_THREAD_NAME || r->type == ISC_REC_SMAPS || r->type == ISC_REC_NUMA_MAPS ||
+	    r->type == ISC_REC_THREAD_WAIT)
 		ev->pid = (uint32_t)ev->f[0];
-	if (r->type == ISC_REC_THREAD_SAMPLE || r->type == ISC_REC_THREAD_NAME)
+	if (r->type == ISC_REC_THREAD_SAMPLE || r->type == ISC_REC_THREAD_NAME || r->type == ISC_REC_THREAD_WAIT)
 		ev->tid = (uint32_t)ev->f[1];
 	return 1;
 }

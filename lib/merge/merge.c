@@ -791,7 +791,7 @@ static int read_samples(struct merge *m, unsigned ii, const struct isc_chunk_hea
 		    r.type != ISC_REC_CLOCK_PAIR && r.type != ISC_REC_DROPPED && r.type != ISC_REC_GPU_SAMPLE &&
 		    r.type != ISC_REC_GPU_INFO && (r.type < ISC_REC_GPU_OP || r.type > ISC_REC_GPU_AGENT))
 			isc_get_varint(&b, e, &pid); /* the record's first field is its process */
-		if (r.type == ISC_REC_THREAD_SAMPLE || r.type == ISC_REC_THREAD_NAME)
+		if (r.type == ISC_REC_THREAD_SAMPLE || r.type == ISC_REC_THREAD_NAME || r.type == ISC_REC_THREAD_WAIT)
 			isc_get_varint(&b, e, &tid);
 		ev.pid = (uint32_t)pid;
 		ev.tid = (uint32_t)tid;

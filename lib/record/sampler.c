@@ -7,12 +7,25 @@
  * Descriptors stay open and are re-read with pread(…, 0), so a tick costs
  * a few syscalls per thread.  smaps_rollup and numa_maps cost milliseconds
  * on a large process and are read only on "slow" ticks (1 Hz).
+ *
+ * A thread found blocked (state S or D) gets a THREAD_WAIT record before
+ * its THREAD_SAMPLE: what it waits in, from task/T/syscall (opened the
+ * first time the thread is seen blocked, then kept open), the kind of the
+ * descriptor the call waits on (readlink + stat of /proc/P/fd/N, cached
+ * per process for FD_CACHE_NS: a number closed and reused for another kind
+ * of file within that time keeps the old kind), and, outside a system
+ * call, task/T/wchan.  For poll and ppoll the first descriptors are read
+ * from the workload's memory (process_vm_readv, as the recorder may
+ * ptrace its own children).
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "isc_config.h"
@@ -23,11 +36,20 @@
 #endif
 
 #define MAX_TIDS 4096
+#define FD_CACHE 64                   /* descriptor kinds remembered per process (direct-mapped) */
+#define FD_CACHE_NS 1000000000u       /* for at most 1 s */
+#define NOT_OPEN (-2)                 /* a lazily opened descriptor not tried yet */
 
 struct tstate {
 	pid_t tid;
-	int fd_stat, fd_status;
+	int fd_stat, fd_status, fd_syscall, fd_wchan;
 	unsigned gen;
+};
+
+struct fd_kind_entry {
+	int fd;
+	uint8_t kind;
+	uint64_t ts;
 };
 
 struct pstate {
@@ -36,6 +58,7 @@ struct pstate {
 	struct tstate *t;
 	size_t nt, capt;
 	unsigned gen;
+	struct fd_kind_entry fdk[FD_CACHE];
 };
 
 struct isc_sampler {
@@ -120,7 +143,87 @@ static void put_rec(struct isc_buf *b, uint8_t type, uint64_t now, uint64_t *las
 	isc_buf_put_record(b, type, now, last, body, len);
 }
 
-/* One THREAD_SAMPLE; adds the thread's context switches to csw[2]. */
+static int open_lazy(int *fd, const struct pstate *p, const struct tstate *t, const char *name)
+{
+	if (*fd == NOT_OPEN) {
+		char path[96];
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/%s", (int)p->pid, (int)t->tid, name);
+		*fd = open_ro(path);
+	}
+	return *fd;
+}
+
+/* Kind of descriptor fd of process p (enum isc_fd_kind), through the cache. */
+static uint8_t fd_kind(struct pstate *p, int fd, uint64_t now)
+{
+	struct fd_kind_entry *c = &p->fdk[(unsigned)fd % FD_CACHE];
+	if (c->ts && c->fd == fd && now - c->ts < FD_CACHE_NS)
+		return c->kind;
+	char path[64], target[256];
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)p->pid, fd);
+	ssize_t n = readlink(path, target, sizeof(target) - 1);
+	if (n <= 0)
+		return ISC_FD_NONE;
+	target[n] = '\0';
+	struct stat st;
+	unsigned mode = target[0] == '/' && !stat(path, &st) ? (unsigned)st.st_mode : 0;
+	*c = (struct fd_kind_entry){ fd, isc_fd_kind_of_link(target, mode), now ? now : 1 };
+	return c->kind;
+}
+
+/* The first valid descriptor of the pollfd array a blocked poll() waits on, or -1. */
+static int poll_first_fd(const struct pstate *p, uint64_t addr, uint64_t nfds)
+{
+	struct pollfd pf[4];
+	size_t n = nfds < 4 ? (size_t)nfds : 4;
+	struct iovec local = { pf, n * sizeof(pf[0]) }, remote = { (void *)(uintptr_t)addr, n * sizeof(pf[0]) };
+	if (!n || process_vm_readv(p->pid, &local, 1, &remote, 1, 0) != (ssize_t)local.iov_len)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (pf[i].fd >= 0)
+			return pf[i].fd;
+	return -1;
+}
+
+/* THREAD_WAIT for a thread seen blocked: what it waits in (file comment). */
+static void sample_wait(struct isc_sampler *s, struct pstate *p, struct tstate *t, char state, uint64_t now,
+			struct isc_buf *b, uint64_t *last)
+{
+	struct isc_proc_syscall sc = { .call = ISC_WAIT_UNKNOWN, .nr = -1 };
+	if (reread(s, open_lazy(&t->fd_syscall, p, t, "syscall")) > 0 && isc_proc_syscall_parse(s->buf, &sc))
+		sc.call = ISC_WAIT_UNKNOWN;
+	int fd = -1;
+	uint8_t kind = ISC_FD_NONE;
+	if (sc.nr >= 0) {
+		int which = isc_wait_fd_arg(sc.nr, sc.call);
+		if (which >= 0)
+			fd = sc.arg[which] <= INT32_MAX ? (int)sc.arg[which] : -1;
+		else if (which == ISC_FDARG_POLLFDS)
+			fd = poll_first_fd(p, sc.arg[0], sc.arg[1]);
+		else if (which == ISC_FDARG_NFDS)
+			fd = sc.arg[0] > 0 && sc.arg[0] <= INT32_MAX ? (int)sc.arg[0] - 1 : -1;
+		if (fd >= 0)
+			kind = fd_kind(p, fd, now);
+	}
+	uint8_t body[16 * 10 + 64];
+	unsigned len = 0;
+	uint64_t v[10] = { (uint64_t)p->pid, (uint64_t)t->tid, sc.call, (uint64_t)(sc.nr + 1),
+			   sc.arg[0], sc.arg[1], sc.arg[2], sc.arg[3], (uint64_t)(fd + 1), kind };
+	for (unsigned i = 0; i < 10; i++)
+		len += isc_put_varint(body + len, v[i]);
+	/* outside a system call (or in D), the kernel function it sleeps in */
+	if ((sc.call == ISC_WAIT_NO_SYSCALL || state == 'D') && reread(s, open_lazy(&t->fd_wchan, p, t, "wchan")) > 0 &&
+	    strcmp(s->buf, "0")) {
+		size_t n = strcspn(s->buf, "\n");
+		if (n > 63)
+			n = 63;
+		memcpy(body + len, s->buf, n);
+		len += (unsigned)n;
+	}
+	isc_buf_put_record(b, ISC_REC_THREAD_WAIT, now, last, body, len);
+}
+
+/* One THREAD_SAMPLE (after a THREAD_WAIT when blocked); adds the thread's context switches to csw[2]. */
 static void sample_thread(struct isc_sampler *s, struct pstate *p, struct tstate *t, uint64_t now,
 			  struct isc_buf *b, uint64_t *last, uint64_t *csw)
 {
@@ -145,6 +248,8 @@ static void sample_thread(struct isc_sampler *s, struct pstate *p, struct tstate
 #endif
 	csw[0] += vcsw;
 	csw[1] += ivcsw;
+	if (state == 'S' || state == 'D')
+		sample_wait(s, p, t, state, now, b, last);
 	uint64_t v[9] = { (uint64_t)p->pid, (uint64_t)t->tid, utime, stime, (uint64_t)(unsigned char)state,
 			  cpu, vcsw, ivcsw, node };
 	put_rec(b, ISC_REC_THREAD_SAMPLE, now, last, v, 9);
@@ -164,6 +269,10 @@ static void thread_close(struct tstate *t)
 		close(t->fd_stat);
 	if (t->fd_status >= 0)
 		close(t->fd_status);
+	if (t->fd_syscall >= 0)
+		close(t->fd_syscall);
+	if (t->fd_wchan >= 0)
+		close(t->fd_wchan);
 }
 
 /* Discovers threads, names new ones, samples each; forgets exited ones.
@@ -196,6 +305,7 @@ static void sample_threads(struct isc_sampler *s, struct pstate *p, uint64_t now
 			}
 			t = &p->t[p->nt++];
 			t->tid = tid;
+			t->fd_syscall = t->fd_wchan = NOT_OPEN;
 			snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)p->pid, (int)tid);
 			t->fd_stat = open_ro(path);
 			snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)p->pid, (int)tid);

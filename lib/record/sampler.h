@@ -18,4 +18,29 @@ int isc_sampler_tick(struct isc_sampler *s, const pid_t *pids, size_t n, uint64_
 		     struct isc_buf *b, uint64_t *last_ts);
 void isc_sampler_free(struct isc_sampler *s);
 
+/* ---- what a blocked thread waits in (proc_wait.c) ----------------------- */
+struct isc_proc_syscall {
+	uint8_t call;     /* enum isc_wait_call */
+	long nr;          /* system call number, -1 when not in one */
+	uint64_t arg[6];  /* its arguments (in a call only) */
+};
+/*
+ * Parses the text of /proc/PID/task/TID/syscall ("running", "-1 SP PC" or
+ * "NR A0 .. A5 SP PC").  0, or -EBADMSG when it is none of those.
+ */
+int isc_proc_syscall_parse(const char *text, struct isc_proc_syscall *out);
+/* enum isc_wait_call of a system call number of this machine's architecture. */
+uint8_t isc_wait_call_of(long nr);
+#define ISC_FDARG_NONE (-1)    /* no descriptor argument */
+#define ISC_FDARG_POLLFDS (-2) /* arg0 points to arg1 struct pollfd (poll, ppoll) */
+#define ISC_FDARG_NFDS (-3)    /* arg0 is the highest descriptor + 1 (select, pselect6) */
+/* Which argument of the call (nr, its family call) is the descriptor it waits on: an index or ISC_FDARG_*. */
+int isc_wait_fd_arg(long nr, uint8_t call);
+/*
+ * enum isc_fd_kind of a descriptor from readlink(/proc/PID/fd/N) and, for
+ * a path, the st_mode of stat() through the link (0: unknown, then the
+ * path decides: /dev/... but /dev/shm is a device, the rest a file).
+ */
+uint8_t isc_fd_kind_of_link(const char *target, unsigned mode);
+
 #endif
