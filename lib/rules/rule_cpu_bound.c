@@ -1,7 +1,7 @@
 /*
  * rule_cpu_bound.c - cpu_bound: the GPU waits for the host.
  *
- * Trigger: the cpu part of the GPU span (rule_gpu.h) >= 10 % of the span
+ * Trigger: the cpu part of the GPU span (gpu_split.c) >= 10 % of the span
  * (ours: a tenth of the span waiting for the host is the smallest share
  * worth restructuring the loop for).
  * Severity critical from 50 %.  Verdict share: that part.
@@ -14,50 +14,16 @@
  * on the thread that launches the GPU work.
  * What-if: the host-wait idle removed (the GPU kept fed), i.e. the cpu
  * part — an upper bound reached when host work overlaps GPU work.
- * Also holds gpu_split(), used by the other GPU rules.
  */
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "rule_gpu.h"
+#include "rules.h"
 
 #define TRIGGER_PCT 10
-#define LAUNCH_MIN 100
-#define LAUNCH_CALL_MAX 50000.0 /* ns: analyze_gpu.c's LONG_CALL_NS, a launch call that long is an outlier */
 #define TOP 5
 #define TOP_IN 64
 #define DATALOADER_PCT 5 /* rule_dataloader.c's trigger */
-
-void gpu_split(const struct rule_ctx *c, struct gpu_split *s)
-{
-	const cJSON *d = c->doc, *n;
-	double launches = rnum(d, "gpu.launch.launches", 0), kernels = rnum(d, "gpu.launch.kernels", 0);
-	double samples = 0, thr = 0;
-	*s = (struct gpu_split){ 0 };
-	s->short_share = kernels > 0 ? rnum(d, "gpu.launch.short_kernels_under_10us", 0) / kernels : 0;
-	s->shorter_share = launches > 0 ? rnum(d, "gpu.launch.gpu_op_shorter_than_launch", 0) / launches : 0;
-	s->launch_pattern = launches >= LAUNCH_MIN && (s->short_share >= 0.5 || s->shorter_share >= 0.5) &&
-			    c->g.queue_mean < 1;
-	double hw = c->g.host_wait;
-	if (s->launch_pattern) {
-		/* one-off start-up calls can take seconds: at most LAUNCH_CALL_MAX per launch */
-		double api = c->g.launch_api < launches * LAUNCH_CALL_MAX ? c->g.launch_api : launches * LAUNCH_CALL_MAX;
-		s->launch = c->g.launch_api >= 0 ? (api < hw ? api : hw) : hw * s->shorter_share;
-	}
-	double idle_share = c->g.span > 0 ? c->g.idle / c->g.span : 0;
-	double sync_host = c->g.sync_api * idle_share;
-	if (sync_host > hw - s->launch)
-		sync_host = hw - s->launch;
-	s->sync = sync_host + c->g.other_wait;
-	s->cpu = hw - s->launch - sync_host;
-	cJSON_ArrayForEach(n, rarr(d, "gpu.nvml")) {
-		samples += rnum(n, "samples", 0);
-		thr += rnum(n, "throttled_samples", 0);
-	}
-	s->throttled_share = samples > 0 ? thr / samples : 0;
-	s->compute = c->g.compute * (1 - s->throttled_share);
-	s->throttled = c->g.compute * s->throttled_share;
-}
 
 static int self_idle_desc(const void *x, const void *y)
 {
@@ -80,12 +46,11 @@ static size_t by_self_idle(const cJSON *arr, const cJSON **out)
 
 static void eval(const struct rule_ctx *c, struct rule_out *o)
 {
-	struct gpu_split s;
 	const cJSON *x;
-	if (!c->dev || c->g.span <= 0)
+	const struct gpu_split *s = rgpu_split(c);
+	if (!s)
 		return;
-	gpu_split(c, &s);
-	double share = rpct(s.cpu, c->g.span);
+	double share = rpct(s->cpu, c->g.span);
 	if (share < TRIGGER_PCT)
 		return;
 	const cJSON *pys[TOP_IN], *ops[TOP_IN];
@@ -101,7 +66,7 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 		rwhere(w, sizeof(w), py ? py : op);
 	cJSON *f = fnd_new(o, "cpu_bound", share >= 50 ? "critical" : "warning", share / 100 * c->quality,
 			   "The GPU waited for the host %.0f %% of its span (%.1f ms idle with no work queued)%s%s", share,
-			   s.cpu / 1e6, *w ? "; the host was mostly in " : "", w);
+			   s->cpu / 1e6, *w ? "; the host was mostly in " : "", w);
 	fnd_metric(o, f, "host_wait_pct", share);
 	fnd_metric(o, f, "gpu_idle_pct", rpct(c->g.idle, c->g.span));
 	fnd_metric(o, f, "gpu_span_ns", c->g.span);
@@ -122,13 +87,13 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 			snprintf(label, sizeof(label), "GPU %.0f idle %.2f ms", rnum(x, "device", 0), rnum(x, "dur_ns", 0) / 1e6);
 			fnd_range(o, f, rnum(x, "start_ns", 0), rnum(x, "end_ns", 0), label);
 		}
-	fnd_suggest(c, o, f, s.cpu,
+	fnd_suggest(c, o, f, s->cpu,
 		    "Take host work off the GPU's critical path: prepare the next batch while the GPU runs (a prefetching "
 		    "thread or DataLoader workers), remove per-step Python work from the functions listed, and use "
 		    "torch.compile or CUDA graphs to cut per-op host overhead.",
 		    "the host-wait idle removed, the GPU kept fed (upper bound)",
 		    "The GPU had no work queued for %.1f ms of its %.1f ms span, while the host ran the code listed.",
-		    s.cpu / 1e6, c->g.span / 1e6);
+		    s->cpu / 1e6, c->g.span / 1e6);
 	fnd_candidate(o, f, "cpu_bound", share, c->quality);
 }
 

@@ -1,7 +1,7 @@
 /*
  * rule_gpu_compute_bound.c - gpu_compute_bound: the GPU is busy computing.
  *
- * Trigger: compute part (rule_gpu.h: compute time not run throttled) >= 50 %
+ * Trigger: compute part (gpu_split.c: compute time not run throttled) >= 50 %
  * of the GPU span.  Severity info (a busy GPU is the goal; what remains is
  * making kernels cheaper).  Verdict share: that part, nominated only when
  * the GPU is saturated (>= 80 %: below it the GPU has headroom and what
@@ -19,7 +19,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "rule_gpu.h"
+#include "rules.h"
 
 #define TRIGGER_PCT 50
 #define SATURATED_PCT 80
@@ -33,12 +33,11 @@ static bool fp32_gemm(const char *k)
 
 static void eval(const struct rule_ctx *c, struct rule_out *o)
 {
-	struct gpu_split s;
 	const cJSON *k;
-	if (!c->dev || c->g.span <= 0)
+	const struct gpu_split *s = rgpu_split(c);
+	if (!s)
 		return;
-	gpu_split(c, &s);
-	double share = rpct(s.compute, c->g.span);
+	double share = rpct(s->compute, c->g.span);
 	if (share < TRIGGER_PCT)
 		return;
 	const char *top = rstr(cJSON_GetArrayItem(rarr(c->doc, "gpu.kernels.top"), 0), "name", "?");
@@ -71,8 +70,8 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 			    NULL, "%s and the kernels after it keep the GPU %.0f %% busy.", top, share);
 	/* a GPU below SATURATED_PCT has headroom: the cause is what leaves it idle,
 	 * unless nothing else explains NOTHING_ELSE_PCT */
-	if (share >= SATURATED_PCT || (rpct(s.cpu, c->g.span) < NOTHING_ELSE_PCT && rpct(s.launch, c->g.span) < NOTHING_ELSE_PCT &&
-				       rpct(s.sync, c->g.span) < NOTHING_ELSE_PCT))
+	if (share >= SATURATED_PCT || (rpct(s->cpu, c->g.span) < NOTHING_ELSE_PCT && rpct(s->launch, c->g.span) < NOTHING_ELSE_PCT &&
+				       rpct(s->sync, c->g.span) < NOTHING_ELSE_PCT))
 		fnd_candidate(o, f, "gpu_compute_bound", share, c->quality);
 }
 

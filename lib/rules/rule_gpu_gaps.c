@@ -15,16 +15,6 @@
 
 #include "rules.h"
 
-/* The idle time is already in the estimate of a cause found before. */
-static const char *covered(const struct rule_out *o)
-{
-	static const char *const causes[] = { "cpu_bound", "sync_bound", "launch_bound" };
-	for (size_t i = 0; i < sizeof(causes) / sizeof(causes[0]); i++)
-		if (fnd_find(o, causes[i]))
-			return causes[i];
-	return NULL;
-}
-
 #define TRIGGER_PCT 5
 
 static void eval(const struct rule_ctx *c, struct rule_out *o)
@@ -44,7 +34,7 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 		snprintf(label, sizeof(label), "GPU %.0f idle %.2f ms", rnum(x, "device", 0), rnum(x, "dur_ns", 0) / 1e6);
 		fnd_range(o, f, rnum(x, "start_ns", 0), rnum(x, "end_ns", 0), label);
 	}
-	const char *cause = covered(o);
+	const char *cause = rgpu_idle_covered(o);
 	fnd_suggest(c, o, f, cause ? -1 : total,
 		    "Look at what the host does in these time ranges (the timeline: iscope-merge --format=chrome).",
 		    cause ? "contained in the estimate of the cause found (cpu_bound, sync_bound or launch_bound)"

@@ -14,16 +14,6 @@
 
 #include "rules.h"
 
-/* The idle time is already in the estimate of a cause found before. */
-static const char *covered(const struct rule_out *o)
-{
-	static const char *const causes[] = { "cpu_bound", "sync_bound", "launch_bound" };
-	for (size_t i = 0; i < sizeof(causes) / sizeof(causes[0]); i++)
-		if (fnd_find(o, causes[i]))
-			return causes[i];
-	return NULL;
-}
-
 #define LOW_PCT 50
 #define TRIGGER_SHARE 0.2
 #define RANGES 3
@@ -86,7 +76,7 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 			snprintf(label, sizeof(label), "GPU under %d %% busy", LOW_PCT);
 			fnd_range(o, f, t0 + best[k].a * w, t0 + (best[k].b + 1) * w, label);
 		}
-	const char *cause = covered(o);
+	const char *cause = rgpu_idle_covered(o);
 	fnd_suggest(c, o, f, cause ? -1 : idle,
 		    "Find what the host does in these windows; the cpu_bound and sync_bound findings name it.",
 		    cause ? "contained in the estimate of the cause found (cpu_bound, sync_bound or launch_bound)"

@@ -18,25 +18,6 @@
 
 #include "rules.h"
 
-bool rgpu_trace_failed(const cJSON *doc, const cJSON **which)
-{
-	static const char *const kinds[] = { "injection_taken", "not_built", "cupti_version", "cupti_privileges",
-					     "cupti_subscriber", "cupti_error" };
-	const cJSON *w;
-	if (rnum(doc, "gpu.ops", 0) > 0)
-		return false;
-	cJSON_ArrayForEach(w, rarr(doc, "summary.warnings")) {
-		const char *k = rstr(w, "kind", "");
-		for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-			if (!strcmp(k, kinds[i])) {
-				if (which)
-					*which = w;
-				return true;
-			}
-	}
-	return false;
-}
-
 /* What to do about a warning of kind k. */
 static const char *remedy(const char *k)
 {

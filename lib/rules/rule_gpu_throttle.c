@@ -5,7 +5,7 @@
  * (power cap, HW slowdown, SW/HW thermal, power brake: gpu.nvml[].
  * throttled_samples).  Severity critical when thermal or slowdown reasons
  * hold >= 50 % of samples, else warning.  Verdict share: the throttled
- * part of the compute time (rule_gpu.h), so a busy GPU throttled most of
+ * part of the compute time (gpu_split.c), so a busy GPU throttled most of
  * the time is thermal_throttled rather than gpu_compute_bound.
  * Evidence: samples, reasons, SM clock range, temperature, power.
  * What-if: the throttled compute at the highest SM clock seen:
@@ -15,13 +15,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "rule_gpu.h"
+#include "rules.h"
 
 #define TRIGGER_SHARE 0.10
 
 static void eval(const struct rule_ctx *c, struct rule_out *o)
 {
-	struct gpu_split s;
 	const cJSON *n, *r;
 	double samples = 0, thr = 0, lo = 0, hi = 0, temp = 0, power = 0, thermal = 0;
 	cJSON_ArrayForEach(n, rarr(c->doc, "gpu.nvml")) {
@@ -41,8 +40,8 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	}
 	if (samples <= 0 || thr / samples < TRIGGER_SHARE)
 		return;
-	gpu_split(c, &s);
-	double share = c->g.span > 0 ? rpct(s.throttled, c->g.span) : 100 * thr / samples;
+	const struct gpu_split *s = &c->split;
+	double share = c->g.span > 0 ? rpct(s->throttled, c->g.span) : 100 * thr / samples;
 	cJSON *f = fnd_new(o, "thermal_throttled", thermal / samples >= 0.5 ? "critical" : "warning",
 			   thr / samples * c->quality,
 			   "The GPU clocks were throttled in %.0f %% of samples (SM %.0f-%.0f MHz, up to %.0f C)",
@@ -57,7 +56,7 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 			if (cJSON_IsNumber(r) && r->string && r->valuedouble > 0)
 				fnd_detail(o, fnd_top(o, f, NULL, r->string, "gpu", -1, rpct(r->valuedouble, rnum(n, "samples", 1))),
 					   "GPU %.0f: %.0f samples", rnum(n, "device", 0), r->valuedouble);
-	fnd_suggest(c, o, f, hi > 0 && lo > 0 ? s.throttled * (1 - lo / hi) : -1,
+	fnd_suggest(c, o, f, hi > 0 && lo > 0 ? s->throttled * (1 - lo / hi) : -1,
 		    "Check cooling and power: airflow, fan curves, the power limit (nvidia-smi -q -d PERFORMANCE,POWER), "
 		    "other jobs on the GPU; cap clocks (nvidia-smi -lgc) for steady latency.",
 		    "the throttled compute at the highest SM clock seen (upper bound)",

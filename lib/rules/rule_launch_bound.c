@@ -2,7 +2,7 @@
  * rule_launch_bound.c - launch_bound: the host cannot launch kernels as
  * fast as the GPU runs them.
  *
- * Trigger: the launch pattern of rule_gpu.h (>= 100 launches; half the
+ * Trigger: the launch pattern of gpu_split.c (>= 100 launches; half the
  * kernels shorter than 10 µs or half the GPU ops shorter than their launch
  * call; mean queue of the busiest stream below 1 — HTA's kernel-launch
  * statistics flag the same "GPU op shorter than its launch" case) and a
@@ -13,29 +13,28 @@
  * What-if: the launch time exposed as GPU idle gone (CUDA graphs replay a
  * whole step with one launch; torch.compile fuses small kernels).
  */
-#include "rule_gpu.h"
+#include "rules.h"
 
 #define TRIGGER_PCT 10
 #define TOP 5
 
 static void eval(const struct rule_ctx *c, struct rule_out *o)
 {
-	struct gpu_split s;
 	const cJSON *k;
-	if (!c->dev || c->g.span <= 0)
+	const struct gpu_split *s = rgpu_split(c);
+	if (!s)
 		return;
-	gpu_split(c, &s);
-	double share = rpct(s.launch, c->g.span);
-	if (!s.launch_pattern || share < TRIGGER_PCT)
+	double share = rpct(s->launch, c->g.span);
+	if (!s->launch_pattern || share < TRIGGER_PCT)
 		return;
 	cJSON *f = fnd_new(o, "launch_bound", share >= 50 ? "critical" : "warning", share / 100 * c->quality,
 			   "Kernel launches hold the GPU back: %.0f %% of its span is idle while the host launches; %.0f %% of "
 			   "kernels run under 10 us and %.0f %% of ops are shorter than their launch call",
-			   share, 100 * s.short_share, 100 * s.shorter_share);
+			   share, 100 * s->short_share, 100 * s->shorter_share);
 	fnd_metric(o, f, "launch_idle_pct", share);
 	fnd_metric(o, f, "launches", rnum(c->doc, "gpu.launch.launches", 0));
-	fnd_metric(o, f, "short_kernels_pct", 100 * s.short_share);
-	fnd_metric(o, f, "op_shorter_than_launch_pct", 100 * s.shorter_share);
+	fnd_metric(o, f, "short_kernels_pct", 100 * s->short_share);
+	fnd_metric(o, f, "op_shorter_than_launch_pct", 100 * s->shorter_share);
 	fnd_metric(o, f, "queue_length_mean", c->g.queue_mean);
 	fnd_metric(o, f, "launch_delay_p50_ns", rnum(c->doc, "gpu.launch.delay_ns.p50", 0));
 	if (c->g.launch_api >= 0)
@@ -45,12 +44,12 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 		if (rnum(k, "mean_ns", 0) < 10000 && n++ < TOP)
 			fnd_detail(o, fnd_top(o, f, NULL, rstr(k, "name", "?"), "kernel", rnum(k, "total_ns", 0), rnum(k, "pct", -1)),
 				   "%.0f launches, mean %.1f us", rnum(k, "count", 0), rnum(k, "mean_ns", 0) / 1e3);
-	fnd_suggest(c, o, f, s.launch,
+	fnd_suggest(c, o, f, s->launch,
 		    "Launch less often: capture the step in a CUDA graph (torch.cuda.graphs, or torch.compile(mode="
 		    "\"reduce-overhead\")), fuse small elementwise kernels (torch.compile), and batch more work per call.",
 		    "the launch time that left the GPU idle removed, as a CUDA graph replay does",
 		    "%.0f %% of kernels finish in under 10 us, faster than the host can issue the next one; the queue "
-		    "holds %.2f ops on average.", 100 * s.short_share, c->g.queue_mean);
+		    "holds %.2f ops on average.", 100 * s->short_share, c->g.queue_mean);
 	fnd_candidate(o, f, "launch_bound", share, c->quality);
 }
 

@@ -1,7 +1,7 @@
 /*
  * rule_sync_bound.c - sync_bound: synchronisation stalls the pipeline.
  *
- * Trigger: the sync part of rule_gpu.h (host time blocked in
+ * Trigger: the sync part of gpu_split.c (host time blocked in
  * cuda*Synchronize, .item() and other blocking copies, weighted by the
  * GPU's idle share, plus GPU idle waiting on other streams) >= 10 % of the
  * GPU span.  Severity critical from 30 %.  Verdict share: the sync part.
@@ -15,19 +15,18 @@
  */
 #include <stdio.h>
 
-#include "rule_gpu.h"
+#include "rules.h"
 
 #define TRIGGER_PCT 10
 #define TOP 5
 
 static void eval(const struct rule_ctx *c, struct rule_out *o)
 {
-	struct gpu_split s;
 	const cJSON *x;
-	if (!c->dev || c->g.span <= 0)
+	const struct gpu_split *s = rgpu_split(c);
+	if (!s)
 		return;
-	gpu_split(c, &s);
-	double share = rpct(s.sync, c->g.span);
+	double share = rpct(s->sync, c->g.span);
 	if (share < TRIGGER_PCT)
 		return;
 	const cJSON *site = cJSON_GetArrayItem(rarr(c->doc, "gpu.sync.call_sites"), 0);
@@ -40,7 +39,7 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 			snprintf(w, sizeof(w), "%s", rstr(site, "op", rstr(site, "api", "?")));
 	}
 	cJSON *f;
-	if (c->g.other_wait > s.sync / 2)
+	if (c->g.other_wait > s->sync / 2)
 		f = fnd_new(o, "sync_bound", share >= 30 ? "critical" : "warning", share / 100 * c->quality,
 			    "The GPU streams waited on each other for %.0f %% of the span (%.1f ms of queued work held "
 			    "back by events on other streams, such as communication kernels)",
@@ -67,7 +66,7 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 		cJSON_ArrayForEach(x, rarr(c->doc, "gpu.sync.api_calls"))
 			if (n++ < TOP)
 				fnd_top(o, f, NULL, rstr(x, "name", "?"), "api", rnum(x, "total_ns", 0), -1);
-	fnd_suggest(c, o, f, s.sync,
+	fnd_suggest(c, o, f, s->sync,
 		    "Stop waiting on the GPU inside the step: remove .item(), .cpu(), print(tensor) and "
 		    "torch.cuda.synchronize() from the loop (accumulate on the GPU, read once at the end), use "
 		    "non_blocking copies, and let events order streams instead of host syncs.",

@@ -18,7 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "rule_gpu.h"
+#include "rules.h"
 
 #define TRIGGER_PCT 10
 #define PINNED_GAIN_PCT 5

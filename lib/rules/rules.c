@@ -173,6 +173,39 @@ bool rmark(const cJSON *doc, const char *name, double *v)
 	return false;
 }
 
+bool rgpu_trace_failed(const cJSON *doc, const cJSON **which)
+{
+	static const char *const kinds[] = { "injection_taken", "not_built", "cupti_version", "cupti_privileges",
+					     "cupti_subscriber", "cupti_error" };
+	const cJSON *w;
+	if (rnum(doc, "gpu.ops", 0) > 0)
+		return false;
+	cJSON_ArrayForEach(w, rarr(doc, "summary.warnings")) {
+		const char *k = rstr(w, "kind", "");
+		for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+			if (!strcmp(k, kinds[i])) {
+				if (which)
+					*which = w;
+				return true;
+			}
+	}
+	return false;
+}
+
+const struct gpu_split *rgpu_split(const struct rule_ctx *c)
+{
+	return c->dev && c->g.span > 0 ? &c->split : NULL;
+}
+
+const char *rgpu_idle_covered(const struct rule_out *o)
+{
+	static const char *const causes[] = { "cpu_bound", "sync_bound", "launch_bound" };
+	for (size_t i = 0; i < sizeof(causes) / sizeof(causes[0]); i++)
+		if (fnd_find(o, causes[i]))
+			return causes[i];
+	return NULL;
+}
+
 /* ---- building ------------------------------------------------------------ */
 static cJSON *chk(struct rule_out *o, cJSON *x)
 {
@@ -380,6 +413,7 @@ static void context(const cJSON *doc, struct rule_ctx *c)
 		}
 	}
 	gpu_facts(c);
+	gpu_split(c, &c->split);
 }
 
 static int sev_rank(const cJSON *f)

@@ -22,6 +22,14 @@
 
 #include "isc_analyze.h"
 
+/* The GPU span divided among the GPU verdict classes (gpu_split.c says how). */
+struct gpu_split {
+	double launch, sync, cpu, compute, throttled; /* ns of the GPU span */
+	double throttled_share;                        /* [0,1] */
+	bool launch_pattern;
+	double short_share, shorter_share;             /* [0,1] */
+};
+
 struct rule_ctx {
 	const cJSON *doc;
 	double wall_ns;       /* summary.wall_ns: base of estimated_saving_pct */
@@ -43,6 +51,7 @@ struct rule_ctx {
 		double sync_api;   /* host time in synchronising calls and blocking copies */
 		double queue_mean; /* mean queue length of the busiest stream */
 	} g;
+	struct gpu_split split; /* of g, computed once (gpu_split.c) */
 };
 
 #define RULE_MAX_CANDIDATES 16
@@ -104,9 +113,17 @@ double rpct(double part, double whole);
 /*
  * True when a summary.warnings[] entry says GPU tracing failed although a
  * CUDA driver was found, and the run has no GPU operations; *which (may be
- * NULL) receives that warning.  rule_gpu_not_traced.c.
+ * NULL) receives that warning.  The data quality (rules.c) and
+ * rule_gpu_not_traced.c use it.
  */
 bool rgpu_trace_failed(const cJSON *doc, const cJSON **which);
+/* Computes c->split from c->g and the document (gpu_split.c); the engine calls it. */
+void gpu_split(const struct rule_ctx *c, struct gpu_split *s);
+/* c->split when the run has a GPU device with a span, else NULL: the GPU class rules' precondition. */
+const struct gpu_split *rgpu_split(const struct rule_ctx *c);
+/* The first of cpu_bound, sync_bound, launch_bound found so far, or NULL:
+ * GPU idle time already in the estimate of a cause (gpu_gaps, gpu_low_util). */
+const char *rgpu_idle_covered(const struct rule_out *o);
 /* Value of mark name (its sum / count, the last value for a once-set mark), false when absent. */
 bool rmark(const cJSON *doc, const char *name, double *v);
 

@@ -1,0 +1,57 @@
+/*
+ * gpu_split.c - the split of a GPU's span among the GPU verdict classes,
+ * computed once by the engine into rule_ctx.split (rules.h) and read by
+ * rule_gpu_compute_bound.c, rule_launch_bound.c, rule_cpu_bound.c,
+ * rule_sync_bound.c and rule_gpu_throttle.c, so that they divide the same
+ * idle time and never count it twice:
+ *
+ *   host_wait  = device idle x host_wait share of the streams' idle gaps
+ *   launch     = min(host time in launch calls (each counted up to 50 µs:
+ *                start-up calls can take seconds), host_wait) when the launch
+ *                pattern holds (>= 100 launches, half the kernels < 10 µs or
+ *                half the ops shorter than their launch call, mean queue of
+ *                the busiest stream < 1), else 0; without the launch-call
+ *                total, host_wait x the share of ops shorter than their call
+ *   sync       = min(host time blocked in synchronising calls and blocking
+ *                copies (gpu.sync.call_sites_total_ns) x idle share,
+ *                host_wait - launch) + idle waiting on other streams
+ *                (HTA's "other" gaps: launched in time, started late)
+ *   cpu        = host_wait - launch - (sync's host part)
+ *   compute    = compute time x (1 - throttled share of NVML samples)
+ *   throttled  = compute time x throttled share
+ */
+#include "rules.h"
+
+#define LAUNCH_MIN 100
+#define LAUNCH_CALL_MAX 50000.0 /* ns: analyze_gpu.c's LONG_CALL_NS, a launch call that long is an outlier */
+
+void gpu_split(const struct rule_ctx *c, struct gpu_split *s)
+{
+	const cJSON *d = c->doc, *n;
+	double launches = rnum(d, "gpu.launch.launches", 0), kernels = rnum(d, "gpu.launch.kernels", 0);
+	double samples = 0, thr = 0;
+	*s = (struct gpu_split){ 0 };
+	s->short_share = kernels > 0 ? rnum(d, "gpu.launch.short_kernels_under_10us", 0) / kernels : 0;
+	s->shorter_share = launches > 0 ? rnum(d, "gpu.launch.gpu_op_shorter_than_launch", 0) / launches : 0;
+	s->launch_pattern = launches >= LAUNCH_MIN && (s->short_share >= 0.5 || s->shorter_share >= 0.5) &&
+			    c->g.queue_mean < 1;
+	double hw = c->g.host_wait;
+	if (s->launch_pattern) {
+		/* one-off start-up calls can take seconds: at most LAUNCH_CALL_MAX per launch */
+		double api = c->g.launch_api < launches * LAUNCH_CALL_MAX ? c->g.launch_api : launches * LAUNCH_CALL_MAX;
+		s->launch = c->g.launch_api >= 0 ? (api < hw ? api : hw) : hw * s->shorter_share;
+	}
+	double idle_share = c->g.span > 0 ? c->g.idle / c->g.span : 0;
+	double sync_host = c->g.sync_api * idle_share;
+	if (sync_host > hw - s->launch)
+		sync_host = hw - s->launch;
+	s->sync = sync_host + c->g.other_wait;
+	s->cpu = hw - s->launch - sync_host;
+	cJSON_ArrayForEach(n, rarr(d, "gpu.nvml")) {
+		samples += rnum(n, "samples", 0);
+		thr += rnum(n, "throttled_samples", 0);
+	}
+	s->throttled_share = samples > 0 ? thr / samples : 0;
+	s->compute = c->g.compute * (1 - s->throttled_share);
+	s->throttled = c->g.compute * s->throttled_share;
+}
