@@ -2,7 +2,7 @@
  * gpu_split.c - the split of a GPU's span among the GPU verdict classes,
  * computed once by the engine into rule_ctx.split (rules.h) and read by
  * rule_gpu_compute_bound.c, rule_launch_bound.c, rule_cpu_bound.c,
- * rule_sync_bound.c and rule_gpu_throttle.c, so that they divide the same
+ * rule_sync_bound.c and rule_thermal_throttled.c, so that they divide the same
  * idle time and never count it twice:
  *
  *   host_wait  = device idle x host_wait share of the streams' idle gaps
@@ -25,14 +25,14 @@
 #define LAUNCH_MIN 100
 #define LAUNCH_CALL_MAX 50000.0 /* ns: analyze_gpu.c's LONG_CALL_NS, a launch call that long is an outlier */
 
-void gpu_split(const struct rule_ctx *c, struct gpu_split *s)
+void isc_gpu_split(const struct rule_ctx *c, struct isc_gpu_split *s)
 {
 	const cJSON *d = c->doc, *n;
-	double launches = rnum(d, "gpu.launch.launches", 0), kernels = rnum(d, "gpu.launch.kernels", 0);
+	double launches = isc_rnum(d, "gpu.launch.launches", 0), kernels = isc_rnum(d, "gpu.launch.kernels", 0);
 	double samples = 0, thr = 0;
-	*s = (struct gpu_split){ 0 };
-	s->short_share = kernels > 0 ? rnum(d, "gpu.launch.short_kernels_under_10us", 0) / kernels : 0;
-	s->shorter_share = launches > 0 ? rnum(d, "gpu.launch.gpu_op_shorter_than_launch", 0) / launches : 0;
+	*s = (struct isc_gpu_split){ 0 };
+	s->short_share = kernels > 0 ? isc_rnum(d, "gpu.launch.short_kernels_under_10us", 0) / kernels : 0;
+	s->shorter_share = launches > 0 ? isc_rnum(d, "gpu.launch.gpu_op_shorter_than_launch", 0) / launches : 0;
 	s->launch_pattern = launches >= LAUNCH_MIN && (s->short_share >= 0.5 || s->shorter_share >= 0.5) &&
 			    c->g.queue_mean < 1;
 	double hw = c->g.host_wait;
@@ -47,9 +47,9 @@ void gpu_split(const struct rule_ctx *c, struct gpu_split *s)
 		sync_host = hw - s->launch;
 	s->sync = sync_host + c->g.other_wait;
 	s->cpu = hw - s->launch - sync_host;
-	cJSON_ArrayForEach(n, rarr(d, "gpu.nvml")) {
-		samples += rnum(n, "samples", 0);
-		thr += rnum(n, "throttled_samples", 0);
+	cJSON_ArrayForEach(n, isc_rarr(d, "gpu.nvml")) {
+		samples += isc_rnum(n, "samples", 0);
+		thr += isc_rnum(n, "throttled_samples", 0);
 	}
 	s->throttled_share = samples > 0 ? thr / samples : 0;
 	s->compute = c->g.compute * (1 - s->throttled_share);

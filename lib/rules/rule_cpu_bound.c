@@ -27,7 +27,7 @@
 
 static int self_idle_desc(const void *x, const void *y)
 {
-	double a = rnum(*(const cJSON *const *)x, "self_idle_ns", 0), b = rnum(*(const cJSON *const *)y, "self_idle_ns", 0);
+	double a = isc_rnum(*(const cJSON *const *)x, "self_idle_ns", 0), b = isc_rnum(*(const cJSON *const *)y, "self_idle_ns", 0);
 	return a > b ? -1 : a < b;
 }
 
@@ -38,7 +38,7 @@ static size_t by_self_idle(const cJSON *arr, const cJSON **out)
 	const cJSON *x;
 	size_t n = 0;
 	cJSON_ArrayForEach(x, arr)
-		if (n < TOP_IN && rnum(x, "self_idle_ns", 0) > 0)
+		if (n < TOP_IN && isc_rnum(x, "self_idle_ns", 0) > 0)
 			out[n++] = x;
 	qsort(out, n, sizeof(*out), self_idle_desc);
 	return n;
@@ -47,54 +47,54 @@ static size_t by_self_idle(const cJSON *arr, const cJSON **out)
 static void eval(const struct rule_ctx *c, struct rule_out *o)
 {
 	const cJSON *x;
-	const struct gpu_split *s = rgpu_split(c);
+	const struct isc_gpu_split *s = isc_rgpu_split(c);
 	if (!s)
 		return;
-	double share = rpct(s->cpu, c->g.span);
+	double share = isc_rpct(s->cpu, c->g.span);
 	if (share < TRIGGER_PCT)
 		return;
 	const cJSON *pys[TOP_IN], *ops[TOP_IN];
-	size_t npy = by_self_idle(rarr(c->dev, "host_during_idle.python"), pys);
-	size_t nop = by_self_idle(rarr(c->dev, "host_during_idle.ops"), ops);
+	size_t npy = by_self_idle(isc_rarr(c->dev, "host_during_idle.python"), pys);
+	size_t nop = by_self_idle(isc_rarr(c->dev, "host_during_idle.ops"), ops);
 	const cJSON *py = npy ? pys[0] : NULL, *op = nop ? ops[0] : NULL;
 	char w[600] = "";
 	const cJSON *dl = isc_json_get(c->doc, "iterations.dataloader");
-	double dl_pct = rnum(dl, "pct_of_step", 0);
+	double dl_pct = isc_rnum(dl, "pct_of_step", 0);
 	if (dl_pct > DATALOADER_PCT)
 		snprintf(w, sizeof(w), "the DataLoader (%.0f %% of each step)", dl_pct);
 	else if (py || op)
-		rwhere(w, sizeof(w), py ? py : op);
-	cJSON *f = fnd_new(o, "cpu_bound", share >= 50 ? "critical" : "warning", share / 100 * c->quality,
+		isc_rwhere(w, sizeof(w), py ? py : op);
+	cJSON *f = isc_fnd_new(o, "cpu_bound", share >= 50 ? "critical" : "warning", share / 100 * c->quality,
 			   "The GPU waited for the host %.0f %% of its span (%.1f ms idle with no work queued)%s%s", share,
 			   s->cpu / 1e6, *w ? "; the host was mostly in " : "", w);
-	fnd_metric(o, f, "host_wait_pct", share);
-	fnd_metric(o, f, "gpu_idle_pct", rpct(c->g.idle, c->g.span));
-	fnd_metric(o, f, "gpu_span_ns", c->g.span);
-	fnd_metric(o, f, "host_wait_ns", c->g.host_wait);
+	isc_fnd_metric(o, f, "host_wait_pct", share);
+	isc_fnd_metric(o, f, "gpu_idle_pct", isc_rpct(c->g.idle, c->g.span));
+	isc_fnd_metric(o, f, "gpu_span_ns", c->g.span);
+	isc_fnd_metric(o, f, "host_wait_ns", c->g.host_wait);
 	if (dl_pct > DATALOADER_PCT) /* batches loaded on the launching thread leave the GPU idle */
-		fnd_detail(o, fnd_top(o, f, isc_json_get(dl, "function"), "DataLoader", "python", rnum(dl, "total_ns", 0), dl_pct),
+		isc_fnd_detail(o, isc_fnd_top(o, f, isc_json_get(dl, "function"), "DataLoader", "python", isc_rnum(dl, "total_ns", 0), dl_pct),
 			   "fetching batches: %.0f %% of each step", dl_pct);
 	for (size_t i = 0; i < npy && i < TOP; i++)
-		fnd_detail(o, fnd_top(o, f, pys[i], NULL, "python", rnum(pys[i], "self_idle_ns", 0), -1),
-			   "%.1f ms of GPU idle inside it, its callees included", rnum(pys[i], "idle_ns", 0) / 1e6);
+		isc_fnd_detail(o, isc_fnd_top(o, f, pys[i], NULL, "python", isc_rnum(pys[i], "self_idle_ns", 0), -1),
+			   "%.1f ms of GPU idle inside it, its callees included", isc_rnum(pys[i], "idle_ns", 0) / 1e6);
 	for (size_t i = 0; i < nop && i < TOP; i++)
-		fnd_detail(o, fnd_top(o, f, ops[i], NULL, "op", rnum(ops[i], "self_idle_ns", 0), -1),
-			   "%.1f ms of GPU idle inside it, its callees included", rnum(ops[i], "idle_ns", 0) / 1e6);
+		isc_fnd_detail(o, isc_fnd_top(o, f, ops[i], NULL, "op", isc_rnum(ops[i], "self_idle_ns", 0), -1),
+			   "%.1f ms of GPU idle inside it, its callees included", isc_rnum(ops[i], "idle_ns", 0) / 1e6);
 	int n = 0;
-	cJSON_ArrayForEach(x, rarr(c->doc, "gpu.gaps.top"))
+	cJSON_ArrayForEach(x, isc_rarr(c->doc, "gpu.gaps.top"))
 		if (n++ < TOP) {
 			char label[64];
-			snprintf(label, sizeof(label), "GPU %.0f idle %.2f ms", rnum(x, "device", 0), rnum(x, "dur_ns", 0) / 1e6);
-			fnd_range(o, f, rnum(x, "start_ns", 0), rnum(x, "end_ns", 0), label);
+			snprintf(label, sizeof(label), "GPU %.0f idle %.2f ms", isc_rnum(x, "device", 0), isc_rnum(x, "dur_ns", 0) / 1e6);
+			isc_fnd_range(o, f, isc_rnum(x, "start_ns", 0), isc_rnum(x, "end_ns", 0), label);
 		}
-	fnd_suggest(c, o, f, s->cpu,
+	isc_fnd_suggest(c, o, f, s->cpu,
 		    "Take host work off the GPU's critical path: prepare the next batch while the GPU runs (a prefetching "
 		    "thread or DataLoader workers), remove per-step Python work from the functions listed, and use "
 		    "torch.compile or CUDA graphs to cut per-op host overhead.",
 		    "the host-wait idle removed, the GPU kept fed (upper bound)",
 		    "The GPU had no work queued for %.1f ms of its %.1f ms span, while the host ran the code listed.",
 		    s->cpu / 1e6, c->g.span / 1e6);
-	fnd_candidate(o, f, "cpu_bound", share, c->quality);
+	isc_fnd_candidate(o, f, "cpu_bound", share, c->quality);
 }
 
-const struct rule rule_cpu_bound = { "cpu_bound", eval };
+const struct rule isc_rule_cpu_bound = { "cpu_bound", eval };

@@ -11,19 +11,19 @@
 
 static void eval(const struct rule_ctx *c, struct rule_out *o)
 {
-	double dr = rnum(c->doc, "summary.dropped_events", 0), lf = rnum(c->doc, "summary.lost_frames", 0);
-	double ev = rnum(c->doc, "summary.events", 0);
+	double dr = isc_rnum(c->doc, "summary.dropped_events", 0), lf = isc_rnum(c->doc, "summary.lost_frames", 0);
+	double ev = isc_rnum(c->doc, "summary.events", 0);
 	bool damaged = cJSON_IsTrue(isc_json_get(c->doc, "summary.damaged"));
 	if (dr <= 0 && lf <= 0 && !damaged)
 		return;
-	cJSON *f = fnd_new(o, "data_loss", "warning", 1, "%.0f events dropped, %.0f frames lost%s: the numbers below undercount them",
+	cJSON *f = isc_fnd_new(o, "data_loss", "warning", 1, "%.0f events dropped, %.0f frames lost%s: the numbers below undercount them",
 			   dr, lf, damaged ? ", input damaged" : "");
-	fnd_metric(o, f, "dropped_events", dr);
-	fnd_metric(o, f, "lost_frames", lf);
-	fnd_metric(o, f, "dropped_pct", rpct(dr, ev + dr));
-	fnd_suggest(c, o, f, -1, "Give the recorder more buffer (INFERSCOPE_TRACE_SIZE_MB) or record a shorter run.", NULL,
+	isc_fnd_metric(o, f, "dropped_events", dr);
+	isc_fnd_metric(o, f, "lost_frames", lf);
+	isc_fnd_metric(o, f, "dropped_pct", isc_rpct(dr, ev + dr));
+	isc_fnd_suggest(c, o, f, -1, "Give the recorder more buffer (INFERSCOPE_TRACE_SIZE_MB) or record a shorter run.", NULL,
 		    "Dropped events leave gaps in spans and undercount call counts; %.2f %% of events were lost.",
-		    rpct(dr, ev + dr));
+		    isc_rpct(dr, ev + dr));
 }
 
-const struct rule rule_data_loss = { "data_loss", eval };
+const struct rule isc_rule_data_loss = { "data_loss", eval };

@@ -16,21 +16,21 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 {
 	const cJSON *dl = isc_json_get(c->doc, "iterations.dataloader");
 	double pct;
-	if (!cJSON_IsObject(dl) || !rhave(dl, "pct_of_step", &pct) || pct <= TRIGGER_PCT)
+	if (!cJSON_IsObject(dl) || !isc_rhave(dl, "pct_of_step", &pct) || pct <= TRIGGER_PCT)
 		return;
-	double total = rnum(dl, "total_ns", 0);
-	cJSON *f = fnd_new(o, "dataloader", pct >= 25 ? "critical" : "warning", c->quality,
+	double total = isc_rnum(dl, "total_ns", 0);
+	cJSON *f = isc_fnd_new(o, "dataloader", pct >= 25 ? "critical" : "warning", c->quality,
 			   "The DataLoader takes %.0f %% of each step (%.0f calls, %.1f ms each)", pct,
-			   rnum(dl, "calls", 0), rnum(dl, "calls", 0) > 0 ? total / rnum(dl, "calls", 1) / 1e6 : 0);
-	fnd_metric(o, f, "pct_of_step", pct);
-	fnd_metric(o, f, "total_ns", total);
-	fnd_metric(o, f, "calls", rnum(dl, "calls", 0));
-	fnd_top(o, f, isc_json_get(dl, "function"), "DataLoader.__next__", "python", total, pct);
-	fnd_suggest(c, o, f, total,
+			   isc_rnum(dl, "calls", 0), isc_rnum(dl, "calls", 0) > 0 ? total / isc_rnum(dl, "calls", 1) / 1e6 : 0);
+	isc_fnd_metric(o, f, "pct_of_step", pct);
+	isc_fnd_metric(o, f, "total_ns", total);
+	isc_fnd_metric(o, f, "calls", isc_rnum(dl, "calls", 0));
+	isc_fnd_top(o, f, isc_json_get(dl, "function"), "DataLoader.__next__", "python", total, pct);
+	isc_fnd_suggest(c, o, f, total,
 		    "Load batches in worker processes: DataLoader(num_workers=N, pin_memory=True, persistent_workers=True), "
 		    "and move per-sample Python transforms into batched tensor code.",
 		    "data loading fully overlapped with the step (upper bound)",
 		    "The step waits %.0f %% of its time for the next batch.", pct);
 }
 
-const struct rule rule_dataloader = { "dataloader", eval };
+const struct rule isc_rule_dataloader = { "dataloader", eval };

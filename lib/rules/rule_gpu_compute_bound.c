@@ -34,45 +34,45 @@ static bool fp32_gemm(const char *k)
 static void eval(const struct rule_ctx *c, struct rule_out *o)
 {
 	const cJSON *k;
-	const struct gpu_split *s = rgpu_split(c);
+	const struct isc_gpu_split *s = isc_rgpu_split(c);
 	if (!s)
 		return;
-	double share = rpct(s->compute, c->g.span);
+	double share = isc_rpct(s->compute, c->g.span);
 	if (share < TRIGGER_PCT)
 		return;
-	const char *top = rstr(cJSON_GetArrayItem(rarr(c->doc, "gpu.kernels.top"), 0), "name", "?");
-	cJSON *f = fnd_new(o, "gpu_compute_bound", "info", share / 100 * c->quality,
+	const char *top = isc_rstr(cJSON_GetArrayItem(isc_rarr(c->doc, "gpu.kernels.top"), 0), "name", "?");
+	cJSON *f = isc_fnd_new(o, "gpu_compute_bound", "info", share / 100 * c->quality,
 			   "The GPU computed %.0f %% of its span; the heaviest kernel is %s", share, top);
-	fnd_metric(o, f, "compute_pct", share);
-	fnd_metric(o, f, "gpu_idle_pct", rpct(c->g.idle, c->g.span));
-	fnd_metric(o, f, "gpu_span_ns", c->g.span);
+	isc_fnd_metric(o, f, "compute_pct", share);
+	isc_fnd_metric(o, f, "gpu_idle_pct", isc_rpct(c->g.idle, c->g.span));
+	isc_fnd_metric(o, f, "gpu_span_ns", c->g.span);
 	double gemm = 0;
 	int n = 0;
-	cJSON_ArrayForEach(k, rarr(c->doc, "gpu.kernels.top")) {
-		const char *name = rstr(k, "name", "?");
+	cJSON_ArrayForEach(k, isc_rarr(c->doc, "gpu.kernels.top")) {
+		const char *name = isc_rstr(k, "name", "?");
 		if (fp32_gemm(name))
-			gemm += rnum(k, "total_ns", 0);
+			gemm += isc_rnum(k, "total_ns", 0);
 		if (n++ < TOP)
-			fnd_detail(o, fnd_top(o, f, NULL, name, "kernel", rnum(k, "total_ns", 0), rnum(k, "pct", -1)),
-				   "%.0f launches, mean %.1f us", rnum(k, "count", 0), rnum(k, "mean_ns", 0) / 1e3);
+			isc_fnd_detail(o, isc_fnd_top(o, f, NULL, name, "kernel", isc_rnum(k, "total_ns", 0), isc_rnum(k, "pct", -1)),
+				   "%.0f launches, mean %.1f us", isc_rnum(k, "count", 0), isc_rnum(k, "mean_ns", 0) / 1e3);
 	}
 	if (gemm > 0)
-		fnd_suggest(c, o, f, gemm / 2,
+		isc_fnd_suggest(c, o, f, gemm / 2,
 			    "Run the FP32 matrix multiplies on tensor cores: torch.backends.cuda.matmul.allow_tf32 = True, "
 			    "or torch.autocast(\"cuda\", dtype=torch.bfloat16) (float16 on GPUs older than Ampere, which have "
 			    "neither TF32 nor bfloat16); then fuse the rest with torch.compile.",
 			    "FP32 GEMM kernels 2x faster in TF32/bfloat16 (assumed)",
 			    "FP32 GEMM kernels take %.1f ms of GPU time.", gemm / 1e6);
 	else
-		fnd_suggest(c, o, f, -1,
+		isc_fnd_suggest(c, o, f, -1,
 			    "Make the heaviest kernels cheaper: lower precision (bfloat16/FP8), fusion (torch.compile), "
 			    "or a larger batch per kernel if latency allows.",
 			    NULL, "%s and the kernels after it keep the GPU %.0f %% busy.", top, share);
 	/* a GPU below SATURATED_PCT has headroom: the cause is what leaves it idle,
 	 * unless nothing else explains NOTHING_ELSE_PCT */
-	if (share >= SATURATED_PCT || (rpct(s->cpu, c->g.span) < NOTHING_ELSE_PCT && rpct(s->launch, c->g.span) < NOTHING_ELSE_PCT &&
-				       rpct(s->sync, c->g.span) < NOTHING_ELSE_PCT))
-		fnd_candidate(o, f, "gpu_compute_bound", share, c->quality);
+	if (share >= SATURATED_PCT || (isc_rpct(s->cpu, c->g.span) < NOTHING_ELSE_PCT && isc_rpct(s->launch, c->g.span) < NOTHING_ELSE_PCT &&
+				       isc_rpct(s->sync, c->g.span) < NOTHING_ELSE_PCT))
+		isc_fnd_candidate(o, f, "gpu_compute_bound", share, c->quality);
 }
 
-const struct rule rule_gpu_compute_bound = { "gpu_compute_bound", eval };
+const struct rule isc_rule_gpu_compute_bound = { "gpu_compute_bound", eval };

@@ -20,13 +20,13 @@
 
 static void eval(const struct rule_ctx *c, struct rule_out *o)
 {
-	const cJSON *busy = rarr(c->doc, "timeseries.gpu_busy_pct");
-	double w = rnum(c->doc, "timeseries.bucket_ns", 0), t0 = rnum(c->doc, "timeseries.t0_ns", 0);
+	const cJSON *busy = isc_rarr(c->doc, "timeseries.gpu_busy_pct");
+	double w = isc_rnum(c->doc, "timeseries.bucket_ns", 0), t0 = isc_rnum(c->doc, "timeseries.t0_ns", 0);
 	int n = cJSON_GetArraySize(busy), first = -1, last = -1;
 	if (!c->dev || !busy || w <= 0)
 		return;
 	for (int i = 0; i < n; i++)
-		if (rnum(cJSON_GetArrayItem(busy, i), "", 0) > 0) {
+		if (isc_rnum(cJSON_GetArrayItem(busy, i), "", 0) > 0) {
 			if (first < 0)
 				first = i;
 			last = i;
@@ -37,7 +37,7 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	double idle = 0, sum = 0;
 	struct { int a, b; } best[RANGES] = { { 0, -1 }, { 0, -1 }, { 0, -1 } };
 	for (int i = first, run = -1; i <= last + 1; i++) {
-		double b = i <= last ? rnum(cJSON_GetArrayItem(busy, i), "", 0) : 100;
+		double b = i <= last ? isc_rnum(cJSON_GetArrayItem(busy, i), "", 0) : 100;
 		if (i <= last)
 			sum += b;
 		if (b < LOW_PCT && i <= last) {
@@ -63,25 +63,25 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	int nb = last - first + 1;
 	if (low < TRIGGER_SHARE * nb)
 		return;
-	cJSON *f = fnd_new(o, "gpu_low_util", "info", c->quality,
+	cJSON *f = isc_fnd_new(o, "gpu_low_util", "info", c->quality,
 			   "The GPU was under %d %% busy in %.0f %% of the run's time windows (mean %.0f %%)", LOW_PCT,
 			   100.0 * low / nb, sum / nb);
-	fnd_metric(o, f, "low_windows", low);
-	fnd_metric(o, f, "windows", nb);
-	fnd_metric(o, f, "window_ns", w);
-	fnd_metric(o, f, "gpu_busy_mean_pct", sum / nb);
+	isc_fnd_metric(o, f, "low_windows", low);
+	isc_fnd_metric(o, f, "windows", nb);
+	isc_fnd_metric(o, f, "window_ns", w);
+	isc_fnd_metric(o, f, "gpu_busy_mean_pct", sum / nb);
 	for (int k = 0; k < RANGES; k++)
 		if (best[k].b >= best[k].a) {
 			char label[64];
 			snprintf(label, sizeof(label), "GPU under %d %% busy", LOW_PCT);
-			fnd_range(o, f, t0 + best[k].a * w, t0 + (best[k].b + 1) * w, label);
+			isc_fnd_range(o, f, t0 + best[k].a * w, t0 + (best[k].b + 1) * w, label);
 		}
-	const char *cause = rgpu_idle_covered(o);
-	fnd_suggest(c, o, f, cause ? -1 : idle,
+	const char *cause = isc_rgpu_idle_covered(o);
+	isc_fnd_suggest(c, o, f, cause ? -1 : idle,
 		    "Find what the host does in these windows; the cpu_bound and sync_bound findings name it.",
 		    cause ? "contained in the estimate of the cause found (cpu_bound, sync_bound or launch_bound)"
 			  : "the idle time inside the low windows removed",
 		    "%d of %d windows of %.1f ms had the GPU busy less than half the time.", low, nb, w / 1e6);
 }
 
-const struct rule rule_gpu_low_util = { "gpu_low_util", eval };
+const struct rule isc_rule_gpu_low_util = { "gpu_low_util", eval };

@@ -17,16 +17,16 @@
 
 static void one(const struct rule_ctx *c, struct rule_out *o, double dev, double peak, double total)
 {
-	double p = rpct(peak, total);
+	double p = isc_rpct(peak, total);
 	if (total <= 0 || p < TRIGGER_PCT)
 		return;
-	cJSON *f = fnd_new(o, "gpu_memory_high", p >= 98 ? "critical" : "warning", c->quality,
+	cJSON *f = isc_fnd_new(o, "gpu_memory_high", p >= 98 ? "critical" : "warning", c->quality,
 			   "GPU %.0f memory peaked at %.0f %% of its %.1f GiB", dev, p, total / 1073741824);
-	fnd_metric(o, f, "device", dev);
-	fnd_metric(o, f, "memory_peak_bytes", peak);
-	fnd_metric(o, f, "memory_total_bytes", total);
-	fnd_metric(o, f, "memory_peak_pct", p);
-	fnd_suggest(c, o, f, -1,
+	isc_fnd_metric(o, f, "device", dev);
+	isc_fnd_metric(o, f, "memory_peak_bytes", peak);
+	isc_fnd_metric(o, f, "memory_total_bytes", total);
+	isc_fnd_metric(o, f, "memory_peak_pct", p);
+	isc_fnd_suggest(c, o, f, -1,
 		    "Leave headroom: smaller batches or sequence buckets, bfloat16 weights and activations, "
 		    "torch.inference_mode(), free caches between phases; check torch.cuda.memory_summary().",
 		    NULL, "At %.0f %% the caching allocator starts freeing and retrying, and a larger input runs out of memory.", p);
@@ -36,17 +36,17 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 {
 	const cJSON *d;
 	bool any = false;
-	cJSON_ArrayForEach(d, rarr(c->doc, "gpu.devices")) {
+	cJSON_ArrayForEach(d, isc_rarr(c->doc, "gpu.devices")) {
 		double peak, total;
-		if (rhave(d, "memory_peak_bytes", &peak) && rhave(d, "memory_total_bytes", &total)) {
-			one(c, o, rnum(d, "id", 0), peak, total);
+		if (isc_rhave(d, "memory_peak_bytes", &peak) && isc_rhave(d, "memory_total_bytes", &total)) {
+			one(c, o, isc_rnum(d, "id", 0), peak, total);
 			any = true;
 		}
 	}
 	if (any)
 		return;
-	cJSON_ArrayForEach(d, rarr(c->doc, "gpu.nvml"))
-		one(c, o, rnum(d, "device", 0), rnum(d, "mem_used_max_bytes", 0), rnum(d, "mem_total_bytes", 0));
+	cJSON_ArrayForEach(d, isc_rarr(c->doc, "gpu.nvml"))
+		one(c, o, isc_rnum(d, "device", 0), isc_rnum(d, "mem_used_max_bytes", 0), isc_rnum(d, "mem_total_bytes", 0));
 }
 
-const struct rule rule_gpu_memory_high = { "gpu_memory_high", eval };
+const struct rule isc_rule_gpu_memory_high = { "gpu_memory_high", eval };

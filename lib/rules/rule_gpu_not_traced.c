@@ -41,23 +41,23 @@ static const char *remedy(const char *k)
 static void eval(const struct rule_ctx *c, struct rule_out *o)
 {
 	const cJSON *w = NULL, *x;
-	bool failed = rgpu_trace_failed(c->doc, &w);
+	bool failed = isc_rgpu_trace_failed(c->doc, &w);
 	if (!failed)
-		cJSON_ArrayForEach(x, rarr(c->doc, "summary.warnings"))
-			if (!strcmp(rstr(x, "kind", ""), "cupti_kinds")) {
+		cJSON_ArrayForEach(x, isc_rarr(c->doc, "summary.warnings"))
+			if (!strcmp(isc_rstr(x, "kind", ""), "cupti_kinds")) {
 				w = x;
 				break;
 			}
 	if (!w)
 		return;
-	const char *k = rstr(w, "kind", "other"), *msg = rstr(w, "message", "");
-	cJSON *f = failed ? fnd_new(o, "gpu_not_traced", "critical", 1,
+	const char *k = isc_rstr(w, "kind", "other"), *msg = isc_rstr(w, "message", "");
+	cJSON *f = failed ? isc_fnd_new(o, "gpu_not_traced", "critical", 1,
 				    "GPU activity was not recorded (%s): the verdict can only name a host-side cause", k)
-			  : fnd_new(o, "gpu_not_traced", "info", 1, "Some GPU activity kinds were not recorded");
-	fnd_metric(o, f, "warnings_total", rnum(c->doc, "summary.warnings_total", 0));
-	fnd_metric(o, f, "gpu_ops", rnum(c->doc, "gpu.ops", 0));
-	fnd_metric(o, f, "pid", rnum(w, "pid", 0));
-	fnd_suggest(c, o, f, -1, remedy(k), NULL, "The recorder or the CUDA agent said: %s", msg);
+			  : isc_fnd_new(o, "gpu_not_traced", "info", 1, "Some GPU activity kinds were not recorded");
+	isc_fnd_metric(o, f, "warnings_total", isc_rnum(c->doc, "summary.warnings_total", 0));
+	isc_fnd_metric(o, f, "gpu_ops", isc_rnum(c->doc, "gpu.ops", 0));
+	isc_fnd_metric(o, f, "pid", isc_rnum(w, "pid", 0));
+	isc_fnd_suggest(c, o, f, -1, remedy(k), NULL, "The recorder or the CUDA agent said: %s", msg);
 }
 
-const struct rule rule_gpu_not_traced = { "gpu_not_traced", eval };
+const struct rule isc_rule_gpu_not_traced = { "gpu_not_traced", eval };

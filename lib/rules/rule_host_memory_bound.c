@@ -5,7 +5,7 @@
  *   memory.pressure.memory.some_stall_pct  (PSI: share of the run some task
  *                                           stalled on memory)
  *   fault time: the kernel-mode CPU time of the traced threads
- *               (rsystem_ns(): processes[].threads[].system_ns, or
+ *               (isc_rsystem_ns(): processes[].threads[].system_ns, or
  *               processes[].system_ns without thread samples) as a share
  *               of traced time, counted only while page faults run at
  *               >= 1000 per second — first touches of fresh memory and
@@ -34,32 +34,32 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	const cJSON *p, *x;
 	double minflt = 0, majflt = 0, swap = 0;
 	bool of_threads;
-	double sys = rsystem_ns(c, &of_threads);
-	cJSON_ArrayForEach(p, rarr(c->doc, "processes")) {
-		minflt += rnum(p, "minor_faults", 0);
-		majflt += rnum(p, "major_faults", 0);
+	double sys = isc_rsystem_ns(c, &of_threads);
+	cJSON_ArrayForEach(p, isc_rarr(c->doc, "processes")) {
+		minflt += isc_rnum(p, "minor_faults", 0);
+		majflt += isc_rnum(p, "major_faults", 0);
 	}
-	double wall_s = c->wall_ns / 1e9, traced = rnum(c->doc, "cpu.split.traced_ns", 0), rate;
+	double wall_s = c->wall_ns / 1e9, traced = isc_rnum(c->doc, "cpu.split.traced_ns", 0), rate;
 	double maj_rate = wall_s > 0 ? majflt / wall_s : 0;
-	double stall = rnum(c->doc, "memory.pressure.memory.some_stall_pct", 0);
-	double fault_pct = rfault_pct(c, &rate);
-	rhave(c->doc, "memory.process_swap_bytes_max", &swap);
+	double stall = isc_rnum(c->doc, "memory.pressure.memory.some_stall_pct", 0);
+	double fault_pct = isc_rfault_pct(c, &rate);
+	isc_rhave(c->doc, "memory.process_swap_bytes_max", &swap);
 	double share = stall > fault_pct ? stall : fault_pct;
 	if (share < TRIGGER_PCT && swap <= 0 && maj_rate < MAJOR_RATE)
 		return;
-	cJSON *f = fnd_new(o, "host_memory_bound", share >= 30 ? "critical" : "warning", share / 100 * c->quality,
+	cJSON *f = isc_fnd_new(o, "host_memory_bound", share >= 30 ? "critical" : "warning", share / 100 * c->quality,
 			   "%.0f %% of traced time went to memory: %.0f page faults/s%s%s", share, rate,
 			   swap > 0 ? ", swap in use" : "", stall >= TRIGGER_PCT ? ", memory pressure stalls" : "");
-	fnd_metric(o, f, "memory_share_pct", share);
-	fnd_metric(o, f, "fault_time_pct", fault_pct);
-	fnd_metric(o, f, "page_faults_per_s", rate);
-	fnd_metric(o, f, "major_faults_per_s", maj_rate);
-	fnd_metric(o, f, "system_ns", sys);
-	fnd_metric(o, f, "memory_some_stall_pct", stall);
-	fnd_metric(o, f, "process_swap_bytes_max", swap);
-	cJSON_ArrayForEach(x, rarr(c->doc, "memory.growth_top"))
-		fnd_top(o, f, x, NULL, "python", -1, -1);
-	fnd_suggest(c, o, f, share / 100 * traced,
+	isc_fnd_metric(o, f, "memory_share_pct", share);
+	isc_fnd_metric(o, f, "fault_time_pct", fault_pct);
+	isc_fnd_metric(o, f, "page_faults_per_s", rate);
+	isc_fnd_metric(o, f, "major_faults_per_s", maj_rate);
+	isc_fnd_metric(o, f, "system_ns", sys);
+	isc_fnd_metric(o, f, "memory_some_stall_pct", stall);
+	isc_fnd_metric(o, f, "process_swap_bytes_max", swap);
+	cJSON_ArrayForEach(x, isc_rarr(c->doc, "memory.growth_top"))
+		isc_fnd_top(o, f, x, NULL, "python", -1, -1);
+	isc_fnd_suggest(c, o, f, share / 100 * traced,
 		    "Allocate less per step: reuse preallocated buffers (out= arguments, in-place ops), drop references "
 		    "to old tensors, run under torch.inference_mode(), keep the working set in RAM (no swap); glibc returns "
 		    "large blocks to the kernel after each free, so each step faults them in again: raise "
@@ -67,7 +67,7 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 		    "page-fault and memory-stall time gone (upper bound)",
 		    "The %s spent %.0f ms in the kernel while the traced processes took %.0f page faults, %.0f of "
 		    "them major.", of_threads ? "traced threads" : "traced processes", sys / 1e6, minflt + majflt, majflt);
-	fnd_candidate(o, f, "host_memory_bound", share, c->quality);
+	isc_fnd_candidate(o, f, "host_memory_bound", share, c->quality);
 }
 
-const struct rule rule_host_memory_bound = { "host_memory_bound", eval };
+const struct rule isc_rule_host_memory_bound = { "host_memory_bound", eval };

@@ -21,36 +21,36 @@
 static void eval(const struct rule_ctx *c, struct rule_out *o)
 {
 	const cJSON *k;
-	const struct gpu_split *s = rgpu_split(c);
+	const struct isc_gpu_split *s = isc_rgpu_split(c);
 	if (!s)
 		return;
-	double share = rpct(s->launch, c->g.span);
+	double share = isc_rpct(s->launch, c->g.span);
 	if (!s->launch_pattern || share < TRIGGER_PCT)
 		return;
-	cJSON *f = fnd_new(o, "launch_bound", share >= 50 ? "critical" : "warning", share / 100 * c->quality,
+	cJSON *f = isc_fnd_new(o, "launch_bound", share >= 50 ? "critical" : "warning", share / 100 * c->quality,
 			   "Kernel launches hold the GPU back: %.0f %% of its span is idle while the host launches; %.0f %% of "
 			   "kernels run under 10 us and %.0f %% of ops are shorter than their launch call",
 			   share, 100 * s->short_share, 100 * s->shorter_share);
-	fnd_metric(o, f, "launch_idle_pct", share);
-	fnd_metric(o, f, "launches", rnum(c->doc, "gpu.launch.launches", 0));
-	fnd_metric(o, f, "short_kernels_pct", 100 * s->short_share);
-	fnd_metric(o, f, "op_shorter_than_launch_pct", 100 * s->shorter_share);
-	fnd_metric(o, f, "queue_length_mean", c->g.queue_mean);
-	fnd_metric(o, f, "launch_delay_p50_ns", rnum(c->doc, "gpu.launch.delay_ns.p50", 0));
+	isc_fnd_metric(o, f, "launch_idle_pct", share);
+	isc_fnd_metric(o, f, "launches", isc_rnum(c->doc, "gpu.launch.launches", 0));
+	isc_fnd_metric(o, f, "short_kernels_pct", 100 * s->short_share);
+	isc_fnd_metric(o, f, "op_shorter_than_launch_pct", 100 * s->shorter_share);
+	isc_fnd_metric(o, f, "queue_length_mean", c->g.queue_mean);
+	isc_fnd_metric(o, f, "launch_delay_p50_ns", isc_rnum(c->doc, "gpu.launch.delay_ns.p50", 0));
 	if (c->g.launch_api >= 0)
-		fnd_metric(o, f, "launch_api_ns", c->g.launch_api);
+		isc_fnd_metric(o, f, "launch_api_ns", c->g.launch_api);
 	int n = 0;
-	cJSON_ArrayForEach(k, rarr(c->doc, "gpu.kernels.top"))
-		if (rnum(k, "mean_ns", 0) < 10000 && n++ < TOP)
-			fnd_detail(o, fnd_top(o, f, NULL, rstr(k, "name", "?"), "kernel", rnum(k, "total_ns", 0), rnum(k, "pct", -1)),
-				   "%.0f launches, mean %.1f us", rnum(k, "count", 0), rnum(k, "mean_ns", 0) / 1e3);
-	fnd_suggest(c, o, f, s->launch,
+	cJSON_ArrayForEach(k, isc_rarr(c->doc, "gpu.kernels.top"))
+		if (isc_rnum(k, "mean_ns", 0) < 10000 && n++ < TOP)
+			isc_fnd_detail(o, isc_fnd_top(o, f, NULL, isc_rstr(k, "name", "?"), "kernel", isc_rnum(k, "total_ns", 0), isc_rnum(k, "pct", -1)),
+				   "%.0f launches, mean %.1f us", isc_rnum(k, "count", 0), isc_rnum(k, "mean_ns", 0) / 1e3);
+	isc_fnd_suggest(c, o, f, s->launch,
 		    "Launch less often: capture the step in a CUDA graph (torch.cuda.graphs, or torch.compile(mode="
 		    "\"reduce-overhead\")), fuse small elementwise kernels (torch.compile), and batch more work per call.",
 		    "the launch time that left the GPU idle removed, as a CUDA graph replay does",
 		    "%.0f %% of kernels finish in under 10 us, faster than the host can issue the next one; the queue "
 		    "holds %.2f ops on average.", 100 * s->short_share, c->g.queue_mean);
-	fnd_candidate(o, f, "launch_bound", share, c->quality);
+	isc_fnd_candidate(o, f, "launch_bound", share, c->quality);
 }
 
-const struct rule rule_launch_bound = { "launch_bound", eval };
+const struct rule isc_rule_launch_bound = { "launch_bound", eval };

@@ -15,17 +15,17 @@
 
 static void eval(const struct rule_ctx *c, struct rule_out *o)
 {
-	double nodes = rnum(c->doc, "memory.numa.nodes", 0), remote;
-	if (nodes < 2 || !rhave(c->doc, "memory.numa.remote_pct", &remote) || remote < TRIGGER_PCT)
+	double nodes = isc_rnum(c->doc, "memory.numa.nodes", 0), remote;
+	if (nodes < 2 || !isc_rhave(c->doc, "memory.numa.remote_pct", &remote) || remote < TRIGGER_PCT)
 		return;
-	cJSON *f = fnd_new(o, "numa_remote", "warning", c->quality,
+	cJSON *f = isc_fnd_new(o, "numa_remote", "warning", c->quality,
 			   "%.0f %% of resident memory sits on a NUMA node none of its threads ran on", remote);
-	fnd_metric(o, f, "numa_nodes", nodes);
-	fnd_metric(o, f, "remote_pct", remote);
-	fnd_suggest(c, o, f, -1,
+	isc_fnd_metric(o, f, "numa_nodes", nodes);
+	isc_fnd_metric(o, f, "remote_pct", remote);
+	isc_fnd_suggest(c, o, f, -1,
 		    "Bind the process to one node: numactl --cpunodebind=N --membind=N, or one process per node.", NULL,
 		    "Remote memory accesses cross the interconnect; %.0f %% of pages are remote across %.0f nodes.", remote,
 		    nodes);
 }
 
-const struct rule rule_numa_remote = { "numa_remote", eval };
+const struct rule isc_rule_numa_remote = { "numa_remote", eval };

@@ -1,7 +1,7 @@
 /*
  * rule_op_compute_bound.c - op_compute_bound: time inside torch ops dominates.
  *
- * Trigger: cpu.split.ops_pct minus the page-fault share (rfault_pct():
+ * Trigger: cpu.split.ops_pct minus the page-fault share (isc_rfault_pct():
  * faults on fresh tensors are kernel time inside ops, and belong to
  * host_memory_bound) >= 20 (on-CPU time inside C calls: torch ops, tensor
  * methods, other builtins).  Severity critical from 50 %.  Verdict
@@ -40,14 +40,14 @@ static bool cpus_used(const struct rule_ctx *c, double *used, double *untraced_n
 	double cpu = 0, v;
 	bool have = false;
 	*untraced_ns = 0;
-	cJSON_ArrayForEach(p, rarr(c->doc, "processes")) {
-		if (rhave(p, "cpu_ns", &v)) {
+	cJSON_ArrayForEach(p, isc_rarr(c->doc, "processes")) {
+		if (isc_rhave(p, "cpu_ns", &v)) {
 			cpu += v;
 			have = true;
 		}
-		cJSON_ArrayForEach(t, rarr(p, "threads"))
+		cJSON_ArrayForEach(t, isc_rarr(p, "threads"))
 			if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(t, "traced")))
-				*untraced_ns += rnum(t, "cpu_ns", 0);
+				*untraced_ns += isc_rnum(t, "cpu_ns", 0);
 	}
 	*used = c->wall_ns > 0 ? cpu / c->wall_ns : 0;
 	return have && c->wall_ns > 0;
@@ -55,52 +55,52 @@ static bool cpus_used(const struct rule_ctx *c, double *used, double *untraced_n
 
 static void eval(const struct rule_ctx *c, struct rule_out *o)
 {
-	double ops = rnum(c->doc, "cpu.split.ops_pct", 0), ops_ns = rnum(c->doc, "cpu.split.ops_ns", 0);
-	double faults = rfault_pct(c, NULL); /* kernel time on faults, inside ops: memory's share */
+	double ops = isc_rnum(c->doc, "cpu.split.ops_pct", 0), ops_ns = isc_rnum(c->doc, "cpu.split.ops_ns", 0);
+	double faults = isc_rfault_pct(c, NULL); /* kernel time on faults, inside ops: memory's share */
 	ops = ops > faults ? ops - faults : 0;
-	ops_ns *= rnum(c->doc, "cpu.split.ops_pct", 0) > 0 ? ops / rnum(c->doc, "cpu.split.ops_pct", 0) : 0;
+	ops_ns *= isc_rnum(c->doc, "cpu.split.ops_pct", 0) > 0 ? ops / isc_rnum(c->doc, "cpu.split.ops_pct", 0) : 0;
 	double threads = 0, interop = 0;
-	const cJSON *fn, *top = rtop_fn(c->doc, "op"), *caller = cJSON_GetArrayItem(rarr(c->doc, "cpu.top_op_callers"), 0);
+	const cJSON *fn, *top = isc_rtop_fn(c->doc, "op"), *caller = cJSON_GetArrayItem(isc_rarr(c->doc, "cpu.top_op_callers"), 0);
 	char w[600] = "", cw[600] = "";
 	if (ops < TRIGGER_PCT || !top || c->gpu)
 		return;
-	rwhere(w, sizeof(w), top);
+	isc_rwhere(w, sizeof(w), top);
 	if (caller)
-		rwhere(cw, sizeof(cw), caller);
+		isc_rwhere(cw, sizeof(cw), caller);
 	double q = c->quality * (cJSON_IsTrue(isc_json_get(c->doc, "cpu.split.off_cpu_measured")) ? 1 : 0.8);
-	cJSON *f = fnd_new(o, "op_compute_bound", ops >= 50 ? "critical" : "warning", ops / 100 * q,
+	cJSON *f = isc_fnd_new(o, "op_compute_bound", ops >= 50 ? "critical" : "warning", ops / 100 * q,
 			   "%.0f %% of traced CPU time is inside torch ops; the heaviest is %s%s%s", ops, w,
 			   caller ? ", called mostly from " : "", cw);
-	fnd_metric(o, f, "ops_pct", ops);
+	isc_fnd_metric(o, f, "ops_pct", ops);
 	if (faults > 0)
-		fnd_metric(o, f, "page_fault_pct_left_out", faults);
-	fnd_metric(o, f, "ops_ns", ops_ns);
-	bool have_t = rmark(c->doc, "torch.num_threads", &threads);
+		isc_fnd_metric(o, f, "page_fault_pct_left_out", faults);
+	isc_fnd_metric(o, f, "ops_ns", ops_ns);
+	bool have_t = isc_rmark(c->doc, "torch.num_threads", &threads);
 	if (have_t)
-		fnd_metric(o, f, "torch_num_threads", threads);
-	if (rmark(c->doc, "torch.num_interop_threads", &interop))
-		fnd_metric(o, f, "torch_num_interop_threads", interop);
+		isc_fnd_metric(o, f, "torch_num_threads", threads);
+	if (isc_rmark(c->doc, "torch.num_interop_threads", &interop))
+		isc_fnd_metric(o, f, "torch_num_interop_threads", interop);
 	if (c->ncpu > 0)
-		fnd_metric(o, f, "ncpu", c->ncpu);
+		isc_fnd_metric(o, f, "ncpu", c->ncpu);
 	int n = 0;
-	cJSON_ArrayForEach(fn, rarr(c->doc, "cpu.top_functions")) {
-		if (strcmp(rstr(fn, "kind", ""), "op") || n++ >= TOP)
+	cJSON_ArrayForEach(fn, isc_rarr(c->doc, "cpu.top_functions")) {
+		if (strcmp(isc_rstr(fn, "kind", ""), "op") || n++ >= TOP)
 			continue;
-		fnd_detail(o, fnd_top(o, f, fn, NULL, "op", rnum(fn, "self_ns", 0), rnum(fn, "self_pct", -1)),
-			   "%.0f calls, %.1f us each", rnum(fn, "calls", 0),
-			   rnum(fn, "calls", 0) > 0 ? rnum(fn, "self_ns", 0) / rnum(fn, "calls", 1) / 1e3 : 0);
+		isc_fnd_detail(o, isc_fnd_top(o, f, fn, NULL, "op", isc_rnum(fn, "self_ns", 0), isc_rnum(fn, "self_pct", -1)),
+			   "%.0f calls, %.1f us each", isc_rnum(fn, "calls", 0),
+			   isc_rnum(fn, "calls", 0) > 0 ? isc_rnum(fn, "self_ns", 0) / isc_rnum(fn, "calls", 1) / 1e3 : 0);
 	}
 	if (caller)
-		fnd_detail(o, fnd_top(o, f, caller, NULL, "python", rnum(caller, "ops_ns", -1), -1), "the Python line calling ops most");
+		isc_fnd_detail(o, isc_fnd_top(o, f, caller, NULL, "python", isc_rnum(caller, "ops_ns", -1), -1), "the Python line calling ops most");
 	double used = 0, untraced_ns = 0;
 	bool have_used = cpus_used(c, &used, &untraced_ns);
 	if (have_used)
-		fnd_metric(o, f, "cpus_used", used);
+		isc_fnd_metric(o, f, "cpus_used", used);
 	double busy = have_used && used > threads ? used : threads;
 	if (have_t && threads > 0 && c->ncpu - busy >= IDLE_CPU_MIN) {
 		char busy_s[48];
 		snprintf(busy_s, sizeof(busy_s), have_used ? "%.1f of them" : "about %.0f of them", busy);
-		fnd_suggest(c, o, f, ops_ns * (1 - busy / c->ncpu),
+		isc_fnd_suggest(c, o, f, ops_ns * (1 - busy / c->ncpu),
 			    "Let torch use every core: torch.set_num_threads(os.cpu_count()) or unset a low OMP_NUM_THREADS.",
 			    "op time scaling perfectly from the CPUs used to all of them (upper bound)",
 			    "torch ran its ops on %.0f thread%s on a machine with %.0f CPUs, and the run kept %s busy "
@@ -118,13 +118,13 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 				 "; torch uses %.0f of %.0f CPUs, but the run kept %.1f busy (%.2f s on threads the agent "
 				 "did not trace: a BLAS or OpenMP pool of its own), so more torch threads would only compete",
 				 threads, c->ncpu, busy, untraced_ns / 1e9);
-		fnd_suggest(c, o, f, -1,
+		isc_fnd_suggest(c, o, f, -1,
 			    "Do less op work per result: batch requests together, run under torch.inference_mode(), "
 			    "try bfloat16 or dynamic int8 quantization (torch.ao.quantization.quantize_dynamic) for Linear layers.",
 			    NULL, "%s holds %.0f %% of traced time%s; op time only shrinks with less or cheaper arithmetic.", w,
-			    rnum(top, "self_pct", 0), why);
+			    isc_rnum(top, "self_pct", 0), why);
 	}
-	fnd_candidate(o, f, "op_compute_bound", ops, q);
+	isc_fnd_candidate(o, f, "op_compute_bound", ops, q);
 }
 
-const struct rule rule_op_compute_bound = { "op_compute_bound", eval };
+const struct rule isc_rule_op_compute_bound = { "op_compute_bound", eval };

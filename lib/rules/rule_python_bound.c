@@ -23,36 +23,36 @@
 
 static void eval(const struct rule_ctx *c, struct rule_out *o)
 {
-	double py = rnum(c->doc, "cpu.split.python_pct", 0), traced = rnum(c->doc, "cpu.split.traced_ns", 0);
-	const cJSON *fn, *top = rtop_fn(c->doc, "python");
+	double py = isc_rnum(c->doc, "cpu.split.python_pct", 0), traced = isc_rnum(c->doc, "cpu.split.traced_ns", 0);
+	const cJSON *fn, *top = isc_rtop_fn(c->doc, "python");
 	char w[600];
 	if (py < TRIGGER_PCT || !top || traced <= 0)
 		return;
-	rwhere(w, sizeof(w), top);
-	cJSON *f = fnd_new(o, "python_bound", py >= 50 ? "critical" : "warning", py / 100 * c->quality,
+	isc_rwhere(w, sizeof(w), top);
+	cJSON *f = isc_fnd_new(o, "python_bound", py >= 50 ? "critical" : "warning", py / 100 * c->quality,
 			   "%.0f %% of traced CPU time is Python interpreter time; the hottest function is %s, %.0f %% self time",
-			   py, w, rnum(top, "self_pct", 0));
-	fnd_metric(o, f, "python_pct", py);
-	fnd_metric(o, f, "ops_pct", rnum(c->doc, "cpu.split.ops_pct", 0));
-	fnd_metric(o, f, "traced_ns", traced);
+			   py, w, isc_rnum(top, "self_pct", 0));
+	isc_fnd_metric(o, f, "python_pct", py);
+	isc_fnd_metric(o, f, "ops_pct", isc_rnum(c->doc, "cpu.split.ops_pct", 0));
+	isc_fnd_metric(o, f, "traced_ns", traced);
 	double self = 0;
 	int n = 0;
-	cJSON_ArrayForEach(fn, rarr(c->doc, "cpu.top_functions")) {
-		if (strcmp(rstr(fn, "kind", ""), "python") || n >= TOP)
+	cJSON_ArrayForEach(fn, isc_rarr(c->doc, "cpu.top_functions")) {
+		if (strcmp(isc_rstr(fn, "kind", ""), "python") || n >= TOP)
 			continue;
 		n++;
-		self += rnum(fn, "self_ns", 0);
-		fnd_detail(o, fnd_top(o, f, fn, NULL, "python", rnum(fn, "self_ns", 0), rnum(fn, "self_pct", -1)),
-			   "%.0f calls", rnum(fn, "calls", 0));
+		self += isc_rnum(fn, "self_ns", 0);
+		isc_fnd_detail(o, isc_fnd_top(o, f, fn, NULL, "python", isc_rnum(fn, "self_ns", 0), isc_rnum(fn, "self_pct", -1)),
+			   "%.0f calls", isc_rnum(fn, "calls", 0));
 	}
-	fnd_suggest(c, o, f, self * (1 - 1 / VECTOR_SPEEDUP),
+	isc_fnd_suggest(c, o, f, self * (1 - 1 / VECTOR_SPEEDUP),
 		    "Replace the per-element Python work in these functions with batched torch operations, "
 		    "or move it out of the per-request path.",
 		    "the top Python functions' interpreter time running 10x faster as batched tensor code "
 		    "(typical, assumed)",
 		    "The interpreter executes bytecode one element at a time; %s alone holds %.0f %% of traced time.", w,
-		    rnum(top, "self_pct", 0));
-	fnd_candidate(o, f, "python_bound", py, c->quality);
+		    isc_rnum(top, "self_pct", 0));
+	isc_fnd_candidate(o, f, "python_bound", py, c->quality);
 }
 
-const struct rule rule_python_bound = { "python_bound", eval };
+const struct rule isc_rule_python_bound = { "python_bound", eval };

@@ -25,41 +25,41 @@
 static void eval(const struct rule_ctx *c, struct rule_out *o)
 {
 	const cJSON *d = c->doc, *x;
-	double slope, span, peak = rnum(d, "memory.rss_peak_bytes", 0), avail;
-	if (rhave(d, "memory.rss_growth_after_warmup_bytes_per_s", &slope) &&
-	    rhave(d, "memory.after_warmup_span_ns", &span)) {
+	double slope, span, peak = isc_rnum(d, "memory.rss_peak_bytes", 0), avail;
+	if (isc_rhave(d, "memory.rss_growth_after_warmup_bytes_per_s", &slope) &&
+	    isc_rhave(d, "memory.after_warmup_span_ns", &span)) {
 		/* steady state measured */
-	} else if (rnum(d, "iterations.count", 0) < 2) {
-		slope = rnum(d, "memory.rss_growth_bytes_per_s", 0);
+	} else if (isc_rnum(d, "iterations.count", 0) < 2) {
+		slope = isc_rnum(d, "memory.rss_growth_bytes_per_s", 0);
 		span = 0.9 * c->wall_ns;
-		if (span < MIN_STEADY_NS || rnum(d, "memory.rss_growth_samples", 0) < MIN_STEADY_SAMPLES)
+		if (span < MIN_STEADY_NS || isc_rnum(d, "memory.rss_growth_samples", 0) < MIN_STEADY_SAMPLES)
 			return;
 	} else {
 		return; /* iterations but no samples after warm-up: no basis */
 	}
 	if (slope < MIN_SLOPE || peak <= 0 || slope * span / 1e9 < 0.1 * peak)
 		return;
-	const cJSON *top = cJSON_GetArrayItem(rarr(d, "memory.growth_top"), 0);
+	const cJSON *top = cJSON_GetArrayItem(isc_rarr(d, "memory.growth_top"), 0);
 	char w[600] = "";
 	if (top)
-		rwhere(w, sizeof(w), top);
-	cJSON *f = fnd_new(o, "rss_growth", "warning", c->quality,
+		isc_rwhere(w, sizeof(w), top);
+	cJSON *f = isc_fnd_new(o, "rss_growth", "warning", c->quality,
 			   "Resident memory grows by %.1f MiB/s after warm-up%s%s", slope / 1048576,
 			   top ? ", most of it in " : "", w);
-	fnd_metric(o, f, "rss_growth_bytes_per_s", slope);
-	fnd_metric(o, f, "rss_peak_bytes", peak);
-	fnd_metric(o, f, "steady_span_ns", span);
-	fnd_range(o, f, c->wall_ns - span, c->wall_ns, "span the slope was fitted over");
-	cJSON_ArrayForEach(x, rarr(d, "memory.growth_top"))
-		fnd_top(o, f, x, NULL, "python", -1, -1);
+	isc_fnd_metric(o, f, "rss_growth_bytes_per_s", slope);
+	isc_fnd_metric(o, f, "rss_peak_bytes", peak);
+	isc_fnd_metric(o, f, "steady_span_ns", span);
+	isc_fnd_range(o, f, c->wall_ns - span, c->wall_ns, "span the slope was fitted over");
+	cJSON_ArrayForEach(x, isc_rarr(d, "memory.growth_top"))
+		isc_fnd_top(o, f, x, NULL, "python", -1, -1);
 	char when[160] = "";
-	if (rhave(d, "memory.mem_available_bytes_min", &avail) && avail > 0)
+	if (isc_rhave(d, "memory.mem_available_bytes_min", &avail) && avail > 0)
 		snprintf(when, sizeof(when), " At this slope the %.0f MiB still available last %.0f s.", avail / 1048576,
 			 avail / slope);
-	fnd_suggest(c, o, f, -1,
+	isc_fnd_suggest(c, o, f, -1,
 		    "Look for tensors kept across iterations (lists of outputs, caches keyed by input, autograd graphs "
 		    "kept alive) and run inference under torch.inference_mode().",
 		    NULL, "RSS rose %.0f MiB over %.1f s of steady state.%s", slope * span / 1e9 / 1048576, span / 1e9, when);
 }
 
-const struct rule rule_rss_growth = { "rss_growth", eval };
+const struct rule isc_rule_rss_growth = { "rss_growth", eval };

@@ -23,56 +23,56 @@
 static void eval(const struct rule_ctx *c, struct rule_out *o)
 {
 	const cJSON *x;
-	const struct gpu_split *s = rgpu_split(c);
+	const struct isc_gpu_split *s = isc_rgpu_split(c);
 	if (!s)
 		return;
-	double share = rpct(s->sync, c->g.span);
+	double share = isc_rpct(s->sync, c->g.span);
 	if (share < TRIGGER_PCT)
 		return;
-	const cJSON *site = cJSON_GetArrayItem(rarr(c->doc, "gpu.sync.call_sites"), 0);
+	const cJSON *site = cJSON_GetArrayItem(isc_rarr(c->doc, "gpu.sync.call_sites"), 0);
 	char w[600] = "";
 	if (site) {
 		const cJSON *py = isc_json_get(site, "python");
 		if (cJSON_IsObject(py))
-			rwhere(w, sizeof(w), py);
+			isc_rwhere(w, sizeof(w), py);
 		else
-			snprintf(w, sizeof(w), "%s", rstr(site, "op", rstr(site, "api", "?")));
+			snprintf(w, sizeof(w), "%s", isc_rstr(site, "op", isc_rstr(site, "api", "?")));
 	}
 	cJSON *f;
 	if (c->g.other_wait > s->sync / 2)
-		f = fnd_new(o, "sync_bound", share >= 30 ? "critical" : "warning", share / 100 * c->quality,
+		f = isc_fnd_new(o, "sync_bound", share >= 30 ? "critical" : "warning", share / 100 * c->quality,
 			    "The GPU streams waited on each other for %.0f %% of the span (%.1f ms of queued work held "
 			    "back by events on other streams, such as communication kernels)",
 			    share, c->g.other_wait / 1e6);
 	else
-		f = fnd_new(o, "sync_bound", share >= 30 ? "critical" : "warning", share / 100 * c->quality,
+		f = isc_fnd_new(o, "sync_bound", share >= 30 ? "critical" : "warning", share / 100 * c->quality,
 			    "Synchronisation stalls the GPU pipeline for %.0f %% of the span (%.1f ms blocked in "
 			    "synchronising calls)%s%s", share, c->g.sync_api / 1e6, *w ? "; most from " : "", w);
-	fnd_metric(o, f, "sync_pct", share);
-	fnd_metric(o, f, "sync_api_ns", c->g.sync_api);
-	fnd_metric(o, f, "blocking_copies", rnum(c->doc, "gpu.sync.blocking_copies.count", 0));
-	fnd_metric(o, f, "cross_stream_wait_ns", c->g.other_wait);
+	isc_fnd_metric(o, f, "sync_pct", share);
+	isc_fnd_metric(o, f, "sync_api_ns", c->g.sync_api);
+	isc_fnd_metric(o, f, "blocking_copies", isc_rnum(c->doc, "gpu.sync.blocking_copies.count", 0));
+	isc_fnd_metric(o, f, "cross_stream_wait_ns", c->g.other_wait);
 	int n = 0;
-	cJSON_ArrayForEach(x, rarr(c->doc, "gpu.sync.call_sites")) {
+	cJSON_ArrayForEach(x, isc_rarr(c->doc, "gpu.sync.call_sites")) {
 		const cJSON *py = isc_json_get(x, "python");
 		if (n++ >= TOP)
 			break;
-		fnd_detail(o, fnd_top(o, f, cJSON_IsObject(py) ? py : NULL, rstr(x, "op", rstr(x, "api", "?")), "api",
-				      rnum(x, "total_ns", 0), -1),
-			   "%s x %.0f%s%s", rstr(x, "api", "?"), rnum(x, "count", 0), cJSON_IsString(isc_json_get(x, "op")) ? " in " : "",
-			   rstr(x, "op", ""));
+		isc_fnd_detail(o, isc_fnd_top(o, f, cJSON_IsObject(py) ? py : NULL, isc_rstr(x, "op", isc_rstr(x, "api", "?")), "api",
+				      isc_rnum(x, "total_ns", 0), -1),
+			   "%s x %.0f%s%s", isc_rstr(x, "api", "?"), isc_rnum(x, "count", 0), cJSON_IsString(isc_json_get(x, "op")) ? " in " : "",
+			   isc_rstr(x, "op", ""));
 	}
 	if (!n)
-		cJSON_ArrayForEach(x, rarr(c->doc, "gpu.sync.api_calls"))
+		cJSON_ArrayForEach(x, isc_rarr(c->doc, "gpu.sync.api_calls"))
 			if (n++ < TOP)
-				fnd_top(o, f, NULL, rstr(x, "name", "?"), "api", rnum(x, "total_ns", 0), -1);
-	fnd_suggest(c, o, f, s->sync,
+				isc_fnd_top(o, f, NULL, isc_rstr(x, "name", "?"), "api", isc_rnum(x, "total_ns", 0), -1);
+	isc_fnd_suggest(c, o, f, s->sync,
 		    "Stop waiting on the GPU inside the step: remove .item(), .cpu(), print(tensor) and "
 		    "torch.cuda.synchronize() from the loop (accumulate on the GPU, read once at the end), use "
 		    "non_blocking copies, and let events order streams instead of host syncs.",
 		    "the host never blocking and the GPU queue kept filled (upper bound)",
 		    "Each sync drains the GPU queue, so the GPU idles while the host launches the next work.");
-	fnd_candidate(o, f, "sync_bound", share, c->quality);
+	isc_fnd_candidate(o, f, "sync_bound", share, c->quality);
 }
 
-const struct rule rule_sync_bound = { "sync_bound", eval };
+const struct rule isc_rule_sync_bound = { "sync_bound", eval };

@@ -16,21 +16,21 @@
 
 static void eval(const struct rule_ctx *c, struct rule_out *o)
 {
-	double p50, p99, mean, n = rnum(c->doc, "iterations.samples", 0);
-	if (!rhave(c->doc, "iterations.latency_ns.p50", &p50) || !rhave(c->doc, "iterations.latency_ns.p99", &p99) ||
+	double p50, p99, mean, n = isc_rnum(c->doc, "iterations.samples", 0);
+	if (!isc_rhave(c->doc, "iterations.latency_ns.p50", &p50) || !isc_rhave(c->doc, "iterations.latency_ns.p99", &p99) ||
 	    p50 <= 0 || p99 < 2 * p50 || n < MIN_SAMPLES)
 		return;
-	mean = rnum(c->doc, "iterations.latency_ns.mean", p50);
-	cJSON *f = fnd_new(o, "tail_latency", "info", c->quality, "Iteration p99 latency is %.1fx the median", p99 / p50);
-	fnd_metric(o, f, "p50_ns", p50);
-	fnd_metric(o, f, "p99_ns", p99);
-	fnd_metric(o, f, "mean_ns", mean);
-	fnd_metric(o, f, "samples", n);
-	fnd_suggest(c, o, f, mean > p50 ? (mean - p50) * n : 0,
+	mean = isc_rnum(c->doc, "iterations.latency_ns.mean", p50);
+	cJSON *f = isc_fnd_new(o, "tail_latency", "info", c->quality, "Iteration p99 latency is %.1fx the median", p99 / p50);
+	isc_fnd_metric(o, f, "p50_ns", p50);
+	isc_fnd_metric(o, f, "p99_ns", p99);
+	isc_fnd_metric(o, f, "mean_ns", mean);
+	isc_fnd_metric(o, f, "samples", n);
+	isc_fnd_suggest(c, o, f, mean > p50 ? (mean - p50) * n : 0,
 		    "Check for garbage-collection pauses (gc.freeze() after loading), input-size outliers and thread "
 		    "oversubscription (torch.set_num_threads).",
 		    "every iteration at the median latency: (mean - p50) x iterations",
 		    "The slowest 1 %% of iterations take %.1f ms against a median of %.1f ms.", p99 / 1e6, p50 / 1e6);
 }
 
-const struct rule rule_tail_latency = { "tail_latency", eval };
+const struct rule isc_rule_tail_latency = { "tail_latency", eval };

@@ -9,7 +9,7 @@
  * time spent waiting for a CPU rather than blocked: blocked share =
  * cpu.blocked_ns / cpu.split.off_cpu_ns (thread samples in state S or D),
  * or, with too few thread samples, voluntary / (voluntary + involuntary)
- * switches (roff_cpu_blocked(); switch counts alone flip under outside
+ * switches (isc_roff_cpu_blocked(); switch counts alone flip under outside
  * load, and threads handing the GIL to each other switch voluntarily).
  * Quality x 0.8 without CPU samples.  Severity critical from 30 %.
  * Evidence: switch counts, runnable threads vs cores, torch intra-op x
@@ -27,25 +27,25 @@
 
 static void eval(const struct rule_ctx *c, struct rule_out *o)
 {
-	double off = rnum(c->doc, "cpu.split.off_cpu_pct", 0), off_ns = rnum(c->doc, "cpu.split.off_cpu_ns", 0);
-	double vol = rnum(c->doc, "cpu.split.voluntary_switches", 0), inv = rnum(c->doc, "cpu.split.involuntary_switches", 0);
-	double runnable = rnum(c->doc, "cpu.runnable_threads_mean", 0), threads = 0, interop = 0, psi = 0;
+	double off = isc_rnum(c->doc, "cpu.split.off_cpu_pct", 0), off_ns = isc_rnum(c->doc, "cpu.split.off_cpu_ns", 0);
+	double vol = isc_rnum(c->doc, "cpu.split.voluntary_switches", 0), inv = isc_rnum(c->doc, "cpu.split.involuntary_switches", 0);
+	double runnable = isc_rnum(c->doc, "cpu.runnable_threads_mean", 0), threads = 0, interop = 0, psi = 0;
 	bool over = c->ncpu > 0 && runnable > c->ncpu;
 	if (inv <= vol && !over)
 		return;
-	double frac = 1 - roff_cpu_blocked(c);
+	double frac = 1 - isc_roff_cpu_blocked(c);
 	double share = off * frac;
 	if (share < TRIGGER_PCT)
 		return;
-	const cJSON *fn = rtop_fn(c->doc, NULL), *caller = cJSON_GetArrayItem(rarr(c->doc, "cpu.top_op_callers"), 0);
+	const cJSON *fn = isc_rtop_fn(c->doc, NULL), *caller = cJSON_GetArrayItem(isc_rarr(c->doc, "cpu.top_op_callers"), 0);
 	char w[1300] = "?";
 	if (fn)
-		rwhere(w, sizeof(w), fn);
-	if (fn && caller && strcmp(rstr(fn, "kind", ""), "python")) {
+		isc_rwhere(w, sizeof(w), fn);
+	if (fn && caller && strcmp(isc_rstr(fn, "kind", ""), "python")) {
 		size_t n = strlen(w);
 		snprintf(w + n, sizeof(w) - n, " called mostly from ");
 		n = strlen(w);
-		rwhere(w + n, sizeof(w) - n, caller);
+		isc_rwhere(w + n, sizeof(w) - n, caller);
 	}
 	double q = c->quality * (cJSON_IsTrue(isc_json_get(c->doc, "cpu.split.off_cpu_measured")) ? 1 : 0.8);
 	char cause[128];
@@ -53,44 +53,44 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 		snprintf(cause, sizeof(cause), "%.1f runnable threads on average for %.0f CPUs", runnable, c->ncpu);
 	else
 		snprintf(cause, sizeof(cause), "%.0f involuntary vs %.0f voluntary context switches", inv, vol);
-	cJSON *f = fnd_new(o, "thread_contention", share >= 30 ? "critical" : "warning", share / 100 * q,
+	cJSON *f = isc_fnd_new(o, "thread_contention", share >= 30 ? "critical" : "warning", share / 100 * q,
 			   "%.0f %% of traced time the threads were runnable but not running (%s): the CPUs are "
 			   "oversubscribed; the hottest function is %s",
 			   share, cause, w);
-	fnd_metric(o, f, "preempted_pct", share);
-	fnd_metric(o, f, "off_cpu_pct", off);
-	fnd_metric(o, f, "involuntary_switches", inv);
-	fnd_metric(o, f, "voluntary_switches", vol);
-	if (rhave(c->doc, "cpu.runnable_threads_mean", &runnable))
-		fnd_metric(o, f, "runnable_threads_mean", runnable);
+	isc_fnd_metric(o, f, "preempted_pct", share);
+	isc_fnd_metric(o, f, "off_cpu_pct", off);
+	isc_fnd_metric(o, f, "involuntary_switches", inv);
+	isc_fnd_metric(o, f, "voluntary_switches", vol);
+	if (isc_rhave(c->doc, "cpu.runnable_threads_mean", &runnable))
+		isc_fnd_metric(o, f, "runnable_threads_mean", runnable);
 	if (c->ncpu > 0)
-		fnd_metric(o, f, "ncpu", c->ncpu);
-	bool have_t = rmark(c->doc, "torch.num_threads", &threads);
-	bool have_i = rmark(c->doc, "torch.num_interop_threads", &interop);
+		isc_fnd_metric(o, f, "ncpu", c->ncpu);
+	bool have_t = isc_rmark(c->doc, "torch.num_threads", &threads);
+	bool have_i = isc_rmark(c->doc, "torch.num_interop_threads", &interop);
 	if (have_t)
-		fnd_metric(o, f, "torch_num_threads", threads);
+		isc_fnd_metric(o, f, "torch_num_threads", threads);
 	if (have_i)
-		fnd_metric(o, f, "torch_num_interop_threads", interop);
-	if (rhave(c->doc, "memory.pressure.cpu.some_avg10_max", &psi))
-		fnd_metric(o, f, "cpu_pressure_some_avg10_max", psi);
+		isc_fnd_metric(o, f, "torch_num_interop_threads", interop);
+	if (isc_rhave(c->doc, "memory.pressure.cpu.some_avg10_max", &psi))
+		isc_fnd_metric(o, f, "cpu_pressure_some_avg10_max", psi);
 	const cJSON *x;
 	int n = 0;
-	cJSON_ArrayForEach(x, rarr(c->doc, "cpu.top_functions"))
+	cJSON_ArrayForEach(x, isc_rarr(c->doc, "cpu.top_functions"))
 		if (n++ < 3)
-			fnd_top(o, f, x, NULL, rstr(x, "kind", "python"), rnum(x, "self_ns", 0), rnum(x, "self_pct", -1));
+			isc_fnd_top(o, f, x, NULL, isc_rstr(x, "kind", "python"), isc_rnum(x, "self_ns", 0), isc_rnum(x, "self_pct", -1));
 	if (caller)
-		fnd_detail(o, fnd_top(o, f, caller, NULL, "python", rnum(caller, "ops_ns", -1), -1),
+		isc_fnd_detail(o, isc_fnd_top(o, f, caller, NULL, "python", isc_rnum(caller, "ops_ns", -1), -1),
 			   "the Python line calling ops most");
 	char why[256] = "";
 	if (have_t && c->ncpu > 0 && threads * (have_i && interop > 1 ? interop : 1) > c->ncpu)
 		snprintf(why, sizeof(why), " torch may run %.0f intra-op x %.0f inter-op threads on %.0f CPUs.", threads,
 			 have_i ? interop : 1, c->ncpu);
-	fnd_suggest(c, o, f, off_ns * frac,
+	isc_fnd_suggest(c, o, f, off_ns * frac,
 		    "Run no more busy threads than cores: torch.set_num_threads(cores / processes), "
 		    "OMP_NUM_THREADS, fewer worker processes, or move other jobs off the machine.",
 		    "no more runnable threads than cores, so no time waiting for a CPU",
 		    "The scheduler preempted the traced threads %.0f times against %.0f voluntary waits.%s", inv, vol, why);
-	fnd_candidate(o, f, "thread_contention", share, q);
+	isc_fnd_candidate(o, f, "thread_contention", share, q);
 }
 
-const struct rule rule_thread_contention = { "thread_contention", eval };
+const struct rule isc_rule_thread_contention = { "thread_contention", eval };

@@ -29,15 +29,15 @@ static double pinned_bw(const struct rule_ctx *c, const char *dir)
 {
 	const cJSON *m;
 	double best = 0;
-	cJSON_ArrayForEach(m, rarr(c->doc, "gpu.memcpy")) {
-		double bw = rnum(m, "bandwidth_gb_per_s", 0) * 1e9;
-		if (!strcmp(rstr(m, "direction", ""), dir) &&
-		    (!strcmp(rstr(m, "src_memory", ""), "pinned") || !strcmp(rstr(m, "dst_memory", ""), "pinned")) && bw > best)
+	cJSON_ArrayForEach(m, isc_rarr(c->doc, "gpu.memcpy")) {
+		double bw = isc_rnum(m, "bandwidth_gb_per_s", 0) * 1e9;
+		if (!strcmp(isc_rstr(m, "direction", ""), dir) &&
+		    (!strcmp(isc_rstr(m, "src_memory", ""), "pinned") || !strcmp(isc_rstr(m, "dst_memory", ""), "pinned")) && bw > best)
 			best = bw;
 	}
 	if (best > 0)
 		return best;
-	double link = rnum(c->dev, "link_bw_bytes_per_s", 0);
+	double link = isc_rnum(c->dev, "link_bw_bytes_per_s", 0);
 	return LINK_EFFICIENCY * (link > 0 ? link : PCIE3_X16);
 }
 
@@ -47,11 +47,11 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	double total = 0, saving = 0, pageable = 0;
 	if (!c->dev || c->g.span <= 0)
 		return;
-	cJSON_ArrayForEach(m, rarr(c->doc, "gpu.memcpy")) {
-		double t = rnum(m, "total_ns", 0), bytes = rnum(m, "bytes", 0);
+	cJSON_ArrayForEach(m, isc_rarr(c->doc, "gpu.memcpy")) {
+		double t = isc_rnum(m, "total_ns", 0), bytes = isc_rnum(m, "bytes", 0);
 		total += t;
-		if (!strcmp(rstr(m, "src_memory", ""), "pageable") || !strcmp(rstr(m, "dst_memory", ""), "pageable")) {
-			double ideal = bytes / pinned_bw(c, rstr(m, "direction", "")) * 1e9;
+		if (!strcmp(isc_rstr(m, "src_memory", ""), "pageable") || !strcmp(isc_rstr(m, "dst_memory", ""), "pageable")) {
+			double ideal = bytes / pinned_bw(c, isc_rstr(m, "direction", "")) * 1e9;
 			pageable += t;
 			if (t > ideal)
 				saving += t - ideal;
@@ -60,36 +60,36 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	double non_compute = c->g.busy - c->g.compute;
 	if (total > non_compute && non_compute > 0)
 		total = non_compute;
-	double share = rpct(total, c->g.span);
-	if (share < TRIGGER_PCT && rpct(saving, c->g.span) < PINNED_GAIN_PCT)
+	double share = isc_rpct(total, c->g.span);
+	if (share < TRIGGER_PCT && isc_rpct(saving, c->g.span) < PINNED_GAIN_PCT)
 		return;
-	cJSON *f = fnd_new(o, "transfer_bound", share >= 30 ? "critical" : "warning", share / 100 * c->quality,
+	cJSON *f = isc_fnd_new(o, "transfer_bound", share >= 30 ? "critical" : "warning", share / 100 * c->quality,
 			   "Copies take %.0f %% of the GPU span%s", share,
 			   pageable > 0 ? ", much of it from pageable host memory" : "");
-	fnd_metric(o, f, "memcpy_pct", share);
-	fnd_metric(o, f, "memcpy_ns", total);
-	fnd_metric(o, f, "pageable_memcpy_ns", pageable);
-	if (rnum(c->dev, "link_bw_bytes_per_s", 0) > 0)
-		fnd_metric(o, f, "link_bw_gb_per_s", rnum(c->dev, "link_bw_bytes_per_s", 0) / 1e9);
-	cJSON_ArrayForEach(m, rarr(c->doc, "gpu.memcpy")) {
+	isc_fnd_metric(o, f, "memcpy_pct", share);
+	isc_fnd_metric(o, f, "memcpy_ns", total);
+	isc_fnd_metric(o, f, "pageable_memcpy_ns", pageable);
+	if (isc_rnum(c->dev, "link_bw_bytes_per_s", 0) > 0)
+		isc_fnd_metric(o, f, "link_bw_gb_per_s", isc_rnum(c->dev, "link_bw_bytes_per_s", 0) / 1e9);
+	cJSON_ArrayForEach(m, isc_rarr(c->doc, "gpu.memcpy")) {
 		char name[160];
-		snprintf(name, sizeof(name), "%s %s (%s -> %s)", rstr(m, "kind", "memcpy"), rstr(m, "direction", "?"),
-			 rstr(m, "src_memory", "?"), rstr(m, "dst_memory", "?"));
+		snprintf(name, sizeof(name), "%s %s (%s -> %s)", isc_rstr(m, "kind", "memcpy"), isc_rstr(m, "direction", "?"),
+			 isc_rstr(m, "src_memory", "?"), isc_rstr(m, "dst_memory", "?"));
 		const cJSON *site = isc_json_get(m, "top_call_site"), *py = isc_json_get(site, "python");
-		cJSON *t = fnd_top(o, f, cJSON_IsObject(py) ? py : NULL, name, "memcpy", rnum(m, "total_ns", 0),
-				   rpct(rnum(m, "total_ns", 0), c->g.span));
-		fnd_detail(o, t, "%.0f copies, %.1f MB, %.2f GB/s achieved%s%s", rnum(m, "count", 0),
-			   rnum(m, "bytes", 0) / 1e6, rnum(m, "bandwidth_gb_per_s", 0), cJSON_IsObject(py) ? "; " : "",
+		cJSON *t = isc_fnd_top(o, f, cJSON_IsObject(py) ? py : NULL, name, "memcpy", isc_rnum(m, "total_ns", 0),
+				   isc_rpct(isc_rnum(m, "total_ns", 0), c->g.span));
+		isc_fnd_detail(o, t, "%.0f copies, %.1f MB, %.2f GB/s achieved%s%s", isc_rnum(m, "count", 0),
+			   isc_rnum(m, "bytes", 0) / 1e6, isc_rnum(m, "bandwidth_gb_per_s", 0), cJSON_IsObject(py) ? "; " : "",
 			   cJSON_IsObject(py) ? name : "");
 	}
-	fnd_suggest(c, o, f, saving,
+	isc_fnd_suggest(c, o, f, saving,
 		    "Copy from pinned memory and overlap: allocate host tensors with pin_memory=True (or "
 		    "DataLoader(pin_memory=True)), call .to(device, non_blocking=True), keep tensors on the GPU between "
 		    "steps, and copy fewer bytes (smaller dtypes, do preprocessing on the GPU).",
 		    "pageable copies at the pinned bandwidth of this run, or 80 % of the link",
 		    "Pageable copies are staged through a driver buffer at a fraction of the link bandwidth; they took "
 		    "%.1f ms.", pageable / 1e6);
-	fnd_candidate(o, f, "transfer_bound", share, c->quality);
+	isc_fnd_candidate(o, f, "transfer_bound", share, c->quality);
 }
 
-const struct rule rule_transfer_bound = { "transfer_bound", eval };
+const struct rule isc_rule_transfer_bound = { "transfer_bound", eval };

@@ -46,44 +46,44 @@
 #include "rules.h"
 
 static const struct rule *const rules[] = {
-	&rule_data_loss, &rule_abrupt_end, &rule_gpu_not_traced,
+	&isc_rule_data_loss, &isc_rule_abrupt_end, &isc_rule_gpu_not_traced,
 	/* GPU classes */
-	&rule_gpu_compute_bound, &rule_launch_bound, &rule_cpu_bound, &rule_transfer_bound, &rule_sync_bound,
-	&rule_gpu_throttle, &rule_gpu_gaps, &rule_gpu_low_util, &rule_gpu_memory_high,
+	&isc_rule_gpu_compute_bound, &isc_rule_launch_bound, &isc_rule_cpu_bound, &isc_rule_transfer_bound, &isc_rule_sync_bound,
+	&isc_rule_thermal_throttled, &isc_rule_gpu_gaps, &isc_rule_gpu_low_util, &isc_rule_gpu_memory_high,
 	/* CPU classes */
-	&rule_python_bound, &rule_op_compute_bound, &rule_thread_contention, &rule_host_memory_bound, &rule_io_wait,
+	&isc_rule_python_bound, &isc_rule_op_compute_bound, &isc_rule_thread_contention, &isc_rule_host_memory_bound, &isc_rule_io_wait,
 	/* findings without a class of their own */
-	&rule_rss_growth, &rule_numa_remote, &rule_dataloader, &rule_tail_latency,
+	&isc_rule_rss_growth, &isc_rule_numa_remote, &isc_rule_dataloader, &isc_rule_tail_latency,
 };
 
 /* ---- reading ------------------------------------------------------------ */
-double rnum(const cJSON *o, const char *path, double def)
+double isc_rnum(const cJSON *o, const char *path, double def)
 {
 	double v;
 	return isc_json_num(o, path, &v) && isfinite(v) ? v : def;
 }
 
-bool rhave(const cJSON *o, const char *path, double *v)
+bool isc_rhave(const cJSON *o, const char *path, double *v)
 {
 	return isc_json_num(o, path, v) && isfinite(*v);
 }
 
-const char *rstr(const cJSON *o, const char *path, const char *def)
+const char *isc_rstr(const cJSON *o, const char *path, const char *def)
 {
 	const char *s = isc_json_str(o, path);
 	return s ? s : def;
 }
 
-const cJSON *rarr(const cJSON *o, const char *path)
+const cJSON *isc_rarr(const cJSON *o, const char *path)
 {
 	const cJSON *a = isc_json_get(o, path);
 	return cJSON_IsArray(a) ? a : NULL;
 }
 
-void rwhere(char *buf, size_t cap, const cJSON *fn)
+void isc_rwhere(char *buf, size_t cap, const cJSON *fn)
 {
-	const char *name = rstr(fn, "name", "?"), *file = rstr(fn, "file", "");
-	double line = rnum(fn, "line", 0);
+	const char *name = isc_rstr(fn, "name", "?"), *file = isc_rstr(fn, "file", "");
+	double line = isc_rnum(fn, "line", 0);
 	if (*file && line > 0)
 		snprintf(buf, cap, "%s (%s:%.0f)", name, file, line);
 	else if (*file)
@@ -92,26 +92,26 @@ void rwhere(char *buf, size_t cap, const cJSON *fn)
 		snprintf(buf, cap, "%s", name);
 }
 
-const cJSON *rtop_fn(const cJSON *doc, const char *kind)
+const cJSON *isc_rtop_fn(const cJSON *doc, const char *kind)
 {
 	const cJSON *fn;
-	cJSON_ArrayForEach(fn, rarr(doc, "cpu.top_functions"))
-		if (!kind || !strcmp(rstr(fn, "kind", ""), kind))
+	cJSON_ArrayForEach(fn, isc_rarr(doc, "cpu.top_functions"))
+		if (!kind || !strcmp(isc_rstr(fn, "kind", ""), kind))
 			return fn;
 	return NULL;
 }
 
 #define FAULT_RATE 1000
 
-double rsystem_ns(const struct rule_ctx *c, bool *of_threads)
+double isc_rsystem_ns(const struct rule_ctx *c, bool *of_threads)
 {
 	const cJSON *p, *t;
 	double proc = 0, thr = 0, v;
 	bool have = false;
-	cJSON_ArrayForEach(p, rarr(c->doc, "processes")) {
-		proc += rnum(p, "system_ns", 0);
-		cJSON_ArrayForEach(t, rarr(p, "threads"))
-			if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(t, "traced")) && rhave(t, "system_ns", &v)) {
+	cJSON_ArrayForEach(p, isc_rarr(c->doc, "processes")) {
+		proc += isc_rnum(p, "system_ns", 0);
+		cJSON_ArrayForEach(t, isc_rarr(p, "threads"))
+			if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(t, "traced")) && isc_rhave(t, "system_ns", &v)) {
 				thr += v;
 				have = true;
 			}
@@ -121,18 +121,18 @@ double rsystem_ns(const struct rule_ctx *c, bool *of_threads)
 	return have ? thr : proc;
 }
 
-double rfault_pct(const struct rule_ctx *c, double *faults_per_s)
+double isc_rfault_pct(const struct rule_ctx *c, double *faults_per_s)
 {
 	const cJSON *p;
-	double sys = rsystem_ns(c, NULL), faults = 0, traced = rnum(c->doc, "cpu.split.traced_ns", 0);
-	cJSON_ArrayForEach(p, rarr(c->doc, "processes"))
-		faults += rnum(p, "minor_faults", 0) + rnum(p, "major_faults", 0);
+	double sys = isc_rsystem_ns(c, NULL), faults = 0, traced = isc_rnum(c->doc, "cpu.split.traced_ns", 0);
+	cJSON_ArrayForEach(p, isc_rarr(c->doc, "processes"))
+		faults += isc_rnum(p, "minor_faults", 0) + isc_rnum(p, "major_faults", 0);
 	double rate = c->wall_ns > 0 ? faults / (c->wall_ns / 1e9) : 0;
 	if (faults_per_s)
 		*faults_per_s = rate;
 	if (rate < FAULT_RATE)
 		return 0;
-	double pct = rpct(sys, traced);
+	double pct = isc_rpct(sys, traced);
 	return pct > 100 ? 100 : pct;
 }
 
@@ -144,44 +144,44 @@ double rfault_pct(const struct rule_ctx *c, double *faults_per_s)
  */
 #define STATE_SAMPLES_MIN 20
 
-double roff_cpu_blocked(const struct rule_ctx *c)
+double isc_roff_cpu_blocked(const struct rule_ctx *c)
 {
-	double blocked, off = rnum(c->doc, "cpu.split.off_cpu_ns", 0);
-	double vol = rnum(c->doc, "cpu.split.voluntary_switches", 0), inv = rnum(c->doc, "cpu.split.involuntary_switches", 0);
-	if (rhave(c->doc, "cpu.blocked_ns", &blocked) && off > 0 &&
-	    (blocked > 0 || rnum(c->doc, "cpu.state_samples", 0) >= STATE_SAMPLES_MIN))
+	double blocked, off = isc_rnum(c->doc, "cpu.split.off_cpu_ns", 0);
+	double vol = isc_rnum(c->doc, "cpu.split.voluntary_switches", 0), inv = isc_rnum(c->doc, "cpu.split.involuntary_switches", 0);
+	if (isc_rhave(c->doc, "cpu.blocked_ns", &blocked) && off > 0 &&
+	    (blocked > 0 || isc_rnum(c->doc, "cpu.state_samples", 0) >= STATE_SAMPLES_MIN))
 		return blocked >= off ? 1 : blocked / off;
 	return vol + inv > 0 ? vol / (vol + inv) : 1;
 }
 
-double rpct(double part, double whole)
+double isc_rpct(double part, double whole)
 {
 	return whole > 0 ? 100 * part / whole : 0;
 }
 
-bool rmark(const cJSON *doc, const char *name, double *v)
+bool isc_rmark(const cJSON *doc, const char *name, double *v)
 {
 	const cJSON *m;
-	cJSON_ArrayForEach(m, rarr(doc, "marks"))
-		if (!strcmp(rstr(m, "name", ""), name)) {
-			double n = rnum(m, "count", 0);
+	cJSON_ArrayForEach(m, isc_rarr(doc, "marks"))
+		if (!strcmp(isc_rstr(m, "name", ""), name)) {
+			double n = isc_rnum(m, "count", 0);
 			if (n <= 0)
 				return false;
-			*v = rnum(m, "sum", 0) / n;
+			*v = isc_rnum(m, "sum", 0) / n;
 			return true;
 		}
 	return false;
 }
 
-bool rgpu_trace_failed(const cJSON *doc, const cJSON **which)
+bool isc_rgpu_trace_failed(const cJSON *doc, const cJSON **which)
 {
 	static const char *const kinds[] = { "injection_taken", "not_built", "cupti_version", "cupti_privileges",
 					     "cupti_subscriber", "cupti_error" };
 	const cJSON *w;
-	if (rnum(doc, "gpu.ops", 0) > 0)
+	if (isc_rnum(doc, "gpu.ops", 0) > 0)
 		return false;
-	cJSON_ArrayForEach(w, rarr(doc, "summary.warnings")) {
-		const char *k = rstr(w, "kind", "");
+	cJSON_ArrayForEach(w, isc_rarr(doc, "summary.warnings")) {
+		const char *k = isc_rstr(w, "kind", "");
 		for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
 			if (!strcmp(k, kinds[i])) {
 				if (which)
@@ -192,16 +192,16 @@ bool rgpu_trace_failed(const cJSON *doc, const cJSON **which)
 	return false;
 }
 
-const struct gpu_split *rgpu_split(const struct rule_ctx *c)
+const struct isc_gpu_split *isc_rgpu_split(const struct rule_ctx *c)
 {
 	return c->dev && c->g.span > 0 ? &c->split : NULL;
 }
 
-const char *rgpu_idle_covered(const struct rule_out *o)
+const char *isc_rgpu_idle_covered(const struct rule_out *o)
 {
 	static const char *const causes[] = { "cpu_bound", "sync_bound", "launch_bound" };
 	for (size_t i = 0; i < sizeof(causes) / sizeof(causes[0]); i++)
-		if (fnd_find(o, causes[i]))
+		if (isc_fnd_find(o, causes[i]))
 			return causes[i];
 	return NULL;
 }
@@ -219,7 +219,7 @@ static double round_to(double v, double unit)
 	return round(v / unit) * unit;
 }
 
-cJSON *fnd_new(struct rule_out *o, const char *id, const char *severity, double confidence, const char *fmt, ...)
+cJSON *isc_fnd_new(struct rule_out *o, const char *id, const char *severity, double confidence, const char *fmt, ...)
 {
 	char title[1024];
 	va_list ap;
@@ -250,14 +250,14 @@ static cJSON *ev_part(cJSON *f, const char *k)
 	return f ? cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(f, "evidence"), k) : NULL;
 }
 
-void fnd_metric(struct rule_out *o, cJSON *f, const char *key, double v)
+void isc_fnd_metric(struct rule_out *o, cJSON *f, const char *key, double v)
 {
 	cJSON *m = ev_part(f, "metrics");
 	if (m && isfinite(v))
 		chk(o, cJSON_AddNumberToObject(m, key, round_to(v, fabs(v) >= 100 ? 1 : 0.01)));
 }
 
-void fnd_range(struct rule_out *o, cJSON *f, double start_ns, double end_ns, const char *label)
+void isc_fnd_range(struct rule_out *o, cJSON *f, double start_ns, double end_ns, const char *label)
 {
 	cJSON *a = ev_part(f, "time_ranges"), *r;
 	if (!a || !isfinite(start_ns) || !isfinite(end_ns) || !(r = chk(o, cJSON_CreateObject())))
@@ -268,19 +268,19 @@ void fnd_range(struct rule_out *o, cJSON *f, double start_ns, double end_ns, con
 	chk(o, cJSON_AddStringToObject(r, "label", label));
 }
 
-cJSON *fnd_top(struct rule_out *o, cJSON *f, const cJSON *src, const char *name, const char *kind,
+cJSON *isc_fnd_top(struct rule_out *o, cJSON *f, const cJSON *src, const char *name, const char *kind,
 	       double value_ns, double pct)
 {
 	cJSON *a = ev_part(f, "top"), *t;
 	if (!a || !(t = chk(o, cJSON_CreateObject())))
 		return NULL;
 	cJSON_AddItemToArray(a, t);
-	chk(o, cJSON_AddStringToObject(t, "name", rstr(src, "name", name ? name : "?")));
-	const char *file = rstr(src, "file", "");
+	chk(o, cJSON_AddStringToObject(t, "name", isc_rstr(src, "name", name ? name : "?")));
+	const char *file = isc_rstr(src, "file", "");
 	if (*file) {
 		chk(o, cJSON_AddStringToObject(t, "file", file));
-		if (rnum(src, "line", 0) > 0)
-			chk(o, cJSON_AddNumberToObject(t, "line", rnum(src, "line", 0)));
+		if (isc_rnum(src, "line", 0) > 0)
+			chk(o, cJSON_AddNumberToObject(t, "line", isc_rnum(src, "line", 0)));
 	}
 	chk(o, cJSON_AddStringToObject(t, "kind", kind));
 	if (value_ns >= 0 && isfinite(value_ns))
@@ -290,7 +290,7 @@ cJSON *fnd_top(struct rule_out *o, cJSON *f, const cJSON *src, const char *name,
 	return t;
 }
 
-void fnd_detail(struct rule_out *o, cJSON *top, const char *fmt, ...)
+void isc_fnd_detail(struct rule_out *o, cJSON *top, const char *fmt, ...)
 {
 	char s[1024];
 	va_list ap;
@@ -302,7 +302,7 @@ void fnd_detail(struct rule_out *o, cJSON *top, const char *fmt, ...)
 	chk(o, cJSON_AddStringToObject(top, "detail", s));
 }
 
-void fnd_suggest(const struct rule_ctx *c, struct rule_out *o, cJSON *f, double saving_ns, const char *action,
+void isc_fnd_suggest(const struct rule_ctx *c, struct rule_out *o, cJSON *f, double saving_ns, const char *action,
 		 const char *estimate, const char *fmt, ...)
 {
 	char why[1024];
@@ -321,7 +321,7 @@ void fnd_suggest(const struct rule_ctx *c, struct rule_out *o, cJSON *f, double 
 			saving_ns = c->wall_ns;
 		chk(o, cJSON_AddNumberToObject(s, "estimated_saving_ns", round(saving_ns)));
 		if (c->wall_ns > 0)
-			chk(o, cJSON_AddNumberToObject(s, "estimated_saving_pct", round_to(rpct(saving_ns, c->wall_ns), 0.1)));
+			chk(o, cJSON_AddNumberToObject(s, "estimated_saving_pct", round_to(isc_rpct(saving_ns, c->wall_ns), 0.1)));
 		else
 			chk(o, cJSON_AddNullToObject(s, "estimated_saving_pct"));
 	} else {
@@ -330,16 +330,16 @@ void fnd_suggest(const struct rule_ctx *c, struct rule_out *o, cJSON *f, double 
 	}
 }
 
-const cJSON *fnd_find(const struct rule_out *o, const char *id)
+const cJSON *isc_fnd_find(const struct rule_out *o, const char *id)
 {
 	const cJSON *f;
 	cJSON_ArrayForEach(f, o->arr)
-		if (!strcmp(rstr(f, "id", ""), id))
+		if (!strcmp(isc_rstr(f, "id", ""), id))
 			return f;
 	return NULL;
 }
 
-void fnd_candidate(struct rule_out *o, cJSON *f, const char *cls, double explained_pct, double quality)
+void isc_fnd_candidate(struct rule_out *o, cJSON *f, const char *cls, double explained_pct, double quality)
 {
 	if (!f || o->ncand >= RULE_MAX_CANDIDATES || !isfinite(explained_pct))
 		return;
@@ -349,15 +349,15 @@ void fnd_candidate(struct rule_out *o, cJSON *f, const char *cls, double explain
 /* ---- the engine ---------------------------------------------------------- */
 static double quality(const cJSON *doc)
 {
-	double events = rnum(doc, "summary.events", 0), dropped = rnum(doc, "summary.dropped_events", 0);
+	double events = isc_rnum(doc, "summary.events", 0), dropped = isc_rnum(doc, "summary.dropped_events", 0);
 	double q = 1;
 	if (events > 0 && dropped > 0)
 		q *= 1 - (dropped > events ? 1 : dropped / events);
-	if (rnum(doc, "summary.lost_frames", 0) > 0 || cJSON_IsTrue(isc_json_get(doc, "summary.damaged")))
+	if (isc_rnum(doc, "summary.lost_frames", 0) > 0 || cJSON_IsTrue(isc_json_get(doc, "summary.damaged")))
 		q *= 0.9;
 	if (cJSON_IsTrue(isc_json_get(doc, "summary.abrupt")))
 		q *= 0.9;
-	if (rgpu_trace_failed(doc, NULL))
+	if (isc_rgpu_trace_failed(doc, NULL))
 		q *= 0.5;
 	return q;
 }
@@ -369,21 +369,21 @@ static void gpu_facts(struct rule_ctx *c)
 	if (!c->dev)
 		return;
 	c->g.span = c->gpu_span_ns;
-	c->g.idle = rnum(c->dev, "temporal_breakdown.idle_ns", 0);
+	c->g.idle = isc_rnum(c->dev, "temporal_breakdown.idle_ns", 0);
 	c->g.busy = c->g.span > c->g.idle ? c->g.span - c->g.idle : 0;
 	/* steady-state iterations longer than the GPU span: the GPU had nothing
 	 * to do before its first op or after its last, waiting for the host */
-	double steps = rnum(c->doc, "iterations.samples", 0) * rnum(c->doc, "iterations.latency_ns.mean", 0);
+	double steps = isc_rnum(c->doc, "iterations.samples", 0) * isc_rnum(c->doc, "iterations.latency_ns.mean", 0);
 	double outside = steps > c->g.span ? steps - c->g.span : 0;
 	c->g.span += outside;
 	c->g.idle += outside;
-	c->g.compute = rnum(c->dev, "temporal_breakdown.compute_ns", 0);
-	cJSON_ArrayForEach(st, rarr(c->dev, "streams")) {
-		kw += rnum(st, "idle_breakdown.kernel_wait_ns", 0);
-		other += rnum(st, "idle_breakdown.other_ns", 0);
-		if (rnum(st, "ops", 0) > most) {
-			most = rnum(st, "ops", 0);
-			c->g.queue_mean = rnum(st, "queue_length.mean", 0);
+	c->g.compute = isc_rnum(c->dev, "temporal_breakdown.compute_ns", 0);
+	cJSON_ArrayForEach(st, isc_rarr(c->dev, "streams")) {
+		kw += isc_rnum(st, "idle_breakdown.kernel_wait_ns", 0);
+		other += isc_rnum(st, "idle_breakdown.other_ns", 0);
+		if (isc_rnum(st, "ops", 0) > most) {
+			most = isc_rnum(st, "ops", 0);
+			c->g.queue_mean = isc_rnum(st, "queue_length.mean", 0);
 		}
 	}
 	/* stream gaps overlap each other and miss idle time between streams'
@@ -391,34 +391,34 @@ static void gpu_facts(struct rule_ctx *c)
 	c->g.other_wait = other < c->g.idle ? other : c->g.idle;
 	kw = kw < c->g.idle - c->g.other_wait ? kw : c->g.idle - c->g.other_wait;
 	c->g.host_wait = c->g.idle - c->g.other_wait - kw; /* outside included */
-	c->g.launch_api = rnum(c->doc, "gpu.launch.api_total_ns", -1);
+	c->g.launch_api = isc_rnum(c->doc, "gpu.launch.api_total_ns", -1);
 	/* synchronising calls and blocking copies, each call once */
-	if (!rhave(c->doc, "gpu.sync.call_sites_total_ns", &c->g.sync_api))
-		c->g.sync_api = rnum(c->doc, "gpu.sync.api_total_ns", 0);
+	if (!isc_rhave(c->doc, "gpu.sync.call_sites_total_ns", &c->g.sync_api))
+		c->g.sync_api = isc_rnum(c->doc, "gpu.sync.api_total_ns", 0);
 }
 
 static void context(const cJSON *doc, struct rule_ctx *c)
 {
 	const cJSON *d;
 	*c = (struct rule_ctx){ .doc = doc };
-	c->wall_ns = rnum(doc, "summary.wall_ns", 0);
-	c->ncpu = rnum(doc, "environment.ncpu", 0);
-	c->gpu = rnum(doc, "gpu.ops", 0) > 0;
+	c->wall_ns = isc_rnum(doc, "summary.wall_ns", 0);
+	c->ncpu = isc_rnum(doc, "environment.ncpu", 0);
+	c->gpu = isc_rnum(doc, "gpu.ops", 0) > 0;
 	c->quality = quality(doc);
-	cJSON_ArrayForEach(d, rarr(doc, "gpu.devices")) {
-		double span = rnum(d, "temporal_breakdown.span_ns", 0);
+	cJSON_ArrayForEach(d, isc_rarr(doc, "gpu.devices")) {
+		double span = isc_rnum(d, "temporal_breakdown.span_ns", 0);
 		if (span > c->gpu_span_ns) {
 			c->gpu_span_ns = span;
 			c->dev = d;
 		}
 	}
 	gpu_facts(c);
-	gpu_split(c, &c->split);
+	isc_gpu_split(c, &c->split);
 }
 
 static int sev_rank(const cJSON *f)
 {
-	const char *s = rstr(f, "severity", "");
+	const char *s = isc_rstr(f, "severity", "");
 	return !strcmp(s, "critical") ? 0 : !strcmp(s, "warning") ? 1 : 2;
 }
 
@@ -431,8 +431,8 @@ static int by_saving(const void *x, const void *y)
 {
 	const struct ranked *a = x, *b = y;
 	double sa, sb;
-	bool ha = rhave(a->f, "suggestion.estimated_saving_ns", &sa);
-	bool hb = rhave(b->f, "suggestion.estimated_saving_ns", &sb);
+	bool ha = isc_rhave(a->f, "suggestion.estimated_saving_ns", &sa);
+	bool hb = isc_rhave(b->f, "suggestion.estimated_saving_ns", &sb);
 	if (ha != hb)
 		return ha ? -1 : 1;
 	if (ha && sa != sb)
@@ -495,10 +495,10 @@ static int set_verdict(cJSON *root, const struct rule_ctx *c, const struct rule_
 		double sep = s > 0 ? 1 - s2 / (2 * s) : 0.5, q = w->quality * sep;
 		cJSON_AddStringToObject(v, "class", w->cls);
 		cJSON_AddNumberToObject(v, "confidence", round_to(s * q, 0.01));
-		cJSON_AddStringToObject(v, "sentence", rstr(w->finding, "title", ""));
+		cJSON_AddStringToObject(v, "sentence", isc_rstr(w->finding, "title", ""));
 		cJSON_AddNumberToObject(v, "explained_pct", round_to(w->explained_pct > 100 ? 100 : w->explained_pct, 0.1));
 		cJSON_AddNumberToObject(v, "evidence_quality", round_to(q, 0.01));
-		cJSON_AddStringToObject(v, "finding", rstr(w->finding, "id", ""));
+		cJSON_AddStringToObject(v, "finding", isc_rstr(w->finding, "id", ""));
 	} else {
 		cJSON_AddStringToObject(v, "class", "unknown");
 		cJSON_AddNumberToObject(v, "confidence", 0);

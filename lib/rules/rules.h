@@ -23,7 +23,7 @@
 #include "isc_analyze.h"
 
 /* The GPU span divided among the GPU verdict classes (gpu_split.c says how). */
-struct gpu_split {
+struct isc_gpu_split {
 	double launch, sync, cpu, compute, throttled; /* ns of the GPU span */
 	double throttled_share;                        /* [0,1] */
 	bool launch_pattern;
@@ -51,7 +51,7 @@ struct rule_ctx {
 		double sync_api;   /* host time in synchronising calls and blocking copies */
 		double queue_mean; /* mean queue length of the busiest stream */
 	} g;
-	struct gpu_split split; /* of g, computed once (gpu_split.c) */
+	struct isc_gpu_split split; /* of g, computed once (gpu_split.c) */
 };
 
 #define RULE_MAX_CANDIDATES 16
@@ -76,15 +76,15 @@ struct rule {
 };
 
 /* ---- reading the document -------------------------------------------- */
-double rnum(const cJSON *o, const char *path, double def);
-const char *rstr(const cJSON *o, const char *path, const char *def);
-bool rhave(const cJSON *o, const char *path, double *v); /* number present */
+double isc_rnum(const cJSON *o, const char *path, double def);
+const char *isc_rstr(const cJSON *o, const char *path, const char *def);
+bool isc_rhave(const cJSON *o, const char *path, double *v); /* number present */
 /* Array at path, or NULL. */
-const cJSON *rarr(const cJSON *o, const char *path);
+const cJSON *isc_rarr(const cJSON *o, const char *path);
 /* "name (file:line)" / "name (file)" / "name" of an object with those fields. */
-void rwhere(char *buf, size_t cap, const cJSON *fn);
+void isc_rwhere(char *buf, size_t cap, const cJSON *fn);
 /* The first of cpu.top_functions of kind ("python", "op"; NULL: any). */
-const cJSON *rtop_fn(const cJSON *doc, const char *kind);
+const cJSON *isc_rtop_fn(const cJSON *doc, const char *kind);
 /*
  * System (kernel-mode) time of the traced threads: the sum of
  * processes[].threads[].system_ns over traced threads when any has one,
@@ -92,14 +92,14 @@ const cJSON *rtop_fn(const cJSON *doc, const char *kind);
  * pool spinning in sched_yield say, then count too).  *of_threads (may be
  * NULL) says which.
  */
-double rsystem_ns(const struct rule_ctx *c, bool *of_threads);
+double isc_rsystem_ns(const struct rule_ctx *c, bool *of_threads);
 /*
  * Share of traced time spent in the kernel on page faults (rules.c):
- * rsystem_ns() / traced time, counted only while the traced processes'
+ * isc_rsystem_ns() / traced time, counted only while the traced processes'
  * faults run at >= 1000/s; 0-100.  host_memory_bound's share; op_compute_bound
  * subtracts it, since faults on fresh tensors happen inside ops.
  */
-double rfault_pct(const struct rule_ctx *c, double *faults_per_s);
+double isc_rfault_pct(const struct rule_ctx *c, double *faults_per_s);
 /*
  * Blocked share of the traced threads' off-CPU time, 0-1: cpu.blocked_ns /
  * cpu.split.off_cpu_ns from thread samples (state S or D) when some
@@ -107,56 +107,56 @@ double rfault_pct(const struct rule_ctx *c, double *faults_per_s);
  * spans (cpu.state_samples), else voluntary / (voluntary + involuntary)
  * context switches, else 1.
  */
-double roff_cpu_blocked(const struct rule_ctx *c);
+double isc_roff_cpu_blocked(const struct rule_ctx *c);
 /* 100 * part / whole, 0 when whole <= 0. */
-double rpct(double part, double whole);
+double isc_rpct(double part, double whole);
 /*
  * True when a summary.warnings[] entry says GPU tracing failed although a
  * CUDA driver was found, and the run has no GPU operations; *which (may be
  * NULL) receives that warning.  The data quality (rules.c) and
  * rule_gpu_not_traced.c use it.
  */
-bool rgpu_trace_failed(const cJSON *doc, const cJSON **which);
+bool isc_rgpu_trace_failed(const cJSON *doc, const cJSON **which);
 /* Computes c->split from c->g and the document (gpu_split.c); the engine calls it. */
-void gpu_split(const struct rule_ctx *c, struct gpu_split *s);
+void isc_gpu_split(const struct rule_ctx *c, struct isc_gpu_split *s);
 /* c->split when the run has a GPU device with a span, else NULL: the GPU class rules' precondition. */
-const struct gpu_split *rgpu_split(const struct rule_ctx *c);
+const struct isc_gpu_split *isc_rgpu_split(const struct rule_ctx *c);
 /* The first of cpu_bound, sync_bound, launch_bound found so far, or NULL:
  * GPU idle time already in the estimate of a cause (gpu_gaps, gpu_low_util). */
-const char *rgpu_idle_covered(const struct rule_out *o);
+const char *isc_rgpu_idle_covered(const struct rule_out *o);
 /* Value of mark name (its sum / count, the last value for a once-set mark), false when absent. */
-bool rmark(const cJSON *doc, const char *name, double *v);
+bool isc_rmark(const cJSON *doc, const char *name, double *v);
 
 /* ---- building findings ------------------------------------------------- */
 /* Appends a finding; severity "critical", "warning" or "info". */
-cJSON *fnd_new(struct rule_out *o, const char *id, const char *severity, double confidence,
+cJSON *isc_fnd_new(struct rule_out *o, const char *id, const char *severity, double confidence,
 	       const char *title_fmt, ...) __attribute__((format(printf, 5, 6)));
-void fnd_metric(struct rule_out *o, cJSON *f, const char *key, double v);
-void fnd_range(struct rule_out *o, cJSON *f, double start_ns, double end_ns, const char *label);
+void isc_fnd_metric(struct rule_out *o, cJSON *f, const char *key, double v);
+void isc_fnd_range(struct rule_out *o, cJSON *f, double start_ns, double end_ns, const char *label);
 /*
  * Top contributor: name/file/line copied from src (an object of the
  * document, may be NULL: then name is used), kind, value_ns and pct (< 0:
- * left out).  Returns the item (for fnd_detail) or NULL.
+ * left out).  Returns the item (for isc_fnd_detail) or NULL.
  */
-cJSON *fnd_top(struct rule_out *o, cJSON *f, const cJSON *src, const char *name, const char *kind,
+cJSON *isc_fnd_top(struct rule_out *o, cJSON *f, const cJSON *src, const char *name, const char *kind,
 	       double value_ns, double pct);
-void fnd_detail(struct rule_out *o, cJSON *top, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void isc_fnd_detail(struct rule_out *o, cJSON *top, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /*
  * The suggestion: saving_ns < 0 means no what-if could be computed (null);
  * estimated_saving_pct = saving_ns / wall_ns.  rationale is a format.
  */
-void fnd_suggest(const struct rule_ctx *c, struct rule_out *o, cJSON *f, double saving_ns, const char *action,
+void isc_fnd_suggest(const struct rule_ctx *c, struct rule_out *o, cJSON *f, double saving_ns, const char *action,
 		 const char *estimate, const char *rationale_fmt, ...) __attribute__((format(printf, 7, 8)));
 /* The finding with that id already appended, or NULL. */
-const cJSON *fnd_find(const struct rule_out *o, const char *id);
+const cJSON *isc_fnd_find(const struct rule_out *o, const char *id);
 /* Nominates f for the verdict. */
-void fnd_candidate(struct rule_out *o, cJSON *f, const char *cls, double explained_pct, double quality);
+void isc_fnd_candidate(struct rule_out *o, cJSON *f, const char *cls, double explained_pct, double quality);
 
 /* ---- the rules (rule_*.c), in evaluation order -------------------------- */
-extern const struct rule rule_data_loss, rule_abrupt_end, rule_gpu_not_traced;
-extern const struct rule rule_python_bound, rule_op_compute_bound, rule_thread_contention, rule_io_wait,
-	rule_host_memory_bound, rule_rss_growth, rule_numa_remote, rule_tail_latency, rule_dataloader;
-extern const struct rule rule_gpu_compute_bound, rule_launch_bound, rule_cpu_bound, rule_transfer_bound,
-	rule_sync_bound, rule_gpu_gaps, rule_gpu_low_util, rule_gpu_memory_high, rule_gpu_throttle;
+extern const struct rule isc_rule_data_loss, isc_rule_abrupt_end, isc_rule_gpu_not_traced;
+extern const struct rule isc_rule_python_bound, isc_rule_op_compute_bound, isc_rule_thread_contention, isc_rule_io_wait,
+	isc_rule_host_memory_bound, isc_rule_rss_growth, isc_rule_numa_remote, isc_rule_tail_latency, isc_rule_dataloader;
+extern const struct rule isc_rule_gpu_compute_bound, isc_rule_launch_bound, isc_rule_cpu_bound, isc_rule_transfer_bound,
+	isc_rule_sync_bound, isc_rule_gpu_gaps, isc_rule_gpu_low_util, isc_rule_gpu_memory_high, isc_rule_thermal_throttled;
 
 #endif

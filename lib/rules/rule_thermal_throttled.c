@@ -1,5 +1,5 @@
 /*
- * rule_gpu_throttle.c - thermal_throttled: the GPU ran at reduced clocks.
+ * rule_thermal_throttled.c - thermal_throttled: the GPU ran at reduced clocks.
  *
  * Trigger: >= 10 % of NVML samples with a throttling clock-event reason
  * (power cap, HW slowdown, SW/HW thermal, power brake: gpu.nvml[].
@@ -23,45 +23,45 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 {
 	const cJSON *n, *r;
 	double samples = 0, thr = 0, lo = 0, hi = 0, temp = 0, power = 0, thermal = 0;
-	cJSON_ArrayForEach(n, rarr(c->doc, "gpu.nvml")) {
-		samples += rnum(n, "samples", 0);
-		thr += rnum(n, "throttled_samples", 0);
-		if (rnum(n, "sm_mhz_min", 0) > 0 && (lo == 0 || rnum(n, "sm_mhz_min", 0) < lo))
-			lo = rnum(n, "sm_mhz_min", 0);
-		if (rnum(n, "sm_mhz_max", 0) > hi)
-			hi = rnum(n, "sm_mhz_max", 0);
-		if (rnum(n, "temp_c_max", 0) > temp)
-			temp = rnum(n, "temp_c_max", 0);
-		if (rnum(n, "power_w_max", 0) > power)
-			power = rnum(n, "power_w_max", 0);
+	cJSON_ArrayForEach(n, isc_rarr(c->doc, "gpu.nvml")) {
+		samples += isc_rnum(n, "samples", 0);
+		thr += isc_rnum(n, "throttled_samples", 0);
+		if (isc_rnum(n, "sm_mhz_min", 0) > 0 && (lo == 0 || isc_rnum(n, "sm_mhz_min", 0) < lo))
+			lo = isc_rnum(n, "sm_mhz_min", 0);
+		if (isc_rnum(n, "sm_mhz_max", 0) > hi)
+			hi = isc_rnum(n, "sm_mhz_max", 0);
+		if (isc_rnum(n, "temp_c_max", 0) > temp)
+			temp = isc_rnum(n, "temp_c_max", 0);
+		if (isc_rnum(n, "power_w_max", 0) > power)
+			power = isc_rnum(n, "power_w_max", 0);
 		cJSON_ArrayForEach(r, isc_json_get(n, "throttle_reasons"))
 			if (cJSON_IsNumber(r) && r->string && (strstr(r->string, "thermal") || strstr(r->string, "slowdown")))
 				thermal = r->valuedouble > thermal ? r->valuedouble : thermal;
 	}
 	if (samples <= 0 || thr / samples < TRIGGER_SHARE)
 		return;
-	const struct gpu_split *s = &c->split;
-	double share = c->g.span > 0 ? rpct(s->throttled, c->g.span) : 100 * thr / samples;
-	cJSON *f = fnd_new(o, "thermal_throttled", thermal / samples >= 0.5 ? "critical" : "warning",
+	const struct isc_gpu_split *s = &c->split;
+	double share = c->g.span > 0 ? isc_rpct(s->throttled, c->g.span) : 100 * thr / samples;
+	cJSON *f = isc_fnd_new(o, "thermal_throttled", thermal / samples >= 0.5 ? "critical" : "warning",
 			   thr / samples * c->quality,
 			   "The GPU clocks were throttled in %.0f %% of samples (SM %.0f-%.0f MHz, up to %.0f C)",
 			   100 * thr / samples, lo, hi, temp);
-	fnd_metric(o, f, "throttled_samples_pct", 100 * thr / samples);
-	fnd_metric(o, f, "sm_mhz_min", lo);
-	fnd_metric(o, f, "sm_mhz_max", hi);
-	fnd_metric(o, f, "temp_c_max", temp);
-	fnd_metric(o, f, "power_w_max", power);
-	cJSON_ArrayForEach(n, rarr(c->doc, "gpu.nvml"))
+	isc_fnd_metric(o, f, "throttled_samples_pct", 100 * thr / samples);
+	isc_fnd_metric(o, f, "sm_mhz_min", lo);
+	isc_fnd_metric(o, f, "sm_mhz_max", hi);
+	isc_fnd_metric(o, f, "temp_c_max", temp);
+	isc_fnd_metric(o, f, "power_w_max", power);
+	cJSON_ArrayForEach(n, isc_rarr(c->doc, "gpu.nvml"))
 		cJSON_ArrayForEach(r, isc_json_get(n, "throttle_reasons"))
 			if (cJSON_IsNumber(r) && r->string && r->valuedouble > 0)
-				fnd_detail(o, fnd_top(o, f, NULL, r->string, "gpu", -1, rpct(r->valuedouble, rnum(n, "samples", 1))),
-					   "GPU %.0f: %.0f samples", rnum(n, "device", 0), r->valuedouble);
-	fnd_suggest(c, o, f, hi > 0 && lo > 0 ? s->throttled * (1 - lo / hi) : -1,
+				isc_fnd_detail(o, isc_fnd_top(o, f, NULL, r->string, "gpu", -1, isc_rpct(r->valuedouble, isc_rnum(n, "samples", 1))),
+					   "GPU %.0f: %.0f samples", isc_rnum(n, "device", 0), r->valuedouble);
+	isc_fnd_suggest(c, o, f, hi > 0 && lo > 0 ? s->throttled * (1 - lo / hi) : -1,
 		    "Check cooling and power: airflow, fan curves, the power limit (nvidia-smi -q -d PERFORMANCE,POWER), "
 		    "other jobs on the GPU; cap clocks (nvidia-smi -lgc) for steady latency.",
 		    "the throttled compute at the highest SM clock seen (upper bound)",
 		    "The SM clock dropped to %.0f MHz from %.0f MHz while the GPU computed.", lo, hi);
-	fnd_candidate(o, f, "thermal_throttled", share, c->quality);
+	isc_fnd_candidate(o, f, "thermal_throttled", share, c->quality);
 }
 
-const struct rule rule_gpu_throttle = { "thermal_throttled", eval };
+const struct rule isc_rule_thermal_throttled = { "thermal_throttled", eval };
