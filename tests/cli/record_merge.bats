@@ -28,14 +28,16 @@ teardown() {
 	run --separate-stderr "$RECORD" --help
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"Usage: iscope-record"* ]]
-	[[ "$output" == *"--ring"* && "$output" == *"INFERSCOPE_SAMPLE_HZ"* ]]
+	[[ "$output" == *"--ring"* ]]
+	[[ "$output" == *"INFERSCOPE_SAMPLE_HZ"* ]]
 	[ -z "$stderr" ]
 }
 
 @test "merge --help and both --version" {
 	run "$MERGE" --help
 	[ "$status" -eq 0 ]
-	[[ "$output" == *"Usage: iscope-merge"* && "$output" == *"--dump"* ]]
+	[[ "$output" == *"Usage: iscope-merge"* ]]
+	[[ "$output" == *"--dump"* ]]
 	run "$RECORD" --version
 	[ "$status" -eq 0 ]
 	[[ "$output" =~ ^iscope-record\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
@@ -215,7 +217,8 @@ PY
 	[ "$st" -eq 7 ]
 	run "$MERGE" --dump "$T/term.isc"
 	[ "$status" -eq 0 ]
-	[[ "$output" == *"EXIT 7"* && "$output" == *"abrupt=0 status=7"* ]]
+	[[ "$output" == *"EXIT 7"* ]]
+	[[ "$output" == *"abrupt=0 status=7"* ]]
 }
 
 @test "analyze reads a trace directly, the same as merge | analyze" {

@@ -44,7 +44,8 @@ print(e["events"], e["dropped"])' "$T/dec.json"
 	[ "$bdr" -eq 0 ]
 	[ "$(field "$T/big.txt" dropped)" -eq 0 ]
 	tail=$((bev - $(field "$T/big.txt" events)))
-	[ "$tail" -ge 0 ] && [ "$tail" -le 10 ]
+	[ "$tail" -ge 0 ]
+	[ "$tail" -le 10 ]
 	# 200000 calls = 400000 events into 64 KiB rings (--trace-size 4M)
 	"$RECORD" -q --trace-size 4M -o "$T/small.isc" -- "$PY" "$WL/overflow.py" 200000 "$T/small.txt"
 	read -r ev dr < <(counts "$T/small.isc")

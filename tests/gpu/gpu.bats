@@ -65,7 +65,7 @@ summary() { # summary FIELD: a number of tlcheck's summary line
 	grep -qx 'done all injected=1' "$T/out"
 	grep -q '^agent cupti=130001 built=130001 lag_ms=1000 flush_ms=100 version=[0-9]' "$T/check"
 	# the double complains about misuse (timestamp callback late, KERNEL kind)
-	! grep -q 'fake-cupti:' "$T/err"
+	run ! grep -q 'fake-cupti:' "$T/err"
 	# the agent's file goes into GPU_EVENTS chunks and merges without damage
 	[ ! -s "$T/merge.err" ]
 	[ "$(summary kernels)" -eq 5 ]
@@ -95,7 +95,7 @@ summary() { # summary FIELD: a number of tlcheck's summary line
 	grep -q '^api cuMemAlloc kind=2 cbid=243 ' "$c"
 	grep -q '^api cudaStreamSynchronize kind=1 cbid=131 ' "$c"
 	# the noisy calls are switched off (the double makes a cudaGetDevice per launch)
-	! grep -q '^api cudaGetDevice' "$c"
+	run ! grep -q '^api cudaGetDevice' "$c"
 	# Overhead3 on a thread: a call of kind 3
 	grep -q '^api overhead: CUPTI buffer flush kind=3 cbid=65536 ' "$c"
 	# Marker2 + MarkerData2: an NVTX range with its domain, color and category
@@ -111,7 +111,9 @@ summary() { # summary FIELD: a number of tlcheck's summary line
 	grep -q '^meta name.thread.[0-9]*=main-loop$' "$c"
 	grep -qx 'meta cuda.driver_version=13000' "$c"
 	# every operation in the process's context (pid, no thread), each linked
-	! grep '^op ' "$c" | grep -v 'pid_ctx=ok'
+	grep -q '^op ' "$c"
+	run awk '/^op / && !/pid_ctx=ok/' "$c"
+	[ -z "$output" ]
 	[ "$(summary ops)" -eq 10 ]
 	[ "$(summary linked)" -eq 10 ]
 	[ "$(summary bad_links)" -eq 0 ]
@@ -148,7 +150,7 @@ summary() { # summary FIELD: a number of tlcheck's summary line
 	doubles libcuda.so.1 libcupti.so.13
 	trace -q -- "$W" all
 	grep -qx 'meta gpu.min_launch_gap_ns=3000' "$T/check"
-	! grep -q 'clock_skew' "$T/check"
+	run ! grep -q 'clock_skew' "$T/check"
 	[ ! -s "$T/merge.err" ]
 }
 
@@ -249,7 +251,7 @@ failure() {
 	doubles libcuda.so.1 libcupti.so.13
 	failure FAKE_CUPTI_FAIL=memory2 10 'CUPTI activity kinds unavailable: MEMORY2; the rest is recorded'
 	[ "$(summary kernels)" -eq 5 ]
-	! grep -q '^mem ' "$T/check"
+	run ! grep -q '^mem ' "$T/check"
 }
 
 @test "no CUDA driver: one note, one warning record, no injection" {
@@ -292,7 +294,7 @@ failure() {
 	run -0 env CUDA_INJECTION64_PATH=/opt/other/libinject.so "$RECORD" -q -o "$T/env.isc" -- env
 	[[ "$output" == *"CUDA_INJECTION64_PATH=/opt/other/libinject.so"* ]]
 	CUDA_INJECTION64_PATH=/opt/other/libinject.so trace --force -- "$W" all
-	! grep -q 'already set' "$T/err"
+	run ! grep -q 'already set' "$T/err"
 	[ "$(summary kernels)" -eq 5 ]
 }
 
@@ -300,7 +302,7 @@ failure() {
 	doubles libcuda.so.1 libcupti.so.13
 	NVTX_INJECTION64_PATH=/opt/other/libnvtx.so trace -- "$W" all
 	grep -q '^iscope-record: note: NVTX_INJECTION64_PATH is already set (/opt/other/libnvtx.so)' "$T/err"
-	! grep -q '^nvtx ' "$T/check"
+	run ! grep -q '^nvtx ' "$T/check"
 	[ "$(summary kernels)" -eq 5 ]
 }
 
@@ -308,9 +310,9 @@ failure() {
 	doubles libcuda.so.1 libcupti.so.13 libnvidia-ml.so.1
 	trace --no-cuda -- "$W" all
 	grep -qx 'done all injected=0' "$T/out"
-	! grep -q 'note:' "$T/err"
+	run ! grep -q 'note:' "$T/err"
 	[ "$(summary gpu_records)" -eq 0 ]
-	! grep -q '^warning\|^gpu_sample' "$T/check"
+	run ! grep -q '^warning\|^gpu_sample' "$T/check"
 	run -0 "$RECORD" -q --no-cuda -o "$T/env.isc" -- env
 	[[ "$output" != *"INJECTION64_PATH"* ]]
 }
@@ -340,7 +342,7 @@ failure() {
 	[ "$(grep -c '^op sync .* p=1 ' "$c")" -eq 2 ]
 	[ "$(grep -c '^op sync .* p=2 ' "$c")" -eq 1 ]
 	# the fork child's launches on stream 3 went nowhere
-	! grep -q '^op .* stream=3 ' "$c"
+	run ! grep -q '^op .* stream=3 ' "$c"
 	[ "$(summary bad_links)" -eq 0 ]
 	# one PROC_INFO per process, whichever of its files came first
 	"$MERGE" --dump "$T/t.isc" > "$T/dump"
@@ -351,19 +353,20 @@ failure() {
 @test "NVML: GPU samples with the double, one note without it" {
 	doubles libcuda.so.1 libcupti.so.13 libnvidia-ml.so.1
 	trace -- sh -c "sleep 0.4; exec '$W' all"
-	! grep -q 'note:' "$T/err"
+	run ! grep -q 'note:' "$T/err"
 	grep -qx 'gpu_info index=0 gen=4 width=16 link_bw=31507692304 total=42949672960 uuid=GPU-10111213-1415-1617-1819-1a1b1c1d1e1f name=Fake GPU 0' "$T/check"
 	grep -qx 'gpu_sample index=0 util=42 mem_util=17 used=12884901888 total=42949672960 sm=1410 memclk=1215 power=250000 temp=65 reasons=0x4 tx=1000 rx=2000' "$T/check"
 	# about 10 a second
 	n=$(grep -c '^gpu_sample ' "$T/check")
-	[ "$n" -ge 3 ] && [ "$n" -le 30 ]
+	[ "$n" -ge 3 ]
+	[ "$n" -le 30 ]
 	doubles libcuda.so.1 libcupti.so.13
 	rm "$T/lib/libnvidia-ml.so.1"
 	trace -- "$W" all
 	[ "$(grep -c '^iscope-record: note:' "$T/err")" -eq 1 ]
 	grep -q '^iscope-record: note: no NVML (libnvidia-ml.so.1: .*): GPU utilization, clocks and power not sampled$' "$T/err"
 	grep -q '^warning pid=session code=5 ' "$T/check"
-	! grep -q '^gpu_sample' "$T/check"
+	run ! grep -q '^gpu_sample' "$T/check"
 }
 
 @test "the analysis: NVML samples, device memory, sync call sites and blocking copies" {

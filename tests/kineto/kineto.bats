@@ -105,7 +105,10 @@ traces() {
 		run $REF joined "$f" "$T/d.txt"
 		[[ "$output" =~ source:\ ([0-9]+)\ of\ ([0-9]+).*dump:\ ([0-9]+)\ of\ ([0-9]+) ]]
 		r=("${BASH_REMATCH[@]}")
-		[ "${r[1]}" = "${r[3]}" ] && [ "${r[2]}" = "${r[4]}" ] && [ "${r[1]}" -gt 0 ] || { echo "$f: $output"; false; }
+		echo "$f: $output"
+		[ "${r[1]}" = "${r[3]}" ]
+		[ "${r[2]}" = "${r[4]}" ]
+		[ "${r[1]}" -gt 0 ]
 	done
 }
 
@@ -193,7 +196,8 @@ traces() {
 		want_corr=$($REF stream-correlations "$f")
 		[[ "$head" == "gpu_ops_with_stream=$want streams_named=1 "* ]] || { echo "$f: $head, want $want"; false; }
 		[ "$got_corr" = "$want_corr" ] || { echo "$f: correlations differ"; false; }
-		[[ "$head" =~ flow_ends=([0-9]+) ]] && [ "${BASH_REMATCH[1]}" -eq "$want" ]
+		[[ "$head" =~ flow_ends=([0-9]+) ]]
+		[ "${BASH_REMATCH[1]}" -eq "$want" ]
 	done
 }
 
@@ -264,7 +268,8 @@ bad() { # FILE EXPECTED-MESSAGE-PART KEPT-LINES-MIN
 
 @test "bad: wrong types skip their events, the good ones stay" {
 	bad wrong-types.json 'event #2: "ts" is a string, not a number; 4 bad events skipped' 5
-	[[ "$output" == *"B op aten::op0"* && "$output" == *"B op aten::op5"* ]]
+	[[ "$output" == *"B op aten::op0"* ]]
+	[[ "$output" == *"B op aten::op5"* ]]
 	[[ "$output" != *"aten::op1"* ]]
 	[[ "${lines[-1]}" == *"lost_frames=4"* ]]
 }

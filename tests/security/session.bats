@@ -25,8 +25,12 @@ print(d, oct(stat.S_IMODE(ds.st_mode)), stat.S_ISDIR(ds.st_mode), ds.st_uid == o
       oct(stat.S_IMODE(ls.st_mode)))'
 	[ "$status" -eq 0 ]
 	read -r dir dmode isdir downer fmode isreg fowner lmode <<< "$output"
-	[ "$dmode" = 0o700 ] && [ "$isdir" = True ] && [ "$downer" = True ]
-	[ "$fmode" = 0o600 ] && [ "$isreg" = True ] && [ "$fowner" = True ]
+	[ "$dmode" = 0o700 ]
+	[ "$isdir" = True ]
+	[ "$downer" = True ]
+	[ "$fmode" = 0o600 ]
+	[ "$isreg" = True ]
+	[ "$fowner" = True ]
 	[ "$lmode" = 0o600 ]
 	[[ $dir == /dev/shm/inferscope-* || $dir == "${TMPDIR:-/tmp}"/inferscope-* ]]
 	[ ! -e "$dir" ]

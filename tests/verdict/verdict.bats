@@ -126,7 +126,8 @@ def_line() {
 	workload python_bound
 	read -r n k pct < <(scoped_top)
 	echo "scoped top: $n $k $pct %"
-	[ "$n" = score_tokens ] && [ "$k" = python ]
+	[ "$n" = score_tokens ]
+	[ "$k" = python ]
 	jq -e '.cpu.top_functions_in_scopes[0].self_pct > 80' "$F"
 }
 
@@ -146,7 +147,8 @@ def_line() {
 	workload op_compute_bound
 	read -r n k pct < <(scoped_top)
 	echo "scoped top: $n $k $pct %; op caller: $(jq -r '.cpu.top_op_callers[0].name' "$F")"
-	[ "$n" = torch.matmul ] && [ "$k" = op ]
+	[ "$n" = torch.matmul ]
+	[ "$k" = op ]
 	jq -e '.cpu.top_functions_in_scopes[0].self_pct > 80' "$F"
 	[ "$(jq -r '.cpu.top_op_callers[0].name' "$F")" = forward ]
 }
