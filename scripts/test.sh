@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
 # Install dependencies, build, and run every test suite:
-#   build/       all suites (unit, cli, e2e, gpu, accuracy, fuzz replay, ...)
-#   build-asan/  suites unit, cli, security and faults under AddressSanitizer + UBSan
+#   tests/lint   the bats lint, before anything is built (also suite "lint")
+#   build/       all suites (unit, cli, e2e, gpu, accuracy, fuzz replay,
+#                lint, mutation, ...)
+#   build-asan/  suites unit, cli, security, faults and fuzz (the corpora
+#                and the bad fixtures replayed) under AddressSanitizer + UBSan
 # Keeps going after a failure so one run reports everything; exits non-zero
-# when any build or test failed. The last line is "N passed, N failed".
+# when any build or test failed. The closing summary (scripts/test-summary.py)
+# lists every known failure and every skip, whole tests and TAP subtests,
+# with its reason; the last line is "N passed, N failed" followed by
+# ", N skipped" when anything was skipped.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -14,36 +20,26 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:halt_on_error=1:detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:abort_on_error=1:print_stacktrace=1}
 
-passed=0
+# failures outside meson test (a build, the lint before the build)
 failed=0
-skipped=0
-
-# count_results BUILD_DIR: add the results in BUILD_DIR's testlog.json to the
-# totals. Expected failures count as passed; a missing log counts as one
-# failure (meson test could not run).
-count_results() {
-	local log=$1/meson-logs/testlog.json ok bad skip
-	if [[ ! -s $log ]]; then
-		echo "test.sh: $1: no test log (meson test did not run)" >&2
-		failed=$((failed + 1))
-		return
-	fi
-	ok=$(jq -s '[.[] | select(.result == "OK" or .result == "EXPECTEDFAIL")] | length' "$log")
-	skip=$(jq -s '[.[] | select(.result == "SKIP")] | length' "$log")
-	bad=$(jq -s '[.[] | select(.result != "OK" and .result != "EXPECTEDFAIL" and .result != "SKIP")] | length' "$log")
-	passed=$((passed + ok))
-	failed=$((failed + bad))
-	skipped=$((skipped + skip))
-}
+ran=()
 
 # run_tests BUILD_DIR [MESON_TEST_OPTION...]
 run_tests() {
 	local dir=$1
 	shift
-	rm -f "$dir/meson-logs/testlog.json"
+	rm -f "$dir/meson-logs/testlog.json" "$dir/meson-logs/testlog.junit.xml"
 	meson test -C "$dir" --print-errorlogs "$@" || true
-	count_results "$dir"
+	ran+=("$dir")
 }
+
+# The lint needs no build: a bats check that cannot fail is reported even
+# when the build breaks. (It runs again as the meson test lint-bats.)
+echo "== lint (tests/lint/lint_bats.py)"
+if ! python3 tests/lint/lint_bats.py tests; then
+	echo "test.sh: bats lint failed" >&2
+	failed=$((failed + 1))
+fi
 
 echo "== build (all suites)"
 if ./scripts/build.sh build; then
@@ -53,16 +49,12 @@ else
 	failed=$((failed + 1))
 fi
 
-echo "== build-asan (unit, cli, security, faults under ASan+UBSan)"
+echo "== build-asan (unit, cli, security, faults, fuzz under ASan+UBSan)"
 if ./scripts/build.sh build-asan -Db_sanitize=address,undefined -Db_lundef=false; then
-	run_tests build-asan --suite unit --suite cli --suite security --suite faults
+	run_tests build-asan --suite unit --suite cli --suite security --suite faults --suite fuzz
 else
 	echo "test.sh: sanitizer build failed" >&2
 	failed=$((failed + 1))
 fi
 
-if ((skipped > 0)); then
-	echo "($skipped skipped)"
-fi
-echo "$passed passed, $failed failed"
-((failed == 0))
+exec python3 scripts/test-summary.py --failed "$failed" "${ran[@]}"

@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""The closing summary of scripts/test.sh, from meson's test logs.
+
+    test-summary.py [--failed N] BUILD_DIR...
+
+For each BUILD_DIR, reads meson-logs/testlog.json (one entry per meson
+test) and meson-logs/testlog.junit.xml (one entry per TAP subtest) and
+prints, so that nothing green hides anything:
+  * every known failure: a meson test declared should_fail (EXPECTEDFAIL)
+    or a TAP subtest "not ok ... # TODO reason", with its reason;
+  * every skip: a meson test that skipped as a whole (exit 77, "1..0 #
+    SKIP") and every TAP subtest "ok ... # skip reason" inside a test
+    that passed, with its reason;
+  * every failure, by name.
+The last line is "N passed, N failed" followed by ", N skipped" when
+anything was skipped (CI reads that line). passed counts meson tests that
+passed or failed as expected; failed counts meson tests that did not pass,
+a missing log and the N of --failed (builds that failed); skipped counts
+skipped meson tests plus skipped subtests. Exit status 1 when failed > 0.
+"""
+import json
+import os
+import sys
+import xml.etree.ElementTree as ET
+
+
+def main(argv):
+    extra_failed = 0
+    dirs = []
+    args = iter(argv[1:])
+    for a in args:
+        if a == "--failed":
+            extra_failed = int(next(args))
+        else:
+            dirs.append(a)
+    passed = failed = skipped = 0
+    known, skips, fails = [], [], []
+    for d in dirs:
+        log = os.path.join(d, "meson-logs", "testlog.json")
+        if not os.path.isfile(log) or os.path.getsize(log) == 0:
+            fails.append("%s: no test log (meson test did not run)" % d)
+            failed += 1
+            continue
+        with open(log, encoding="utf-8") as f:
+            tests = [json.loads(line) for line in f if line.strip()]
+        for t in tests:
+            res, name = t["result"], "%s: %s" % (d, t["name"])
+            out = (t.get("stdout") or "").strip().splitlines()
+            why = next((l.strip() for l in out if "KNOWN FAILURE" in l or "SKIP" in l.upper()), "")
+            if res in ("OK", "EXPECTEDFAIL"):
+                passed += 1
+                if res == "EXPECTEDFAIL":
+                    known.append("%s %s" % (name, why))
+            elif res == "SKIP":
+                skipped += 1
+                skips.append("%s (the whole test) %s" % (name, out[-1] if out else ""))
+            else:
+                failed += 1
+                fails.append("%s: %s" % (name, res))
+        junit = os.path.join(d, "meson-logs", "testlog.junit.xml")
+        if not os.path.isfile(junit):
+            continue
+        for suite in ET.parse(junit).getroot().iter("testsuite"):
+            if " / " not in suite.get("name", ""):
+                continue  # plain (non-TAP) tests: counted above
+            sname = suite.get("name").split(":", 1)[-1].strip()
+            for case in suite.iter("testcase"):
+                kids = {c.tag for c in case}
+                text = case.findtext("system-out") or ""
+                label = "%s: %s: %s" % (d, sname, case.get("name"))
+                if "skipped" in kids:
+                    skipped += 1
+                    skips.append("%s # skip %s" % (label, text))
+                elif kids == {"system-out"}:
+                    known.append("%s # TODO %s" % (label, text))
+    failed += extra_failed
+    if extra_failed:
+        fails.append("%d build(s) failed (see above)" % extra_failed)
+    print("== summary")
+    for k in known:
+        print("known failure: " + k)
+    for s in skips:
+        print("skipped: " + s)
+    for f in fails:
+        print("FAILED: " + f)
+    if known:
+        print("(%d known failure(s): each one is a bug or a gap with its reason; they count as passed)" % len(known))
+    line = "%d passed, %d failed" % (passed, failed)
+    if skipped:
+        line += ", %d skipped" % skipped
+    print(line)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
