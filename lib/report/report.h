@@ -1,6 +1,6 @@
 /*
- * report.h - what the report modules share (report_md.c, report_svg.c,
- * report_term.c, report_data.c); not for the tools.
+ * report.h - what the report modules share (report_md.c, report_html.c,
+ * report_svg.c, report_term.c, report_data.c); not for the tools.
  *
  * The data readers below validate what a findings document says before a
  * chart or a table uses it: a value that is missing, null, not a number,
@@ -48,6 +48,18 @@ double isc_rep_value(const cJSON *item);
 const char *isc_rep_fmt_ns(char *buf, size_t cap, double ns);
 /* "512 B", "1.5 KiB", ... "2.0 TiB".  Returns buf. */
 const char *isc_rep_fmt_bytes(char *buf, size_t cap, double bytes);
+
+/* ---- the HTML page (report_html.c) ------------------------------------- */
+/*
+ * For the HTML page a chart's SVG stands in the Markdown between a line
+ * "\x01" and a line "\x02", which the HTML page copies verbatim.  No
+ * workload string can forge the markers: report_md.c's esc() and
+ * code_span() drop control characters, and the SVG escapes its text.
+ */
+#define CHART_BEGIN "\n\x01\n"
+#define CHART_END "\x02\n"
+/* Appends to h the self-contained HTML page of the report's Markdown md. */
+void isc_rep_html_page(struct isc_rep *h, const char *md);
 
 /* ---- timeseries and iterations (report_data.c) ------------------------- */
 #define ISC_REP_MAX_BUCKETS 4096
