@@ -94,6 +94,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze_devmem.h"
 #include "analyze_gpu.h"
 #include "analyze_util.h"
 
@@ -698,6 +699,11 @@ struct isc_gpu_ana {
 	size_t ngm, gm_cap;
 	bool have_rank;
 	double rank;
+	/* device memory by site (analyze_devmem.c) */
+	struct isc_devmem *dm;
+	bool kineto;               /* META source=kineto: GPU_MEMORY records follow their [memory] MARK */
+	uint32_t mark_pid, mark_tid; /* the latest MARK */
+	uint64_t mark_ts;
 	/* synchronising calls */
 	struct isc_umap sapi_map;
 	struct nstat *sapi;
@@ -761,6 +767,10 @@ int isc_gpu_ana_new(struct isc_gpu_ana **out, struct isc_timeline *t, bool hta_c
 	 * where the session epoch's wall-clock time has whole µs */
 	g->us_off = (int64_t)(isc_timeline_header_borrow(t)->epoch_realtime_ns % 1000);
 	g->acc[0].delay.rng = g->acc[1].delay.rng = 0x9e3779b97f4a7c15ull;
+	if (isc_devmem_new(&g->dm)) {
+		free(g);
+		return -ENOMEM;
+	}
 	*out = g;
 	return 0;
 }
@@ -932,6 +942,22 @@ static int host_pop(struct isc_gpu_ana *g, struct hthread *th, int64_t end)
 	return 0;
 }
 
+/*
+ * Whether frame k of th ends an iteration for the device memory analysis:
+ * a scope with no scope below it on its thread (ProfilerStep#N,
+ * scope("step")), DataLoader annotations left out.
+ */
+static bool is_iteration_scope(struct isc_gpu_ana *g, const struct hthread *th, size_t k)
+{
+	if (th->st[k].kind != ISC_SPAN_SCOPE)
+		return false;
+	for (size_t i = 0; i < k; i++)
+		if (th->st[i].kind == ISC_SPAN_SCOPE)
+			return false;
+	const char *s = str_name(g, th->st[k].name_id);
+	return !s || strncmp(s, "enumerate(DataLoader)", 21);
+}
+
 static int host_end(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 {
 	struct hthread *th = hthread_get(g, ev->pid, ev->tid);
@@ -940,10 +966,11 @@ static int host_end(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 	size_t i = th->depth;
 	while (i > 0 && th->st[i - 1].span_id != ev->span_id)
 		i--;
+	bool iter = i > 0 && is_iteration_scope(g, th, i - 1);
 	while (i > 0 && th->depth >= i) /* inner spans whose end was lost end here too */
 		if (host_pop(g, th, (int64_t)ev->ts))
 			return -ENOMEM;
-	return 0;
+	return iter ? isc_devmem_boundary(g->dm, (int64_t)ev->ts) : 0;
 }
 
 /*
@@ -986,6 +1013,39 @@ static uint32_t call_site(struct isc_gpu_ana *g, uint32_t pid, uint32_t tid)
 	}
 	g->sites[s] = (struct site){ op, py };
 	return s;
+}
+
+/*
+ * The allocation site of device memory allocated now on thread (pid, tid):
+ * the nearest Python function with a source file open on it, else its
+ * outermost op (ProfilerStep#N is not one), else its innermost scope.
+ */
+static enum isc_dm_site_kind mem_site(struct isc_gpu_ana *g, uint32_t pid, uint32_t tid, uint32_t *id)
+{
+	uint32_t ti = isc_umap_get(&g->th_map, (uint64_t)pid << 32 | tid);
+	*id = 0;
+	if (ti == GNONE)
+		return ISC_DM_NONE;
+	const struct hthread *th = &g->ths[ti];
+	for (size_t i = th->depth; i > 0; i--) {
+		const struct hframe *f = &th->st[i - 1];
+		const struct isc_tl_string *s;
+		if (f->kind == ISC_SPAN_PYTHON && (s = isc_timeline_string_borrow(g->t, f->name_id)) && s->file[0]) {
+			*id = f->name_id;
+			return ISC_DM_PYTHON;
+		}
+	}
+	for (size_t i = 0; i < th->depth; i++)
+		if (th->st[i].kind == ISC_SPAN_OP && !(name_class(g, th->st[i].name_id) & NC_STEP)) {
+			*id = th->st[i].name_id;
+			return ISC_DM_OP;
+		}
+	for (size_t i = th->depth; i > 0; i--)
+		if (th->st[i - 1].kind == ISC_SPAN_SCOPE) {
+			*id = th->st[i - 1].name_id;
+			return ISC_DM_SCOPE;
+		}
+	return ISC_DM_NONE;
 }
 
 /* Counts a synchronizing call api_id of dur ns at site; a blocking copy also in sync.blocking_copies. */
@@ -1341,14 +1401,33 @@ static int on_gpu_memory(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 	m->net += ev->f[2] == 1 ? (int64_t)ev->f[4] : -(int64_t)ev->f[4];
 	if (m->net > m->peak)
 		m->peak = m->net;
-	return 0;
+	/* the allocating thread: the call of the same correlation id (CUPTI), else
+	 * the [memory] MARK just before (Kineto), else none */
+	uint32_t pid = ev->pid, tid = 0, id = 0, li;
+	enum isc_dm_site_kind kind = ISC_DM_NONE;
+	bool known = false;
+	if (ev->nf > 6 && ev->f[6] && (li = isc_umap_get(&g->l_map, ev->f[6])) != GNONE && g->lr[li].pid == ev->pid) {
+		tid = g->lr[li].tid;
+		known = true;
+	} else if (g->kineto && g->mark_pid == ev->pid && g->mark_ts == ev->ts) {
+		tid = g->mark_tid;
+		known = true;
+	}
+	if (known)
+		kind = mem_site(g, pid, tid, &id);
+	return isc_devmem_event(g->dm, (int64_t)ev->ts, ev->pid, (uint32_t)ev->f[0], ev->f[2] == 1, ev->f[4],
+				ev->nf > 5 ? ev->f[5] : 0, g->kineto ? ISC_DM_SRC_ALLOCATOR : ISC_DM_SRC_DRIVER, kind,
+				id);
 }
 
-/* META distributedInfo (JSON): its rank, when it has one. */
+/* META distributedInfo (JSON): its rank, when it has one; META source=kineto. */
 static void on_meta(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 {
 	size_t klen = (size_t)ev->f[0];
-	static const char key[] = "distributedInfo";
+	static const char key[] = "distributedInfo", src[] = "source", kin[] = "kineto";
+	if (klen == sizeof(src) - 1 && klen <= ev->nbytes && !memcmp(ev->bytes, src, klen) &&
+	    ev->nbytes - klen == sizeof(kin) - 1 && !memcmp(ev->bytes + klen, kin, sizeof(kin) - 1))
+		g->kineto = true;
 	if (klen != sizeof(key) - 1 || klen > ev->nbytes || memcmp(ev->bytes, key, klen))
 		return;
 	cJSON *v = cJSON_ParseWithLength((const char *)ev->bytes + klen, ev->nbytes - klen);
@@ -1386,6 +1465,11 @@ int isc_gpu_ana_event(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 		break;
 	case ISC_REC_META:
 		on_meta(g, ev);
+		break;
+	case ISC_REC_MARK:
+		g->mark_pid = ev->pid;
+		g->mark_tid = ev->tid;
+		g->mark_ts = ev->ts;
 		break;
 	case ISC_REC_GPU_INFO:
 		on_gpu_info(g, ev);
@@ -1628,6 +1712,15 @@ static const struct nvdev *nvdev_of(const struct isc_gpu_ana *g, uint32_t id)
 	return NULL;
 }
 
+/* Device memory of id: its DEVICE record, else NVML's; 0 when unknown. */
+static uint64_t dev_total(const struct isc_gpu_ana *g, uint32_t id)
+{
+	uint32_t di = isc_umap_get(&g->dname_map, id);
+	const struct ddev *dd = di == GNONE ? NULL : &g->dd[di];
+	const struct nvdev *nv = nvdev_of(g, id);
+	return dd && dd->mem ? dd->mem : nv ? (nv->total ? nv->total : nv->info_total) : 0;
+}
+
 /* gpu.devices[]: link bandwidth and memory of device id, from its DEVICE record, GPU_MEMORY and NVML. */
 static void emit_dev_memory(struct out *o, cJSON *d, uint32_t id)
 {
@@ -1671,6 +1764,7 @@ static int emit_devices(struct out *o, cJSON *gpu, struct acc *a)
 		isc_jb_num(&o->jb, d, "ops", (double)dv->ops);
 		isc_jb_num(&o->jb, d, "busy_ns", (double)busy);
 		emit_dev_memory(o, d, dv->id);
+		isc_devmem_emit(g->dm, &o->jb, d, dv->id, dev_total(g, dv->id), (int64_t)g->first_ts, g->t);
 		cJSON *tb = isc_jb_obj(&o->jb, d, "temporal_breakdown");
 		isc_jb_num(&o->jb, tb, "span_ns", (double)span);
 		isc_jb_num(&o->jb, tb, "idle_ns", (double)(span - busy));
@@ -2057,5 +2151,6 @@ void isc_gpu_ana_free(struct isc_gpu_ana *g)
 	free(g->ths);
 	isc_umap_free(&g->fn_map);
 	free(g->fns);
+	isc_devmem_free(g->dm);
 	free(g);
 }

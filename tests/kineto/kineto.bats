@@ -76,6 +76,19 @@ traces() {
 	[ "$(jq -r '.gpu.devices[0].memory_peak_bytes' "$T/g.json")" = null ]
 }
 
+@test "CUDA [memory] events: the peak and what was live at it by site match Python's json" {
+	f=$DATA/v100_resnet50_num_workers_0.pt.trace.json.gz
+	$REF gpu-mem-sites "$f" > "$T/want.txt"
+	[ "$(head -1 "$T/want.txt")" = "0 2791636480" ]
+	[ "$(wc -l < "$T/want.txt")" -eq 6 ]
+	"$ANALYZE" -o "$T/f.json" "$f"
+	jq -r '.gpu.devices[] | select(.memory != null) | "\(.id) \(.memory.peak_bytes)", (.memory.peak_sites[:5][] | "\(.bytes) \(.name)")' "$T/f.json" > "$T/got.txt"
+	diff "$T/want.txt" "$T/got.txt"
+	# every release found its allocation; the sites at the peak add up to it
+	[ "$(jq '.gpu.devices[0].memory.releases_unmatched' "$T/f.json")" -eq 0 ]
+	[ "$(jq '.gpu.devices[0].memory | ([.peak_sites[].bytes] | add) + .peak_sites_other_bytes' "$T/f.json")" -eq 2791636480 ]
+}
+
 @test "every GPU op keeps its exact ns start, duration, correlation, device and stream" {
 	for f in $(traces); do
 		$REF gpu-ops "$f" > "$T/want.txt"

@@ -13,6 +13,13 @@
   kineto_ref.py gpu-mem-peak FILE   per CUDA device: "device peak" of the net bytes allocated
                                     ([memory] events with Device Type 1, in time order) since
                                     the trace began
+  kineto_ref.py gpu-mem-sites FILE  per CUDA device: "device peak", then the live bytes by
+                                    allocation site at the (first) peak, "bytes site" for
+                                    the top 5: a release pairs with the latest live
+                                    allocation of its size; the site of an allocation is
+                                    the outermost CPU op (ProfilerStep#N is not one) whose
+                                    [ts, ts + dur] holds it on its thread, else the
+                                    innermost annotation holding it
 
 Only the standard library (gzip, json, decimal).
 """
@@ -188,6 +195,56 @@ def check_order(path):
     return spans, errors
 
 
+def gpu_mem_sites(path):
+    evs = load(path)['traceEvents']
+    ops, notes = collections.defaultdict(list), collections.defaultdict(list)
+    for e in evs:
+        if e.get('ph') != 'X' or cat(e) not in SPAN:
+            continue
+        key = (e.get('pid', 0), str(e.get('tid', 0)))
+        span = (ns(e['ts']), ns(e['ts']) + ns(e.get('dur', 0)), e['name'])
+        if SPAN[cat(e)] == 'annotations' or record_function(e['name']):
+            notes[key].append(span)
+        elif SPAN[cat(e)] == 'cpu_ops':
+            ops[key].append(span)
+    mem = [(ns(e['ts']), i, e) for i, e in enumerate(evs)
+           if e.get('ph') in ('i', 'I') and e.get('name') == '[memory]'
+           and e.get('args', {}).get('Device Type') == 1 and e['args'].get('Device Id', -1) >= 0
+           and e['args'].get('Bytes', 0) != 0]
+
+    def site(e, t):
+        key = (e.get('pid', 0), str(e.get('tid', 0)))
+        holding = [s for s in ops[key] if s[0] <= t <= s[1]]
+        if holding:  # outermost: earliest start, then longest
+            return min(holding, key=lambda s: (s[0], -s[1]))[2]
+        holding = [s for s in notes[key] if s[0] <= t <= s[1]]
+        if holding:  # innermost: latest start, then shortest
+            return max(holding, key=lambda s: (s[0], -s[1]))[2]
+        return None
+
+    live = collections.defaultdict(list)  # (device, size) -> stack of sites
+    cur, peak, at_peak = collections.Counter(), collections.Counter(), {}
+    by_site = collections.defaultdict(collections.Counter)
+    for t, _, e in sorted(mem, key=lambda x: x[:2]):
+        d, b = e['args']['Device Id'], e['args']['Bytes']
+        if b > 0:
+            s = site(e, t)
+            live[(d, b)].append(s)
+            by_site[d][s] += b
+            cur[d] += b
+        elif live[(d, -b)]:
+            by_site[d][live[(d, -b)].pop()] += b
+            cur[d] += b
+        if cur[d] > peak[d]:
+            peak[d] = cur[d]
+            at_peak[d] = dict(by_site[d])
+    for d in sorted(peak):
+        print(d, peak[d])
+        top = sorted(((v, k) for k, v in at_peak[d].items() if v > 0), key=lambda x: (-x[0], x[1] or ''))
+        for v, k in top[:5]:
+            print(v, k)
+
+
 def main():
     mode, path = sys.argv[1], sys.argv[2]
     if mode == 'counts':
@@ -237,6 +294,8 @@ def main():
             peak[d] = max(peak[d], net[d])
         for d in sorted(peak):
             print(d, peak[d])
+    elif mode == 'gpu-mem-sites':
+        gpu_mem_sites(path)
     else:
         sys.exit('unknown mode ' + mode)
 

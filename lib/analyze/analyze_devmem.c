@@ -1,0 +1,611 @@
+/*
+ * analyze_devmem.c - device memory by allocation site: gpu.devices[].memory.
+ *
+ * Input: the GPU_MEMORY records of device memory, in timeline order, each
+ * with the site analyze_gpu.c found for it (the nearest Python function
+ * with a source file open on the allocating thread, else its outermost
+ * torch op, else its innermost scope).  Where they come from decides what
+ * "allocated" means (memory.source):
+ *   allocator  Kineto [memory] events: tensor allocations of PyTorch's
+ *              caching allocator (profile_memory=True)
+ *   driver     CUPTI memory records (cudaMalloc / cudaFree...): with
+ *              PyTorch these are the caching allocator's segments, i.e.
+ *              its reserved memory
+ *
+ * Pairing a release with its allocation: by (process, device, address)
+ * when the record has an address; otherwise (older Kineto files carry
+ * only Bytes) with the most recent live allocation of the same size on
+ * the device (a stack per size: temporaries are freed soon after they are
+ * made).  The live total does not depend on the pairing, only the split by
+ * site does.  A release with no live allocation (made before the trace) is
+ * counted and otherwise ignored: live bytes are the bytes allocated during
+ * the trace and not yet released.
+ *
+ * What was live at the peak, per site, without copying every site at each
+ * new peak: a site keeps its value at the device's latest peak in snap when
+ * it changes after that peak (snap_epoch == the device's peak epoch), else
+ * its value at the peak is its current value.
+ *
+ *   live ----/\---/\/\------        new peak: epoch++ (O(1))
+ *   site X change after the peak: snap = live before the change, once
+ *
+ * Iterations: an outermost scope ending (ProfilerStep#N, scope("step"))
+ * samples each site's live bytes, up to BOUND_MAX samples (then every
+ * second one is dropped and the stride doubles).  A leak candidate is a
+ * site whose live bytes at the last sample exceed those at the first (the
+ * end of the first iteration: warm-up growth is left out) and never fell
+ * between more than 20 % of consecutive samples; bytes per iteration =
+ * growth / iterations between the two samples.  Churn: allocations made
+ * between the end of the first and of the last iteration, per iteration,
+ * and the share of them released in the iteration that made them.
+ *
+ * Over time: BUCKETS buckets, 1 ms wide at first, doubling (pairs merged)
+ * when the run outgrows them, as analyze_series.c; per device the live
+ * bytes at each bucket's end and the highest within it, per site the live
+ * bytes at each bucket's end.  Memory: per site (device, kind, name) a
+ * bucket array and its iteration samples; per live allocation 32 bytes.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze_devmem.h"
+
+#define NONE ISC_UMAP_NONE
+#define BUCKETS 256
+#define MIN_NS 1000000
+#define BOUND_MAX 1024
+#define TOP_SITES 10
+#define CHART_SITES 5
+#define TOP_LEAKS 5
+#define UNSET INT64_MIN
+
+struct dsite {
+	uint32_t device, name_id;
+	uint8_t kind;
+	int64_t live, snap;
+	uint64_t snap_epoch, allocs;
+	int64_t *bv;    /* live at the sampled boundaries; nbv (< m->nbs when made later: 0 before) */
+	size_t nbv, bv_cap;
+	int64_t ser[BUCKETS]; /* live at the bucket's end, UNSET: unchanged in it */
+};
+
+struct ddev {
+	uint32_t id;
+	uint8_t src;
+	bool by_size; /* some record had no address */
+	int64_t live, peak, peak_ts;
+	uint64_t epoch;
+	uint64_t allocs, releases, unmatched, replaced, alloc_bytes, cum_allocs, cum_bytes, cum_short;
+	uint64_t first_allocs, first_bytes, first_short, last_allocs, last_bytes, last_short; /* at first/last boundary */
+	bool have_base;
+	int64_t base_min; /* least live bytes at a boundary after the first */
+	int64_t ser_end[BUCKETS], ser_max[BUCKETS];
+	uint64_t failures, failure_bytes;
+	int64_t failure_ts;
+};
+
+struct live {
+	uint64_t key, bytes, iter;
+	uint32_t site, next; /* next: the previous top of its size stack */
+};
+
+struct isc_devmem {
+	struct isc_umap dev_map, site_map, live_map;
+	struct ddev *devs;
+	size_t ndevs, devs_cap;
+	struct dsite *sites;
+	size_t nsites, sites_cap;
+	struct live *lv;
+	size_t nlv, lv_cap;
+	uint32_t lv_free; /* free list through next */
+	uint64_t nb;      /* boundaries seen */
+	size_t nbs;       /* boundaries sampled */
+	uint64_t stride;
+	bool started;
+	int64_t origin, width, last_bucket;
+	bool fail;
+	uint32_t fail_dev, fail_site_id;
+	uint8_t fail_kind;
+	int64_t fail_ts;
+	uint64_t fail_bytes;
+};
+
+int isc_devmem_new(struct isc_devmem **out)
+{
+	struct isc_devmem *m = calloc(1, sizeof(*m));
+	*out = m;
+	if (!m)
+		return -ENOMEM;
+	m->lv_free = NONE;
+	m->stride = 1;
+	m->width = MIN_NS;
+	return 0;
+}
+
+void isc_devmem_free(struct isc_devmem *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->nsites; i++)
+		free(m->sites[i].bv);
+	isc_umap_free(&m->dev_map);
+	isc_umap_free(&m->site_map);
+	isc_umap_free(&m->live_map);
+	free(m->devs);
+	free(m->sites);
+	free(m->lv);
+	free(m);
+}
+
+/* splitmix64's finalizer: keys of the pairing map. */
+static uint64_t mix(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+static struct ddev *dev_get(struct isc_devmem *m, uint32_t id)
+{
+	uint32_t *slot;
+	if (isc_umap_slot(&m->dev_map, id, &slot))
+		return NULL;
+	if (*slot != NONE)
+		return &m->devs[*slot];
+	if (isc_grow(&m->devs, &m->devs_cap, m->ndevs, sizeof(*m->devs)))
+		return NULL; /* the key stays NONE: looked up again next time */
+	struct ddev *d = &m->devs[m->ndevs];
+	memset(d, 0, sizeof(*d));
+	d->id = id;
+	for (size_t i = 0; i < BUCKETS; i++)
+		d->ser_end[i] = d->ser_max[i] = UNSET;
+	*slot = (uint32_t)m->ndevs++;
+	return d;
+}
+
+static uint32_t site_get(struct isc_devmem *m, uint32_t device, uint8_t kind, uint32_t name_id)
+{
+	uint32_t *slot;
+	uint64_t key = (uint64_t)device << 34 | (uint64_t)kind << 32 | name_id;
+	if (isc_umap_slot(&m->site_map, key, &slot))
+		return NONE;
+	if (*slot != NONE)
+		return *slot;
+	if (isc_grow(&m->sites, &m->sites_cap, m->nsites, sizeof(*m->sites)))
+		return NONE;
+	struct dsite *s = &m->sites[m->nsites];
+	memset(s, 0, sizeof(*s));
+	s->device = device;
+	s->kind = kind;
+	s->name_id = name_id;
+	for (size_t i = 0; i < BUCKETS; i++)
+		s->ser[i] = UNSET;
+	*slot = (uint32_t)m->nsites;
+	return (uint32_t)m->nsites++;
+}
+
+/* Bucket of ts, doubling the width (merging pairs) until it fits. */
+static size_t bucket(struct isc_devmem *m, int64_t ts)
+{
+	if (!m->started) {
+		m->started = true;
+		m->origin = ts;
+	}
+	if (ts < m->origin)
+		ts = m->origin;
+	while ((ts - m->origin) / m->width >= BUCKETS) {
+		for (size_t i = 0; i < m->ndevs; i++) {
+			struct ddev *d = &m->devs[i];
+			for (size_t b = 0; b < BUCKETS / 2; b++) {
+				int64_t e0 = d->ser_end[2 * b], e1 = d->ser_end[2 * b + 1];
+				int64_t x0 = d->ser_max[2 * b], x1 = d->ser_max[2 * b + 1];
+				d->ser_end[b] = e1 != UNSET ? e1 : e0;
+				d->ser_max[b] = x1 > x0 ? x1 : x0;
+			}
+			for (size_t b = BUCKETS / 2; b < BUCKETS; b++)
+				d->ser_end[b] = d->ser_max[b] = UNSET;
+		}
+		for (size_t i = 0; i < m->nsites; i++) {
+			int64_t *v = m->sites[i].ser;
+			for (size_t b = 0; b < BUCKETS / 2; b++)
+				v[b] = v[2 * b + 1] != UNSET ? v[2 * b + 1] : v[2 * b];
+			for (size_t b = BUCKETS / 2; b < BUCKETS; b++)
+				v[b] = UNSET;
+		}
+		m->width *= 2;
+	}
+	size_t b = (size_t)((ts - m->origin) / m->width);
+	if ((int64_t)b > m->last_bucket)
+		m->last_bucket = (int64_t)b;
+	return b;
+}
+
+/* Site s of device d changes by delta at bucket b. */
+static void site_change(struct ddev *d, struct dsite *s, int64_t delta, size_t b)
+{
+	if (s->snap_epoch != d->epoch) {
+		s->snap = s->live;
+		s->snap_epoch = d->epoch;
+	}
+	s->live += delta;
+	s->ser[b] = s->live;
+}
+
+static void dev_change(struct ddev *d, int64_t delta, int64_t ts, size_t b)
+{
+	d->live += delta;
+	if (d->live > d->peak) {
+		d->peak = d->live;
+		d->peak_ts = ts;
+		d->epoch++;
+	}
+	d->ser_end[b] = d->live;
+	if (d->live > d->ser_max[b])
+		d->ser_max[b] = d->live;
+}
+
+static uint32_t live_new(struct isc_devmem *m)
+{
+	if (m->lv_free != NONE) {
+		uint32_t i = m->lv_free;
+		m->lv_free = m->lv[i].next;
+		return i;
+	}
+	if (m->nlv >= NONE - 1 || isc_grow(&m->lv, &m->lv_cap, m->nlv, sizeof(*m->lv)))
+		return NONE;
+	return (uint32_t)m->nlv++;
+}
+
+/* Releases live allocation i of device d at bucket b (the caller unlinks it from the map). */
+static void release(struct isc_devmem *m, struct ddev *d, uint32_t i, int64_t ts, size_t b)
+{
+	struct live *l = &m->lv[i];
+	if (l->iter == m->nb && m->nb >= 1)
+		d->cum_short++;
+	site_change(d, &m->sites[l->site], -(int64_t)l->bytes, b);
+	dev_change(d, -(int64_t)l->bytes, ts, b);
+	l->next = m->lv_free;
+	m->lv_free = i;
+}
+
+int isc_devmem_event(struct isc_devmem *m, int64_t ts, uint32_t pid, uint32_t device, bool alloc, uint64_t bytes,
+		     uint64_t address, enum isc_dm_source src, enum isc_dm_site_kind site_kind, uint32_t site_id)
+{
+	struct ddev *d = dev_get(m, device);
+	uint32_t *slot;
+	if (!d)
+		return -ENOMEM;
+	if (bytes > INT64_MAX / 4)
+		return 0; /* not a real size: would overflow the sums */
+	if (!d->src)
+		d->src = (uint8_t)src;
+	size_t b = bucket(m, ts);
+	uint64_t key = address ? mix(mix((uint64_t)pid << 32 | device) ^ address)
+			       : mix(mix((uint64_t)pid << 32 | device) ^ mix(bytes)) ^ 1; /* a size stack */
+	if (!address)
+		d->by_size = true;
+	if (isc_umap_slot(&m->live_map, key, &slot))
+		return -ENOMEM;
+	if (!alloc) {
+		d->releases++;
+		if (*slot == NONE) {
+			d->unmatched++;
+			isc_umap_del(&m->live_map, key);
+			return 0;
+		}
+		uint32_t i = *slot, next = m->lv[i].next;
+		if (address || next == NONE)
+			isc_umap_del(&m->live_map, key);
+		else
+			*slot = next;
+		release(m, d, i, ts, b);
+		return 0;
+	}
+	if (address && *slot != NONE) { /* the same address again: its release was lost */
+		d->replaced++;
+		release(m, d, *slot, ts, b);
+		*slot = NONE;
+	}
+	uint32_t si = site_get(m, device, (uint8_t)site_kind, site_id);
+	uint32_t li = si == NONE ? NONE : live_new(m);
+	if (li == NONE) {
+		if (*slot == NONE)
+			isc_umap_del(&m->live_map, key);
+		return -ENOMEM;
+	}
+	if (isc_umap_slot(&m->live_map, key, &slot)) { /* cannot fail: the key is present */
+		m->lv[li].next = m->lv_free;
+		m->lv_free = li;
+		return -ENOMEM;
+	}
+	m->lv[li] = (struct live){ .key = key, .bytes = bytes, .iter = m->nb, .site = si, .next = *slot };
+	*slot = li;
+	d->allocs++;
+	d->alloc_bytes += bytes;
+	d->cum_allocs++;
+	d->cum_bytes += bytes;
+	m->sites[si].allocs++;
+	site_change(d, &m->sites[si], (int64_t)bytes, b);
+	dev_change(d, (int64_t)bytes, ts, b);
+	return 0;
+}
+
+int isc_devmem_boundary(struct isc_devmem *m, int64_t ts)
+{
+	(void)ts;
+	if (!m->ndevs)
+		return 0; /* iterations before the first allocation do not count */
+	m->nb++;
+	for (size_t i = 0; i < m->ndevs; i++) {
+		struct ddev *d = &m->devs[i];
+		if (m->nb == 1) {
+			d->first_allocs = d->cum_allocs;
+			d->first_bytes = d->cum_bytes;
+			d->first_short = d->cum_short;
+		} else if (!d->have_base || d->live < d->base_min) {
+			d->have_base = true;
+			d->base_min = d->live;
+		}
+		d->last_allocs = d->cum_allocs;
+		d->last_bytes = d->cum_bytes;
+		d->last_short = d->cum_short;
+	}
+	if ((m->nb - 1) % m->stride)
+		return 0;
+	if (m->nbs == BOUND_MAX) { /* keep every second sample, double the stride */
+		for (size_t i = 0; i < m->nsites; i++) {
+			struct dsite *s = &m->sites[i];
+			size_t k = 0;
+			for (size_t j = 0; j < s->nbv; j += 2)
+				s->bv[k++] = s->bv[j];
+			s->nbv = k;
+		}
+		m->nbs = (m->nbs + 1) / 2;
+		m->stride *= 2;
+		if ((m->nb - 1) % m->stride)
+			return 0;
+	}
+	for (size_t i = 0; i < m->nsites; i++) {
+		struct dsite *s = &m->sites[i];
+		while (s->nbv <= m->nbs) { /* a site made after some samples: 0 there */
+			if (isc_grow(&s->bv, &s->bv_cap, s->nbv, sizeof(*s->bv)))
+				return -ENOMEM;
+			s->bv[s->nbv] = s->nbv == m->nbs ? s->live : 0;
+			s->nbv++;
+		}
+	}
+	m->nbs++;
+	return 0;
+}
+
+void isc_devmem_failure(struct isc_devmem *m, int64_t ts, uint32_t device, uint64_t bytes,
+			enum isc_dm_site_kind site_kind, uint32_t site_id)
+{
+	struct ddev *d = dev_get(m, device);
+	if (d) {
+		d->failures++;
+		d->failure_bytes = bytes;
+		d->failure_ts = ts;
+	}
+	m->fail = true;
+	m->fail_dev = device;
+	m->fail_ts = ts;
+	m->fail_bytes = bytes;
+	m->fail_kind = (uint8_t)site_kind;
+	m->fail_site_id = site_id;
+}
+
+bool isc_devmem_last_failure(const struct isc_devmem *m, uint32_t *device, int64_t *ts, uint64_t *bytes,
+			     enum isc_dm_site_kind *kind, uint32_t *site_id)
+{
+	if (!m->fail)
+		return false;
+	*device = m->fail_dev;
+	*ts = m->fail_ts;
+	*bytes = m->fail_bytes;
+	*kind = (enum isc_dm_site_kind)m->fail_kind;
+	*site_id = m->fail_site_id;
+	return true;
+}
+
+bool isc_devmem_has(const struct isc_devmem *m, uint32_t device)
+{
+	return isc_umap_get(&m->dev_map, device) != NONE;
+}
+
+static int cmp_u32(const void *x, const void *y)
+{
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+	return a < b ? -1 : a > b;
+}
+
+size_t isc_devmem_devices(const struct isc_devmem *m, uint32_t *ids, size_t max)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < m->ndevs; i++)
+		if (n < max)
+			ids[n++] = m->devs[i].id;
+	if (n > 1)
+		qsort(ids, n, sizeof(*ids), cmp_u32);
+	return m->ndevs;
+}
+
+/* ---- output ----------------------------------------------------------------------------------- */
+static const char *kind_name(uint8_t k)
+{
+	switch (k) {
+	case ISC_DM_PYTHON: return "python";
+	case ISC_DM_OP: return "op";
+	case ISC_DM_SCOPE: return "scope";
+	default: return "unknown";
+	}
+}
+
+/* name, file, line and kind of a site. */
+static void emit_site(struct isc_jb *jb, cJSON *o, uint8_t kind, uint32_t name_id, const struct isc_timeline *t)
+{
+	const struct isc_tl_string *s = kind == ISC_DM_NONE ? NULL : isc_timeline_string_borrow(t, name_id);
+	isc_jb_str(jb, o, "name", s ? s->name : "(no site: no Python function, op or scope open)");
+	isc_jb_str(jb, o, "file", s ? s->file : "");
+	isc_jb_num(jb, o, "line", s ? s->line : 0);
+	isc_jb_str(jb, o, "kind", kind_name(kind));
+}
+
+struct rank {
+	uint32_t site;
+	int64_t v;
+};
+
+static int cmp_rank(const void *x, const void *y)
+{
+	const struct rank *a = x, *b = y;
+	if (a->v != b->v)
+		return a->v > b->v ? -1 : 1;
+	return a->site < b->site ? -1 : a->site > b->site;
+}
+
+/* A site's live bytes at its device's latest peak. */
+static int64_t at_peak(const struct ddev *d, const struct dsite *s)
+{
+	return s->snap_epoch == d->epoch ? s->snap : s->live;
+}
+
+/* Leak test of site s over the iteration samples; growth and changes that fell. */
+static bool leak_of(const struct isc_devmem *m, const struct dsite *s, int64_t *growth)
+{
+	size_t n = m->nbs, falls = 0;
+	*growth = 0;
+	if (n < 3 || s->nbv < n)
+		return false;
+	for (size_t j = 1; j < n; j++)
+		falls += s->bv[j] < s->bv[j - 1];
+	*growth = s->bv[n - 1] - s->bv[0];
+	return *growth > 0 && falls * 5 <= n - 1;
+}
+
+static void emit_over_time(const struct isc_devmem *m, struct isc_jb *jb, cJSON *mem, const struct ddev *d,
+			   const struct rank *top, size_t ntop, int64_t start_ns, const struct isc_timeline *t)
+{
+	cJSON *ot = isc_jb_obj(jb, mem, "over_time");
+	size_t nb = m->started ? (size_t)m->last_bucket + 1 : 0;
+	isc_jb_num(jb, ot, "start_ns", (double)(m->origin > start_ns ? m->origin - start_ns : 0));
+	isc_jb_num(jb, ot, "bucket_ns", (double)m->width);
+	cJSON *al = isc_jb_arr(jb, ot, "allocated_bytes"), *mx = isc_jb_arr(jb, ot, "allocated_max_bytes");
+	int64_t cur = 0;
+	for (size_t b = 0; b < nb; b++) {
+		if (d->ser_end[b] != UNSET)
+			cur = d->ser_end[b];
+		isc_jb_push_num(jb, al, (double)cur);
+		isc_jb_push_num(jb, mx, (double)(d->ser_max[b] != UNSET ? d->ser_max[b] : cur));
+	}
+	cJSON *ss = isc_jb_arr(jb, ot, "sites");
+	for (size_t i = 0; i < ntop && i < CHART_SITES; i++) {
+		const struct dsite *s = &m->sites[top[i].site];
+		cJSON *o = isc_jb_push_obj(jb, ss);
+		emit_site(jb, o, s->kind, s->name_id, t);
+		cJSON *v = isc_jb_arr(jb, o, "bytes");
+		cur = 0;
+		for (size_t b = 0; b < nb; b++) {
+			if (s->ser[b] != UNSET)
+				cur = s->ser[b];
+			isc_jb_push_num(jb, v, (double)cur);
+		}
+	}
+}
+
+void isc_devmem_emit(const struct isc_devmem *m, struct isc_jb *jb, cJSON *dev, uint32_t device, uint64_t total_bytes,
+		     int64_t start_ns, const struct isc_timeline *t)
+{
+	uint32_t di = isc_umap_get(&m->dev_map, device);
+	if (di == NONE) {
+		isc_jb_chk(jb, cJSON_AddNullToObject(dev, "memory"));
+		return;
+	}
+	const struct ddev *d = &m->devs[di];
+	cJSON *mem = isc_jb_obj(jb, dev, "memory");
+	isc_jb_str(jb, mem, "source", d->src == ISC_DM_SRC_DRIVER ? "driver" : "allocator");
+	isc_jb_str(jb, mem, "pairing", d->by_size ? "size" : "address");
+	isc_jb_num(jb, mem, "allocations", (double)d->allocs);
+	isc_jb_num(jb, mem, "releases", (double)d->releases);
+	isc_jb_num(jb, mem, "releases_unmatched", (double)d->unmatched);
+	isc_jb_num(jb, mem, "allocated_bytes_total", (double)d->alloc_bytes);
+	isc_jb_num(jb, mem, "peak_bytes", (double)d->peak);
+	isc_jb_num(jb, mem, "peak_ns", (double)(d->peak_ts > start_ns ? d->peak_ts - start_ns : 0));
+	isc_jb_num(jb, mem, "end_bytes", (double)d->live);
+	isc_jb_num_or_null(jb, mem, "total_bytes", total_bytes > 0, (double)total_bytes);
+	bool hr = total_bytes > 0;
+	isc_jb_num_or_null(jb, mem, "headroom_bytes", hr, hr ? (double)total_bytes - (double)d->peak : 0);
+	isc_jb_num_or_null(jb, mem, "headroom_pct", hr,
+			   hr ? (double)((int64_t)(10000.0 * ((double)total_bytes - (double)d->peak) / (double)total_bytes)) / 100
+			      : 0);
+	isc_jb_num_or_null(jb, mem, "baseline_bytes", d->have_base, (double)d->base_min);
+
+	/* peak_sites: what was live at the peak */
+	struct rank *r = calloc(m->nsites ? m->nsites : 1, sizeof(*r));
+	if (!r) {
+		jb->oom = true;
+		return;
+	}
+	size_t n = 0;
+	for (size_t i = 0; i < m->nsites; i++)
+		if (m->sites[i].device == device && at_peak(d, &m->sites[i]) > 0)
+			r[n++] = (struct rank){ (uint32_t)i, at_peak(d, &m->sites[i]) };
+	if (n > 1)
+		qsort(r, n, sizeof(*r), cmp_rank);
+	cJSON *ps = isc_jb_arr(jb, mem, "peak_sites");
+	int64_t other = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct dsite *s = &m->sites[r[i].site];
+		if (i >= TOP_SITES) {
+			other += r[i].v;
+			continue;
+		}
+		cJSON *o = isc_jb_push_obj(jb, ps);
+		emit_site(jb, o, s->kind, s->name_id, t);
+		isc_jb_num(jb, o, "bytes", (double)r[i].v);
+		isc_jb_num(jb, o, "pct_of_peak", d->peak > 0 ? (double)(int64_t)(10000.0 * (double)r[i].v / (double)d->peak) / 100 : 0);
+		isc_jb_num(jb, o, "allocations", (double)s->allocs);
+	}
+	isc_jb_num(jb, mem, "peak_sites_other_bytes", (double)other);
+	emit_over_time(m, jb, mem, d, r, n, start_ns, t);
+
+	/* leak candidates */
+	n = 0;
+	for (size_t i = 0; i < m->nsites; i++) {
+		int64_t g;
+		if (m->sites[i].device == device && leak_of(m, &m->sites[i], &g))
+			r[n++] = (struct rank){ (uint32_t)i, g };
+	}
+	if (n > 1)
+		qsort(r, n, sizeof(*r), cmp_rank);
+	uint64_t iters = m->nbs >= 2 ? (uint64_t)(m->nbs - 1) * m->stride : 0;
+	cJSON *lk = isc_jb_arr(jb, mem, "leak_candidates");
+	for (size_t i = 0; i < n && i < TOP_LEAKS; i++) {
+		const struct dsite *s = &m->sites[r[i].site];
+		cJSON *o = isc_jb_push_obj(jb, lk);
+		emit_site(jb, o, s->kind, s->name_id, t);
+		isc_jb_num(jb, o, "growth_bytes", (double)r[i].v);
+		isc_jb_num(jb, o, "iterations", (double)iters);
+		isc_jb_num(jb, o, "bytes_per_iteration", (double)(r[i].v / (int64_t)iters));
+		isc_jb_num(jb, o, "live_bytes_end", (double)s->live);
+	}
+	free(r);
+
+	/* churn between the end of the first and of the last iteration */
+	cJSON *ch = isc_jb_obj(jb, mem, "churn");
+	uint64_t it = m->nb >= 2 ? m->nb - 1 : 0, na = d->last_allocs - d->first_allocs;
+	isc_jb_num(jb, ch, "iterations", (double)it);
+	isc_jb_num_or_null(jb, ch, "allocations_per_iteration", it > 0, it ? (double)na / (double)it : 0);
+	isc_jb_num_or_null(jb, ch, "bytes_per_iteration", it > 0,
+			   it ? (double)(uint64_t)((double)(d->last_bytes - d->first_bytes) / (double)it) : 0);
+	isc_jb_num_or_null(jb, ch, "short_lived_pct", it > 0 && na > 0,
+			   na ? (double)(int64_t)(10000.0 * (double)(d->last_short - d->first_short) / (double)na) / 100 : 0);
+
+	cJSON *fl = isc_jb_obj(jb, mem, "failures");
+	isc_jb_num(jb, fl, "count", (double)d->failures);
+	isc_jb_num_or_null(jb, fl, "last_bytes", d->failures > 0, (double)d->failure_bytes);
+	isc_jb_num_or_null(jb, fl, "last_ns", d->failures > 0,
+			   (double)(d->failure_ts > start_ns ? d->failure_ts - start_ns : 0));
+}

@@ -1,0 +1,66 @@
+/*
+ * analyze_devmem.h - device memory by allocation site (analyze_devmem.c):
+ * gpu.devices[].memory of the findings document.  Fed by analyze_gpu.c,
+ * which resolves each allocation's site from the host thread that made it;
+ * the definitions are at the top of analyze_devmem.c and in
+ * iscope-analyze(1), RULES, DEVICE MEMORY.  Private to lib/.
+ */
+#ifndef ANALYZE_DEVMEM_H
+#define ANALYZE_DEVMEM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "isc.h"
+#include "analyze_util.h"
+
+/* What a site names: a Python function, a torch op, a scope, or nothing known. */
+enum isc_dm_site_kind { ISC_DM_NONE, ISC_DM_PYTHON, ISC_DM_OP, ISC_DM_SCOPE };
+
+/* Where the records came from (one per device: the first record decides). */
+enum isc_dm_source { ISC_DM_SRC_ALLOCATOR = 1, ISC_DM_SRC_DRIVER = 2 };
+
+struct isc_devmem;
+
+int isc_devmem_new(struct isc_devmem **m);
+void isc_devmem_free(struct isc_devmem *m);
+
+/*
+ * One allocation (alloc) or release of bytes at address (0: unknown, paired
+ * by size) on device, by process pid at ts (timeline order); site_kind and
+ * site_id (a string id, 0 for ISC_DM_NONE) name who allocated it.  0 or
+ * -ENOMEM.
+ */
+int isc_devmem_event(struct isc_devmem *m, int64_t ts, uint32_t pid, uint32_t device, bool alloc, uint64_t bytes,
+		     uint64_t address, enum isc_dm_source src, enum isc_dm_site_kind site_kind, uint32_t site_id);
+
+/* An iteration ended at ts (an outermost scope ended): samples every site for the leak test.  0 or -ENOMEM. */
+int isc_devmem_boundary(struct isc_devmem *m, int64_t ts);
+
+/* A device memory allocation failed on device at ts, at the site given (CUDA out of memory). */
+void isc_devmem_failure(struct isc_devmem *m, int64_t ts, uint32_t device, uint64_t bytes,
+			enum isc_dm_site_kind site_kind, uint32_t site_id);
+
+/* Whether device had any allocation or release. */
+bool isc_devmem_has(const struct isc_devmem *m, uint32_t device);
+/* Devices seen, ascending, into ids[0..max); returns how many there are. */
+size_t isc_devmem_devices(const struct isc_devmem *m, uint32_t *ids, size_t max);
+
+/*
+ * Adds dev.memory for device (null members where unknown): total_bytes is
+ * the device's memory (0: unknown); start_ns the document's time origin;
+ * names come from t's string table.
+ */
+void isc_devmem_emit(const struct isc_devmem *m, struct isc_jb *jb, cJSON *dev, uint32_t device, uint64_t total_bytes,
+		     int64_t start_ns, const struct isc_timeline *t);
+
+/*
+ * The latest device memory failure, for the oom section: false when none;
+ * else its device, time, bytes and site (kind, string id).
+ */
+bool isc_devmem_last_failure(const struct isc_devmem *m, uint32_t *device, int64_t *ts, uint64_t *bytes,
+			     enum isc_dm_site_kind *kind, uint32_t *site_id);
+
+#endif
