@@ -83,6 +83,8 @@ enum isc_record_type {
 	ISC_REC_WARNING = 0x2C,       /* pid (0 = session) code (enum isc_warning), rest = message */
 	ISC_REC_THREAD_WAIT = 0x2D,   /* pid tid call(enum isc_wait_call) nr+1 arg0 arg1 arg2 arg3 fd+1
 					 fd_kind(enum isc_fd_kind), rest = wchan */
+	ISC_REC_PY_SAMPLE = 0x2E,     /* pid tid state(char) flags depth, depth x (code_id line), innermost first */
+	ISC_REC_PY_SAMPLER = 0x2F,    /* hz ticks stacks reads failed cpu_ns: the Python sampler's totals */
 
 	/* timeline-only records (TL_EVENTS chunks) */
 	ISC_REC_TL_CTX = 0x40,        /* varint pid, varint tid: context of following records */
@@ -168,6 +170,7 @@ enum isc_warning {
 	ISC_WARN_CUPTI_SUBSCRIBER = 8, /* CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED */
 	ISC_WARN_CUPTI_ERROR = 9,      /* any other CUPTI failure at start */
 	ISC_WARN_CUPTI_KINDS = 10,     /* some optional activity kinds are unavailable */
+	ISC_WARN_PY_STACKS = 11,       /* the Python sampler cannot read a process's stacks */
 };
 
 /* THREAD_WAIT call: what a blocked thread waits in, by system call family

@@ -1,0 +1,616 @@
+/*
+ * pysample.c - samples the Python stacks of traced processes from outside.
+ *
+ * For each process: find the ELF file mapped in /proc/PID/maps that defines
+ * _PyRuntime (the python binary or libpython), read its symbols and the
+ * interpreter's version (Py_Version on 3.11+, else the file's name and its
+ * PY_VERSION string), pick the build-time layout of that minor version
+ * (pylayout.h; 3.13+ take the offsets the interpreter publishes), check it
+ * against the process by one walk, and from then on read every thread's
+ * stack with process_vm_readv at each tick (pyremote.c).  The workload is
+ * never stopped or signalled: a sample costs it nothing but the memory
+ * bandwidth of the reads, and can neither crash nor block it; stacks read
+ * while the thread runs can be torn, which the type checks mostly catch.
+ *
+ * Each code object met becomes a STRING_DEF of kind CODE (qualname, file,
+ * first line) with an id of the process from ISC_STRING_ID_SAMPLER_BASE up;
+ * each thread stack a PY_SAMPLE record (formats/trace.md §6.2).
+ */
+#include <ctype.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "isc_format.h"
+#include "isc_pysample.h"
+#include "isc_shm.h"
+#include "pyremote.h"
+
+#define PROBE_TICKS_MAX 1000 /* give up on a process with no CPython after this many ticks */
+#define VERIFY_TRIES 50      /* walks that may find no thread before the layout counts as wrong */
+#define CODES_MAX (1u << 20)
+#define ELF_STRTAB_MAX (64u << 20)
+#define ELF_RODATA_MAX (64u << 20)
+
+enum { P_PROBE, P_VERIFY, P_SAMPLE, P_OFF };
+
+struct codeent {
+	uint64_t code, name, qualname, file;
+	uint32_t first, id;
+};
+
+struct tfd {
+	pid_t tid;
+	int fd;
+	unsigned gen;
+};
+
+struct pyproc {
+	pid_t pid;
+	int state;
+	unsigned probes, tries, gen;
+	bool seen;
+	struct isc_pyremote r;
+	struct codeent *codes; /* open addressing, capcodes a power of two */
+	size_t ncodes, capcodes;
+	uint32_t next_id;
+	struct tfd *t;
+	size_t nt, capt;
+};
+
+struct isc_pysampler {
+	struct isc_pysampler_hooks h;
+	struct pyproc *p;
+	size_t np, capp;
+	unsigned gen;
+	uint64_t ticks, stacks, failed;
+	struct isc_pystack *stacks_buf;
+	struct isc_buf strings, body;
+	bool warned;
+	uint32_t pthread_tid_off;
+};
+
+/* ---- reading the other process ------------------------------------------ */
+
+static int vm_read(void *ctx, uint64_t addr, void *dst, size_t len)
+{
+	pid_t pid = (pid_t)(intptr_t)ctx;
+	struct iovec l = { dst, len }, r = { (void *)(uintptr_t)addr, len };
+	ssize_t n = process_vm_readv(pid, &l, 1, &r, 1, 0);
+	if (n == (ssize_t)len)
+		return 0;
+	return n < 0 ? -errno : -EFAULT;
+}
+
+/* Where glibc keeps a thread's kernel tid inside its struct pthread (whose
+ * address is the pthread_t that 3.9/3.10 store as thread_id): found once in
+ * our own thread, which runs the same glibc as the workload. */
+static uint32_t find_pthread_tid_off(void)
+{
+	const uint32_t *p = (const uint32_t *)(uintptr_t)pthread_self();
+	uint32_t tid = (uint32_t)syscall(SYS_gettid);
+	for (uint32_t i = 0; i < 1024 / 4; i++)
+		if (p[i] == tid)
+			return i * 4;
+	return ISC_PY_NONE;
+}
+
+/* ---- ELF ---------------------------------------------------------------- */
+
+enum { SYM_RUNTIME, SYM_VERSION, SYM_CODE, SYM_STR, SYM_BYTES, NSYM };
+static const char *const sym_names[NSYM] = { "_PyRuntime", "Py_Version", "PyCode_Type", "PyUnicode_Type",
+					     "PyBytes_Type" };
+
+struct elfinfo {
+	uint64_t load_vaddr; /* lowest PT_LOAD p_vaddr, page aligned */
+	uint64_t sym[NSYM];  /* st_value, 0 when absent */
+	uint64_t rodata_off, rodata_size;
+};
+
+static int pread_all(int fd, void *dst, size_t len, uint64_t off)
+{
+	ssize_t n = pread(fd, dst, len, (off_t)off);
+	return n == (ssize_t)len ? 0 : -EIO;
+}
+
+/* Symbols of one SHT_SYMTAB/SHT_DYNSYM section (strings from its linked table). */
+static void elf_symbols(int fd, const Elf64_Shdr *sh, const Elf64_Shdr *str, struct elfinfo *ei)
+{
+	if (sh->sh_entsize != sizeof(Elf64_Sym) || str->sh_size > ELF_STRTAB_MAX || !str->sh_size)
+		return;
+	char *strs = malloc(str->sh_size + 1);
+	Elf64_Sym *syms = malloc(4096 * sizeof(Elf64_Sym));
+	if (!strs || !syms || pread_all(fd, strs, str->sh_size, str->sh_offset))
+		goto out;
+	strs[str->sh_size] = '\0';
+	uint64_t n = sh->sh_size / sizeof(Elf64_Sym);
+	for (uint64_t i = 0; i < n && i < (1u << 24); i += 4096) {
+		uint64_t k = n - i < 4096 ? n - i : 4096;
+		if (pread_all(fd, syms, k * sizeof(Elf64_Sym), sh->sh_offset + i * sizeof(Elf64_Sym)))
+			break;
+		for (uint64_t j = 0; j < k; j++) {
+			if (syms[j].st_name >= str->sh_size || !syms[j].st_value || syms[j].st_shndx == SHN_UNDEF)
+				continue;
+			const char *nm = strs + syms[j].st_name;
+			for (int s = 0; s < NSYM; s++)
+				if (!ei->sym[s] && !strcmp(nm, sym_names[s]))
+					ei->sym[s] = syms[j].st_value;
+		}
+	}
+out:
+	free(strs);
+	free(syms);
+}
+
+/* Reads what we need of an ELF file: symbols, load address, .rodata. */
+static int elf_read(const char *path, struct elfinfo *ei)
+{
+	Elf64_Ehdr eh;
+	Elf64_Shdr *sh = NULL;
+	int rc = -ENOEXEC;
+	memset(ei, 0, sizeof(*ei));
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (pread_all(fd, &eh, sizeof(eh), 0) || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
+	    eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_phnum > 512 ||
+	    eh.e_shnum > 8192 || eh.e_shstrndx >= eh.e_shnum)
+		goto out;
+	ei->load_vaddr = UINT64_MAX;
+	for (unsigned i = 0; i < eh.e_phnum; i++) {
+		Elf64_Phdr ph;
+		if (pread_all(fd, &ph, sizeof(ph), eh.e_phoff + i * sizeof(ph)))
+			goto out;
+		if (ph.p_type == PT_LOAD && ph.p_vaddr < ei->load_vaddr)
+			ei->load_vaddr = ph.p_vaddr & ~(uint64_t)4095;
+	}
+	if (ei->load_vaddr == UINT64_MAX || !(sh = calloc(eh.e_shnum, sizeof(*sh))) ||
+	    pread_all(fd, sh, eh.e_shnum * sizeof(*sh), eh.e_shoff))
+		goto out;
+	const Elf64_Shdr *shs = &sh[eh.e_shstrndx];
+	for (unsigned i = 0; i < eh.e_shnum; i++) {
+		if ((sh[i].sh_type == SHT_DYNSYM || sh[i].sh_type == SHT_SYMTAB) && sh[i].sh_link < eh.e_shnum)
+			elf_symbols(fd, &sh[i], &sh[sh[i].sh_link], ei);
+		char nm[8] = { 0 };
+		if (sh[i].sh_type == SHT_PROGBITS && sh[i].sh_name < shs->sh_size &&
+		    !pread_all(fd, nm, 8, shs->sh_offset + sh[i].sh_name) && !memcmp(nm, ".rodata", 8)) {
+			ei->rodata_off = sh[i].sh_offset;
+			ei->rodata_size = sh[i].sh_size;
+		}
+	}
+	rc = 0;
+out:
+	free(sh);
+	close(fd);
+	return rc;
+}
+
+/* Patch level of CPython 3.minor from its PY_VERSION string ("3.9.18",
+ * NUL-terminated) in .rodata; -1 when not found. */
+static int rodata_patch(const char *path, const struct elfinfo *ei, unsigned minor)
+{
+	if (!ei->rodata_size || ei->rodata_size > ELF_RODATA_MAX)
+		return -1;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), patch = -1;
+	char *d = malloc(ei->rodata_size + 1), pre[16];
+	if (fd < 0 || !d || pread_all(fd, d, ei->rodata_size, ei->rodata_off))
+		goto out;
+	d[ei->rodata_size] = '\0';
+	int pl = snprintf(pre, sizeof(pre), "3.%u.", minor);
+	for (uint64_t i = 1; i + (uint64_t)pl < ei->rodata_size && patch < 0; i++) {
+		/* the string may be the tail of another ("/versions/3.9.18"): linkers merge them */
+		if (isdigit((unsigned char)d[i - 1]) || d[i - 1] == '.' || memcmp(d + i, pre, (size_t)pl))
+			continue;
+		const char *q = d + i + pl;
+		size_t nd = strspn(q, "0123456789");
+		if (nd && nd < 4 && q[nd] == '\0')
+			patch = atoi(q);
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	free(d);
+	return patch;
+}
+
+/* ---- probing a process -------------------------------------------------- */
+
+/* CPython's minor version from a file name: python3.N, libpython3.N.so. */
+static int name_minor(const char *path)
+{
+	const char *b = strrchr(path, '/');
+	const char *q = strstr(b ? b : path, "python3.");
+	return q && isdigit((unsigned char)q[8]) ? atoi(q + 8) : -1;
+}
+
+static void say(struct isc_pysampler *s, struct pyproc *p, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void say(struct isc_pysampler *s, struct pyproc *p, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	p->state = P_OFF;
+	if (s->h.warn)
+		s->h.warn(s->h.ctx, p->pid, msg);
+}
+
+/* The table's minor versions, "3.9, 3.10, ..." for messages. */
+static void known_versions(char *out, size_t cap)
+{
+	size_t o = 0;
+	out[0] = '\0';
+	for (size_t i = 0; i < isc_npylayouts && o + 8 < cap; i++) {
+		unsigned mi = isc_pylayouts[i].hexversion >> 16 & 255;
+		if (i && (isc_pylayouts[i - 1].hexversion >> 16 & 255) == mi)
+			continue;
+		o += (size_t)snprintf(out + o, cap - o, "%s3.%u", o ? ", " : "", mi);
+	}
+	if (!o)
+		snprintf(out, cap, "none");
+}
+
+/*
+ * Finds CPython in the process and sets up p->r.  Leaves p->state at
+ * P_PROBE when there is no CPython yet (not exec'ed, or not Python at all),
+ * P_VERIFY when set up, P_OFF (with a warning) when refused, or when the
+ * process is gone (quietly).
+ */
+static void probe(struct isc_pysampler *s, struct pyproc *p)
+{
+	char path[64], line[4096], file[4096] = "";
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)p->pid);
+	FILE *f = fopen(path, "re");
+	struct elfinfo ei;
+	uint64_t base = 0;
+	bool found = false;
+	if (!f) {
+		p->state = P_OFF;
+		return;
+	}
+	while (!found && fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi, off;
+		int pos = 0;
+		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s%n", &lo, &hi, &off, &pos) < 3 || off != 0)
+			continue;
+		char *pth = line + pos;
+		pth += strspn(pth, " ");
+		pth[strcspn(pth, "\n")] = '\0';
+		const char *b = strrchr(pth, '/');
+		if (pth[0] != '/' || !b || !strstr(b, "python") || !strcmp(pth, file))
+			continue;
+		snprintf(file, sizeof(file), "%s", pth);
+		if (!elf_read(file, &ei) && ei.sym[SYM_RUNTIME]) {
+			found = true;
+			base = lo - ei.load_vaddr;
+		}
+	}
+	fclose(f);
+	if (!found)
+		return; /* not (yet) a CPython process */
+	uint64_t at[NSYM] = { 0 };
+	for (int i = 0; i < NSYM; i++)
+		at[i] = ei.sym[i] ? base + ei.sym[i] : 0;
+	unsigned minor = 0, patch = 0;
+	char known[128];
+	known_versions(known, sizeof(known));
+	if (at[SYM_VERSION]) {
+		uint32_t hex;
+		int rc = vm_read((void *)(intptr_t)p->pid, at[SYM_VERSION], &hex, 4);
+		if (rc) {
+			if (rc != -ESRCH)
+				say(s, p, "pid %d: cannot read the interpreter's memory (%s): Python stacks not sampled",
+				    (int)p->pid, strerror(-rc));
+			p->state = P_OFF;
+			return;
+		}
+		if (hex >> 24 != 3) {
+			say(s, p, "pid %d: %s: Py_Version 0x%08x is not CPython 3: Python stacks not sampled",
+			    (int)p->pid, file, hex);
+			return;
+		}
+		minor = hex >> 16 & 255;
+		patch = hex >> 8 & 255;
+	} else {
+		int mi = name_minor(file), pa = mi >= 0 ? rodata_patch(file, &ei, (unsigned)mi) : -1;
+		if (mi < 0 || pa < 0) {
+			say(s, p, "pid %d: %s: cannot tell which CPython version this is: Python stacks not sampled",
+			    (int)p->pid, file);
+			return;
+		}
+		minor = (unsigned)mi;
+		patch = (unsigned)pa;
+	}
+	const struct isc_pylayout *L = isc_pylayout_find(3, minor, patch);
+	if (!L || minor < 9) {
+		say(s, p,
+		    "pid %d: CPython 3.%u.%u: this build has no verified layout for it (it has: %s): Python stacks "
+		    "not sampled (--python=exact records them)",
+		    (int)p->pid, minor, patch, known);
+		return;
+	}
+	if (isc_pyremote_init(&p->r, L, vm_read, (void *)(intptr_t)p->pid, at[SYM_RUNTIME])) {
+		p->state = P_OFF;
+		return;
+	}
+	p->r.code_type = at[SYM_CODE];
+	p->r.str_type = at[SYM_STR];
+	p->r.bytes_type = at[SYM_BYTES];
+	p->r.pthread_tid_off = s->pthread_tid_off;
+	if (minor >= 13) {
+		uint32_t hex = 0;
+		int rc = isc_pyremote_debug_offsets(&p->r, &hex);
+		if (rc) {
+			say(s, p, "pid %d: CPython 3.%u.%u: _Py_DebugOffsets %s: Python stacks not sampled", (int)p->pid,
+			    minor, patch, rc == -EPROTO ? "not as expected (cookie or version)" : "unreadable");
+			return;
+		}
+	}
+	p->state = P_VERIFY;
+}
+
+/* ---- per-thread state and interning ------------------------------------- */
+
+/* The state letter of /proc/PID/task/TID/stat, read now ('?' if unknown). */
+static char thread_state(struct pyproc *p, pid_t tid)
+{
+	struct tfd *t = NULL;
+	for (size_t i = 0; i < p->nt; i++)
+		if (p->t[i].tid == tid)
+			t = &p->t[i];
+	if (!t) {
+		if (p->nt == p->capt) {
+			size_t cap = p->capt ? p->capt * 2 : 16;
+			struct tfd *n = cap <= 65536 ? realloc(p->t, cap * sizeof(*n)) : NULL;
+			if (!n)
+				return '?';
+			p->t = n;
+			p->capt = cap;
+		}
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)p->pid, (int)tid);
+		t = &p->t[p->nt++];
+		t->tid = tid;
+		t->fd = open(path, O_RDONLY | O_CLOEXEC);
+	}
+	t->gen = p->gen;
+	char buf[512];
+	ssize_t n = t->fd >= 0 ? pread(t->fd, buf, sizeof(buf) - 1, 0) : -1;
+	if (n <= 0)
+		return '?';
+	buf[n] = '\0';
+	char *q = strrchr(buf, ')');
+	return q && q[1] == ' ' && q[2] ? q[2] : '?';
+}
+
+static void threads_forget(struct pyproc *p)
+{
+	for (size_t i = 0; i < p->nt;) {
+		if (p->t[i].gen != p->gen) {
+			if (p->t[i].fd >= 0)
+				close(p->t[i].fd);
+			p->t[i] = p->t[--p->nt];
+		} else {
+			i++;
+		}
+	}
+}
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	return x;
+}
+
+/* The string id of a frame's code object, defining it (into s->strings)
+ * the first time; 0 when it cannot be named. */
+static uint32_t code_id(struct isc_pysampler *s, struct pyproc *p, const struct isc_pyframe *f)
+{
+	if (p->ncodes * 2 >= p->capcodes) {
+		size_t cap = p->capcodes ? p->capcodes * 2 : 1024;
+		if (p->ncodes >= CODES_MAX)
+			return 0;
+		struct codeent *n = calloc(cap, sizeof(*n));
+		if (!n)
+			return 0;
+		for (size_t i = 0; i < p->capcodes; i++) {
+			if (!p->codes[i].id)
+				continue;
+			size_t j = mix64(p->codes[i].code) & (cap - 1);
+			while (n[j].id)
+				j = (j + 1) & (cap - 1);
+			n[j] = p->codes[i];
+		}
+		free(p->codes);
+		p->codes = n;
+		p->capcodes = cap;
+	}
+	size_t j = mix64(f->code) & (p->capcodes - 1);
+	for (; p->codes[j].id; j = (j + 1) & (p->capcodes - 1)) {
+		struct codeent *e = &p->codes[j];
+		if (e->code == f->code && e->name == f->name && e->qualname == f->qualname && e->file == f->file &&
+		    e->first == f->firstlineno)
+			return e->id;
+	}
+	if (p->next_id >= ISC_STRING_ID_LIMIT)
+		return 0;
+	char name[ISC_PY_NAME_MAX + 4], file[ISC_PY_NAME_MAX + 4];
+	if ((!f->qualname || isc_pyremote_str(&p->r, f->qualname, name, sizeof(name)) < 0) &&
+	    isc_pyremote_str(&p->r, f->name, name, sizeof(name)) < 0)
+		return 0;
+	if (isc_pyremote_str(&p->r, f->file, file, sizeof(file)) < 0)
+		snprintf(file, sizeof(file), "?");
+	uint32_t id = p->next_id++;
+	p->codes[j] = (struct codeent){ f->code, f->name, f->qualname, f->file, f->firstlineno, id };
+	p->ncodes++;
+	struct isc_buf *b = &s->body;
+	b->len = 0;
+	isc_buf_put_varint(b, id);
+	isc_buf_put_u8(b, ISC_STR_CODE);
+	isc_buf_put_varint(b, f->firstlineno);
+	isc_buf_put_bytes(b, name, strlen(name));
+	isc_buf_put_bytes(b, file, strlen(file));
+	isc_buf_put_record(&s->strings, ISC_REC_STRING_DEF, 0, NULL, b->data, b->len);
+	return id;
+}
+
+/* ---- the tick ------------------------------------------------------------ */
+
+int isc_pysampler_new(struct isc_pysampler **sp, const struct isc_pysampler_hooks *h)
+{
+	struct isc_pysampler *s = calloc(1, sizeof(*s));
+	if (!s || !(s->stacks_buf = calloc(ISC_PY_MAX_THREADS, sizeof(*s->stacks_buf)))) {
+		free(s);
+		return -ENOMEM;
+	}
+	s->h = *h;
+	s->pthread_tid_off = find_pthread_tid_off();
+	*sp = s;
+	return 0;
+}
+
+static void proc_close(struct pyproc *p)
+{
+	isc_pyremote_fini(&p->r);
+	free(p->codes);
+	p->codes = NULL;
+	p->ncodes = p->capcodes = 0;
+	p->gen++;
+	threads_forget(p);
+	free(p->t);
+	p->t = NULL;
+	p->capt = 0;
+}
+
+/* Walks one process and writes its stacks; returns false when it is gone. */
+static bool sample_proc(struct isc_pysampler *s, struct pyproc *p, uint64_t now, struct isc_buf *out,
+			uint64_t *last)
+{
+	unsigned n = 0;
+	int rc = isc_pyremote_sample(&p->r, s->stacks_buf, ISC_PY_MAX_THREADS, &n);
+	if (rc == -ESRCH)
+		return false;
+	if (rc) {
+		s->failed++;
+		return true;
+	}
+	if (p->state == P_VERIFY) {
+		/* the layout fits when a thread state points back to its interpreter
+		 * (the walk checks that) and names a live thread of the process */
+		bool ok = false;
+		for (unsigned i = 0; i < n && !ok; i++) {
+			char path[64];
+			snprintf(path, sizeof(path), "/proc/%d/task/%u", (int)p->pid, s->stacks_buf[i].tid);
+			ok = s->stacks_buf[i].tid && !access(path, F_OK);
+		}
+		if (!ok) {
+			if (++p->tries >= VERIFY_TRIES)
+				say(s, p, "pid %d: CPython %s: its thread states do not match this build's layout: Python "
+					  "stacks not sampled (--python=exact records them)",
+				    (int)p->pid, p->r.L.version);
+			return true;
+		}
+		p->state = P_SAMPLE;
+		p->next_id = ISC_STRING_ID_SAMPLER_BASE;
+	}
+	p->gen++;
+	s->strings.len = 0;
+	struct isc_buf recs = { 0 };
+	for (unsigned i = 0; i < n; i++) {
+		const struct isc_pystack *st = &s->stacks_buf[i];
+		if (!st->tid)
+			continue;
+		uint8_t body[64 + ISC_PY_MAX_DEPTH * 20];
+		unsigned bl = isc_put_varint(body, (uint64_t)p->pid);
+		bl += isc_put_varint(body + bl, st->tid);
+		bl += isc_put_varint(body + bl, (uint8_t)thread_state(p, (pid_t)st->tid));
+		bl += isc_put_varint(body + bl, (st->depth ? st->frames[0].opclass & 3u : 0) | (st->truncated ? 4u : 0));
+		bl += isc_put_varint(body + bl, st->depth);
+		for (uint32_t k = 0; k < st->depth; k++) {
+			bl += isc_put_varint(body + bl, code_id(s, p, &st->frames[k]));
+			bl += isc_put_varint(body + bl, st->frames[k].line);
+		}
+		isc_buf_put_record(&recs, ISC_REC_PY_SAMPLE, now, last, body, bl);
+		s->stacks++;
+	}
+	threads_forget(p);
+	if (s->strings.len && s->h.strings)
+		s->h.strings(s->h.ctx, p->pid, s->strings.data, s->strings.len);
+	isc_buf_put(out, recs.data, recs.len);
+	isc_buf_free(&recs);
+	return true;
+}
+
+void isc_pysampler_tick(struct isc_pysampler *s, const pid_t *pids, size_t n, uint64_t now,
+			struct isc_buf *b, uint64_t *last_ts)
+{
+	s->ticks++;
+	for (size_t k = 0; k < n; k++) {
+		struct pyproc *p = NULL;
+		for (size_t i = 0; i < s->np && !p; i++)
+			if (s->p[i].pid == pids[k])
+				p = &s->p[i];
+		if (!p) {
+			if (s->np == s->capp) {
+				size_t cap = s->capp ? s->capp * 2 : 8;
+				struct pyproc *np = realloc(s->p, cap * sizeof(*np));
+				if (!np)
+					return;
+				s->p = np;
+				s->capp = cap;
+			}
+			p = &s->p[s->np++];
+			memset(p, 0, sizeof(*p));
+			p->pid = pids[k];
+			p->state = P_PROBE;
+		}
+		if (p->state == P_PROBE) {
+			if (++p->probes > PROBE_TICKS_MAX) {
+				p->state = P_OFF;
+				continue;
+			}
+			probe(s, p);
+		}
+		if ((p->state == P_VERIFY || p->state == P_SAMPLE) && !sample_proc(s, p, now, b, last_ts)) {
+			p->state = P_OFF; /* gone */
+			proc_close(p);
+		}
+	}
+}
+
+void isc_pysampler_stats(const struct isc_pysampler *s, uint64_t v[4])
+{
+	uint64_t reads = 0;
+	for (size_t i = 0; i < s->np; i++)
+		reads += s->p[i].r.reads;
+	v[0] = s->ticks;
+	v[1] = s->stacks;
+	v[2] = reads;
+	v[3] = s->failed;
+}
+
+void isc_pysampler_free(struct isc_pysampler *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->np; i++)
+		proc_close(&s->p[i]);
+	free(s->p);
+	free(s->stacks_buf);
+	isc_buf_free(&s->strings);
+	isc_buf_free(&s->body);
+	free(s);
+}
