@@ -1,0 +1,166 @@
+/*
+ * analyze_pass.h - the state of analyze.c's pass over a timeline, which
+ * analyze_sections.c turns into the findings document.  Private to
+ * lib/analyze.
+ */
+#ifndef ISC_ANALYZE_PASS_H
+#define ISC_ANALYZE_PASS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "isc_analyze.h"
+#include "analyze_util.h"
+
+#define NONE ISC_UMAP_NONE
+
+/* ---- analysis state ----------------------------------------------------- */
+struct fn_stat {
+	uint32_t name_id;
+	uint8_t kind;
+	bool dataloader; /* DataLoader __next__ (is_dataloader_fn) */
+	uint64_t calls, self_ns, total_ns;
+	uint64_t ops_self_ns; /* python fns: self time of ops they call directly */
+	uint64_t scoped_calls, scoped_self_ns; /* while a scope was open on the thread */
+	uint64_t growth_bytes; /* python fns: RSS growth while innermost on a main thread */
+};
+
+enum { DL_NO, DL_INNER, DL_OUTER }; /* frame.dl */
+
+struct frame {
+	uint64_t span_id, begin_ts, child_ns;
+	uint64_t dl_at_begin; /* scope frames: dl_time(begin_ts) */
+	uint32_t idx;   /* fn index; scope index for scope frames; NONE for unknown kinds */
+	uint32_t py_fn; /* nearest python fn on the stack, this frame included */
+	uint8_t kind;
+	uint8_t dl;
+	bool outermost;
+};
+
+struct thread {
+	uint32_t pid, tid;
+	char *name, *comm;
+	struct frame *stack;
+	size_t depth, cap;
+	struct isc_umap active; /* fn index -> activations on the stack */
+	unsigned open_scopes;
+	uint64_t events, python_ns, ops_ns;
+	uint64_t off_ops_ns, off_py_ns; /* set at the end */
+	bool traced, have_cpu, have_numa;
+	uint64_t cpu_ns, sys_ns, last_cpu, numa_node;
+	uint64_t sample_ts; /* of the last THREAD_SAMPLE (have_cpu) */
+	uint64_t round;     /* last sample round it was counted in */
+	unsigned dl_depth;  /* DataLoader frames on the stack */
+	char state;
+	/* first and last CPU sample taken while the stack was non-empty */
+	unsigned win_n;
+	uint64_t w_ts0, w_cpu0, w_ts1, w_cpu1;
+	uint64_t w_vcsw0, w_ivcsw0, w_vcsw1, w_ivcsw1;
+};
+
+struct proc {
+	uint32_t pid, ppid;
+	bool have_info, have_exit, alive, have_rss;
+	char *command;
+	int64_t exit_status;
+	uint64_t exit_how;
+	unsigned nsamples;
+	uint64_t s_ts0, s_ts1, vcsw0, ivcsw0, vcsw1, ivcsw1, cpu_ns, sys_ns;
+	uint64_t rss, rss_peak, minflt, majflt, swap_max;
+	bool have_smaps;
+};
+
+struct iter_sample {
+	uint64_t begin_ts, dur;
+	uint64_t dl_begin, dl_end; /* dl_time() at its begin and end */
+	uint32_t pid;
+	bool complete;
+};
+
+struct scope {
+	uint32_t name_id;
+	bool dataloader; /* a Kineto enumerate(DataLoader) annotation */
+	bool profiler_step; /* every Kineto ProfilerStep#N, as one scope */
+	uint64_t total_ns;
+	struct iter_sample *s;
+	size_t n, cap;
+};
+
+struct mark {
+	uint32_t name_id;
+	uint64_t count;
+	int64_t sum;
+};
+
+/* cpu.off_cpu_top: blocked time by (innermost span, its Python function) */
+struct off_row {
+	uint32_t idx, py_fn; /* frame.idx (a scope index when scope), frame.py_fn */
+	bool scope;
+	uint64_t ns;
+};
+
+struct pressure {
+	bool have;
+	unsigned n;
+	uint64_t avg10_max_x100, ts0, tot0, ts1, tot1;
+};
+
+#define MAX_WARNINGS 16
+
+/* A WARNING record of the recorder or an agent (formats/trace.md), with its repeats. */
+struct warn {
+	uint32_t pid;
+	uint64_t code, count;
+	char *msg;
+};
+
+struct ana {
+	struct isc_timeline *t;
+	unsigned top_n;
+	struct isc_jb jb; /* oom: an allocation failed while building the document */
+	struct isc_umap fn_map, th_map, pr_map, sc_map, mk_map;
+	struct fn_stat *fns;
+	size_t nfns, fns_cap;
+	struct thread **ths;
+	size_t nths, ths_cap;
+	struct proc **prs;
+	size_t nprs, prs_cap;
+	struct scope *scs;
+	size_t nscs, scs_cap;
+	struct mark *mks;
+	size_t nmks, mks_cap;
+	bool have_ts;
+	uint64_t first_ts, last_ts;
+	uint64_t dropped_sum, unmatched_ends, unclosed_spans, merge_closed_spans;
+	struct warn warns[MAX_WARNINGS]; /* distinct WARNING records (code, message), first seen first */
+	size_t nwarns;
+	uint64_t warns_total;
+	uint64_t rss_total, rss_total_peak;
+	bool have_rss;
+	struct isc_lsq *rss_lsq;
+	bool have_meminfo;
+	uint64_t swap_used_max, mem_avail_min;
+	struct pressure psi[3];
+	uint64_t warm_end_ts, iter_end_ts; /* set by emit_iterations */
+	/* sample rounds (round_sample): runnable threads */
+	bool round_open;
+	uint64_t round_t0, round_id, round_runnable, rounds, runnable_sum, runnable_max;
+	uint64_t threads_max;
+	bool have_threads;
+	struct isc_umap off_map; /* off_row key -> index */
+	struct off_row *offs;
+	size_t noffs, offs_cap;
+	uint64_t blocked_ns;
+	uint64_t state_samples; /* thread samples inside a span that could charge blocked time */
+	/* outermost DataLoader spans: closed time, and the open ones (count, sum of begins) */
+	uint64_t dl_closed_ns, dl_calls, dl_open, dl_open_begin_sum;
+	struct isc_gpu_ana *gpu; /* gpu.* (analyze_gpu.c) */
+	struct isc_series *series; /* timeseries.* (analyze_series.c) */
+	struct isc_numa *numa;     /* memory.numa (analyze_numa.c) */
+	uint32_t step_scope;       /* 1 + index of the ProfilerStep#N scope, 0 before one */
+};
+
+/* Builds the whole findings document from the finished pass; NULL when out of memory. */
+cJSON *isc_ana_build(struct ana *a, bool damaged);
+
+#endif

@@ -1,0 +1,797 @@
+/*
+ * analyze_sections.c - the findings document's sections (summary,
+ * processes, cpu, iterations, memory, marks, ...) written from the state
+ * analyze.c's pass leaves (analyze_pass.h); GPU, timeseries and NUMA
+ * sections come from their own modules.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "isc_analyze.h"
+#include "isc_config.h"
+#include "analyze_gpu.h"
+#include "analyze_numa.h"
+#include "analyze_pass.h"
+#include "analyze_util.h"
+
+/* ---- end of the pass: CPU split ------------------------------------------- */
+/*
+ * Off-CPU estimate of one traced thread: between its first and last CPU
+ * sample taken while it was inside a span, the share of wall time it was not
+ * on a CPU, applied to its traced time.  Python only blocks inside a C call,
+ * so the blocked time is taken from op time first; what exceeds op time
+ * (GIL waits, page faults in the interpreter) is taken from Python time.
+ */
+static void thread_split(struct thread *th)
+{
+	if (th->win_n < 2 || th->w_ts1 <= th->w_ts0)
+		return;
+	double cpu = th->w_cpu1 > th->w_cpu0 ? (double)(th->w_cpu1 - th->w_cpu0) : 0;
+	double ratio = cpu / (double)(th->w_ts1 - th->w_ts0);
+	if (ratio > 1)
+		ratio = 1;
+	uint64_t traced = th->python_ns + th->ops_ns;
+	uint64_t off = (uint64_t)llround((double)traced * (1 - ratio));
+	th->off_ops_ns = off < th->ops_ns ? off : th->ops_ns;
+	off -= th->off_ops_ns;
+	th->off_py_ns = off < th->python_ns ? off : th->python_ns;
+}
+
+/* ---- JSON output helpers ------------------------------------------------- */
+/* name, file, line of a source location into o. */
+static void jloc(struct ana *a, cJSON *o, const char *name, const char *file, uint32_t line)
+{
+	isc_jb_str(&a->jb, o, "name", name);
+	isc_jb_str(&a->jb, o, "file", file);
+	isc_jb_num(&a->jb, o, "line", line);
+}
+
+static double pct(uint64_t part, uint64_t whole)
+{
+	return whole ? round(10000.0 * (double)part / (double)whole) / 100 : 0;
+}
+
+static const char *str_name(struct ana *a, uint32_t id)
+{
+	const struct isc_tl_string *s = isc_timeline_string_borrow(a->t, id);
+	return s ? s->name : NULL;
+}
+
+/* Name of a scope as reported: ProfilerStep#N merged as "ProfilerStep#*". */
+static const char *scope_name(struct ana *a, const struct scope *sc)
+{
+	return sc->profiler_step ? "ProfilerStep#*" : str_name(a, sc->name_id);
+}
+
+/* The name of a WARNING code (enum isc_warning); unknown codes are "other". */
+static const char *warning_kind(uint64_t code)
+{
+	static const char *const names[] = { "other", "no_driver", "stub_driver", "injection_taken", "not_built",
+					     "no_nvml", "cupti_version", "cupti_privileges", "cupti_subscriber",
+					     "cupti_error", "cupti_kinds" };
+	return code < sizeof(names) / sizeof(names[0]) ? names[code] : "other";
+}
+
+/* ---- sections --------------------------------------------------------- */
+struct fn_row {
+	const char *name, *file;
+	uint32_t line;
+	uint8_t kind;
+	uint64_t calls, self_ns, total_ns, ops_self_ns, scoped_calls, scoped_self_ns, growth_bytes;
+};
+
+/* Orders source locations by name, file, line. */
+static int cmp_location(const char *name1, const char *file1, uint32_t line1, const char *name2, const char *file2,
+			uint32_t line2)
+{
+	int c;
+	if ((c = strcmp(name1, name2)) || (c = strcmp(file1, file2)))
+		return c;
+	return line1 < line2 ? -1 : line1 > line2;
+}
+
+static int row_by_identity(const void *x, const void *y)
+{
+	const struct fn_row *a = x, *b = y;
+	if (a->kind != b->kind)
+		return a->kind < b->kind ? -1 : 1;
+	return cmp_location(a->name, a->file, a->line, b->name, b->file, b->line);
+}
+
+static int row_by_self(const void *x, const void *y)
+{
+	const struct fn_row *a = x, *b = y;
+	if (a->self_ns != b->self_ns)
+		return a->self_ns > b->self_ns ? -1 : 1;
+	if (a->total_ns != b->total_ns)
+		return a->total_ns > b->total_ns ? -1 : 1;
+	return row_by_identity(x, y);
+}
+
+static int row_by_scoped(const void *x, const void *y)
+{
+	const struct fn_row *a = x, *b = y;
+	if (a->scoped_self_ns != b->scoped_self_ns)
+		return a->scoped_self_ns > b->scoped_self_ns ? -1 : 1;
+	return row_by_identity(x, y);
+}
+
+/* Python functions by the op self time they call, non-Python rows last. */
+static int row_by_ops(const void *x, const void *y)
+{
+	const struct fn_row *a = x, *b = y;
+	uint64_t va = a->kind == ISC_SPAN_PYTHON ? a->ops_self_ns : 0;
+	uint64_t vb = b->kind == ISC_SPAN_PYTHON ? b->ops_self_ns : 0;
+	if (va != vb)
+		return va > vb ? -1 : 1;
+	return row_by_identity(x, y);
+}
+
+static int row_by_growth(const void *x, const void *y)
+{
+	const struct fn_row *a = x, *b = y;
+	if (a->growth_bytes != b->growth_bytes)
+		return a->growth_bytes > b->growth_bytes ? -1 : 1;
+	return row_by_identity(x, y);
+}
+
+/*
+ * One row per function, those with the same (kind, name, file, line) under
+ * different string ids (one per process) merged; *m gets the count.  The
+ * strings are borrowed from the timeline; the caller frees the array.
+ */
+static struct fn_row *merged_rows(struct ana *a, size_t *m)
+{
+	struct fn_row *rows = calloc(a->nfns ? a->nfns : 1, sizeof(*rows));
+	size_t n = 0;
+	*m = 0;
+	if (!rows)
+		return NULL;
+	for (size_t i = 0; i < a->nfns; i++) {
+		const struct fn_stat *f = &a->fns[i];
+		const struct isc_tl_string *s = isc_timeline_string_borrow(a->t, f->name_id);
+		rows[n++] = (struct fn_row){ s ? s->name : "?", s ? s->file : "", s ? s->line : 0, f->kind,
+					     f->calls, f->self_ns, f->total_ns, f->ops_self_ns,
+					     f->scoped_calls, f->scoped_self_ns, f->growth_bytes };
+	}
+	qsort(rows, n, sizeof(*rows), row_by_identity);
+	for (size_t i = 0; i < n; i++) {
+		struct fn_row *r = *m ? &rows[*m - 1] : NULL;
+		if (r && !row_by_identity(r, &rows[i])) {
+			r->calls += rows[i].calls;
+			r->self_ns += rows[i].self_ns;
+			r->total_ns += rows[i].total_ns;
+			r->ops_self_ns += rows[i].ops_self_ns;
+			r->scoped_calls += rows[i].scoped_calls;
+			r->scoped_self_ns += rows[i].scoped_self_ns;
+			r->growth_bytes += rows[i].growth_bytes;
+		} else {
+			rows[(*m)++] = rows[i];
+		}
+	}
+	return rows;
+}
+
+/* cpu.top_functions, top_functions_in_scopes, top_op_callers. */
+static int emit_functions(struct ana *a, cJSON *cpu, uint64_t traced_ns)
+{
+	size_t m;
+	struct fn_row *rows = merged_rows(a, &m);
+	if (!rows)
+		return -ENOMEM;
+	qsort(rows, m, sizeof(*rows), row_by_self);
+	isc_jb_num(&a->jb, cpu, "functions", (double)m);
+	cJSON *top = isc_jb_arr(&a->jb, cpu, "top_functions");
+	for (size_t i = 0; i < m && i < a->top_n; i++) {
+		cJSON *o = isc_jb_push_obj(&a->jb, top);
+		if (!o)
+			break;
+		isc_jb_str(&a->jb, o, "name", rows[i].name);
+		isc_jb_str(&a->jb, o, "kind", rows[i].kind == ISC_SPAN_PYTHON ? "python" : "op");
+		isc_jb_str(&a->jb, o, "file", rows[i].file);
+		isc_jb_num(&a->jb, o, "line", rows[i].line);
+		isc_jb_num(&a->jb, o, "calls", (double)rows[i].calls);
+		isc_jb_num(&a->jb, o, "self_ns", (double)rows[i].self_ns);
+		isc_jb_num(&a->jb, o, "total_ns", (double)rows[i].total_ns);
+		isc_jb_num(&a->jb, o, "self_pct", pct(rows[i].self_ns, traced_ns));
+		if (rows[i].kind == ISC_SPAN_PYTHON)
+			isc_jb_num(&a->jb, o, "ops_self_ns", (double)rows[i].ops_self_ns);
+	}
+	/* the same restricted to time inside scopes: the iterations without start-up and imports */
+	uint64_t scoped = 0;
+	for (size_t i = 0; i < m; i++)
+		scoped += rows[i].scoped_self_ns;
+	qsort(rows, m, sizeof(*rows), row_by_scoped);
+	isc_jb_num(&a->jb, cpu, "scoped_ns", (double)scoped);
+	cJSON *in = isc_jb_arr(&a->jb, cpu, "top_functions_in_scopes");
+	for (size_t i = 0; i < m && i < a->top_n && rows[i].scoped_self_ns; i++) {
+		cJSON *o = isc_jb_push_obj(&a->jb, in);
+		if (!o)
+			break;
+		isc_jb_str(&a->jb, o, "name", rows[i].name);
+		isc_jb_str(&a->jb, o, "kind", rows[i].kind == ISC_SPAN_PYTHON ? "python" : "op");
+		isc_jb_str(&a->jb, o, "file", rows[i].file);
+		isc_jb_num(&a->jb, o, "line", rows[i].line);
+		isc_jb_num(&a->jb, o, "calls", (double)rows[i].scoped_calls);
+		isc_jb_num(&a->jb, o, "self_ns", (double)rows[i].scoped_self_ns);
+		isc_jb_num(&a->jb, o, "self_pct", pct(rows[i].scoped_self_ns, scoped));
+	}
+	/* the Python functions that call the most op time directly: where to look when ops dominate */
+	qsort(rows, m, sizeof(*rows), row_by_ops);
+	cJSON *callers = isc_jb_arr(&a->jb, cpu, "top_op_callers");
+	for (size_t i = 0; i < m && i < 10 && rows[i].ops_self_ns; i++) {
+		cJSON *o = isc_jb_push_obj(&a->jb, callers);
+		if (!o)
+			break;
+		jloc(a, o, rows[i].name, rows[i].file, rows[i].line);
+		isc_jb_num(&a->jb, o, "ops_self_ns", (double)rows[i].ops_self_ns);
+		isc_jb_num(&a->jb, o, "ops_pct", pct(rows[i].ops_self_ns, traced_ns));
+	}
+	free(rows);
+	return 0;
+}
+
+/* cpu.off_cpu_top row: the span and its Python function by name */
+struct off_out {
+	const char *kind, *name, *file, *py_name, *py_file; /* py_name NULL: no Python function */
+	uint32_t line, py_line;
+	uint64_t ns;
+};
+
+static int off_by_identity(const void *x, const void *y)
+{
+	const struct off_out *a = x, *b = y;
+	int c;
+	if ((c = strcmp(a->kind, b->kind)) || (c = cmp_location(a->name, a->file, a->line, b->name, b->file, b->line)))
+		return c;
+	if (!a->py_name || !b->py_name)
+		return !a->py_name - !b->py_name;
+	return cmp_location(a->py_name, a->py_file, a->py_line, b->py_name, b->py_file, b->py_line);
+}
+
+static int off_by_ns(const void *x, const void *y)
+{
+	const struct off_out *a = x, *b = y;
+	if (a->ns != b->ns)
+		return a->ns > b->ns ? -1 : 1;
+	return off_by_identity(x, y);
+}
+
+#define OFF_CPU_TOP 10
+
+/* cpu.off_cpu_top: rows of the same names (one per process) merged, most blocked first. */
+static int emit_off_cpu(struct ana *a, cJSON *cpu)
+{
+	struct off_out *rows = calloc(a->noffs ? a->noffs : 1, sizeof(*rows));
+	size_t m = 0;
+	if (!rows)
+		return -ENOMEM;
+	for (size_t i = 0; i < a->noffs; i++) {
+		const struct off_row *o = &a->offs[i];
+		const struct fn_stat *f = o->scope ? NULL : &a->fns[o->idx];
+		const struct isc_tl_string *s =
+			isc_timeline_string_borrow(a->t, o->scope ? a->scs[o->idx].name_id : f->name_id);
+		const struct isc_tl_string *py =
+			o->py_fn == NONE ? NULL : isc_timeline_string_borrow(a->t, a->fns[o->py_fn].name_id);
+		rows[i] = (struct off_out){ o->scope ? "scope" : f->kind == ISC_SPAN_PYTHON ? "python" : "op",
+					    s ? s->name : "?", s ? s->file : "",
+					    o->py_fn == NONE ? NULL : py ? py->name : "?", py ? py->file : "",
+					    s ? s->line : 0, py ? py->line : 0, o->ns };
+	}
+	qsort(rows, a->noffs, sizeof(*rows), off_by_identity);
+	for (size_t i = 0; i < a->noffs; i++) {
+		if (m && !off_by_identity(&rows[m - 1], &rows[i]))
+			rows[m - 1].ns += rows[i].ns;
+		else
+			rows[m++] = rows[i];
+	}
+	qsort(rows, m, sizeof(*rows), off_by_ns);
+	cJSON *top = isc_jb_arr(&a->jb, cpu, "off_cpu_top");
+	for (size_t i = 0; i < m && i < OFF_CPU_TOP; i++) {
+		cJSON *o = isc_jb_push_obj(&a->jb, top);
+		if (!o)
+			break;
+		isc_jb_str(&a->jb, o, "name", rows[i].name);
+		isc_jb_str(&a->jb, o, "kind", rows[i].kind);
+		isc_jb_str(&a->jb, o, "file", rows[i].file);
+		isc_jb_num(&a->jb, o, "line", rows[i].line);
+		isc_jb_num(&a->jb, o, "blocked_ns", (double)rows[i].ns);
+		if (!rows[i].py_name) {
+			isc_jb_chk(&a->jb, cJSON_AddNullToObject(o, "python"));
+			continue;
+		}
+		jloc(a, isc_jb_obj(&a->jb, o, "python"), rows[i].py_name, rows[i].py_file, rows[i].py_line);
+	}
+	free(rows);
+	return 0;
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+	return a < b ? -1 : a > b;
+}
+
+static int cmp_iter(const void *x, const void *y)
+{
+	const struct iter_sample *a = x, *b = y;
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	return a->begin_ts < b->begin_ts ? -1 : a->begin_ts > b->begin_ts;
+}
+
+/* iterations.spans rows: warm-up first, then by start */
+struct span_out {
+	uint64_t begin, end;
+	bool warm;
+};
+
+static int cmp_span_out(const void *x, const void *y)
+{
+	const struct span_out *a = x, *b = y;
+	if (a->warm != b->warm)
+		return a->warm ? -1 : 1;
+	return a->begin < b->begin ? -1 : a->begin > b->begin;
+}
+
+/*
+ * iterations.dataloader: outermost DataLoader spans over the whole run, and
+ * their share of the steady-state period [first steady start, last steady
+ * end], from the dl_time() stamps of the iterations that bound it.
+ */
+static void emit_dataloader(struct ana *a, cJSON *it, bool steady, uint64_t from, uint64_t to, uint64_t dl_ns)
+{
+	if (!a->dl_calls) {
+		isc_jb_chk(&a->jb, cJSON_AddNullToObject(it, "dataloader"));
+		return;
+	}
+	uint32_t name_id = 0;
+	uint64_t best = 0;
+	bool found = false;
+	for (size_t i = 0; i < a->nfns; i++)
+		if (a->fns[i].dataloader && (!found || a->fns[i].total_ns > best)) {
+			found = true;
+			best = a->fns[i].total_ns;
+			name_id = a->fns[i].name_id;
+		}
+	for (size_t i = 0; i < a->nscs; i++)
+		if (a->scs[i].dataloader && (!found || a->scs[i].total_ns > best)) {
+			found = true;
+			best = a->scs[i].total_ns;
+			name_id = a->scs[i].name_id;
+		}
+	cJSON *o = isc_jb_obj(&a->jb, it, "dataloader");
+	isc_jb_num(&a->jb, o, "total_ns", (double)a->dl_closed_ns);
+	isc_jb_num(&a->jb, o, "calls", (double)a->dl_calls);
+	bool have = steady && to > from;
+	isc_jb_num_or_null(&a->jb, o, "pct_of_step", have, have ? round(1e4 * (double)dl_ns / (double)(to - from)) / 100 : 0);
+	const struct isc_tl_string *s = isc_timeline_string_borrow(a->t, name_id);
+	jloc(a, isc_jb_obj(&a->jb, o, "function"), s ? s->name : "?", s ? s->file : "", s ? s->line : 0);
+}
+
+#define ITER_SPANS_MAX 1000
+#define ITER_HIST_BINS 20
+
+/* iterations.histogram of the sorted steady-state latencies; null without any. */
+static void emit_histogram(struct ana *a, cJSON *it, const uint64_t *lat, size_t n)
+{
+	uint64_t edges[ITER_HIST_BINS + 1], counts[ITER_HIST_BINS];
+	if (!n) {
+		isc_jb_chk(&a->jb, cJSON_AddNullToObject(it, "histogram"));
+		return;
+	}
+	unsigned k = isc_histogram_linear(lat, n, ITER_HIST_BINS, edges, counts);
+	cJSON *h = isc_jb_obj(&a->jb, it, "histogram");
+	cJSON *e = isc_jb_arr(&a->jb, h, "edges_ns"), *c = isc_jb_arr(&a->jb, h, "counts");
+	for (unsigned i = 0; i <= k && e && c; i++) {
+		isc_jb_push_num(&a->jb, e, (double)edges[i]);
+		if (i < k)
+			isc_jb_push_num(&a->jb, c, (double)counts[i]);
+	}
+}
+
+/*
+ * The iteration scope is the scope name with the most spans (ties: the
+ * larger total time, then the first seen), DataLoader annotations left out.
+ * Warm-up: the earliest iteration of each process that ran at least 2 is
+ * excluded from the latency stats, as are iterations whose end was never
+ * recorded; the rest are the steady-state iterations.
+ */
+static int emit_iterations(struct ana *a, cJSON *root)
+{
+	cJSON *it = isc_jb_obj(&a->jb, root, "iterations");
+	struct scope *best = NULL;
+	for (size_t i = 0; i < a->nscs; i++) {
+		struct scope *s = &a->scs[i];
+		if (s->dataloader)
+			continue;
+		if (!best || s->n > best->n || (s->n == best->n && s->total_ns > best->total_ns))
+			best = s;
+	}
+	isc_jb_str(&a->jb, it, "name", best ? scope_name(a, best) : NULL);
+	isc_jb_num(&a->jb, it, "count", best ? (double)best->n : 0);
+	isc_jb_str(&a->jb, it, "rule", "iterations = spans of the most frequent scope name (DataLoader annotations "
+			    "left out); warm-up = the first iteration of each process that ran at least 2");
+	uint64_t *lat = NULL;
+	struct span_out *spans = NULL;
+	size_t nlat = 0, warm = 0, incomplete = 0, nspans = 0;
+	/* the steady-state period and the DataLoader time stamps at its ends */
+	uint64_t st_from = UINT64_MAX, st_to = 0, dl_from = 0, dl_to = 0;
+	if (best && best->n) {
+		if (!(lat = malloc(best->n * sizeof(*lat))) || !(spans = malloc(best->n * sizeof(*spans)))) {
+			free(lat);
+			return -ENOMEM;
+		}
+		qsort(best->s, best->n, sizeof(*best->s), cmp_iter);
+		for (size_t i = 0, j; i < best->n; i = j) {
+			for (j = i; j < best->n && best->s[j].pid == best->s[i].pid; j++)
+				;
+			for (size_t k = i; k < j; k++) {
+				const struct iter_sample *x = &best->s[k];
+				uint64_t end = x->begin_ts + x->dur;
+				if (end > a->iter_end_ts)
+					a->iter_end_ts = end;
+				if (k == i && j - i >= 2 && end > a->warm_end_ts)
+					a->warm_end_ts = end;
+				if (k == i && j - i >= 2) {
+					warm++;
+					spans[nspans++] = (struct span_out){ x->begin_ts, end, true };
+				} else if (!x->complete) {
+					incomplete++;
+				} else {
+					lat[nlat++] = x->dur;
+					spans[nspans++] = (struct span_out){ x->begin_ts, end, false };
+					if (x->begin_ts < st_from) {
+						st_from = x->begin_ts;
+						dl_from = x->dl_begin;
+					}
+					if (end >= st_to) {
+						st_to = end;
+						dl_to = x->dl_end;
+					}
+				}
+			}
+		}
+		qsort(lat, nlat, sizeof(*lat), cmp_u64);
+		qsort(spans, nspans, sizeof(*spans), cmp_span_out);
+	}
+	isc_jb_num(&a->jb, it, "warmup_excluded", (double)warm);
+	isc_jb_num(&a->jb, it, "incomplete_excluded", (double)incomplete);
+	isc_jb_num(&a->jb, it, "samples", (double)nlat);
+	cJSON *l = isc_jb_obj(&a->jb, it, "latency_ns");
+	cJSON *ci = isc_jb_obj(&a->jb, it, "latency_ci95_ns");
+	static const struct { const char *k; double p; } qs[] = { { "p50", .5 }, { "p90", .9 }, { "p99", .99 } };
+	for (size_t i = 0; i < 3; i++) {
+		size_t lo = 0, hi = 0;
+		isc_jb_num_or_null(&a->jb, l, qs[i].k, nlat, nlat ? (double)isc_quantile_sorted(lat, nlat, qs[i].p) : 0);
+		isc_quantile_ci(nlat, qs[i].p, 0.95, &lo, &hi);
+		cJSON *c = isc_jb_obj(&a->jb, ci, qs[i].k);
+		isc_jb_num_or_null(&a->jb, c, "low", lo, lo ? (double)lat[lo - 1] : 0);
+		isc_jb_num_or_null(&a->jb, c, "high", hi, hi ? (double)lat[hi - 1] : 0);
+	}
+	double sum = 0;
+	for (size_t i = 0; i < nlat; i++)
+		sum += (double)lat[i];
+	isc_jb_num_or_null(&a->jb, l, "mean", nlat, nlat ? round(sum / (double)nlat) : 0);
+	isc_jb_num_or_null(&a->jb, l, "min", nlat, nlat ? (double)lat[0] : 0);
+	isc_jb_num_or_null(&a->jb, l, "max", nlat, nlat ? (double)lat[nlat - 1] : 0);
+	emit_histogram(a, it, lat, nlat);
+	free(lat);
+	cJSON *sc = isc_jb_arr(&a->jb, it, "scopes");
+	for (size_t i = 0; i < a->nscs && i < 20; i++) {
+		cJSON *o = isc_jb_push_obj(&a->jb, sc);
+		if (!o)
+			break;
+		isc_jb_str(&a->jb, o, "name", scope_name(a, &a->scs[i]));
+		isc_jb_num(&a->jb, o, "count", (double)a->scs[i].n);
+		isc_jb_num(&a->jb, o, "total_ns", (double)a->scs[i].total_ns);
+	}
+	cJSON *sp = isc_jb_arr(&a->jb, it, "spans");
+	for (size_t i = 0; i < nspans && i < ITER_SPANS_MAX && sp; i++) {
+		cJSON *pair = cJSON_CreateArray();
+		if (!isc_jb_chk(&a->jb, pair) || !cJSON_AddItemToArray(sp, pair)) {
+			cJSON_Delete(pair);
+			a->jb.oom = true;
+			break;
+		}
+		isc_jb_push_num(&a->jb, pair, (double)(spans[i].begin - a->first_ts));
+		isc_jb_push_num(&a->jb, pair, (double)(spans[i].end - a->first_ts));
+	}
+	isc_jb_bool(&a->jb, it, "spans_truncated", nspans > ITER_SPANS_MAX);
+	isc_jb_num(&a->jb, it, "warmup_spans", (double)(warm < ITER_SPANS_MAX ? warm : ITER_SPANS_MAX));
+	free(spans);
+	emit_dataloader(a, it, nlat > 0, st_from, st_to, dl_to > dl_from ? dl_to - dl_from : 0);
+	return 0;
+}
+
+static int cmp_proc(const void *x, const void *y)
+{
+	const struct proc *a = *(struct proc *const *)x, *b = *(struct proc *const *)y;
+	return a->pid < b->pid ? -1 : a->pid > b->pid;
+}
+
+/* Threads of a process: the main thread (tid == pid) first, then by tid. */
+static int cmp_thread(const void *x, const void *y)
+{
+	const struct thread *a = *(struct thread *const *)x, *b = *(struct thread *const *)y;
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	bool ma = a->tid == a->pid, mb = b->tid == b->pid;
+	if (ma != mb)
+		return ma ? -1 : 1;
+	return a->tid < b->tid ? -1 : a->tid > b->tid;
+}
+
+static void emit_rates(struct ana *a, cJSON *o, const struct proc *p, double *vsum, double *isum)
+{
+	cJSON *cs = isc_jb_obj(&a->jb, o, "context_switches");
+	bool have = p->nsamples >= 2 && p->s_ts1 > p->s_ts0;
+	double s = have ? (double)(p->s_ts1 - p->s_ts0) / 1e9 : 1;
+	double v = have && p->vcsw1 >= p->vcsw0 ? round(100 * (double)(p->vcsw1 - p->vcsw0) / s) / 100 : 0;
+	double iv = have && p->ivcsw1 >= p->ivcsw0 ? round(100 * (double)(p->ivcsw1 - p->ivcsw0) / s) / 100 : 0;
+	isc_jb_num_or_null(&a->jb, cs, "voluntary_per_s", have, v);
+	isc_jb_num_or_null(&a->jb, cs, "involuntary_per_s", have, iv);
+	*vsum += v;
+	*isum += iv;
+}
+
+static const char *exit_how_name(uint64_t how)
+{
+	return how == 0 ? "exited" : how == 1 ? "signaled" : "lost";
+}
+
+static void emit_processes(struct ana *a, cJSON *root, double *vsum, double *isum, bool *have_cs)
+{
+	const struct isc_tl_header *h = isc_timeline_header_borrow(a->t);
+	cJSON *ps = isc_jb_arr(&a->jb, root, "processes");
+	if (a->nprs) /* NULL arrays when a timeline has no process (only GPU operations) */
+		qsort(a->prs, a->nprs, sizeof(*a->prs), cmp_proc);
+	if (a->nths)
+		qsort(a->ths, a->nths, sizeof(*a->ths), cmp_thread);
+	size_t ti = 0;
+	for (size_t i = 0; i < a->nprs; i++) {
+		const struct proc *p = a->prs[i];
+		cJSON *o = isc_jb_push_obj(&a->jb, ps);
+		if (!o)
+			return;
+		isc_jb_num(&a->jb, o, "pid", p->pid);
+		isc_jb_num_or_null(&a->jb, o, "ppid", p->have_info, p->ppid);
+		/* without PROC_INFO, a lone process is the recorded command */
+		isc_jb_str(&a->jb, o, "command", p->command ? p->command : a->nprs == 1 ? h->cmdline : "");
+		isc_jb_num_or_null(&a->jb, o, "exit_status", p->have_exit, (double)p->exit_status);
+		isc_jb_str(&a->jb, o, "exit_how", p->have_exit ? exit_how_name(p->exit_how) : NULL);
+		isc_jb_num_or_null(&a->jb, o, "cpu_ns", p->nsamples, (double)p->cpu_ns);
+		isc_jb_num_or_null(&a->jb, o, "system_ns", p->nsamples, (double)p->sys_ns);
+		isc_jb_num_or_null(&a->jb, o, "rss_peak_bytes", p->have_rss, (double)p->rss_peak);
+		isc_jb_num_or_null(&a->jb, o, "minor_faults", p->nsamples, (double)p->minflt);
+		isc_jb_num_or_null(&a->jb, o, "major_faults", p->nsamples, (double)p->majflt);
+		emit_rates(a, o, p, vsum, isum);
+		*have_cs |= p->nsamples >= 2 && p->s_ts1 > p->s_ts0;
+		cJSON *ts = isc_jb_arr(&a->jb, o, "threads");
+		while (ti < a->nths && a->ths[ti]->pid < p->pid)
+			ti++;
+		for (; ti < a->nths && a->ths[ti]->pid == p->pid; ti++) {
+			const struct thread *th = a->ths[ti];
+			cJSON *t = isc_jb_push_obj(&a->jb, ts);
+			if (!t)
+				return;
+			isc_jb_num(&a->jb, t, "tid", th->tid);
+			isc_jb_str(&a->jb, t, "name", th->name ? th->name : th->comm ? th->comm : "");
+			isc_jb_str(&a->jb, t, "comm", th->comm);
+			isc_jb_num_or_null(&a->jb, t, "cpu_ns", th->have_cpu, (double)th->cpu_ns);
+			isc_jb_num_or_null(&a->jb, t, "system_ns", th->have_cpu, (double)th->sys_ns);
+			isc_jb_bool(&a->jb, t, "traced", th->traced);
+			isc_jb_num(&a->jb, t, "events", (double)th->events);
+			isc_jb_num(&a->jb, t, "python_ns", (double)(th->python_ns - th->off_py_ns));
+			isc_jb_num(&a->jb, t, "ops_ns", (double)(th->ops_ns - th->off_ops_ns));
+			isc_jb_num(&a->jb, t, "off_cpu_ns", (double)(th->off_ops_ns + th->off_py_ns));
+			if (th->have_cpu) {
+				char st[2] = { th->state, 0 };
+				isc_jb_str(&a->jb, t, "state", st);
+				isc_jb_num(&a->jb, t, "last_cpu", (double)th->last_cpu);
+			}
+			if (th->have_numa)
+				isc_jb_num(&a->jb, t, "numa_node", (double)th->numa_node);
+		}
+	}
+}
+
+#define GROWTH_TOP 5
+
+static int emit_memory(struct ana *a, cJSON *root)
+{
+	cJSON *m = isc_jb_obj(&a->jb, root, "memory");
+	uint64_t majflt = 0, minflt = 0, pswap = 0;
+	bool have_faults = false, have_smaps = false;
+	for (size_t i = 0; i < a->nprs; i++) {
+		majflt += a->prs[i]->majflt;
+		minflt += a->prs[i]->minflt;
+		have_faults |= a->prs[i]->nsamples > 0;
+		if (a->prs[i]->have_smaps) {
+			have_smaps = true;
+			if (a->prs[i]->swap_max > pswap)
+				pswap = a->prs[i]->swap_max;
+		}
+	}
+	double slope = 0;
+	uint64_t npts = 0;
+	uint64_t cut = a->first_ts + (a->last_ts - a->first_ts) / 10;
+	bool have_slope = isc_lsq_slope(a->rss_lsq, cut, UINT64_MAX, &slope, &npts);
+	isc_jb_num_or_null(&a->jb, m, "rss_peak_bytes", a->have_rss, (double)a->rss_total_peak);
+	isc_jb_num_or_null(&a->jb, m, "rss_growth_bytes_per_s", have_slope, round(slope));
+	isc_jb_num(&a->jb, m, "rss_growth_samples", (double)npts);
+	/* the same between the end of the warm-up iterations and the last
+	 * iteration's end: steady-state growth, without start-up and teardown */
+	if (a->warm_end_ts > cut)
+		cut = a->warm_end_ts;
+	have_slope = a->warm_end_ts && isc_lsq_slope(a->rss_lsq, cut, a->iter_end_ts, &slope, &npts);
+	isc_jb_num_or_null(&a->jb, m, "rss_growth_after_warmup_bytes_per_s", have_slope, round(slope));
+	isc_jb_num_or_null(&a->jb, m, "after_warmup_span_ns", a->warm_end_ts && a->iter_end_ts > a->warm_end_ts,
+		     (double)(a->iter_end_ts - a->warm_end_ts));
+	isc_jb_num_or_null(&a->jb, m, "major_faults", have_faults, (double)majflt);
+	isc_jb_num_or_null(&a->jb, m, "minor_faults", have_faults, (double)minflt);
+	isc_jb_num_or_null(&a->jb, m, "swap_used_bytes_max", a->have_meminfo, (double)a->swap_used_max);
+	isc_jb_num_or_null(&a->jb, m, "mem_available_bytes_min", a->have_meminfo, (double)a->mem_avail_min);
+	isc_jb_num_or_null(&a->jb, m, "process_swap_bytes_max", have_smaps, (double)pswap);
+	cJSON *pr = isc_jb_obj(&a->jb, m, "pressure");
+	static const char *const res[3] = { "cpu", "memory", "io" };
+	for (int i = 0; i < 3; i++) {
+		const struct pressure *ps = &a->psi[i];
+		cJSON *o = isc_jb_obj(&a->jb, pr, res[i]);
+		bool span = ps->n >= 2 && ps->ts1 > ps->ts0 && ps->tot1 >= ps->tot0;
+		isc_jb_num_or_null(&a->jb, o, "some_avg10_max", ps->have, (double)ps->avg10_max_x100 / 100);
+		isc_jb_num_or_null(&a->jb, o, "some_stall_pct", span,
+			     span ? round(1e4 * (double)(ps->tot1 - ps->tot0) * 1e3 / (double)(ps->ts1 - ps->ts0)) / 100 : 0);
+	}
+	size_t n;
+	struct fn_row *rows = merged_rows(a, &n);
+	if (!rows)
+		return -ENOMEM;
+	qsort(rows, n, sizeof(*rows), row_by_growth);
+	cJSON *g = isc_jb_arr(&a->jb, m, "growth_top");
+	for (size_t i = 0; i < n && i < GROWTH_TOP && rows[i].growth_bytes; i++) {
+		cJSON *o = isc_jb_push_obj(&a->jb, g);
+		if (!o)
+			break;
+		jloc(a, o, rows[i].name, rows[i].file, rows[i].line);
+		isc_jb_num(&a->jb, o, "growth_bytes", (double)rows[i].growth_bytes);
+	}
+	free(rows);
+	return 0;
+}
+
+cJSON *isc_ana_build(struct ana *a, bool damaged)
+{
+	const struct isc_tl_header *h = isc_timeline_header_borrow(a->t);
+	const struct isc_tl_stats *st = isc_timeline_stats_borrow(a->t);
+	cJSON *root = cJSON_CreateObject();
+	if (!root)
+		return NULL;
+	isc_jb_num(&a->jb, root, "schema_version", ISC_FINDINGS_SCHEMA_VERSION);
+	cJSON *tool = isc_jb_obj(&a->jb, root, "tool");
+	isc_jb_str(&a->jb, tool, "name", "iscope-analyze");
+	isc_jb_str(&a->jb, tool, "version", ISC_VERSION);
+
+	uint64_t python = 0, ops = 0, off_ops = 0, off_py = 0, ntraced = 0, vsw = 0, ivsw = 0;
+	bool measured = false;
+	for (size_t i = 0; i < a->nths; i++) {
+		struct thread *th = a->ths[i];
+		thread_split(th);
+		python += th->python_ns;
+		ops += th->ops_ns;
+		off_ops += th->off_ops_ns;
+		off_py += th->off_py_ns;
+		ntraced += th->traced;
+		measured |= th->traced && th->win_n >= 2;
+		if (th->traced && th->win_n >= 2) {
+			vsw += th->w_vcsw1 > th->w_vcsw0 ? th->w_vcsw1 - th->w_vcsw0 : 0;
+			ivsw += th->w_ivcsw1 > th->w_ivcsw0 ? th->w_ivcsw1 - th->w_ivcsw0 : 0;
+		}
+	}
+	uint64_t traced = python + ops;
+
+	cJSON *s = isc_jb_obj(&a->jb, root, "summary");
+	isc_jb_num(&a->jb, s, "wall_ns", a->have_ts ? (double)(a->last_ts - a->first_ts) : 0);
+	isc_jb_num(&a->jb, s, "start_ns", (double)a->first_ts);
+	isc_jb_num(&a->jb, s, "end_ns", (double)a->last_ts);
+	isc_jb_num(&a->jb, s, "events", (double)st->events);
+	isc_jb_num(&a->jb, s, "dropped_events", (double)(st->have_end ? st->dropped : a->dropped_sum));
+	isc_jb_num(&a->jb, s, "lost_frames", (double)st->lost_frames);
+	/* abrupt: the trace was cut short, or the workload was killed */
+	bool cut = !st->have_end || st->abrupt;
+	isc_jb_bool(&a->jb, s, "abrupt", cut || st->signaled);
+	isc_jb_str(&a->jb, s, "end_reason", cut ? "cut" : st->signaled ? "signaled" : "exited");
+	/* a cut trace never recorded how the workload ended */
+	isc_jb_num_or_null(&a->jb, s, "exit_status", !cut, st->exit_status);
+	isc_jb_num_or_null(&a->jb, s, "exit_signal", !cut && st->signaled, st->exit_status - 128);
+	isc_jb_num(&a->jb, s, "processes", (double)a->nprs);
+	isc_jb_num(&a->jb, s, "threads", (double)a->nths);
+	isc_jb_num(&a->jb, s, "traced_threads", (double)ntraced);
+	isc_jb_bool(&a->jb, s, "damaged", damaged || st->lost_frames > 0); /* the trace, or the timeline */
+	isc_jb_bool(&a->jb, s, "complete", st->have_end);
+	isc_jb_num(&a->jb, s, "unclosed_spans", (double)a->unclosed_spans);
+	isc_jb_num(&a->jb, s, "merge_closed_spans", (double)a->merge_closed_spans);
+	isc_jb_num(&a->jb, s, "unmatched_span_ends", (double)a->unmatched_ends);
+	isc_jb_num(&a->jb, s, "clock_uncertainty_ns", (double)h->clock_uncertainty_ns);
+	isc_jb_num(&a->jb, s, "warnings_total", (double)a->warns_total);
+	cJSON *ws = isc_jb_arr(&a->jb, s, "warnings");
+	for (size_t i = 0; i < a->nwarns; i++) {
+		cJSON *w = isc_jb_push_obj(&a->jb, ws);
+		if (!w)
+			break;
+		isc_jb_num(&a->jb, w, "pid", a->warns[i].pid);
+		isc_jb_num(&a->jb, w, "code", (double)a->warns[i].code);
+		isc_jb_str(&a->jb, w, "kind", warning_kind(a->warns[i].code));
+		isc_jb_str(&a->jb, w, "message", a->warns[i].msg);
+		isc_jb_num(&a->jb, w, "count", (double)a->warns[i].count);
+	}
+
+	cJSON *env = isc_jb_obj(&a->jb, root, "environment");
+	isc_jb_str(&a->jb, env, "host", h->host);
+	isc_jb_str(&a->jb, env, "cmdline", h->cmdline);
+	isc_jb_num(&a->jb, env, "ncpu", h->ncpu);
+	isc_jb_num(&a->jb, env, "sample_hz", h->sample_hz);
+	char when[64] = "";
+	time_t secs = (time_t)(h->epoch_realtime_ns / 1000000000u);
+	struct tm tm;
+	if (h->epoch_realtime_ns && gmtime_r(&secs, &tm))
+		snprintf(when, sizeof(when), "%04d-%02d-%02dT%02d:%02d:%02d.%09uZ", tm.tm_year + 1900, tm.tm_mon + 1,
+			 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (unsigned)(h->epoch_realtime_ns % 1000000000u));
+	isc_jb_str(&a->jb, env, "start_time", *when ? when : NULL);
+
+	double vsum = 0, isum = 0;
+	bool have_cs = false;
+	emit_processes(a, root, &vsum, &isum, &have_cs);
+	if (emit_iterations(a, root))
+		goto oom;
+
+	cJSON *cpu = isc_jb_obj(&a->jb, root, "cpu");
+	if (emit_functions(a, cpu, traced))
+		goto oom;
+	cJSON *sp = isc_jb_obj(&a->jb, cpu, "split");
+	uint64_t off = off_ops + off_py;
+	isc_jb_num(&a->jb, sp, "python_ns", (double)(python - off_py));
+	isc_jb_num(&a->jb, sp, "ops_ns", (double)(ops - off_ops));
+	isc_jb_num(&a->jb, sp, "off_cpu_ns", (double)off);
+	isc_jb_num(&a->jb, sp, "python_pct", pct(python - off_py, traced));
+	isc_jb_num(&a->jb, sp, "ops_pct", pct(ops - off_ops, traced));
+	isc_jb_num(&a->jb, sp, "off_cpu_pct", pct(off, traced));
+	isc_jb_num(&a->jb, sp, "traced_ns", (double)traced);
+	isc_jb_num(&a->jb, sp, "off_cpu_from_python_ns", (double)off_py);
+	isc_jb_bool(&a->jb, sp, "off_cpu_measured", measured);
+	isc_jb_num(&a->jb, sp, "voluntary_switches", (double)vsw);
+	isc_jb_num(&a->jb, sp, "involuntary_switches", (double)ivsw);
+	cJSON *cs = isc_jb_obj(&a->jb, cpu, "context_switches");
+	isc_jb_num_or_null(&a->jb, cs, "voluntary_per_s", have_cs, round(100 * vsum) / 100);
+	isc_jb_num_or_null(&a->jb, cs, "involuntary_per_s", have_cs, round(100 * isum) / 100);
+	isc_jb_num_or_null(&a->jb, cpu, "runnable_threads_mean", a->rounds,
+		     a->rounds ? round(100 * (double)a->runnable_sum / (double)a->rounds) / 100 : 0);
+	isc_jb_num_or_null(&a->jb, cpu, "runnable_threads_max", a->rounds, (double)a->runnable_max);
+	isc_jb_num_or_null(&a->jb, cpu, "threads_max", a->have_threads, (double)a->threads_max);
+	isc_jb_num_or_null(&a->jb, cpu, "blocked_ns", a->rounds, (double)a->blocked_ns);
+	isc_jb_num_or_null(&a->jb, cpu, "state_samples", a->rounds, (double)a->state_samples);
+	if (emit_off_cpu(a, cpu) || emit_memory(a, root) || isc_numa_emit(a->numa, root))
+		goto oom;
+	if (isc_gpu_ana_emit(a->gpu, root) ||
+	    isc_series_emit(a->series, a->first_ts, a->last_ts, h->ncpu, root))
+		goto oom;
+
+	cJSON *mk = isc_jb_arr(&a->jb, root, "marks");
+	for (size_t i = 0; i < a->nmks; i++) {
+		cJSON *o = isc_jb_push_obj(&a->jb, mk);
+		if (!o)
+			break;
+		isc_jb_str(&a->jb, o, "name", str_name(a, a->mks[i].name_id));
+		isc_jb_num(&a->jb, o, "count", (double)a->mks[i].count);
+		isc_jb_num(&a->jb, o, "sum", (double)a->mks[i].sum);
+	}
+	if (a->jb.oom || isc_findings_evaluate(root))
+		goto oom;
+	return root;
+oom:
+	cJSON_Delete(root);
+	return NULL;
+}
