@@ -13,8 +13,14 @@
  *   +----------------------+ str_off
  *   | string area          |   str_size bytes of STRING_DEF records
  *   +----------------------+ ring_off
- *   | ring 0 | ring 1 ...  |   nslots x ring_size bytes (power of two)
+ *   | ring 0 ... nbig-1    |   nbig x big_ring_size bytes (power of two)
+ *   | ring nbig ...        |   (nslots - nbig) x ring_size bytes (power of two)
  *   +----------------------+
+ *
+ * The first nbig slots (the first threads of the process: the main thread,
+ * then the first ones it starts) get big rings, the others ordinary ones:
+ * a busy thread has room for a few hundred ms of records at 10 M events/s
+ * while the whole file stays within the recorder's budget (--trace-size).
  *
  * Each thread claims one slot and is the single producer of its ring; the
  * recorder's drain thread is the single consumer.  head/tail are byte
@@ -45,10 +51,12 @@
 #include <unistd.h>
 
 #define ISC_SHM_MAGIC 0x4D485349u /* "ISHM" */
-#define ISC_SHM_VERSION 1
+#define ISC_SHM_VERSION 2
 #define ISC_SHM_SLOTS_OFF 4096u
 #define ISC_SHM_SLOT_SIZE 64u
 #define ISC_SHM_MAX_SLOTS 1024u
+#define ISC_SHM_DEFAULT_SLOTS 64u /* the Python agent's, without INFERSCOPE_SLOTS */
+#define ISC_SHM_BIG_RINGS 8u      /* its big rings, with INFERSCOPE_BIG_RING_KB */
 
 enum isc_slot_state {
 	ISC_SLOT_FREE = 0,
@@ -69,7 +77,7 @@ struct isc_shm_proc {
 	uint32_t ppid;
 	uint64_t file_size;
 	uint32_t nslots;
-	uint32_t ring_size; /* bytes per ring, power of two */
+	uint32_t ring_size; /* bytes per ring of slots >= nbig, power of two */
 	uint64_t str_off;
 	uint64_t str_size;
 	uint64_t ring_off;
@@ -81,6 +89,8 @@ struct isc_shm_proc {
 	_Atomic uint64_t slot_dropped;  /* events lost because no slot was free */
 	char cmdline[2048];             /* NUL-separated argv, truncated */
 	uint32_t cmdline_len;
+	uint32_t nbig;          /* slots [0, nbig) have rings of big_ring_size */
+	uint32_t big_ring_size; /* power of two >= ring_size; unused when nbig = 0 */
 };
 
 struct isc_shm_slot {
@@ -101,9 +111,27 @@ static inline struct isc_shm_slot *isc_shm_slot_at(void *base, uint32_t i)
 	return (struct isc_shm_slot *)((char *)base + ISC_SHM_SLOTS_OFF + (uint64_t)i * ISC_SHM_SLOT_SIZE);
 }
 
+/*
+ * Offset of ring i from ring_off, and its size, for a layout of nbig big
+ * rings followed by ordinary ones.  The recorder passes its validated
+ * copies of the header's fields, never the shared header itself.
+ */
+static inline uint64_t isc_shm_ring_offset(uint32_t nbig, uint32_t big, uint32_t ring, uint32_t i)
+{
+	if (i < nbig)
+		return (uint64_t)i * big;
+	return (uint64_t)nbig * big + (uint64_t)(i - nbig) * ring;
+}
+
+static inline uint32_t isc_shm_ring_len(uint32_t nbig, uint32_t big, uint32_t ring, uint32_t i)
+{
+	return i < nbig ? big : ring;
+}
+
+/* Producer side (the agent trusts its own header). */
 static inline uint8_t *isc_shm_ring_at(void *base, const struct isc_shm_proc *p, uint32_t i)
 {
-	return (uint8_t *)base + p->ring_off + (uint64_t)i * p->ring_size;
+	return (uint8_t *)base + p->ring_off + isc_shm_ring_offset(p->nbig, p->big_ring_size, p->ring_size, i);
 }
 
 /*

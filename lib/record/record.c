@@ -66,6 +66,8 @@
 #include "isc_shm.h"
 
 #define DRAIN_MS 20
+#define DRAIN_MIN_MS 2
+#define DRAIN_FILL 0.125 /* a ring found fuller than this: drain sooner */
 #define ROUND_LAG 5
 #define PENDING_MAX (128u << 10)
 #define MAX_PROCS 4096
@@ -102,6 +104,7 @@ struct proc {
 	uint8_t *map;
 	size_t map_len;
 	uint32_t nslots, ring_size; /* validated copies of the header */
+	uint32_t nbig, big_ring_size;
 	uint64_t str_off, str_size, ring_off;
 	uint64_t str_read;
 	uint32_t str_seq;
@@ -145,7 +148,8 @@ struct rec {
 	bool direct; /* flight recorder: write through (at exit) */
 	struct sigaction old_pipe;
 	size_t pending_max; /* raw bytes of a stream's events per frame */
-	uint64_t ring_max;  /* the ring size we told the agents (INFERSCOPE_RING_KB) */
+	uint64_t ring_max;  /* the largest ring we told the agents (INFERSCOPE_[BIG_]RING_KB) */
+	double fill_max;    /* this cycle: largest share of a ring found in use */
 	uint64_t drained;   /* bytes of records drained from all rings so far */
 	struct isc_gpu_setup gpu; /* CUDA agent injection, NVML */
 };
@@ -335,16 +339,23 @@ static int proc_attach(struct rec *r, struct proc *p)
 	struct isc_shm_proc *h = (struct isc_shm_proc *)p->map;
 	if (atomic_load_explicit((_Atomic uint32_t *)&h->magic, memory_order_acquire) != ISC_SHM_MAGIC)
 		return 0;
-	uint64_t nslots = h->nslots, ring = h->ring_size;
+	uint64_t nslots = h->nslots, ring = h->ring_size, nbig = h->nbig, big = h->big_ring_size;
 	uint64_t str_off = h->str_off, str_size = h->str_size, ring_off = h->ring_off;
+	if (!nbig)
+		big = ring;
 	if (h->version != ISC_SHM_VERSION || h->pid != (uint32_t)p->pid || nslots == 0 ||
 	    nslots > ISC_SHM_MAX_SLOTS || ring < 4096 || ring > r->ring_max || (ring & (ring - 1)) ||
+	    nbig > nslots || big < ring || big > r->ring_max || (big & (big - 1)) ||
 	    str_off < ISC_SHM_SLOTS_OFF + nslots * ISC_SHM_SLOT_SIZE || str_size > p->map_len ||
 	    str_off > p->map_len - str_size || ring_off < str_off + str_size ||
-	    ring_off > p->map_len || nslots * ring > p->map_len - ring_off)
+	    ring_off > p->map_len ||
+	    isc_shm_ring_offset((uint32_t)nbig, (uint32_t)big, (uint32_t)ring, (uint32_t)nslots) > p->map_len - ring_off)
 		return proc_refuse(r, p, "inconsistent shared-memory header");
 	p->nslots = (uint32_t)nslots;
 	p->ring_size = (uint32_t)ring;
+	p->nbig = (uint32_t)nbig;
+	p->big_ring_size = (uint32_t)big;
+	ring = big; /* the scratch buffer holds the largest ring */
 	p->str_off = str_off;
 	p->str_size = str_size;
 	p->ring_off = ring_off;
@@ -422,7 +433,8 @@ static void drain_slot(struct rec *r, struct proc *p, uint32_t i, uint64_t now)
 {
 	struct isc_shm_slot *slot = isc_shm_slot_at(p->map, i);
 	struct stream *s = &p->streams[i];
-	uint8_t *ring = p->map + p->ring_off + (uint64_t)i * p->ring_size;
+	uint8_t *ring = p->map + p->ring_off + isc_shm_ring_offset(p->nbig, p->big_ring_size, p->ring_size, i);
+	uint32_t rsize = isc_shm_ring_len(p->nbig, p->big_ring_size, p->ring_size, i);
 	if (!s->started) {
 		uint32_t tid = atomic_load_explicit(&slot->tid, memory_order_acquire);
 		if (!tid)
@@ -434,14 +446,16 @@ static void drain_slot(struct rec *r, struct proc *p, uint32_t i, uint64_t now)
 		return; /* its ring is no longer read */
 	uint64_t head = atomic_load_explicit(&slot->head, memory_order_acquire);
 	uint64_t tail = atomic_load_explicit(&slot->tail, memory_order_relaxed);
-	if (head - tail > p->ring_size) {
+	if (head - tail > rsize) {
 		s->broken = true;
 		isc_log(ISC_LOG_WARN, "pid %d thread %u: ring head %llu is %llu bytes past its tail (ring of %u); ring discarded",
-			(int)p->pid, s->tid, (unsigned long long)head, (unsigned long long)(head - tail), p->ring_size);
+			(int)p->pid, s->tid, (unsigned long long)head, (unsigned long long)(head - tail), rsize);
 		r->res->warnings++;
 		return;
 	}
-	uint32_t n = isc_ring_peek(slot, ring, p->ring_size, r->scratch, p->ring_size);
+	uint32_t n = isc_ring_peek(slot, ring, rsize, r->scratch, rsize);
+	if ((double)n / rsize > r->fill_max)
+		r->fill_max = (double)n / rsize;
 	struct isc_cursor c;
 	struct isc_rec rec;
 	int rc;
@@ -636,6 +650,7 @@ static void detect_gone(struct rec *r);
 static void drain_cycle(struct rec *r, bool final)
 {
 	uint64_t now = isc_now_ns();
+	r->fill_max = 0;
 	scan_session(r);
 	for (unsigned k = 0; k < r->nprocs; k++)
 		if (!r->procs[k]->closed)
@@ -676,6 +691,20 @@ static void drain_cycle(struct rec *r, bool final)
 
 static void write_clock_pair(struct rec *r);
 
+/*
+ * Time to the next drain cycle: DRAIN_MS while every ring was found less
+ * than DRAIN_FILL full, shorter in proportion when one was fuller (a thread
+ * writing 10 M events/s fills a 1 MiB ring in about 25 ms), so a busy ring
+ * is visited several times before it could fill, at least DRAIN_MIN_MS.
+ */
+static int drain_sleep_ms(double fill)
+{
+	if (fill <= DRAIN_FILL)
+		return DRAIN_MS;
+	double ms = DRAIN_MS * DRAIN_FILL / fill;
+	return ms < DRAIN_MIN_MS ? DRAIN_MIN_MS : (int)ms;
+}
+
 static void *drain_main(void *arg)
 {
 	struct rec *r = arg;
@@ -709,7 +738,7 @@ static void *drain_main(void *arg)
 				pthread_mutex_unlock(&r->wlock);
 			}
 		}
-		poll(NULL, 0, DRAIN_MS);
+		poll(NULL, 0, drain_sleep_ms(r->fill_max));
 	}
 	return NULL;
 }
@@ -844,13 +873,22 @@ static void write_clock_pair(struct rec *r)
 	emit(r, ISC_CHUNK_SAMPLES, 0, 0, cp.mono_ns, 0, r->tmp.data, r->tmp.len, true);
 }
 
+/* The largest power-of-two KiB count <= bytes, from 64 KiB to 1 GiB. */
+static uint64_t ring_kb(uint64_t bytes)
+{
+	uint64_t kb = 64;
+	while (kb * 2 * 1024 <= bytes && kb < (1u << 20))
+		kb *= 2;
+	return kb;
+}
+
 /* Environment of the workload: the user's plus our variables. */
 static char **child_env(struct rec *r)
 {
 	size_t n = 0;
 	while (environ[n])
 		n++;
-	char **env = calloc(n + 4 + sizeof(r->gpu.env) / sizeof(r->gpu.env[0]), sizeof(char *));
+	char **env = calloc(n + 5 + sizeof(r->gpu.env) / sizeof(r->gpu.env[0]), sizeof(char *));
 	if (!env)
 		return NULL;
 	size_t k = 0;
@@ -860,27 +898,34 @@ static char **child_env(struct rec *r)
 			pypath = environ[i] + 11;
 		else if (strncmp(environ[i], "INFERSCOPE_SESSION=", 19) &&
 			 strncmp(environ[i], "INFERSCOPE_RING_KB=", 19) &&
+			 strncmp(environ[i], "INFERSCOPE_BIG_RING_KB=", 23) &&
 			 (!r->gpu.replace_cuda || strncmp(environ[i], "CUDA_INJECTION64_PATH=", 22)) &&
 			 (!r->gpu.replace_nvtx || strncmp(environ[i], "NVTX_INJECTION64_PATH=", 22)))
 			env[k++] = environ[i];
 	}
 	for (size_t i = 0; r->gpu.env[i]; i++) /* owned by r->gpu */
 		env[k++] = r->gpu.env[i];
-	uint64_t ring = r->o->buffer_bytes / 64, kb = 64;
-	while (kb * 2 * 1024 <= ring && kb < (1u << 20))
-		kb *= 2;
-	r->ring_max = kb * 1024;
-	char *ours[3] = { NULL, NULL, NULL };
+	/* the budget per process: ISC_SHM_BIG_RINGS rings of 1/16 (the first
+	 * threads), the other slots share what is left; powers of two */
+	uint64_t big_kb = ring_kb(r->o->buffer_bytes / 16);
+	uint64_t bigs = ISC_SHM_BIG_RINGS * big_kb * 1024;
+	uint64_t rest = r->o->buffer_bytes > bigs ? r->o->buffer_bytes - bigs : 0;
+	uint64_t kb = ring_kb(rest / (ISC_SHM_DEFAULT_SLOTS - ISC_SHM_BIG_RINGS));
+	if (big_kb <= kb)
+		big_kb = kb;
+	r->ring_max = big_kb * 1024;
+	char *ours[4] = { NULL, NULL, NULL, NULL };
 	if (asprintf(&ours[0], "INFERSCOPE_SESSION=%s", r->dir) < 0 ||
 	    asprintf(&ours[1], "INFERSCOPE_RING_KB=%llu", (unsigned long long)kb) < 0 ||
-	    asprintf(&ours[2], "PYTHONPATH=%s%s%s", r->o->agent_dir, pypath && *pypath ? ":" : "",
+	    asprintf(&ours[2], "INFERSCOPE_BIG_RING_KB=%llu", (unsigned long long)big_kb) < 0 ||
+	    asprintf(&ours[3], "PYTHONPATH=%s%s%s", r->o->agent_dir, pypath && *pypath ? ":" : "",
 		     pypath ? pypath : "") < 0) {
-		for (int i = 0; i < 3; i++) /* glibc leaves a failed one NULL */
+		for (int i = 0; i < 4; i++) /* glibc leaves a failed one NULL */
 			free(ours[i]);
 		free(env);
 		return NULL;
 	}
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 4; i++)
 		env[k++] = ours[i];
 	env[k] = NULL;
 	return env;
@@ -1225,7 +1270,7 @@ out_writer:
 	if (env) {
 		for (char **e = env; *e; e++)
 			if (!strncmp(*e, "INFERSCOPE_SESSION=", 19) || !strncmp(*e, "INFERSCOPE_RING_KB=", 19) ||
-			    !strncmp(*e, "PYTHONPATH=", 11))
+			    !strncmp(*e, "INFERSCOPE_BIG_RING_KB=", 23) || !strncmp(*e, "PYTHONPATH=", 11))
 				free(*e);
 		free(env);
 	}

@@ -22,13 +22,13 @@ import time
 # ---- decoding the shared-memory file ---------------------------------------
 
 SHM_MAGIC = 0x4D485349
-SHM_VERSION = 1
+SHM_VERSION = 2
 SLOTS_OFF = 4096
 SLOT_SIZE = 64
-PROC = struct.Struct("<IIIIQIIQQQQIIQQQ2048sI")
+PROC = struct.Struct("<IIIIQIIQQQQIIQQQ2048sIII")
 PROC_FIELDS = ("magic version pid ppid file_size nslots ring_size str_off str_size ring_off "
                "start_ts nslots_used state str_committed str_dropped slot_dropped cmdline "
-               "cmdline_len").split()
+               "cmdline_len nbig big_ring_size").split()
 SLOT = struct.Struct("<IIQQQQ24s")
 SLOT_FIELDS = "tid state head tail dropped last_ts name".split()
 SLOT_HEAD_OFF, SLOT_TAIL_OFF = 8, 16
@@ -134,7 +134,9 @@ class Shm(object):
         if p["file_size"] != len(data):
             raise BadData("%s: file_size %d, file has %d" % (path, p["file_size"], len(data)))
         rs = p["ring_size"]
-        if rs & (rs - 1) or p["ring_off"] + p["nslots"] * rs > len(data):
+        big = p["big_ring_size"] if p["nbig"] else rs
+        if rs & (rs - 1) or big & (big - 1) or big < rs or p["nbig"] > p["nslots"] or \
+                p["ring_off"] + ring_offset(p, p["nslots"]) > len(data):
             raise BadData("%s: bad ring layout" % path)
         if p["str_off"] < SLOTS_OFF + p["nslots"] * SLOT_SIZE or \
                 p["str_off"] + p["str_size"] > p["ring_off"] or p["ring_off"] % 4096:
@@ -146,8 +148,8 @@ class Shm(object):
             s = dict(zip(SLOT_FIELDS, SLOT.unpack_from(data, SLOTS_OFF + i * SLOT_SIZE)))
             s["name"] = s["name"].rstrip(b"\0").decode("utf-8", "replace")
             used = s["head"] - s["tail"]
-            if used > rs:
-                raise BadData("%s slot %d: head-tail %d > ring %d" % (path, i, used, rs))
+            if used > ring_len(p, i):
+                raise BadData("%s slot %d: head-tail %d > ring %d" % (path, i, used, ring_len(p, i)))
             if drained is not None:
                 buf = drained[i] + ring_bytes(data, p, i, s["tail"], s["head"])
             else:
@@ -177,9 +179,20 @@ class Shm(object):
                    if t in (PY_CALL, C_CALL, SCOPE_BEGIN, MARK))
 
 
+def ring_len(p, i):
+    """Bytes of slot i's ring: the first nbig rings are big (lib/isc_shm.h)."""
+    return p["big_ring_size"] if i < p["nbig"] else p["ring_size"]
+
+
+def ring_offset(p, i):
+    """Offset of slot i's ring from ring_off."""
+    nbig = min(i, p["nbig"])
+    return nbig * p["big_ring_size"] + (i - nbig) * p["ring_size"]
+
+
 def ring_bytes(data, p, i, tail, head):
-    rs = p["ring_size"]
-    base = p["ring_off"] + i * rs
+    rs = ring_len(p, i)
+    base = p["ring_off"] + ring_offset(p, i)
     ring = data[base:base + rs]
     out = bytearray()
     pos = tail
@@ -529,6 +542,48 @@ def check_tiny_ring(tap, py, pydir):
         shutil.rmtree(session, ignore_errors=True)
 
 
+BUSY_THREADS = r'''
+import json, os, sys, threading
+def f():
+    return 1
+def spin():
+    for _ in range(int(sys.argv[1])):
+        f()
+for _ in range(2):
+    t = threading.Thread(target=spin)
+    t.start()
+    t.join()
+spin()
+import _agent
+print(json.dumps({"pid": os.getpid(), "stats": _agent.stats()}))
+'''
+
+
+def check_big_rings(tap, py, pydir):
+    """INFERSCOPE_BIG_RING_KB: the first INFERSCOPE_BIG_RINGS slots get the
+    big ring, the others the ordinary one; the file is sized for exactly
+    that; with no consumer each ring fills to its own size."""
+    session = tempfile.mkdtemp(prefix="isc-agent-")
+    try:
+        r = run(py, BUSY_THREADS, env_for(pydir, session, INFERSCOPE_RING_KB=4, INFERSCOPE_BIG_RING_KB=16,
+                                          INFERSCOPE_BIG_RINGS=1, INFERSCOPE_SLOTS=4), ["20000"])
+        info = json.loads(r.stdout.decode().strip() or "{}")
+        try:
+            shm = Shm(shm_files(session)[info["pid"]])
+            p = shm.proc
+            used = [s["head"] - s["tail"] for s in shm.slots]
+            ok = (p["nbig"] == 1 and p["big_ring_size"] == 16384 and p["ring_size"] == 4096 and
+                  p["file_size"] == p["ring_off"] + 16384 + 3 * 4096 and len(shm.slots) == 3 and
+                  16384 - 128 <= used[0] <= 16384 and all(4096 - 128 <= u <= 4096 for u in used[1:]) and
+                  all(s["dropped"] > 0 and len(s["records"]) > 10 for s in shm.slots))
+            diag = (p["nbig"], p["big_ring_size"], p["ring_size"], p["file_size"], p["ring_off"], used)
+        except (BadData, KeyError) as e:
+            ok, diag = False, (e, r.stderr)
+        tap.ok(ok, py + ": big rings: slot 0 has 16 KiB, slots 1-2 have 4 KiB, each fills to its size", diag)
+    finally:
+        shutil.rmtree(session, ignore_errors=True)
+
+
 def check_limits(tap, py, pydir):
     """Slots and string area running out: counted, never fatal."""
     session = tempfile.mkdtemp(prefix="isc-agent-")
@@ -591,7 +646,7 @@ def check_live_drain(tap, py, pydir):
                 so = SLOTS_OFF + i * SLOT_SIZE
                 tail = u64[(so + SLOT_TAIL_OFF) // 8]
                 head = u64[(so + SLOT_HEAD_OFF) // 8]
-                if head - tail > rs:
+                if head - tail > ring_len(p, i):
                     errors.append("slot %d: head-tail > ring" % i)
                     continue
                 chunk = ring_bytes(m, p, i, tail, head)
@@ -647,6 +702,7 @@ def main():
         check_torch_stub(tap, pys[-1], pydir)
         for py in pys:
             check_tiny_ring(tap, py, pydir)
+            check_big_rings(tap, py, pydir)
             check_limits(tap, py, pydir)
         for py in pys[-2:]:
             check_live_drain(tap, py, pydir)

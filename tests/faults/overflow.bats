@@ -46,8 +46,9 @@ print(e["events"], e["dropped"])' "$T/dec.json"
 	tail=$((bev - $(field "$T/big.txt" events)))
 	[ "$tail" -ge 0 ]
 	[ "$tail" -le 10 ]
-	# 200000 calls = 400000 events into 64 KiB rings (--trace-size 4M)
-	"$RECORD" -q --trace-size 4M -o "$T/small.isc" -- "$PY" "$WL/overflow.py" 200000 "$T/small.txt"
+	# 200000 calls = 400000 events into 64 KiB rings (--trace-size 1M: the
+	# big rings of the first threads are 1/16 of it, at least 64 KiB too)
+	"$RECORD" -q --trace-size 1M -o "$T/small.isc" -- "$PY" "$WL/overflow.py" 200000 "$T/small.txt"
 	read -r ev dr < <(counts "$T/small.isc")
 	[ "$dr" -gt 100000 ]
 	gen=$(($(field "$T/small.txt" events) + $(field "$T/small.txt" dropped) + tail))

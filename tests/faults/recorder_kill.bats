@@ -27,7 +27,9 @@ teardown() {
 }
 
 @test "recorder SIGKILLed: the trace prefix merges and analyzes, the workload finishes" {
-	"$RECORD" -q --flush-ms 0 -o "$T/t.isc" -- \
+	# --trace-size 16M: the main thread's ring is 1 MiB (1/16), which the
+	# spin below fills once nobody drains it
+	"$RECORD" -q --trace-size 16M --flush-ms 0 -o "$T/t.isc" -- \
 		"$PY" "$WL/announce.py" --work 20 --stop "$T/stop" --exit 4 20000 "$T/sync" spin &
 	rec=$!
 	wait_for 60 test -s "$T/sync"

@@ -63,11 +63,11 @@ print(d, oct(stat.S_IMODE(ds.st_mode)), stat.S_ISDIR(ds.st_mode), ds.st_uid == o
 	[ ! -e "$T/victim" ]
 }
 
-@test "the workload's environment is the user's plus INFERSCOPE_SESSION, INFERSCOPE_RING_KB, PYTHONPATH" {
+@test "the workload's environment is the user's plus INFERSCOPE_SESSION, INFERSCOPE_[BIG_]RING_KB, PYTHONPATH" {
 	# (and CUDA_INJECTION64_PATH, NVTX_INJECTION64_PATH on a host with a CUDA driver)
 	# a user environment with hostile-looking values and variables of ours
 	env -i PATH="$PATH" HOME="$HOME" PYTHONPATH=/user/path 'ODD=a b;$(touch pwned)`x`' \
-		INFERSCOPE_SESSION=/user/session INFERSCOPE_RING_KB=4 INFERSCOPE_TRACE_SIZE_MB=7 \
+		INFERSCOPE_SESSION=/user/session INFERSCOPE_RING_KB=4 INFERSCOPE_BIG_RING_KB=8 INFERSCOPE_TRACE_SIZE_MB=7 \
 		sh -c 'cd "$1" && env -0 > plain.env && "$2" -q -o t.isc -- env -0 > traced.env' _ "$T" "$RECORD"
 	run "$PY" - "$T/plain.env" "$T/traced.env" "$AGENT" <<'PY'
 import sys
@@ -83,10 +83,13 @@ for k in ("CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH"):
     if k in added and added[k].endswith("libiscope-cuda.so"):
         del added[k]
 assert not added, added
-assert set(changed) == {"PYTHONPATH", "INFERSCOPE_SESSION", "INFERSCOPE_RING_KB"}, changed
+assert set(changed) == {"PYTHONPATH", "INFERSCOPE_SESSION", "INFERSCOPE_RING_KB", "INFERSCOPE_BIG_RING_KB"}, changed
 assert traced["PYTHONPATH"] == agent + ":/user/path", traced["PYTHONPATH"]
 assert traced["INFERSCOPE_SESSION"].startswith(("/dev/shm/inferscope-", "/tmp/inferscope-")), traced
-assert traced["INFERSCOPE_RING_KB"] == "64", traced["INFERSCOPE_RING_KB"]  # 7 MB / 64, at least 64 KiB
+# 7 MiB: 8 big rings of 7 MiB / 16 rounded down to a power of two (256 KiB);
+# the 56 others share the rest (3 MiB / 56 = 56 KiB), at least 64 KiB
+assert traced["INFERSCOPE_BIG_RING_KB"] == "256", traced["INFERSCOPE_BIG_RING_KB"]
+assert traced["INFERSCOPE_RING_KB"] == "64", traced["INFERSCOPE_RING_KB"]
 assert traced["ODD"] == "a b;$(touch pwned)`x`"
 print("ok")
 PY
@@ -100,7 +103,7 @@ import sys
 load = lambda p: set(kv.split("=", 1)[0] for kv in open(p, "rb").read().decode().split("\0") if kv)
 cuda = {"CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH"}  # with a CUDA driver only
 print(" ".join(sorted(load(sys.argv[2]) - load(sys.argv[1]) - cuda)))' "$T/plain2.env" "$T/traced2.env"
-	[ "$output" = "INFERSCOPE_RING_KB INFERSCOPE_SESSION PYTHONPATH" ]
+	[ "$output" = "INFERSCOPE_BIG_RING_KB INFERSCOPE_RING_KB INFERSCOPE_SESSION PYTHONPATH" ]
 }
 
 @test "no shell: the tools run no shell and exec the workload's argv as it is" {

@@ -77,8 +77,9 @@ struct agent_cfunc {
 	PyObject *m_self;
 };
 
-#define AGENT_DEFAULT_SLOTS 64
+#define AGENT_DEFAULT_SLOTS ISC_SHM_DEFAULT_SLOTS
 #define AGENT_DEFAULT_RING_KB 1024
+#define AGENT_DEFAULT_BIG ISC_SHM_BIG_RINGS /* slots with big rings when INFERSCOPE_BIG_RING_KB is set */
 #define AGENT_DEFAULT_STR_KB 4096
 #define AGENT_NAME_MAX 64   /* thread name bytes kept in THREAD_BEGIN */
 #define AGENT_STR_MAX 1024  /* bytes kept of a name or a file in STRING_DEF */
@@ -91,6 +92,7 @@ struct agent_tls {
 	struct isc_shm_slot *slot; /* NULL: this thread does not record */
 	uint8_t *ring;
 	uint32_t gen;      /* g.gen at claim time; a mismatch means re-claim */
+	uint32_t ring_size; /* bytes of this slot's ring (power of two) */
 	uint32_t idx;
 	uint32_t skip_c;   /* C_RETURNs still to swallow for ignored C_CALLs */
 	uint8_t lost;      /* no slot was free: count events in slot_dropped */
@@ -109,7 +111,7 @@ static struct {
 	struct isc_shm_proc *proc;
 	uint8_t *str;
 	uint64_t str_size, file_size, ring_off, str_off;
-	uint32_t nslots, ring_size;
+	uint32_t nslots, ring_size, nbig, big_ring_size;
 	_Atomic uint32_t gen; /* bumped on attach and fork: stale slots re-claim */
 	int enabled;          /* recording requested and still possible */
 	int need_attach;      /* fork child: create our own file at first event */
@@ -181,7 +183,7 @@ static inline void emit(struct agent_tls *t, uint8_t type, int nv, uint64_t a, u
 	if (ts < s->last_ts)
 		ts = s->last_ts;
 	unsigned n = put_rec(rec, type, ts - s->last_ts, nv, a, b, bytes, blen);
-	if (isc_ring_push(s, t->ring, g.ring_size, rec, n)) {
+	if (isc_ring_push(s, t->ring, t->ring_size, rec, n)) {
 		s->last_ts = ts;
 		atomic_store_explicit(&g.events[t->idx],
 				      atomic_load_explicit(&g.events[t->idx], memory_order_relaxed) + 1,
@@ -199,15 +201,27 @@ static uint32_t pow2_ceil(uint32_t v)
 	return p;
 }
 
-/* Computes the layout from the environment (once per process tree). */
+/*
+ * Computes the layout from the environment (once per process tree): nslots
+ * rings of INFERSCOPE_RING_KB, the first INFERSCOPE_BIG_RINGS of which
+ * (default AGENT_DEFAULT_BIG, when INFERSCOPE_BIG_RING_KB is set) have
+ * INFERSCOPE_BIG_RING_KB instead.  Sizes are rounded up to a power of two.
+ */
 static void layout_init(void)
 {
 	g.nslots = isc_shm_env_u32("INFERSCOPE_SLOTS", AGENT_DEFAULT_SLOTS, 1, ISC_SHM_MAX_SLOTS);
 	g.ring_size = pow2_ceil(isc_shm_env_u32("INFERSCOPE_RING_KB", AGENT_DEFAULT_RING_KB, 4, 1u << 20)) * 1024u;
+	uint32_t big_kb = isc_shm_env_u32("INFERSCOPE_BIG_RING_KB", 0, 0, 1u << 20);
+	g.big_ring_size = big_kb ? pow2_ceil(big_kb) * 1024u : 0;
+	g.nbig = 0;
+	if (g.big_ring_size > g.ring_size)
+		g.nbig = isc_shm_env_u32("INFERSCOPE_BIG_RINGS", AGENT_DEFAULT_BIG, 0, g.nslots);
+	if (!g.nbig)
+		g.big_ring_size = 0;
 	g.str_size = (uint64_t)isc_shm_env_u32("INFERSCOPE_STR_KB", AGENT_DEFAULT_STR_KB, 4, 1u << 20) * 1024u;
 	g.str_off = isc_shm_page_align(ISC_SHM_SLOTS_OFF + (uint64_t)g.nslots * ISC_SHM_SLOT_SIZE);
 	g.ring_off = isc_shm_page_align(g.str_off + g.str_size);
-	g.file_size = g.ring_off + (uint64_t)g.nslots * g.ring_size;
+	g.file_size = g.ring_off + isc_shm_ring_offset(g.nbig, g.big_ring_size, g.ring_size, g.nslots);
 }
 
 static void read_cmdline(struct isc_shm_proc *p)
@@ -267,6 +281,8 @@ static int shm_create(pid_t ppid, char *err, size_t errlen)
 	p->file_size = g.file_size;
 	p->nslots = g.nslots;
 	p->ring_size = g.ring_size;
+	p->nbig = g.nbig;
+	p->big_ring_size = g.big_ring_size;
 	p->str_off = g.str_off;
 	p->str_size = g.str_size;
 	p->ring_off = g.ring_off;
@@ -399,6 +415,7 @@ static void tls_claim(struct agent_tls *t)
 	atomic_store_explicit(&s->state, ISC_SLOT_ACTIVE, memory_order_release);
 	t->slot = s;
 	t->ring = isc_shm_ring_at(g.base, p, idx);
+	t->ring_size = isc_shm_ring_len(g.nbig, g.big_ring_size, g.ring_size, idx);
 	t->idx = idx;
 	pthread_setspecific(g.key, (void *)1);
 	emit(t, ISC_REC_THREAD_BEGIN, 0, 0, 0, t->name, (unsigned)strlen(t->name));
