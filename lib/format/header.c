@@ -134,6 +134,7 @@ unsigned isc_record_nvarints(uint8_t type)
 	case ISC_REC_GPU_AGENT: return 4; /* then the agent's version */
 	case ISC_REC_DEVICE: return 6; /* then name bytes */
 	case ISC_REC_META: return 1;   /* key length, then key and value bytes */
+	case ISC_REC_CALIBRATION: return 6;
 	default: return 0;
 	}
 }
@@ -178,6 +179,7 @@ bool isc_ring_record_ok(const struct isc_rec *r, uint16_t chunk)
 		case ISC_REC_SCOPE_BEGIN:
 		case ISC_REC_DROPPED: n = 1; break;
 		case ISC_REC_MARK: n = 2; break;
+		case ISC_REC_CALIBRATION: n = 6; break;
 		case ISC_REC_PY_RETURN:
 		case ISC_REC_C_RETURN:
 		case ISC_REC_SCOPE_END:

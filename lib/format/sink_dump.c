@@ -210,6 +210,13 @@ static int d_event(void *ctx, const struct isc_tl_event *ev)
 		put_text(o, ev->bytes, ev->nbytes);
 		fputc('\n', o);
 		break;
+	case ISC_REC_CALIBRATION: /* measured values vary between runs: with --dump-times only */
+		fprintf(o, "CALIBRATION %s", ev->f[0] == 2 ? "sys.monitoring" : ev->f[0] == 1 ? "setprofile" : "other");
+		if (s->times)
+			fprintf(o, " per_event_ps=%" PRIu64 " calls=%" PRIu64 " plain_ns=%" PRIu64 " hooked_ns=%" PRIu64
+				   " events=%" PRIu64, ev->f[1], ev->f[2], ev->f[3], ev->f[4], ev->f[5]);
+		fputc('\n', o);
+		break;
 	case ISC_REC_META:
 		if (ev->nf == 1 && ev->f[0] <= ev->nbytes) {
 			fputs("META ", o);

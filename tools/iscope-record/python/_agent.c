@@ -86,7 +86,7 @@ struct agent_cfunc {
 #define AGENT_IGNORE UINT32_MAX /* intern result: our own function, not recorded */
 #define AGENT_KIND_IGNORE 0xFF  /* intern_define: map the key to AGENT_IGNORE */
 #define AGENT_REC_MAX 128   /* a body stays < 128 bytes: size is one byte */
-_Static_assert(10 + AGENT_NAME_MAX < AGENT_REC_MAX && 3 * 10 < AGENT_REC_MAX, "record body too big");
+_Static_assert(10 + AGENT_NAME_MAX < AGENT_REC_MAX && 7 * 10 < AGENT_REC_MAX, "record body too big");
 
 struct agent_tls {
 	struct isc_shm_slot *slot; /* NULL: this thread does not record */
@@ -125,7 +125,7 @@ static struct {
 	struct agent_ient *tab; /* owned; entries hold a reference (see intern_define) */
 	uint32_t tab_mask, tab_count;
 	PyObject *scope_ids, *mark_ids; /* str -> int, this process's ids */
-	_Atomic uint64_t events[ISC_SHM_MAX_SLOTS]; /* committed records per slot */
+	_Atomic uint64_t events[ISC_SHM_MAX_SLOTS + 1]; /* committed records per slot; the last: calibration */
 } g = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static int own_method(const PyMethodDef *ml);
@@ -189,6 +189,39 @@ static inline void emit(struct agent_tls *t, uint8_t type, int nv, uint64_t a, u
 				      atomic_load_explicit(&g.events[t->idx], memory_order_relaxed) + 1,
 				      memory_order_relaxed);
 	}
+}
+
+/* ---- calibration: what recording one event costs ------------------- */
+
+/*
+ * Measured once per process (inherited by fork children, which repeat the
+ * record in their own file): the best of CALIB_ROUNDS timings (after one
+ * warm-up round) of a Python
+ * loop making calib_calls calls to an empty function, without the hook and
+ * with it, the hooked rounds recording into a private ring.  per_event_ps
+ * = (hooked - plain) / events recorded, in picoseconds; 0 when not
+ * measured.  Written as the CALIBRATION record after THREAD_BEGIN of the
+ * process's first thread (formats/trace.md §6.1).
+ */
+#define AGENT_MECH_SETPROFILE 1 /* CALIBRATION mechanism: PyEval_SetProfile */
+#define AGENT_MECH_MONITORING 2 /* sys.monitoring (PEP 669) */
+#define CALIB_ROUNDS 11 /* short rounds: on a busy machine some run unpreempted */
+#define CALIB_CALLS 5000
+static struct {
+	uint64_t mech, per_event_ps, calls, plain_ns, hooked_ns, events;
+} calib;
+
+static void emit_calibration(struct agent_tls *t)
+{
+	uint8_t body[6 * 10];
+	unsigned n = 0;
+	if (!calib.mech)
+		return;
+	const uint64_t f[6] = { calib.mech, calib.per_event_ps, calib.calls, calib.plain_ns, calib.hooked_ns,
+				calib.events };
+	for (int i = 0; i < 6; i++)
+		n += isc_put_varint(body + n, f[i]);
+	emit(t, ISC_REC_CALIBRATION, 0, 0, 0, (const char *)body, n);
 }
 
 /* ---- the shared-memory file ---------------------------------------- */
@@ -419,6 +452,8 @@ static void tls_claim(struct agent_tls *t)
 	t->idx = idx;
 	pthread_setspecific(g.key, (void *)1);
 	emit(t, ISC_REC_THREAD_BEGIN, 0, 0, 0, t->name, (unsigned)strlen(t->name));
+	if (idx == 0)
+		emit_calibration(t);
 }
 
 static struct agent_tls *tls_slow(struct agent_tls *t)
@@ -858,6 +893,95 @@ static int profile_fn(PyObject *obj, PyFrameObject *frame, int what, PyObject *a
 	return 0;
 }
 
+/* ---- installing the hook ------------------------------------------- */
+
+/* The calling thread's profile function (PyEval_SetProfile): on, off. */
+static void hook_install(void)
+{
+	PyEval_SetProfile(profile_fn, NULL);
+}
+
+static void hook_remove(void)
+{
+	PyEval_SetProfile(NULL, NULL);
+}
+
+/*
+ * Fills calib (see above).  Runs in the main thread before recording
+ * starts; the hooked rounds write into a private ring through a borrowed
+ * thread state, so nothing reaches the shared file.  Any failure leaves
+ * calib.mech 0 (no CALIBRATION record: the analyzer corrects nothing).
+ */
+static void calibrate(void)
+{
+	static const char src[] = "def f():\n    pass\n"
+				  "def loop(n, f=f):\n    for _ in range(n):\n        f()\n";
+	PyObject *et, *ev, *tb;
+	PyObject *code = NULL, *glob = NULL, *arg = NULL, *r;
+	uint8_t *ring = NULL;
+	uint64_t n = isc_shm_env_u32("INFERSCOPE_CALIB_CALLS", CALIB_CALLS, 0, 1000000);
+	uint64_t best_plain = UINT64_MAX, best_hooked = UINT64_MAX, events = 0;
+
+	PyErr_Fetch(&et, &ev, &tb);
+	if (!n || !(code = Py_CompileString(src, "<inferscope calibration>", Py_file_input)) ||
+	    !(glob = PyDict_New()) || PyDict_SetItemString(glob, "__builtins__", PyEval_GetBuiltins()) < 0 ||
+	    !(r = PyEval_EvalCode(code, glob, glob)))
+		goto out;
+	Py_DecRef(r);
+	PyObject *loop = PyDict_GetItemString(glob, "loop"); /* borrowed */
+	uint32_t rsize = pow2_ceil((uint32_t)(n * 16 + 4096));
+	if (!loop || !(arg = Py_BuildValue("(K)", (unsigned long long)n)) || !(ring = malloc(rsize)))
+		goto out;
+	for (int round = -1; round < CALIB_ROUNDS; round++) { /* round -1 warms up, not counted */
+		uint64_t t0 = now_ns();
+		r = PyObject_CallObject(loop, arg);
+		uint64_t t1 = now_ns();
+		if (!r)
+			goto out;
+		Py_DecRef(r);
+
+		struct isc_shm_slot slot;
+		struct agent_tls saved = tls;
+		memset(&slot, 0, sizeof(slot));
+		tls.slot = &slot;
+		tls.ring = ring;
+		tls.ring_size = rsize;
+		tls.idx = ISC_SHM_MAX_SLOTS;
+		tls.gen = atomic_load_explicit(&g.gen, memory_order_relaxed);
+		tls.skip_c = 0;
+		atomic_store(&g.events[ISC_SHM_MAX_SLOTS], 0);
+		hook_install();
+		uint64_t t2 = now_ns();
+		r = PyObject_CallObject(loop, arg);
+		uint64_t t3 = now_ns();
+		hook_remove();
+		tls = saved;
+		if (!r)
+			goto out;
+		Py_DecRef(r);
+		events = atomic_load(&g.events[ISC_SHM_MAX_SLOTS]);
+		if (atomic_load(&slot.dropped) || events < n)
+			goto out; /* the private ring was too small: not a valid timing */
+		if (round >= 0 && t1 - t0 < best_plain)
+			best_plain = t1 - t0;
+		if (round >= 0 && t3 - t2 < best_hooked)
+			best_hooked = t3 - t2;
+	}
+	calib.mech = AGENT_MECH_SETPROFILE;
+	calib.calls = n;
+	calib.plain_ns = best_plain;
+	calib.hooked_ns = best_hooked;
+	calib.events = events;
+	calib.per_event_ps = best_hooked > best_plain ? (best_hooked - best_plain) * 1000 / events : 0;
+out:
+	free(ring);
+	Py_DecRef(arg);
+	Py_DecRef(glob);
+	Py_DecRef(code);
+	PyErr_Clear();
+	PyErr_Restore(et, ev, tb);
+}
+
 /* ---- exported functions -------------------------------------------- */
 
 static void set_tls_name(struct agent_tls *t, PyObject *name)
@@ -915,7 +1039,9 @@ static PyObject *agent_start(PyObject *mod, PyObject *args)
 		set_tls_name(&tls, name);
 	else
 		fetch_thread_name(&tls);
-	PyEval_SetProfile(profile_fn, NULL);
+	if (!calib.mech)
+		calibrate();
+	hook_install();
 	Py_RETURN_TRUE;
 }
 
@@ -1050,6 +1176,20 @@ static void mark_torch_threads(struct agent_tls *t)
 	PyErr_Restore(et, ev, tb);
 }
 
+/* calibration(): the measured cost of recording, as in the CALIBRATION record. */
+static PyObject *agent_calibration(PyObject *mod, PyObject *unused)
+{
+	(void)mod;
+	(void)unused;
+	return Py_BuildValue("{s:s,s:K,s:K,s:K,s:K,s:K}", "mechanism",
+			     calib.mech == AGENT_MECH_MONITORING ? "sys.monitoring" :
+			     calib.mech == AGENT_MECH_SETPROFILE ? "setprofile" : "none",
+			     "per_event_ps", (unsigned long long)calib.per_event_ps, "calls",
+			     (unsigned long long)calib.calls, "plain_ns", (unsigned long long)calib.plain_ns,
+			     "hooked_ns", (unsigned long long)calib.hooked_ns, "events",
+			     (unsigned long long)calib.events);
+}
+
 static PyObject *agent_stats(PyObject *mod, PyObject *unused)
 {
 	(void)mod;
@@ -1124,6 +1264,7 @@ static PyMethodDef agent_methods[] = {
 	{ "scope_end", agent_scope_end, METH_NOARGS, "scope_end(): close the innermost scope." },
 	{ "mark", FN(agent_mark), METH_VARARGS | METH_KEYWORDS, "mark(name, n=1): a point event." },
 	{ "stats", agent_stats, METH_NOARGS, "Counters of this process's recording." },
+	{ "calibration", agent_calibration, METH_NOARGS, "The measured cost of recording one event." },
 	{ "exit_hook", agent_exit_hook, METH_NOARGS,
 	  "atexit handler: torch's thread counts as marks (when torch was imported), then mark the process finished." },
 	{ NULL, NULL, 0, NULL },
