@@ -35,9 +35,10 @@ SLOT_HEAD_OFF, SLOT_TAIL_OFF = 8, 16
 
 PY_CALL, PY_RETURN, C_CALL, C_RETURN = 0x01, 0x02, 0x03, 0x04
 SCOPE_BEGIN, SCOPE_END, MARK, THREAD_BEGIN, THREAD_END, DROPPED = 0x06, 0x07, 0x08, 0x09, 0x0A, 0x0B
+CALIBRATION = 0x0C
 STRING_DEF = 0x81
 RING_TYPES = {PY_CALL, PY_RETURN, C_CALL, C_RETURN, SCOPE_BEGIN, SCOPE_END, MARK,
-              THREAD_BEGIN, THREAD_END, DROPPED}
+              THREAD_BEGIN, THREAD_END, DROPPED, CALIBRATION}
 STR_CODE, STR_CFUNC, STR_SCOPE, STR_MARK = 0, 1, 2, 3
 PROC_EXITED = 2
 SLOT_ACTIVE, SLOT_EXITED = 1, 2
@@ -80,7 +81,7 @@ def records(buf, ts=0):
         delta, p = varint(buf, p, bend)
         ts += delta
         fields = []
-        nfields = {PY_CALL: 1, C_CALL: 1, SCOPE_BEGIN: 1, MARK: 2, DROPPED: 1}.get(typ, 0)
+        nfields = {PY_CALL: 1, C_CALL: 1, SCOPE_BEGIN: 1, MARK: 2, DROPPED: 1, CALIBRATION: 6}.get(typ, 0)
         for _ in range(nfields):
             v, p = varint(buf, p, bend)
             fields.append(v)
@@ -326,6 +327,11 @@ print(json.dumps({"pid": os.getpid(), "stats": _agent.stats()}))
 '''
 
 
+def py_version(py):
+    out = subprocess.check_output([py, "-c", "import sys; print('%d %d' % sys.version_info[:2])"])
+    return tuple(int(x) for x in out.split())
+
+
 def interpreters():
     found = []
     for v in ("3.9.18", "3.10.13", "3.11.7", "3.12.1", "3.13.0"):
@@ -417,6 +423,16 @@ def check_main(tap, py, pydir, chain_dir, torch_too):
                tag + " 4 threads: own slots, named, 100 calls each, THREAD_END + EXITED",
                [(s["name"], s["state"], len(s["records"])) for s in parent.slots])
         main = parent.slots[0]
+        # CALIBRATION right after THREAD_BEGIN: mechanism, per_event_ps, calls,
+        # plain_ns, hooked_ns, events; a hooked round records 2 events per
+        # call plus the loop's own call and return
+        cal = main["records"][1] if len(main["records"]) > 1 else (None, None, [0] * 6, b"")
+        mech = 1
+        f = cal[2]
+        tap.ok(cal[0] == CALIBRATION and f[0] == mech and f[2] == 5000 and f[5] == 2 * f[2] + 2 and
+               0 < f[3] < f[4] and f[1] == (f[4] - f[3]) * 1000 // f[5],
+               tag + " CALIBRATION after THREAD_BEGIN: mechanism %d, per-event cost from its timings" % mech,
+               main["records"][:2])
         tap.ok(main["state"] == SLOT_EXITED and main["records"][-1][0] == THREAD_END,
                tag + " main thread slot ended at exit", (main["state"], main["records"][-1:]))
         mk = [(parent.name(f[0]), unzigzag(f[1])) for t, _, f, _ in parent.all_records() if t == MARK]
