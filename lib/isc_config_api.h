@@ -70,9 +70,12 @@ int isc_config_new(struct isc_config **c, const char *tool, const struct isc_opt
  * top-level mapping of keys (`sample_hz: 20`) and of sections named for a
  * tool (`record: {sample_hz: 20}`); a key in this tool's section beats the
  * same key at the top level; other tools' sections are skipped.  Missing
- * file = 0.  Unknown keys in this tool's section and unknown mapping-valued
- * top-level keys are warned about with isc_log() and ignored; unknown
- * top-level scalars are assumed to belong to another tool (debug log).
+ * file = 0.  A top-level key that another tool reads is skipped (debug
+ * log); `format` at the top level is the report's (merge reads its own
+ * under `merge:` only).  Any other unknown key, at the top level or in this
+ * tool's section, is warned about once with isc_log() ("FILE:LINE: unknown
+ * key 'smaple_hz' (ignored; did you mean 'sample_hz'?)") and ignored, as
+ * is an unknown section.
  * Malformed YAML, a non-mapping top level, a non-scalar value or a bad
  * flag value = -EINVAL with "FILE:LINE: ..." and nothing applied.
  */
@@ -114,12 +117,14 @@ bool isc_config_flag(const struct isc_config *c, const char *name);
  * Typed getters: 1 and *out set, 0 when unset (*out untouched), -EINVAL with
  * "invalid value 'x' for --sample-hz (from INFERSCOPE_SAMPLE_HZ): <why>",
  * -ENOENT for a name not in the table.  u64 is plain decimal; sizes are
- * 512, 512k, 64M, 100MB, 1G, 2GiB, 1T: powers of 1024, case-insensitive
- * unit with optional B / iB, no spaces, no fractions.
+ * 512k, 64M, 100MB, 1G, 2GiB, 1T, 7B: powers of 1024, case-insensitive
+ * unit with optional B / iB, no spaces, no fractions.  A bare number is
+ * MiB, whichever source gave it (command line, environment or file), so
+ * --trace-size=400 and INFERSCOPE_TRACE_SIZE_MB=400 mean the same.
  */
 int isc_config_get_u64(const struct isc_config *c, const char *name, uint64_t *out);
 int isc_config_get_size(const struct isc_config *c, const char *name, uint64_t *bytes);
-/* The size syntax above without a message: 0, -EINVAL or -ERANGE. */
+/* The size syntax above without a message, a bare number in bytes: 0, -EINVAL or -ERANGE. */
 int isc_parse_size(const char *s, uint64_t *bytes);
 
 /* "default", "./.inferscope.yaml:3", "environment INFERSCOPE_X" or

@@ -56,6 +56,33 @@ static const struct isc_opt builtins[] = {
 /* Sections of the other front-ends: skipped silently, never warned about. */
 static const char *const known_sections[] = { "record", "merge", "analyze", "report", "inferscope" };
 
+/*
+ * Every file key of every tool (their option tables live in tools/, out of
+ * the library's sight), so that a top-level key one tool does not know is
+ * silent when another tool reads it, warned about when none does, and the
+ * warning can suggest the nearest real key.  tests/cli/config.bats checks
+ * this list against each tool's --help.  A key whose top level belongs to
+ * another tool (both merge and report have `format`; a top-level `format:
+ * html` means the report's) is read by this section's tool only from its
+ * own section: top_level = false.
+ */
+static const struct known_key {
+	const char *section, *key;
+	bool top_level;
+} known_keys[] = {
+	{ "record", "ring", true },          { "record", "trace_size_mb", true },
+	{ "record", "sample_hz", true },     { "record", "flush_ms", true },
+	{ "record", "zstd_level", true },    { "record", "quiet", true },
+	{ "record", "no_cuda", true },       { "record", "log_level", true },
+	{ "merge", "format", false },        { "merge", "quiet", true },
+	{ "merge", "sort_memory", true },    { "merge", "log_level", true },
+	{ "analyze", "pretty", true },       { "analyze", "top", true },
+	{ "analyze", "hta_compat", true },   { "analyze", "quiet", true },
+	{ "analyze", "log_level", true },    { "report", "format", true },
+	{ "report", "quiet", true },         { "report", "log_level", true },
+};
+#define NKNOWN (sizeof(known_keys) / sizeof(known_keys[0]))
+
 static int parse_bool(const char *s, bool *b)
 {
 	static const char *const yes[] = { "true", "yes", "on", "1" };
@@ -207,6 +234,8 @@ struct file_load {
 	yaml_document_t *doc;
 	const char *path;
 	struct pending *pend; /* one per option */
+	const char *warned[32]; /* unknown keys already warned about (borrowed from doc) */
+	size_t nwarned;
 };
 
 static size_t line_of(const yaml_node_t *n)
@@ -245,22 +274,92 @@ static bool is_known_section(const char *s)
 	return false;
 }
 
-/* Warns about an unknown key, suggesting the file spelling of an option name. */
-static void warn_unknown(const struct file_load *fl, const char *key, size_t line, const char *where)
+/* Levenshtein distance of a and b, capped: anything above 3 is 4. */
+static size_t edit_distance(const char *a, const char *b)
 {
+	size_t la = strlen(a), lb = strlen(b), prev[64], cur[64];
+	if (la > 62 || lb > 62 || (la > lb ? la - lb : lb - la) > 3)
+		return 4;
+	for (size_t j = 0; j <= lb; j++)
+		prev[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		cur[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+			size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
+			cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+		}
+		memcpy(prev, cur, (lb + 1) * sizeof(*prev));
+	}
+	return prev[lb] > 4 ? 4 : prev[lb];
+}
+
+/* Keeps cand in *best when it is nearer to key than what *best holds. */
+static void consider(const char *key, const char *cand, const char **best, size_t *best_d)
+{
+	size_t d = edit_distance(key, cand), len = strlen(key);
+	size_t limit = len <= 4 ? 1 : len <= 8 ? 2 : 3;
+	if (d <= limit && d < *best_d) {
+		*best = cand;
+		*best_d = d;
+	}
+}
+
+/*
+ * Warns once per key (a repeated unknown key is one mistake) about an
+ * unknown key, suggesting the nearest key of this tool, then of any tool,
+ * then a section name, writing '-' as '_' first (the option spelling that
+ * --show-config prints is not a file key).
+ */
+static void warn_unknown(struct file_load *fl, const char *key, size_t line, const char *where)
+{
+	const char *best = NULL;
+	size_t best_d = 4;
 	char alt[128];
 	size_t i;
+
+	for (i = 0; i < fl->nwarned; i++)
+		if (!strcmp(fl->warned[i], key))
+			return;
+	if (fl->nwarned < sizeof(fl->warned) / sizeof(fl->warned[0]))
+		fl->warned[fl->nwarned++] = key;
 	for (i = 0; key[i] && i < sizeof(alt) - 1; i++)
 		alt[i] = key[i] == '-' ? '_' : key[i];
 	alt[i] = '\0';
-	for (size_t o = 0; o < fl->c->n; o++) {
-		if (fl->c->opts[o].yaml_key && !strcmp(fl->c->opts[o].yaml_key, alt)) {
-			isc_log(ISC_LOG_WARN, "%s:%zu: unknown key '%s'%s (ignored; did you mean '%s'?)",
-				fl->path, line, key, where, alt);
-			return;
-		}
+	for (size_t o = 0; o < fl->c->n; o++)
+		if (fl->c->opts[o].yaml_key)
+			consider(alt, fl->c->opts[o].yaml_key, &best, &best_d);
+	if (!*where) { /* the top level: any tool's key, or a section */
+		for (size_t k = 0; k < NKNOWN; k++)
+			consider(alt, known_keys[k].key, &best, &best_d);
+		for (size_t k = 0; k < sizeof(known_sections) / sizeof(known_sections[0]); k++)
+			consider(alt, known_sections[k], &best, &best_d);
 	}
-	isc_log(ISC_LOG_WARN, "%s:%zu: unknown key '%s'%s (ignored)", fl->path, line, key, where);
+	if (best)
+		isc_log(ISC_LOG_WARN, "%s:%zu: unknown key '%s'%s (ignored; did you mean '%s'?)", fl->path, line,
+			key, where, best);
+	else
+		isc_log(ISC_LOG_WARN, "%s:%zu: unknown key '%s'%s (ignored)", fl->path, line, key, where);
+}
+
+/* Is key a top-level key some tool reads (this one excepted)? */
+static bool other_tools_key(const struct isc_config *c, const char *key)
+{
+	for (size_t k = 0; k < NKNOWN; k++)
+		if (strcmp(known_keys[k].section, c->section) && known_keys[k].top_level &&
+		    !strcmp(known_keys[k].key, key))
+			return true;
+	return false;
+}
+
+/* Does this tool read key from its own section only? */
+static bool section_only(const struct isc_config *c, const char *key)
+{
+	for (size_t k = 0; k < NKNOWN; k++)
+		if (!strcmp(known_keys[k].section, c->section) && !known_keys[k].top_level &&
+		    !strcmp(known_keys[k].key, key))
+			return true;
+	return false;
 }
 
 /* One key: value pair at rank (top level or this tool's section). */
@@ -275,16 +374,28 @@ static int take_pair(struct file_load *fl, const yaml_node_t *k, const char *key
 	for (i = 0; i < c->n; i++)
 		if (c->opts[i].yaml_key && !strcmp(c->opts[i].yaml_key, key))
 			break;
+	if (i < c->n && rank == RANK_FILE && section_only(c, key)) {
+		isc_log(ISC_LOG_DEBUG, "%s:%zu: top-level '%s' is another tool's; %s reads it under '%s:' only",
+			fl->path, line, key, c->tool, c->section);
+		return 0;
+	}
 	if (i == c->n) {
 		if (rank == RANK_SECTION) {
 			char where[96];
 			snprintf(where, sizeof(where), " in section '%s'", c->section);
 			warn_unknown(fl, key, line, where);
 		} else if (v->type == YAML_MAPPING_NODE) {
-			isc_log(ISC_LOG_WARN, "%s:%zu: unknown section '%s' (ignored)", fl->path, line, key);
-		} else {
+			const char *best = NULL;
+			size_t best_d = 4;
+			for (size_t k = 0; k < sizeof(known_sections) / sizeof(known_sections[0]); k++)
+				consider(key, known_sections[k], &best, &best_d);
+			isc_log(ISC_LOG_WARN, "%s:%zu: unknown section '%s' (ignored%s%s%s)", fl->path, line, key,
+				best ? "; did you mean '" : "", best ? best : "", best ? "'?" : "");
+		} else if (other_tools_key(c, key) || section_only(c, key)) {
 			isc_log(ISC_LOG_DEBUG, "%s:%zu: '%s' is not a %s setting (ignored)", fl->path, line,
 				key, c->tool);
+		} else {
+			warn_unknown(fl, key, line, "");
 		}
 		return 0;
 	}
@@ -654,6 +765,11 @@ int isc_config_get_size(const struct isc_config *c, const char *name, uint64_t *
 		return invalid(c, i, "too large");
 	if (ret < 0)
 		return invalid(c, i, "expected a size like 512k, 64M or 1G");
+	if (*s && strspn(s, "0123456789") == strlen(s)) { /* a bare number: MiB, from every source */
+		if (v > UINT64_MAX >> 20)
+			return invalid(c, i, "too large");
+		v <<= 20;
+	}
 	*bytes = v;
 	return 1;
 }

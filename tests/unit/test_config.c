@@ -328,7 +328,7 @@ static void test_file_warnings(void)
 					  "  beta: b\n"
 					  "record:\n"
 					  "  whatever: 2\n"
-					  "other_tools_key: 3\n"
+					  "sample_hz: 3\n"
 					  "recrod:\n"
 					  "  x: 1\n"
 					  "unit:\n"
@@ -340,10 +340,10 @@ static void test_file_warnings(void)
 	ok(rc == 0, "unknown keys are not an error");
 	snprintf(want, sizeof(want),
 		 "iscope-unit: %s:3: unknown key 'bogus' in section 'unit' (ignored)\n"
-		 "iscope-unit: %s:8: unknown section 'recrod' (ignored)\n"
+		 "iscope-unit: %s:8: unknown section 'recrod' (ignored; did you mean 'record'?)\n"
 		 "iscope-unit: %s:11: 'beta' repeats line 4 (this one wins)\n",
 		 path, path, path);
-	ok_str(err, want, "warnings: unknown key, unknown section, repeat; other tool's keys silent");
+	ok_str(err, want, "warnings: unknown key, unknown section, repeat; another tool's key (sample_hz) silent");
 	ok_str(isc_config_get(c, "alpha"), "a", "known keys around unknown ones still apply");
 	ok_str(isc_config_get(c, "beta"), "c", "repeated key: the later one wins");
 	isc_config_free(c);
@@ -359,6 +359,68 @@ static void test_file_warnings(void)
 		 "'sample_hz'?)\n", path);
 	ok(rc == 0 && !strcmp(isc_config_get(c, "sample-hz"), "99"), "option spelling is not a file key");
 	ok_str(err, want, "unknown key warning suggests the file spelling");
+	isc_config_free(c);
+	free(path);
+}
+
+/* Issue 18: unknown keys at every level warn once, with a suggestion; a key of
+ * another tool is not an error; a top-level key one tool reads under its own
+ * section only (merge's format) does not reach it from the top level. */
+static const struct isc_opt merge_like[] = {
+	{ "format", 'f', ISC_OPT_VALUE, "FMT", "INFERSCOPE_MERGE_FORMAT", "format", "timeline", "timeline or chrome" },
+	{ "quiet", 'q', ISC_OPT_FLAG, NULL, "INFERSCOPE_QUIET", "quiet", "false", "quiet" },
+};
+static const struct isc_opt report_like[] = {
+	{ "format", 'f', ISC_OPT_VALUE, "FMT", "INFERSCOPE_REPORT_FORMAT", "format", NULL, "md or html" },
+};
+
+static void test_file_keys_across_tools(void)
+{
+	struct isc_config *c;
+	char *path, *err, want[2048];
+	int rc;
+
+	path = write_file("keys.yaml", "sample-hz: 10\n"      /* the --show-config spelling */
+				       "smaple_hz: 5\n"       /* a typo */
+				       "top: 7\n"             /* analyze's key: not merge's business */
+				       "format: html\n"       /* the report's format */
+				       "frobnicate: 1\n"      /* nobody's key, nothing close */
+				       "smaple_hz: 6\n"       /* the same typo again: warned once */
+				       "merge:\n"
+				       "  qiuet: true\n"      /* a typo in the section */
+				       "  format: chrome\n");
+	isc_config_new(&c, "iscope-merge", merge_like, 2);
+	capture_begin();
+	rc = isc_config_load_file(c, path);
+	err = capture_end();
+	ok(rc == 0, "unknown and other tools' keys are not an error");
+	snprintf(want, sizeof(want),
+		 "iscope-merge: %s:1: unknown key 'sample-hz' (ignored; did you mean 'sample_hz'?)\n"
+		 "iscope-merge: %s:2: unknown key 'smaple_hz' (ignored; did you mean 'sample_hz'?)\n"
+		 "iscope-merge: %s:5: unknown key 'frobnicate' (ignored)\n"
+		 "iscope-merge: %s:8: unknown key 'qiuet' in section 'merge' (ignored; did you mean 'quiet'?)\n",
+		 path, path, path, path);
+	ok_str(err, want, "top-level and section typos warned once each, with file, line and a suggestion");
+	ok_str(isc_config_get(c, "format"), "chrome", "merge's format from its section");
+	snprintf(want, sizeof(want), "%s:9", path);
+	ok_str(isc_config_source(c, "format"), want, "and the source names that line");
+	isc_config_free(c);
+	free(path);
+
+	path = write_file("format.yaml", "format: html\n");
+	isc_config_new(&c, "iscope-merge", merge_like, 2);
+	capture_begin();
+	rc = isc_config_load_file(c, path);
+	err = capture_end();
+	ok(rc == 0 && !*err, "top-level format: html is silently the report's, not merge's");
+	ok_str(isc_config_get(c, "format"), "timeline", "merge keeps its default format");
+	isc_config_free(c);
+	isc_config_new(&c, "iscope-report", report_like, 1);
+	capture_begin();
+	rc = isc_config_load_file(c, path);
+	err = capture_end();
+	ok(rc == 0 && !*err, "the report reads it without a word");
+	ok_str(isc_config_get(c, "format"), "html", "top-level format reaches the report");
 	isc_config_free(c);
 	free(path);
 }
@@ -443,6 +505,9 @@ static void test_sizes(void)
 	ok(isc_config_get_u64(c, "nope", &v) == -ENOENT, "unknown name: -ENOENT");
 	ok_str(isc_err_msg(), "unknown option '--nope'", "unknown name message");
 
+	char *env400[] = { "INFERSCOPE_TRACE_SIZE=400", NULL };
+	isc_config_load_env(c, env400);
+	ok(isc_config_get_size(c, "trace-size", &v) == 1 && v == 400ull << 20, "bare size from env: MiB");
 	isc_config_load_env(c, env);
 	isc_err_clear();
 	ok(isc_config_get_size(c, "trace-size", &v) == -EINVAL, "bad size from env: -EINVAL");
@@ -453,6 +518,13 @@ static void test_sizes(void)
 	ok_str(isc_err_msg(), "invalid value 'abc' for --sample-hz (from INFERSCOPE_SAMPLE_HZ): expected a whole number",
 	       "bad number message names the variable");
 	isc_config_free(c);
+
+	path = write_file("size.yaml", "trace_size: 400\n");
+	isc_config_new(&c, "iscope-record", typed_opts, 3);
+	isc_config_load_file(c, path);
+	ok(isc_config_get_size(c, "trace-size", &v) == 1 && v == 400ull << 20, "bare size from the file: MiB");
+	isc_config_free(c);
+	free(path);
 
 	path = write_file("typed.yaml", "record:\n  limit: 99999999999999999999\n  sample_hz: 1.5\n");
 	isc_config_new(&c, "iscope-record", typed_opts, 3);
@@ -465,6 +537,10 @@ static void test_sizes(void)
 	isc_config_get_u64(c, "sample-hz", &v);
 	snprintf(want, sizeof(want), "invalid value '1.5' for --sample-hz (from %s:3): expected a whole number", path);
 	ok_str(isc_err_msg(), want, "fraction rejected by u64 getter");
+	isc_config_set(c, "trace-size", "400");
+	ok(isc_config_get_size(c, "trace-size", &v) == 1 && v == 400ull << 20, "bare size on the command line: MiB");
+	isc_config_set(c, "trace-size", "7B");
+	ok(isc_config_get_size(c, "trace-size", &v) == 1 && v == 7, "bytes only with a unit");
 	isc_config_set(c, "trace-size", "1x");
 	isc_err_clear();
 	isc_config_get_size(c, "trace-size", &v);
@@ -562,6 +638,7 @@ int main(void)
 	test_default_path();
 	test_file_errors();
 	test_file_warnings();
+	test_file_keys_across_tools();
 	test_env();
 	test_sizes();
 	test_show();

@@ -16,9 +16,9 @@
 static const struct isc_opt opts[] = {
 	{ "output", 'o', ISC_OPT_VALUE, "FILE", NULL, NULL, NULL, "write the trace to FILE instead of stdout" },
 	{ "ring", 0, ISC_OPT_VALUE, "SIZE", "INFERSCOPE_RING", "ring", NULL,
-	  "flight-recorder mode: keep only the newest SIZE of trace, written at exit" },
+	  "flight-recorder mode: keep only the newest SIZE of trace, written at exit (a bare number is MiB)" },
 	{ "trace-size", 0, ISC_OPT_VALUE, "SIZE", "INFERSCOPE_TRACE_SIZE_MB", "trace_size_mb", "100M",
-	  "shared-memory budget per traced process: 1/64 per thread ring (plain numbers outside the command line are MB)" },
+	  "shared-memory budget per traced process: 1/64 per thread ring (a bare number is MiB)" },
 	{ "sample-hz", 0, ISC_OPT_VALUE, "N", "INFERSCOPE_SAMPLE_HZ", "sample_hz", "20",
 	  "sampler rate for /proc, pressure and NUMA (0 = off)" },
 	{ "flush-ms", 0, ISC_OPT_VALUE, "MS", "INFERSCOPE_FLUSH_MS", "flush_ms", "1000",
@@ -81,18 +81,6 @@ static const char *cuda_agent(char *buf, size_t len)
 	return ISC_HAVE_CUPTI && !access(ISC_CUDA_AGENT, R_OK) ? ISC_CUDA_AGENT : NULL;
 }
 
-/* Plain numbers given to trace-size outside the command line mean MB. */
-static int trace_size(struct isc_config *c, uint64_t *bytes)
-{
-	const char *v = isc_config_get(c, "trace-size");
-	const char *src = isc_config_source(c, "trace-size");
-	if (v && *v && strspn(v, "0123456789") == strlen(v) && strcmp(src, "command line")) {
-		*bytes = strtoull(v, NULL, 10) << 20;
-		return 1;
-	}
-	return isc_config_get_size(c, "trace-size", bytes);
-}
-
 /*
  * When the trace goes into a pipe, widen it to the largest size an
  * unprivileged process may set (/proc/sys/fs/pipe-max-size, 1 MiB by
@@ -150,7 +138,7 @@ int main(int argc, char **argv)
 	o.sample_hz = 20;
 	o.flush_ms = 1000;
 	o.level = 3;
-	if (trace_size(c, &o.buffer_bytes) < 0 || isc_config_get_size(c, "ring", &o.ring_bytes) < 0 ||
+	if (isc_config_get_size(c, "trace-size", &o.buffer_bytes) < 0 || isc_config_get_size(c, "ring", &o.ring_bytes) < 0 ||
 	    isc_config_get_u64(c, "sample-hz", &v) < 0 || (o.sample_hz = (unsigned)v, 0) ||
 	    isc_config_get_u64(c, "flush-ms", &v) < 0 || (o.flush_ms = (unsigned)v, 0) ||
 	    isc_config_get_u64(c, "level", &v) < 0 || (o.level = (int)v, 0)) {
