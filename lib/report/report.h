@@ -139,6 +139,14 @@ void isc_svg_timeseries(struct isc_rep *r, const char *title, const struct isc_r
 			const struct isc_rep_line *lines, size_t nlines, enum isc_rep_unit unit,
 			const struct isc_rep_span *spans, size_t nspans);
 
+/*
+ * A stacked area chart over ts: band k's height at bucket i is
+ * bands[k].v[i] (NAN or negative: 0), stacked in order from the axis up;
+ * y in bytes from 0 to the highest stack.
+ */
+void isc_svg_stacked(struct isc_rep *r, const char *title, const struct isc_rep_ts *ts,
+		     const struct isc_rep_line *bands, size_t nbands);
+
 /* Iteration latency histogram with the p50 and p99 marked. */
 void isc_svg_histogram(struct isc_rep *r, const char *title, const struct isc_rep_hist *h);
 

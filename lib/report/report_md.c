@@ -860,6 +860,95 @@ static void sec_gpu(struct isc_rep *m, const cJSON *root)
 	}
 }
 
+/*
+ * gpu.devices[].memory of one device: its peak with what was live at it by
+ * site (a table), the peak sites stacked over time (a chart in the HTML
+ * page), leak candidates and churn.
+ */
+static void device_memory(struct isc_rep *m, const cJSON *dev)
+{
+	static const char *const colors[] = { "#3b75af", "#e1812c", "#3a923a", "#c03d3e", "#9372b2", "#a0a0a0" };
+	const cJSON *mem = isc_json_get(dev, "memory"), *x;
+	char b[6][64];
+	if (!cJSON_IsObject(mem))
+		return;
+	isc_rep_putf(m, "\n### Device %s memory by allocation site\n\n", field(b[0], 64, dev, "id", 'i'));
+	isc_rep_putf(m, "Peak: %s of live %s, reached at %s", field(b[0], 64, mem, "peak_bytes", 'b'),
+		     !strcmp(str(mem, "source", ""), "driver") ? "driver allocations (CUPTI; under PyTorch, reserved segments)"
+								: "tensor allocations (PyTorch's allocator)",
+		     field(b[1], 64, mem, "peak_ns", 'n'));
+	if (isc_json_num(mem, "total_bytes", &(double){ 0 }))
+		isc_rep_putf(m, "; the device has %s: headroom %s (%s)", field(b[2], 64, mem, "total_bytes", 'b'),
+			     field(b[3], 64, mem, "headroom_bytes", 'b'), field(b[4], 64, mem, "headroom_pct", 'p'));
+	isc_rep_putf(m, ". %s allocations, %s releases%s.\n", field(b[0], 64, mem, "allocations", 'i'),
+		     field(b[1], 64, mem, "releases", 'i'),
+		     !strcmp(str(mem, "pairing", ""), "size") ? " (no addresses: a release is paired with the latest live "
+								 "allocation of its size)" : "");
+	const cJSON *ps = array(mem, "peak_sites");
+	if (cJSON_GetArraySize(ps) > 0) {
+		isc_rep_put(m, "\n| Live at the peak | Share | Site | Kind |\n|---:|---:|---|---|\n");
+		cJSON_ArrayForEach(x, ps) {
+			isc_rep_putf(m, "| %s | %s | ", field(b[0], 64, x, "bytes", 'b'), field(b[1], 64, x, "pct_of_peak", 'p'));
+			code_span(m, str(x, "name", "?"));
+			location(m, x, true);
+			isc_rep_put(m, " | ");
+			esc(m, str(x, "kind", ""));
+			isc_rep_put(m, " |\n");
+		}
+	}
+	const cJSON *ot = isc_json_get(mem, "over_time"), *al = array(ot, "allocated_bytes"), *ss = array(ot, "sites");
+	struct isc_rep_ts ts = { num(ot, "start_ns", 0), num(ot, "bucket_ns", 0), 0, 0 };
+	int n = cJSON_GetArraySize(al), ns = cJSON_GetArraySize(ss);
+	if (m->html && n > 0 && n <= ISC_REP_MAX_BUCKETS && ts.bucket_ns > 0 && ns <= 5) {
+		double *v = calloc((size_t)n * (size_t)(ns + 1), sizeof(*v));
+		struct isc_rep_line l[6];
+		if (!v) {
+			m->err = -ENOMEM;
+			return;
+		}
+		ts.n = (size_t)n;
+		for (int i = 0; i < n; i++)
+			v[(size_t)ns * ts.n + (size_t)i] = isc_rep_value(cJSON_GetArrayItem(al, i));
+		for (int k = 0; k < ns; k++) {
+			const cJSON *site = cJSON_GetArrayItem(ss, k), *sv = array(site, "bytes");
+			for (int i = 0; i < n; i++) {
+				double y = isc_rep_value(cJSON_GetArrayItem(sv, i));
+				y = isnan(y) ? 0 : y;
+				v[(size_t)k * ts.n + (size_t)i] = y;
+				v[(size_t)ns * ts.n + (size_t)i] -= y; /* what the other sites hold */
+			}
+			l[k] = (struct isc_rep_line){ str(site, "name", "?"), v + (size_t)k * ts.n, colors[k] };
+		}
+		l[ns] = (struct isc_rep_line){ "other sites", v + (size_t)ns * ts.n, colors[5] };
+		isc_rep_put(m, CHART_BEGIN);
+		isc_svg_stacked(m, "Live device memory by allocation site", &ts, l, (size_t)ns + 1);
+		isc_rep_put(m, CHART_END);
+		free(v);
+	}
+	const cJSON *lk = array(mem, "leak_candidates");
+	if (cJSON_GetArraySize(lk) > 0) {
+		isc_rep_put(m, "\nLeak candidates (live bytes grew from the end of the first iteration to the last):\n\n"
+			       "| Per iteration | Growth | Iterations | Site |\n|---:|---:|---:|---|\n");
+		cJSON_ArrayForEach(x, lk) {
+			isc_rep_putf(m, "| %s | %s | %s | ", field(b[0], 64, x, "bytes_per_iteration", 'b'),
+				     field(b[1], 64, x, "growth_bytes", 'b'), field(b[2], 64, x, "iterations", 'i'));
+			code_span(m, str(x, "name", "?"));
+			location(m, x, true);
+			isc_rep_put(m, " |\n");
+		}
+	}
+	if (num(mem, "churn.iterations", 0) > 0)
+		isc_rep_putf(m, "\nPer iteration: %s allocations, %s allocated, %s of them released in the same "
+				"iteration.\n",
+			     field(b[0], 64, mem, "churn.allocations_per_iteration", 'i'),
+			     field(b[1], 64, mem, "churn.bytes_per_iteration", 'b'),
+			     field(b[2], 64, mem, "churn.short_lived_pct", 'p'));
+	if (num(mem, "failures.count", 0) > 0)
+		isc_rep_putf(m, "\n**%s device allocation(s) failed** (out of memory), the last of %s at %s.\n",
+			     field(b[0], 64, mem, "failures.count", 'i'), field(b[1], 64, mem, "failures.last_bytes", 'b'),
+			     field(b[2], 64, mem, "failures.last_ns", 'n'));
+}
+
 static void sec_memory(struct isc_rep *m, const cJSON *root)
 {
 	char b[8][64], growth[80];
@@ -885,6 +974,9 @@ static void sec_memory(struct isc_rep *m, const cJSON *root)
 		{ "gpu_mem_used_bytes", "GPU memory used", "#c0392b", true, 'b' },
 	};
 	over_time(m, root, "Memory over time", mem_series, 2, ISC_REP_UNIT_BYTES);
+	const cJSON *dev;
+	cJSON_ArrayForEach(dev, array(root, "gpu.devices"))
+		device_memory(m, dev);
 }
 
 /* A named number of a finding's evidence, formatted by its key's unit suffix. */

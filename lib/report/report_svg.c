@@ -293,6 +293,90 @@ void isc_svg_timeseries(struct isc_rep *r, const char *title, const struct isc_r
 	isc_rep_put(r, "</svg>\n");
 }
 
+/* ---- stacked areas ------------------------------------------------------- */
+static double band_v(const struct isc_rep_line *b, size_t i)
+{
+	double v = b->v[i];
+	return v > 0 && v <= ISC_REP_MAX_VALUE ? v : 0; /* NaN -> 0 */
+}
+
+void isc_svg_stacked(struct isc_rep *r, const char *title, const struct isc_rep_ts *ts,
+		     const struct isc_rep_line *bands, size_t nbands)
+{
+	/* legend rows: entries wrap at the right edge, the plot moves down */
+	double lw = 64, rows = 1;
+	for (size_t k = 0; k < nbands; k++) {
+		size_t len = strlen(bands[k].name) < 60 ? strlen(bands[k].name) : 60;
+		double w = 16 + 6.5 * (double)len + 18;
+		if (lw + w > W - 16 && lw > 64) {
+			rows++;
+			lw = 64;
+		}
+		lw += w;
+	}
+	const double extra = 14 * (rows - 1), h = 244 + extra;
+	struct plot p = { 64, W - 16, 46 + extra, 190 + extra, ts->t0_ns, ts->t0_ns + (double)ts->n * ts->bucket_ns, 0, 1 };
+	double top = 0, tdiv, ydiv, ly = 36;
+	const char *tu, *yu;
+	char label[96], a[32];
+
+	svg_open(r, h, title);
+	for (size_t i = 0; i < ts->n; i++) {
+		double s = 0;
+		for (size_t k = 0; k < nbands; k++)
+			s += band_v(&bands[k], i);
+		top = s > top ? s : top;
+	}
+	for (size_t k = 0; k < nbands; k++) {
+		double mx = 0;
+		for (size_t i = 0; i < ts->n; i++)
+			mx = band_v(&bands[k], i) > mx ? band_v(&bands[k], i) : mx;
+		isc_rep_xml(r, bands[k].name, 60);
+		isc_rep_putf(r, ": max %s. ", isc_rep_fmt_bytes(a, sizeof(a), mx));
+	}
+	tdiv = time_unit(p.xmax - p.xmin, &tu);
+	isc_rep_putf(r, "Highest stack %s; %zu buckets of %g %s.", isc_rep_fmt_bytes(a, sizeof(a), top), ts->n,
+		     ts->bucket_ns / tdiv, tu);
+	svg_body(r, h, title);
+	ydiv = byte_unit(top, &yu);
+	p.ymax = nice_ceil(top > 0 ? top / ydiv : 1) * ydiv;
+	snprintf(label, sizeof(label), "Live device memory (%s)", yu);
+	y_axis(r, &p, ydiv, label);
+	double lx = 64;
+	for (size_t k = 0; k < nbands; k++) {
+		/* the band's top edge left to right, then its bottom edge back */
+		isc_rep_put(r, "<path d=\"");
+		for (size_t i = 0; i < ts->n; i++) {
+			double lo = 0;
+			for (size_t j = 0; j < k; j++)
+				lo += band_v(&bands[j], i);
+			double xa = px(&p, ts->t0_ns + (double)i * ts->bucket_ns);
+			double xb = px(&p, ts->t0_ns + (double)(i + 1) * ts->bucket_ns);
+			double y = py(&p, lo + band_v(&bands[k], i));
+			isc_rep_putf(r, i ? "L%.1f %.1fH%.1f" : "M%.1f %.1fH%.1f", xa, y, xb);
+		}
+		for (size_t i = ts->n; i > 0; i--) {
+			double lo = 0;
+			for (size_t j = 0; j < k; j++)
+				lo += band_v(&bands[j], i - 1);
+			double xa = px(&p, ts->t0_ns + (double)(i - 1) * ts->bucket_ns);
+			double xb = px(&p, ts->t0_ns + (double)i * ts->bucket_ns);
+			isc_rep_putf(r, "L%.1f %.1fH%.1f", xb, py(&p, lo), xa);
+		}
+		isc_rep_putf(r, "Z\" fill=\"%s\" fill-opacity=\"0.8\" stroke=\"none\" data-series=\"1\"/>\n",
+			     bands[k].color);
+		size_t len = strlen(bands[k].name) < 60 ? strlen(bands[k].name) : 60;
+		if (lx + 16 + 6.5 * (double)len + 18 > W - 16 && lx > 64) {
+			lx = 64;
+			ly += 14;
+		}
+		legend(r, &lx, ly, bands[k].color, bands[k].name);
+	}
+	snprintf(label, sizeof(label), "Time since start (%s)", tu);
+	x_axis(r, &p, p.y1 + 14, tdiv, label);
+	isc_rep_put(r, "</svg>\n");
+}
+
 /* ---- latency histogram --------------------------------------------------- */
 /*
  * A dashed vertical line at latency v, its label above the plot on line

@@ -11,6 +11,7 @@ setup() {
 	ISC_SRC=${ISC_SRC:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}
 	MERGE=$ISC_BUILD/tools/iscope-merge/iscope-merge
 	ANALYZE=$ISC_BUILD/tools/iscope-analyze/iscope-analyze
+	REPORT=$ISC_BUILD/tools/iscope-report/iscope-report
 	PY=/usr/bin/python3
 	REF="$PY $ISC_SRC/tests/kineto/kineto_ref.py"
 	DATA=$ISC_SRC/../shared/data/kineto
@@ -87,6 +88,20 @@ traces() {
 	# every release found its allocation; the sites at the peak add up to it
 	[ "$(jq '.gpu.devices[0].memory.releases_unmatched' "$T/f.json")" -eq 0 ]
 	[ "$(jq '.gpu.devices[0].memory | ([.peak_sites[].bytes] | add) + .peak_sites_other_bytes' "$T/f.json")" -eq 2791636480 ]
+}
+
+@test "report: device memory by site, a table in Markdown and a stacked chart in HTML" {
+	f=$DATA/v100_resnet50_num_workers_0.pt.trace.json.gz
+	"$ANALYZE" -o "$T/f.json" "$f"
+	"$REPORT" -o "$T/r.md" "$T/f.json"
+	grep -q '^### Device 0 memory by allocation site$' "$T/r.md"
+	grep -q '^| 1.3 GiB | 51.0 % | `aten::conv2d` | op |$' "$T/r.md"
+	"$REPORT" -f html -o "$T/r.html" "$T/f.json"
+	grep -q '<title id="isc-c[0-9]*-t">Live device memory by allocation site</title>' "$T/r.html"
+	run $PY "$ISC_SRC/tests/cli/svg_check.py" "$T/r.html"
+	[ "$status" -eq 0 ]
+	# six bands: five sites and the rest
+	[ "$($PY -c 'import re,sys; s=open(sys.argv[1]).read(); c=[x for x in re.findall(r"<svg.*?</svg>", s, re.S) if "by allocation site</title>" in x][0]; print(c.count("data-series"))' "$T/r.html")" -eq 6 ]
 }
 
 @test "every GPU op keeps its exact ns start, duration, correlation, device and stream" {
