@@ -1,5 +1,8 @@
 /*
- * record.c - iscope-record's engine.
+ * record.c - iscope-record's engine: session directory, workload child,
+ * signals, the drain and sampler threads.  Reading the agents' shared
+ * memory is drain.c; writing chunks (or keeping them for the flight
+ * recorder) is frames.c; the state they share is recorder.h.
  *
  *   workload processes                     recorder
  *   +--------------------------+           +---------------------------+
@@ -46,7 +49,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
-#include <setjmp.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,15 +66,13 @@
 #include "isc_record.h"
 #include "sampler.h"
 #include "isc_shm.h"
+#include "recorder.h"
 
 #define DRAIN_MS 20
 #define DRAIN_MIN_MS 2
 #define DRAIN_FILL 0.125 /* a ring found fuller than this: drain sooner */
-#define ROUND_LAG 5
 #define PENDING_MAX (128u << 10)
-#define MAX_PROCS 4096
 #define CLOCK_PAIR_NS 10000000000ull /* a (realtime, monotonic) pair every 10 s */
-#define STR_WINDOW (4u << 20) /* string-area bytes per STRINGS chunk (< ISC_CHUNK_MAX_PAYLOAD) */
 /* A pending buffer is flushed, whatever its age, once this many bytes were
  * drained from all rings after it started: it holds the ROUND watermark
  * back, and a reader (iscope-merge) must keep every event after the
@@ -83,94 +83,8 @@
 
 extern char **environ;
 
-struct stream {
-	uint32_t tid;
-	bool started, broken;
-	struct isc_buf pending;
-	uint64_t ts;           /* running timestamp after the last drained record */
-	uint64_t pending_base; /* ts before the first pending record */
-	uint64_t pending_since;/* when the first pending record was drained */
-	uint64_t pending_mark; /* rec.drained then */
-	uint32_t seq;
-	uint64_t dropped_seen;
-	uint64_t events;
-};
-
-struct proc {
-	pid_t pid;
-	const char *suffix; /* ".shm": the Python agent's file; ".cuda.shm": the CUDA agent's */
-	uint16_t chunk;     /* EVENTS, or GPU_EVENTS for the CUDA agent's streams */
-	int fd;
-	uint8_t *map;
-	size_t map_len;
-	uint32_t nslots, ring_size; /* validated copies of the header */
-	uint32_t nbig, big_ring_size;
-	uint64_t str_off, str_size, ring_off;
-	uint64_t str_read;
-	uint32_t str_seq;
-	struct stream *streams;
-	bool info_written, closed;
-	bool faulted; /* its mapping raised SIGBUS: never touched again */
-	bool exited;  /* a PROC_EXIT was written for its pid (under plock) */
-	bool warned;  /* one warning per file for a file that is refused */
-	uint64_t slot_dropped_seen, str_dropped_seen;
-};
-
-struct frame {
-	struct isc_buf data;
-	bool keep; /* survives flight-recorder eviction */
-};
-
-struct rec {
-	const struct isc_record_opts *o;
-	struct isc_record_result *res;
-	struct isc_writer *w;
-	pthread_mutex_t wlock; /* writer, frames, res counters */
-	char dir[256];
-	int dirfd;  /* the session directory, opened once (O_DIRECTORY|O_NOFOLLOW) */
-	int lockfd; /* recorder.lock, flock'ed while we run */
-	uint64_t epoch;
-	struct proc *procs[MAX_PROCS];
-	unsigned nprocs;
-	pthread_mutex_t plock; /* procs[] membership (sampler reads pids) */
-	pid_t child;
-	volatile int stop; /* set by main when every process has exited */
-	uint8_t *scratch;
-	size_t scratch_cap;
-	uint64_t cycle_start[ROUND_LAG];
-	unsigned ncycles;
-	uint64_t watermark;
-	struct frame *frames; /* flight-recorder mode */
-	size_t nframes, frames_cap, frames_bytes;
-	uint64_t evicted_frames;
-	struct isc_buf tmp;
-	uint64_t last_progress;
-	bool direct; /* flight recorder: write through (at exit) */
-	struct sigaction old_pipe;
-	size_t pending_max; /* raw bytes of a stream's events per frame */
-	uint64_t ring_max;  /* the largest ring we told the agents (INFERSCOPE_[BIG_]RING_KB) */
-	double fill_max;    /* this cycle: largest share of a ring found in use */
-	uint64_t drained;   /* bytes of records drained from all rings so far */
-	struct isc_gpu_setup gpu; /* CUDA agent injection, NVML */
-};
-
 static volatile pid_t forward_pid;          /* the workload while it runs */
 static volatile sig_atomic_t late_signal;  /* received after it exited */
-static __thread sigjmp_buf *shm_jmp;       /* set while this thread reads shared memory */
-
-/*
- * SIGBUS while shm_jmp is set: a traced process truncated its file under
- * our mapping.  Jump back to shm_guard(), which closes that process.  A
- * SIGBUS anywhere else is a real bug: take the default action.
- */
-static void on_sigbus(int sig, siginfo_t *si, void *ctx)
-{
-	(void)si;
-	(void)ctx;
-	if (shm_jmp)
-		siglongjmp(*shm_jmp, 1);
-	signal(sig, SIG_DFL);
-}
 
 /*
  * INT/TERM/HUP sent with kill(2) go to the workload.  A terminal's ^C is
@@ -204,446 +118,6 @@ static void signal_children(int sig)
 	fclose(f);
 }
 
-/* Writes (or, in flight-recorder mode, keeps) one chunk.  Caller holds wlock. */
-static void emit_locked(struct rec *r, uint16_t type, uint32_t pid, uint32_t tid, uint64_t base,
-			uint32_t seq, const void *payload, size_t len, bool keep)
-{
-	struct isc_chunk_header h = { ISC_CHUNK_MAGIC, type, 0, pid, tid, base, seq, (uint32_t)len };
-	int rc;
-	if (r->res->write_failed)
-		return;
-	if (!r->o->ring_bytes || r->direct) {
-		rc = isc_writer_chunk(r->w, &h, payload);
-		if (rc) {
-			r->res->write_failed = true;
-			snprintf(r->res->write_error, sizeof(r->res->write_error), "%s", isc_err_msg());
-			isc_err_clear();
-		}
-		return;
-	}
-	if (r->nframes == r->frames_cap) {
-		size_t cap = r->frames_cap ? r->frames_cap * 2 : 256;
-		struct frame *f = realloc(r->frames, cap * sizeof(*f));
-		if (!f)
-			return;
-		r->frames = f;
-		r->frames_cap = cap;
-	}
-	struct frame *f = &r->frames[r->nframes];
-	memset(f, 0, sizeof(*f));
-	if (isc_writer_encode(r->w, &h, payload, &f->data))
-		return;
-	f->keep = keep;
-	r->nframes++;
-	if (!keep)
-		r->frames_bytes += f->data.len;
-	/* evict the oldest evictable frames beyond the flight-recorder size,
-	 * never the newest one */
-	size_t i = 0;
-	while (r->frames_bytes > r->o->ring_bytes && i + 1 < r->nframes) {
-		if (!r->frames[i].keep) {
-			r->frames_bytes -= r->frames[i].data.len;
-			isc_buf_free(&r->frames[i].data);
-			memmove(&r->frames[i], &r->frames[i + 1], (r->nframes - i - 1) * sizeof(*f));
-			r->nframes--;
-			r->evicted_frames++;
-		} else {
-			i++;
-		}
-	}
-}
-
-static void emit(struct rec *r, uint16_t type, uint32_t pid, uint32_t tid, uint64_t base, uint32_t seq,
-		 const void *payload, size_t len, bool keep)
-{
-	pthread_mutex_lock(&r->wlock);
-	emit_locked(r, type, pid, tid, base, seq, payload, len, keep);
-	pthread_mutex_unlock(&r->wlock);
-}
-
-static void drain_strings(struct rec *r, struct proc *p);
-
-/*
- * Writes a stream's pending records as one EVENTS frame, after any string
- * definitions committed so far: the records were read from the ring after
- * the ids they use were committed, so reading the string area now finds
- * them all.
- */
-static void flush_stream(struct rec *r, struct proc *p, struct stream *s)
-{
-	if (!s->pending.len)
-		return;
-	if (!p->faulted)
-		drain_strings(r, p);
-	emit(r, p->chunk, (uint32_t)p->pid, s->tid, s->pending_base, s->seq++, s->pending.data,
-	     s->pending.len, false);
-	s->pending.len = 0;
-}
-
-/* Adds the records [from, to) to the stream's pending buffer; ts is the
- * time after the last of them; mark is rec.drained. */
-static void pending_append(struct stream *s, const uint8_t *from, const uint8_t *to, uint64_t ts, uint64_t now,
-			   uint64_t mark)
-{
-	if (!s->pending.len) {
-		s->pending_base = s->ts;
-		s->pending_since = now;
-		s->pending_mark = mark;
-	}
-	if (to > from && !isc_buf_put(&s->pending, from, (size_t)(to - from)))
-		s->ts = ts;
-}
-
-/* Refuses a process's file for good, with one warning. */
-static int proc_refuse(struct rec *r, struct proc *p, const char *why)
-{
-	if (!p->warned) {
-		isc_log(ISC_LOG_WARN, "ignoring %s/%d%s: %s", r->dir, (int)p->pid, p->suffix, why);
-		r->res->warnings++;
-		p->warned = true;
-	}
-	p->closed = true;
-	return -EBADMSG;
-}
-
-/*
- * Maps <dir>/<pid>.shm when the agent has published it; 0 = not ready yet,
- * 1 = attached, negative = refused for good.  Runs under shm_guard().
- */
-static int proc_attach(struct rec *r, struct proc *p)
-{
-	char name[32];
-	struct stat st;
-	snprintf(name, sizeof(name), "%d%s", (int)p->pid, p->suffix);
-	if (p->fd < 0) {
-		/* O_NONBLOCK: a FIFO planted under that name must not block us */
-		p->fd = openat(r->dirfd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-		if (p->fd < 0)
-			return errno == ENOENT ? 0 : proc_refuse(r, p, errno == ELOOP ? "a symbolic link" : strerror(errno));
-	}
-	if (fstat(p->fd, &st))
-		return 0;
-	if (!S_ISREG(st.st_mode))
-		return proc_refuse(r, p, "not a regular file");
-	if (st.st_uid != geteuid() || (st.st_mode & 077))
-		return proc_refuse(r, p, "not owned by us with mode 0600");
-	if ((uint64_t)st.st_size < ISC_SHM_SLOTS_OFF)
-		return 0;
-	if (!p->map) {
-		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, p->fd, 0);
-		if (m == MAP_FAILED)
-			return 0;
-		p->map = m;
-		p->map_len = (size_t)st.st_size;
-	}
-	struct isc_shm_proc *h = (struct isc_shm_proc *)p->map;
-	if (atomic_load_explicit((_Atomic uint32_t *)&h->magic, memory_order_acquire) != ISC_SHM_MAGIC)
-		return 0;
-	uint64_t nslots = h->nslots, ring = h->ring_size, nbig = h->nbig, big = h->big_ring_size;
-	uint64_t str_off = h->str_off, str_size = h->str_size, ring_off = h->ring_off;
-	if (!nbig)
-		big = ring;
-	if (h->version != ISC_SHM_VERSION || h->pid != (uint32_t)p->pid || nslots == 0 ||
-	    nslots > ISC_SHM_MAX_SLOTS || ring < 4096 || ring > r->ring_max || (ring & (ring - 1)) ||
-	    nbig > nslots || big < ring || big > r->ring_max || (big & (big - 1)) ||
-	    str_off < ISC_SHM_SLOTS_OFF + nslots * ISC_SHM_SLOT_SIZE || str_size > p->map_len ||
-	    str_off > p->map_len - str_size || ring_off < str_off + str_size ||
-	    ring_off > p->map_len ||
-	    isc_shm_ring_offset((uint32_t)nbig, (uint32_t)big, (uint32_t)ring, (uint32_t)nslots) > p->map_len - ring_off)
-		return proc_refuse(r, p, "inconsistent shared-memory header");
-	p->nslots = (uint32_t)nslots;
-	p->ring_size = (uint32_t)ring;
-	p->nbig = (uint32_t)nbig;
-	p->big_ring_size = (uint32_t)big;
-	ring = big; /* the scratch buffer holds the largest ring */
-	p->str_off = str_off;
-	p->str_size = str_size;
-	p->ring_off = ring_off;
-	p->streams = calloc(nslots, sizeof(*p->streams));
-	if (!p->streams)
-		return -ENOMEM;
-	if (r->scratch_cap < ring) {
-		uint8_t *s = realloc(r->scratch, ring);
-		if (!s)
-			return -ENOMEM;
-		r->scratch = s;
-		r->scratch_cap = ring;
-	}
-	return 1;
-}
-
-/*
- * A process's producer files: <pid>.shm from the Python agent, and
- * <pid>.cuda.shm from the CUDA agent, whose streams go into GPU_EVENTS
- * chunks.  Each file is a struct proc of its own; both share the pid's
- * string ids (the CUDA agent's start at ISC_STRING_ID_CUDA_BASE).
- */
-static const struct { const char *suffix; uint16_t chunk; } producers[] = {
-	{ ".shm", ISC_CHUNK_EVENTS },
-	{ ".cuda.shm", ISC_CHUNK_GPU_EVENTS },
-};
-
-static struct proc *proc_add(struct rec *r, pid_t pid, unsigned producer)
-{
-	for (unsigned i = 0; i < r->nprocs; i++)
-		if (r->procs[i]->pid == pid && r->procs[i]->suffix == producers[producer].suffix)
-			return r->procs[i];
-	if (r->nprocs == MAX_PROCS)
-		return NULL;
-	struct proc *p = calloc(1, sizeof(*p));
-	if (!p)
-		return NULL;
-	p->pid = pid;
-	p->suffix = producers[producer].suffix;
-	p->chunk = producers[producer].chunk;
-	p->fd = -1;
-	pthread_mutex_lock(&r->plock);
-	r->procs[r->nprocs++] = p;
-	pthread_mutex_unlock(&r->plock);
-	return p;
-}
-
-/* Looks for <pid>.shm and <pid>.cuda.shm files that appeared since the last cycle. */
-static void scan_session(struct rec *r)
-{
-	int fd = openat(r->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	struct dirent *e;
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	while ((e = readdir(d))) {
-		char *end;
-		long pid = strtol(e->d_name, &end, 10);
-		for (unsigned k = 0; pid > 0 && pid <= INT32_MAX && k < sizeof(producers) / sizeof(producers[0]); k++)
-			if (!strcmp(end, producers[k].suffix))
-				proc_add(r, (pid_t)pid, k);
-	}
-	closedir(d);
-}
-
-/*
- * Copies the committed records of one ring into the stream's pending
- * buffer, checking each; a record that does not parse marks the stream
- * broken (its ring is then discarded, with a warning).
- */
-static void drain_slot(struct rec *r, struct proc *p, uint32_t i, uint64_t now)
-{
-	struct isc_shm_slot *slot = isc_shm_slot_at(p->map, i);
-	struct stream *s = &p->streams[i];
-	uint8_t *ring = p->map + p->ring_off + isc_shm_ring_offset(p->nbig, p->big_ring_size, p->ring_size, i);
-	uint32_t rsize = isc_shm_ring_len(p->nbig, p->big_ring_size, p->ring_size, i);
-	if (!s->started) {
-		uint32_t tid = atomic_load_explicit(&slot->tid, memory_order_acquire);
-		if (!tid)
-			return;
-		s->tid = tid;
-		s->started = true;
-	}
-	if (s->broken)
-		return; /* its ring is no longer read */
-	uint64_t head = atomic_load_explicit(&slot->head, memory_order_acquire);
-	uint64_t tail = atomic_load_explicit(&slot->tail, memory_order_relaxed);
-	if (head - tail > rsize) {
-		s->broken = true;
-		isc_log(ISC_LOG_WARN, "pid %d thread %u: ring head %llu is %llu bytes past its tail (ring of %u); ring discarded",
-			(int)p->pid, s->tid, (unsigned long long)head, (unsigned long long)(head - tail), rsize);
-		r->res->warnings++;
-		return;
-	}
-	uint32_t n = isc_ring_peek(slot, ring, rsize, r->scratch, rsize);
-	if ((double)n / rsize > r->fill_max)
-		r->fill_max = (double)n / rsize;
-	struct isc_cursor c;
-	struct isc_rec rec;
-	int rc;
-	isc_cursor_init(&c, r->scratch, n, s->ts);
-	const uint8_t *start = r->scratch; /* first record not yet pending */
-	uint64_t events = 0;
-	for (struct isc_cursor before = c; (rc = isc_cursor_next(&c, &rec)) == 1; before = c) {
-		if (!isc_ring_record_ok(&rec, p->chunk)) {
-			c = before; /* not copied: the ring is broken from here */
-			rc = -EBADMSG;
-			break;
-		}
-		events++;
-		if (s->pending.len + (size_t)(c.p - start) >= r->pending_max) {
-			pending_append(s, start, c.p, c.ts, now, r->drained);
-			flush_stream(r, p, s);
-			start = c.p;
-		}
-	}
-	/* c.p stops before a record that does not parse; the agent publishes
-	 * whole records only, so one cut by the end of the data is corrupt too */
-	pending_append(s, start, c.p, c.ts, now, r->drained);
-	if (events) {
-		s->events += events;
-		pthread_mutex_lock(&r->wlock);
-		r->res->events += events;
-		pthread_mutex_unlock(&r->wlock);
-	}
-	if (rc < 0) {
-		s->broken = true;
-		isc_log(ISC_LOG_WARN, "pid %d thread %u: corrupt record in shared memory; rest of its ring discarded",
-			(int)p->pid, s->tid);
-		r->res->warnings++;
-	} else {
-		isc_ring_consume(slot, (uint32_t)(c.p - r->scratch));
-		r->drained += (uint64_t)(c.p - r->scratch);
-	}
-	uint64_t dropped = atomic_load_explicit(&slot->dropped, memory_order_relaxed);
-	if (dropped > s->dropped_seen) {
-		uint8_t body[10];
-		unsigned bl = isc_put_varint(body, dropped - s->dropped_seen);
-		uint64_t t = s->ts;
-		pending_append(s, body, body, s->ts, now, r->drained); /* sets the base if empty */
-		isc_buf_put_record(&s->pending, ISC_REC_DROPPED, t, &t, body, bl);
-		pthread_mutex_lock(&r->wlock);
-		r->res->dropped += dropped - s->dropped_seen;
-		pthread_mutex_unlock(&r->wlock);
-		s->dropped_seen = dropped;
-	}
-}
-
-/*
- * New string definitions, checked record by record, as STRINGS frames of
- * at most STR_WINDOW bytes.  A corrupt record (or one larger than the
- * window, which no agent writes) skips everything committed so far.
- * Runs under shm_guard().
- */
-static void drain_strings(struct rec *r, struct proc *p)
-{
-	struct isc_shm_proc *h = (struct isc_shm_proc *)p->map;
-	uint64_t committed = atomic_load_explicit(&h->str_committed, memory_order_acquire);
-	const uint8_t *base = p->map + p->str_off;
-	if (committed > p->str_size)
-		committed = p->str_size;
-	while (committed > p->str_read) {
-		struct isc_cursor c;
-		struct isc_rec rec;
-		size_t len = committed - p->str_read > STR_WINDOW ? STR_WINDOW : (size_t)(committed - p->str_read);
-		int rc;
-		r->tmp.len = 0;
-		if (isc_buf_put(&r->tmp, base + p->str_read, len))
-			return;
-		isc_cursor_init(&c, r->tmp.data, len, 0);
-		const uint8_t *good = r->tmp.data;
-		while ((rc = isc_cursor_next(&c, &rec)) == 1)
-			good = c.p;
-		size_t ok = (size_t)(good - r->tmp.data);
-		if (rc < 0 || (!ok && len == STR_WINDOW)) {
-			isc_log(ISC_LOG_WARN, "pid %d: corrupt string table in shared memory", (int)p->pid);
-			r->res->warnings++;
-			p->str_read = committed;
-		} else {
-			p->str_read += ok;
-		}
-		if (ok)
-			emit(r, ISC_CHUNK_STRINGS, (uint32_t)p->pid, 0, 0, p->str_seq++, r->tmp.data, ok, true);
-		if (!ok)
-			break; /* a record cut by the end of what is committed: wait */
-	}
-}
-
-/* PROC_INFO from the header.  Runs under shm_guard(): the fields are
- * copied out before anything is allocated. */
-static void write_proc_info(struct rec *r, struct proc *p, uint64_t now)
-{
-	struct isc_shm_proc *h = (struct isc_shm_proc *)p->map;
-	for (unsigned k = 0; k < r->nprocs; k++) /* once per pid, whichever file came first */
-		if (r->procs[k] != p && r->procs[k]->pid == p->pid && r->procs[k]->info_written) {
-			p->info_written = true;
-			return;
-		}
-	char cmdline[sizeof(h->cmdline)];
-	uint64_t start = h->start_ts; /* untrusted: used only when plausible */
-	uint32_t ppid = h->ppid, clen = h->cmdline_len;
-	if (clen > sizeof(cmdline))
-		clen = sizeof(cmdline);
-	memcpy(cmdline, h->cmdline, clen);
-	if (start >= r->epoch && start <= now)
-		now = start;
-	struct isc_buf b = { 0 };
-	uint64_t last = now;
-	isc_buf_put_varint(&b, (uint64_t)p->pid);
-	isc_buf_put_varint(&b, ppid);
-	isc_buf_put_bytes(&b, cmdline, clen);
-	r->tmp.len = 0;
-	isc_buf_put_record(&r->tmp, ISC_REC_PROC_INFO, now, &last, b.data, b.len);
-	emit(r, ISC_CHUNK_SAMPLES, 0, 0, now, 0, r->tmp.data, r->tmp.len, true);
-	isc_buf_free(&b);
-	p->info_written = true;
-}
-
-/* The process's file shrank under our mapping (SIGBUS): forget it. */
-static void proc_fault(struct rec *r, struct proc *p)
-{
-	p->faulted = true;
-	p->closed = true;
-	isc_log(ISC_LOG_WARN, "pid %d: its shared-memory file was truncated under us (SIGBUS); its later events are lost",
-		(int)p->pid);
-	r->res->warnings++;
-}
-
-typedef void shm_fn(struct rec *r, struct proc *p, void *arg);
-
-/*
- * Runs fn(r, p, arg), which reads p's shared memory, with a SIGBUS from
- * that mapping caught: fn is then abandoned where it faulted and p is
- * closed (proc_fault).  fn must not hold a lock or be inside an allocation
- * while it reads shared memory: private copies first, then the work.
- */
-static void shm_guard(struct rec *r, struct proc *p, shm_fn *fn, void *arg)
-{
-	sigjmp_buf jb;
-	if (sigsetjmp(jb, 1)) { /* 1: restore the mask, SIGBUS is blocked in the handler */
-		shm_jmp = NULL;
-		proc_fault(r, p);
-		return;
-	}
-	shm_jmp = &jb;
-	fn(r, p, arg);
-	shm_jmp = NULL;
-}
-
-static void flush_guarded(struct rec *r, struct proc *p, void *s)
-{
-	flush_stream(r, p, s);
-}
-
-/* One cycle's work on process p: attach, rings, strings, counters. */
-static void drain_proc(struct rec *r, struct proc *p, void *arg)
-{
-	uint64_t now = *(const uint64_t *)arg;
-	if (!p->streams && proc_attach(r, p) <= 0)
-		return;
-	if (!p->info_written)
-		write_proc_info(r, p, now);
-	struct isc_shm_proc *h = (struct isc_shm_proc *)p->map;
-	uint32_t used = atomic_load_explicit(&h->nslots_used, memory_order_acquire);
-	if (used > p->nslots)
-		used = p->nslots;
-	for (uint32_t i = 0; i < used; i++)
-		drain_slot(r, p, i, now);
-	drain_strings(r, p);
-	/* counters only grow; a hostile writer lowering one gains nothing */
-	uint64_t sd = atomic_load_explicit(&h->slot_dropped, memory_order_relaxed);
-	uint64_t strd = atomic_load_explicit(&h->str_dropped, memory_order_relaxed);
-	if (sd > p->slot_dropped_seen) {
-		pthread_mutex_lock(&r->wlock);
-		r->res->dropped += sd - p->slot_dropped_seen;
-		pthread_mutex_unlock(&r->wlock);
-		p->slot_dropped_seen = sd;
-	}
-	if (strd > p->str_dropped_seen) {
-		isc_log(ISC_LOG_WARN, "pid %d: string table full, %llu names lost", (int)p->pid,
-			(unsigned long long)(strd - p->str_dropped_seen));
-		p->str_dropped_seen = strd;
-	}
-}
-
 /* One pass over every process and ring.  final: flush everything. */
 static void detect_gone(struct rec *r);
 
@@ -651,10 +125,10 @@ static void drain_cycle(struct rec *r, bool final)
 {
 	uint64_t now = isc_now_ns();
 	r->fill_max = 0;
-	scan_session(r);
+	isc_drain_scan(r);
 	for (unsigned k = 0; k < r->nprocs; k++)
 		if (!r->procs[k]->closed)
-			shm_guard(r, r->procs[k], drain_proc, &now);
+			isc_drain_proc(r, r->procs[k], now);
 	detect_gone(r);
 	/* flush old or big pending buffers; find the oldest still pending */
 	uint64_t oldest = UINT64_MAX;
@@ -669,10 +143,7 @@ static void drain_cycle(struct rec *r, bool final)
 			if (final || s->pending.len >= r->pending_max ||
 			    now - s->pending_since >= (uint64_t)r->o->flush_ms * 1000000u ||
 			    r->drained - s->pending_mark >= HOLD_MAX) {
-				if (!p->faulted)
-					shm_guard(r, p, flush_guarded, s);
-				if (p->faulted) /* without the strings it could not read */
-					flush_stream(r, p, s);
+				isc_drain_flush(r, p, s);
 			} else if (s->pending_base < oldest)
 				oldest = s->pending_base;
 		}
@@ -685,7 +156,7 @@ static void drain_cycle(struct rec *r, bool final)
 		w = oldest;
 	if (w > r->watermark && !r->o->ring_bytes) {
 		r->watermark = w;
-		emit(r, ISC_CHUNK_ROUND, 0, 0, w, 0, "", 0, true);
+		isc_rec_emit(r, ISC_CHUNK_ROUND, 0, 0, w, 0, "", 0, true);
 	}
 }
 
@@ -760,7 +231,7 @@ static bool proc_first(const struct rec *r, unsigned i)
 /* NVML samples (nvml.c's thread) go out as SAMPLES chunks. */
 static void nvml_emit(void *ctx, const void *records, size_t len, uint64_t base_ts, bool keep)
 {
-	emit(ctx, ISC_CHUNK_SAMPLES, 0, 0, base_ts, 0, records, len, keep);
+	isc_rec_emit(ctx, ISC_CHUNK_SAMPLES, 0, 0, base_ts, 0, records, len, keep);
 }
 
 static void *sampler_main(void *arg)
@@ -798,7 +269,7 @@ static void *sampler_main(void *arg)
 		uint64_t last = now;
 		isc_sampler_tick(smp, pids, n, now, slow, &b, &last);
 		if (b.len)
-			emit(r, ISC_CHUNK_SAMPLES, 0, 0, now, seq++, b.data, b.len, false);
+			isc_rec_emit(r, ISC_CHUNK_SAMPLES, 0, 0, now, seq++, b.data, b.len, false);
 	}
 	isc_buf_free(&b);
 	isc_sampler_free(smp);
@@ -855,7 +326,7 @@ static int write_header(struct rec *r)
 	h.sample_hz = r->o->sample_hz;
 	int rc = isc_header_encode(&b, ISC_TRACE_MAGIC, &h);
 	if (!rc)
-		emit(r, ISC_CHUNK_FILE_HEADER, 0, 0, 0, 0, b.data, b.len, true);
+		isc_rec_emit(r, ISC_CHUNK_FILE_HEADER, 0, 0, 0, 0, b.data, b.len, true);
 	isc_buf_free(&b);
 	return rc;
 }
@@ -870,7 +341,7 @@ static void write_clock_pair(struct rec *r)
 	uint64_t last = cp.mono_ns;
 	r->tmp.len = 0;
 	isc_buf_put_record(&r->tmp, ISC_REC_CLOCK_PAIR, cp.mono_ns, &last, body, n);
-	emit(r, ISC_CHUNK_SAMPLES, 0, 0, cp.mono_ns, 0, r->tmp.data, r->tmp.len, true);
+	isc_rec_emit(r, ISC_CHUNK_SAMPLES, 0, 0, cp.mono_ns, 0, r->tmp.data, r->tmp.len, true);
 }
 
 /* The largest power-of-two KiB count <= bytes, from 64 KiB to 1 GiB. */
@@ -983,7 +454,7 @@ static void write_exit(struct rec *r, pid_t pid, int status, unsigned how)
 	uint64_t now = isc_now_ns(), last = now;
 	struct isc_buf b = { 0 };
 	isc_buf_put_record(&b, ISC_REC_PROC_EXIT, now, &last, body, n);
-	emit(r, ISC_CHUNK_SAMPLES, 0, 0, now, 0, b.data, b.len, true);
+	isc_rec_emit(r, ISC_CHUNK_SAMPLES, 0, 0, now, 0, b.data, b.len, true);
 	isc_buf_free(&b);
 }
 
@@ -1137,9 +608,9 @@ int isc_record_run(const struct isc_record_opts *o, struct isc_record_result *re
 	pthread_mutex_init(&r.plock, NULL);
 	if ((rc = isc_writer_new(&r.w, o->out, o->level)))
 		return rc;
-	/* a traced process truncating its file makes our reads fault: see shm_guard */
+	/* a traced process truncating its file makes our reads fault: see drain.c */
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = on_sigbus;
+	sa.sa_sigaction = isc_drain_on_sigbus;
 	sa.sa_flags = SA_SIGINFO;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGBUS, &sa, &old_bus);
@@ -1152,7 +623,7 @@ int isc_record_run(const struct isc_record_opts *o, struct isc_record_result *re
 	if ((rc = isc_gpu_setup(&r.gpu, o->cuda_agent, o->cuda_mode, o->sample_hz, o->quiet, isc_now_ns())))
 		goto out_dir;
 	if (r.gpu.warnings.len)
-		emit(&r, ISC_CHUNK_SAMPLES, 0, 0, r.gpu.warnings_ts, 0, r.gpu.warnings.data, r.gpu.warnings.len, true);
+		isc_rec_emit(&r, ISC_CHUNK_SAMPLES, 0, 0, r.gpu.warnings_ts, 0, r.gpu.warnings.data, r.gpu.warnings.len, true);
 	if (!(env = child_env(&r))) {
 		rc = -ENOMEM;
 		goto out_dir;
@@ -1172,7 +643,7 @@ int isc_record_run(const struct isc_record_opts *o, struct isc_record_result *re
 	sigemptyset(&sa.sa_mask);
 	for (int i = 0; i < 3; i++)
 		sigaction(sigs[i], &sa, &old[i]);
-	proc_add(&r, r.child, 0);
+	isc_drain_proc_add(&r, r.child, 0);
 	/* the helper threads never take INT/TERM/HUP: the main thread must */
 	sigset_t block, oldmask;
 	sigemptyset(&block);
@@ -1247,10 +718,10 @@ int isc_record_run(const struct isc_record_opts *o, struct isc_record_result *re
 					snprintf(res->write_error, sizeof(res->write_error), "%s", isc_err_msg());
 				}
 			r.direct = true;
-			emit_locked(&r, ISC_CHUNK_ROUND, 0, 0, UINT64_MAX, 0, "", 0, true);
+			isc_rec_emit_locked(&r, ISC_CHUNK_ROUND, 0, 0, UINT64_MAX, 0, "", 0, true);
 		}
 		r.direct = true;
-		emit_locked(&r, ISC_CHUNK_END, 0, 0, 0, 0, b.data, b.len, true);
+		isc_rec_emit_locked(&r, ISC_CHUNK_END, 0, 0, 0, 0, b.data, b.len, true);
 		pthread_mutex_unlock(&r.wlock);
 		isc_buf_free(&b);
 	}
