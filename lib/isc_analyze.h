@@ -104,6 +104,37 @@ void isc_lsq_free(struct isc_lsq *l);
  */
 int isc_findings_evaluate(cJSON *root);
 
+/* ---- run comparison and history (analyze/compare.c, analyze/history.c) - */
+#define ISC_COMPARE_THRESHOLD_DEFAULT 5.0 /* percent of the baseline median */
+#define ISC_COMPARE_ALPHA_DEFAULT 0.01
+/* iscope-analyze --fail-on-regression exits with this when comparison.verdict is "regressed". */
+#define ISC_EXIT_REGRESSED 3
+
+struct isc_compare_opts {
+	double threshold_pct; /* smallest change called regressed/improved; 0 = the default */
+	double alpha;         /* significance level; 0 = the default */
+};
+
+/* 0 when doc looks like a findings document (schema_version, tool.name), else -EINVAL with a message. */
+int isc_findings_check(const cJSON *doc);
+
+/*
+ * Sets cur.comparison from cur against nbase >= 1 baseline findings
+ * documents (statistics, contributors, environment differences; the rules
+ * are stated at the top of analyze/compare.c and in iscope-analyze(1)).
+ * The baselines are only read.  0, -EINVAL (no baseline) or -ENOMEM.
+ */
+int isc_findings_compare(cJSON *cur, const cJSON *const *base, size_t nbase, const struct isc_compare_opts *o);
+
+/*
+ * Sets out.history from n >= 1 findings documents of a series, oldest
+ * first (names[i] identifies series[i] in the output): per headline
+ * metric a robust baseline (median, MAD), EWMA and CUSUM, and the change
+ * points with the run where each begins.  0, -EINVAL or -ENOMEM.
+ */
+int isc_findings_history(cJSON *out, const cJSON *const *series, const char *const *names, size_t n,
+			 const struct isc_compare_opts *o);
+
 /* ---- reading findings documents (findings_json.c) --------------------- */
 /* Item at a dotted path ("cpu.split.python_pct"); NULL when any step is missing. */
 const cJSON *isc_json_get(const cJSON *root, const char *path);

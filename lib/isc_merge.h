@@ -65,11 +65,12 @@ struct isc_merge_result {
 int isc_merge(const struct isc_merge_input *inputs, size_t n, struct isc_sink *sink,
 	      struct isc_merge_result *res);
 
-enum isc_input_kind { ISC_INPUT_UNKNOWN, ISC_INPUT_TRACE, ISC_INPUT_TIMELINE, ISC_INPUT_KINETO };
+enum isc_input_kind { ISC_INPUT_UNKNOWN, ISC_INPUT_TRACE, ISC_INPUT_TIMELINE, ISC_INPUT_KINETO, ISC_INPUT_FINDINGS };
 
 /*
  * Tells what in holds by its first bytes (the header of the first zstd
- * frame; for Kineto JSON, '{' after white space or gzip's 1f 8b) and
+ * frame; findings JSON: '{' then "schema_version" as its first key; for
+ * Kineto JSON, any other '{' after white space or gzip's 1f 8b) and
  * returns in *f a stream that reads in from its start: the peeked bytes,
  * then the rest.  Close *f (before in).  No seeks: works on pipes.
  */

@@ -75,6 +75,20 @@ static uint32_t first_magic(const uint8_t *buf, size_t len)
 	return magic;
 }
 
+/* Findings JSON as iscope-analyze writes it: '{' then "schema_version" first (spaces allowed). */
+static bool is_findings(const uint8_t *buf, size_t len)
+{
+	static const char key[] = "\"schema_version\"";
+	size_t i = 0;
+	while (i < len && (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\n' || buf[i] == '\r'))
+		i++;
+	if (i >= len || buf[i++] != '{')
+		return false;
+	while (i < len && (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\n' || buf[i] == '\r'))
+		i++;
+	return len - i >= sizeof(key) - 1 && !memcmp(buf + i, key, sizeof(key) - 1);
+}
+
 int isc_input_open(FILE *in, FILE **f, enum isc_input_kind *kind)
 {
 	struct peek *p = calloc(1, sizeof(*p));
@@ -97,6 +111,8 @@ int isc_input_open(FILE *in, FILE **f, enum isc_input_kind *kind)
 		*kind = ISC_INPUT_TRACE;
 	else if (magic == ISC_TIMELINE_MAGIC)
 		*kind = ISC_INPUT_TIMELINE;
+	else if (is_findings(p->buf, p->len))
+		*kind = ISC_INPUT_FINDINGS;
 	else if (isc_kineto_sniff(p->buf, p->len))
 		*kind = ISC_INPUT_KINETO;
 	if (!p->len) { /* nothing to replay */

@@ -18,18 +18,29 @@ static const struct isc_opt opts[] = {
 	  "number of functions in cpu.top_functions" },
 	{ "hta-compat", 0, ISC_OPT_FLAG, NULL, "INFERSCOPE_ANALYZE_HTA_COMPAT", "hta_compat", "false",
 	  "GPU numbers by HTA's rules (whole µs, last ProfilerStep dropped), to compare with it" },
+	{ "baseline", 0, ISC_OPT_VALUE, "FILE", NULL, NULL, NULL,
+	  "compare with the findings FILE of an earlier run (repeat for several runs): adds comparison" },
+	{ "history", 0, ISC_OPT_FLAG, NULL, NULL, NULL, "false",
+	  "the operands are findings of a series, oldest first: adds history (change points) to the newest" },
+	{ "threshold", 0, ISC_OPT_VALUE, "PCT", "INFERSCOPE_ANALYZE_THRESHOLD", "threshold", "5",
+	  "smallest change of the median called regressed or improved, percent" },
+	{ "fail-on-regression", 0, ISC_OPT_FLAG, NULL, "INFERSCOPE_FAIL_ON_REGRESSION", "fail_on_regression", "false",
+	  "exit with status 3 when the comparison (or the history) says regressed" },
 	{ "quiet", 'q', ISC_OPT_FLAG, NULL, "INFERSCOPE_QUIET", "quiet", "false",
 	  "no progress line and no summary on stderr" },
 	ISC_OPT_LOG_LEVEL,
 };
 
 static const struct isc_tool tool = {
-	"iscope-analyze", opts, sizeof(opts) / sizeof(opts[0]), false, "[OPTION]... [TIMELINE|TRACE]",
+	"iscope-analyze", opts, sizeof(opts) / sizeof(opts[0]), false,
+	"[OPTION]... [--baseline FILE]... [TIMELINE|TRACE|FINDINGS]\n   or: iscope-analyze --history [OPTION]... FINDINGS...",
 	"Reads a timeline (.istl from iscope-merge), a trace (.isc, merged on the fly)\n"
 	"or a PyTorch profiler trace (Kineto JSON); stdin when none or '-'.  Writes\n"
 	"findings JSON: summary, processes and threads, iterations and latency,\n"
 	"CPU hot functions and time split, GPU time by device and stream (HTA's\n"
-	"definitions), memory, verdict and findings.",
+	"definitions), memory, verdict and findings.  INPUT may also be findings\n"
+	"JSON (with --baseline or --history).  Exit status 3 with\n"
+	"--fail-on-regression when the verdict is regressed.",
 };
 
 struct progress {
@@ -50,6 +61,114 @@ static void show_progress(void *ctx, uint64_t events, uint64_t ts_ns)
 	p->shown = true;
 }
 
+/* Reads all of f (at most 1 GiB) into a malloc'd NUL-terminated buffer. */
+static char *slurp(FILE *f, size_t *len)
+{
+	size_t cap = 1 << 16, n = 0;
+	char *b = malloc(cap + 1);
+	while (b) {
+		n += fread(b + n, 1, cap - n, f);
+		if (n < cap || cap >= (1u << 30))
+			break;
+		char *g = realloc(b, 2 * cap + 1);
+		if (!g) {
+			free(b);
+			return NULL;
+		}
+		b = g;
+		cap *= 2;
+	}
+	if (b && ferror(f)) {
+		free(b);
+		return NULL;
+	}
+	if (b)
+		b[n] = '\0';
+	*len = n;
+	return b;
+}
+
+/* Parses findings JSON from f (named name in messages) into *doc; 0 or -1 with the error printed. */
+static int load_findings_from(FILE *f, const char *name, cJSON **doc)
+{
+	size_t n = 0;
+	char *text = slurp(f, &n);
+	*doc = NULL;
+	if (!text) {
+		isc_log(ISC_LOG_ERROR, "%s: Failed to read: %s", name, strerror(errno ? errno : ENOMEM));
+		return -1;
+	}
+	*doc = cJSON_ParseWithLength(text, n);
+	free(text);
+	if (!*doc) {
+		isc_log(ISC_LOG_ERROR, "%s: not valid JSON (findings expected)", name);
+		return -1;
+	}
+	if (isc_findings_check(*doc)) {
+		isc_log(ISC_LOG_ERROR, "%s: %s", name, isc_err_msg());
+		cJSON_Delete(*doc);
+		*doc = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+static int load_findings(const char *name, cJSON **doc)
+{
+	FILE *f = strcmp(name, "-") ? fopen(name, "re") : stdin;
+	if (!f) {
+		isc_log(ISC_LOG_ERROR, "%s: %s", name, strerror(errno));
+		return -1;
+	}
+	int rc = load_findings_from(f, name, doc);
+	if (f != stdin)
+		fclose(f);
+	return rc;
+}
+
+/*
+ * Every --baseline value, in command-line order (getopt_long keeps an
+ * option's argument next to it when it permutes argv; the parser has
+ * accepted each one, so an unambiguous prefix "--base" is the option too).
+ */
+static size_t baselines(int argc, char **argv, int first, const char **out)
+{
+	size_t n = 0;
+	for (int i = 1; i < first && i < argc; i++) {
+		const char *a = argv[i], *eq;
+		if (!strcmp(a, "--"))
+			break;
+		if (strncmp(a, "--", 2) || strlen(a) < 4)
+			continue;
+		size_t len = (eq = strchr(a, '=')) ? (size_t)(eq - a - 2) : strlen(a) - 2;
+		if (len > strlen("baseline") || strncmp(a + 2, "baseline", len))
+			continue;
+		if (eq)
+			out[n++] = eq + 1;
+		else if (i + 1 < argc)
+			out[n++] = argv[++i];
+	}
+	return n;
+}
+
+/* True when the newest change point of an iteration-latency metric is a regression. */
+static bool history_regressed(const cJSON *doc)
+{
+	const cJSON *m, *c, *last = NULL;
+	bool any = false;
+	cJSON_ArrayForEach(m, isc_json_get(doc, "history.metrics")) {
+		const char *path = isc_json_str(m, "path");
+		if (!path || (strncmp(path, "iterations.latency_ns", 21) && strcmp(path, "summary.wall_ns")))
+			continue;
+		last = NULL;
+		cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(m, "change_points"))
+			last = c;
+		const char *d = last ? isc_json_str(last, "direction") : NULL;
+		any = any || (d && !strcmp(d, "regressed"));
+	}
+	return any;
+}
+
 int main(int argc, char **argv)
 {
 	struct isc_config *c = NULL;
@@ -61,10 +180,16 @@ int main(int argc, char **argv)
 	FILE *in = stdin, *owned = NULL;
 	struct isc_tool_out out = { 0 };
 	struct isc_merge_result mres = { 0 };
-	const char *name = "stdin", *path = NULL;
+	const char *name = "stdin", *path = NULL, **bnames = NULL;
 	uint64_t top = ISC_ANALYZE_TOP_DEFAULT;
-	int first, rc, status = 1;
+	int first, rc = 0, status = 1;
 	bool written = false;
+	cJSON **bdocs = NULL;
+	size_t nb = 0, nloaded = 0;
+	struct isc_compare_opts co = { 0, 0 };
+	enum isc_input_kind kind;
+	FILE *pin = NULL;
+	char *end;
 
 	status = isc_tool_start(&tool, argc, argv, &c, &first);
 	if (status >= 0)
@@ -75,11 +200,50 @@ int main(int argc, char **argv)
 		status = 2;
 		goto out;
 	}
+	const char *thr = isc_config_get(c, "threshold");
+	co.threshold_pct = thr ? strtod(thr, &end) : ISC_COMPARE_THRESHOLD_DEFAULT;
+	if (thr && (end == thr || *end || !(co.threshold_pct > 0) || co.threshold_pct >= 1000)) {
+		status = isc_tool_usage_error(&tool, "invalid value '%s' for --threshold: expected a percentage above 0",
+					      thr);
+		goto out;
+	}
+	if (!(bnames = calloc((size_t)argc + 1, sizeof(*bnames))) ||
+	    !(bdocs = calloc((size_t)argc + 1, sizeof(*bdocs)))) {
+		isc_log(ISC_LOG_ERROR, "out of memory");
+		goto out;
+	}
+	nb = baselines(argc, argv, first, bnames);
+	path = isc_config_get(c, "output");
+	if (isc_config_flag(c, "history")) {
+		if (nb) {
+			status = isc_tool_usage_error(&tool, "--history and --baseline do not mix");
+			goto out;
+		}
+		if (first >= argc) {
+			status = isc_tool_usage_error(&tool, "--history needs the findings of a series, oldest first");
+			goto out;
+		}
+		if (isc_tool_out_open(&out, path))
+			goto out;
+		for (int i = first; i < argc; i++, nloaded++)
+			if (load_findings(argv[i], &bdocs[nloaded]))
+				goto out;
+		doc = cJSON_Duplicate(bdocs[nloaded - 1], true);
+		if (!doc || isc_findings_history(doc, (const cJSON *const *)bdocs, (const char *const *)argv + first,
+						 nloaded, &co)) {
+			isc_log(ISC_LOG_ERROR, "%s", doc ? isc_err_msg() : "out of memory");
+			goto out;
+		}
+		goto write;
+	}
 	if (argc - first > 1) {
 		status = isc_tool_usage_error(&tool, "one timeline at a time (got %d); merge them first with iscope-merge",
 					      argc - first);
 		goto out;
 	}
+	for (; nloaded < nb; nloaded++)
+		if (load_findings(bnames[nloaded], &bdocs[nloaded]))
+			goto out;
 	if (first < argc && strcmp(argv[first], "-")) {
 		name = argv[first];
 		if (!(in = fopen(name, "re"))) {
@@ -90,10 +254,18 @@ int main(int argc, char **argv)
 		status = isc_tool_usage_error(&tool, "refusing to read a binary timeline from a terminal; give a FILE or a pipe");
 		goto out;
 	}
-	path = isc_config_get(c, "output");
 	if (isc_tool_out_open(&out, path)) /* before the analysis: a bad path fails at once */
 		goto out;
-	if ((rc = isc_timeline_open_any(&t, in, &owned, &mres))) {
+	if ((rc = isc_input_open(in, &pin, &kind))) {
+		isc_log(ISC_LOG_ERROR, "%s: %s", name, isc_err_msg());
+		goto out;
+	}
+	if (kind == ISC_INPUT_FINDINGS) { /* a saved analysis: compare (or just re-emit) it */
+		if (load_findings_from(pin, name, &doc))
+			goto out;
+		goto compare;
+	}
+	if ((rc = isc_timeline_open_any(&t, pin, &owned, &mres))) {
 		isc_log(ISC_LOG_ERROR, "%s: %s", name, isc_err_msg());
 		goto out;
 	}
@@ -114,6 +286,12 @@ int main(int argc, char **argv)
 		isc_log(ISC_LOG_ERROR, "%s: %s", name, isc_err_msg());
 	if (!doc)
 		goto out;
+compare:
+	if (nb && isc_findings_compare(doc, (const cJSON *const *)bdocs, nb, &co)) {
+		isc_log(ISC_LOG_ERROR, "%s: %s", name, isc_err_msg());
+		goto out;
+	}
+write:
 	text = isc_config_flag(c, "pretty") ? cJSON_Print(doc) : cJSON_PrintUnformatted(doc);
 	if (!text) {
 		isc_log(ISC_LOG_ERROR, "out of memory");
@@ -126,6 +304,11 @@ int main(int argc, char **argv)
 	}
 	status = rc < 0 || mres.bad_input ? 1 : 0;
 	written = true;
+	if (status == 0 && isc_config_flag(c, "fail-on-regression")) {
+		const char *v = isc_json_str(doc, "comparison.verdict");
+		if ((v && !strcmp(v, "regressed")) || history_regressed(doc))
+			status = ISC_EXIT_REGRESSED;
+	}
 	if (!isc_config_flag(c, "quiet") && isc_log_enabled(ISC_LOG_INFO)) {
 		double ev = 0, pr = 0, th = 0;
 		isc_json_num(doc, "summary.events", &ev);
@@ -134,14 +317,28 @@ int main(int argc, char **argv)
 		isc_log(ISC_LOG_INFO, "%s: %.0f events, %.0f processes, %.0f threads; verdict %s", name, ev, pr, th,
 			isc_json_str(doc, "verdict.class") ? isc_json_str(doc, "verdict.class") : "n/a");
 	}
+	if (!isc_config_flag(c, "quiet") && isc_json_get(doc, "comparison")) {
+		double chg = 0, p = 1;
+		const cJSON *sc = cJSON_GetArrayItem(isc_json_get(doc, "comparison.scopes"), 0);
+		isc_json_num(sc, "change_pct", &chg);
+		isc_json_num(sc, "p_value", &p);
+		isc_log(ISC_LOG_INFO, "%s: %s against %zu baseline%s (median %+.1f %%, p = %.2g)", name,
+			isc_json_str(doc, "comparison.verdict"), nb, nb == 1 ? "" : "s", chg, p);
+	}
 out:
 	if (isc_tool_out_close(&out, written))
 		status = 1;
 	free(text);
 	cJSON_Delete(doc);
+	for (size_t i = 0; bdocs && i < nloaded; i++)
+		cJSON_Delete(bdocs[i]);
+	free(bdocs);
+	free(bnames);
 	isc_timeline_free(t);
-	if (owned)
+	if (owned) /* reads through pin, which reads in */
 		fclose(owned);
+	if (pin)
+		fclose(pin);
 	if (in && in != stdin)
 		fclose(in);
 	isc_config_free(c);

@@ -1,0 +1,561 @@
+/*
+ * compare.c - `comparison`: this run against one or more baseline runs,
+ * from findings documents alone (iscope-analyze --baseline).
+ *
+ * Latency: the steady-state iteration durations (iterations.spans less the
+ * warm-up entries) of the current run against those of the baselines,
+ * pooled:
+ *
+ *   Mann-Whitney U (stats.c) ........ is there a shift at all?   p_value
+ *   Hodges-Lehmann shift + interval .. how large?               change_pct, ci_*_pct
+ *   per-run medians of the baselines . how much do runs differ   runs_spread_pct
+ *                                      when nothing changed?
+ *
+ * Iterations of one run share that run's conditions (machine load, clocks,
+ * memory layout), so they are not independent draws from "the code": with
+ * two or more baselines the interval is widened by the spread of the
+ * baseline runs' medians, root-sum-square with its own half-widths
+ *
+ *   w = z(1 - alpha/2) * s_runs * sqrt(1 + 1/k)   (a new run's prediction margin)
+ *   s_runs = 1.4826 MAD(run medians) for k >= 3, |m1 - m2| / sqrt(2) for k = 2
+ *
+ * and a change is significant only when p < alpha and the widened interval
+ * excludes 0.  One baseline cannot show run-to-run variation; the verdict
+ * then rests on the iterations alone (documented in iscope-analyze(1)).
+ *
+ * Why: per-iteration costs of functions in iterations, kernels, copies,
+ * synchronizations, GPU idle by cause, off-CPU time and page faults, each
+ * change split into more calls (calls delta x old cost per call) and slower
+ * calls (the rest); functions plus "(other time in iterations)" add up to
+ * the change of the mean iteration time.  Environment differences first.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze_util.h"
+#include "isc_analyze.h"
+#include "stats.h"
+
+#define MIN_SAMPLES 5     /* per side: 5 vs 5 is the least where exact p < 0.01 is possible */
+#define MAX_CONTRIB 30
+#define NQUANT 21         /* p0, p5, ..., p100 */
+
+/* ---- reading the documents --------------------------------------------- */
+
+int isc_findings_check(const cJSON *doc)
+{
+	const char *tool = isc_json_str(doc, "tool.name");
+	double v;
+	if (!cJSON_IsObject(doc) || !isc_json_num(doc, "schema_version", &v) || !tool ||
+	    strcmp(tool, "iscope-analyze")) {
+		isc_err_push("not a findings document (no schema_version and tool.name \"iscope-analyze\")");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static double num0(const cJSON *o, const char *path)
+{
+	double v = 0;
+	isc_json_num(o, path, &v);
+	return v;
+}
+
+/*
+ * Steady-state iteration durations of doc into a malloc'd sorted array;
+ * with no iterations, the run's wall time as one sample (*wall = true).
+ */
+static int run_samples(const cJSON *doc, int64_t **out, size_t *n, bool *wall)
+{
+	const cJSON *spans = isc_json_get(doc, "iterations.spans");
+	size_t skip = (size_t)num0(doc, "iterations.warmup_spans"), m = 0, cap = (size_t)cJSON_GetArraySize(spans);
+	int64_t *v = malloc((cap ? cap : 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	const cJSON *s;
+	size_t i = 0;
+	cJSON_ArrayForEach(s, spans) {
+		if (i++ < skip || cJSON_GetArraySize(s) != 2)
+			continue;
+		double a = cJSON_GetArrayItem(s, 0)->valuedouble, b = cJSON_GetArrayItem(s, 1)->valuedouble;
+		if (b >= a)
+			v[m++] = (int64_t)(b - a);
+	}
+	*wall = !m;
+	if (!m) {
+		double w;
+		if (isc_json_num(doc, "summary.wall_ns", &w) && w > 0)
+			v[m++] = (int64_t)w;
+	}
+	isc_sort_i64(v, m);
+	*out = v;
+	*n = m;
+	return 0;
+}
+
+/* Nearest-rank quantiles p0, p5, ..., p100 of n > 0 sorted values. */
+static void push_quantiles(struct isc_jb *jb, cJSON *o, const char *key, const int64_t *v, size_t n)
+{
+	cJSON *a = isc_jb_arr(jb, o, key);
+	for (int i = 0; i < NQUANT; i++)
+		isc_jb_push_num(jb, a, (double)(i ? isc_quantile_sorted((const uint64_t *)v, n, i / 20.0) : (uint64_t)v[0]));
+}
+
+/* ---- contributors ------------------------------------------------------ */
+
+struct item {
+	char *key;          /* kind '\t' name '\t' file ':' line: identity across runs */
+	char *name, *file;  /* owned */
+	const char *kind;   /* static, or borrowed from a document (they outlive the table) */
+	double line;
+	const char *view;   /* "cpu", "gpu" or "breakdown" */
+	double ns[2], calls[2]; /* per iteration: [0] baseline (mean over runs), [1] current */
+	bool seen[2];
+};
+
+struct items {
+	struct item *v;
+	size_t n, cap;
+};
+
+static struct item *item_get(struct items *it, const char *kind, const char *name, const char *file, double line,
+			     const char *view)
+{
+	char key[1024];
+	snprintf(key, sizeof(key), "%s\t%s\t%s:%.0f", kind, name, file ? file : "", line);
+	for (size_t i = 0; i < it->n; i++)
+		if (!strcmp(it->v[i].key, key))
+			return &it->v[i];
+	if (isc_grow(&it->v, &it->cap, it->n, sizeof(*it->v)))
+		return NULL;
+	struct item *x = &it->v[it->n];
+	memset(x, 0, sizeof(*x));
+	x->key = strdup(key);
+	x->name = strdup(name);
+	x->file = file ? strdup(file) : NULL;
+	it->n++; /* freed by the caller even when a copy failed */
+	if (!x->key || !x->name || (file && !x->file))
+		return NULL;
+	x->kind = kind;
+	x->line = line;
+	x->view = view;
+	return x;
+}
+
+/* Adds ns and calls (per iteration, already weighted) of one item of run side s. */
+static int add(struct items *it, int s, const char *kind, const char *name, const char *file, double line,
+	       const char *view, double ns, double calls)
+{
+	struct item *x = item_get(it, kind, name ? name : "?", file, line, view);
+	if (!x)
+		return -ENOMEM;
+	x->ns[s] += ns;
+	x->calls[s] += calls;
+	x->seen[s] = true;
+	return 0;
+}
+
+/* Iterations of a run, the divisor of every per-iteration cost (1 without iterations). */
+static double iters(const cJSON *doc)
+{
+	double c = num0(doc, "iterations.count");
+	return c >= 1 ? c : 1;
+}
+
+/* Mean wall time of one iteration (all of them, warm-up included), or the run's wall time. */
+static double iter_mean_ns(const cJSON *doc)
+{
+	const char *name = isc_json_str(doc, "iterations.name");
+	const cJSON *s;
+	cJSON_ArrayForEach(s, isc_json_get(doc, "iterations.scopes")) {
+		const char *n = isc_json_str(s, "name");
+		if (name && n && !strcmp(n, name))
+			return num0(s, "total_ns") / iters(doc);
+	}
+	return num0(doc, "summary.wall_ns");
+}
+
+static const char *idle_names[][2] = {
+	{ "host_wait_ns", "GPU idle: waiting for the host" },
+	{ "kernel_wait_ns", "GPU idle: between kernels (<30 us)" },
+	{ "other_ns", "GPU idle: other" },
+};
+
+/*
+ * Every cost of one run, per iteration and scaled by w (1/k for each of k
+ * baselines, 1 for the current run), into side s of the table.
+ */
+static int collect(struct items *it, int s, const cJSON *doc, double w)
+{
+	double per = w / iters(doc);
+	bool scoped = num0(doc, "iterations.count") >= 1;
+	const cJSON *e;
+	int rc = 0;
+	double listed = 0;
+	cJSON_ArrayForEach(e, isc_json_get(doc, scoped ? "cpu.top_functions_in_scopes" : "cpu.top_functions")) {
+		double ns = num0(e, "self_ns");
+		listed += ns;
+		rc |= add(it, s, isc_json_str(e, "kind") ? isc_json_str(e, "kind") : "op", isc_json_str(e, "name"),
+			  isc_json_str(e, "file"), num0(e, "line"), "cpu", ns * per, num0(e, "calls") * per);
+	}
+	/* the rest of the iteration time, so that the cpu view adds up to the mean iteration */
+	rc |= add(it, s, "other", "(other time in iterations)", NULL, 0, "cpu",
+		  iter_mean_ns(doc) * w - listed * per, 0);
+	cJSON_ArrayForEach(e, isc_json_get(doc, "gpu.kernels.top"))
+		rc |= add(it, s, "kernel", isc_json_str(e, "name"), NULL, 0, "gpu", num0(e, "total_ns") * per,
+			  num0(e, "count") * per);
+	if (num0(doc, "gpu.kernels.others.count") > 0)
+		rc |= add(it, s, "kernel", "(other kernels)", NULL, 0, "gpu", num0(doc, "gpu.kernels.others.total_ns") * per,
+			  num0(doc, "gpu.kernels.others.count") * per);
+	cJSON_ArrayForEach(e, isc_json_get(doc, "gpu.memcpy")) {
+		char name[160];
+		const char *d = isc_json_str(e, "direction"), *sm = isc_json_str(e, "src_memory"),
+			   *dm = isc_json_str(e, "dst_memory");
+		snprintf(name, sizeof(name), "%s%s%s %s->%s", isc_json_str(e, "kind") ? isc_json_str(e, "kind") : "copy",
+			 d ? " " : "", d ? d : "", sm ? sm : "-", dm ? dm : "-");
+		rc |= add(it, s, "copy", name, NULL, 0, "gpu", num0(e, "total_ns") * per, num0(e, "count") * per);
+	}
+	cJSON_ArrayForEach(e, isc_json_get(doc, "gpu.sync.api_calls"))
+		rc |= add(it, s, "sync", isc_json_str(e, "name"), NULL, 0, "breakdown", num0(e, "total_ns") * per,
+			  num0(e, "count") * per);
+	const cJSON *dev, *st;
+	cJSON_ArrayForEach(dev, isc_json_get(doc, "gpu.devices"))
+		cJSON_ArrayForEach(st, cJSON_GetObjectItemCaseSensitive(dev, "streams"))
+			for (size_t i = 0; i < sizeof(idle_names) / sizeof(idle_names[0]); i++) {
+				char path[64];
+				snprintf(path, sizeof(path), "idle_breakdown.%s", idle_names[i][0]);
+				rc |= add(it, s, "gpu_idle", idle_names[i][1], NULL, 0, "gpu", num0(st, path) * per, 0);
+			}
+	if (isc_json_get(doc, "cpu.split.off_cpu_ns"))
+		rc |= add(it, s, "off_cpu", "off-CPU time of the traced threads", NULL, 0, "breakdown",
+			  num0(doc, "cpu.split.off_cpu_ns") * per, 0);
+	cJSON_ArrayForEach(e, isc_json_get(doc, "cpu.off_cpu_reasons")) {
+		char name[96];
+		snprintf(name, sizeof(name), "off-CPU: %s", isc_json_str(e, "reason") ? isc_json_str(e, "reason") : "?");
+		rc |= add(it, s, "off_cpu", name, NULL, 0, "breakdown", num0(e, "ns") * per, 0);
+	}
+	double faults = 0;
+	cJSON_ArrayForEach(e, isc_json_get(doc, "processes"))
+		faults += num0(e, "minor_faults") + num0(e, "major_faults");
+	rc |= add(it, s, "page_faults", "page faults (minor + major)", NULL, 0, "breakdown", 0, faults * per);
+	return rc ? -ENOMEM : 0;
+}
+
+static int by_delta(const void *a, const void *b)
+{
+	const struct item *x = a, *y = b;
+	double dx = fabs(x->ns[1] - x->ns[0]), dy = fabs(y->ns[1] - y->ns[0]);
+	if (dx != dy)
+		return dx > dy ? -1 : 1;
+	return strcmp(x->key ? x->key : "", y->key ? y->key : "");
+}
+
+/* ---- environment ------------------------------------------------------- */
+
+/* One environment value of a run as text into buf ("" when the run does not have it). */
+static void env_value(const cJSON *doc, const char *key, char *buf, size_t n)
+{
+	double v;
+	buf[0] = '\0';
+	if (!strcmp(key, "torch threads") || !strcmp(key, "torch interop threads")) {
+		const char *mk = key[6] == 't' ? "torch.num_threads" : "torch.num_interop_threads";
+		const cJSON *m;
+		cJSON_ArrayForEach(m, isc_json_get(doc, "marks")) {
+			const char *name = isc_json_str(m, "name");
+			if (name && !strcmp(name, mk) && num0(m, "count") > 0)
+				snprintf(buf, n, "%.0f", num0(m, "sum") / num0(m, "count"));
+		}
+	} else if (!strcmp(key, "GPU model")) {
+		const cJSON *d;
+		size_t used = 0;
+		cJSON_ArrayForEach(d, isc_json_get(doc, "gpu.devices")) {
+			const char *name = isc_json_str(d, "name");
+			if (name && used < n)
+				used += (size_t)snprintf(buf + used, n - used, "%s%s", used ? ", " : "", name);
+		}
+	} else if (!strcmp(key, "GPU SM clock min MHz") || !strcmp(key, "GPU throttled samples")) {
+		const cJSON *d;
+		double acc = 0;
+		bool have = false;
+		cJSON_ArrayForEach(d, isc_json_get(doc, "gpu.nvml")) {
+			if (isc_json_num(d, key[4] == 'S' ? "sm_mhz_min" : "throttled_samples", &v)) {
+				acc = have && key[4] == 'S' ? fmin(acc, v) : key[4] == 'S' ? v : acc + v;
+				have = true;
+			}
+		}
+		if (have)
+			snprintf(buf, n, "%.0f", acc);
+	} else {
+		static const char *const paths[][2] = {
+			{ "host", "environment.host" },
+			{ "CPUs", "environment.ncpu" },
+			{ "command", "environment.cmdline" },
+			{ "rank", "gpu.rank" },
+			{ "world size", "gpu.world_size" },
+			{ "iteration scope", "iterations.name" },
+			{ "Python recording mode", "recording.mode" },
+		};
+		const cJSON *x = NULL;
+		for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+			if (!strcmp(key, paths[i][0]))
+				x = isc_json_get(doc, paths[i][1]);
+		if (!x && !strncmp(key, "env ", 4)) /* environment.meta.<KEY> */
+			x = cJSON_GetObjectItemCaseSensitive(isc_json_get(doc, "environment.meta"), key + 4);
+		if (cJSON_IsString(x))
+			snprintf(buf, n, "%s", x->valuestring);
+		else if (cJSON_IsNumber(x))
+			snprintf(buf, n, "%.0f", x->valuedouble);
+	}
+}
+
+static int env_diff(struct isc_jb *jb, cJSON *cmp, const cJSON *cur, const cJSON *const *base, size_t nbase)
+{
+	static const char *const keys[] = { "host", "CPUs", "torch threads", "torch interop threads", "GPU model",
+					    "rank", "world size", "GPU SM clock min MHz", "GPU throttled samples",
+					    "Python recording mode", "iteration scope", "command" };
+	cJSON *arr = isc_jb_arr(jb, cmp, "environment");
+	char a[512], b[512], all[1024];
+	/* the fixed keys, then every environment.meta key either side has */
+	size_t nk = sizeof(keys) / sizeof(keys[0]);
+	const cJSON *metas[2] = { isc_json_get(cur, "environment.meta"), NULL };
+	for (int pass = 0; pass < 2 + (int)nbase; pass++) {
+		const cJSON *meta = pass == 0 ? NULL : pass == 1 ? metas[0] : isc_json_get(base[pass - 2], "environment.meta");
+		const cJSON *m = meta ? meta->child : NULL;
+		for (size_t i = 0; pass == 0 ? i < nk : m != NULL; i++) {
+			char key[300];
+			if (pass == 0) {
+				snprintf(key, sizeof(key), "%s", keys[i]);
+			} else {
+				snprintf(key, sizeof(key), "env %s", m->string ? m->string : "");
+				m = m->next;
+				bool dup = false; /* a meta key listed already (seen in an earlier document) */
+				cJSON *e;
+				cJSON_ArrayForEach(e, arr)
+					if (!strcmp(isc_json_str(e, "key") ? isc_json_str(e, "key") : "", key + 4))
+						dup = true;
+				if (dup)
+					continue;
+			}
+			env_value(cur, key, b, sizeof(b));
+			all[0] = '\0';
+			bool differs = false;
+			size_t used = 0;
+			for (size_t k = 0; k < nbase; k++) {
+				env_value(base[k], key, a, sizeof(a));
+				if (strcmp(a, b))
+					differs = true;
+				if (!strstr(all, a) && used < sizeof(all))
+					used += (size_t)snprintf(all + used, sizeof(all) - used, "%s%s", used ? " | " : "", a);
+			}
+			if (!differs)
+				continue;
+			cJSON *o = isc_jb_push_obj(jb, arr);
+			isc_jb_str(jb, o, "key", pass == 0 ? key : key + 4);
+			isc_jb_str(jb, o, "base", all);
+			isc_jb_str(jb, o, "current", b);
+		}
+	}
+	return 0;
+}
+
+/* ---- the section ------------------------------------------------------- */
+
+static int pct_or_null(struct isc_jb *jb, cJSON *o, const char *k, bool have, double v, double base)
+{
+	isc_jb_num_or_null(jb, o, k, have && base > 0, base > 0 ? round(1e4 * v / base) / 1e4 * 100 : 0);
+	return 0;
+}
+
+static const char *scope_verdict(size_t nx, size_t ny, bool sig, double chg, bool have_ci, double lo, double hi,
+				 double thr)
+{
+	if (nx < MIN_SAMPLES || ny < MIN_SAMPLES)
+		return "inconclusive";
+	if (sig && chg > thr)
+		return "regressed";
+	if (sig && chg < -thr)
+		return "improved";
+	if (sig || (have_ci && lo >= -thr && hi <= thr))
+		return "unchanged";
+	return "inconclusive";
+}
+
+int isc_findings_compare(cJSON *cur, const cJSON *const *base, size_t nbase, const struct isc_compare_opts *o)
+{
+	struct isc_jb jb = { false, true };
+	double thr = o && o->threshold_pct > 0 ? o->threshold_pct : ISC_COMPARE_THRESHOLD_DEFAULT;
+	double alpha = o && o->alpha > 0 ? o->alpha : ISC_COMPARE_ALPHA_DEFAULT;
+	int64_t *ys = NULL, *xs = NULL, *one = NULL;
+	double *meds = NULL;
+	struct items it = { NULL, 0, 0 };
+	size_t ny = 0, nx = 0;
+	bool wall, bwall;
+	int rc;
+	if (!nbase)
+		return -EINVAL;
+	cJSON_DeleteItemFromObjectCaseSensitive(cur, "comparison");
+	if ((rc = run_samples(cur, &ys, &ny, &wall)))
+		goto out;
+	rc = -ENOMEM;
+	if (!(meds = calloc(nbase, sizeof(*meds))))
+		goto out;
+	cJSON *cmp = isc_jb_obj(&jb, cur, "comparison");
+	cJSON *runs = NULL;
+	for (size_t k = 0; k < nbase; k++) {
+		size_t n1;
+		if ((rc = run_samples(base[k], &one, &n1, &bwall)))
+			goto out;
+		int64_t *grown = realloc(xs, (nx + n1 + 1) * sizeof(*xs));
+		if (!grown) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		xs = grown;
+		memcpy(xs + nx, one, n1 * sizeof(*one));
+		nx += n1;
+		meds[k] = n1 ? isc_median_sorted(one, n1) : 0;
+		free(one);
+		one = NULL;
+		wall = wall || bwall;
+	}
+	isc_sort_i64(xs, nx);
+	/* filled below in document order: verdict first for readers of the JSON */
+	isc_jb_str(&jb, cmp, "verdict", "inconclusive");
+	isc_jb_num(&jb, cmp, "threshold_pct", thr);
+	isc_jb_num(&jb, cmp, "alpha", alpha);
+	isc_jb_num(&jb, cmp, "min_samples", MIN_SAMPLES);
+	isc_jb_str(&jb, cmp, "method",
+		   "Mann-Whitney U (exact without ties up to 50 a side, else normal with tie correction) on "
+		   "steady-state iterations, Hodges-Lehmann shift with its distribution-free interval, widened "
+		   "by the spread of the baseline runs' medians when there are 2 or more; regressed/improved = "
+		   "p < alpha, interval excluding 0 and |change| > threshold");
+	isc_jb_num(&jb, cmp, "baselines", (double)nbase);
+	runs = isc_jb_arr(&jb, cmp, "baseline_runs");
+	for (size_t k = 0; k < nbase; k++) {
+		cJSON *r = isc_jb_push_obj(&jb, runs);
+		isc_jb_str(&jb, r, "start_time", isc_json_str(base[k], "environment.start_time"));
+		isc_jb_num(&jb, r, "p50_ns", round(meds[k]));
+	}
+	double s_runs = 0;
+	bool have_spread = nbase >= 2;
+	if (nbase == 2) {
+		s_runs = fabs(meds[0] - meds[1]) / M_SQRT2;
+	} else if (nbase >= 3) {
+		double med, mad;
+		double *tmp = malloc(nbase * sizeof(*tmp));
+		if (!tmp)
+			goto out;
+		memcpy(tmp, meds, nbase * sizeof(*tmp));
+		isc_median_mad(tmp, nbase, &med, &mad);
+		free(tmp);
+		s_runs = 1.4826 * mad;
+	}
+
+	/* latency of the iteration scope */
+	cJSON *scopes = isc_jb_arr(&jb, cmp, "scopes");
+	cJSON *sc = isc_jb_push_obj(&jb, scopes);
+	const char *verdict = "inconclusive";
+	isc_jb_str(&jb, sc, "name", wall ? "(wall time)" : isc_json_str(cur, "iterations.name"));
+	isc_jb_num(&jb, sc, "base_samples", (double)nx);
+	isc_jb_num(&jb, sc, "samples", (double)ny);
+	if (nx && ny) {
+		struct isc_mwu u;
+		struct isc_hl h;
+		if ((rc = isc_mwu_test(xs, nx, ys, ny, &u)) || (rc = isc_hl_shift(xs, nx, ys, ny, 1 - alpha, &h)))
+			goto out;
+		double bm = isc_median_sorted(xs, nx), lo = h.low, hi = h.high;
+		if (have_spread) {
+			double w = isc_norm_isf(alpha / 2) * s_runs * sqrt(1 + 1.0 / (double)nbase);
+			lo = h.shift - hypot(h.shift - h.low, w);
+			hi = h.shift + hypot(h.high - h.shift, w);
+		}
+		bool have_ci = h.have_low && h.have_high && bm > 0;
+		bool sig = u.p < alpha && have_ci && (lo > 0 || hi < 0);
+		double chg = bm > 0 ? 100 * h.shift / bm : 0;
+		verdict = scope_verdict(nx, ny, sig, chg, have_ci, 100 * lo / bm, 100 * hi / bm, thr);
+		isc_jb_num(&jb, sc, "base_p50_ns", round(bm));
+		isc_jb_num(&jb, sc, "p50_ns", round(isc_median_sorted(ys, ny)));
+		isc_jb_num(&jb, sc, "shift_ns", round(h.shift));
+		pct_or_null(&jb, sc, "change_pct", true, h.shift, bm);
+		pct_or_null(&jb, sc, "ci_low_pct", h.have_low, lo, bm);
+		pct_or_null(&jb, sc, "ci_high_pct", h.have_high, hi, bm);
+		isc_jb_num(&jb, sc, "p_value", u.p);
+		isc_jb_bool(&jb, sc, "exact", u.exact);
+		isc_jb_bool(&jb, sc, "significant", sig);
+		push_quantiles(&jb, sc, "base_quantiles_ns", xs, nx);
+		push_quantiles(&jb, sc, "quantiles_ns", ys, ny);
+	} else {
+		isc_jb_num_or_null(&jb, sc, "base_p50_ns", false, 0);
+		isc_jb_num_or_null(&jb, sc, "p50_ns", false, 0);
+		isc_jb_num_or_null(&jb, sc, "change_pct", false, 0);
+		isc_jb_num_or_null(&jb, sc, "ci_low_pct", false, 0);
+		isc_jb_num_or_null(&jb, sc, "ci_high_pct", false, 0);
+		isc_jb_num_or_null(&jb, sc, "p_value", false, 0);
+	}
+	isc_jb_str(&jb, sc, "verdict", verdict);
+	cJSON_ReplaceItemInObjectCaseSensitive(cmp, "verdict", cJSON_CreateString(verdict));
+	if (have_spread)
+		pct_or_null(&jb, cmp, "runs_spread_pct", true, s_runs, nx ? isc_median_sorted(xs, nx) : 0);
+	else
+		isc_jb_num_or_null(&jb, cmp, "runs_spread_pct", false, 0);
+
+	/* why: contributors */
+	for (size_t k = 0; k < nbase; k++)
+		if ((rc = collect(&it, 0, base[k], 1.0 / (double)nbase)))
+			goto out;
+	if ((rc = collect(&it, 1, cur, 1)))
+		goto out;
+	double b_iter = 0, c_iter = iter_mean_ns(cur);
+	for (size_t k = 0; k < nbase; k++)
+		b_iter += iter_mean_ns(base[k]) / (double)nbase;
+	isc_jb_num(&jb, cmp, "base_ns_per_iter", round(b_iter));
+	isc_jb_num(&jb, cmp, "ns_per_iter", round(c_iter));
+	isc_jb_num(&jb, cmp, "delta_ns_per_iter", round(c_iter - b_iter));
+	env_diff(&jb, cmp, cur, base, nbase);
+	qsort(it.v, it.n, sizeof(*it.v), by_delta);
+	cJSON *con = isc_jb_arr(&jb, cmp, "contributors");
+	double d = c_iter - b_iter;
+	for (size_t i = 0, shown = 0; i < it.n && shown < MAX_CONTRIB; i++) {
+		struct item *x = &it.v[i];
+		double delta = x->ns[1] - x->ns[0];
+		if (delta == 0 && x->calls[1] == x->calls[0])
+			continue;
+		shown++;
+		cJSON *c = isc_jb_push_obj(&jb, con);
+		isc_jb_str(&jb, c, "name", x->name);
+		isc_jb_str(&jb, c, "kind", x->kind);
+		isc_jb_str(&jb, c, "view", x->view);
+		isc_jb_str(&jb, c, "file", x->file);
+		isc_jb_num(&jb, c, "line", x->line);
+		isc_jb_str(&jb, c, "change", !x->seen[0] ? "appeared" : !x->seen[1] ? "disappeared" : "changed");
+		isc_jb_num(&jb, c, "delta_ns_per_iter", round(delta));
+		isc_jb_num(&jb, c, "base_ns_per_iter", round(x->ns[0]));
+		isc_jb_num(&jb, c, "ns_per_iter", round(x->ns[1]));
+		isc_jb_num(&jb, c, "base_calls_per_iter", round(x->calls[0] * 1000) / 1000);
+		isc_jb_num(&jb, c, "calls_per_iter", round(x->calls[1] * 1000) / 1000);
+		/* more calls at the old cost per call; the rest is each call being slower */
+		double more = x->calls[0] > 0 ? (x->calls[1] - x->calls[0]) * (x->ns[0] / x->calls[0])
+			      : x->calls[1] > 0 ? delta : 0;
+		isc_jb_num(&jb, c, "more_calls_ns_per_iter", round(more));
+		isc_jb_num(&jb, c, "slower_calls_ns_per_iter", round(delta - more));
+		isc_jb_num_or_null(&jb, c, "share_pct", d != 0, d != 0 ? round(1e4 * delta / d) / 100 : 0);
+	}
+	rc = jb.oom ? -ENOMEM : 0;
+out:
+	for (size_t i = 0; i < it.n; i++) {
+		free(it.v[i].key);
+		free(it.v[i].name);
+		free(it.v[i].file);
+	}
+	free(it.v);
+	free(one);
+	free(xs);
+	free(ys);
+	free(meds);
+	if (rc == -ENOMEM)
+		isc_err_push("out of memory comparing runs");
+	return rc;
+}

@@ -1,0 +1,183 @@
+/*
+ * history.c - `history`: change points over a series of findings (oldest
+ * first), per headline metric (iscope-analyze --history).
+ *
+ * Each metric x_1..x_n (one value per run) is judged against a robust
+ * baseline of the runs before it:
+ *
+ *   baseline   median m and sigma = 1.4826 MAD of the first W runs of the
+ *              current segment (W = 5; fewer at the start: no call before 5)
+ *   z_i        (x_i - m) / max(sigma, 1 % of |m|)      (the floor keeps a
+ *              perfectly flat series from turning noise into infinity)
+ *   CUSUM      S+_i = max(0, S+_{i-1} + z_i - k), S-_i likewise downwards,
+ *              k = 0.5; an alarm when S > h = 5 (Page's tabular CUSUM)
+ *   EWMA       lambda = 0.2, reported for the last run
+ *
+ * An alarm alone is not a change point: the run where the shift begins is
+ * the first run of the alarm's excursion (the last run where S was 0, plus
+ * one), and it is a change point only when the median of the runs from
+ * there on (at least 3 of them: one outlier run is never a change point)
+ * differs from m by more than the threshold (percent) and by more than 3
+ * sigma.  After a change point the baseline restarts at it.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze_util.h"
+#include "isc_analyze.h"
+#include "stats.h"
+
+#define BASE_RUNS 5
+#define MIN_AFTER 3
+#define CUSUM_K 0.5
+#define CUSUM_H 5.0
+#define EWMA_LAMBDA 0.2
+
+struct metric {
+	const char *name, *path, *unit;
+	bool lower_is_better;
+};
+
+static const struct metric metrics[] = {
+	{ "iteration p50", "iterations.latency_ns.p50", "ns", true },
+	{ "iteration p90", "iterations.latency_ns.p90", "ns", true },
+	{ "iteration p99", "iterations.latency_ns.p99", "ns", true },
+	{ "wall time", "summary.wall_ns", "ns", true },
+	{ "CPU python share", "cpu.split.python_pct", "pct", true },
+	{ "off-CPU share", "cpu.split.off_cpu_pct", "pct", true },
+	{ "RSS peak", "memory.rss_peak_bytes", "bytes", true },
+};
+
+static double med_of(const double *x, size_t n, double *mad)
+{
+	double *t = malloc(n * sizeof(*t)), m = 0;
+	*mad = 0;
+	if (!t)
+		return NAN;
+	memcpy(t, x, n * sizeof(*t));
+	isc_median_mad(t, n, &m, mad);
+	free(t);
+	return m;
+}
+
+/* One metric over the series into an object of arr; left out with fewer than 8 values. */
+static int one_metric(struct isc_jb *jb, cJSON *arr, const struct metric *mt, const double *x, const bool *have,
+		      size_t n, const char *const *names, double thr)
+{
+	double *v = malloc((n ? n : 1) * sizeof(*v));
+	size_t *run = malloc((n ? n : 1) * sizeof(*run)), m = 0;
+	if (!v || !run) {
+		free(v);
+		free(run);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (have[i]) {
+			v[m] = x[i];
+			run[m++] = i;
+		}
+	if (m < BASE_RUNS + MIN_AFTER) {
+		free(v);
+		free(run);
+		return 0;
+	}
+	cJSON *o = isc_jb_push_obj(jb, arr);
+	isc_jb_str(jb, o, "metric", mt->name);
+	isc_jb_str(jb, o, "path", mt->path);
+	isc_jb_num(jb, o, "runs", (double)m);
+	cJSON *cps = isc_jb_arr(jb, o, "change_points");
+	size_t seg = 0; /* first run of the current segment */
+	double base = 0, mad = 0, sig = 0, sp = 0, sn = 0, ewma = v[0];
+	size_t zero_p = 0, zero_n = 0; /* last index where S+ / S- was 0 */
+	bool ready = false;
+	for (size_t i = 0; i < m; i++) {
+		ewma = EWMA_LAMBDA * v[i] + (1 - EWMA_LAMBDA) * ewma;
+		if (i < seg + BASE_RUNS)
+			continue;
+		if (!ready) {
+			base = med_of(v + seg, BASE_RUNS, &mad);
+			sig = fmax(1.4826 * mad, 0.01 * fabs(base));
+			if (sig <= 0)
+				sig = 1;
+			sp = sn = 0;
+			zero_p = zero_n = i - 1;
+			ready = true;
+		}
+		double z = (v[i] - base) / sig;
+		sp = fmax(0, sp + z - CUSUM_K);
+		sn = fmax(0, sn - z - CUSUM_K);
+		if (sp == 0)
+			zero_p = i;
+		if (sn == 0)
+			zero_n = i;
+		if (sp <= CUSUM_H && sn <= CUSUM_H)
+			continue;
+		size_t start = (sp > CUSUM_H ? zero_p : zero_n) + 1;
+		if (m - start < MIN_AFTER) /* wait for more runs: one outlier is not a change */
+			continue;
+		double after_mad, after = med_of(v + start, m - start < 2 * BASE_RUNS ? m - start : 2 * BASE_RUNS, &after_mad);
+		double chg = base != 0 ? 100 * (after - base) / fabs(base) : 0;
+		if (fabs(chg) > thr && fabs(after - base) > 3 * sig) {
+			cJSON *c = isc_jb_push_obj(jb, cps);
+			isc_jb_num(jb, c, "run", (double)run[start]);
+			isc_jb_str(jb, c, "file", names ? names[run[start]] : NULL);
+			isc_jb_num(jb, c, "before", base);
+			isc_jb_num(jb, c, "after", after);
+			isc_jb_num(jb, c, "change_pct", round(chg * 100) / 100);
+			bool worse = mt->lower_is_better ? after > base : after < base;
+			isc_jb_str(jb, c, "direction", worse ? "regressed" : "improved");
+			seg = start; /* the next baseline: the first runs from the change on */
+			ready = false;
+			continue;
+		}
+		/* an excursion smaller than the threshold: a drift too small to report; start over */
+		sp = sn = 0;
+		zero_p = zero_n = i;
+	}
+	double lastmad, last = med_of(v + seg, m - seg < BASE_RUNS ? m - seg : BASE_RUNS, &lastmad);
+	isc_jb_num(jb, o, "baseline_median", last);
+	isc_jb_num(jb, o, "baseline_mad", lastmad);
+	isc_jb_num(jb, o, "last", v[m - 1]);
+	isc_jb_num(jb, o, "ewma", round(ewma * 1000) / 1000);
+	isc_jb_num(jb, o, "cusum_up", round(sp * 1000) / 1000);
+	isc_jb_num(jb, o, "cusum_down", round(sn * 1000) / 1000);
+	free(v);
+	free(run);
+	return 0;
+}
+
+int isc_findings_history(cJSON *out, const cJSON *const *series, const char *const *names, size_t n,
+			 const struct isc_compare_opts *o)
+{
+	struct isc_jb jb = { false, true };
+	double thr = o && o->threshold_pct > 0 ? o->threshold_pct : ISC_COMPARE_THRESHOLD_DEFAULT;
+	double *x = malloc((n ? n : 1) * sizeof(*x));
+	bool *have = malloc((n ? n : 1) * sizeof(*have));
+	int rc = -ENOMEM;
+	if (!x || !have)
+		goto out;
+	cJSON_DeleteItemFromObjectCaseSensitive(out, "history");
+	cJSON *h = isc_jb_obj(&jb, out, "history");
+	isc_jb_num(&jb, h, "runs", (double)n);
+	isc_jb_num(&jb, h, "threshold_pct", thr);
+	isc_jb_str(&jb, h, "method",
+		   "per metric: baseline = median and 1.4826 MAD of the first 5 runs of a segment; tabular CUSUM "
+		   "(k = 0.5, h = 5) on the robust z; a change point begins where the alarm's excursion began and "
+		   "needs 3 runs after it whose median moved by more than the threshold and 3 sigma; EWMA lambda 0.2");
+	cJSON *arr = isc_jb_arr(&jb, h, "metrics");
+	for (size_t k = 0; k < sizeof(metrics) / sizeof(metrics[0]); k++) {
+		for (size_t i = 0; i < n; i++)
+			have[i] = isc_json_num(series[i], metrics[k].path, &x[i]);
+		if ((rc = one_metric(&jb, arr, &metrics[k], x, have, n, names, thr)))
+			goto out;
+	}
+	rc = jb.oom ? -ENOMEM : 0;
+out:
+	free(x);
+	free(have);
+	if (rc == -ENOMEM)
+		isc_err_push("out of memory in the history");
+	return rc;
+}

@@ -1,0 +1,135 @@
+#!/usr/bin/env bats
+# iscope-analyze --baseline / --history / --fail-on-regression from the
+# command line, on synthetic findings made from a real one (synth.py:
+# iterations with seeded noise, a planted op, torch threads).  The
+# expectations follow from what was planted: +10 % with an added op of
+# 10 ms is regressed with that op first; the same distribution is not.
+
+bats_require_minimum_version 1.5.0
+load ../cli/helpers
+
+setup_file() {
+	export D="$BATS_FILE_TMPDIR"
+	export SYNTH="$BATS_TEST_DIRNAME/synth.py"
+	"$ISC_BUILD/tests/test_analyze" --write basic "$D/basic.istl"
+	"$ANALYZE" "$D/basic.istl" >"$D/basic.json"
+	for i in 1 2 3; do
+		"$PY" "$SYNTH" "$D/basic.json" "$D/b$i.json" --seed "$i" --op aten::mm:60
+	done
+	"$PY" "$SYNTH" "$D/basic.json" "$D/same.json" --seed 9 --op aten::mm:60
+	"$PY" "$SYNTH" "$D/basic.json" "$D/slow.json" --seed 10 --ms 110 --op aten::mm:60 --op time.sleep:10
+	"$PY" "$SYNTH" "$D/basic.json" "$D/fast.json" --seed 11 --ms 85 --op aten::mm:45
+	"$PY" "$SYNTH" "$D/basic.json" "$D/threads.json" --seed 12 --op aten::mm:60 --threads 4
+	"$PY" "$SYNTH" "$D/basic.json" --series "$D/flat" --runs 40 --seed 5 --outlier-at 20 --outlier-pct 40
+	"$PY" "$SYNTH" "$D/basic.json" --series "$D/step" --runs 40 --seed 6 --step-at 25 --step-pct 15 \
+		--outlier-at 10 --outlier-pct 40
+	# The schema checker of the cli suite, taken from where it lives.
+	sed -n "/cat >\"\$D\/check_schema.py\" <<'EOF'/,/^EOF\$/p" "$BATS_TEST_DIRNAME/../cli/analyze_report.bats" |
+		sed '1d;$d' >"$D/check_schema.py"
+	[ -s "$D/check_schema.py" ]
+}
+
+jq1() {
+	"$PY" -c 'import json,sys
+v = json.load(open(sys.argv[1]))
+for k in sys.argv[2].split("."):
+    v = v[int(k)] if isinstance(v, list) else v[k]
+print(json.dumps(v) if not isinstance(v, str) else v)' "$1" "$2"
+}
+
+B3=(--baseline "$BATS_FILE_TMPDIR/b1.json" --baseline "$BATS_FILE_TMPDIR/b2.json" --baseline "$BATS_FILE_TMPDIR/b3.json")
+
+@test "--help lists --baseline, --history, --threshold, --fail-on-regression" {
+	run --separate-stderr "$ANALYZE" --help
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"--baseline=FILE"* ]]
+	[[ "$output" == *"--history"* ]]
+	[[ "$output" == *"--threshold=PCT"* ]]
+	[[ "$output" == *"--fail-on-regression"* ]]
+}
+
+@test "same distribution against 3 baselines: unchanged, exit 0 even with --fail-on-regression, schema-valid" {
+	run --separate-stderr "$ANALYZE" "${B3[@]}" --fail-on-regression -o "$D/out.json" "$D/same.json"
+	[ "$status" -eq 0 ]
+	[ "$(jq1 "$D/out.json" comparison.verdict)" = unchanged ]
+	[ "$(jq1 "$D/out.json" comparison.baselines)" = 3 ]
+	[ "$(jq1 "$D/out.json" comparison.scopes.0.base_samples)" = 90 ]
+	run "$PY" "$D/check_schema.py" "$ISC_SRC/formats/findings.schema.json" "$D/out.json"
+	[ "$status" -eq 0 ]
+}
+
+@test "10 % slower with an added op: regressed, exit 3, the op ranked first as appeared" {
+	run --separate-stderr "$ANALYZE" "${B3[@]}" --fail-on-regression -o "$D/slow_out.json" "$D/slow.json"
+	[ "$status" -eq 3 ]
+	[ "$(jq1 "$D/slow_out.json" comparison.verdict)" = regressed ]
+	[ "$(jq1 "$D/slow_out.json" comparison.contributors.0.name)" = time.sleep ]
+	[ "$(jq1 "$D/slow_out.json" comparison.contributors.0.change)" = appeared ]
+	run "$PY" "$D/check_schema.py" "$ISC_SRC/formats/findings.schema.json" "$D/slow_out.json"
+	[ "$status" -eq 0 ]
+}
+
+@test "regressed without --fail-on-regression exits 0; a 20 % threshold makes it unchanged" {
+	run --separate-stderr "$ANALYZE" "${B3[@]}" -o "$D/o1.json" "$D/slow.json"
+	[ "$status" -eq 0 ]
+	run --separate-stderr "$ANALYZE" "${B3[@]}" --threshold=20 --fail-on-regression -o "$D/o2.json" "$D/slow.json"
+	[ "$status" -eq 0 ]
+	[ "$(jq1 "$D/o2.json" comparison.verdict)" = unchanged ]
+	[ "$(jq1 "$D/o2.json" comparison.threshold_pct)" = 20 ]
+}
+
+@test "15 % faster: improved" {
+	run --separate-stderr "$ANALYZE" "${B3[@]}" -o "$D/o3.json" "$D/fast.json"
+	[ "$status" -eq 0 ]
+	[ "$(jq1 "$D/o3.json" comparison.verdict)" = improved ]
+}
+
+@test "torch threads 1 -> 4 is listed as an environment difference" {
+	run --separate-stderr "$ANALYZE" --baseline "$D/b1.json" -o "$D/o4.json" "$D/threads.json"
+	[ "$status" -eq 0 ]
+	[ "$(jq1 "$D/o4.json" comparison.environment.0.key)" = "torch threads" ]
+	[ "$(jq1 "$D/o4.json" comparison.environment.0.base)" = 1 ]
+	[ "$(jq1 "$D/o4.json" comparison.environment.0.current)" = 4 ]
+}
+
+@test "findings from a pipe compare like a file" {
+	"$ANALYZE" "${B3[@]}" "$D/slow.json" >"$D/file.json"
+	"$ANALYZE" "${B3[@]}" <"$D/slow.json" >"$D/pipe.json"
+	cmp "$D/file.json" "$D/pipe.json"
+}
+
+@test "bad baselines and bad options: exit 1 or 2 with one clear line" {
+	run --separate-stderr "$ANALYZE" --baseline "$D/nope.json" "$D/same.json"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == "iscope-analyze: $D/nope.json: No such file or directory" ]]
+	run --separate-stderr "$ANALYZE" --baseline "$D/basic.istl" "$D/same.json"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"basic.istl: not valid JSON (findings expected)" ]]
+	echo '{"a": 1}' >"$D/notfindings.json"
+	run --separate-stderr "$ANALYZE" --baseline "$D/notfindings.json" "$D/same.json"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"not a findings document"* ]]
+	run --separate-stderr "$ANALYZE" --baseline "$D/b1.json" --threshold=abc "$D/same.json"
+	[ "$status" -eq 2 ]
+	run --separate-stderr "$ANALYZE" --history --baseline "$D/b1.json" "$D/same.json"
+	[ "$status" -eq 2 ]
+	run --separate-stderr "$ANALYZE" --history
+	[ "$status" -eq 2 ]
+}
+
+@test "history: a +15 % step at run 25 is found there; the 40 % outlier at run 10 is not a change point" {
+	run --separate-stderr "$ANALYZE" --history --fail-on-regression -o "$D/h.json" "$D"/step/run-*.json
+	[ "$status" -eq 3 ]
+	[ "$(jq1 "$D/h.json" history.metrics.0.metric)" = "iteration p50" ]
+	[ "$(jq1 "$D/h.json" history.metrics.0.change_points.0.run)" = 25 ]
+	[ "$(jq1 "$D/h.json" history.metrics.0.change_points.0.direction)" = regressed ]
+	[ "$("$PY" -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["history"]["metrics"][0]["change_points"]))' "$D/h.json")" = 1 ]
+	run "$PY" "$D/check_schema.py" "$ISC_SRC/formats/findings.schema.json" "$D/h.json"
+	[ "$status" -eq 0 ]
+}
+
+@test "history: a flat noisy series with one outlier has no change point" {
+	run --separate-stderr "$ANALYZE" --history --fail-on-regression -o "$D/f.json" "$D"/flat/run-*.json
+	[ "$status" -eq 0 ]
+	run "$PY" -c 'import json,sys; print(sum(len(m["change_points"]) for m in json.load(open(sys.argv[1]))["history"]["metrics"]))' "$D/f.json"
+	[ "$output" = 0 ]
+}

@@ -1,0 +1,206 @@
+/*
+ * test_compare.c - the statistics of run comparison (lib/analyze/stats.c)
+ * against values computed independently by tests/unit/compare_ref.py
+ * (brute-force enumeration, written before the C code), and
+ * isc_findings_compare / isc_findings_history on small synthetic findings.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "isc_analyze.h"
+#include "stats.h"
+#include "tap.h"
+
+static bool near(double a, double b, double tol)
+{
+	return fabs(a - b) <= tol;
+}
+
+static void sorted(int64_t *v, size_t n)
+{
+	isc_sort_i64(v, n);
+}
+
+/* One case of compare_ref.py: x the baseline, y the current run. */
+static void check_case(const char *name, int64_t *x, size_t nx, int64_t *y, size_t ny, double u, double p, bool exact,
+		       double hl, double lo, double hi)
+{
+	struct isc_mwu m;
+	struct isc_hl h;
+	sorted(x, nx);
+	sorted(y, ny);
+	ok(isc_mwu_test(x, nx, y, ny, &m) == 0, "%s: test runs", name);
+	ok(m.u == u, "%s: U = %g (got %g)", name, u, m.u);
+	ok(m.exact == exact, "%s: %s p-value", name, exact ? "exact" : "normal");
+	ok(near(m.p, p, 5e-6), "%s: p = %.6f (got %.6f)", name, p, m.p);
+	ok(isc_hl_shift(x, nx, y, ny, 0.95, &h) == 0, "%s: HL runs", name);
+	ok(h.shift == hl, "%s: HL shift = %g (got %g)", name, hl, h.shift);
+	ok(h.have_low && h.low == lo, "%s: 95 %% interval low = %g (got %g)", name, lo, h.low);
+	ok(h.have_high && h.high == hi, "%s: 95 %% interval high = %g (got %g)", name, hi, h.high);
+}
+
+static void test_stats(void)
+{
+	/* R's ?wilcox.test two-sample example, x100: R gives W = 35 (x over y), two-sided p = 0.2544 */
+	int64_t rx[] = { 80, 83, 189, 104, 145, 138, 191, 164, 73, 146 }, ry[] = { 115, 88, 90, 74, 121 };
+	check_case("R example", rx, 10, ry, 5, 15, 0.254412, true, -30.5, -76, 15);
+	int64_t a[] = { 101, 99, 104, 98, 100, 103, 97, 102 }, b[] = { 110, 108, 112, 107, 111, 109, 113, 106 };
+	check_case("clear shift", a, 8, b, 8, 64, 0.000155, true, 9, 6, 12);
+	int64_t t1[] = { 5, 5, 6, 7, 7, 7, 8, 9, 9, 10, 11, 12 }, t2[] = { 7, 8, 8, 9, 9, 10, 10, 11, 12, 12, 13, 14 };
+	check_case("ties", t1, 12, t2, 12, 110, 0.029165, false, 2, 0, 4);
+	int64_t l1[60], l2[55];
+	for (int i = 0; i < 60; i++)
+		l1[i] = (i * 7919) % 1000;
+	for (int i = 0; i < 55; i++)
+		l2[i] = (i * 104729) % 1000 + 30;
+	check_case("large", l1, 60, l2, 55, 1763, 0.528769, false, 38.5, -78, 152);
+
+	/* k-th pairwise difference against sorting all of them */
+	int64_t xs[37], ys[23], all[37 * 23];
+	unsigned s = 12345;
+	for (int i = 0; i < 37; i++)
+		xs[i] = (int64_t)((s = s * 1103515245u + 12345u) >> 20) % 500 - 100;
+	for (int i = 0; i < 23; i++)
+		ys[i] = (int64_t)((s = s * 1103515245u + 12345u) >> 20) % 700 - 50;
+	sorted(xs, 37);
+	sorted(ys, 23);
+	size_t n = 0;
+	for (int i = 0; i < 37; i++)
+		for (int j = 0; j < 23; j++)
+			all[n++] = ys[j] - xs[i];
+	sorted(all, n);
+	bool same = true;
+	for (uint64_t k = 1; k <= n; k++)
+		same = same && isc_pairdiff_kth(xs, 37, ys, 23, k) == all[k - 1];
+	ok(same, "k-th pairwise difference = the k-th of all %zu sorted", n);
+
+	double v[] = { 1, 2, 3, 4, 100 }, med, mad;
+	isc_median_mad(v, 5, &med, &mad);
+	ok(med == 3 && mad == 1, "median 3, MAD 1 of 1 2 3 4 100 (got %g, %g)", med, mad);
+	ok(near(isc_norm_isf(0.025), 1.959964, 1e-6), "z(0.975) = 1.959964");
+	int64_t eq[] = { 7, 7, 7 };
+	struct isc_mwu m;
+	ok(isc_mwu_test(eq, 3, eq, 3, &m) == 0 && m.p == 1, "all values equal: p = 1");
+}
+
+/*
+ * A findings document: n steady iterations of about ms milliseconds (a
+ * fixed +-3 % pattern shifted by seed), one warm-up, one op "aten::mm" of
+ * mm_ms per iteration and, when extra_ms > 0, "time.sleep" in the
+ * iterations too; torch threads as a mark.
+ */
+static cJSON *doc(int n, double ms, unsigned seed, double mm_ms, double extra_ms, int threads)
+{
+	cJSON *d = cJSON_CreateObject();
+	cJSON_AddNumberToObject(d, "schema_version", 2);
+	cJSON *t = cJSON_AddObjectToObject(d, "tool");
+	cJSON_AddStringToObject(t, "name", "iscope-analyze");
+	cJSON *env = cJSON_AddObjectToObject(d, "environment");
+	cJSON_AddStringToObject(env, "host", "h");
+	cJSON_AddNumberToObject(env, "ncpu", 2);
+	cJSON_AddStringToObject(env, "cmdline", "python3 w.py");
+	cJSON *it = cJSON_AddObjectToObject(d, "iterations");
+	cJSON_AddStringToObject(it, "name", "step");
+	cJSON_AddNumberToObject(it, "count", n + 1);
+	cJSON_AddNumberToObject(it, "warmup_spans", 1);
+	cJSON *spans = cJSON_AddArrayToObject(it, "spans");
+	double at = 0, total = 0;
+	for (int i = 0; i <= n; i++) {
+		double dur = (i == 0 ? 3 : 1) * ms * 1e6 * (1 + 0.03 * sin((double)(i + (int)seed) * 2.1));
+		double pair[2] = { at, at + round(dur) };
+		cJSON_AddItemToArray(spans, cJSON_CreateDoubleArray(pair, 2));
+		at += round(dur) + 1000;
+		total += round(dur);
+	}
+	cJSON *sc = cJSON_AddArrayToObject(it, "scopes"), *so = cJSON_CreateObject();
+	cJSON_AddStringToObject(so, "name", "step");
+	cJSON_AddNumberToObject(so, "count", n + 1);
+	cJSON_AddNumberToObject(so, "total_ns", total);
+	cJSON_AddItemToArray(sc, so);
+	cJSON *cpu = cJSON_AddObjectToObject(d, "cpu"), *top = cJSON_AddArrayToObject(cpu, "top_functions_in_scopes");
+	const char *names[] = { "aten::mm", "time.sleep" };
+	double per[] = { mm_ms, extra_ms };
+	for (int i = 0; i < 2; i++) {
+		if (per[i] <= 0)
+			continue;
+		cJSON *f = cJSON_CreateObject();
+		cJSON_AddStringToObject(f, "name", names[i]);
+		cJSON_AddStringToObject(f, "kind", "op");
+		cJSON_AddStringToObject(f, "file", "torch");
+		cJSON_AddNumberToObject(f, "line", 0);
+		cJSON_AddNumberToObject(f, "calls", 2.0 * (n + 1));
+		cJSON_AddNumberToObject(f, "self_ns", per[i] * 1e6 * (n + 1));
+		cJSON_AddItemToArray(top, f);
+	}
+	cJSON *marks = cJSON_AddArrayToObject(d, "marks"), *mk = cJSON_CreateObject();
+	cJSON_AddStringToObject(mk, "name", "torch.num_threads");
+	cJSON_AddNumberToObject(mk, "count", 1);
+	cJSON_AddNumberToObject(mk, "sum", threads);
+	cJSON_AddItemToArray(marks, mk);
+	return d;
+}
+
+static const char *verdict_of(cJSON *cur, cJSON **base, size_t nb)
+{
+	struct isc_compare_opts o = { 0, 0 };
+	if (isc_findings_compare(cur, (const cJSON *const *)base, nb, &o))
+		return "error";
+	return isc_json_str(cur, "comparison.verdict");
+}
+
+static void test_compare(void)
+{
+	cJSON *b[3] = { doc(30, 100, 0, 60, 0, 1), doc(30, 101, 7, 60, 0, 1), doc(30, 99, 13, 60, 0, 1) };
+	cJSON *same = doc(30, 100, 3, 60, 0, 1), *slow = doc(30, 120, 5, 60, 20, 1), *fast = doc(30, 80, 5, 40, 0, 1);
+	cJSON *small = doc(4, 150, 1, 60, 0, 1), *thr = doc(30, 100, 2, 60, 0, 4);
+	const char *v;
+	v = verdict_of(same, b, 3);
+	ok(!strcmp(v, "unchanged"), "same workload against 3 baselines: unchanged (got %s)", v);
+	v = verdict_of(slow, b, 3);
+	ok(!strcmp(v, "regressed"), "20 %% slower: regressed (got %s)", v);
+	const cJSON *c0 = cJSON_GetArrayItem(isc_json_get(slow, "comparison.contributors"), 0);
+	ok(c0 && !strcmp(isc_json_str(c0, "name"), "time.sleep"), "the added op is the first contributor (got %s)",
+	   c0 ? isc_json_str(c0, "name") : "none");
+	ok(c0 && !strcmp(isc_json_str(c0, "change"), "appeared"), "it appeared");
+	double sum = 0, d = 0;
+	const cJSON *c;
+	cJSON_ArrayForEach(c, isc_json_get(slow, "comparison.contributors")) {
+		const char *view = isc_json_str(c, "view");
+		double v = 0;
+		isc_json_num(c, "delta_ns_per_iter", &v);
+		if (view && !strcmp(view, "cpu"))
+			sum += v;
+	}
+	isc_json_num(slow, "comparison.delta_ns_per_iter", &d);
+	ok(fabs(sum - d) <= 3, "cpu contributors add up to the change of the mean iteration (%.0f vs %.0f)", sum, d);
+	v = verdict_of(fast, b, 3);
+	ok(!strcmp(v, "improved"), "20 %% faster: improved (got %s)", v);
+	v = verdict_of(small, b, 3);
+	ok(!strcmp(v, "inconclusive"), "4 iterations (< 5): inconclusive even at +50 %% (got %s)", v);
+	verdict_of(thr, b, 1);
+	const cJSON *e0 = cJSON_GetArrayItem(isc_json_get(thr, "comparison.environment"), 0);
+	ok(e0 && !strcmp(isc_json_str(e0, "key"), "torch threads") && !strcmp(isc_json_str(e0, "base"), "1") &&
+		   !strcmp(isc_json_str(e0, "current"), "4"),
+	   "environment: torch threads 1 -> 4 listed");
+	ok(cJSON_GetArraySize(isc_json_get(same, "comparison.environment")) == 0, "no environment difference listed");
+	cJSON *notdoc = cJSON_CreateObject();
+	ok(isc_findings_check(notdoc) < 0, "an object without schema_version is not findings");
+	ok(isc_findings_check(b[0]) == 0, "a findings document is");
+	cJSON_Delete(notdoc);
+	for (int i = 0; i < 3; i++)
+		cJSON_Delete(b[i]);
+	cJSON_Delete(same);
+	cJSON_Delete(slow);
+	cJSON_Delete(fast);
+	cJSON_Delete(small);
+	cJSON_Delete(thr);
+}
+
+int main(void)
+{
+	test_stats();
+	test_compare();
+	return tap_done();
+}
