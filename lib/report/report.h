@@ -111,6 +111,7 @@ bool isc_rep_hist_get(const cJSON *root, struct isc_rep_hist *h);
 struct isc_rep_finding {
 	const char *id, *title, *severity, *action, *rationale, *estimate;
 	double confidence, saving_ns, saving_pct;
+	double saving_bytes; /* memory rules: estimated_saving_bytes, NAN when absent */
 	const cJSON *metrics, *time_ranges, *top;
 };
 void isc_rep_finding_get(const cJSON *f, struct isc_rep_finding *out);

@@ -212,7 +212,9 @@ void isc_rep_finding_get(const cJSON *f, struct isc_rep_finding *o)
 		o->estimate = isc_json_str(s, "estimate");
 		o->saving_ns = num_or_nan(s, "estimated_saving_ns");
 		o->saving_pct = num_or_nan(s, "estimated_saving_pct");
+		o->saving_bytes = num_or_nan(s, "estimated_saving_bytes");
 	} else {
+		o->saving_bytes = NAN;
 		o->action = cJSON_IsString(s) ? s->valuestring : NULL;
 		o->saving_ns = num_or_nan(f, "estimated_saving_ns");
 		o->saving_pct = num_or_nan(f, "estimated_saving_pct");

@@ -1017,7 +1017,10 @@ static void saving(struct isc_rep *m, const struct isc_rep_finding *f)
 	if (pct)
 		isc_rep_putf(m, ns ? " (%.1f %% of the analyzed span)" : "%.1f %% of the analyzed span",
 			     fmin(f->saving_pct, 1e6));
-	if (!ns && !pct)
+	if (isfinite(f->saving_bytes) && f->saving_bytes >= 0)
+		isc_rep_putf(m, "%s%s of memory at the peak", ns || pct ? ", " : "",
+			     isc_rep_fmt_bytes(b, sizeof(b), f->saving_bytes));
+	else if (!ns && !pct)
 		isc_rep_put(m, "not estimated");
 }
 
@@ -1175,7 +1178,7 @@ static void sec_suggestions(struct isc_rep *m, const cJSON *root)
 			continue;
 		isc_rep_putf(m, "%d. ", ++i);
 		esc(m, x.action);
-		if (x.saving_ns >= 0 || x.saving_pct >= 0) {
+		if (x.saving_ns >= 0 || x.saving_pct >= 0 || x.saving_bytes >= 0) {
 			isc_rep_put(m, " (estimated saving: ");
 			saving(m, &x);
 			isc_rep_put(m, ")");

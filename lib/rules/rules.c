@@ -54,6 +54,8 @@ static const struct rule *const rules[] = {
 	&isc_rule_python_bound, &isc_rule_op_compute_bound, &isc_rule_thread_contention, &isc_rule_host_memory_bound, &isc_rule_io_wait,
 	/* findings without a class of their own */
 	&isc_rule_rss_growth, &isc_rule_numa_remote, &isc_rule_dataloader, &isc_rule_tail_latency,
+	&isc_rule_gpu_memory_peak_site, &isc_rule_gpu_memory_leak, &isc_rule_gpu_memory_headroom,
+	&isc_rule_gpu_memory_fragmentation,
 };
 
 /* ---- reading ------------------------------------------------------------ */
@@ -328,6 +330,13 @@ void isc_fnd_suggest(const struct rule_ctx *c, struct rule_out *o, cJSON *f, dou
 		chk(o, cJSON_AddNullToObject(s, "estimated_saving_ns"));
 		chk(o, cJSON_AddNullToObject(s, "estimated_saving_pct"));
 	}
+}
+
+void isc_fnd_saving_bytes(struct rule_out *o, cJSON *f, double bytes)
+{
+	cJSON *s = f ? cJSON_GetObjectItemCaseSensitive(f, "suggestion") : NULL;
+	if (s && bytes >= 0 && isfinite(bytes))
+		chk(o, cJSON_AddNumberToObject(s, "estimated_saving_bytes", round(bytes)));
 }
 
 const cJSON *isc_fnd_find(const struct rule_out *o, const char *id)

@@ -147,6 +147,8 @@ void isc_fnd_detail(struct rule_out *o, cJSON *top, const char *fmt, ...) __attr
  */
 void isc_fnd_suggest(const struct rule_ctx *c, struct rule_out *o, cJSON *f, double saving_ns, const char *action,
 		 const char *estimate, const char *rationale_fmt, ...) __attribute__((format(printf, 7, 8)));
+/* Memory the suggestion of f would free (suggestion.estimated_saving_bytes, an estimate). */
+void isc_fnd_saving_bytes(struct rule_out *o, cJSON *f, double bytes);
 /* The finding with that id already appended, or NULL. */
 const cJSON *isc_fnd_find(const struct rule_out *o, const char *id);
 /* Nominates f for the verdict. */
@@ -158,5 +160,7 @@ extern const struct rule isc_rule_python_bound, isc_rule_op_compute_bound, isc_r
 	isc_rule_host_memory_bound, isc_rule_rss_growth, isc_rule_numa_remote, isc_rule_tail_latency, isc_rule_dataloader;
 extern const struct rule isc_rule_gpu_compute_bound, isc_rule_launch_bound, isc_rule_cpu_bound, isc_rule_transfer_bound,
 	isc_rule_sync_bound, isc_rule_gpu_gaps, isc_rule_gpu_low_util, isc_rule_gpu_memory_high, isc_rule_thermal_throttled;
+extern const struct rule isc_rule_gpu_memory_peak_site, isc_rule_gpu_memory_leak, isc_rule_gpu_memory_headroom,
+	isc_rule_gpu_memory_fragmentation;
 
 #endif

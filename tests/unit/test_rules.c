@@ -343,8 +343,72 @@ static void ranking(void)
 	cJSON_Delete(d);
 }
 
+static void device_memory(void)
+{
+	const cJSON *f;
+	cJSON *d;
+	/* one site holds 600 of a 1000 MiB peak */
+	d = eval("{\"summary\":{\"wall_ns\":1000000000},\"gpu\":{\"ops\":1,\"devices\":[{\"id\":0,\"memory\":{"
+		 "\"peak_bytes\":1048576000,\"total_bytes\":10485760000,\"peak_sites\":[{\"name\":\"run\",\"file\":\"m.py\","
+		 "\"line\":3,\"kind\":\"python\",\"bytes\":629145600,\"pct_of_peak\":60}]}}]}}");
+	f = finding(d, "gpu_memory_peak_site");
+	ok(f != NULL, "60 %% of the peak at one site: gpu_memory_peak_site");
+	ok(num(f, "suggestion.estimated_saving_bytes") == 314572800, "its saving is half the site's bytes (%g)",
+	   num(f, "suggestion.estimated_saving_bytes"));
+	ok(f && !strcmp(isc_json_str(cJSON_GetArrayItem(isc_json_get(f, "evidence.top"), 0), "file"), "m.py"),
+	   "it names the site's file");
+	cJSON_Delete(d);
+	d = eval("{\"summary\":{\"wall_ns\":1000000000},\"gpu\":{\"ops\":1,\"devices\":[{\"id\":0,\"memory\":{"
+		 "\"peak_bytes\":1048576000,\"peak_sites\":[{\"name\":\"run\",\"file\":\"m.py\",\"line\":3,"
+		 "\"kind\":\"python\",\"bytes\":419430400}]}}]}}");
+	ok(!finding(d, "gpu_memory_peak_site"), "40 %% at one site: none");
+	cJSON_Delete(d);
+
+	/* a leak of 4 MiB per iteration over 10 iterations; then 0.4 MiB */
+	d = eval("{\"summary\":{\"wall_ns\":1000000000},\"gpu\":{\"ops\":1,\"devices\":[{\"id\":0,\"memory\":{"
+		 "\"headroom_bytes\":104857600,\"leak_candidates\":[{\"name\":\"keep\",\"file\":\"m.py\",\"line\":9,"
+		 "\"kind\":\"python\",\"growth_bytes\":41943040,\"bytes_per_iteration\":4194304,\"iterations\":10}]}}]}}");
+	f = finding(d, "gpu_memory_leak");
+	ok(f != NULL, "40 MiB of growth: gpu_memory_leak");
+	ok(num(f, "evidence.metrics.iterations_until_full") == 25, "100 MiB of headroom last 25 iterations (%g)",
+	   num(f, "evidence.metrics.iterations_until_full"));
+	cJSON_Delete(d);
+	d = eval("{\"summary\":{\"wall_ns\":1000000000},\"gpu\":{\"ops\":1,\"devices\":[{\"id\":0,\"memory\":{"
+		 "\"leak_candidates\":[{\"name\":\"keep\",\"file\":\"m.py\",\"line\":9,\"kind\":\"python\","
+		 "\"growth_bytes\":4194304,\"bytes_per_iteration\":419430,\"iterations\":10}]}}]}}");
+	ok(!finding(d, "gpu_memory_leak"), "4 MiB of growth: none");
+	cJSON_Delete(d);
+
+	/* headroom: (0.9 x 10 GiB - 1 GiB) / (2 GiB - 1 GiB) = 8x; a 9 GiB peak leaves 1x */
+	d = eval("{\"summary\":{\"wall_ns\":1000000000},\"gpu\":{\"ops\":1,\"devices\":[{\"id\":0,\"memory\":{"
+		 "\"peak_bytes\":2147483648,\"baseline_bytes\":1073741824,\"total_bytes\":10737418240}}]}}");
+	f = finding(d, "gpu_memory_headroom");
+	ok(f && num(f, "evidence.metrics.batch_factor") == 8, "2 of 10 GiB with 1 GiB kept: 8x the batch (%g)",
+	   f ? num(f, "evidence.metrics.batch_factor") : -1);
+	cJSON_Delete(d);
+	d = eval("{\"summary\":{\"wall_ns\":1000000000},\"gpu\":{\"ops\":1,\"devices\":[{\"id\":0,\"memory\":{"
+		 "\"peak_bytes\":9663676416,\"baseline_bytes\":1073741824,\"total_bytes\":10737418240}}]}}");
+	ok(!finding(d, "gpu_memory_headroom"), "9 of 10 GiB: no headroom finding");
+	cJSON_Delete(d);
+
+	/* fragmentation: 3 GiB reserved for 1 GiB of tensors; then 1.1 GiB for 1 GiB */
+	d = eval("{\"summary\":{\"wall_ns\":1000000000},\"marks\":[{\"name\":\"torch.cuda.max_memory_reserved\","
+		 "\"count\":1,\"sum\":3221225472},{\"name\":\"torch.cuda.max_memory_allocated\",\"count\":1,"
+		 "\"sum\":1073741824}]}");
+	f = finding(d, "gpu_memory_fragmentation");
+	ok(f && num(f, "suggestion.estimated_saving_bytes") == 2147483648.0, "3 GiB reserved for 1 GiB: fragmentation, 2 GiB");
+	ok(f && strstr(isc_json_str(f, "suggestion.action"), "expandable_segments"), "it suggests expandable_segments");
+	cJSON_Delete(d);
+	d = eval("{\"summary\":{\"wall_ns\":1000000000},\"marks\":[{\"name\":\"torch.cuda.max_memory_reserved\","
+		 "\"count\":1,\"sum\":1181116006},{\"name\":\"torch.cuda.max_memory_allocated\",\"count\":1,"
+		 "\"sum\":1073741824}]}");
+	ok(!finding(d, "gpu_memory_fragmentation"), "1.1 GiB reserved for 1 GiB: none");
+	cJSON_Delete(d);
+}
+
 int main(void)
 {
+	device_memory();
 	cpu_classes();
 	gpu_classes();
 	ranking();

@@ -1148,7 +1148,9 @@ static PyObject *agent_mark(PyObject *mod, PyObject *args, PyObject *kw)
  * When the workload imported torch (sys.modules only: never imported
  * here), marks torch.num_threads and torch.num_interop_threads with what
  * torch reports, so the analysis can set intra-op x inter-op threads
- * against the cores.  A torch that is half-imported, stubbed or raising
+ * against the cores; when torch initialized CUDA, also
+ * torch.cuda.max_memory_allocated and max_memory_reserved (the current
+ * device's high-water marks: gpu_memory_fragmentation).  A torch that is half-imported, stubbed or raising
  * just leaves its mark out; the caller's exception state is kept.
  */
 static void mark_torch_threads(struct agent_tls *t)
@@ -1172,6 +1174,27 @@ static void mark_torch_threads(struct agent_tls *t)
 		Py_DecRef(r);
 		PyErr_Clear();
 	}
+	/* the caching allocator's high-water marks, when torch initialized CUDA
+	 * (never initialized here: is_initialized() first) */
+	PyObject *cuda = torch ? PyObject_GetAttrString(torch, "cuda") : NULL;
+	PyObject *init = cuda ? PyObject_CallMethod(cuda, "is_initialized", NULL) : NULL;
+	static const char *const mem[][2] = {
+		{ "max_memory_allocated", "torch.cuda.max_memory_allocated" },
+		{ "max_memory_reserved", "torch.cuda.max_memory_reserved" },
+	};
+	for (size_t i = 0; init == Py_True && i < sizeof(mem) / sizeof(mem[0]); i++) {
+		PyObject *r = PyObject_CallMethod(cuda, mem[i][0], NULL);
+		long long v = r && PyLong_Check(r) ? PyLong_AsLongLong(r) : -1;
+		PyObject *name = v >= 0 && !PyErr_Occurred() ? PyUnicode_FromString(mem[i][1]) : NULL;
+		if (name)
+			emit_mark(t, name, v);
+		Py_DecRef(name);
+		Py_DecRef(r);
+		PyErr_Clear();
+	}
+	Py_DecRef(init);
+	Py_DecRef(cuda);
+	PyErr_Clear();
 	Py_DecRef(torch);
 	PyErr_Restore(et, ev, tb);
 }
