@@ -34,252 +34,12 @@
 
 #include "../format/format.h" /* header, string defs, ring record checks */
 #include "isc_kineto.h"
+#include "kineto.h"
 
-#define SRC_IN (64u << 10)
-#define SRC_CAP (512u << 10) /* text buffer */
 #define WINDOW (64u << 10)   /* events up to this size are parsed in place */
 #define VALUE_MAX (16u << 20) /* largest event or top-level value kept */
 #define META_MAX 64
 #define META_VALUE_MAX 4096
-
-/* ---- byte source ----------------------------------------------------- */
-
-/*
- * Plain text is read straight into buf.  gzip is inflated by a producer
- * thread into a queue of QN chunks while the caller parses (inflate costs
- * about as much as the parse): memory is QN * CHUNK more, the order and
- * the bytes are the same.  Without the thread (pthread_create failed) the
- * caller inflates itself.
- */
-#define QN 4
-#define CHUNK (256u << 10)
-
-struct src {
-	FILE *f;
-	bool gz, eof, threaded;
-	uint8_t *buf;
-	size_t pos, len;
-	uint64_t base; /* offset of buf[0] in the JSON text */
-	int err;
-	bool gz_trunc, gz_bad; /* the gzip stream ended early or is corrupt */
-	/* inflate state: the producer's (or the caller's when not threaded) */
-	z_stream z;
-	bool zinit, in_eof, member_end;
-	uint8_t *in;
-	/* the queue, under mu */
-	pthread_t thread;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	uint8_t *chunk[QN];
-	size_t clen[QN], coff; /* coff: bytes of the head chunk already taken */
-	unsigned head, count;
-	bool done, stop;       /* done: the producer ended (z_err, z_trunc, z_bad say how) */
-	int z_err;
-	bool z_trunc, z_bad;
-};
-
-/* Inflates up to cap bytes into out: 1 (*got > 0), 0 at the end, negative on an I/O error. */
-static int gz_inflate(struct src *s, uint8_t *out, size_t cap, size_t *got, bool *trunc, bool *bad)
-{
-	*got = 0;
-	for (;;) {
-		if (!s->z.avail_in && !s->in_eof) {
-			size_t n = fread(s->in, 1, SRC_IN, s->f);
-			if (!n) {
-				s->in_eof = true;
-				if (ferror(s->f))
-					return -EIO;
-			}
-			s->z.next_in = s->in;
-			s->z.avail_in = (uInt)n;
-		}
-		if (s->member_end) { /* concatenated gzip members are one stream */
-			if (!s->z.avail_in) {
-				if (s->in_eof)
-					return 0;
-				continue;
-			}
-			if (s->z.next_in[0] != 0x1f) /* trailing bytes after the last member */
-				return 0;
-			inflateReset(&s->z);
-			s->member_end = false;
-		}
-		s->z.next_out = out;
-		s->z.avail_out = (uInt)cap;
-		int zr = inflate(&s->z, Z_NO_FLUSH);
-		*got = cap - s->z.avail_out;
-		if (zr == Z_STREAM_END) {
-			s->member_end = true;
-		} else if (zr == Z_BUF_ERROR || zr == Z_OK) {
-			if (!*got && !s->z.avail_in && s->in_eof) {
-				*trunc = true;
-				return 0;
-			}
-		} else {
-			*bad = true;
-			return *got ? 1 : 0; /* the next call ends it */
-		}
-		if (*got)
-			return 1;
-	}
-}
-
-static void *gz_thread(void *arg)
-{
-	struct src *s = arg;
-	bool trunc = false, bad = false;
-	int rc = 1;
-	pthread_mutex_lock(&s->mu);
-	while (rc > 0 && !s->stop && !bad) {
-		while (s->count == QN && !s->stop)
-			pthread_cond_wait(&s->cv, &s->mu);
-		if (s->stop)
-			break;
-		unsigned slot = (s->head + s->count) % QN;
-		pthread_mutex_unlock(&s->mu); /* inflate outside the lock: the slot is not in the queue yet */
-		size_t got;
-		rc = gz_inflate(s, s->chunk[slot], CHUNK, &got, &trunc, &bad);
-		pthread_mutex_lock(&s->mu);
-		if (got) {
-			s->clen[slot] = got;
-			s->count++;
-			pthread_cond_broadcast(&s->cv);
-		}
-	}
-	s->z_err = rc < 0 ? rc : 0;
-	s->z_trunc = trunc;
-	s->z_bad = bad;
-	s->done = true;
-	pthread_cond_broadcast(&s->cv);
-	pthread_mutex_unlock(&s->mu);
-	return NULL;
-}
-
-/* Next gzip text into buf[len..cap): the queue's (or inflated here); 1, 0 at the end, negative on error. */
-static int gz_more(struct src *s, size_t cap)
-{
-	if (!s->threaded) {
-		size_t got;
-		bool trunc = false, bad = false;
-		int rc = s->gz_bad ? 0 : gz_inflate(s, s->buf + s->len, cap, &got, &trunc, &bad);
-		s->len += rc > 0 ? got : 0;
-		s->gz_trunc |= trunc;
-		s->gz_bad |= bad;
-		return rc;
-	}
-	pthread_mutex_lock(&s->mu);
-	while (!s->count && !s->done)
-		pthread_cond_wait(&s->cv, &s->mu);
-	int rc = 1;
-	if (s->count) {
-		size_t n = s->clen[s->head] - s->coff < cap ? s->clen[s->head] - s->coff : cap;
-		memcpy(s->buf + s->len, s->chunk[s->head] + s->coff, n);
-		s->len += n;
-		if ((s->coff += n) == s->clen[s->head]) {
-			s->coff = 0;
-			s->head = (s->head + 1) % QN;
-			s->count--;
-			pthread_cond_broadcast(&s->cv);
-		}
-	} else {
-		rc = s->z_err;
-		s->gz_trunc = s->z_trunc;
-		s->gz_bad = s->z_bad;
-	}
-	pthread_mutex_unlock(&s->mu);
-	return rc;
-}
-
-/*
- * Appends text after buf[len], first moving the unread bytes to the front
- * (so the window from pos stays contiguous): 1, 0 at the end, negative on
- * an I/O error.  gzip damage ends the text early (gz_trunc, gz_bad).
- */
-static int src_more(struct src *s)
-{
-	if (s->pos) {
-		memmove(s->buf, s->buf + s->pos, s->len - s->pos);
-		s->base += s->pos;
-		s->len -= s->pos;
-		s->pos = 0;
-	}
-	if (s->eof)
-		return s->err;
-	if (s->len == SRC_CAP)
-		return 1;
-	int rc;
-	if (s->gz) {
-		rc = gz_more(s, SRC_CAP - s->len);
-	} else {
-		size_t n = fread(s->buf + s->len, 1, SRC_CAP - s->len, s->f);
-		s->len += n;
-		rc = n ? 1 : ferror(s->f) ? -EIO : 0;
-	}
-	if (rc <= 0) {
-		s->eof = true;
-		s->err = rc;
-	}
-	return rc;
-}
-
-static int src_open(struct src *s, FILE *f)
-{
-	memset(s, 0, sizeof(*s));
-	s->f = f;
-	if (!(s->buf = malloc(SRC_CAP)))
-		return -ENOMEM;
-	int c1 = getc(f), c2 = c1 == 0x1f ? getc(f) : EOF;
-	if (c1 == 0x1f && c2 == 0x8b) {
-		s->gz = true;
-		if (!(s->in = malloc(SRC_IN)))
-			return -ENOMEM;
-		s->in[0] = 0x1f;
-		s->in[1] = 0x8b;
-		s->z.next_in = s->in;
-		s->z.avail_in = 2;
-		if (inflateInit2(&s->z, 16 + MAX_WBITS) != Z_OK)
-			return -ENOMEM;
-		s->zinit = true;
-		for (unsigned i = 0; i < QN; i++)
-			if (!(s->chunk[i] = malloc(CHUNK)))
-				return 0; /* inflate in the caller's thread */
-		pthread_mutex_init(&s->mu, NULL);
-		pthread_cond_init(&s->cv, NULL);
-		s->threaded = !pthread_create(&s->thread, NULL, gz_thread, s);
-		if (!s->threaded) {
-			pthread_mutex_destroy(&s->mu);
-			pthread_cond_destroy(&s->cv);
-		}
-		return 0;
-	}
-	if (c1 != EOF) { /* plain: the bytes peeked start the buffer */
-		s->buf[s->len++] = (uint8_t)c1;
-		if (c2 != EOF)
-			s->buf[s->len++] = (uint8_t)c2;
-	} else if (ferror(f)) {
-		return -EIO;
-	}
-	return 0;
-}
-
-static void src_close(struct src *s)
-{
-	if (s->threaded) {
-		pthread_mutex_lock(&s->mu);
-		s->stop = true;
-		pthread_cond_broadcast(&s->cv);
-		pthread_mutex_unlock(&s->mu);
-		pthread_join(s->thread, NULL);
-		pthread_mutex_destroy(&s->mu);
-		pthread_cond_destroy(&s->cv);
-	}
-	if (s->zinit)
-		inflateEnd(&s->z);
-	for (unsigned i = 0; i < QN; i++)
-		free(s->chunk[i]);
-	free(s->in);
-	free(s->buf);
-}
 
 /* ---- small tables ------------------------------------------------------ */
 
@@ -521,325 +281,6 @@ static uint64_t text_offset(const struct kin *k)
 	return k->src.base + k->src.pos;
 }
 
-/* ---- decimal text to integers ------------------------------------------ */
-
-/*
- * JSON number text t[0..n) times 10^scale as an int64, exactly when no
- * digit is dropped, else rounded once, half away from zero, at the first
- * dropped digit (a ts of "1.2345" µs is 1235 ns).  0, -ERANGE (does not
- * fit), -EINVAL (not a number).  *inexact: a non-zero digit was dropped.
- */
-static int dec_to_i64(const char *t, size_t n, int scale, int64_t *out, bool *inexact)
-{
-	const char *p = t, *e = t + n, *ip, *fp = NULL;
-	size_t ni = 0, nf = 0;
-	bool neg = false;
-	long exp10 = 0;
-	*inexact = false;
-	if (p < e && *p == '-') {
-		neg = true;
-		p++;
-	}
-	ip = p;
-	while (p < e && *p >= '0' && *p <= '9')
-		p++, ni++;
-	if (!ni)
-		return -EINVAL;
-	if (p < e && *p == '.') {
-		fp = ++p;
-		while (p < e && *p >= '0' && *p <= '9')
-			p++, nf++;
-		if (!nf)
-			return -EINVAL;
-	}
-	if (p < e && (*p == 'e' || *p == 'E')) {
-		bool eneg = false;
-		size_t nd = 0;
-		p++;
-		if (p < e && (*p == '+' || *p == '-'))
-			eneg = *p++ == '-';
-		for (; p < e && *p >= '0' && *p <= '9'; p++, nd++)
-			if (exp10 < 1000000)
-				exp10 = exp10 * 10 + (*p - '0');
-		if (!nd)
-			return -EINVAL;
-		if (eneg)
-			exp10 = -exp10;
-	}
-	if (p != e)
-		return -EINVAL;
-	/* digits d[0..ni+nf) = int part then fraction; value = D * 10^shift */
-	long shift = exp10 - (long)nf + scale, nd = (long)(ni + nf);
-	long keep = shift >= 0 ? nd : nd + shift;
-	uint64_t v = 0;
-#define DIGIT(i) ((i) < (long)ni ? ip[i] : fp[(i) - (long)ni])
-	for (long i = 0; i < keep && i < nd; i++) {
-		unsigned d = (unsigned)(DIGIT(i) - '0');
-		if (v > (UINT64_MAX - d) / 10)
-			return -ERANGE;
-		v = v * 10 + d;
-	}
-	if (shift > 0 && v) {
-		for (long i = 0; i < shift; i++) {
-			if (v > UINT64_MAX / 10)
-				return -ERANGE;
-			v *= 10;
-		}
-	} else if (shift < 0) {
-		for (long i = keep < 0 ? 0 : keep; i < nd; i++)
-			if (DIGIT(i) != '0')
-				*inexact = true;
-		if (keep >= 0 && keep < nd && DIGIT(keep) >= '5') {
-			if (v == UINT64_MAX)
-				return -ERANGE;
-			v++;
-		}
-	}
-#undef DIGIT
-	if (v > (uint64_t)INT64_MAX + (neg ? 1 : 0))
-		return -ERANGE;
-	*out = neg ? (int64_t)(0 - v) : (int64_t)v;
-	return 0;
-}
-
-/* ---- JSON values in memory (one event) --------------------------------- */
-
-enum { J_NONE, J_STR, J_NUM, J_LIT, J_ARR, J_OBJ };
-
-struct jv {
-	uint8_t t;
-	char *s; /* J_STR: unescaped in place; J_NUM: the text */
-	size_t n;
-};
-
-struct jp {
-	char *p, *e;
-	unsigned depth, max_depth;
-	char *arena; /* strings with escapes are unescaped here; NULL: in place */
-	size_t aused;
-};
-
-static void jws(struct jp *j)
-{
-	while (j->p < j->e && (*j->p == ' ' || *j->p == '\n' || *j->p == '\r' || *j->p == '\t'))
-		j->p++;
-}
-
-static int hexval(char c)
-{
-	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-}
-
-static long hex4(const char *p, const char *e)
-{
-	long v = 0;
-	if (e - p < 4)
-		return -1;
-	for (int i = 0; i < 4; i++) {
-		int h = hexval(p[i]);
-		if (h < 0)
-			return -1;
-		v = v * 16 + h;
-	}
-	return v;
-}
-
-/*
- * A string at j->p.  Without escapes it is left where it is; with escapes
- * it is unescaped into the arena, or in place (the result is never longer).
- */
-static bool jstr(struct jp *j, char **s, size_t *n)
-{
-	if (j->p >= j->e || *j->p != '"')
-		return false;
-	char *start = j->p + 1, *q = memchr(start, '"', (size_t)(j->e - start));
-	if (!q)
-		return false;
-	char *bs = memchr(start, '\\', (size_t)(q - start));
-	if (!bs) {
-		*s = start;
-		*n = (size_t)(q - start);
-		j->p = q + 1;
-		return true;
-	}
-	char *w0 = j->arena ? j->arena + j->aused : start, *w = w0, *r = bs;
-	if (j->arena)
-		memcpy(w, start, (size_t)(bs - start));
-	w += bs - start;
-	while (r < j->e) {
-		char c = *r;
-		if (c == '"') {
-			*s = w0;
-			*n = (size_t)(w - w0);
-			j->p = r + 1;
-			if (j->arena)
-				j->aused += *n;
-			return true;
-		}
-		if (c != '\\') {
-			*w++ = *r++;
-			continue;
-		}
-		if (r + 1 >= j->e)
-			return false;
-		char x = r[1];
-		r += 2;
-		switch (x) {
-		case '"': case '\\': case '/': *w++ = x; break;
-		case 'b': *w++ = '\b'; break;
-		case 'f': *w++ = '\f'; break;
-		case 'n': *w++ = '\n'; break;
-		case 'r': *w++ = '\r'; break;
-		case 't': *w++ = '\t'; break;
-		case 'u': {
-			long cp = hex4(r, j->e);
-			if (cp < 0)
-				return false;
-			r += 4;
-			if (cp >= 0xD800 && cp < 0xDC00 && j->e - r >= 6 && r[0] == '\\' && r[1] == 'u') {
-				long lo = hex4(r + 2, j->e);
-				if (lo >= 0xDC00 && lo < 0xE000) {
-					cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-					r += 6;
-				}
-			}
-			if (cp >= 0xD800 && cp < 0xE000)
-				cp = 0xFFFD; /* lone surrogate */
-			if (cp < 0x80) {
-				*w++ = (char)cp;
-			} else if (cp < 0x800) {
-				*w++ = (char)(0xC0 | cp >> 6);
-				*w++ = (char)(0x80 | (cp & 0x3F));
-			} else if (cp < 0x10000) {
-				*w++ = (char)(0xE0 | cp >> 12);
-				*w++ = (char)(0x80 | ((cp >> 6) & 0x3F));
-				*w++ = (char)(0x80 | (cp & 0x3F));
-			} else {
-				*w++ = (char)(0xF0 | cp >> 18);
-				*w++ = (char)(0x80 | ((cp >> 12) & 0x3F));
-				*w++ = (char)(0x80 | ((cp >> 6) & 0x3F));
-				*w++ = (char)(0x80 | (cp & 0x3F));
-			}
-			break;
-		}
-		default:
-			return false;
-		}
-	}
-	return false;
-}
-
-static bool jnum(struct jp *j, char **s, size_t *n)
-{
-	char *p = j->p;
-	if (p < j->e && *p == '-')
-		p++;
-	if (p >= j->e || *p < '0' || *p > '9')
-		return false;
-	if (*p == '0')
-		p++;
-	else
-		while (p < j->e && *p >= '0' && *p <= '9')
-			p++;
-	if (p < j->e && *p == '.') {
-		if (++p >= j->e || *p < '0' || *p > '9')
-			return false;
-		while (p < j->e && *p >= '0' && *p <= '9')
-			p++;
-	}
-	if (p < j->e && (*p == 'e' || *p == 'E')) {
-		p++;
-		if (p < j->e && (*p == '+' || *p == '-'))
-			p++;
-		if (p >= j->e || *p < '0' || *p > '9')
-			return false;
-		while (p < j->e && *p >= '0' && *p <= '9')
-			p++;
-	}
-	*s = j->p;
-	*n = (size_t)(p - j->p);
-	j->p = p;
-	return true;
-}
-
-static bool jvalue(struct jp *j, struct jv *v);
-
-static bool jcontainer(struct jp *j, char close)
-{
-	if (++j->depth > j->max_depth)
-		return false;
-	j->p++;
-	jws(j);
-	if (j->p < j->e && *j->p == close) {
-		j->p++;
-		j->depth--;
-		return true;
-	}
-	for (;;) {
-		struct jv v;
-		if (close == '}') {
-			char *s;
-			size_t n;
-			jws(j);
-			if (!jstr(j, &s, &n))
-				return false;
-			jws(j);
-			if (j->p >= j->e || *j->p++ != ':')
-				return false;
-		}
-		jws(j);
-		if (!jvalue(j, &v))
-			return false;
-		jws(j);
-		if (j->p >= j->e)
-			return false;
-		if (*j->p == ',') {
-			j->p++;
-			continue;
-		}
-		if (*j->p++ != close)
-			return false;
-		j->depth--;
-		return true;
-	}
-}
-
-/* Any value; containers are validated and skipped (v->t says which). */
-static bool jvalue(struct jp *j, struct jv *v)
-{
-	memset(v, 0, sizeof(*v));
-	if (j->p >= j->e)
-		return false;
-	switch (*j->p) {
-	case '"':
-		v->t = J_STR;
-		return jstr(j, &v->s, &v->n);
-	case '{':
-		v->t = J_OBJ;
-		return jcontainer(j, '}');
-	case '[':
-		v->t = J_ARR;
-		return jcontainer(j, ']');
-	case 't':
-	case 'f':
-	case 'n': {
-		static const char *lits[] = { "true", "false", "null" };
-		for (int i = 0; i < 3; i++) {
-			size_t l = strlen(lits[i]);
-			if ((size_t)(j->e - j->p) >= l && !memcmp(j->p, lits[i], l)) {
-				j->p += l;
-				v->t = J_LIT;
-				return true;
-			}
-		}
-		return false;
-	}
-	default:
-		v->t = J_NUM;
-		return jnum(j, &v->s, &v->n);
-	}
-}
-
 /* ---- one event --------------------------------------------------------- */
 
 struct kev {
@@ -865,23 +306,23 @@ static bool jdim3(struct jp *j, uint32_t d[3], bool *ok)
 	struct jv v;
 	*ok = false;
 	if (j->p >= j->e || *j->p != '[')
-		return jvalue(j, &v);
+		return isc_kjson_value(j, &v);
 	j->p++;
 	d[0] = d[1] = d[2] = 1;
 	for (int i = 0;; i++) {
-		jws(j);
+		isc_kjson_ws(j);
 		char *s;
 		size_t n;
 		int64_t x;
 		bool inexact;
 		if (i == 0 && j->p < j->e && *j->p == ']')
 			break;
-		if (i >= 3 || !jnum(j, &s, &n) || dec_to_i64(s, n, 0, &x, &inexact) || x < 0 || x > UINT32_MAX) {
+		if (i >= 3 || !isc_kjson_num(j, &s, &n) || isc_kjson_dec(s, n, 0, &x, &inexact) || x < 0 || x > UINT32_MAX) {
 			j->p = save; /* not the shape we know: validate and skip */
-			return jvalue(j, &v);
+			return isc_kjson_value(j, &v);
 		}
 		d[i] = (uint32_t)x;
-		jws(j);
+		isc_kjson_ws(j);
 		if (j->p < j->e && *j->p == ',') {
 			j->p++;
 			continue;
@@ -899,7 +340,7 @@ static bool parse_args(struct jp *j, struct kev *ev)
 	if (++j->depth > j->max_depth)
 		return false;
 	j->p++;
-	jws(j);
+	isc_kjson_ws(j);
 	if (j->p < j->e && *j->p == '}') {
 		j->p++;
 		j->depth--;
@@ -909,13 +350,13 @@ static bool parse_args(struct jp *j, struct kev *ev)
 		char *k;
 		size_t kn;
 		struct jv v, *dst = NULL;
-		jws(j);
-		if (!jstr(j, &k, &kn))
+		isc_kjson_ws(j);
+		if (!isc_kjson_str(j, &k, &kn))
 			return false;
-		jws(j);
+		isc_kjson_ws(j);
 		if (j->p >= j->e || *j->p++ != ':')
 			return false;
-		jws(j);
+		isc_kjson_ws(j);
 		if (keyeq(k, kn, "grid")) {
 			if (!jdim3(j, ev->grid, &ev->have_grid))
 				return false;
@@ -923,7 +364,7 @@ static bool parse_args(struct jp *j, struct kev *ev)
 			if (!jdim3(j, ev->block, &ev->have_block))
 				return false;
 		} else {
-			if (!jvalue(j, &v))
+			if (!isc_kjson_value(j, &v))
 				return false;
 			switch (kn) {
 			case 4:
@@ -973,7 +414,7 @@ static bool parse_args(struct jp *j, struct kev *ev)
 			if (dst)
 				*dst = v;
 		}
-		jws(j);
+		isc_kjson_ws(j);
 		if (j->p >= j->e)
 			return false;
 		if (*j->p == ',') {
@@ -994,15 +435,15 @@ static bool parse_args(struct jp *j, struct kev *ev)
 static bool parse_object(struct jp *j, struct kev *ev)
 {
 	memset(ev, 0, offsetof(struct kev, badbuf));
-	jws(j);
+	isc_kjson_ws(j);
 	if (j->p >= j->e || *j->p != '{') {
 		struct jv v;
 		ev->bad = "not an object";
-		return jvalue(j, &v);
+		return isc_kjson_value(j, &v);
 	}
 	j->depth = 1;
 	j->p++;
-	jws(j);
+	isc_kjson_ws(j);
 	if (j->p < j->e && *j->p == '}') {
 		j->p++;
 		return true;
@@ -1011,18 +452,18 @@ static bool parse_object(struct jp *j, struct kev *ev)
 		char *key;
 		size_t kn;
 		struct jv v, *dst = NULL;
-		jws(j);
-		if (!jstr(j, &key, &kn))
+		isc_kjson_ws(j);
+		if (!isc_kjson_str(j, &key, &kn))
 			return false;
-		jws(j);
+		isc_kjson_ws(j);
 		if (j->p >= j->e || *j->p++ != ':')
 			return false;
-		jws(j);
+		isc_kjson_ws(j);
 		if (kn == 4 && keyeq(key, kn, "args") && j->p < j->e && *j->p == '{') {
 			if (!parse_args(j, ev))
 				return false;
 		} else {
-			if (!jvalue(j, &v))
+			if (!isc_kjson_value(j, &v))
 				return false;
 			uint8_t want = 0; /* 0: string or number */
 			if (keyeq(key, kn, "ph"))
@@ -1052,7 +493,7 @@ static bool parse_object(struct jp *j, struct kev *ev)
 				*dst = v;
 			}
 		}
-		jws(j);
+		isc_kjson_ws(j);
 		if (j->p >= j->e)
 			return false;
 		if (*j->p == ',') {
@@ -1069,7 +510,7 @@ static bool parse_event(struct kin *k, char *b, size_t n, struct kev *ev)
 	struct jp j = { b, b + n, 0, k->max_depth, NULL, 0 };
 	if (!parse_object(&j, ev))
 		return false;
-	jws(&j);
+	isc_kjson_ws(&j);
 	return j.p == j.e;
 }
 
@@ -1084,7 +525,7 @@ static bool id32(const struct jv *v, uint32_t *out)
 	if (v->t == J_NONE)
 		return true;
 	if (v->t == J_NUM || (v->n && ((v->s[0] >= '0' && v->s[0] <= '9') || v->s[0] == '-'))) {
-		int rc = dec_to_i64(v->s, v->n, 0, &x, &inexact);
+		int rc = isc_kjson_dec(v->s, v->n, 0, &x, &inexact);
 		if (rc == -ERANGE || (!rc && inexact))
 			return false;
 		if (!rc) {
@@ -1106,7 +547,7 @@ static uint64_t arg_u64(const struct jv *v, uint64_t dflt)
 {
 	int64_t x;
 	bool inexact;
-	if ((v->t != J_NUM && v->t != J_STR) || !v->n || dec_to_i64(v->s, v->n, 0, &x, &inexact) || x < 0)
+	if ((v->t != J_NUM && v->t != J_STR) || !v->n || isc_kjson_dec(v->s, v->n, 0, &x, &inexact) || x < 0)
 		return dflt;
 	return (uint64_t)x;
 }
@@ -1116,7 +557,7 @@ static bool too_big(const struct jv *v)
 {
 	int64_t x;
 	bool inexact;
-	return v->t == J_NUM && dec_to_i64(v->s, v->n, 0, &x, &inexact) == -ERANGE;
+	return v->t == J_NUM && isc_kjson_dec(v->s, v->n, 0, &x, &inexact) == -ERANGE;
 }
 
 /* A device or stream argument: like a tid, -1 ("all streams": context and device syncs) wraps to 2^32 - 1. */
@@ -1455,7 +896,7 @@ static void bad_event(struct kin *k, const char *why)
 static bool time_ns(const struct jv *v, const char *field, int64_t *ns, const char **why)
 {
 	bool inexact;
-	if (dec_to_i64(v->s, v->n, 3, ns, &inexact)) {
+	if (isc_kjson_dec(v->s, v->n, 3, ns, &inexact)) {
 		*why = field[0] == 't' ? "\"ts\" out of range" : "\"dur\" out of range";
 		return false;
 	}
@@ -1553,7 +994,7 @@ static int on_event(struct kin *k, struct kev *ev)
 		it.type = IT_MARK;
 		if (ev->mem_bytes.t == J_NUM) {
 			bool inexact;
-			if (dec_to_i64(ev->mem_bytes.s, ev->mem_bytes.n, 0, &it.value, &inexact)) {
+			if (isc_kjson_dec(ev->mem_bytes.s, ev->mem_bytes.n, 0, &it.value, &inexact)) {
 				why = "\"Bytes\" out of range";
 				goto bad;
 			}
@@ -1562,8 +1003,8 @@ static int on_event(struct kin *k, struct kev *ev)
 		int64_t dtype, did;
 		bool inexact;
 		if (ev->mem_dtype.t == J_NUM && ev->mem_did.t == J_NUM &&
-		    !dec_to_i64(ev->mem_dtype.s, ev->mem_dtype.n, 0, &dtype, &inexact) && dtype == 1 &&
-		    !dec_to_i64(ev->mem_did.s, ev->mem_did.n, 0, &did, &inexact) && did >= 0 && did <= UINT32_MAX &&
+		    !isc_kjson_dec(ev->mem_dtype.s, ev->mem_dtype.n, 0, &dtype, &inexact) && dtype == 1 &&
+		    !isc_kjson_dec(ev->mem_did.s, ev->mem_did.n, 0, &did, &inexact) && did >= 0 && did <= UINT32_MAX &&
 		    it.value != 0 && it.value != INT64_MIN) {
 			it.kind = 1;
 			it.device = (uint32_t)did;
@@ -1661,7 +1102,7 @@ bad:
 static int peekc(struct kin *k)
 {
 	struct src *s = &k->src;
-	if (s->pos == s->len && src_more(s) <= 0)
+	if (s->pos == s->len && isc_ksrc_more(s) <= 0)
 		return -1;
 	return s->buf[s->pos];
 }
@@ -1725,7 +1166,7 @@ static int capture(struct kin *k, struct isc_buf *out, unsigned *flags, const ch
 	else
 		return syntax(k, "expected a value", where);
 	for (;;) {
-		if (s->pos == s->len && src_more(s) <= 0) {
+		if (s->pos == s->len && isc_ksrc_more(s) <= 0) {
 			if (scalar && !s->err)
 				return 1; /* a number at the very end: the caller finds the missing bracket */
 			return ended(k, where);
@@ -1886,7 +1327,7 @@ static void on_top(struct kin *k, const char *key)
 	if (!strcmp(key, "baseTimeNanoseconds")) {
 		bool inexact;
 		int64_t v;
-		if (!dec_to_i64(t, n, 0, &v, &inexact) && !inexact) {
+		if (!isc_kjson_dec(t, n, 0, &v, &inexact) && !inexact) {
 			k->base_ns = v;
 			k->have_base = true;
 		}
@@ -1899,7 +1340,7 @@ static void on_top(struct kin *k, const char *key)
 		char *s;
 		size_t sl;
 		char mk[300];
-		if (jstr(&j, &s, &sl)) {
+		if (isc_kjson_str(&j, &s, &sl)) {
 			snprintf(mk, sizeof(mk), "kineto.%s", key);
 			add_meta(k, mk, s, sl);
 		}
@@ -1935,7 +1376,7 @@ static int read_events(struct kin *k)
 		/* fast path: the element parsed in place in a window of at least WINDOW bytes */
 		if (skip_ws(k) == '{') {
 			while (s->len - s->pos < WINDOW && !s->eof)
-				if (src_more(s) <= 0)
+				if (isc_ksrc_more(s) <= 0)
 					break;
 			struct jp j = { (char *)s->buf + s->pos, (char *)s->buf + s->len, 0, k->max_depth, k->arena, 0 };
 			if ((parsed = parse_object(&j, &ev)))
@@ -2520,7 +1961,7 @@ int isc_kineto_import(FILE *in, const char *name, struct isc_sink *sink, const s
 		rc = -ENOMEM;
 		goto out;
 	}
-	if ((rc = src_open(&k->src, in)))
+	if ((rc = isc_ksrc_open(&k->src, in)))
 		goto out;
 	add_meta(k, "source", "kineto", 6); /* the first META record */
 	if ((rc = read_input(k)) < 0)
@@ -2553,7 +1994,7 @@ int isc_kineto_import(FILE *in, const char *name, struct isc_sink *sink, const s
 		goto out;
 	rc = res->damaged ? 1 : 0;
 out:
-	src_close(&k->src);
+	isc_ksrc_close(&k->src);
 	free(k->arena);
 	free(k->items);
 	free(k->keys);

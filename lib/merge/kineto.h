@@ -1,0 +1,109 @@
+/*
+ * kineto.h - the parts of the Kineto importer (kineto_import.c) that are
+ * units of their own: the byte source (kineto_source.c: plain or gzip
+ * text, read forward only) and the JSON scanner for one event in memory
+ * (kineto_json.c).  Private to lib/merge.
+ */
+#ifndef ISC_KINETO_INTERNAL_H
+#define ISC_KINETO_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <zlib.h>
+
+/* ---- byte source (kineto_source.c) ------------------------------------- */
+#define SRC_IN (64u << 10)
+#define SRC_CAP (512u << 10) /* text buffer */
+
+/*
+ * Plain text is read straight into buf.  gzip is inflated by a producer
+ * thread into a queue of QN chunks while the caller parses (inflate costs
+ * about as much as the parse): memory is QN * CHUNK more, the order and
+ * the bytes are the same.  Without the thread (pthread_create failed) the
+ * caller inflates itself.
+ */
+#define QN 4
+#define CHUNK (256u << 10)
+
+struct src {
+	FILE *f;
+	bool gz, eof, threaded;
+	uint8_t *buf;
+	size_t pos, len;
+	uint64_t base; /* offset of buf[0] in the JSON text */
+	int err;
+	bool gz_trunc, gz_bad; /* the gzip stream ended early or is corrupt */
+	/* inflate state: the producer's (or the caller's when not threaded) */
+	z_stream z;
+	bool zinit, in_eof, member_end;
+	uint8_t *in;
+	/* the queue, under mu */
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	uint8_t *chunk[QN];
+	size_t clen[QN], coff; /* coff: bytes of the head chunk already taken */
+	unsigned head, count;
+	bool done, stop;       /* done: the producer ended (z_err, z_trunc, z_bad say how) */
+	int z_err;
+	bool z_trunc, z_bad;
+};
+
+/* Starts reading f (gzip when it starts with 1f 8b); 0 or a negative errno.
+ * Close with isc_ksrc_close even when it failed. */
+int isc_ksrc_open(struct src *s, FILE *f);
+/*
+ * Appends text after buf[len], first moving the unread bytes to the front
+ * (so the window from pos stays contiguous): 1, 0 at the end, negative on
+ * an I/O error.  gzip damage ends the text early (gz_trunc, gz_bad).
+ */
+int isc_ksrc_more(struct src *s);
+void isc_ksrc_close(struct src *s);
+
+/* ---- JSON in memory (kineto_json.c) ------------------------------------ */
+enum { J_NONE, J_STR, J_NUM, J_LIT, J_ARR, J_OBJ };
+
+struct jv {
+	uint8_t t;
+	char *s; /* J_STR: unescaped in place; J_NUM: the text */
+	size_t n;
+};
+
+struct jp {
+	char *p, *e;
+	unsigned depth, max_depth;
+	char *arena; /* strings with escapes are unescaped here; NULL: in place */
+	size_t aused;
+};
+
+/* Skips JSON whitespace. */
+void isc_kjson_ws(struct jp *j);
+/*
+ * A string at j->p.  Without escapes it is left where it is; with escapes
+ * it is unescaped into the arena, or in place (the result is never longer).
+ */
+bool isc_kjson_str(struct jp *j, char **s, size_t *n);
+/* A number at j->p, as its text. */
+bool isc_kjson_num(struct jp *j, char **s, size_t *n);
+/* Any value; containers are validated and skipped (v->t says which). */
+bool isc_kjson_value(struct jp *j, struct jv *v);
+/*
+ * The object iterator: the members of the object at j->p ('{'), one per
+ * call; *state is 0 before the first call.  1: the next key is in k/kn and
+ * j->p is at its value (whitespace skipped), which the caller consumes;
+ * 0: the closing '}' was consumed; -1: invalid JSON or the text ended.
+ * Depth is the caller's to count.
+ */
+int isc_kjson_member(struct jp *j, unsigned *state, char **k, size_t *kn);
+/*
+ * JSON number text t[0..n) times 10^scale as an int64, exactly when no
+ * digit is dropped, else rounded once, half away from zero, at the first
+ * dropped digit (a ts of "1.2345" µs is 1235 ns).  0, -ERANGE (does not
+ * fit), -EINVAL (not a number).  *inexact: a non-zero digit was dropped.
+ */
+int isc_kjson_dec(const char *t, size_t n, int scale, int64_t *out, bool *inexact);
+
+#endif
