@@ -337,26 +337,14 @@ static bool jdim3(struct jp *j, uint32_t d[3], bool *ok)
 
 static bool parse_args(struct jp *j, struct kev *ev)
 {
+	unsigned st = 0;
+	char *k;
+	size_t kn;
+	int rc;
 	if (++j->depth > j->max_depth)
 		return false;
-	j->p++;
-	isc_kjson_ws(j);
-	if (j->p < j->e && *j->p == '}') {
-		j->p++;
-		j->depth--;
-		return true;
-	}
-	for (;;) {
-		char *k;
-		size_t kn;
+	while ((rc = isc_kjson_member(j, &st, &k, &kn)) == 1) {
 		struct jv v, *dst = NULL;
-		isc_kjson_ws(j);
-		if (!isc_kjson_str(j, &k, &kn))
-			return false;
-		isc_kjson_ws(j);
-		if (j->p >= j->e || *j->p++ != ':')
-			return false;
-		isc_kjson_ws(j);
 		if (keyeq(k, kn, "grid")) {
 			if (!jdim3(j, ev->grid, &ev->have_grid))
 				return false;
@@ -414,18 +402,11 @@ static bool parse_args(struct jp *j, struct kev *ev)
 			if (dst)
 				*dst = v;
 		}
-		isc_kjson_ws(j);
-		if (j->p >= j->e)
-			return false;
-		if (*j->p == ',') {
-			j->p++;
-			continue;
-		}
-		if (*j->p++ != '}')
-			return false;
-		j->depth--;
-		return true;
 	}
+	if (rc < 0)
+		return false;
+	j->depth--;
+	return true;
 }
 
 /*
@@ -441,24 +422,13 @@ static bool parse_object(struct jp *j, struct kev *ev)
 		ev->bad = "not an object";
 		return isc_kjson_value(j, &v);
 	}
+	unsigned st = 0;
+	char *key;
+	size_t kn;
+	int rc;
 	j->depth = 1;
-	j->p++;
-	isc_kjson_ws(j);
-	if (j->p < j->e && *j->p == '}') {
-		j->p++;
-		return true;
-	}
-	for (;;) {
-		char *key;
-		size_t kn;
+	while ((rc = isc_kjson_member(j, &st, &key, &kn)) == 1) {
 		struct jv v, *dst = NULL;
-		isc_kjson_ws(j);
-		if (!isc_kjson_str(j, &key, &kn))
-			return false;
-		isc_kjson_ws(j);
-		if (j->p >= j->e || *j->p++ != ':')
-			return false;
-		isc_kjson_ws(j);
 		if (kn == 4 && keyeq(key, kn, "args") && j->p < j->e && *j->p == '{') {
 			if (!parse_args(j, ev))
 				return false;
@@ -493,15 +463,8 @@ static bool parse_object(struct jp *j, struct kev *ev)
 				*dst = v;
 			}
 		}
-		isc_kjson_ws(j);
-		if (j->p >= j->e)
-			return false;
-		if (*j->p == ',') {
-			j->p++;
-			continue;
-		}
-		return *j->p++ == '}';
 	}
+	return rc == 0;
 }
 
 /* A whole captured element (unescaped in place). */

@@ -151,8 +151,22 @@ bool isc_kjson_num(struct jp *j, char **s, size_t *n)
 
 static bool jcontainer(struct jp *j, char close)
 {
+	struct jv v;
 	if (++j->depth > j->max_depth)
 		return false;
+	if (close == '}') {
+		unsigned st = 0;
+		char *k;
+		size_t kn;
+		int rc;
+		while ((rc = isc_kjson_member(j, &st, &k, &kn)) == 1)
+			if (!isc_kjson_value(j, &v))
+				return false;
+		if (rc < 0)
+			return false;
+		j->depth--;
+		return true;
+	}
 	j->p++;
 	isc_kjson_ws(j);
 	if (j->p < j->e && *j->p == close) {
@@ -161,17 +175,6 @@ static bool jcontainer(struct jp *j, char close)
 		return true;
 	}
 	for (;;) {
-		struct jv v;
-		if (close == '}') {
-			char *s;
-			size_t n;
-			isc_kjson_ws(j);
-			if (!isc_kjson_str(j, &s, &n))
-				return false;
-			isc_kjson_ws(j);
-			if (j->p >= j->e || *j->p++ != ':')
-				return false;
-		}
 		isc_kjson_ws(j);
 		if (!isc_kjson_value(j, &v))
 			return false;
