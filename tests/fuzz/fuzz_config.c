@@ -6,6 +6,7 @@
 
 #include "isc.h"
 #include "isc_config_api.h"
+#include "fuzz_verdict.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -29,7 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	if (isc_config_new(&c, "iscope-record", opts, 3) == 0) {
-		isc_config_load_file(c, path);
+		fuzz_rejected = isc_config_load_file(c, path) < 0;
 		isc_config_get_u64(c, "sample-hz", &v);
 		isc_config_get_size(c, "ring", &v);
 		isc_config_free(c);

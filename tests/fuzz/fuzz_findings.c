@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_verdict.h"
 #include "isc_analyze.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -17,10 +18,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	cJSON *doc = cJSON_ParseWithLength((const char *)data, size);
 	char *out = NULL;
+	fuzz_rejected = 1;
 	if (!doc)
 		return 0;
 	for (int f = ISC_REPORT_MD; f <= ISC_REPORT_HTML; f++) {
-		if (isc_report_render(doc, (enum isc_report_format)f, &out) == 0) {
+		int rc = isc_report_render(doc, (enum isc_report_format)f, &out);
+		if (f == ISC_REPORT_MD)
+			fuzz_rejected = rc != 0;
+		if (rc == 0) {
 			/* the result is one NUL-terminated string: read it all */
 			volatile size_t n = strlen(out);
 			(void)n;

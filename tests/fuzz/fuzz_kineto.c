@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "fuzz_verdict.h"
 #include "isc_kineto.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -85,6 +86,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!f)
 		return 0;
 	int rc = isc_kineto_import(f, "fuzz", &sink, &o, &res);
+	fuzz_rejected = rc != 0; /* < 0 nothing imported, 1 damaged */
 	if (rc >= 0 && (!c.ended || (rc == 1) != res.damaged))
 		abort();
 	if (rc < 0 && c.ended)

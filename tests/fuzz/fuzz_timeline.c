@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "fuzz_frames.h"
+#include "fuzz_verdict.h"
 #include "isc_analyze.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -24,8 +25,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		isc_buf_free(&frames);
 		return 0;
 	}
+	fuzz_rejected = 1;
 	if (isc_timeline_open(&t, f) == 0) {
-		isc_analyze_timeline(t, NULL, &doc);
+		fuzz_rejected = isc_analyze_timeline(t, NULL, &doc) != 0; /* -EBADMSG: damaged */
 		isc_timeline_free(t);
 	}
 	if (doc && isc_report_render(doc, ISC_REPORT_MD, &text) == 0)

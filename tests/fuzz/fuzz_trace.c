@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "fuzz_frames.h"
+#include "fuzz_verdict.h"
 #include "isc_merge.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -32,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	else
 		rc = isc_sink_dump_new(&sink, null, true);
 	if (rc == 0) {
-		isc_merge(&in, 1, sink, &res);
+		fuzz_rejected = isc_merge(&in, 1, sink, &res) != 0; /* < 0 error, 1 damaged */
 		isc_sink_free(sink);
 	}
 	fclose(in.in);
