@@ -5,7 +5,8 @@
 #
 #   scripts/install-deps.sh [--tests]
 #
-# --tests adds what only the test suites need and a user does not: a
+# --tests adds what only the test suites need and a user does not: a JSON
+# Schema validator (python3-jsonschema: tests/lib/validate_findings.py), a
 # headless browser and its WebDriver for the `browser` suite (scripts/test.sh
 # passes it; profile-example.sh does not).
 #
@@ -20,7 +21,7 @@ PACKAGES=(
 	python3-dev python3-torch libopenblas0-pthread
 	python3-zstandard python3-yaml
 )
-TEST_PACKAGES=(chromium chromium-driver)
+TEST_PACKAGES=(chromium chromium-driver python3-jsonschema)
 
 case ${1:-} in
 --tests) PACKAGES+=("${TEST_PACKAGES[@]}") ;;

@@ -228,11 +228,18 @@ def run(cmd):
     return p.returncode, p.stdout, p.stderr.decode("utf-8", "replace")
 
 
+VALIDATE = os.path.join(SRC, "tests", "lib", "validate_findings.py")
+to_validate = []
+
+
 def analyze(tl, hta):
-    rc, out, err = run([ANALYZE, "--quiet"] + (["--hta-compat"] if hta else []) + [tl])
+    out_path = tl + (".hta" if hta else "") + ".json"
+    rc, _, err = run([ANALYZE, "--quiet"] + (["--hta-compat"] if hta else []) + ["-o", out_path, tl])
     try:
-        doc = json.loads(out)
-    except ValueError:
+        with open(out_path, encoding="utf-8") as f:
+            doc = json.load(f)
+        to_validate.append(out_path)
+    except (OSError, ValueError):
         doc = None
     return rc, doc, err
 
@@ -399,6 +406,9 @@ def main():
                      ref["compute_pct"], got["non_compute_pct"], ref["non_compute_pct"], got["launches"],
                      ref["launches"], got["shorter"], ref["shorter"], got["delay_over_100us"],
                      ref["delay_over_100us"], got["median_delay_us"], ref["median_delay_us"]))
+    rc, out, _ = run([VALIDATE] + to_validate) if to_validate else (1, "", "")
+    ok(rc == 0 and to_validate, "every findings document (%d) is valid against formats/findings.schema.json"
+       % len(to_validate), out)
     for f in os.listdir(tmp):
         os.unlink(os.path.join(tmp, f))
     os.rmdir(tmp)

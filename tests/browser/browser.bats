@@ -55,6 +55,7 @@ teardown() {
 	py=$(torch_python) || skip "no Python with torch (scripts/find-python.sh)"
 	"$RECORD" --quiet -o "$T/run.isc" -- "$py" "$ISC_SRC/tests/e2e/workloads/hot_function.py" >/dev/null
 	"$ANALYZE" -o "$T/run.json" "$T/run.isc"
+	valid_findings "$T/run.json"
 	"$REPORT" -o "$T/run.html" "$T/run.json"
 	run "$PY" "$CHECK" "$T/run.html" "$T/run.png" --chart 'CPU use over time' --chart 'Memory over time' \
 		--chart 'Iteration latency distribution (steady state)' --chart 'Where the traced CPU time goes' \
@@ -67,6 +68,7 @@ teardown() {
 	trace=${ISC_KINETO_DATA:-$ISC_SRC/../shared/data/kineto}/v100_resnet50_num_workers_0.pt.trace.json.gz
 	[ -f "$trace" ] || skip "$trace is not here (../shared/data)"
 	"$ANALYZE" -o "$T/v100.json" "$trace"
+	valid_findings "$T/v100.json"
 	"$REPORT" -o "$T/v100.html" "$T/v100.json"
 	run "$PY" "$CHECK" "$T/v100.html" "$T/v100.png" --chart 'GPU use over time' --chart 'GPU time breakdown' \
 		--chart 'Estimated saving by finding' --text 'cudnn_convolution'

@@ -16,3 +16,9 @@ torch_python() {
 on_tty() {
 	script -qec "$*" /dev/null
 }
+
+# valid_findings FILE...: FILEs are valid findings documents (the JSON
+# Schema formats/findings.schema.json, jsonschema; tests/lib/validate_findings.py).
+valid_findings() {
+	"$ISC_SRC/tests/lib/validate_findings.py" "$@"
+}

@@ -91,6 +91,7 @@ teardown() {
 	run "$MERGE" --quiet -o "$T/t.istl" "$T/t.isc"
 	[ "$status" -eq 0 ]
 	run "$ANALYZE" -q -o "$T/f.json" "$T/t.istl"
+	valid_findings "$T/f.json"
 	[ "$status" -eq 0 ]
 	run --separate-stderr "$REPORT" --quiet -o "$T/r.md" "$T/f.json"
 	[ "$status" -eq 0 ]

@@ -226,6 +226,7 @@ PY
 	"$MERGE" "$T/f.isc" | "$ANALYZE" > "$T/piped.json"
 	"$ANALYZE" "$T/f.isc" > "$T/direct.json"
 	"$ANALYZE" < "$T/f.isc" > "$T/stdin.json"
+	valid_findings "$T/piped.json" "$T/direct.json" "$T/stdin.json"
 	cmp "$T/piped.json" "$T/direct.json"
 	cmp "$T/piped.json" "$T/stdin.json"
 	size=$(stat -c %s "$T/f.isc")

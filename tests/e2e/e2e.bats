@@ -57,6 +57,7 @@ record() {
 analyze() {
 	set -o pipefail
 	"$MERGE" "$1" | "$ANALYZE" >"$2"
+	"$ROOT/tests/lib/validate_findings.py" "$2"
 }
 
 # jqr FINDINGS FILTER: raw jq output.

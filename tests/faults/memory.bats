@@ -35,6 +35,7 @@ run_all() {
 	grep -o 'peak RSS [0-9]* KiB' "$T/$1.err" | grep -o '[0-9]*' > "$T/$1.record"
 	/usr/bin/time -f %M -o "$T/$1.merge" "$MERGE" -o "$T/$1.istl" "$T/$1.isc"
 	/usr/bin/time -f %M -o "$T/$1.analyze" "$ANALYZE" -o "$T/$1.json" "$T/$1.istl"
+	valid_findings "$T/$1.json"
 	/usr/bin/time -f %M -o "$T/$1.report" "$REPORT" -o "$T/$1.md" "$T/$1.json"
 }
 

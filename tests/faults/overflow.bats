@@ -59,6 +59,7 @@ print(e["events"], e["dropped"])' "$T/dec.json"
 	# the drops all the way to the report
 	[[ "$("$MERGE" --dump "$T/small.isc" | tail -n 1)" == "END "*" dropped=$dr "* ]]
 	"$ANALYZE" -o "$T/f.json" "$T/small.isc"
+	valid_findings "$T/f.json"
 	[ "$(jget "$T/f.json" summary.dropped_events)" -eq "$dr" ]
 	run jget "$T/f.json" findings
 	[[ "$output" == *'"data_loss"'*"$dr events dropped"* ]]

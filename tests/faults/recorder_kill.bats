@@ -62,6 +62,7 @@ teardown() {
 	[[ "$(tail -n 1 "$T/dump")" == "END "*"abrupt=1"* ]]
 	[ "$(grep -c ' B python f ' "$T/dump")" -gt 0 ]
 	run --separate-stderr "$ANALYZE" -o "$T/f.json" "$T/t.isc"
+	valid_findings "$T/f.json"
 	[[ "$status" -eq 0 || "$status" -eq 1 ]]
 	[ "$(jget "$T/f.json" summary.end_reason)" = cut ]
 	[ "$(jget "$T/f.json" summary.abrupt)" = true ]
@@ -82,6 +83,7 @@ teardown() {
 		[[ "$stderr" == *"truncated frame at byte"*"(kept "* ]]
 		[[ "$output" == *"END "*"abrupt=1"* ]]
 		run --separate-stderr "$ANALYZE" -o "$T/f.json" "$T/cut.isc"
+		valid_findings "$T/f.json"
 		[ "$status" -eq 1 ]
 		[ "$(jget "$T/f.json" summary.end_reason)" = cut ]
 		[ "$(jget "$T/f.json" summary.lost_frames)" -ge 1 ]

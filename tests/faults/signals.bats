@@ -71,6 +71,7 @@ finalized() {
 	finalized 143 signal
 	grep -q "exit status 143 (killed by signal 15)" "$T/err"
 	run "$ANALYZE" -o "$T/f.json" "$T/t.isc"
+	valid_findings "$T/f.json"
 	[ "$(jget "$T/f.json" summary.end_reason)" = signaled ]
 	[ "$(jget "$T/f.json" summary.exit_signal)" = 15 ]
 }

@@ -26,6 +26,7 @@ says_killed() {
 	grep -q ' EXIT 137 (signal)$' "$T/dump"
 	[[ "$(tail -n 1 "$T/dump")" == "END "*"status=137 (signal)" ]]
 	run "$ANALYZE" -o "$T/f.json" "$1"
+	valid_findings "$T/f.json"
 	[ "$status" -eq 0 ]
 	[ "$(jget "$T/f.json" summary.abrupt)" = true ]
 	[ "$(jget "$T/f.json" summary.end_reason)" = signaled ]
@@ -102,6 +103,7 @@ sys.exit(0 if p.returncode == -signal.SIGKILL else 1)'
 	[[ "$output" == *"P2 PROC "*"os.kill(os.getpid(), 9)"* ]]
 	[[ "$output" == *"END "*"abrupt=0 status=0" ]]
 	run "$ANALYZE" -o "$T/f.json" "$T/t.isc"
+	valid_findings "$T/f.json"
 	[ "$(jget "$T/f.json" summary.end_reason)" = exited ]
 	[ "$(jget "$T/f.json" summary.abrupt)" = false ]
 }

@@ -144,6 +144,7 @@ summary() { # summary FIELD: a number of tlcheck's summary line
 	[ "$(grep -c '^api cudaLaunchKernel .* span=forward$' "$c")" -eq 12 ]
 	# and the pipeline goes on to the analysis
 	run -0 "$ANALYZE" -o "$T/f.json" "$T/t.istl"
+	valid_findings "$T/f.json"
 }
 
 @test "GPU times are on the trace's clock: the smallest launch gap is the double's 3 us" {
@@ -228,6 +229,7 @@ failure() {
 	[ "$(summary ops)" -eq 0 ]
 	# the analysis says the GPU half is missing, and the report shows why
 	"$ANALYZE" -o "$T/f.json" "$T/t.istl"
+	valid_findings "$T/f.json"
 	[ "$(jq -r '.summary.warnings[] | select(.kind == "cupti_privileges") | .count' "$T/f.json")" = 1 ]
 	[ "$(jq -r '.findings[] | select(.id == "gpu_not_traced") | .severity' "$T/f.json")" = critical ]
 	jq -r '.findings[] | select(.id == "gpu_not_traced") | .suggestion.action' "$T/f.json" | grep -q 'NVreg_RestrictProfilingToAdminUsers=0'
@@ -373,6 +375,7 @@ failure() {
 	doubles libcuda.so.1 libcupti.so.13 libnvidia-ml.so.1
 	trace -q -- "$PY" "$ISC_SRC/tests/gpu/stack.py" 3 threads sleep
 	run -0 "$ANALYZE" -o "$T/f.json" "$T/t.istl"
+	valid_findings "$T/f.json"
 	# the NVML double's values (fake_nvml.c): 42 %, 12 of 40 GiB, 1410 MHz,
 	# 65 C, 250 W, clock-event reasons 0x4 = sw_power_cap, a throttle reason
 	python3 - "$T/f.json" <<'PYEOF'
@@ -404,6 +407,7 @@ PYEOF
 	# the C workload: a synchronous pageable cudaMemcpy, 1 MiB allocated and freed
 	trace -q -- "$W" all
 	run -0 "$ANALYZE" -o "$T/w.json" "$T/t.istl"
+	valid_findings "$T/w.json"
 	python3 - "$T/w.json" <<'PYEOF'
 import json, sys
 g = json.load(open(sys.argv[1]))["gpu"]

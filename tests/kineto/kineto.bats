@@ -70,10 +70,12 @@ traces() {
 	want=$($REF gpu-mem-peak "$f")
 	[ "$want" = "0 2791636480" ]
 	"$ANALYZE" -o "$T/f.json" "$f"
+	"$ISC_SRC/tests/lib/validate_findings.py" "$T/f.json"
 	got=$(jq -r '.gpu.devices[] | select(.memory_peak_source == "allocations") | "\(.id) \(.memory_peak_bytes)"' "$T/f.json")
 	[ "$want" = "$got" ]
 	# CPU [memory] events (Device Type 0) stay marks only; a trace without any has no peak
 	"$ANALYZE" -o "$T/g.json" "$DATA/a100_alexnet.json.gz"
+	"$ISC_SRC/tests/lib/validate_findings.py" "$T/g.json"
 	[ "$(jq -r '.gpu.devices[0].memory_peak_bytes' "$T/g.json")" = null ]
 }
 

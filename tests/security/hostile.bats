@@ -36,6 +36,7 @@ attack() {
 	[ "$(grep -c ' B python leaf ' <<< "$output")" -eq 500 ]
 	[ "$(grep -c ' E python leaf ' <<< "$output")" -eq 500 ]
 	run "$ANALYZE" -o "$T/f.json" "$T/t.isc"
+	valid_findings "$T/f.json"
 	[ "$status" -eq 0 ]
 }
 

@@ -83,6 +83,7 @@ teardown() {
 @test "a findings document with hostile strings everywhere: safe HTML, names kept as text" {
 	"$RECORD" -q -o "$T/a.isc" -- "$PY" "$ISC_SRC/tests/security/legit.py"
 	"$ANALYZE" -o "$T/benign.json" "$T/a.isc"
+	valid_findings "$T/benign.json"
 	# every string value of the document, and a GPU section, made hostile
 	"$PY" - "$T/benign.json" "$T/hostile.json" <<'PY'
 import json, sys
@@ -166,6 +167,7 @@ PY
 	"$RECORD" -q -o "$T/b.isc" -- "$PY" "$T/b.py"
 	"$ANALYZE" -o "$T/h.json" "$T/h.isc"
 	"$ANALYZE" -o "$T/b.json" "$T/b.isc"
+	valid_findings "$T/h.json" "$T/b.json"
 	# the names made it through the analysis unchanged
 	run "$PY" -c 'import json, sys; d = json.load(open(sys.argv[1]))
 print(d["cpu"]["top_functions_in_scopes"][0]["name"], d["cpu"]["top_functions_in_scopes"][0]["file"], d["iterations"]["name"])' "$T/h.json"

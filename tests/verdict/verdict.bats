@@ -57,6 +57,7 @@ workload() {
 	}
 	set -o pipefail
 	"$MERGE" "$d/trace.isc" | "$ANALYZE" >"$F.tmp"
+	"$ROOT/tests/lib/validate_findings.py" "$F.tmp"
 	mv "$F.tmp" "$F"
 }
 

@@ -47,6 +47,7 @@ scenario() {
 	"$MERGE" -o "$d/t.istl" "$d/t.isc"
 	"$TL" "$d/t.istl" >"$C"
 	"$ANALYZE" -o "$F.tmp" "$d/t.istl"
+	valid_findings "$F.tmp"
 	mv "$F.tmp" "$F"
 }
 

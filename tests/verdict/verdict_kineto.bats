@@ -30,6 +30,7 @@ setup() {
 # reasoning uses.
 trace() {
 	"$ANALYZE" -q -o "$F" "$DATA/$1.json.gz"
+	"$ISC_SRC/tests/lib/validate_findings.py" "$F"
 	jq -r '.gpu.devices[0] as $d | "GPU span \($d.temporal_breakdown.span_ns / 1e6) ms: idle \($d.temporal_breakdown.idle_pct) %, compute \($d.temporal_breakdown.compute_pct) %, non-compute \($d.temporal_breakdown.non_compute_pct) %; \([$d.streams[] | "s\(.id): host_wait \(.idle_breakdown.host_wait_ns / 1e6) other \(.idle_breakdown.other_ns / 1e6) ms, queue \(.queue_length.mean)"] | join("; "))"' "$F"
 	jq -r '.gpu.launch as $l | "launches \($l.launches), shorter than their call \($l.gpu_op_shorter_than_launch), kernels under 10 us \($l.short_kernels_under_10us) of \($l.kernels), delay p50 \($l.delay_ns.p50) ns; sync calls \(.gpu.sync.api_total_ns / 1e6) ms; host during idle: \([.gpu.devices[0].host_during_idle.ops[:3][] | "\(.name) \(.idle_ns / 1e6) ms"] | join(", "))"' "$F"
 	jq -r '"verdict: \(.verdict.class) (\(.verdict.confidence)) finding \(.verdict.finding // "none"): \(.verdict.sentence)"' "$F"
