@@ -1,14 +1,20 @@
 #!/usr/bin/env bats
 # Verdict tests, GPU classes, on the real PyTorch profiler traces of
-# ../shared/data/kineto (iscope-analyze reads .json.gz directly).  The
-# expected class of each trace is worked out from its numbers (HTA's
-# reference numbers in that directory's README, and what iscope-analyze
-# measures today: temporal breakdown, idle by cause, queue length, launch
-# statistics, host activity during GPU idle); the reasoning is in the
-# comment above each test.  Where the numbers do not separate two classes
-# on the same side (the host is behind: cpu_bound or launch_bound), the
-# test accepts both and says which one it prefers and why; it still fails
-# on a class of the other side.
+# ../shared/data/kineto (iscope-analyze reads .json.gz directly).
+#
+# ONE expected class per trace, fixed before the code: worked out from
+# HTA's reference numbers (that directory's README: span, idle/compute/
+# non-compute, idle by stream, launch statistics) and from the trace's own
+# events (times read from the JSON: gaps between GPU ops, the host calls
+# inside them), with the reasoning in the comment above each test.  The
+# numbers quoted are those of the trace and of HTA; the expectation never
+# follows what iscope-analyze says.  Where the program disagrees, the test
+# is not widened: it becomes a named known failure (its own meson test,
+# should_fail, run with --filter; scripts/test.sh lists it in its summary;
+# tests/README.md).  Today all ten agree.  Rule of thumb for the host side: launch_bound when the launch
+# calls themselves fill most of the GPU's idle time (the GPU could not be
+# fed faster even by a host doing nothing else), cpu_bound when other host
+# work does.
 #
 # Terms: "span" is HTA's (first to last GPU op of the device); "host_wait"
 # is idle before an op whose launch call began after the previous op on
@@ -40,17 +46,6 @@ class() {
 	jq -r .verdict.class "$F"
 }
 
-# class_in CLASS...: the verdict is one of them.
-class_in() {
-	local c
-	c=$(class)
-	for want in "$@"; do
-		[ "$c" = "$want" ] && return 0
-	done
-	echo "class $c, expected one of: $*"
-	return 1
-}
-
 # top_name: name of the top contributor of the finding behind the verdict.
 top_name() {
 	jq -r '.verdict.finding as $id | [.findings[]? | select(.id == $id)][0].evidence.top[0].name // empty' "$F"
@@ -79,18 +74,21 @@ top_name() {
 	[[ $(top_name) == *conv* ]]
 }
 
-# a100_cuda_event_sync: a 263 us span, idle 80.6 %, all of it host_wait
-# (212 us). Not sync_bound: the sync calls take 48 us (18 % of the span)
-# and 34 us of them (cudaEventSynchronize) wait for the spin kernel while
-# the GPU is busy, so syncs cause little of the idle. The idle is the host
-# issuing tiny ops one by one (aten::sum, aten::gt, .item()): 3 of 5 GPU
-# ops are shorter than their launch call (1 us kernels, 9-36 us calls),
-# queue 0.47: launch_bound by the issue's definition, though five launches
-# are thin evidence and the same gaps read as cpu_bound (ops running in the
-# idle gaps). Host side: launch_bound (preferred) or cpu_bound.
-@test "kineto a100_cuda_event_sync: host side (launch_bound or cpu_bound), not sync_bound" {
+# a100_cuda_event_sync: HTA: span 263 us, idle 78.71 %, all of it on s7
+# (212 us), 5 launches, 3 ops shorter than their launch. From the events:
+# the GPU ops run 145-146, 194-205, 235-236, 270-272 and 372-408 us (in
+# trace µs mod 1000), so the idle is four gaps of 48, 30, 34 and 100 us.
+# The launch calls inside them: cudaLaunchKernel 182-192 (10 us of the
+# 48), 221-233 (12 of 30), cudaMemcpyAsync 252-281 (18 of 34),
+# cudaLaunchKernel 362-371 (9 of 100): 49 us of 212, under a quarter.
+# The rest is the host between calls (aten::sum, .item(), event record);
+# the sync calls are short (cudaStreamSynchronize 6 us) and
+# cudaEventSynchronize (34 us) waits while the spin kernel runs, so syncs
+# cause none of the idle. Three ops shorter than their launch is the
+# launch pattern, but the launches do not fill the idle: cpu_bound.
+@test "kineto a100_cuda_event_sync: cpu_bound (launch calls fill under a quarter of the idle)" {
 	trace a100_cuda_event_sync
-	class_in launch_bound cpu_bound
+	[ "$(class)" = cpu_bound ]
 }
 
 # a100_cuda_event_sync_multi_stream: idle 98.1 % of a 19.5 ms span, but the
@@ -113,11 +111,12 @@ top_name() {
 # The idle sits mostly in gaps of 0.1-1 ms (292 ms over 1254 gaps) while
 # launch calls take about 10 us (36 ms of launch calls in all): the host
 # spends far more than the launch itself between ops (Python 38 % of
-# traced CPU time, autograd, batch_norm, DDP's unflatten) -> cpu_bound
-# preferred; by the launch statistics alone it is launch_bound. Host side.
-@test "kineto a100_nccl_2rank_rank0: host side (cpu_bound or launch_bound)" {
+# traced CPU time, autograd, batch_norm, DDP's unflatten): the launch
+# calls fill about 7 % of the idle. By the launch statistics alone it
+# looks launch_bound; by where the idle time goes it is cpu_bound.
+@test "kineto a100_nccl_2rank_rank0: cpu_bound (launch calls 36 ms of 540 ms host_wait)" {
 	trace a100_nccl_2rank_rank0
-	class_in cpu_bound launch_bound
+	[ "$(class)" = cpu_bound ]
 }
 
 # a100_triton_example: one Triton kernel of 1.76 us, launched by
@@ -135,13 +134,15 @@ top_name() {
 # of 8.9 ms, host_wait 8.76 ms, queue 0.77. 6.54 ms of the idle is one
 # hipLaunchKernel inside aten::add_ (AccumulateGrad, backward thread): the
 # first launch of that kernel loading its code object, a one-off; the other
-# gaps (about 160 us each) are host work between 5-12 us launches. Host
-# side: cpu_bound (preferred: the host is busy, once, in a warm-up cost)
-# or launch_bound (the time is inside a launch call; 8 of 14 ops shorter
-# than their call).
-@test "kineto mi250_minitoy_train: host side (cpu_bound or launch_bound)" {
+# gaps (about 160 us each) are host work between 5-12 us launches. The
+# 6.54 ms call is a one-off warm-up cost (loading a code object), not
+# launches that cannot keep up with the GPU: launch_bound's remedy (CUDA/HIP
+# graphs, fusion) would not remove it, and without it the launches fill a
+# small part of the idle. cpu_bound: the host is busy, once, in a warm-up
+# cost.
+@test "kineto mi250_minitoy_train: cpu_bound (a one-off warm-up inside one launch)" {
 	trace mi250_minitoy_train
-	class_in cpu_bound launch_bound
+	[ "$(class)" = cpu_bound ]
 }
 
 # mi300x_vllm_decode_full_graph_execution: idle 0.24 %, compute 99.4 % of
@@ -161,19 +162,15 @@ top_name() {
 # compute stream s7 has a deep queue (mean 16, launch delay p50 10.8 ms)
 # and most of its idle is "other" (598 ms: ops already queued, waiting on
 # another stream: the all_to_all); the host is ahead. Communication-bound:
-# no class of the list says so; not host side (cpu_bound, launch_bound),
-# not copies (transfer_bound: 0.4 ms of DtoD), no sync calls. No class of
-# the list says "communication"; the nearest is sync_bound, which counts
-# queued work held back by another stream's event (HTA's "other" idle) as
-# synchronisation between streams, and its title says so. Expected
-# sync_bound naming the streams' wait (or unknown / gpu_compute_bound);
-# never host side.
-@test "kineto sampled_rank-0: streams waiting on each other (sync_bound), never host side" {
+# not host side (cpu_bound, launch_bound), not copies (transfer_bound:
+# 0.4 ms of DtoD), and the host's own sync calls are not where the time
+# goes. No class of the list says "communication"; the one that describes
+# queued work held back by another stream (HTA's "other" idle) is
+# sync_bound, in its between-streams form, and its sentence must say so.
+@test "kineto sampled_rank-0: sync_bound, streams waiting on each other" {
 	trace sampled_rank-0
-	class_in sync_bound unknown gpu_compute_bound
-	if [ "$(class)" = sync_bound ]; then
-		jq -e '.verdict.sentence | test("streams waited on each other")' "$F"
-	fi
+	[ "$(class)" = sync_bound ]
+	jq -e '.verdict.sentence | test("streams waited on each other")' "$F"
 }
 
 # v100_resnet50_num_workers_0: idle 39.4 %, compute 59.4 % of 996 ms;
