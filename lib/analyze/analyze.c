@@ -11,7 +11,7 @@
  *   threads    (pid, tid)      -> span stack, CPU window imap + array
  *   processes  pid             -> samples, exit, command imap + array
  *   scopes     name_id         -> per-iteration samples  imap + array
- *   off-CPU    (span, python fn) -> blocked ns           imap + array
+ *   off-CPU    (reason, span, python fn) -> blocked ns   imap + array
  *   RSS total  -> bucketed least squares (analyze_mem.c)
  *   timeseries -> 256 buckets per channel (analyze_series.c)
  *   sample round, DataLoader time: a few counters
@@ -37,6 +37,7 @@
 #include "analyze_gpu.h"
 #include "analyze_util.h"
 #include "analyze_numa.h"
+#include "analyze_wait.h"
 #include "analyze_pass.h"
 
 static struct thread *thread_get(struct ana *a, uint32_t pid, uint32_t tid)
@@ -117,6 +118,10 @@ static uint32_t fn_get(struct ana *a, uint32_t name_id, uint8_t kind)
 		a->fns[a->nfns].name_id = name_id;
 		a->fns[a->nfns].kind = kind;
 		a->fns[a->nfns].dataloader = is_dataloader(a, name_id, kind);
+		if (kind == ISC_SPAN_OP) {
+			const struct isc_tl_string *st = isc_timeline_string_borrow(a->t, name_id);
+			a->fns[a->nfns].torch = st && isc_is_torch_op(st->name, st->file);
+		}
 		*slot = (uint32_t)a->nfns++;
 	}
 	return *slot;
@@ -249,6 +254,8 @@ static int span_pop(struct ana *a, struct thread *th, uint64_t end_ts, bool comp
 			th->python_ns += self;
 		} else {
 			th->ops_ns += self;
+			if (fs->torch)
+				th->torch_ns += self;
 			if (f->py_fn != NONE)
 				a->fns[f->py_fn].ops_self_ns += self;
 		}
@@ -320,31 +327,94 @@ static int round_sample(struct ana *a, struct thread *th, const struct isc_tl_ev
 	return 0;
 }
 
-/*
- * cpu.off_cpu_top: ns blocked, charged to the innermost span of th with a
- * known kind and to that span's nearest Python function.
- */
-static int off_cpu_add(struct ana *a, const struct thread *th, uint64_t ns)
+/* The innermost frame of th with a known kind, or NULL. */
+static const struct frame *known_top(const struct thread *th)
 {
 	size_t i = th->depth;
 	while (i > 0 && th->stack[i - 1].idx == NONE)
 		i--;
-	if (i == 0)
+	return i ? &th->stack[i - 1] : NULL;
+}
+
+/*
+ * Reason th is blocked at the sample of time ts (state): from its
+ * THREAD_WAIT of the same tick (written just before the THREAD_SAMPLE),
+ * else other.  A futex wait while the innermost frame that is not a scope
+ * is Python code (no C call open) is the GIL.
+ */
+static unsigned off_reason(const struct thread *th, uint64_t ts, char state)
+{
+	if (th->wait_ts != ts)
+		return ISC_OFF_OTHER;
+	const struct frame *f = NULL;
+	for (size_t i = th->depth; i > 0 && !f; i--)
+		if (th->stack[i - 1].idx != NONE && th->stack[i - 1].kind != ISC_SPAN_SCOPE)
+			f = &th->stack[i - 1];
+	return isc_off_reason_of(th->wait_call, th->wait_kind, state, th->wait_fault ? "fault" : "",
+				 th->wait_fault ? 5 : 0, f && f->kind == ISC_SPAN_PYTHON);
+}
+
+/*
+ * cpu.off_cpu_top and cpu.off_cpu_reasons: ns blocked for a reason,
+ * charged to the innermost span of th with a known kind and to that span's
+ * nearest Python function.
+ */
+static int off_cpu_add(struct ana *a, struct thread *th, uint64_t ns, unsigned reason)
+{
+	const struct frame *f = known_top(th);
+	if (!f)
 		return 0;
-	const struct frame *f = &th->stack[i - 1];
 	bool scope = f->kind == ISC_SPAN_SCOPE;
 	uint32_t *slot;
-	if (isc_umap_slot(&a->off_map, (uint64_t)scope << 63 | (uint64_t)f->idx << 32 | f->py_fn, &slot))
+	/* function indexes stay below 2^27 (memory runs out long before) */
+	if (isc_umap_slot(&a->off_map,
+			  (uint64_t)reason << 60 | (uint64_t)scope << 59 | (uint64_t)(f->idx & 0x7ffffff) << 32 | f->py_fn,
+			  &slot))
 		return -ENOMEM;
 	if (*slot == NONE) {
 		if (isc_grow(&a->offs, &a->offs_cap, a->noffs, sizeof(*a->offs)))
 			return -ENOMEM;
-		a->offs[a->noffs] = (struct off_row){ f->idx, f->py_fn, scope, 0 };
+		a->offs[a->noffs] = (struct off_row){ f->idx, f->py_fn, scope, (uint8_t)reason, 0 };
 		*slot = (uint32_t)a->noffs++;
 	}
 	a->offs[*slot].ns += ns;
 	a->blocked_ns += ns;
+	a->reason_ns[reason] += ns;
+	th->blk_ns += ns;
+	if (reason == ISC_OFF_GIL)
+		th->gil_ns += ns;
+	if (f->kind == ISC_SPAN_OP) {
+		th->blk_ops_ns += ns;
+		if (a->fns[f->idx].torch) {
+			th->blk_torch_ns += ns;
+			a->reason_torch_ns[reason] += ns;
+		}
+	}
+	if (th->dl_depth)
+		a->reason_dl_ns[reason] += ns;
 	return 0;
+}
+
+/* THREAD_WAIT: kept for the THREAD_SAMPLE of the same tick; votes for the thread's futex word. */
+static void on_thread_wait(struct ana *a, struct thread *th, const struct isc_tl_event *ev)
+{
+	a->have_wait = true;
+	th->wait_ts = ev->ts;
+	th->wait_call = ev->f[2];
+	th->wait_kind = ev->f[9];
+	th->wait_fault = false;
+	if (ev->nbytes) {
+		char w[64];
+		size_t n = ev->nbytes < sizeof(w) - 1 ? ev->nbytes : sizeof(w) - 1;
+		memcpy(w, ev->bytes, n);
+		w[n] = '\0';
+		th->wait_fault = isc_off_reason_of(ISC_WAIT_NO_SYSCALL, 0, 'S', w, n, false) == ISC_OFF_PAGE_IN;
+	}
+	if (ev->f[2] == ISC_WAIT_FUTEX) {
+		if (!th->futex_votes)
+			th->futex = ev->f[4];
+		th->futex_votes += th->futex == ev->f[4] ? 1 : (uint64_t)-1;
+	}
 }
 
 static int on_thread_sample(struct ana *a, struct thread *th, const struct isc_tl_event *ev)
@@ -354,9 +424,11 @@ static int on_thread_sample(struct ana *a, struct thread *th, const struct isc_t
 	if ((rc = round_sample(a, th, ev)))
 		return rc;
 	/* blocked (S, D) inside a span: the time since its previous sample */
+	th->r_samples += ev->f[4] == 'R';
 	if (th->have_cpu && ev->ts > th->sample_ts && th->depth) {
 		a->state_samples++;
-		if ((ev->f[4] == 'S' || ev->f[4] == 'D') && (rc = off_cpu_add(a, th, ev->ts - th->sample_ts)))
+		if ((ev->f[4] == 'S' || ev->f[4] == 'D') &&
+		    (rc = off_cpu_add(a, th, ev->ts - th->sample_ts, off_reason(th, ev->ts, (char)ev->f[4]))))
 			return rc;
 	}
 	th->sample_ts = ev->ts;
@@ -515,6 +587,11 @@ static int on_event(struct ana *a, const struct isc_tl_event *ev)
 		if (!(th = thread_get(a, ev->pid, ev->tid)) || !proc_get(a, ev->pid))
 			return -ENOMEM;
 		return on_thread_sample(a, th, ev);
+	case ISC_REC_THREAD_WAIT:
+		if (!(th = thread_get(a, ev->pid, ev->tid)) || !proc_get(a, ev->pid))
+			return -ENOMEM;
+		on_thread_wait(a, th, ev);
+		return 0;
 	case ISC_REC_THREAD_NAME:
 		if (!(th = thread_get(a, ev->pid, ev->tid)) || !proc_get(a, ev->pid))
 			return -ENOMEM;

@@ -11,6 +11,7 @@
 
 #include "isc_analyze.h"
 #include "analyze_util.h"
+#include "analyze_wait.h"
 
 #define NONE ISC_UMAP_NONE
 
@@ -19,6 +20,7 @@ struct fn_stat {
 	uint32_t name_id;
 	uint8_t kind;
 	bool dataloader; /* DataLoader __next__ (is_dataloader_fn) */
+	bool torch;      /* an op of torch (isc_is_torch_op) */
 	uint64_t calls, self_ns, total_ns;
 	uint64_t ops_self_ns; /* python fns: self time of ops they call directly */
 	uint64_t scoped_calls, scoped_self_ns; /* while a scope was open on the thread */
@@ -45,7 +47,15 @@ struct thread {
 	struct isc_umap active; /* fn index -> activations on the stack */
 	unsigned open_scopes;
 	uint64_t events, python_ns, ops_ns;
-	uint64_t off_ops_ns, off_py_ns; /* set at the end */
+	uint64_t torch_ns;               /* the part of ops_ns in torch ops */
+	uint64_t blk_ns, blk_torch_ns, blk_ops_ns; /* sampled blocked time: all, inside torch ops, inside any op */
+	uint64_t off_ops_ns, off_py_ns, off_torch_ns; /* set at the end */
+	/* the last THREAD_WAIT: its time, call, descriptor kind, page-fault wchan */
+	uint64_t wait_ts, wait_call, wait_kind;
+	bool wait_fault;
+	uint64_t futex, futex_votes; /* the futex word it waits on most (majority vote) */
+	uint64_t r_samples;          /* samples in state R */
+	uint64_t gil_ns;             /* sampled blocked time waiting for the GIL */
 	bool traced, have_cpu, have_numa;
 	uint64_t cpu_ns, sys_ns, last_cpu, numa_node;
 	uint64_t sample_ts; /* of the last THREAD_SAMPLE (have_cpu) */
@@ -96,6 +106,7 @@ struct mark {
 struct off_row {
 	uint32_t idx, py_fn; /* frame.idx (a scope index when scope), frame.py_fn */
 	bool scope;
+	uint8_t reason; /* enum isc_off_reason */
 	uint64_t ns;
 };
 
@@ -151,6 +162,8 @@ struct ana {
 	struct off_row *offs;
 	size_t noffs, offs_cap;
 	uint64_t blocked_ns;
+	bool have_wait; /* some THREAD_WAIT: the blocked time has reasons */
+	uint64_t reason_ns[ISC_OFF_N], reason_torch_ns[ISC_OFF_N], reason_dl_ns[ISC_OFF_N];
 	uint64_t state_samples; /* thread samples inside a span that could charge blocked time */
 	/* outermost DataLoader spans: closed time, and the open ones (count, sum of begins) */
 	uint64_t dl_closed_ns, dl_calls, dl_open, dl_open_begin_sum;

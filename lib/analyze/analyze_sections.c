@@ -18,12 +18,22 @@
 #include "analyze_util.h"
 
 /* ---- end of the pass: CPU split ------------------------------------------- */
+static uint64_t min_u64(uint64_t x, uint64_t y)
+{
+	return x < y ? x : y;
+}
+
 /*
  * Off-CPU estimate of one traced thread: between its first and last CPU
  * sample taken while it was inside a span, the share of wall time it was not
- * on a CPU, applied to its traced time.  Python only blocks inside a C call,
- * so the blocked time is taken from op time first; what exceeds op time
- * (GIL waits, page faults in the interpreter) is taken from Python time.
+ * on a CPU, applied to its traced time.  The part the thread samples saw
+ * blocked (up to blk_ns) goes where they saw it: into ops (torch's or other
+ * C code) or Python code, in the proportions of the samples.  The rest
+ * (preemption, or no samples) is taken from op time first, since Python
+ * only blocks inside a C call; what exceeds op time (GIL waits, page
+ * faults in the interpreter) from Python time.  Torch's part of the op
+ * time off-CPU follows the blocked samples inside torch ops, else torch's
+ * share of op time.
  */
 static void thread_split(struct thread *th)
 {
@@ -35,9 +45,23 @@ static void thread_split(struct thread *th)
 		ratio = 1;
 	uint64_t traced = th->python_ns + th->ops_ns;
 	uint64_t off = (uint64_t)llround((double)traced * (1 - ratio));
-	th->off_ops_ns = off < th->ops_ns ? off : th->ops_ns;
-	off -= th->off_ops_ns;
-	th->off_py_ns = off < th->python_ns ? off : th->python_ns;
+	uint64_t blk = min_u64(off, th->blk_ns), ops = 0, py = 0;
+	if (blk) {
+		ops = min_u64((uint64_t)llround((double)blk * (double)th->blk_ops_ns / (double)th->blk_ns), th->ops_ns);
+		py = min_u64(blk - ops, th->python_ns);
+	}
+	uint64_t rest = off - ops - py;
+	uint64_t more = min_u64(rest, th->ops_ns - ops);
+	ops += more;
+	py += min_u64(rest - more, th->python_ns - py);
+	th->off_ops_ns = ops;
+	th->off_py_ns = py;
+	double torch_share = th->blk_ops_ns ? (double)th->blk_torch_ns / (double)th->blk_ops_ns
+			     : th->ops_ns ? (double)th->torch_ns / (double)th->ops_ns : 0;
+	uint64_t other_c = th->ops_ns - th->torch_ns;
+	th->off_torch_ns = min_u64((uint64_t)llround((double)ops * torch_share), th->torch_ns);
+	if (ops - th->off_torch_ns > other_c) /* other C code cannot be off-CPU longer than it ran */
+		th->off_torch_ns = ops - other_c;
 }
 
 /* ---- JSON output helpers ------------------------------------------------- */
@@ -238,6 +262,7 @@ static int emit_functions(struct ana *a, cJSON *cpu, uint64_t traced_ns)
 struct off_out {
 	const char *kind, *name, *file, *py_name, *py_file; /* py_name NULL: no Python function */
 	uint32_t line, py_line;
+	uint8_t reason;
 	uint64_t ns;
 };
 
@@ -245,6 +270,8 @@ static int off_by_identity(const void *x, const void *y)
 {
 	const struct off_out *a = x, *b = y;
 	int c;
+	if (a->reason != b->reason)
+		return a->reason < b->reason ? -1 : 1;
 	if ((c = strcmp(a->kind, b->kind)) || (c = cmp_location(a->name, a->file, a->line, b->name, b->file, b->line)))
 		return c;
 	if (!a->py_name || !b->py_name)
@@ -260,15 +287,31 @@ static int off_by_ns(const void *x, const void *y)
 	return off_by_identity(x, y);
 }
 
-#define OFF_CPU_TOP 10
+/* Python callers of one reason: by location, then by ns */
+static int caller_by_identity(const void *x, const void *y)
+{
+	const struct off_out *a = x, *b = y;
+	return cmp_location(a->py_name, a->py_file, a->py_line, b->py_name, b->py_file, b->py_line);
+}
 
-/* cpu.off_cpu_top: rows of the same names (one per process) merged, most blocked first. */
-static int emit_off_cpu(struct ana *a, cJSON *cpu)
+static int caller_by_ns(const void *x, const void *y)
+{
+	const struct off_out *a = x, *b = y;
+	if (a->ns != b->ns)
+		return a->ns > b->ns ? -1 : 1;
+	return caller_by_identity(x, y);
+}
+
+#define OFF_CPU_TOP 10
+#define OFF_REASON_TOP 5
+
+/* The off-CPU rows with names, rows of the same names and reason (one per process) merged; *n rows. */
+static struct off_out *off_rows(struct ana *a, size_t *n)
 {
 	struct off_out *rows = calloc(a->noffs ? a->noffs : 1, sizeof(*rows));
 	size_t m = 0;
 	if (!rows)
-		return -ENOMEM;
+		return NULL;
 	for (size_t i = 0; i < a->noffs; i++) {
 		const struct off_row *o = &a->offs[i];
 		const struct fn_stat *f = o->scope ? NULL : &a->fns[o->idx];
@@ -279,7 +322,7 @@ static int emit_off_cpu(struct ana *a, cJSON *cpu)
 		rows[i] = (struct off_out){ o->scope ? "scope" : f->kind == ISC_SPAN_PYTHON ? "python" : "op",
 					    s ? s->name : "?", s ? s->file : "",
 					    o->py_fn == NONE ? NULL : py ? py->name : "?", py ? py->file : "",
-					    s ? s->line : 0, py ? py->line : 0, o->ns };
+					    s ? s->line : 0, py ? py->line : 0, o->reason, o->ns };
 	}
 	qsort(rows, a->noffs, sizeof(*rows), off_by_identity);
 	for (size_t i = 0; i < a->noffs; i++) {
@@ -288,6 +331,17 @@ static int emit_off_cpu(struct ana *a, cJSON *cpu)
 		else
 			rows[m++] = rows[i];
 	}
+	*n = m;
+	return rows;
+}
+
+/* cpu.off_cpu_top: most blocked first. */
+static int emit_off_cpu(struct ana *a, cJSON *cpu)
+{
+	size_t m;
+	struct off_out *rows = off_rows(a, &m);
+	if (!rows)
+		return -ENOMEM;
 	qsort(rows, m, sizeof(*rows), off_by_ns);
 	cJSON *top = isc_jb_arr(&a->jb, cpu, "off_cpu_top");
 	for (size_t i = 0; i < m && i < OFF_CPU_TOP; i++) {
@@ -299,6 +353,7 @@ static int emit_off_cpu(struct ana *a, cJSON *cpu)
 		isc_jb_str(&a->jb, o, "file", rows[i].file);
 		isc_jb_num(&a->jb, o, "line", rows[i].line);
 		isc_jb_num(&a->jb, o, "blocked_ns", (double)rows[i].ns);
+		isc_jb_str(&a->jb, o, "reason", a->have_wait ? isc_off_reason_name(rows[i].reason) : NULL);
 		if (!rows[i].py_name) {
 			isc_jb_chk(&a->jb, cJSON_AddNullToObject(o, "python"));
 			continue;
@@ -306,6 +361,172 @@ static int emit_off_cpu(struct ana *a, cJSON *cpu)
 		jloc(a, isc_jb_obj(&a->jb, o, "python"), rows[i].py_name, rows[i].py_file, rows[i].py_line);
 	}
 	free(rows);
+	return 0;
+}
+
+/*
+ * cpu.off_cpu_reasons: the blocked time by reason, largest first, each with
+ * its part inside torch ops and inside a DataLoader's __next__, and its top
+ * Python callers (rows with no Python function left out).  Empty without
+ * THREAD_WAIT records (a trace of an older recorder, or no sampler).
+ */
+static int emit_off_reasons(struct ana *a, cJSON *cpu)
+{
+	cJSON *arr = isc_jb_arr(&a->jb, cpu, "off_cpu_reasons");
+	if (!a->have_wait)
+		return 0;
+	size_t m;
+	struct off_out *rows = off_rows(a, &m);
+	if (!rows)
+		return -ENOMEM;
+	unsigned order[ISC_OFF_N];
+	for (unsigned r = 0; r < ISC_OFF_N; r++)
+		order[r] = r;
+	for (unsigned i = 1; i < ISC_OFF_N; i++) /* insertion sort, largest first, stable */
+		for (unsigned j = i; j > 0 && a->reason_ns[order[j]] > a->reason_ns[order[j - 1]]; j--) {
+			unsigned t = order[j];
+			order[j] = order[j - 1];
+			order[j - 1] = t;
+		}
+	for (unsigned k = 0; k < ISC_OFF_N; k++) {
+		unsigned r = order[k];
+		if (!a->reason_ns[r])
+			break;
+		cJSON *o = isc_jb_push_obj(&a->jb, arr);
+		if (!o)
+			break;
+		isc_jb_str(&a->jb, o, "reason", isc_off_reason_name(r));
+		isc_jb_num(&a->jb, o, "ns", (double)a->reason_ns[r]);
+		isc_jb_num(&a->jb, o, "pct", pct(a->reason_ns[r], a->blocked_ns));
+		isc_jb_num(&a->jb, o, "in_torch_ops_ns", (double)a->reason_torch_ns[r]);
+		isc_jb_num(&a->jb, o, "in_dataloader_ns", (double)a->reason_dl_ns[r]);
+		size_t c = 0;
+		for (size_t i = 0; i < m; i++) /* this reason's rows with a caller to the front, sorted */
+			if (rows[i].reason == r && rows[i].py_name) {
+				struct off_out t = rows[c];
+				rows[c++] = rows[i];
+				rows[i] = t;
+			}
+		qsort(rows, c, sizeof(*rows), caller_by_identity);
+		size_t u = 0;
+		for (size_t i = 0; i < c; i++) {
+			if (u && !caller_by_identity(&rows[u - 1], &rows[i])) {
+				rows[u - 1].ns += rows[i].ns;
+			} else {
+				struct off_out t = rows[u];
+				rows[u++] = rows[i];
+				rows[i] = t;
+			}
+		}
+		qsort(rows, u, sizeof(*rows), caller_by_ns);
+		cJSON *top = isc_jb_arr(&a->jb, o, "top");
+		for (size_t i = 0; i < u && i < OFF_REASON_TOP; i++) {
+			cJSON *t = isc_jb_push_obj(&a->jb, top);
+			if (!t)
+				break;
+			jloc(a, t, rows[i].py_name, rows[i].py_file, rows[i].py_line);
+			isc_jb_num(&a->jb, t, "ns", (double)rows[i].ns);
+		}
+		free(rows); /* merging above summed rows in place: rebuild for the next reason */
+		if (!(rows = off_rows(a, &m)))
+			return -ENOMEM;
+	}
+	free(rows);
+	return 0;
+}
+
+/* cpu.thread_pools: threads grouped by process, name pattern, traced, shared futex word */
+struct pool {
+	uint32_t pid;
+	char name[32];
+	bool traced;
+	uint64_t futex; /* 0: none shared */
+	uint64_t threads, cpu_ns, r_samples;
+};
+
+static int pool_by_identity(const void *x, const void *y)
+{
+	const struct pool *a = x, *b = y;
+	int c;
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	if ((c = strcmp(a->name, b->name)))
+		return c;
+	if (a->traced != b->traced)
+		return a->traced ? -1 : 1;
+	return a->futex < b->futex ? -1 : a->futex > b->futex;
+}
+
+static int pool_by_cpu(const void *x, const void *y)
+{
+	const struct pool *a = x, *b = y;
+	if (a->cpu_ns != b->cpu_ns)
+		return a->cpu_ns > b->cpu_ns ? -1 : 1;
+	if (a->threads != b->threads)
+		return a->threads > b->threads ? -1 : 1;
+	return pool_by_identity(x, y);
+}
+
+#define POOLS_TOP 20
+
+/*
+ * cpu.thread_pools: every sampled thread, traced or not, in a pool: same
+ * process, same name once numbering is cut (isc_pool_name; the /proc comm,
+ * else the Python name), traced or not, and for untraced threads the futex
+ * word they were seen waiting on most (an OpenMP team or a BLAS pool
+ * parks all its workers on one word, and its threads are named like the
+ * process).  Largest CPU time first.
+ */
+static int emit_pools(struct ana *a, cJSON *cpu)
+{
+	struct pool *ps = calloc(a->nths ? a->nths : 1, sizeof(*ps));
+	size_t n = 0, m = 0;
+	uint64_t total = 0;
+	if (!ps)
+		return -ENOMEM;
+	for (size_t i = 0; i < a->nths; i++) {
+		const struct thread *th = a->ths[i];
+		if (!th->have_cpu)
+			continue; /* never sampled: no CPU time, no state */
+		struct pool *p = &ps[n++];
+		p->pid = th->pid;
+		isc_pool_name(th->comm ? th->comm : th->name ? th->name : "", p->name, sizeof(p->name));
+		p->traced = th->traced;
+		p->futex = !th->traced && th->futex_votes ? th->futex : 0;
+		p->threads = 1;
+		p->cpu_ns = th->cpu_ns;
+		p->r_samples = th->r_samples;
+		total += th->cpu_ns;
+	}
+	qsort(ps, n, sizeof(*ps), pool_by_identity);
+	for (size_t i = 0; i < n; i++) {
+		if (m && !pool_by_identity(&ps[m - 1], &ps[i])) {
+			ps[m - 1].threads++;
+			ps[m - 1].cpu_ns += ps[i].cpu_ns;
+			ps[m - 1].r_samples += ps[i].r_samples;
+		} else {
+			ps[m++] = ps[i];
+		}
+	}
+	qsort(ps, m, sizeof(*ps), pool_by_cpu);
+	cJSON *arr = isc_jb_arr(&a->jb, cpu, "thread_pools");
+	for (size_t i = 0; i < m && i < POOLS_TOP; i++) {
+		cJSON *o = isc_jb_push_obj(&a->jb, arr);
+		if (!o)
+			break;
+		char fx[24];
+		snprintf(fx, sizeof(fx), "0x%llx", (unsigned long long)ps[i].futex);
+		isc_jb_num(&a->jb, o, "pid", ps[i].pid);
+		isc_jb_str(&a->jb, o, "name", ps[i].name);
+		isc_jb_bool(&a->jb, o, "traced", ps[i].traced);
+		isc_jb_num(&a->jb, o, "threads", (double)ps[i].threads);
+		isc_jb_num(&a->jb, o, "cpu_ns", (double)ps[i].cpu_ns);
+		isc_jb_num(&a->jb, o, "cpu_pct", pct(ps[i].cpu_ns, total));
+		isc_jb_num_or_null(&a->jb, o, "runnable_mean", a->rounds,
+				   a->rounds ? round(100 * (double)ps[i].r_samples / (double)a->rounds) / 100 : 0);
+		isc_jb_str(&a->jb, o, "futex", ps[i].futex ? fx : NULL);
+	}
+	free(ps);
 	return 0;
 }
 
@@ -587,6 +808,8 @@ static void emit_processes(struct ana *a, cJSON *root, double *vsum, double *isu
 			isc_jb_num(&a->jb, t, "events", (double)th->events);
 			isc_jb_num(&a->jb, t, "python_ns", (double)(th->python_ns - th->off_py_ns));
 			isc_jb_num(&a->jb, t, "ops_ns", (double)(th->ops_ns - th->off_ops_ns));
+			isc_jb_num(&a->jb, t, "torch_ops_ns", (double)(th->torch_ns - th->off_torch_ns));
+			isc_jb_num_or_null(&a->jb, t, "gil_wait_ns", a->have_wait, (double)th->gil_ns);
 			isc_jb_num(&a->jb, t, "off_cpu_ns", (double)(th->off_ops_ns + th->off_py_ns));
 			if (th->have_cpu) {
 				char st[2] = { th->state, 0 };
@@ -675,13 +898,15 @@ cJSON *isc_ana_build(struct ana *a, bool damaged)
 	isc_jb_str(&a->jb, tool, "name", "iscope-analyze");
 	isc_jb_str(&a->jb, tool, "version", ISC_VERSION);
 
-	uint64_t python = 0, ops = 0, off_ops = 0, off_py = 0, ntraced = 0, vsw = 0, ivsw = 0;
+	uint64_t python = 0, ops = 0, off_ops = 0, off_py = 0, ntraced = 0, vsw = 0, ivsw = 0, torch = 0, off_torch = 0;
 	bool measured = false;
 	for (size_t i = 0; i < a->nths; i++) {
 		struct thread *th = a->ths[i];
 		thread_split(th);
 		python += th->python_ns;
 		ops += th->ops_ns;
+		torch += th->torch_ns;
+		off_torch += th->off_torch_ns;
 		off_ops += th->off_ops_ns;
 		off_py += th->off_py_ns;
 		ntraced += th->traced;
@@ -759,6 +984,10 @@ cJSON *isc_ana_build(struct ana *a, bool damaged)
 	isc_jb_num(&a->jb, sp, "python_pct", pct(python - off_py, traced));
 	isc_jb_num(&a->jb, sp, "ops_pct", pct(ops - off_ops, traced));
 	isc_jb_num(&a->jb, sp, "off_cpu_pct", pct(off, traced));
+	isc_jb_num(&a->jb, sp, "torch_ops_ns", (double)(torch - off_torch));
+	isc_jb_num(&a->jb, sp, "torch_ops_pct", pct(torch - off_torch, traced));
+	isc_jb_num(&a->jb, sp, "other_c_ns", (double)(ops - torch - (off_ops - off_torch)));
+	isc_jb_num(&a->jb, sp, "other_c_pct", pct(ops - torch - (off_ops - off_torch), traced));
 	isc_jb_num(&a->jb, sp, "traced_ns", (double)traced);
 	isc_jb_num(&a->jb, sp, "off_cpu_from_python_ns", (double)off_py);
 	isc_jb_bool(&a->jb, sp, "off_cpu_measured", measured);
@@ -773,7 +1002,8 @@ cJSON *isc_ana_build(struct ana *a, bool damaged)
 	isc_jb_num_or_null(&a->jb, cpu, "threads_max", a->have_threads, (double)a->threads_max);
 	isc_jb_num_or_null(&a->jb, cpu, "blocked_ns", a->rounds, (double)a->blocked_ns);
 	isc_jb_num_or_null(&a->jb, cpu, "state_samples", a->rounds, (double)a->state_samples);
-	if (emit_off_cpu(a, cpu) || emit_memory(a, root) || isc_numa_emit(a->numa, root))
+	if (emit_off_cpu(a, cpu) || emit_off_reasons(a, cpu) || emit_pools(a, cpu) || emit_memory(a, root) ||
+	    isc_numa_emit(a->numa, root))
 		goto oom;
 	if (isc_gpu_ana_emit(a->gpu, root) ||
 	    isc_series_emit(a->series, a->first_ts, a->last_ts, h->ncpu, root))

@@ -159,7 +159,7 @@ struct isc_rep_seg {
 };
 struct isc_rep_bar {
 	const char *label; /* may come from the workload */
-	struct isc_rep_seg seg[3];
+	struct isc_rep_seg seg[4];
 	size_t nseg;
 	const char *note; /* text after the bar ("12.3 ms"), or NULL */
 };

@@ -101,6 +101,7 @@ static const char *field(char *buf, size_t cap, const cJSON *o, const char *path
 	case 'b': return isc_rep_fmt_bytes(buf, cap, v);
 	case 'p': snprintf(buf, cap, big ? "%.3e %%" : "%.1f %%", v); return buf;
 	case 'r': snprintf(buf, cap, big ? "%.3e/s" : "%.1f/s", v); return buf;
+	case 'f': snprintf(buf, cap, big ? "%.3e" : "%.2f", v); return buf; /* a mean count */
 	default: snprintf(buf, cap, big ? "%.3e" : "%.0f", v); return buf;
 	}
 }
@@ -329,6 +330,12 @@ static void cpu_split_chart(struct isc_rep *m, const cJSON *root)
 				     pct_seg(root, "cpu.split.ops_pct", "torch ops", "#ef8636"),
 				     pct_seg(root, "cpu.split.off_cpu_pct", "off-CPU waiting", "#9a9a9a") },
 				   3, NULL };
+	if (isc_json_get(root, "cpu.split.torch_ops_pct")) { /* older documents: all C calls as torch ops */
+		bar.seg[1] = pct_seg(root, "cpu.split.torch_ops_pct", "torch ops", "#ef8636");
+		bar.seg[2] = pct_seg(root, "cpu.split.other_c_pct", "other C code", "#8c6bb1");
+		bar.seg[3] = pct_seg(root, "cpu.split.off_cpu_pct", "off-CPU waiting", "#9a9a9a");
+		bar.nseg = 4;
+	}
 	if (m->html && any_seg(&bar))
 		chart_bars(m, "Where the traced CPU time goes", "Share of traced time (%)", 100, &bar, 1);
 }
@@ -432,13 +439,28 @@ static void headline(struct isc_rep *m, const cJSON *root)
 	const cJSON *fn = top_fn(root, !strcmp(cls, "python_bound") ? "python" : NULL);
 	isc_rep_put(m, "**");
 	if (!strcmp(cls, "python_bound") && fn) {
-		isc_rep_putf(m, "%.0f %% of traced CPU time is Python interpreter time; the hottest function is ", py);
+		double interp = num(root, "cpu.split.python_pct", 0), other_c = num(root, "cpu.split.other_c_pct", 0);
+		bool fl = faults > 0 && isfinite(faults) && faults <= 100;
+		if (isc_json_get(root, "cpu.split.other_c_pct")) {
+			isc_rep_putf(m, "%.0f %% of traced CPU time is Python-side work (interpreter %.0f %%, C builtins and "
+				     "other extensions %.0f %%", py, interp, other_c);
+			if (fl)
+				isc_rep_putf(m, ", less %.0f %% page faults", faults);
+			isc_rep_put(m, "); the hottest function is ");
+		} else
+			isc_rep_putf(m, "%.0f %% of traced CPU time is Python interpreter time; the hottest function is ", py);
 		code_span(m, str(fn, "name", "?"));
 		isc_rep_put(m, " ");
 		location(m, fn, true);
 		isc_rep_putf(m, ", %.0f %% self time.", num(fn, "self_pct", 0));
 	} else if (!strcmp(cls, "op_compute_bound") && fn) {
-		const cJSON *op = top_fn(root, "op"), *caller = cJSON_GetArrayItem(array(root, "cpu.top_op_callers"), 0);
+		const cJSON *op = top_fn(root, "op"), *caller = cJSON_GetArrayItem(array(root, "cpu.top_op_callers"), 0), *x;
+		/* the finding's first op is a torch op (op_compute_bound skips builtins) */
+		cJSON_ArrayForEach(x, array(verdict_finding(root), "evidence.top"))
+			if (!strcmp(str(x, "kind", ""), "op")) {
+				op = x;
+				break;
+			}
 		bool fl = faults > 0 && isfinite(faults) && faults <= 100;
 		isc_rep_putf(m, "%.0f %% of traced CPU time is in torch ops", ops);
 		if (fl)
@@ -459,7 +481,10 @@ static void headline(struct isc_rep *m, const cJSON *root)
 		isc_rep_put(m, ".");
 	} else if (contention && fn) {
 		double run = num(root, "cpu.runnable_threads_mean", 0), ncpu = num(root, "environment.ncpu", 0);
-		isc_rep_putf(m, "%.0f %% of traced time the threads were runnable but not running (", off);
+		isc_rep_putf(m, "%.0f %% of traced time the threads were %s (", off,
+			     num(verdict_finding(root), "evidence.metrics.pool_wait_in_torch_ops_pct", 0) > 0
+				     ? "waiting for a CPU, runnable or at a thread pool's barrier inside torch ops"
+				     : "runnable but not running");
 		if (ncpu > 0 && run > ncpu && run < 1e6)
 			isc_rep_putf(m, "%.1f runnable threads on average for %.0f CPUs", run, ncpu);
 		else
@@ -471,8 +496,8 @@ static void headline(struct isc_rep *m, const cJSON *root)
 		location(m, fn, true);
 		isc_rep_put(m, ".");
 	} else if (!strcmp(cls, "io_wait") && fn) {
-		isc_rep_putf(m, "%.0f %% of traced time the threads were off-CPU, blocked inside calls; the hottest function is ",
-		     off);
+		isc_rep_putf(m, "%.0f %% of traced time the threads were off-CPU, blocked %s; the hottest function is ", off,
+			     cJSON_GetArraySize(array(root, "cpu.off_cpu_reasons")) ? "waiting for I/O or timers" : "inside calls");
 		code_span(m, str(fn, "name", "?"));
 		isc_rep_put(m, " ");
 		location(m, fn, true);
@@ -605,20 +630,81 @@ static void fn_table(struct isc_rep *m, const cJSON *fns, bool with_total)
 	}
 }
 
+/* cpu.off_cpu_reasons as a table: why the traced threads were blocked. */
+static void off_cpu_reasons(struct isc_rep *m, const cJSON *root)
+{
+	const cJSON *r, *t;
+	char b[3][64];
+	if (cJSON_GetArraySize(array(root, "cpu.off_cpu_reasons")) == 0)
+		return;
+	isc_rep_put(m, "\nWhy the traced threads were blocked (thread samples, what each waited in):\n\n");
+	isc_rep_put(m, "| Reason | Blocked | Share | Inside torch ops | Python functions |\n|---|---:|---:|---:|---|\n");
+	cJSON_ArrayForEach(r, array(root, "cpu.off_cpu_reasons")) {
+		isc_rep_put(m, "| ");
+		esc(m, str(r, "reason", "?"));
+		isc_rep_putf(m, " | %s | %s | %s | ", field(b[0], 64, r, "ns", 'n'), field(b[1], 64, r, "pct", 'p'),
+			     field(b[2], 64, r, "in_torch_ops_ns", 'n'));
+		int n = 0;
+		cJSON_ArrayForEach(t, array(r, "top")) {
+			if (n++ == 3)
+				break;
+			if (n > 1)
+				isc_rep_put(m, ", ");
+			code_span(m, str(t, "name", "?"));
+		}
+		isc_rep_put(m, " |\n");
+	}
+}
+
+/* cpu.thread_pools as a table: every thread, traced or not, by pool. */
+static void thread_pools(struct isc_rep *m, const cJSON *root)
+{
+	const cJSON *p;
+	char b[4][64];
+	if (cJSON_GetArraySize(array(root, "cpu.thread_pools")) == 0)
+		return;
+	isc_rep_put(m, "\nThreads by pool (traced or not; untraced threads grouped by the futex they wait on):\n\n");
+	isc_rep_put(m, "| Pool | Traced | Threads | CPU | Runnable (mean) |\n|---|---|---:|---:|---:|\n");
+	cJSON_ArrayForEach(p, array(root, "cpu.thread_pools")) {
+		isc_rep_put(m, "| ");
+		esc(m, str(p, "name", "?"));
+		if (str(p, "futex", NULL)) {
+			isc_rep_put(m, " (futex ");
+			esc(m, str(p, "futex", ""));
+			isc_rep_put(m, ")");
+		}
+		isc_rep_putf(m, " | %s | %s | %s (%s) | %s |\n", cJSON_IsTrue(isc_json_get(p, "traced")) ? "yes" : "no",
+			     field(b[0], 64, p, "threads", 'i'), field(b[1], 64, p, "cpu_ns", 'n'),
+			     field(b[2], 64, p, "cpu_pct", 'p'), field(b[3], 64, p, "runnable_mean", 'f'));
+	}
+}
+
 static void sec_cpu(struct isc_rep *m, const cJSON *root)
 {
 	char b[8][64];
 	isc_rep_put(m, "\n## CPU\n\n");
 	isc_rep_putf(m, "Traced time %s on %s traced threads, split into:\n\n", field(b[0], 64, root, "cpu.split.traced_ns", 'n'),
 	     field(b[1], 64, root, "summary.traced_threads", 'i'));
-	isc_rep_put(m, "| Python interpreter | torch ops | off-CPU waiting |\n|---:|---:|---:|\n");
-	isc_rep_putf(m, "| %s (%s) | %s (%s) | %s (%s) |\n", field(b[0], 64, root, "cpu.split.python_ns", 'n'),
-	     field(b[1], 64, root, "cpu.split.python_pct", 'p'), field(b[2], 64, root, "cpu.split.ops_ns", 'n'),
-	     field(b[3], 64, root, "cpu.split.ops_pct", 'p'), field(b[4], 64, root, "cpu.split.off_cpu_ns", 'n'),
-	     field(b[5], 64, root, "cpu.split.off_cpu_pct", 'p'));
+	if (isc_json_get(root, "cpu.split.torch_ops_pct")) {
+		/* other C code: builtins, other extensions, imports */
+		isc_rep_put(m, "| Python interpreter | torch ops | other C code | off-CPU waiting |\n|---:|---:|---:|---:|\n");
+		isc_rep_putf(m, "| %s (%s) | %s (%s) | %s (%s) | %s (%s) |\n", field(b[0], 64, root, "cpu.split.python_ns", 'n'),
+			     field(b[1], 64, root, "cpu.split.python_pct", 'p'), field(b[2], 64, root, "cpu.split.torch_ops_ns", 'n'),
+			     field(b[3], 64, root, "cpu.split.torch_ops_pct", 'p'), field(b[4], 64, root, "cpu.split.other_c_ns", 'n'),
+			     field(b[5], 64, root, "cpu.split.other_c_pct", 'p'), field(b[6], 64, root, "cpu.split.off_cpu_ns", 'n'),
+			     field(b[7], 64, root, "cpu.split.off_cpu_pct", 'p'));
+	} else {
+		isc_rep_put(m, "| Python interpreter | torch ops | off-CPU waiting |\n|---:|---:|---:|\n");
+		isc_rep_putf(m, "| %s (%s) | %s (%s) | %s (%s) |\n", field(b[0], 64, root, "cpu.split.python_ns", 'n'),
+			     field(b[1], 64, root, "cpu.split.python_pct", 'p'), field(b[2], 64, root, "cpu.split.ops_ns", 'n'),
+			     field(b[3], 64, root, "cpu.split.ops_pct", 'p'), field(b[4], 64, root, "cpu.split.off_cpu_ns", 'n'),
+			     field(b[5], 64, root, "cpu.split.off_cpu_pct", 'p'));
+	}
 	cpu_split_chart(m, root);
 	if (!cJSON_IsTrue(isc_json_get(root, "cpu.split.off_cpu_measured")))
 		isc_rep_put(m, "\nOff-CPU time was not measured (no CPU samples of the traced threads).\n");
+	off_cpu_reasons(m, root);
+	thread_pools(m, root);
 	isc_rep_putf(m, "\nContext switches: %s voluntary, %s involuntary.\n",
 	     field(b[0], 64, root, "cpu.context_switches.voluntary_per_s", 'r'),
 	     field(b[1], 64, root, "cpu.context_switches.involuntary_per_s", 'r'));

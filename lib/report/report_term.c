@@ -126,11 +126,14 @@ static void numbers(struct term *t, const cJSON *root)
 		const char *path, *name;
 	} split[] = {
 		{ "cpu.split.python_pct", "Python" },
-		{ "cpu.split.ops_pct", "torch ops" },
+		{ "cpu.split.torch_ops_pct", "torch ops" },
+		{ "cpu.split.ops_pct", "torch ops" }, /* a document from before the split in three */
+		{ "cpu.split.other_c_pct", "other C" },
 		{ "cpu.split.off_cpu_pct", "off-CPU" },
 	};
-	for (size_t i = 0; i < 3; i++)
-		if (!isnan(v = num(root, split[i].path))) {
+	bool three = !isnan(num(root, "cpu.split.torch_ops_pct"));
+	for (size_t i = 0; i < 5; i++)
+		if ((i != 2 || !three) && !isnan(v = num(root, split[i].path))) {
 			isc_rep_putf(&t->r, "%s%s %.0f %%", *sep ? ", " : "CPU: ", split[i].name, v);
 			sep = " · ";
 		}

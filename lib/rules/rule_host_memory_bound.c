@@ -12,10 +12,16 @@
  *               reclaim are kernel time.  Untraced threads are left out:
  *               an OpenBLAS pool waiting in sched_yield spends seconds in
  *               the kernel that no traced thread waited for
+ * plus, when the trace says why threads blocked, the page_in reason's
+ * blocked time (cpu.off_cpu_reasons: a thread asleep in a page fault,
+ * outside any system call, waiting for the disk: a memory-mapped model
+ * paged in, swap-in) as a share of traced time, times the blocked share
+ * of off-CPU time (isc_roff_cpu_blocked()) over the sampled blocked time.
  * Trigger: share >= 10 %, or swap in use by a traced process, or major
  * faults >= 100 per second.  Severity critical from 30 %.
- * Evidence: the share, fault rates, swap, pressure, and where RSS grows
- * (memory.growth_top, functions with file:line).
+ * Evidence: the share, fault rates, swap, pressure, the Python functions
+ * that waited for pages from the disk (the page_in reason's top[]), and
+ * where RSS grows (memory.growth_top, functions with file:line).
  * What-if: the fault and stall time gone, as when buffers are reused
  * instead of freshly allocated (an upper bound).
  * Thresholds: 1000 faults/s is ~4 MiB/s of first-touched 4 KiB pages, the
@@ -23,6 +29,7 @@
  * ~0.1-10 ms each is seconds of disk wait per second.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "rules.h"
 
@@ -45,18 +52,32 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	double fault_pct = isc_rfault_pct(c, &rate);
 	isc_rhave(c->doc, "memory.process_swap_bytes_max", &swap);
 	double share = stall > fault_pct ? stall : fault_pct;
+	double blocked = isc_rnum(c->doc, "cpu.blocked_ns", 0), page_in = isc_rreason_ns(c->doc, "page_in", false);
+	double page_in_pct = blocked > 0 ? isc_rnum(c->doc, "cpu.split.off_cpu_pct", 0) * isc_roff_cpu_blocked(c) *
+						   (page_in < blocked ? page_in / blocked : 1)
+					 : 0;
+	share += page_in_pct;
 	if (share < TRIGGER_PCT && swap <= 0 && maj_rate < MAJOR_RATE)
 		return;
 	cJSON *f = isc_fnd_new(o, "host_memory_bound", share >= 30 ? "critical" : "warning", share / 100 * c->quality,
-			   "%.0f %% of traced time went to memory: %.0f page faults/s%s%s", share, rate,
+			   "%.0f %% of traced time went to memory: %.0f page faults/s%s%s%s", share, rate,
+			   maj_rate >= MAJOR_RATE ? " (many major: pages read from the disk)" : "",
 			   swap > 0 ? ", swap in use" : "", stall >= TRIGGER_PCT ? ", memory pressure stalls" : "");
 	isc_fnd_metric(o, f, "memory_share_pct", share);
 	isc_fnd_metric(o, f, "fault_time_pct", fault_pct);
+	if (page_in_pct > 0)
+		isc_fnd_metric(o, f, "page_in_wait_pct", page_in_pct);
 	isc_fnd_metric(o, f, "page_faults_per_s", rate);
 	isc_fnd_metric(o, f, "major_faults_per_s", maj_rate);
 	isc_fnd_metric(o, f, "system_ns", sys);
 	isc_fnd_metric(o, f, "memory_some_stall_pct", stall);
 	isc_fnd_metric(o, f, "process_swap_bytes_max", swap);
+	if (page_in_pct > 0)
+		cJSON_ArrayForEach(p, isc_rarr(c->doc, "cpu.off_cpu_reasons"))
+			if (!strcmp(isc_rstr(p, "reason", ""), "page_in"))
+				cJSON_ArrayForEach(x, isc_rarr(p, "top"))
+					isc_fnd_detail(o, isc_fnd_top(o, f, x, NULL, "python", isc_rnum(x, "ns", 0), -1),
+						   "waited for pages from the disk (page faults outside any system call)");
 	cJSON_ArrayForEach(x, isc_rarr(c->doc, "memory.growth_top"))
 		isc_fnd_top(o, f, x, NULL, "python", -1, -1);
 	isc_fnd_suggest(c, o, f, share / 100 * traced,

@@ -1,11 +1,13 @@
 /*
  * rule_op_compute_bound.c - op_compute_bound: time inside torch ops dominates.
  *
- * Trigger: cpu.split.ops_pct minus the page-fault share (isc_rfault_pct():
+ * Trigger: cpu.split.torch_ops_pct minus the page-fault share (isc_rfault_pct():
  * faults on fresh tensors are kernel time inside ops, and belong to
- * host_memory_bound) >= 20 (on-CPU time inside C calls: torch ops, tensor
- * methods, other builtins).  Severity critical from 50 %.  Verdict
- * share: ops_pct.  Quality x 0.8 when off-CPU time was not measured (no
+ * host_memory_bound) >= 20 (on-CPU time inside torch ops and tensor
+ * methods, by the callable's module; builtins and other extensions are
+ * Python-side work, python_bound's).  Severity critical from 50 %.  Verdict
+ * share: that difference.  A document from before the split in three
+ * (no torch_ops_pct) uses ops_pct.  Quality x 0.8 when off-CPU time was not measured (no
  * CPU samples: blocked time inside ops then counts as op time).
  * Evidence: the top 5 ops by self time, the Python lines calling ops most
  * (cpu.top_op_callers), torch's thread counts (marks torch.num_threads,
@@ -24,6 +26,7 @@
 #include <string.h>
 
 #include "rules.h"
+#include "../analyze/analyze_wait.h" /* isc_is_torch_op */
 
 #define TRIGGER_PCT 20
 #define TOP 5
@@ -55,12 +58,15 @@ static bool cpus_used(const struct rule_ctx *c, double *used, double *untraced_n
 
 static void eval(const struct rule_ctx *c, struct rule_out *o)
 {
-	double ops = isc_rnum(c->doc, "cpu.split.ops_pct", 0), ops_ns = isc_rnum(c->doc, "cpu.split.ops_ns", 0);
+	double ops = isc_rtorch_ops_pct(c->doc), ops0 = ops, ops_ns;
+	bool split3 = isc_rhave(c->doc, "cpu.split.torch_ops_ns", &ops_ns); /* torch ops apart from other C code */
+	if (!split3)
+		ops_ns = isc_rnum(c->doc, "cpu.split.ops_ns", 0);
 	double faults = isc_rfault_pct(c, NULL); /* kernel time on faults, inside ops: memory's share */
 	ops = ops > faults ? ops - faults : 0;
-	ops_ns *= isc_rnum(c->doc, "cpu.split.ops_pct", 0) > 0 ? ops / isc_rnum(c->doc, "cpu.split.ops_pct", 0) : 0;
+	ops_ns *= ops0 > 0 ? ops / ops0 : 0;
 	double threads = 0, interop = 0;
-	const cJSON *fn, *top = isc_rtop_fn(c->doc, "op"), *caller = cJSON_GetArrayItem(isc_rarr(c->doc, "cpu.top_op_callers"), 0);
+	const cJSON *fn, *top = isc_rtop_torch_op(c->doc), *caller = cJSON_GetArrayItem(isc_rarr(c->doc, "cpu.top_op_callers"), 0);
 	char w[600] = "", cw[600] = "";
 	if (ops < TRIGGER_PCT || !top || c->gpu)
 		return;
@@ -84,7 +90,9 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 		isc_fnd_metric(o, f, "ncpu", c->ncpu);
 	int n = 0;
 	cJSON_ArrayForEach(fn, isc_rarr(c->doc, "cpu.top_functions")) {
-		if (strcmp(isc_rstr(fn, "kind", ""), "op") || n++ >= TOP)
+		if (strcmp(isc_rstr(fn, "kind", ""), "op") ||
+		    (split3 && !isc_is_torch_op(isc_rstr(fn, "name", ""), isc_rstr(fn, "file", ""))) ||
+		    n++ >= TOP)
 			continue;
 		isc_fnd_detail(o, isc_fnd_top(o, f, fn, NULL, "op", isc_rnum(fn, "self_ns", 0), isc_rnum(fn, "self_pct", -1)),
 			   "%.0f calls, %.1f us each", isc_rnum(fn, "calls", 0),

@@ -11,9 +11,18 @@
  * or, with too few thread samples, voluntary / (voluntary + involuntary)
  * switches (isc_roff_cpu_blocked(); switch counts alone flip under outside
  * load, and threads handing the GIL to each other switch voluntarily).
+ * When the process had more runnable threads than CPUs and the trace says
+ * why threads blocked (cpu.off_cpu_reasons), the blocked time in
+ * thread_wait inside torch ops (an intra-op pool's caller waiting at the
+ * pool's barrier for workers that wait for a CPU) counts too:
+ * share += off_cpu_pct x blocked share x thread_wait.in_torch_ops_ns /
+ * cpu.blocked_ns.
  * Quality x 0.8 without CPU samples.  Severity critical from 30 %.
  * Evidence: switch counts, runnable threads vs cores, torch intra-op x
- * inter-op threads vs cores, CPU pressure (PSI), the hottest functions.
+ * inter-op threads vs cores, the largest pool of threads the agent does
+ * not trace (cpu.thread_pools: OpenMP and BLAS workers, named like the
+ * process, grouped by the futex they park on) and its size, CPU pressure
+ * (PSI), the hottest functions.
  * What-if: no more threads runnable than cores removes that waiting time.
  * The 10 % floor: below it preemption is the normal noise of a shared
  * machine (measured here: 2-6 % on an idle 2-core VM).
@@ -33,7 +42,12 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	bool over = c->ncpu > 0 && runnable > c->ncpu;
 	if (inv <= vol && !over)
 		return;
-	double frac = 1 - isc_roff_cpu_blocked(c);
+	double blocked_frac = isc_roff_cpu_blocked(c), frac = 1 - blocked_frac, blocked = isc_rnum(c->doc, "cpu.blocked_ns", 0);
+	double pool_wait = 0;
+	if (over && isc_rhave_reasons(c->doc) && blocked > 0) {
+		pool_wait = isc_rreason_field(c->doc, "thread_wait", "in_torch_ops_ns") / blocked;
+		frac += blocked_frac * (pool_wait < 1 ? pool_wait : 1);
+	}
 	double share = off * frac;
 	if (share < TRIGGER_PCT)
 		return;
@@ -48,15 +62,48 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 		isc_rwhere(w + n, sizeof(w) - n, caller);
 	}
 	double q = c->quality * (cJSON_IsTrue(isc_json_get(c->doc, "cpu.split.off_cpu_measured")) ? 1 : 0.8);
-	char cause[128];
+	/*
+	 * The pool: the largest untraced pool parked on one futex (an OpenMP
+	 * team, a BLAS pool), else the largest group of untraced threads; and
+	 * how many such pools of its name there are (one team per calling
+	 * thread), with their threads.
+	 */
+	const cJSON *pool = NULL, *p;
+	double npools = 0, pool_threads = 0;
+	for (int pass = 0; pass < 2 && !pool; pass++)
+		cJSON_ArrayForEach(p, isc_rarr(c->doc, "cpu.thread_pools")) {
+			if (cJSON_IsTrue(isc_json_get(p, "traced")) || isc_rnum(p, "threads", 0) < 2 ||
+			    (pass == 0 && !cJSON_IsString(isc_json_get(p, "futex"))))
+				continue;
+			if (!pool || isc_rnum(p, "threads", 0) > isc_rnum(pool, "threads", 0) ||
+			    (isc_rnum(p, "threads", 0) == isc_rnum(pool, "threads", 0) &&
+			     isc_rnum(p, "runnable_mean", 0) > isc_rnum(pool, "runnable_mean", 0)))
+				pool = p;
+		}
+	bool parked = pool && cJSON_IsString(isc_json_get(pool, "futex"));
+	cJSON_ArrayForEach(p, isc_rarr(c->doc, "cpu.thread_pools"))
+		if (pool && !cJSON_IsTrue(isc_json_get(p, "traced")) && isc_rnum(p, "threads", 0) > 1 &&
+		    cJSON_IsString(isc_json_get(p, "futex")) == parked && !strcmp(isc_rstr(p, "name", ""), isc_rstr(pool, "name", ""))) {
+			npools++;
+			pool_threads += isc_rnum(p, "threads", 0);
+		}
+	char cause[400], pw[200] = "";
+	if (pool && npools > 1)
+		snprintf(pw, sizeof(pw), "; %.0f untraced pools named %s of up to %.0f threads, %.0f threads in all", npools,
+			 isc_rstr(pool, "name", "?"), isc_rnum(pool, "threads", 0), pool_threads);
+	else if (pool)
+		snprintf(pw, sizeof(pw), "; an untraced pool named %s of %.0f threads", isc_rstr(pool, "name", "?"),
+			 isc_rnum(pool, "threads", 0));
 	if (over)
-		snprintf(cause, sizeof(cause), "%.1f runnable threads on average for %.0f CPUs", runnable, c->ncpu);
+		snprintf(cause, sizeof(cause), "%.1f runnable threads on average for %.0f CPUs%s", runnable, c->ncpu, pw);
 	else
-		snprintf(cause, sizeof(cause), "%.0f involuntary vs %.0f voluntary context switches", inv, vol);
+		snprintf(cause, sizeof(cause), "%.0f involuntary vs %.0f voluntary context switches%s", inv, vol, pw);
 	cJSON *f = isc_fnd_new(o, "thread_contention", share >= 30 ? "critical" : "warning", share / 100 * q,
-			   "%.0f %% of traced time the threads were runnable but not running (%s): the CPUs are "
+			   "%.0f %% of traced time the threads were %s (%s): the CPUs are "
 			   "oversubscribed; the hottest function is %s",
-			   share, cause, w);
+			   share, pool_wait > 0 ? "waiting for a CPU, runnable or at a thread pool's barrier inside torch ops"
+						: "runnable but not running",
+			   cause, w);
 	isc_fnd_metric(o, f, "preempted_pct", share);
 	isc_fnd_metric(o, f, "off_cpu_pct", off);
 	isc_fnd_metric(o, f, "involuntary_switches", inv);
@@ -65,6 +112,13 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 		isc_fnd_metric(o, f, "runnable_threads_mean", runnable);
 	if (c->ncpu > 0)
 		isc_fnd_metric(o, f, "ncpu", c->ncpu);
+	if (pool_wait > 0)
+		isc_fnd_metric(o, f, "pool_wait_in_torch_ops_pct", 100 * (pool_wait < 1 ? pool_wait : 1));
+	if (pool) {
+		isc_fnd_metric(o, f, "pool_threads", isc_rnum(pool, "threads", 0));
+		isc_fnd_metric(o, f, "pools_of_that_name", npools);
+		isc_fnd_metric(o, f, "pool_runnable_mean", isc_rnum(pool, "runnable_mean", 0));
+	}
 	bool have_t = isc_rmark(c->doc, "torch.num_threads", &threads);
 	bool have_i = isc_rmark(c->doc, "torch.num_interop_threads", &interop);
 	if (have_t)

@@ -12,7 +12,7 @@
  * host-side causes are then cpu_bound, whose evidence names the host code;
  * CPU-class findings are still listed.  A run without GPU operations gets a
  * CPU class (python_bound, op_compute_bound, thread_contention,
- * host_memory_bound, io_wait).  Without candidates the class is "unknown".
+ * host_memory_bound, io_wait, gil_contention).  Without candidates the class is "unknown".
  *
  *   confidence = S x Q x (1 - S2 / (2 S))        rounded to 0.01
  *
@@ -44,6 +44,7 @@
 #include <string.h>
 
 #include "rules.h"
+#include "../analyze/analyze_wait.h" /* isc_is_torch_op */
 
 static const struct rule *const rules[] = {
 	&isc_rule_data_loss, &isc_rule_abrupt_end, &isc_rule_gpu_not_traced,
@@ -52,6 +53,7 @@ static const struct rule *const rules[] = {
 	&isc_rule_thermal_throttled, &isc_rule_gpu_gaps, &isc_rule_gpu_low_util, &isc_rule_gpu_memory_high,
 	/* CPU classes */
 	&isc_rule_python_bound, &isc_rule_op_compute_bound, &isc_rule_thread_contention, &isc_rule_host_memory_bound, &isc_rule_io_wait,
+	&isc_rule_gil_contention,
 	/* findings without a class of their own */
 	&isc_rule_rss_growth, &isc_rule_numa_remote, &isc_rule_dataloader, &isc_rule_tail_latency,
 	&isc_rule_gpu_memory_peak_site, &isc_rule_gpu_memory_leak, &isc_rule_gpu_memory_headroom,
@@ -154,6 +156,48 @@ double isc_roff_cpu_blocked(const struct rule_ctx *c)
 	    (blocked > 0 || isc_rnum(c->doc, "cpu.state_samples", 0) >= STATE_SAMPLES_MIN))
 		return blocked >= off ? 1 : blocked / off;
 	return vol + inv > 0 ? vol / (vol + inv) : 1;
+}
+
+bool isc_rhave_reasons(const cJSON *doc)
+{
+	return cJSON_GetArraySize(isc_rarr(doc, "cpu.off_cpu_reasons")) > 0;
+}
+
+double isc_rreason_field(const cJSON *doc, const char *reason, const char *field)
+{
+	const cJSON *r;
+	cJSON_ArrayForEach(r, isc_rarr(doc, "cpu.off_cpu_reasons"))
+		if (!strcmp(isc_rstr(r, "reason", ""), reason))
+			return isc_rnum(r, field, 0);
+	return 0;
+}
+
+double isc_rreason_ns(const cJSON *doc, const char *reason, bool no_dataloader)
+{
+	double ns = isc_rreason_field(doc, reason, "ns");
+	if (no_dataloader)
+		ns -= isc_rreason_field(doc, reason, "in_dataloader_ns");
+	return ns > 0 ? ns : 0;
+}
+
+const cJSON *isc_rtop_torch_op(const cJSON *doc)
+{
+	const cJSON *fn, *first = NULL;
+	cJSON_ArrayForEach(fn, isc_rarr(doc, "cpu.top_functions")) {
+		if (strcmp(isc_rstr(fn, "kind", ""), "op"))
+			continue;
+		if (isc_is_torch_op(isc_rstr(fn, "name", ""), isc_rstr(fn, "file", "")))
+			return fn;
+		if (!first)
+			first = fn;
+	}
+	return first;
+}
+
+double isc_rtorch_ops_pct(const cJSON *doc)
+{
+	double v;
+	return isc_rhave(doc, "cpu.split.torch_ops_pct", &v) ? v : isc_rnum(doc, "cpu.split.ops_pct", 0);
 }
 
 double isc_rpct(double part, double whole)

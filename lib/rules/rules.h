@@ -108,6 +108,23 @@ double isc_rfault_pct(const struct rule_ctx *c, double *faults_per_s);
  * context switches, else 1.
  */
 double isc_roff_cpu_blocked(const struct rule_ctx *c);
+/*
+ * Off-CPU reasons (cpu.off_cpu_reasons, from the sampler's THREAD_WAIT):
+ * true when the document has them.  isc_rreason_ns() is the blocked ns of
+ * one reason ("io_pipe"), less its part while a DataLoader's __next__ was
+ * open when no_dataloader; isc_rreason_field() any number of that reason's
+ * entry.  Both 0 for a reason with no time.
+ */
+bool isc_rhave_reasons(const cJSON *doc);
+double isc_rreason_ns(const cJSON *doc, const char *reason, bool no_dataloader);
+double isc_rreason_field(const cJSON *doc, const char *reason, const char *field);
+/*
+ * The first of cpu.top_functions that is a torch op (by its module, as
+ * cpu.split.torch_ops_ns counts them), else the first op; NULL if none.
+ */
+const cJSON *isc_rtop_torch_op(const cJSON *doc);
+/* cpu.split.torch_ops_pct, or ops_pct in a document from before the split in three. */
+double isc_rtorch_ops_pct(const cJSON *doc);
 /* 100 * part / whole, 0 when whole <= 0. */
 double isc_rpct(double part, double whole);
 /*
@@ -157,7 +174,7 @@ void isc_fnd_candidate(struct rule_out *o, cJSON *f, const char *cls, double exp
 /* ---- the rules (rule_*.c), in evaluation order -------------------------- */
 extern const struct rule isc_rule_data_loss, isc_rule_abrupt_end, isc_rule_gpu_not_traced;
 extern const struct rule isc_rule_python_bound, isc_rule_op_compute_bound, isc_rule_thread_contention, isc_rule_io_wait,
-	isc_rule_host_memory_bound, isc_rule_rss_growth, isc_rule_numa_remote, isc_rule_tail_latency, isc_rule_dataloader;
+	isc_rule_host_memory_bound, isc_rule_gil_contention, isc_rule_rss_growth, isc_rule_numa_remote, isc_rule_tail_latency, isc_rule_dataloader;
 extern const struct rule isc_rule_gpu_compute_bound, isc_rule_launch_bound, isc_rule_cpu_bound, isc_rule_transfer_bound,
 	isc_rule_sync_bound, isc_rule_gpu_gaps, isc_rule_gpu_low_util, isc_rule_gpu_memory_high, isc_rule_thermal_throttled;
 extern const struct rule isc_rule_gpu_memory_peak_site, isc_rule_gpu_memory_leak, isc_rule_gpu_memory_headroom,

@@ -183,6 +183,14 @@ static void tl_thread_state(struct tl *t, uint64_t ts, uint32_t pid, uint32_t ti
 	tl_rec(t, ISC_REC_THREAD_SAMPLE, ts, 0, 0, 9, f, NULL, 0, false);
 }
 
+/* THREAD_WAIT: call family, descriptor kind, first argument, wchan. */
+static void tl_wait(struct tl *t, uint64_t ts, uint32_t pid, uint32_t tid, uint64_t call, uint64_t kind, uint64_t a0,
+		    const char *wchan)
+{
+	uint64_t f[10] = { pid, tid, call, 0, a0, 0, 0, 0, kind ? 4 : 0, kind };
+	tl_rec(t, ISC_REC_THREAD_WAIT, ts, 0, 0, 10, f, wchan, strlen(wchan), false);
+}
+
 /* PROC_SAMPLE with CPU time (utime), RSS and thread count. */
 static void tl_proc_cpu(struct tl *t, uint64_t ts, uint32_t pid, uint64_t cpu_ns, uint64_t rss, uint64_t nthreads)
 {
@@ -254,7 +262,7 @@ static double FN(const cJSON *d, const char *name, const char *field)
 	return N(fn_named(d, name), field);
 }
 
-enum { S_MAIN = 1, S_A, S_F, S_B, S_FACT, S_STEP, S_REQ, S_X, S_SLEEP, S_G, S_DL, S_DLANN };
+enum { S_MAIN = 1, S_A, S_F, S_B, S_FACT, S_STEP, S_REQ, S_X, S_SLEEP, S_G, S_DL, S_DLANN, S_READ };
 
 static void common_strings(struct tl *t)
 {
@@ -271,6 +279,7 @@ static void common_strings(struct tl *t)
 	tl_string(t, S_DL, ISC_STR_CODE, 623, "_BaseDataLoaderIter.__next__",
 		  "/usr/lib/python3/dist-packages/torch/utils/data/dataloader.py");
 	tl_string(t, S_DLANN, ISC_STR_SCOPE, 0, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", "");
+	tl_string(t, S_READ, ISC_STR_CFUNC, 0, "posix.read", "posix");
 }
 
 /* Item i of the array at path, as a number. */
@@ -322,11 +331,17 @@ static void test_self_total(void)
 	   N(d, "cpu.split.off_cpu_ns") == 0 && N(d, "cpu.split.python_pct") == 60,
 	   "split without samples: python 600, ops 400, off-CPU 0");
 	ok(!cJSON_IsTrue(isc_json_get(d, "cpu.split.off_cpu_measured")), "off-CPU marked as not measured");
+	/* torch.matmul (module torch) is a torch op, len (builtins) other C code */
+	ok(N(d, "cpu.split.torch_ops_ns") == 300 && N(d, "cpu.split.other_c_ns") == 100 &&
+	   N(d, "cpu.split.torch_ops_pct") == 30 && N(d, "cpu.split.other_c_pct") == 10,
+	   "split in three: torch ops 300 (30 %%), other C 100 (10 %%)");
 	ok(FN(d, "crunch", "self_pct") == 30, "self_pct of traced time");
 	ok(N(d, "summary.wall_ns") == 1000 && N(d, "summary.events") == 8 && N(d, "summary.processes") == 1 &&
 	   N(d, "summary.threads") == 1, "summary: wall, events, processes, threads");
 	ok(!strcmp(isc_json_str(d, "verdict.class"), "python_bound"), "verdict python_bound when Python leads");
-	ok(strstr(isc_json_str(d, "verdict.sentence"), "60 % of traced CPU time is Python") != NULL,
+	/* Python-side work: the interpreter (600) and builtins (len, 100) of 1000 */
+	ok(strstr(isc_json_str(d, "verdict.sentence"),
+		  "70 % of traced CPU time is Python-side work (interpreter 60 %, C builtins and other extensions 10 %)") != NULL,
 	   "verdict sentence names the share: %s", isc_json_str(d, "verdict.sentence"));
 	ok(N(d, "schema_version") == ISC_FINDINGS_SCHEMA_VERSION && !strcmp(isc_json_str(d, "tool.name"), "iscope-analyze"),
 	   "schema_version and tool");
@@ -1226,6 +1241,133 @@ static int write_fixture(const char *kind, const char *path)
 	return fclose(f) ? 1 : 0;
 }
 
+/* name of item 0 of array key of o, "" when absent */
+static const char *first_name(const cJSON *o, const char *key)
+{
+	const char *n = isc_json_str(cJSON_GetArrayItem(isc_json_get(o, key), 0), "name");
+	return n ? n : "";
+}
+
+/* The reason of each blocked sample (THREAD_WAIT), by reason, caller, pool. */
+static void test_off_reasons(void)
+{
+	const uint64_t MS = 1000000;
+	FILE *f = tmpfile();
+	struct tl t;
+	tl_open(&t, f, "python3 waits.py");
+	common_strings(&t);
+	static const struct {
+		uint32_t tid;
+		const char *comm;
+	} names[] = { { 1, "python3" }, { 2, "python3" }, { 3, "python3" }, { 7, "python3" },
+		      { 4, "pt_worker_3" }, { 5, "pt_worker_12" }, { 6, "pt_worker_7" } };
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		uint64_t nf[2] = { 1, names[i].tid };
+		tl_rec(&t, ISC_REC_THREAD_NAME, 0, 0, 0, 2, nf, names[i].comm, strlen(names[i].comm), false);
+	}
+	/* tid 1 reads a pipe then sleeps; 2 runs Python (crunch) with no C call; 3 is in torch.matmul;
+	 * 7 reads a pipe inside a DataLoader's __next__; 4, 5, 6 are untraced pool workers */
+	tl_call(&t, 0, 1, 1, ISC_SPAN_PYTHON, S_MAIN);
+	tl_call(&t, 0, 1, 1, ISC_SPAN_OP, S_READ);
+	tl_call(&t, 0, 1, 2, ISC_SPAN_PYTHON, S_F);
+	tl_call(&t, 0, 1, 3, ISC_SPAN_PYTHON, S_MAIN);
+	tl_call(&t, 0, 1, 3, ISC_SPAN_OP, S_A);
+	tl_call(&t, 0, 1, 7, ISC_SPAN_PYTHON, S_DL);
+	tl_call(&t, 0, 1, 7, ISC_SPAN_OP, S_READ);
+	for (uint32_t tid = 1; tid <= 7; tid++)
+		tl_thread_state(&t, 0, 1, tid, 'R');
+	/* 100 ms: everyone blocked, each THREAD_WAIT before its THREAD_SAMPLE */
+	tl_wait(&t, 100 * MS, 1, 1, ISC_WAIT_READ, ISC_FD_PIPE, 3, "");
+	tl_thread_state(&t, 100 * MS, 1, 1, 'S');
+	tl_wait(&t, 100 * MS, 1, 2, ISC_WAIT_FUTEX, 0, 0x5000, "");
+	tl_thread_state(&t, 100 * MS, 1, 2, 'S');
+	tl_wait(&t, 100 * MS, 1, 3, ISC_WAIT_FUTEX, 0, 0x6000, "");
+	tl_thread_state(&t, 100 * MS, 1, 3, 'S');
+	tl_wait(&t, 100 * MS, 1, 7, ISC_WAIT_READ, ISC_FD_PIPE, 5, "");
+	tl_thread_state(&t, 100 * MS, 1, 7, 'S');
+	tl_wait(&t, 100 * MS, 1, 4, ISC_WAIT_FUTEX, 0, 0xabc, "");
+	tl_thread_state(&t, 100 * MS, 1, 4, 'S');
+	tl_wait(&t, 100 * MS, 1, 5, ISC_WAIT_FUTEX, 0, 0xabc, "");
+	tl_thread_state(&t, 100 * MS, 1, 5, 'S');
+	tl_wait(&t, 100 * MS, 1, 6, ISC_WAIT_FUTEX, 0, 0xdef, "");
+	tl_thread_state(&t, 100 * MS, 1, 6, 'S');
+	tl_ret(&t, 150 * MS, 1, 1);
+	tl_call(&t, 150 * MS, 1, 1, ISC_SPAN_OP, S_SLEEP);
+	/* 200 ms: 1 sleeps; 2 is blocked with no THREAD_WAIT (other); 4 parks on its pool's futex again */
+	tl_wait(&t, 200 * MS, 1, 1, ISC_WAIT_SLEEP, 0, 1, "");
+	tl_thread_state(&t, 200 * MS, 1, 1, 'S');
+	tl_thread_state(&t, 200 * MS, 1, 2, 'S');
+	tl_wait(&t, 200 * MS, 1, 4, ISC_WAIT_FUTEX, 0, 0xabc, "");
+	tl_thread_state(&t, 200 * MS, 1, 4, 'S');
+	/* 300 ms: 2 waits for the disk in a page fault (D, no system call) */
+	tl_wait(&t, 300 * MS, 1, 2, ISC_WAIT_NO_SYSCALL, 0, 0, "filemap_fault");
+	tl_thread_state(&t, 300 * MS, 1, 2, 'D');
+	tl_ret(&t, 400 * MS, 1, 1);
+	tl_ret(&t, 400 * MS, 1, 1);
+	tl_ret(&t, 400 * MS, 1, 2);
+	tl_ret(&t, 400 * MS, 1, 3);
+	tl_ret(&t, 400 * MS, 1, 3);
+	tl_ret(&t, 400 * MS, 1, 7);
+	tl_ret(&t, 400 * MS, 1, 7);
+	tl_close(&t, 0, 0, 0);
+	cJSON *d = analyze(f);
+	ok(N(d, "cpu.blocked_ns") == 700 * MS, "blocked: 4 x 100 ms at 100 ms, 2 x 100 at 200, 100 at 300 (got %g)",
+	   N(d, "cpu.blocked_ns"));
+	const cJSON *r = isc_json_get(d, "cpu.off_cpu_reasons");
+	static const char *const order[] = { "io_pipe", "sleep", "thread_wait", "gil", "page_in", "other" };
+	static const double ns[] = { 200 * MS, 100 * MS, 100 * MS, 100 * MS, 100 * MS, 100 * MS };
+	bool in_order = cJSON_GetArraySize(r) == 6;
+	for (int i = 0; i < 6 && in_order; i++) {
+		const cJSON *x = cJSON_GetArrayItem(r, i);
+		in_order = !strcmp(isc_json_str(x, "reason"), order[i]) && N(x, "ns") == ns[i];
+	}
+	ok(in_order, "reasons largest first (ties in the schema's order): io_pipe 200 ms, then sleep, thread_wait, "
+		     "gil, page_in, other 100 ms each");
+	const cJSON *pipe = cJSON_GetArrayItem(r, 0);
+	ok(N(pipe, "pct") == 28.57 && N(pipe, "in_dataloader_ns") == 100 * MS && N(pipe, "in_torch_ops_ns") == 0,
+	   "io_pipe: 200/700 = 28.57 %% of the blocked time, 100 ms of it inside the DataLoader's __next__");
+	ok(cJSON_GetArraySize(isc_json_get(pipe, "top")) == 2, "io_pipe: two Python callers (<module>, __next__)");
+	const cJSON *tw = cJSON_GetArrayItem(r, 2), *gil = cJSON_GetArrayItem(r, 3);
+	ok(N(tw, "in_torch_ops_ns") == 100 * MS && !strcmp(first_name(tw, "top"), "<module>"),
+	   "thread_wait: the futex inside torch.matmul, all of it in torch ops, charged to <module>");
+	ok(!strcmp(first_name(gil, "top"), "crunch") && N(gil, "in_torch_ops_ns") == 0,
+	   "gil: the futex while crunch ran Python with no C call open");
+	ok(!strcmp(first_name(cJSON_GetArrayItem(r, 4), "top"), "crunch"), "page_in: crunch waited in a fault");
+	const cJSON *top0 = cJSON_GetArrayItem(isc_json_get(d, "cpu.off_cpu_top"), 0);
+	ok(!strcmp(isc_json_str(top0, "name"), "posix.read") && !strcmp(isc_json_str(top0, "reason"), "io_pipe") &&
+	   N(top0, "blocked_ns") == 100 * MS, "off_cpu_top rows carry their reason");
+	const cJSON *th, *t2 = NULL;
+	cJSON_ArrayForEach(th, isc_json_get(cJSON_GetArrayItem(isc_json_get(d, "processes"), 0), "threads"))
+		if (N(th, "tid") == 2)
+			t2 = th;
+	ok(t2 && N(t2, "gil_wait_ns") == 100 * MS, "thread 2 waited 100 ms for the GIL");
+	/* pools: traced python3 x4; pt_worker on futex 0xabc x2 (3 and 12 are numbering); pt_worker 0xdef x1 */
+	const cJSON *p, *abc = NULL, *def = NULL, *py = NULL;
+	cJSON_ArrayForEach(p, isc_json_get(d, "cpu.thread_pools")) {
+		const char *fx = isc_json_str(p, "futex");
+		if (!strcmp(isc_json_str(p, "name"), "pt_worker") && fx && !strcmp(fx, "0xabc"))
+			abc = p;
+		else if (!strcmp(isc_json_str(p, "name"), "pt_worker") && fx && !strcmp(fx, "0xdef"))
+			def = p;
+		else if (!strcmp(isc_json_str(p, "name"), "python3"))
+			py = p;
+	}
+	ok(cJSON_GetArraySize(isc_json_get(d, "cpu.thread_pools")) == 3 && abc && N(abc, "threads") == 2 &&
+	   !cJSON_IsTrue(isc_json_get(abc, "traced")) && def && N(def, "threads") == 1 && py && N(py, "threads") == 4 &&
+	   cJSON_IsTrue(isc_json_get(py, "traced")) && cJSON_IsNull(isc_json_get(py, "futex")),
+	   "pools: python3 x4 traced; pt_worker x2 on 0xabc; pt_worker x1 on 0xdef");
+	/* io_wait: off-CPU 100 %% x blocked 700/1600 x (io_pipe 200 - 100 in the DataLoader + sleep 100)/700 = 12.5 %% */
+	const cJSON *fi, *io = NULL;
+	cJSON_ArrayForEach(fi, isc_json_get(d, "findings"))
+		if (!strcmp(isc_json_str(fi, "id"), "io_wait"))
+			io = fi;
+	ok(io && N(io, "evidence.metrics.blocked_pct") == 12.5,
+	   "io_wait counts only I/O and sleep outside the DataLoader: 12.5 %% (got %g)",
+	   io ? N(io, "evidence.metrics.blocked_pct") : -1);
+	ok(io && !strcmp(first_name(isc_json_get(io, "evidence"), "top"), "posix.read"), "io_wait's top: the pipe read");
+	cJSON_Delete(d);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "--write"))
@@ -1238,6 +1380,7 @@ int main(int argc, char **argv)
 	test_dataloader();
 	test_cpu_samples();
 	test_split_offcpu();
+	test_off_reasons();
 	test_memory_processes();
 	test_damage();
 	test_span_repair();

@@ -2,7 +2,9 @@
  * test_wait.c - what a blocked thread waits in: the /proc/TID/syscall
  * parser, the system call families and the descriptor kinds of the
  * sampler's THREAD_WAIT (lib/record/proc_wait.c), on the fixtures of
- * tests/data/proc (argv[1]; README there says where each comes from).
+ * tests/data/proc (argv[1]; README there says where each comes from); and
+ * the analysis side (lib/analyze/analyze_wait.c): the reason of a blocked
+ * sample, torch ops by module, pool names.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -12,6 +14,7 @@
 
 #include "isc_format.h"
 #include "sampler.h"
+#include "analyze_wait.h"
 #include "tap.h"
 
 static char dir[512];
@@ -114,10 +117,69 @@ static void fd_kinds(void)
 	ok(isc_fd_kind_of_link("/data/x.bin", S_IFREG | 0644) == ISC_FD_FILE, "/data/x.bin: file");
 }
 
+/* The analysis side: a blocked sample's reason, torch ops by module, pool names. */
+static void reasons(void)
+{
+	static const struct {
+		uint8_t call, kind;
+		char state;
+		const char *wchan;
+		bool in_python;
+		unsigned want;
+	} r[] = {
+		{ ISC_WAIT_READ, ISC_FD_FILE, 'D', "", false, ISC_OFF_IO_FILE },
+		{ ISC_WAIT_READ, ISC_FD_BLOCKDEV, 'D', "", false, ISC_OFF_IO_FILE },
+		{ ISC_WAIT_READ, ISC_FD_SOCKET, 'S', "", false, ISC_OFF_IO_NETWORK },
+		{ ISC_WAIT_CONNECT, ISC_FD_SOCKET, 'S', "", false, ISC_OFF_IO_NETWORK },
+		{ ISC_WAIT_POLL, ISC_FD_SOCKET, 'S', "", true, ISC_OFF_IO_NETWORK },
+		{ ISC_WAIT_READ, ISC_FD_PIPE, 'S', "", false, ISC_OFF_IO_PIPE },
+		{ ISC_WAIT_WRITE, ISC_FD_PIPE, 'S', "", false, ISC_OFF_IO_PIPE },
+		{ ISC_WAIT_READ, ISC_FD_EVENTFD, 'S', "", false, ISC_OFF_THREAD_WAIT },
+		{ ISC_WAIT_READ, ISC_FD_ANON, 'S', "", false, ISC_OFF_SLEEP },
+		{ ISC_WAIT_POLL, ISC_FD_EPOLL, 'S', "", false, ISC_OFF_OTHER },
+		{ ISC_WAIT_POLL, ISC_FD_NONE, 'S', "", false, ISC_OFF_OTHER },
+		{ ISC_WAIT_FILE, ISC_FD_NONE, 'D', "", false, ISC_OFF_IO_FILE },
+		{ ISC_WAIT_SLEEP, ISC_FD_NONE, 'S', "", false, ISC_OFF_SLEEP },
+		{ ISC_WAIT_FUTEX, ISC_FD_NONE, 'S', "", false, ISC_OFF_THREAD_WAIT },
+		{ ISC_WAIT_FUTEX, ISC_FD_NONE, 'S', "", true, ISC_OFF_GIL },
+		{ ISC_WAIT_NO_SYSCALL, ISC_FD_NONE, 'D', "", true, ISC_OFF_PAGE_IN },
+		{ ISC_WAIT_NO_SYSCALL, ISC_FD_NONE, 'S', "folio_wait_bit_common", true, ISC_OFF_PAGE_IN },
+		{ ISC_WAIT_NO_SYSCALL, ISC_FD_NONE, 'S', "do_signal_stop", true, ISC_OFF_OTHER },
+		{ ISC_WAIT_CHILD, ISC_FD_NONE, 'S', "", false, ISC_OFF_OTHER },
+		{ ISC_WAIT_RUNNING, ISC_FD_NONE, 'D', "", false, ISC_OFF_OTHER },
+		{ ISC_WAIT_UNKNOWN, ISC_FD_NONE, 'S', "", false, ISC_OFF_OTHER },
+		{ 99, 99, 'S', "", false, ISC_OFF_OTHER },
+	};
+	for (size_t i = 0; i < sizeof(r) / sizeof(r[0]); i++) {
+		unsigned got = isc_off_reason_of(r[i].call, r[i].kind, r[i].state, r[i].wchan, strlen(r[i].wchan),
+						 r[i].in_python);
+		ok(got == r[i].want, "call %u, fd kind %u, state %c%s%s: %s (got %s)", r[i].call, r[i].kind, r[i].state,
+		   r[i].in_python ? ", in Python" : "", r[i].wchan, isc_off_reason_name(r[i].want), isc_off_reason_name(got));
+	}
+	ok(isc_is_torch_op("torch.matmul", "torch") && isc_is_torch_op("Tensor.add", "torch._tensor") &&
+	   isc_is_torch_op("linear", "torch._C._nn") && isc_is_torch_op("nms", "torchvision.ops") &&
+	   isc_is_torch_op("aten::linear", ""), "torch ops: torch, torch.*, torchvision, Kineto's aten::");
+	ok(!isc_is_torch_op("len", "builtins") && !isc_is_torch_op("list.append", "builtins") &&
+	   !isc_is_torch_op("floor", "math") && !isc_is_torch_op("create_dynamic", "_imp") &&
+	   !isc_is_torch_op("Random.random", "random") && !isc_is_torch_op("f", "") && !isc_is_torch_op("f", NULL),
+	   "other C code: builtins, math, _imp, random, no module");
+	static const char *const names[][2] = { { "pt_thread_3", "pt_thread" },     { "pt_thread_11", "pt_thread" },
+						{ "python3", "python3" },           { "cuda-EvtHandlr", "cuda-EvtHandlr" },
+						{ "ThreadPoolExecutor-0_1", "ThreadPoolExecutor" },
+						{ "worker 12", "worker" },          { "42", "42" },
+						{ "", "" } };
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char out[32];
+		isc_pool_name(names[i][0], out, sizeof(out));
+		ok(!strcmp(out, names[i][1]), "pool name of \"%s\": \"%s\" (got \"%s\")", names[i][0], names[i][1], out);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	snprintf(dir, sizeof(dir), "%s", argc > 1 ? argv[1] : "tests/data/proc");
 	syscalls();
 	fd_kinds();
+	reasons();
 	return tap_done();
 }

@@ -261,3 +261,124 @@ def_line() {
 	[[ $py == *read_request ]]
 	[ "$blocked" -gt 1000000000 ]
 }
+
+# ---- why off-CPU: off_cpu_reasons (issue 14) ---------------------------------
+# The blocking workloads below are robust to a loaded machine by
+# construction: their waits (a pipe, a socket, a sleep, a disk read, a
+# pool's barrier, the GIL) last as long whatever the CPUs do, and they
+# are the largest share of each step.
+
+# reason_top: "reason pct top_python_function" of the largest off-CPU reason.
+reason_top() {
+	jq -r '.cpu.off_cpu_reasons[0] | "\(.reason) \(.pct) \(.top[0].name // "-")"' "$F"
+}
+
+@test "io_wait (pipe): the blocked time is io_pipe, charged to read_request" {
+	workload io_wait
+	read -r reason pct fn < <(reason_top)
+	echo "largest reason: $reason $pct % ($fn)"
+	[ "$reason" = io_pipe ]
+	[[ $fn == *read_request ]]
+	jq -e '.cpu.off_cpu_reasons[0].pct > 80' "$F"
+	jq -e '.cpu.off_cpu_top[0].reason == "io_pipe"' "$F"
+}
+
+@test "io_socket: step blocked on a loopback socket; verdict io_wait, top contributor socket.recv from fetch_request" {
+	workload io_socket
+	signals
+	[ "$(verdict_class)" = io_wait ]
+	top0
+	if [[ $name == *recv* ]]; then
+		mentions fetch_request
+	else
+		[[ $name == *fetch_request ]]
+	fi
+}
+
+@test "io_socket: the blocked time is io_network, charged to fetch_request" {
+	workload io_socket
+	read -r reason pct fn < <(reason_top)
+	echo "largest reason: $reason $pct % ($fn)"
+	[ "$reason" = io_network ]
+	[[ $fn == *fetch_request ]]
+	jq -e '.cpu.off_cpu_reasons[0].pct > 80' "$F"
+}
+
+@test "sleep_wait: a step that sleeps; verdict io_wait, top contributor time.sleep from throttle" {
+	workload sleep_wait
+	signals
+	[ "$(verdict_class)" = io_wait ]
+	top0
+	if [ "$name" = time.sleep ]; then
+		mentions throttle
+	else
+		[[ $name == *throttle ]]
+	fi
+}
+
+@test "sleep_wait: the blocked time is sleep, charged to throttle" {
+	workload sleep_wait
+	read -r reason pct fn < <(reason_top)
+	echo "largest reason: $reason $pct % ($fn)"
+	[ "$reason" = sleep ]
+	[[ $fn == *throttle ]]
+	jq -e '.cpu.off_cpu_reasons[0].pct > 80' "$F"
+}
+
+@test "pool_contention: callers of oversubscribed intra-op pools; verdict thread_contention, top contributor the linear op" {
+	workload pool_contention
+	signals
+	[ "$(verdict_class)" = thread_contention ]
+	top0
+	[[ $name == torch._C._nn.linear || $name == *forward ]]
+}
+
+@test "pool_contention: the callers wait at their pools' barriers (thread_wait inside torch ops); the untraced pools are named with their size" {
+	workload pool_contention
+	read -r reason pct fn < <(reason_top)
+	echo "largest reason: $reason $pct % ($fn); pools: $(jq -c '[.cpu.thread_pools[] | [.name, .traced, .threads, .futex]]' "$F")"
+	[ "$reason" = thread_wait ]
+	jq -e '.cpu.off_cpu_reasons[0].in_torch_ops_ns > 0.8 * .cpu.off_cpu_reasons[0].ns' "$F"
+	jq -e '.cpu.runnable_threads_mean > .environment.ncpu' "$F"
+	# torch.set_num_threads(8): each caller's OpenMP team has 7 workers, untraced, parked on one futex
+	jq -e '[.cpu.thread_pools[] | select(.traced == false and .futex != null and .threads == 7)] | length >= 2' "$F"
+	jq -e '[.findings[] | select(.id == "io_wait")] | length == 0' "$F"
+	jq -e '.findings[] | select(.id == "thread_contention") | .evidence.metrics.pool_threads == 7' "$F"
+}
+
+@test "gil_contention: threads of pure Python; verdict gil_contention, top contributor tokenize" {
+	workload gil_contention
+	signals
+	[ "$(verdict_class)" = gil_contention ]
+	top0
+	[[ $name == *tokenize ]]
+	[ "$kind" = python ]
+	[ "$line" -eq "$(def_line gil_contention.py tokenize)" ]
+}
+
+@test "gil_contention: the blocked time is gil, in every tokenizer thread" {
+	workload gil_contention
+	read -r reason pct fn < <(reason_top)
+	echo "largest reason: $reason $pct % ($fn)"
+	[ "$reason" = gil ]
+	[[ $fn == *tokenize ]]
+	jq -e '.cpu.off_cpu_reasons[0].pct > 80' "$F"
+	jq -e '[.processes[0].threads[] | select(.traced and .gil_wait_ns > 0)] | length >= 8' "$F"
+}
+
+@test "page_in: a memory-mapped file read page by page; verdict host_memory_bound, top contributor load_weights" {
+	workload page_in
+	signals
+	[ "$(verdict_class)" = host_memory_bound ]
+	top0
+	[[ $name == *load_weights ]]
+	[[ $file == *page_in.py ]]
+}
+
+@test "page_in: the thread waits in page faults (page_in), charged to load_weights" {
+	workload page_in
+	jq -r '"reasons: \([.cpu.off_cpu_reasons[] | "\(.reason) \(.pct)"] | join(", ")); major faults \(.memory.major_faults)"' "$F"
+	run jq -r '.cpu.off_cpu_reasons[] | select(.reason == "page_in") | .top[0].name' "$F"
+	[[ $output == *load_weights ]]
+	jq -e '.memory.major_faults > 10000' "$F"
+}

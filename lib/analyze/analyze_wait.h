@@ -1,0 +1,56 @@
+/*
+ * analyze_wait.h - why a thread was off-CPU (analyze_wait.c): the reason of
+ * one blocked thread sample from the sampler's THREAD_WAIT record, which C
+ * calls are torch's, and the pool a thread belongs to.  Called by
+ * analyze.c; the unit tests call it directly.
+ */
+#ifndef ANALYZE_WAIT_H
+#define ANALYZE_WAIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* cpu.off_cpu_reasons[].reason, in the schema's order */
+enum isc_off_reason {
+	ISC_OFF_IO_FILE,
+	ISC_OFF_IO_NETWORK,
+	ISC_OFF_IO_PIPE,
+	ISC_OFF_SLEEP,
+	ISC_OFF_THREAD_WAIT,
+	ISC_OFF_GIL,
+	ISC_OFF_PAGE_IN,
+	ISC_OFF_OTHER,
+	ISC_OFF_N
+};
+
+/* The reason's name in the findings ("io_file", ...). */
+const char *isc_off_reason_name(unsigned r);
+
+/*
+ * Reason of a thread sample in state S or D (state) that a THREAD_WAIT
+ * described: call and fd_kind (enum isc_wait_call, enum isc_fd_kind, any
+ * value), the wchan text (may be empty), and in_python: the thread's
+ * innermost traced frame was Python code, no C call open (a futex wait
+ * there is the GIL: man/iscope-analyze.1.in, OFF-CPU REASONS).
+ */
+unsigned isc_off_reason_of(uint64_t call, uint64_t fd_kind, char state, const char *wchan, size_t nwchan,
+			   bool in_python);
+
+/*
+ * A C callable is a torch op when its module (the CFUNC string's file) is
+ * torch or under it, or a package named torch... (torchvision, torchaudio,
+ * torch_xla); or, without a module, when its name has "::" (the Kineto
+ * import's aten::linear, c10d::allreduce_, torchvision::nms).
+ */
+bool isc_is_torch_op(const char *name, const char *module);
+
+/*
+ * The pool name of a thread name: trailing numbering ("-3", "_12", ":0",
+ * "#2", " 4", repeatedly) cut off, so "pt_thread_3" and "pt_thread_11" are
+ * one pool; a name whose last characters are digits with no separator
+ * before them ("python3") is kept.  Writes at most cap bytes into out.
+ */
+void isc_pool_name(const char *name, char *out, size_t cap);
+
+#endif
