@@ -85,6 +85,7 @@ extern char **environ;
 
 static volatile pid_t forward_pid;          /* the workload while it runs */
 static volatile sig_atomic_t late_signal;  /* received after it exited */
+static volatile sig_atomic_t forwarded;    /* bit per signal forwarded to it, not yet checked */
 
 /*
  * INT/TERM/HUP sent with kill(2) go to the workload.  A terminal's ^C is
@@ -97,10 +98,40 @@ static void forward_signal(int sig, siginfo_t *si, void *ctx)
 	(void)ctx;
 	if (si->si_code != SI_USER)
 		return;
-	if (forward_pid > 0)
+	if (forward_pid > 0) {
 		kill(forward_pid, sig);
-	else
+		forwarded |= 1 << sig;
+	} else {
 		late_signal = sig;
+	}
+}
+
+/*
+ * After forwarding: says so when the workload ignores the signal (its
+ * SigIgn mask in /proc/PID/status), since then nothing visible happens
+ * and a user waiting for it to stop waits for ever.  Once per signal.
+ */
+static void check_forwarded(pid_t pid, int sigs, int *told)
+{
+	static const char *const names[] = { [SIGINT] = "SIGINT", [SIGTERM] = "SIGTERM", [SIGHUP] = "SIGHUP" };
+	char path[64], line[256];
+	unsigned long long ign = 0;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "SigIgn: %llx", &ign) == 1)
+			break;
+	fclose(f);
+	for (int sig = 1; sig < 32; sig++) {
+		if (!(sigs & (1 << sig)) || (*told & (1 << sig)) || !(ign & (1ull << (sig - 1))))
+			continue;
+		*told |= 1 << sig;
+		isc_log(ISC_LOG_WARN, "forwarded %s to the workload (pid %d), which ignores it; it goes on running "
+			"(SIGKILL stops it)", sig < (int)(sizeof(names) / sizeof(names[0])) && names[sig] ? names[sig] : "a signal",
+			(int)pid);
+	}
 }
 
 /* Sends sig to our remaining children (orphans re-parented to us included). */
@@ -418,6 +449,12 @@ static int start_child(struct rec *r, char **env)
 	}
 	if (pid == 0) {
 		sigaction(SIGPIPE, &r->old_pipe, NULL); /* ours is SIG_IGN */
+		/* a background job of a non-interactive shell starts with INT and
+		 * QUIT ignored, and an ignored signal stays so across exec: the
+		 * workload gets the defaults back, so the signals we forward act */
+		signal(SIGINT, SIG_DFL);
+		signal(SIGQUIT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
 		if (r->o->child_stdout_to_stderr)
 			dup2(2, 1);
 		execvpe(r->o->argv[0], r->o->argv, env);
@@ -658,6 +695,7 @@ int isc_record_run(const struct isc_record_opts *o, struct isc_record_result *re
 	pthread_sigmask(SIG_SETMASK, &oldmask, NULL);
 
 	/* wait for every process of the session, the workload first or last */
+	int told = 0;
 	for (;;) {
 		int st;
 		siginfo_t si;
@@ -665,6 +703,11 @@ int isc_record_run(const struct isc_record_opts *o, struct isc_record_result *re
 		/* look before reaping, so the drain never reports a child as gone */
 		if (waitid(P_ALL, 0, &si, WEXITED | WNOWAIT) < 0) {
 			if (errno == EINTR) {
+				if (forwarded && forward_pid > 0) {
+					int sigs = forwarded;
+					forwarded = 0;
+					check_forwarded(forward_pid, sigs, &told);
+				}
 				if (late_signal) {
 					signal_children(late_signal);
 					late_signal = 0;

@@ -109,3 +109,47 @@ subprocess.Popen([sys.executable, sys.argv[2], "10", sys.argv[3], "block"])' \
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"EXIT 143 (signal)"* ]]
 }
+
+@test "started in the background of a script (SIGINT ignored): the workload gets INT, QUIT, TERM back" {
+	# no env --default-signal: this background job inherits SIGINT ignored,
+	# as a recorder started with & from a non-interactive script does
+	"$RECORD" -q -o "$T/t.isc" -- "$PY" -c '
+import signal, sys
+names = {signal.SIG_DFL: "default", signal.SIG_IGN: "ignored"}
+print(" ".join(names.get(signal.getsignal(s), "handled") for s in (signal.SIGQUIT, signal.SIGTERM)))
+# Python installs its own SIGINT handler only when SIGINT was not ignored
+print("int-handled" if signal.getsignal(signal.SIGINT) is signal.default_int_handler else "int-ignored")
+' > "$T/out" 2> "$T/err" &
+	wait "$!"
+	[ "$(sed -n 1p "$T/out")" = "default default" ]
+	[ "$(sed -n 2p "$T/out")" = "int-handled" ]
+}
+
+@test "SIGINT to a recorder started in the background of a script stops the workload (status 130)" {
+	"$RECORD" -o "$T/t.isc" -- "$PY" "$WL/announce.py" 100 "$T/sync" block 2> "$T/err" &
+	rec=$!
+	wait_for 60 test -s "$T/sync"
+	kill -INT "$rec"
+	# bounded: an ignored SIGINT would leave the workload blocked for ever
+	wait_for 30 gone "$rec" || kill -9 "$(field "$T/sync" pid)"
+	st=0
+	wait "$rec" || st=$?
+	[ "$st" -eq 130 ]
+	finalized 130 signal
+}
+
+@test "a forwarded signal the workload ignores: the recorder says so" {
+	env --default-signal=INT,TERM,HUP "$RECORD" -q -o "$T/t.isc" -- \
+		"$PY" "$WL/announce.py" --handle ignore 100 "$T/sync" block 2> "$T/err" &
+	rec=$!
+	wait_for 60 test -s "$T/sync"
+	pid=$(field "$T/sync" pid)
+	kill -TERM "$rec"
+	wait_for 30 grep -q "ignores it" "$T/err" || true
+	kill -9 "$pid"
+	st=0
+	wait "$rec" || st=$?
+	[ "$st" -eq 137 ]
+	[ "$(grep -c . "$T/err")" -eq 1 ]
+	grep -qx "iscope-record: forwarded SIGTERM to the workload (pid $pid), which ignores it; it goes on running (SIGKILL stops it)" "$T/err"
+}

@@ -13,7 +13,8 @@ Calls f() CALLS times, then announces it: creates the file SYNC atomically
   exit   exit with status N (default 0)
 
 --handle 1 installs handlers for SIGINT, SIGTERM and SIGHUP that exit with
-status 10 + the signal number (12, 25, 11).  --work K makes each call of
+status 10 + the signal number (12, 25, 11); --handle ignore ignores the
+three (SIG_IGN).  --work K makes each call of
 f() do K loop iterations of arithmetic (no calls), to slow the event rate
 down.  f is called exactly CALLS times before SYNC appears.
 """
@@ -36,6 +37,9 @@ work = int(opts["--work"])
 if opts["--handle"] == "1":
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, lambda signum, frame: sys.exit(10 + signum))
+elif opts["--handle"] == "ignore":
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_IGN)
 
 
 def f(i):
