@@ -521,8 +521,8 @@ int isc_findings_compare(cJSON *cur, const cJSON *const *base, size_t nbase, con
 	for (size_t i = 0, shown = 0; i < it.n && shown < MAX_CONTRIB; i++) {
 		struct item *x = &it.v[i];
 		double delta = x->ns[1] - x->ns[0];
-		if (delta == 0 && x->calls[1] == x->calls[0])
-			continue;
+		if (fabs(delta) < 1 && fabs(x->calls[1] - x->calls[0]) <= 1e-9 * fmax(1, x->calls[0]))
+			continue; /* unchanged (baselines are averaged in floating point) */
 		shown++;
 		cJSON *c = isc_jb_push_obj(&jb, con);
 		isc_jb_str(&jb, c, "name", x->name);

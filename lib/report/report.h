@@ -58,6 +58,10 @@ const char *isc_rep_fmt_bytes(char *buf, size_t cap, double bytes);
  */
 #define CHART_BEGIN "\n\x01\n"
 #define CHART_END "\x02\n"
+
+/* ---- comparison and history sections (report_compare.c) --------------- */
+/* "## Comparison ..." and "## History ..." when root has them; nothing otherwise. */
+void isc_rep_comparison(struct isc_rep *m, const cJSON *root);
 /* Appends to h the self-contained HTML page of the report's Markdown md. */
 void isc_rep_html_page(struct isc_rep *h, const char *md);
 

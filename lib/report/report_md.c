@@ -1294,6 +1294,7 @@ static void sec_environment(struct isc_rep *m, const cJSON *root)
 static int render_md(const cJSON *root, struct isc_rep *m)
 {
 	isc_rep_put(m, "# InferScope report\n\n");
+	isc_rep_comparison(m, root); /* first when there is one: did it get slower, and why */
 	headline(m, root);
 	sec_latency(m, root);
 	sec_cpu(m, root);

@@ -103,6 +103,69 @@ static void verdict(struct term *t, const cJSON *root)
 	}
 }
 
+/*
+ * One line when the findings carry a comparison or a history:
+ *   Compared with 3 baselines: REGRESSED, step median +10.2 % (99 % interval +6.1 … +14.0 %, p = 3e-16); first: time.sleep +10.0 ms/iter
+ */
+static void comparison(struct term *t, const cJSON *root)
+{
+	const cJSON *cmp = isc_json_get(root, "comparison"), *h = isc_json_get(root, "history");
+	if (cJSON_IsObject(cmp)) {
+		const cJSON *sc = cJSON_GetArrayItem(isc_json_get(cmp, "scopes"), 0);
+		const cJSON *c0 = cJSON_GetArrayItem(isc_json_get(cmp, "contributors"), 0);
+		const char *v = isc_json_str(cmp, "verdict");
+		double k = num(cmp, "baselines"), chg = num(sc, "change_pct"), lo = num(sc, "ci_low_pct"),
+		       hi = num(sc, "ci_high_pct"), p = num(sc, "p_value"), d = num(c0, "delta_ns_per_iter");
+		char buf[64];
+		isc_rep_putf(&t->r, "Compared with %.0f baseline%s: ", isnan(k) ? 0 : k, k == 1 ? "" : "s");
+		sgr(t, v && !strcmp(v, "regressed") ? "1;31" : v && !strcmp(v, "improved") ? "1;32" : "1");
+		const char *vv = v ? v : "no verdict";
+		for (size_t i = 0; vv[i] && i < 20; i++)
+			isc_rep_putf(&t->r, "%c", vv[i] >= 'a' && vv[i] <= 'z' ? vv[i] - 32 : vv[i]);
+		sgr(t, "0");
+		if (!isnan(chg)) {
+			isc_rep_put(&t->r, ", ");
+			text(t, isc_json_str(sc, "name"), 40);
+			isc_rep_putf(&t->r, " median %+.1f %%", chg);
+		}
+		if (!isnan(lo) && !isnan(hi))
+			isc_rep_putf(&t->r, " (interval %+.1f … %+.1f %%", lo, hi);
+		if (!isnan(p))
+			isc_rep_putf(&t->r, "%sp = %.2g)", !isnan(lo) && !isnan(hi) ? ", " : " (", p);
+		else if (!isnan(lo) && !isnan(hi))
+			isc_rep_put(&t->r, ")");
+		if (c0 && !isnan(d)) {
+			isc_rep_put(&t->r, "; first: ");
+			text(t, isc_json_str(c0, "name"), 60);
+			isc_rep_putf(&t->r, " %s%s/iter", d < 0 ? "-" : "+", isc_rep_fmt_ns(buf, sizeof(buf), fabs(d)));
+		}
+		isc_rep_put(&t->r, "\n");
+	}
+	if (cJSON_IsObject(h)) {
+		const cJSON *mt, *cp, *last = NULL, *lastm = NULL;
+		cJSON_ArrayForEach(mt, isc_json_get(h, "metrics"))
+			cJSON_ArrayForEach(cp, cJSON_GetObjectItemCaseSensitive(mt, "change_points"))
+				if (!last || num(cp, "run") > num(last, "run")) {
+					last = cp;
+					lastm = mt;
+				}
+		isc_rep_putf(&t->r, "History of %.0f runs: ", num(h, "runs"));
+		if (!last) {
+			isc_rep_put(&t->r, "no change point\n");
+		} else {
+			text(t, isc_json_str(lastm, "metric"), 40);
+			isc_rep_putf(&t->r, " %s by %+.1f %% from run %.0f", isc_json_str(last, "direction") ?
+				     isc_json_str(last, "direction") : "changed", num(last, "change_pct"), num(last, "run"));
+			if (isc_json_str(last, "file")) {
+				isc_rep_put(&t->r, " (");
+				text(t, isc_json_str(last, "file"), 80);
+				isc_rep_put(&t->r, ")");
+			}
+			isc_rep_put(&t->r, "\n");
+		}
+	}
+}
+
 /* The headline numbers: wall time, iterations, the CPU split, GPU idle share, RSS peak. */
 static void numbers(struct term *t, const cJSON *root)
 {
@@ -197,6 +260,7 @@ int isc_report_summary(const cJSON *root, const struct isc_summary_opts *o, char
 		isc_err_push("not a findings document (not a JSON object)");
 		return -EINVAL;
 	}
+	comparison(&t, root);
 	verdict(&t, root);
 	numbers(&t, root);
 	top_findings(&t, root);

@@ -133,3 +133,46 @@ B3=(--baseline "$BATS_FILE_TMPDIR/b1.json" --baseline "$BATS_FILE_TMPDIR/b2.json
 	run "$PY" -c 'import json,sys; print(sum(len(m["change_points"]) for m in json.load(open(sys.argv[1]))["history"]["metrics"]))' "$D/f.json"
 	[ "$output" = 0 ]
 }
+
+@test "iscope-report: the comparison comes first (Markdown), with the contributors table" {
+	"$ANALYZE" "${B3[@]}" -o "$D/r.json" "$D/slow.json"
+	run --separate-stderr "$REPORT" "$D/r.json"
+	[ "$status" -eq 0 ]
+	[ "${lines[1]}" = "## Comparison with 3 baseline runs" ]
+	[[ "${lines[2]}" == "**Regressed**: step median "* ]]
+	[[ "$output" == *"### What changed, per iteration"* ]]
+	[[ "$output" == *"| time.sleep (torch) — appeared | op (cpu) | +10.0 ms |"* ]]
+	# the comparison precedes the run's own verdict
+	before=${output%%Verdict:*}
+	[[ "$before" == *"## Comparison"* ]]
+}
+
+@test "iscope-report: HTML has the before/after and contributors charts; terminal says it in one line" {
+	"$ANALYZE" "${B3[@]}" -o "$D/r.json" "$D/slow.json"
+	run --separate-stderr "$REPORT" -o "$D/r.html" "$D/r.json"
+	[ "$status" -eq 0 ]
+	grep -q "Iteration latency quantiles: baseline (grey) and this run (blue)" "$D/r.html"
+	grep -q "Contributors to the change (red: slower, green: faster)" "$D/r.html"
+	run on_tty "$REPORT" "$D/r.json"
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == "Compared with 3 baselines: "*"REGRESSED"*", step median +"*"first: time.sleep +10.0 ms/iter"* ]]
+}
+
+@test "iscope-report: a history shows its change points" {
+	"$ANALYZE" --history -o "$D/h2.json" "$D"/step/run-*.json
+	run --separate-stderr "$REPORT" "$D/h2.json"
+	[ "$status" -eq 0 ]
+	[ "${lines[1]}" = "## History over 40 runs" ]
+	[[ "$output" == *"| iteration p50 | 25 | "*"run-0025.json | "*"(regressed) |"* ]]
+}
+
+@test "inferscope compare BASE NEW: report written, exit 3 on a regression, 0 otherwise" {
+	cd "$D"
+	run --separate-stderr "$ISC_BUILD/tools/inferscope/inferscope" compare --report c.md b1.json b2.json slow.json
+	[ "$status" -eq 3 ]
+	grep -q "^\*\*Regressed\*\*" c.md
+	run --separate-stderr "$ISC_BUILD/tools/inferscope/inferscope" compare --report c2.md b1.json same.json
+	[ "$status" -eq 0 ]
+	run --separate-stderr "$ISC_BUILD/tools/inferscope/inferscope" compare b1.json
+	[ "$status" -eq 2 ]
+}
