@@ -23,10 +23,6 @@ setup_file() {
 	"$PY" "$SYNTH" "$D/basic.json" --series "$D/flat" --runs 40 --seed 5 --outlier-at 20 --outlier-pct 40
 	"$PY" "$SYNTH" "$D/basic.json" --series "$D/step" --runs 40 --seed 6 --step-at 25 --step-pct 15 \
 		--outlier-at 10 --outlier-pct 40
-	# The schema checker of the cli suite, taken from where it lives.
-	sed -n "/cat >\"\$D\/check_schema.py\" <<'EOF'/,/^EOF\$/p" "$BATS_TEST_DIRNAME/../cli/analyze_report.bats" |
-		sed '1d;$d' >"$D/check_schema.py"
-	[ -s "$D/check_schema.py" ]
 }
 
 jq1() {
@@ -54,7 +50,7 @@ B3=(--baseline "$BATS_FILE_TMPDIR/b1.json" --baseline "$BATS_FILE_TMPDIR/b2.json
 	[ "$(jq1 "$D/out.json" comparison.verdict)" = unchanged ]
 	[ "$(jq1 "$D/out.json" comparison.baselines)" = 3 ]
 	[ "$(jq1 "$D/out.json" comparison.scopes.0.base_samples)" = 90 ]
-	run "$PY" "$D/check_schema.py" "$ISC_SRC/formats/findings.schema.json" "$D/out.json"
+	run "$ISC_SRC/tests/lib/validate_findings.py" "$D/out.json"
 	[ "$status" -eq 0 ]
 }
 
@@ -64,7 +60,7 @@ B3=(--baseline "$BATS_FILE_TMPDIR/b1.json" --baseline "$BATS_FILE_TMPDIR/b2.json
 	[ "$(jq1 "$D/slow_out.json" comparison.verdict)" = regressed ]
 	[ "$(jq1 "$D/slow_out.json" comparison.contributors.0.name)" = time.sleep ]
 	[ "$(jq1 "$D/slow_out.json" comparison.contributors.0.change)" = appeared ]
-	run "$PY" "$D/check_schema.py" "$ISC_SRC/formats/findings.schema.json" "$D/slow_out.json"
+	run "$ISC_SRC/tests/lib/validate_findings.py" "$D/slow_out.json"
 	[ "$status" -eq 0 ]
 }
 
@@ -123,7 +119,7 @@ B3=(--baseline "$BATS_FILE_TMPDIR/b1.json" --baseline "$BATS_FILE_TMPDIR/b2.json
 	[ "$(jq1 "$D/h.json" history.metrics.0.change_points.0.run)" = 25 ]
 	[ "$(jq1 "$D/h.json" history.metrics.0.change_points.0.direction)" = regressed ]
 	[ "$("$PY" -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["history"]["metrics"][0]["change_points"]))' "$D/h.json")" = 1 ]
-	run "$PY" "$D/check_schema.py" "$ISC_SRC/formats/findings.schema.json" "$D/h.json"
+	run "$ISC_SRC/tests/lib/validate_findings.py" "$D/h.json"
 	[ "$status" -eq 0 ]
 }
 
