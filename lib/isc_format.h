@@ -172,6 +172,7 @@ enum isc_warning {
 	ISC_WARN_CUPTI_ERROR = 9,      /* any other CUPTI failure at start */
 	ISC_WARN_CUPTI_KINDS = 10,     /* some optional activity kinds are unavailable */
 	ISC_WARN_PY_STACKS = 11,       /* the Python sampler cannot read a process's stacks */
+	ISC_WARN_NO_PY_AGENT = 12,     /* a Python workload ran without the Python agent */
 };
 
 /* THREAD_WAIT call: what a blocked thread waits in, by system call family

@@ -95,8 +95,8 @@ static const char *warning_kind(uint64_t code)
 {
 	static const char *const names[] = { "other", "no_driver", "stub_driver", "injection_taken", "not_built",
 					     "no_nvml", "cupti_version", "cupti_privileges", "cupti_subscriber",
-					     "cupti_error", "cupti_kinds" };
-	return code < sizeof(names) / sizeof(names[0]) ? names[code] : "other";
+					     "cupti_error", "cupti_kinds", [ISC_WARN_NO_PY_AGENT] = "no_python_agent" };
+	return code < sizeof(names) / sizeof(names[0]) && names[code] ? names[code] : "other";
 }
 
 /* ---- sections --------------------------------------------------------- */

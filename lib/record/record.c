@@ -384,6 +384,103 @@ static uint64_t ring_kb(uint64_t bytes)
 	return kb;
 }
 
+/*
+ * Whether the command runs CPython: its program (looked up in PATH as
+ * execvp does; after env(1) and its settings when it starts with env) is
+ * named python* (a shim too), or is a script whose #! line names python,
+ * or resolves to a file named python*.  Other wrappers that start Python
+ * later are not recognised: no warning is better than a false one.
+ */
+static bool runs_python(char *const *argv)
+{
+	char path[PATH_MAX], real[PATH_MAX], head[256];
+	const char *found = NULL, *cmd = argv[0];
+	const char *prog = strrchr(cmd, '/') ? strrchr(cmd, '/') + 1 : cmd;
+	if (!strcmp(prog, "env")) {
+		size_t i = 1;
+		while (argv[i] && (argv[i][0] == '-' || strchr(argv[i], '=')))
+			i += (!strcmp(argv[i], "-u") || !strcmp(argv[i], "-C")) && argv[i + 1] ? 2 : 1;
+		if (!argv[i])
+			return false;
+		cmd = argv[i];
+	}
+	const char *named = strrchr(cmd, '/') ? strrchr(cmd, '/') + 1 : cmd;
+	if (!strncmp(named, "python", 6)) /* a pyenv or venv shim too */
+		return true;
+	if (strchr(cmd, '/')) {
+		found = cmd;
+	} else {
+		const char *pp = getenv("PATH");
+		for (const char *d = pp ? pp : "/usr/local/bin:/usr/bin:/bin"; d && !found;
+		     d = strchr(d, ':') ? strchr(d, ':') + 1 : NULL) {
+			size_t n = strcspn(d, ":");
+			if ((size_t)snprintf(path, sizeof(path), "%.*s/%s", (int)n, n ? d : ".", cmd) < sizeof(path) &&
+			    !access(path, X_OK))
+				found = path;
+		}
+	}
+	if (!found)
+		return false;
+	int fd = open(found, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	ssize_t n = fd >= 0 ? read(fd, head, sizeof(head) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n < 2)
+		return false;
+	head[n] = '\0';
+	if (head[0] == '#' && head[1] == '!') {
+		head[strcspn(head, "\n")] = '\0';
+		return strstr(head, "python") != NULL;
+	}
+	const char *base = realpath(found, real) ? strrchr(real, '/') + 1 : NULL;
+	return base && !strncmp(base, "python", 6);
+}
+
+/*
+ * A Python workload whose <pid>.shm never attached ran without the Python
+ * agent: one note on stderr (unless quiet) and a WARNING record.  Called
+ * after the drain's last look at the session directory.
+ */
+static void check_python_agent(struct rec *r)
+{
+	const char *en = getenv("INFERSCOPE_ENABLE");
+	if (!r->python || (en && !strcmp(en, "0")))
+		return;
+	for (unsigned k = 0; k < r->nprocs; k++) {
+		const struct proc *p = r->procs[k];
+		if (p->pid == r->child && !strcmp(p->suffix, ".shm") && (p->streams || p->warned || p->faulted))
+			return; /* attached (or refused, which was said) */
+	}
+	char msg[PATH_MAX + 320], probe[PATH_MAX];
+	DIR *d = opendir(r->o->agent_dir);
+	bool have = false;
+	struct dirent *e;
+	while (d && (e = readdir(d)))
+		have |= !strncmp(e->d_name, "_agent.", 7) && strstr(e->d_name, ".so");
+	if (d)
+		closedir(d);
+	snprintf(probe, sizeof(probe), "%s/sitecustomize.py", r->o->agent_dir);
+	if (!have || access(probe, R_OK))
+		snprintf(msg, sizeof(msg), "no Python agent in %s: no Python calls, ops or marks were recorded "
+			 "(reinstall InferScope, or set INFERSCOPE_AGENT_DIR)", r->o->agent_dir);
+	else
+		snprintf(msg, sizeof(msg), "the Python agent of %s was not loaded into the workload: no Python calls, "
+			 "ops or marks were recorded (a Python older than 3.9 or another ABI, python -S or -E, or a "
+			 "PYTHONPATH the workload replaced)", r->o->agent_dir);
+	if (!r->o->quiet)
+		isc_log(ISC_LOG_WARN, "note: %s", msg);
+	struct isc_buf body = { 0 }, rec = { 0 };
+	uint64_t now = isc_now_ns(), last = now;
+	int rc = isc_buf_put_varint(&body, (uint64_t)r->child);
+	rc |= isc_buf_put_varint(&body, ISC_WARN_NO_PY_AGENT);
+	rc |= isc_buf_put(&body, msg, strlen(msg));
+	rc |= isc_buf_put_record(&rec, ISC_REC_WARNING, now, &last, body.data, body.len);
+	if (!rc)
+		isc_rec_emit(r, ISC_CHUNK_SAMPLES, 0, 0, now, 0, rec.data, rec.len, true);
+	isc_buf_free(&body);
+	isc_buf_free(&rec);
+}
+
 /* Environment of the workload: the user's plus our variables. */
 static char **child_env(struct rec *r)
 {
@@ -670,6 +767,7 @@ int isc_record_run(const struct isc_record_opts *o, struct isc_record_result *re
 	/* a vanished trace reader must not kill the recorder; the workload
 	 * gets its own disposition back in start_child */
 	sigaction(SIGPIPE, &(struct sigaction){ .sa_handler = SIG_IGN }, &r.old_pipe);
+	r.python = runs_python(o->argv);
 	if ((rc = start_child(&r, env)))
 		goto out_dir;
 	res->workload_started = true;
@@ -738,6 +836,8 @@ int isc_record_run(const struct isc_record_opts *o, struct isc_record_result *re
 	if (drain_on)
 		pthread_join(drain_thr, NULL);
 	write_clock_pair(&r);
+	drain_cycle(&r, false); /* the agent files of processes that just ended */
+	check_python_agent(&r);
 	drain_cycle(&r, true);
 	if (o->progress)
 		fprintf(stderr, "\r\033[K");

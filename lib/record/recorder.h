@@ -89,6 +89,7 @@ struct rec {
 	double fill_max;    /* this cycle: largest share of a ring found in use */
 	uint64_t drained;   /* bytes of records drained from all rings so far */
 	struct isc_gpu_setup gpu; /* CUDA agent injection, NVML */
+	bool python;              /* the workload command runs CPython (runs_python) */
 };
 
 /* ---- frames.c ---------------------------------------------------------- */

@@ -39,45 +39,61 @@ static const struct isc_tool tool = {
 	"every process it starts, and writes a trace (.isc) to stdout or FILE.",
 };
 
-/* The agent directory: $INFERSCOPE_AGENT_DIR, else python/ beside this binary, else the install path. */
+/*
+ * An agent file beside this binary (a build tree: beside/NAME), else in
+ * the installation this binary belongs to (PREFIX/LIBDIR/inferscope/NAME
+ * when it runs as PREFIX/BINDIR/iscope-record, wherever PREFIX now is:
+ * a staged DESTDIR or a moved tree); buf when it exists, else NULL.
+ */
+static const char *agent_path(char *buf, size_t len, const char *beside, const char *name)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+	if (n <= 0 || (size_t)n >= len - 1)
+		return NULL;
+	buf[n] = '\0';
+	char *slash = strrchr(buf, '/');
+	if (!slash)
+		return NULL;
+	*slash = '\0';
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s", buf);
+	if ((size_t)snprintf(buf, len, "%s/%s", dir, beside) < len && !access(buf, R_OK))
+		return buf;
+	size_t dl = strlen(dir), bl = strlen(ISC_BINDIR);
+	if (ISC_BINDIR[0] == '/' || ISC_LIBDIR[0] == '/' || dl <= bl || dir[dl - bl - 1] != '/' ||
+	    strcmp(dir + dl - bl, ISC_BINDIR))
+		return NULL;
+	dir[dl - bl - 1] = '\0'; /* the prefix */
+	if ((size_t)snprintf(buf, len, "%s/%s/inferscope/%s", dir, ISC_LIBDIR, name) < len && !access(buf, R_OK))
+		return buf;
+	return NULL;
+}
+
+/* The Python agent's directory: $INFERSCOPE_AGENT_DIR, else python/ beside
+ * this binary or in its installation, else the configured install path. */
 static const char *agent_dir(char *buf, size_t len)
 {
 	const char *env = getenv("INFERSCOPE_AGENT_DIR");
 	if (env && *env)
 		return env;
-	ssize_t n = readlink("/proc/self/exe", buf, len - 16);
-	if (n > 0) {
-		buf[n] = '\0';
-		char *slash = strrchr(buf, '/');
-		if (slash) {
-			strcpy(slash, "/python");
-			if (!access(buf, R_OK))
-				return buf;
-		}
-	}
-	return ISC_AGENT_DIR;
+	const char *p = agent_path(buf, len, "python", "python");
+	return p ? p : ISC_AGENT_DIR;
 }
 
 /*
  * The CUDA agent: $INFERSCOPE_CUDA_AGENT, else cuda/libiscope-cuda.so beside
- * this binary (a build tree), else the installed one; NULL when this build
- * has none.  The driver needs an absolute path.
+ * this binary (a build tree) or in its installation, else the configured
+ * install path; NULL when this build has none.  The driver needs an
+ * absolute path.
  */
 static const char *cuda_agent(char *buf, size_t len)
 {
 	const char *env = getenv("INFERSCOPE_CUDA_AGENT");
 	if (env && *env)
 		return env;
-	ssize_t n = readlink("/proc/self/exe", buf, len - 32);
-	if (n > 0) {
-		buf[n] = '\0';
-		char *slash = strrchr(buf, '/');
-		if (slash) {
-			strcpy(slash, "/cuda/libiscope-cuda.so");
-			if (!access(buf, R_OK))
-				return buf;
-		}
-	}
+	const char *p = agent_path(buf, len, "cuda/libiscope-cuda.so", "libiscope-cuda.so");
+	if (p)
+		return p;
 	return ISC_HAVE_CUPTI && !access(ISC_CUDA_AGENT, R_OK) ? ISC_CUDA_AGENT : NULL;
 }
 
