@@ -65,6 +65,7 @@ enum isc_record_type {
 	ISC_REC_THREAD_END = 0x0A,  /* (empty) */
 	ISC_REC_DROPPED = 0x0B,     /* varint count dropped since last DROPPED */
 	ISC_REC_CALIBRATION = 0x0C, /* mechanism per_event_ps calls plain_ns hooked_ns events (agent) */
+	ISC_REC_EXCEPTION = 0x0D,   /* varint line, counted type, counted file, counted function, rest message */
 
 	/* sampler / recorder records (SAMPLES chunks), all fields varints */
 	ISC_REC_PROC_SAMPLE = 0x20,   /* pid utime_ns stime_ns rss_bytes minflt majflt nthreads vcsw ivcsw */

@@ -29,6 +29,14 @@ struct isc_string_def {
 /* Parses a STRING_DEF body; 0 or -EBADMSG (id 0 or >= ISC_STRING_ID_LIMIT too). */
 int isc_string_def_parse(const uint8_t *body, size_t len, struct isc_string_def *d);
 
+/* An EXCEPTION record's strings (after its line varint), pointing into the record. */
+struct isc_exception {
+	const uint8_t *type, *file, *func, *msg;
+	size_t ntype, nfile, nfunc, nmsg;
+};
+/* Parses the bytes after an EXCEPTION's line varint; 0 or -EBADMSG. */
+int isc_exception_parse(const uint8_t *p, size_t len, struct isc_exception *x);
+
 /* Number of leading varint fields of a sample-class record type (0 if none). */
 unsigned isc_record_nvarints(uint8_t type);
 /*

@@ -135,6 +135,7 @@ unsigned isc_record_nvarints(uint8_t type)
 	case ISC_REC_DEVICE: return 6; /* then name bytes */
 	case ISC_REC_META: return 1;   /* key length, then key and value bytes */
 	case ISC_REC_CALIBRATION: return 6;
+	case ISC_REC_EXCEPTION: return 1; /* then counted type, file, function; the message */
 	default: return 0;
 	}
 }
@@ -180,6 +181,7 @@ bool isc_ring_record_ok(const struct isc_rec *r, uint16_t chunk)
 		case ISC_REC_DROPPED: n = 1; break;
 		case ISC_REC_MARK: n = 2; break;
 		case ISC_REC_CALIBRATION: n = 6; break;
+		case ISC_REC_EXCEPTION: n = 1; break;
 		case ISC_REC_PY_RETURN:
 		case ISC_REC_C_RETURN:
 		case ISC_REC_SCOPE_END:
@@ -212,5 +214,28 @@ int isc_string_def_parse(const uint8_t *p, size_t len, struct isc_string_def *d)
 	d->flen = (size_t)flen;
 	if (d->id == 0 || d->id >= ISC_STRING_ID_LIMIT)
 		return -EBADMSG;
+	return 0;
+}
+
+/* One counted string of an EXCEPTION record: varint length, then the bytes. */
+static int counted(const uint8_t **p, const uint8_t *e, const uint8_t **s, size_t *n)
+{
+	uint64_t len;
+	if (isc_get_varint(p, e, &len) || len > (uint64_t)(e - *p))
+		return -EBADMSG;
+	*s = *p;
+	*n = (size_t)len;
+	*p += len;
+	return 0;
+}
+
+int isc_exception_parse(const uint8_t *p, size_t len, struct isc_exception *x)
+{
+	const uint8_t *e = p + len;
+	if (counted(&p, e, &x->type, &x->ntype) || counted(&p, e, &x->file, &x->nfile) ||
+	    counted(&p, e, &x->func, &x->nfunc))
+		return -EBADMSG;
+	x->msg = p;
+	x->nmsg = (size_t)(e - p);
 	return 0;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "isc_merge.h"
+#include "format.h" /* EXCEPTION strings */
 
 struct idmap {
 	uint32_t key[256];
@@ -160,6 +161,23 @@ static int d_event(void *ctx, const struct isc_tl_event *ev)
 	case ISC_REC_THREAD_END:
 		fprintf(o, "TE\n");
 		break;
+	case ISC_REC_EXCEPTION: {
+		struct isc_exception x;
+		if (ev->nf < 1 || isc_exception_parse(ev->bytes, ev->nbytes, &x)) {
+			fprintf(o, "X (unreadable)\n");
+			break;
+		}
+		fprintf(o, "X ");
+		put_text(o, x.type, x.ntype);
+		fputc(' ', o);
+		put_text(o, x.file, x.nfile);
+		fprintf(o, ":%" PRIu64 " ", ev->f[0]);
+		put_text(o, x.func, x.nfunc);
+		fprintf(o, ": ");
+		put_text(o, x.msg, x.nmsg);
+		fputc('\n', o);
+		break;
+	}
 	case ISC_REC_DROPPED:
 		fprintf(o, "DROPPED %" PRIu64 "\n", ev->f[0]);
 		break;

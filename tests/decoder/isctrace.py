@@ -60,6 +60,7 @@ RECORDS = {
     0x0A: ("THREAD_END", []),
     0x0B: ("DROPPED", ["v:count"]),
     0x0C: ("CALIBRATION", ["v:mechanism", "v:per_event_ps", "v:calls", "v:plain_ns", "v:hooked_ns", "v:events"]),
+    0x0D: ("EXCEPTION", ["v:line", "cnt:type", "cnt:file", "cnt:function", "rest:message"]),
     0x20: ("PROC_SAMPLE", ["v:pid", "v:utime_ns", "v:stime_ns", "v:rss_bytes", "v:minflt", "v:majflt",
                            "v:nthreads", "v:vcsw", "v:ivcsw"]),
     0x21: ("THREAD_SAMPLE", ["v:pid", "v:tid", "v:utime_ns", "v:stime_ns", "v:state", "v:last_cpu",
@@ -86,12 +87,12 @@ RECORDS = {
 }
 
 HEADER_TYPES = {0x90, 0x91, 0x92, 0x93, 0x94, 0x95}
-AGENT_TYPES = {0x01, 0x02, 0x03, 0x04, 0x06, 0x07, 0x08, 0x09, 0x0A, 0x0B, 0x0C}
+AGENT_TYPES = {0x01, 0x02, 0x03, 0x04, 0x06, 0x07, 0x08, 0x09, 0x0A, 0x0B, 0x0C, 0x0D}
 SAMPLE_TYPES = set(range(0x20, 0x2A))
 # Which known record types each chunk type may hold (T §3, §5; L §1, §4).
 ALLOWED = {
     "trace": {1: HEADER_TYPES, 2: AGENT_TYPES, 3: {0x81}, 4: SAMPLE_TYPES, 5: set(), 6: {0xA0}},
-    "timeline": {1: HEADER_TYPES, 16: {0x81}, 17: {0x40, 0x41, 0x42, 0x08, 0x09, 0x0A, 0x0B, 0x0C} | SAMPLE_TYPES,
+    "timeline": {1: HEADER_TYPES, 16: {0x81}, 17: {0x40, 0x41, 0x42, 0x08, 0x09, 0x0A, 0x0B, 0x0C, 0x0D} | SAMPLE_TYPES,
                  6: {0xA0}},
 }
 # String kind a reference must have (T §7; L §4.2).

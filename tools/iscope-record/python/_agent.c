@@ -33,6 +33,7 @@
  * Nothing in here may raise into the workload or stop it: every failure
  * clears the Python error and degrades to "not recorded".
  */
+#define PY_SSIZE_T_CLEAN /* s# takes Py_ssize_t lengths */
 #include <Python.h>
 #include <structmember.h>
 
@@ -1119,6 +1120,51 @@ static void emit_mark(struct agent_tls *t, PyObject *name, long long v)
 	emit(t, ISC_REC_MARK, 2, id, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63), NULL, 0);
 }
 
+/* Appends a counted copy of at most max bytes of s (its last max bytes when tail) to buf. */
+static unsigned put_counted(uint8_t *buf, const char *s, size_t len, size_t max, int tail)
+{
+	const char *from = s;
+	if (len > max) {
+		if (tail)
+			from = s + len - max;
+		len = max;
+	}
+	buf[0] = (uint8_t)len; /* < 128: one varint byte */
+	memcpy(buf + 1, from, len);
+	return 1 + (unsigned)len;
+}
+
+/*
+ * exception(type, file, line, function, message): the unhandled exception
+ * that is ending this thread (or the program), from the excepthooks that
+ * sitecustomize.py chains.  One EXCEPTION record, cut to fit a ring record:
+ * type 40 bytes, the last 32 of file, function 24, the message the rest.
+ */
+static PyObject *agent_exception(PyObject *mod, PyObject *args)
+{
+	const char *type, *file, *func, *msg;
+	Py_ssize_t ltype, lfile, lfunc, lmsg;
+	long line;
+	uint8_t body[AGENT_REC_MAX];
+	(void)mod;
+	if (!PyArg_ParseTuple(args, "s#s#ls#s#:exception", &type, &ltype, &file, &lfile, &line, &func, &lfunc,
+			      &msg, &lmsg))
+		return NULL;
+	struct agent_tls *t = tls_get();
+	if (!t)
+		Py_RETURN_NONE;
+	/* 10 bytes of delta, 3 of line, 3 lengths: the strings share the rest */
+	unsigned n = put_counted(body, type, (size_t)ltype, 40, 0);
+	n += put_counted(body + n, file, (size_t)lfile, 32, 1);
+	n += put_counted(body + n, func, (size_t)lfunc, 24, 0);
+	size_t room = AGENT_REC_MAX - 1 - 10 - 3 - n;
+	size_t m = (size_t)lmsg < room ? (size_t)lmsg : room;
+	memcpy(body + n, msg, m);
+	n += (unsigned)m;
+	emit(t, ISC_REC_EXCEPTION, 1, line < 0 ? 0 : line > 2000000 ? 2000000 : (uint64_t)line, 0, (const char *)body, n);
+	Py_RETURN_NONE;
+}
+
 /* mark(name, n=1): a point event with an integer value. */
 static PyObject *agent_mark(PyObject *mod, PyObject *args, PyObject *kw)
 {
@@ -1286,6 +1332,8 @@ static PyMethodDef agent_methods[] = {
 	{ "scope_begin", agent_scope_begin, METH_O, "scope_begin(name): open a scope." },
 	{ "scope_end", agent_scope_end, METH_NOARGS, "scope_end(): close the innermost scope." },
 	{ "mark", FN(agent_mark), METH_VARARGS | METH_KEYWORDS, "mark(name, n=1): a point event." },
+	{ "exception", agent_exception, METH_VARARGS,
+	  "exception(type, file, line, function, message): record the unhandled exception ending this thread." },
 	{ "stats", agent_stats, METH_NOARGS, "Counters of this process's recording." },
 	{ "calibration", agent_calibration, METH_NOARGS, "The measured cost of recording one event." },
 	{ "exit_hook", agent_exit_hook, METH_NOARGS,

@@ -15,6 +15,38 @@ def _inferscope_say(what):
         pass
 
 
+def _inferscope_record_exception(agent, etype, value, tb):
+    """One EXCEPTION record: type, where it was raised (the innermost frame), message."""
+    try:
+        while tb is not None and tb.tb_next is not None:
+            tb = tb.tb_next
+        code = tb.tb_frame.f_code if tb is not None else None
+        agent.exception(getattr(etype, "__qualname__", None) or str(etype),
+                        code.co_filename if code else "", tb.tb_lineno if tb is not None else 0,
+                        getattr(code, "co_qualname", None) or (code.co_name if code else ""),
+                        str(value).replace("\n", " ")[:200])
+    except Exception:
+        pass
+
+
+def _inferscope_hook_exceptions(agent, threading):
+    """Chains sys.excepthook and threading.excepthook: an unhandled exception
+    is recorded, then whatever hook was there before runs as usual."""
+    previous = sys.excepthook
+
+    def excepthook(etype, value, tb):
+        _inferscope_record_exception(agent, etype, value, tb)
+        previous(etype, value, tb)
+    sys.excepthook = excepthook
+    previous_thread = getattr(threading, "excepthook", None)
+    if previous_thread is not None:
+        def thread_excepthook(args):
+            if args.exc_type is not SystemExit:
+                _inferscope_record_exception(agent, args.exc_type, args.exc_value, args.exc_traceback)
+            previous_thread(args)
+        threading.excepthook = thread_excepthook
+
+
 def _inferscope_start():
     if not os.environ.get("INFERSCOPE_SESSION") or os.environ.get("INFERSCOPE_ENABLE") == "0":
         return
@@ -35,6 +67,7 @@ def _inferscope_start():
         atexit.register(_agent.exit_hook)
         threading.setprofile(_agent.thread_hook)
         _agent.start(threading.current_thread().name)
+        _inferscope_hook_exceptions(_agent, threading)
     except Exception as e:
         _inferscope_say("cannot attach: %s" % (e,))
 
