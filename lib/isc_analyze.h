@@ -30,6 +30,9 @@ struct isc_analyze_opts {
 	/* GPU: HTA's rules (last ProfilerStep dropped, cuda_sync as GPU time, whole µs)
 	 * instead of the exact ones; see analyze_gpu.c */
 	bool hta_compat;
+	/* keep the recorder's measured per-event cost in the times (no overhead
+	 * compensation; see iscope-analyze(1)) */
+	bool raw_times;
 };
 
 /*

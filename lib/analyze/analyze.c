@@ -191,6 +191,17 @@ static int span_begin(struct ana *a, struct thread *th, const struct isc_tl_even
 		if ((f->idx = fn_get(a, ev->name_id, ev->kind)) == NONE ||
 		    isc_umap_slot(&th->active, f->idx, &cnt))
 			return -ENOMEM;
+		th->spans_begun++;
+		/* its call and return hooks run partly in the self time of the
+		 * nearest frame that is not transparent (a scope passes time up) */
+		for (size_t i = th->depth; i > 0; i--) {
+			struct frame *up = &th->stack[i - 1];
+			bool transparent = up->kind == ISC_SPAN_SCOPE || up->idx == NONE;
+			if (!transparent || i == 1) {
+				up->nchild++;
+				break;
+			}
+		}
 		if (*cnt == NONE)
 			*cnt = 0;
 		f->outermost = (*cnt)++ == 0;
@@ -201,6 +212,7 @@ static int span_begin(struct ana *a, struct thread *th, const struct isc_tl_even
 			f->py_fn = f->idx;
 		dl = a->fns[f->idx].dataloader;
 	}
+	f->spans0 = th->spans_begun;
 	if (dl) {
 		f->dl = th->dl_depth++ ? DL_INNER : DL_OUTER;
 		if (f->dl == DL_OUTER) {
@@ -219,6 +231,29 @@ static int span_pop(struct ana *a, struct thread *th, uint64_t end_ts, bool comp
 	struct frame *parent = th->depth > 1 ? f - 1 : NULL;
 	uint64_t dur = end_ts > f->begin_ts ? end_ts - f->begin_ts : 0;
 	uint64_t self = dur > f->child_ns ? dur - f->child_ns : 0;
+	/*
+	 * Overhead compensation (iscope-analyze(1)): each recorded event cost
+	 * cost_ps, half before its timestamp and half after.  A span's own
+	 * call and return put one event's worth inside it, and each span it
+	 * encloses two (its call and return), one of them in our self time
+	 * for each direct child.  So dur loses (1 + 2 x descendants) events,
+	 * self (1 + children) events; parents still see the raw dur, which
+	 * makes every self time come out corrected once.
+	 */
+	uint64_t cps = th->cost_ps;
+	uint64_t inner = th->spans_begun - f->spans0, cut;
+	bool call = f->kind != ISC_SPAN_SCOPE && f->idx != NONE;
+	uint64_t lat = dur; /* dur without the cost of the events inside it */
+	if (cps) { /* --no-compensation: only counted */
+		cut = isc_ana_cost_ns(cps, (call ? 1 : 0) + 2 * inner);
+		if (!a->raw_times)
+			lat = dur > cut ? dur - cut : 0;
+		cut = isc_ana_cost_ns(cps, (call ? 1 : 0) + f->nchild);
+		cut = cut < self ? cut : self;
+		if (!a->raw_times)
+			self -= cut;
+		th->overhead_ns += cut;
+	}
 	if (f->dl) {
 		th->dl_depth--;
 		if (f->dl == DL_OUTER) {
@@ -232,9 +267,9 @@ static int span_pop(struct ana *a, struct thread *th, uint64_t end_ts, bool comp
 		struct scope *s = &a->scs[f->idx];
 		if (isc_grow(&s->s, &s->cap, s->n, sizeof(*s->s)))
 			return -ENOMEM;
-		s->s[s->n++] = (struct iter_sample){ f->begin_ts, dur, f->dl_at_begin, dl_time(a, end_ts), th->pid,
+		s->s[s->n++] = (struct iter_sample){ f->begin_ts, dur, lat, f->dl_at_begin, dl_time(a, end_ts), th->pid,
 						     complete };
-		s->total_ns += dur;
+		s->total_ns += lat;
 		th->open_scopes--;
 		if (parent)
 			parent->child_ns += dur - self;
@@ -246,7 +281,7 @@ static int span_pop(struct ana *a, struct thread *th, uint64_t end_ts, bool comp
 		if (th->open_scopes)
 			fs->scoped_self_ns += self;
 		if (f->outermost)
-			fs->total_ns += dur;
+			fs->total_ns += lat;
 		uint32_t *cnt = NULL;
 		if (!isc_umap_slot(&th->active, f->idx, &cnt) && *cnt != NONE && *cnt > 0)
 			(*cnt)--;
@@ -556,10 +591,11 @@ static int on_event(struct ana *a, const struct isc_tl_event *ev)
 	case ISC_REC_THREAD_BEGIN:
 	case ISC_REC_THREAD_END:
 	case ISC_REC_MARK:
-		if (!(th = thread_get(a, ev->pid, ev->tid)) || !proc_get(a, ev->pid))
+		if (!(th = thread_get(a, ev->pid, ev->tid)) || !(p = proc_get(a, ev->pid)))
 			return -ENOMEM;
 		th->events++;
 		th->traced = true;
+		th->cost_ps = p->have_calib ? p->calib[1] : 0;
 		if (ev->type == ISC_REC_TL_SPAN_BEGIN)
 			return span_begin(a, th, ev);
 		if (ev->type == ISC_REC_TL_SPAN_END)
@@ -650,6 +686,16 @@ static int on_event(struct ana *a, const struct isc_tl_event *ev)
 		return 0;
 	case ISC_REC_DROPPED:
 		a->dropped_sum += ev->f[0];
+		if (ev->tid && (th = thread_get(a, ev->pid, ev->tid)))
+			th->dropped += ev->f[0];
+		return 0;
+	case ISC_REC_CALIBRATION:
+		if (!(p = proc_get(a, ev->pid)))
+			return -ENOMEM;
+		if (!p->have_calib && ev->nf == 6) { /* a process's first one counts */
+			p->have_calib = true;
+			memcpy(p->calib, ev->f, sizeof(p->calib));
+		}
 		return 0;
 	case ISC_REC_WARNING:
 		return on_warning(a, ev);
@@ -696,7 +742,8 @@ static void ana_free(struct ana *a)
 
 int isc_analyze_timeline(struct isc_timeline *t, const struct isc_analyze_opts *o, cJSON **out)
 {
-	struct ana a = { .t = t, .top_n = o && o->top_n ? o->top_n : ISC_ANALYZE_TOP_DEFAULT };
+	struct ana a = { .t = t, .top_n = o && o->top_n ? o->top_n : ISC_ANALYZE_TOP_DEFAULT,
+			 .raw_times = o && o->raw_times };
 	struct isc_tl_event ev;
 	char first_err[512] = "";
 	uint64_t ndamage = 0;

@@ -37,6 +37,8 @@ struct frame {
 	uint8_t kind;
 	uint8_t dl;
 	bool outermost;
+	uint64_t spans0;  /* thread's spans_begun after this frame's begin: descendants follow */
+	uint32_t nchild;  /* python/op spans whose self time this frame's time excludes */
 };
 
 struct thread {
@@ -66,6 +68,11 @@ struct thread {
 	unsigned win_n;
 	uint64_t w_ts0, w_cpu0, w_ts1, w_cpu1;
 	uint64_t w_vcsw0, w_ivcsw0, w_vcsw1, w_ivcsw1;
+	/* overhead compensation (analyze_recording.c) */
+	uint64_t spans_begun;  /* python and op spans begun on the thread */
+	uint64_t cost_ps;      /* its process's measured cost per event, 0 = none */
+	uint64_t overhead_ns;  /* recording cost in its self times (taken out unless raw_times) */
+	uint64_t dropped;      /* records its ring lost (DROPPED) */
 };
 
 struct proc {
@@ -78,10 +85,14 @@ struct proc {
 	uint64_t s_ts0, s_ts1, vcsw0, ivcsw0, vcsw1, ivcsw1, cpu_ns, sys_ns;
 	uint64_t rss, rss_peak, minflt, majflt, swap_max;
 	bool have_smaps;
+	/* the CALIBRATION record of the process (formats/trace.md §6.1) */
+	bool have_calib;
+	uint64_t calib[6]; /* mechanism per_event_ps calls plain_ns hooked_ns events */
 };
 
 struct iter_sample {
 	uint64_t begin_ts, dur;
+	uint64_t lat; /* dur less the recording cost of the events inside (= dur uncorrected) */
 	uint64_t dl_begin, dl_end; /* dl_time() at its begin and end */
 	uint32_t pid;
 	bool complete;
@@ -171,7 +182,21 @@ struct ana {
 	struct isc_series *series; /* timeseries.* (analyze_series.c) */
 	struct isc_numa *numa;     /* memory.numa (analyze_numa.c) */
 	uint32_t step_scope;       /* 1 + index of the ProfilerStep#N scope, 0 before one */
+	bool raw_times;            /* --no-compensation: keep the recording cost in */
+	uint64_t removed_iter_ns;  /* ... out of the latencies of the iteration scope's spans */
 };
+
+/*
+ * Overhead compensation (analyze_recording.c).  The recording cost of one
+ * span's events, in ns: cost_ps per event; `events` recorded events.
+ */
+static inline uint64_t isc_ana_cost_ns(uint64_t cost_ps, uint64_t events)
+{
+	return (cost_ps * events + 500) / 1000;
+}
+
+/* Writes root.recording: the mechanism, the calibration, what was removed, drops per thread. */
+void isc_ana_emit_recording(struct ana *a, cJSON *root, uint64_t traced_ns);
 
 /* Builds the whole findings document from the finished pass; NULL when out of memory. */
 cJSON *isc_ana_build(struct ana *a, bool damaged);

@@ -663,7 +663,8 @@ static int emit_iterations(struct ana *a, cJSON *root)
 				} else if (!x->complete) {
 					incomplete++;
 				} else {
-					lat[nlat++] = x->dur;
+					lat[nlat++] = x->lat;
+					a->removed_iter_ns += x->dur - x->lat;
 					spans[nspans++] = (struct span_out){ x->begin_ts, end, false };
 					if (x->begin_ts < st_from) {
 						st_from = x->begin_ts;
@@ -1002,6 +1003,7 @@ cJSON *isc_ana_build(struct ana *a, bool damaged)
 	isc_jb_num_or_null(&a->jb, cpu, "threads_max", a->have_threads, (double)a->threads_max);
 	isc_jb_num_or_null(&a->jb, cpu, "blocked_ns", a->rounds, (double)a->blocked_ns);
 	isc_jb_num_or_null(&a->jb, cpu, "state_samples", a->rounds, (double)a->state_samples);
+	isc_ana_emit_recording(a, root, traced);
 	if (emit_off_cpu(a, cpu) || emit_off_reasons(a, cpu) || emit_pools(a, cpu) || emit_memory(a, root) ||
 	    isc_numa_emit(a->numa, root))
 		goto oom;

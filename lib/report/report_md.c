@@ -559,6 +559,41 @@ static void recording_notes(struct isc_rep *m, const cJSON *root)
 		isc_rep_putf(m, "- … %s warning records in all\n", field(b, 64, root, "summary.warnings_total", 'i'));
 	}
 }
+/* recording: what the exact Python mode cost, and drops per thread. */
+static void recording_cost(struct isc_rep *m, const cJSON *root)
+{
+	char b[3][64];
+	double pe;
+	if (isc_json_num(root, "recording.per_event_ns", &pe) && isfinite(pe)) {
+		isc_rep_put(m, "\nRecording (exact Python mode, ");
+		esc(m, str(root, "recording.mechanism", "?"));
+		isc_rep_putf(m, ") added about %s per call (%s of traced time); ", isc_rep_fmt_ns(b[0], 64, 2 * pe),
+			     field(b[1], 64, root, "recording.overhead_pct", 'p'));
+		if (cJSON_IsTrue(isc_json_get(root, "recording.compensated")))
+			isc_rep_putf(m, "figures corrected (%s taken out of self times, %s out of the iteration "
+					"latencies).\n",
+				     field(b[1], 64, root, "recording.overhead_ns", 'n'),
+				     field(b[2], 64, root, "recording.iteration_overhead_removed_ns", 'n'));
+		else
+			isc_rep_put(m, "figures not corrected (--no-compensation).\n");
+	}
+	const cJSON *ts = array(root, "recording.threads_with_drops"), *t;
+	if (!cJSON_GetArraySize(ts))
+		return;
+	isc_rep_put(m, "\nEvents dropped per thread:");
+	int i = 0;
+	cJSON_ArrayForEach(t, ts) {
+		isc_rep_put(m, i++ ? "; " : " ");
+		esc(m, str(t, "name", "?"));
+		isc_rep_putf(m, " (process %s, thread %s): %s", field(b[0], 64, t, "pid", 'i'),
+			     field(b[1], 64, t, "tid", 'i'), field(b[2], 64, t, "dropped_events", 'i'));
+		/* of the events the thread made: kept plus dropped */
+		isc_rep_putf(m, " of %.0f (%s)", num(t, "events", 0) + num(t, "dropped_events", 0),
+			     field(b[0], 64, t, "dropped_pct", 'p'));
+	}
+	isc_rep_put(m, ".\n");
+}
+
 static void sec_latency(struct isc_rep *m, const cJSON *root)
 {
 	char b[8][64];
@@ -603,6 +638,7 @@ static void sec_latency(struct isc_rep *m, const cJSON *root)
 	latency_histogram(m, root);
 	isc_rep_putf(m, "\nWall time %s; %s events recorded, %s dropped.\n", field(b[0], 64, root, "summary.wall_ns", 'n'),
 	     field(b[1], 64, root, "summary.events", 'i'), field(b[2], 64, root, "summary.dropped_events", 'i'));
+	recording_cost(m, root);
 	recording_notes(m, root);
 }
 

@@ -16,9 +16,20 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	bool damaged = cJSON_IsTrue(isc_json_get(c->doc, "summary.damaged"));
 	if (dr <= 0 && lf <= 0 && !damaged)
 		return;
-	cJSON *f = isc_fnd_new(o, "data_loss", "warning", 1, "%.0f events dropped, %.0f frames lost%s: the numbers below undercount them",
-			   dr, lf, damaged ? ", input damaged" : "");
+	/* recording.threads_with_drops: largest first */
+	const cJSON *top = cJSON_GetArrayItem(isc_json_get(c->doc, "recording.threads_with_drops"), 0);
+	const char *tname = top ? isc_json_str(top, "name") : NULL;
+	double tdr = 0, nthr = cJSON_GetArraySize(isc_json_get(c->doc, "recording.threads_with_drops"));
+	char most[160] = "";
+	if (top && isc_json_num(top, "dropped_events", &tdr) && tdr >= dr)
+		snprintf(most, sizeof(most), " (all by thread %s)", tname ? tname : "?");
+	else if (top && tdr > 0)
+		snprintf(most, sizeof(most), " (%.0f of them by thread %s, the most of %.0f threads)", tdr,
+			 tname ? tname : "?", nthr);
+	cJSON *f = isc_fnd_new(o, "data_loss", "warning", 1, "%.0f events dropped%s, %.0f frames lost%s: the numbers below undercount them",
+			   dr, most, lf, damaged ? ", input damaged" : "");
 	isc_fnd_metric(o, f, "dropped_events", dr);
+	isc_fnd_metric(o, f, "threads_with_drops", nthr);
 	isc_fnd_metric(o, f, "lost_frames", lf);
 	isc_fnd_metric(o, f, "dropped_pct", isc_rpct(dr, ev + dr));
 	isc_fnd_suggest(c, o, f, -1, "Give the recorder more buffer (INFERSCOPE_TRACE_SIZE_MB) or record a shorter run.", NULL,

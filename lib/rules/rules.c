@@ -23,7 +23,8 @@
  *       times what the rule knows about its own evidence (e.g. 0.8 when
  *       off-CPU time could not be measured because there were no samples)
  *
- *   data quality = (1 - dropped_events / events)
+ *   data quality = (1 - dropped_events / (events + dropped_events)),
+ *                        the share of the recorded events that was kept
  *                  x 0.9 when frames were lost or the input was damaged
  *                  x 0.9 when the recording ended abruptly
  *                  x 0.5 when a CUDA driver was found but GPU tracing
@@ -404,8 +405,8 @@ static double quality(const cJSON *doc)
 {
 	double events = isc_rnum(doc, "summary.events", 0), dropped = isc_rnum(doc, "summary.dropped_events", 0);
 	double q = 1;
-	if (events > 0 && dropped > 0)
-		q *= 1 - (dropped > events ? 1 : dropped / events);
+	if (dropped > 0)
+		q *= 1 - dropped / (events + dropped);
 	if (isc_rnum(doc, "summary.lost_frames", 0) > 0 || cJSON_IsTrue(isc_json_get(doc, "summary.damaged")))
 		q *= 0.9;
 	if (cJSON_IsTrue(isc_json_get(doc, "summary.abrupt")))

@@ -298,6 +298,85 @@ static bool span_is(const cJSON *d, int i, double b, double e)
 }
 
 /* ---- tests -------------------------------------------------------------- */
+/*
+ * Overhead compensation: process 10 measured 10 ns per event (CALIBRATION).
+ * Expected values by hand from the rule in iscope-analyze(1): a span's self
+ * loses (1 + direct children) events, its total (1 + 2 x descendants),
+ * a scope's latency 2 x the spans inside it.
+ *   thread 10: main [0,1000) { A [100,400); f [500,900) { B [600,700) } }
+ *     main self 300 - 3x10 = 270, total 1000 - 7x10 = 930
+ *     A 300 - 10 = 290; f self 300 - 20 = 280, total 400 - 30 = 370;
+ *     B 100 - 10 = 90
+ *   thread 11: scope step [2000,3000) { f [2100,2900) { B [2200,2300) } }
+ *     step latency 1000 - 4x10 = 960; f self 700 - 20 = 680, total 800 - 30
+ *     = 770; B 90; the with-block's own 200 - 10 (f's hooks) = 190
+ * Overhead found: thread 10: 30 + 10 + 20 + 10, thread 11: 10 + 20 + 10.
+ */
+static void test_compensation(void)
+{
+	for (int raw = 0; raw < 2; raw++) {
+		FILE *f = tmpfile();
+		struct tl t;
+		tl_open(&t, f, "python3 infer.py");
+		common_strings(&t);
+		const uint64_t cal[6] = { 1, 10000, 5000, 200000, 300000, 10002 };
+		tl_rec(&t, ISC_REC_CALIBRATION, 0, 10, 10, 6, cal, NULL, 0, false);
+		tl_call(&t, 0, 10, 10, ISC_SPAN_PYTHON, S_MAIN);
+		tl_leaf(&t, 100, 400, 10, 10, ISC_SPAN_OP, S_A);
+		tl_call(&t, 500, 10, 10, ISC_SPAN_PYTHON, S_F);
+		tl_leaf(&t, 600, 700, 10, 10, ISC_SPAN_OP, S_B);
+		tl_ret(&t, 900, 10, 10);
+		tl_ret(&t, 1000, 10, 10);
+		tl_call(&t, 2000, 10, 11, ISC_SPAN_SCOPE, S_STEP);
+		tl_call(&t, 2100, 10, 11, ISC_SPAN_PYTHON, S_F);
+		tl_leaf(&t, 2200, 2300, 10, 11, ISC_SPAN_OP, S_B);
+		tl_ret(&t, 2900, 10, 11);
+		tl_ret(&t, 3000, 10, 11);
+		tl_close(&t, 0, 0, 0);
+		struct isc_timeline *tl = NULL;
+		struct isc_analyze_opts o = { .raw_times = raw };
+		cJSON *d = NULL;
+		rewind(f);
+		int rc = isc_timeline_open(&tl, f);
+		if (!rc)
+			rc = isc_analyze_timeline(tl, &o, &d);
+		isc_timeline_free(tl);
+		fclose(f);
+		ok(rc == 0 && d, "compensation%s: analysis succeeds", raw ? " (raw)" : "");
+		if (!raw) {
+			ok(FN(d, "<module>", "self_ns") == 270 && FN(d, "<module>", "total_ns") == 930,
+			   "compensation: main self 270 total 930 (%g %g)", FN(d, "<module>", "self_ns"),
+			   FN(d, "<module>", "total_ns"));
+			ok(FN(d, "torch.matmul", "self_ns") == 290 && FN(d, "len", "self_ns") == 180,
+			   "compensation: op self times 290, 2 x 90");
+			ok(FN(d, "crunch", "self_ns") == 960 && FN(d, "crunch", "total_ns") == 1140,
+			   "compensation: f self 280 + 680, total 370 + 770 (%g %g)", FN(d, "crunch", "self_ns"),
+			   FN(d, "crunch", "total_ns"));
+			ok(N(d, "iterations.latency_ns.min") == 960 && N(d, "recording.iteration_overhead_removed_ns") == 40,
+			   "compensation: the iteration's latency loses its 4 events (%g)", N(d, "iterations.latency_ns.min"));
+			ok(N(d, "cpu.split.python_ns") == 270 + 280 + 680 + 190 && N(d, "cpu.split.ops_ns") == 290 + 180,
+			   "compensation: the CPU split adds up the corrected self times (%g %g)",
+			   N(d, "cpu.split.python_ns"), N(d, "cpu.split.ops_ns"));
+			ok(cJSON_IsTrue(isc_json_get(d, "recording.compensated")) && N(d, "recording.per_event_ns") == 10 &&
+			   !strcmp(isc_json_str(d, "recording.mechanism"), "setprofile"),
+			   "compensation: recording names setprofile, 10 ns per event, compensated");
+		} else {
+			ok(FN(d, "<module>", "self_ns") == 300 && FN(d, "<module>", "total_ns") == 1000 &&
+			   FN(d, "crunch", "self_ns") == 1000 && N(d, "iterations.latency_ns.min") == 1000 &&
+			   N(d, "recording.iteration_overhead_removed_ns") == 0,
+			   "--no-compensation: times as recorded");
+			ok(!cJSON_IsTrue(isc_json_get(d, "recording.compensated")), "--no-compensation: compensated false");
+		}
+		/* both: the cost found in self times, and its share of the time before correction */
+		ok(N(d, "recording.overhead_ns") == 110 && N(d, "recording.events_compensated") == (raw ? 0 : 12) &&
+		   N(d, "recording.overhead_pct") == 5.5, /* 110 of (1000 + 1000) */
+		   "compensation%s: overhead 110 ns, 5.5 %% of the traced time before correction (%g %g %g)",
+		   raw ? " (raw)" : "", N(d, "recording.overhead_ns"), N(d, "recording.events_compensated"),
+		   N(d, "recording.overhead_pct"));
+		cJSON_Delete(d);
+	}
+}
+
 static void test_self_total(void)
 {
 	FILE *f = tmpfile();
@@ -1373,6 +1452,7 @@ int main(int argc, char **argv)
 	if (argc == 4 && !strcmp(argv[1], "--write"))
 		return write_fixture(argv[2], argv[3]);
 	test_self_total();
+	test_compensation();
 	test_recursion();
 	test_scopes_and_iterations();
 	test_quantiles();

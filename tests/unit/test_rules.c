@@ -176,11 +176,12 @@ static void cpu_classes(void)
 	ok(!strcmp(cls(d), "unknown") && num(d, "verdict.confidence") == 0, "nothing measured: unknown, confidence 0");
 	cJSON_Delete(d);
 
-	/* dropped events lower the quality: 10 %% dropped -> x 0.9 */
+	/* dropped events lower the quality: 100 of 1000 kept + 100 dropped lost -> x 1000/1100 */
 	d = eval("{\"summary\":{\"wall_ns\":10000000000,\"events\":1000,\"dropped_events\":100},"
 		 "\"cpu\":{\"split\":{\"python_pct\":80,\"traced_ns\":10000000000},\"top_functions\":[{\"name\":\"f\","
 		 "\"kind\":\"python\",\"self_ns\":1}]}}");
-	ok(fabs(num(d, "verdict.confidence") - 0.8 * 0.9) < 1e-9, "10 %% dropped: confidence 0.8 x 0.9 (%g)",
+	ok(fabs(num(d, "verdict.confidence") - round(100 * 0.8 * 1000 / 1100) / 100) < 1e-9,
+	   "1 in 11 events dropped: confidence 0.8 x 1000/1100 (%g)",
 	   num(d, "verdict.confidence"));
 	ok(finding(d, "data_loss") != NULL, "and a data_loss finding");
 	cJSON_Delete(d);

@@ -26,6 +26,8 @@ static const struct isc_opt opts[] = {
 	  "smallest change of the median called regressed or improved, percent" },
 	{ "fail-on-regression", 0, ISC_OPT_FLAG, NULL, "INFERSCOPE_FAIL_ON_REGRESSION", "fail_on_regression", "false",
 	  "exit with status 3 when the comparison (or the history) says regressed" },
+	{ "no-compensation", 0, ISC_OPT_FLAG, NULL, "INFERSCOPE_ANALYZE_NO_COMPENSATION", "no_compensation", "false",
+	  "keep the recorder's measured cost per event in the times (exact Python mode)" },
 	{ "quiet", 'q', ISC_OPT_FLAG, NULL, "INFERSCOPE_QUIET", "quiet", "false",
 	  "no progress line and no summary on stderr" },
 	ISC_OPT_LOG_LEVEL,
@@ -274,6 +276,7 @@ int main(int argc, char **argv)
 			(unsigned long long)mres.events_out);
 	ao.top_n = (unsigned)top;
 	ao.hta_compat = isc_config_flag(c, "hta-compat");
+	ao.raw_times = isc_config_flag(c, "no-compensation");
 	if (!isc_config_flag(c, "quiet") && isatty(STDERR_FILENO)) {
 		clock_gettime(CLOCK_MONOTONIC, &prog.start);
 		ao.progress = show_progress;

@@ -930,9 +930,17 @@ static void calibrate(void)
 		goto out;
 	Py_DecRef(r);
 	PyObject *loop = PyDict_GetItemString(glob, "loop"); /* borrowed */
+	/* as large as the main thread's ring (cache misses included), and
+	 * touched first (the shared file's pages are, after the first lap) */
 	uint32_t rsize = pow2_ceil((uint32_t)(n * 16 + 4096));
+	uint32_t main_ring = g.nbig ? g.big_ring_size : g.ring_size;
+	if (rsize < main_ring)
+		rsize = main_ring;
 	if (!loop || !(arg = Py_BuildValue("(K)", (unsigned long long)n)) || !(ring = malloc(rsize)))
 		goto out;
+	memset(ring, 0, rsize);
+	struct isc_shm_slot slot;
+	memset(&slot, 0, sizeof(slot));
 	for (int round = -1; round < CALIB_ROUNDS; round++) { /* round -1 warms up, not counted */
 		uint64_t t0 = now_ns();
 		r = PyObject_CallObject(loop, arg);
@@ -941,9 +949,9 @@ static void calibrate(void)
 			goto out;
 		Py_DecRef(r);
 
-		struct isc_shm_slot slot;
 		struct agent_tls saved = tls;
-		memset(&slot, 0, sizeof(slot));
+		/* the ring streams on as the recorder drains it */
+		atomic_store(&slot.tail, atomic_load(&slot.head));
 		tls.slot = &slot;
 		tls.ring = ring;
 		tls.ring_size = rsize;
