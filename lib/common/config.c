@@ -79,7 +79,8 @@ static const struct known_key {
 	{ "analyze", "pretty", true },       { "analyze", "top", true },
 	{ "analyze", "hta_compat", true },   { "analyze", "quiet", true },
 	{ "analyze", "log_level", true },    { "analyze", "threshold", true },
-	{ "analyze", "fail_on_regression", true }, { "report", "format", true },
+	{ "analyze", "fail_on_regression", true }, { "analyze", "no_compensation", true },
+	{ "report", "format", true },
 	{ "report", "quiet", true },         { "report", "log_level", true },
 };
 #define NKNOWN (sizeof(known_keys) / sizeof(known_keys[0]))
