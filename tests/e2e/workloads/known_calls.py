@@ -39,7 +39,7 @@ def main():
     steady = sorted(lat[1:])
     with open(out, "w") as f:
         json.dump({"min_ns": steady[0], "median_ns": steady[len(steady) // 2], "iterations": iters,
-                   "calls": calls}, f)
+                   "calls": calls, "latencies_ns": lat}, f)
 
 
 main()
