@@ -158,6 +158,8 @@ enum isc_sync_kind { ISC_SYNC_UNKNOWN, ISC_SYNC_EVENT, ISC_SYNC_STREAM_WAIT_EVEN
 /* String ids of a CUDA agent start here, those of the Python agent below it,
  * so that both sets of one process share one id space (formats/trace.md §7). */
 #define ISC_STRING_ID_CUDA_BASE (1u << 25)
+/* ... and the recorder's Python stack sampler's from here (CUDA's stay below). */
+#define ISC_STRING_ID_SAMPLER_BASE (3u << 24)
 
 /* WARNING codes: why GPU collection (or part of it) is off. */
 enum isc_warning {

@@ -24,6 +24,8 @@ struct isc_record_opts {
 	uint64_t buffer_bytes;  /* total shared-memory budget (default 100 MB) */
 	uint64_t ring_bytes;    /* flight-recorder size; 0 = stream the whole run */
 	unsigned sample_hz;     /* sampler rate, 0 = off */
+	bool python_sample;     /* --python=sample: stacks sampled from outside, no per-call hook */
+	unsigned python_hz;     /* Python stack sampling rate (--python-hz) */
 	unsigned flush_ms;      /* max age of buffered events before a frame is written */
 	int level;              /* zstd level */
 	bool child_stdout_to_stderr;

@@ -39,7 +39,7 @@ find_includes() {
 		python3.[0-8] | python3.[0-8]d | *t) continue ;; # before 3.9; free-threaded builds
 		esac
 		readlink -f "$d"
-	done | sort -u
+	done | sort -u | awk -F/ '{ print $NF " " $0 }' | sort -V | cut -d' ' -f2-
 }
 
 if [[ ${1:-} == --list ]]; then

@@ -123,6 +123,8 @@ static const char *record_name(uint8_t type)
 	case ISC_REC_GPU_DROPPED: return "gpu_dropped";
 	case ISC_REC_GPU_AGENT: return "gpu_agent";
 	case ISC_REC_THREAD_WAIT: return "thread_wait";
+	case ISC_REC_PY_SAMPLE: return "py_sample";
+	case ISC_REC_PY_SAMPLER: return "py_sampler";
 	default: return NULL;
 	}
 }
@@ -133,7 +135,7 @@ static int d_event(void *ctx, const struct isc_tl_event *ev)
 	FILE *o = s->out;
 	bool sample = (ev->type >= ISC_REC_PROC_SAMPLE && ev->type <= ISC_REC_GPU_INFO &&
 		       ev->type != ISC_REC_PROC_INFO && ev->type != ISC_REC_PROC_EXIT) ||
-		      ev->type == ISC_REC_THREAD_WAIT;
+		      ev->type == ISC_REC_THREAD_WAIT || ev->type == ISC_REC_PY_SAMPLE || ev->type == ISC_REC_PY_SAMPLER;
 	if (sample && !s->times)
 		return 0;
 	if (s->times)
@@ -244,6 +246,17 @@ static int d_event(void *ctx, const struct isc_tl_event *ev)
 			fputc('\n', o);
 		}
 		break;
+	case ISC_REC_PY_SAMPLE: {
+		/* state letter, flags, then the frames innermost first: name:line */
+		fprintf(o, "py_sample %c %" PRIu64, ev->nf == 5 && ev->f[2] > 32 && ev->f[2] < 127 ? (char)ev->f[2] : '?',
+			ev->nf == 5 ? ev->f[3] : 0);
+		const uint8_t *p = ev->bytes, *e = ev->bytes + ev->nbytes;
+		uint64_t id, line;
+		while (p < e && !isc_get_varint(&p, e, &id) && !isc_get_varint(&p, e, &line))
+			fprintf(o, " %s:%" PRIu64, name_of(s, (uint32_t)id), line);
+		fputc('\n', o);
+		break;
+	}
 	default:
 		if (record_name(ev->type))
 			fprintf(o, "%s", record_name(ev->type));

@@ -209,7 +209,7 @@ static int decode(struct isc_timeline *t, const struct isc_rec *r, struct isc_tl
 		ev->nbytes = (size_t)len;
 	} else if (r->type == ISC_REC_THREAD_NAME || r->type == ISC_REC_DEVICE || r->type == ISC_REC_META ||
 		   r->type == ISC_REC_GPU_INFO || r->type == ISC_REC_WARNING || r->type == ISC_REC_GPU_AGENT ||
-		   r->type == ISC_REC_THREAD_WAIT || r->type == ISC_REC_EXCEPTION) {
+		   r->type == ISC_REC_THREAD_WAIT || r->type == ISC_REC_EXCEPTION || r->type == ISC_REC_PY_SAMPLE) {
 		ev->bytes = p;
 		ev->nbytes = (size_t)(e - p);
 	} else if (r->type == ISC_REC_PROC_EXIT) {

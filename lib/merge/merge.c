@@ -768,6 +768,33 @@ static int read_events(struct merge *m, unsigned ii, const struct isc_chunk_head
 }
 
 /*
+ * A PY_SAMPLE body with global string ids: pid tid state flags depth, then
+ * depth (code id, line) pairs.  A body that does not parse is corrupt.
+ */
+static int py_sample_body(struct merge *m, unsigned ii, uint32_t pid, const uint8_t *p, size_t len, struct mev *ev)
+{
+	const uint8_t *e = p + len;
+	uint64_t f[5], id, line;
+	struct isc_buf b = { 0 };
+	for (int i = 0; i < 5; i++)
+		if (isc_get_varint(&p, e, &f[i]) || isc_buf_put_varint(&b, f[i]))
+			goto bad;
+	for (uint64_t k = 0; k < f[4]; k++) {
+		if (isc_get_varint(&p, e, &id) || isc_get_varint(&p, e, &line) ||
+		    isc_buf_put_varint(&b, strings_lookup(m, ii, pid, id, ISC_STR_CODE)) || isc_buf_put_varint(&b, line))
+			goto bad;
+	}
+	if (p != e)
+		goto bad;
+	ev->body = b.data ? b.data : malloc(1);
+	ev->body_len = (uint32_t)b.len;
+	return ev->body ? 0 : -ENOMEM;
+bad:
+	isc_buf_free(&b);
+	return -EBADMSG;
+}
+
+/*
  * A SAMPLES chunk: records passed through, in short-lived queues, one per
  * (pid, tid) of the chunk, so that records with equal times still follow
  * the pid/tid rules of the tie-break chain.
@@ -789,9 +816,11 @@ static int read_samples(struct merge *m, unsigned ii, const struct isc_chunk_hea
 		struct mev ev = { .ts = out_ts(in, r.ts), .type = r.type };
 		if (isc_record_nvarints(r.type) >= 1 && r.type != ISC_REC_PRESSURE && r.type != ISC_REC_MEMINFO &&
 		    r.type != ISC_REC_CLOCK_PAIR && r.type != ISC_REC_DROPPED && r.type != ISC_REC_GPU_SAMPLE &&
-		    r.type != ISC_REC_GPU_INFO && (r.type < ISC_REC_GPU_OP || r.type > ISC_REC_GPU_AGENT))
+		    r.type != ISC_REC_GPU_INFO && r.type != ISC_REC_PY_SAMPLER &&
+		    (r.type < ISC_REC_GPU_OP || r.type > ISC_REC_GPU_AGENT))
 			isc_get_varint(&b, e, &pid); /* the record's first field is its process */
-		if (r.type == ISC_REC_THREAD_SAMPLE || r.type == ISC_REC_THREAD_NAME || r.type == ISC_REC_THREAD_WAIT)
+		if (r.type == ISC_REC_THREAD_SAMPLE || r.type == ISC_REC_THREAD_NAME || r.type == ISC_REC_THREAD_WAIT ||
+		    r.type == ISC_REC_PY_SAMPLE)
 			isc_get_varint(&b, e, &tid);
 		ev.pid = (uint32_t)pid;
 		ev.tid = (uint32_t)tid;
@@ -830,13 +859,19 @@ static int read_samples(struct merge *m, unsigned ii, const struct isc_chunk_hea
 			*q = (struct queue){ .input = ii, .rank = 1, .pid = ev.pid, .tid = ev.tid,
 					     .order = m->next_order++, .transient = true };
 		}
-		ev.body = malloc(r.len ? r.len : 1);
-		if (!ev.body) {
-			rc = -ENOMEM;
-			break;
+		if (r.type == ISC_REC_PY_SAMPLE) {
+			/* the frames' code ids are the process's: make them global */
+			if ((rc = py_sample_body(m, ii, ev.pid, r.body, r.len, &ev)))
+				break;
+		} else {
+			ev.body = malloc(r.len ? r.len : 1);
+			if (!ev.body) {
+				rc = -ENOMEM;
+				break;
+			}
+			memcpy(ev.body, r.body, r.len);
+			ev.body_len = (uint32_t)r.len;
 		}
-		memcpy(ev.body, r.body, r.len);
-		ev.body_len = (uint32_t)r.len;
 		m->res->events_in++;
 		if ((rc = queue_push(m, q, &ev))) {
 			free(ev.body);

@@ -320,7 +320,7 @@ static void drain_strings(struct rec *r, struct proc *p)
 			p->str_read += ok;
 		}
 		if (ok)
-			isc_rec_emit(r, ISC_CHUNK_STRINGS, (uint32_t)p->pid, 0, 0, p->str_seq++, r->tmp.data, ok, true);
+			isc_rec_emit_strings(r, p->pid, r->tmp.data, ok);
 		if (!ok)
 			break; /* a record cut by the end of what is committed: wait */
 	}

@@ -66,3 +66,16 @@ void isc_rec_emit(struct rec *r, uint16_t type, uint32_t pid, uint32_t tid, uint
 	isc_rec_emit_locked(r, type, pid, tid, base, seq, payload, len, keep);
 	pthread_mutex_unlock(&r->wlock);
 }
+
+void isc_rec_emit_strings(struct rec *r, pid_t pid, const void *payload, size_t len)
+{
+	pthread_mutex_lock(&r->wlock);
+	unsigned i = 0;
+	while (i < r->nstrseq && r->strseq[i].pid != pid)
+		i++;
+	if (i == r->nstrseq && i < MAX_PROCS)
+		r->strseq[r->nstrseq++] = (typeof(r->strseq[0])){ pid, 0 };
+	uint32_t seq = i < MAX_PROCS ? r->strseq[i].seq++ : 0;
+	isc_rec_emit_locked(r, ISC_CHUNK_STRINGS, (uint32_t)pid, 0, 0, seq, payload, len, true);
+	pthread_mutex_unlock(&r->wlock);
+}

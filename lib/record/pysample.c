@@ -30,7 +30,7 @@
 #include <unistd.h>
 
 #include "isc_format.h"
-#include "isc_pysample.h"
+#include "pysample.h"
 #include "isc_shm.h"
 #include "pyremote.h"
 
@@ -253,7 +253,10 @@ static void known_versions(char *out, size_t cap)
 	out[0] = '\0';
 	for (size_t i = 0; i < isc_npylayouts && o + 8 < cap; i++) {
 		unsigned mi = isc_pylayouts[i].hexversion >> 16 & 255;
-		if (i && (isc_pylayouts[i - 1].hexversion >> 16 & 255) == mi)
+		bool dup = false;
+		for (size_t j = 0; j < i; j++)
+			dup |= (isc_pylayouts[j].hexversion >> 16 & 255) == mi;
+		if (dup)
 			continue;
 		o += (size_t)snprintf(out + o, cap - o, "%s3.%u", o ? ", " : "", mi);
 	}

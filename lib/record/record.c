@@ -64,6 +64,7 @@
 #include "gpu_setup.h"
 #include "../format/format.h" /* header, string defs, ring record checks */
 #include "isc_record.h"
+#include "pysample.h"
 #include "sampler.h"
 #include "isc_shm.h"
 #include "recorder.h"
@@ -307,6 +308,89 @@ static void *sampler_main(void *arg)
 	return NULL;
 }
 
+/* The Python stack sampler's hooks: strings before samples, warnings once. */
+static void py_strings(void *ctx, pid_t pid, const void *records, size_t len)
+{
+	isc_rec_emit_strings(ctx, pid, records, len);
+}
+
+static void py_warn(void *ctx, pid_t pid, const char *msg)
+{
+	struct rec *r = ctx;
+	if (!r->py_warned && !r->o->quiet)
+		isc_log(ISC_LOG_WARN, "%s", msg);
+	r->py_warned = true;
+	struct isc_buf b = { 0 }, body = { 0 };
+	uint64_t now = isc_now_ns(), last = now;
+	isc_buf_put_varint(&body, (uint64_t)pid);
+	isc_buf_put_varint(&body, ISC_WARN_PY_STACKS);
+	isc_buf_put(&body, msg, strlen(msg));
+	if (!isc_buf_put_record(&b, ISC_REC_WARNING, now, &last, body.data, body.len))
+		isc_rec_emit(r, ISC_CHUNK_SAMPLES, 0, 0, now, 0, b.data, b.len, true);
+	isc_buf_free(&b);
+	isc_buf_free(&body);
+}
+
+/*
+ * --python=sample: every 1/python_hz s, the Python stacks of the workload
+ * and of every process whose Python agent published a file, one SAMPLES
+ * chunk per tick; at the end the sampler's totals (PY_SAMPLER).
+ */
+static void *pysampler_main(void *arg)
+{
+	struct sampler_ctx *sc = arg;
+	struct rec *r = sc->r;
+	struct isc_pysampler *smp = NULL;
+	struct isc_pysampler_hooks hooks = { r, py_strings, py_warn };
+	struct isc_buf b = { 0 };
+	pid_t pids[MAX_PROCS];
+	uint64_t period = 1000000000u / r->o->python_hz, next = isc_now_ns();
+	if (isc_pysampler_new(&smp, &hooks))
+		return NULL;
+	while (!sc->stop) {
+		uint64_t now = isc_now_ns();
+		if (now < next) {
+			struct timespec ts = { 0, (long)(next - now) };
+			nanosleep(&ts, NULL);
+			continue;
+		}
+		next += period;
+		if (next < now)
+			next = now + period;
+		size_t n = 0;
+		pthread_mutex_lock(&r->plock);
+		if (r->child > 0)
+			pids[n++] = r->child;
+		for (unsigned i = 0; i < r->nprocs; i++)
+			if (r->procs[i]->pid != r->child && proc_first(r, i) && !r->procs[i]->exited)
+				pids[n++] = r->procs[i]->pid;
+		pthread_mutex_unlock(&r->plock);
+		b.len = 0;
+		uint64_t last = now;
+		isc_pysampler_tick(smp, pids, n, now, &b, &last);
+		if (b.len)
+			isc_rec_emit(r, ISC_CHUNK_SAMPLES, 0, 0, now, 0, b.data, b.len, false);
+	}
+	/* totals: the rate, the sampler's work and its own CPU time */
+	struct timespec cpu;
+	uint64_t st[4], last = isc_now_ns(), cpu_ns = 0;
+	if (!clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu))
+		cpu_ns = (uint64_t)cpu.tv_sec * 1000000000u + (uint64_t)cpu.tv_nsec;
+	isc_pysampler_stats(smp, st);
+	uint8_t body[70];
+	unsigned bl = isc_put_varint(body, r->o->python_hz);
+	for (int i = 0; i < 4; i++)
+		bl += isc_put_varint(body + bl, st[i]);
+	bl += isc_put_varint(body + bl, cpu_ns);
+	b.len = 0;
+	uint64_t ts = last;
+	isc_buf_put_record(&b, ISC_REC_PY_SAMPLER, ts, &last, body, bl);
+	isc_rec_emit(r, ISC_CHUNK_SAMPLES, 0, 0, ts, 0, b.data, b.len, true);
+	isc_buf_free(&b);
+	isc_pysampler_free(smp);
+	return NULL;
+}
+
 /* Joins argv into a display string, single-quoting arguments a shell would split. */
 static void isc_quote_argv(char *out, size_t cap, char *const *argv)
 {
@@ -487,7 +571,7 @@ static char **child_env(struct rec *r)
 	size_t n = 0;
 	while (environ[n])
 		n++;
-	char **env = calloc(n + 5 + sizeof(r->gpu.env) / sizeof(r->gpu.env[0]), sizeof(char *));
+	char **env = calloc(n + 6 + sizeof(r->gpu.env) / sizeof(r->gpu.env[0]), sizeof(char *));
 	if (!env)
 		return NULL;
 	size_t k = 0;
@@ -496,6 +580,7 @@ static char **child_env(struct rec *r)
 		if (!strncmp(environ[i], "PYTHONPATH=", 11))
 			pypath = environ[i] + 11;
 		else if (strncmp(environ[i], "INFERSCOPE_SESSION=", 19) &&
+			 strncmp(environ[i], "INFERSCOPE_PYTHON_MODE=", 23) &&
 			 strncmp(environ[i], "INFERSCOPE_RING_KB=", 19) &&
 			 strncmp(environ[i], "INFERSCOPE_BIG_RING_KB=", 23) &&
 			 (!r->gpu.replace_cuda || strncmp(environ[i], "CUDA_INJECTION64_PATH=", 22)) &&
@@ -513,18 +598,19 @@ static char **child_env(struct rec *r)
 	if (big_kb <= kb)
 		big_kb = kb;
 	r->ring_max = big_kb * 1024;
-	char *ours[4] = { NULL, NULL, NULL, NULL };
+	char *ours[5] = { NULL, NULL, NULL, NULL, NULL };
 	if (asprintf(&ours[0], "INFERSCOPE_SESSION=%s", r->dir) < 0 ||
 	    asprintf(&ours[1], "INFERSCOPE_RING_KB=%llu", (unsigned long long)kb) < 0 ||
 	    asprintf(&ours[2], "INFERSCOPE_BIG_RING_KB=%llu", (unsigned long long)big_kb) < 0 ||
 	    asprintf(&ours[3], "PYTHONPATH=%s%s%s", r->o->agent_dir, pypath && *pypath ? ":" : "",
-		     pypath ? pypath : "") < 0) {
-		for (int i = 0; i < 4; i++) /* glibc leaves a failed one NULL */
+		     pypath ? pypath : "") < 0 ||
+	    asprintf(&ours[4], "INFERSCOPE_PYTHON_MODE=%s", r->o->python_sample ? "sample" : "exact") < 0) {
+		for (int i = 0; i < 5; i++) /* glibc leaves a failed one NULL */
 			free(ours[i]);
 		free(env);
 		return NULL;
 	}
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 5; i++)
 		env[k++] = ours[i];
 	env[k] = NULL;
 	return env;
@@ -719,9 +805,9 @@ fail:
 int isc_record_run(const struct isc_record_opts *o, struct isc_record_result *res)
 {
 	struct rec r;
-	struct sampler_ctx sc = { &r, 0 };
-	pthread_t drain_thr, sampler_thr;
-	bool sampler_on = false, drain_on = false;
+	struct sampler_ctx sc = { &r, 0 }, pc = { &r, 0 };
+	pthread_t drain_thr, sampler_thr, py_thr;
+	bool sampler_on = false, drain_on = false, py_on = false;
 	struct isc_nvml_thread *nvml_thr = NULL;
 	struct sigaction sa, old[3], old_bus;
 	const int sigs[3] = { SIGINT, SIGTERM, SIGHUP };
@@ -788,6 +874,8 @@ int isc_record_run(const struct isc_record_opts *o, struct isc_record_result *re
 	drain_on = !pthread_create(&drain_thr, NULL, drain_main, &r);
 	if (o->sample_hz)
 		sampler_on = !pthread_create(&sampler_thr, NULL, sampler_main, &sc);
+	if (o->python_sample && o->python_hz)
+		py_on = !pthread_create(&py_thr, NULL, pysampler_main, &pc);
 	if (o->sample_hz && r.gpu.nvml)
 		isc_nvml_start(&nvml_thr, r.gpu.nvml, o->sample_hz, nvml_emit, &r);
 	pthread_sigmask(SIG_SETMASK, &oldmask, NULL);
@@ -830,6 +918,10 @@ int isc_record_run(const struct isc_record_opts *o, struct isc_record_result *re
 	if (sampler_on) {
 		sc.stop = 1;
 		pthread_join(sampler_thr, NULL);
+	}
+	if (py_on) {
+		pc.stop = 1;
+		pthread_join(py_thr, NULL);
 	}
 	isc_nvml_stop(nvml_thr);
 	r.stop = 1;
@@ -884,7 +976,8 @@ out_writer:
 	if (env) {
 		for (char **e = env; *e; e++)
 			if (!strncmp(*e, "INFERSCOPE_SESSION=", 19) || !strncmp(*e, "INFERSCOPE_RING_KB=", 19) ||
-			    !strncmp(*e, "INFERSCOPE_BIG_RING_KB=", 23) || !strncmp(*e, "PYTHONPATH=", 11))
+			    !strncmp(*e, "INFERSCOPE_BIG_RING_KB=", 23) || !strncmp(*e, "INFERSCOPE_PYTHON_MODE=", 23) ||
+			    !strncmp(*e, "PYTHONPATH=", 11))
 				free(*e);
 		free(env);
 	}

@@ -44,7 +44,6 @@ struct proc {
 	uint32_t nbig, big_ring_size;
 	uint64_t str_off, str_size, ring_off;
 	uint64_t str_read;
-	uint32_t str_seq;
 	struct stream *streams;
 	bool info_written, closed;
 	bool faulted; /* its mapping raised SIGBUS: never touched again */
@@ -90,6 +89,14 @@ struct rec {
 	uint64_t drained;   /* bytes of records drained from all rings so far */
 	struct isc_gpu_setup gpu; /* CUDA agent injection, NVML */
 	bool python;              /* the workload command runs CPython (runs_python) */
+	/* STRINGS seq per pid, shared by every writer of the pid's strings (the
+	 * Python and CUDA agents' files, the Python sampler); under wlock */
+	struct {
+		pid_t pid;
+		uint32_t seq;
+	} strseq[MAX_PROCS];
+	unsigned nstrseq;
+	bool py_warned; /* the Python sampler's first warning was printed */
 };
 
 /* ---- frames.c ---------------------------------------------------------- */
@@ -99,6 +106,8 @@ void isc_rec_emit(struct rec *r, uint16_t type, uint32_t pid, uint32_t tid, uint
 		  const void *payload, size_t len, bool keep);
 void isc_rec_emit_locked(struct rec *r, uint16_t type, uint32_t pid, uint32_t tid, uint64_t base,
 			 uint32_t seq, const void *payload, size_t len, bool keep);
+/* A STRINGS chunk of pid, with the pid's next seq (formats/trace.md §3). */
+void isc_rec_emit_strings(struct rec *r, pid_t pid, const void *payload, size_t len);
 
 /* ---- drain.c ----------------------------------------------------------- */
 /* SIGBUS handler (SA_SIGINFO): a fault while reading a traced process's

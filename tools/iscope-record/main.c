@@ -21,6 +21,10 @@ static const struct isc_opt opts[] = {
 	  "shared-memory budget per traced process: 1/64 per thread ring (a bare number is MiB)" },
 	{ "sample-hz", 0, ISC_OPT_VALUE, "N", "INFERSCOPE_SAMPLE_HZ", "sample_hz", "20",
 	  "sampler rate for /proc, pressure and NUMA (0 = off)" },
+	{ "python", 0, ISC_OPT_VALUE, "MODE", "INFERSCOPE_PYTHON_MODE", "python", "exact",
+	  "Python recording: exact (every call, through the profile hook) or sample (stacks read from outside at --python-hz)" },
+	{ "python-hz", 0, ISC_OPT_VALUE, "N", "INFERSCOPE_PYTHON_HZ", "python_hz", "100",
+	  "Python stack samples per second and thread in --python=sample (1..1000)" },
 	{ "flush-ms", 0, ISC_OPT_VALUE, "MS", "INFERSCOPE_FLUSH_MS", "flush_ms", "1000",
 	  "longest time buffered events wait before they are written" },
 	{ "level", 0, ISC_OPT_VALUE, "N", "INFERSCOPE_ZSTD_LEVEL", "zstd_level", "3", "zstd compression level" },
@@ -152,11 +156,13 @@ int main(int argc, char **argv)
 	o.cuda_mode = isc_config_flag(c, "no-cuda") ? ISC_CUDA_OFF : isc_config_flag(c, "force") ? ISC_CUDA_FORCE : ISC_CUDA_AUTO;
 	o.buffer_bytes = 100u << 20;
 	o.sample_hz = 20;
+	o.python_hz = 100;
 	o.flush_ms = 1000;
 	o.level = 3;
 	if (isc_config_get_size(c, "trace-size", &o.buffer_bytes) < 0 || isc_config_get_size(c, "ring", &o.ring_bytes) < 0 ||
 	    isc_config_get_u64(c, "sample-hz", &v) < 0 || (o.sample_hz = (unsigned)v, 0) ||
 	    isc_config_get_u64(c, "flush-ms", &v) < 0 || (o.flush_ms = (unsigned)v, 0) ||
+	    isc_config_get_u64(c, "python-hz", &v) < 0 || (o.python_hz = v > 100000 ? 100000 : (unsigned)v, 0) ||
 	    isc_config_get_u64(c, "level", &v) < 0 || (o.level = (int)v, 0)) {
 		isc_log(ISC_LOG_ERROR, "%s", isc_err_msg());
 		status = 2;
@@ -164,6 +170,18 @@ int main(int argc, char **argv)
 	}
 	if (o.sample_hz > 1000 || o.level < 1 || o.level > 19) {
 		isc_log(ISC_LOG_ERROR, "--sample-hz must be 0..1000 and --level 1..19");
+		status = 2;
+		goto out;
+	}
+	const char *pymode = isc_config_get(c, "python");
+	if (pymode && strcmp(pymode, "exact") && strcmp(pymode, "sample")) {
+		isc_log(ISC_LOG_ERROR, "--python must be exact or sample, not '%s'", pymode);
+		status = 2;
+		goto out;
+	}
+	o.python_sample = pymode && !strcmp(pymode, "sample");
+	if (o.python_hz < 1 || o.python_hz > 1000) {
+		isc_log(ISC_LOG_ERROR, "--python-hz must be 1..1000");
 		status = 2;
 		goto out;
 	}

@@ -285,7 +285,7 @@ static uint32_t intern(uint8_t kind, const char *name, size_t n)
 		if (g.names[i].hash == h && g.names[i].kind == kind && strlen(g.names[i].text) == n &&
 		    !memcmp(g.names[i].text, name, n))
 			return g.names[i].id;
-	if (g.next_id >= ISC_STRING_ID_LIMIT)
+	if (g.next_id >= ISC_STRING_ID_SAMPLER_BASE) /* the Python sampler's ids start there */
 		return 0;
 	/* STRING_DEF: id, kind, line 0, counted name, empty file */
 	uint8_t hdr[32];

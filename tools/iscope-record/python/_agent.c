@@ -118,6 +118,7 @@ static struct {
 	int need_attach;      /* fork child: create our own file at first event */
 	int exited;           /* exit_hook ran in this process */
 	int has_qualname;     /* code objects have co_qualname (3.11+) */
+	int python_sample;    /* INFERSCOPE_PYTHON_MODE=sample: no profile hook (the recorder samples) */
 	pid_t pid;
 	char session[PATH_MAX];
 	pthread_key_t key; /* only for its destructor: THREAD_END at thread exit */
@@ -1048,9 +1049,11 @@ static PyObject *agent_start(PyObject *mod, PyObject *args)
 		set_tls_name(&tls, name);
 	else
 		fetch_thread_name(&tls);
-	if (!calib.mech)
-		calibrate();
-	hook_install();
+	if (!g.python_sample) { /* sample mode: the recorder reads stacks from outside */
+		if (!calib.mech)
+			calibrate();
+		hook_install();
+	}
 	Py_RETURN_TRUE;
 }
 
@@ -1324,6 +1327,17 @@ static PyObject *agent_exit_hook(PyObject *mod, PyObject *unused)
 	Py_RETURN_NONE;
 }
 
+/* fork_attach(): after os.fork in the child, in sample mode: publish our
+ * file now, so the recorder samples a child that may never emit an event. */
+static PyObject *agent_fork_attach(PyObject *mod, PyObject *unused)
+{
+	(void)mod;
+	(void)unused;
+	if (g.enabled && g.need_attach)
+		attach_child();
+	Py_RETURN_NONE;
+}
+
 /* Fallback when Python's atexit did not run (fatal error paths). */
 __attribute__((destructor)) static void agent_fini(void)
 {
@@ -1346,6 +1360,8 @@ static PyMethodDef agent_methods[] = {
 	{ "calibration", agent_calibration, METH_NOARGS, "The measured cost of recording one event." },
 	{ "exit_hook", agent_exit_hook, METH_NOARGS,
 	  "atexit handler: torch's thread counts as marks (when torch was imported), then mark the process finished." },
+	{ "fork_attach", agent_fork_attach, METH_NOARGS,
+	  "os.register_at_fork child hook in sample mode: publish the shared-memory file at once." },
 	{ NULL, NULL, 0, NULL },
 };
 static const size_t n_agent_methods = sizeof(agent_methods) / sizeof(agent_methods[0]) - 1;
@@ -1478,6 +1494,8 @@ static void agent_attach(void)
 		return;
 	}
 	strcpy(g.session, session);
+	const char *mode = getenv("INFERSCOPE_PYTHON_MODE");
+	g.python_sample = mode && !strcmp(mode, "sample");
 	layout_init();
 	if (pthread_key_create(&g.key, key_destructor) != 0 ||
 	    pthread_atfork(NULL, NULL, atfork_child) != 0) {

@@ -65,7 +65,11 @@ def _inferscope_start():
         import atexit
         import threading
         atexit.register(_agent.exit_hook)
-        threading.setprofile(_agent.thread_hook)
+        # --python=sample: no per-call hook; iscope-record reads the stacks
+        if os.environ.get("INFERSCOPE_PYTHON_MODE") != "sample":
+            threading.setprofile(_agent.thread_hook)
+        else:
+            os.register_at_fork(after_in_child=_agent.fork_attach)
         _agent.start(threading.current_thread().name)
         _inferscope_hook_exceptions(_agent, threading)
     except Exception as e:

@@ -1,14 +1,10 @@
-/* isc_pysample.h - the recorder's out-of-process Python stack sampler (pysample.c). */
+/* pysample.h - the recorder's out-of-process Python stack sampler (pysample.c). */
 #ifndef ISC_PYSAMPLE_H
 #define ISC_PYSAMPLE_H
 
 #include <sys/types.h>
 
 #include "isc.h"
-
-/* String ids the sampler defines for code objects, per process, from here
- * up to ISC_STRING_ID_LIMIT - 1 (formats/trace.md §7). */
-#define ISC_STRING_ID_SAMPLER_BASE (3u << 24)
 
 struct isc_pysampler;
 

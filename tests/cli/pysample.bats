@@ -1,0 +1,159 @@
+#!/usr/bin/env bats
+# iscope-record --python=sample: Python stacks read from outside the
+# process (lib/record/pysample.c), on every CPython 3.9-3.13 found here.
+
+load helpers
+bats_require_minimum_version 1.5.0
+
+setup() {
+	T=$(mktemp -d)
+	# a() spins 50 %, b() 30 %, c() 20 % of the wall time of each round
+	cat > "$T/shares.py" <<'PY'
+import sys, time
+def spin(sec):
+    end = time.perf_counter() + sec
+    while time.perf_counter() < end:
+        pass
+def a(): spin(0.25)
+def b(): spin(0.15)
+def c(): spin(0.10)
+for i in range(int(sys.argv[1])):
+    a(); b(); c()
+PY
+}
+
+teardown() {
+	rm -rf "$T"
+}
+
+# Every CPython 3.9 to 3.13 on this machine: pyenv's versions and the
+# system's, one interpreter per minor version (none hard-coded).
+pythons() {
+	local root seen=" " p v
+	root=$(pyenv root 2>/dev/null || echo "${PYENV_ROOT:-$HOME/.pyenv}")
+	for p in /usr/bin/python3 "$root"/versions/3.*/bin/python3; do
+		[[ -x $p ]] || continue
+		v=$("$p" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null) || continue
+		case $v in 3.9 | 3.1[0-3]) ;; *) continue ;; esac
+		[[ $seen == *" $p "* ]] && continue
+		seen+="$p "
+		echo "$p"
+	done
+}
+
+# share_ok N K P: K of N samples estimate a share P within four binomial
+# standard errors (sqrt(P(1-P)/N)); prints the comparison.
+share_ok() {
+	awk -v n="$1" -v k="$2" -v p="$3" 'BEGIN {
+		se = sqrt(p * (1 - p) / n); d = k / n - p; if (d < 0) d = -d
+		printf "  %d/%d = %.3f, expected %.2f +- %.3f\n", k, n, k / n, p, 4 * se
+		exit !(n >= 100 && d <= 4 * se) }'
+}
+
+@test "--python rejects an unknown mode and --python-hz out of range (usage, exit 2)" {
+	run --separate-stderr "$RECORD" --python=fast -o "$T/x.isc" -- true
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"--python must be exact or sample"* ]]
+	run --separate-stderr "$RECORD" --python=sample --python-hz=0 -o "$T/x.isc" -- true
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"--python-hz must be 1..1000"* ]]
+}
+
+@test "known shares 50/30/20 % on every CPython 3.9-3.13 found, within 4 standard errors" {
+	local n=0 p
+	while read -r p; do
+		echo "# $p"
+		run --separate-stderr "$RECORD" -q --python=sample -o "$T/s.isc" -- "$p" "$T/shares.py" 4
+		[ "$status" -eq 0 ]
+		[[ "$stderr" != *"not sampled"* ]]
+		"$MERGE" --dump-times "$T/s.isc" > "$T/dump"
+		# no per-call hook: no Python call spans in sample mode
+		run grep -c " B python " "$T/dump"
+		[ "$output" -eq 0 ]
+		local na nb nc total
+		na=$(grep -c "py_sample R [0-9] spin [^ ]*shares.py:2:[0-9]* a " "$T/dump" || true)
+		nb=$(grep -c "py_sample R [0-9] spin [^ ]*shares.py:2:[0-9]* b " "$T/dump" || true)
+		nc=$(grep -c "py_sample R [0-9] spin [^ ]*shares.py:2:[0-9]* c " "$T/dump" || true)
+		total=$((na + nb + nc))
+		share_ok "$total" "$na" 0.5
+		share_ok "$total" "$nb" 0.3
+		share_ok "$total" "$nc" 0.2
+		# the spinning line is 4 or 5 (the while, the pass) and a() calls from line 6
+		run grep -c "spin [^ ]*shares.py:2:[45] a [^ ]*shares.py:6:6 <module> [^ ]*shares.py:1:10" "$T/dump"
+		[ "$output" -eq "$na" ]
+		n=$((n + 1))
+	done < <(pythons)
+	echo "# $n interpreters"
+	[ "$n" -ge 1 ]
+}
+
+@test "sampler survives threads that come and go and a workload that exits mid-stack" {
+	cat > "$T/churn.py" <<'PY'
+import os, threading, time
+def work(n):
+    s = 0
+    for i in range(n):
+        s += i
+def deep(k):
+    if k == 0:
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < 0.3:
+            pass
+        os._exit(7)  # leaves with 60 frames on the stack, no cleanup
+    deep(k - 1)
+for round in range(40):
+    ts = [threading.Thread(target=work, args=(20000,)) for _ in range(5)]
+    for t in ts: t.start()
+    for t in ts: t.join()
+deep(60)
+PY
+	run --separate-stderr "$RECORD" -q --python=sample --python-hz=500 -o "$T/c.isc" -- "$PY" "$T/churn.py"
+	[ "$status" -eq 7 ]
+	run "$MERGE" --dump-times "$T/c.isc"
+	[ "$status" -eq 0 ]
+	# the 60-deep recursion was seen, and threads other than the main one
+	[[ "$output" == *"py_sample R 0 deep"*"deep"*"deep"* ]]
+	"$MERGE" --dump-times "$T/c.isc" > "$T/dump"
+	run bash -c "grep ' py_sample .* work ' '$T/dump' | awk '{ print \$3 }' | sort -u | wc -l"
+	[ "$output" -ge 2 ]
+}
+
+@test "sampler follows a forked child: its stacks under its own process" {
+	cat > "$T/fork.py" <<'PY'
+import os, time
+def child_spin():
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < 0.5:
+        pass
+def parent_wait(pid):
+    os.waitpid(pid, 0)
+pid = os.fork()
+if pid == 0:
+    child_spin()
+    os._exit(0)
+parent_wait(pid)
+PY
+	run --separate-stderr "$RECORD" -q --python=sample -o "$T/f.isc" -- "$PY" "$T/fork.py"
+	[ "$status" -eq 0 ]
+	"$MERGE" --dump-times "$T/f.isc" > "$T/dump"
+	run grep -c "^[0-9]* P2 T[0-9]* py_sample R [0-9] child_spin" "$T/dump"
+	[ "$output" -ge 20 ]
+	run grep -c "^[0-9]* P1 T[0-9]* py_sample [SD] [0-9] parent_wait" "$T/dump"
+	[ "$output" -ge 20 ]
+}
+
+@test "a CPython without a verified layout: one warning, a WARNING record, no stacks, the workload unharmed" {
+	local root p
+	root=$(pyenv root 2>/dev/null || echo "${PYENV_ROOT:-$HOME/.pyenv}")
+	p=$(ls "$root"/versions/3.8*/bin/python3 2>/dev/null | head -1)
+	[[ -n $p ]] || skip "no CPython 3.8 on this machine"
+	run --separate-stderr "$RECORD" --python=sample -o "$T/o.isc" -- "$p" -c 'import time; time.sleep(0.3); print("done")'
+	[ "$status" -eq 0 ]
+	[[ "$output" == "done" ]]
+	[[ "$stderr" == *"CPython 3.8."*"no verified layout"*"not sampled (--python=exact records them)"* ]]
+	run grep -c "not sampled" <<<"$stderr"
+	[ "$output" -eq 1 ]
+	run "$MERGE" --dump-times "$T/o.isc"
+	[[ "$output" == *"WARNING 11 pid "*"CPython 3.8."* ]]
+	[[ "$output" != *" py_sample "* ]]
+}
