@@ -67,6 +67,7 @@ struct isc_sampler {
 	int fd_psi[3], fd_meminfo;
 	long ticks_per_s, page_size;
 	bool numa;
+	bool waits; /* THREAD_WAIT for blocked threads */
 	unsigned gen;
 	char buf[16384];
 };
@@ -85,6 +86,7 @@ int isc_sampler_new(struct isc_sampler **sp)
 	for (int i = 0; i < 3; i++)
 		s->fd_psi[i] = open_ro(psi[i]);
 	s->fd_meminfo = open_ro("/proc/meminfo");
+	s->waits = true;
 	s->ticks_per_s = sysconf(_SC_CLK_TCK);
 	s->page_size = sysconf(_SC_PAGESIZE);
 #if ISC_HAVE_NUMA
@@ -248,7 +250,7 @@ static void sample_thread(struct isc_sampler *s, struct pstate *p, struct tstate
 #endif
 	csw[0] += vcsw;
 	csw[1] += ivcsw;
-	if (state == 'S' || state == 'D')
+	if (s->waits && (state == 'S' || state == 'D'))
 		sample_wait(s, p, t, state, now, b, last);
 	uint64_t v[9] = { (uint64_t)p->pid, (uint64_t)t->tid, utime, stime, (uint64_t)(unsigned char)state,
 			  cpu, vcsw, ivcsw, node };
@@ -462,6 +464,11 @@ int isc_sampler_tick(struct isc_sampler *s, const pid_t *pids, size_t n, uint64_
 	}
 	sample_system(s, now, b, last_ts);
 	return 0;
+}
+
+void isc_sampler_set_waits(struct isc_sampler *s, bool on)
+{
+	s->waits = on;
 }
 
 void isc_sampler_free(struct isc_sampler *s)

@@ -17,6 +17,8 @@ int isc_sampler_new(struct isc_sampler **s);
 int isc_sampler_tick(struct isc_sampler *s, const pid_t *pids, size_t n, uint64_t now, bool slow,
 		     struct isc_buf *b, uint64_t *last_ts);
 void isc_sampler_free(struct isc_sampler *s);
+/* THREAD_WAIT records for blocked threads: on (the default) or off (the cost benchmark's baseline). */
+void isc_sampler_set_waits(struct isc_sampler *s, bool on);
 
 /* ---- what a blocked thread waits in (proc_wait.c) ----------------------- */
 struct isc_proc_syscall {

@@ -490,6 +490,12 @@ static void headline(struct isc_rep *m, const cJSON *root)
 		else
 			isc_rep_putf(m, "%.0f involuntary context switches vs %.0f voluntary",
 				     num(root, "cpu.split.involuntary_switches", 0), num(root, "cpu.split.voluntary_switches", 0));
+		double pool = num(verdict_finding(root), "evidence.metrics.pool_threads", 0);
+		double npools = num(verdict_finding(root), "evidence.metrics.pools_of_that_name", 0);
+		if (pool > 0 && pool < 1e6 && npools > 1 && npools < 1e6)
+			isc_rep_putf(m, "; %.0f thread pools the agent does not trace, of up to %.0f threads", npools, pool);
+		else if (pool > 0 && pool < 1e6)
+			isc_rep_putf(m, "; a thread pool of %.0f the agent does not trace", pool);
 		isc_rep_put(m, "): the CPUs are oversubscribed; the hottest function is ");
 		code_span(m, str(fn, "name", "?"));
 		isc_rep_put(m, " ");

@@ -7,6 +7,13 @@
  * Evidence: the share, the time, the calls, the DataLoader's __next__.
  * What-if: loading fully overlapped with the step by worker processes
  * (num_workers > 0, pin_memory=True, prefetch_factor) — an upper bound.
+ * Input-bound: when the trace says why threads blocked
+ * (cpu.off_cpu_reasons), the time blocked while a DataLoader's __next__
+ * was open (waiting on the queue its workers feed, or on their pipes) is
+ * left out of io_wait and nominated here for the io_wait class (the run
+ * waits for its input), with the share off_cpu_pct x blocked share x
+ * sum of in_dataloader_ns / cpu.blocked_ns; the verdict then names this
+ * finding.
  */
 #include "rules.h"
 
@@ -31,6 +38,16 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 		    "and move per-sample Python transforms into batched tensor code.",
 		    "data loading fully overlapped with the step (upper bound)",
 		    "The step waits %.0f %% of its time for the next batch.", pct);
+	double blocked = isc_rnum(c->doc, "cpu.blocked_ns", 0), waiting = 0;
+	const cJSON *r;
+	cJSON_ArrayForEach(r, isc_rarr(c->doc, "cpu.off_cpu_reasons"))
+		waiting += isc_rnum(r, "in_dataloader_ns", 0);
+	if (blocked > 0 && waiting > 0) {
+		double share = isc_rnum(c->doc, "cpu.split.off_cpu_pct", 0) * isc_roff_cpu_blocked(c) *
+			       (waiting < blocked ? waiting / blocked : 1);
+		isc_fnd_metric(o, f, "blocked_waiting_for_batches_pct", share);
+		isc_fnd_candidate(o, f, "io_wait", share, c->quality);
+	}
 }
 
 const struct rule isc_rule_dataloader = { "dataloader", eval };

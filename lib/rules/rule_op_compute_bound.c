@@ -59,9 +59,10 @@ static bool cpus_used(const struct rule_ctx *c, double *used, double *untraced_n
 static void eval(const struct rule_ctx *c, struct rule_out *o)
 {
 	double ops = isc_rtorch_ops_pct(c->doc), ops0 = ops, ops_ns;
-	bool split3 = isc_rhave(c->doc, "cpu.split.torch_ops_ns", &ops_ns); /* torch ops apart from other C code */
-	if (!split3)
-		ops_ns = isc_rnum(c->doc, "cpu.split.ops_ns", 0);
+	double dummy;
+	bool split3 = isc_rhave(c->doc, "cpu.split.torch_ops_pct", &dummy); /* torch ops apart from other C code */
+	if (!isc_rhave(c->doc, split3 ? "cpu.split.torch_ops_ns" : "cpu.split.ops_ns", &ops_ns))
+		ops_ns = isc_rnum(c->doc, "cpu.split.traced_ns", 0) * ops0 / 100;
 	double faults = isc_rfault_pct(c, NULL); /* kernel time on faults, inside ops: memory's share */
 	ops = ops > faults ? ops - faults : 0;
 	ops_ns *= ops0 > 0 ? ops / ops0 : 0;

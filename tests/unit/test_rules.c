@@ -407,10 +407,84 @@ static void device_memory(void)
 	cJSON_Delete(d);
 }
 
+/* A CPU document with off-CPU reasons: split, blocked time, runnable threads and reasons as given. */
+#define WAITS(py, torch, off, blocked, runnable, reasons, extra)                                                 \
+	"{\"summary\":{\"wall_ns\":10000000000,\"events\":1000,\"dropped_events\":0},\"environment\":{\"ncpu\":2}," \
+	"\"cpu\":{\"split\":{\"python_pct\":" #py ",\"ops_pct\":" #torch ",\"torch_ops_pct\":" #torch                \
+	",\"other_c_pct\":0,\"off_cpu_pct\":" #off ",\"traced_ns\":10000000000,\"off_cpu_ns\":" #off "00000000,"      \
+	"\"off_cpu_measured\":true,\"voluntary_switches\":100,\"involuntary_switches\":10},"                          \
+	"\"blocked_ns\":" #blocked ",\"state_samples\":100,\"runnable_threads_mean\":" #runnable ","                  \
+	"\"top_functions\":[{\"name\":\"tokenize\",\"kind\":\"python\",\"file\":\"t.py\",\"line\":3,"           \
+	"\"self_ns\":900000000,\"self_pct\":9,\"calls\":9},{\"name\":\"linear\",\"kind\":\"op\","                 \
+	"\"file\":\"torch._C._nn\",\"self_ns\":500000000,\"self_pct\":5,\"calls\":3}],"                            \
+	"\"off_cpu_reasons\":[" reasons "]}" extra "}"
+
+#define REASON(r, ns, torch, dl)                                                                                \
+	"{\"reason\":\"" r "\",\"ns\":" #ns ",\"pct\":100,\"in_torch_ops_ns\":" #torch ",\"in_dataloader_ns\":" #dl \
+	",\"top\":[{\"name\":\"tokenize\",\"file\":\"t.py\",\"line\":3,\"ns\":" #ns "}]}"
+
+/* io_wait, thread_contention, gil_contention and dataloader on off-CPU reasons (issue 14). */
+static void off_cpu_reasons(void)
+{
+	/* callers waiting at their pools' barriers: off 80 %%, blocked 6 of 8 s, all thread_wait in torch ops,
+	 * 3.4 runnable on 2 CPUs: 80 x (0.25 preempted + 0.75 x 6/6) = 80 %% thread_contention; no I/O */
+	cJSON *d = eval(WAITS(5, 15, 80, 6000000000, 3.4, REASON("thread_wait", 6000000000, 6000000000, 0), ""));
+	ok(!strcmp(cls(d), "thread_contention") && num(d, "verdict.explained_pct") == 80,
+	   "pool barrier waits in torch ops with 3.4 runnable on 2 CPUs: thread_contention 80 %% (%s %g)", cls(d),
+	   num(d, "verdict.explained_pct"));
+	ok(!finding(d, "io_wait"), "futex waits are not io_wait");
+	cJSON_Delete(d);
+	/* the same waits with 1.5 runnable threads: only the preempted quarter, 20 %% */
+	d = eval(WAITS(5, 15, 80, 6000000000, 1.5, REASON("thread_wait", 6000000000, 6000000000, 0), ""));
+	ok(!finding(d, "thread_contention") && !finding(d, "io_wait"),
+	   "the same waits without more runnable threads than CPUs: neither thread_contention (vol > inv) nor io_wait");
+	cJSON_Delete(d);
+	/* a pipe read: 80 x 6/8 x (4 s pipe + 2 s sleep of 6) = 60 %% io_wait */
+	d = eval(WAITS(10, 10, 80, 6000000000, 1, REASON("io_pipe", 4000000000, 0, 0) "," REASON("sleep", 2000000000, 0, 0), ""));
+	ok(!strcmp(cls(d), "io_wait") && num(d, "verdict.explained_pct") == 60 &&
+	   !strcmp(isc_json_str(d, "verdict.finding"), "io_wait"), "pipe and sleep: io_wait 60 %% (%s %g)", cls(d),
+	   num(d, "verdict.explained_pct"));
+	cJSON_Delete(d);
+	/* waiting for batches: the same pipe time inside a DataLoader's __next__ is the dataloader finding's */
+	d = eval(WAITS(10, 10, 80, 8000000000, 1, REASON("io_pipe", 8000000000, 0, 8000000000),
+		       ",\"iterations\":{\"dataloader\":{\"pct_of_step\":90,\"total_ns\":9000000000,\"calls\":10}}"));
+	ok(!strcmp(cls(d), "io_wait") && !strcmp(isc_json_str(d, "verdict.finding"), "dataloader") &&
+	   num(d, "verdict.explained_pct") == 80,
+	   "blocked inside DataLoader.__next__: verdict io_wait (input-bound) backed by the dataloader finding, 80 %% (%s %s %g)",
+	   cls(d), isc_json_str(d, "verdict.finding"), num(d, "verdict.explained_pct"));
+	ok(!finding(d, "io_wait"), "and no io_wait finding of its own");
+	cJSON_Delete(d);
+	/* pure-Python threads: 90 %% off, 6 of 9 s blocked on the GIL: 60 %% gil_contention */
+	d = eval(WAITS(10, 0, 90, 6000000000, 1.5, REASON("gil", 6000000000, 0, 0), ""));
+	ok(!strcmp(cls(d), "gil_contention") && num(d, "verdict.explained_pct") == 60,
+	   "GIL waits: gil_contention 60 %% (%s %g)", cls(d), num(d, "verdict.explained_pct"));
+	const cJSON *g = finding(d, "gil_contention");
+	ok(g && !strcmp(isc_json_str(cJSON_GetArrayItem(isc_json_get(g, "evidence.top"), 0), "name"), "tokenize"),
+	   "its top contributor: the Python function that waited");
+	cJSON_Delete(d);
+	/* op_compute_bound counts torch ops only; python_bound the interpreter and other C code */
+	d = eval("{\"summary\":{\"wall_ns\":10000000000,\"events\":1000,\"dropped_events\":0},\"environment\":{\"ncpu\":2},"
+		 "\"cpu\":{\"split\":{\"python_pct\":30,\"ops_pct\":60,\"torch_ops_pct\":25,\"other_c_pct\":35,"
+		 "\"off_cpu_pct\":10,\"traced_ns\":10000000000,\"off_cpu_ns\":1000000000,\"off_cpu_measured\":true},"
+		 "\"top_functions\":[{\"name\":\"builtins.len\",\"kind\":\"op\",\"file\":\"builtins\",\"self_ns\":3000000000,"
+		 "\"self_pct\":30,\"calls\":9},{\"name\":\"tok\",\"kind\":\"python\",\"file\":\"t.py\",\"line\":3,"
+		 "\"self_ns\":2000000000,\"self_pct\":20,\"calls\":9},{\"name\":\"torch.matmul\",\"kind\":\"op\","
+		 "\"file\":\"torch\",\"self_ns\":2500000000,\"self_pct\":25,\"calls\":3}]}}");
+	ok(!strcmp(cls(d), "python_bound") && num(d, "verdict.explained_pct") == 65,
+	   "interpreter 30 + builtins 35 = 65 %% Python-side beats 25 %% torch ops (%s %g)", cls(d),
+	   num(d, "verdict.explained_pct"));
+	const cJSON *oc = finding(d, "op_compute_bound");
+	ok(oc && num(oc, "evidence.metrics.ops_pct") == 25 &&
+	   !strcmp(isc_json_str(cJSON_GetArrayItem(isc_json_get(oc, "evidence.top"), 0), "name"), "torch.matmul"),
+	   "op_compute_bound: 25 %%, its top op the torch op, not builtins.len");
+	cJSON_Delete(d);
+}
+
 int main(void)
 {
 	device_memory();
 	cpu_classes();
+	off_cpu_reasons();
 	gpu_classes();
 	ranking();
 	recording_warnings();
