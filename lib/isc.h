@@ -29,6 +29,15 @@ const char *isc_err_msg(void);
 int isc_get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v);
 static inline uint64_t isc_zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
 static inline int64_t isc_unzigzag(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }
+/* MurmurHash3's 64-bit finalizer: the hash of every table keyed by integers. */
+static inline uint64_t isc_mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	return x ^ (x >> 33);
+}
 
 struct isc_rec {
 	uint8_t type;

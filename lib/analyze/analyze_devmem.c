@@ -138,15 +138,6 @@ void isc_devmem_free(struct isc_devmem *m)
 	free(m);
 }
 
-/* splitmix64's finalizer: keys of the pairing map. */
-static uint64_t mix(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
 static struct ddev *dev_get(struct isc_devmem *m, uint32_t id)
 {
 	uint32_t *slot;
@@ -282,8 +273,8 @@ int isc_devmem_event(struct isc_devmem *m, int64_t ts, uint32_t pid, uint32_t de
 	if (!d->src)
 		d->src = (uint8_t)src;
 	size_t b = bucket(m, ts);
-	uint64_t key = address ? mix(mix((uint64_t)pid << 32 | device) ^ address)
-			       : mix(mix((uint64_t)pid << 32 | device) ^ mix(bytes)) ^ 1; /* a size stack */
+	uint64_t key = address ? isc_mix64(isc_mix64((uint64_t)pid << 32 | device) ^ address)
+			       : isc_mix64(isc_mix64((uint64_t)pid << 32 | device) ^ isc_mix64(bytes)) ^ 1; /* a size stack */
 	if (!address)
 		d->by_size = true;
 	if (isc_umap_slot(&m->live_map, key, &slot))

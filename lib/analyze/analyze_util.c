@@ -21,15 +21,6 @@
 
 #define NONE ISC_UMAP_NONE
 
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
 int isc_umap_slot(struct isc_umap *m, uint64_t key, uint32_t **slot)
 {
 	if (2 * (m->n + 1) > m->cap) {
@@ -44,7 +35,7 @@ int isc_umap_slot(struct isc_umap *m, uint64_t key, uint32_t **slot)
 		for (size_t i = 0; i < m->cap; i++) {
 			if (m->v[i] == NONE)
 				continue;
-			size_t j = mix64(m->k[i]) & (cap - 1);
+			size_t j = isc_mix64(m->k[i]) & (cap - 1);
 			while (g.v[j] != NONE)
 				j = (j + 1) & (cap - 1);
 			g.k[j] = m->k[i];
@@ -55,7 +46,7 @@ int isc_umap_slot(struct isc_umap *m, uint64_t key, uint32_t **slot)
 		free(m->v);
 		*m = g;
 	}
-	size_t i = mix64(key) & (m->cap - 1);
+	size_t i = isc_mix64(key) & (m->cap - 1);
 	while (m->v[i] != NONE && m->k[i] != key)
 		i = (i + 1) & (m->cap - 1);
 	if (m->v[i] == NONE) {
@@ -70,7 +61,7 @@ uint32_t isc_umap_get(const struct isc_umap *m, uint64_t key)
 {
 	if (!m->cap)
 		return NONE;
-	size_t i = mix64(key) & (m->cap - 1);
+	size_t i = isc_mix64(key) & (m->cap - 1);
 	while (m->v[i] != NONE && m->k[i] != key)
 		i = (i + 1) & (m->cap - 1);
 	return m->v[i];
@@ -80,7 +71,7 @@ void isc_umap_del(struct isc_umap *m, uint64_t key)
 {
 	if (!m->cap)
 		return;
-	size_t mask = m->cap - 1, i = mix64(key) & mask;
+	size_t mask = m->cap - 1, i = isc_mix64(key) & mask;
 	while (m->v[i] != NONE && m->k[i] != key)
 		i = (i + 1) & mask;
 	if (m->v[i] == NONE)
@@ -92,7 +83,7 @@ void isc_umap_del(struct isc_umap *m, uint64_t key)
 			j = (j + 1) & mask;
 			if (m->v[j] == NONE)
 				return;
-			size_t home = mix64(m->k[j]) & mask;
+			size_t home = isc_mix64(m->k[j]) & mask;
 			/* j's entry may move to i when its home is not in (i, j] */
 			if (i <= j ? (home <= i || home > j) : (home <= i && home > j))
 				break;

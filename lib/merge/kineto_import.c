@@ -43,15 +43,6 @@
 
 /* ---- small tables ------------------------------------------------------ */
 
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	return x ^ (x >> 33);
-}
-
 /* Open-addressing map from a 64-bit key to a non-NULL pointer. */
 struct map {
 	uint64_t *keys;
@@ -61,7 +52,7 @@ struct map {
 
 static void **map_slot(struct map *m, uint64_t key)
 {
-	size_t i = mix64(key) & (m->cap - 1);
+	size_t i = isc_mix64(key) & (m->cap - 1);
 	while (m->vals[i] && m->keys[i] != key)
 		i = (i + 1) & (m->cap - 1);
 	m->keys[i] = key;
@@ -72,7 +63,7 @@ static void *map_get(const struct map *m, uint64_t key)
 {
 	if (!m->cap)
 		return NULL;
-	size_t i = mix64(key) & (m->cap - 1);
+	size_t i = isc_mix64(key) & (m->cap - 1);
 	while (m->vals[i]) {
 		if (m->keys[i] == key)
 			return m->vals[i];

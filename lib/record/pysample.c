@@ -410,14 +410,6 @@ static void threads_forget(struct pyproc *p)
 	}
 }
 
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	return x;
-}
-
 /* The string id of a frame's code object, defining it (into s->strings)
  * the first time; 0 when it cannot be named. */
 static uint32_t code_id(struct isc_pysampler *s, struct pyproc *p, const struct isc_pyframe *f)
@@ -432,7 +424,7 @@ static uint32_t code_id(struct isc_pysampler *s, struct pyproc *p, const struct 
 		for (size_t i = 0; i < p->capcodes; i++) {
 			if (!p->codes[i].id)
 				continue;
-			size_t j = mix64(p->codes[i].code) & (cap - 1);
+			size_t j = isc_mix64(p->codes[i].code) & (cap - 1);
 			while (n[j].id)
 				j = (j + 1) & (cap - 1);
 			n[j] = p->codes[i];
@@ -441,7 +433,7 @@ static uint32_t code_id(struct isc_pysampler *s, struct pyproc *p, const struct 
 		p->codes = n;
 		p->capcodes = cap;
 	}
-	size_t j = mix64(f->code) & (p->capcodes - 1);
+	size_t j = isc_mix64(f->code) & (p->capcodes - 1);
 	for (; p->codes[j].id; j = (j + 1) & (p->capcodes - 1)) {
 		struct codeent *e = &p->codes[j];
 		if (e->code == f->code && e->name == f->name && e->qualname == f->qualname && e->file == f->file &&
