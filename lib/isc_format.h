@@ -16,6 +16,19 @@
 
 #include <stdint.h>
 
+/* Appends a LEB128 varint to buf; returns bytes written (at most 10).  The
+ * one varint encoder: the library's buffers and both agents use it. */
+static inline unsigned isc_put_varint(uint8_t *buf, uint64_t v)
+{
+	unsigned n = 0;
+	while (v >= 0x80) {
+		buf[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	buf[n++] = (uint8_t)v;
+	return n;
+}
+
 #define ISC_CHUNK_MAGIC 0x4B435349u /* "ISCK" little-endian */
 #define ISC_TRACE_MAGIC 0x54435349u /* "ISCT" */
 #define ISC_TIMELINE_MAGIC 0x4C545349u /* "ISTL" */

@@ -50,6 +50,8 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include "isc_format.h" /* isc_put_varint */
+
 #define ISC_SHM_MAGIC 0x4D485349u /* "ISHM" */
 #define ISC_SHM_VERSION 2
 #define ISC_SHM_SLOTS_OFF 4096u
@@ -156,18 +158,6 @@ static inline uint32_t isc_shm_env_u32(const char *name, uint32_t def, uint32_t 
 static inline uint64_t isc_shm_page_align(uint64_t v)
 {
 	return (v + ISC_SHM_PAGE - 1) & ~(uint64_t)(ISC_SHM_PAGE - 1);
-}
-
-/* Appends a LEB128 varint to buf; returns bytes written (at most 10). */
-static inline unsigned isc_put_varint(uint8_t *buf, uint64_t v)
-{
-	unsigned n = 0;
-	while (v >= 0x80) {
-		buf[n++] = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	buf[n++] = (uint8_t)v;
-	return n;
 }
 
 /*

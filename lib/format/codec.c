@@ -88,11 +88,7 @@ int isc_buf_put_varint(struct isc_buf *b, uint64_t v)
 	int rc = isc_buf_reserve(b, 10);
 	if (rc)
 		return rc;
-	while (v >= 0x80) {
-		b->data[b->len++] = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	b->data[b->len++] = (uint8_t)v;
+	b->len += isc_put_varint(b->data + b->len, v);
 	return 0;
 }
 

@@ -36,6 +36,20 @@ struct isc_exception {
 };
 /* Parses the bytes after an EXCEPTION's line varint; 0 or -EBADMSG. */
 int isc_exception_parse(const uint8_t *p, size_t len, struct isc_exception *x);
+/* The END chunk's END_STATS record (formats/trace.md). */
+struct isc_end_stats {
+	uint64_t events, dropped, lost_frames, flags; /* flags: ISC_END_* */
+	int status;                                   /* exit status (128 + signal when killed) */
+};
+/* Writes the END_STATS body into body (at least 50 bytes); returns its length. */
+unsigned isc_end_stats_encode(uint8_t *body, const struct isc_end_stats *e);
+/*
+ * The last END_STATS record among the records of an END chunk payload into
+ * *e (*found says whether there was one).  0, -EBADMSG when an END_STATS
+ * body does not parse (the records before it were taken), or the cursor's
+ * error.
+ */
+int isc_end_stats_read(const uint8_t *p, size_t len, struct isc_end_stats *e, bool *found);
 
 /* Number of leading varint fields of a sample-class record type (0 if none). */
 unsigned isc_record_nvarints(uint8_t type);

@@ -132,11 +132,9 @@ static int tl_end(void *ctx, const struct isc_tl_stats *st)
 	if (rc)
 		return rc;
 	uint8_t body[60];
-	unsigned n = isc_put_varint(body, st->events);
-	n += isc_put_varint(body + n, st->dropped);
-	n += isc_put_varint(body + n, st->lost_frames);
-	n += isc_put_varint(body + n, (st->abrupt ? ISC_END_ABRUPT : 0) | (st->signaled ? ISC_END_SIGNALED : 0));
-	n += isc_put_varint(body + n, isc_zigzag(st->exit_status));
+	struct isc_end_stats e = { st->events, st->dropped, st->lost_frames,
+				   (st->abrupt ? ISC_END_ABRUPT : 0) | (st->signaled ? ISC_END_SIGNALED : 0), st->exit_status };
+	unsigned n = isc_end_stats_encode(body, &e);
 	uint64_t ts = 0;
 	s->tmp.len = 0;
 	if (isc_buf_put_record(&s->tmp, ISC_REC_END_STATS, 0, &ts, body, n))

@@ -107,23 +107,15 @@ fail:
 
 static int read_end(struct isc_timeline *t, const uint8_t *p, size_t len)
 {
-	struct isc_cursor c;
-	struct isc_rec r;
-	int rc;
-	isc_cursor_init(&c, p, len, 0);
-	while ((rc = isc_cursor_next(&c, &r)) == 1) {
-		uint64_t v[5] = { 0 };
-		const uint8_t *q = r.body, *e = r.body + r.len;
-		if (r.type != ISC_REC_END_STATS)
-			continue;
-		for (int i = 0; i < 5; i++)
-			if (isc_get_varint(&q, e, &v[i]))
-				return -EBADMSG;
-		t->stats.dropped = v[1];
-		t->stats.lost_frames = v[2];
-		t->stats.abrupt = v[3] & ISC_END_ABRUPT;
-		t->stats.signaled = v[3] & ISC_END_SIGNALED;
-		t->stats.exit_status = (int)isc_unzigzag(v[4]);
+	struct isc_end_stats e;
+	bool found;
+	int rc = isc_end_stats_read(p, len, &e, &found);
+	if (found) {
+		t->stats.dropped = e.dropped;
+		t->stats.lost_frames = e.lost_frames;
+		t->stats.abrupt = e.flags & ISC_END_ABRUPT;
+		t->stats.signaled = e.flags & ISC_END_SIGNALED;
+		t->stats.exit_status = e.status;
 		t->stats.have_end = true;
 	}
 	return rc;

@@ -123,15 +123,6 @@ struct merge {
 	bool have_gap;
 };
 
-static uint64_t mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	return x ^ (x >> 33);
-}
-
 /* ---- strings ------------------------------------------------------------ */
 
 static uint64_t content_hash(uint8_t kind, uint32_t line, const uint8_t *name, size_t nlen,
@@ -150,7 +141,7 @@ static int strings_add(struct merge *m, uint8_t kind, uint32_t line, const uint8
 		       const uint8_t *file, size_t flen, uint32_t *gid)
 {
 	uint64_t h = content_hash(kind, line, name, nlen, file, flen);
-	struct strent **slot = &m->sbycontent[mix(h) % 8192];
+	struct strent **slot = &m->sbycontent[isc_mix64(h) % 8192];
 	for (struct strent *e = *slot; e; e = e->next) {
 		const struct isc_tl_string *s = &m->strings[e->gid];
 		if (e->key == h && s->kind == kind && s->line == line && strlen(s->name) == nlen &&
@@ -207,7 +198,7 @@ static uint64_t local_key(unsigned input, uint32_t pid, uint64_t id)
 static uint32_t strings_lookup(struct merge *m, unsigned input, uint32_t pid, uint64_t id, uint8_t kind)
 {
 	uint64_t key = local_key(input, pid, id);
-	for (struct strent *e = m->sbyid[mix(key) % 8192]; e; e = e->next)
+	for (struct strent *e = m->sbyid[isc_mix64(key) % 8192]; e; e = e->next)
 		if (e->key == key)
 			return e->gid;
 	/* undefined (lost with a damaged frame or a full string area) */
@@ -220,8 +211,8 @@ static uint32_t strings_lookup(struct merge *m, unsigned input, uint32_t pid, ui
 	if (e) {
 		e->key = key;
 		e->gid = gid;
-		e->next = m->sbyid[mix(key) % 8192];
-		m->sbyid[mix(key) % 8192] = e;
+		e->next = m->sbyid[isc_mix64(key) % 8192];
+		m->sbyid[isc_mix64(key) % 8192] = e;
 	}
 	return gid;
 }
@@ -249,8 +240,8 @@ static int read_strings(struct merge *m, unsigned input, uint32_t pid, const uin
 			return -ENOMEM;
 		ent->key = key;
 		ent->gid = gid;
-		ent->next = m->sbyid[mix(key) % 8192];
-		m->sbyid[mix(key) % 8192] = ent;
+		ent->next = m->sbyid[isc_mix64(key) % 8192];
+		m->sbyid[isc_mix64(key) % 8192] = ent;
 	}
 	return rc;
 }
@@ -388,7 +379,7 @@ struct link {
 
 static uint32_t link_hash(unsigned input, uint32_t pid, uint64_t corr)
 {
-	return (uint32_t)mix((uint64_t)input << 58 ^ (uint64_t)pid << 32 ^ corr) & (LINK_MAX - 1);
+	return (uint32_t)isc_mix64((uint64_t)input << 58 ^ (uint64_t)pid << 32 ^ corr) & (LINK_MAX - 1);
 }
 
 static struct link *link_find(struct merge *m, unsigned input, uint32_t pid, uint64_t corr)
@@ -575,7 +566,7 @@ static int emit_until(struct merge *m, uint64_t w)
 
 static struct thread *thread_get(struct merge *m, unsigned input, uint32_t pid, uint32_t tid)
 {
-	uint64_t h = mix((uint64_t)input << 56 ^ (uint64_t)pid << 28 ^ tid) % 4096;
+	uint64_t h = isc_mix64((uint64_t)input << 56 ^ (uint64_t)pid << 28 ^ tid) % 4096;
 	for (struct thread *t = m->threads[h]; t; t = t->next)
 		if (t->input == input && t->pid == pid && t->tid == tid)
 			return t;
@@ -955,7 +946,7 @@ static int gpu_summary(struct merge *m)
  */
 static struct queue *gpu_queue(struct merge *m, unsigned ii, uint32_t pid, uint64_t gkey)
 {
-	uint64_t h = mix((uint64_t)ii << 58 ^ (uint64_t)pid << 26 ^ gkey) % 1024;
+	uint64_t h = isc_mix64((uint64_t)ii << 58 ^ (uint64_t)pid << 26 ^ gkey) % 1024;
 	for (struct queue *q = m->gpuq[h]; q; q = q->gnext)
 		if (q->input == ii && q->pid == pid && q->gkey == gkey)
 			return q;
@@ -1116,21 +1107,14 @@ out:
 
 static void read_end(struct input *in, const uint8_t *p, size_t len)
 {
-	struct isc_cursor c;
-	struct isc_rec r;
-	isc_cursor_init(&c, p, len, 0);
-	while (isc_cursor_next(&c, &r) == 1) {
-		uint64_t v[5] = { 0 };
-		const uint8_t *q = r.body, *e = r.body + r.len;
-		if (r.type != ISC_REC_END_STATS)
-			continue;
-		for (int i = 0; i < 5; i++)
-			if (isc_get_varint(&q, e, &v[i]))
-				return;
-		in->end_dropped = v[1];
-		in->end_lost = v[2];
-		in->end_status = (int)isc_unzigzag(v[4]);
-		in->end_flags = v[3];
+	struct isc_end_stats e;
+	bool found;
+	isc_end_stats_read(p, len, &e, &found); /* damage: what parsed counts */
+	if (found) {
+		in->end_dropped = e.dropped;
+		in->end_lost = e.lost_frames;
+		in->end_status = e.status;
+		in->end_flags = e.flags;
 		in->have_end = true;
 	}
 }

@@ -938,11 +938,9 @@ int isc_record_run(const struct isc_record_opts *o, struct isc_record_result *re
 	{
 		struct isc_buf b = { 0 };
 		uint8_t body[60];
-		unsigned n = isc_put_varint(body, res->events);
-		n += isc_put_varint(body + n, res->dropped);
-		n += isc_put_varint(body + n, r.evicted_frames);
-		n += isc_put_varint(body + n, res->signal ? ISC_END_SIGNALED : 0);
-		n += isc_put_varint(body + n, isc_zigzag(res->status));
+		struct isc_end_stats e = { res->events, res->dropped, r.evicted_frames,
+					   res->signal ? ISC_END_SIGNALED : 0, res->status };
+		unsigned n = isc_end_stats_encode(body, &e);
 		uint64_t last = 0;
 		isc_buf_put_record(&b, ISC_REC_END_STATS, 0, &last, body, n);
 		pthread_mutex_lock(&r.wlock);
