@@ -218,7 +218,7 @@ hot_function() {
 @test "pure Python: the same call counts under every CPython 3.9-3.13" {
 	local d=$BATS_TEST_TMPDIR py v n leaf mid bad=0
 	n=0
-	for py in /root/.pyenv/versions/*/bin/python3 /usr/bin/python3; do
+	for py in "${PYENV_ROOT:-$HOME/.pyenv}"/versions/*/bin/python3 /usr/bin/python3.[0-9]* /usr/bin/python3; do
 		[[ -x $py ]] || continue
 		v=$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null) || continue
 		case $v in 3.9 | 3.1[0-3]) ;; *) continue ;; esac

@@ -156,7 +156,16 @@ def_line() {
 
 # ---- thread_contention -------------------------------------------------------
 
-@test "thread_contention: 6 compute threads on 2 cores; verdict thread_contention, top contributor the preempted matmul" {
+# Machine assumption of the thread_contention tests: thread_contention.py
+# runs 3 x os.cpu_count() compute threads; up to 16 CPUs that is a
+# contended but recordable load. Above, the tests skip, saying so.
+contention_machine() {
+	NCPU=$(python3 -c 'import os; print(os.cpu_count() or 1)')
+	((NCPU <= 16)) || skip "MACHINE ASSUMPTION NOT MET: thread_contention needs <= 16 CPUs (3 compute threads per CPU), this machine has $NCPU"
+}
+
+@test "thread_contention: 3 compute threads per core; verdict thread_contention, top contributor the preempted matmul" {
+	contention_machine
 	workload thread_contention
 	signals
 	jq -r '"threads: \([.processes[0].threads[] | select(.traced) | "\(.name) cpu \(.cpu_ns / 1e6 | round) ms off-CPU \(.off_cpu_ns / 1e6 | round) ms"] | join(", "))"' "$F"
@@ -167,6 +176,7 @@ def_line() {
 }
 
 @test "thread_contention: the finding names the Python caller of the preempted op, handle_request" {
+	contention_machine
 	workload thread_contention
 	top0
 	[[ $name == *handle_request ]] || mentions handle_request
@@ -176,13 +186,15 @@ def_line() {
 # the voluntary switches of this workload (GIL hand-offs) range from 26 to
 # 360 between runs, against 210-320 involuntary ones.
 @test "thread_contention: the signal: off-CPU dominates, more runnable threads than cores, samples rarely blocked" {
+	contention_machine
 	workload thread_contention
 	signals
 	jq -r '"state samples \(.cpu.state_samples), blocked \(.cpu.blocked_ns / 1e6 | round) ms of \(.cpu.split.off_cpu_ns / 1e6 | round) ms off-CPU"' "$F"
 	jq -e '.cpu.split.off_cpu_pct > 40' "$F"
 	jq -e '.cpu.runnable_threads_mean > .environment.ncpu' "$F"
-	jq -e '.cpu.state_samples >= 20 and .cpu.blocked_ns < 0.2 * .cpu.split.off_cpu_ns' "$F"
-	[ "$(jq '[.processes[0].threads[] | select(.traced)] | length' "$F")" -eq 6 ]
+	jq -e '.cpu.state_samples >= 20' "$F"
+	jq -e '.cpu.blocked_ns < 0.2 * .cpu.split.off_cpu_ns' "$F"
+	[ "$(jq '[.processes[0].threads[] | select(.traced)] | length' "$F")" -eq $((3 * NCPU)) ]
 }
 
 # ---- host_memory_bound -------------------------------------------------------
