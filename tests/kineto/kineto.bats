@@ -150,10 +150,19 @@ traces() {
 	done
 }
 
+# regen INPUT GOLDEN (ISC_REGEN=1): rewrite GOLDEN from the dump of INPUT
+# and print the difference for review (bats shows it with --show-output-of-passing-tests,
+# and on fd 3 always).
+regen() {
+	"$MERGE" --dump-times "$1" > "$T/regen.dump"
+	diff -u "$2" "$T/regen.dump" >&3 || true
+	mv "$T/regen.dump" "$2"
+}
+
 @test "nesting rules, rounding, names and metadata: golden dump" {
 	f=$ISC_SRC/tests/data/kineto/nesting.json
 	if [ -n "${ISC_REGEN:-}" ]; then
-		"$MERGE" --dump-times "$f" > "$ISC_SRC/tests/data/kineto/nesting.dump"
+		regen "$f" "$ISC_SRC/tests/data/kineto/nesting.dump"
 	fi
 	run --separate-stderr "$MERGE" --log-level=info --dump-times "$f"
 	[ "$status" -eq 0 ]
@@ -164,7 +173,7 @@ traces() {
 @test "decimal µs text to ns: exponents, rounding once, negative times: golden dump" {
 	f=$ISC_SRC/tests/data/kineto/numbers.json
 	if [ -n "${ISC_REGEN:-}" ]; then
-		"$MERGE" --dump-times "$f" > "$ISC_SRC/tests/data/kineto/numbers.dump"
+		regen "$f" "$ISC_SRC/tests/data/kineto/numbers.dump"
 	fi
 	run "$MERGE" --dump-times "$f"
 	[ "$status" -eq 0 ]
