@@ -699,6 +699,9 @@ static int on_event(struct ana *a, const struct isc_tl_event *ev)
 		return 0;
 	case ISC_REC_WARNING:
 		return on_warning(a, ev);
+	case ISC_REC_PY_SAMPLE:
+	case ISC_REC_PY_SAMPLER:
+		return isc_pysamp_add(a->pys, a->t, ev);
 	default:
 		return 0;
 	}
@@ -737,6 +740,7 @@ static void ana_free(struct ana *a)
 	isc_lsq_free(a->rss_lsq);
 	isc_gpu_ana_free(a->gpu);
 	isc_series_free(a->series);
+	isc_pysamp_free(a->pys);
 	isc_numa_free(a->numa);
 }
 
@@ -749,7 +753,7 @@ int isc_analyze_timeline(struct isc_timeline *t, const struct isc_analyze_opts *
 	uint64_t ndamage = 0;
 	int rc;
 	*out = NULL;
-	if ((rc = isc_lsq_new(&a.rss_lsq)) || (rc = isc_series_new(&a.series)) || (rc = isc_numa_new(&a.numa)) ||
+	if ((rc = isc_lsq_new(&a.rss_lsq)) || (rc = isc_series_new(&a.series)) || (rc = isc_pysamp_new(&a.pys)) || (rc = isc_numa_new(&a.numa)) ||
 	    (rc = isc_gpu_ana_new(&a.gpu, t, o && o->hta_compat, a.series)))
 		goto done;
 	for (;;) {

@@ -12,6 +12,7 @@
 #include "isc_analyze.h"
 #include "analyze_util.h"
 #include "analyze_wait.h"
+#include "analyze_pysample.h"
 
 #define NONE ISC_UMAP_NONE
 
@@ -181,6 +182,7 @@ struct ana {
 	struct isc_gpu_ana *gpu; /* gpu.* (analyze_gpu.c) */
 	struct isc_series *series; /* timeseries.* (analyze_series.c) */
 	struct isc_numa *numa;     /* memory.numa (analyze_numa.c) */
+	struct isc_pysamp *pys;    /* python.samples (analyze_pysample.c) */
 	uint32_t step_scope;       /* 1 + index of the ProfilerStep#N scope, 0 before one */
 	bool raw_times;            /* --no-compensation: keep the recording cost in */
 	uint64_t removed_iter_ns;  /* ... out of the latencies of the iteration scope's spans */

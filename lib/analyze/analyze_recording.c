@@ -66,10 +66,13 @@ void isc_ana_emit_recording(struct ana *a, cJSON *root, uint64_t traced_ns)
 			cost_sum += (double)th->cost_ps * 2.0 * (double)th->spans_begun;
 		}
 	}
-	if (!ncal && !ndrop)
+	bool sampled = isc_pysamp_have(a->pys);
+	if (!ncal && !ndrop && !sampled)
 		return;
 	cJSON *r = isc_jb_obj(&a->jb, root, "recording");
-	isc_jb_str(&a->jb, r, "python_mode", ncal ? "exact" : NULL);
+	isc_jb_str(&a->jb, r, "python_mode", ncal ? "exact" : sampled ? "sample" : NULL);
+	if (sampled)
+		isc_pysamp_emit_sampler(a->pys, &a->jb, r, a->have_ts ? a->last_ts - a->first_ts : 0);
 	isc_jb_str(&a->jb, r, "mechanism", !ncal ? NULL : mixed ? "mixed" : mech_name(mech));
 	isc_jb_bool(&a->jb, r, "compensated", ncal && !a->raw_times);
 	/* the mean over the events it was applied to; else the first process's */

@@ -917,6 +917,19 @@ cJSON *isc_ana_build(struct ana *a, bool damaged)
 			ivsw += th->w_ivcsw1 > th->w_ivcsw0 ? th->w_ivcsw1 - th->w_ivcsw0 : 0;
 		}
 	}
+	/* --python=sample: no call spans; the split comes from the stack samples */
+	bool from_samples = !python && !ops && isc_pysamp_have(a->pys);
+	if (from_samples) {
+		struct isc_pysamp_split ss;
+		isc_pysamp_split(a->pys, &ss);
+		off_py = ss.off_py_ns;
+		python = ss.python_on_ns + off_py;
+		off_ops = ss.off_native_ns;
+		ops = ss.torch_on_ns + ss.other_c_on_ns + off_ops;
+		torch = ss.torch_on_ns;
+		off_torch = 0;
+		measured = true;
+	}
 	uint64_t traced = python + ops;
 
 	cJSON *s = isc_jb_obj(&a->jb, root, "summary");
@@ -977,6 +990,9 @@ cJSON *isc_ana_build(struct ana *a, bool damaged)
 	cJSON *cpu = isc_jb_obj(&a->jb, root, "cpu");
 	if (emit_functions(a, cpu, traced))
 		goto oom;
+	if (from_samples)
+		isc_pysamp_emit_cpu(a->pys, a->t, &a->jb, cpu, traced, a->top_n);
+	isc_pysamp_emit(a->pys, a->t, &a->jb, root, a->top_n);
 	cJSON *sp = isc_jb_obj(&a->jb, cpu, "split");
 	uint64_t off = off_ops + off_py;
 	isc_jb_num(&a->jb, sp, "python_ns", (double)(python - off_py));

@@ -62,6 +62,9 @@ const char *isc_rep_fmt_bytes(char *buf, size_t cap, double bytes);
 /* ---- comparison and history sections (report_compare.c) --------------- */
 /* "## Comparison ..." and "## History ..." when root has them; nothing otherwise. */
 void isc_rep_comparison(struct isc_rep *m, const cJSON *root);
+/* report_pysample.c: python.samples as a CPU subsection; recording.sampler's cost line. */
+void isc_rep_python_samples(struct isc_rep *m, const cJSON *root);
+void isc_rep_sampler_cost(struct isc_rep *m, const cJSON *root);
 /* Appends to h the self-contained HTML page of the report's Markdown md. */
 void isc_rep_html_page(struct isc_rep *h, const char *md);
 

@@ -583,6 +583,7 @@ static void recording_cost(struct isc_rep *m, const cJSON *root)
 		else
 			isc_rep_put(m, "figures not corrected (--no-compensation).\n");
 	}
+	isc_rep_sampler_cost(m, root);
 	const cJSON *ts = array(root, "recording.threads_with_drops"), *t;
 	if (!cJSON_GetArraySize(ts))
 		return;
@@ -763,7 +764,11 @@ static void sec_cpu(struct isc_rep *m, const cJSON *root)
 		fn_table(m, array(root, "cpu.top_functions"), true);
 		isc_rep_put(m, "\nSelf % is of the traced time; total time counts a recursive function once (its outermost "
 		       "call).\n");
+		if (isc_json_get(root, "python.samples"))
+			isc_rep_put(m, "\nFrom stack samples: calls are not counted (n/a); an op row is the time in C "
+				       "code called from one Python line.\n");
 	}
+	isc_rep_python_samples(m, root);
 	if (cJSON_GetArraySize(array(root, "cpu.top_functions_in_scopes"))) {
 		isc_rep_put(m, "\n### Top functions inside iterations\n\nThe same while a `scope` was open (start-up and "
 		       "imports left out); self % is of the ");

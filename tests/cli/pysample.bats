@@ -157,3 +157,46 @@ PY
 	[[ "$output" == *"WARNING 11 pid "*"CPython 3.8."* ]]
 	[[ "$output" != *" py_sample "* ]]
 }
+
+@test "analyze: python.samples shares, Wilson intervals, schema, the verdict and the report in sample mode" {
+	run --separate-stderr "$RECORD" -q --python=sample -o "$T/s.isc" -- "$PY" "$T/shares.py" 4
+	[ "$status" -eq 0 ]
+	"$MERGE" "$T/s.isc" | "$ANALYZE" > "$T/f.json"
+	run python3 "$ISC_SRC/tests/lib/validate_findings.py" "$T/f.json"
+	[ "$status" -eq 0 ]
+	# shares of a, b, c from the analyzer's total samples (4 standard errors),
+	# and every interval is the Wilson one of its counts (computed here)
+	run python3 - "$T/f.json" <<'PY'
+import json, math, sys
+d = json.load(open(sys.argv[1]))
+s = d["python"]["samples"]
+fn = {f["name"]: f for f in s["functions"]}
+k = {x: fn[x]["total_samples"] for x in "abc"}
+n = sum(k.values())
+bad = []
+for x, p in (("a", .5), ("b", .3), ("c", .2)):
+    if abs(k[x] / n - p) > 4 * math.sqrt(p * (1 - p) / n):
+        bad.append("%s: %d/%d" % (x, k[x], n))
+def wilson(k, n, z=1.96):
+    p = k / n; d = 1 + z * z / n
+    c = (p + z * z / (2 * n)) / d; h = z / d * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return max(0, c - h), min(1, c + h)
+N, per = s["samples"], s["period_ns"]
+for f in s["functions"]:
+    lo, hi = wilson(f["total_samples"], N)
+    if abs(f["total_ns_low"] - lo * N * per) > 1 or abs(f["total_ns_high"] - hi * N * per) > 1:
+        bad.append("interval of " + f["name"])
+    if f["total_ns"] != f["total_samples"] * per:
+        bad.append("estimate of " + f["name"])
+if s["split"]["off_cpu_samples"] > s["samples"] // 10:
+    bad.append("spinning threads off CPU: %d" % s["split"]["off_cpu_samples"])
+print(" ".join(bad) or "ok", d["verdict"]["class"], d["recording"]["python_mode"], d["recording"]["sampler"]["hz"])
+PY
+	echo "$output"
+	[[ "$output" == "ok python_bound sample 100" ]]
+	run "$REPORT" "$T/f.json"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"### Python samples"* ]]
+	[[ "$output" == *"| spin | "*"shares.py:2 | "* ]]
+	[[ "$output" == *"Recording (sampled Python mode, 100 Hz): the workload ran no extra code"* ]]
+}

@@ -1,0 +1,50 @@
+/*
+ * analyze_pysample.h - the Python stack samples of --python=sample
+ * (PY_SAMPLE, PY_SAMPLER records): time per function and per line
+ * estimated from sample counts, on/off CPU per thread, native calls by
+ * calling line.  Private to lib/analyze.
+ */
+#ifndef ISC_ANALYZE_PYSAMPLE_H
+#define ISC_ANALYZE_PYSAMPLE_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "isc.h"
+#include "analyze_util.h"
+
+struct isc_pysamp;
+
+int isc_pysamp_new(struct isc_pysamp **ps);
+void isc_pysamp_free(struct isc_pysamp *ps);
+/* Counts one PY_SAMPLE or PY_SAMPLER event (others are ignored); 0, -ENOMEM or -EBADMSG. */
+int isc_pysamp_add(struct isc_pysamp *ps, const struct isc_timeline *t, const struct isc_tl_event *ev);
+/* Whether any PY_SAMPLE was counted. */
+bool isc_pysamp_have(const struct isc_pysamp *ps);
+
+/* The CPU split of cpu.split estimated from the samples, in ns. */
+struct isc_pysamp_split {
+	uint64_t python_on_ns;   /* on CPU, running bytecode */
+	uint64_t torch_on_ns;    /* on CPU in a call or operator counted as a torch op */
+	uint64_t other_c_on_ns;  /* on CPU in any other C call (or no Python frame) */
+	uint64_t off_py_ns;      /* off CPU with bytecode innermost */
+	uint64_t off_native_ns;  /* off CPU in a call (sleep, I/O, a lock) */
+};
+void isc_pysamp_split(const struct isc_pysamp *ps, struct isc_pysamp_split *s);
+
+/* Writes root.python.samples (top_n rows per table). */
+void isc_pysamp_emit(const struct isc_pysamp *ps, const struct isc_timeline *t, struct isc_jb *jb, cJSON *root,
+		     unsigned top_n);
+/* --python=sample, no call spans: fills cpu.top_functions (python rows by
+ * bytecode self time, op rows "C call in F" by calling line), cpu.functions
+ * and cpu.top_op_callers from the samples; calls are null (not counted). */
+void isc_pysamp_emit_cpu(const struct isc_pysamp *ps, const struct isc_timeline *t, struct isc_jb *jb, cJSON *cpu,
+			 uint64_t traced_ns, unsigned top_n);
+/* Writes the sampler's rate and cost into obj (recording.sampler). */
+void isc_pysamp_emit_sampler(const struct isc_pysamp *ps, struct isc_jb *jb, cJSON *obj, uint64_t wall_ns);
+
+/* Wilson score interval of k successes in n trials at 95 % (z = 1.96). */
+void isc_wilson95(uint64_t k, uint64_t n, double *lo, double *hi);
+
+#endif
