@@ -125,3 +125,22 @@ int isc_tool_out_close(struct isc_tool_out *o, bool ok)
 	}
 	return 0;
 }
+
+FILE *isc_tool_in_open(const char *arg, const char **name)
+{
+	if (!arg || !strcmp(arg, "-")) {
+		*name = "stdin";
+		return stdin;
+	}
+	*name = arg;
+	FILE *f = fopen(arg, "re");
+	if (!f)
+		isc_log(ISC_LOG_ERROR, "%s: %s", arg, strerror(errno));
+	return f;
+}
+
+void isc_tool_in_close(FILE *f)
+{
+	if (f && f != stdin)
+		fclose(f);
+}

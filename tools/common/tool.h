@@ -34,6 +34,14 @@ int isc_tool_start(const struct isc_tool *t, int argc, char **argv, struct isc_c
 int isc_tool_usage_error(const struct isc_tool *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /*
+ * An input operand: NULL or "-" is stdin (*name "stdin" for messages, else
+ * arg).  The stream, or NULL after printing "NAME: error".  Close with
+ * isc_tool_in_close, which leaves stdin open.
+ */
+FILE *isc_tool_in_open(const char *arg, const char **name);
+void isc_tool_in_close(FILE *f);
+
+/*
  * An output named by -o: opened before the long work so that a bad path
  * (missing directory, no permission) fails at once, but emptied only when
  * the result is written, so a run that fails keeps the previous file; a

@@ -117,14 +117,12 @@ static int load_findings_from(FILE *f, const char *name, cJSON **doc)
 
 static int load_findings(const char *name, cJSON **doc)
 {
-	FILE *f = strcmp(name, "-") ? fopen(name, "re") : stdin;
-	if (!f) {
-		isc_log(ISC_LOG_ERROR, "%s: %s", name, strerror(errno));
+	const char *shown;
+	FILE *f = isc_tool_in_open(name, &shown);
+	if (!f)
 		return -1;
-	}
 	int rc = load_findings_from(f, name, doc);
-	if (f != stdin)
-		fclose(f);
+	isc_tool_in_close(f);
 	return rc;
 }
 
@@ -246,13 +244,9 @@ int main(int argc, char **argv)
 	for (; nloaded < nb; nloaded++)
 		if (load_findings(bnames[nloaded], &bdocs[nloaded]))
 			goto out;
-	if (first < argc && strcmp(argv[first], "-")) {
-		name = argv[first];
-		if (!(in = fopen(name, "re"))) {
-			isc_log(ISC_LOG_ERROR, "%s: %s", name, strerror(errno));
-			goto out;
-		}
-	} else if (isatty(STDIN_FILENO)) {
+	if (!(in = isc_tool_in_open(first < argc ? argv[first] : NULL, &name)))
+		goto out;
+	if (in == stdin && isatty(STDIN_FILENO)) {
 		status = isc_tool_usage_error(&tool, "refusing to read a binary timeline from a terminal; give a FILE or a pipe");
 		goto out;
 	}
@@ -342,8 +336,7 @@ out:
 		fclose(owned);
 	if (pin)
 		fclose(pin);
-	if (in && in != stdin)
-		fclose(in);
+	isc_tool_in_close(in);
 	isc_config_free(c);
 	return status;
 }

@@ -119,19 +119,11 @@ int main(int argc, char **argv)
 	}
 	for (int i = first; i < argc || (i == first && n == 0); i++) {
 		const char *name = i < argc ? argv[i] : "-";
-		if (!strcmp(name, "-")) {
-			raw[n] = stdin;
-			in[n].name = "stdin";
-		} else if (!(raw[n] = fopen(name, "re"))) {
-			isc_log(ISC_LOG_ERROR, "%s: %s", name, strerror(errno));
+		if (!(raw[n] = isc_tool_in_open(name, &in[n].name)))
 			goto out;
-		} else {
-			in[n].name = name;
-		}
 		if (isc_input_open(raw[n], &in[n].in, &kind[n])) { /* the type, by the first bytes */
 			isc_log(ISC_LOG_ERROR, "%s: %s", name, isc_err_msg());
-			if (raw[n] != stdin)
-				fclose(raw[n]);
+			isc_tool_in_close(raw[n]);
 			goto out;
 		}
 		n++;
@@ -194,8 +186,7 @@ out:
 	isc_sink_free(sink);
 	for (size_t i = 0; i < n; i++) {
 		fclose(in[i].in);
-		if (raw[i] != stdin)
-			fclose(raw[i]);
+		isc_tool_in_close(raw[i]);
 	}
 	if (isc_tool_out_close(&outf, status == 0))
 		status = 1;

@@ -101,13 +101,8 @@ int main(int argc, char **argv)
 		status = isc_tool_usage_error(&tool, "one findings file at a time (got %d)", argc - first);
 		goto out;
 	}
-	if (first < argc && strcmp(argv[first], "-")) {
-		name = argv[first];
-		if (!(in = fopen(name, "re"))) {
-			isc_log(ISC_LOG_ERROR, "%s: %s", name, strerror(errno));
-			goto out;
-		}
-	}
+	if (!(in = isc_tool_in_open(first < argc ? argv[first] : NULL, &name)))
+		goto out;
 	if (isc_tool_out_open(&out, path)) /* before reading: a bad path fails at once */
 		goto out;
 	if ((rc = slurp(in, &data, &len))) {
@@ -148,8 +143,7 @@ out:
 	free(text);
 	free(data);
 	cJSON_Delete(doc);
-	if (in && in != stdin)
-		fclose(in);
+	isc_tool_in_close(in);
 	isc_config_free(c);
 	return status;
 }
