@@ -386,7 +386,7 @@ static unsigned off_reason(const struct thread *th, uint64_t ts, char state)
 		if (th->stack[i - 1].idx != NONE && th->stack[i - 1].kind != ISC_SPAN_SCOPE)
 			f = &th->stack[i - 1];
 	return isc_off_reason_of(th->wait_call, th->wait_kind, state, th->wait_fault ? "fault" : "",
-				 th->wait_fault ? 5 : 0, f && f->kind == ISC_SPAN_PYTHON);
+				 th->wait_fault ? 5 : 0, th->wait_timed, f && f->kind == ISC_SPAN_PYTHON);
 }
 
 /*
@@ -438,12 +438,13 @@ static void on_thread_wait(struct ana *a, struct thread *th, const struct isc_tl
 	th->wait_call = ev->f[2];
 	th->wait_kind = ev->f[9];
 	th->wait_fault = false;
+	th->wait_timed = ev->f[7] != 0; /* arg3: a futex's timeout */
 	if (ev->nbytes) {
 		char w[64];
 		size_t n = ev->nbytes < sizeof(w) - 1 ? ev->nbytes : sizeof(w) - 1;
 		memcpy(w, ev->bytes, n);
 		w[n] = '\0';
-		th->wait_fault = isc_off_reason_of(ISC_WAIT_NO_SYSCALL, 0, 'S', w, n, false) == ISC_OFF_PAGE_IN;
+		th->wait_fault = isc_off_reason_of(ISC_WAIT_NO_SYSCALL, 0, 'S', w, n, false, false) == ISC_OFF_PAGE_IN;
 	}
 	if (ev->f[2] == ISC_WAIT_FUTEX) {
 		if (!th->futex_votes)

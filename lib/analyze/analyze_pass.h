@@ -55,7 +55,7 @@ struct thread {
 	uint64_t off_ops_ns, off_py_ns, off_torch_ns; /* set at the end */
 	/* the last THREAD_WAIT: its time, call, descriptor kind, page-fault wchan */
 	uint64_t wait_ts, wait_call, wait_kind;
-	bool wait_fault;
+	bool wait_fault, wait_timed;
 	uint64_t futex, futex_votes; /* the futex word it waits on most (majority vote) */
 	uint64_t r_samples;          /* samples in state R */
 	uint64_t gil_ns;             /* sampled blocked time waiting for the GIL */

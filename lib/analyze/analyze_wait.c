@@ -10,8 +10,8 @@
  *                                  timerfd, signalfd, ...     sleep
  *   file (fsync, openat, aio)      -                          io_file
  *   sleep (nanosleep, poll on none) -                         sleep
- *   futex                          in Python code             gil
- *                                  in a C call                thread_wait
+ *   futex with a timeout           in Python code             gil
+ *   other futex waits, or in a C call                         thread_wait
  *   no system call, state D or a fault in wchan               page_in
  *   anything else, unknown, running again, child              other
  */
@@ -58,7 +58,7 @@ static unsigned by_descriptor(uint64_t kind)
 }
 
 unsigned isc_off_reason_of(uint64_t call, uint64_t fd_kind, char state, const char *wchan, size_t nwchan,
-			   bool in_python)
+			   bool timed, bool in_python)
 {
 	switch (call) {
 	case ISC_WAIT_READ:
@@ -67,7 +67,7 @@ unsigned isc_off_reason_of(uint64_t call, uint64_t fd_kind, char state, const ch
 	case ISC_WAIT_CONNECT: return by_descriptor(fd_kind);
 	case ISC_WAIT_FILE: return ISC_OFF_IO_FILE;
 	case ISC_WAIT_SLEEP: return ISC_OFF_SLEEP;
-	case ISC_WAIT_FUTEX: return in_python ? ISC_OFF_GIL : ISC_OFF_THREAD_WAIT;
+	case ISC_WAIT_FUTEX: return in_python && timed ? ISC_OFF_GIL : ISC_OFF_THREAD_WAIT;
 	case ISC_WAIT_NO_SYSCALL:
 		return state == 'D' || faulting(wchan, nwchan) ? ISC_OFF_PAGE_IN : ISC_OFF_OTHER;
 	default: return ISC_OFF_OTHER;

@@ -30,12 +30,16 @@ const char *isc_off_reason_name(unsigned r);
 /*
  * Reason of a thread sample in state S or D (state) that a THREAD_WAIT
  * described: call and fd_kind (enum isc_wait_call, enum isc_fd_kind, any
- * value), the wchan text (may be empty), and in_python: the thread's
- * innermost traced frame was Python code, no C call open (a futex wait
- * there is the GIL: man/iscope-analyze.1.in, OFF-CPU REASONS).
+ * value), the wchan text (may be empty), timed: the call has a timeout
+ * (its fourth argument, the futex timeout, is not NULL), and in_python:
+ * the thread's innermost traced frame was Python code, no C call open.  A
+ * timed futex wait in Python code is the GIL (CPython's take_gil waits on
+ * its condition variable in switch-interval slices; a blocking
+ * lock.acquire() or queue.get() waits with no timeout):
+ * man/iscope-analyze.1.in, Off-CPU reasons.
  */
 unsigned isc_off_reason_of(uint64_t call, uint64_t fd_kind, char state, const char *wchan, size_t nwchan,
-			   bool in_python);
+			   bool timed, bool in_python);
 
 /*
  * A C callable is a torch op when its module (the CFUNC string's file) is

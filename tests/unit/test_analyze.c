@@ -187,7 +187,7 @@ static void tl_thread_state(struct tl *t, uint64_t ts, uint32_t pid, uint32_t ti
 static void tl_wait(struct tl *t, uint64_t ts, uint32_t pid, uint32_t tid, uint64_t call, uint64_t kind, uint64_t a0,
 		    const char *wchan)
 {
-	uint64_t f[10] = { pid, tid, call, 0, a0, 0, 0, 0, kind ? 4 : 0, kind };
+	uint64_t f[10] = { pid, tid, call, 0, a0, 0, 0, call == ISC_WAIT_FUTEX ? 0x7ffd0000 : 0, kind ? 4 : 0, kind };
 	tl_rec(t, ISC_REC_THREAD_WAIT, ts, 0, 0, 10, f, wchan, strlen(wchan), false);
 }
 

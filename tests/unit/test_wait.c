@@ -124,37 +124,40 @@ static void reasons(void)
 		uint8_t call, kind;
 		char state;
 		const char *wchan;
-		bool in_python;
+		bool timed, in_python;
 		unsigned want;
 	} r[] = {
-		{ ISC_WAIT_READ, ISC_FD_FILE, 'D', "", false, ISC_OFF_IO_FILE },
-		{ ISC_WAIT_READ, ISC_FD_BLOCKDEV, 'D', "", false, ISC_OFF_IO_FILE },
-		{ ISC_WAIT_READ, ISC_FD_SOCKET, 'S', "", false, ISC_OFF_IO_NETWORK },
-		{ ISC_WAIT_CONNECT, ISC_FD_SOCKET, 'S', "", false, ISC_OFF_IO_NETWORK },
-		{ ISC_WAIT_POLL, ISC_FD_SOCKET, 'S', "", true, ISC_OFF_IO_NETWORK },
-		{ ISC_WAIT_READ, ISC_FD_PIPE, 'S', "", false, ISC_OFF_IO_PIPE },
-		{ ISC_WAIT_WRITE, ISC_FD_PIPE, 'S', "", false, ISC_OFF_IO_PIPE },
-		{ ISC_WAIT_READ, ISC_FD_EVENTFD, 'S', "", false, ISC_OFF_THREAD_WAIT },
-		{ ISC_WAIT_READ, ISC_FD_ANON, 'S', "", false, ISC_OFF_SLEEP },
-		{ ISC_WAIT_POLL, ISC_FD_EPOLL, 'S', "", false, ISC_OFF_OTHER },
-		{ ISC_WAIT_POLL, ISC_FD_NONE, 'S', "", false, ISC_OFF_OTHER },
-		{ ISC_WAIT_FILE, ISC_FD_NONE, 'D', "", false, ISC_OFF_IO_FILE },
-		{ ISC_WAIT_SLEEP, ISC_FD_NONE, 'S', "", false, ISC_OFF_SLEEP },
-		{ ISC_WAIT_FUTEX, ISC_FD_NONE, 'S', "", false, ISC_OFF_THREAD_WAIT },
-		{ ISC_WAIT_FUTEX, ISC_FD_NONE, 'S', "", true, ISC_OFF_GIL },
-		{ ISC_WAIT_NO_SYSCALL, ISC_FD_NONE, 'D', "", true, ISC_OFF_PAGE_IN },
-		{ ISC_WAIT_NO_SYSCALL, ISC_FD_NONE, 'S', "folio_wait_bit_common", true, ISC_OFF_PAGE_IN },
-		{ ISC_WAIT_NO_SYSCALL, ISC_FD_NONE, 'S', "do_signal_stop", true, ISC_OFF_OTHER },
-		{ ISC_WAIT_CHILD, ISC_FD_NONE, 'S', "", false, ISC_OFF_OTHER },
-		{ ISC_WAIT_RUNNING, ISC_FD_NONE, 'D', "", false, ISC_OFF_OTHER },
-		{ ISC_WAIT_UNKNOWN, ISC_FD_NONE, 'S', "", false, ISC_OFF_OTHER },
-		{ 99, 99, 'S', "", false, ISC_OFF_OTHER },
+		{ ISC_WAIT_READ, ISC_FD_FILE, 'D', "", false, false, ISC_OFF_IO_FILE },
+		{ ISC_WAIT_READ, ISC_FD_BLOCKDEV, 'D', "", false, false, ISC_OFF_IO_FILE },
+		{ ISC_WAIT_READ, ISC_FD_SOCKET, 'S', "", false, false, ISC_OFF_IO_NETWORK },
+		{ ISC_WAIT_CONNECT, ISC_FD_SOCKET, 'S', "", false, false, ISC_OFF_IO_NETWORK },
+		{ ISC_WAIT_POLL, ISC_FD_SOCKET, 'S', "", false, true, ISC_OFF_IO_NETWORK },
+		{ ISC_WAIT_READ, ISC_FD_PIPE, 'S', "", false, false, ISC_OFF_IO_PIPE },
+		{ ISC_WAIT_WRITE, ISC_FD_PIPE, 'S', "", false, false, ISC_OFF_IO_PIPE },
+		{ ISC_WAIT_READ, ISC_FD_EVENTFD, 'S', "", false, false, ISC_OFF_THREAD_WAIT },
+		{ ISC_WAIT_READ, ISC_FD_ANON, 'S', "", false, false, ISC_OFF_SLEEP },
+		{ ISC_WAIT_POLL, ISC_FD_EPOLL, 'S', "", false, false, ISC_OFF_OTHER },
+		{ ISC_WAIT_POLL, ISC_FD_NONE, 'S', "", false, false, ISC_OFF_OTHER },
+		{ ISC_WAIT_FILE, ISC_FD_NONE, 'D', "", false, false, ISC_OFF_IO_FILE },
+		{ ISC_WAIT_SLEEP, ISC_FD_NONE, 'S', "", false, false, ISC_OFF_SLEEP },
+		{ ISC_WAIT_FUTEX, ISC_FD_NONE, 'S', "", false, false, ISC_OFF_THREAD_WAIT },
+		{ ISC_WAIT_FUTEX, ISC_FD_NONE, 'S', "", true, true, ISC_OFF_GIL },
+		{ ISC_WAIT_FUTEX, ISC_FD_NONE, 'S', "", false, true, ISC_OFF_THREAD_WAIT }, /* lock.acquire(): no timeout */
+		{ ISC_WAIT_FUTEX, ISC_FD_NONE, 'S', "", true, false, ISC_OFF_THREAD_WAIT },  /* in a C call */
+		{ ISC_WAIT_NO_SYSCALL, ISC_FD_NONE, 'D', "", false, true, ISC_OFF_PAGE_IN },
+		{ ISC_WAIT_NO_SYSCALL, ISC_FD_NONE, 'S', "folio_wait_bit_common", false, true, ISC_OFF_PAGE_IN },
+		{ ISC_WAIT_NO_SYSCALL, ISC_FD_NONE, 'S', "do_signal_stop", false, true, ISC_OFF_OTHER },
+		{ ISC_WAIT_CHILD, ISC_FD_NONE, 'S', "", false, false, ISC_OFF_OTHER },
+		{ ISC_WAIT_RUNNING, ISC_FD_NONE, 'D', "", false, false, ISC_OFF_OTHER },
+		{ ISC_WAIT_UNKNOWN, ISC_FD_NONE, 'S', "", false, false, ISC_OFF_OTHER },
+		{ 99, 99, 'S', "", false, false, ISC_OFF_OTHER },
 	};
 	for (size_t i = 0; i < sizeof(r) / sizeof(r[0]); i++) {
 		unsigned got = isc_off_reason_of(r[i].call, r[i].kind, r[i].state, r[i].wchan, strlen(r[i].wchan),
-						 r[i].in_python);
-		ok(got == r[i].want, "call %u, fd kind %u, state %c%s%s: %s (got %s)", r[i].call, r[i].kind, r[i].state,
-		   r[i].in_python ? ", in Python" : "", r[i].wchan, isc_off_reason_name(r[i].want), isc_off_reason_name(got));
+						 r[i].timed, r[i].in_python);
+		ok(got == r[i].want, "call %u, fd kind %u, state %c%s%s %s: %s (got %s)", r[i].call, r[i].kind, r[i].state,
+		   r[i].timed ? ", timed" : "", r[i].in_python ? ", in Python" : "", r[i].wchan,
+		   isc_off_reason_name(r[i].want), isc_off_reason_name(got));
 	}
 	ok(isc_is_torch_op("torch.matmul", "torch") && isc_is_torch_op("Tensor.add", "torch._tensor") &&
 	   isc_is_torch_op("linear", "torch._C._nn") && isc_is_torch_op("nms", "torchvision.ops") &&

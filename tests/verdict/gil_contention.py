@@ -7,16 +7,18 @@ Python loop with no C call that releases the GIL. Only one thread runs
 bytecode at a time; the others wait for the GIL in a futex inside
 CPython's take_gil, with no C call open (the agent's stack ends in
 Python code), so each waits about 7/8 of its traced time whatever the
-number of CPUs. Only a few threads are runnable at once (the GIL holder,
-the one being handed the GIL, waiters whose 5 ms timed wait ran out), so
-even when a loaded machine preempts them (measured here under a load
-average of 14 on 2 CPUs: 2.4 runnable threads on average with 4 threads)
-most of the waiting is blocked on the GIL, not preemption: with 8
-threads the GIL share stays the largest (thread_contention's preempted
-share is the runner-up).
+number of CPUs. A waiter wakes when its timed wait on the GIL runs out
+(the switch interval) to ask the holder to drop it; on a loaded machine
+it then waits for a CPU, runnable, before it can wait again (measured
+under a load average of 14 on 2 CPUs with the default 5 ms interval: 5.2
+runnable threads of 8 on average, most of the off-CPU time preempted, so
+thread_contention won once in two runs). The service sets a 0.2 s switch
+interval (sys.setswitchinterval, as services that favour throughput do),
+so the waiters wake 5 times a second and stay blocked on the GIL: the
+measurement then does not depend on the machine's load.
 Top contributor: tokenize (the Python function that waited).
 
-Usage: gil_contention.py [STEPS]  (default 12 steps on the main thread;
+Usage: gil_contention.py [STEPS]  (default 6 steps on the main thread;
 the workers run until the main thread is done)
 """
 
@@ -55,8 +57,9 @@ def worker(stop):
 
 
 def main():
-    steps = int(sys.argv[1]) if len(sys.argv) > 1 else 12
+    steps = int(sys.argv[1]) if len(sys.argv) > 1 else 6
     nthreads = min(64, max(8, 4 * (os.cpu_count() or 1)))
+    sys.setswitchinterval(0.2)
     stop = threading.Event()
     threads = [threading.Thread(target=worker, args=(stop,), name="tokenizer-%d" % i)
                for i in range(nthreads - 1)]

@@ -8,11 +8,13 @@ TCP connection to 127.0.0.1 and receives the answer, which the server
 about 45 ms in all. `preprocess` then runs about 1 ms of torch ops. The
 step is over 90 % off-CPU, blocked in recvfrom on a socket, called from
 fetch_request. Nothing leaves the machine (loopback only). A loaded
-machine stretches the compute part; the blocking stays.
+machine stretches the compute part; the blocking stays, and 250 steps (about 11 s of
+waiting) keep the `import torch` before them, which a machine loaded by
+others stretches to seconds of preemption, the smaller share.
 Top contributor: socket.recv (method recv of socket), called from
 fetch_request; off-CPU reason io_network.
 
-Usage: io_socket.py [STEPS]  (default 100 steps, about 50 ms each)
+Usage: io_socket.py [STEPS]  (default 250 steps, about 50 ms each)
 """
 
 import os
@@ -71,7 +73,7 @@ def preprocess(buf, w):
 
 
 def main():
-    steps = int(sys.argv[1]) if len(sys.argv) > 1 else 100
+    steps = int(sys.argv[1]) if len(sys.argv) > 1 else 250
     torch.set_num_threads(1)
     torch.manual_seed(0)
     w = torch.randn(256, 256) / 16

@@ -5,10 +5,12 @@ A rate-limited server loop: each step runs about 1 ms of torch ops in
 request budget, as a poll loop or a retry back-off would. The step is
 over 90 % off-CPU, blocked in clock_nanosleep inside time.sleep called
 from throttle; nothing else runs. A loaded machine stretches the
-compute part; the sleeping stays.
+compute part; the sleeping stays, and 250 steps (about 11 s of
+waiting) keep the `import torch` before them, which a machine loaded by
+others stretches to seconds of preemption, the smaller share.
 Top contributor: time.sleep, called from throttle; off-CPU reason sleep.
 
-Usage: sleep_wait.py [STEPS]  (default 100 steps, about 41 ms each)
+Usage: sleep_wait.py [STEPS]  (default 250 steps, about 41 ms each)
 """
 
 import os
@@ -40,7 +42,7 @@ def throttle():
 
 
 def main():
-    steps = int(sys.argv[1]) if len(sys.argv) > 1 else 100
+    steps = int(sys.argv[1]) if len(sys.argv) > 1 else 250
     torch.set_num_threads(1)
     torch.manual_seed(0)
     w = torch.randn(256, 256) / 16
