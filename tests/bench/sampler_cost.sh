@@ -38,6 +38,11 @@ time.sleep(3600)
 PYEOF
 pid=$!
 trap 'kill $pid 2>/dev/null || true' EXIT
-sleep 1
+want=$((3 * THREADS + 2))
+for _ in $(seq 300); do # until every thread exists (up to 30 s on a loaded machine)
+	[[ $(ls "/proc/$pid/task" 2>/dev/null | wc -l) -ge $want ]] && break
+	sleep 0.1
+done
+sleep 0.5 # and has parked
 echo "process $pid: $((3 * THREADS + 2)) threads, $((3 * THREADS + 1)) blocked"
 "$BIN" "$pid" "${TICKS:-400}"
