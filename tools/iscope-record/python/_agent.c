@@ -4,22 +4,29 @@
  *
  * Built once against the limited API (Py_LIMITED_API = 3.9) as
  * _agent.abi3.so; the same file loads in CPython 3.9 to 3.13.  It creates
- * <INFERSCOPE_SESSION>/<pid>.shm (layout in lib/isc_shm.h), installs a C
- * profile function on every Python thread and writes one record per Python
- * call/return and C call/return into the calling thread's ring.
+ * <INFERSCOPE_SESSION>/<pid>.shm (layout in lib/isc_shm.h), hooks every
+ * Python thread and writes one record per Python call/return and C
+ * call/return into the calling thread's ring.
  *
- * Why PyEval_SetProfile and not sys.monitoring (PEP 669): setprofile is one
- * mechanism with the same events on every supported version, while
- * sys.monitoring exists only from 3.12; both hand a C-call event the
- * callable itself, sys.monitoring only from 3.12.  Cost, measured on a loop
- * of 1M calls to an empty function (2 events per call; tests/agent/overhead.py;
- * the sys.monitoring figures from a one-off non-limited test module): this agent adds ~90-130 ns per call on 3.9-3.11, about as much as
- * cProfile; about 40 ns of that is ours (two clock_gettime and two ring
- * pushes), the rest is the interpreter's profiling path.  On 3.12/3.13
- * setprofile is emulated over sys.monitoring and costs ~+200 ns per call
- * even with an empty C profile function, against ~+30 ns for an empty C
- * sys.monitoring callback (~+80 ns with a clock read): a sys.monitoring
- * backend for 3.12+ would roughly halve our overhead there.
+ * The hook: on CPython 3.12+ sys.monitoring (PEP 669) callbacks, C
+ * functions registered through the Python-level API (the limited API has
+ * no C one); on 3.9-3.11, and when sys.monitoring cannot be set up (every
+ * profiler tool id taken) or INFERSCOPE_PY_HOOK=setprofile, a C profile
+ * function (PyEval_SetProfile).  On 3.12+ setprofile is itself emulated
+ * over sys.monitoring, with a Python-level dispatch per event.  Cost of a
+ * call to an empty function in a loop, in the thread's CPU time over the
+ * plain run (tests/bench/overhead.sh measures whole workloads; 2026-11-25,
+ * noisy 2-core machine): 3.11 setprofile +128 ns; 3.12 setprofile +168
+ * ns, sys.monitoring +127 ns; 3.13 setprofile +171 ns, sys.monitoring
+ * +128 ns.  Each call costs three callbacks with sys.monitoring (CALL,
+ * which fires for Python callees too and is dropped at once, PY_START,
+ * PY_RETURN); each recorded event two clock reads' worth of work
+ * (clock_gettime, varint encoding, a ring push).  The agent measures this
+ * cost per event at start (calibrate(), the CALIBRATION record) and
+ * iscope-analyze removes it.  No event is ever disabled (returning
+ * sys.monitoring.DISABLE): a call site disabled for a Python callee would
+ * hide C calls made later from the same site, and counts would no longer
+ * be exact.
  * PyEval_SetProfile, Py_tracefunc and PyTrace_* are outside the limited API
  * but have had the same ABI since 2.x, so we declare them ourselves.
  *
@@ -97,6 +104,8 @@ struct agent_tls {
 	uint32_t idx;
 	uint32_t skip_c;   /* C_RETURNs still to swallow for ignored C_CALLs */
 	uint8_t lost;      /* no slot was free: count events in slot_dropped */
+	uint8_t unnamed;   /* sys.monitoring: waiting for threading to name the thread */
+	uint32_t unnamed_events;
 	char name[AGENT_NAME_MAX + 1];
 };
 
@@ -119,6 +128,7 @@ static struct {
 	int exited;           /* exit_hook ran in this process */
 	int has_qualname;     /* code objects have co_qualname (3.11+) */
 	int python_sample;    /* INFERSCOPE_PYTHON_MODE=sample: no profile hook (the recorder samples) */
+	int py312;            /* sys.monitoring exists (3.12+) */
 	pid_t pid;
 	char session[PATH_MAX];
 	pthread_key_t key; /* only for its destructor: THREAD_END at thread exit */
@@ -418,6 +428,37 @@ static void slot_set_name(struct isc_shm_slot *s, const char *name)
 	memcpy(s->name, name, n);
 }
 
+#define AGENT_UNNAMED_EVENTS 256
+static PyObject *getattr_str(PyObject *o, const char *attr);
+static void set_tls_name(struct agent_tls *t, PyObject *name);
+static PyObject *threading_active; /* threading._active (sys.monitoring mode), owned */
+
+/*
+ * sys.monitoring mode: the name threading gave the calling thread, from
+ * threading._active[get_ident()]._name (no Python code runs), into t.
+ * 1 when found.  Caller holds the GIL.
+ */
+static int thread_name_from_threading(struct agent_tls *t)
+{
+	int found = 0;
+	if (!threading_active)
+		return 0;
+	PyObject *et, *ev, *tb;
+	PyErr_Fetch(&et, &ev, &tb);
+	PyObject *key = PyLong_FromUnsignedLong(PyThread_get_thread_ident());
+	PyObject *th = key ? PyDict_GetItem(threading_active, key) : NULL; /* borrowed */
+	PyObject *name = th ? getattr_str(th, "_name") : NULL;
+	if (name) {
+		set_tls_name(t, name);
+		found = 1;
+	}
+	Py_DecRef(name);
+	Py_DecRef(key);
+	PyErr_Clear();
+	PyErr_Restore(et, ev, tb);
+	return found;
+}
+
 /* Claims a fresh slot for the calling thread (attaching first in a fork
  * child); leaves t->slot NULL when recording is off or slots ran out. */
 static void tls_claim(struct agent_tls *t)
@@ -430,6 +471,16 @@ static void tls_claim(struct agent_tls *t)
 	t->gen = atomic_load_explicit(&g.gen, memory_order_relaxed);
 	if (!g.base || g.exited)
 		return;
+	/* sys.monitoring sees a thread from its first event, inside threading's
+	 * bootstrap before the thread is registered under its name; the
+	 * profile hook (threading.setprofile) only after.  Wait for the name,
+	 * not recording, for a few events; a thread threading does not know
+	 * (started from C) gets its comm then. */
+	t->unnamed = 0;
+	if (!t->name[0] && !thread_name_from_threading(t) && ++t->unnamed_events < AGENT_UNNAMED_EVENTS) {
+		t->unnamed = 1;
+		return;
+	}
 
 	struct isc_shm_proc *p = g.proc;
 	uint32_t idx = atomic_load_explicit(&p->nslots_used, memory_order_relaxed);
@@ -460,7 +511,7 @@ static void tls_claim(struct agent_tls *t)
 
 static struct agent_tls *tls_slow(struct agent_tls *t)
 {
-	if (t->gen != atomic_load_explicit(&g.gen, memory_order_relaxed))
+	if (t->gen != atomic_load_explicit(&g.gen, memory_order_relaxed) || t->unnamed)
 		tls_claim(t);
 	if (t->slot)
 		return t;
@@ -895,16 +946,255 @@ static int profile_fn(PyObject *obj, PyFrameObject *frame, int what, PyObject *a
 	return 0;
 }
 
+/* ---- sys.monitoring (PEP 669), CPython 3.12+ ---------------------- */
+/*
+ * The same records from sys.monitoring callbacks: C functions called
+ * through METH_FASTCALL (vectorcall), registered with the Python-level
+ * sys.monitoring.register_callback, as the limited API has no C interface
+ * to it.  Events are global (every thread, started before us or not, by
+ * threading or not).  Mapping, as CPython's own setprofile emulation does:
+ *   PY_START, PY_RESUME, PY_THROW      -> PY_CALL
+ *   PY_RETURN, PY_YIELD, PY_UNWIND     -> PY_RETURN
+ *   CALL of a builtin function or a method descriptor -> C_CALL
+ *   C_RETURN, C_RAISE of the same      -> C_RETURN
+ * A method descriptor called with its self (`lst.append(x)`, `t.add(u)`)
+ * is keyed like the bound method the profile hook sees: (PyMethodDef, type
+ * of self), so names match ("list.append", "Tensor.add").  Other callables
+ * (types, slot wrappers, Python functions) are not C calls, as with the
+ * profile hook.
+ */
+#ifndef METH_FASTCALL /* in the limited API from 3.10; we use it on 3.12+ only */
+#define METH_FASTCALL 0x0080
+#endif
+typedef PyObject *(*agent_fastfn)(PyObject *, PyObject *const *, Py_ssize_t);
+
+/* Head of method_descriptor (PyMethodDescrObject): PyDescr_COMMON then
+ * d_method, unchanged from 3.3 through 3.13. */
+struct agent_descr {
+	PyObject_HEAD
+	PyTypeObject *d_type;
+	PyObject *d_name;
+	PyObject *d_qualname;
+	PyMethodDef *d_method;
+};
+
+static struct {
+	int on;                 /* recording through sys.monitoring */
+	int tool;               /* our tool id */
+	PyObject *mod;          /* sys.monitoring */
+	PyObject *missing;      /* sys.monitoring.MISSING */
+	PyTypeObject *descr;    /* type(list.append): method_descriptor */
+	long mask;              /* the events we use */
+} mon = { .tool = -1 };
+
+static uint32_t intern_descr_slow(PyMethodDef *ml, PyTypeObject *tp)
+{
+	PyObject *et, *ev, *tb;
+	PyErr_Fetch(&et, &ev, &tb);
+	uint8_t kind = own_method(ml) ? AGENT_KIND_IGNORE : ISC_STR_CFUNC;
+	PyObject *prefix = getattr_str((PyObject *)tp, "__qualname__");
+	PyObject *file = getattr_str((PyObject *)tp, "__module__");
+	PyObject *base = PyUnicode_FromString(ml->ml_name);
+	PyObject *name = qualify(prefix, base);
+	PyErr_Clear();
+	struct agent_def d;
+	def_prepare(&d, name, file, 0);
+	uint32_t id = intern_define((uintptr_t)ml, (uintptr_t)tp | 1, (PyObject *)tp, kind, &d);
+	def_release(&d);
+	Py_DecRef(name);
+	Py_DecRef(base);
+	Py_DecRef(prefix);
+	Py_DecRef(file);
+	PyErr_Restore(et, ev, tb);
+	return id;
+}
+
+/* Id of a CALL/C_RETURN callable, AGENT_IGNORE when it is not a C call we record. */
+static inline uint32_t mon_c_id(PyObject *f, PyObject *arg0)
+{
+	if (PyCFunction_Check(f))
+		return intern_callable(f);
+	if (Py_TYPE(f) != mon.descr)
+		return AGENT_IGNORE;
+	struct agent_descr *d = (struct agent_descr *)f;
+	PyTypeObject *tp = d->d_type;
+	if (arg0 != mon.missing && PyObject_TypeCheck(arg0, d->d_type))
+		tp = Py_TYPE(arg0);
+	struct agent_ient *e = tab_find((uintptr_t)d->d_method, (uintptr_t)tp | 1);
+	return e ? e->id : intern_descr_slow(d->d_method, tp);
+}
+
+static PyObject *mon_call_start(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+	(void)self;
+	struct agent_tls *t = tls_get();
+	if (t && nargs >= 1)
+		emit(t, ISC_REC_PY_CALL, 1, intern_code(args[0]), 0, NULL, 0);
+	Py_RETURN_NONE;
+}
+
+static PyObject *mon_call_return(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+	(void)self;
+	(void)args;
+	(void)nargs;
+	struct agent_tls *t = tls_get();
+	if (t)
+		emit(t, ISC_REC_PY_RETURN, 0, 0, 0, NULL, 0);
+	Py_RETURN_NONE;
+}
+
+/* CALL(code, offset, callable, arg0) */
+static PyObject *mon_ccall(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+	(void)self;
+	if (nargs < 4)
+		Py_RETURN_NONE;
+	struct agent_tls *t = tls_get();
+	if (!t)
+		Py_RETURN_NONE;
+	uint32_t id = mon_c_id(args[2], args[3]);
+	if (id != AGENT_IGNORE)
+		emit(t, ISC_REC_C_CALL, 1, id, 0, NULL, 0);
+	Py_RETURN_NONE;
+}
+
+/* C_RETURN, C_RAISE(code, offset, callable, arg0): only after a CALL we recorded */
+static PyObject *mon_creturn(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+	(void)self;
+	if (nargs < 4)
+		Py_RETURN_NONE;
+	struct agent_tls *t = tls_get();
+	if (t && mon_c_id(args[2], args[3]) != AGENT_IGNORE)
+		emit(t, ISC_REC_C_RETURN, 0, 0, 0, NULL, 0);
+	Py_RETURN_NONE;
+}
+
+#define MONFN(f) ((PyCFunction)(void (*)(void))(agent_fastfn)(f))
+static PyMethodDef mon_defs[] = {
+	{ "py_start", MONFN(mon_call_start), METH_FASTCALL, NULL },
+	{ "py_return", MONFN(mon_call_return), METH_FASTCALL, NULL },
+	{ "call", MONFN(mon_ccall), METH_FASTCALL, NULL },
+	{ "c_return", MONFN(mon_creturn), METH_FASTCALL, NULL },
+};
+/* event name -> index in mon_defs */
+static const struct { const char *event; int fn; } mon_events[] = {
+	{ "PY_START", 0 }, { "PY_RESUME", 0 }, { "PY_THROW", 0 },
+	{ "PY_RETURN", 1 }, { "PY_YIELD", 1 }, { "PY_UNWIND", 1 },
+	{ "CALL", 2 }, { "C_RETURN", 3 }, { "C_RAISE", 3 },
+};
+
+static int mon_set_events(long mask)
+{
+	PyObject *r = PyObject_CallMethod(mon.mod, "set_events", "il", mon.tool, mask);
+	Py_DecRef(r);
+	return r ? 0 : -1;
+}
+
+/*
+ * Claims a sys.monitoring tool id (2, the profiler's, else 4 or 3) and
+ * registers our callbacks, events still off.  0, or -1 with the reason in
+ * err (the caller falls back to the profile hook).  Caller holds the GIL.
+ */
+static int mon_setup(char *err, size_t errlen)
+{
+	static const int ids[] = { 2, 4, 3 };
+	PyObject *et, *ev, *tb, *events = NULL, *r;
+	int rc = -1;
+	PyErr_Fetch(&et, &ev, &tb);
+	PyObject *mod = PySys_GetObject("monitoring"); /* borrowed */
+	PyObject *lst = PyList_New(0);
+	PyObject *append = lst ? PyObject_GetAttrString(lst, "append") : NULL;
+	PyObject *appd = append ? PyObject_GetAttrString((PyObject *)&PyList_Type, "append") : NULL;
+	if (!mod || !appd) {
+		snprintf(err, errlen, "no sys.monitoring");
+		goto out;
+	}
+	Py_IncRef(mod);
+	mon.mod = mod;
+	mon.descr = Py_TYPE(appd);
+	Py_IncRef((PyObject *)mon.descr);
+	mon.missing = PyObject_GetAttrString(mod, "MISSING");
+	events = PyObject_GetAttrString(mod, "events");
+	PyObject *threading = PyImport_ImportModule("threading");
+	threading_active = threading ? PyObject_GetAttrString(threading, "_active") : NULL;
+	Py_DecRef(threading);
+	if (threading_active && !PyDict_Check(threading_active)) {
+		Py_DecRef(threading_active);
+		threading_active = NULL;
+	}
+	PyErr_Clear();
+	if (!mon.missing || !events)
+		goto out;
+	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]) && mon.tool < 0; i++) {
+		r = PyObject_CallMethod(mod, "use_tool_id", "is", ids[i], "inferscope");
+		if (r)
+			mon.tool = ids[i];
+		Py_DecRef(r);
+		PyErr_Clear();
+	}
+	if (mon.tool < 0) {
+		snprintf(err, errlen, "every sys.monitoring profiler tool id is taken");
+		goto out;
+	}
+	mon.mask = 0;
+	for (size_t i = 0; i < sizeof(mon_events) / sizeof(mon_events[0]); i++) {
+		PyObject *bit = PyObject_GetAttrString(events, mon_events[i].event);
+		long b = bit ? PyLong_AsLong(bit) : -1;
+		Py_DecRef(bit);
+		PyObject *fn = b > 0 ? PyCFunction_NewEx(&mon_defs[mon_events[i].fn], NULL, NULL) : NULL;
+		r = fn ? PyObject_CallMethod(mod, "register_callback", "ilO", mon.tool, b, fn) : NULL;
+		Py_DecRef(fn);
+		if (!r) {
+			snprintf(err, errlen, "cannot register the sys.monitoring callback of %s", mon_events[i].event);
+			goto out;
+		}
+		Py_DecRef(r);
+		mon.mask |= b;
+	}
+	rc = 0;
+out:
+	if (rc && mon.tool >= 0) {
+		Py_DecRef(PyObject_CallMethod(mod, "free_tool_id", "i", mon.tool));
+		mon.tool = -1;
+	}
+	Py_DecRef(events);
+	Py_DecRef(appd);
+	Py_DecRef(append);
+	Py_DecRef(lst);
+	PyErr_Clear();
+	PyErr_Restore(et, ev, tb);
+	return rc;
+}
+
 /* ---- installing the hook ------------------------------------------- */
 
-/* The calling thread's profile function (PyEval_SetProfile): on, off. */
+/* The hook on: sys.monitoring's events (every thread), else the calling
+ * thread's profile function.  Caller holds the GIL. */
 static void hook_install(void)
 {
+	if (mon.on) {
+		PyObject *et, *ev, *tb;
+		PyErr_Fetch(&et, &ev, &tb);
+		if (mon_set_events(mon.mask) < 0)
+			PyErr_Clear();
+		PyErr_Restore(et, ev, tb);
+		return;
+	}
 	PyEval_SetProfile(profile_fn, NULL);
 }
 
 static void hook_remove(void)
 {
+	if (mon.on) {
+		PyObject *et, *ev, *tb;
+		PyErr_Fetch(&et, &ev, &tb);
+		if (mon_set_events(0) < 0)
+			PyErr_Clear();
+		PyErr_Restore(et, ev, tb);
+		return;
+	}
 	PyEval_SetProfile(NULL, NULL);
 }
 
@@ -977,7 +1267,7 @@ static void calibrate(void)
 		if (round >= 0 && t3 - t2 < best_hooked)
 			best_hooked = t3 - t2;
 	}
-	calib.mech = AGENT_MECH_SETPROFILE;
+	calib.mech = mon.on ? AGENT_MECH_MONITORING : AGENT_MECH_SETPROFILE;
 	calib.calls = n;
 	calib.plain_ns = best_plain;
 	calib.hooked_ns = best_hooked;
@@ -1037,6 +1327,35 @@ static PyObject *agent_enabled(PyObject *mod, PyObject *unused)
 }
 
 /* start([name]): record the calling thread from now on. */
+/*
+ * Chooses the hook once: sys.monitoring on CPython 3.12+ (unless
+ * INFERSCOPE_PY_HOOK=setprofile), else, or when it cannot be set up, the
+ * profile function.  Caller holds the GIL.
+ */
+static void choose_hook(void)
+{
+	static int chosen;
+	char err[160];
+	if (chosen++)
+		return;
+	const char *want = getenv("INFERSCOPE_PY_HOOK");
+	if (!g.py312 || (want && !strcmp(want, "setprofile")))
+		return;
+	if (mon_setup(err, sizeof(err)) == 0)
+		mon.on = 1;
+	else
+		fprintf(stderr, "inferscope: %s: using the profile hook (PyEval_SetProfile)\n", err);
+}
+
+/* mechanism(): "sys.monitoring" or "setprofile", the hook this process uses. */
+static PyObject *agent_mechanism(PyObject *mod, PyObject *unused)
+{
+	(void)mod;
+	(void)unused;
+	choose_hook();
+	return PyUnicode_FromString(mon.on ? "sys.monitoring" : "setprofile");
+}
+
 static PyObject *agent_start(PyObject *mod, PyObject *args)
 {
 	PyObject *name = NULL;
@@ -1050,6 +1369,7 @@ static PyObject *agent_start(PyObject *mod, PyObject *args)
 	else
 		fetch_thread_name(&tls);
 	if (!g.python_sample) { /* sample mode: the recorder reads stacks from outside */
+		choose_hook();
 		if (!calib.mech)
 			calibrate();
 		hook_install();
@@ -1081,7 +1401,7 @@ static PyObject *agent_thread_hook(PyObject *mod, PyObject *args)
 		PyErr_Clear();
 		Py_RETURN_NONE;
 	}
-	if (!g.enabled || g.exited) {
+	if (!g.enabled || g.exited || mon.on) {
 		PyEval_SetProfile(NULL, NULL);
 		Py_RETURN_NONE;
 	}
@@ -1318,7 +1638,7 @@ static PyObject *agent_exit_hook(PyObject *mod, PyObject *unused)
 	(void)mod;
 	(void)unused;
 	if (g.base && !g.exited && g.pid == getpid()) {
-		PyEval_SetProfile(NULL, NULL); /* torch's calls below stay out of the trace */
+		hook_remove(); /* torch's calls below stay out of the trace */
 		struct agent_tls *t = tls_get();
 		if (t)
 			mark_torch_threads(t);
@@ -1358,6 +1678,7 @@ static PyMethodDef agent_methods[] = {
 	  "exception(type, file, line, function, message): record the unhandled exception ending this thread." },
 	{ "stats", agent_stats, METH_NOARGS, "Counters of this process's recording." },
 	{ "calibration", agent_calibration, METH_NOARGS, "The measured cost of recording one event." },
+	{ "mechanism", agent_mechanism, METH_NOARGS, "The hook: 'sys.monitoring' (3.12+) or 'setprofile'." },
 	{ "exit_hook", agent_exit_hook, METH_NOARGS,
 	  "atexit handler: torch's thread counts as marks (when torch was imported), then mark the process finished." },
 	{ "fork_attach", agent_fork_attach, METH_NOARGS,
@@ -1539,6 +1860,7 @@ PyMODINIT_FUNC PyInit__agent(void)
 	int major = 0, minor = 0;
 	sscanf(Py_GetVersion(), "%d.%d", &major, &minor);
 	g.has_qualname = major > 3 || (major == 3 && minor >= 11);
+	g.py312 = major > 3 || (major == 3 && minor >= 12);
 	if (!g.enabled && !g.need_attach)
 		agent_attach();
 	return m;

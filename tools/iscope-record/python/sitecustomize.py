@@ -65,9 +65,12 @@ def _inferscope_start():
         import atexit
         import threading
         atexit.register(_agent.exit_hook)
-        # --python=sample: no per-call hook; iscope-record reads the stacks
+        # --python=sample: no per-call hook; iscope-record reads the stacks.
+        # sys.monitoring (3.12+) covers every thread; the profile hook must
+        # be put on each new thread
         if os.environ.get("INFERSCOPE_PYTHON_MODE") != "sample":
-            threading.setprofile(_agent.thread_hook)
+            if _agent.mechanism() == "setprofile":
+                threading.setprofile(_agent.thread_hook)
         else:
             os.register_at_fork(after_in_child=_agent.fork_attach)
         _agent.start(threading.current_thread().name)
