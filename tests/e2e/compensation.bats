@@ -88,6 +88,20 @@ PY
 	[ "$output" = "" ]
 }
 
+@test "compensation: the same under sys.monitoring (CPython 3.12, 3.13)" {
+	local py v n=0
+	for v in 3.12 3.13; do
+		py=$(ls -d /root/.pyenv/versions/$v.*/bin/python3 2>/dev/null | head -n 1)
+		[[ -x $py ]] || continue
+		n=$((n + 1))
+		run check "$py"
+		echo "$output"
+		[ "$status" -eq 0 ]
+		[ "$output" = "" ]
+	done
+	[ "$n" -ge 1 ] || skip "no CPython 3.12 or 3.13 under /root/.pyenv"
+}
+
 @test "compensation: the report says what recording cost and that figures are corrected" {
 	t=$BATS_TEST_TMPDIR
 	"$REC" -q -o "$t/k.isc" -- "$ISC_PY" "$WL/known_calls.py" 5 2000 "$t/rec.json"
