@@ -48,6 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "isc_format.h" /* isc_put_varint */
@@ -158,6 +159,73 @@ static inline uint32_t isc_shm_env_u32(const char *name, uint32_t def, uint32_t 
 static inline uint64_t isc_shm_page_align(uint64_t v)
 {
 	return (v + ISC_SHM_PAGE - 1) & ~(uint64_t)(ISC_SHM_PAGE - 1);
+}
+
+/*
+ * An agent's shared-memory file, the same for both agents: creates
+ * <session>/<pid><suffix> (O_EXCL, O_NOFOLLOW, mode 0600), sizes it to
+ * h->file_size and maps it; copies h's pid, ppid, sizes, offsets and
+ * start_ts, sets the version and the process's /proc/self/cmdline.
+ * Returns the mapping, not yet published: the caller sets up what it
+ * needs, then stores ISC_SHM_MAGIC (release).  NULL on failure, with the
+ * reason in err and no file left behind.
+ */
+static inline void *isc_shm_create(const char *session, const char *suffix, const struct isc_shm_proc *h,
+				   char *err, size_t errlen)
+{
+	char path[PATH_MAX + 32];
+	void *base;
+	if (snprintf(path, sizeof(path), "%s/%u%s", session, (unsigned)h->pid, suffix) >= (int)sizeof(path)) {
+		snprintf(err, errlen, "session path too long");
+		return NULL;
+	}
+	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (ftruncate(fd, (off_t)h->file_size) < 0) {
+		snprintf(err, errlen, "%s: cannot size to %llu bytes: %s", path, (unsigned long long)h->file_size,
+			 strerror(errno));
+		goto fail;
+	}
+	base = mmap(NULL, h->file_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (base == MAP_FAILED) {
+		snprintf(err, errlen, "%s: mmap: %s", path, strerror(errno));
+		goto fail;
+	}
+	close(fd);
+	struct isc_shm_proc *p = base;
+	p->version = ISC_SHM_VERSION;
+	p->pid = h->pid;
+	p->ppid = h->ppid;
+	p->file_size = h->file_size;
+	p->nslots = h->nslots;
+	p->ring_size = h->ring_size;
+	p->nbig = h->nbig;
+	p->big_ring_size = h->big_ring_size;
+	p->str_off = h->str_off;
+	p->str_size = h->str_size;
+	p->ring_off = h->ring_off;
+	p->start_ts = h->start_ts;
+	int cfd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	size_t n = 0;
+	while (cfd >= 0 && n < sizeof(p->cmdline)) {
+		ssize_t r = read(cfd, p->cmdline + n, sizeof(p->cmdline) - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	if (cfd >= 0)
+		close(cfd);
+	p->cmdline_len = (uint32_t)n;
+	return base;
+fail:
+	unlink(path);
+	close(fd);
+	return NULL;
 }
 
 /*

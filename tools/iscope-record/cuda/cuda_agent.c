@@ -980,7 +980,6 @@ static void atfork_child(void)
  */
 static int shm_create(char *err, size_t errlen)
 {
-	char path[PATH_MAX + 32];
 	uint32_t ring_kb = isc_shm_env_u32("INFERSCOPE_RING_KB", DEFAULT_RING_KB, 4, 1u << 20);
 	uint32_t ring = 1;
 	while (ring * 2 <= ring_kb) /* a power of two, not above what the recorder accepts */
@@ -991,40 +990,13 @@ static int shm_create(char *err, size_t errlen)
 	uint64_t str_off = isc_shm_page_align(ISC_SHM_SLOTS_OFF + (uint64_t)g.nslots * ISC_SHM_SLOT_SIZE);
 	uint64_t ring_off = isc_shm_page_align(str_off + g.str_size);
 	g.file_size = ring_off + (uint64_t)g.nslots * g.ring_size;
-	snprintf(path, sizeof(path), "%s/%d.cuda.shm", g.session, (int)g.pid);
-	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	struct isc_shm_proc h = { .pid = (uint32_t)g.pid, .ppid = (uint32_t)getppid(), .file_size = g.file_size,
+				  .nslots = g.nslots, .ring_size = g.ring_size, .str_off = str_off,
+				  .str_size = g.str_size, .ring_off = ring_off, .start_ts = now_ns() };
+	void *base = isc_shm_create(g.session, ".cuda.shm", &h, err, errlen);
+	if (!base)
 		return -1;
-	}
-	if (ftruncate(fd, (off_t)g.file_size) < 0) {
-		snprintf(err, errlen, "%s: cannot size to %llu bytes: %s", path, (unsigned long long)g.file_size,
-			 strerror(errno));
-		goto fail;
-	}
-	void *base = mmap(NULL, g.file_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (base == MAP_FAILED) {
-		snprintf(err, errlen, "%s: mmap: %s", path, strerror(errno));
-		goto fail;
-	}
-	close(fd);
 	struct isc_shm_proc *p = base;
-	p->version = ISC_SHM_VERSION;
-	p->pid = (uint32_t)g.pid;
-	p->ppid = (uint32_t)getppid();
-	p->file_size = g.file_size;
-	p->nslots = g.nslots;
-	p->ring_size = g.ring_size;
-	p->str_off = str_off;
-	p->str_size = g.str_size;
-	p->ring_off = ring_off;
-	p->start_ts = now_ns();
-	int cfd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-	if (cfd >= 0) {
-		ssize_t n = read(cfd, p->cmdline, sizeof(p->cmdline));
-		p->cmdline_len = n > 0 ? (uint32_t)n : 0;
-		close(cfd);
-	}
 	g.base = base;
 	g.proc = p;
 	g.str = (uint8_t *)base + str_off;
@@ -1047,10 +1019,6 @@ static int shm_create(char *err, size_t errlen)
 	atomic_store_explicit(&p->state, ISC_PROC_RUNNING, memory_order_relaxed);
 	__atomic_store_n(&p->magic, ISC_SHM_MAGIC, __ATOMIC_RELEASE);
 	return 0;
-fail:
-	unlink(path);
-	close(fd);
-	return -1;
 }
 
 /* Failure at start: one WARNING, one stderr line, CUPTI left as we found it. */

@@ -269,70 +269,21 @@ static void layout_init(void)
 	g.file_size = g.ring_off + isc_shm_ring_offset(g.nbig, g.big_ring_size, g.ring_size, g.nslots);
 }
 
-static void read_cmdline(struct isc_shm_proc *p)
-{
-	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-	size_t n = 0;
-	if (fd < 0)
-		return;
-	while (n < sizeof(p->cmdline)) {
-		ssize_t r = read(fd, p->cmdline + n, sizeof(p->cmdline) - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		n += (size_t)r;
-	}
-	close(fd);
-	p->cmdline_len = (uint32_t)n;
-}
-
 /*
  * Creates and maps <session>/<pid>.shm and publishes its header.  On
  * failure writes the reason into err and leaves nothing behind.
  */
 static int shm_create(pid_t ppid, char *err, size_t errlen)
 {
-	char path[PATH_MAX + 32];
-	int fd = -1;
-	void *base = MAP_FAILED;
-
 	g.pid = getpid();
-	if (snprintf(path, sizeof(path), "%s/%d.shm", g.session, (int)g.pid) >= (int)sizeof(path)) {
-		snprintf(err, errlen, "session path too long");
+	struct isc_shm_proc h = { .pid = (uint32_t)g.pid, .ppid = (uint32_t)ppid, .file_size = g.file_size,
+				  .nslots = g.nslots, .ring_size = g.ring_size, .nbig = g.nbig,
+				  .big_ring_size = g.big_ring_size, .str_off = g.str_off, .str_size = g.str_size,
+				  .ring_off = g.ring_off, .start_ts = now_ns() };
+	void *base = isc_shm_create(g.session, ".shm", &h, err, errlen);
+	if (!base)
 		return -1;
-	}
-	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return -1;
-	}
-	if (ftruncate(fd, (off_t)g.file_size) < 0) {
-		snprintf(err, errlen, "%s: cannot size to %llu bytes: %s", path,
-			 (unsigned long long)g.file_size, strerror(errno));
-		goto fail;
-	}
-	base = mmap(NULL, g.file_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (base == MAP_FAILED) {
-		snprintf(err, errlen, "%s: mmap: %s", path, strerror(errno));
-		goto fail;
-	}
-	close(fd);
-
 	struct isc_shm_proc *p = base;
-	p->version = ISC_SHM_VERSION;
-	p->pid = (uint32_t)g.pid;
-	p->ppid = (uint32_t)ppid;
-	p->file_size = g.file_size;
-	p->nslots = g.nslots;
-	p->ring_size = g.ring_size;
-	p->nbig = g.nbig;
-	p->big_ring_size = g.big_ring_size;
-	p->str_off = g.str_off;
-	p->str_size = g.str_size;
-	p->ring_off = g.ring_off;
-	p->start_ts = now_ns();
-	read_cmdline(p);
 	atomic_store_explicit(&p->state, ISC_PROC_RUNNING, memory_order_relaxed);
 	__atomic_store_n(&p->magic, ISC_SHM_MAGIC, __ATOMIC_RELEASE);
 
@@ -340,10 +291,6 @@ static int shm_create(pid_t ppid, char *err, size_t errlen)
 	g.proc = p;
 	g.str = (uint8_t *)base + g.str_off;
 	return 0;
-fail:
-	unlink(path);
-	close(fd);
-	return -1;
 }
 
 static void report_attach_failure(const char *why)
