@@ -10,7 +10,15 @@
 # which rewrites expected/ from the current build and prints the difference
 # (findings pretty-printed so that a changed field shows as one line).
 #
-#   tests/golden/golden.sh check [BUILD_DIR]   TAP, one test per input and mode
+#   tests/golden/golden.sh check [BUILD_DIR]   TAP, one test per input and mode,
+#                                               and one per input checking the
+#                                               golden findings independently
+#
+# A golden file is the program's own output, so each input also gets a test
+# of properties computed apart from the program: the findings validate
+# against formats/findings.schema.json (jsonschema), the Markdown report's
+# verdict line names the findings' verdict class, and for a Kineto trace
+# gpu.launch.kernels equals the trace's kernel events counted here in Python.
 set -uo pipefail
 
 cmd=${1:-check}
@@ -58,6 +66,25 @@ show_diff() {
 	fi
 }
 
+# independent INPUT DIR: properties of DIR's outputs computed without the
+# program (see the top of this file); prints what it compared.
+independent() {
+	local in=$1 dir=$2 class
+	"$src/tests/lib/validate_findings.py" "$dir/default.findings.json" "$dir/hta.findings.json" || return 1
+	class=$(jq -r .verdict.class "$dir/default.findings.json")
+	echo "verdict class $class"
+	grep -qF "Verdict: **$class**" "$dir/default.md" || { echo "default.md: no 'Verdict: **$class**' line"; return 1; }
+	[[ $in == *.json.gz ]] || return 0
+	$py - "$in" "$dir/default.findings.json" <<'PY'
+import gzip, json, sys
+ev = json.load(gzip.open(sys.argv[1]))["traceEvents"]
+want = sum(1 for e in ev if e.get("ph") == "X" and str(e.get("cat", "")).lower() == "kernel")
+got = json.load(open(sys.argv[2]))["gpu"]["launch"]["kernels"]
+print("kernel events in the trace %d, gpu.launch.kernels %d" % (want, got))
+sys.exit(0 if want == got else 1)
+PY
+}
+
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/golden.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
@@ -65,7 +92,7 @@ case $cmd in
 check)
 	[[ -d $kineto ]] || echo "# no $kineto: only the saved recording is checked"
 	list=$(inputs)
-	n=$(($(echo "$list" | wc -l) * 2))
+	n=$(($(echo "$list" | wc -l) * 3))
 	echo "1..$n"
 	i=0
 	bad=0
@@ -89,6 +116,14 @@ check)
 			done
 			[[ $ok == 1 ]] && echo "ok $i $s $mode" || bad=1
 		done
+		i=$((i + 1))
+		if independent "$in" "$tmp/$s" >"$tmp/ind" 2>&1; then
+			echo "ok $i $s: properties computed apart from the program hold"
+		else
+			echo "not ok $i $s: properties computed apart from the program"
+			sed 's/^/# /' "$tmp/ind"
+			bad=1
+		fi
 	done
 	exit $bad
 	;;

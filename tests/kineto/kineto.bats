@@ -168,6 +168,23 @@ regen() {
 	[ "$status" -eq 0 ]
 	diff <(echo "$output") "$ISC_SRC/tests/data/kineto/nesting.dump"
 	[[ "$stderr" == *"1 flow events ignored, 1 events of unknown categories skipped, 1 spans cut to their parent"* ]]
+	# apart from the golden: counted from the JSON in Python, one span per
+	# CPU-side X event, one GPU record per kernel/memcpy, one API record per
+	# runtime call; w.py's main ends 1.2345 µs after the first event (10 µs):
+	# 1234.5 ns, rounded half up to 1235
+	echo "$output" > "$T/d.txt"
+	python3 - "$f" "$T/d.txt" <<'PY'
+import json, sys
+ev = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("ph") == "X"]
+cats = lambda *c: sum(1 for e in ev if e["cat"].lower() in c)
+rows = [l.split() for l in open(sys.argv[2]) if not l.startswith("#")]
+got = (sum(1 for r in rows if r[3:4] == ["B"]), sum(1 for r in rows if r[1:2] == ["GPU"]),
+       sum(1 for r in rows if r[3:4] == ["API"]))
+want = (cats("cpu_op", "user_annotation", "python_function"), cats("kernel", "memcpy"), cats("cuda_runtime", "runtime"))
+print("spans, GPU records, API records: dump %s, JSON %s" % (got, want))
+assert got == want
+assert ["1235", "P1", "T2", "E", "python", "main", "w.py:12"] in rows
+PY
 }
 
 @test "decimal µs text to ns: exponents, rounding once, negative times: golden dump" {
