@@ -61,9 +61,11 @@ def main(argv):
         if not os.path.isfile(junit):
             continue
         for suite in ET.parse(junit).getroot().iter("testsuite"):
-            if " / " not in suite.get("name", ""):
-                continue  # plain (non-TAP) tests: counted above
-            sname = suite.get("name").split(":", 1)[-1].strip()
+            # a TAP test's suite is named PROJECT.TEST; plain tests share one
+            # suite named PROJECT (counted above from testlog.json)
+            if "." not in suite.get("name", ""):
+                continue
+            sname = suite.get("name").split(".", 1)[1]
             for case in suite.iter("testcase"):
                 kids = {c.tag for c in case}
                 text = case.findtext("system-out") or ""
