@@ -918,7 +918,10 @@ cJSON *isc_ana_build(struct ana *a, bool damaged)
 		}
 	}
 	/* --python=sample: no call spans; the split comes from the stack samples */
-	bool from_samples = !python && !ops && isc_pysamp_have(a->pys);
+	uint64_t call_spans = 0; /* python and op spans: none in sample mode (scopes may exist) */
+	for (size_t i = 0; i < a->nths; i++)
+		call_spans += a->ths[i]->spans_begun;
+	bool from_samples = !call_spans && isc_pysamp_have(a->pys);
 	if (from_samples) {
 		struct isc_pysamp_split ss;
 		isc_pysamp_split(a->pys, &ss);

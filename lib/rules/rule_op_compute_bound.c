@@ -95,9 +95,12 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 		    (split3 && !isc_is_torch_op(isc_rstr(fn, "name", ""), isc_rstr(fn, "file", ""))) ||
 		    n++ >= TOP)
 			continue;
-		isc_fnd_detail(o, isc_fnd_top(o, f, fn, NULL, "op", isc_rnum(fn, "self_ns", 0), isc_rnum(fn, "self_pct", -1)),
-			   "%.0f calls, %.1f us each", isc_rnum(fn, "calls", 0),
-			   isc_rnum(fn, "calls", 0) > 0 ? isc_rnum(fn, "self_ns", 0) / isc_rnum(fn, "calls", 1) / 1e3 : 0);
+		cJSON *t = isc_fnd_top(o, f, fn, NULL, "op", isc_rnum(fn, "self_ns", 0), isc_rnum(fn, "self_pct", -1));
+		if (cJSON_IsNumber(cJSON_GetObjectItem(fn, "calls")))
+			isc_fnd_detail(o, t, "%.0f calls, %.1f us each", isc_rnum(fn, "calls", 0),
+				       isc_rnum(fn, "calls", 0) > 0 ? isc_rnum(fn, "self_ns", 0) / isc_rnum(fn, "calls", 1) / 1e3 : 0);
+		else /* --python=sample: C time by calling line, from stack samples */
+			isc_fnd_detail(o, t, "calls not counted (sampled)");
 	}
 	if (caller)
 		isc_fnd_detail(o, isc_fnd_top(o, f, caller, NULL, "python", isc_rnum(caller, "ops_ns", -1), -1), "the Python line calling ops most");

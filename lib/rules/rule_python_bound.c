@@ -63,8 +63,11 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 			continue;
 		n++;
 		self += isc_rnum(fn, "self_ns", 0);
-		isc_fnd_detail(o, isc_fnd_top(o, f, fn, NULL, "python", isc_rnum(fn, "self_ns", 0), isc_rnum(fn, "self_pct", -1)),
-			   "%.0f calls", isc_rnum(fn, "calls", 0));
+		cJSON *t = isc_fnd_top(o, f, fn, NULL, "python", isc_rnum(fn, "self_ns", 0), isc_rnum(fn, "self_pct", -1));
+		if (cJSON_IsNumber(cJSON_GetObjectItem(fn, "calls")))
+			isc_fnd_detail(o, t, "%.0f calls", isc_rnum(fn, "calls", 0));
+		else /* --python=sample: estimated from stack samples */
+			isc_fnd_detail(o, t, "calls not counted (sampled)");
 	}
 	isc_fnd_suggest(c, o, f, self * (1 - 1 / VECTOR_SPEEDUP),
 		    "Replace the per-element Python work in these functions with batched torch operations, "
