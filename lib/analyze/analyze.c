@@ -701,8 +701,14 @@ static int on_event(struct ana *a, const struct isc_tl_event *ev)
 	case ISC_REC_WARNING:
 		return on_warning(a, ev);
 	case ISC_REC_PY_SAMPLE:
+		/* in a scope: the thread's scope spans, which sample mode keeps */
+	{
+		uint32_t ti = isc_umap_get(&a->th_map, (uint64_t)ev->pid << 32 | ev->tid);
+		th = ti != NONE ? a->ths[ti] : NULL;
+		return isc_pysamp_add(a->pys, a->t, ev, th && th->open_scopes);
+	}
 	case ISC_REC_PY_SAMPLER:
-		return isc_pysamp_add(a->pys, a->t, ev);
+		return isc_pysamp_add(a->pys, a->t, ev, false);
 	default:
 		return 0;
 	}

@@ -24,6 +24,7 @@ struct row {
 	uint32_t name_id, line; /* line: 0 for function rows */
 	uint64_t self, total, native, native_on;
 	uint64_t interp_self; /* function rows: innermost and running bytecode */
+	uint64_t s_interp_self, s_native; /* the same (and native) while a scope was open */
 	uint64_t last; /* sample number that last counted total */
 	bool torch;
 };
@@ -40,6 +41,7 @@ struct isc_pysamp {
 	struct trow *th;
 	size_t nth, capth;
 	uint64_t n, truncated, ticks_seen, last_tick, first_tick;
+	uint64_t scoped_n; /* samples taken while a scope was open on the thread */
 	uint64_t py_on, torch_on, other_on, off_py, off_native;
 	bool have_sampler;
 	uint64_t sampler[6]; /* hz ticks stacks reads failed cpu_ns */
@@ -120,7 +122,18 @@ static bool torch_code(struct isc_pysamp *ps, const struct isc_timeline *t, uint
 	return torch;
 }
 
-int isc_pysamp_add(struct isc_pysamp *ps, const struct isc_timeline *t, const struct isc_tl_event *ev)
+/* Code of the standard library (or frozen in the interpreter): its C calls
+ * are builtins and import machinery, never torch ops. */
+static bool stdlib_code(const struct isc_timeline *t, uint32_t id)
+{
+	const struct isc_tl_string *s = isc_timeline_string_borrow(t, id);
+	if (!s || !s->file || !*s->file || s->file[0] == '<')
+		return true;
+	const char *lib = strstr(s->file, "/lib/python3");
+	return lib && !strstr(lib, "-packages/");
+}
+
+int isc_pysamp_add(struct isc_pysamp *ps, const struct isc_timeline *t, const struct isc_tl_event *ev, bool in_scope)
 {
 	if (ev->type == ISC_REC_PY_SAMPLER) {
 		if (ev->nf == 6) {
@@ -155,6 +168,7 @@ int isc_pysamp_add(struct isc_pysamp *ps, const struct isc_timeline *t, const st
 		ps->last_tick = ev->ts;
 	}
 	ps->truncated += (flags & 4) != 0;
+	ps->scoped_n += in_scope;
 	tr->samples++;
 	bool native = depth && op != 0, torch = false;
 	/* a process with torch's code on a stack uses torch: its operators on
@@ -184,9 +198,15 @@ int isc_pysamp_add(struct isc_pysamp *ps, const struct isc_timeline *t, const st
 			f->self++;
 			l->self++;
 			f->interp_self += !native;
+			f->s_interp_self += !native && in_scope;
 			if (native) {
 				f->native++;
-				torch = torch_code(ps, t, (uint32_t)id) || (op == 2 && uses_torch);
+				l->s_native += in_scope;
+				/* a C call from torch's Python code is a torch op; in a
+				 * process that runs torch, so is one from the user's own
+				 * code (torch.matmul(x, w), x @ w): the standard library's
+				 * calls stay other C code */
+				torch = torch_code(ps, t, (uint32_t)id) || (uses_torch && !stdlib_code(t, (uint32_t)id));
 				l->native++;
 				l->native_on += on;
 				l->torch = torch;
@@ -383,65 +403,93 @@ out:
 	free(tr);
 }
 
-static int by_interp(const void *x, const void *y)
+/* Sort keys of the merged tables: bytecode self samples of a function,
+ * C samples of a line; all samples or only those inside a scope. */
+static bool g_scoped;
+
+static uint64_t key_f(const struct row *r)
 {
-	const struct row *a = x, *b = y;
-	if (a->interp_self != b->interp_self)
-		return a->interp_self < b->interp_self ? 1 : -1;
-	return by_self(x, y);
+	return g_scoped ? r->s_interp_self : r->interp_self;
+}
+
+static uint64_t key_l(const struct row *r)
+{
+	return g_scoped ? r->s_native : r->native;
+}
+
+static int by_key_f(const void *x, const void *y)
+{
+	uint64_t a = key_f(x), b = key_f(y);
+	return a != b ? (a < b ? 1 : -1) : by_self(x, y);
+}
+
+static int by_key_l(const void *x, const void *y)
+{
+	uint64_t a = key_l(x), b = key_l(y);
+	return a != b ? (a < b ? 1 : -1) : by_self(x, y);
+}
+
+/*
+ * python rows (bytecode self time) and op rows (a C call, named by its
+ * calling line) merged by self time into arr, as the exact mode's tables;
+ * self_pct of denom_ns.  The arrays are sorted here.
+ */
+static void merged_table(const struct isc_timeline *t, struct isc_jb *jb, cJSON *arr, struct row *fr, size_t nf,
+			 struct row *lr, size_t nl, bool scoped, double per, uint64_t denom_ns, unsigned top_n)
+{
+	g_scoped = scoped;
+	qsort(fr, nf, sizeof(*fr), by_key_f);
+	qsort(lr, nl, sizeof(*lr), by_key_l);
+	size_t fi = 0, li = 0;
+	for (unsigned k = 0; k < top_n; k++) {
+		uint64_t fs = fi < nf ? key_f(&fr[fi]) : 0, ls = li < nl ? key_l(&lr[li]) : 0;
+		if (!fs && !ls)
+			break;
+		bool isfn = fs >= ls;
+		const struct row *r = isfn ? &fr[fi++] : &lr[li++];
+		uint64_t self = isfn ? fs : ls;
+		const struct isc_tl_string *s = isc_timeline_string_borrow(t, r->name_id);
+		cJSON *o = isc_jb_push_obj(jb, arr);
+		char name[1100];
+		snprintf(name, sizeof(name), isfn ? "%s" : "C call in %s", s ? s->name : "?");
+		isc_jb_str(jb, o, "name", name);
+		isc_jb_str(jb, o, "kind", isfn ? "python" : "op");
+		isc_jb_str(jb, o, "file", s ? s->file : "");
+		isc_jb_num(jb, o, "line", isfn ? (s ? s->line : 0) : r->line);
+		isc_jb_num_or_null(jb, o, "calls", false, 0);
+		isc_jb_num(jb, o, "self_ns", round((double)self * per));
+		if (!scoped)
+			isc_jb_num(jb, o, "total_ns", round((double)(isfn ? r->total : self) * per));
+		isc_jb_num(jb, o, "self_pct", denom_ns ? round(10000.0 * (double)self * per / (double)denom_ns) / 100 : 0);
+		if (!scoped && isfn)
+			isc_jb_num(jb, o, "ops_self_ns", round((double)r->native * per));
+	}
 }
 
 void isc_pysamp_emit_cpu(const struct isc_pysamp *ps, const struct isc_timeline *t, struct isc_jb *jb, cJSON *cpu,
 			 uint64_t traced_ns, unsigned top_n)
 {
 	double per = period_ns(ps);
-	size_t nf = ps->nfn, nl = ps->nln, fi = 0, li = 0;
+	size_t nf = ps->nfn, nl = ps->nln;
 	struct row *fr = malloc((nf ? nf : 1) * sizeof(*fr)), *lr = malloc((nl ? nl : 1) * sizeof(*lr));
 	cJSON *top = cJSON_GetObjectItem(cpu, "top_functions"), *callers = cJSON_GetObjectItem(cpu, "top_op_callers");
-	if (!fr || !lr || !top || !callers) {
+	cJSON *in = cJSON_GetObjectItem(cpu, "top_functions_in_scopes");
+	if (!fr || !lr || !top || !callers || !in) {
 		jb->oom |= !fr || !lr;
 		goto out;
 	}
 	memcpy(fr, ps->fn, nf * sizeof(*fr));
 	memcpy(lr, ps->ln, nl * sizeof(*lr));
-	qsort(fr, nf, sizeof(*fr), by_interp);
-	qsort(lr, nl, sizeof(*lr), by_native);
 	cJSON_DeleteItemFromObject(cpu, "functions");
 	isc_jb_num(jb, cpu, "functions", (double)nf);
-	/* python rows (bytecode self time) and op rows (a C call, named by its
-	 * calling line) merged by self time, as the exact mode's table */
-	for (unsigned k = 0; k < top_n; k++) {
-		uint64_t fs = fi < nf ? fr[fi].interp_self : 0, ls = li < nl ? lr[li].native : 0;
-		if (!fs && !ls)
-			break;
-		cJSON *o = isc_jb_push_obj(jb, top);
-		bool isfn = fs >= ls;
-		const struct row *r = isfn ? &fr[fi++] : &lr[li++];
-		const struct isc_tl_string *s = isc_timeline_string_borrow(t, r->name_id);
-		if (isfn) {
-			isc_jb_str(jb, o, "name", s ? s->name : "?");
-			isc_jb_str(jb, o, "kind", "python");
-			isc_jb_str(jb, o, "file", s ? s->file : "");
-			isc_jb_num(jb, o, "line", s ? s->line : 0);
-			isc_jb_num_or_null(jb, o, "calls", false, 0);
-			isc_jb_num(jb, o, "self_ns", round((double)fs * per));
-			isc_jb_num(jb, o, "total_ns", round((double)r->total * per));
-			isc_jb_num(jb, o, "self_pct", traced_ns ? round(10000.0 * (double)fs * per / (double)traced_ns) / 100 : 0);
-			isc_jb_num(jb, o, "ops_self_ns", round((double)r->native * per));
-		} else {
-			char name[1100];
-			snprintf(name, sizeof(name), "C call in %s", s ? s->name : "?");
-			isc_jb_str(jb, o, "name", name);
-			isc_jb_str(jb, o, "kind", "op");
-			isc_jb_str(jb, o, "file", s ? s->file : "");
-			isc_jb_num(jb, o, "line", r->line);
-			isc_jb_num_or_null(jb, o, "calls", false, 0);
-			isc_jb_num(jb, o, "self_ns", round((double)ls * per));
-			isc_jb_num(jb, o, "total_ns", round((double)ls * per));
-			isc_jb_num(jb, o, "self_pct", traced_ns ? round(10000.0 * (double)ls * per / (double)traced_ns) / 100 : 0);
-		}
-	}
+	merged_table(t, jb, top, fr, nf, lr, nl, false, per, traced_ns, top_n);
+	uint64_t scoped_ns = (uint64_t)llround((double)ps->scoped_n * per);
+	cJSON_DeleteItemFromObject(cpu, "scoped_ns");
+	isc_jb_num(jb, cpu, "scoped_ns", (double)scoped_ns);
+	merged_table(t, jb, in, fr, nf, lr, nl, true, per, scoped_ns, top_n);
 	/* the Python lines calling torch ops most */
+	g_scoped = false;
+	qsort(lr, nl, sizeof(*lr), by_key_l);
 	for (size_t i = 0, k = 0; i < nl && k < top_n && lr[i].native; i++) {
 		if (!lr[i].torch)
 			continue;

@@ -18,8 +18,9 @@ struct isc_pysamp;
 
 int isc_pysamp_new(struct isc_pysamp **ps);
 void isc_pysamp_free(struct isc_pysamp *ps);
-/* Counts one PY_SAMPLE or PY_SAMPLER event (others are ignored); 0, -ENOMEM or -EBADMSG. */
-int isc_pysamp_add(struct isc_pysamp *ps, const struct isc_timeline *t, const struct isc_tl_event *ev);
+/* Counts one PY_SAMPLE or PY_SAMPLER event (others are ignored); in_scope:
+ * a scope was open on the sample's thread.  0, -ENOMEM or -EBADMSG. */
+int isc_pysamp_add(struct isc_pysamp *ps, const struct isc_timeline *t, const struct isc_tl_event *ev, bool in_scope);
 /* Whether any PY_SAMPLE was counted. */
 bool isc_pysamp_have(const struct isc_pysamp *ps);
 
@@ -36,9 +37,10 @@ void isc_pysamp_split(const struct isc_pysamp *ps, struct isc_pysamp_split *s);
 /* Writes root.python.samples (top_n rows per table). */
 void isc_pysamp_emit(const struct isc_pysamp *ps, const struct isc_timeline *t, struct isc_jb *jb, cJSON *root,
 		     unsigned top_n);
-/* --python=sample, no call spans: fills cpu.top_functions (python rows by
- * bytecode self time, op rows "C call in F" by calling line), cpu.functions
- * and cpu.top_op_callers from the samples; calls are null (not counted). */
+/* --python=sample, no call spans: fills cpu.top_functions and
+ * top_functions_in_scopes (python rows by bytecode self time, op rows
+ * "C call in F" by calling line), cpu.functions, scoped_ns and
+ * top_op_callers from the samples; calls are null (not counted). */
 void isc_pysamp_emit_cpu(const struct isc_pysamp *ps, const struct isc_timeline *t, struct isc_jb *jb, cJSON *cpu,
 			 uint64_t traced_ns, unsigned top_n);
 /* Writes the sampler's rate and cost into obj (recording.sampler). */
