@@ -375,7 +375,10 @@ reason_top() {
 	[ "$reason" = gil ]
 	[[ $fn == *tokenize ]]
 	jq -e '.cpu.off_cpu_reasons[0].pct > 80' "$F"
-	jq -e '[.processes[0].threads[] | select(.traced and .gil_wait_ns > 0)] | length >= 8' "$F"
+	# every tokenizer thread (7 or more: 4 x CPUs in all, the main thread included, which may
+	# finish its few steps within one 0.2 s turn and so is not required)
+	jq -e '[.processes[0].threads[] | select(.name | startswith("tokenizer-"))] | length >= 7' "$F"
+	jq -e '[.processes[0].threads[] | select(.name | startswith("tokenizer-")) | .gil_wait_ns > 0] | all' "$F"
 }
 
 @test "page_in: a memory-mapped file read page by page; verdict host_memory_bound, top contributor load_weights" {
