@@ -108,33 +108,6 @@ static ssize_t reread(struct isc_sampler *s, int fd)
 	return n;
 }
 
-/* Fields of /proc/.../stat: f[k] is field k + 3 (f[0] = 0 stands for the state). */
-static int parse_stat(char *buf, unsigned long long *f, int nf, char *state)
-{
-	char *p = strrchr(buf, ')');
-	if (!p || p[1] != ' ' || !p[2])
-		return -1;
-	*state = p[2];
-	p += 3;
-	f[0] = 0;
-	int i = 1;
-	while (i < nf && *p == ' ') {
-		char *end;
-		f[i] = strtoull(p + 1, &end, 10);
-		if (end == p + 1)
-			break;
-		p = end;
-		i++;
-	}
-	return i;
-}
-
-static unsigned long long status_field(const char *buf, const char *key)
-{
-	const char *p = strstr(buf, key);
-	return p ? strtoull(p + strlen(key), NULL, 10) : 0;
-}
-
 static void put_rec(struct isc_buf *b, uint8_t type, uint64_t now, uint64_t *last, const uint64_t *v,
 		    unsigned n)
 {
@@ -231,7 +204,7 @@ static void sample_thread(struct isc_sampler *s, struct pstate *p, struct tstate
 {
 	unsigned long long f[40] = { 0 };
 	char state = '?';
-	if (reread(s, t->fd_stat) <= 0 || parse_stat(s->buf, f, 38, &state) < 37)
+	if (reread(s, t->fd_stat) <= 0 || isc_procfs_stat(s->buf, f, 38, &state) < 37)
 		return;
 	/* f[k] = stat field k + 3 with f[0] = the state placeholder */
 	uint64_t ns_per_tick = 1000000000u / (uint64_t)s->ticks_per_s;
@@ -239,8 +212,8 @@ static void sample_thread(struct isc_sampler *s, struct pstate *p, struct tstate
 	uint64_t cpu = f[36];
 	uint64_t vcsw = 0, ivcsw = 0, node = 0;
 	if (reread(s, t->fd_status) > 0) {
-		vcsw = status_field(s->buf, "voluntary_ctxt_switches:");
-		ivcsw = status_field(s->buf, "nonvoluntary_ctxt_switches:");
+		vcsw = isc_procfs_field(s->buf, "voluntary_ctxt_switches:");
+		ivcsw = isc_procfs_field(s->buf, "nonvoluntary_ctxt_switches:");
 	}
 #if ISC_HAVE_NUMA
 	if (s->numa) {
@@ -346,7 +319,7 @@ static bool sample_proc(struct isc_sampler *s, struct pstate *p, uint64_t now, b
 {
 	unsigned long long f[40] = { 0 };
 	char state;
-	if (reread(s, p->fd_stat) <= 0 || parse_stat(s->buf, f, 24, &state) < 22)
+	if (reread(s, p->fd_stat) <= 0 || isc_procfs_stat(s->buf, f, 24, &state) < 22)
 		return false; /* gone */
 	uint64_t ns_per_tick = 1000000000u / (uint64_t)s->ticks_per_s;
 	/* /proc/P/status counts the main thread only: sum the threads instead */
@@ -363,10 +336,10 @@ static bool sample_proc(struct isc_sampler *s, struct pstate *p, uint64_t now, b
 	int fd = open_ro(path);
 	if (fd >= 0) {
 		if (reread(s, fd) > 0) {
-			uint64_t sv[5] = { (uint64_t)p->pid, status_field(s->buf, "\nRss:") * 1024,
-					   status_field(s->buf, "\nPss:") * 1024,
-					   status_field(s->buf, "\nSwap:") * 1024,
-					   status_field(s->buf, "\nAnonymous:") * 1024 };
+			uint64_t sv[5] = { (uint64_t)p->pid, isc_procfs_field(s->buf, "\nRss:") * 1024,
+					   isc_procfs_field(s->buf, "\nPss:") * 1024,
+					   isc_procfs_field(s->buf, "\nSwap:") * 1024,
+					   isc_procfs_field(s->buf, "\nAnonymous:") * 1024 };
 			put_rec(b, ISC_REC_SMAPS, now, last, sv, 5);
 		}
 		close(fd);
@@ -398,27 +371,21 @@ static bool sample_proc(struct isc_sampler *s, struct pstate *p, uint64_t now, b
 	return true;
 }
 
-static uint64_t psi_value(const char *line, const char *key, double scale)
-{
-	const char *p = strstr(line, key);
-	return p ? (uint64_t)(strtod(p + strlen(key), NULL) * scale) : 0;
-}
-
 static void sample_system(struct isc_sampler *s, uint64_t now, struct isc_buf *b, uint64_t *last)
 {
 	for (int i = 0; i < 3; i++) {
 		if (reread(s, s->fd_psi[i]) <= 0)
 			continue;
 		char *full = strstr(s->buf, "full");
-		uint64_t v[4] = { (uint64_t)i, psi_value(s->buf, "total=", 1),
-				  full ? psi_value(full, "total=", 1) : 0, psi_value(s->buf, "avg10=", 100) };
+		uint64_t v[4] = { (uint64_t)i, isc_procfs_psi(s->buf, "total=", 1),
+				  full ? isc_procfs_psi(full, "total=", 1) : 0, isc_procfs_psi(s->buf, "avg10=", 100) };
 		put_rec(b, ISC_REC_PRESSURE, now, last, v, 4);
 	}
 	if (reread(s, s->fd_meminfo) > 0) {
-		uint64_t v[4] = { status_field(s->buf, "MemTotal:") * 1024,
-				  status_field(s->buf, "MemAvailable:") * 1024,
-				  status_field(s->buf, "SwapTotal:") * 1024,
-				  status_field(s->buf, "SwapFree:") * 1024 };
+		uint64_t v[4] = { isc_procfs_field(s->buf, "MemTotal:") * 1024,
+				  isc_procfs_field(s->buf, "MemAvailable:") * 1024,
+				  isc_procfs_field(s->buf, "SwapTotal:") * 1024,
+				  isc_procfs_field(s->buf, "SwapFree:") * 1024 };
 		put_rec(b, ISC_REC_MEMINFO, now, last, v, 4);
 	}
 }

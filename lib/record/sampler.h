@@ -17,6 +17,19 @@ int isc_sampler_new(struct isc_sampler **s);
 int isc_sampler_tick(struct isc_sampler *s, const pid_t *pids, size_t n, uint64_t now, bool slow,
 		     struct isc_buf *b, uint64_t *last_ts);
 void isc_sampler_free(struct isc_sampler *s);
+
+/* ---- /proc text (procfs.c) --------------------------------------------- */
+/*
+ * Fields of a /proc/PID[/task/TID]/stat line in buf, after the last ')':
+ * f[k] is field k + 3 of proc(5) (f[0] = 0 stands for the state, which
+ * goes to *state), at most nf.  Returns how many of f were filled (1 when
+ * only the state was there), -1 when the line has no ") S".
+ */
+int isc_procfs_stat(char *buf, unsigned long long *f, int nf, char *state);
+/* The number after key (e.g. "voluntary_ctxt_switches:", "\nRss:") in buf, 0 when absent. */
+unsigned long long isc_procfs_field(const char *buf, const char *key);
+/* The number after key (e.g. "total=", "avg10=") in a PSI line, times scale; 0 when absent. */
+uint64_t isc_procfs_psi(const char *line, const char *key, double scale);
 /* THREAD_WAIT records for blocked threads: on (the default) or off (the cost benchmark's baseline). */
 void isc_sampler_set_waits(struct isc_sampler *s, bool on);
 
