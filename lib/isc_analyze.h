@@ -50,7 +50,7 @@ struct isc_analyze_opts {
  */
 int isc_analyze_timeline(struct isc_timeline *t, const struct isc_analyze_opts *o, cJSON **out);
 
-/* ---- order statistics (analyze_iter.c) --------------------------------- */
+/* ---- order statistics (quantile.c) --------------------------------- */
 /*
  * Nearest-rank quantile of n sorted values: x[k-1] with k = ceil(p*n),
  * 1 <= k <= n.  n must be > 0.
@@ -75,7 +75,7 @@ void isc_quantile_ci(size_t n, double p, double level, size_t *lo, size_t *hi);
  */
 unsigned isc_histogram_linear(const uint64_t *x, size_t n, unsigned k, uint64_t *edges, uint64_t *counts);
 
-/* ---- streaming least squares (analyze_mem.c) --------------------------- */
+/* ---- streaming least squares (lsq.c) --------------------------- */
 /*
  * Least-squares slope of (t, y) points arriving in time order, restricted at
  * the end to a time range chosen then (after the first 10 % of the run),

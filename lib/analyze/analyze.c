@@ -12,7 +12,7 @@
  *   processes  pid             -> samples, exit, command imap + array
  *   scopes     name_id         -> per-iteration samples  imap + array
  *   off-CPU    (reason, span, python fn) -> blocked ns   imap + array
- *   RSS total  -> bucketed least squares (analyze_mem.c)
+ *   RSS total  -> bucketed least squares (lsq.c)
  *   timeseries -> 256 buckets per channel (analyze_series.c)
  *   sample round, DataLoader time: a few counters
  *

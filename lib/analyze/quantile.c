@@ -1,5 +1,5 @@
 /*
- * analyze_iter.c - order statistics for per-iteration latencies: the
+ * quantile.c - order statistics for per-iteration latencies: the
  * nearest-rank quantile and its distribution-free confidence interval.
  *
  * Why order statistics: latencies are skewed (GC pauses, allocator growth)

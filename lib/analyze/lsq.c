@@ -1,5 +1,5 @@
 /*
- * analyze_mem.c - streaming least-squares slope (RSS growth) in bounded
+ * lsq.c - streaming least-squares slope (RSS growth) in bounded
  * memory.  The cut ("after the first 10 % of the run") is only known at the
  * end, so points are summarised per time bucket as moments that can be
  * merged exactly (Chan et al.):
