@@ -176,6 +176,7 @@ struct isc_tl_stats {
 	uint64_t lost_frames;/* frames the merge could not read */
 	bool abrupt;         /* recording did not end cleanly */
 	bool signaled;       /* the workload was killed by a signal (exit_status = 128 + it) */
+	bool window;         /* lost_frames were evicted by a flight recorder, none lost to damage */
 	int exit_status;     /* workload exit status (shell convention) */
 	bool have_end;
 };

@@ -143,6 +143,7 @@ enum isc_record_type {
 /* END_STATS flags */
 #define ISC_END_ABRUPT 1u   /* the recording did not end cleanly (timeline: an input had no END) */
 #define ISC_END_SIGNALED 2u /* the workload was killed by a signal: status is 128 + its number */
+#define ISC_END_WINDOW 4u   /* timeline: lost_frames are all frames a flight recorder evicted (no damage) */
 
 enum isc_gpu_kind {
 	ISC_GPU_KERNEL = 1,

@@ -39,6 +39,7 @@
 #include "analyze_numa.h"
 #include "analyze_wait.h"
 #include "analyze_pass.h"
+#include "../format/format.h" /* EXCEPTION strings */
 
 static struct thread *thread_get(struct ana *a, uint32_t pid, uint32_t tid)
 {
@@ -594,6 +595,8 @@ static int on_event(struct ana *a, const struct isc_tl_event *ev)
 	case ISC_REC_MARK:
 		if (!(th = thread_get(a, ev->pid, ev->tid)) || !(p = proc_get(a, ev->pid)))
 			return -ENOMEM;
+		if (!a->first_agent_ts || ev->ts < a->first_agent_ts)
+			a->first_agent_ts = ev->ts;
 		th->events++;
 		th->traced = true;
 		th->cost_ps = p->have_calib ? p->calib[1] : 0;
@@ -709,6 +712,19 @@ static int on_event(struct ana *a, const struct isc_tl_event *ev)
 	}
 	case ISC_REC_PY_SAMPLER:
 		return isc_pysamp_add(a->pys, a->t, ev, false);
+	case ISC_REC_EXCEPTION: {
+		struct isc_exception x;
+		a->excs_total++;
+		if (a->nexcs >= MAX_EXCEPTIONS || ev->nf < 1 || isc_exception_parse(ev->bytes, ev->nbytes, &x))
+			return 0;
+		struct exc *e = &a->excs[a->nexcs++];
+		*e = (struct exc){ ev->pid, ev->tid, ev->ts, ev->f[0], "", "", "", "" };
+		isc_copy_bytes(e->type, sizeof(e->type), x.type, x.ntype, '?');
+		isc_copy_bytes(e->file, sizeof(e->file), x.file, x.nfile, '?');
+		isc_copy_bytes(e->func, sizeof(e->func), x.func, x.nfunc, '?');
+		isc_copy_bytes(e->msg, sizeof(e->msg), x.msg, x.nmsg, '?');
+		return 0;
+	}
 	default:
 		return 0;
 	}

@@ -129,6 +129,14 @@ struct pressure {
 };
 
 #define MAX_WARNINGS 16
+#define MAX_EXCEPTIONS 8
+
+/* An EXCEPTION record: the unhandled exception that ended a thread. */
+struct exc {
+	uint32_t pid, tid;
+	uint64_t ts, line;
+	char type[48], file[160], func[64], msg[256];
+};
 
 /* A WARNING record of the recorder or an agent (formats/trace.md), with its repeats. */
 struct warn {
@@ -154,10 +162,14 @@ struct ana {
 	size_t nmks, mks_cap;
 	bool have_ts;
 	uint64_t first_ts, last_ts;
+	uint64_t first_agent_ts; /* the first agent event (span, mark, thread): 0 before one */
 	uint64_t dropped_sum, unmatched_ends, unclosed_spans, merge_closed_spans;
 	struct warn warns[MAX_WARNINGS]; /* distinct WARNING records (code, message), first seen first */
 	size_t nwarns;
 	uint64_t warns_total;
+	struct exc excs[MAX_EXCEPTIONS]; /* the first ones recorded */
+	size_t nexcs;
+	uint64_t excs_total;
 	uint64_t rss_total, rss_total_peak;
 	bool have_rss;
 	struct isc_lsq *rss_lsq;
@@ -165,6 +177,7 @@ struct ana {
 	uint64_t swap_used_max, mem_avail_min;
 	struct pressure psi[3];
 	uint64_t warm_end_ts, iter_end_ts; /* set by emit_iterations */
+	uint64_t iter_begin_ts;            /* the first iteration's start, 0 without (emit_iterations) */
 	/* sample rounds (round_sample): runnable threads */
 	bool round_open;
 	uint64_t round_t0, round_id, round_runnable, rounds, runnable_sum, runnable_max;

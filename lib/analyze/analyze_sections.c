@@ -634,13 +634,18 @@ static int emit_iterations(struct ana *a, cJSON *root)
 	}
 	isc_jb_str(&a->jb, it, "name", best ? scope_name(a, best) : NULL);
 	isc_jb_num(&a->jb, it, "count", best ? (double)best->n : 0);
-	isc_jb_str(&a->jb, it, "rule", "iterations = spans of the most frequent scope name (DataLoader annotations "
-			    "left out); warm-up = the first iteration of each process that ran at least 2");
+	isc_jb_str(&a->jb, it, "rule", isc_timeline_stats_borrow(a->t)->window
+		   ? "iterations = spans of the most frequent scope name (DataLoader annotations left out); no warm-up "
+		     "left out: a flight recording (--ring) evicted the processes' first iterations"
+		   : "iterations = spans of the most frequent scope name (DataLoader annotations "
+		     "left out); warm-up = the first iteration of each process that ran at least 2");
 	uint64_t *lat = NULL;
 	struct span_out *spans = NULL;
 	size_t nlat = 0, warm = 0, incomplete = 0, nspans = 0;
 	/* the steady-state period and the DataLoader time stamps at its ends */
 	uint64_t st_from = UINT64_MAX, st_to = 0, dl_from = 0, dl_to = 0;
+	/* a flight recording evicted the processes' first iterations: no warm-up to leave out */
+	bool window = isc_timeline_stats_borrow(a->t)->window;
 	if (best && best->n) {
 		if (!(lat = malloc(best->n * sizeof(*lat))) || !(spans = malloc(best->n * sizeof(*spans)))) {
 			free(lat);
@@ -655,9 +660,11 @@ static int emit_iterations(struct ana *a, cJSON *root)
 				uint64_t end = x->begin_ts + x->dur;
 				if (end > a->iter_end_ts)
 					a->iter_end_ts = end;
-				if (k == i && j - i >= 2 && end > a->warm_end_ts)
+				if (!a->iter_begin_ts || x->begin_ts < a->iter_begin_ts)
+					a->iter_begin_ts = x->begin_ts;
+				if (k == i && j - i >= 2 && !window && end > a->warm_end_ts)
 					a->warm_end_ts = end;
-				if (k == i && j - i >= 2) {
+				if (k == i && j - i >= 2 && !window) {
 					warm++;
 					spans[nspans++] = (struct span_out){ x->begin_ts, end, true };
 				} else if (!x->complete) {
@@ -887,6 +894,92 @@ static int emit_memory(struct ana *a, cJSON *root)
 	return 0;
 }
 
+/*
+ * run: what the run was, before why it was slow (issue 18).  outcome is
+ * truncated (no end record), killed (by a signal), failed (a non-zero exit
+ * status, or an unhandled exception in a main thread), window (a flight
+ * recorder kept only the last part: frames were evicted) or completed, in
+ * that order of precedence.  startup_ns: with iterations, from the first
+ * traced event to the first iteration; without, the time inside the import
+ * machinery (importlib's _find_and_load, outermost calls).  too_short:
+ * fewer than RUN_MIN_ITERATIONS steady-state iterations, or less than
+ * RUN_MIN_TRACED_NS of traced time (one sampler period at the default
+ * 20 Hz: below it no thread state was sampled).
+ */
+#define RUN_MIN_ITERATIONS 5
+#define RUN_MIN_TRACED_NS 50000000ull
+static void emit_run(struct ana *a, cJSON *root, const struct isc_tl_stats *st, uint64_t traced)
+{
+	cJSON *r = isc_jb_obj(&a->jb, root, "run");
+	bool cut = !st->have_end || st->abrupt;
+	const struct exc *x = NULL;
+	/* the exception that ended a main thread (tid == pid) wins over a worker thread's */
+	for (size_t i = 0; i < a->nexcs; i++)
+		if (!x || (a->excs[i].tid == a->excs[i].pid && x->tid != x->pid))
+			x = &a->excs[i];
+	bool main_exc = x && x->tid == x->pid;
+	const char *outcome = cut ? "truncated" : st->signaled ? "killed"
+			      : st->exit_status != 0 || main_exc ? "failed" : st->window ? "window" : "completed";
+	isc_jb_str(&a->jb, r, "outcome", outcome);
+	isc_jb_num_or_null(&a->jb, r, "exit_status", !cut, st->exit_status);
+	isc_jb_num_or_null(&a->jb, r, "signal", !cut && st->signaled, st->exit_status - 128);
+	if (x) {
+		cJSON *e = isc_jb_obj(&a->jb, r, "exception");
+		const char *tname = NULL;
+		for (size_t i = 0; i < a->nths; i++)
+			if (a->ths[i]->pid == x->pid && a->ths[i]->tid == x->tid)
+				tname = a->ths[i]->name;
+		isc_jb_str(&a->jb, e, "type", x->type);
+		isc_jb_str(&a->jb, e, "message", x->msg);
+		isc_jb_str(&a->jb, e, "file", x->file);
+		isc_jb_num(&a->jb, e, "line", (double)x->line);
+		isc_jb_str(&a->jb, e, "function", x->func);
+		isc_jb_num(&a->jb, e, "pid", x->pid);
+		isc_jb_num(&a->jb, e, "tid", x->tid);
+		isc_jb_str(&a->jb, e, "thread", tname);
+		isc_jb_bool(&a->jb, e, "main_thread", x->tid == x->pid);
+		isc_jb_num(&a->jb, e, "at_ns", (double)x->ts);
+	} else {
+		isc_jb_str(&a->jb, r, "exception", NULL);
+	}
+	isc_jb_num(&a->jb, r, "exceptions_total", (double)a->excs_total);
+	/* a window's span: from the first agent event it kept */
+	uint64_t from = a->first_agent_ts ? a->first_agent_ts : a->first_ts;
+	isc_jb_bool(&a->jb, r, "window", st->window);
+	isc_jb_num_or_null(&a->jb, r, "window_ns", st->window && a->last_ts > from, (double)(a->last_ts - from));
+	uint64_t startup = 0, imports = 0;
+	const char *rule;
+	for (size_t i = 0; i < a->nfns; i++) {
+		const struct isc_tl_string *s = isc_timeline_string_borrow(a->t, a->fns[i].name_id);
+		if (s && !strcmp(s->name, "_find_and_load") && strstr(s->file, "importlib._bootstrap"))
+			imports += a->fns[i].total_ns;
+	}
+	if (st->window) {
+		rule = "not known: a flight recording lacks the run's start";
+	} else if (a->iter_begin_ts && a->iter_begin_ts > from) {
+		startup = a->iter_begin_ts - from;
+		rule = "from the first traced event to the first iteration";
+	} else {
+		startup = imports;
+		rule = "time inside the import machinery (importlib _find_and_load, outermost calls): no iterations";
+	}
+	isc_jb_num_or_null(&a->jb, r, "startup_ns", !st->window, (double)startup);
+	isc_jb_str(&a->jb, r, "startup_rule", rule);
+	isc_jb_num(&a->jb, r, "import_ns", (double)imports);
+	double samples = 0;
+	isc_json_num(root, "iterations.samples", &samples);
+	double count = 0;
+	isc_json_num(root, "iterations.count", &count);
+	char why[160] = "";
+	if (count > 0 && samples < RUN_MIN_ITERATIONS)
+		snprintf(why, sizeof(why), "%.0f steady-state iterations (fewer than %d)", samples, RUN_MIN_ITERATIONS);
+	else if (traced < RUN_MIN_TRACED_NS)
+		snprintf(why, sizeof(why), "%.1f ms of traced time (less than %llu ms, one sampler period at 20 Hz)",
+			 (double)traced / 1e6, RUN_MIN_TRACED_NS / 1000000);
+	isc_jb_bool(&a->jb, r, "too_short", *why);
+	isc_jb_str(&a->jb, r, "too_short_reason", *why ? why : NULL);
+}
+
 cJSON *isc_ana_build(struct ana *a, bool damaged)
 {
 	const struct isc_tl_header *h = isc_timeline_header_borrow(a->t);
@@ -952,7 +1045,8 @@ cJSON *isc_ana_build(struct ana *a, bool damaged)
 	isc_jb_num(&a->jb, s, "processes", (double)a->nprs);
 	isc_jb_num(&a->jb, s, "threads", (double)a->nths);
 	isc_jb_num(&a->jb, s, "traced_threads", (double)ntraced);
-	isc_jb_bool(&a->jb, s, "damaged", damaged || st->lost_frames > 0); /* the trace, or the timeline */
+	/* the trace, or the timeline; frames a flight recorder evicted are not damage */
+	isc_jb_bool(&a->jb, s, "damaged", damaged || (st->lost_frames > 0 && !st->window));
 	isc_jb_bool(&a->jb, s, "complete", st->have_end);
 	isc_jb_num(&a->jb, s, "unclosed_spans", (double)a->unclosed_spans);
 	isc_jb_num(&a->jb, s, "merge_closed_spans", (double)a->merge_closed_spans);
@@ -1029,6 +1123,8 @@ cJSON *isc_ana_build(struct ana *a, bool damaged)
 	if (isc_gpu_ana_emit(a->gpu, root) ||
 	    isc_series_emit(a->series, a->first_ts, a->last_ts, h->ncpu, root))
 		goto oom;
+
+	emit_run(a, root, st, traced);
 
 	cJSON *mk = isc_jb_arr(&a->jb, root, "marks");
 	for (size_t i = 0; i < a->nmks; i++) {

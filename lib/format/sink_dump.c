@@ -275,9 +275,9 @@ static int d_event(void *ctx, const struct isc_tl_event *ev)
 static int d_end(void *ctx, const struct isc_tl_stats *st)
 {
 	struct dump_sink *s = ctx;
-	fprintf(s->out, "END events=%" PRIu64 " dropped=%" PRIu64 " lost_frames=%" PRIu64 " abrupt=%d status=%d%s\n",
+	fprintf(s->out, "END events=%" PRIu64 " dropped=%" PRIu64 " lost_frames=%" PRIu64 " abrupt=%d status=%d%s%s\n",
 		s->times ? st->events : 0, st->dropped, st->lost_frames, st->abrupt, st->exit_status,
-		st->signaled ? " (signal)" : "");
+		st->signaled ? " (signal)" : "", st->window ? " window=1" : "");
 	if (fflush(s->out) || ferror(s->out)) {
 		isc_err_push("Failed to write: %s", strerror(errno ? errno : EIO));
 		return -EIO;

@@ -133,7 +133,8 @@ static int tl_end(void *ctx, const struct isc_tl_stats *st)
 		return rc;
 	uint8_t body[60];
 	struct isc_end_stats e = { st->events, st->dropped, st->lost_frames,
-				   (st->abrupt ? ISC_END_ABRUPT : 0) | (st->signaled ? ISC_END_SIGNALED : 0), st->exit_status };
+				   (st->abrupt ? ISC_END_ABRUPT : 0) | (st->signaled ? ISC_END_SIGNALED : 0) |
+					   (st->window ? ISC_END_WINDOW : 0), st->exit_status };
 	unsigned n = isc_end_stats_encode(body, &e);
 	uint64_t ts = 0;
 	s->tmp.len = 0;

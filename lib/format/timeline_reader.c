@@ -115,6 +115,7 @@ static int read_end(struct isc_timeline *t, const uint8_t *p, size_t len)
 		t->stats.lost_frames = e.lost_frames;
 		t->stats.abrupt = e.flags & ISC_END_ABRUPT;
 		t->stats.signaled = e.flags & ISC_END_SIGNALED;
+		t->stats.window = e.flags & ISC_END_WINDOW;
 		t->stats.exit_status = e.status;
 		t->stats.have_end = true;
 	}

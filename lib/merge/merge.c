@@ -1320,6 +1320,8 @@ int isc_merge(const struct isc_merge_input *inputs, size_t n, struct isc_sink *s
 		if (!in->have_end)
 			st.abrupt = true;
 	}
+	/* frames a flight recorder evicted are its design, not damage */
+	st.window = st.lost_frames > 0 && res->damaged_frames == 0;
 	st.lost_frames += res->damaged_frames;
 	st.exit_status = m.inputs[0].end_status;
 	st.signaled = (m.inputs[0].end_flags & ISC_END_SIGNALED) != 0;

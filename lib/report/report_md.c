@@ -371,13 +371,30 @@ static void gpu_breakdown_chart(struct isc_rep *m, const cJSON *root)
 
 /* ---- sections ----------------------------------------------------------- */
 /* "Verdict: **class** (confidence, share explained, evidence quality, the finding behind it)". */
+/* Is cls one of the GPU classes (whose share is of the GPU span)? */
+static bool gpu_cls(const char *cls)
+{
+	static const char *const gpu[] = { "gpu_compute_bound", "launch_bound", "cpu_bound", "transfer_bound",
+					   "sync_bound", "thermal_throttled" };
+	for (size_t i = 0; i < sizeof(gpu) / sizeof(gpu[0]); i++)
+		if (!strcmp(cls, gpu[i]))
+			return true;
+	return false;
+}
+
+/*
+ * The verdict line.  Its share names its whole: the CPU classes' shares are
+ * of the traced threads' time, the GPU classes' of the GPU's span.  Then
+ * what bounds it (verdict.limits) and the classes not chosen for want of
+ * their evidence (verdict.missing), with how to get it.
+ */
 static void verdict_line(struct isc_rep *m, const cJSON *root, const char *cls)
 {
 	static const struct {
 		const char *path, *fmt;
 	} part[] = {
 		{ "verdict.confidence", "confidence %.2f" },
-		{ "verdict.explained_pct", "explains %.0f %% of the analyzed span" },
+		{ "verdict.explained_pct", NULL },
 		{ "verdict.evidence_quality", "evidence quality %.2f" },
 	};
 	const char *sep = " (";
@@ -389,7 +406,10 @@ static void verdict_line(struct isc_rep *m, const cJSON *root, const char *cls)
 		if (!isc_json_num(root, part[i].path, &v) || !isfinite(v) || fabs(v) >= ISC_REP_FIXED_MAX)
 			continue;
 		isc_rep_put(m, sep);
-		isc_rep_putf(m, part[i].fmt, v);
+		if (part[i].fmt)
+			isc_rep_putf(m, part[i].fmt, v);
+		else
+			isc_rep_putf(m, "explains %.0f %% of %s", v, gpu_cls(cls) ? "the GPU span" : "traced time");
 		sep = ", ";
 	}
 	const char *fid = str(root, "verdict.finding", NULL);
@@ -400,6 +420,67 @@ static void verdict_line(struct isc_rep *m, const cJSON *root, const char *cls)
 		sep = ", ";
 	}
 	isc_rep_put(m, *sep == ',' ? ")\n\n" : "\n\n");
+	const cJSON *x;
+	cJSON_ArrayForEach(x, array(root, "verdict.limits")) {
+		isc_rep_put(m, "Confidence bound: ");
+		esc(m, str(x, "reason", "?"));
+		isc_rep_putf(m, " (x %.2f).\n\n", num(x, "factor", 1));
+	}
+	cJSON_ArrayForEach(x, array(root, "verdict.missing")) {
+		isc_rep_put(m, "Not chosen for want of evidence: ");
+		code_span(m, str(x, "class", "?"));
+		isc_rep_put(m, " needs ");
+		esc(m, str(x, "what", "?"));
+		isc_rep_put(m, "; to get it, ");
+		esc(m, str(x, "how", "?"));
+		isc_rep_put(m, ".\n\n");
+	}
+}
+
+/*
+ * The run's shape, before any bottleneck (issue 18): one bold line when the
+ * run failed, was killed, was cut, or is a flight-recorder window; nothing
+ * for a run that completed.  Returns true when it wrote the line.
+ */
+static bool run_line(struct isc_rep *m, const cJSON *root)
+{
+	const char *outcome = str(root, "run.outcome", NULL);
+	const cJSON *x = isc_json_get(root, "run.exception");
+	char b1[64], b2[64];
+	if (!outcome || !strcmp(outcome, "completed"))
+		return false;
+	isc_rep_put(m, "**");
+	if (!strcmp(outcome, "failed")) {
+		isc_rep_put(m, "The run failed");
+		if (cJSON_IsObject(x)) {
+			isc_rep_put(m, ": ");
+			code_span(m, str(x, "type", "?"));
+			if (*str(x, "message", "")) {
+				isc_rep_put(m, " (");
+				esc(m, str(x, "message", ""));
+				isc_rep_put(m, ")");
+			}
+			isc_rep_put(m, " raised in ");
+			code_span(m, str(x, "function", "?"));
+			isc_rep_put(m, " (");
+			esc(m, str(x, "file", "?"));
+			isc_rep_putf(m, ":%.0f)", num(x, "line", 0));
+		}
+		isc_rep_putf(m, ", exit status %s, after %s.", field(b1, sizeof(b1), root, "run.exit_status", 'i'),
+			     field(b2, sizeof(b2), root, "summary.wall_ns", 'n'));
+	} else if (!strcmp(outcome, "killed")) {
+		isc_rep_putf(m, "The workload was killed by signal %s (exit status %s) after %s.",
+			     field(b1, sizeof(b1), root, "run.signal", 'i'), field(b2, sizeof(b2), root, "run.exit_status", 'i'),
+			     field(b2 + 32, 32, root, "summary.wall_ns", 'n'));
+	} else if (!strcmp(outcome, "truncated")) {
+		isc_rep_put(m, "The recording was cut short (no end record: the recorder was killed, or the trace was "
+			       "truncated): this report covers what was written.");
+	} else if (!strcmp(outcome, "window")) {
+		isc_rep_putf(m, "A flight recording: this report covers the last %s of the run.",
+			     field(b1, sizeof(b1), root, "run.window_ns", 'n'));
+	}
+	isc_rep_put(m, "**\n\n");
+	return true;
 }
 
 /*
@@ -524,9 +605,28 @@ static void headline(struct isc_rep *m, const cJSON *root)
 		isc_rep_putf(m, ", median %s", field(b2, sizeof(b2), root, "iterations.latency_ns.p50", 'n'));
 	}
 	isc_rep_put(m, ".\n");
+	double startup = 0, wall = num(root, "summary.wall_ns", 0);
+	if (isc_json_num(root, "run.startup_ns", &startup) && startup > 0 && wall > 0) {
+		isc_rep_putf(m, "\nStart-up (imports and initialization) took %s %s, %.0f %% of the wall time.\n",
+			     field(b1, sizeof(b1), root, "run.startup_ns", 'n'),
+			     num(root, "iterations.count", 0) > 0 ? "before the first iteration" : "in the import machinery",
+			     100 * startup / wall);
+	}
+	const cJSON *xc = isc_json_get(root, "run.exception");
+	if (cJSON_IsObject(xc) && !cJSON_IsTrue(isc_json_get(xc, "main_thread"))) {
+		isc_rep_put(m, "\n> An unhandled ");
+		code_span(m, str(xc, "type", "?"));
+		isc_rep_put(m, " ended thread ");
+		code_span(m, str(xc, "thread", "?"));
+		isc_rep_put(m, " (raised in ");
+		code_span(m, str(xc, "function", "?"));
+		isc_rep_put(m, ", ");
+		esc(m, str(xc, "file", "?"));
+		isc_rep_putf(m, ":%.0f).\n", num(xc, "line", 0));
+	}
 	if (cJSON_IsTrue(isc_json_get(root, "summary.damaged")))
 		isc_rep_put(m, "\n> The input was damaged: this report covers the part that could be read.\n");
-	const char *end = str(root, "summary.end_reason", "");
+	const char *end = isc_json_get(root, "run") ? "" : str(root, "summary.end_reason", "");
 	if (!strcmp(end, "signaled"))
 		isc_rep_putf(m, "\n> The workload was killed by signal %s (exit status %s): the trace holds what it "
 			"recorded until then.\n",
@@ -1342,6 +1442,7 @@ static int render_md(const cJSON *root, struct isc_rep *m)
 {
 	isc_rep_put(m, "# InferScope report\n\n");
 	isc_rep_comparison(m, root); /* first when there is one: did it get slower, and why */
+	run_line(m, root);           /* a failure or a window before any bottleneck */
 	headline(m, root);
 	sec_latency(m, root);
 	sec_cpu(m, root);

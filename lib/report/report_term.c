@@ -1,7 +1,7 @@
 /*
  * report_term.c - the short summary iscope-report prints on a terminal:
  *
- *   InferScope: launch_bound (confidence 0.82, explains 73 % of the analyzed span)
+ *   InferScope: launch_bound (confidence 0.82, explains 73 % of the GPU span)
  *     <verdict sentence>
  *     Wall 12.00 s · 40 iterations of step: p50 251.0 ms, p99 412.0 ms
  *     CPU: Python 43 %, torch ops 31 %, off-CPU 26 % · GPU 0 idle 40.0 % · RSS peak 1.2 GiB
@@ -85,6 +85,22 @@ static void verdict(struct term *t, const cJSON *root)
 {
 	double c = num(root, "verdict.confidence"), e = num(root, "verdict.explained_pct");
 	const char *sentence = isc_json_str(root, "verdict.sentence");
+	const char *outcome = isc_json_str(root, "run.outcome");
+	const cJSON *x = isc_json_get(root, "run.exception");
+	if (outcome && strcmp(outcome, "completed")) { /* what the run was, before why it was slow */
+		isc_rep_put(&t->r, "InferScope: the run ");
+		sgr(t, "1;31");
+		text(t, !strcmp(outcome, "window") ? "is a flight-recorder window" : !strcmp(outcome, "killed") ? "was killed"
+			: !strcmp(outcome, "truncated") ? "was cut short" : "FAILED", 60);
+		sgr(t, "0");
+		if (cJSON_IsObject(x) && !strcmp(outcome, "failed")) {
+			isc_rep_put(&t->r, ": ");
+			text(t, isc_json_str(x, "type") ? isc_json_str(x, "type") : "?", 60);
+			isc_rep_put(&t->r, ": ");
+			text(t, isc_json_str(x, "message") ? isc_json_str(x, "message") : "", 200);
+		}
+		isc_rep_put(&t->r, "\n");
+	}
 	isc_rep_put(&t->r, "InferScope: ");
 	sgr(t, "1;36");
 	text(t, isc_json_str(root, "verdict.class") ? isc_json_str(root, "verdict.class") : "no verdict", 60);
@@ -93,8 +109,15 @@ static void verdict(struct term *t, const cJSON *root)
 		isc_rep_putf(&t->r, " (confidence %.2f%s", c, isnan(e) ? ")" : ", ");
 	else if (!isnan(e))
 		isc_rep_put(&t->r, " (");
-	if (!isnan(e))
-		isc_rep_putf(&t->r, "explains %.0f %% of the analyzed span)", e);
+	if (!isnan(e)) {
+		const char *cls = isc_json_str(root, "verdict.class");
+		static const char *const gpu[] = { "gpu_compute_bound", "launch_bound", "cpu_bound", "transfer_bound",
+						   "sync_bound", "thermal_throttled" };
+		bool g = false;
+		for (size_t i = 0; cls && i < sizeof(gpu) / sizeof(gpu[0]); i++)
+			g |= !strcmp(cls, gpu[i]);
+		isc_rep_putf(&t->r, "explains %.0f %% of %s)", e, g ? "the GPU span" : "traced time");
+	}
 	isc_rep_put(&t->r, "\n");
 	if (sentence) {
 		isc_rep_put(&t->r, "  ");

@@ -5,7 +5,9 @@
  * summary.lost_frames > 0 (frames the merge could not read), or
  * summary.damaged.  Severity warning.  No threshold: any loss is reported,
  * as nsys reports any dropped CUPTI buffer.  Evidence: the counts and the
- * share of events lost.  No saving: it is about the measurement.
+ * share of events lost.  No saving: it is about the measurement.  Frames a
+ * flight recorder evicted (run.window) are its design, not a loss: they
+ * alone trigger nothing (the report says "the last N s of the run").
  */
 #include "rules.h"
 
@@ -14,6 +16,8 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	double dr = isc_rnum(c->doc, "summary.dropped_events", 0), lf = isc_rnum(c->doc, "summary.lost_frames", 0);
 	double ev = isc_rnum(c->doc, "summary.events", 0);
 	bool damaged = cJSON_IsTrue(isc_json_get(c->doc, "summary.damaged"));
+	if (cJSON_IsTrue(isc_json_get(c->doc, "run.window")))
+		lf = 0;
 	if (dr <= 0 && lf <= 0 && !damaged)
 		return;
 	/* recording.threads_with_drops: largest first */
@@ -32,7 +36,7 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	isc_fnd_metric(o, f, "threads_with_drops", nthr);
 	isc_fnd_metric(o, f, "lost_frames", lf);
 	isc_fnd_metric(o, f, "dropped_pct", isc_rpct(dr, ev + dr));
-	isc_fnd_suggest(c, o, f, -1, "Give the recorder more buffer (INFERSCOPE_TRACE_SIZE_MB) or record a shorter run.", NULL,
+	isc_fnd_suggest(c, o, f, -1, "Give the recorder more buffer (--trace-size, INFERSCOPE_TRACE_SIZE_MB) or record a shorter run.", NULL,
 		    "Dropped events leave gaps in spans and undercount call counts; %.2f %% of events were lost.",
 		    isc_rpct(dr, ev + dr));
 }

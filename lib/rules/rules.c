@@ -33,6 +33,23 @@
  *
  * verdict.evidence_quality reports Q x (1 - S2 / (2 S)).
  *
+ * No verdict without its evidence (issue 18).  A candidate is not chosen
+ * when what decides its class was not measured; verdict.missing[] names
+ * each such class, what was missing and how to get it:
+ *   - any class: 20 % or more of the events were dropped;
+ *   - the CPU classes that rest on thread states (op_compute_bound,
+ *     thread_contention, host_memory_bound, io_wait, gil_contention, and
+ *     python_bound when less than half of the traced time is the
+ *     interpreter's own): no thread sample fell inside a traced span
+ *     (cpu.split.off_cpu_measured false), so on-CPU and off-CPU time
+ *     cannot be told apart.
+ * Frames a flight recorder evicted (run.window) are not damage.  The run's
+ * outcome bounds the verdict (verdict.limits[], each a reason and the
+ * factor applied to the confidence): a failed or killed workload x 0.5
+ * (the verdict covers what ran before it ended), a CPU-class verdict on a
+ * run too short for its statistics (run.too_short) x 0.5, a window x 1 (it covers the last
+ * window_ns only: said, not penalised).
+ *
  * Ranking.  findings[] is sorted by suggestion.estimated_saving_ns,
  * largest first; findings without an estimate follow, by severity
  * (critical, warning, info); the rule order breaks the remaining ties.
@@ -407,7 +424,8 @@ static double quality(const cJSON *doc)
 	double q = 1;
 	if (dropped > 0)
 		q *= 1 - dropped / (events + dropped);
-	if (isc_rnum(doc, "summary.lost_frames", 0) > 0 || cJSON_IsTrue(isc_json_get(doc, "summary.damaged")))
+	bool window = cJSON_IsTrue(isc_json_get(doc, "run.window"));
+	if ((!window && isc_rnum(doc, "summary.lost_frames", 0) > 0) || cJSON_IsTrue(isc_json_get(doc, "summary.damaged")))
 		q *= 0.9;
 	if (cJSON_IsTrue(isc_json_get(doc, "summary.abrupt")))
 		q *= 0.9;
@@ -525,13 +543,116 @@ static bool gpu_class(const char *cls)
 	return false;
 }
 
+/*
+ * Is the measurement that decides cls missing?  Then *what and *how say
+ * what and how to get it (what may be built in buf).
+ */
+static bool evidence_missing(const cJSON *doc, const char *cls, char *buf, size_t cap, const char **what,
+			     const char **how)
+{
+	static const char *const need_states[] = { "op_compute_bound", "thread_contention", "host_memory_bound",
+						   "io_wait", "gil_contention" };
+	double ev = isc_rnum(doc, "summary.events", 0), dr = isc_rnum(doc, "summary.dropped_events", 0);
+	if (dr > 0 && dr >= 0.2 * (ev + dr)) {
+		snprintf(buf, cap, "most of the events: %.0f %% were dropped (full buffers)", 100 * dr / (ev + dr));
+		*what = buf;
+		*how = "give the recorder more buffer (--trace-size=1G) or record a shorter run";
+		return true;
+	}
+	bool unmeasured = cJSON_IsFalse(isc_json_get(doc, "cpu.split.off_cpu_measured"));
+	/* python_bound: the interpreter's own time is on-CPU by construction (it runs
+	 * bytecode), its C builtins' time is not known to be without samples */
+	if (unmeasured && !strcmp(cls, "python_bound") && isc_rnum(doc, "cpu.split.python_pct", 100) < 50) {
+		*what = "thread samples inside traced calls: most of the Python-side time is in C calls, on-CPU or "
+			"waiting, which only samples tell apart";
+		*how = "record with the sampler on (--sample-hz=20, the default) and long enough for samples (50 ms)";
+		return true;
+	}
+	for (size_t i = 0; i < sizeof(need_states) / sizeof(need_states[0]); i++) {
+		if (strcmp(cls, need_states[i]) || !unmeasured)
+			continue;
+		*what = "thread samples inside traced calls: on-CPU and off-CPU time could not be told apart";
+		*how = "record with the sampler on (--sample-hz=20, the default) and long enough for samples (50 ms)";
+		return true;
+	}
+	return false;
+}
+
+static void add_limit(cJSON *limits, const char *reason, double factor)
+{
+	cJSON *l = cJSON_CreateObject();
+	if (l) {
+		cJSON_AddStringToObject(l, "reason", reason);
+		cJSON_AddNumberToObject(l, "factor", factor);
+		cJSON_AddItemToArray(limits, l);
+	}
+}
+
+/* verdict.limits[]: what bounds the verdict given the run's outcome and length; returns the factor. */
+static double outcome_limits(const cJSON *doc, cJSON *limits, bool gpu)
+{
+	const char *outcome = isc_rstr(doc, "run.outcome", "completed");
+	char reason[512];
+	double factor = 1;
+	if (!strcmp(outcome, "failed")) {
+		const cJSON *x = isc_json_get(doc, "run.exception");
+		if (cJSON_IsObject(x))
+			snprintf(reason, sizeof(reason), "the run failed (%s: %s): the verdict covers only what ran before it",
+				 isc_rstr(x, "type", "?"), isc_rstr(x, "message", ""));
+		else
+			snprintf(reason, sizeof(reason), "the run failed (exit status %.0f): the verdict covers only what ran",
+				 isc_rnum(doc, "run.exit_status", 1));
+		factor = 0.5;
+	} else if (!strcmp(outcome, "killed")) {
+		snprintf(reason, sizeof(reason), "the workload was killed by signal %.0f: the verdict covers only what ran",
+			 isc_rnum(doc, "run.signal", 0));
+		factor = 0.5;
+	} else if (!strcmp(outcome, "truncated")) {
+		snprintf(reason, sizeof(reason), "the recording was cut short: the verdict covers what was written");
+	} else if (cJSON_IsTrue(isc_json_get(doc, "run.window"))) {
+		snprintf(reason, sizeof(reason), "a flight recording: the verdict covers the last %.1f s of the run",
+			 isc_rnum(doc, "run.window_ns", 0) / 1e9);
+	} else {
+		*reason = '\0';
+	}
+	if (*reason)
+		add_limit(limits, reason, factor);
+	/* the CPU classes rest on traced time and thread samples; the GPU classes on the GPU span */
+	if (!gpu && cJSON_IsTrue(isc_json_get(doc, "run.too_short"))) {
+		snprintf(reason, sizeof(reason), "too short for the statistics used: %s",
+			 isc_rstr(doc, "run.too_short_reason", "?"));
+		add_limit(limits, reason, 0.5);
+		factor *= 0.5;
+	}
+	return factor;
+}
+
 static int set_verdict(cJSON *root, const struct rule_ctx *c, const struct rule_out *o)
 {
 	const struct rule_cand *w = NULL, *second = NULL;
+	cJSON *missing = cJSON_CreateArray(), *limits = cJSON_CreateArray();
+	char buf[256];
+	if (!missing || !limits) {
+		cJSON_Delete(missing);
+		cJSON_Delete(limits);
+		return -ENOMEM;
+	}
+	double factor = outcome_limits(c->doc, limits, c->gpu);
 	for (unsigned i = 0; i < o->ncand; i++) {
 		const struct rule_cand *k = &o->cand[i];
+		const char *what, *how;
 		if (gpu_class(k->cls) != c->gpu)
 			continue;
+		if (evidence_missing(c->doc, k->cls, buf, sizeof(buf), &what, &how)) {
+			cJSON *m = cJSON_CreateObject();
+			if (m) {
+				cJSON_AddStringToObject(m, "class", k->cls);
+				cJSON_AddStringToObject(m, "what", what);
+				cJSON_AddStringToObject(m, "how", how);
+				cJSON_AddItemToArray(missing, m);
+			}
+			continue;
+		}
 		if (!w || k->explained_pct > w->explained_pct) {
 			second = w;
 			w = k;
@@ -548,11 +669,22 @@ static int set_verdict(cJSON *root, const struct rule_ctx *c, const struct rule_
 		s2 = s2 < 0 ? 0 : s2 > s ? s : s2;
 		double sep = s > 0 ? 1 - s2 / (2 * s) : 0.5, q = w->quality * sep;
 		cJSON_AddStringToObject(v, "class", w->cls);
-		cJSON_AddNumberToObject(v, "confidence", round_to(s * q, 0.01));
+		cJSON_AddNumberToObject(v, "confidence", round_to(s * q * factor, 0.01));
 		cJSON_AddStringToObject(v, "sentence", isc_rstr(w->finding, "title", ""));
 		cJSON_AddNumberToObject(v, "explained_pct", round_to(w->explained_pct > 100 ? 100 : w->explained_pct, 0.1));
 		cJSON_AddNumberToObject(v, "evidence_quality", round_to(q, 0.01));
 		cJSON_AddStringToObject(v, "finding", isc_rstr(w->finding, "id", ""));
+	} else if (cJSON_GetArraySize(missing)) {
+		const cJSON *m0 = cJSON_GetArrayItem(missing, 0);
+		char sentence[600];
+		snprintf(sentence, sizeof(sentence), "No verdict: it needs %s. To get it, %s.", isc_rstr(m0, "what", "?"),
+			 isc_rstr(m0, "how", "?"));
+		cJSON_AddStringToObject(v, "class", "unknown");
+		cJSON_AddNumberToObject(v, "confidence", 0);
+		cJSON_AddStringToObject(v, "sentence", sentence);
+		cJSON_AddNullToObject(v, "explained_pct");
+		cJSON_AddNumberToObject(v, "evidence_quality", 0);
+		cJSON_AddNullToObject(v, "finding");
 	} else {
 		cJSON_AddStringToObject(v, "class", "unknown");
 		cJSON_AddNumberToObject(v, "confidence", 0);
@@ -565,8 +697,12 @@ static int set_verdict(cJSON *root, const struct rule_ctx *c, const struct rule_
 	}
 	if (cJSON_GetArraySize(v) != 6) {
 		cJSON_Delete(v);
+		cJSON_Delete(missing);
+		cJSON_Delete(limits);
 		return -ENOMEM;
 	}
+	cJSON_AddItemToObject(v, "missing", missing);
+	cJSON_AddItemToObject(v, "limits", limits);
 	cJSON_DeleteItemFromObjectCaseSensitive(root, "verdict");
 	cJSON_AddItemToObject(root, "verdict", v);
 	return 0;

@@ -330,7 +330,7 @@ PY
 
 @test "iscope-report: findings of schema 2 and of schema 1" {
 	"$REPORT" "$REPORT_DATA/full.json" >"$D/f2.md"
-	grep -qF 'Verdict: **launch_bound** (confidence 0.82, explains 73 % of the analyzed span' "$D/f2.md"
+	grep -qF 'Verdict: **launch_bound** (confidence 0.82, explains 73 % of the GPU span' "$D/f2.md"
 	grep -qF '### 1. 71 % of the kernels run under 10 µs: the GPU waits for launches' "$D/f2.md"
 	grep -qF 'Estimated saving: 1.90 s (18.7 % of the analyzed span).' "$D/f2.md"
 	grep -qF 'Suggestion: **Capture the step in a CUDA graph' "$D/f2.md"
@@ -347,7 +347,7 @@ PY
 	tty() { script -qec "$1" /dev/null | tr -d '\r'; }
 	out="$(tty "env -u NO_COLOR TERM=xterm '$REPORT' '$REPORT_DATA/full.json'")"
 	echo "$out"
-	[[ "$out" == "InferScope: "$'\e[1;36m'"launch_bound"$'\e[0m'" (confidence 0.82, explains 73 % of the analyzed span)"* ]]
+	[[ "$out" == "InferScope: "$'\e[1;36m'"launch_bound"$'\e[0m'" (confidence 0.82, explains 73 % of the GPU span)"* ]]
 	[[ "$out" == *$'\e[1;31m'critical$'\e[0m'* ]]
 	[[ "$out" == *$'\e[32m'"saves ~1.90 s (18.7 %)"* ]]
 	[[ "$out" == *"Top findings (3 of 4):"* ]]

@@ -43,3 +43,66 @@ teardown() {
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"mine: KeyError"* ]]
 }
+
+@test "a failed run: run.outcome failed with the exception, the report's first line says so" {
+	printf 'import os\ndef load():\n    import nosuchmodule_xyz\nload()\n' > "$T/fail.py"
+	"$RECORD" -q -o "$T/t.isc" -- "$PY" "$T/fail.py" 2>/dev/null || true
+	"$ANALYZE" -o "$T/f.json" "$T/t.isc"
+	"$ISC_SRC/tests/lib/validate_findings.py" "$T/f.json"
+	run jq -r '[.run.outcome, .run.exit_status, .run.exception.type, .run.exception.function, .run.exception.line, .run.exception.main_thread] | @tsv' "$T/f.json"
+	[ "$output" = "failed	1	ModuleNotFoundError	load	3	true" ]
+	# the confidence is bounded with the reason
+	run jq -r '.verdict.limits[0].factor, .verdict.limits[0].reason' "$T/f.json"
+	[ "${lines[0]}" = 0.5 ]
+	[[ "${lines[1]}" == "the run failed (ModuleNotFoundError: No module named 'nosuchmodule_xyz')"* ]]
+	"$REPORT" -o "$T/r.md" "$T/f.json"
+	[[ "$(sed -n 3p "$T/r.md")" == '**The run failed: `ModuleNotFoundError` (No module named'* ]]
+}
+
+@test "a killed run: outcome killed, signal, first line" {
+	"$RECORD" -q -o "$T/t.isc" -- "$PY" -c 'import os, signal; os.kill(os.getpid(), signal.SIGTERM)' || true
+	"$ANALYZE" -o "$T/f.json" "$T/t.isc"
+	run jq -r '[.run.outcome, .run.signal, .run.exit_status] | @tsv' "$T/f.json"
+	[ "$output" = "killed	15	143" ]
+	"$REPORT" -o "$T/r.md" "$T/f.json"
+	[[ "$(sed -n 3p "$T/r.md")" == "**The workload was killed by signal 15 (exit status 143) after "* ]]
+}
+
+@test "a completed run: outcome completed, no run line, the headline stays first" {
+	printf 'from inferscope import scope\ndef f(i):\n    return sum(range(i))\nfor i in range(8):\n    with scope("step"):\n        f(20000)\n' > "$T/ok.py"
+	"$RECORD" -q -o "$T/t.isc" -- "$PY" "$T/ok.py"
+	"$ANALYZE" -o "$T/f.json" "$T/t.isc"
+	run jq -r '[.run.outcome, (.run.exception == null), .run.window, (.run.startup_ns > 0)] | @tsv' "$T/f.json"
+	[ "$output" = "completed	true	false	true" ]
+	"$REPORT" -o "$T/r.md" "$T/f.json"
+	[[ "$(sed -n 3p "$T/r.md")" != "**The run"* ]]
+	grep -q '^Start-up (imports and initialization) took .* before the first iteration, ' "$T/r.md"
+}
+
+@test "a flight recording (--ring) is a window, not damage; no warm-up left out; the report says the last N s" {
+	printf 'from inferscope import scope\ndef f(i):\n    return i + 1\nfor i in range(400):\n    with scope("step"):\n        for j in range(200):\n            f(j)\n' > "$T/loop.py"
+	"$RECORD" -q --ring=32k -o "$T/t.isc" -- "$PY" "$T/loop.py"
+	"$ANALYZE" -o "$T/f.json" "$T/t.isc"
+	"$ISC_SRC/tests/lib/validate_findings.py" "$T/f.json"
+	run jq -r '[.run.outcome, .run.window, .summary.damaged, (.summary.lost_frames > 0), .iterations.warmup_excluded] | @tsv' "$T/f.json"
+	[ "$output" = "window	true	false	true	0" ]
+	run jq -r '[.findings[].id] | index("data_loss")' "$T/f.json"
+	[ "$output" = null ]
+	"$REPORT" -o "$T/r.md" "$T/f.json"
+	[[ "$(sed -n 3p "$T/r.md")" == "**A flight recording: this report covers the last "*" of the run.**" ]]
+	run "$MERGE" --dump "$T/t.isc"
+	[[ "${lines[-1]}" == *" window=1" ]]
+}
+
+@test "--sample-hz=0 on a script that only sleeps: no op_compute_bound; the report says what was missing" {
+	printf 'import time\nfor i in range(20):\n    time.sleep(0.01)\n' > "$T/sleep.py"
+	"$RECORD" -q --sample-hz=0 -o "$T/t.isc" -- "$PY" "$T/sleep.py"
+	"$ANALYZE" -o "$T/f.json" "$T/t.isc"
+	# time.sleep is a C call: without samples, nothing says the time was on-CPU
+	run jq -r '.verdict.class' "$T/f.json"
+	[ "$output" = unknown ]
+	run jq -r '.verdict.missing[0].how' "$T/f.json"
+	[[ "$output" == *"--sample-hz=20"* ]]
+	"$REPORT" -o "$T/r.md" "$T/f.json"
+	grep -q 'Not chosen for want of evidence: `.*` needs thread samples' "$T/r.md"
+}

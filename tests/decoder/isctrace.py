@@ -619,7 +619,8 @@ class Decoder:
             self.error("T §9: %s: END holds %d END_STATS records, not 1" % (where, len(stats)))
         if stats:
             self.end = {k: v for k, v in stats[0].items() if not k.startswith("_")}
-            if self.end["flags"] & ~3:
+            # bit 2 (window: lost frames all evicted by a flight recorder) is a timeline's only (L §8)
+            if self.end["flags"] & ~(7 if self.format == "timeline" else 3):
                 self.error("T §9: %s: reserved END flags %#x" % (where, self.end["flags"]))
         self.after_end = True
 

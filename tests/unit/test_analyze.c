@@ -856,7 +856,8 @@ static void test_split_offcpu(void)
 	cJSON_Delete(d);
 	fclose(f);
 
-	/* ops lead */
+	/* ops lead, without thread samples: whether the op time was on-CPU is
+	 * not known, so op_compute_bound is not chosen (issue 18) */
 	f = tmpfile();
 	tl_open(&t, f, "python3 mm.py");
 	common_strings(&t);
@@ -867,7 +868,29 @@ static void test_split_offcpu(void)
 	tl_ret(&t, 1000, 3, 3);
 	tl_close(&t, 0, 0, 0);
 	d = analyze(f);
-	ok(!strcmp(isc_json_str(d, "verdict.class"), "op_compute_bound"), "verdict op_compute_bound when ops lead");
+	ok(strcmp(isc_json_str(d, "verdict.class"), "op_compute_bound") &&
+	   !strcmp(isc_json_str(cJSON_GetArrayItem(isc_json_get(d, "verdict.missing"), 0), "class"), "op_compute_bound") &&
+	   strstr(isc_json_str(cJSON_GetArrayItem(isc_json_get(d, "verdict.missing"), 0), "how"), "--sample-hz"),
+	   "no thread samples: op_compute_bound not chosen, verdict.missing says why and how (%s)",
+	   isc_json_str(d, "verdict.class"));
+	cJSON_Delete(d);
+	fclose(f);
+
+	/* ops lead, on-CPU by the thread samples */
+	f = tmpfile();
+	tl_open(&t, f, "python3 mm.py");
+	common_strings(&t);
+	tl_call(&t, 0, 3, 3, ISC_SPAN_PYTHON, S_MAIN);
+	tl_thread_sample(&t, 5, 3, 3, 0);
+	tl_call(&t, 10, 3, 3, ISC_SPAN_PYTHON, S_F);
+	tl_leaf(&t, 20, 900, 3, 3, ISC_SPAN_OP, S_A);
+	tl_ret(&t, 950, 3, 3);
+	tl_thread_sample(&t, 990, 3, 3, 985);
+	tl_ret(&t, 1000, 3, 3);
+	tl_close(&t, 0, 0, 0);
+	d = analyze(f);
+	ok(!strcmp(isc_json_str(d, "verdict.class"), "op_compute_bound"), "verdict op_compute_bound when ops lead (%s)",
+	   isc_json_str(d, "verdict.class"));
 	ok(!strcmp(isc_json_str(cJSON_GetArrayItem(isc_json_get(d, "cpu.top_op_callers"), 0), "name"), "crunch"),
 	   "top_op_callers names the Python function calling the ops");
 	ok(strstr(isc_json_str(d, "verdict.sentence"), "called mostly from crunch (hot_function.py:12)") != NULL,

@@ -132,7 +132,7 @@ static void test_full(void)
 	ok(md && strstr(md, "| 250.7 ms | 260.6 ms | 9 | ████████████████████ | p50 |") &&
 	   strstr(md, "| 418.1 ms | 428.0 ms | 1 | ██ | p99 |"),
 	   "Markdown: histogram as a table with text bars, p50 and p99 in their bins");
-	ok(md && strstr(md, "Verdict: **launch_bound** (confidence 0.82, explains 73 % of the analyzed span, "
+	ok(md && strstr(md, "Verdict: **launch_bound** (confidence 0.82, explains 73 % of the GPU span, "
 			    "evidence quality 0.90, finding `launch_bound`)"),
 	   "verdict: class, confidence, explained share, evidence quality, finding");
 	ok(md && strstr(md, "\n**71 % of the kernels run for less than 10 µs"), "headline: the verdict sentence");
@@ -304,7 +304,7 @@ static void test_summary(void)
 	ok(d && !isc_report_summary(d, &(struct isc_summary_opts){ true, "run 1.json" }, &c) &&
 	   !isc_report_summary(d, &(struct isc_summary_opts){ false, NULL }, &p),
 	   "summary rendered");
-	ok(c && strstr(c, "\033[1;36mlaunch_bound\033[0m (confidence 0.82, explains 73 % of the analyzed span)") &&
+	ok(c && strstr(c, "\033[1;36mlaunch_bound\033[0m (confidence 0.82, explains 73 % of the GPU span)") &&
 	   strstr(c, "\033[1;31mcritical\033[0m"),
 	   "colours: the verdict and the severities");
 	ok(p && !strchr(p, '\033'), "no colour: no escape at all");
