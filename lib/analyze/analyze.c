@@ -372,22 +372,34 @@ static const struct frame *known_top(const struct thread *th)
 	return i ? &th->stack[i - 1] : NULL;
 }
 
+#define STICKY_NS 1000000000u /* how long a thread's last known reason stands in for a short D wait */
+
 /*
  * Reason th is blocked at the sample of time ts (state): from its
  * THREAD_WAIT of the same tick (written just before the THREAD_SAMPLE),
- * else other.  A futex wait while the innermost frame that is not a scope
- * is Python code (no C call open) is the GIL.
+ * else other.  A timed futex wait while the innermost frame that is not a
+ * scope is Python code (no C call open) is the GIL.  A thread in state D
+ * whose system call had ended by the time the sampler read it ("running":
+ * a page fault or disk read served within microseconds) takes the reason
+ * of its last wait that had one, when that was in the last STICKY_NS.
  */
-static unsigned off_reason(const struct thread *th, uint64_t ts, char state)
+static unsigned off_reason(struct thread *th, uint64_t ts, char state)
 {
 	if (th->wait_ts != ts)
 		return ISC_OFF_OTHER;
+	if (state == 'D' && (th->wait_call == ISC_WAIT_RUNNING || th->wait_call == ISC_WAIT_UNKNOWN))
+		return th->known_ts && ts - th->known_ts <= STICKY_NS ? th->known_reason : ISC_OFF_OTHER;
 	const struct frame *f = NULL;
 	for (size_t i = th->depth; i > 0 && !f; i--)
 		if (th->stack[i - 1].idx != NONE && th->stack[i - 1].kind != ISC_SPAN_SCOPE)
 			f = &th->stack[i - 1];
-	return isc_off_reason_of(th->wait_call, th->wait_kind, state, th->wait_fault ? "fault" : "",
-				 th->wait_fault ? 5 : 0, th->wait_timed, f && f->kind == ISC_SPAN_PYTHON);
+	unsigned r = isc_off_reason_of(th->wait_call, th->wait_kind, state, th->wait_fault ? "fault" : "",
+				       th->wait_fault ? 5 : 0, th->wait_timed, f && f->kind == ISC_SPAN_PYTHON);
+	if (r != ISC_OFF_OTHER) {
+		th->known_reason = (uint8_t)r;
+		th->known_ts = ts;
+	}
+	return r;
 }
 
 /*

@@ -56,6 +56,8 @@ struct thread {
 	/* the last THREAD_WAIT: its time, call, descriptor kind, page-fault wchan */
 	uint64_t wait_ts, wait_call, wait_kind;
 	bool wait_fault, wait_timed;
+	uint8_t known_reason; /* its last reason other than other, at known_ts */
+	uint64_t known_ts;
 	uint64_t futex, futex_votes; /* the futex word it waits on most (majority vote) */
 	uint64_t r_samples;          /* samples in state R */
 	uint64_t gil_ns;             /* sampled blocked time waiting for the GIL */

@@ -1470,6 +1470,47 @@ static void test_off_reasons(void)
 	cJSON_Delete(d);
 }
 
+/* A short D wait that ended before its system call was read takes the thread's last reason, for 1 s. */
+static void test_off_reason_sticky(void)
+{
+	const uint64_t MS = 1000000;
+	FILE *f = tmpfile();
+	struct tl t;
+	tl_open(&t, f, "python3 mmap.py");
+	common_strings(&t);
+	tl_call(&t, 0, 1, 1, ISC_SPAN_PYTHON, S_F);
+	tl_call(&t, 0, 1, 2, ISC_SPAN_PYTHON, S_F);
+	tl_thread_state(&t, 0, 1, 1, 'R');
+	tl_thread_state(&t, 0, 1, 2, 'R');
+	/* 100 ms: thread 1 in a page fault; thread 2 in D, "running" by the time the file was read, nothing known */
+	tl_wait(&t, 100 * MS, 1, 1, ISC_WAIT_NO_SYSCALL, 0, 0, "");
+	tl_thread_state(&t, 100 * MS, 1, 1, 'D');
+	tl_wait(&t, 100 * MS, 1, 2, ISC_WAIT_RUNNING, 0, 0, "");
+	tl_thread_state(&t, 100 * MS, 1, 2, 'D');
+	/* 200 ms: thread 1 in D, "running": its page fault of 100 ms ago stands in */
+	tl_wait(&t, 200 * MS, 1, 1, ISC_WAIT_RUNNING, 0, 0, "");
+	tl_thread_state(&t, 200 * MS, 1, 1, 'D');
+	/* 1200 ms: the same, 1.1 s after the last known reason: other */
+	tl_wait(&t, 1200 * MS, 1, 1, ISC_WAIT_RUNNING, 0, 0, "");
+	tl_thread_state(&t, 1200 * MS, 1, 1, 'D');
+	tl_ret(&t, 1300 * MS, 1, 1);
+	tl_ret(&t, 1300 * MS, 1, 2);
+	tl_close(&t, 0, 0, 0);
+	cJSON *d = analyze(f);
+	const cJSON *r = isc_json_get(d, "cpu.off_cpu_reasons"), *x;
+	double page_in = 0, other = 0;
+	cJSON_ArrayForEach(x, r) {
+		if (!strcmp(isc_json_str(x, "reason"), "page_in"))
+			page_in = N(x, "ns");
+		else if (!strcmp(isc_json_str(x, "reason"), "other"))
+			other = N(x, "ns");
+	}
+	ok(page_in == 200 * MS && other == 1100 * MS && cJSON_GetArraySize(r) == 2,
+	   "page_in 100 + 100 ms (the short D wait at 200 ms), other 100 ms (nothing known) + 1000 ms (known 1.1 s "
+	   "before): got page_in %g, other %g", page_in, other);
+	cJSON_Delete(d);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "--write"))
@@ -1484,6 +1525,7 @@ int main(int argc, char **argv)
 	test_cpu_samples();
 	test_split_offcpu();
 	test_off_reasons();
+	test_off_reason_sticky();
 	test_memory_processes();
 	test_damage();
 	test_span_repair();
