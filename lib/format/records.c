@@ -1,0 +1,153 @@
+/*
+ * records.c - what the format says about record bodies beyond the file
+ * header: how many leading varints a sample-class record has, which
+ * records an agent may write into a ring (the recorder's check on
+ * untrusted shared memory), and the STRING_DEF and EXCEPTION bodies; and
+ * the NUL-safe copy of record bytes into C strings.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "format.h"
+
+void isc_copy_bytes(char *dst, size_t cap, const uint8_t *src, size_t len, char sep)
+{
+	size_t n = len < cap - 1 ? len : cap - 1;
+	for (size_t i = 0; i < n; i++)
+		dst[i] = src[i] ? (char)src[i] : sep;
+	while (n > 0 && dst[n - 1] == sep && sep != '\0')
+		n--;
+	dst[n] = '\0';
+}
+
+unsigned isc_record_nvarints(uint8_t type)
+{
+	switch (type) {
+	case ISC_REC_PROC_SAMPLE: return 9;
+	case ISC_REC_THREAD_SAMPLE: return 9;
+	case ISC_REC_PRESSURE: return 4;
+	case ISC_REC_MEMINFO: return 4;
+	case ISC_REC_NUMA_MAPS: return 2; /* pid n, then n values */
+	case ISC_REC_SMAPS: return 5;
+	case ISC_REC_CLOCK_PAIR: return 2;
+	case ISC_REC_PROC_INFO: return 2; /* then varint len + cmdline */
+	case ISC_REC_PROC_EXIT: return 3;
+	case ISC_REC_THREAD_NAME: return 2; /* then name bytes */
+	case ISC_REC_DROPPED: return 1;
+	case ISC_REC_GPU_SAMPLE: return 12;
+	case ISC_REC_GPU_INFO: return 5; /* then uuid NUL name */
+	case ISC_REC_WARNING: return 2;  /* then the message */
+	case ISC_REC_THREAD_WAIT: return 10; /* then wchan bytes */
+	case ISC_REC_PY_SAMPLE: return 5;    /* then depth x (code_id, line) */
+	case ISC_REC_PY_SAMPLER: return 6;
+	case ISC_REC_NVTX_RANGE: return 6;
+	case ISC_REC_GPU_MEMORY: return 8;
+	case ISC_REC_GPU_DROPPED: return 1;
+	case ISC_REC_GPU_AGENT: return 4; /* then the agent's version */
+	case ISC_REC_DEVICE: return 6; /* then name bytes */
+	case ISC_REC_META: return 1;   /* key length, then key and value bytes */
+	case ISC_REC_CALIBRATION: return 6;
+	case ISC_REC_EXCEPTION: return 1; /* then counted type, file, function; the message */
+	default: return 0;
+	}
+}
+
+bool isc_ring_record_ok(const struct isc_rec *r, uint16_t chunk)
+{
+	const uint8_t *p = r->body, *e = r->body + r->len;
+	uint64_t v;
+	unsigned n;
+	if (chunk == ISC_CHUNK_GPU_EVENTS) {
+		struct isc_tl_event ev;
+		struct isc_string_def d;
+		uint64_t off, tid;
+		switch (r->type) {
+		case ISC_REC_GPU_OP:
+		case ISC_REC_GPU_API: /* start offset, host thread, then the fields */
+			return !isc_get_varint(&p, e, &off) && !isc_get_varint(&p, e, &tid) && tid <= UINT32_MAX &&
+			       isc_gpu_decode(&ev, r->type, p, (size_t)(e - p)) == 0;
+		case ISC_REC_NVTX_RANGE:
+		case ISC_REC_GPU_MEMORY:
+			if (isc_get_varint(&p, e, &off) || isc_get_varint(&p, e, &tid) || tid > UINT32_MAX)
+				return false;
+			n = isc_record_nvarints(r->type);
+			break;
+		case ISC_REC_STRING_DEF:
+			return isc_string_def_parse(r->body, r->len, &d) == 0;
+		case ISC_REC_GPU_DROPPED:
+		case ISC_REC_DROPPED:
+		case ISC_REC_GPU_AGENT:
+		case ISC_REC_WARNING:
+		case ISC_REC_DEVICE:
+		case ISC_REC_META:
+			n = isc_record_nvarints(r->type);
+			break;
+		default:
+			return false;
+		}
+	} else {
+		switch (r->type) {
+		case ISC_REC_PY_CALL:
+		case ISC_REC_C_CALL:
+		case ISC_REC_SCOPE_BEGIN:
+		case ISC_REC_DROPPED: n = 1; break;
+		case ISC_REC_MARK: n = 2; break;
+		case ISC_REC_CALIBRATION: n = 6; break;
+		case ISC_REC_EXCEPTION: n = 1; break;
+		case ISC_REC_PY_RETURN:
+		case ISC_REC_C_RETURN:
+		case ISC_REC_SCOPE_END:
+		case ISC_REC_THREAD_BEGIN:
+		case ISC_REC_THREAD_END: n = 0; break;
+		default: return false;
+		}
+	}
+	while (n--)
+		if (isc_get_varint(&p, e, &v))
+			return false;
+	return true;
+}
+
+int isc_string_def_parse(const uint8_t *p, size_t len, struct isc_string_def *d)
+{
+	const uint8_t *e = p + len;
+	uint64_t nlen, flen;
+	if (isc_get_varint(&p, e, &d->id) || p >= e)
+		return -EBADMSG;
+	d->kind = *p++;
+	if (isc_get_varint(&p, e, &d->line) || isc_get_varint(&p, e, &nlen) || nlen > (uint64_t)(e - p))
+		return -EBADMSG;
+	d->name = p;
+	d->nlen = (size_t)nlen;
+	p += nlen;
+	if (isc_get_varint(&p, e, &flen) || flen > (uint64_t)(e - p))
+		return -EBADMSG;
+	d->file = p;
+	d->flen = (size_t)flen;
+	if (d->id == 0 || d->id >= ISC_STRING_ID_LIMIT)
+		return -EBADMSG;
+	return 0;
+}
+
+/* One counted string of an EXCEPTION record: varint length, then the bytes. */
+static int counted(const uint8_t **p, const uint8_t *e, const uint8_t **s, size_t *n)
+{
+	uint64_t len;
+	if (isc_get_varint(p, e, &len) || len > (uint64_t)(e - *p))
+		return -EBADMSG;
+	*s = *p;
+	*n = (size_t)len;
+	*p += len;
+	return 0;
+}
+
+int isc_exception_parse(const uint8_t *p, size_t len, struct isc_exception *x)
+{
+	const uint8_t *e = p + len;
+	if (counted(&p, e, &x->type, &x->ntype) || counted(&p, e, &x->file, &x->nfile) ||
+	    counted(&p, e, &x->func, &x->nfunc))
+		return -EBADMSG;
+	x->msg = p;
+	x->nmsg = (size_t)(e - p);
+	return 0;
+}
