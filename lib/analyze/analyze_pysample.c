@@ -146,7 +146,8 @@ int isc_pysamp_add(struct isc_pysamp *ps, const struct isc_timeline *t, const st
 		return 0;
 	const uint8_t *p = ev->bytes, *e = ev->bytes + ev->nbytes;
 	uint64_t depth = ev->f[4], flags = ev->f[3];
-	bool on = ev->f[2] == 'R';
+	/* on CPU: running, not runnable and kept waiting for a CPU (flags bit 3) */
+	bool on = ev->f[2] == 'R' && !(flags & 8);
 	unsigned op = flags & 3;
 	uint32_t *slot;
 	if (isc_umap_slot(&ps->tmap, (uint64_t)ev->pid << 32 | ev->tid, &slot))

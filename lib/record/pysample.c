@@ -49,8 +49,10 @@ struct codeent {
 
 struct tfd {
 	pid_t tid;
-	int fd;
+	int fd, fd_sched;
 	unsigned gen;
+	bool have_sched;
+	uint64_t run_ns, wait_ns; /* schedstat at the previous sample */
 };
 
 struct pyproc {
@@ -365,9 +367,15 @@ static void probe(struct isc_pysampler *s, struct pyproc *p)
 
 /* ---- per-thread state and interning ------------------------------------- */
 
-/* The state letter of /proc/PID/task/TID/stat, read now ('?' if unknown). */
-static char thread_state(struct pyproc *p, pid_t tid)
+/*
+ * The state letter of /proc/PID/task/TID/stat, read now ('?' if unknown),
+ * and *waiting: the thread is runnable (R) but spent more of the time since
+ * its previous sample waiting for a CPU than on one (task/TID/schedstat:
+ * run and run-queue wait times), so it was most likely not running.
+ */
+static char thread_state(struct pyproc *p, pid_t tid, bool *waiting)
 {
+	*waiting = false;
 	struct tfd *t = NULL;
 	for (size_t i = 0; i < p->nt; i++)
 		if (p->t[i].tid == tid)
@@ -384,8 +392,11 @@ static char thread_state(struct pyproc *p, pid_t tid)
 		char path[64];
 		snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)p->pid, (int)tid);
 		t = &p->t[p->nt++];
+		memset(t, 0, sizeof(*t));
 		t->tid = tid;
 		t->fd = open(path, O_RDONLY | O_CLOEXEC);
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", (int)p->pid, (int)tid);
+		t->fd_sched = open(path, O_RDONLY | O_CLOEXEC);
 	}
 	t->gen = p->gen;
 	char buf[512];
@@ -394,7 +405,20 @@ static char thread_state(struct pyproc *p, pid_t tid)
 		return '?';
 	buf[n] = '\0';
 	char *q = strrchr(buf, ')');
-	return q && q[1] == ' ' && q[2] ? q[2] : '?';
+	char state = q && q[1] == ' ' && q[2] ? q[2] : '?';
+	unsigned long long run, wait;
+	n = t->fd_sched >= 0 ? pread(t->fd_sched, buf, sizeof(buf) - 1, 0) : -1;
+	if (n > 0) {
+		buf[n] = '\0';
+		if (sscanf(buf, "%llu %llu", &run, &wait) == 2) {
+			if (t->have_sched && run >= t->run_ns && wait >= t->wait_ns)
+				*waiting = state == 'R' && wait - t->wait_ns > run - t->run_ns;
+			t->have_sched = true;
+			t->run_ns = run;
+			t->wait_ns = wait;
+		}
+	}
+	return state;
 }
 
 static void threads_forget(struct pyproc *p)
@@ -403,6 +427,8 @@ static void threads_forget(struct pyproc *p)
 		if (p->t[i].gen != p->gen) {
 			if (p->t[i].fd >= 0)
 				close(p->t[i].fd);
+			if (p->t[i].fd_sched >= 0)
+				close(p->t[i].fd_sched);
 			p->t[i] = p->t[--p->nt];
 		} else {
 			i++;
@@ -531,8 +557,10 @@ static bool sample_proc(struct isc_pysampler *s, struct pyproc *p, uint64_t now,
 		uint8_t body[64 + ISC_PY_MAX_DEPTH * 20];
 		unsigned bl = isc_put_varint(body, (uint64_t)p->pid);
 		bl += isc_put_varint(body + bl, st->tid);
-		bl += isc_put_varint(body + bl, (uint8_t)thread_state(p, (pid_t)st->tid));
-		bl += isc_put_varint(body + bl, (st->depth ? st->frames[0].opclass & 3u : 0) | (st->truncated ? 4u : 0));
+		bool waiting;
+		bl += isc_put_varint(body + bl, (uint8_t)thread_state(p, (pid_t)st->tid, &waiting));
+		bl += isc_put_varint(body + bl, (st->depth ? st->frames[0].opclass & 3u : 0) | (st->truncated ? 4u : 0) |
+							(waiting ? 8u : 0));
 		bl += isc_put_varint(body + bl, st->depth);
 		for (uint32_t k = 0; k < st->depth; k++) {
 			bl += isc_put_varint(body + bl, code_id(s, p, &st->frames[k]));
