@@ -73,6 +73,8 @@ RECORDS = {
     0x27: ("PROC_INFO", ["v:pid", "v:ppid", "cnt:cmdline"]),
     0x28: ("PROC_EXIT", ["v:pid", "z:status", "v:how"]),
     0x29: ("THREAD_NAME", ["v:pid", "v:tid", "rest:name"]),
+    0x2E: ("PY_SAMPLE", ["v:pid", "v:tid", "v:state", "v:flags", "v:depth", "pairs:frames"]),
+    0x2F: ("PY_SAMPLER", ["v:hz", "v:ticks", "v:stacks", "v:reads", "v:failed", "v:cpu_ns"]),
     0x40: ("TL_CTX", ["v:pid", "v:tid"]),
     0x41: ("TL_SPAN_BEGIN", ["v:span_id", "v:parent_id", "v:depth", "v:kind", "v:name_id"]),
     0x42: ("TL_SPAN_END", ["v:span_id", "v:flags"]),
@@ -88,7 +90,10 @@ RECORDS = {
 
 HEADER_TYPES = {0x90, 0x91, 0x92, 0x93, 0x94, 0x95}
 AGENT_TYPES = {0x01, 0x02, 0x03, 0x04, 0x06, 0x07, 0x08, 0x09, 0x0A, 0x0B, 0x0C, 0x0D}
-SAMPLE_TYPES = set(range(0x20, 0x2A))
+SAMPLE_TYPES = set(range(0x20, 0x2A)) | {0x2E, 0x2F}
+# Where each writer's string ids start in a trace (T §7): the Python agent,
+# the CUDA agent, the recorder's Python sampler; each counts up from there.
+STRING_ID_BASES = (1, 1 << 25, 3 << 24)
 # Which known record types each chunk type may hold (T §3, §5; L §1, §4).
 ALLOWED = {
     "trace": {1: HEADER_TYPES, 2: AGENT_TYPES, 3: {0x81}, 4: SAMPLE_TYPES, 5: set(), 6: {0xA0}},
@@ -213,6 +218,7 @@ class Decoder:
         # trace state
         self.strings = {}  # trace: (pid, id) -> (kind, name); timeline: id -> (kind, name)
         self.max_string_id = {}
+        self.py_samples = 0
         self.contents = set()
         self.unnamed_refs = 0
         self.undefined = set()
@@ -409,6 +415,13 @@ class Decoder:
                     raise BadRecord("field %s of %d bytes runs past the record" % (name, n))
                 f[name] = bytes(b[q:q + n])
                 q += n
+            elif code == "pairs":  # PY_SAMPLE frames: f["depth"] (code id, line) pairs
+                vals = []
+                for _ in range(f.get("depth", 0)):
+                    cid, q = get_varint(b, q, end)
+                    line, q = get_varint(b, q, end)
+                    vals.append((cid, line))
+                f[name] = vals
             elif code == "arr":
                 n, q = get_varint(b, q, end)
                 vals = []
@@ -504,6 +517,8 @@ class Decoder:
                 self.check_watermark(ts, where, rname)
                 if rtype == 0x29:
                     self.threads.setdefault((f["pid"], f["tid"]), f["name"].decode("utf-8", "replace"))
+                elif rtype == 0x2E:
+                    self.py_sample(f["pid"], f, where, rname)
         elif ctype == 5:
             if pid or tid or seq or payload:
                 self.error("T §3: %s: ROUND with pid, tid, seq or payload" % where)
@@ -532,11 +547,13 @@ class Decoder:
         if key in self.strings:
             self.error("T §7: %s: string id %d defined twice" % (where, sid))
             return
-        last = self.max_string_id.get(pid if self.format == "trace" else 0, 0)
+        base = max(b for b in STRING_ID_BASES if b <= sid) if self.format == "trace" else 1
+        rkey = (pid, base) if self.format == "trace" else 0
+        last = self.max_string_id.get(rkey, base - 1)
         if sid != last + 1:
-            self.error("%s: %s: string id %d follows id %d (ids are 1, 2, 3 ...)"
-                       % ("T §7" if self.format == "trace" else "L §3", where, sid, last))
-        self.max_string_id[pid if self.format == "trace" else 0] = max(last, sid)
+            self.error("%s: %s: string id %d follows id %d (ids are %d, %d, %d ...)"
+                       % ("T §7" if self.format == "trace" else "L §3", where, sid, last, base, base + 1, base + 2))
+        self.max_string_id[rkey] = max(last, sid)
         name = f["name"].decode("utf-8", "replace")
         self.strings[key] = (kind, name)
         if self.format == "timeline":
@@ -698,6 +715,8 @@ class Decoder:
                 self.span_end(ctx, f, where)
             elif rtype == 0x08:
                 self.resolve(0, f["name_id"], 3, where, rname)
+            elif rtype == 0x2E:
+                self.py_sample(0, f, where, rname)
             elif rtype == 0x09:
                 self.threads[ctx] = f["name"].decode("utf-8", "replace")
             elif rtype == 0x0A:
@@ -709,6 +728,17 @@ class Decoder:
                 self.dropped_records += 1
         if after_ctx:
             self.error("L §4.1: %s ends with a TL_CTX" % where)
+
+    def py_sample(self, pid, f, where, rname):
+        """A sampled Python stack (T §6.2, §6.5): its frames name code objects of its process."""
+        self.py_samples += 1
+        if f["flags"] >> 4:
+            self.error("T §6.2: %s: PY_SAMPLE flags %#x use reserved bits" % (where, f["flags"]))
+        if f["state"] >= 128:
+            self.error("T §6.2: %s: PY_SAMPLE state %d is not an ASCII letter" % (where, f["state"]))
+        for cid, _line in f["frames"]:
+            if cid:  # 0: the recorder could not read the name
+                self.resolve(pid, cid, 0, where, rname)
 
     def span_begin(self, ctx, f, where):
         sid, kind = f["span_id"], f["kind"]
@@ -799,6 +829,7 @@ class Decoder:
             "chunks": self.chunks,
             "records": self.records,
             "unknown_records": self.unknown_records,
+            "py_samples": self.py_samples,
             "events": self.events,
             "dropped_records": self.dropped_records,
             "strings": len(self.strings),
