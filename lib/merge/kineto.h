@@ -1,8 +1,9 @@
 /*
  * kineto.h - the parts of the Kineto importer (kineto_import.c) that are
  * units of their own: the byte source (kineto_source.c: plain or gzip
- * text, read forward only) and the JSON scanner for one event in memory
- * (kineto_json.c).  Private to lib/merge.
+ * text, read forward only), the JSON scanner for one event in memory
+ * (kineto_json.c) and the external sort of the imported items
+ * (kineto_sort.c).  Private to lib/merge.
  */
 #ifndef ISC_KINETO_INTERNAL_H
 #define ISC_KINETO_INTERNAL_H
@@ -13,6 +14,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <zlib.h>
+
+#include "isc.h"
 
 /* ---- byte source (kineto_source.c) ------------------------------------- */
 #define SRC_IN (64u << 10)
@@ -105,5 +108,68 @@ int isc_kjson_member(struct jp *j, unsigned *state, char **k, size_t *kn);
  * fit), -EINVAL (not a number).  *inexact: a non-zero digit was dropped.
  */
 int isc_kjson_dec(const char *t, size_t n, int scale, int64_t *out, bool *inexact);
+
+/* ---- the external sort (kineto_sort.c) --------------------------------- */
+enum { IT_SPAN = 1, IT_MARK, IT_GPU_OP, IT_GPU_API };
+
+/* One imported event, as sorted and spilled (times relative to the file). */
+struct item {
+	int64_t ts, dur;
+	uint64_t seq, correlation;
+	int64_t value; /* GPU_OP bytes, MARK value */
+	uint32_t pid, tid, name_id, device, stream, cbid, flags;
+	uint32_t launch[8]; /* grid x y z, block x y z, registers, shared memory */
+	uint8_t type, kind, copy_kind, src_mem, dst_mem, has_launch;
+};
+
+/* Sort key: ts, context, span begins (longer first) before the rest, file order. */
+struct skey {
+	int64_t ts;
+	uint64_t ctx, tie, seq;
+	size_t idx;
+};
+
+struct run {
+	uint64_t off, n, next; /* items in the file; next = items already read */
+	struct item *buf;
+	size_t pos, len, cap;
+	/* the in-memory tail: sorted keys into items[] */
+	const struct skey *keys;
+	const struct item *items;
+};
+
+/*
+ * The items of a trace in (ts, pid/tid, span begins longest first, file
+ * order) order, in bounded memory: a buffer of items sorted and spilled as
+ * a run to a temporary file when full, then a k-way merge (a heap) of the
+ * runs and the in-memory tail.
+ *
+ *   push ... push | begin | peek, next, peek, next ... NULL
+ */
+struct isc_ksort {
+	struct item *items;
+	struct skey *keys;
+	size_t nitems, capitems;
+	uint64_t seq;
+	FILE *tmp;
+	int tmpfd;
+	struct run *runs;
+	size_t nruns, capruns;     /* nruns: runs spilled */
+	struct isc_buf wbuf;
+	uint64_t peak_bytes;       /* the most memory the sort held */
+	struct run tail, **heap;   /* the merge */
+	size_t nheap;
+};
+/* A sort holding about budget bytes of items and keys in memory (64 items at least); 0 or -ENOMEM. */
+int isc_ksort_init(struct isc_ksort *s, size_t budget);
+/* Adds a copy of *it (its seq set to the file order); spills a full buffer.  0 or a negative errno (message pushed). */
+int isc_ksort_push(struct isc_ksort *s, struct item *it);
+/* Ends the input and starts the merge; 0 or a negative errno. */
+int isc_ksort_begin(struct isc_ksort *s);
+/* The smallest item not yet taken (valid until the next call), NULL at the end or on error (*err). */
+const struct item *isc_ksort_peek(struct isc_ksort *s, int *err);
+/* Takes the item isc_ksort_peek returned; 0 or a negative errno. */
+int isc_ksort_next(struct isc_ksort *s);
+void isc_ksort_free(struct isc_ksort *s);
 
 #endif

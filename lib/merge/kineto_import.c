@@ -107,68 +107,6 @@ static void map_free(struct map *m, bool free_vals)
 	memset(m, 0, sizeof(*m));
 }
 
-/* ---- items and the external sort --------------------------------------- */
-
-enum { IT_SPAN = 1, IT_MARK, IT_GPU_OP, IT_GPU_API };
-
-/* One imported event, as sorted and spilled (times relative to the file). */
-struct item {
-	int64_t ts, dur;
-	uint64_t seq, correlation;
-	int64_t value; /* GPU_OP bytes, MARK value */
-	uint32_t pid, tid, name_id, device, stream, cbid, flags;
-	uint32_t launch[8]; /* grid x y z, block x y z, registers, shared memory */
-	uint8_t type, kind, copy_kind, src_mem, dst_mem, has_launch;
-};
-
-/* Sort key: ts, context, span begins (longer first) before the rest, file order. */
-struct skey {
-	int64_t ts;
-	uint64_t ctx, tie, seq;
-	size_t idx;
-};
-
-static void key_of(const struct item *it, struct skey *k)
-{
-	k->ts = it->ts;
-	k->ctx = (uint64_t)it->pid << 32 | it->tid;
-	k->tie = it->type == IT_SPAN ? (uint64_t)(INT64_MAX - it->dur) : 1ULL << 63;
-	k->seq = it->seq;
-}
-
-static int skey_cmp(const struct skey *a, const struct skey *b)
-{
-	if (a->ts != b->ts)
-		return a->ts < b->ts ? -1 : 1;
-	if (a->ctx != b->ctx)
-		return a->ctx < b->ctx ? -1 : 1;
-	if (a->tie != b->tie)
-		return a->tie < b->tie ? -1 : 1;
-	return a->seq < b->seq ? -1 : a->seq > b->seq;
-}
-
-static int skey_qcmp(const void *a, const void *b)
-{
-	return skey_cmp(a, b);
-}
-
-static int item_cmp(const struct item *a, const struct item *b)
-{
-	struct skey x, y;
-	key_of(a, &x);
-	key_of(b, &y);
-	return skey_cmp(&x, &y);
-}
-
-struct run {
-	uint64_t off, n, next; /* items in the file; next = items already read */
-	struct item *buf;
-	size_t pos, len, cap;
-	/* the in-memory tail: sorted keys into items[] */
-	const struct skey *keys;
-	const struct item *items;
-};
-
 /* ---- strings, names, devices ------------------------------------------ */
 
 struct strtab {
@@ -238,16 +176,8 @@ struct kin {
 	/* tables */
 	struct strtab st;
 	struct map pnames, tnames; /* pid -> name, (pid,tid) -> name: char * */
-	/* sort */
-	struct item *items;
-	struct skey *keys;
-	size_t nitems, capitems;
-	uint64_t seq;
-	FILE *tmp;
-	int tmpfd;
-	struct run *runs;
-	size_t nruns, capruns;
-	struct isc_buf wbuf;
+	struct isc_ksort sort; /* kineto_sort.c */
+	struct isc_buf wbuf;   /* emit_raw's record body */
 	/* output */
 	struct map threads, procs;
 	struct stk **heap;
@@ -719,87 +649,16 @@ static int intern_python(struct kin *k, const char *s, size_t n, uint32_t *id)
 	return intern(k, ISC_STR_CODE, 0, s, n, "", 0, id);
 }
 
-/* ---- the sort buffer ---------------------------------------------------- */
+/* ---- the sort ---------------------------------------------------------- */
 
-static int write_all(int fd, const void *p, size_t n)
-{
-	const uint8_t *b = p;
-	while (n) {
-		ssize_t w = write(fd, b, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		b += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
-static void sort_buffer(struct kin *k)
-{
-	for (size_t i = 0; i < k->nitems; i++) {
-		key_of(&k->items[i], &k->keys[i]);
-		k->keys[i].idx = i;
-	}
-	qsort(k->keys, k->nitems, sizeof(*k->keys), skey_qcmp);
-}
-
-/* Sorts the buffer and appends it to the temporary file as one run. */
-static int spill(struct kin *k)
-{
-	int rc;
-	if (!k->tmp) {
-		if (!(k->tmp = tmpfile())) {
-			rc = -errno;
-			isc_err_push("Cannot create a temporary file: %s", strerror(errno));
-			return rc;
-		}
-		k->tmpfd = fileno(k->tmp);
-	}
-	if (k->nruns == k->capruns) {
-		size_t cap = k->capruns ? k->capruns * 2 : 16;
-		struct run *r = realloc(k->runs, cap * sizeof(*r));
-		if (!r)
-			return -ENOMEM;
-		k->runs = r;
-		k->capruns = cap;
-	}
-	uint64_t off = k->nruns ? k->runs[k->nruns - 1].off + k->runs[k->nruns - 1].n * sizeof(struct item) : 0;
-	sort_buffer(k);
-	k->wbuf.len = 0;
-	for (size_t i = 0; i < k->nitems; i++) {
-		if ((rc = isc_buf_put(&k->wbuf, &k->items[k->keys[i].idx], sizeof(struct item))))
-			return rc;
-		if (k->wbuf.len >= (1u << 20) || i + 1 == k->nitems) {
-			if ((rc = write_all(k->tmpfd, k->wbuf.data, k->wbuf.len))) {
-				isc_err_push("Failed to write a temporary file: %s", strerror(-rc));
-				return rc;
-			}
-			k->wbuf.len = 0;
-		}
-	}
-	k->runs[k->nruns++] = (struct run){ .off = off, .n = k->nitems };
-	k->res->runs++;
-	k->nitems = 0;
-	return 0;
-}
-
+/* Keeps the earliest time for the header's epoch, then hands the item to the sort. */
 static int push_item(struct kin *k, struct item *it)
 {
-	it->seq = k->seq++;
 	if (!k->have_min || it->ts < k->min_ts) {
 		k->min_ts = it->ts;
 		k->have_min = true;
 	}
-	if (k->nitems == k->capitems) {
-		int rc = spill(k);
-		if (rc)
-			return rc;
-	}
-	k->items[k->nitems++] = *it;
-	return 0;
+	return isc_ksort_push(&k->sort, it);
 }
 
 /* ---- mapping one event ------------------------------------------------- */
@@ -1687,58 +1546,6 @@ static int emit_item(struct kin *k, const struct item *it)
 	return emit(k, &ev);
 }
 
-/* Current item of a run, reading the next block of a spilled run when needed; NULL when drained. */
-static const struct item *run_peek(struct kin *k, struct run *r, int *err)
-{
-	if (r->keys)
-		return r->pos < r->len ? &r->items[r->keys[r->pos].idx] : NULL;
-	if (r->pos < r->len)
-		return &r->buf[r->pos];
-	if (r->next == r->n)
-		return NULL;
-	size_t want = r->n - r->next < r->cap ? (size_t)(r->n - r->next) : r->cap;
-	size_t bytes = want * sizeof(struct item), got = 0;
-	off_t at = (off_t)(r->off + r->next * sizeof(struct item));
-	while (got < bytes) {
-		ssize_t n = pread(k->tmpfd, (uint8_t *)r->buf + got, bytes - got, at + (off_t)got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			*err = n < 0 ? -errno : -EIO;
-			isc_err_push("Failed to read a temporary file: %s", strerror(n < 0 ? errno : EIO));
-			return NULL;
-		}
-		got += (size_t)n;
-	}
-	r->next += want;
-	r->pos = 0;
-	r->len = want;
-	return r->buf;
-}
-
-static int runs_cmp(struct kin *k, struct run **h, size_t a, size_t b)
-{
-	int e = 0;
-	return item_cmp(run_peek(k, h[a], &e), run_peek(k, h[b], &e));
-}
-
-static void runs_down(struct kin *k, struct run **h, size_t n, size_t i)
-{
-	for (;;) {
-		size_t l = 2 * i + 1, r = l + 1, m = i;
-		if (l < n && runs_cmp(k, h, l, m) < 0)
-			m = l;
-		if (r < n && runs_cmp(k, h, r, m) < 0)
-			m = r;
-		if (m == i)
-			return;
-		struct run *t = h[i];
-		h[i] = h[m];
-		h[m] = t;
-		i = m;
-	}
-}
-
 /*
  * The sorted items (k-way merge of the runs and the in-memory tail),
  * interleaved with the span ends: an end goes first when its (ts, pid,
@@ -1746,48 +1553,11 @@ static void runs_down(struct kin *k, struct run **h, size_t n, size_t i)
  */
 static int emit_all(struct kin *k)
 {
-	int rc = 0;
-	size_t nr = 0;
-	struct run tail = { 0 }, **h = NULL;
-	sort_buffer(k);
-	tail.keys = k->keys;
-	tail.items = k->items;
-	tail.len = k->nitems;
-	if (!(h = calloc(k->nruns + 1, sizeof(*h))))
-		return -ENOMEM;
-	if (k->nruns) { /* read buffers: sort_budget shared, at least 4 KiB each */
-		size_t per = (k->capitems * (sizeof(struct item) + sizeof(struct skey))) / k->nruns;
-		size_t cap = per / sizeof(struct item);
-		if (cap < 4096 / sizeof(struct item) + 1)
-			cap = 4096 / sizeof(struct item) + 1;
-		if (cap > (1u << 20) / sizeof(struct item))
-			cap = (1u << 20) / sizeof(struct item);
-		uint64_t held = (uint64_t)k->capitems * (sizeof(struct item) + sizeof(struct skey)) +
-				(uint64_t)k->nruns * cap * sizeof(struct item);
-		if (held > k->res->peak_sort_bytes)
-			k->res->peak_sort_bytes = held;
-		for (size_t i = 0; i < k->nruns; i++) {
-			if (!(k->runs[i].buf = malloc(cap * sizeof(struct item)))) {
-				rc = -ENOMEM;
-				goto out;
-			}
-			k->runs[i].cap = cap;
-		}
-	}
-	for (size_t i = 0; i < k->nruns; i++) {
-		if (run_peek(k, &k->runs[i], &rc))
-			h[nr++] = &k->runs[i];
-		else if (rc)
-			goto out;
-	}
-	if (tail.len)
-		h[nr++] = &tail;
-	for (size_t i = nr; i-- > 0;)
-		runs_down(k, h, nr, i);
-	for (;;) {
-		const struct item *it = nr ? run_peek(k, h[0], &rc) : NULL;
+	int rc = isc_ksort_begin(&k->sort);
+	while (!rc) {
+		const struct item *it = isc_ksort_peek(&k->sort, &rc);
 		if (rc)
-			goto out;
+			break;
 		struct stk *s = k->nheap ? k->heap[0] : NULL;
 		if (!it && !s)
 			break;
@@ -1795,23 +1565,13 @@ static int emit_all(struct kin *k)
 			int64_t end = s->v[s->n - 1].end;
 			if (!it || end < it->ts ||
 			    (end == it->ts && ((uint64_t)s->t->pid << 32 | s->t->tid) <= ((uint64_t)it->pid << 32 | it->tid))) {
-				if ((rc = end_span(k, s)))
-					goto out;
+				rc = end_span(k, s);
 				continue;
 			}
 		}
-		if ((rc = emit_item(k, it)))
-			goto out;
-		h[0]->pos++;
-		if (!run_peek(k, h[0], &rc)) {
-			if (rc)
-				goto out;
-			h[0] = h[--nr];
-		}
-		runs_down(k, h, nr, 0);
+		if (!(rc = emit_item(k, it)))
+			rc = isc_ksort_next(&k->sort);
 	}
-out:
-	free(h);
 	return rc;
 }
 
@@ -1898,19 +1658,10 @@ int isc_kineto_import(FILE *in, const char *name, struct isc_sink *sink, const s
 	k->name = name;
 	k->sink = sink;
 	k->res = res;
-	k->tmpfd = -1;
 	k->max_depth = o && o->max_depth ? o->max_depth : ISC_KINETO_MAX_DEPTH;
 	size_t budget = o && o->sort_budget ? o->sort_budget : ISC_KINETO_SORT_BUDGET;
-	k->capitems = budget / (sizeof(struct item) + sizeof(struct skey));
-	if (k->capitems < 64)
-		k->capitems = 64;
-	k->items = malloc(k->capitems * sizeof(*k->items));
-	k->keys = malloc(k->capitems * sizeof(*k->keys));
-	res->peak_sort_bytes = k->capitems * (sizeof(struct item) + sizeof(struct skey));
-	if (!k->items || !k->keys) {
-		rc = -ENOMEM;
+	if ((rc = isc_ksort_init(&k->sort, budget)))
 		goto out;
-	}
 	if (!(k->arena = malloc(SRC_CAP))) {
 		rc = -ENOMEM;
 		goto out;
@@ -1950,15 +1701,11 @@ int isc_kineto_import(FILE *in, const char *name, struct isc_sink *sink, const s
 out:
 	isc_ksrc_close(&k->src);
 	free(k->arena);
-	free(k->items);
-	free(k->keys);
+	res->runs = k->sort.nruns;
+	res->peak_sort_bytes = k->sort.peak_bytes;
+	isc_ksort_free(&k->sort);
 	isc_buf_free(&k->val);
 	isc_buf_free(&k->wbuf);
-	if (k->tmp)
-		fclose(k->tmp);
-	for (size_t i = 0; i < k->nruns; i++)
-		free(k->runs[i].buf);
-	free(k->runs);
 	for (size_t i = 1; i < k->st.n; i++)
 		free((char *)k->st.v[i].name);
 	free(k->st.v);
