@@ -41,6 +41,7 @@
 
 #define MIN_SAMPLES 5     /* per side: 5 vs 5 is the least where exact p < 0.01 is possible */
 #define MAX_CONTRIB 30
+#define MAX_BREAKDOWN 10  /* of the 30: at most 20 cpu/gpu rows, then 10 breakdown rows */
 #define NQUANT 21         /* p0, p5, ..., p100 */
 
 /* ---- reading the documents --------------------------------------------- */
@@ -229,13 +230,20 @@ static int collect(struct items *it, int s, const cJSON *doc, double w)
 				snprintf(path, sizeof(path), "idle_breakdown.%s", idle_names[i][0]);
 				rc |= add(it, s, "gpu_idle", idle_names[i][1], NULL, 0, "gpu", num0(st, path) * per, 0);
 			}
-	if (isc_json_get(doc, "cpu.split.off_cpu_ns"))
+	/* off-CPU: by reason when the sampler said what blocked threads waited in, the rest preemption */
+	const cJSON *reasons = isc_json_get(doc, "cpu.off_cpu_reasons");
+	if (cJSON_IsArray(reasons)) {
+		cJSON_ArrayForEach(e, reasons) {
+			char name[96];
+			snprintf(name, sizeof(name), "off-CPU: %s",
+				 isc_json_str(e, "reason") ? isc_json_str(e, "reason") : "?");
+			rc |= add(it, s, "off_cpu", name, NULL, 0, "breakdown", num0(e, "ns") * per, 0);
+		}
+		rc |= add(it, s, "off_cpu", "off-CPU: preempted (runnable, not running)", NULL, 0, "breakdown",
+			  fmax(0, num0(doc, "cpu.split.off_cpu_ns") - num0(doc, "cpu.blocked_ns")) * per, 0);
+	} else if (isc_json_get(doc, "cpu.split.off_cpu_ns")) {
 		rc |= add(it, s, "off_cpu", "off-CPU time of the traced threads", NULL, 0, "breakdown",
 			  num0(doc, "cpu.split.off_cpu_ns") * per, 0);
-	cJSON_ArrayForEach(e, isc_json_get(doc, "cpu.off_cpu_reasons")) {
-		char name[96];
-		snprintf(name, sizeof(name), "off-CPU: %s", isc_json_str(e, "reason") ? isc_json_str(e, "reason") : "?");
-		rc |= add(it, s, "off_cpu", name, NULL, 0, "breakdown", num0(e, "ns") * per, 0);
 	}
 	double faults = 0;
 	cJSON_ArrayForEach(e, isc_json_get(doc, "processes"))
@@ -244,9 +252,16 @@ static int collect(struct items *it, int s, const cJSON *doc, double w)
 	return rc ? -ENOMEM : 0;
 }
 
+/*
+ * Additive views (cpu, gpu) first, then breakdown rows (they overlap the
+ * others: a sleep is both time.sleep and off-CPU sleep), each by |delta|.
+ */
 static int by_delta(const void *a, const void *b)
 {
 	const struct item *x = a, *y = b;
+	bool bx = !strcmp(x->view, "breakdown"), by = !strcmp(y->view, "breakdown");
+	if (bx != by)
+		return bx ? 1 : -1;
 	double dx = fabs(x->ns[1] - x->ns[0]), dy = fabs(y->ns[1] - y->ns[0]);
 	if (dx != dy)
 		return dx > dy ? -1 : 1;
@@ -518,12 +533,16 @@ int isc_findings_compare(cJSON *cur, const cJSON *const *base, size_t nbase, con
 	qsort(it.v, it.n, sizeof(*it.v), by_delta);
 	cJSON *con = isc_jb_arr(&jb, cmp, "contributors");
 	double d = c_iter - b_iter;
-	for (size_t i = 0, shown = 0; i < it.n && shown < MAX_CONTRIB; i++) {
+	size_t shown[2] = { 0, 0 }; /* additive, breakdown */
+	for (size_t i = 0; i < it.n; i++) {
 		struct item *x = &it.v[i];
+		int br = !strcmp(x->view, "breakdown");
+		if (shown[br] == (br ? MAX_BREAKDOWN : MAX_CONTRIB - MAX_BREAKDOWN))
+			continue;
 		double delta = x->ns[1] - x->ns[0];
 		if (fabs(delta) < 1 && fabs(x->calls[1] - x->calls[0]) <= 1e-9 * fmax(1, x->calls[0]))
 			continue; /* unchanged (baselines are averaged in floating point) */
-		shown++;
+		shown[br]++;
 		cJSON *c = isc_jb_push_obj(&jb, con);
 		isc_jb_str(&jb, c, "name", x->name);
 		isc_jb_str(&jb, c, "kind", x->kind);

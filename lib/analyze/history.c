@@ -5,8 +5,8 @@
  * Each metric x_1..x_n (one value per run) is judged against a robust
  * baseline of the runs before it:
  *
- *   baseline   median m and sigma = 1.4826 MAD of the first W runs of the
- *              current segment (W = 5; fewer at the start: no call before 5)
+ *   baseline   median m and sigma = 1.4826 MAD of the runs of the current
+ *              segment so far, its first 20 at most (none judged before 5)
  *   z_i        (x_i - m) / max(sigma, 1 % of |m|)      (the floor keeps a
  *              perfectly flat series from turning noise into infinity)
  *   CUSUM      S+_i = max(0, S+_{i-1} + z_i - k), S-_i likewise downwards,
@@ -14,11 +14,13 @@
  *   EWMA       lambda = 0.2, reported for the last run
  *
  * An alarm alone is not a change point: the run where the shift begins is
- * the first run of the alarm's excursion (the last run where S was 0, plus
- * one), and it is a change point only when the median of the runs from
- * there on (at least 3 of them: one outlier run is never a change point)
- * differs from m by more than the threshold (percent) and by more than 3
- * sigma.  After a change point the baseline restarts at it.
+ * searched from the first run of the alarm's excursion (the last run where
+ * S was 0, plus one) back 10 runs, as the split that best separates the
+ * runs around it (refine()), and it is a change point only when the median
+ * of the runs from there on (at least 3 of them: one outlier run is never
+ * a change point, up to 10) differs from the median of the runs before it
+ * (up to 20) by more than the threshold (percent) and by more than 3 sigma.
+ * After a change point the baseline restarts at it.
  */
 #include <errno.h>
 #include <math.h>
@@ -29,7 +31,9 @@
 #include "isc_analyze.h"
 #include "stats.h"
 
-#define BASE_RUNS 5
+#define BASE_RUNS 5   /* runs of a segment before it is judged */
+#define BASE_MAX 20   /* runs of a segment its baseline is taken from, at most */
+#define REFINE 10     /* runs before the CUSUM's start searched for a better split */
 #define MIN_AFTER 3
 #define CUSUM_K 0.5
 #define CUSUM_H 5.0
@@ -62,6 +66,37 @@ static double med_of(const double *x, size_t n, double *mad)
 	return m;
 }
 
+/*
+ * Where the shift of an alarm at run `alarm` begins: the split t in
+ * [start - REFINE, alarm] (not before seg + 2) that minimizes the absolute
+ * deviations of the runs around the medians of each side (up to BASE_MAX
+ * runs before t, up to 2 * BASE_RUNS from t): the CUSUM's own start lags
+ * or leads by a run or two when the noise is large.
+ */
+static size_t refine(const double *v, size_t seg, size_t start, size_t alarm, size_t m)
+{
+	size_t lo = start > seg + 2 + REFINE ? start - REFINE : seg + 2, best = start;
+	double best_cost = INFINITY, tmp[BASE_MAX + 2 * BASE_RUNS];
+	for (size_t t = lo; t <= alarm && t < m; t++) {
+		size_t a = t - seg > BASE_MAX ? t - BASE_MAX : seg, b = t + 2 * BASE_RUNS < m ? t + 2 * BASE_RUNS : m;
+		double cost = 0, mad;
+		for (int side = 0; side < 2; side++) {
+			size_t from = side ? t : a, to = side ? b : t, k = 0;
+			for (size_t j = from; j < to; j++)
+				tmp[k++] = v[j];
+			double med = med_of(tmp, k, &mad);
+			for (size_t j = from; j < to; j++)
+				cost += fabs(v[j] - med);
+		}
+		cost /= (double)(b - a);
+		if (cost < best_cost) {
+			best_cost = cost;
+			best = t;
+		}
+	}
+	return best;
+}
+
 /* One metric over the series into an object of arr; left out with fewer than 8 values. */
 static int one_metric(struct isc_jb *jb, cJSON *arr, const struct metric *mt, const double *x, const bool *have,
 		      size_t n, const char *const *names, double thr)
@@ -89,21 +124,21 @@ static int one_metric(struct isc_jb *jb, cJSON *arr, const struct metric *mt, co
 	isc_jb_num(jb, o, "runs", (double)m);
 	cJSON *cps = isc_jb_arr(jb, o, "change_points");
 	size_t seg = 0; /* first run of the current segment */
-	double base = 0, mad = 0, sig = 0, sp = 0, sn = 0, ewma = v[0];
+	double base = 0, mad = 0, sig = 1, sp = 0, sn = 0, ewma = v[0];
 	size_t zero_p = 0, zero_n = 0; /* last index where S+ / S- was 0 */
-	bool ready = false;
 	for (size_t i = 0; i < m; i++) {
 		ewma = EWMA_LAMBDA * v[i] + (1 - EWMA_LAMBDA) * ewma;
 		if (i < seg + BASE_RUNS)
 			continue;
-		if (!ready) {
-			base = med_of(v + seg, BASE_RUNS, &mad);
+		if (i <= seg + BASE_MAX) { /* the baseline grows with the segment up to BASE_MAX runs */
+			base = med_of(v + seg, i - seg, &mad);
 			sig = fmax(1.4826 * mad, 0.01 * fabs(base));
 			if (sig <= 0)
 				sig = 1;
+		}
+		if (i == seg + BASE_RUNS) {
 			sp = sn = 0;
 			zero_p = zero_n = i - 1;
-			ready = true;
 		}
 		double z = (v[i] - base) / sig;
 		sp = fmax(0, sp + z - CUSUM_K);
@@ -117,19 +152,23 @@ static int one_metric(struct isc_jb *jb, cJSON *arr, const struct metric *mt, co
 		size_t start = (sp > CUSUM_H ? zero_p : zero_n) + 1;
 		if (m - start < MIN_AFTER) /* wait for more runs: one outlier is not a change */
 			continue;
-		double after_mad, after = med_of(v + start, m - start < 2 * BASE_RUNS ? m - start : 2 * BASE_RUNS, &after_mad);
-		double chg = base != 0 ? 100 * (after - base) / fabs(base) : 0;
-		if (fabs(chg) > thr && fabs(after - base) > 3 * sig) {
+		start = refine(v, seg, start, i, m);
+		size_t nafter = m - start < 2 * BASE_RUNS ? m - start : 2 * BASE_RUNS;
+		double before_mad, after_mad;
+		size_t from = start - seg > BASE_MAX ? start - BASE_MAX : seg;
+		double before = med_of(v + from, start - from, &before_mad), after = med_of(v + start, nafter, &after_mad);
+		double chg = before != 0 ? 100 * (after - before) / fabs(before) : 0;
+		if (fabs(chg) > thr && fabs(after - before) > 3 * sig) {
 			cJSON *c = isc_jb_push_obj(jb, cps);
 			isc_jb_num(jb, c, "run", (double)run[start]);
 			isc_jb_str(jb, c, "file", names ? names[run[start]] : NULL);
-			isc_jb_num(jb, c, "before", base);
+			isc_jb_num(jb, c, "before", before);
 			isc_jb_num(jb, c, "after", after);
 			isc_jb_num(jb, c, "change_pct", round(chg * 100) / 100);
-			bool worse = mt->lower_is_better ? after > base : after < base;
+			bool worse = mt->lower_is_better ? after > before : after < before;
 			isc_jb_str(jb, c, "direction", worse ? "regressed" : "improved");
-			seg = start; /* the next baseline: the first runs from the change on */
-			ready = false;
+			seg = start; /* the next baseline: the runs from the change on */
+			i = start + BASE_RUNS - 1 > i ? start + BASE_RUNS - 1 : i;
 			continue;
 		}
 		/* an excursion smaller than the threshold: a drift too small to report; start over */
@@ -163,9 +202,10 @@ int isc_findings_history(cJSON *out, const cJSON *const *series, const char *con
 	isc_jb_num(&jb, h, "runs", (double)n);
 	isc_jb_num(&jb, h, "threshold_pct", thr);
 	isc_jb_str(&jb, h, "method",
-		   "per metric: baseline = median and 1.4826 MAD of the first 5 runs of a segment; tabular CUSUM "
-		   "(k = 0.5, h = 5) on the robust z; a change point begins where the alarm's excursion began and "
-		   "needs 3 runs after it whose median moved by more than the threshold and 3 sigma; EWMA lambda 0.2");
+		   "per metric: baseline = median and 1.4826 MAD of the first runs (5 to 20) of a segment; tabular "
+		   "CUSUM (k = 0.5, h = 5) on the robust z; the change point is the split that best separates the "
+		   "runs around the alarm's excursion, kept when 3 or more runs follow and their median moved by "
+		   "more than the threshold and 3 sigma; EWMA lambda 0.2");
 	cJSON *arr = isc_jb_arr(&jb, h, "metrics");
 	for (size_t k = 0; k < sizeof(metrics) / sizeof(metrics[0]); k++) {
 		for (size_t i = 0; i < n; i++)

@@ -1,0 +1,92 @@
+#!/usr/bin/env bats
+# Real torch workloads (tests/regression/workload.py) with a planted change
+# each, recorded once in setup_file and compared against three baseline
+# runs: each change is called regressed (or improved) with the planted
+# cause ranked first among the contributors; an A/A run is not regressed.
+# Ground truth is the environment variable set, stated in workload.py.
+#
+# The planted changes are large (+100 % and more of a step) on purpose:
+# on the shared 2-core test machine the medians of identical runs differ by
+# up to 40 %, and the comparison widens its interval by that spread.
+
+bats_require_minimum_version 1.5.0
+load ../cli/helpers
+
+setup_file() {
+	export D="$BATS_FILE_TMPDIR"
+	export TPY="$(torch_python)"
+	local w="$BATS_TEST_DIRNAME/workload.py"
+	rec() {
+		local name=$1
+		shift
+		env "$@" "$RECORD" -q -o "$D/$name.isc" -- "$TPY" "$w" 2>"$D/$name.err"
+		"$ANALYZE" -q -o "$D/$name.json" "$D/$name.isc"
+	}
+	# interleaved, so that a change of machine load falls on every kind
+	rec base1
+	rec extra_op REG_EXTRA_OP=1
+	rec base2
+	rec slow_py REG_SLOW_PY=1
+	rec sleep REG_SLEEP_MS=150
+	rec base3
+	rec threads REG_THREADS=16
+	rec lighter REG_LIGHTER=1
+	rec same
+}
+
+jq1() {
+	"$PY" -c 'import json,sys
+v = json.load(open(sys.argv[1]))
+for k in sys.argv[2].split("."):
+    v = v[int(k)] if isinstance(v, list) else v[k]
+print(json.dumps(v) if not isinstance(v, str) else v)' "$1" "$2"
+}
+
+compare() {
+	"$ANALYZE" -q --baseline "$D/base1.json" --baseline "$D/base2.json" --baseline "$D/base3.json" \
+		-o "$D/$1.cmp.json" "$D/$1.json"
+}
+
+@test "an extra op per step: regressed, torch.cumsum first (appeared)" {
+	compare extra_op
+	[ "$(jq1 "$D/extra_op.cmp.json" comparison.verdict)" = regressed ]
+	[ "$(jq1 "$D/extra_op.cmp.json" comparison.contributors.0.name)" = torch.cumsum ]
+	[ "$(jq1 "$D/extra_op.cmp.json" comparison.contributors.0.change)" = appeared ]
+}
+
+@test "a slower Python function: regressed, the tokenizer's list comprehension first, more time per call" {
+	compare slow_py
+	[ "$(jq1 "$D/slow_py.cmp.json" comparison.verdict)" = regressed ]
+	[ "$(jq1 "$D/slow_py.cmp.json" comparison.contributors.0.name)" = "tokenize.<locals>.<listcomp>" ]
+	[ "$(jq1 "$D/slow_py.cmp.json" comparison.contributors.0.kind)" = python ]
+}
+
+@test "an added sleep: regressed, time.sleep first; off-CPU sleep leads the breakdown rows" {
+	compare sleep
+	[ "$(jq1 "$D/sleep.cmp.json" comparison.verdict)" = regressed ]
+	[ "$(jq1 "$D/sleep.cmp.json" comparison.contributors.0.name)" = time.sleep ]
+	run "$PY" -c 'import json,sys
+c = json.load(open(sys.argv[1]))["comparison"]["contributors"]
+print([x["name"] for x in c if x["view"] == "breakdown"][0])' "$D/sleep.cmp.json"
+	[ "$output" = "off-CPU: sleep" ]
+}
+
+@test "more threads than CPUs: torch threads 1 -> 16 is the first environment difference" {
+	compare threads
+	[ "$(jq1 "$D/threads.cmp.json" comparison.environment.0.key)" = "torch threads" ]
+	[ "$(jq1 "$D/threads.cmp.json" comparison.environment.0.base)" = 1 ]
+	[ "$(jq1 "$D/threads.cmp.json" comparison.environment.0.current)" = 16 ]
+}
+
+@test "a lighter model: improved" {
+	compare lighter
+	[ "$(jq1 "$D/lighter.cmp.json" comparison.verdict)" = improved ]
+}
+
+@test "A/A: the same workload again is not regressed (nor improved)" {
+	compare same
+	run jq1 "$D/same.cmp.json" comparison.verdict
+	[[ "$output" == unchanged || "$output" == inconclusive ]]
+	run "$ISC_SRC/tests/lib/validate_findings.py" "$D/same.cmp.json"
+	[ "$status" -eq 0 ]
+}
