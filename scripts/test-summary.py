@@ -41,8 +41,15 @@ def main(argv):
             fails.append("%s: no test log (meson test did not run)" % d)
             failed += 1
             continue
+        tests = []
         with open(log, encoding="utf-8") as f:
-            tests = [json.loads(line) for line in f if line.strip()]
+            for n, line in enumerate(f, 1):
+                try:
+                    if line.strip():
+                        tests.append(json.loads(line))
+                except ValueError:
+                    fails.append("%s: line %d: unreadable (two meson test runs at once?)" % (log, n))
+                    failed += 1
         for t in tests:
             res, name = t["result"], "%s: %s" % (d, t["name"])
             out = (t.get("stdout") or "").strip().splitlines()
