@@ -8,7 +8,7 @@
 #   2. one file of the copy is patched (sed; a patch that changes nothing
 #      is a failure: the source moved and this script must follow),
 #   3. ninja rebuilds what depends on that file, the check runs and must
-#      fail; the file is restored.
+#      fail; the file is restored and rebuilt.
 #
 #   tests/mutation/run.sh            (meson: suite "mutation"; scripts/test.sh)
 # Environment: ISC_SRC (source root; default: this script's ../..),
@@ -88,12 +88,15 @@ mutation() {
 	fi
 	cp "$WORK/saved" "$M/$file"
 	touch "$M/$file"
+	# the next check must see the code as it is again
+	build || tap NOT "$name: the copy builds again after the mutation is undone"
 }
 
 export ISC_BUILD=$B ISC_SRC=$M
 
-# 1. the Python agent creates its shared-memory file 0644 instead of 0600
-mutation "session permission (shm file 0644)" tools/iscope-record/python/_agent.c \
+# 1. the agents create their shared-memory file 0644 instead of 0600
+#    (lib/isc_shm.h: isc_shm_create, used by the Python and CUDA agents)
+mutation "session permission (shm file 0644)" lib/isc_shm.h \
 	's/O_NOFOLLOW | O_CLOEXEC, 0600)/O_NOFOLLOW | O_CLOEXEC, 0644); (void)fchmod(fd, 0644)/' \
 	env ISC_HOSTILE="$B/tests/security/hostile_agent" \
 	bats --tap --filter 'shared-memory file 0600' "$M/tests/security/session.bats"

@@ -15,7 +15,7 @@ teardown() {
 }
 
 @test "session directory 0700, shared-memory file 0600, both ours; removed at the end" {
-	run "$RECORD" -q -o "$T/t.isc" -- "$PY" -c '
+	run --separate-stderr "$RECORD" -q -o "$T/t.isc" -- "$PY" -c '
 import os, stat, sys
 d = os.environ["INFERSCOPE_SESSION"]
 f = os.path.join(d, "%d.shm" % os.getpid())
