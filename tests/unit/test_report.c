@@ -370,6 +370,44 @@ static void test_headline_share(void)
 	cJSON_Delete(d);
 }
 
+/* The split in three, the off-CPU reasons and the thread pools (issue 14). */
+static void test_waits(void)
+{
+	static const char *doc =
+		"{\"schema_version\":2,\"summary\":{\"wall_ns\":10000000000},"
+		"\"cpu\":{\"split\":{\"python_pct\":40,\"ops_pct\":30,\"torch_ops_pct\":10,\"other_c_pct\":20,"
+		"\"off_cpu_pct\":30,\"python_ns\":4000000000,\"ops_ns\":3000000000,\"torch_ops_ns\":1000000000,"
+		"\"other_c_ns\":2000000000,\"off_cpu_ns\":3000000000,\"traced_ns\":10000000000,\"off_cpu_measured\":true},"
+		"\"top_functions\":[{\"name\":\"tokenize\",\"kind\":\"python\",\"file\":\"t.py\",\"line\":3,"
+		"\"self_pct\":35}],"
+		"\"off_cpu_reasons\":[{\"reason\":\"io_pipe\",\"ns\":2000000000,\"pct\":80,\"in_torch_ops_ns\":0,"
+		"\"in_dataloader_ns\":0,\"top\":[{\"name\":\"read_request\",\"file\":\"t.py\",\"line\":9,"
+		"\"ns\":2000000000}]},{\"reason\":\"gil\",\"ns\":500000000,\"pct\":20,\"in_torch_ops_ns\":0,"
+		"\"in_dataloader_ns\":0,\"top\":[]}],"
+		"\"thread_pools\":[{\"pid\":7,\"name\":\"pt_worker\",\"traced\":false,\"threads\":7,\"cpu_ns\":1000000000,"
+		"\"cpu_pct\":50,\"runnable_mean\":3.5,\"futex\":\"0xabc\"}]},"
+		"\"verdict\":{\"class\":\"python_bound\",\"explained_pct\":60,\"finding\":\"python_bound\"},"
+		"\"findings\":[{\"id\":\"python_bound\",\"title\":\"t\",\"evidence\":{\"metrics\":{}}}]}";
+	cJSON *d = cJSON_Parse(doc);
+	char *md = render(d, ISC_REPORT_MD), *html = render(d, ISC_REPORT_HTML);
+	ok(md && strstr(md, "| Python interpreter | torch ops | other C code | off-CPU waiting |") &&
+	   strstr(md, "| 4.00 s (40.0 %) | 1.00 s (10.0 %) | 2.00 s (20.0 %) | 3.00 s (30.0 %) |"),
+	   "CPU table: interpreter, torch ops, other C code, off-CPU");
+	ok(md && strstr(md, "| io_pipe | 2.00 s | 80.0 % | 0 ns | `read_request` |") &&
+	   strstr(md, "| gil | 500.0 ms | 20.0 % | 0 ns |  |"),
+	   "off-CPU reasons: one row each, with the Python functions");
+	ok(md && strstr(md, "| pt_worker (futex 0xabc) | no | 7 | 1.00 s (50.0 %) | 3.50 |"),
+	   "thread pools: name with its futex, traced, threads, CPU, runnable");
+	ok(md && strstr(md, "**60 % of traced CPU time is Python-side work (interpreter 40 %, C builtins and other "
+			    "extensions 20 %); the hottest function is `tokenize`"),
+	   "python_bound headline: the interpreter and the other C code it adds");
+	ok(html && strstr(html, "Python interpreter 40.0 %, torch ops 10.0 %, other C code 20.0 %, off-CPU waiting 30.0 %"),
+	   "HTML: the CPU bar in four parts, in that order");
+	free(md);
+	free(html);
+	cJSON_Delete(d);
+}
+
 int main(int argc, char **argv)
 {
 	dir = argc > 1 ? argv[1] : "tests/data/report";
@@ -379,5 +417,6 @@ int main(int argc, char **argv)
 	test_limits();
 	test_summary();
 	test_headline_share();
+	test_waits();
 	return tap_done();
 }
