@@ -63,7 +63,7 @@ print(d, oct(stat.S_IMODE(ds.st_mode)), stat.S_ISDIR(ds.st_mode), ds.st_uid == o
 	[ ! -e "$T/victim" ]
 }
 
-@test "the workload's environment is the user's plus INFERSCOPE_SESSION, INFERSCOPE_[BIG_]RING_KB, PYTHONPATH" {
+@test "the workload's environment is the user's plus INFERSCOPE_SESSION, INFERSCOPE_[BIG_]RING_KB, INFERSCOPE_PYTHON_MODE, PYTHONPATH" {
 	# (and CUDA_INJECTION64_PATH, NVTX_INJECTION64_PATH on a host with a CUDA driver)
 	# a user environment with hostile-looking values and variables of ours
 	env -i PATH="$PATH" HOME="$HOME" PYTHONPATH=/user/path 'ODD=a b;$(touch pwned)`x`' \
@@ -78,6 +78,8 @@ added = {k: traced[k] for k in traced.keys() - plain.keys()}
 changed = {k: (plain[k], traced[k]) for k in plain.keys() & traced.keys() if plain[k] != traced[k]}
 removed = plain.keys() - traced.keys()
 assert not removed, removed
+# the recorder tells the agent its mode (--python, sample or exact)
+assert added.pop("INFERSCOPE_PYTHON_MODE", None) in ("sample", "exact"), traced
 # on a host with a CUDA driver: the CUDA agent's injection variables
 for k in ("CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH"):
     if k in added and added[k].endswith("libiscope-cuda.so"):
@@ -103,7 +105,7 @@ import sys
 load = lambda p: set(kv.split("=", 1)[0] for kv in open(p, "rb").read().decode().split("\0") if kv)
 cuda = {"CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH"}  # with a CUDA driver only
 print(" ".join(sorted(load(sys.argv[2]) - load(sys.argv[1]) - cuda)))' "$T/plain2.env" "$T/traced2.env"
-	[ "$output" = "INFERSCOPE_BIG_RING_KB INFERSCOPE_RING_KB INFERSCOPE_SESSION PYTHONPATH" ]
+	[ "$output" = "INFERSCOPE_BIG_RING_KB INFERSCOPE_PYTHON_MODE INFERSCOPE_RING_KB INFERSCOPE_SESSION PYTHONPATH" ]
 }
 
 @test "no shell: the tools run no shell and exec the workload's argv as it is" {
