@@ -697,8 +697,8 @@ struct isc_gpu_ana {
 	struct isc_umap gm_map; /* device id -> gm[] */
 	struct gmem *gm;
 	size_t ngm, gm_cap;
-	bool have_rank;
-	double rank;
+	bool have_rank, have_world;
+	double rank, world_size;
 	/* device memory by site (analyze_devmem.c) */
 	struct isc_devmem *dm;
 	bool kineto;               /* META source=kineto: GPU_MEMORY records follow their [memory] MARK */
@@ -1432,9 +1432,14 @@ static void on_meta(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 		return;
 	cJSON *v = cJSON_ParseWithLength((const char *)ev->bytes + klen, ev->nbytes - klen);
 	const cJSON *r = cJSON_GetObjectItemCaseSensitive(v, "rank");
+	const cJSON *w = cJSON_GetObjectItemCaseSensitive(v, "world_size");
 	if (cJSON_IsNumber(r)) {
 		g->have_rank = true;
 		g->rank = r->valuedouble;
+	}
+	if (cJSON_IsNumber(w)) {
+		g->have_world = true;
+		g->world_size = w->valuedouble;
 	}
 	cJSON_Delete(v);
 }
@@ -2113,6 +2118,7 @@ int isc_gpu_ana_emit(struct isc_gpu_ana *g, cJSON *root)
 	isc_jb_str(&o.jb, gpu, "step_rule", rule);
 	isc_jb_num(&o.jb, gpu, "profiler_steps", (double)g->steps);
 	isc_jb_num_or_null(&o.jb, gpu, "rank", g->have_rank, g->rank);
+	isc_jb_num_or_null(&o.jb, gpu, "world_size", g->have_world, g->world_size);
 	isc_jb_num(&o.jb, gpu, "ops", (double)a->ops);
 	isc_jb_num(&o.jb, gpu, "dropped_ops", (double)(g->acc[0].ops - a->ops));
 	if (emit_devices(&o, gpu, a) || emit_kernels(&o, gpu, a) || emit_rest(&o, gpu, a))

@@ -268,6 +268,63 @@ static int by_delta(const void *a, const void *b)
 	return strcmp(x->key ? x->key : "", y->key ? y->key : "");
 }
 
+/*
+ * Whole-run call counts by name, for the ops diff (HTA's TraceDiff lists
+ * ops that appear or disappear, by name and count): functions and ops of
+ * cpu.top_functions, scopes and annotations of iterations.scopes, kernels
+ * of gpu.kernels.top and the count of all kernels.  Baselines are
+ * averaged (weight w).
+ */
+static int collect_names(struct items *it, int s, const cJSON *doc, double w)
+{
+	const cJSON *e;
+	int rc = 0;
+	cJSON_ArrayForEach(e, isc_json_get(doc, "cpu.top_functions"))
+		rc |= add(it, s, isc_json_str(e, "kind") ? isc_json_str(e, "kind") : "op", isc_json_str(e, "name"), NULL, 0,
+			  "names", 0, num0(e, "calls") * w);
+	cJSON_ArrayForEach(e, isc_json_get(doc, "iterations.scopes"))
+		rc |= add(it, s, "scope", isc_json_str(e, "name"), NULL, 0, "names", 0, num0(e, "count") * w);
+	cJSON_ArrayForEach(e, isc_json_get(doc, "gpu.kernels.top"))
+		rc |= add(it, s, "kernel", isc_json_str(e, "name"), NULL, 0, "names", 0, num0(e, "count") * w);
+	if (num0(doc, "gpu.kernels.count") > 0) /* every kernel, the ones below the top list included */
+		rc |= add(it, s, "kernel", "(all kernels)", NULL, 0, "names", 0, num0(doc, "gpu.kernels.count") * w);
+	return rc ? -ENOMEM : 0;
+}
+
+static int ops_diff(struct isc_jb *jb, cJSON *cmp, const cJSON *cur, const cJSON *const *base, size_t nbase)
+{
+	struct items it = { NULL, 0, 0 };
+	int rc = 0;
+	for (size_t k = 0; k < nbase && !rc; k++)
+		rc = collect_names(&it, 0, base[k], 1.0 / (double)nbase);
+	if (!rc)
+		rc = collect_names(&it, 1, cur, 1);
+	cJSON *o = isc_jb_obj(jb, cmp, "ops_diff");
+	isc_jb_str(jb, o, "scope", "whole run, every thread, by name: cpu.top_functions, iterations.scopes and "
+				 "gpu.kernels.top (each a top list: a name near its cut-off may just have crossed it)");
+	cJSON *add_a = isc_jb_arr(jb, o, "added"), *rem = isc_jb_arr(jb, o, "removed"),
+	      *chg = isc_jb_arr(jb, o, "count_changed");
+	for (size_t i = 0; i < it.n && !rc; i++) {
+		struct item *x = &it.v[i];
+		cJSON *arr = !x->seen[0] ? add_a : !x->seen[1] ? rem
+			     : fabs(x->calls[1] - x->calls[0]) > 1e-9 * fmax(1, x->calls[0]) ? chg : NULL;
+		if (!arr || cJSON_GetArraySize(arr) >= 50)
+			continue;
+		cJSON *r = isc_jb_push_obj(jb, arr);
+		isc_jb_str(jb, r, "name", x->name);
+		isc_jb_str(jb, r, "kind", x->kind);
+		isc_jb_num(jb, r, "base_calls", round(x->calls[0] * 1000) / 1000);
+		isc_jb_num(jb, r, "calls", round(x->calls[1] * 1000) / 1000);
+	}
+	for (size_t i = 0; i < it.n; i++) {
+		free(it.v[i].key);
+		free(it.v[i].name);
+		free(it.v[i].file);
+	}
+	free(it.v);
+	return rc;
+}
+
 /* ---- environment ------------------------------------------------------- */
 
 /* One environment value of a run as text into buf ("" when the run does not have it). */
@@ -530,6 +587,8 @@ int isc_findings_compare(cJSON *cur, const cJSON *const *base, size_t nbase, con
 	isc_jb_num(&jb, cmp, "ns_per_iter", round(c_iter));
 	isc_jb_num(&jb, cmp, "delta_ns_per_iter", round(c_iter - b_iter));
 	env_diff(&jb, cmp, cur, base, nbase);
+	if ((rc = ops_diff(&jb, cmp, cur, base, nbase)))
+		goto out;
 	qsort(it.v, it.n, sizeof(*it.v), by_delta);
 	cJSON *con = isc_jb_arr(&jb, cmp, "contributors");
 	double d = c_iter - b_iter;
