@@ -190,6 +190,7 @@ enum isc_warning {
 	ISC_WARN_CUPTI_KINDS = 10,     /* some optional activity kinds are unavailable */
 	ISC_WARN_PY_STACKS = 11,       /* the Python sampler cannot read a process's stacks */
 	ISC_WARN_NO_PY_AGENT = 12,     /* a Python workload ran without the Python agent */
+	ISC_WARN_OOM_KILL = 13,        /* the kernel's OOM killer killed this process (pid) */
 };
 
 /* THREAD_WAIT call: what a blocked thread waits in, by system call family

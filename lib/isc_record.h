@@ -33,6 +33,7 @@ struct isc_record_opts {
 	const char *cuda_agent; /* absolute path of libiscope-cuda.so, NULL: not built */
 	int cuda_mode;          /* enum isc_cuda_mode: auto, off (--no-cuda), force */
 	bool quiet;             /* no notes on stderr (GPU collection off and why) */
+	uint64_t memory_limit;  /* --memory-limit: run the workload in a cgroup of this many bytes; 0 none */
 };
 
 struct isc_record_result {

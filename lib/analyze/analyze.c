@@ -38,6 +38,7 @@
 #include "analyze_util.h"
 #include "analyze_numa.h"
 #include "analyze_wait.h"
+#include "analyze_oom.h"
 #include "analyze_pass.h"
 #include "../format/format.h" /* EXCEPTION strings */
 
@@ -532,12 +533,12 @@ static int on_proc_sample(struct ana *a, struct proc *p, const struct isc_tl_eve
 				      (double)(cpu - p->cpu_ns) / (double)(ev->ts - p->s_ts1))))
 		return rc;
 	/* RSS growth since the previous sample, charged to the Python function running now */
-	if (p->have_rss && ev->f[3] > p->rss) {
-		struct thread *th = main_thread(a, p->pid);
-		uint32_t fn = th && th->depth ? th->stack[th->depth - 1].py_fn : NONE;
-		if (fn != NONE)
-			a->fns[fn].growth_bytes += ev->f[3] - p->rss;
-	}
+	struct thread *th = main_thread(a, p->pid);
+	uint32_t fn = th && th->depth ? th->stack[th->depth - 1].py_fn : NONE;
+	if (p->have_rss && ev->f[3] > p->rss && fn != NONE)
+		a->fns[fn].growth_bytes += ev->f[3] - p->rss;
+	if ((rc = isc_oom_rss(a->oom, ev->ts, p->pid, ev->f[3], fn != NONE ? a->fns[fn].name_id : 0)))
+		return rc;
 	if (!a->have_threads || ev->f[6] > a->threads_max)
 		a->threads_max = ev->f[6];
 	a->have_threads = true;
@@ -676,7 +677,7 @@ static int on_event(struct ana *a, const struct isc_tl_event *ev)
 		p->have_smaps = true;
 		if (ev->f[3] > p->swap_max)
 			p->swap_max = ev->f[3];
-		return 0;
+		return isc_oom_smaps(a->oom, ev->pid, ev->f[1], ev->f[3], ev->f[4]);
 	case ISC_REC_MEMINFO: {
 		uint64_t used = ev->f[2] > ev->f[3] ? ev->f[2] - ev->f[3] : 0;
 		if (!a->have_meminfo || used > a->swap_used_max)
@@ -714,6 +715,8 @@ static int on_event(struct ana *a, const struct isc_tl_event *ev)
 		}
 		return 0;
 	case ISC_REC_WARNING:
+		if (ev->nf >= 2 && isc_oom_warning(a->oom, ev->ts, (uint32_t)ev->f[0], ev->f[1], ev->bytes, ev->nbytes))
+			return -ENOMEM;
 		return on_warning(a, ev);
 	case ISC_REC_PY_SAMPLE:
 		/* in a scope: the thread's scope spans, which sample mode keeps */
@@ -727,7 +730,11 @@ static int on_event(struct ana *a, const struct isc_tl_event *ev)
 	case ISC_REC_EXCEPTION: {
 		struct isc_exception x;
 		a->excs_total++;
-		if (a->nexcs >= MAX_EXCEPTIONS || ev->nf < 1 || isc_exception_parse(ev->bytes, ev->nbytes, &x))
+		if (ev->nf < 1 || isc_exception_parse(ev->bytes, ev->nbytes, &x))
+			return 0;
+		if (isc_oom_exception(a->oom, ev->ts, ev->pid, &x, ev->f[0]))
+			return -ENOMEM;
+		if (a->nexcs >= MAX_EXCEPTIONS)
 			return 0;
 		struct exc *e = &a->excs[a->nexcs++];
 		*e = (struct exc){ ev->pid, ev->tid, ev->ts, ev->f[0], "", "", "", "" };
@@ -774,6 +781,7 @@ static void ana_free(struct ana *a)
 		free(a->warns[i].msg);
 	isc_lsq_free(a->rss_lsq);
 	isc_gpu_ana_free(a->gpu);
+	isc_oom_free(a->oom);
 	isc_series_free(a->series);
 	isc_pysamp_free(a->pys);
 	isc_numa_free(a->numa);
@@ -789,6 +797,7 @@ int isc_analyze_timeline(struct isc_timeline *t, const struct isc_analyze_opts *
 	int rc;
 	*out = NULL;
 	if ((rc = isc_lsq_new(&a.rss_lsq)) || (rc = isc_series_new(&a.series)) || (rc = isc_pysamp_new(&a.pys)) || (rc = isc_numa_new(&a.numa)) ||
+	    (rc = isc_oom_new(&a.oom)) ||
 	    (rc = isc_gpu_ana_new(&a.gpu, t, o && o->hta_compat, a.series)))
 		goto done;
 	for (;;) {

@@ -2126,6 +2126,15 @@ int isc_gpu_ana_emit(struct isc_gpu_ana *g, cJSON *root)
 	return o.jb.oom || g->oom ? -ENOMEM : 0;
 }
 
+void isc_gpu_ana_failure(const struct isc_gpu_ana *g, struct isc_oom_gpu *out)
+{
+	enum isc_dm_site_kind kind;
+	uint32_t id;
+	memset(out, 0, sizeof(*out));
+	out->have = isc_devmem_last_failure(g->dm, &out->device, &out->ts, &out->bytes, &kind, &id);
+	out->site = out->have && kind != ISC_DM_NONE ? isc_timeline_string_borrow(g->t, id) : NULL;
+}
+
 void isc_gpu_ana_free(struct isc_gpu_ana *g)
 {
 	if (!g)

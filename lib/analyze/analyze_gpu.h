@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "isc.h"
+#include "analyze_oom.h"
 #include "analyze_series.h"
 
 struct isc_gpu_ana;
@@ -29,6 +30,9 @@ int isc_gpu_ana_event(struct isc_gpu_ana *g, const struct isc_tl_event *ev);
 
 /* Ends the pass and adds root.gpu (always present; no devices without GPU operations).  0 or -ENOMEM. */
 int isc_gpu_ana_emit(struct isc_gpu_ana *g, cJSON *root);
+
+/* The latest device allocation that failed (out of memory), with its site: out->have false when none. */
+void isc_gpu_ana_failure(const struct isc_gpu_ana *g, struct isc_oom_gpu *out);
 
 void isc_gpu_ana_free(struct isc_gpu_ana *g);
 

@@ -195,6 +195,7 @@ struct ana {
 	/* outermost DataLoader spans: closed time, and the open ones (count, sum of begins) */
 	uint64_t dl_closed_ns, dl_calls, dl_open, dl_open_begin_sum;
 	struct isc_gpu_ana *gpu; /* gpu.* (analyze_gpu.c) */
+	struct isc_oom *oom;     /* oom (analyze_oom.c) */
 	struct isc_series *series; /* timeseries.* (analyze_series.c) */
 	struct isc_numa *numa;     /* memory.numa (analyze_numa.c) */
 	struct isc_pysamp *pys;    /* python.samples (analyze_pysample.c) */

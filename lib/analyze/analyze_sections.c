@@ -14,6 +14,7 @@
 #include "isc_config.h"
 #include "analyze_gpu.h"
 #include "analyze_numa.h"
+#include "analyze_oom.h"
 #include "analyze_pass.h"
 #include "analyze_util.h"
 
@@ -95,7 +96,8 @@ static const char *warning_kind(uint64_t code)
 {
 	static const char *const names[] = { "other", "no_driver", "stub_driver", "injection_taken", "not_built",
 					     "no_nvml", "cupti_version", "cupti_privileges", "cupti_subscriber",
-					     "cupti_error", "cupti_kinds", [ISC_WARN_NO_PY_AGENT] = "no_python_agent" };
+					     "cupti_error", "cupti_kinds", [ISC_WARN_NO_PY_AGENT] = "no_python_agent",
+					     [ISC_WARN_OOM_KILL] = "oom_kill" };
 	return code < sizeof(names) / sizeof(names[0]) && names[code] ? names[code] : "other";
 }
 
@@ -980,6 +982,14 @@ static void emit_run(struct ana *a, cJSON *root, const struct isc_tl_stats *st, 
 	isc_jb_str(&a->jb, r, "too_short_reason", *why ? why : NULL);
 }
 
+/* The command line of process pid, NULL when unknown (isc_oom_emit's callback). */
+static const char *proc_command(void *ctx, uint32_t pid)
+{
+	const struct ana *a = ctx;
+	uint32_t i = isc_umap_get(&a->pr_map, pid);
+	return i == NONE ? NULL : a->prs[i]->command;
+}
+
 cJSON *isc_ana_build(struct ana *a, bool damaged)
 {
 	const struct isc_tl_header *h = isc_timeline_header_borrow(a->t);
@@ -1122,6 +1132,11 @@ cJSON *isc_ana_build(struct ana *a, bool damaged)
 		goto oom;
 	if (isc_gpu_ana_emit(a->gpu, root) ||
 	    isc_series_emit(a->series, a->first_ts, a->last_ts, h->ncpu, root))
+		goto oom;
+	struct isc_oom_gpu gf;
+	isc_gpu_ana_failure(a->gpu, &gf);
+	if (isc_oom_emit(a->oom, &a->jb, root, a->first_ts, st->have_end ? st->exit_status : 0, &gf, a->t,
+			 proc_command, a))
 		goto oom;
 
 	emit_run(a, root, st, traced);

@@ -617,6 +617,8 @@ static char **child_env(struct rec *r)
 }
 
 /* fork + exec; an exec failure comes back through a close-on-exec pipe. */
+#define CG_JOIN_FAILED 0x40000000 /* or'ed into the errno the child reports */
+
 static int start_child(struct rec *r, char **env)
 {
 	int pfd[2];
@@ -640,6 +642,16 @@ static int start_child(struct rec *r, char **env)
 		signal(SIGTERM, SIG_DFL);
 		if (r->o->child_stdout_to_stderr)
 			dup2(2, 1);
+		if (r->cg.procs_fd >= 0) { /* --memory-limit: join the cgroup before exec */
+			char b[24];
+			int n = snprintf(b, sizeof(b), "%d", (int)getpid());
+			if (write(r->cg.procs_fd, b, (size_t)n) != n) {
+				int e = errno | CG_JOIN_FAILED;
+				if (write(pfd[1], &e, sizeof(e)) < 0)
+					_exit(127);
+				_exit(127);
+			}
+		}
 		execvpe(r->o->argv[0], r->o->argv, env);
 		int e = errno;
 		if (write(pfd[1], &e, sizeof(e)) < 0)
@@ -653,6 +665,12 @@ static int start_child(struct rec *r, char **env)
 		got = read(pfd[0], &e, sizeof(e));
 	while (got < 0 && errno == EINTR);
 	close(pfd[0]);
+	if (got == (ssize_t)sizeof(e) && e & CG_JOIN_FAILED) {
+		waitpid(pid, NULL, 0);
+		e &= ~CG_JOIN_FAILED;
+		isc_err_push("Cannot limit memory: cannot move the workload into %s: %s", r->cg.dir, strerror(e));
+		return -e;
+	}
 	if (got == (ssize_t)sizeof(e)) {
 		waitpid(pid, NULL, 0);
 		r->res->exec_errno = e;
@@ -661,6 +679,21 @@ static int start_child(struct rec *r, char **env)
 	}
 	r->child = pid;
 	return 0;
+}
+
+/* A WARNING record (formats/trace.md) of pid with code and message, now. */
+static void write_warning(struct rec *r, pid_t pid, unsigned code, const char *msg)
+{
+	uint8_t body[512];
+	size_t len = strlen(msg) < 480 ? strlen(msg) : 480;
+	unsigned n = isc_put_varint(body, (uint64_t)pid);
+	n += isc_put_varint(body + n, code);
+	memcpy(body + n, msg, len);
+	uint64_t now = isc_now_ns(), last = now;
+	struct isc_buf b = { 0 };
+	isc_buf_put_record(&b, ISC_REC_WARNING, now, &last, body, n + len);
+	isc_rec_emit(r, ISC_CHUNK_SAMPLES, 0, 0, now, 0, b.data, b.len, true);
+	isc_buf_free(&b);
 }
 
 /* PROC_EXIT of pid: status (exit code or 128 + signal), how 0 exited,
@@ -815,6 +848,7 @@ int isc_record_run(const struct isc_record_opts *o, struct isc_record_result *re
 	int rc;
 
 	memset(&r, 0, sizeof(r));
+	r.cg.procs_fd = -1;
 	memset(res, 0, sizeof(*res));
 	r.o = o;
 	r.res = res;
@@ -854,6 +888,15 @@ int isc_record_run(const struct isc_record_opts *o, struct isc_record_result *re
 	 * gets its own disposition back in start_child */
 	sigaction(SIGPIPE, &(struct sigaction){ .sa_handler = SIG_IGN }, &r.old_pipe);
 	r.python = runs_python(o->argv);
+	if (o->memory_limit) {
+		if ((rc = isc_memcg_create(&r.cg, o->memory_limit)))
+			goto out_dir;
+		if (!o->quiet)
+			fprintf(stderr, "iscope-record: note: the workload runs in cgroup v%d %s, limited to %.1f MiB\n",
+				r.cg.version, r.cg.dir, (double)o->memory_limit / 1048576);
+	} else {
+		isc_memcg_baseline(&r.cg);
+	}
 	if ((rc = start_child(&r, env)))
 		goto out_dir;
 	res->workload_started = true;
@@ -906,6 +949,12 @@ int isc_record_run(const struct isc_record_opts *o, struct isc_record_result *re
 		mark_exited(&r, pid);
 		if (waitpid(pid, &st, 0) != pid)
 			continue;
+		char why[400];
+		if (WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL && isc_memcg_oom_killed(&r.cg, why, sizeof(why))) {
+			write_warning(&r, pid, ISC_WARN_OOM_KILL, why);
+			if (!o->quiet)
+				fprintf(stderr, "iscope-record: process %d was %s\n", (int)pid, why);
+		}
 		write_exit(&r, pid, WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), WIFEXITED(st) ? 0 : 1);
 		if (pid == r.child) {
 			res->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
@@ -968,6 +1017,7 @@ int isc_record_run(const struct isc_record_opts *o, struct isc_record_result *re
 		res->processes += proc_first(&r, k);
 	rc = 0;
 out_dir:
+	isc_memcg_destroy(&r.cg);
 	cleanup_session(&r);
 out_writer:
 	sigaction(SIGBUS, &old_bus, NULL);

@@ -16,6 +16,7 @@
 #include "isc.h"
 #include "isc_record.h"
 #include "gpu_setup.h"
+#include "memcg.h"
 
 #define ROUND_LAG 5
 #define MAX_PROCS 4096
@@ -97,6 +98,7 @@ struct rec {
 	} strseq[MAX_PROCS];
 	unsigned nstrseq;
 	bool py_warned; /* the Python sampler's first warning was printed */
+	struct isc_memcg cg;      /* --memory-limit's cgroup; OOM-kill counters */
 };
 
 /* ---- frames.c ---------------------------------------------------------- */

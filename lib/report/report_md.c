@@ -1123,6 +1123,8 @@ static void device_memory(struct isc_rep *m, const cJSON *dev)
 		cJSON_ArrayForEach(x, ps) {
 			isc_rep_putf(m, "| %s | %s | ", field(b[0], 64, x, "bytes", 'b'), field(b[1], 64, x, "pct_of_peak", 'p'));
 			code_span(m, str(x, "name", "?"));
+			if (*str(x, "file", ""))
+				isc_rep_put(m, " ");
 			location(m, x, true);
 			isc_rep_put(m, " | ");
 			esc(m, str(x, "kind", ""));
@@ -1166,6 +1168,8 @@ static void device_memory(struct isc_rep *m, const cJSON *dev)
 			isc_rep_putf(m, "| %s | %s | %s | ", field(b[0], 64, x, "bytes_per_iteration", 'b'),
 				     field(b[1], 64, x, "growth_bytes", 'b'), field(b[2], 64, x, "iterations", 'i'));
 			code_span(m, str(x, "name", "?"));
+			if (*str(x, "file", ""))
+				isc_rep_put(m, " ");
 			location(m, x, true);
 			isc_rep_put(m, " |\n");
 		}
@@ -1206,6 +1210,30 @@ static void sec_memory(struct isc_rep *m, const cJSON *root)
 		{ "rss_bytes", "RSS", "#3b75af", true, 'b' },
 		{ "gpu_mem_used_bytes", "GPU memory used", "#c0392b", true, 'b' },
 	};
+	const cJSON *oom = isc_json_get(root, "oom");
+	if (cJSON_IsObject(oom)) {
+		isc_rep_put(m, "\n### Out of memory\n\n**The workload died of out-of-memory** (");
+		esc(m, str(oom, "kind", "?"));
+		isc_rep_putf(m, ") at %s: ", field(b[0], 64, oom, "at_ns", 'n'));
+		esc(m, str(oom, "evidence", ""));
+		const cJSON *site = isc_json_get(oom, "site");
+		if (cJSON_IsObject(site)) {
+			isc_rep_put(m, ". Site: ");
+			code_span(m, str(site, "name", "?"));
+			if (*str(site, "file", ""))
+				isc_rep_put(m, " ");
+			location(m, site, true);
+		}
+		isc_rep_putf(m, ". At the end: RSS %s (anonymous %s, file-backed %s), device memory live %s",
+			     field(b[0], 64, oom, "memory_at_end.rss_bytes", 'b'),
+			     field(b[1], 64, oom, "memory_at_end.anon_bytes", 'b'),
+			     field(b[2], 64, oom, "memory_at_end.file_bytes", 'b'),
+			     field(b[3], 64, oom, "memory_at_end.gpu_live_bytes", 'b'));
+		if (isc_json_num(oom, "growth_before.rss_increase_bytes", &g))
+			isc_rep_putf(m, "; RSS rose %s in the last %s before", field(b[4], 64, oom, "growth_before.rss_increase_bytes", 'b'),
+				     field(b[5], 64, oom, "growth_before.window_ns", 'n'));
+		isc_rep_put(m, ".\n");
+	}
 	over_time(m, root, "Memory over time", mem_series, 2, ISC_REP_UNIT_BYTES);
 	const cJSON *dev;
 	cJSON_ArrayForEach(dev, array(root, "gpu.devices"))

@@ -13,6 +13,8 @@
  * CPU-class findings are still listed.  A run without GPU operations gets a
  * CPU class (python_bound, op_compute_bound, thread_contention,
  * host_memory_bound, io_wait, gil_contention).  Without candidates the class is "unknown".
+ * A run that died of out-of-memory (rule_oom.c) gets "oom", before any
+ * other class and without a runner-up.
  *
  *   confidence = S x Q x (1 - S2 / (2 S))        rounded to 0.01
  *
@@ -50,7 +52,11 @@
  * run too short for its statistics (run.too_short) x 0.5, a window x 1 (it covers the last
  * window_ns only: said, not penalised).
  *
- * Ranking.  findings[] is sorted by suggestion.estimated_saving_ns,
+ * The oom class (rule_oom.c: the workload died of out-of-memory) is
+ * chosen before any other, without a runner-up and without the
+ * outcome's limits: the death is what it describes.
+ *
+ * Ranking.  oom first; then findings[] is sorted by suggestion.estimated_saving_ns,
  * largest first; findings without an estimate follow, by severity
  * (critical, warning, info); the rule order breaks the remaining ties.
  */
@@ -65,7 +71,7 @@
 #include "../analyze/analyze_wait.h" /* isc_is_torch_op */
 
 static const struct rule *const rules[] = {
-	&isc_rule_data_loss, &isc_rule_abrupt_end, &isc_rule_gpu_not_traced,
+	&isc_rule_oom, &isc_rule_data_loss, &isc_rule_abrupt_end, &isc_rule_gpu_not_traced,
 	/* GPU classes */
 	&isc_rule_gpu_compute_bound, &isc_rule_launch_bound, &isc_rule_cpu_bound, &isc_rule_transfer_bound, &isc_rule_sync_bound,
 	&isc_rule_thermal_throttled, &isc_rule_gpu_gaps, &isc_rule_gpu_low_util, &isc_rule_gpu_memory_high,
@@ -505,6 +511,9 @@ static int by_saving(const void *x, const void *y)
 	double sa, sb;
 	bool ha = isc_rhave(a->f, "suggestion.estimated_saving_ns", &sa);
 	bool hb = isc_rhave(b->f, "suggestion.estimated_saving_ns", &sb);
+	bool oa = !strcmp(isc_rstr(a->f, "id", ""), "oom"), ob = !strcmp(isc_rstr(b->f, "id", ""), "oom");
+	if (oa != ob) /* the death comes first */
+		return oa ? -1 : 1;
 	if (ha != hb)
 		return ha ? -1 : 1;
 	if (ha && sa != sb)
@@ -638,9 +647,14 @@ static int set_verdict(cJSON *root, const struct rule_ctx *c, const struct rule_
 		return -ENOMEM;
 	}
 	double factor = outcome_limits(c->doc, limits, c->gpu);
-	for (unsigned i = 0; i < o->ncand; i++) {
+	for (unsigned i = 0; i < o->ncand && !(w && !strcmp(w->cls, "oom")); i++) {
 		const struct rule_cand *k = &o->cand[i];
 		const char *what, *how;
+		if (!strcmp(k->cls, "oom")) { /* the run ended there: first, alone */
+			w = k;
+			second = NULL;
+			continue;
+		}
 		if (gpu_class(k->cls) != c->gpu)
 			continue;
 		if (evidence_missing(c->doc, k->cls, buf, sizeof(buf), &what, &how)) {
@@ -658,6 +672,14 @@ static int set_verdict(cJSON *root, const struct rule_ctx *c, const struct rule_
 			w = k;
 		} else if (!second || k->explained_pct > second->explained_pct) {
 			second = k;
+		}
+	}
+	if (w && !strcmp(w->cls, "oom")) { /* the death is what the verdict describes: no limit */
+		factor = 1;
+		cJSON_Delete(limits);
+		if (!(limits = cJSON_CreateArray())) {
+			cJSON_Delete(missing);
+			return -ENOMEM;
 		}
 	}
 	cJSON *v = cJSON_CreateObject();

@@ -32,6 +32,8 @@ static const struct isc_opt opts[] = {
 	  "no live status line, no summary and no notes" },
 	{ "no-cuda", 0, ISC_OPT_FLAG, NULL, "INFERSCOPE_NO_CUDA", "no_cuda", "false",
 	  "record no GPU activity and no GPU samples (no CUDA agent, no NVML)" },
+	{ "memory-limit", 0, ISC_OPT_VALUE, "SIZE", "INFERSCOPE_MEMORY_LIMIT", "memory_limit", NULL,
+	  "run the workload in a memory cgroup limited to SIZE (a bare number is MiB), to reproduce an out-of-memory" },
 	{ "force", 0, ISC_OPT_FLAG, NULL, NULL, NULL, "false",
 	  "replace a CUDA_INJECTION64_PATH or NVTX_INJECTION64_PATH set by another tool" },
 	ISC_OPT_LOG_LEVEL,
@@ -160,6 +162,7 @@ int main(int argc, char **argv)
 	o.flush_ms = 1000;
 	o.level = 3;
 	if (isc_config_get_size(c, "trace-size", &o.buffer_bytes) < 0 || isc_config_get_size(c, "ring", &o.ring_bytes) < 0 ||
+	    isc_config_get_size(c, "memory-limit", &o.memory_limit) < 0 ||
 	    isc_config_get_u64(c, "sample-hz", &v) < 0 || (o.sample_hz = (unsigned)v, 0) ||
 	    isc_config_get_u64(c, "flush-ms", &v) < 0 || (o.flush_ms = (unsigned)v, 0) ||
 	    isc_config_get_u64(c, "python-hz", &v) < 0 || (o.python_hz = v > 100000 ? 100000 : (unsigned)v, 0) ||

@@ -1,0 +1,345 @@
+/*
+ * analyze_oom.c - oom: the workload died of out-of-memory.
+ *
+ * Kinds, by the evidence that decides them (the first that applies):
+ *   host_oom_killer    the recorder's WARNING OOM_KILL: a process of the
+ *                      session was killed by SIGKILL while the kernel
+ *                      counted an OOM kill (its memory cgroup's
+ *                      oom_kill, or /proc/vmstat oom_kill)
+ *   cuda_oom           an unhandled torch.cuda.OutOfMemoryError (or an
+ *                      exception saying "CUDA out of memory"), as the
+ *                      Python agent's EXCEPTION record; else a device
+ *                      allocation the CUDA agent saw fail, when the
+ *                      workload then exited with a non-zero status
+ *   host_alloc_failed  an unhandled MemoryError
+ * The site: where the exception was raised (file and line of the
+ * innermost traceback frame); for the OOM killer, the Python function
+ * charged with the most RSS growth in the last GROWTH_WINDOW_NS before
+ * the kill (each increase between two samples goes to the innermost
+ * Python function of the main thread at the later one), else the one
+ * running at the last sample; for a failed device allocation, its
+ * allocation site.  Memory at the end: the process's last RSS sample
+ * and smaps_rollup record (anonymous vs file-backed), and the live device
+ * memory (gpu.devices[].memory.end_bytes).  Memory: the samples of the
+ * last GROWTH_WINDOW_NS per process (at most RING of them).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze_oom.h"
+#include "isc_analyze.h" /* isc_json_* */
+#include "isc_format.h"  /* ISC_WARN_OOM_KILL */
+#include "../format/format.h" /* struct isc_exception */
+
+#define GROWTH_WINDOW_NS 10000000000ull
+#define RING 512
+#define TOP 5
+
+struct sample {
+	uint64_t ts, rss;
+	uint32_t fn;
+};
+
+struct oproc {
+	uint32_t pid;
+	struct sample r[RING];
+	size_t head, n;
+	bool smaps;
+	uint64_t s_rss, s_swap, s_anon;
+};
+
+struct isc_oom {
+	struct isc_umap map;
+	struct oproc **ps;
+	size_t nps, cap;
+	/* the OOM kill */
+	bool killed;
+	uint64_t kill_ts;
+	uint32_t kill_pid;
+	char *kill_msg;
+	/* the last out-of-memory exception */
+	bool exc;
+	bool exc_cuda;
+	uint64_t exc_ts;
+	uint32_t exc_pid;
+	char *exc_type, *exc_msg, *exc_file, *exc_fn;
+	uint32_t exc_line;
+};
+
+int isc_oom_new(struct isc_oom **o)
+{
+	*o = calloc(1, sizeof(**o));
+	return *o ? 0 : -ENOMEM;
+}
+
+void isc_oom_free(struct isc_oom *o)
+{
+	if (!o)
+		return;
+	for (size_t i = 0; i < o->nps; i++)
+		free(o->ps[i]);
+	free(o->ps);
+	free(o->kill_msg);
+	free(o->exc_type);
+	free(o->exc_msg);
+	free(o->exc_file);
+	free(o->exc_fn);
+	isc_umap_free(&o->map);
+	free(o);
+}
+
+static struct oproc *proc_of(struct isc_oom *o, uint32_t pid, bool add)
+{
+	uint32_t *slot, i = isc_umap_get(&o->map, pid);
+	if (i != ISC_UMAP_NONE)
+		return o->ps[i];
+	if (!add || isc_grow(&o->ps, &o->cap, o->nps, sizeof(*o->ps)))
+		return NULL;
+	struct oproc *p = calloc(1, sizeof(*p));
+	if (!p || isc_umap_slot(&o->map, pid, &slot)) {
+		free(p);
+		return NULL;
+	}
+	p->pid = pid;
+	*slot = (uint32_t)o->nps;
+	o->ps[o->nps++] = p;
+	return p;
+}
+
+int isc_oom_rss(struct isc_oom *o, uint64_t ts, uint32_t pid, uint64_t rss, uint32_t fn)
+{
+	struct oproc *p = proc_of(o, pid, true);
+	if (!p)
+		return -ENOMEM;
+	if (!rss)
+		return 0; /* a process already gone (its zombie has no memory) */
+	/* forget samples older than the window, keeping one before it (the base of the first increase) */
+	while (p->n > 1 && ts - p->r[(p->head + 1) % RING].ts > GROWTH_WINDOW_NS) {
+		p->head = (p->head + 1) % RING;
+		p->n--;
+	}
+	if (p->n == RING) {
+		p->head = (p->head + 1) % RING;
+		p->n--;
+	}
+	p->r[(p->head + p->n++) % RING] = (struct sample){ ts, rss, fn };
+	return 0;
+}
+
+int isc_oom_smaps(struct isc_oom *o, uint32_t pid, uint64_t rss, uint64_t swap, uint64_t anon)
+{
+	struct oproc *p = proc_of(o, pid, true);
+	if (!p)
+		return -ENOMEM;
+	p->smaps = true;
+	p->s_rss = rss;
+	p->s_swap = swap;
+	p->s_anon = anon;
+	return 0;
+}
+
+/* A copy of n bytes of workload text (cleaned); NULL when out of memory. */
+static char *text(const uint8_t *p, size_t n)
+{
+	return isc_text_dup(p, n, '?', true);
+}
+
+int isc_oom_exception(struct isc_oom *o, uint64_t ts, uint32_t pid, const struct isc_exception *x, uint64_t line)
+{
+	char *type = text(x->type, x->ntype), *msg = text(x->msg, x->nmsg);
+	int rc = 0;
+	if (!type || !msg) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	size_t n = strlen(type);
+	bool cuda = (n >= 16 && !strcmp(type + n - 16, "OutOfMemoryError")) || strstr(msg, "CUDA out of memory");
+	bool host = !strcmp(type, "MemoryError");
+	if (!cuda && !host)
+		goto out;
+	char *file = text(x->file, x->nfile), *fn = text(x->func, x->nfunc);
+	if (!file || !fn) {
+		free(file);
+		free(fn);
+		rc = -ENOMEM;
+		goto out;
+	}
+	free(o->exc_type);
+	free(o->exc_msg);
+	free(o->exc_file);
+	free(o->exc_fn);
+	o->exc_type = type;
+	o->exc_msg = msg;
+	o->exc_file = file;
+	o->exc_fn = fn;
+	type = msg = NULL;
+	o->exc = true;
+	o->exc_cuda = cuda;
+	o->exc_ts = ts;
+	o->exc_pid = pid;
+	o->exc_line = line > UINT32_MAX ? 0 : (uint32_t)line;
+out:
+	free(type);
+	free(msg);
+	return rc;
+}
+
+int isc_oom_warning(struct isc_oom *o, uint64_t ts, uint32_t pid, uint64_t code, const uint8_t *msg, size_t n)
+{
+	if (code != ISC_WARN_OOM_KILL || o->killed)
+		return 0;
+	char *m = isc_text_dup(msg, n, '?', true);
+	if (!m)
+		return -ENOMEM;
+	o->killed = true;
+	o->kill_ts = ts;
+	o->kill_pid = pid;
+	o->kill_msg = m;
+	return 0;
+}
+
+/* name, file and line of s. */
+static void loc(struct isc_jb *jb, cJSON *o, const struct isc_tl_string *s)
+{
+	isc_jb_str(jb, o, "name", s ? s->name : "?");
+	isc_jb_str(jb, o, "file", s ? s->file : "");
+	isc_jb_num(jb, o, "line", s ? s->line : 0);
+}
+
+struct grow {
+	uint32_t fn;
+	uint64_t bytes;
+};
+
+static int cmp_grow(const void *x, const void *y)
+{
+	const struct grow *a = x, *b = y;
+	if (a->bytes != b->bytes)
+		return a->bytes > b->bytes ? -1 : 1;
+	return a->fn < b->fn ? -1 : a->fn > b->fn;
+}
+
+/* growth_before of p up to end: the RSS increase in the window, by function; the top one in *top. */
+static void growth(const struct oproc *p, uint64_t end, struct isc_jb *jb, cJSON *oom, const struct isc_timeline *t,
+		   uint32_t *top)
+{
+	struct grow g[RING];
+	size_t ng = 0;
+	uint64_t first = 0, up = 0;
+	bool any = false;
+	*top = 0;
+	for (size_t i = 1; i < p->n; i++) {
+		const struct sample *a = &p->r[(p->head + i - 1) % RING], *b = &p->r[(p->head + i) % RING];
+		if (b->ts > end || end - b->ts > GROWTH_WINDOW_NS)
+			continue;
+		if (!any)
+			first = a->ts;
+		any = true;
+		if (b->rss <= a->rss)
+			continue;
+		up += b->rss - a->rss;
+		size_t k = 0;
+		while (k < ng && g[k].fn != b->fn)
+			k++;
+		if (k == ng)
+			g[ng++] = (struct grow){ b->fn, 0 };
+		g[k].bytes += b->rss - a->rss;
+	}
+	cJSON *gb = isc_jb_obj(jb, oom, "growth_before");
+	isc_jb_num(jb, gb, "window_ns", any ? (double)(end - first) : 0);
+	isc_jb_num(jb, gb, "rss_increase_bytes", (double)up);
+	if (ng > 1)
+		qsort(g, ng, sizeof(*g), cmp_grow);
+	cJSON *arr = isc_jb_arr(jb, gb, "top");
+	for (size_t k = 0, shown = 0; k < ng && shown < TOP; k++) {
+		if (!g[k].fn)
+			continue;
+		cJSON *x = isc_jb_push_obj(jb, arr);
+		loc(jb, x, isc_timeline_string_borrow(t, g[k].fn));
+		isc_jb_num(jb, x, "bytes", (double)g[k].bytes);
+		if (!shown++)
+			*top = g[k].fn;
+	}
+}
+
+int isc_oom_emit(const struct isc_oom *o, struct isc_jb *jb, cJSON *root, uint64_t start_ns, int exit_status,
+		 const struct isc_oom_gpu *gpu, const struct isc_timeline *t,
+		 const char *(*command)(void *ctx, uint32_t pid), void *ctx)
+{
+	const char *kind;
+	uint32_t pid;
+	uint64_t ts;
+	if (o->killed) {
+		kind = "host_oom_killer", pid = o->kill_pid, ts = o->kill_ts;
+	} else if (o->exc) {
+		kind = o->exc_cuda ? "cuda_oom" : "host_alloc_failed", pid = o->exc_pid, ts = o->exc_ts;
+	} else if (gpu && gpu->have && exit_status != 0) {
+		kind = "cuda_oom", pid = 0, ts = (uint64_t)gpu->ts;
+	} else {
+		isc_jb_chk(jb, cJSON_AddNullToObject(root, "oom"));
+		return 0;
+	}
+	cJSON *oom = isc_jb_obj(jb, root, "oom");
+	isc_jb_str(jb, oom, "kind", kind);
+	isc_jb_num_or_null(jb, oom, "pid", pid != 0, (double)pid);
+	isc_jb_str(jb, oom, "command", pid && command ? command(ctx, pid) : NULL);
+	isc_jb_num(jb, oom, "at_ns", ts > start_ns ? (double)(ts - start_ns) : 0);
+	const struct oproc *p = pid ? proc_of((struct isc_oom *)o, pid, false) : NULL;
+	uint32_t top = 0;
+	if (p)
+		growth(p, ts, jb, oom, t, &top);
+	else
+		isc_jb_chk(jb, cJSON_AddNullToObject(oom, "growth_before"));
+
+	/* the site and how it was found */
+	const char *how, *evidence;
+	char ev[700];
+	const struct isc_tl_string *at = NULL;
+	if (o->killed) {
+		const struct sample *last = p && p->n ? &p->r[(p->head + p->n - 1) % RING] : NULL;
+		uint32_t f = top ? top : last ? last->fn : 0;
+		how = top ? "rss_growth" : f ? "python_stack" : "unknown";
+		at = f ? isc_timeline_string_borrow(t, f) : NULL;
+		evidence = o->kill_msg;
+	} else if (o->exc) {
+		how = "exception";
+		snprintf(ev, sizeof(ev), "%s in %s%s%s", o->exc_type, o->exc_fn, *o->exc_msg ? ": " : "", o->exc_msg);
+		evidence = ev;
+	} else {
+		how = gpu->site ? "allocation" : "unknown";
+		at = gpu->site;
+		evidence = "a device memory allocation failed (CUDA agent) and the workload exited with an error";
+	}
+	if (at || (o->exc && !o->killed)) {
+		cJSON *site = isc_jb_obj(jb, oom, "site");
+		isc_jb_str(jb, site, "name", at ? at->name : o->exc_fn);
+		isc_jb_str(jb, site, "file", at ? at->file : o->exc_file);
+		isc_jb_num(jb, site, "line", at ? at->line : o->exc_line);
+	} else {
+		isc_jb_chk(jb, cJSON_AddNullToObject(oom, "site"));
+	}
+	isc_jb_str(jb, oom, "site_source", how);
+	isc_jb_str(jb, oom, "evidence", evidence);
+
+	cJSON *end = isc_jb_obj(jb, oom, "memory_at_end");
+	const struct sample *last = p && p->n ? &p->r[(p->head + p->n - 1) % RING] : NULL;
+	isc_jb_num_or_null(jb, end, "rss_bytes", last != NULL, last ? (double)last->rss : 0);
+	bool sm = p && p->smaps;
+	isc_jb_num_or_null(jb, end, "anon_bytes", sm, sm ? (double)p->s_anon : 0);
+	isc_jb_num_or_null(jb, end, "file_bytes", sm, sm && p->s_rss > p->s_anon ? (double)(p->s_rss - p->s_anon) : 0);
+	isc_jb_num_or_null(jb, end, "swap_bytes", sm, sm ? (double)p->s_swap : 0);
+	double live = 0;
+	bool have_gpu = false;
+	const cJSON *d;
+	cJSON_ArrayForEach(d, isc_json_get(root, "gpu.devices")) {
+		double v;
+		if (isc_json_num(d, "memory.end_bytes", &v)) {
+			live += v;
+			have_gpu = true;
+		}
+	}
+	isc_jb_num_or_null(jb, end, "gpu_live_bytes", have_gpu, live);
+	return jb->oom ? -ENOMEM : 0;
+}

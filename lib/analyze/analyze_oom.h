@@ -1,0 +1,51 @@
+/*
+ * analyze_oom.h - the oom section of the findings document: did the
+ * workload die of out-of-memory, and what was it doing (analyze_oom.c).
+ * Fed by analyze.c during its pass.  Private to lib/analyze.
+ */
+#ifndef ISC_ANALYZE_OOM_H
+#define ISC_ANALYZE_OOM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "isc.h"
+#include "analyze_util.h"
+
+struct isc_oom;
+
+int isc_oom_new(struct isc_oom **o);
+void isc_oom_free(struct isc_oom *o);
+
+/* A PROC_SAMPLE of pid: its RSS, and fn (a string id, 0: none) the innermost Python function of its main thread. */
+int isc_oom_rss(struct isc_oom *o, uint64_t ts, uint32_t pid, uint64_t rss, uint32_t fn);
+/* An SMAPS record of pid (smaps_rollup: rss, swap, anonymous bytes). */
+int isc_oom_smaps(struct isc_oom *o, uint32_t pid, uint64_t rss, uint64_t swap, uint64_t anon);
+struct isc_exception;
+/* An EXCEPTION record of pid (the Python agent: an unhandled exception) raised at line.  0 or -ENOMEM. */
+int isc_oom_exception(struct isc_oom *o, uint64_t ts, uint32_t pid, const struct isc_exception *x, uint64_t line);
+/* A WARNING record (code, message bytes) of pid. */
+int isc_oom_warning(struct isc_oom *o, uint64_t ts, uint32_t pid, uint64_t code, const uint8_t *msg, size_t n);
+
+/* A device allocation that failed (the CUDA agent), for cuda_oom when nothing else explains the death. */
+struct isc_oom_gpu {
+	bool have;
+	uint32_t device;
+	int64_t ts;
+	uint64_t bytes;
+	const struct isc_tl_string *site; /* NULL: unknown */
+};
+
+/*
+ * Adds root.oom: null, or the out-of-memory death of the run (kinds and
+ * their evidence at the top of analyze_oom.c).  exit_status is the
+ * workload's (summary), start_ns the document's time origin; command(pid)
+ * names a process (may return NULL).  0 or -ENOMEM.
+ */
+int isc_oom_emit(const struct isc_oom *o, struct isc_jb *jb, cJSON *root, uint64_t start_ns, int exit_status,
+		 const struct isc_oom_gpu *gpu, const struct isc_timeline *t,
+		 const char *(*command)(void *ctx, uint32_t pid), void *ctx);
+
+#endif
