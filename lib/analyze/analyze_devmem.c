@@ -596,7 +596,7 @@ void isc_devmem_emit(const struct isc_devmem *m, struct isc_jb *jb, cJSON *dev, 
 
 	cJSON *fl = isc_jb_obj(jb, mem, "failures");
 	isc_jb_num(jb, fl, "count", (double)d->failures);
-	isc_jb_num_or_null(jb, fl, "last_bytes", d->failures > 0, (double)d->failure_bytes);
+	isc_jb_num_or_null(jb, fl, "last_bytes", d->failure_bytes > 0, (double)d->failure_bytes); /* 0: not recorded */
 	isc_jb_num_or_null(jb, fl, "last_ns", d->failures > 0,
 			   (double)(d->failure_ts > start_ns ? d->failure_ts - start_ns : 0));
 }

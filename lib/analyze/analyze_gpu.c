@@ -150,6 +150,7 @@ enum {
 	NC_BLOCKING_COPY = 64, /* a synchronous copy call (cudaMemcpy, cuMemcpyHtoD, hipMemcpy...) */
 	NC_ASYNC_COPY = 128,  /* an asynchronous copy call: blocking when host memory is pageable */
 	NC_SITE = 256,        /* a call whose call site is kept: syncs, copies, memsets, graph launches */
+	NC_ALLOC = 512,       /* a device memory allocation call (cudaMalloc, cuMemAlloc, hipMalloc...) */
 };
 
 /* s is name or name + "_suffix" (cudaLaunchKernel_ptsz, ..._v11060). */
@@ -188,6 +189,9 @@ static unsigned classify(const char *s)
 		c |= NC_NONCOMPUTE;
 	if (c & (NC_SYNC | NC_GRAPH) || strstr(s, "Memcpy") || strstr(s, "Memset"))
 		c |= NC_SITE;
+	if (!strncmp(s, "cudaMalloc", 10) || !strncmp(s, "cuMemAlloc", 10) || !strncmp(s, "cuMemCreate", 11) ||
+	    !strncmp(s, "hipMalloc", 9))
+		c |= NC_ALLOC;
 	return c;
 }
 
@@ -703,6 +707,7 @@ struct isc_gpu_ana {
 	struct isc_devmem *dm;
 	bool kineto;               /* META source=kineto: GPU_MEMORY records follow their [memory] MARK */
 	uint32_t mark_pid, mark_tid; /* the latest MARK */
+	uint32_t last_mem_dev;     /* device of the latest GPU_MEMORY: a failed allocation's (API records have none) */
 	uint64_t mark_ts;
 	/* synchronising calls */
 	struct isc_umap sapi_map;
@@ -1203,6 +1208,11 @@ static int on_api(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 		return 0;
 	if (ev->gpu.kind == 1 && end > th->rt_end)
 		th->rt_end = end;
+	if (ev->gpu.flags & ISC_GPU_API_FLAG_ERROR && cls & NC_ALLOC) { /* out of device memory */
+		uint32_t id;
+		enum isc_dm_site_kind k = mem_site(g, ev->pid, ev->tid, &id);
+		isc_devmem_failure(g->dm, ts, g->last_mem_dev, 0, k, id);
+	}
 	uint32_t site = cls & NC_SITE ? call_site(g, ev->pid, ev->tid) : GNONE;
 	if (cls & NC_SYNC && !nested &&
 	    (add_nstat(&g->sapi_map, &g->sapi, &g->nsapi, &g->sapi_cap, ev->name_id, 0, (int64_t)ev->gpu.dur_ns) ||
@@ -1398,6 +1408,7 @@ static int on_gpu_memory(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 		return -ENOMEM;
 	struct gmem *m = &g->gm[i];
 	m->device = (uint32_t)ev->f[0];
+	g->last_mem_dev = m->device;
 	m->net += ev->f[2] == 1 ? (int64_t)ev->f[4] : -(int64_t)ev->f[4];
 	if (m->net > m->peak)
 		m->peak = m->net;

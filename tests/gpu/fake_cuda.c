@@ -36,6 +36,7 @@ static struct {
 	void (*device_sync)(void);
 	void (*malloc_)(uint64_t, uint64_t);
 	void (*free_)(uint64_t, uint64_t);
+	void (*malloc_fail)(uint64_t);
 	void (*push)(const char *);
 	void (*pop)(void);
 	void (*name)(const char *);
@@ -76,6 +77,7 @@ static void init_once(void)
 	d.device_sync = (void (*)(void))dlsym(d.agent, "fakecupti_device_sync");
 	d.malloc_ = (void (*)(uint64_t, uint64_t))dlsym(d.agent, "fakecupti_malloc");
 	d.free_ = (void (*)(uint64_t, uint64_t))dlsym(d.agent, "fakecupti_free");
+	d.malloc_fail = (void (*)(uint64_t))dlsym(d.agent, "fakecupti_malloc_fail");
 	d.push = (void (*)(const char *))dlsym(d.agent, "fakecupti_nvtx_push");
 	d.pop = (void (*)(void))dlsym(d.agent, "fakecupti_nvtx_pop");
 	d.name = (void (*)(const char *))dlsym(d.agent, "fakecupti_name_thread");
@@ -155,6 +157,12 @@ EXPORT void fake_malloc(unsigned long long bytes, unsigned long long address)
 {
 	if (d.malloc_)
 		d.malloc_(bytes, address);
+}
+
+EXPORT void fake_malloc_fail(unsigned long long bytes)
+{
+	if (d.malloc_fail)
+		d.malloc_fail(bytes);
 }
 
 EXPORT void fake_free(unsigned long long bytes, unsigned long long address)

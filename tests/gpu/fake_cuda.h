@@ -23,6 +23,7 @@ void fake_sync(unsigned stream);        /* cudaStreamSynchronize */
 void fake_device_sync(void);            /* cudaDeviceSynchronize */
 void fake_malloc(unsigned long long bytes, unsigned long long address);
 void fake_free(unsigned long long bytes, unsigned long long address);
+void fake_malloc_fail(unsigned long long bytes); /* cudaMalloc returning out of memory */
 /* NVTX: fake_nvtx_inject plays the NVTX loader (NVTX_INJECTION64_PATH) */
 int fake_nvtx_inject(void);
 void fake_nvtx_push(const char *name);

@@ -22,6 +22,7 @@
  * FAKE_CUPTI_FAIL=subscribe|privileges|memory2, FAKE_CUPTI_DROPPED=N
  * (reported once by cuptiActivityGetNumDroppedRecords), FAKE_CUPTI_SKEW_NS=N
  * (added to GPU times: negative puts kernels before their launch),
+ * (fakecupti_malloc_fail: a cudaMalloc that returns out of memory),
  * FAKE_CUPTI_LAUNCH_NS=N (a kernel launch call lasts at least N ns, spent
  * on the CPU as the driver's work for a launch is, and its kernel starts
  * 1 us before the call returns: tests/verdict's launch-bound scenario).
@@ -219,6 +220,8 @@ static uint64_t gpu_start(uint32_t stream, uint64_t call, uint64_t dur)
 	return s;
 }
 
+static uint32_t api_error; /* returnValue of the next API records (a failing call) */
+
 static void api(CUpti_ActivityKind kind, CUpti_CallbackId cbid, uint64_t start, uint64_t end, uint32_t corr)
 {
 	if ((kind == CUPTI_ACTIVITY_KIND_RUNTIME && cbid < 1024 && f.runtime_off[cbid]) ||
@@ -233,6 +236,7 @@ static void api(CUpti_ActivityKind kind, CUpti_CallbackId cbid, uint64_t start, 
 	a.processId = (uint32_t)getpid();
 	a.threadId = thread_id();
 	a.correlationId = corr;
+	a.returnValue = api_error;
 	append(0, &a);
 }
 
@@ -457,6 +461,19 @@ EXPORT void fakecupti_malloc(uint64_t bytes, uint64_t address)
 {
 	pthread_mutex_lock(&f.mu);
 	memory(CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION, bytes, address);
+	pthread_mutex_unlock(&f.mu);
+}
+
+/* A cudaMalloc that fails for want of memory: cudaErrorMemoryAllocation (2)
+ * from the runtime, CUDA_ERROR_OUT_OF_MEMORY (2) from the driver, and, as
+ * with CUPTI, no MEMORY2 record (nothing was allocated). */
+EXPORT void fakecupti_malloc_fail(uint64_t bytes)
+{
+	(void)bytes; /* CUPTI's API records carry no size */
+	pthread_mutex_lock(&f.mu);
+	api_error = 2;
+	calls(CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, stamp());
+	api_error = 0;
 	pthread_mutex_unlock(&f.mu);
 }
 

@@ -48,6 +48,26 @@ memory_high        gpu_compute_bound with 37 GiB allocated on the 40 GiB
                    device (cudaMalloc, and NVML memory used 39000 MiB,
                    FAKE_NVML=mem_used_mib=39000): class gpu_compute_bound,
                    and a finding that device memory is above 90 %.
+memory_leak        device memory (tests/gpu/memory.bats): `load_weights`
+                   allocates 256 MiB once; then 12 steps (scope "step"),
+                   each `forward_tmp` allocating 64 MiB, running a 200 us
+                   kernel and freeing it, then `keep_outputs` allocating
+                   8 MiB never freed.  Peak: in the last step's
+                   forward_tmp, 256 + 11 x 8 + 64 = 408 MiB, live there:
+                   load_weights 256, keep_outputs 88, forward_tmp 64 MiB.
+                   Leak: keep_outputs, 8 MiB a step (88 MiB from the end of
+                   step 1 to the end of step 12); 2 allocations a step, one
+                   of them (forward_tmp's) released within it.
+memory_peak        `reserve_pool` tries a 64 GiB cudaMalloc, which fails,
+                   and goes on (a failure the program survives is no OOM);
+                   `load_weights` 512 MiB; 5 steps of `embed` (64 MiB) and
+                   `attention_scores` (2 GiB), a 1 ms kernel, both freed:
+                   peak 2624 MiB, of which attention_scores 2048 MiB
+                   (78.05 %); 512 MiB stay between steps, on a 40 GiB device.
+memory_oom         `load_weights` 30 GiB, then `alloc_kv_cache` calls
+                   cudaMalloc, which fails (out of memory: the CUPTI double's
+                   fakecupti_malloc_fail), and the program exits with status
+                   1 as a server would: cuda_oom at alloc_kv_cache.
 thermal_throttled  gpu_compute_bound on a GPU that throttles: the NVML
                    double reports, from 300 ms on, the thermal clock-event
                    reasons (sw_thermal 0x20 | hw_thermal 0x40), 92 C and
@@ -66,6 +86,7 @@ cuda.fake_sync.argtypes = [ctypes.c_uint]
 cuda.fake_device_sync.argtypes = []
 cuda.fake_malloc.argtypes = [ctypes.c_ulonglong, ctypes.c_ulonglong]
 cuda.fake_free.argtypes = [ctypes.c_ulonglong, ctypes.c_ulonglong]
+cuda.fake_malloc_fail.argtypes = [ctypes.c_ulonglong]
 
 HTOD, PAGEABLE, DEVICE = 1, 1, 3  # CUPTI's enum values
 US = 1000
@@ -164,6 +185,72 @@ def memory_high():
     cuda.fake_free(37 << 30, weights)
 
 
+WEIGHTS = 0x7e0000000000
+
+
+def load_weights(nbytes):
+    cuda.fake_malloc(nbytes, WEIGHTS)
+
+
+def forward_tmp():
+    cuda.fake_malloc(64 << 20, 0x7f1000000000)
+    cuda.fake_launch(b"ampere_sgemm_128x64_tn", 1, 200 * US)
+    cuda.fake_sync(1)
+    cuda.fake_free(64 << 20, 0x7f1000000000)
+
+
+def keep_outputs(i):
+    cuda.fake_malloc(8 << 20, 0x7f2000000000 + i * (8 << 20))
+
+
+def memory_leak():
+    from inferscope import scope
+    load_weights(256 << 20)
+    for i in range(12):
+        with scope("step"):
+            forward_tmp()
+            keep_outputs(i)
+
+
+def embed():
+    cuda.fake_malloc(64 << 20, 0x7f3000000000)
+
+
+def attention_scores():
+    cuda.fake_malloc(2 << 30, 0x7f4000000000)
+
+
+def reserve_pool():
+    cuda.fake_malloc_fail(64 << 30)
+
+
+def memory_peak():
+    from inferscope import scope
+    reserve_pool()
+    load_weights(512 << 20)
+    for i in range(5):
+        with scope("step"):
+            embed()
+            attention_scores()
+            cuda.fake_launch(b"ampere_sgemm_128x64_tn", 1, 1 * MS)
+            cuda.fake_sync(1)
+            cuda.fake_free(2 << 30, 0x7f4000000000)
+            cuda.fake_free(64 << 20, 0x7f3000000000)
+
+
+def alloc_kv_cache():
+    cuda.fake_malloc_fail(16 << 30)
+
+
+def memory_oom():
+    load_weights(30 << 30)
+    cuda.fake_launch(b"ampere_sgemm_128x64_tn", 1, 1 * MS)
+    cuda.fake_sync(1)
+    alloc_kv_cache()
+    print("gpu_scenario.py memory_oom: out of memory, injected=%d" % cuda.fake_injected())
+    sys.exit(1)
+
+
 SCENARIOS = {
     "launch_bound": launch_bound,
     "cpu_bound": cpu_bound,
@@ -172,6 +259,9 @@ SCENARIOS = {
     "sync_bound": sync_bound,
     "memory_high": memory_high,
     "thermal_throttled": gpu_compute_bound,
+    "memory_leak": memory_leak,
+    "memory_peak": memory_peak,
+    "memory_oom": memory_oom,
 }
 
 
