@@ -446,8 +446,12 @@ static bool run_line(struct isc_rep *m, const cJSON *root)
 {
 	const char *outcome = str(root, "run.outcome", NULL);
 	const cJSON *x = isc_json_get(root, "run.exception");
-	char b1[64], b2[64];
-	if (!outcome || !strcmp(outcome, "completed"))
+	char b1[64], b2[64], b3[64];
+	static const char *const shapes[] = { "failed", "killed", "truncated", "window" };
+	size_t i = 0;
+	while (outcome && i < sizeof(shapes) / sizeof(shapes[0]) && strcmp(outcome, shapes[i]))
+		i++;
+	if (!outcome || i == sizeof(shapes) / sizeof(shapes[0])) /* completed, or not ours to state */
 		return false;
 	isc_rep_put(m, "**");
 	if (!strcmp(outcome, "failed")) {
@@ -471,7 +475,7 @@ static bool run_line(struct isc_rep *m, const cJSON *root)
 	} else if (!strcmp(outcome, "killed")) {
 		isc_rep_putf(m, "The workload was killed by signal %s (exit status %s) after %s.",
 			     field(b1, sizeof(b1), root, "run.signal", 'i'), field(b2, sizeof(b2), root, "run.exit_status", 'i'),
-			     field(b2 + 32, 32, root, "summary.wall_ns", 'n'));
+			     field(b3, sizeof(b3), root, "summary.wall_ns", 'n'));
 	} else if (!strcmp(outcome, "truncated")) {
 		isc_rep_put(m, "The recording was cut short (no end record: the recorder was killed, or the trace was "
 			       "truncated): this report covers what was written.");
