@@ -1320,6 +1320,8 @@ static PyObject *agent_start(PyObject *mod, PyObject *args)
 		if (!calib.mech)
 			calibrate();
 		hook_install();
+	} else {
+		(void)tls_get(); /* claim the thread's slot: THREAD_BEGIN carries its Python name */
 	}
 	Py_RETURN_TRUE;
 }

@@ -73,6 +73,16 @@ def _inferscope_start():
                 threading.setprofile(_agent.thread_hook)
         else:
             os.register_at_fork(after_in_child=_agent.fork_attach)
+            # the threads' Python names (no hook reports them): one call per thread start
+            _run = threading.Thread._bootstrap_inner
+
+            def _inferscope_bootstrap_inner(self):
+                try:
+                    _agent.start(self.name)
+                except Exception:
+                    pass
+                return _run(self)
+            threading.Thread._bootstrap_inner = _inferscope_bootstrap_inner
         _agent.start(threading.current_thread().name)
         _inferscope_hook_exceptions(_agent, threading)
     except Exception as e:
