@@ -123,7 +123,7 @@ PY
 import os, time
 def child_spin():
     t0 = time.perf_counter()
-    while time.perf_counter() - t0 < 0.5:
+    while time.perf_counter() - t0 < 1.0:
         pass
 def parent_wait(pid):
     os.waitpid(pid, 0)
