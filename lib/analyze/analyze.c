@@ -629,11 +629,22 @@ static int on_event(struct ana *a, const struct isc_tl_event *ev)
 			if (*slot == NONE) {
 				if (isc_grow(&a->mks, &a->mks_cap, a->nmks, sizeof(*a->mks)))
 					return -ENOMEM;
-				a->mks[a->nmks] = (struct mark){ ev->name_id, 0, 0 };
+				a->mks[a->nmks] = (struct mark){ ev->name_id, 0, 0, ev->ts, ev->ts, 1000000, { 0 } };
 				*slot = (uint32_t)a->nmks++;
 			}
-			a->mks[*slot].count++;
-			a->mks[*slot].sum += ev->value;
+			struct mark *mk = &a->mks[*slot];
+			mk->count++;
+			mk->sum += ev->value;
+			uint64_t at = ev->ts > mk->first_ts ? ev->ts - mk->first_ts : 0;
+			while (at / mk->width >= MARK_BUCKETS) { /* double the width, merging neighbours */
+				for (unsigned b = 0; b < MARK_BUCKETS / 2; b++)
+					mk->buckets[b] = mk->buckets[2 * b] + mk->buckets[2 * b + 1];
+				memset(mk->buckets + MARK_BUCKETS / 2, 0, sizeof(mk->buckets) / 2);
+				mk->width *= 2;
+			}
+			mk->buckets[at / mk->width] += (double)ev->value;
+			if (ev->ts > mk->last_ts)
+				mk->last_ts = ev->ts;
 		}
 		return 0;
 	case ISC_REC_THREAD_SAMPLE:

@@ -110,10 +110,19 @@ struct scope {
 	size_t n, cap;
 };
 
+#define MARK_BUCKETS 32
+
+/*
+ * A mark name: count and sum, the first and last time, and the sum over
+ * time in MARK_BUCKETS buckets from the first mark, each width ns wide
+ * (1 ms at first, doubled with neighbours merged pairwise as the run grows).
+ */
 struct mark {
 	uint32_t name_id;
 	uint64_t count;
 	int64_t sum;
+	uint64_t first_ts, last_ts, width;
+	double buckets[MARK_BUCKETS];
 };
 
 /* cpu.off_cpu_top: blocked time by (innermost span, its Python function) */

@@ -1146,9 +1146,23 @@ cJSON *isc_ana_build(struct ana *a, bool damaged)
 		cJSON *o = isc_jb_push_obj(&a->jb, mk);
 		if (!o)
 			break;
-		isc_jb_str(&a->jb, o, "name", str_name(a, a->mks[i].name_id));
-		isc_jb_num(&a->jb, o, "count", (double)a->mks[i].count);
-		isc_jb_num(&a->jb, o, "sum", (double)a->mks[i].sum);
+		const struct mark *mk = &a->mks[i];
+		double its = 0, wall = a->have_ts ? (double)(a->last_ts - a->first_ts) : 0;
+		isc_json_num(root, "iterations.count", &its);
+		isc_jb_str(&a->jb, o, "name", str_name(a, mk->name_id));
+		isc_jb_num(&a->jb, o, "count", (double)mk->count);
+		isc_jb_num(&a->jb, o, "sum", (double)mk->sum);
+		/* rates: per iteration of the scope, per second of the analyzed span (summary.wall_ns) */
+		isc_jb_num_or_null(&a->jb, o, "per_iteration", its > 0, round(100 * (double)mk->sum / its) / 100);
+		isc_jb_num_or_null(&a->jb, o, "per_s", wall > 0, round(100 * (double)mk->sum / (wall / 1e9)) / 100);
+		isc_jb_num(&a->jb, o, "first_ns", (double)(mk->first_ts - a->first_ts));
+		isc_jb_num(&a->jb, o, "last_ns", (double)(mk->last_ts - a->first_ts));
+		cJSON *ser = isc_jb_obj(&a->jb, o, "series");
+		isc_jb_num(&a->jb, ser, "bucket_ns", (double)mk->width);
+		unsigned used = (unsigned)((mk->last_ts - mk->first_ts) / mk->width) + 1;
+		cJSON *sums = isc_jb_arr(&a->jb, ser, "sums");
+		for (unsigned b = 0; b < used && b < MARK_BUCKETS; b++)
+			isc_jb_push_num(&a->jb, sums, mk->buckets[b]);
 	}
 	if (a->jb.oom || isc_findings_evaluate(root))
 		goto oom;

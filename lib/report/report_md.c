@@ -1470,6 +1470,62 @@ static void sec_environment(struct isc_rep *m, const cJSON *root)
 	isc_rep_putf(m, " (findings schema %s) |\n", field(b[2], 64, root, "schema_version", 'i'));
 }
 
+/*
+ * "### Marks" (under End-to-end latency): per mark() name its count, sum,
+ * sum per iteration and per second of the analyzed span (tokens/s), and
+ * the sum over time as a row of block characters when it spans several
+ * buckets.  The agent's own torch.* marks are left out.
+ */
+static void sec_marks(struct isc_rep *m, const cJSON *root)
+{
+	static const char *const blocks[] = { "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█" };
+	const cJSON *mk;
+	bool any = false;
+	char b[64];
+	cJSON_ArrayForEach(mk, array(root, "marks")) {
+		const char *name = str(mk, "name", "?");
+		if (!strncmp(name, "torch.", 6))
+			continue;
+		if (!any) {
+			isc_rep_put(m, "### Marks\n\nCounters from `mark(name, n)`: per iteration of the scope, per second "
+				       "of the analyzed span.\n\n| Mark | Count | Sum | Per iteration | Per second | Over time |\n"
+				       "|---|---:|---:|---:|---:|---|\n");
+			any = true;
+		}
+		isc_rep_put(m, "| ");
+		esc(m, name);
+		isc_rep_putf(m, " | %s", field(b, sizeof(b), mk, "count", 'i'));
+		isc_rep_putf(m, " | %s", field(b, sizeof(b), mk, "sum", 'i'));
+		double v;
+		if (isc_json_num(mk, "per_iteration", &v) && isfinite(v) && fabs(v) < ISC_REP_FIXED_MAX)
+			isc_rep_putf(m, " | %.2f", v);
+		else
+			isc_rep_put(m, " | n/a");
+		if (isc_json_num(mk, "per_s", &v) && isfinite(v) && fabs(v) < ISC_REP_FIXED_MAX)
+			isc_rep_putf(m, " | %.1f/s", v);
+		else
+			isc_rep_put(m, " | n/a");
+		isc_rep_put(m, " | ");
+		const cJSON *sums = array(mk, "series.sums"), *x;
+		double hi = 0;
+		cJSON_ArrayForEach(x, sums)
+			if (cJSON_IsNumber(x) && x->valuedouble > hi)
+				hi = x->valuedouble;
+		if (cJSON_GetArraySize(sums) >= 2 && hi > 0) {
+			cJSON_ArrayForEach(x, sums) {
+				double f = cJSON_IsNumber(x) && x->valuedouble > 0 ? x->valuedouble / hi : 0;
+				isc_rep_put(m, blocks[f >= 1 ? 7 : (int)(f * 8)]);
+			}
+			isc_rep_putf(m, " (%s a column)", isc_rep_fmt_ns(b, sizeof(b), num(mk, "series.bucket_ns", 0)));
+		} else {
+			isc_rep_put(m, "one burst");
+		}
+		isc_rep_put(m, " |\n");
+	}
+	if (any)
+		isc_rep_put(m, "\n");
+}
+
 static int render_md(const cJSON *root, struct isc_rep *m)
 {
 	isc_rep_put(m, "# InferScope report\n\n");
@@ -1477,6 +1533,7 @@ static int render_md(const cJSON *root, struct isc_rep *m)
 	run_line(m, root);           /* a failure or a window before any bottleneck */
 	headline(m, root);
 	sec_latency(m, root);
+	sec_marks(m, root);
 	sec_cpu(m, root);
 	sec_gpu(m, root);
 	sec_memory(m, root);

@@ -106,3 +106,22 @@ teardown() {
 	"$REPORT" -o "$T/r.md" "$T/f.json"
 	grep -q 'Not chosen for want of evidence: `.*` needs thread samples' "$T/r.md"
 }
+
+@test "marks in the report: count, sum, per iteration, per second, over time" {
+	printf 'import time\nfrom inferscope import scope, mark\nfor i in range(30):\n    with scope("step"):\n        time.sleep(0.002)\n        mark("tokens", n=128)\n' > "$T/marks.py"
+	"$RECORD" -q -o "$T/t.isc" -- "$PY" "$T/marks.py"
+	"$ANALYZE" -o "$T/f.json" "$T/t.isc"
+	"$ISC_SRC/tests/lib/validate_findings.py" "$T/f.json"
+	run jq -r '.marks[] | select(.name == "tokens") | [.count, .sum, .per_iteration] | @tsv' "$T/f.json"
+	[ "$output" = "30	3840	128" ]
+	# per second of the analyzed span, computed here from summary.wall_ns
+	want=$(jq -r '3840 / (.summary.wall_ns / 1e9)' "$T/f.json")
+	"$REPORT" -o "$T/r.md" "$T/f.json"
+	grep -q '^### Marks' "$T/r.md"
+	row=$(grep '^| tokens | 30 | 3840 | 128.00 | ' "$T/r.md")
+	got=$(awk -F' [|] ' '{ sub("/s", "", $5); print $5 }' <<< "$row")
+	awk -v g="$got" -v w="$want" 'BEGIN { d = g - w; exit !(d < 0.06 && d > -0.06) }'
+	# 30 steps of 2 ms or more: several 1 ms buckets, drawn as blocks
+	[[ "$row" == *"a column) |" ]]
+	[[ "$row" =~ [▁▂▃▄▅▆▇█]{2,} ]]
+}
