@@ -1,0 +1,2 @@
+"""Start-up only: import torch."""
+import torch  # noqa: F401
