@@ -22,7 +22,7 @@ static const struct isc_opt opts[] = {
 	{ "sample-hz", 0, ISC_OPT_VALUE, "N", "INFERSCOPE_SAMPLE_HZ", "sample_hz", "20",
 	  "sampler rate for /proc, pressure and NUMA (0 = off)" },
 	{ "python", 0, ISC_OPT_VALUE, "MODE", "INFERSCOPE_PYTHON_MODE", "python", "exact",
-	  "Python recording: exact (every call, through the profile hook) or sample (stacks read from outside at --python-hz)" },
+	  "Python recording: exact (every call: sys.monitoring on CPython 3.12+, the profile hook before) or sample (stacks read from outside at --python-hz)" },
 	{ "python-hz", 0, ISC_OPT_VALUE, "N", "INFERSCOPE_PYTHON_HZ", "python_hz", "100",
 	  "Python stack samples per second and thread in --python=sample (1..1000)" },
 	{ "flush-ms", 0, ISC_OPT_VALUE, "MS", "INFERSCOPE_FLUSH_MS", "flush_ms", "1000",
