@@ -523,6 +523,31 @@ static struct thread *main_thread(struct ana *a, uint32_t pid)
 	return best;
 }
 
+/*
+ * memory.growth_sites: an RSS increase of bytes charged to the Python
+ * function fn (NONE: none) and the innermost scope open on thread th; not
+ * charged when neither is.
+ */
+static int growth_site(struct ana *a, const struct thread *th, uint32_t fn, uint64_t bytes)
+{
+	uint32_t fid = fn != NONE ? a->fns[fn].name_id : 0, sid = 0, *slot;
+	for (size_t i = th->depth; i > 0 && !sid; i--)
+		if (th->stack[i - 1].kind == ISC_SPAN_SCOPE && th->stack[i - 1].idx != NONE)
+			sid = a->scs[th->stack[i - 1].idx].name_id;
+	if (!fid && !sid)
+		return 0;
+	if (isc_umap_slot(&a->gs_map, (uint64_t)fid << 32 | sid, &slot))
+		return -ENOMEM;
+	if (*slot == NONE) {
+		if (isc_grow(&a->gs, &a->gs_cap, a->ngs, sizeof(*a->gs)))
+			return -ENOMEM;
+		a->gs[a->ngs] = (struct gsite){ fid, sid, 0 };
+		*slot = (uint32_t)a->ngs++;
+	}
+	a->gs[*slot].bytes += bytes;
+	return 0;
+}
+
 static int on_proc_sample(struct ana *a, struct proc *p, const struct isc_tl_event *ev)
 {
 	uint64_t cpu = ev->f[1] + ev->f[2];
@@ -537,6 +562,8 @@ static int on_proc_sample(struct ana *a, struct proc *p, const struct isc_tl_eve
 	uint32_t fn = th && th->depth ? th->stack[th->depth - 1].py_fn : NONE;
 	if (p->have_rss && ev->f[3] > p->rss && fn != NONE)
 		a->fns[fn].growth_bytes += ev->f[3] - p->rss;
+	if (p->have_rss && ev->f[3] > p->rss && th && (rc = growth_site(a, th, fn, ev->f[3] - p->rss)))
+		return rc;
 	if ((rc = isc_oom_rss(a->oom, ev->ts, p->pid, ev->f[3], fn != NONE ? a->fns[fn].name_id : 0)))
 		return rc;
 	if (!a->have_threads || ev->f[6] > a->threads_max)
@@ -688,6 +715,10 @@ static int on_event(struct ana *a, const struct isc_tl_event *ev)
 		p->have_smaps = true;
 		if (ev->f[3] > p->swap_max)
 			p->swap_max = ev->f[3];
+		p->s_rss = ev->f[1];
+		p->s_pss = ev->f[2];
+		p->s_swap = ev->f[3];
+		p->s_anon = ev->f[4];
 		return isc_oom_smaps(a->oom, ev->pid, ev->f[1], ev->f[3], ev->f[4]);
 	case ISC_REC_MEMINFO: {
 		uint64_t used = ev->f[2] > ev->f[3] ? ev->f[2] - ev->f[3] : 0;
@@ -793,6 +824,8 @@ static void ana_free(struct ana *a)
 	isc_lsq_free(a->rss_lsq);
 	isc_gpu_ana_free(a->gpu);
 	isc_oom_free(a->oom);
+	isc_umap_free(&a->gs_map);
+	free(a->gs);
 	isc_series_free(a->series);
 	isc_pysamp_free(a->pys);
 	isc_numa_free(a->numa);

@@ -88,6 +88,7 @@ struct proc {
 	uint64_t s_ts0, s_ts1, vcsw0, ivcsw0, vcsw1, ivcsw1, cpu_ns, sys_ns;
 	uint64_t rss, rss_peak, minflt, majflt, swap_max;
 	bool have_smaps;
+	uint64_t s_rss, s_pss, s_swap, s_anon; /* its latest SMAPS record */
 	/* the CALIBRATION record of the process (formats/trace.md §6.1) */
 	bool have_calib;
 	uint64_t calib[6]; /* mechanism per_event_ps calls plain_ns hooked_ns events */
@@ -205,6 +206,13 @@ struct ana {
 	uint64_t dl_closed_ns, dl_calls, dl_open, dl_open_begin_sum;
 	struct isc_gpu_ana *gpu; /* gpu.* (analyze_gpu.c) */
 	struct isc_oom *oom;     /* oom (analyze_oom.c) */
+	/* memory.growth_sites: RSS increases by (Python function, innermost scope) name ids */
+	struct isc_umap gs_map;
+	struct gsite {
+		uint32_t fn, scope; /* string ids, 0: none */
+		uint64_t bytes;
+	} *gs;
+	size_t ngs, gs_cap;
 	struct isc_series *series; /* timeseries.* (analyze_series.c) */
 	struct isc_numa *numa;     /* memory.numa (analyze_numa.c) */
 	struct isc_pysamp *pys;    /* python.samples (analyze_pysample.c) */

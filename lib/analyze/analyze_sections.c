@@ -834,6 +834,34 @@ static void emit_processes(struct ana *a, cJSON *root, double *vsum, double *isu
 
 #define GROWTH_TOP 5
 
+static int cmp_gsite(const void *x, const void *y)
+{
+	const struct gsite *p = x, *q = y;
+	if (p->bytes != q->bytes)
+		return p->bytes > q->bytes ? -1 : 1;
+	return p->fn != q->fn ? (p->fn < q->fn ? -1 : 1) : (p->scope < q->scope ? -1 : p->scope > q->scope);
+}
+
+/* memory.growth_sites: the GROWTH_TOP (Python function, scope) pairs RSS grew in most. */
+static void emit_growth_sites(struct ana *a, cJSON *m)
+{
+	if (a->ngs > 1)
+		qsort(a->gs, a->ngs, sizeof(*a->gs), cmp_gsite); /* gs_map is not used after the pass */
+	cJSON *arr = isc_jb_arr(&a->jb, m, "growth_sites");
+	for (size_t i = 0; i < a->ngs && i < GROWTH_TOP; i++) {
+		const struct gsite *g = &a->gs[i];
+		const struct isc_tl_string *fn = g->fn ? isc_timeline_string_borrow(a->t, g->fn) : NULL;
+		const struct isc_tl_string *sc = g->scope ? isc_timeline_string_borrow(a->t, g->scope) : NULL;
+		cJSON *o = isc_jb_push_obj(&a->jb, arr);
+		isc_jb_str(&a->jb, o, "name", fn ? fn->name : sc ? sc->name : "?");
+		isc_jb_str(&a->jb, o, "file", fn ? fn->file : "");
+		isc_jb_num(&a->jb, o, "line", fn ? fn->line : 0);
+		isc_jb_str(&a->jb, o, "kind", fn ? "python" : "scope");
+		isc_jb_str(&a->jb, o, "scope", sc ? sc->name : NULL);
+		isc_jb_num(&a->jb, o, "bytes", (double)g->bytes);
+	}
+}
+
 static int emit_memory(struct ana *a, cJSON *root)
 {
 	cJSON *m = isc_jb_obj(&a->jb, root, "memory");
@@ -893,6 +921,26 @@ static int emit_memory(struct ana *a, cJSON *root)
 		isc_jb_num(&a->jb, o, "growth_bytes", (double)rows[i].growth_bytes);
 	}
 	free(rows);
+	emit_growth_sites(a, m);
+	/* what the resident memory was made of at the end: each process's latest smaps_rollup */
+	uint64_t c[4] = { 0 }; /* rss pss anon swap */
+	for (size_t i = 0; i < a->nprs; i++)
+		if (a->prs[i]->have_smaps) {
+			c[0] += a->prs[i]->s_rss;
+			c[1] += a->prs[i]->s_pss;
+			c[2] += a->prs[i]->s_anon;
+			c[3] += a->prs[i]->s_swap;
+		}
+	if (have_smaps) {
+		cJSON *co = isc_jb_obj(&a->jb, m, "composition");
+		isc_jb_num(&a->jb, co, "rss_bytes", (double)c[0]);
+		isc_jb_num(&a->jb, co, "pss_bytes", (double)c[1]);
+		isc_jb_num(&a->jb, co, "anon_bytes", (double)c[2]);
+		isc_jb_num(&a->jb, co, "file_bytes", (double)(c[0] > c[2] ? c[0] - c[2] : 0));
+		isc_jb_num(&a->jb, co, "swap_bytes", (double)c[3]);
+	} else {
+		isc_jb_chk(&a->jb, cJSON_AddNullToObject(m, "composition"));
+	}
 	return 0;
 }
 

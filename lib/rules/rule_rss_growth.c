@@ -9,12 +9,15 @@
  * start-up: torch's import alone adds hundreds of MiB in a second).
  * Trigger: slope >= 1 MiB/s and growth over the steady span >= 10 % of
  * the peak RSS.  Severity warning.
- * Evidence: slope, peak, the functions where RSS grew (memory.growth_top).
+ * Evidence: slope, peak, the site where RSS grew most (memory.growth_sites:
+ * the Python function and the scope open; else memory.growth_top), the
+ * functions where it grew (memory.growth_top).
  * What-if: none (growth costs time only once it causes faults or swap,
  * which host_memory_bound measures); the finding says when memory would
  * run out at this slope.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "rules.h"
 
@@ -39,10 +42,18 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	}
 	if (slope < MIN_SLOPE || peak <= 0 || slope * span / 1e9 < 0.1 * peak)
 		return;
-	const cJSON *top = cJSON_GetArrayItem(isc_rarr(d, "memory.growth_top"), 0);
+	/* the site: memory.growth_sites (function and scope), else growth_top */
+	const cJSON *top = cJSON_GetArrayItem(isc_rarr(d, "memory.growth_sites"), 0);
+	if (!top)
+		top = cJSON_GetArrayItem(isc_rarr(d, "memory.growth_top"), 0);
 	char w[600] = "";
 	if (top)
 		isc_rwhere(w, sizeof(w), top);
+	const char *scope = isc_rstr(top, "scope", NULL);
+	if (top && scope && strcmp(isc_rstr(top, "kind", ""), "scope")) {
+		size_t n = strlen(w);
+		snprintf(w + n, sizeof(w) - n, " inside scope %s", scope);
+	}
 	cJSON *f = isc_fnd_new(o, "rss_growth", "warning", c->quality,
 			   "Resident memory grows by %.1f MiB/s after warm-up%s%s", slope / 1048576,
 			   top ? ", most of it in " : "", w);

@@ -55,6 +55,11 @@ need_memcg() {
 	[ "$(jq -r '.findings[0].id' "$d/f.json")" = oom ]
 	# the memory it held: at least 256 MiB anonymous at some smaps record before the end
 	[ "$(jq -r '.oom.memory_at_end.anon_bytes' "$d/f.json")" -gt 268435456 ]
+	# host memory by site: the RSS grew in grow() inside scope("step")
+	[ "$(jq -r '.memory.growth_sites[0].name' "$d/f.json")" = grow ]
+	[ "$(jq -r '.memory.growth_sites[0].scope' "$d/f.json")" = step ]
+	[ "$(jq -r '.memory.growth_sites[0].bytes' "$d/f.json")" -gt 268435456 ]
+	[ "$(jq -r '.memory.composition.anon_bytes' "$d/f.json")" -gt "$(jq -r '.memory.composition.file_bytes' "$d/f.json")" ]
 	"$REPORT" -o "$d/r.md" "$d/f.json"
 	grep -q '^\*\*The workload died of out-of-memory: a host allocation failed (MemoryError), at grow' "$d/r.md"
 }

@@ -480,9 +480,24 @@ static void off_cpu_reasons(void)
 	cJSON_Delete(d);
 }
 
+/* rss_growth names the growth site: its function and the scope open then. */
+static void rss_growth_site(void)
+{
+	cJSON *d = eval("{\"summary\":{\"wall_ns\":20000000000},\"memory\":{\"rss_peak_bytes\":1073741824,"
+			"\"rss_growth_after_warmup_bytes_per_s\":20971520,\"after_warmup_span_ns\":10000000000,"
+			"\"growth_sites\":[{\"name\":\"grow\",\"file\":\"m.py\",\"line\":18,\"kind\":\"python\","
+			"\"scope\":\"step\",\"bytes\":209715200}],\"growth_top\":[{\"name\":\"other\",\"file\":\"o.py\","
+			"\"line\":1,\"growth_bytes\":1}]}}");
+	const cJSON *f = finding(d, "rss_growth");
+	ok(f && strstr(isc_json_str(f, "title"), "grow (m.py:18) inside scope step"), "rss_growth names the site: %s",
+	   f ? isc_json_str(f, "title") : "(none)");
+	cJSON_Delete(d);
+}
+
 int main(void)
 {
 	device_memory();
+	rss_growth_site();
 	cpu_classes();
 	off_cpu_reasons();
 	gpu_classes();
