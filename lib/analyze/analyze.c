@@ -617,6 +617,30 @@ static int on_warning(struct ana *a, const struct isc_tl_event *ev)
 	return 0;
 }
 
+/*
+ * META "env.NAME" / "host.NAME" (written by iscope-record: the settings a
+ * run's speed depends on) into a->meta, the future environment.meta; other
+ * keys (Kineto metadata, distributedInfo) are the GPU pass's.
+ */
+static void on_meta(struct ana *a, const struct isc_tl_event *ev)
+{
+	size_t klen = (size_t)ev->f[0];
+	if (klen > ev->nbytes || klen > 200 || (klen < 5 || (memcmp(ev->bytes, "env.", 4) && memcmp(ev->bytes, "host.", 5))))
+		return;
+	char key[201];
+	memcpy(key, ev->bytes, klen);
+	key[klen] = '\0';
+	char *val = isc_text_dup(ev->bytes + klen, ev->nbytes - klen, '?', true);
+	if (!val || (!a->meta && !(a->meta = cJSON_CreateObject()))) {
+		free(val);
+		a->jb.oom = true;
+		return;
+	}
+	cJSON_DeleteItemFromObjectCaseSensitive(a->meta, key);
+	isc_jb_str(&a->jb, a->meta, key, val);
+	free(val);
+}
+
 static int on_event(struct ana *a, const struct isc_tl_event *ev)
 {
 	struct thread *th;
@@ -729,6 +753,9 @@ static int on_event(struct ana *a, const struct isc_tl_event *ev)
 		a->have_meminfo = true;
 		return 0;
 	}
+	case ISC_REC_META:
+		on_meta(a, ev);
+		return 0;
 	case ISC_REC_PRESSURE:
 		if (ev->f[0] < 3) {
 			struct pressure *ps = &a->psi[ev->f[0]];
@@ -793,6 +820,7 @@ static int on_event(struct ana *a, const struct isc_tl_event *ev)
 
 static void ana_free(struct ana *a)
 {
+	cJSON_Delete(a->meta);
 	for (size_t i = 0; i < a->nths; i++) {
 		struct thread *th = a->ths[i];
 		free(th->name);

@@ -160,6 +160,7 @@ struct warn {
 struct ana {
 	struct isc_timeline *t;
 	unsigned top_n;
+	cJSON *meta; /* environment.meta: the recorder's env.* and host.* META records, or NULL */
 	struct isc_jb jb; /* oom: an allocation failed while building the document */
 	struct isc_umap fn_map, th_map, pr_map, sc_map, mk_map;
 	struct fn_stat *fns;

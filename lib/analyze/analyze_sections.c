@@ -1135,6 +1135,10 @@ cJSON *isc_ana_build(struct ana *a, bool damaged)
 		snprintf(when, sizeof(when), "%04d-%02d-%02dT%02d:%02d:%02d.%09uZ", tm.tm_year + 1900, tm.tm_mon + 1,
 			 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (unsigned)(h->epoch_realtime_ns % 1000000000u));
 	isc_jb_str(&a->jb, env, "start_time", *when ? when : NULL);
+	if (a->meta && env) { /* the recorder's env.* and host.* settings */
+		cJSON_AddItemToObject(env, "meta", a->meta);
+		a->meta = NULL;
+	}
 
 	double vsum = 0, isum = 0;
 	bool have_cs = false;

@@ -374,8 +374,11 @@ static void env_value(const cJSON *doc, const char *key, char *buf, size_t n)
 		for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
 			if (!strcmp(key, paths[i][0]))
 				x = isc_json_get(doc, paths[i][1]);
-		if (!x && !strncmp(key, "env ", 4)) /* environment.meta.<KEY> */
+		if (!x && !strncmp(key, "env ", 4)) { /* environment.meta.<KEY>: env.NAME, host.NAME */
 			x = cJSON_GetObjectItemCaseSensitive(isc_json_get(doc, "environment.meta"), key + 4);
+			if (!x && !strncmp(key + 4, "env.", 4))
+				snprintf(buf, n, "(unset)");
+		}
 		if (cJSON_IsString(x))
 			snprintf(buf, n, "%s", x->valuestring);
 		else if (cJSON_IsNumber(x))

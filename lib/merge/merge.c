@@ -800,12 +800,12 @@ static int read_samples(struct merge *m, unsigned ii, const struct isc_chunk_hea
 	int rc;
 	isc_cursor_init(&c, p, h->payload_len, h->base_ts);
 	while ((rc = isc_cursor_next(&c, &r)) == 1) {
-		if (r.type >= 0x80)
+		if (r.type >= 0x80 && r.type != ISC_REC_META) /* META: the recorder's environment */
 			continue;
 		const uint8_t *b = r.body, *e = r.body + r.len;
 		uint64_t pid = 0, tid = 0;
 		struct mev ev = { .ts = out_ts(in, r.ts), .type = r.type };
-		if (isc_record_nvarints(r.type) >= 1 && r.type != ISC_REC_PRESSURE && r.type != ISC_REC_MEMINFO &&
+		if (isc_record_nvarints(r.type) >= 1 && r.type != ISC_REC_META && r.type != ISC_REC_PRESSURE && r.type != ISC_REC_MEMINFO &&
 		    r.type != ISC_REC_CLOCK_PAIR && r.type != ISC_REC_DROPPED && r.type != ISC_REC_GPU_SAMPLE &&
 		    r.type != ISC_REC_GPU_INFO && r.type != ISC_REC_PY_SAMPLER &&
 		    (r.type < ISC_REC_GPU_OP || r.type > ISC_REC_GPU_AGENT))

@@ -56,6 +56,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -444,6 +445,70 @@ static int write_header(struct rec *r)
 		isc_rec_emit(r, ISC_CHUNK_FILE_HEADER, 0, 0, 0, 0, b.data, b.len, true);
 	isc_buf_free(&b);
 	return rc;
+}
+
+/*
+ * The settings a run's speed depends on, as META records (key, value) in a
+ * samples chunk after the header, so a comparison can show them first:
+ * environment variables that set threads, allocators, devices and ranks
+ * (only those set), the CPU model, the kernel and the CPU frequency
+ * governor.  Nothing here is secret: no variable outside the list is read.
+ */
+static void write_environment(struct rec *r)
+{
+	static const char *const vars[] = {
+		"OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OMP_PROC_BIND", "OMP_PLACES",
+		"KMP_AFFINITY", "GOMP_CPU_AFFINITY", "CUDA_VISIBLE_DEVICES", "CUDA_LAUNCH_BLOCKING",
+		"PYTORCH_CUDA_ALLOC_CONF", "TORCH_CUDNN_V8_API_ENABLED", "NCCL_ALGO", "NCCL_PROTO", "WORLD_SIZE",
+		"LOCAL_WORLD_SIZE", "RANK", "LOCAL_RANK", "MALLOC_ARENA_MAX", "LD_PRELOAD", "PYTHONOPTIMIZE",
+	};
+	char key[64], val[256], line[512];
+	struct utsname u;
+	FILE *f;
+	r->tmp.len = 0;
+	uint64_t now = isc_now_ns(), last = now;
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]) + 3; i++) {
+		const char *v = NULL;
+		val[0] = '\0';
+		if (i < sizeof(vars) / sizeof(vars[0])) {
+			snprintf(key, sizeof(key), "env.%s", vars[i]);
+			v = getenv(vars[i]);
+		} else if (i == sizeof(vars) / sizeof(vars[0])) {
+			snprintf(key, sizeof(key), "host.cpu_model");
+			if ((f = fopen("/proc/cpuinfo", "re"))) {
+				while (!v && fgets(line, sizeof(line), f))
+					if (!strncmp(line, "model name", 10) && strchr(line, ':')) {
+						snprintf(val, sizeof(val), "%s", strchr(line, ':') + 2);
+						val[strcspn(val, "\n")] = '\0';
+						v = val;
+					}
+				fclose(f);
+			}
+		} else if (i == sizeof(vars) / sizeof(vars[0]) + 1) {
+			snprintf(key, sizeof(key), "host.kernel");
+			if (!uname(&u))
+				v = u.release;
+		} else {
+			snprintf(key, sizeof(key), "host.cpu_governor");
+			if ((f = fopen("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "re"))) {
+				if (fgets(val, sizeof(val), f)) {
+					val[strcspn(val, "\n")] = '\0';
+					v = val;
+				}
+				fclose(f);
+			}
+		}
+		if (!v)
+			continue;
+		uint8_t body[10 + sizeof(key) + 256];
+		size_t kl = strlen(key), vl = strnlen(v, 255);
+		unsigned n = isc_put_varint(body, kl);
+		memcpy(body + n, key, kl);
+		memcpy(body + n + kl, v, vl);
+		isc_buf_put_record(&r->tmp, ISC_REC_META, now, &last, body, n + kl + vl);
+	}
+	if (r->tmp.len)
+		isc_rec_emit(r, ISC_CHUNK_SAMPLES, 0, 0, now, 0, r->tmp.data, r->tmp.len, true);
 }
 
 static void write_clock_pair(struct rec *r)
@@ -873,6 +938,7 @@ int isc_record_run(const struct isc_record_opts *o, struct isc_record_result *re
 	if ((rc = write_header(&r)))
 		goto out_dir;
 	write_clock_pair(&r);
+	write_environment(&r);
 	/* GPU: the CUDA agent's variables for child_env, and why GPU data will lack */
 	if ((rc = isc_gpu_setup(&r.gpu, o->cuda_agent, o->cuda_mode, o->sample_hz, o->quiet, isc_now_ns())))
 		goto out_dir;

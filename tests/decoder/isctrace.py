@@ -86,6 +86,7 @@ RECORDS = {
     0x94: ("HDR_CLOCK", ["v:realtime_ns", "v:monotonic_ns", "v:bracket_ns"]),
     0x95: ("HDR_RECORDER", ["v:pid", "v:ncpu", "v:sample_hz", "rest:version"]),
     0xA0: ("END_STATS", ["v:events", "v:dropped", "v:lost_frames", "v:flags", "z:status"]),
+    0xA2: ("META", ["cnt:key", "rest:value"]),
 }
 
 HEADER_TYPES = {0x90, 0x91, 0x92, 0x93, 0x94, 0x95}
@@ -96,8 +97,9 @@ SAMPLE_TYPES = set(range(0x20, 0x2A)) | {0x2E, 0x2F}
 STRING_ID_BASES = (1, 1 << 25, 3 << 24)
 # Which known record types each chunk type may hold (T §3, §5; L §1, §4).
 ALLOWED = {
-    "trace": {1: HEADER_TYPES, 2: AGENT_TYPES, 3: {0x81}, 4: SAMPLE_TYPES, 5: set(), 6: {0xA0}},
-    "timeline": {1: HEADER_TYPES, 16: {0x81}, 17: {0x40, 0x41, 0x42, 0x08, 0x09, 0x0A, 0x0B, 0x0C, 0x0D} | SAMPLE_TYPES,
+    # META (0xA2): the recorder's settings in SAMPLES chunks (T §6.2), kept in TL_EVENTS (L §4.4)
+    "trace": {1: HEADER_TYPES, 2: AGENT_TYPES, 3: {0x81}, 4: SAMPLE_TYPES | {0xA2}, 5: set(), 6: {0xA0}},
+    "timeline": {1: HEADER_TYPES, 16: {0x81}, 17: {0x40, 0x41, 0x42, 0x08, 0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0xA2} | SAMPLE_TYPES,
                  6: {0xA0}},
 }
 # String kind a reference must have (T §7; L §4.2).
@@ -682,6 +684,9 @@ class Decoder:
                     self.error("L §1: %s: base_ts is not the time of its first record" % where)
                 first = False
             if not timed:
+                if rtype == 0xA2:  # META (L §4.4): an event of the timeline, at the time before it
+                    self.events += 1
+                    continue
                 self.error("L §4: %s: untimed record %#04x in TL_EVENTS" % (where, rtype))
                 continue
             if ts < self.last_ts:

@@ -172,3 +172,18 @@ B3=(--baseline "$BATS_FILE_TMPDIR/b1.json" --baseline "$BATS_FILE_TMPDIR/b2.json
 	run --separate-stderr "$ISC_BUILD/tools/inferscope/inferscope" compare b1.json
 	[ "$status" -eq 2 ]
 }
+
+@test "recorded settings: OMP_NUM_THREADS 4 against unset is listed as env.OMP_NUM_THREADS" {
+	OMP_NUM_THREADS=4 "$RECORD" -q -o "$D/e1.isc" -- "$PY" -c pass
+	env -u OMP_NUM_THREADS "$RECORD" -q -o "$D/e2.isc" -- "$PY" -c pass
+	"$ANALYZE" -q -o "$D/e1.json" "$D/e1.isc"
+	run "$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["environment"]["meta"]["env.OMP_NUM_THREADS"])' "$D/e1.json"
+	[ "$output" = 4 ]
+	"$ANALYZE" -q --baseline "$D/e1.json" -o "$D/e2.json" "$D/e2.isc"
+	run "$PY" -c 'import json,sys
+e = [x for x in json.load(open(sys.argv[1]))["comparison"]["environment"] if x["key"] == "env.OMP_NUM_THREADS"]
+print("%s>%s" % (e[0]["base"], e[0]["current"]))' "$D/e2.json"
+	[ "$output" = "4>(unset)" ]
+	run "$ISC_SRC/tests/lib/validate_findings.py" "$D/e1.json" "$D/e2.json"
+	[ "$status" -eq 0 ]
+}
