@@ -1214,6 +1214,26 @@ static void sec_memory(struct isc_rep *m, const cJSON *root)
 		{ "rss_bytes", "RSS", "#3b75af", true, 'b' },
 		{ "gpu_mem_used_bytes", "GPU memory used", "#c0392b", true, 'b' },
 	};
+	const cJSON *gs = array(root, "memory.growth_sites"), *x;
+	if (cJSON_GetArraySize(gs) > 0) {
+		isc_rep_put(m, "\n| RSS growth | Site | Scope |\n|---:|---|---|\n");
+		cJSON_ArrayForEach(x, gs) {
+			isc_rep_putf(m, "| %s | ", field(b[0], 64, x, "bytes", 'b'));
+			code_span(m, str(x, "name", "?"));
+			if (*str(x, "file", ""))
+				isc_rep_put(m, " ");
+			location(m, x, true);
+			isc_rep_put(m, " | ");
+			if (str(x, "scope", NULL))
+				code_span(m, str(x, "scope", ""));
+			isc_rep_put(m, " |\n");
+		}
+	}
+	const cJSON *co = isc_json_get(root, "memory.composition");
+	if (cJSON_IsObject(co))
+		isc_rep_putf(m, "\nResident at the end (smaps_rollup): %s anonymous, %s file-backed, %s swapped.\n",
+			     field(b[0], 64, co, "anon_bytes", 'b'), field(b[1], 64, co, "file_bytes", 'b'),
+			     field(b[2], 64, co, "swap_bytes", 'b'));
 	const cJSON *oom = isc_json_get(root, "oom");
 	if (cJSON_IsObject(oom)) {
 		isc_rep_put(m, "\n### Out of memory\n\n**The workload died of out-of-memory** (");
