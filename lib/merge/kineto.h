@@ -115,7 +115,7 @@ enum { IT_SPAN = 1, IT_MARK, IT_GPU_OP, IT_GPU_API };
 /* One imported event, as sorted and spilled (times relative to the file). */
 struct item {
 	int64_t ts, dur;
-	uint64_t seq, correlation;
+	uint64_t seq, correlation; /* a device memory MARK (kind 1): its "Addr", 0 when none */
 	int64_t value; /* GPU_OP bytes, MARK value */
 	uint32_t pid, tid, name_id, device, stream, cbid, flags;
 	uint32_t launch[8]; /* grid x y z, block x y z, registers, shared memory */

@@ -209,6 +209,7 @@ struct kev {
 	/* args */
 	struct jv stream, correlation, bytes, device, cbid, cid, regs, shmem, aname, mem_bytes, sync_kind, event_id;
 	struct jv mem_dtype, mem_did; /* [memory] args "Device Type" (1: CUDA), "Device Id" */
+	struct jv mem_addr;           /* [memory] "Addr" (PyTorch 1.10 and later) */
 	bool graph, have_grid, have_block;
 	uint32_t grid[3], block[3];
 	const char *bad; /* wrong type: the event is skipped */
@@ -279,6 +280,8 @@ static bool parse_args(struct jp *j, struct kev *ev)
 			case 4:
 				if (keyeq(k, kn, "name"))
 					dst = &ev->aname;
+				else if (keyeq(k, kn, "Addr"))
+					dst = &ev->mem_addr;
 				break;
 			case 5:
 				if (keyeq(k, kn, "bytes"))
@@ -819,8 +822,12 @@ static int on_event(struct kin *k, struct kev *ev)
 		    !isc_kjson_dec(ev->mem_dtype.s, ev->mem_dtype.n, 0, &dtype, &inexact) && dtype == 1 &&
 		    !isc_kjson_dec(ev->mem_did.s, ev->mem_did.n, 0, &did, &inexact) && did >= 0 && did <= UINT32_MAX &&
 		    it.value != 0 && it.value != INT64_MIN) {
+			int64_t addr;
 			it.kind = 1;
 			it.device = (uint32_t)did;
+			if (ev->mem_addr.t == J_NUM && !isc_kjson_dec(ev->mem_addr.s, ev->mem_addr.n, 0, &addr, &inexact) &&
+			    addr > 0 && !inexact)
+				it.correlation = (uint64_t)addr;
 			k->res->gpu_memory++;
 		}
 		if ((rc = intern(k, ISC_STR_MARK, 0, name, nl, "", 0, &it.name_id)))
@@ -1514,7 +1521,7 @@ static int emit_item(struct kin *k, const struct item *it)
 			return rc;
 		/* device stream op(1 alloc, 2 free) mem_kind bytes address correlation flags */
 		uint64_t f[8] = { it->device, 0, it->value > 0 ? 1 : 2, ISC_MEM_DEVICE,
-				  it->value > 0 ? (uint64_t)it->value : (uint64_t)-it->value, 0, 0, 0 };
+				  it->value > 0 ? (uint64_t)it->value : (uint64_t)-it->value, it->correlation, 0, 0 };
 		return emit_raw(k, ISC_REC_GPU_MEMORY, ev.ts, it->pid, 0, f, 8, false, NULL, 0);
 	}
 	struct isc_gpu_fields *g = &ev.gpu;

@@ -92,6 +92,14 @@ traces() {
 	[ "$(jq '.gpu.devices[0].memory | ([.peak_sites[].bytes] | add) + .peak_sites_other_bytes' "$T/f.json")" -eq 2791636480 ]
 }
 
+@test "CUDA [memory] events with Addr: a release pairs with its allocation by address" {
+	"$ANALYZE" -o "$T/f.json" "$ISC_SRC/tests/data/kineto/memory_addr.json"
+	[ "$(jq -r '.gpu.devices[0].memory.pairing' "$T/f.json")" = address ]
+	[ "$(jq -r '.gpu.devices[0].memory.peak_bytes' "$T/f.json")" -eq 250 ]
+	[ "$(jq -r '[.gpu.devices[0].memory.peak_sites[] | "\(.name)=\(.bytes)"] | join(" ")' "$T/f.json")" = "op_c=150 op_b=100" ]
+	[ "$(jq -r '.gpu.devices[0].memory.releases_unmatched' "$T/f.json")" -eq 0 ]
+}
+
 @test "report: device memory by site, a table in Markdown and a stacked chart in HTML" {
 	f=$DATA/v100_resnet50_num_workers_0.pt.trace.json.gz
 	"$ANALYZE" -o "$T/f.json" "$f"
