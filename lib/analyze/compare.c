@@ -340,6 +340,21 @@ static void env_value(const cJSON *doc, const char *key, char *buf, size_t n)
 			if (name && !strcmp(name, mk) && num0(m, "count") > 0)
 				snprintf(buf, n, "%.0f", num0(m, "sum") / num0(m, "count"));
 		}
+	} else if (!strcmp(key, "torch version") || !strcmp(key, "Python version")) {
+		/* the agent's marks torch.version (major*10000 + minor*100 + patch) and python.hexversion */
+		bool torch = key[0] == 't';
+		const cJSON *m;
+		cJSON_ArrayForEach(m, isc_json_get(doc, "marks")) {
+			const char *name = isc_json_str(m, "name");
+			double c = num0(m, "count"), x = c > 0 ? num0(m, "sum") / c : 0;
+			if (!name || strcmp(name, torch ? "torch.version" : "python.hexversion") || c <= 0 || x < 0)
+				continue;
+			long long iv = (long long)x;
+			if (torch)
+				snprintf(buf, n, "%lld.%lld.%lld", iv / 10000, iv / 100 % 100, iv % 100);
+			else
+				snprintf(buf, n, "%lld.%lld.%lld", iv >> 24 & 0xff, iv >> 16 & 0xff, iv >> 8 & 0xff);
+		}
 	} else if (!strcmp(key, "GPU model")) {
 		const cJSON *d;
 		size_t used = 0;
@@ -388,7 +403,7 @@ static void env_value(const cJSON *doc, const char *key, char *buf, size_t n)
 
 static int env_diff(struct isc_jb *jb, cJSON *cmp, const cJSON *cur, const cJSON *const *base, size_t nbase)
 {
-	static const char *const keys[] = { "host", "CPUs", "torch threads", "torch interop threads", "GPU model",
+	static const char *const keys[] = { "host", "CPUs", "Python version", "torch version", "torch threads", "torch interop threads", "GPU model",
 					    "rank", "world size", "GPU SM clock min MHz", "GPU throttled samples",
 					    "Python recording mode", "iteration scope", "command" };
 	cJSON *arr = isc_jb_arr(jb, cmp, "environment");

@@ -310,6 +310,8 @@ if os.environ.get("WITH_TORCH"):
     for batch in torch.utils.data.DataLoader(ds, batch_size=8, num_workers=2):
         pass
     info["torch_threads"] = [torch.get_num_threads(), torch.get_num_interop_threads()]
+    v = [int(x) for x in torch.__version__.split("+")[0].split(".")[:3] if x.isdigit()] + [0, 0, 0]
+    info["versions"] = [v[0] * 10000 + v[1] * 100 + v[2], sys.hexversion]
 
 if info["agent_loaded"]:
     import _agent
@@ -452,7 +454,8 @@ def check_main(tap, py, pydir, chain_dir, torch_too):
         want = [("tokens", 128), ("neg", -5)]
         if torch_too:  # at exit, from torch itself; never without torch imported
             want += [("torch.num_threads", info["torch_threads"][0]),
-                     ("torch.num_interop_threads", info["torch_threads"][1])]
+                     ("torch.num_interop_threads", info["torch_threads"][1]),
+                     ("torch.version", info["versions"][0]), ("python.hexversion", info["versions"][1])]
         tap.ok(mk == want and kinds.get("tokens") == STR_MARK,
                tag + " mark records with values" + (", torch thread counts at exit" if torch_too else ""),
                (mk, want))

@@ -187,3 +187,25 @@ print("%s>%s" % (e[0]["base"], e[0]["current"]))' "$D/e2.json"
 	run "$ISC_SRC/tests/lib/validate_findings.py" "$D/e1.json" "$D/e2.json"
 	[ "$status" -eq 0 ]
 }
+
+@test "Python and torch versions from the agent's marks are listed when they differ" {
+	"$PY" - "$D/b1.json" "$D/v_old.json" 11301 51053296 <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["marks"] += [{"name": "torch.version", "count": 1, "sum": int(sys.argv[3])},
+               {"name": "python.hexversion", "count": 1, "sum": int(sys.argv[4])}]
+json.dump(d, open(sys.argv[2], "w"))
+PY
+	"$PY" - "$D/same.json" "$D/v_new.json" 20100 51118576 <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["marks"] += [{"name": "torch.version", "count": 1, "sum": int(sys.argv[3])},
+               {"name": "python.hexversion", "count": 1, "sum": int(sys.argv[4])}]
+json.dump(d, open(sys.argv[2], "w"))
+PY
+	"$ANALYZE" -q --baseline "$D/v_old.json" -o "$D/v.json" "$D/v_new.json"
+	run "$PY" -c 'import json,sys
+e = json.load(open(sys.argv[1]))["comparison"]["environment"]
+print("; ".join("%s %s>%s" % (x["key"], x["base"], x["current"]) for x in e))' "$D/v.json"
+	[ "$output" = "Python version 3.11.2>3.12.1; torch version 1.13.1>2.1.0" ]
+}

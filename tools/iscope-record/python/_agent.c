@@ -1476,9 +1476,42 @@ static PyObject *agent_mark(PyObject *mod, PyObject *args, PyObject *kw)
  * torch reports, so the analysis can set intra-op x inter-op threads
  * against the cores; when torch initialized CUDA, also
  * torch.cuda.max_memory_allocated and max_memory_reserved (the current
- * device's high-water marks: gpu_memory_fragmentation).  A torch that is half-imported, stubbed or raising
+ * device's high-water marks: gpu_memory_fragmentation); then the versions
+ * (mark_versions).  A torch that is half-imported, stubbed or raising
  * just leaves its mark out; the caller's exception state is kept.
  */
+/*
+ * torch.version (major * 10000 + minor * 100 + patch of torch.__version__,
+ * "1.13.1+cpu" -> 11301) and python.hexversion (sys.hexversion), so that a
+ * comparison can say the versions differ; both left out when torch has no
+ * such version string (a stub).  Errors are cleared by the caller.
+ */
+static void mark_versions(struct agent_tls *t, PyObject *torch)
+{
+	PyObject *v = torch ? PyObject_GetAttrString(torch, "__version__") : NULL;
+	PyObject *b = v && PyUnicode_Check(v) ? PyUnicode_AsUTF8String(v) : NULL; /* limited API */
+	const char *s = b ? PyBytes_AsString(b) : NULL;
+	long part[3] = { 0, 0, 0 };
+	int n = 0;
+	for (const char *p = s; p && n < 3 && *p >= '0' && *p <= '9'; n++) {
+		char *end;
+		part[n] = strtol(p, &end, 10);
+		p = *end == '.' ? end + 1 : NULL;
+	}
+	PyObject *hex = n ? PySys_GetObject("hexversion") : NULL; /* borrowed */
+	if (n && part[1] < 100 && part[2] < 100 && hex && PyLong_Check(hex)) {
+		PyObject *tn = PyUnicode_FromString("torch.version"), *pn = PyUnicode_FromString("python.hexversion");
+		if (tn && pn) {
+			emit_mark(t, tn, part[0] * 10000 + part[1] * 100 + part[2]);
+			emit_mark(t, pn, PyLong_AsLongLong(hex));
+		}
+		Py_DecRef(tn);
+		Py_DecRef(pn);
+	}
+	Py_DecRef(b);
+	Py_DecRef(v);
+}
+
 static void mark_torch_threads(struct agent_tls *t)
 {
 	static const char *const calls[][2] = {
@@ -1521,6 +1554,7 @@ static void mark_torch_threads(struct agent_tls *t)
 	Py_DecRef(init);
 	Py_DecRef(cuda);
 	PyErr_Clear();
+	mark_versions(t, torch);
 	Py_DecRef(torch);
 	PyErr_Restore(et, ev, tb);
 }
