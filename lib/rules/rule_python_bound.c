@@ -56,26 +56,43 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	isc_fnd_metric(o, f, "torch_ops_pct", isc_rtorch_ops_pct(c->doc));
 	isc_fnd_metric(o, f, "ops_pct", isc_rnum(c->doc, "cpu.split.ops_pct", 0));
 	isc_fnd_metric(o, f, "traced_ns", traced);
-	double self = 0;
+	double self = 0, user_self = 0;
+	const cJSON *user_top = NULL;
 	int n = 0;
 	cJSON_ArrayForEach(fn, isc_rarr(c->doc, "cpu.top_functions")) {
 		if (strcmp(isc_rstr(fn, "kind", ""), "python") || n >= TOP)
 			continue;
 		n++;
 		self += isc_rnum(fn, "self_ns", 0);
+		if (isc_ruser_code(fn)) { /* the suggestion targets the user's code only */
+			user_self += isc_rnum(fn, "self_ns", 0);
+			if (!user_top)
+				user_top = fn;
+		}
 		cJSON *t = isc_fnd_top(o, f, fn, NULL, "python", isc_rnum(fn, "self_ns", 0), isc_rnum(fn, "self_pct", -1));
 		if (cJSON_IsNumber(cJSON_GetObjectItem(fn, "calls")))
 			isc_fnd_detail(o, t, "%.0f calls", isc_rnum(fn, "calls", 0));
 		else /* --python=sample: estimated from stack samples */
 			isc_fnd_detail(o, t, "calls not counted (sampled)");
 	}
-	isc_fnd_suggest(c, o, f, self * (1 - 1 / VECTOR_SPEEDUP),
-		    "Replace the per-element Python work in these functions with batched torch operations, "
-		    "or move it out of the per-request path.",
-		    "the top Python functions' interpreter time running 10x faster as batched tensor code "
-		    "(typical, assumed)",
-		    "The interpreter executes bytecode one element at a time; %s alone holds %.0f %% of traced time.", w,
-		    isc_rnum(top, "self_pct", 0));
+	(void)self;
+	if (user_top) {
+		char uw[600];
+		isc_rwhere(uw, sizeof(uw), user_top);
+		isc_fnd_suggest(c, o, f, user_self * (1 - 1 / VECTOR_SPEEDUP),
+			    "Replace the per-element Python work in your functions listed here with batched torch "
+			    "operations, or move it out of the per-request path.",
+			    "your top Python functions' interpreter time running 10x faster as batched tensor code "
+			    "(typical, assumed)",
+			    "The interpreter executes bytecode one element at a time; %s alone holds %.0f %% of traced "
+			    "time.", uw, isc_rnum(user_top, "self_pct", 0));
+	} else { /* the time is in the standard library's or packages' code: nothing of the user's to rewrite */
+		isc_fnd_suggest(c, o, f, -1,
+			    "The Python time is in the standard library's or installed packages' code (imports "
+			    "included), not in your functions: import less at start-up, or run more iterations per "
+			    "process so that start-up weighs less.",
+			    NULL, "%s is not code of yours; no rewrite of it is suggested.", w);
+	}
 	isc_fnd_candidate(o, f, "python_bound", py, c->quality);
 }
 

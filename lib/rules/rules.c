@@ -423,6 +423,16 @@ void isc_fnd_candidate(struct rule_out *o, cJSON *f, const char *cls, double exp
 	o->cand[o->ncand++] = (struct rule_cand){ cls, explained_pct, quality, f };
 }
 
+bool isc_ruser_code(const cJSON *fn)
+{
+	const char *file = isc_rstr(fn, "file", "");
+	const char *lib = strstr(file, "/lib/python");
+	if (!*file || *file == '<' || strstr(file, "site-packages/") || strstr(file, "dist-packages/") ||
+	    strstr(file, "/iscope-record/python/") || strstr(file, "/inferscope/"))
+		return false;
+	return !lib; /* the standard library lives in .../lib/pythonX.Y/ */
+}
+
 /* ---- the engine ---------------------------------------------------------- */
 static double quality(const cJSON *doc)
 {

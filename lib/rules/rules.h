@@ -83,6 +83,15 @@ bool isc_rhave(const cJSON *o, const char *path, double *v); /* number present *
 const cJSON *isc_rarr(const cJSON *o, const char *path);
 /* "name (file:line)" / "name (file)" / "name" of an object with those fields. */
 void isc_rwhere(char *buf, size_t cap, const cJSON *fn);
+/*
+ * Is fn (an entry of cpu.functions / top_functions) code the user owns, a
+ * suggestion's fair target?  False for the interpreter's frozen modules
+ * (<frozen importlib._bootstrap>), the standard library (a file under
+ * .../lib/pythonX.Y/ outside site-packages and dist-packages), installed
+ * packages (site-packages, dist-packages: torch among them), C functions
+ * without a file, and InferScope's own agent.
+ */
+bool isc_ruser_code(const cJSON *fn);
 /* The first of cpu.top_functions of kind ("python", "op"; NULL: any). */
 const cJSON *isc_rtop_fn(const cJSON *doc, const char *kind);
 /*

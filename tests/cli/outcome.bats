@@ -57,6 +57,12 @@ teardown() {
 	[[ "${lines[1]}" == "the run failed (ModuleNotFoundError: No module named 'nosuchmodule_xyz')"* ]]
 	"$REPORT" -o "$T/r.md" "$T/f.json"
 	[[ "$(sed -n 3p "$T/r.md")" == '**The run failed: `ModuleNotFoundError` (No module named'* ]]
+	# its Python time is the import machinery's: no rewrite of importlib is suggested
+	run jq -r '.findings[] | select(.id == "python_bound") | .suggestion | .action + " " + .rationale' "$T/f.json"
+	echo "# python_bound suggestion: $output" >&3
+	[[ -z "$output" || "$output" == "The Python time is in the standard library's"*"is not code of yours"* || "$output" == *"($T/fail.py:"* ]]
+	run grep -c 'FileFinder.find_spec.*batched torch\|batched torch.*_bootstrap' "$T/r.md"
+	[ "$output" = 0 ]
 }
 
 @test "a killed run: outcome killed, signal, first line" {

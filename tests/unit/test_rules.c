@@ -11,6 +11,7 @@
 
 #include "isc_analyze.h"
 #include "tap.h"
+#include "rules.h" /* isc_ruser_code */
 
 static cJSON *eval(const char *json)
 {
@@ -494,8 +495,33 @@ static void rss_growth_site(void)
 	cJSON_Delete(d);
 }
 
+/* Suggestions target the user's code only (issue 18): which files are the user's. */
+static void user_code(void)
+{
+	static const struct {
+		const char *file;
+		bool user;
+	} cases[] = {
+		{ "/home/me/proj/serve.py", true },
+		{ "score.py", true },
+		{ "<frozen importlib._bootstrap_external>", false },
+		{ "/usr/lib/python3.11/threading.py", false },
+		{ "/root/.pyenv/versions/3.11.7/lib/python3.11/json/decoder.py", false },
+		{ "/usr/lib/python3/dist-packages/torch/nn/modules/module.py", false },
+		{ "/venv/lib/python3.12/site-packages/transformers/models/bert.py", false },
+		{ "", false },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		cJSON *fn = cJSON_CreateObject();
+		cJSON_AddStringToObject(fn, "file", cases[i].file);
+		ok(isc_ruser_code(fn) == cases[i].user, "user code? %s: %s", cases[i].file, cases[i].user ? "yes" : "no");
+		cJSON_Delete(fn);
+	}
+}
+
 int main(void)
 {
+	user_code();
 	device_memory();
 	rss_growth_site();
 	cpu_classes();
