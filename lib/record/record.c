@@ -127,9 +127,9 @@ static void check_forwarded(pid_t pid, int sigs, int *told)
 			break;
 	fclose(f);
 	for (int sig = 1; sig < 32; sig++) {
-		if (!(sigs & (1 << sig)) || (*told & (1 << sig)) || !(ign & (1ull << (sig - 1))))
+		if (!((unsigned)sigs & (1u << sig)) || ((unsigned)*told & (1u << sig)) || !(ign & (1ull << (sig - 1))))
 			continue;
-		*told |= 1 << sig;
+		*told = (int)((unsigned)*told | (1u << sig));
 		isc_log(ISC_LOG_WARN, "forwarded %s to the workload (pid %d), which ignores it; it goes on running "
 			"(SIGKILL stops it)", sig < (int)(sizeof(names) / sizeof(names[0])) && names[sig] ? names[sig] : "a signal",
 			(int)pid);
