@@ -11,7 +11,6 @@ scope("step"): tokenize in Python, an MLP forward under inference_mode.
   REG_SLEEP_MS=N     time.sleep(N ms) in every step (planted: time.sleep)
   REG_THREADS=N      torch.set_num_threads(N), default 1 (planted: more
                      threads than CPUs)
-  REG_LIGHTER=1      the MLP body runs once instead of 4 times (an improvement)
 
 One intra-op thread by default: on a shared 2-core machine a pool of 2
 spins at its barriers whenever another process holds a core, which makes
@@ -39,7 +38,6 @@ EXTRA_OP = os.environ.get("REG_EXTRA_OP") == "1"
 SLOW_PY = os.environ.get("REG_SLOW_PY") == "1"
 SLEEP_S = float(os.environ.get("REG_SLEEP_MS", "0")) / 1000.0
 THREADS = int(os.environ.get("REG_THREADS", "1"))
-LIGHTER = os.environ.get("REG_LIGHTER") == "1"
 
 torch.set_num_threads(THREADS)
 torch.manual_seed(0)
@@ -75,7 +73,7 @@ with torch.inference_mode():
         with scope("step"):
             ids = torch.tensor(tokenize(texts, 80 if SLOW_PY else 1))
             x = head(ids)
-            for _ in range(1 if LIGHTER else 4):
+            for _ in range(4):
                 x = body(x)
             y = out_layer(x)
             if EXTRA_OP:

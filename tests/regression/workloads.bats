@@ -1,13 +1,21 @@
 #!/usr/bin/env bats
 # Real torch workloads (tests/regression/workload.py) with a planted change
 # each, recorded once in setup_file and compared against three baseline
-# runs: each change is called regressed (or improved) with the planted
+# runs: each change is called regressed (its removal improved) with the planted
 # cause ranked first among the contributors; an A/A run is not regressed.
 # Ground truth is the environment variable set, stated in workload.py.
 #
 # The planted changes are large (+100 % and more of a step) on purpose:
 # on the shared 2-core test machine the medians of identical runs differ by
-# up to 40 %, and the comparison widens its interval by that spread.
+# up to 60-95 % (tests/bench/aa_rate.sh, README), and the comparison widens
+# its interval by that spread.
+#
+# More threads than CPUs is checked for what it must show, the environment
+# difference listed first, not for "regressed": on that machine (load
+# average about 15 on 2 cores) 16 intra-op threads were as often faster
+# than 1 as slower (a bigger share of an oversubscribed CPU; measured
+# 1 vs 16 threads: 7.2 / 6.2 s and 5.2 / 5.8 s on a matmul loop), so the
+# slowdown a quiet machine would show cannot be planted reliably here.
 
 bats_require_minimum_version 1.5.0
 load ../cli/helpers
@@ -30,7 +38,6 @@ setup_file() {
 	rec sleep REG_SLEEP_MS=150
 	rec base3
 	rec threads REG_THREADS=16
-	rec lighter REG_LIGHTER=1
 	rec same
 }
 
@@ -78,9 +85,13 @@ print([x["name"] for x in c if x["view"] == "breakdown"][0])' "$D/sleep.cmp.json
 	[ "$(jq1 "$D/threads.cmp.json" comparison.environment.0.current)" = 16 ]
 }
 
-@test "a lighter model: improved" {
-	compare lighter
-	[ "$(jq1 "$D/lighter.cmp.json" comparison.verdict)" = improved ]
+@test "an improvement: the run without the planted sleep against the run with it is improved" {
+	# a 150 ms sleep per step is wall time no machine load takes away, so
+	# dropping it is an improvement even against a single baseline
+	"$ANALYZE" -q --baseline "$D/sleep.json" -o "$D/unsleep.cmp.json" "$D/same.json"
+	[ "$(jq1 "$D/unsleep.cmp.json" comparison.verdict)" = improved ]
+	[ "$(jq1 "$D/unsleep.cmp.json" comparison.contributors.0.name)" = time.sleep ]
+	[ "$(jq1 "$D/unsleep.cmp.json" comparison.contributors.0.change)" = disappeared ]
 }
 
 @test "A/A: the same workload again is not regressed (nor improved)" {
