@@ -365,11 +365,18 @@ static int round_sample(struct ana *a, struct thread *th, const struct isc_tl_ev
 }
 
 /* The innermost frame of th with a known kind, or NULL. */
+/* A stack sample of th this recent stands in for its call spans (sample mode). */
+#define PY_SAMPLE_FRESH_NS 1000000000u
+
 static const struct frame *known_top(const struct thread *th)
 {
 	size_t i = th->depth;
 	while (i > 0 && th->stack[i - 1].idx == NONE)
 		i--;
+	/* --python=sample: no call spans, at most scopes: the innermost Python
+	 * function of the thread's last stack sample is the better place */
+	if ((!i || th->stack[i - 1].kind == ISC_SPAN_SCOPE) && th->py_ts && th->py_frame.idx != NONE)
+		return &th->py_frame;
 	return i ? &th->stack[i - 1] : NULL;
 }
 
@@ -394,8 +401,9 @@ static unsigned off_reason(struct thread *th, uint64_t ts, char state)
 	for (size_t i = th->depth; i > 0 && !f; i--)
 		if (th->stack[i - 1].idx != NONE && th->stack[i - 1].kind != ISC_SPAN_SCOPE)
 			f = &th->stack[i - 1];
+	bool in_py = f ? f->kind == ISC_SPAN_PYTHON : th->py_ts && !th->py_in_c; /* sample mode: bytecode innermost */
 	unsigned r = isc_off_reason_of(th->wait_call, th->wait_kind, state, th->wait_fault ? "fault" : "",
-				       th->wait_fault ? 5 : 0, th->wait_timed, f && f->kind == ISC_SPAN_PYTHON);
+				       th->wait_fault ? 5 : 0, th->wait_timed, in_py);
 	if (r != ISC_OFF_OTHER) {
 		th->known_reason = (uint8_t)r;
 		th->known_ts = ts;
@@ -475,7 +483,9 @@ static int on_thread_sample(struct ana *a, struct thread *th, const struct isc_t
 		return rc;
 	/* blocked (S, D) inside a span: the time since its previous sample */
 	th->r_samples += ev->f[4] == 'R';
-	if (th->have_cpu && ev->ts > th->sample_ts && th->depth) {
+	if (th->py_ts && ev->ts - th->py_ts > PY_SAMPLE_FRESH_NS)
+		th->py_ts = 0; /* its stack samples stopped: no stand-in frame */
+	if (th->have_cpu && ev->ts > th->sample_ts && (th->depth || th->py_ts)) {
 		a->state_samples++;
 		if ((ev->f[4] == 'S' || ev->f[4] == 'D') &&
 		    (rc = off_cpu_add(a, th, ev->ts - th->sample_ts, off_reason(th, ev->ts, (char)ev->f[4]))))
@@ -792,7 +802,21 @@ static int on_event(struct ana *a, const struct isc_tl_event *ev)
 	{
 		uint32_t ti = isc_umap_get(&a->th_map, (uint64_t)ev->pid << 32 | ev->tid);
 		th = ti != NONE ? a->ths[ti] : NULL;
-		return isc_pysamp_add(a->pys, a->t, ev, th && th->open_scopes);
+		int rc = isc_pysamp_add(a->pys, a->t, ev, th && th->open_scopes);
+		/* the innermost function stands in for call spans in off-CPU accounting */
+		const uint8_t *q = ev->bytes, *qe = ev->bytes + ev->nbytes;
+		uint64_t id;
+		if (!rc && th && ev->nf == 5 && ev->f[4] && !isc_get_varint(&q, qe, &id) && id <= UINT32_MAX) {
+			uint32_t fi = fn_get(a, (uint32_t)id, ISC_SPAN_PYTHON);
+			if (fi == NONE)
+				return -ENOMEM;
+			memset(&th->py_frame, 0, sizeof(th->py_frame));
+			th->py_frame.idx = th->py_frame.py_fn = fi;
+			th->py_frame.kind = ISC_SPAN_PYTHON;
+			th->py_ts = ev->ts;
+			th->py_in_c = (ev->f[3] & 3) != 0;
+		}
+		return rc;
 	}
 	case ISC_REC_PY_SAMPLER:
 		return isc_pysamp_add(a->pys, a->t, ev, false);

@@ -76,6 +76,10 @@ struct thread {
 	uint64_t cost_ps;      /* its process's measured cost per event, 0 = none */
 	uint64_t overhead_ns;  /* recording cost in its self times (taken out unless raw_times) */
 	uint64_t dropped;      /* records its ring lost (DROPPED) */
+	/* --python=sample: its last stack sample (a stand-in frame for off-CPU time) */
+	struct frame py_frame; /* idx, py_fn: fn of the innermost function; kind python */
+	uint64_t py_ts;        /* time of that sample, 0 = none */
+	bool py_in_c;          /* the innermost frame was in a call (C code) */
 };
 
 struct proc {

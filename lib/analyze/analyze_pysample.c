@@ -473,8 +473,13 @@ void isc_pysamp_emit_cpu(const struct isc_pysamp *ps, const struct isc_timeline 
 	double per = period_ns(ps);
 	size_t nf = ps->nfn, nl = ps->nln;
 	struct row *fr = malloc((nf ? nf : 1) * sizeof(*fr)), *lr = malloc((nl ? nl : 1) * sizeof(*lr));
-	cJSON *top = cJSON_GetObjectItem(cpu, "top_functions"), *callers = cJSON_GetObjectItem(cpu, "top_op_callers");
-	cJSON *in = cJSON_GetObjectItem(cpu, "top_functions_in_scopes");
+	/* the span tables hold no time in sample mode (functions named only to
+	 * charge off-CPU time): replaced, not appended to */
+	cJSON_DeleteItemFromObject(cpu, "top_functions");
+	cJSON_DeleteItemFromObject(cpu, "top_functions_in_scopes");
+	cJSON_DeleteItemFromObject(cpu, "top_op_callers");
+	cJSON *top = isc_jb_arr(jb, cpu, "top_functions"), *callers = isc_jb_arr(jb, cpu, "top_op_callers");
+	cJSON *in = isc_jb_arr(jb, cpu, "top_functions_in_scopes");
 	if (!fr || !lr || !top || !callers || !in) {
 		jb->oom |= !fr || !lr;
 		goto out;
