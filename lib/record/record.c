@@ -299,10 +299,11 @@ static void *sampler_main(void *arg)
 		if (slow)
 			last_slow = now;
 		b.len = 0;
-		uint64_t last = now;
+		uint64_t last = now, names = isc_sampler_names(smp);
 		isc_sampler_tick(smp, pids, n, now, slow, &b, &last);
+		/* a tick that named a thread is never evicted: thread names survive a flight recording */
 		if (b.len)
-			isc_rec_emit(r, ISC_CHUNK_SAMPLES, 0, 0, now, seq++, b.data, b.len, false);
+			isc_rec_emit(r, ISC_CHUNK_SAMPLES, 0, 0, now, seq++, b.data, b.len, isc_sampler_names(smp) != names);
 	}
 	isc_buf_free(&b);
 	isc_sampler_free(smp);

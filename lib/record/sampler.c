@@ -69,6 +69,7 @@ struct isc_sampler {
 	bool numa;
 	bool waits; /* THREAD_WAIT for blocked threads */
 	unsigned gen;
+	uint64_t names; /* THREAD_NAME records written so far */
 	char buf[16384];
 };
 
@@ -298,6 +299,7 @@ static void sample_threads(struct isc_sampler *s, struct pstate *p, uint64_t now
 					n--;
 				memcpy(body + len, s->buf, (size_t)n);
 				isc_buf_put_record(b, ISC_REC_THREAD_NAME, now, last, body, len + (size_t)n);
+				s->names++;
 			}
 		}
 		t->gen = p->gen;
@@ -451,4 +453,9 @@ void isc_sampler_free(struct isc_sampler *s)
 	if (s->fd_meminfo >= 0)
 		close(s->fd_meminfo);
 	free(s);
+}
+
+uint64_t isc_sampler_names(const struct isc_sampler *s)
+{
+	return s->names;
 }

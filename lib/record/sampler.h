@@ -17,6 +17,9 @@ int isc_sampler_new(struct isc_sampler **s);
 int isc_sampler_tick(struct isc_sampler *s, const pid_t *pids, size_t n, uint64_t now, bool slow,
 		     struct isc_buf *b, uint64_t *last_ts);
 void isc_sampler_free(struct isc_sampler *s);
+/* THREAD_NAME records written so far: a tick that wrote one holds a thread's
+ * first sample and its name, which a flight recorder must keep. */
+uint64_t isc_sampler_names(const struct isc_sampler *s);
 
 /* ---- /proc text (procfs.c) --------------------------------------------- */
 /*

@@ -98,6 +98,9 @@ teardown() {
 	[[ "$(sed -n 3p "$T/r.md")" == "**A flight recording: this report covers the last "*" of the run.**" ]]
 	run "$MERGE" --dump "$T/t.isc"
 	[[ "${lines[-1]}" == *" window=1" ]]
+	# thread names survive the eviction (the sampler's naming ticks are kept)
+	run jq -r '[.processes[].threads[] | select(.name == "" or .name == null)] | length' "$T/f.json"
+	[ "$output" = 0 ]
 }
 
 @test "--sample-hz=0 on a script that only sleeps: no op_compute_bound; the report says what was missing" {
