@@ -72,7 +72,8 @@ static double num0(const cJSON *o, const char *path)
 static int run_samples(const cJSON *doc, int64_t **out, size_t *n, bool *wall)
 {
 	const cJSON *spans = isc_json_get(doc, "iterations.spans");
-	size_t skip = (size_t)num0(doc, "iterations.warmup_spans"), m = 0, cap = (size_t)cJSON_GetArraySize(spans);
+	double ws = num0(doc, "iterations.warmup_spans");
+	size_t skip = ws > 0 && ws < 1e9 ? (size_t)ws : 0, m = 0, cap = (size_t)cJSON_GetArraySize(spans);
 	int64_t *v = malloc((cap ? cap : 1) * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
@@ -82,13 +83,13 @@ static int run_samples(const cJSON *doc, int64_t **out, size_t *n, bool *wall)
 		if (i++ < skip || cJSON_GetArraySize(s) != 2)
 			continue;
 		double a = cJSON_GetArrayItem(s, 0)->valuedouble, b = cJSON_GetArrayItem(s, 1)->valuedouble;
-		if (b >= a)
+		if (b >= a && b - a < 9e18) /* a hand-edited document may hold anything */
 			v[m++] = (int64_t)(b - a);
 	}
 	*wall = !m;
 	if (!m) {
 		double w;
-		if (isc_json_num(doc, "summary.wall_ns", &w) && w > 0)
+		if (isc_json_num(doc, "summary.wall_ns", &w) && w > 0 && w < 9e18)
 			v[m++] = (int64_t)w;
 	}
 	isc_sort_i64(v, m);
@@ -347,7 +348,7 @@ static void env_value(const cJSON *doc, const char *key, char *buf, size_t n)
 		cJSON_ArrayForEach(m, isc_json_get(doc, "marks")) {
 			const char *name = isc_json_str(m, "name");
 			double c = num0(m, "count"), x = c > 0 ? num0(m, "sum") / c : 0;
-			if (!name || strcmp(name, torch ? "torch.version" : "python.hexversion") || c <= 0 || x < 0)
+			if (!name || strcmp(name, torch ? "torch.version" : "python.hexversion") || c <= 0 || !(x >= 0 && x < 1e15))
 				continue;
 			long long iv = (long long)x;
 			if (torch)
