@@ -49,7 +49,9 @@
  * outcome bounds the verdict (verdict.limits[], each a reason and the
  * factor applied to the confidence): a failed or killed workload x 0.5
  * (the verdict covers what ran before it ended), a CPU-class verdict on a
- * run too short for its statistics (run.too_short) x 0.5, a window x 1 (it covers the last
+ * run too short for its statistics (run.too_short) x 0.5, a CPU-class
+ * verdict on a run with iterations whose start-up (run.startup_ns) is more
+ * than half of the wall time x 0.5, a window x 1 (it covers the last
  * window_ns only: said, not penalised).
  *
  * The oom class (rule_oom.c: the workload died of out-of-memory) is
@@ -636,6 +638,14 @@ static double outcome_limits(const cJSON *doc, cJSON *limits, bool gpu)
 	}
 	if (*reason)
 		add_limit(limits, reason, factor);
+	/* a CPU class is of all traced time: when start-up outweighs the iterations, it is mostly about start-up */
+	double startup = isc_rnum(doc, "run.startup_ns", 0), wall = isc_rnum(doc, "summary.wall_ns", 0);
+	if (!gpu && isc_rnum(doc, "iterations.count", 0) > 0 && wall > 0 && startup > wall / 2) {
+		snprintf(reason, sizeof(reason), "start-up before the first iteration is %.0f %% of the wall time: this "
+			 "verdict is about the whole run, mostly start-up, not about the iterations", 100 * startup / wall);
+		add_limit(limits, reason, 0.5);
+		factor *= 0.5;
+	}
 	/* the CPU classes rest on traced time and thread samples; the GPU classes on the GPU span */
 	if (!gpu && cJSON_IsTrue(isc_json_get(doc, "run.too_short"))) {
 		snprintf(reason, sizeof(reason), "too short for the statistics used: %s",

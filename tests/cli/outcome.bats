@@ -134,3 +134,14 @@ teardown() {
 	[[ "$row" == *"a column) |" ]]
 	[[ "$row" =~ [▁▂▃▄▅▆▇█]{2,} ]]
 }
+
+@test "start-up outweighing the iterations bounds a CPU verdict, and the report says so" {
+	printf 'import time\nfrom inferscope import scope\nt = time.time()\nwhile time.time() - t < 0.3:\n    pass\nfor i in range(10):\n    with scope("step"):\n        sum(range(100))\n' > "$T/startup.py"
+	"$RECORD" -q -o "$T/t.isc" -- "$PY" "$T/startup.py"
+	"$ANALYZE" -o "$T/f.json" "$T/t.isc"
+	run jq -r '.verdict.limits[] | select(.reason | startswith("start-up before the first iteration")) | .factor' "$T/f.json"
+	[ "$output" = 0.5 ]
+	"$REPORT" -o "$T/r.md" "$T/f.json"
+	grep -q '^Start-up (imports and initialization) took .* before the first iteration, ' "$T/r.md"
+	grep -q '^Confidence bound: start-up before the first iteration is ' "$T/r.md"
+}
