@@ -147,7 +147,7 @@ mentions() {
 # whatever the rules decide, so a failure here means the workload lost
 # its signal, not that a rule changed).
 scoped_top() {
-	jq -r '.cpu.top_functions_in_scopes[0] | "\(.name) \(.kind) \(.self_pct)"' "$F"
+	jq -r '.cpu.top_functions_in_scopes[0] | "\(.name)\t\(.kind)\t\(.self_pct)"' "$F"
 }
 
 # def_line FILE FUNC: the line of "def FUNC" in a workload.
@@ -171,7 +171,7 @@ def_line() {
 
 @test "python_bound: the signal: score_tokens holds most of the step as interpreter time" {
 	workload python_bound
-	read -r n k pct < <(scoped_top)
+	IFS=$'\t' read -r n k pct < <(scoped_top)
 	echo "scoped top: $n $k $pct %"
 	[ "$n" = score_tokens ]
 	[ "$k" = python ]
@@ -193,7 +193,7 @@ def_line() {
 
 @test "op_compute_bound: the signal: torch.matmul holds most of the step, called from forward" {
 	workload op_compute_bound
-	read -r n k pct < <(scoped_top)
+	IFS=$'\t' read -r n k pct < <(scoped_top)
 	echo "scoped top: $n $k $pct %; op caller: $(jq -r '.cpu.top_op_callers[0].name' "$F")"
 	[ "$n $k" = "$(op_name torch.matmul forward) op" ]
 	jq -e '.cpu.top_functions_in_scopes[0].self_pct > 80' "$F"
@@ -272,7 +272,7 @@ contention_machine() {
 	jq -e '.memory.after_warmup_span_ns >= 5e9' "$F"
 	# 48 MiB of fresh pages a step: over 2 million minor faults in 220 steps
 	jq -e '.memory.minor_faults > 1000000' "$F"
-	read -r n k pct < <(scoped_top)
+	IFS=$'\t' read -r n k pct < <(scoped_top)
 	echo "scoped top: $n $k $pct %"
 	[ "$n" = "$(op_name torch.ones cache_activations)" ]
 }
@@ -306,7 +306,7 @@ contention_machine() {
 @test "io_wait: the signal: the step is blocked in os.read" {
 	workload io_wait
 	signals
-	read -r n k pct < <(scoped_top)
+	IFS=$'\t' read -r n k pct < <(scoped_top)
 	echo "scoped top: $n $k $pct %"
 	[ "$n" = "$(op_name posix.read read_request)" ]
 	jq -e '.cpu.top_functions_in_scopes[0].self_pct > 60' "$F"
