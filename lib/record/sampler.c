@@ -6,7 +6,10 @@
  * system-wide /proc/pressure/{cpu,memory,io} and /proc/meminfo.
  * Descriptors stay open and are re-read with pread(…, 0), so a tick costs
  * a few syscalls per thread.  smaps_rollup and numa_maps cost milliseconds
- * on a large process and are read only on "slow" ticks (1 Hz).
+ * on a large process and are read only on "slow" ticks (1 Hz), and
+ * smaps_rollup also on a tick whose RSS moved SMAPS_MOVE bytes or more
+ * from the last read, so the composition keeps up with fast growth (the
+ * memory at an out-of-memory death is at most one tick old).
  *
  * A thread found blocked (state S or D) gets a THREAD_WAIT record before
  * its THREAD_SAMPLE: what it waits in, from task/T/syscall (opened the
@@ -52,9 +55,13 @@ struct fd_kind_entry {
 	uint64_t ts;
 };
 
+/* RSS change since the last smaps_rollup read that triggers another one. */
+#define SMAPS_MOVE (16ull << 20)
+
 struct pstate {
 	pid_t pid;
 	int fd_stat;
+	uint64_t smaps_rss; /* RSS (bytes) at the last smaps_rollup read */
 	struct tstate *t;
 	size_t nt, capt;
 	unsigned gen;
@@ -331,11 +338,13 @@ static bool sample_proc(struct isc_sampler *s, struct pstate *p, uint64_t now, b
 	uint64_t v[9] = { (uint64_t)p->pid, f[11] * ns_per_tick, f[12] * ns_per_tick,
 			  f[21] * (uint64_t)s->page_size, f[7], f[9], f[17], csw[0], csw[1] };
 	put_rec(b, ISC_REC_PROC_SAMPLE, now, last, v, 9);
-	if (!slow)
+	bool moved = v[3] >= p->smaps_rss + SMAPS_MOVE || v[3] + SMAPS_MOVE <= p->smaps_rss;
+	if (!slow && !moved)
 		return true;
 	char path[96];
 	snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)p->pid);
 	int fd = open_ro(path);
+	p->smaps_rss = v[3];
 	if (fd >= 0) {
 		if (reread(s, fd) > 0) {
 			uint64_t sv[5] = { (uint64_t)p->pid, isc_procfs_field(s->buf, "\nRss:") * 1024,
@@ -346,7 +355,7 @@ static bool sample_proc(struct isc_sampler *s, struct pstate *p, uint64_t now, b
 		}
 		close(fd);
 	}
-	if (!s->numa)
+	if (!slow || !s->numa)
 		return true;
 	snprintf(path, sizeof(path), "/proc/%d/numa_maps", (int)p->pid);
 	FILE *nm = fopen(path, "re");
