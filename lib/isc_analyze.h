@@ -145,6 +145,8 @@ const cJSON *isc_json_get(const cJSON *root, const char *path);
 bool isc_json_num(const cJSON *root, const char *path, double *v);
 /* String at path (borrowed from root); NULL when missing or not a string. */
 const char *isc_json_str(const cJSON *root, const char *path);
+/* Is verdict class cls (may be NULL) one of the GPU classes, whose share is of the GPU span? */
+bool isc_verdict_class_is_gpu(const char *cls);
 
 /* ---- report (report_md.c) ---------------------------------------------- */
 enum isc_report_format {

@@ -34,3 +34,13 @@ const char *isc_json_str(const cJSON *root, const char *path)
 	const cJSON *x = isc_json_get(root, path);
 	return cJSON_IsString(x) ? x->valuestring : NULL;
 }
+
+bool isc_verdict_class_is_gpu(const char *cls)
+{
+	static const char *const gpu[] = { "gpu_compute_bound", "launch_bound", "cpu_bound", "transfer_bound",
+					   "sync_bound", "thermal_throttled" };
+	for (size_t i = 0; cls && i < sizeof(gpu) / sizeof(gpu[0]); i++)
+		if (!strcmp(cls, gpu[i]))
+			return true;
+	return false;
+}

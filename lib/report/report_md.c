@@ -371,16 +371,6 @@ static void gpu_breakdown_chart(struct isc_rep *m, const cJSON *root)
 
 /* ---- sections ----------------------------------------------------------- */
 /* "Verdict: **class** (confidence, share explained, evidence quality, the finding behind it)". */
-/* Is cls one of the GPU classes (whose share is of the GPU span)? */
-static bool gpu_cls(const char *cls)
-{
-	static const char *const gpu[] = { "gpu_compute_bound", "launch_bound", "cpu_bound", "transfer_bound",
-					   "sync_bound", "thermal_throttled" };
-	for (size_t i = 0; i < sizeof(gpu) / sizeof(gpu[0]); i++)
-		if (!strcmp(cls, gpu[i]))
-			return true;
-	return false;
-}
 
 /*
  * The verdict line.  Its share names its whole: the CPU classes' shares are
@@ -409,7 +399,7 @@ static void verdict_line(struct isc_rep *m, const cJSON *root, const char *cls)
 		if (part[i].fmt)
 			isc_rep_putf(m, part[i].fmt, v);
 		else
-			isc_rep_putf(m, "explains %.0f %% of %s", v, gpu_cls(cls) ? "the GPU span" : "traced time");
+			isc_rep_putf(m, "explains %.0f %% of %s", v, isc_verdict_class_is_gpu(cls) ? "the GPU span" : "traced time");
 		sep = ", ";
 	}
 	const char *fid = str(root, "verdict.finding", NULL);

@@ -111,12 +111,8 @@ static void verdict(struct term *t, const cJSON *root)
 		isc_rep_put(&t->r, " (");
 	if (!isnan(e)) {
 		const char *cls = isc_json_str(root, "verdict.class");
-		static const char *const gpu[] = { "gpu_compute_bound", "launch_bound", "cpu_bound", "transfer_bound",
-						   "sync_bound", "thermal_throttled" };
-		bool g = false;
-		for (size_t i = 0; cls && i < sizeof(gpu) / sizeof(gpu[0]); i++)
-			g |= !strcmp(cls, gpu[i]);
-		isc_rep_putf(&t->r, "explains %.0f %% of %s)", e, g ? "the GPU span" : "traced time");
+		isc_rep_putf(&t->r, "explains %.0f %% of %s)", e,
+			     isc_verdict_class_is_gpu(cls) ? "the GPU span" : "traced time");
 	}
 	isc_rep_put(&t->r, "\n");
 	if (sentence) {

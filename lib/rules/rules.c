@@ -554,15 +554,6 @@ static int rank(cJSON *arr)
 	return 0;
 }
 
-static bool gpu_class(const char *cls)
-{
-	static const char *const gpu[] = { "gpu_compute_bound", "launch_bound", "cpu_bound", "transfer_bound",
-					   "sync_bound", "thermal_throttled" };
-	for (size_t i = 0; i < sizeof(gpu) / sizeof(gpu[0]); i++)
-		if (!strcmp(cls, gpu[i]))
-			return true;
-	return false;
-}
 
 /*
  * Is the measurement that decides cls missing?  Then *what and *how say
@@ -675,7 +666,7 @@ static int set_verdict(cJSON *root, const struct rule_ctx *c, const struct rule_
 			second = NULL;
 			continue;
 		}
-		if (gpu_class(k->cls) != c->gpu)
+		if (isc_verdict_class_is_gpu(k->cls) != c->gpu)
 			continue;
 		if (evidence_missing(c->doc, k->cls, buf, sizeof(buf), &what, &how)) {
 			cJSON *m = cJSON_CreateObject();
