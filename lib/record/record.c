@@ -267,6 +267,24 @@ static void nvml_emit(void *ctx, const void *records, size_t len, uint64_t base_
 	isc_rec_emit(ctx, ISC_CHUNK_SAMPLES, 0, 0, base_ts, 0, records, len, keep);
 }
 
+/*
+ * The processes a sampler tick reads, into pids (MAX_PROCS): the workload's
+ * first process, then every other process once (its first shm file); with
+ * live_only, not those seen exiting.  Returns how many.
+ */
+static size_t session_pids(struct rec *r, pid_t *pids, bool live_only)
+{
+	size_t n = 0;
+	pthread_mutex_lock(&r->plock);
+	if (r->child > 0)
+		pids[n++] = r->child;
+	for (unsigned i = 0; i < r->nprocs; i++)
+		if (r->procs[i]->pid != r->child && proc_first(r, i) && !(live_only && r->procs[i]->exited))
+			pids[n++] = r->procs[i]->pid;
+	pthread_mutex_unlock(&r->plock);
+	return n;
+}
+
 static void *sampler_main(void *arg)
 {
 	struct sampler_ctx *sc = arg;
@@ -287,14 +305,7 @@ static void *sampler_main(void *arg)
 		next += period;
 		if (next < now)
 			next = now + period;
-		size_t n = 0;
-		pthread_mutex_lock(&r->plock);
-		if (r->child > 0)
-			pids[n++] = r->child;
-		for (unsigned i = 0; i < r->nprocs; i++)
-			if (r->procs[i]->pid != r->child && proc_first(r, i))
-				pids[n++] = r->procs[i]->pid;
-		pthread_mutex_unlock(&r->plock);
+		size_t n = session_pids(r, pids, false);
 		bool slow = now - last_slow >= 1000000000u;
 		if (slow)
 			last_slow = now;
@@ -359,14 +370,7 @@ static void *pysampler_main(void *arg)
 		next += period;
 		if (next < now)
 			next = now + period;
-		size_t n = 0;
-		pthread_mutex_lock(&r->plock);
-		if (r->child > 0)
-			pids[n++] = r->child;
-		for (unsigned i = 0; i < r->nprocs; i++)
-			if (r->procs[i]->pid != r->child && proc_first(r, i) && !r->procs[i]->exited)
-				pids[n++] = r->procs[i]->pid;
-		pthread_mutex_unlock(&r->plock);
+		size_t n = session_pids(r, pids, true);
 		b.len = 0;
 		uint64_t last = now;
 		isc_pysampler_tick(smp, pids, n, now, &b, &last);
