@@ -13,15 +13,25 @@
  *
  * Iterations of one run share that run's conditions (machine load, clocks,
  * memory layout), so they are not independent draws from "the code": with
- * two or more baselines the interval is widened by the spread of the
- * baseline runs' medians, root-sum-square with its own half-widths
+ * two or more baselines the interval is widened by the variation between
+ * the baseline runs' medians beyond their own sampling error (a one-way
+ * random-effects split), root-sum-square with its own half-widths
  *
- *   w = z(1 - alpha/2) * s_runs * sqrt(1 + 1/k)   (a new run's prediction margin)
- *   s_runs = 1.4826 MAD(run medians) for k >= 3, |m1 - m2| / sqrt(2) for k = 2
+ *   b = s_runs^2 (1 + 1/k)             (a new run's between-run variance)
+ *   s_runs^2 = max(0, var(run medians) - mean(SE(run median)^2))
+ *   half-width = t(1 - alpha/2, df) / z * hypot(HL half-width, z sqrt(b))
  *
- * and a change is significant only when p < alpha and the widened interval
- * excludes 0.  One baseline cannot show run-to-run variation; the verdict
- * then rests on the iterations alone (documented in iscope-analyze(1)).
+ * var the sample variance of the k medians, SE the distribution-free
+ * standard error of each run's median (stats.c), so that runs differing
+ * only by sampling are not widened twice; df Welch-Satterthwaite's over
+ * the HL interval's variance (nx + ny - 2 df) and b (k - 1 df): three runs
+ * say little about how much runs differ when that is most of the
+ * uncertainty (t(0.995, 2) = 9.92), and the margin says so.  A change is significant only when p < alpha and the widened
+ * interval excludes 0.  One baseline cannot show run-to-run variation; the
+ * verdict then rests on the iterations alone (documented in
+ * iscope-analyze(1)).  The 3-baseline MAD used before this underestimated
+ * the spread whenever two of three runs happened to agree (an A/A run 9 %
+ * slower was called regressed on a quiet machine).
  *
  * Why: per-iteration costs of functions in iterations, kernels, copies,
  * synchronizations, GPU idle by cause, off-CPU time and page faults, each
@@ -118,6 +128,7 @@ struct item {
 	const char *view;   /* "cpu", "gpu" or "breakdown" */
 	double ns[2], calls[2]; /* per iteration: [0] baseline (mean over runs), [1] current */
 	bool seen[2];
+	double toward;      /* the change of this item in the direction of the whole change (sort key) */
 };
 
 struct items {
@@ -257,7 +268,7 @@ static int collect(struct items *it, int s, const cJSON *doc, double w)
 
 /*
  * Additive views (cpu, gpu) first, then breakdown rows (they overlap the
- * others: a sleep is both time.sleep and off-CPU sleep), each by |delta|.
+ * others: a sleep is both time.sleep and off-CPU sleep), each by share of the change (see the sort below).
  */
 static int by_delta(const void *a, const void *b)
 {
@@ -265,9 +276,8 @@ static int by_delta(const void *a, const void *b)
 	bool bx = !strcmp(x->view, "breakdown"), by = !strcmp(y->view, "breakdown");
 	if (bx != by)
 		return bx ? 1 : -1;
-	double dx = fabs(x->ns[1] - x->ns[0]), dy = fabs(y->ns[1] - y->ns[0]);
-	if (dx != dy)
-		return dx > dy ? -1 : 1;
+	if (x->toward != y->toward)
+		return x->toward > y->toward ? -1 : 1;
 	return strcmp(x->key ? x->key : "", y->key ? y->key : "");
 }
 
@@ -482,7 +492,7 @@ int isc_findings_compare(cJSON *cur, const cJSON *const *base, size_t nbase, con
 	double thr = o && o->threshold_pct > 0 ? o->threshold_pct : ISC_COMPARE_THRESHOLD_DEFAULT;
 	double alpha = o && o->alpha > 0 ? o->alpha : ISC_COMPARE_ALPHA_DEFAULT;
 	int64_t *ys = NULL, *xs = NULL, *one = NULL;
-	double *meds = NULL;
+	double *meds = NULL, se2 = 0;
 	struct items it = { NULL, 0, 0 };
 	size_t ny = 0, nx = 0;
 	bool wall, bwall;
@@ -510,6 +520,8 @@ int isc_findings_compare(cJSON *cur, const cJSON *const *base, size_t nbase, con
 		memcpy(xs + nx, one, n1 * sizeof(*one));
 		nx += n1;
 		meds[k] = n1 ? isc_median_sorted(one, n1) : 0;
+		double se = isc_median_se(one, n1);
+		se2 += se * se / (double)nbase;
 		free(one);
 		one = NULL;
 		wall = wall || bwall;
@@ -523,7 +535,8 @@ int isc_findings_compare(cJSON *cur, const cJSON *const *base, size_t nbase, con
 	isc_jb_str(&jb, cmp, "method",
 		   "Mann-Whitney U (exact without ties up to 50 a side, else normal with tie correction) on "
 		   "steady-state iterations, Hodges-Lehmann shift with its distribution-free interval, widened "
-		   "by the spread of the baseline runs' medians when there are 2 or more; regressed/improved = "
+		   "by the baseline runs' spread beyond sampling error (Student's t, Welch-Satterthwaite df) when "
+		   "there are 2 or more; regressed/improved = "
 		   "p < alpha, interval excluding 0 and |change| > threshold");
 	isc_jb_num(&jb, cmp, "baselines", (double)nbase);
 	runs = isc_jb_arr(&jb, cmp, "baseline_runs");
@@ -534,17 +547,13 @@ int isc_findings_compare(cJSON *cur, const cJSON *const *base, size_t nbase, con
 	}
 	double s_runs = 0;
 	bool have_spread = nbase >= 2;
-	if (nbase == 2) {
-		s_runs = fabs(meds[0] - meds[1]) / M_SQRT2;
-	} else if (nbase >= 3) {
-		double med, mad;
-		double *tmp = malloc(nbase * sizeof(*tmp));
-		if (!tmp)
-			goto out;
-		memcpy(tmp, meds, nbase * sizeof(*tmp));
-		isc_median_mad(tmp, nbase, &med, &mad);
-		free(tmp);
-		s_runs = 1.4826 * mad;
+	if (have_spread) {
+		double mean = 0, var = 0;
+		for (size_t k = 0; k < nbase; k++)
+			mean += meds[k] / (double)nbase;
+		for (size_t k = 0; k < nbase; k++)
+			var += (meds[k] - mean) * (meds[k] - mean) / (double)(nbase - 1);
+		s_runs = var > se2 ? sqrt(var - se2) : 0;
 	}
 
 	/* latency of the iteration scope */
@@ -560,10 +569,20 @@ int isc_findings_compare(cJSON *cur, const cJSON *const *base, size_t nbase, con
 		if ((rc = isc_mwu_test(xs, nx, ys, ny, &u)) || (rc = isc_hl_shift(xs, nx, ys, ny, 1 - alpha, &h)))
 			goto out;
 		double bm = isc_median_sorted(xs, nx), lo = h.low, hi = h.high;
-		if (have_spread) {
-			double w = isc_norm_isf(alpha / 2) * s_runs * sqrt(1 + 1.0 / (double)nbase);
-			lo = h.shift - hypot(h.shift - h.low, w);
-			hi = h.shift + hypot(h.high - h.shift, w);
+		if (have_spread && s_runs > 0 && h.have_low && h.have_high) {
+			/*
+			 * The iterations' own standard error (from their interval)
+			 * and a new run's between-run variance, combined with
+			 * Welch-Satterthwaite's effective degrees of freedom:
+			 * about k - 1 when runs differ much more than iterations
+			 * do, about nx + ny - 2 when they hardly differ.
+			 */
+			double z = isc_norm_isf(alpha / 2), se = (h.high - h.low) / (2 * z);
+			double b = s_runs * s_runs * (1 + 1.0 / (double)nbase), v = se * se + b;
+			double df = v * v / (se * se * se * se / (double)(nx + ny - 2) + b * b / (double)(nbase - 1));
+			double f = isc_t_isf(alpha / 2, df >= (double)(nbase - 1) ? df : (double)(nbase - 1)) / z;
+			lo = h.shift - f * hypot(h.shift - h.low, z * sqrt(b));
+			hi = h.shift + f * hypot(h.high - h.shift, z * sqrt(b));
 		}
 		bool have_ci = h.have_low && h.have_high && bm > 0;
 		bool sig = u.p < alpha && have_ci && (lo > 0 || hi < 0);
@@ -610,9 +629,19 @@ int isc_findings_compare(cJSON *cur, const cJSON *const *base, size_t nbase, con
 	env_diff(&jb, cmp, cur, base, nbase);
 	if ((rc = ops_diff(&jb, cmp, cur, base, nbase)))
 		goto out;
+	/*
+	 * Ranked by share of the change, largest first: an item that moved
+	 * against the change (say, time taken off "other" by a compensation
+	 * that over-corrected) has a negative share and comes after every item
+	 * that made the change; with no change, by size either way.
+	 */
+	double d = c_iter - b_iter;
+	for (size_t i = 0; i < it.n; i++) {
+		double delta = it.v[i].ns[1] - it.v[i].ns[0];
+		it.v[i].toward = d > 0 ? delta : d < 0 ? -delta : fabs(delta);
+	}
 	qsort(it.v, it.n, sizeof(*it.v), by_delta);
 	cJSON *con = isc_jb_arr(&jb, cmp, "contributors");
-	double d = c_iter - b_iter;
 	size_t shown[2] = { 0, 0 }; /* additive, breakdown */
 	for (size_t i = 0; i < it.n; i++) {
 		struct item *x = &it.v[i];

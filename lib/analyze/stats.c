@@ -1,6 +1,6 @@
 /*
- * stats.c - Mann-Whitney U, Hodges-Lehmann shift and interval, medians
- * and MAD (see stats.h).  Checked against tests/unit/compare_ref.py, which
+ * stats.c - Mann-Whitney U, Hodges-Lehmann shift and interval, medians,
+ * MAD, the median's standard error, normal and t quantiles (see stats.h).  Checked against tests/unit/compare_ref.py, which
  * computes the same numbers by brute force.
  */
 #include <errno.h>
@@ -53,6 +53,78 @@ double isc_norm_isf(double q)
 			hi = mid;
 	}
 	return (lo + hi) / 2;
+}
+
+/*
+ * P(|T| < t) for Student's t with df degrees of freedom, from the finite
+ * series of Abramowitz & Stegun 26.7.3 / 26.7.4 (theta = atan(t / sqrt(df))):
+ * odd df   (2/pi) (theta + sin theta (cos theta + 2/3 cos^3 theta + ...)),
+ * even df  sin theta (1 + 1/2 cos^2 theta + 1*3/(2*4) cos^4 theta + ...),
+ * each series up to the power df - 2.
+ */
+static double t_two_sided_cdf(double t, unsigned df)
+{
+	double th = atan(t / sqrt((double)df)), c = cos(th), s = sin(th), c2 = c * c;
+	double term, sum;
+	if (df % 2) {
+		if (df == 1)
+			return 2 * th / M_PI;
+		term = c;
+		sum = c;
+		for (unsigned k = 3; k <= df - 2; k += 2) {
+			term *= c2 * (double)(k - 1) / (double)k;
+			sum += term;
+		}
+		return 2 / M_PI * (th + s * sum);
+	}
+	term = 1;
+	sum = 1;
+	for (unsigned k = 2; k <= df - 2; k += 2) {
+		term *= c2 * (double)(k - 1) / (double)k;
+		sum += term;
+	}
+	return s * sum;
+}
+
+static double t_isf_int(double q, unsigned df)
+{
+	if (df > 1000)
+		return isc_norm_isf(q);
+	double lo = 0, hi = 1;
+	while (1 - t_two_sided_cdf(hi, df) > 2 * q && hi < 1e12)
+		hi *= 2;
+	for (int i = 0; i < 200 && hi - lo > 1e-10 * hi; i++) {
+		double mid = (lo + hi) / 2;
+		if (1 - t_two_sided_cdf(mid, df) > 2 * q)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return (lo + hi) / 2;
+}
+
+double isc_t_isf(double q, double df)
+{
+	if (!(df >= 1))
+		return INFINITY;
+	if (df > 1000)
+		return isc_norm_isf(q);
+	unsigned a = (unsigned)df;
+	double ta = t_isf_int(q, a);
+	if (df == (double)a)
+		return ta;
+	/* between whole degrees of freedom: linear in 1/df */
+	double tb = t_isf_int(q, a + 1);
+	return ta + (tb - ta) * (1 / (double)a - 1 / df) / (1 / (double)a - 1 / (double)(a + 1));
+}
+
+double isc_median_se(const int64_t *x, size_t n)
+{
+	double z = isc_norm_isf(0.025), h = z * sqrt((double)n) / 2;
+	double j = floor((double)n / 2 - h), k = ceil((double)n / 2 + h);
+	if (j < 1 || k > (double)n)
+		return 0;
+	return ((double)x[(size_t)k - 1] - (double)x[(size_t)j - 1]) / (2 * z);
 }
 
 /*

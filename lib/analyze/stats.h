@@ -64,6 +64,23 @@ void isc_median_mad(double *v, size_t n, double *median, double *mad);
 /* Standard normal upper quantile: z with P(Z > z) = q, 0 < q < 1. */
 double isc_norm_isf(double q);
 
+/*
+ * Student t upper quantile: t with P(T > t) = q for df degrees of freedom
+ * (0 < q < 0.5), by bisection on the exact two-sided distribution function
+ * (Abramowitz & Stegun 26.7.3/4) for whole df, linear in 1/df between them
+ * (Welch-Satterthwaite df are fractional); the normal quantile above 1000
+ * df, infinity below 1.
+ */
+double isc_t_isf(double q, double df);
+
+/*
+ * Standard error of the median of n sorted values, distribution-free: the
+ * width of the order-statistic interval for the median, ranks floor(n/2 -
+ * 1.96 sqrt(n)/2) and ceil(n/2 + 1.96 sqrt(n)/2), over 2 x 1.96.  0 when n
+ * is too small for those ranks (n < 8).
+ */
+double isc_median_se(const int64_t *x, size_t n);
+
 /* Sorts n int64 in place, ascending. */
 void isc_sort_i64(int64_t *v, size_t n);
 

@@ -80,6 +80,23 @@ static void test_stats(void)
 	isc_median_mad(v, 5, &med, &mad);
 	ok(med == 3 && mad == 1, "median 3, MAD 1 of 1 2 3 4 100 (got %g, %g)", med, mad);
 	ok(near(isc_norm_isf(0.025), 1.959964, 1e-6), "z(0.975) = 1.959964");
+	/* Student t quantiles from printed tables (two-sided levels 95 % and 99 %) */
+	ok(near(isc_t_isf(0.025, 1), 12.7062, 1e-4), "t(0.975, 1) = 12.7062 (got %.5f)", isc_t_isf(0.025, 1));
+	ok(near(isc_t_isf(0.025, 2), 4.3027, 1e-4), "t(0.975, 2) = 4.3027 (got %.5f)", isc_t_isf(0.025, 2));
+	ok(near(isc_t_isf(0.005, 2), 9.9248, 1e-4), "t(0.995, 2) = 9.9248 (got %.5f)", isc_t_isf(0.005, 2));
+	ok(near(isc_t_isf(0.005, 4), 4.6041, 1e-4), "t(0.995, 4) = 4.6041 (got %.5f)", isc_t_isf(0.005, 4));
+	ok(near(isc_t_isf(0.025, 10), 2.2281, 1e-4), "t(0.975, 10) = 2.2281 (got %.5f)", isc_t_isf(0.025, 10));
+	ok(near(isc_t_isf(0.005, 30), 2.7500, 1e-4), "t(0.995, 30) = 2.7500 (got %.5f)", isc_t_isf(0.005, 30));
+	ok(isc_t_isf(0.005, 2.5) < isc_t_isf(0.005, 2) && isc_t_isf(0.005, 2.5) > isc_t_isf(0.005, 3),
+	   "t(0.995, 2.5) lies between t(0.995, 3) and t(0.995, 2) (got %.4f)", isc_t_isf(0.005, 2.5));
+	/* the median's standard error from its order-statistic interval: 1..25,
+	 * ranks floor(12.5 - 1.96 * 5 / 2) = 7 and ceil(12.5 + 4.9) = 18, (18 - 7) / 3.92 */
+	int64_t one25[25];
+	for (int i = 0; i < 25; i++)
+		one25[i] = i + 1;
+	ok(near(isc_median_se(one25, 25), 11 / (2 * 1.959964), 1e-6), "SE of the median of 1..25 = 2.8062 (got %.5f)",
+	   isc_median_se(one25, 25));
+	ok(isc_median_se(one25, 4) == 0, "SE of the median of 4 values: 0 (too few for the interval)");
 	int64_t eq[] = { 7, 7, 7 };
 	struct isc_mwu m;
 	ok(isc_mwu_test(eq, 3, eq, 3, &m) == 0 && m.p == 1, "all values equal: p = 1");
