@@ -202,6 +202,35 @@ static void test_compare(void)
 		   !strcmp(isc_json_str(e0, "current"), "4"),
 	   "environment: torch threads 1 -> 4 listed");
 	ok(cJSON_GetArraySize(isc_json_get(same, "comparison.environment")) == 0, "no environment difference listed");
+	/* 10 ms slower per iteration while aten::mm got 30 ms cheaper and time.sleep
+	 * (10 ms) appeared: the rows that made the change come first, aten::mm
+	 * (-30 ms, the largest change in size) last */
+	cJSON *mixed = doc(30, 110, 5, 30, 10, 1);
+	verdict_of(mixed, b, 3);
+	const cJSON *cons = isc_json_get(mixed, "comparison.contributors");
+	int n = cJSON_GetArraySize(cons), i_mm = -1, i_sleep = -1, i = 0;
+	cJSON_ArrayForEach(c, cons) {
+		const char *name = isc_json_str(c, "name");
+		i_mm = name && !strcmp(name, "aten::mm") ? i : i_mm;
+		i_sleep = name && !strcmp(name, "time.sleep") ? i : i_sleep;
+		i++;
+	}
+	double d0 = -1;
+	isc_json_num(cJSON_GetArrayItem(cons, 0), "delta_ns_per_iter", &d0);
+	ok(d0 > 0, "the first contributor moved with the change (%.0f ns/iter)", d0);
+	ok(i_sleep >= 0 && i_sleep < i_mm, "time.sleep (+10 ms) before aten::mm (-30 ms) (%d, %d)", i_sleep, i_mm);
+	ok(i_mm == n - 1, "aten::mm, against the change, last of %d (at %d)", n, i_mm);
+	cJSON_Delete(mixed);
+	/* an A/A seen on a quiet machine (run medians 6.66, 6.64 and 7.85 ms, then
+	 * 7.76 ms for the same code): two baselines agreeing says little about how
+	 * much runs differ; not regressed */
+	cJSON *aa[3] = { doc(24, 66.6, 0, 30, 0, 1), doc(24, 66.4, 7, 30, 0, 1), doc(24, 78.5, 13, 30, 0, 1) };
+	cJSON *aa_cur = doc(24, 77.6, 3, 30, 0, 1);
+	v = verdict_of(aa_cur, aa, 3);
+	ok(!strcmp(v, "inconclusive"), "A/A with one of three baselines 18 %% slower: inconclusive (got %s)", v);
+	for (int k = 0; k < 3; k++)
+		cJSON_Delete(aa[k]);
+	cJSON_Delete(aa_cur);
 	cJSON *notdoc = cJSON_CreateObject();
 	ok(isc_findings_check(notdoc) < 0, "an object without schema_version is not findings");
 	ok(isc_findings_check(b[0]) == 0, "a findings document is");
