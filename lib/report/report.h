@@ -33,6 +33,8 @@ void isc_rep_putf(struct isc_rep *r, const char *fmt, ...) __attribute__((format
  * an ellipsis; max 0 = no limit.
  */
 void isc_rep_xml(struct isc_rep *r, const char *s, size_t max);
+/* s (NULL: "") escaped for Markdown text and tables (isc_md_escape). */
+void isc_rep_md(struct isc_rep *m, const char *s);
 
 /* ---- numbers ------------------------------------------------------------ */
 /* Largest value a chart or table takes from a document (ns, bytes, counts). */

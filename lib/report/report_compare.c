@@ -21,12 +21,6 @@
 
 #define MAX_ROWS 15
 
-static void esc(struct isc_rep *m, const char *s)
-{
-	if (!m->err)
-		m->err = isc_md_escape(&m->b, s ? s : "");
-}
-
 static double num(const cJSON *o, const char *path, double def)
 {
 	double v;
@@ -55,7 +49,7 @@ static void answer(struct isc_rep *m, const cJSON *cmp, const cJSON *sc)
 	const char *v = isc_json_str(cmp, "verdict");
 	double lo = num(sc, "ci_low_pct", NAN), hi = num(sc, "ci_high_pct", NAN), p = num(sc, "p_value", NAN);
 	isc_rep_putf(m, "**%s**: ", verdict_word(v ? v : ""));
-	esc(m, isc_json_str(sc, "name") ? isc_json_str(sc, "name") : "iterations");
+	isc_rep_md(m, isc_json_str(sc, "name") ? isc_json_str(sc, "name") : "iterations");
 	isc_rep_putf(m, " median %s → %s", isc_rep_fmt_ns(a, sizeof(a), num(sc, "base_p50_ns", NAN)),
 		     isc_rep_fmt_ns(b, sizeof(b), num(sc, "p50_ns", NAN)));
 	if (isfinite(num(sc, "change_pct", NAN)))
@@ -94,11 +88,11 @@ static void environment(struct isc_rep *m, const cJSON *cmp)
 		       "| Setting | Baseline | This run |\n|---|---|---|\n");
 	cJSON_ArrayForEach(e, arr) {
 		isc_rep_put(m, "| ");
-		esc(m, isc_json_str(e, "key"));
+		isc_rep_md(m, isc_json_str(e, "key"));
 		isc_rep_put(m, " | ");
-		esc(m, isc_json_str(e, "base"));
+		isc_rep_md(m, isc_json_str(e, "base"));
 		isc_rep_put(m, " | ");
-		esc(m, isc_json_str(e, "current"));
+		isc_rep_md(m, isc_json_str(e, "current"));
 		isc_rep_put(m, " |\n");
 	}
 }
@@ -185,10 +179,10 @@ static void contributors(struct isc_rep *m, const cJSON *cmp)
 			break;
 		const char *file = isc_json_str(c, "file"), *chg = isc_json_str(c, "change");
 		isc_rep_put(m, "| ");
-		esc(m, isc_json_str(c, "name"));
+		isc_rep_md(m, isc_json_str(c, "name"));
 		if (file && *file && strcmp(file, isc_json_str(c, "name") ? isc_json_str(c, "name") : "")) {
 			isc_rep_put(m, " (");
-			esc(m, file);
+			isc_rep_md(m, file);
 			if (num(c, "line", 0) > 0)
 				isc_rep_putf(m, ":%.0f", num(c, "line", 0));
 			isc_rep_put(m, ")");
@@ -196,7 +190,7 @@ static void contributors(struct isc_rep *m, const cJSON *cmp)
 		if (chg && strcmp(chg, "changed"))
 			isc_rep_putf(m, " — %s", chg);
 		isc_rep_put(m, " | ");
-		esc(m, isc_json_str(c, "kind"));
+		isc_rep_md(m, isc_json_str(c, "kind"));
 		isc_rep_putf(m, " (%s) | %s | %s | %s | %.3g → %.3g | %s | %s |\n",
 			     isc_json_str(c, "view") ? isc_json_str(c, "view") : "?",
 			     fmt_delta(d, sizeof(d), num(c, "delta_ns_per_iter", 0)),
@@ -226,9 +220,9 @@ static void history(struct isc_rep *m, const cJSON *h)
 		bool ns = path && strstr(path, "_ns");
 		cJSON_ArrayForEach(cp, cJSON_GetObjectItemCaseSensitive(mt, "change_points")) {
 			isc_rep_put(m, "| ");
-			esc(m, isc_json_str(mt, "metric"));
+			isc_rep_md(m, isc_json_str(mt, "metric"));
 			isc_rep_putf(m, " | %.0f | ", num(cp, "run", 0));
-			esc(m, isc_json_str(cp, "file"));
+			isc_rep_md(m, isc_json_str(cp, "file"));
 			if (ns)
 				isc_rep_putf(m, " | %s | %s", isc_rep_fmt_ns(a, sizeof(a), num(cp, "before", NAN)),
 					     isc_rep_fmt_ns(b, sizeof(b), num(cp, "after", NAN)));

@@ -22,55 +22,6 @@
 
 #include "report.h"
 
-static bool is_alnum(unsigned char c)
-{
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c >= 0x80;
-}
-
-/*
- * Always escaped: characters that start inline markup, HTML, entities, GFM
- * tables/strikethrough or math.  '_' is left alone between two word
- * characters, where CommonMark cannot read it as emphasis (module_name.py).
- * A leading block marker ("- ", "+ ", "--", "=", "1. ", "1) ") is escaped
- * as well, though the report never starts a line with a workload string.
- */
-int isc_md_escape(struct isc_buf *b, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t digits = 0;
-	int rc = 0;
-	while (p[digits] >= '0' && p[digits] <= '9')
-		digits++;
-	for (size_t i = 0; p[i] && !rc; i++) {
-		unsigned char c = p[i];
-		bool esc = strchr("\\`*[]<>#|!~&$_", c) != NULL;
-		if (c == '_' && i > 0 && is_alnum(p[i - 1]) && is_alnum(p[i + 1]))
-			esc = false;
-		bool gap = p[i + 1] == ' ' || p[i + 1] == '\t' || p[i + 1] == '\0';
-		if (i == 0 && (c == '=' || ((c == '-' || c == '+') && (gap || p[1] == c))))
-			esc = true;
-		if (digits && i == digits && (c == '.' || c == ')') && gap)
-			esc = true;
-		if (c == '\t' || c == '\n' || c == '\r') {
-			rc = isc_buf_put_u8(b, ' ');
-			continue;
-		}
-		if (c < 0x20 || c == 0x7f)
-			continue; /* control characters are dropped */
-		if (esc)
-			rc = isc_buf_put_u8(b, '\\');
-		if (!rc)
-			rc = isc_buf_put_u8(b, c);
-	}
-	return rc;
-}
-
-static void esc(struct isc_rep *m, const char *s)
-{
-	if (!m->err)
-		m->err = isc_md_escape(&m->b, s ? s : "");
-}
-
 /* `s` when s holds nothing a renderer could misread, else the escaped text. */
 static void code_span(struct isc_rep *m, const char *s)
 {
@@ -79,7 +30,7 @@ static void code_span(struct isc_rep *m, const char *s)
 		if (*p < 0x20 || *p == 0x7f || strchr("`<>|&\\$", *p))
 			plain = false;
 	if (!plain) {
-		esc(m, s);
+		isc_rep_md(m, s);
 		return;
 	}
 	isc_rep_put(m, "`");
@@ -132,7 +83,7 @@ static void location(struct isc_rep *m, const cJSON *fn, bool parens)
 	if (!*file)
 		return;
 	isc_rep_put(m, parens ? "(" : "");
-	esc(m, file);
+	isc_rep_md(m, file);
 	if (line > 0)
 		isc_rep_putf(m, ":%.0f", line);
 	isc_rep_put(m, parens ? ")" : "");
@@ -390,7 +341,7 @@ static void verdict_line(struct isc_rep *m, const cJSON *root, const char *cls)
 	const char *sep = " (";
 	double v;
 	isc_rep_put(m, "Verdict: **");
-	esc(m, cls);
+	isc_rep_md(m, cls);
 	isc_rep_put(m, "**");
 	for (size_t i = 0; i < sizeof(part) / sizeof(part[0]); i++) {
 		if (!isc_json_num(root, part[i].path, &v) || !isfinite(v) || fabs(v) >= ISC_REP_FIXED_MAX)
@@ -413,16 +364,16 @@ static void verdict_line(struct isc_rep *m, const cJSON *root, const char *cls)
 	const cJSON *x;
 	cJSON_ArrayForEach(x, array(root, "verdict.limits")) {
 		isc_rep_put(m, "Confidence bound: ");
-		esc(m, str(x, "reason", "?"));
+		isc_rep_md(m, str(x, "reason", "?"));
 		isc_rep_putf(m, " (x %.2f).\n\n", num(x, "factor", 1));
 	}
 	cJSON_ArrayForEach(x, array(root, "verdict.missing")) {
 		isc_rep_put(m, "Not chosen for want of evidence: ");
 		code_span(m, str(x, "class", "?"));
 		isc_rep_put(m, " needs ");
-		esc(m, str(x, "what", "?"));
+		isc_rep_md(m, str(x, "what", "?"));
 		isc_rep_put(m, "; to get it, ");
-		esc(m, str(x, "how", "?"));
+		isc_rep_md(m, str(x, "how", "?"));
 		isc_rep_put(m, ".\n\n");
 	}
 }
@@ -451,13 +402,13 @@ static bool run_line(struct isc_rep *m, const cJSON *root)
 			code_span(m, str(x, "type", "?"));
 			if (*str(x, "message", "")) {
 				isc_rep_put(m, " (");
-				esc(m, str(x, "message", ""));
+				isc_rep_md(m, str(x, "message", ""));
 				isc_rep_put(m, ")");
 			}
 			isc_rep_put(m, " raised in ");
 			code_span(m, str(x, "function", "?"));
 			isc_rep_put(m, " (");
-			esc(m, str(x, "file", "?"));
+			isc_rep_md(m, str(x, "file", "?"));
 			isc_rep_putf(m, ":%.0f)", num(x, "line", 0));
 		}
 		isc_rep_putf(m, ", exit status %s, after %s.", field(b1, sizeof(b1), root, "run.exit_status", 'i'),
@@ -584,7 +535,7 @@ static void headline(struct isc_rep *m, const cJSON *root)
 		location(m, fn, true);
 		isc_rep_put(m, ".");
 	} else if (sentence) {
-		esc(m, sentence);
+		isc_rep_md(m, sentence);
 	} else {
 		isc_rep_put(m, "No traced function time was recorded: is the workload a Python program run under iscope-record?");
 	}
@@ -615,7 +566,7 @@ static void headline(struct isc_rep *m, const cJSON *root)
 		isc_rep_put(m, " (raised in ");
 		code_span(m, str(xc, "function", "?"));
 		isc_rep_put(m, ", ");
-		esc(m, str(xc, "file", "?"));
+		isc_rep_md(m, str(xc, "file", "?"));
 		isc_rep_putf(m, ":%.0f).\n", num(xc, "line", 0));
 	}
 	if (cJSON_IsTrue(isc_json_get(root, "summary.damaged")))
@@ -645,7 +596,7 @@ static void recording_notes(struct isc_rep *m, const cJSON *root)
 		double c;
 		listed += isc_json_num(w, "count", &c) && c > 0 ? c : 1;
 		isc_rep_put(m, "- ");
-		esc(m, str(w, "message", "?"));
+		isc_rep_md(m, str(w, "message", "?"));
 		double pid, n;
 		if (isc_json_num(w, "pid", &pid) && pid > 0)
 			isc_rep_putf(m, " (process %s)", field(b, 64, w, "pid", 'i'));
@@ -666,7 +617,7 @@ static void recording_cost(struct isc_rep *m, const cJSON *root)
 	double pe;
 	if (isc_json_num(root, "recording.per_event_ns", &pe) && isfinite(pe)) {
 		isc_rep_put(m, "\nRecording (exact Python mode, ");
-		esc(m, str(root, "recording.mechanism", "?"));
+		isc_rep_md(m, str(root, "recording.mechanism", "?"));
 		isc_rep_putf(m, ") added about %s per call (%s of traced time); ", isc_rep_fmt_ns(b[0], 64, 2 * pe),
 			     field(b[1], 64, root, "recording.overhead_pct", 'p'));
 		if (cJSON_IsTrue(isc_json_get(root, "recording.compensated")))
@@ -685,7 +636,7 @@ static void recording_cost(struct isc_rep *m, const cJSON *root)
 	int i = 0;
 	cJSON_ArrayForEach(t, ts) {
 		isc_rep_put(m, i++ ? "; " : " ");
-		esc(m, str(t, "name", "?"));
+		isc_rep_md(m, str(t, "name", "?"));
 		isc_rep_putf(m, " (process %s, thread %s): %s", field(b[0], 64, t, "pid", 'i'),
 			     field(b[1], 64, t, "tid", 'i'), field(b[2], 64, t, "dropped_events", 'i'));
 		/* of the events the thread made: kept plus dropped */
@@ -706,7 +657,7 @@ static void sec_latency(struct isc_rep *m, const cJSON *root)
 	} else {
 		isc_rep_put(m, "| Scope | Iterations | Warm-up excluded | p50 | p90 | p99 | Mean | Min | Max |\n");
 		isc_rep_put(m, "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n| ");
-		esc(m, name);
+		isc_rep_md(m, name);
 		isc_rep_putf(m, " | %s | %s | %s | %s | %s | %s | %s | %s |\n", field(b[0], 64, root, "iterations.count", 'i'),
 		     field(b[1], 64, root, "iterations.warmup_excluded", 'i'),
 		     field(b[2], 64, root, "iterations.latency_ns.p50", 'n'),
@@ -732,7 +683,7 @@ static void sec_latency(struct isc_rep *m, const cJSON *root)
 		const char *rule = str(root, "iterations.rule", NULL);
 		if (rule) {
 			isc_rep_put(m, "\nRule: ");
-			esc(m, rule);
+			isc_rep_md(m, rule);
 			isc_rep_put(m, ".\n");
 		}
 	}
@@ -755,9 +706,9 @@ static void fn_table(struct isc_rep *m, const cJSON *fns, bool with_total)
 			    "|---:|---|---|---|---:|---:|---:|\n");
 	cJSON_ArrayForEach(fn, fns) {
 		isc_rep_putf(m, "| %d | ", ++i);
-		esc(m, str(fn, "name", "?"));
+		isc_rep_md(m, str(fn, "name", "?"));
 		isc_rep_put(m, " | ");
-		esc(m, str(fn, "kind", "?"));
+		isc_rep_md(m, str(fn, "kind", "?"));
 		isc_rep_put(m, " | ");
 		location(m, fn, false);
 		isc_rep_putf(m, " | %s | %s |", field(b[0], 64, fn, "calls", 'i'), field(b[1], 64, fn, "self_ns", 'n'));
@@ -778,7 +729,7 @@ static void off_cpu_reasons(struct isc_rep *m, const cJSON *root)
 	isc_rep_put(m, "| Reason | Blocked | Share | Inside torch ops | Python functions |\n|---|---:|---:|---:|---|\n");
 	cJSON_ArrayForEach(r, array(root, "cpu.off_cpu_reasons")) {
 		isc_rep_put(m, "| ");
-		esc(m, str(r, "reason", "?"));
+		isc_rep_md(m, str(r, "reason", "?"));
 		isc_rep_putf(m, " | %s | %s | %s | ", field(b[0], 64, r, "ns", 'n'), field(b[1], 64, r, "pct", 'p'),
 			     field(b[2], 64, r, "in_torch_ops_ns", 'n'));
 		int n = 0;
@@ -804,10 +755,10 @@ static void thread_pools(struct isc_rep *m, const cJSON *root)
 	isc_rep_put(m, "| Pool | Traced | Threads | CPU | Runnable (mean) |\n|---|---|---:|---:|---:|\n");
 	cJSON_ArrayForEach(p, array(root, "cpu.thread_pools")) {
 		isc_rep_put(m, "| ");
-		esc(m, str(p, "name", "?"));
+		isc_rep_md(m, str(p, "name", "?"));
 		if (str(p, "futex", NULL)) {
 			isc_rep_put(m, " (futex ");
-			esc(m, str(p, "futex", ""));
+			isc_rep_md(m, str(p, "futex", ""));
 			isc_rep_put(m, ")");
 		}
 		isc_rep_putf(m, " | %s | %s | %s (%s) | %s |\n", cJSON_IsTrue(isc_json_get(p, "traced")) ? "yes" : "no",
@@ -880,7 +831,7 @@ static void sec_cpu(struct isc_rep *m, const cJSON *root)
 		const char *cmd = str(p, "command", "");
 		if (*cmd) {
 			isc_rep_put(m, ": ");
-			esc(m, cmd);
+			isc_rep_md(m, cmd);
 		}
 		isc_rep_putf(m, ". CPU %s", field(b[0], 64, p, "cpu_ns", 'n'));
 		if (isc_json_num(p, "exit_status", &(double){ 0 }))
@@ -892,7 +843,7 @@ static void sec_cpu(struct isc_rep *m, const cJSON *root)
 		isc_rep_put(m, "|---:|---|---:|---|---:|---:|---:|---:|\n");
 		cJSON_ArrayForEach(t, array(p, "threads")) {
 			isc_rep_putf(m, "| %s | ", field(b[0], 64, t, "tid", 'i'));
-			esc(m, str(t, "name", ""));
+			isc_rep_md(m, str(t, "name", ""));
 			isc_rep_putf(m, " | %s | %s | %s | %s | %s | %s |\n", field(b[0], 64, t, "cpu_ns", 'n'),
 			     cJSON_IsTrue(isc_json_get(t, "traced")) ? "yes" : "no", field(b[1], 64, t, "events", 'i'),
 			     field(b[2], 64, t, "python_ns", 'n'), field(b[3], 64, t, "ops_ns", 'n'),
@@ -906,7 +857,7 @@ static void esc_cut(struct isc_rep *m, const char *s, size_t max)
 {
 	size_t n = strlen(s);
 	if (n <= max) {
-		esc(m, s);
+		isc_rep_md(m, s);
 		return;
 	}
 	while (max > 0 && ((unsigned char)s[max] & 0xc0) == 0x80)
@@ -916,7 +867,7 @@ static void esc_cut(struct isc_rep *m, const char *s, size_t max)
 		m->err = -ENOMEM;
 		return;
 	}
-	esc(m, c);
+	isc_rep_md(m, c);
 	isc_rep_put(m, "…");
 	free(c);
 }
@@ -928,7 +879,7 @@ static void name_rows(struct isc_rep *m, const cJSON *arr, const char *kind)
 	const cJSON *x;
 	cJSON_ArrayForEach(x, arr) {
 		isc_rep_putf(m, "| %s | ", kind);
-		esc(m, str(x, "name", "?"));
+		isc_rep_md(m, str(x, "name", "?"));
 		isc_rep_putf(m, " | %s | %s |\n", field(b[0], 64, x, "count", 'i'), field(b[1], 64, x, "total_ns", 'n'));
 	}
 }
@@ -948,7 +899,7 @@ static void host_idle_table(struct isc_rep *m, const cJSON *dev)
 	for (int k = 0; k < 2; k++)
 		cJSON_ArrayForEach(x, array(dev, k ? "host_during_idle.python" : "host_during_idle.ops")) {
 			isc_rep_put(m, "| ");
-			esc(m, str(x, "name", "?"));
+			isc_rep_md(m, str(x, "name", "?"));
 			isc_rep_put(m, k ? " | python | " : " | op | ");
 			location(m, x, false);
 			isc_rep_putf(m, " | %s | %s | %s |\n", field(b[1], 64, x, "idle_ns", 'n'),
@@ -979,7 +930,7 @@ static void sec_gpu(struct isc_rep *m, const cJSON *root)
 		     "time). "
 		   : "Exact numbers (ns), with HTA's definitions. ");
 	isc_rep_put(m, "ProfilerStep rule: ");
-	esc(m, str(root, "gpu.step_rule", "n/a"));
+	isc_rep_md(m, str(root, "gpu.step_rule", "n/a"));
 	isc_rep_put(m, ".\n");
 	over_time(m, root, "GPU use over time", gpu_series, 2, ISC_REP_UNIT_PCT);
 	gpu_breakdown_chart(m, root);
@@ -988,7 +939,7 @@ static void sec_gpu(struct isc_rep *m, const cJSON *root)
 		const char *name = str(dev, "name", "");
 		if (*name) {
 			isc_rep_put(m, ": ");
-			esc(m, name);
+			isc_rep_md(m, name);
 		}
 		isc_rep_putf(m, "\n\n%s GPU ops.\n\n", field(b[0], 64, dev, "ops", 'i'));
 		static const char *const part[] = { "idle", "compute", "non_compute" };
@@ -1066,13 +1017,13 @@ static void sec_gpu(struct isc_rep *m, const cJSON *root)
 			if (isc_json_num(x, "bandwidth_gb_per_s", &bw))
 				snprintf(bws, sizeof(bws), "%.2f GB/s", bw);
 			isc_rep_put(m, "| ");
-			esc(m, str(x, "kind", "?"));
+			isc_rep_md(m, str(x, "kind", "?"));
 			isc_rep_put(m, " | ");
-			esc(m, str(x, "direction", ""));
+			isc_rep_md(m, str(x, "direction", ""));
 			isc_rep_put(m, " | ");
-			esc(m, str(x, "src_memory", ""));
+			isc_rep_md(m, str(x, "src_memory", ""));
 			isc_rep_put(m, " | ");
-			esc(m, str(x, "dst_memory", ""));
+			isc_rep_md(m, str(x, "dst_memory", ""));
 			isc_rep_putf(m, " | %s | %s | %s | %s |\n", field(b[0], 64, x, "count", 'i'), field(b[1], 64, x, "bytes", 'b'),
 			     field(b[2], 64, x, "total_ns", 'n'), bws);
 		}
@@ -1121,7 +1072,7 @@ static void device_memory(struct isc_rep *m, const cJSON *dev)
 				isc_rep_put(m, " ");
 			location(m, x, true);
 			isc_rep_put(m, " | ");
-			esc(m, str(x, "kind", ""));
+			isc_rep_md(m, str(x, "kind", ""));
 			isc_rep_put(m, " |\n");
 		}
 	}
@@ -1227,9 +1178,9 @@ static void sec_memory(struct isc_rep *m, const cJSON *root)
 	const cJSON *oom = isc_json_get(root, "oom");
 	if (cJSON_IsObject(oom)) {
 		isc_rep_put(m, "\n### Out of memory\n\n**The workload died of out-of-memory** (");
-		esc(m, str(oom, "kind", "?"));
+		isc_rep_md(m, str(oom, "kind", "?"));
 		isc_rep_putf(m, ") at %s: ", field(b[0], 64, oom, "at_ns", 'n'));
-		esc(m, str(oom, "evidence", ""));
+		isc_rep_md(m, str(oom, "evidence", ""));
 		const cJSON *site = isc_json_get(oom, "site");
 		if (cJSON_IsObject(site)) {
 			isc_rep_put(m, ". Site: ");
@@ -1261,10 +1212,10 @@ static void metric(struct isc_rep *m, const cJSON *e)
 	size_t n = strlen(e->string);
 	double v = e->valuedouble;
 #define SUFFIX(s) (n >= sizeof(s) - 1 && !strcmp(e->string + n - (sizeof(s) - 1), s))
-	esc(m, e->string);
+	isc_rep_md(m, e->string);
 	isc_rep_put(m, " = ");
 	if (cJSON_IsString(e))
-		esc(m, e->valuestring);
+		isc_rep_md(m, e->valuestring);
 	else if (!isfinite(v) || fabs(v) >= ISC_REP_FIXED_MAX)
 		isc_rep_putf(m, "%.3e", v);
 	else if (SUFFIX("_ns"))
@@ -1318,7 +1269,7 @@ static void contributors(struct isc_rep *m, const cJSON *top)
 		isc_rep_putf(m, "| %d | ", ++i);
 		esc_cut(m, str(x, "name", "?"), 120);
 		isc_rep_put(m, " | ");
-		esc(m, str(x, "kind", ""));
+		isc_rep_md(m, str(x, "kind", ""));
 		isc_rep_put(m, " | ");
 		location(m, x, false);
 		isc_rep_putf(m, " | %s | %s | ", field(b[0], 64, x, "value_ns", 'n'), field(b[1], 64, x, "pct", 'p'));
@@ -1347,7 +1298,7 @@ static void time_ranges(struct isc_rep *m, const cJSON *tr)
 		const char *label = str(x, "label", NULL);
 		if (label) {
 			isc_rep_put(m, " (");
-			esc(m, label);
+			isc_rep_md(m, label);
 			isc_rep_put(m, ")");
 		}
 	}
@@ -1398,9 +1349,9 @@ static void sec_findings(struct isc_rep *m, const cJSON *root)
 		struct isc_rep_finding x;
 		isc_rep_finding_get(f, &x);
 		isc_rep_putf(m, "\n### %d. ", ++i);
-		esc(m, x.title ? x.title : "?");
+		isc_rep_md(m, x.title ? x.title : "?");
 		isc_rep_put(m, "\n\nSeverity **");
-		esc(m, x.severity ? x.severity : "info");
+		isc_rep_md(m, x.severity ? x.severity : "info");
 		isc_rep_put(m, "**");
 		if (isfinite(x.confidence) && fabs(x.confidence) < ISC_REP_FIXED_MAX)
 			isc_rep_putf(m, ", confidence %.2f", x.confidence);
@@ -1424,17 +1375,17 @@ static void sec_findings(struct isc_rep *m, const cJSON *root)
 		contributors(m, x.top);
 		if (x.action) {
 			isc_rep_put(m, "Suggestion: **");
-			esc(m, x.action);
+			isc_rep_md(m, x.action);
 			isc_rep_put(m, "**");
 			if (x.rationale) {
 				isc_rep_put(m, " ");
-				esc(m, x.rationale);
+				isc_rep_md(m, x.rationale);
 			}
 			isc_rep_put(m, "\n\n");
 		}
 		if (x.estimate) {
 			isc_rep_put(m, "Estimate: ");
-			esc(m, x.estimate);
+			isc_rep_md(m, x.estimate);
 			isc_rep_put(m, "\n");
 		}
 	}
@@ -1452,7 +1403,7 @@ static void sec_suggestions(struct isc_rep *m, const cJSON *root)
 		if (!x.action)
 			continue;
 		isc_rep_putf(m, "%d. ", ++i);
-		esc(m, x.action);
+		isc_rep_md(m, x.action);
 		if (x.saving_ns >= 0 || x.saving_pct >= 0 || x.saving_bytes >= 0) {
 			isc_rep_put(m, " (estimated saving: ");
 			saving(m, &x);
@@ -1468,15 +1419,15 @@ static void sec_environment(struct isc_rep *m, const cJSON *root)
 {
 	char b[4][64];
 	isc_rep_put(m, "\n## Environment\n\n| | |\n|---|---|\n| Host | ");
-	esc(m, str(root, "environment.host", "n/a"));
+	isc_rep_md(m, str(root, "environment.host", "n/a"));
 	isc_rep_put(m, " |\n| Command | ");
-	esc(m, str(root, "environment.cmdline", "n/a"));
+	isc_rep_md(m, str(root, "environment.cmdline", "n/a"));
 	isc_rep_putf(m, " |\n| CPUs | %s |\n| Sample rate | %s Hz |\n", field(b[0], 64, root, "environment.ncpu", 'i'),
 	     field(b[1], 64, root, "environment.sample_hz", 'i'));
 	isc_rep_put(m, "| Analyzer | ");
-	esc(m, str(root, "tool.name", "n/a"));
+	isc_rep_md(m, str(root, "tool.name", "n/a"));
 	isc_rep_put(m, " ");
-	esc(m, str(root, "tool.version", ""));
+	isc_rep_md(m, str(root, "tool.version", ""));
 	isc_rep_putf(m, " (findings schema %s) |\n", field(b[2], 64, root, "schema_version", 'i'));
 }
 
@@ -1503,7 +1454,7 @@ static void sec_marks(struct isc_rep *m, const cJSON *root)
 			any = true;
 		}
 		isc_rep_put(m, "| ");
-		esc(m, name);
+		isc_rep_md(m, name);
 		isc_rep_putf(m, " | %s", field(b, sizeof(b), mk, "count", 'i'));
 		isc_rep_putf(m, " | %s", field(b, sizeof(b), mk, "sum", 'i'));
 		double v;

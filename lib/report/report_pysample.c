@@ -10,12 +10,6 @@
 #include "isc_analyze.h"
 #include "report.h"
 
-static void esc(struct isc_rep *m, const char *s)
-{
-	if (!m->err)
-		m->err = isc_md_escape(&m->b, s ? s : "");
-}
-
 static double num(const cJSON *o, const char *path)
 {
 	double v;
@@ -28,7 +22,7 @@ static void where(struct isc_rep *m, const cJSON *o)
 	const char *f = isc_json_str(o, "file");
 	if (!f || !*f)
 		return;
-	esc(m, f);
+	isc_rep_md(m, f);
 	if (num(o, "line") > 0)
 		isc_rep_putf(m, ":%.0f", num(o, "line"));
 }
@@ -68,7 +62,7 @@ void isc_rep_python_samples(struct isc_rep *m, const cJSON *root)
 		if (i >= ROWS)
 			break;
 		isc_rep_putf(m, "| %d | ", ++i);
-		esc(m, isc_json_str(o, "name"));
+		isc_rep_md(m, isc_json_str(o, "name"));
 		isc_rep_put(m, " | ");
 		where(m, o);
 		isc_rep_putf(m, " | %.0f / %.0f | ", num(o, "self_samples"), num(o, "total_samples"));
@@ -86,7 +80,7 @@ void isc_rep_python_samples(struct isc_rep *m, const cJSON *root)
 		isc_rep_putf(m, "| %d | ", ++i);
 		where(m, o);
 		isc_rep_put(m, " | ");
-		esc(m, isc_json_str(o, "name"));
+		isc_rep_md(m, isc_json_str(o, "name"));
 		isc_rep_putf(m, " | %.0f | %.0f | ", num(o, "self_samples"), num(o, "native_samples"));
 		est(m, o, "self_ns");
 		isc_rep_put(m, " |\n");
@@ -101,7 +95,7 @@ void isc_rep_python_samples(struct isc_rep *m, const cJSON *root)
 			isc_rep_putf(m, "| %d | ", ++i);
 			where(m, o);
 			isc_rep_put(m, " | ");
-			esc(m, isc_json_str(o, "name"));
+			isc_rep_md(m, isc_json_str(o, "name"));
 			isc_rep_putf(m, " | %.0f (%.0f) | ", num(o, "samples"), num(o, "on_cpu_samples"));
 			est(m, o, "ns");
 			isc_rep_putf(m, " | %s |\n", cJSON_IsTrue(isc_json_get(o, "torch")) ? "yes" : "no");
