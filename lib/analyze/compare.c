@@ -464,6 +464,74 @@ static int env_diff(struct isc_jb *jb, cJSON *cmp, const cJSON *cur, const cJSON
 	return 0;
 }
 
+/* ---- machine conditions ------------------------------------------------ */
+
+/*
+ * Was the machine as busy during this run as during the baselines?  Other
+ * processes' load lengthens every iteration, and a run on a busier machine
+ * looks regressed however many baselines were quiet (measured on the
+ * shared 2-core machine: an A/A run at +344 % while builds ran).  The
+ * measure is the CPU pressure of the run (PSI "some": the share of the
+ * run in which some runnable task waited for a CPU,
+ * memory.pressure.cpu.some_stall_pct).  The run's own threads can cause
+ * it as well (more threads than CPUs is a change worth calling), so it
+ * counts as the machine's only while the run's mean runnable threads
+ * (cpu.runnable_threads_mean) stayed within its CPUs.  Not comparable:
+ * the current run's pressure more than PRESSURE_GAP points and twice above
+ * every baseline's (then a regression cannot be told from the load), or
+ * every baseline's that far above the current run's (an improvement
+ * cannot).
+ */
+#define PRESSURE_GAP 20.0
+
+static bool pressure_of(const cJSON *doc, double *p)
+{
+	return isc_json_num(doc, "memory.pressure.cpu.some_stall_pct", p) && *p >= 0 && *p <= 100;
+}
+
+static bool own_load_within_cpus(const cJSON *doc)
+{
+	double r, n;
+	return isc_json_num(doc, "cpu.runnable_threads_mean", &r) && isc_json_num(doc, "environment.ncpu", &n) &&
+	       n >= 1 && r <= n;
+}
+
+/* Writes comparison.conditions; *busier / *quieter: the current run's machine was. */
+static void conditions(struct isc_jb *jb, cJSON *cmp, const cJSON *cur, const cJSON *const *base, size_t nbase,
+		       bool *busier, bool *quieter)
+{
+	cJSON *c = isc_jb_obj(jb, cmp, "conditions");
+	double pc = 0, lo = 101, hi = -1, r = 0;
+	bool have = pressure_of(cur, &pc), all = have;
+	isc_jb_num_or_null(jb, c, "cpu_pressure_pct", have, pc);
+	cJSON *bp = isc_jb_arr(jb, c, "base_cpu_pressure_pct");
+	for (size_t k = 0; k < nbase; k++) {
+		double p = 0;
+		bool h = pressure_of(base[k], &p);
+		if (h)
+			isc_jb_push_num(jb, bp, p);
+		else if (bp && !cJSON_AddItemToArray(bp, isc_jb_chk(jb, cJSON_CreateNull())))
+			jb->oom = true;
+		all = all && h && own_load_within_cpus(base[k]);
+		lo = h && p < lo ? p : lo;
+		hi = h && p > hi ? p : hi;
+	}
+	bool have_r = isc_json_num(cur, "cpu.runnable_threads_mean", &r);
+	isc_jb_num_or_null(jb, c, "runnable_threads_mean", have_r, r);
+	all = all && own_load_within_cpus(cur);
+	*busier = all && pc > hi + PRESSURE_GAP && pc > 2 * hi;
+	*quieter = all && lo > pc + PRESSURE_GAP && lo > 2 * pc;
+	isc_jb_bool(jb, c, "comparable", !*busier && !*quieter);
+	char why[200];
+	if (*busier)
+		snprintf(why, sizeof(why), "the machine was busier during this run: CPU pressure %.0f %% against at most "
+			 "%.0f %% in the baselines, with the run's own threads within its CPUs", pc, hi);
+	else if (*quieter)
+		snprintf(why, sizeof(why), "the machine was quieter during this run: CPU pressure %.0f %% against at least "
+			 "%.0f %% in the baselines", pc, lo);
+	isc_jb_str(jb, c, "reason", *busier || *quieter ? why : NULL);
+}
+
 /* ---- the section ------------------------------------------------------- */
 
 static int pct_or_null(struct isc_jb *jb, cJSON *o, const char *k, bool have, double v, double base)
@@ -607,6 +675,10 @@ int isc_findings_compare(cJSON *cur, const cJSON *const *base, size_t nbase, con
 		isc_jb_num_or_null(&jb, sc, "ci_high_pct", false, 0);
 		isc_jb_num_or_null(&jb, sc, "p_value", false, 0);
 	}
+	bool busier, quieter;
+	conditions(&jb, cmp, cur, base, nbase, &busier, &quieter);
+	if ((busier && !strcmp(verdict, "regressed")) || (quieter && !strcmp(verdict, "improved")))
+		verdict = "inconclusive";
 	isc_jb_str(&jb, sc, "verdict", verdict);
 	cJSON_ReplaceItemInObjectCaseSensitive(cmp, "verdict", cJSON_CreateString(verdict));
 	if (have_spread)

@@ -62,7 +62,12 @@ static void answer(struct isc_rep *m, const cJSON *cmp, const cJSON *sc)
 		isc_rep_putf(m, ", p = %.2g", p);
 	isc_rep_putf(m, "; %.0f vs %.0f iterations; threshold %.1f %%).\n", num(sc, "samples", 0),
 		     num(sc, "base_samples", 0), num(cmp, "threshold_pct", 5));
-	if (v && !strcmp(v, "inconclusive")) {
+	const char *why = isc_json_str(cmp, "conditions.reason");
+	if (v && !strcmp(v, "inconclusive") && why) {
+		isc_rep_put(m, "\nNot comparable: ");
+		isc_rep_md(m, why);
+		isc_rep_put(m, ". Record again on a quiet machine (or record the baselines under the same load).\n");
+	} else if (v && !strcmp(v, "inconclusive")) {
 		if (num(sc, "samples", 0) < num(cmp, "min_samples", 5) ||
 		    num(sc, "base_samples", 0) < num(cmp, "min_samples", 5))
 			isc_rep_putf(m, "\nToo few iterations to decide (at least %.0f a side).\n",
@@ -75,8 +80,8 @@ static void answer(struct isc_rep *m, const cJSON *cmp, const cJSON *sc)
 		isc_rep_put(m, "\nOne baseline run: run-to-run variation is not known, so only the iterations' "
 			       "own spread was taken into account; record three or more baselines for a gate.\n");
 	else
-		isc_rep_putf(m, "\nThe baseline runs' medians spread by %.1f %% (robust SD), which widens the "
-				"interval.\n", num(cmp, "runs_spread_pct", 0));
+		isc_rep_putf(m, "\nThe baseline runs' medians differ by %.1f %% (SD beyond their sampling error), "
+				"which widens the interval.\n", num(cmp, "runs_spread_pct", 0));
 }
 
 static void environment(struct isc_rep *m, const cJSON *cmp)

@@ -142,6 +142,8 @@ static void comparison(struct term *t, const cJSON *root)
 		for (size_t i = 0; vv[i] && i < 20; i++)
 			isc_rep_putf(&t->r, "%c", vv[i] >= 'a' && vv[i] <= 'z' ? vv[i] - 32 : vv[i]);
 		sgr(t, "0");
+		if (isc_json_str(cmp, "conditions.reason"))
+			isc_rep_put(&t->r, " (not comparable: machine load differed)");
 		if (!isnan(chg)) {
 			isc_rep_put(&t->r, ", ");
 			text(t, isc_json_str(sc, "name"), 40);

@@ -159,6 +159,17 @@ static cJSON *doc(int n, double ms, unsigned seed, double mm_ms, double extra_ms
 	return d;
 }
 
+/* CPU pressure (PSI some, % of the run) and mean runnable threads of a document. */
+static cJSON *loaded(cJSON *d, double pressure, double runnable)
+{
+	cJSON *cpu = cJSON_GetObjectItem(d, "cpu");
+	cJSON_AddNumberToObject(cpu, "runnable_threads_mean", runnable);
+	cJSON *pr = cJSON_AddObjectToObject(cJSON_AddObjectToObject(cJSON_AddObjectToObject(d, "memory"), "pressure"),
+					   "cpu");
+	cJSON_AddNumberToObject(pr, "some_stall_pct", pressure);
+	return d;
+}
+
 static const char *verdict_of(cJSON *cur, cJSON **base, size_t nb)
 {
 	struct isc_compare_opts o = { 0, 0 };
@@ -231,6 +242,38 @@ static void test_compare(void)
 	for (int k = 0; k < 3; k++)
 		cJSON_Delete(aa[k]);
 	cJSON_Delete(aa_cur);
+	/* machine conditions: the baselines at 2, 3 and 7 % CPU pressure, each
+	 * run's own threads 1.3 runnable on 2 CPUs */
+	double bp[3] = { 2, 3, 7 };
+	cJSON *qb[3], *lb[3];
+	for (int k = 0; k < 3; k++) {
+		qb[k] = loaded(doc(30, 100 + k, 7 * (unsigned)k, 60, 0, 1), bp[k], 1.3);
+		lb[k] = loaded(doc(30, 100 + k, 7 * (unsigned)k, 60, 0, 1), 80 + 5 * k, 1.3);
+	}
+	cJSON *busy = loaded(doc(30, 120, 5, 60, 20, 1), 85, 1.3);
+	v = verdict_of(busy, qb, 3);
+	ok(!strcmp(v, "inconclusive"), "20 %% slower at 85 %% CPU pressure against 2-7 %%: inconclusive (got %s)", v);
+	const char *why = isc_json_str(busy, "comparison.conditions.reason");
+	ok(why && !strncmp(why, "the machine was busier", 22), "conditions.reason says the machine was busier (%s)",
+	   why ? why : "null");
+	cJSON *own = loaded(doc(30, 120, 5, 60, 20, 1), 85, 2.9);
+	v = verdict_of(own, qb, 3);
+	ok(!strcmp(v, "regressed"), "the same with 2.9 runnable threads of its own on 2 CPUs: regressed (got %s)", v);
+	cJSON *mild = loaded(doc(30, 120, 5, 60, 20, 1), 10, 1.3);
+	v = verdict_of(mild, qb, 3);
+	ok(!strcmp(v, "regressed"), "20 %% slower at 10 %% CPU pressure (3 points above the baselines): regressed (got %s)",
+	   v);
+	cJSON *calm = loaded(doc(30, 80, 5, 40, 0, 1), 3, 1.3);
+	v = verdict_of(calm, lb, 3);
+	ok(!strcmp(v, "inconclusive"), "20 %% faster at 3 %% CPU pressure against 80-90 %%: inconclusive (got %s)", v);
+	for (int k = 0; k < 3; k++) {
+		cJSON_Delete(qb[k]);
+		cJSON_Delete(lb[k]);
+	}
+	cJSON_Delete(busy);
+	cJSON_Delete(own);
+	cJSON_Delete(mild);
+	cJSON_Delete(calm);
 	cJSON *notdoc = cJSON_CreateObject();
 	ok(isc_findings_check(notdoc) < 0, "an object without schema_version is not findings");
 	ok(isc_findings_check(b[0]) == 0, "a findings document is");
