@@ -617,8 +617,12 @@ static void emit_histogram(struct ana *a, cJSON *it, const uint64_t *lat, size_t
 }
 
 /*
- * The iteration scope is the scope name with the most spans (ties: the
- * larger total time, then the first seen), DataLoader annotations left out.
+ * The iteration scope is the PyTorch profiler's step (ProfilerStep#N, one
+ * scope) when it has 2 or more spans: torch.profiler's schedule and HTA
+ * call that the iteration, and an inner annotation that repeats more often
+ * (nccl:all_reduce five times a step) is not one.  Otherwise the scope name
+ * with the most spans (ties: the larger total time, then the first seen),
+ * DataLoader annotations left out.
  * Warm-up: the earliest iteration of each process that ran at least 2 is
  * excluded from the latency stats, as are iterations whose end was never
  * recorded; the rest are the steady-state iterations.
@@ -631,15 +635,19 @@ static int emit_iterations(struct ana *a, cJSON *root)
 		struct scope *s = &a->scs[i];
 		if (s->dataloader)
 			continue;
+		if (s->profiler_step && s->n >= 2) {
+			best = s;
+			break;
+		}
 		if (!best || s->n > best->n || (s->n == best->n && s->total_ns > best->total_ns))
 			best = s;
 	}
 	isc_jb_str(&a->jb, it, "name", best ? scope_name(a, best) : NULL);
 	isc_jb_num(&a->jb, it, "count", best ? (double)best->n : 0);
 	isc_jb_str(&a->jb, it, "rule", isc_timeline_stats_borrow(a->t)->window
-		   ? "iterations = spans of the most frequent scope name (DataLoader annotations left out); no warm-up "
+		   ? "iterations = ProfilerStep#N when it has 2 or more spans, else spans of the most frequent scope name (DataLoader annotations left out); no warm-up "
 		     "left out: a flight recording (--ring) evicted the processes' first iterations"
-		   : "iterations = spans of the most frequent scope name (DataLoader annotations "
+		   : "iterations = ProfilerStep#N when it has 2 or more spans, else spans of the most frequent scope name (DataLoader annotations "
 		     "left out); warm-up = the first iteration of each process that ran at least 2");
 	uint64_t *lat = NULL;
 	struct span_out *spans = NULL;
