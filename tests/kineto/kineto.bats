@@ -357,3 +357,18 @@ bad() { # FILE EXPECTED-MESSAGE-PART KEPT-LINES-MIN
 	[ "$status" -eq 1 ]
 	[[ "$stderr" == *"truncated JSON at byte 468"* ]]
 }
+
+@test "the iterations of a trace with 2 or more ProfilerStep#N are those steps, counted here from the JSON" {
+	# expected: the trace's events named ProfilerStep#<digits>, counted by
+	# Python's json module; the DDP trace's nccl:all_reduce repeats more often
+	f=$DATA/a100_nccl_2rank_rank0.json.gz
+	run "$PY" -c 'import gzip,json,re,sys
+ev = json.load(gzip.open(sys.argv[1]))["traceEvents"]
+print(sum(1 for e in ev if re.fullmatch(r"ProfilerStep#\d+", str(e.get("name"))) and e.get("ph") == "X"))' "$f"
+	[ "$status" -eq 0 ]
+	want=$output
+	[ "$want" -ge 2 ]
+	"$ANALYZE" -q -o "$T/f.json" "$f"
+	run "$PY" -c 'import json,sys; it = json.load(open(sys.argv[1]))["iterations"]; print(it["name"], it["count"])' "$T/f.json"
+	[ "$output" = "ProfilerStep#* $want" ]
+}
