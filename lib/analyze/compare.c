@@ -477,10 +477,11 @@ static int env_diff(struct isc_jb *jb, cJSON *cmp, const cJSON *cur, const cJSON
  * it as well (more threads than CPUs is a change worth calling), so it
  * counts as the machine's only while the run's mean runnable threads
  * (cpu.runnable_threads_mean) stayed within its CPUs.  Not comparable:
- * the current run's pressure more than PRESSURE_GAP points and twice above
- * every baseline's (then a regression cannot be told from the load), or
- * every baseline's that far above the current run's (an improvement
- * cannot).
+ * the current run's pressure more than PRESSURE_GAP points above every
+ * baseline's (then a regression cannot be told from the load), or every
+ * baseline's that far above the current run's (an improvement cannot).
+ * Measured on the shared machine: identical runs at 40 % and 85 %
+ * pressure differed by +117 %, so "twice as busy" was not required.
  */
 #define PRESSURE_GAP 20.0
 
@@ -519,8 +520,8 @@ static void conditions(struct isc_jb *jb, cJSON *cmp, const cJSON *cur, const cJ
 	bool have_r = isc_json_num(cur, "cpu.runnable_threads_mean", &r);
 	isc_jb_num_or_null(jb, c, "runnable_threads_mean", have_r, r);
 	all = all && own_load_within_cpus(cur);
-	*busier = all && pc > hi + PRESSURE_GAP && pc > 2 * hi;
-	*quieter = all && lo > pc + PRESSURE_GAP && lo > 2 * pc;
+	*busier = all && pc > hi + PRESSURE_GAP;
+	*quieter = all && lo > pc + PRESSURE_GAP;
 	isc_jb_bool(jb, c, "comparable", !*busier && !*quieter);
 	char why[200];
 	if (*busier)

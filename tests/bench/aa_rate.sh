@@ -23,18 +23,18 @@ for ((i = 0; i < runs; i++)); do
 	printf '\rrecorded %d/%d' $((i + 1)) "$runs" >&2
 done
 echo >&2
-verdict() { "$A" -q "$@" | "$py" -c 'import json,sys; c=json.load(sys.stdin)["comparison"]; s=c["scopes"][0]; print(c["verdict"], s["change_pct"], s["p_value"])'; }
+verdict() { "$A" -q "$@" | "$py" -c 'import json,sys; c=json.load(sys.stdin)["comparison"]; s=c["scopes"][0]; k=c.get("conditions") or {}; print(c["verdict"], s["change_pct"], s["p_value"], k.get("cpu_pressure_pct"), "/".join(str(x) for x in k.get("base_cpu_pressure_pct", [])))'; }
 declare -A one three
 for ((i = 1; i < runs; i++)); do
-	read -r v chg p < <(verdict --baseline "$dir/r$((i - 1)).json" "$dir/r$i.json")
+	read -r v chg p pc pb < <(verdict --baseline "$dir/r$((i - 1)).json" "$dir/r$i.json")
 	one[$v]=$((${one[$v]:-0} + 1))
-	echo "1 baseline  r$((i - 1)) -> r$i: $v (median $chg %, p $p)"
+	echo "1 baseline  r$((i - 1)) -> r$i: $v (median $chg %, p $p; CPU pressure $pc % against $pb %)"
 done
 for ((i = 3; i < runs; i++)); do
-	read -r v chg p < <(verdict --baseline "$dir/r$((i - 3)).json" --baseline "$dir/r$((i - 2)).json" \
+	read -r v chg p pc pb < <(verdict --baseline "$dir/r$((i - 3)).json" --baseline "$dir/r$((i - 2)).json" \
 		--baseline "$dir/r$((i - 1)).json" "$dir/r$i.json")
 	three[$v]=$((${three[$v]:-0} + 1))
-	echo "3 baselines r$((i - 3))..r$((i - 1)) -> r$i: $v (median $chg %, p $p)"
+	echo "3 baselines r$((i - 3))..r$((i - 1)) -> r$i: $v (median $chg %, p $p; CPU pressure $pc % against $pb %)"
 done
 for k in one three; do
 	declare -n t=$k
