@@ -285,6 +285,29 @@ static size_t session_pids(struct rec *r, pid_t *pids, bool live_only)
 	return n;
 }
 
+/*
+ * Sleeps until the next tick of a sampler running every period ns and
+ * sets *now; false when the sampler was told to stop.  A tick late by more
+ * than a period is not caught up: the next one is a period from now.
+ */
+static bool next_tick(const struct sampler_ctx *sc, uint64_t period, uint64_t *next, uint64_t *now)
+{
+	for (;;) {
+		if (sc->stop)
+			return false;
+		*now = isc_now_ns();
+		if (*now >= *next)
+			break;
+		uint64_t d = *next - *now;
+		struct timespec ts = { (time_t)(d / 1000000000u), (long)(d % 1000000000u) };
+		nanosleep(&ts, NULL);
+	}
+	*next += period;
+	if (*next < *now)
+		*next = *now + period;
+	return true;
+}
+
 static void *sampler_main(void *arg)
 {
 	struct sampler_ctx *sc = arg;
@@ -292,19 +315,11 @@ static void *sampler_main(void *arg)
 	struct isc_sampler *smp = NULL;
 	struct isc_buf b = { 0 };
 	pid_t pids[MAX_PROCS];
-	uint64_t period = 1000000000u / r->o->sample_hz, next = isc_now_ns(), last_slow = 0;
+	uint64_t period = 1000000000u / r->o->sample_hz, next = isc_now_ns(), last_slow = 0, now;
 	uint32_t seq = 0;
 	if (isc_sampler_new(&smp))
 		return NULL;
-	while (!sc->stop) {
-		uint64_t now = isc_now_ns();
-		if (now < next) {
-			poll(NULL, 0, (int)((next - now) / 1000000u) + 1);
-			continue;
-		}
-		next += period;
-		if (next < now)
-			next = now + period;
+	while (next_tick(sc, period, &next, &now)) {
 		size_t n = session_pids(r, pids, false);
 		bool slow = now - last_slow >= 1000000000u;
 		if (slow)
@@ -357,19 +372,10 @@ static void *pysampler_main(void *arg)
 	struct isc_pysampler_hooks hooks = { r, py_strings, py_warn };
 	struct isc_buf b = { 0 };
 	pid_t pids[MAX_PROCS];
-	uint64_t period = 1000000000u / r->o->python_hz, next = isc_now_ns();
+	uint64_t period = 1000000000u / r->o->python_hz, next = isc_now_ns(), now;
 	if (isc_pysampler_new(&smp, &hooks))
 		return NULL;
-	while (!sc->stop) {
-		uint64_t now = isc_now_ns();
-		if (now < next) {
-			struct timespec ts = { 0, (long)(next - now) };
-			nanosleep(&ts, NULL);
-			continue;
-		}
-		next += period;
-		if (next < now)
-			next = now + period;
+	while (next_tick(sc, period, &next, &now)) {
 		size_t n = session_pids(r, pids, true);
 		b.len = 0;
 		uint64_t last = now;
