@@ -749,11 +749,7 @@ static int on_event(struct ana *a, const struct isc_tl_event *ev)
 		p->have_smaps = true;
 		if (ev->f[3] > p->swap_max)
 			p->swap_max = ev->f[3];
-		p->s_rss = ev->f[1];
-		p->s_pss = ev->f[2];
-		p->s_swap = ev->f[3];
-		p->s_anon = ev->f[4];
-		return isc_oom_smaps(a->oom, ev->pid, ev->f[1], ev->f[3], ev->f[4]);
+		return isc_oom_smaps(a->oom, ev->ts, ev->pid, ev->f[1], ev->f[2], ev->f[3], ev->f[4]);
 	case ISC_REC_MEMINFO: {
 		uint64_t used = ev->f[2] > ev->f[3] ? ev->f[2] - ev->f[3] : 0;
 		if (!a->have_meminfo || used > a->swap_used_max)

@@ -18,10 +18,17 @@
  * the kill (each increase between two samples goes to the innermost
  * Python function of the main thread at the later one), else the one
  * running at the last sample; for a failed device allocation, its
- * allocation site.  Memory at the end: the process's last RSS sample
- * and smaps_rollup record (anonymous vs file-backed), and the live device
- * memory (gpu.devices[].memory.end_bytes).  Memory: the samples of the
- * last GROWTH_WINDOW_NS per process (at most RING of them).
+ * allocation site.  Memory at the end (isc_oom_mem_at): the reading with
+ * the highest RSS among those of the last END_WINDOW_NS before the end
+ * (PROC_SAMPLE RSS and smaps_rollup Rss, including the one the Python
+ * agent takes when an unhandled MemoryError ends the program), with the
+ * composition of the latest smaps_rollup record at or before it (else the
+ * first after it: anonymous vs file-backed), and the live device memory
+ * (gpu.devices[].memory.end_bytes).  The last reading is often taken
+ * after the interpreter freed the memory on its way out; the highest one
+ * of the last seconds is what the process held when it died.  Memory: the
+ * readings of the last GROWTH_WINDOW_NS per process (at most RING of each
+ * kind).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -34,6 +41,7 @@
 #include "../format/format.h" /* struct isc_exception */
 
 #define GROWTH_WINDOW_NS 10000000000ull
+#define END_WINDOW_NS 2000000000ull
 #define RING 512
 #define TOP 5
 
@@ -42,12 +50,16 @@ struct sample {
 	uint32_t fn;
 };
 
+struct smaps {
+	uint64_t ts, rss, pss, swap, anon;
+};
+
 struct oproc {
 	uint32_t pid;
 	struct sample r[RING];
 	size_t head, n;
-	bool smaps;
-	uint64_t s_rss, s_swap, s_anon;
+	struct smaps s[RING];
+	size_t s_head, s_n;
 };
 
 struct isc_oom {
@@ -128,16 +140,78 @@ int isc_oom_rss(struct isc_oom *o, uint64_t ts, uint32_t pid, uint64_t rss, uint
 	return 0;
 }
 
-int isc_oom_smaps(struct isc_oom *o, uint32_t pid, uint64_t rss, uint64_t swap, uint64_t anon)
+int isc_oom_smaps(struct isc_oom *o, uint64_t ts, uint32_t pid, uint64_t rss, uint64_t pss, uint64_t swap,
+		  uint64_t anon)
 {
 	struct oproc *p = proc_of(o, pid, true);
 	if (!p)
 		return -ENOMEM;
-	p->smaps = true;
-	p->s_rss = rss;
-	p->s_swap = swap;
-	p->s_anon = anon;
+	while (p->s_n > 1 && ts - p->s[(p->s_head + 1) % RING].ts > GROWTH_WINDOW_NS) {
+		p->s_head = (p->s_head + 1) % RING;
+		p->s_n--;
+	}
+	if (p->s_n == RING) {
+		p->s_head = (p->s_head + 1) % RING;
+		p->s_n--;
+	}
+	p->s[(p->s_head + p->s_n++) % RING] = (struct smaps){ ts, rss, pss, swap, anon };
 	return 0;
+}
+
+int isc_oom_mem_at(const struct isc_oom *o, uint32_t pid, uint64_t end, struct isc_oom_mem *m)
+{
+	const struct oproc *p = proc_of((struct isc_oom *)o, pid, false);
+	memset(m, 0, sizeof(*m));
+	if (!p)
+		return 0;
+	/* the last reading at or before end (end 0: the last of all) */
+	uint64_t last = 0;
+	bool any = false;
+	for (size_t i = 0; i < p->n; i++) {
+		const struct sample *x = &p->r[(p->head + i) % RING];
+		if ((!end || x->ts <= end) && (!any || x->ts > last))
+			last = x->ts, any = true;
+	}
+	for (size_t i = 0; i < p->s_n; i++) {
+		const struct smaps *x = &p->s[(p->s_head + i) % RING];
+		if ((!end || x->ts <= end) && (!any || x->ts > last))
+			last = x->ts, any = true;
+	}
+	if (!any)
+		return 0;
+	/* the highest RSS of the window ending at the last reading (ties: the later) */
+	uint64_t from = last > END_WINDOW_NS ? last - END_WINDOW_NS : 0;
+	for (size_t i = 0; i < p->n; i++) {
+		const struct sample *x = &p->r[(p->head + i) % RING];
+		if (x->ts >= from && x->ts <= last && (!m->have_rss || x->rss >= m->rss))
+			m->have_rss = true, m->rss = x->rss, m->ts = x->ts;
+	}
+	for (size_t i = 0; i < p->s_n; i++) {
+		const struct smaps *x = &p->s[(p->s_head + i) % RING];
+		if (x->ts >= from && x->ts <= last && (!m->have_rss || x->rss > m->rss || (x->rss == m->rss && x->ts > m->ts)))
+			m->have_rss = true, m->rss = x->rss, m->ts = x->ts;
+	}
+	/*
+	 * its composition: the latest smaps_rollup record at or before it (a
+	 * sampler tick's records share one time; the sampler re-reads
+	 * smaps_rollup when the RSS moved 16 MiB), else the first after it
+	 */
+	const struct smaps *best = NULL;
+	for (size_t i = 0; i < p->s_n; i++) {
+		const struct smaps *x = &p->s[(p->s_head + i) % RING];
+		if (x->ts <= m->ts)
+			best = x;
+		else if (!best && x->ts <= last)
+			best = x;
+	}
+	if (best) {
+		m->have_smaps = true;
+		m->s_rss = best->rss;
+		m->pss = best->pss;
+		m->swap = best->swap;
+		m->anon = best->anon;
+	}
+	return 1;
 }
 
 /* A copy of n bytes of workload text (cleaned); NULL when out of memory. */
@@ -324,12 +398,16 @@ int isc_oom_emit(const struct isc_oom *o, struct isc_jb *jb, cJSON *root, uint64
 	isc_jb_str(jb, oom, "evidence", evidence);
 
 	cJSON *end = isc_jb_obj(jb, oom, "memory_at_end");
-	const struct sample *last = p && p->n ? &p->r[(p->head + p->n - 1) % RING] : NULL;
-	isc_jb_num_or_null(jb, end, "rss_bytes", last != NULL, last ? (double)last->rss : 0);
-	bool sm = p && p->smaps;
-	isc_jb_num_or_null(jb, end, "anon_bytes", sm, sm ? (double)p->s_anon : 0);
-	isc_jb_num_or_null(jb, end, "file_bytes", sm, sm && p->s_rss > p->s_anon ? (double)(p->s_rss - p->s_anon) : 0);
-	isc_jb_num_or_null(jb, end, "swap_bytes", sm, sm ? (double)p->s_swap : 0);
+	struct isc_oom_mem m;
+	if (pid)
+		isc_oom_mem_at(o, pid, ts, &m);
+	else
+		memset(&m, 0, sizeof(m));
+	isc_jb_num_or_null(jb, end, "rss_bytes", m.have_rss, (double)m.rss);
+	bool sm = m.have_smaps;
+	isc_jb_num_or_null(jb, end, "anon_bytes", sm, (double)m.anon);
+	isc_jb_num_or_null(jb, end, "file_bytes", sm, m.s_rss > m.anon ? (double)(m.s_rss - m.anon) : 0);
+	isc_jb_num_or_null(jb, end, "swap_bytes", sm, (double)m.swap);
 	double live = 0;
 	bool have_gpu = false;
 	const cJSON *d;

@@ -21,8 +21,25 @@ void isc_oom_free(struct isc_oom *o);
 
 /* A PROC_SAMPLE of pid: its RSS, and fn (a string id, 0: none) the innermost Python function of its main thread. */
 int isc_oom_rss(struct isc_oom *o, uint64_t ts, uint32_t pid, uint64_t rss, uint32_t fn);
-/* An SMAPS record of pid (smaps_rollup: rss, swap, anonymous bytes). */
-int isc_oom_smaps(struct isc_oom *o, uint32_t pid, uint64_t rss, uint64_t swap, uint64_t anon);
+/* An SMAPS record of pid (smaps_rollup: rss, pss, swap, anonymous bytes). */
+int isc_oom_smaps(struct isc_oom *o, uint64_t ts, uint32_t pid, uint64_t rss, uint64_t pss, uint64_t swap,
+		  uint64_t anon);
+
+/* What a process held at its end (isc_oom_mem_at). */
+struct isc_oom_mem {
+	bool have_rss, have_smaps;
+	uint64_t ts, rss;            /* the highest RSS reading of the window, and when */
+	uint64_t s_rss, pss, swap, anon; /* the smaps_rollup record of it */
+};
+/*
+ * The memory pid held at its end: the highest RSS reading (PROC_SAMPLE
+ * RSS or smaps_rollup Rss) of the 2 s ending at its last reading at or
+ * before end (0: its last reading of all; ties: the later), with the
+ * composition of the latest smaps_rollup record at or before that reading
+ * (else the first after it, up to the last reading).  1 when pid has a
+ * reading, else 0 (and *m all zero/false).
+ */
+int isc_oom_mem_at(const struct isc_oom *o, uint32_t pid, uint64_t end, struct isc_oom_mem *m);
 struct isc_exception;
 /* An EXCEPTION record of pid (the Python agent: an unhandled exception) raised at line.  0 or -ENOMEM. */
 int isc_oom_exception(struct isc_oom *o, uint64_t ts, uint32_t pid, const struct isc_exception *x, uint64_t line);

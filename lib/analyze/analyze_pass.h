@@ -92,7 +92,6 @@ struct proc {
 	uint64_t s_ts0, s_ts1, vcsw0, ivcsw0, vcsw1, ivcsw1, cpu_ns, sys_ns;
 	uint64_t rss, rss_peak, minflt, majflt, swap_max;
 	bool have_smaps;
-	uint64_t s_rss, s_pss, s_swap, s_anon; /* its latest SMAPS record */
 	/* the CALIBRATION record of the process (formats/trace.md §6.1) */
 	bool have_calib;
 	uint64_t calib[6]; /* mechanism per_event_ps calls plain_ns hooked_ns events */

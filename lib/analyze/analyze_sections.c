@@ -930,15 +930,22 @@ static int emit_memory(struct ana *a, cJSON *root)
 	}
 	free(rows);
 	emit_growth_sites(a, m);
-	/* what the resident memory was made of at the end: each process's latest smaps_rollup */
+	/*
+	 * what the resident memory was made of at the end: per process, the
+	 * smaps_rollup record of its highest RSS of the last 2 s
+	 * (isc_oom_mem_at: the last record is often taken after the
+	 * interpreter freed its memory on the way out)
+	 */
 	uint64_t c[4] = { 0 }; /* rss pss anon swap */
-	for (size_t i = 0; i < a->nprs; i++)
-		if (a->prs[i]->have_smaps) {
-			c[0] += a->prs[i]->s_rss;
-			c[1] += a->prs[i]->s_pss;
-			c[2] += a->prs[i]->s_anon;
-			c[3] += a->prs[i]->s_swap;
+	for (size_t i = 0; i < a->nprs; i++) {
+		struct isc_oom_mem pm;
+		if (a->prs[i]->have_smaps && isc_oom_mem_at(a->oom, a->prs[i]->pid, 0, &pm) && pm.have_smaps) {
+			c[0] += pm.s_rss;
+			c[1] += pm.pss;
+			c[2] += pm.anon;
+			c[3] += pm.swap;
 		}
+	}
 	if (have_smaps) {
 		cJSON *co = isc_jb_obj(&a->jb, m, "composition");
 		isc_jb_num(&a->jb, co, "rss_bytes", (double)c[0]);

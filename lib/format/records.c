@@ -94,6 +94,7 @@ bool isc_ring_record_ok(const struct isc_rec *r, uint16_t chunk)
 		case ISC_REC_MARK: n = 2; break;
 		case ISC_REC_CALIBRATION: n = 6; break;
 		case ISC_REC_EXCEPTION: n = 1; break;
+		case ISC_REC_SMAPS: n = 5; break; /* before the EXCEPTION of an out-of-memory error */
 		case ISC_REC_PY_RETURN:
 		case ISC_REC_C_RETURN:
 		case ISC_REC_SCOPE_END:

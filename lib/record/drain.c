@@ -203,6 +203,16 @@ void isc_drain_scan(struct rec *r)
 	closedir(d);
 }
 
+/* False for an agent's SMAPS record (trace.md §6.1) naming another process than its own. */
+static bool own_pid(const struct isc_rec *r, pid_t pid)
+{
+	const uint8_t *q = r->body;
+	uint64_t v;
+	if (r->type != ISC_REC_SMAPS)
+		return true;
+	return !isc_get_varint(&q, r->body + r->len, &v) && v == (uint64_t)pid;
+}
+
 /*
  * Copies the committed records of one ring into the stream's pending
  * buffer, checking each; a record that does not parse marks the stream
@@ -242,7 +252,7 @@ static void drain_slot(struct rec *r, struct proc *p, uint32_t i, uint64_t now)
 	const uint8_t *start = r->scratch; /* first record not yet pending */
 	uint64_t events = 0;
 	for (struct isc_cursor before = c; (rc = isc_cursor_next(&c, &rec)) == 1; before = c) {
-		if (!isc_ring_record_ok(&rec, p->chunk)) {
+		if (!isc_ring_record_ok(&rec, p->chunk) || !own_pid(&rec, p->pid)) {
 			c = before; /* not copied: the ring is broken from here */
 			rc = -EBADMSG;
 			break;

@@ -70,13 +70,35 @@ need_memcg() {
 	grep -q '^\*\*The workload died of out-of-memory: a host allocation failed (MemoryError), at grow' "$d/r.md"
 }
 
-@test "KNOWN GAP: the memory held when MemoryError was raised (>= 256 MiB anonymous)" {
-	# The workload held 768 MiB when grow() raised; findings.oom.memory_at_end
-	# and memory.composition are the last /proc sample, which is often taken
-	# after the interpreter freed that memory on its way out (10 MiB in 2 of 3
-	# runs on a quiet machine). They should be the largest sample of the last
-	# seconds before the death. Until then this check cannot pass reliably.
-	skip "KNOWN GAP: memory_at_end is the last sample, often after the interpreter freed the memory at exit"
+@test "the memory held when MemoryError was raised (>= 256 MiB anonymous)" {
+	# The workload held 768 MiB when grow() raised (its RLIMIT_AS); the
+	# sampler's last reading often comes after the interpreter freed it on
+	# its way out.  memory_at_end and memory.composition are taken at the
+	# highest RSS reading of the last 2 s (iscope-analyze(1)).
+	local d=$BATS_TEST_TMPDIR
+	run "$REC" --quiet -o "$d/t.isc" -- "$ISC_PY" "$WL/memory_error.py"
+	[ "$status" -eq 1 ]
+	"$ANALYZE" -o "$d/f.json" "$d/t.isc"
+	"$ROOT/tests/lib/validate_findings.py" "$d/f.json"
+	[ "$(jq -r '.oom.memory_at_end.anon_bytes' "$d/f.json")" -ge 268435456 ]
+	[ "$(jq -r '.oom.memory_at_end.rss_bytes' "$d/f.json")" -ge 268435456 ]
+	[ "$(jq -r '.memory.composition.anon_bytes' "$d/f.json")" -ge 268435456 ]
+	# the agent's own reading, right before its EXCEPTION record: a
+	# thread's smaps record (pid rss pss swap anon) with that memory
+	"$ISC_BUILD/tools/iscope-merge/iscope-merge" --dump-times -o "$d/dump" "$d/t.isc"
+	run grep -B1 ' X MemoryError' "$d/dump"
+	echo "$output"
+	[[ ${lines[0]} =~ \ P1\ T1\ smaps\ [0-9]+\ [0-9]+\ [0-9]+\ [0-9]+\ ([0-9]+)$ ]]
+	[ "${BASH_REMATCH[1]}" -ge 268435456 ]
+}
+
+@test "memory.composition: a workload that frees 512 MiB 0.3 s before it exits held it at its end" {
+	local d=$BATS_TEST_TMPDIR
+	"$REC" --quiet -o "$d/t.isc" -- "$ISC_PY" "$WL/free_before_exit.py"
+	"$ANALYZE" -o "$d/f.json" "$d/t.isc"
+	[ "$(jq -r '.oom' "$d/f.json")" = null ]
+	[ "$(jq -r '.memory.composition.anon_bytes' "$d/f.json")" -ge 536870912 ]
+	[ "$(jq -r '.memory.composition.rss_bytes' "$d/f.json")" -ge 536870912 ]
 }
 
 @test "a workload that exits 1 without MemoryError has no oom" {

@@ -1431,11 +1431,51 @@ static unsigned put_counted(uint8_t *buf, const char *s, size_t len, size_t max,
 	return 1 + (unsigned)len;
 }
 
+/* The kB value of the "key:" line of smaps_rollup text s, in bytes; 0 when absent. */
+static uint64_t smaps_field(const char *s, const char *key)
+{
+	size_t k = strlen(key);
+	for (const char *l = s; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL)
+		if (!strncmp(l, key, k))
+			return strtoull(l + k, NULL, 10) * 1024;
+	return 0;
+}
+
+/*
+ * An SMAPS record of this process (formats/trace.md §6.1), read from
+ * /proc/self/smaps_rollup: what it holds as an out-of-memory exception
+ * ends it.  The recorder's sampler reads at most every 50 ms, often only
+ * after the interpreter freed everything on its way out.  A few ms, once.
+ */
+static void emit_smaps(struct agent_tls *t)
+{
+	char buf[4096];
+	uint8_t body[5 * 10];
+	int fd = open("/proc/self/smaps_rollup", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = 0;
+	const uint64_t f[5] = { (uint64_t)getpid(), smaps_field(buf, "Rss:"), smaps_field(buf, "Pss:"),
+				smaps_field(buf, "Swap:"), smaps_field(buf, "Anonymous:") };
+	if (!f[1])
+		return;
+	unsigned m = 0;
+	for (int i = 0; i < 5; i++)
+		m += isc_put_varint(body + m, f[i]);
+	emit(t, ISC_REC_SMAPS, 0, 0, 0, (const char *)body, m);
+}
+
 /*
  * exception(type, file, line, function, message): the unhandled exception
  * that is ending this thread (or the program), from the excepthooks that
  * sitecustomize.py chains.  One EXCEPTION record, cut to fit a ring record:
- * type 40 bytes, the last 32 of file, function 24, the message the rest.
+ * type 40 bytes, the last 32 of file, function 24, the message the rest;
+ * for an out-of-memory one (type ending in MemoryError, or "CUDA out of
+ * memory" in the message) an SMAPS record first.
  */
 static PyObject *agent_exception(PyObject *mod, PyObject *args)
 {
@@ -1450,6 +1490,10 @@ static PyObject *agent_exception(PyObject *mod, PyObject *args)
 	struct agent_tls *t = tls_get();
 	if (!t)
 		Py_RETURN_NONE;
+	/* an out-of-memory death: what the process holds now, before the exception's record */
+	if ((ltype >= 11 && !memcmp(type + ltype - 11, "MemoryError", 11)) ||
+	    memmem(msg, (size_t)lmsg, "CUDA out of memory", 18))
+		emit_smaps(t);
 	/* 10 bytes of delta, 3 of line, 3 lengths: the strings share the rest */
 	unsigned n = put_counted(body, type, (size_t)ltype, 40, 0);
 	n += put_counted(body + n, file, (size_t)lfile, 32, 1);
