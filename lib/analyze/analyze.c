@@ -440,9 +440,11 @@ static int off_cpu_add(struct ana *a, struct thread *th, uint64_t ns, unsigned r
 	th->blk_ns += ns;
 	if (reason == ISC_OFF_GIL)
 		th->gil_ns += ns;
-	if (f->kind == ISC_SPAN_OP) {
+	/* sample mode: the stand-in frame's C call, a torch op by the sampler's rule */
+	bool sampled_c = f == &th->py_frame && th->py_in_c;
+	if (f->kind == ISC_SPAN_OP || sampled_c) {
 		th->blk_ops_ns += ns;
-		if (a->fns[f->idx].torch) {
+		if (sampled_c ? th->py_torch : a->fns[f->idx].torch) {
 			th->blk_torch_ns += ns;
 			a->reason_torch_ns[reason] += ns;
 		}
@@ -811,6 +813,7 @@ static int on_event(struct ana *a, const struct isc_tl_event *ev)
 			th->py_frame.kind = ISC_SPAN_PYTHON;
 			th->py_ts = ev->ts;
 			th->py_in_c = (ev->f[3] & 3) != 0;
+			th->py_torch = th->py_in_c && isc_pysamp_last_torch(a->pys);
 		}
 		return rc;
 	}

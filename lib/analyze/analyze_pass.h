@@ -80,6 +80,7 @@ struct thread {
 	struct frame py_frame; /* idx, py_fn: fn of the innermost function; kind python */
 	uint64_t py_ts;        /* time of that sample, 0 = none */
 	bool py_in_c;          /* the innermost frame was in a call (C code) */
+	bool py_torch;         /* ... and that call counts as a torch op (analyze_pysample.c) */
 };
 
 struct proc {

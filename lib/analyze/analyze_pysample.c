@@ -43,6 +43,7 @@ struct isc_pysamp {
 	uint64_t n, truncated, ticks_seen, last_tick, first_tick;
 	uint64_t scoped_n; /* samples taken while a scope was open on the thread */
 	uint64_t py_on, torch_on, other_on, off_py, off_native;
+	bool last_torch; /* the last sample added was in a C call counted as a torch op */
 	bool have_sampler;
 	uint64_t sampler[6]; /* hz ticks stacks reads failed cpu_ns */
 };
@@ -172,6 +173,7 @@ int isc_pysamp_add(struct isc_pysamp *ps, const struct isc_timeline *t, const st
 	ps->scoped_n += in_scope;
 	tr->samples++;
 	bool native = depth && op != 0, torch = false;
+	ps->last_torch = false;
 	/* a process with torch's code on a stack uses torch: its operators on
 	 * objects (tensor @ tensor) count as torch ops */
 	const uint8_t *q = p;
@@ -211,6 +213,7 @@ int isc_pysamp_add(struct isc_pysamp *ps, const struct isc_timeline *t, const st
 				l->native++;
 				l->native_on += on;
 				l->torch = torch;
+				ps->last_torch = torch;
 			}
 		}
 		if (f->last != sn) {
@@ -242,6 +245,11 @@ int isc_pysamp_add(struct isc_pysamp *ps, const struct isc_timeline *t, const st
 			ps->off_native++;
 	}
 	return 0;
+}
+
+bool isc_pysamp_last_torch(const struct isc_pysamp *ps)
+{
+	return ps->last_torch;
 }
 
 /* The sampling period in ns: 1/hz, else the mean spacing of the ticks seen. */
@@ -467,6 +475,47 @@ static void merged_table(const struct isc_timeline *t, struct isc_jb *jb, cJSON 
 	}
 }
 
+static int by_name_line(const void *x, const void *y)
+{
+	const struct row *a = x, *b = y;
+	if (a->name_id != b->name_id)
+		return a->name_id < b->name_id ? -1 : 1;
+	return a->line < b->line ? -1 : a->line > b->line;
+}
+
+/*
+ * The C-call rows of the CPU tables, one per calling function: the lines
+ * of lr (n of them) summed into their function's first row, which keeps
+ * the line with the most C samples (the exact mode's tables have one row
+ * per op, not per call site; torch.matmul called from three lines of
+ * forward is one "C call in forward", pointed at its heaviest line; the
+ * per-line figures stay in python.samples and top_op_callers).  Returns
+ * the new count.
+ */
+static size_t per_function(struct row *lr, size_t n)
+{
+	qsort(lr, n, sizeof(*lr), by_name_line);
+	size_t m = 0;
+	for (size_t i = 0, j; i < n; i = j) {
+		struct row acc = lr[i];
+		uint64_t best = lr[i].native;
+		for (j = i + 1; j < n && lr[j].name_id == lr[i].name_id; j++) {
+			if (lr[j].native > best) {
+				best = lr[j].native;
+				acc.line = lr[j].line;
+			}
+			acc.self += lr[j].self;
+			acc.total += lr[j].total;
+			acc.native += lr[j].native;
+			acc.native_on += lr[j].native_on;
+			acc.s_native += lr[j].s_native;
+			acc.torch = acc.torch || lr[j].torch;
+		}
+		lr[m++] = acc;
+	}
+	return m;
+}
+
 void isc_pysamp_emit_cpu(const struct isc_pysamp *ps, const struct isc_timeline *t, struct isc_jb *jb, cJSON *cpu,
 			 uint64_t traced_ns, unsigned top_n)
 {
@@ -488,12 +537,14 @@ void isc_pysamp_emit_cpu(const struct isc_pysamp *ps, const struct isc_timeline 
 	memcpy(lr, ps->ln, nl * sizeof(*lr));
 	cJSON_DeleteItemFromObject(cpu, "functions");
 	isc_jb_num(jb, cpu, "functions", (double)nf);
-	merged_table(t, jb, top, fr, nf, lr, nl, false, per, traced_ns, top_n);
+	size_t ncf = per_function(lr, nl);
+	merged_table(t, jb, top, fr, nf, lr, ncf, false, per, traced_ns, top_n);
 	uint64_t scoped_ns = (uint64_t)llround((double)ps->scoped_n * per);
 	cJSON_DeleteItemFromObject(cpu, "scoped_ns");
 	isc_jb_num(jb, cpu, "scoped_ns", (double)scoped_ns);
-	merged_table(t, jb, in, fr, nf, lr, nl, true, per, scoped_ns, top_n);
-	/* the Python lines calling torch ops most */
+	merged_table(t, jb, in, fr, nf, lr, ncf, true, per, scoped_ns, top_n);
+	/* the Python lines calling torch ops most (per line again) */
+	memcpy(lr, ps->ln, nl * sizeof(*lr));
 	g_scoped = false;
 	qsort(lr, nl, sizeof(*lr), by_key_l);
 	for (size_t i = 0, k = 0; i < nl && k < top_n && lr[i].native; i++) {

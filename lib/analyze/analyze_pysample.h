@@ -21,6 +21,8 @@ void isc_pysamp_free(struct isc_pysamp *ps);
 /* Counts one PY_SAMPLE or PY_SAMPLER event (others are ignored); in_scope:
  * a scope was open on the sample's thread.  0, -ENOMEM or -EBADMSG. */
 int isc_pysamp_add(struct isc_pysamp *ps, const struct isc_timeline *t, const struct isc_tl_event *ev, bool in_scope);
+/* Whether the last sample added had a C call innermost that counts as a torch op. */
+bool isc_pysamp_last_torch(const struct isc_pysamp *ps);
 /* Whether any PY_SAMPLE was counted. */
 bool isc_pysamp_have(const struct isc_pysamp *ps);
 

@@ -231,3 +231,25 @@ print(a["errors"], b["errors"], a["py_samples"], b["py_samples"], a["undefined_r
 	[ "${BASH_REMATCH[1]}" -eq "${BASH_REMATCH[2]}" ]
 	[ "${BASH_REMATCH[1]}" -ge 40 ]
 }
+
+@test "C calls from two lines of one function are one row of the CPU tables, at the heavier line" {
+	# work() calls C code (builtins.sum over a range) from two lines, the
+	# first with twice the work; exact mode has one row per op, so sample
+	# mode has one "C call in work", pointed at the first line
+	cat > "$T/two_lines.py" <<'PY'
+import sys
+def work():
+    a = sum(range(6000000))
+    b = sum(range(3000000))
+    return a + b
+for _ in range(int(sys.argv[1])):
+    work()
+PY
+	want=$(grep -n 'sum(range(6000000))' "$T/two_lines.py" | cut -d: -f1)
+	"$RECORD" -q --python=sample --python-hz=200 -o "$T/t.isc" -- "$(torch_python)" "$T/two_lines.py" 8
+	"$ANALYZE" -q -o "$T/t.json" "$T/t.isc"
+	run "$PY" -c 'import json,sys
+rows = [r for r in json.load(open(sys.argv[1]))["cpu"]["top_functions"] if r["name"] == "C call in work"]
+print(len(rows), rows[0]["line"] if rows else "-")' "$T/t.json"
+	[ "$output" = "1 $want" ]
+}
