@@ -6,8 +6,9 @@
 # order in one fresh directory holding the files they name (infer.py,
 # serve.py, run.isc, findings.json, a Kineto trace, ...), with the built
 # tools and a python3 that imports torch first on PATH.  Not marked (and so
-# not run): the regression gates (exit 3 by design) and the scripts that
-# install packages.
+# not run): the regression gates of the man pages (exit 3 by design) and
+# the scripts that install packages.  README's gate example runs: its
+# baselines are the run itself, which is not regressed.
 
 load helpers
 bats_require_minimum_version 1.5.0
@@ -45,6 +46,8 @@ PY
 	cp run.isc b.isc
 	cp run.isc new.isc
 	cp findings.json base.json
+	for i in 1 2 3; do cp findings.json "base$i.json"; done
+	cp run.istl new.istl
 	for i in 1 2 3; do cp findings.json "nightly/$i.json"; done
 	cp "$ISC_SRC/../shared/data/kineto/a100_simple_add.json.gz" trace.json.gz
 	cp trace.json.gz trace.pt.trace.json.gz
