@@ -19,6 +19,12 @@
 
 /* Version of the findings document layout (formats/findings.schema.json). */
 #define ISC_FINDINGS_SCHEMA_VERSION 2
+/*
+ * The CPU classes judge the time inside iterations (cpu.in_iterations)
+ * when the iterations hold at least this share of the traced time from the
+ * first iteration on (in_iterations.share_pct); iscope-analyze(1), Verdict.
+ */
+#define ISC_ITER_SHARE_MIN_PCT 50
 #define ISC_ANALYZE_TOP_DEFAULT 30
 
 /* ---- analysis (analyze.c) ---------------------------------------------- */

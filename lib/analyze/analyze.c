@@ -185,7 +185,11 @@ static int span_begin(struct ana *a, struct thread *th, const struct isc_tl_even
 	if (ev->kind == ISC_SPAN_SCOPE) {
 		if ((f->idx = scope_get(a, ev->name_id)) == NONE)
 			return -ENOMEM;
-		th->open_scopes++;
+		if (th->open_scopes++ == 0)
+			a->scoped_threads++;
+		if (!a->scope_seen || ev->ts < a->scope_ts)
+			a->scope_ts = ev->ts;
+		a->scope_seen = true;
 		f->dl_at_begin = dl_time(a, ev->ts);
 		dl = a->scs[f->idx].dataloader;
 	} else if (ev->kind == ISC_SPAN_PYTHON || ev->kind == ISC_SPAN_OP) {
@@ -272,7 +276,9 @@ static int span_pop(struct ana *a, struct thread *th, uint64_t end_ts, bool comp
 		s->s[s->n++] = (struct iter_sample){ f->begin_ts, dur, lat, f->dl_at_begin, dl_time(a, end_ts), th->pid,
 						     complete };
 		s->total_ns += lat;
-		th->open_scopes--;
+		if (--th->open_scopes == 0 && a->scoped_threads)
+			a->scoped_threads--;
+		a->after_at_scope_end = a->after_scope_ns;
 		if (parent)
 			parent->child_ns += dur - self;
 		else
@@ -287,14 +293,26 @@ static int span_pop(struct ana *a, struct thread *th, uint64_t end_ts, bool comp
 		uint32_t *cnt = NULL;
 		if (!isc_umap_slot(&th->active, f->idx, &cnt) && *cnt != NONE && *cnt > 0)
 			(*cnt)--;
+		if (a->scope_seen && f->begin_ts >= a->scope_ts) /* not <module>, main(): their self time is mostly before */
+			a->after_scope_ns += self;
 		if (f->kind == ISC_SPAN_PYTHON) {
 			th->python_ns += self;
+			if (th->open_scopes)
+				th->it_python_ns += self;
 		} else {
 			th->ops_ns += self;
-			if (fs->torch)
+			if (th->open_scopes)
+				th->it_ops_ns += self;
+			if (fs->torch) {
 				th->torch_ns += self;
-			if (f->py_fn != NONE)
+				if (th->open_scopes)
+					th->it_torch_ns += self;
+			}
+			if (f->py_fn != NONE) {
 				a->fns[f->py_fn].ops_self_ns += self;
+				if (th->open_scopes)
+					a->fns[f->py_fn].scoped_ops_self_ns += self;
+			}
 		}
 		if (parent)
 			parent->child_ns += dur;
@@ -344,6 +362,12 @@ static int round_close(struct ana *a)
 	a->runnable_sum += a->round_runnable;
 	if (a->round_runnable > a->runnable_max)
 		a->runnable_max = a->round_runnable;
+	if (a->round_in_it) {
+		a->it_rounds++;
+		a->it_runnable_sum += a->round_runnable;
+		if (a->round_runnable > a->it_runnable_max)
+			a->it_runnable_max = a->round_runnable;
+	}
 	return isc_series_point(a->series, ISC_SER_RUNNABLE, a->round_t0, (double)a->round_runnable);
 }
 
@@ -358,6 +382,7 @@ static int round_sample(struct ana *a, struct thread *th, const struct isc_tl_ev
 		a->round_t0 = ev->ts;
 		a->round_id++;
 		a->round_runnable = 0;
+		a->round_in_it = a->scoped_threads > 0;
 	}
 	th->round = a->round_id;
 	a->round_runnable += ev->f[4] == 'R';
@@ -411,6 +436,38 @@ static unsigned off_reason(struct thread *th, uint64_t ts, char state)
 	return r;
 }
 
+/* The part of off_cpu_add() inside iterations (a scope open on th): cpu.in_iterations. */
+static int off_it_add(struct ana *a, struct thread *th, const struct frame *f, uint64_t ns, unsigned reason)
+{
+	struct off_acc *o = &a->it_off;
+	bool scope = f->kind == ISC_SPAN_SCOPE;
+	uint32_t *slot;
+	if (isc_umap_slot(&o->map,
+			  (uint64_t)reason << 60 | (uint64_t)scope << 59 | (uint64_t)(f->idx & 0x7ffffff) << 32 | f->py_fn,
+			  &slot))
+		return -ENOMEM;
+	if (*slot == NONE) {
+		if (isc_grow(&o->rows, &o->cap, o->n, sizeof(*o->rows)))
+			return -ENOMEM;
+		o->rows[o->n] = (struct off_row){ f->idx, f->py_fn, scope, (uint8_t)reason, 0 };
+		*slot = (uint32_t)o->n++;
+	}
+	o->rows[*slot].ns += ns;
+	o->blocked_ns += ns;
+	o->reason_ns[reason] += ns;
+	th->it_blk_ns += ns;
+	if (f->kind == ISC_SPAN_OP) {
+		th->it_blk_ops_ns += ns;
+		if (a->fns[f->idx].torch) {
+			th->it_blk_torch_ns += ns;
+			o->reason_torch_ns[reason] += ns;
+		}
+	}
+	if (th->dl_depth)
+		o->reason_dl_ns[reason] += ns;
+	return 0;
+}
+
 /*
  * cpu.off_cpu_top and cpu.off_cpu_reasons: ns blocked for a reason,
  * charged to the innermost span of th with a known kind and to that span's
@@ -451,7 +508,7 @@ static int off_cpu_add(struct ana *a, struct thread *th, uint64_t ns, unsigned r
 	}
 	if (th->dl_depth)
 		a->reason_dl_ns[reason] += ns;
-	return 0;
+	return th->open_scopes ? off_it_add(a, th, f, ns, reason) : 0;
 }
 
 /* THREAD_WAIT: kept for the THREAD_SAMPLE of the same tick; votes for the thread's futex word. */
@@ -487,8 +544,23 @@ static int on_thread_sample(struct ana *a, struct thread *th, const struct isc_t
 	th->r_samples += ev->f[4] == 'R';
 	if (th->py_ts && ev->ts - th->py_ts > PY_SAMPLE_FRESH_NS)
 		th->py_ts = 0; /* its stack samples stopped: no stand-in frame */
+	bool in_scope = th->open_scopes > 0;
+	if (th->have_cpu && ev->ts > th->sample_ts && th->prev_in_scope && in_scope) {
+		/* an interval inside iterations: its CPU, system and wall time, its switches */
+		th->it_pairs++;
+		th->it_wall_ns += ev->ts - th->sample_ts;
+		th->it_cpu_ns += cpu > th->cpu_ns ? cpu - th->cpu_ns : 0;
+		th->it_sys_ns += ev->f[3] > th->sys_ns ? ev->f[3] - th->sys_ns : 0;
+		th->it_vcsw += ev->f[6] > th->prev_vcsw ? ev->f[6] - th->prev_vcsw : 0;
+		th->it_ivcsw += ev->f[7] > th->prev_ivcsw ? ev->f[7] - th->prev_ivcsw : 0;
+	}
+	th->prev_in_scope = in_scope;
+	th->prev_vcsw = ev->f[6];
+	th->prev_ivcsw = ev->f[7];
 	if (th->have_cpu && ev->ts > th->sample_ts && (th->depth || th->py_ts)) {
 		a->state_samples++;
+		if (in_scope)
+			a->it_off.state_samples++;
 		if ((ev->f[4] == 'S' || ev->f[4] == 'D') &&
 		    (rc = off_cpu_add(a, th, ev->ts - th->sample_ts, off_reason(th, ev->ts, (char)ev->f[4]))))
 			return rc;
@@ -801,6 +873,10 @@ static int on_event(struct ana *a, const struct isc_tl_event *ev)
 		uint32_t ti = isc_umap_get(&a->th_map, (uint64_t)ev->pid << 32 | ev->tid);
 		th = ti != NONE ? a->ths[ti] : NULL;
 		int rc = isc_pysamp_add(a->pys, a->t, ev, th && th->open_scopes);
+		if (a->scope_seen) {
+			a->ps_after++;
+			a->ps_in += th && th->open_scopes;
+		}
 		/* the innermost function stands in for call spans in off-CPU accounting */
 		const uint8_t *q = ev->bytes, *qe = ev->bytes + ev->nbytes;
 		uint64_t id;
@@ -865,6 +941,8 @@ static void ana_free(struct ana *a)
 	isc_umap_free(&a->mk_map);
 	isc_umap_free(&a->off_map);
 	free(a->offs);
+	isc_umap_free(&a->it_off.map);
+	free(a->it_off.rows);
 	free(a->fns);
 	free(a->ths);
 	free(a->prs);

@@ -25,6 +25,7 @@ struct fn_stat {
 	uint64_t calls, self_ns, total_ns;
 	uint64_t ops_self_ns; /* python fns: self time of ops they call directly */
 	uint64_t scoped_calls, scoped_self_ns; /* while a scope was open on the thread */
+	uint64_t scoped_ops_self_ns; /* python fns: ops_self_ns while a scope was open */
 	uint64_t growth_bytes; /* python fns: RSS growth while innermost on a main thread */
 };
 
@@ -76,6 +77,18 @@ struct thread {
 	uint64_t cost_ps;      /* its process's measured cost per event, 0 = none */
 	uint64_t overhead_ns;  /* recording cost in its self times (taken out unless raw_times) */
 	uint64_t dropped;      /* records its ring lost (DROPPED) */
+	/*
+	 * The same while a scope is open on it (the iterations): self times,
+	 * sampled blocked time, and the CPU, system time, wall time and
+	 * switches between consecutive samples both taken inside a scope
+	 * (it_pairs of them; prev_in_scope: the previous sample was).
+	 */
+	uint64_t it_python_ns, it_ops_ns, it_torch_ns;
+	uint64_t it_blk_ns, it_blk_ops_ns, it_blk_torch_ns;
+	uint64_t it_off_ops_ns, it_off_py_ns, it_off_torch_ns; /* set at the end */
+	uint64_t it_wall_ns, it_cpu_ns, it_sys_ns, it_vcsw, it_ivcsw, it_pairs;
+	uint64_t prev_vcsw, prev_ivcsw;
+	bool prev_in_scope;
 	/* --python=sample: its last stack sample (a stand-in frame for off-CPU time) */
 	struct frame py_frame; /* idx, py_fn: fn of the innermost function; kind python */
 	uint64_t py_ts;        /* time of that sample, 0 = none */
@@ -144,6 +157,19 @@ struct pressure {
 	uint64_t avg10_max_x100, ts0, tot0, ts1, tot1;
 };
 
+/*
+ * Blocked time by reason and by (span, Python function), for the whole run
+ * (struct ana's own fields) and again for the time inside iterations
+ * (ana.it_off).
+ */
+struct off_acc {
+	struct isc_umap map; /* off_row key -> index */
+	struct off_row *rows;
+	size_t n, cap;
+	uint64_t blocked_ns, state_samples;
+	uint64_t reason_ns[ISC_OFF_N], reason_torch_ns[ISC_OFF_N], reason_dl_ns[ISC_OFF_N];
+};
+
 #define MAX_WARNINGS 16
 #define MAX_EXCEPTIONS 8
 
@@ -200,6 +226,16 @@ struct ana {
 	uint64_t round_t0, round_id, round_runnable, rounds, runnable_sum, runnable_max;
 	uint64_t threads_max;
 	bool have_threads;
+	/* the same over the rounds taken while some thread had a scope open */
+	unsigned scoped_threads; /* threads with a scope open now */
+	bool scope_seen;         /* a scope has begun, first at scope_ts */
+	uint64_t scope_ts;
+	uint64_t after_scope_ns; /* traced self time of spans that began after the first scope began */
+	uint64_t after_at_scope_end; /* after_scope_ns when the last scope so far ended (shutdown left out) */
+	uint64_t ps_after, ps_in; /* --python=sample: stack samples after the first scope began, and inside one */
+	bool round_in_it;
+	uint64_t it_rounds, it_runnable_sum, it_runnable_max;
+	struct off_acc it_off; /* blocked time inside iterations */
 	struct isc_umap off_map; /* off_row key -> index */
 	struct off_row *offs;
 	size_t noffs, offs_cap;

@@ -44,6 +44,7 @@ struct isc_pysamp {
 	uint64_t scoped_n; /* samples taken while a scope was open on the thread */
 	uint64_t py_on, torch_on, other_on, off_py, off_native;
 	bool last_torch; /* the last sample added was in a C call counted as a torch op */
+	uint64_t s_py_on, s_torch_on, s_other_on, s_off_py, s_off_native; /* the same while a scope was open */
 	bool have_sampler;
 	uint64_t sampler[6]; /* hz ticks stacks reads failed cpu_ns */
 };
@@ -230,19 +231,26 @@ int isc_pysamp_add(struct isc_pysamp *ps, const struct isc_timeline *t, const st
 		if (depth && !native) {
 			tr->interp_on++;
 			ps->py_on++;
+			ps->s_py_on += in_scope;
 		} else {
 			tr->native_on++;
-			if (torch)
+			if (torch) {
 				ps->torch_on++;
-			else
+				ps->s_torch_on += in_scope;
+			} else {
 				ps->other_on++;
+				ps->s_other_on += in_scope;
+			}
 		}
 	} else {
 		tr->off++;
-		if (depth && !native)
+		if (depth && !native) {
 			ps->off_py++;
-		else
+			ps->s_off_py += in_scope;
+		} else {
 			ps->off_native++;
+			ps->s_off_native += in_scope;
+		}
 	}
 	return 0;
 }
@@ -262,14 +270,14 @@ static double period_ns(const struct isc_pysamp *ps)
 	return 0;
 }
 
-void isc_pysamp_split(const struct isc_pysamp *ps, struct isc_pysamp_split *s)
+void isc_pysamp_split(const struct isc_pysamp *ps, bool in_scopes, struct isc_pysamp_split *s)
 {
 	double per = period_ns(ps);
-	s->python_on_ns = (uint64_t)llround((double)ps->py_on * per);
-	s->torch_on_ns = (uint64_t)llround((double)ps->torch_on * per);
-	s->other_c_on_ns = (uint64_t)llround((double)ps->other_on * per);
-	s->off_py_ns = (uint64_t)llround((double)ps->off_py * per);
-	s->off_native_ns = (uint64_t)llround((double)ps->off_native * per);
+	s->python_on_ns = (uint64_t)llround((double)(in_scopes ? ps->s_py_on : ps->py_on) * per);
+	s->torch_on_ns = (uint64_t)llround((double)(in_scopes ? ps->s_torch_on : ps->torch_on) * per);
+	s->other_c_on_ns = (uint64_t)llround((double)(in_scopes ? ps->s_other_on : ps->other_on) * per);
+	s->off_py_ns = (uint64_t)llround((double)(in_scopes ? ps->s_off_py : ps->off_py) * per);
+	s->off_native_ns = (uint64_t)llround((double)(in_scopes ? ps->s_off_native : ps->off_native) * per);
 }
 
 static double pct1(uint64_t k, uint64_t n)

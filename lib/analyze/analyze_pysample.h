@@ -26,7 +26,8 @@ bool isc_pysamp_last_torch(const struct isc_pysamp *ps);
 /* Whether any PY_SAMPLE was counted. */
 bool isc_pysamp_have(const struct isc_pysamp *ps);
 
-/* The CPU split of cpu.split estimated from the samples, in ns. */
+/* The CPU split of cpu.split estimated from the samples, in ns; in_scopes:
+ * of the samples taken while a scope was open (cpu.in_iterations.split). */
 struct isc_pysamp_split {
 	uint64_t python_on_ns;   /* on CPU, running bytecode */
 	uint64_t torch_on_ns;    /* on CPU in a call or operator counted as a torch op */
@@ -34,7 +35,7 @@ struct isc_pysamp_split {
 	uint64_t off_py_ns;      /* off CPU with bytecode innermost */
 	uint64_t off_native_ns;  /* off CPU in a call (sleep, I/O, a lock) */
 };
-void isc_pysamp_split(const struct isc_pysamp *ps, struct isc_pysamp_split *s);
+void isc_pysamp_split(const struct isc_pysamp *ps, bool in_scopes, struct isc_pysamp_split *s);
 
 /* Writes root.python.samples (top_n rows per table). */
 void isc_pysamp_emit(const struct isc_pysamp *ps, const struct isc_timeline *t, struct isc_jb *jb, cJSON *root,

@@ -34,35 +34,63 @@ static uint64_t min_u64(uint64_t x, uint64_t y)
  * only blocks inside a C call; what exceeds op time (GIL waits, page
  * faults in the interpreter) from Python time.  Torch's part of the op
  * time off-CPU follows the blocked samples inside torch ops, else torch's
- * share of op time.
+ * share of op time.  split_off() computes it from the CPU ratio;
+ * thread_split() applies it to the whole run and, for cpu.in_iterations,
+ * to the time inside scopes with the ratio of the intervals between two
+ * samples both taken inside a scope.
  */
-static void thread_split(struct thread *th)
+struct off_split {
+	uint64_t python_ns, ops_ns, torch_ns;      /* traced self times */
+	uint64_t blk_ns, blk_ops_ns, blk_torch_ns; /* sampled blocked time: all, inside any op, inside torch ops */
+	uint64_t off_ops_ns, off_py_ns, off_torch_ns; /* out */
+};
+
+/* Fills the off_* fields of s for a thread on a CPU ratio of the time (see thread_split). */
+static void split_off(struct off_split *s, double ratio)
 {
-	if (th->win_n < 2 || th->w_ts1 <= th->w_ts0)
-		return;
-	double cpu = th->w_cpu1 > th->w_cpu0 ? (double)(th->w_cpu1 - th->w_cpu0) : 0;
-	double ratio = cpu / (double)(th->w_ts1 - th->w_ts0);
 	if (ratio > 1)
 		ratio = 1;
-	uint64_t traced = th->python_ns + th->ops_ns;
+	uint64_t traced = s->python_ns + s->ops_ns;
 	uint64_t off = (uint64_t)llround((double)traced * (1 - ratio));
-	uint64_t blk = min_u64(off, th->blk_ns), ops = 0, py = 0;
+	uint64_t blk = min_u64(off, s->blk_ns), ops = 0, py = 0;
 	if (blk) {
-		ops = min_u64((uint64_t)llround((double)blk * (double)th->blk_ops_ns / (double)th->blk_ns), th->ops_ns);
-		py = min_u64(blk - ops, th->python_ns);
+		ops = min_u64((uint64_t)llround((double)blk * (double)s->blk_ops_ns / (double)s->blk_ns), s->ops_ns);
+		py = min_u64(blk - ops, s->python_ns);
 	}
 	uint64_t rest = off - ops - py;
-	uint64_t more = min_u64(rest, th->ops_ns - ops);
+	uint64_t more = min_u64(rest, s->ops_ns - ops);
 	ops += more;
-	py += min_u64(rest - more, th->python_ns - py);
-	th->off_ops_ns = ops;
-	th->off_py_ns = py;
-	double torch_share = th->blk_ops_ns ? (double)th->blk_torch_ns / (double)th->blk_ops_ns
-			     : th->ops_ns ? (double)th->torch_ns / (double)th->ops_ns : 0;
-	uint64_t other_c = th->ops_ns - th->torch_ns;
-	th->off_torch_ns = min_u64((uint64_t)llround((double)ops * torch_share), th->torch_ns);
-	if (ops - th->off_torch_ns > other_c) /* other C code cannot be off-CPU longer than it ran */
-		th->off_torch_ns = ops - other_c;
+	py += min_u64(rest - more, s->python_ns - py);
+	s->off_ops_ns = ops;
+	s->off_py_ns = py;
+	double torch_share = s->blk_ops_ns ? (double)s->blk_torch_ns / (double)s->blk_ops_ns
+			     : s->ops_ns ? (double)s->torch_ns / (double)s->ops_ns : 0;
+	uint64_t other_c = s->ops_ns - s->torch_ns;
+	s->off_torch_ns = min_u64((uint64_t)llround((double)ops * torch_share), s->torch_ns);
+	if (ops - s->off_torch_ns > other_c) /* other C code cannot be off-CPU longer than it ran */
+		s->off_torch_ns = ops - other_c;
+}
+
+static void thread_split(struct thread *th)
+{
+	if (th->win_n >= 2 && th->w_ts1 > th->w_ts0) {
+		double cpu = th->w_cpu1 > th->w_cpu0 ? (double)(th->w_cpu1 - th->w_cpu0) : 0;
+		struct off_split s = { th->python_ns, th->ops_ns, th->torch_ns, th->blk_ns, th->blk_ops_ns, th->blk_torch_ns,
+				       0, 0, 0 };
+		split_off(&s, cpu / (double)(th->w_ts1 - th->w_ts0));
+		th->off_ops_ns = s.off_ops_ns;
+		th->off_py_ns = s.off_py_ns;
+		th->off_torch_ns = s.off_torch_ns;
+	}
+	/* inside iterations: the CPU share of the sampled intervals inside a scope */
+	if (th->it_pairs && th->it_wall_ns) {
+		struct off_split s = { th->it_python_ns, th->it_ops_ns, th->it_torch_ns, th->it_blk_ns, th->it_blk_ops_ns,
+				       th->it_blk_torch_ns, 0, 0, 0 };
+		split_off(&s, (double)th->it_cpu_ns / (double)th->it_wall_ns);
+		th->it_off_ops_ns = s.off_ops_ns;
+		th->it_off_py_ns = s.off_py_ns;
+		th->it_off_torch_ns = s.off_torch_ns;
+	}
 }
 
 /* ---- JSON output helpers ------------------------------------------------- */
@@ -107,6 +135,7 @@ struct fn_row {
 	uint32_t line;
 	uint8_t kind;
 	uint64_t calls, self_ns, total_ns, ops_self_ns, scoped_calls, scoped_self_ns, growth_bytes;
+	uint64_t scoped_ops_self_ns;
 };
 
 /* Orders source locations by name, file, line. */
@@ -156,6 +185,17 @@ static int row_by_ops(const void *x, const void *y)
 	return row_by_identity(x, y);
 }
 
+/* The same inside scopes. */
+static int row_by_scoped_ops(const void *x, const void *y)
+{
+	const struct fn_row *a = x, *b = y;
+	uint64_t va = a->kind == ISC_SPAN_PYTHON ? a->scoped_ops_self_ns : 0;
+	uint64_t vb = b->kind == ISC_SPAN_PYTHON ? b->scoped_ops_self_ns : 0;
+	if (va != vb)
+		return va > vb ? -1 : 1;
+	return row_by_identity(x, y);
+}
+
 static int row_by_growth(const void *x, const void *y)
 {
 	const struct fn_row *a = x, *b = y;
@@ -181,7 +221,7 @@ static struct fn_row *merged_rows(struct ana *a, size_t *m)
 		const struct isc_tl_string *s = isc_timeline_string_borrow(a->t, f->name_id);
 		rows[n++] = (struct fn_row){ s ? s->name : "?", s ? s->file : "", s ? s->line : 0, f->kind,
 					     f->calls, f->self_ns, f->total_ns, f->ops_self_ns,
-					     f->scoped_calls, f->scoped_self_ns, f->growth_bytes };
+					     f->scoped_calls, f->scoped_self_ns, f->growth_bytes, f->scoped_ops_self_ns };
 	}
 	qsort(rows, n, sizeof(*rows), row_by_identity);
 	for (size_t i = 0; i < n; i++) {
@@ -194,6 +234,7 @@ static struct fn_row *merged_rows(struct ana *a, size_t *m)
 			r->scoped_calls += rows[i].scoped_calls;
 			r->scoped_self_ns += rows[i].scoped_self_ns;
 			r->growth_bytes += rows[i].growth_bytes;
+			r->scoped_ops_self_ns += rows[i].scoped_ops_self_ns;
 		} else {
 			rows[(*m)++] = rows[i];
 		}
@@ -260,6 +301,27 @@ static int emit_functions(struct ana *a, cJSON *cpu, uint64_t traced_ns)
 	return 0;
 }
 
+/* in_it.top_op_callers: top_op_callers inside scopes, shares of it_traced_ns. */
+static int emit_scoped_callers(struct ana *a, cJSON *in_it, uint64_t it_traced_ns)
+{
+	size_t m;
+	struct fn_row *rows = merged_rows(a, &m);
+	if (!rows)
+		return -ENOMEM;
+	qsort(rows, m, sizeof(*rows), row_by_scoped_ops);
+	cJSON *callers = isc_jb_arr(&a->jb, in_it, "top_op_callers");
+	for (size_t i = 0; i < m && i < 10 && rows[i].scoped_ops_self_ns; i++) {
+		cJSON *o = isc_jb_push_obj(&a->jb, callers);
+		if (!o)
+			break;
+		jloc(a, o, rows[i].name, rows[i].file, rows[i].line);
+		isc_jb_num(&a->jb, o, "ops_self_ns", (double)rows[i].scoped_ops_self_ns);
+		isc_jb_num(&a->jb, o, "ops_pct", pct(rows[i].scoped_ops_self_ns, it_traced_ns));
+	}
+	free(rows);
+	return 0;
+}
+
 /* cpu.off_cpu_top row: the span and its Python function by name */
 struct off_out {
 	const char *kind, *name, *file, *py_name, *py_file; /* py_name NULL: no Python function */
@@ -307,15 +369,28 @@ static int caller_by_ns(const void *x, const void *y)
 #define OFF_CPU_TOP 10
 #define OFF_REASON_TOP 5
 
-/* The off-CPU rows with names, rows of the same names and reason (one per process) merged; *n rows. */
-static struct off_out *off_rows(struct ana *a, size_t *n)
+/* The whole run's blocked time as an off_acc (rows borrowed from a; no map). */
+static void whole_off(const struct ana *a, struct off_acc *o)
 {
-	struct off_out *rows = calloc(a->noffs ? a->noffs : 1, sizeof(*rows));
+	memset(o, 0, sizeof(*o));
+	o->rows = a->offs;
+	o->n = a->noffs;
+	o->blocked_ns = a->blocked_ns;
+	o->state_samples = a->state_samples;
+	memcpy(o->reason_ns, a->reason_ns, sizeof(o->reason_ns));
+	memcpy(o->reason_torch_ns, a->reason_torch_ns, sizeof(o->reason_torch_ns));
+	memcpy(o->reason_dl_ns, a->reason_dl_ns, sizeof(o->reason_dl_ns));
+}
+
+/* The off-CPU rows of acc with names, rows of the same names and reason (one per process) merged; *n rows. */
+static struct off_out *off_rows(struct ana *a, const struct off_acc *acc, size_t *n)
+{
+	struct off_out *rows = calloc(acc->n ? acc->n : 1, sizeof(*rows));
 	size_t m = 0;
 	if (!rows)
 		return NULL;
-	for (size_t i = 0; i < a->noffs; i++) {
-		const struct off_row *o = &a->offs[i];
+	for (size_t i = 0; i < acc->n; i++) {
+		const struct off_row *o = &acc->rows[i];
 		const struct fn_stat *f = o->scope ? NULL : &a->fns[o->idx];
 		const struct isc_tl_string *s =
 			isc_timeline_string_borrow(a->t, o->scope ? a->scs[o->idx].name_id : f->name_id);
@@ -326,8 +401,8 @@ static struct off_out *off_rows(struct ana *a, size_t *n)
 					    o->py_fn == NONE ? NULL : py ? py->name : "?", py ? py->file : "",
 					    s ? s->line : 0, py ? py->line : 0, o->reason, o->ns };
 	}
-	qsort(rows, a->noffs, sizeof(*rows), off_by_identity);
-	for (size_t i = 0; i < a->noffs; i++) {
+	qsort(rows, acc->n, sizeof(*rows), off_by_identity);
+	for (size_t i = 0; i < acc->n; i++) {
 		if (m && !off_by_identity(&rows[m - 1], &rows[i]))
 			rows[m - 1].ns += rows[i].ns;
 		else
@@ -337,11 +412,11 @@ static struct off_out *off_rows(struct ana *a, size_t *n)
 	return rows;
 }
 
-/* cpu.off_cpu_top: most blocked first. */
-static int emit_off_cpu(struct ana *a, cJSON *cpu)
+/* cpu.off_cpu_top (of acc): most blocked first. */
+static int emit_off_cpu(struct ana *a, const struct off_acc *acc, cJSON *cpu)
 {
 	size_t m;
-	struct off_out *rows = off_rows(a, &m);
+	struct off_out *rows = off_rows(a, acc, &m);
 	if (!rows)
 		return -ENOMEM;
 	qsort(rows, m, sizeof(*rows), off_by_ns);
@@ -372,36 +447,36 @@ static int emit_off_cpu(struct ana *a, cJSON *cpu)
  * Python callers (rows with no Python function left out).  Empty without
  * THREAD_WAIT records (a trace of an older recorder, or no sampler).
  */
-static int emit_off_reasons(struct ana *a, cJSON *cpu)
+static int emit_off_reasons(struct ana *a, const struct off_acc *acc, cJSON *cpu)
 {
 	cJSON *arr = isc_jb_arr(&a->jb, cpu, "off_cpu_reasons");
 	if (!a->have_wait)
 		return 0;
 	size_t m;
-	struct off_out *rows = off_rows(a, &m);
+	struct off_out *rows = off_rows(a, acc, &m);
 	if (!rows)
 		return -ENOMEM;
 	unsigned order[ISC_OFF_N];
 	for (unsigned r = 0; r < ISC_OFF_N; r++)
 		order[r] = r;
 	for (unsigned i = 1; i < ISC_OFF_N; i++) /* insertion sort, largest first, stable */
-		for (unsigned j = i; j > 0 && a->reason_ns[order[j]] > a->reason_ns[order[j - 1]]; j--) {
+		for (unsigned j = i; j > 0 && acc->reason_ns[order[j]] > acc->reason_ns[order[j - 1]]; j--) {
 			unsigned t = order[j];
 			order[j] = order[j - 1];
 			order[j - 1] = t;
 		}
 	for (unsigned k = 0; k < ISC_OFF_N; k++) {
 		unsigned r = order[k];
-		if (!a->reason_ns[r])
+		if (!acc->reason_ns[r])
 			break;
 		cJSON *o = isc_jb_push_obj(&a->jb, arr);
 		if (!o)
 			break;
 		isc_jb_str(&a->jb, o, "reason", isc_off_reason_name(r));
-		isc_jb_num(&a->jb, o, "ns", (double)a->reason_ns[r]);
-		isc_jb_num(&a->jb, o, "pct", pct(a->reason_ns[r], a->blocked_ns));
-		isc_jb_num(&a->jb, o, "in_torch_ops_ns", (double)a->reason_torch_ns[r]);
-		isc_jb_num(&a->jb, o, "in_dataloader_ns", (double)a->reason_dl_ns[r]);
+		isc_jb_num(&a->jb, o, "ns", (double)acc->reason_ns[r]);
+		isc_jb_num(&a->jb, o, "pct", pct(acc->reason_ns[r], acc->blocked_ns));
+		isc_jb_num(&a->jb, o, "in_torch_ops_ns", (double)acc->reason_torch_ns[r]);
+		isc_jb_num(&a->jb, o, "in_dataloader_ns", (double)acc->reason_dl_ns[r]);
 		size_t c = 0;
 		for (size_t i = 0; i < m; i++) /* this reason's rows with a caller to the front, sorted */
 			if (rows[i].reason == r && rows[i].py_name) {
@@ -430,7 +505,7 @@ static int emit_off_reasons(struct ana *a, cJSON *cpu)
 			isc_jb_num(&a->jb, t, "ns", (double)rows[i].ns);
 		}
 		free(rows); /* merging above summed rows in place: rebuild for the next reason */
-		if (!(rows = off_rows(a, &m)))
+		if (!(rows = off_rows(a, acc, &m)))
 			return -ENOMEM;
 	}
 	free(rows);
@@ -969,7 +1044,9 @@ static int emit_memory(struct ana *a, cJSON *root)
  * machinery (importlib's _find_and_load, outermost calls).  too_short:
  * fewer than RUN_MIN_ITERATIONS steady-state iterations, or less than
  * RUN_MIN_TRACED_NS of traced time (one sampler period at the default
- * 20 Hz: below it no thread state was sampled).
+ * 20 Hz: below it no thread state was sampled), of the time inside
+ * iterations when the CPU classes judge it (cpu.in_iterations, share_pct
+ * at least ISC_ITER_SHARE_MIN_PCT).
  */
 #define RUN_MIN_ITERATIONS 5
 #define RUN_MIN_TRACED_NS 50000000ull
@@ -1036,13 +1113,112 @@ static void emit_run(struct ana *a, cJSON *root, const struct isc_tl_stats *st, 
 	double count = 0;
 	isc_json_num(root, "iterations.count", &count);
 	char why[160] = "";
+	/* the CPU classes judge the iterations when cpu.in_iterations is there: their traced time counts */
+	double it_traced, share = 0;
+	bool in_it = isc_json_num(root, "cpu.in_iterations.split.traced_ns", &it_traced) &&
+		     isc_json_num(root, "cpu.in_iterations.share_pct", &share) && share >= ISC_ITER_SHARE_MIN_PCT;
 	if (count > 0 && samples < RUN_MIN_ITERATIONS)
 		snprintf(why, sizeof(why), "%.0f steady-state iterations (fewer than %d)", samples, RUN_MIN_ITERATIONS);
-	else if (traced < RUN_MIN_TRACED_NS)
+	else if (in_it && it_traced < (double)RUN_MIN_TRACED_NS)
+		snprintf(why, sizeof(why), "%.1f ms of traced time inside iterations (less than %llu ms, one sampler "
+			 "period at 20 Hz)", it_traced / 1e6, RUN_MIN_TRACED_NS / 1000000);
+	else if (!in_it && traced < RUN_MIN_TRACED_NS)
 		snprintf(why, sizeof(why), "%.1f ms of traced time (less than %llu ms, one sampler period at 20 Hz)",
 			 (double)traced / 1e6, RUN_MIN_TRACED_NS / 1000000);
 	isc_jb_bool(&a->jb, r, "too_short", *why);
 	isc_jb_str(&a->jb, r, "too_short_reason", *why ? why : NULL);
+}
+
+/* A CPU split (cpu.split, cpu.in_iterations.split): on-CPU parts, off-CPU, switches. */
+struct cpu_split {
+	uint64_t python, ops, torch, off_py, off_ops, off_torch, vsw, ivsw;
+	bool measured;
+};
+
+static void emit_split(struct ana *a, cJSON *sp, const struct cpu_split *c)
+{
+	uint64_t traced = c->python + c->ops, off = c->off_ops + c->off_py;
+	isc_jb_num(&a->jb, sp, "python_ns", (double)(c->python - c->off_py));
+	isc_jb_num(&a->jb, sp, "ops_ns", (double)(c->ops - c->off_ops));
+	isc_jb_num(&a->jb, sp, "off_cpu_ns", (double)off);
+	isc_jb_num(&a->jb, sp, "python_pct", pct(c->python - c->off_py, traced));
+	isc_jb_num(&a->jb, sp, "ops_pct", pct(c->ops - c->off_ops, traced));
+	isc_jb_num(&a->jb, sp, "off_cpu_pct", pct(off, traced));
+	isc_jb_num(&a->jb, sp, "torch_ops_ns", (double)(c->torch - c->off_torch));
+	isc_jb_num(&a->jb, sp, "torch_ops_pct", pct(c->torch - c->off_torch, traced));
+	isc_jb_num(&a->jb, sp, "other_c_ns", (double)(c->ops - c->torch - (c->off_ops - c->off_torch)));
+	isc_jb_num(&a->jb, sp, "other_c_pct", pct(c->ops - c->torch - (c->off_ops - c->off_torch), traced));
+	isc_jb_num(&a->jb, sp, "traced_ns", (double)traced);
+	isc_jb_num(&a->jb, sp, "off_cpu_from_python_ns", (double)c->off_py);
+	isc_jb_bool(&a->jb, sp, "off_cpu_measured", c->measured);
+	isc_jb_num(&a->jb, sp, "voluntary_switches", (double)c->vsw);
+	isc_jb_num(&a->jb, sp, "involuntary_switches", (double)c->ivsw);
+}
+
+/*
+ * cpu.in_iterations: the CPU measures of the time while a scope was open
+ * on a traced thread (the iterations, without start-up, imports and the
+ * code between them), which the CPU verdict classes judge when the run has
+ * at least 2 steady-state iterations (rules.c).  Null without them.  In
+ * --python=sample mode the split comes from the stack samples taken while
+ * a scope was open (and top_op_callers is empty: no call spans).
+ */
+#define IT_MIN_STEADY 2
+static int emit_in_iterations(struct ana *a, cJSON *root, cJSON *cpu, bool from_samples)
+{
+	double steady = 0;
+	isc_json_num(root, "iterations.samples", &steady);
+	if (steady < IT_MIN_STEADY) {
+		isc_jb_chk(&a->jb, cJSON_AddNullToObject(cpu, "in_iterations"));
+		return 0;
+	}
+	struct cpu_split c = { 0 };
+	uint64_t sys = 0;
+	for (size_t i = 0; i < a->nths; i++) {
+		const struct thread *th = a->ths[i];
+		c.python += th->it_python_ns;
+		c.ops += th->it_ops_ns;
+		c.torch += th->it_torch_ns;
+		c.off_py += th->it_off_py_ns;
+		c.off_ops += th->it_off_ops_ns;
+		c.off_torch += th->it_off_torch_ns;
+		if (th->traced && th->it_pairs) {
+			c.measured = true;
+			c.vsw += th->it_vcsw;
+			c.ivsw += th->it_ivcsw;
+			sys += th->it_sys_ns;
+		}
+	}
+	if (from_samples) { /* as cpu.split in sample mode, of the samples inside scopes */
+		struct isc_pysamp_split ss;
+		isc_pysamp_split(a->pys, true, &ss);
+		c.off_py = ss.off_py_ns;
+		c.python = ss.python_on_ns + c.off_py;
+		c.off_ops = ss.off_native_ns;
+		c.ops = ss.torch_on_ns + ss.other_c_on_ns + c.off_ops;
+		c.torch = ss.torch_on_ns;
+		c.off_torch = 0;
+		c.measured = c.python + c.ops > 0;
+	}
+	cJSON *it = isc_jb_obj(&a->jb, cpu, "in_iterations");
+	isc_jb_str(&a->jb, it, "scope", isc_json_str(root, "iterations.name"));
+	isc_jb_str(&a->jb, it, "rule", "while a scope was open on the thread (the iterations, warm-up included; "
+		   "start-up, imports and the code between iterations left out); off-CPU, system time, switches and "
+		   "runnable threads from the samples taken inside scopes");
+	emit_split(a, isc_jb_obj(&a->jb, it, "split"), &c);
+	/* how much of the work from the first iteration to the last the iterations hold (rules.c: judged from half) */
+	uint64_t after = a->after_at_scope_end > c.python + c.ops ? a->after_at_scope_end : c.python + c.ops;
+	isc_jb_num(&a->jb, it, "share_pct", from_samples ? pct(a->ps_in, a->ps_after) : pct(c.python + c.ops, after));
+	isc_jb_num_or_null(&a->jb, it, "system_ns", c.measured, (double)sys);
+	isc_jb_num_or_null(&a->jb, it, "blocked_ns", a->rounds, (double)a->it_off.blocked_ns);
+	isc_jb_num_or_null(&a->jb, it, "state_samples", a->rounds, (double)a->it_off.state_samples);
+	isc_jb_num_or_null(&a->jb, it, "runnable_threads_mean", a->it_rounds,
+			   a->it_rounds ? round(100 * (double)a->it_runnable_sum / (double)a->it_rounds) / 100 : 0);
+	isc_jb_num_or_null(&a->jb, it, "runnable_threads_max", a->it_rounds, (double)a->it_runnable_max);
+	if (emit_scoped_callers(a, it, c.python + c.ops) || emit_off_cpu(a, &a->it_off, it) ||
+	    emit_off_reasons(a, &a->it_off, it))
+		return -ENOMEM;
+	return 0;
 }
 
 /* The command line of process pid, NULL when unknown (isc_oom_emit's callback). */
@@ -1090,7 +1266,7 @@ cJSON *isc_ana_build(struct ana *a, bool damaged)
 	bool from_samples = !call_spans && isc_pysamp_have(a->pys);
 	if (from_samples) {
 		struct isc_pysamp_split ss;
-		isc_pysamp_split(a->pys, &ss);
+		isc_pysamp_split(a->pys, false, &ss);
 		off_py = ss.off_py_ns;
 		python = ss.python_on_ns + off_py;
 		off_ops = ss.off_native_ns;
@@ -1167,23 +1343,8 @@ cJSON *isc_ana_build(struct ana *a, bool damaged)
 	if (from_samples)
 		isc_pysamp_emit_cpu(a->pys, a->t, &a->jb, cpu, traced, a->top_n);
 	isc_pysamp_emit(a->pys, a->t, &a->jb, root, a->top_n);
-	cJSON *sp = isc_jb_obj(&a->jb, cpu, "split");
-	uint64_t off = off_ops + off_py;
-	isc_jb_num(&a->jb, sp, "python_ns", (double)(python - off_py));
-	isc_jb_num(&a->jb, sp, "ops_ns", (double)(ops - off_ops));
-	isc_jb_num(&a->jb, sp, "off_cpu_ns", (double)off);
-	isc_jb_num(&a->jb, sp, "python_pct", pct(python - off_py, traced));
-	isc_jb_num(&a->jb, sp, "ops_pct", pct(ops - off_ops, traced));
-	isc_jb_num(&a->jb, sp, "off_cpu_pct", pct(off, traced));
-	isc_jb_num(&a->jb, sp, "torch_ops_ns", (double)(torch - off_torch));
-	isc_jb_num(&a->jb, sp, "torch_ops_pct", pct(torch - off_torch, traced));
-	isc_jb_num(&a->jb, sp, "other_c_ns", (double)(ops - torch - (off_ops - off_torch)));
-	isc_jb_num(&a->jb, sp, "other_c_pct", pct(ops - torch - (off_ops - off_torch), traced));
-	isc_jb_num(&a->jb, sp, "traced_ns", (double)traced);
-	isc_jb_num(&a->jb, sp, "off_cpu_from_python_ns", (double)off_py);
-	isc_jb_bool(&a->jb, sp, "off_cpu_measured", measured);
-	isc_jb_num(&a->jb, sp, "voluntary_switches", (double)vsw);
-	isc_jb_num(&a->jb, sp, "involuntary_switches", (double)ivsw);
+	struct cpu_split whole = { python, ops, torch, off_py, off_ops, off_torch, vsw, ivsw, measured };
+	emit_split(a, isc_jb_obj(&a->jb, cpu, "split"), &whole);
 	cJSON *cs = isc_jb_obj(&a->jb, cpu, "context_switches");
 	isc_jb_num_or_null(&a->jb, cs, "voluntary_per_s", have_cs, round(100 * vsum) / 100);
 	isc_jb_num_or_null(&a->jb, cs, "involuntary_per_s", have_cs, round(100 * isum) / 100);
@@ -1194,7 +1355,10 @@ cJSON *isc_ana_build(struct ana *a, bool damaged)
 	isc_jb_num_or_null(&a->jb, cpu, "blocked_ns", a->rounds, (double)a->blocked_ns);
 	isc_jb_num_or_null(&a->jb, cpu, "state_samples", a->rounds, (double)a->state_samples);
 	isc_ana_emit_recording(a, root, traced);
-	if (emit_off_cpu(a, cpu) || emit_off_reasons(a, cpu) || emit_pools(a, cpu) || emit_memory(a, root) ||
+	struct off_acc all;
+	whole_off(a, &all);
+	if (emit_off_cpu(a, &all, cpu) || emit_off_reasons(a, &all, cpu) || emit_pools(a, cpu) ||
+	    emit_in_iterations(a, root, cpu, from_samples) || emit_memory(a, root) ||
 	    isc_numa_emit(a->numa, root))
 		goto oom;
 	if (isc_gpu_ana_emit(a->gpu, root) ||

@@ -16,6 +16,14 @@
  * A run that died of out-of-memory (rule_oom.c) gets "oom", before any
  * other class and without a runner-up.
  *
+ * The iterations, not the start-up (issue 18).  A run without GPU
+ * operations and with cpu.in_iterations (at least 2 steady-state
+ * iterations, holding at least half of the traced time from the first
+ * iteration on) is judged through iteration_view(): every rule reads the
+ * time inside iterations in place of the whole run's CPU members, so
+ * importing torch weighs nothing; the CPU class findings say which in
+ * judged_on, and their titles begin "Inside the iterations:".
+ *
  *   confidence = S x Q x (1 - S2 / (2 S))        rounded to 0.01
  *
  *   S   the winner's explained_pct / 100, clamped to [0, 1]
@@ -50,8 +58,9 @@
  * factor applied to the confidence): a failed or killed workload x 0.5
  * (the verdict covers what ran before it ended), a CPU-class verdict on a
  * run too short for its statistics (run.too_short) x 0.5, a CPU-class
- * verdict on a run with iterations whose start-up (run.startup_ns) is more
- * than half of the wall time x 0.5, a window x 1 (it covers the last
+ * verdict judged on the whole run (not on iterations) of a run with
+ * iterations whose start-up (run.startup_ns) is more than half of the wall
+ * time x 0.5, a window x 1 (it covers the last
  * window_ns only: said, not penalised).
  *
  * The oom class (rule_oom.c: the workload died of out-of-memory) is
@@ -138,6 +147,11 @@ double isc_rsystem_ns(const struct rule_ctx *c, bool *of_threads)
 	const cJSON *p, *t;
 	double proc = 0, thr = 0, v;
 	bool have = false;
+	if (c->iterations) { /* the traced threads' inside iterations; unmeasured (no samples there): none known */
+		if (of_threads)
+			*of_threads = true;
+		return isc_rhave(c->doc, "cpu.system_ns", &v) ? v : 0;
+	}
 	cJSON_ArrayForEach(p, isc_rarr(c->doc, "processes")) {
 		proc += isc_rnum(p, "system_ns", 0);
 		cJSON_ArrayForEach(t, isc_rarr(p, "threads"))
@@ -487,6 +501,85 @@ static void gpu_facts(struct rule_ctx *c)
 		c->g.sync_api = isc_rnum(c->doc, "gpu.sync.api_total_ns", 0);
 }
 
+/*
+ * The document as the CPU rules see it when the run has iterations: every
+ * section a reference to doc's, but cpu's members replaced by those of
+ * cpu.in_iterations (split, blocked_ns, state_samples, runnable threads,
+ * top_op_callers, off_cpu_top, off_cpu_reasons, system_ns) and
+ * cpu.top_functions by cpu.top_functions_in_scopes.  NULL when
+ * cpu.in_iterations is null (fewer than 2 steady-state iterations), when
+ * the iterations hold less than ISC_ITER_SHARE_MIN_PCT % of the traced time from
+ * the first iteration on (in_iterations.share_pct: the work is mostly
+ * elsewhere, threads or code outside any scope, and the iterations do not
+ * stand for it), or out of memory.  Freed with cJSON_Delete (references
+ * only: doc is left alone).
+ */
+static cJSON *iteration_view(const cJSON *doc)
+{
+	const cJSON *cpu = cJSON_GetObjectItemCaseSensitive(doc, "cpu"), *ch;
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(cpu, "in_iterations");
+	if (!cJSON_IsObject(it) || isc_rnum(it, "share_pct", 0) < ISC_ITER_SHARE_MIN_PCT)
+		return NULL;
+	cJSON *v = cJSON_CreateObject(), *vc = cJSON_CreateObject();
+	bool ok = v && vc && cJSON_AddItemToObject(v, "cpu", vc);
+	if (!ok)
+		cJSON_Delete(vc);
+	for (ch = doc->child; ok && ch; ch = ch->next)
+		if (strcmp(ch->string, "cpu"))
+			ok = cJSON_AddItemReferenceToObject(v, ch->string, (cJSON *)ch);
+	for (ch = cpu->child; ok && ch; ch = ch->next) {
+		if (!strcmp(ch->string, "in_iterations") || cJSON_GetObjectItemCaseSensitive(it, ch->string))
+			continue;
+		const cJSON *src = ch;
+		if (!strcmp(ch->string, "top_functions"))
+			src = cJSON_GetObjectItemCaseSensitive(cpu, "top_functions_in_scopes");
+		if (src)
+			ok = cJSON_AddItemReferenceToObject(vc, ch->string, (cJSON *)src);
+	}
+	for (ch = it->child; ok && ch; ch = ch->next)
+		if (strcmp(ch->string, "scope") && strcmp(ch->string, "rule") && strcmp(ch->string, "share_pct"))
+			ok = cJSON_AddItemReferenceToObject(vc, ch->string, (cJSON *)ch);
+	if (!ok) {
+		cJSON_Delete(v);
+		return NULL;
+	}
+	return v;
+}
+
+/* The findings of the CPU verdict classes, which read the CPU sections. */
+static bool cpu_class_finding(const char *id)
+{
+	static const char *const ids[] = { "python_bound", "op_compute_bound", "thread_contention", "io_wait",
+					   "host_memory_bound", "gil_contention" };
+	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
+		if (!strcmp(id, ids[i]))
+			return true;
+	return false;
+}
+
+/*
+ * finding.judged_on of the CPU class findings: "iterations" (and the title
+ * begins "Inside the iterations:") or "run".
+ */
+static void mark_judged(struct rule_out *o, bool iterations)
+{
+	cJSON *f;
+	cJSON_ArrayForEach(f, o->arr) {
+		if (!cpu_class_finding(isc_rstr(f, "id", "")))
+			continue;
+		chk(o, cJSON_AddStringToObject(f, "judged_on", iterations ? "iterations" : "run"));
+		cJSON *t = cJSON_GetObjectItemCaseSensitive(f, "title");
+		if (!iterations || !cJSON_IsString(t))
+			continue;
+		char buf[1200];
+		snprintf(buf, sizeof(buf), "Inside the iterations: %s", t->valuestring);
+		if (!cJSON_SetValuestring(t, buf)) {
+			o->oom = true;
+			return;
+		}
+	}
+}
+
 static void context(const cJSON *doc, struct rule_ctx *c)
 {
 	const cJSON *d;
@@ -601,7 +694,7 @@ static void add_limit(cJSON *limits, const char *reason, double factor)
 }
 
 /* verdict.limits[]: what bounds the verdict given the run's outcome and length; returns the factor. */
-static double outcome_limits(const cJSON *doc, cJSON *limits, bool gpu)
+static double outcome_limits(const cJSON *doc, cJSON *limits, bool gpu, bool iterations)
 {
 	const char *outcome = isc_rstr(doc, "run.outcome", "completed");
 	char reason[512];
@@ -629,9 +722,10 @@ static double outcome_limits(const cJSON *doc, cJSON *limits, bool gpu)
 	}
 	if (*reason)
 		add_limit(limits, reason, factor);
-	/* a CPU class is of all traced time: when start-up outweighs the iterations, it is mostly about start-up */
+	/* a CPU class judged on all traced time (iterations too few to judge them alone): when start-up
+	 * outweighs the iterations, it is mostly about start-up */
 	double startup = isc_rnum(doc, "run.startup_ns", 0), wall = isc_rnum(doc, "summary.wall_ns", 0);
-	if (!gpu && isc_rnum(doc, "iterations.count", 0) > 0 && wall > 0 && startup > wall / 2) {
+	if (!gpu && !iterations && isc_rnum(doc, "iterations.count", 0) > 0 && wall > 0 && startup > wall / 2) {
 		snprintf(reason, sizeof(reason), "start-up before the first iteration is %.0f %% of the wall time: this "
 			 "verdict is about the whole run, mostly start-up, not about the iterations", 100 * startup / wall);
 		add_limit(limits, reason, 0.5);
@@ -657,7 +751,7 @@ static int set_verdict(cJSON *root, const struct rule_ctx *c, const struct rule_
 		cJSON_Delete(limits);
 		return -ENOMEM;
 	}
-	double factor = outcome_limits(c->doc, limits, c->gpu);
+	double factor = outcome_limits(c->doc, limits, c->gpu, c->iterations);
 	for (unsigned i = 0; i < o->ncand && !(w && !strcmp(w->cls, "oom")); i++) {
 		const struct rule_cand *k = &o->cand[i];
 		const char *what, *how;
@@ -749,12 +843,21 @@ int isc_findings_evaluate(cJSON *root)
 	if (!o.arr)
 		return -ENOMEM;
 	context(root, &c);
+	/* the CPU classes judge the iterations when there are some (a GPU run's classes rest on the GPU span) */
+	cJSON *view = c.gpu ? NULL : iteration_view(root);
+	if (view) {
+		c.doc = view;
+		c.iterations = true;
+	}
 	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
 		rules[i]->eval(&c, &o);
+	mark_judged(&o, c.iterations);
 	if (o.oom || (rc = set_verdict(root, &c, &o)) || (rc = rank(o.arr))) {
 		cJSON_Delete(o.arr);
+		cJSON_Delete(view);
 		return -ENOMEM;
 	}
+	cJSON_Delete(view);
 	cJSON_DeleteItemFromObjectCaseSensitive(root, "findings");
 	cJSON_AddItemToObject(root, "findings", o.arr);
 	return 0;

@@ -38,6 +38,7 @@ struct rule_ctx {
 	const cJSON *dev;     /* the GPU device with the longest span, or NULL */
 	double gpu_span_ns;   /* its temporal_breakdown.span_ns (0 without) */
 	double quality;       /* data quality factor in [0,1] (rules.c, quality()) */
+	bool iterations;      /* doc is the iteration view: cpu.* of the time inside iterations (rules.c) */
 	/*
 	 * GPU facts of dev, in ns (rules.c, gpu_facts()).  span: the device's
 	 * span, or the steady-state iterations' total time when longer (the
@@ -95,7 +96,9 @@ bool isc_ruser_code(const cJSON *fn);
 /* The first of cpu.top_functions of kind ("python", "op"; NULL: any). */
 const cJSON *isc_rtop_fn(const cJSON *doc, const char *kind);
 /*
- * System (kernel-mode) time of the traced threads: the sum of
+ * System (kernel-mode) time of the traced threads: judging iterations
+ * (c->iterations), cpu.system_ns of the view (0 when not measured there);
+ * else the sum of
  * processes[].threads[].system_ns over traced threads when any has one,
  * else of processes[].system_ns (a process's untraced threads, a BLAS
  * pool spinning in sched_yield say, then count too).  *of_threads (may be

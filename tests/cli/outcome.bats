@@ -135,13 +135,29 @@ teardown() {
 	[[ "$row" =~ [▁▂▃▄▅▆▇█]{2,} ]]
 }
 
-@test "start-up outweighing the iterations bounds a CPU verdict, and the report says so" {
-	printf 'import time\nfrom inferscope import scope\nt = time.time()\nwhile time.time() - t < 0.3:\n    pass\nfor i in range(10):\n    with scope("step"):\n        sum(range(100))\n' > "$T/startup.py"
+@test "start-up outweighing the iterations: the CPU verdict judges the iterations; their short traced time bounds it, and the report says so" {
+	# issue 18's case: 0.3 s of busy start-up, then 20 steps of about 100 us
+	# of pure Python in work(): 19 steady-state iterations, about 2 ms of
+	# traced time in them, all interpreter time in work()
+	printf 'import time\nfrom inferscope import scope\ndef work():\n    s = 0\n    for j in range(2000):\n        s += j\n    return s\nt = time.time()\nwhile time.time() - t < 0.3:\n    pass\nfor i in range(20):\n    with scope("step"):\n        work()\n' > "$T/startup.py"
 	"$RECORD" -q -o "$T/t.isc" -- "$PY" "$T/startup.py"
 	"$ANALYZE" -o "$T/f.json" "$T/t.isc"
-	run jq -r '.verdict.limits[] | select(.reason | startswith("start-up before the first iteration")) | .factor' "$T/f.json"
+	"$ISC_SRC/tests/lib/validate_findings.py" "$T/f.json"
+	jq -e '.cpu.in_iterations.split.traced_ns < 50000000' "$T/f.json"
+	jq -e '.run.startup_ns > 250000000' "$T/f.json"
+	# judged on the iterations: python_bound in work(), no start-up bound
+	run jq -r '.verdict.class' "$T/f.json"
+	[ "$output" = python_bound ]
+	run jq -r '.findings[] | select(.id == "python_bound") | [.judged_on, .evidence.top[0].name] | @tsv' "$T/f.json"
+	[ "$output" = "iterations	work" ]
+	run jq -r '[.verdict.limits[] | select(.reason | startswith("start-up"))] | length' "$T/f.json"
+	[ "$output" = 0 ]
+	# ... whose traced time is too short for the statistics: said, x 0.5
+	run jq -r '.run.too_short_reason' "$T/f.json"
+	[[ "$output" == *"ms of traced time inside iterations (less than 50 ms"* ]]
+	run jq -r '.verdict.limits[] | select(.reason | startswith("too short for the statistics used")) | .factor' "$T/f.json"
 	[ "$output" = 0.5 ]
 	"$REPORT" -o "$T/r.md" "$T/f.json"
 	grep -q '^Start-up (imports and initialization) took .* before the first iteration, ' "$T/r.md"
-	grep -q '^Confidence bound: start-up before the first iteration is ' "$T/r.md"
+	grep -q '^Confidence bound: too short for the statistics used: .* inside iterations' "$T/r.md"
 }

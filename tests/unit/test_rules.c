@@ -495,6 +495,120 @@ static void rss_growth_site(void)
 	cJSON_Delete(d);
 }
 
+/*
+ * Start-up apart (issue 18 item 3): a run whose import of torch (C time in
+ * _imp.create_dynamic, Python in importlib: 55 % Python-side of the whole
+ * run) outweighs 20 steady iterations that are 90 % torch.matmul.  With
+ * cpu.in_iterations the CPU classes judge the iterations: op_compute_bound,
+ * said in judged_on and the title, nothing names the import machinery, no
+ * start-up limit.  Without it (too few iterations), or when the iterations
+ * hold 10 % of the work from the first on: python_bound of the
+ * whole run, judged_on run, and the start-up limit (6 s of a 10 s run).
+ */
+#define STARTUP_DOC(IN_IT)                                                                                        \
+	"{\"summary\":{\"wall_ns\":10000000000,\"events\":1000,\"dropped_events\":0},\"environment\":{\"ncpu\":2},"  \
+	"\"run\":{\"startup_ns\":6000000000},\"iterations\":{\"count\":21,\"samples\":20},"                          \
+	"\"cpu\":{\"split\":{\"python_pct\":15,\"other_c_pct\":40,\"torch_ops_pct\":40,\"ops_pct\":80,"              \
+	"\"torch_ops_ns\":3600000000,\"off_cpu_pct\":5,\"traced_ns\":9000000000,\"off_cpu_ns\":450000000,"          \
+	"\"off_cpu_measured\":true,\"voluntary_switches\":5,\"involuntary_switches\":1},"                           \
+	"\"top_functions\":[{\"name\":\"_imp.create_dynamic\",\"kind\":\"op\",\"file\":\"_imp\",\"line\":0,"        \
+	"\"self_ns\":3000000000,\"self_pct\":33,\"calls\":90},{\"name\":\"FileFinder.find_spec\",\"kind\":\"python\"," \
+	"\"file\":\"<frozen importlib._bootstrap_external>\",\"line\":1,\"self_ns\":1000000000,\"self_pct\":11,"    \
+	"\"calls\":900},{\"name\":\"torch.matmul\",\"kind\":\"op\",\"file\":\"torch\",\"line\":0,"                  \
+	"\"self_ns\":2700000000,\"self_pct\":30,\"calls\":40}],"                                                   \
+	"\"top_functions_in_scopes\":[{\"name\":\"torch.matmul\",\"kind\":\"op\",\"file\":\"torch\",\"line\":0,"    \
+	"\"self_ns\":2700000000,\"self_pct\":90,\"calls\":40},{\"name\":\"forward\",\"kind\":\"python\","          \
+	"\"file\":\"m.py\",\"line\":5,\"self_ns\":300000000,\"self_pct\":10,\"calls\":20}],"                        \
+	"\"top_op_callers\":[{\"name\":\"_find_and_load\",\"file\":\"<frozen importlib._bootstrap>\",\"line\":1,"   \
+	"\"ops_self_ns\":3000000000}],\"in_iterations\":" IN_IT "}}"
+#define IN_IT_OPS_SHARE(SHARE) IN_IT_OPS(SHARE, "0")
+#define IN_IT_OPS(SHARE, SYS)                                                                                     \
+	"{\"scope\":\"step\",\"rule\":\"r\",\"share_pct\":" SHARE ",\"split\":{\"python_pct\":10,\"other_c_pct\":0,\"torch_ops_pct\":90,"    \
+	"\"ops_pct\":90,\"torch_ops_ns\":2700000000,\"off_cpu_pct\":0,\"traced_ns\":3000000000,\"off_cpu_ns\":0,"    \
+	"\"off_cpu_measured\":true,\"voluntary_switches\":0,\"involuntary_switches\":0},\"system_ns\":" SYS ","           \
+	"\"blocked_ns\":0,\"state_samples\":60,\"runnable_threads_mean\":1,\"runnable_threads_max\":1,"             \
+	"\"top_op_callers\":[{\"name\":\"forward\",\"file\":\"m.py\",\"line\":5,\"ops_self_ns\":2700000000}],"      \
+	"\"off_cpu_top\":[],\"off_cpu_reasons\":[]}"
+
+/* Does any finding's title, evidence or suggestion name the import machinery? */
+static bool names_imports(const cJSON *d)
+{
+	static const char *const words[] = { "_imp.create_dynamic", "find_spec", "<frozen", "_find_and_load" };
+	const cJSON *f;
+	cJSON_ArrayForEach(f, isc_json_get(d, "findings")) {
+		char *s = cJSON_PrintUnformatted(f);
+		bool hit = false;
+		for (size_t i = 0; s && i < sizeof(words) / sizeof(words[0]); i++)
+			if (strstr(s, words[i])) {
+				printf("# %s names %s: %s\n", isc_json_str(f, "id"), words[i], s);
+				hit = true;
+			}
+		free(s);
+		if (hit)
+			return true;
+	}
+	return false;
+}
+
+static bool has_startup_limit(const cJSON *d)
+{
+	const cJSON *l;
+	cJSON_ArrayForEach(l, isc_json_get(d, "verdict.limits"))
+		if (strstr(isc_json_str(l, "reason") ? isc_json_str(l, "reason") : "", "start-up"))
+			return true;
+	return false;
+}
+
+static void startup_apart(void)
+{
+	cJSON *d = eval(STARTUP_DOC(IN_IT_OPS_SHARE("95")));
+	ok(!strcmp(cls(d), "op_compute_bound"), "iterations 90 %% torch ops, start-up Python-side: op_compute_bound (%s)",
+	   cls(d));
+	const cJSON *f = finding(d, "op_compute_bound");
+	ok(f && !strcmp(isc_json_str(f, "judged_on") ? isc_json_str(f, "judged_on") : "", "iterations"),
+	   "op_compute_bound judged_on iterations");
+	ok(f && !strncmp(isc_json_str(f, "title"), "Inside the iterations: 90 % ", 28), "title says so: %s",
+	   f ? isc_json_str(f, "title") : "(none)");
+	ok(f && !strcmp(isc_json_str(cJSON_GetArrayItem(isc_json_get(f, "evidence.top"), 0), "name"), "torch.matmul"),
+	   "top contributor torch.matmul");
+	ok(!finding(d, "python_bound"), "10 %% Python inside the iterations: no python_bound");
+	ok(!names_imports(d), "no finding names the import machinery");
+	ok(!has_startup_limit(d), "judged on the iterations: no start-up limit");
+	cJSON_Delete(d);
+
+	d = eval(STARTUP_DOC("null"));
+	ok(!strcmp(cls(d), "python_bound"), "no in_iterations: the whole run, 55 %% Python-side: python_bound (%s)",
+	   cls(d));
+	f = finding(d, "python_bound");
+	ok(f && !strcmp(isc_json_str(f, "judged_on") ? isc_json_str(f, "judged_on") : "", "run"),
+	   "python_bound judged_on run");
+	ok(f && strncmp(isc_json_str(f, "title"), "Inside", 6), "its title does not claim the iterations");
+	ok(has_startup_limit(d), "start-up 60 %% of the wall time: the start-up limit");
+	cJSON_Delete(d);
+
+	/*
+	 * Kernel time measured over the whole run only (4 s at 50k faults/s,
+	 * start-up's page faults) and none inside iterations (no samples
+	 * there: system_ns null): no fault share is taken from the iterations.
+	 */
+	char doc[8192];
+	const char *base = STARTUP_DOC(IN_IT_OPS("95", "null"));
+	snprintf(doc, sizeof(doc), "%.*s,\"processes\":[{\"system_ns\":4000000000,\"minor_faults\":500000,"
+		 "\"threads\":[{\"tid\":1,\"traced\":true,\"system_ns\":4000000000}]}]}", (int)strlen(base) - 1, base);
+	d = eval(doc);
+	ok(!strcmp(cls(d), "op_compute_bound"), "whole-run kernel time not charged to the iterations (%s)", cls(d));
+	ok(!finding(d, "host_memory_bound"), "no host_memory_bound from start-up's faults");
+	cJSON_Delete(d);
+
+	/* iterations holding 10 %% of the work from the first on (threads busy outside them): the whole run */
+	d = eval(STARTUP_DOC(IN_IT_OPS_SHARE("10")));
+	ok(!strcmp(cls(d), "python_bound"), "iterations 10 %% of the work after start: judged on the run (%s)", cls(d));
+	f = finding(d, "python_bound");
+	ok(f && !strcmp(isc_json_str(f, "judged_on") ? isc_json_str(f, "judged_on") : "", "run"),
+	   "python_bound judged_on run");
+	cJSON_Delete(d);
+}
+
 /* Suggestions target the user's code only (issue 18): which files are the user's. */
 static void user_code(void)
 {
@@ -525,6 +639,7 @@ int main(void)
 	device_memory();
 	rss_growth_site();
 	cpu_classes();
+	startup_apart();
 	off_cpu_reasons();
 	gpu_classes();
 	ranking();

@@ -17,6 +17,9 @@ interval (sys.setswitchinterval, as services that favour throughput do),
 so the waiters wake 5 times a second and stay blocked on the GIL: the
 measurement then does not depend on the machine's load.
 Top contributor: tokenize (the Python function that waited).
+Every request is a `scope("step")`, on the workers as on the main thread,
+as a service instruments its requests: the iterations are where the
+threads wait (the verdict judges the time inside iterations, issue 18).
 
 Usage: gil_contention.py [STEPS]  (default 6 steps on the main thread;
 the workers run until the main thread is done)
@@ -53,7 +56,8 @@ def tokenize(text):
 
 def worker(stop):
     while not stop.is_set():
-        tokenize(TEXT)
+        with scope("step"):  # one request of the service, on any thread
+            tokenize(TEXT)
 
 
 def main():
