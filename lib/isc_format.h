@@ -120,7 +120,8 @@ enum isc_record_type {
 	ISC_REC_NVTX_RANGE = 0x52,  /* name_id dur_ns domain_id color category flags(1 instant);
 				       context = the host thread */
 	ISC_REC_GPU_MEMORY = 0x53,  /* device stream op(1 alloc, 2 free) mem_kind bytes address
-				       correlation flags(1 async) */
+				       correlation flags(1 async, 2 totals follow: timeline only)
+				       [total_allocated total_reserved] */
 	ISC_REC_GPU_DROPPED = 0x54, /* count: activity records CUPTI lost (its buffers were full) */
 	ISC_REC_GPU_AGENT = 0x55,   /* cupti_version cupti_built lag_ms flush_ms, rest = agent
 				       version: the CUDA agent of this process is recording */
@@ -162,6 +163,7 @@ enum isc_mem_kind { ISC_MEM_UNKNOWN, ISC_MEM_PAGEABLE, ISC_MEM_PINNED, ISC_MEM_D
 #define ISC_GPU_FLAG_LINK 16u   /* GPU_OP: the launch link fields follow (merge) */
 #define ISC_GPU_FLAG_ASYNC 32u  /* GPU_OP memcpy/memset: issued by an asynchronous call */
 #define ISC_GPU_FLAG_CONTEXT 64u /* GPU_OP: the CUDA context id follows (last) */
+#define ISC_GPU_MEM_TOTALS 2u /* GPU_MEMORY flags: total_allocated, total_reserved follow (timeline, Kineto) */
 #define ISC_GPU_API_FLAG_ERROR 1u /* GPU_API: the call returned an error */
 
 /* GPU_OP kind SYNC: copy_kind holds the synchronization type, bytes the CUDA event id. */

@@ -42,7 +42,13 @@
  * Over time: BUCKETS buckets, 1 ms wide at first, doubling (pairs merged)
  * when the run outgrows them, as analyze_series.c; per device the live
  * bytes at each bucket's end and the highest within it, per site the live
- * bytes at each bucket's end.  Memory: per site (device, kind, name) a
+ * bytes at each bucket's end.
+ *
+ * Allocator totals (isc_devmem_totals): Kineto [memory] events of PyTorch
+ * 1.10+ also carry the caching allocator's own "Total Allocated" and
+ * "Total Reserved" after the event (memory allocated before the trace
+ * included); per device their peaks, their values at the end and, over
+ * time, both at each bucket's end and the highest reserved within it.  Memory: per site (device, kind, name) a
  * bucket array and its iteration samples; per live allocation 32 bytes.
  */
 #include <errno.h>
@@ -81,6 +87,10 @@ struct ddev {
 	bool have_base;
 	int64_t base_min; /* least live bytes at a boundary after the first */
 	int64_t ser_end[BUCKETS], ser_max[BUCKETS];
+	/* the caching allocator's own totals (Kineto "Total Allocated", "Total Reserved") */
+	bool have_tot;
+	int64_t ta_max, tr_max, tr_max_ts, ta_at_tr_max, ta_end, tr_end;
+	int64_t ta_ser[BUCKETS], tr_ser[BUCKETS], tr_ser_max[BUCKETS]; /* at the bucket's end; highest in it */
 	uint64_t failures, failure_bytes;
 	int64_t failure_ts;
 };
@@ -151,7 +161,7 @@ static struct ddev *dev_get(struct isc_devmem *m, uint32_t id)
 	memset(d, 0, sizeof(*d));
 	d->id = id;
 	for (size_t i = 0; i < BUCKETS; i++)
-		d->ser_end[i] = d->ser_max[i] = UNSET;
+		d->ser_end[i] = d->ser_max[i] = d->ta_ser[i] = d->tr_ser[i] = d->tr_ser_max[i] = UNSET;
 	*slot = (uint32_t)m->ndevs++;
 	return d;
 }
@@ -177,6 +187,21 @@ static uint32_t site_get(struct isc_devmem *m, uint32_t device, uint8_t kind, ui
 	return (uint32_t)m->nsites++;
 }
 
+/* Merges pairs of buckets of a series of values at bucket ends (v) and, when x, of highest values. */
+static void merge_pairs(int64_t *v, int64_t *x)
+{
+	for (size_t b = 0; b < BUCKETS / 2; b++) {
+		v[b] = v[2 * b + 1] != UNSET ? v[2 * b + 1] : v[2 * b];
+		if (x)
+			x[b] = x[2 * b + 1] > x[2 * b] ? x[2 * b + 1] : x[2 * b];
+	}
+	for (size_t b = BUCKETS / 2; b < BUCKETS; b++) {
+		v[b] = UNSET;
+		if (x)
+			x[b] = UNSET;
+	}
+}
+
 /* Bucket of ts, doubling the width (merging pairs) until it fits. */
 static size_t bucket(struct isc_devmem *m, int64_t ts)
 {
@@ -189,22 +214,12 @@ static size_t bucket(struct isc_devmem *m, int64_t ts)
 	while ((ts - m->origin) / m->width >= BUCKETS) {
 		for (size_t i = 0; i < m->ndevs; i++) {
 			struct ddev *d = &m->devs[i];
-			for (size_t b = 0; b < BUCKETS / 2; b++) {
-				int64_t e0 = d->ser_end[2 * b], e1 = d->ser_end[2 * b + 1];
-				int64_t x0 = d->ser_max[2 * b], x1 = d->ser_max[2 * b + 1];
-				d->ser_end[b] = e1 != UNSET ? e1 : e0;
-				d->ser_max[b] = x1 > x0 ? x1 : x0;
-			}
-			for (size_t b = BUCKETS / 2; b < BUCKETS; b++)
-				d->ser_end[b] = d->ser_max[b] = UNSET;
+			merge_pairs(d->ser_end, d->ser_max);
+			merge_pairs(d->ta_ser, NULL);
+			merge_pairs(d->tr_ser, d->tr_ser_max);
 		}
-		for (size_t i = 0; i < m->nsites; i++) {
-			int64_t *v = m->sites[i].ser;
-			for (size_t b = 0; b < BUCKETS / 2; b++)
-				v[b] = v[2 * b + 1] != UNSET ? v[2 * b + 1] : v[2 * b];
-			for (size_t b = BUCKETS / 2; b < BUCKETS; b++)
-				v[b] = UNSET;
-		}
+		for (size_t i = 0; i < m->nsites; i++)
+			merge_pairs(m->sites[i].ser, NULL);
 		m->width *= 2;
 	}
 	size_t b = (size_t)((ts - m->origin) / m->width);
@@ -320,6 +335,32 @@ int isc_devmem_event(struct isc_devmem *m, int64_t ts, uint32_t pid, uint32_t de
 	m->sites[si].allocs++;
 	site_change(d, &m->sites[si], (int64_t)bytes, b);
 	dev_change(d, (int64_t)bytes, ts, b);
+	return 0;
+}
+
+int isc_devmem_totals(struct isc_devmem *m, int64_t ts, uint32_t device, uint64_t allocated, uint64_t reserved)
+{
+	struct ddev *d = dev_get(m, device);
+	if (!d)
+		return -ENOMEM;
+	if (allocated > INT64_MAX / 4 || reserved > INT64_MAX / 4)
+		return 0; /* not a real size */
+	int64_t ta = (int64_t)allocated, tr = (int64_t)reserved;
+	size_t b = bucket(m, ts);
+	if (!d->have_tot || ta > d->ta_max)
+		d->ta_max = ta;
+	if (!d->have_tot || tr > d->tr_max) {
+		d->tr_max = tr;
+		d->tr_max_ts = ts;
+		d->ta_at_tr_max = ta;
+	}
+	d->have_tot = true;
+	d->ta_end = ta;
+	d->tr_end = tr;
+	d->ta_ser[b] = ta;
+	d->tr_ser[b] = tr;
+	if (tr > d->tr_ser_max[b])
+		d->tr_ser_max[b] = tr;
 	return 0;
 }
 
@@ -491,6 +532,25 @@ static void emit_over_time(const struct isc_devmem *m, struct isc_jb *jb, cJSON 
 		isc_jb_push_num(jb, al, (double)cur);
 		isc_jb_push_num(jb, mx, (double)(d->ser_max[b] != UNSET ? d->ser_max[b] : cur));
 	}
+	/* the allocator's totals: null without them; before the first, 0 */
+	cJSON *ta = d->have_tot ? isc_jb_arr(jb, ot, "total_allocated_bytes") : NULL;
+	cJSON *tr = d->have_tot ? isc_jb_arr(jb, ot, "reserved_bytes") : NULL;
+	cJSON *trx = d->have_tot ? isc_jb_arr(jb, ot, "reserved_max_bytes") : NULL;
+	if (!d->have_tot) {
+		isc_jb_chk(jb, cJSON_AddNullToObject(ot, "total_allocated_bytes"));
+		isc_jb_chk(jb, cJSON_AddNullToObject(ot, "reserved_bytes"));
+		isc_jb_chk(jb, cJSON_AddNullToObject(ot, "reserved_max_bytes"));
+	}
+	int64_t ca = 0, cr = 0;
+	for (size_t b = 0; b < nb && d->have_tot; b++) {
+		if (d->ta_ser[b] != UNSET)
+			ca = d->ta_ser[b];
+		if (d->tr_ser[b] != UNSET)
+			cr = d->tr_ser[b];
+		isc_jb_push_num(jb, ta, (double)ca);
+		isc_jb_push_num(jb, tr, (double)cr);
+		isc_jb_push_num(jb, trx, (double)(d->tr_ser_max[b] != UNSET ? d->tr_ser_max[b] : cr));
+	}
 	cJSON *ss = isc_jb_arr(jb, ot, "sites");
 	for (size_t i = 0; i < ntop && i < CHART_SITES; i++) {
 		const struct dsite *s = &m->sites[top[i].site];
@@ -532,6 +592,17 @@ void isc_devmem_emit(const struct isc_devmem *m, struct isc_jb *jb, cJSON *dev, 
 			   hr ? (double)((int64_t)(10000.0 * ((double)total_bytes - (double)d->peak) / (double)total_bytes)) / 100
 			      : 0);
 	isc_jb_num_or_null(jb, mem, "baseline_bytes", d->have_base, (double)d->base_min);
+	if (d->have_tot) {
+		cJSON *al = isc_jb_obj(jb, mem, "allocator");
+		isc_jb_num(jb, al, "allocated_peak_bytes", (double)d->ta_max);
+		isc_jb_num(jb, al, "reserved_peak_bytes", (double)d->tr_max);
+		isc_jb_num(jb, al, "reserved_peak_ns", (double)(d->tr_max_ts > start_ns ? d->tr_max_ts - start_ns : 0));
+		isc_jb_num(jb, al, "allocated_at_reserved_peak_bytes", (double)d->ta_at_tr_max);
+		isc_jb_num(jb, al, "allocated_end_bytes", (double)d->ta_end);
+		isc_jb_num(jb, al, "reserved_end_bytes", (double)d->tr_end);
+	} else {
+		isc_jb_chk(jb, cJSON_AddNullToObject(mem, "allocator"));
+	}
 
 	/* peak_sites: what was live at the peak */
 	struct rank *r = calloc(m->nsites ? m->nsites : 1, sizeof(*r));

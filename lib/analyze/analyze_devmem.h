@@ -36,6 +36,13 @@ void isc_devmem_free(struct isc_devmem *m);
 int isc_devmem_event(struct isc_devmem *m, int64_t ts, uint32_t pid, uint32_t device, bool alloc, uint64_t bytes,
 		     uint64_t address, enum isc_dm_source src, enum isc_dm_site_kind site_kind, uint32_t site_id);
 
+/*
+ * The caching allocator's totals on device after an event at ts (Kineto
+ * [memory] "Total Allocated", "Total Reserved"): reserved and allocated
+ * over time and their peaks.  0 or -ENOMEM.
+ */
+int isc_devmem_totals(struct isc_devmem *m, int64_t ts, uint32_t device, uint64_t allocated, uint64_t reserved);
+
 /* An iteration ended at ts (an outermost scope ended): samples every site for the leak test.  0 or -ENOMEM. */
 int isc_devmem_boundary(struct isc_devmem *m, int64_t ts);
 

@@ -1426,9 +1426,12 @@ static int on_gpu_memory(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 	}
 	if (known)
 		kind = mem_site(g, pid, tid, &id);
-	return isc_devmem_event(g->dm, (int64_t)ev->ts, ev->pid, (uint32_t)ev->f[0], ev->f[2] == 1, ev->f[4],
-				ev->nf > 5 ? ev->f[5] : 0, g->kineto ? ISC_DM_SRC_ALLOCATOR : ISC_DM_SRC_DRIVER, kind,
-				id);
+	int rc = isc_devmem_event(g->dm, (int64_t)ev->ts, ev->pid, (uint32_t)ev->f[0], ev->f[2] == 1, ev->f[4],
+				  ev->nf > 5 ? ev->f[5] : 0, g->kineto ? ISC_DM_SRC_ALLOCATOR : ISC_DM_SRC_DRIVER, kind,
+				  id);
+	if (!rc && ev->nf >= 10 && (ev->f[7] & ISC_GPU_MEM_TOTALS))
+		rc = isc_devmem_totals(g->dm, (int64_t)ev->ts, (uint32_t)ev->f[0], ev->f[8], ev->f[9]);
+	return rc;
 }
 
 /* META distributedInfo (JSON): its rank, when it has one; META source=kineto. */
@@ -1769,6 +1772,26 @@ static int emit_devices(struct out *o, cJSON *gpu, struct acc *a)
 	for (size_t i = 0; i < a->nsts; i++)
 		sts[i] = &a->sts[i];
 	sort_n(sts, a->nsts, sizeof(*sts), cmp_stream);
+	/* a device with memory records but no GPU op still has its entry (ops 0) */
+	size_t nm = isc_devmem_devices(g->dm, NULL, 0);
+	uint32_t *mids = malloc((nm ? nm : 1) * sizeof(*mids));
+	if (!mids) {
+		free(sts);
+		return -ENOMEM;
+	}
+	isc_devmem_devices(g->dm, mids, nm);
+	for (size_t i = 0; i < nm; i++) {
+		bool fresh;
+		uint32_t di = map_index(&a->dev_map, mids[i], &a->devs, &a->ndevs, &a->devs_cap, sizeof(*a->devs),
+					&fresh);
+		if (di == GNONE) {
+			free(mids);
+			free(sts);
+			return -ENOMEM;
+		}
+		a->devs[di].id = mids[i];
+	}
+	free(mids);
 	sort_n(a->devs, a->ndevs, sizeof(*a->devs), cmp_dev); /* dev_map is not used after this */
 	cJSON *ds = isc_jb_arr(&o->jb, gpu, "devices");
 	for (size_t i = 0; i < a->ndevs; i++) {

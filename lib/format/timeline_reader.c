@@ -189,7 +189,11 @@ static int decode(struct isc_timeline *t, const struct isc_rec *r, struct isc_tl
 		if (isc_get_varint(&p, e, &ev->f[i]))
 			return -EBADMSG;
 	ev->nf = n;
-	if (r->type == ISC_REC_NUMA_MAPS) {
+	if (r->type == ISC_REC_GPU_MEMORY && (ev->f[7] & ISC_GPU_MEM_TOTALS)) {
+		for (unsigned i = 0; i < 2; i++)
+			if (isc_get_varint(&p, e, &ev->f[ev->nf++]))
+				return -EBADMSG;
+	} else if (r->type == ISC_REC_NUMA_MAPS) {
 		uint64_t cnt = ev->f[1];
 		for (uint64_t i = 0; i < cnt && ev->nf < 16; i++)
 			if (isc_get_varint(&p, e, &ev->f[ev->nf++]))

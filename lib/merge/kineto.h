@@ -117,6 +117,7 @@ struct item {
 	int64_t ts, dur;
 	uint64_t seq, correlation; /* a device memory MARK (kind 1): its "Addr", 0 when none */
 	int64_t value; /* GPU_OP bytes, MARK value */
+	uint64_t total[2]; /* a device memory MARK with flags 1: "Total Allocated", "Total Reserved" */
 	uint32_t pid, tid, name_id, device, stream, cbid, flags;
 	uint32_t launch[8]; /* grid x y z, block x y z, registers, shared memory */
 	uint8_t type, kind, copy_kind, src_mem, dst_mem, has_launch;

@@ -210,6 +210,7 @@ struct kev {
 	struct jv stream, correlation, bytes, device, cbid, cid, regs, shmem, aname, mem_bytes, sync_kind, event_id;
 	struct jv mem_dtype, mem_did; /* [memory] args "Device Type" (1: CUDA), "Device Id" */
 	struct jv mem_addr;           /* [memory] "Addr" (PyTorch 1.10 and later) */
+	struct jv mem_talloc, mem_tres; /* [memory] "Total Allocated", "Total Reserved" (PyTorch 1.10+) */
 	bool graph, have_grid, have_block;
 	uint32_t grid[3], block[3];
 	const char *bad; /* wrong type: the event is skipped */
@@ -316,6 +317,10 @@ static bool parse_args(struct jp *j, struct kev *ev)
 					dst = &ev->mem_dtype;
 				else if (keyeq(k, kn, "Device Id"))
 					dst = &ev->mem_did;
+				else if (keyeq(k, kn, "Total Allocated"))
+					dst = &ev->mem_talloc;
+				else if (keyeq(k, kn, "Total Reserved"))
+					dst = &ev->mem_tres;
 				else if (keyeq(k, kn, "wait_on_cuda_event_id"))
 					dst = &ev->event_id;
 				else if (keyeq(k, kn, "graph id") || keyeq(k, kn, "graph node id") ||
@@ -828,6 +833,17 @@ static int on_event(struct kin *k, struct kev *ev)
 			if (ev->mem_addr.t == J_NUM && !isc_kjson_dec(ev->mem_addr.s, ev->mem_addr.n, 0, &addr, &inexact) &&
 			    addr > 0 && !inexact)
 				it.correlation = (uint64_t)addr;
+			/* the caching allocator's totals after this event, when both are exact and >= 0 */
+			int64_t ta, tr;
+			bool ia, ir;
+			if (ev->mem_talloc.t == J_NUM && ev->mem_tres.t == J_NUM &&
+			    !isc_kjson_dec(ev->mem_talloc.s, ev->mem_talloc.n, 0, &ta, &ia) &&
+			    !isc_kjson_dec(ev->mem_tres.s, ev->mem_tres.n, 0, &tr, &ir) && !ia && !ir && ta >= 0 &&
+			    tr >= 0) {
+				it.flags = 1;
+				it.total[0] = (uint64_t)ta;
+				it.total[1] = (uint64_t)tr;
+			}
 			k->res->gpu_memory++;
 		}
 		if ((rc = intern(k, ISC_STR_MARK, 0, name, nl, "", 0, &it.name_id)))
@@ -1519,10 +1535,12 @@ static int emit_item(struct kin *k, const struct item *it)
 		ev.value = it->value;
 		if ((rc = emit(k, &ev)) || it->kind != 1)
 			return rc;
-		/* device stream op(1 alloc, 2 free) mem_kind bytes address correlation flags */
-		uint64_t f[8] = { it->device, 0, it->value > 0 ? 1 : 2, ISC_MEM_DEVICE,
-				  it->value > 0 ? (uint64_t)it->value : (uint64_t)-it->value, it->correlation, 0, 0 };
-		return emit_raw(k, ISC_REC_GPU_MEMORY, ev.ts, it->pid, 0, f, 8, false, NULL, 0);
+		/* device stream op(1 alloc, 2 free) mem_kind bytes address correlation flags
+		 * [total_allocated total_reserved] (flags bit 1) */
+		uint64_t f[10] = { it->device, 0, it->value > 0 ? 1 : 2, ISC_MEM_DEVICE,
+				   it->value > 0 ? (uint64_t)it->value : (uint64_t)-it->value, it->correlation,
+				   0, it->flags & 1 ? ISC_GPU_MEM_TOTALS : 0, it->total[0], it->total[1] };
+		return emit_raw(k, ISC_REC_GPU_MEMORY, ev.ts, it->pid, 0, f, it->flags & 1 ? 10 : 8, false, NULL, 0);
 	}
 	struct isc_gpu_fields *g = &ev.gpu;
 	ev.type = it->type == IT_GPU_OP ? ISC_REC_GPU_OP : ISC_REC_GPU_API;

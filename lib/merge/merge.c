@@ -993,8 +993,9 @@ static int gpu_body(struct merge *m, unsigned ii, uint32_t pid, uint8_t type, co
 		v[0] = strings_lookup(m, ii, pid, v[0], ISC_STR_SCOPE);
 		v[2] = v[2] ? strings_lookup(m, ii, pid, v[2], ISC_STR_SCOPE) : 0;
 		*gkey = GKEY_CALLS | tid;
-	} else { /* GPU_MEMORY: device stream ... */
+	} else { /* GPU_MEMORY: device stream ... flags */
 		*gkey = (v[0] & 0xffffffffu) << 32 | (v[1] & 0xffffffffu);
+		v[7] &= ~(uint64_t)ISC_GPU_MEM_TOTALS; /* a timeline-only flag: no totals follow here */
 	}
 	for (unsigned i = 0; i < n; i++)
 		rc |= isc_buf_put_varint(out, v[i]);

@@ -941,6 +941,10 @@ static void sec_gpu(struct isc_rep *m, const cJSON *root)
 			isc_rep_put(m, ": ");
 			isc_rep_md(m, name);
 		}
+		if (num(dev, "ops", 0) == 0) { /* device memory records only */
+			isc_rep_put(m, "\n\nNo GPU ops: device memory records only (below, under Memory).\n");
+			continue;
+		}
 		isc_rep_putf(m, "\n\n%s GPU ops.\n\n", field(b[0], 64, dev, "ops", 'i'));
 		static const char *const part[] = { "idle", "compute", "non_compute" };
 		isc_rep_put(m, "| Span | Idle | Compute | Non-compute |\n|---:|---:|---:|---:|\n| ");
@@ -1038,6 +1042,33 @@ static void sec_gpu(struct isc_rep *m, const cJSON *root)
 	}
 }
 
+/* The allocator's reserved (highest in each bucket) and allocated bytes over time: a chart in the HTML page. */
+static void allocator_chart(struct isc_rep *m, const cJSON *ot)
+{
+	const cJSON *rs = array(ot, "reserved_max_bytes"), *ta = array(ot, "total_allocated_bytes");
+	struct isc_rep_ts ts = { num(ot, "start_ns", 0), num(ot, "bucket_ns", 0), 0, 0 };
+	int n = cJSON_GetArraySize(rs);
+	if (!m->html || n <= 0 || n > ISC_REP_MAX_BUCKETS || cJSON_GetArraySize(ta) != n || ts.bucket_ns <= 0)
+		return;
+	double *v = calloc(2 * (size_t)n, sizeof(*v));
+	if (!v) {
+		m->err = -ENOMEM;
+		return;
+	}
+	ts.n = (size_t)n;
+	for (int i = 0; i < n; i++) {
+		v[i] = isc_rep_value(cJSON_GetArrayItem(rs, i));
+		v[n + i] = isc_rep_value(cJSON_GetArrayItem(ta, i));
+	}
+	struct isc_rep_line l[2] = { { "reserved (highest in the bucket)", v, "#c03d3e" },
+				     { "allocated (at the bucket's end)", v + n, "#3b75af" } };
+	isc_rep_put(m, CHART_BEGIN);
+	isc_svg_timeseries(m, "Device memory reserved and allocated by PyTorch's caching allocator", &ts, l, 2,
+			   ISC_REP_UNIT_BYTES, NULL, 0);
+	isc_rep_put(m, CHART_END);
+	free(v);
+}
+
 /*
  * gpu.devices[].memory of one device: its peak with what was live at it by
  * site (a table), the peak sites stacked over time (a chart in the HTML
@@ -1062,6 +1093,17 @@ static void device_memory(struct isc_rep *m, const cJSON *dev)
 		     field(b[1], 64, mem, "releases", 'i'),
 		     !strcmp(str(mem, "pairing", ""), "size") ? " (no addresses: a release is paired with the latest live "
 								 "allocation of its size)" : "");
+	const cJSON *ca = isc_json_get(mem, "allocator");
+	if (cJSON_IsObject(ca)) {
+		isc_rep_putf(m, "\nPyTorch's caching allocator (its own totals, memory allocated before the trace "
+				"included): reserved peak %s at %s, with %s allocated; allocated peak %s; at the end %s "
+				"reserved, %s allocated.\n",
+			     field(b[0], 64, ca, "reserved_peak_bytes", 'b'), field(b[1], 64, ca, "reserved_peak_ns", 'n'),
+			     field(b[2], 64, ca, "allocated_at_reserved_peak_bytes", 'b'),
+			     field(b[3], 64, ca, "allocated_peak_bytes", 'b'), field(b[4], 64, ca, "reserved_end_bytes", 'b'),
+			     field(b[5], 64, ca, "allocated_end_bytes", 'b'));
+		allocator_chart(m, isc_json_get(mem, "over_time"));
+	}
 	const cJSON *ps = array(mem, "peak_sites");
 	if (cJSON_GetArraySize(ps) > 0) {
 		isc_rep_put(m, "\n| Live at the peak | Share | Site | Kind |\n|---:|---:|---|---|\n");

@@ -224,6 +224,8 @@ static void numbers(struct term *t, const cJSON *root)
 	int d = 0;
 	cJSON_ArrayForEach(dev, isc_json_get(root, "gpu.devices")) {
 		double id = num(dev, "id");
+		if (num(dev, "ops") == 0)
+			continue; /* device memory records only: no idle time to speak of */
 		if (d++ == 4 || isnan(v = num(dev, "temporal_breakdown.idle_pct")))
 			break;
 		isc_rep_putf(&t->r, "%sGPU %.0f idle %.1f %%", sep, isnan(id) ? d - 1 : id, v);

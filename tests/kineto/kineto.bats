@@ -100,6 +100,62 @@ traces() {
 	[ "$(jq -r '.gpu.devices[0].memory.releases_unmatched' "$T/f.json")" -eq 0 ]
 }
 
+@test "CUDA [memory] Total Allocated / Total Reserved: peaks and ends per device match Python's json" {
+	f=$ISC_SRC/tests/data/kineto/memory_reserved.json
+	want=$($REF gpu-mem-totals "$f")
+	echo "$want"
+	# by hand from the fixture (README): 768 MiB / 1.5 GiB at most, 256 / 512 MiB at the end; device 1: 96 MiB
+	[ "$want" = "$(printf '0 805306368 1610612736 268435456 536870912\n1 100663296 100663296 100663296 100663296')" ]
+	"$ANALYZE" -o "$T/f.json" "$f"
+	"$ISC_SRC/tests/lib/validate_findings.py" "$T/f.json"
+	got=$(jq -r '.gpu.devices[] | select(.memory.allocator != null) | .id as $i | .memory.allocator | "\($i) \(.allocated_peak_bytes) \(.reserved_peak_bytes) \(.allocated_end_bytes) \(.reserved_end_bytes)"' "$T/f.json")
+	[ "$want" = "$got" ]
+	# over time: reserved at the last bucket's end is the end value, its highest bucket the peak
+	[ "$(jq '.gpu.devices[0].memory.over_time.reserved_bytes[-1]' "$T/f.json")" -eq 536870912 ]
+	[ "$(jq '.gpu.devices[0].memory.over_time.reserved_max_bytes | max' "$T/f.json")" -eq 1610612736 ]
+	[ "$(jq '.gpu.devices[0].memory.over_time.total_allocated_bytes[-1]' "$T/f.json")" -eq 268435456 ]
+	# reserved is at least allocated at every bucket end
+	[ "$(jq '.gpu.devices[0].memory.over_time | [.reserved_bytes, .total_allocated_bytes] | transpose | map(select(.[0] < .[1])) | length' "$T/f.json")" -eq 0 ]
+}
+
+@test "CUDA [memory] totals: gpu_memory_fragmentation from reserved vs allocated of the device that has the gap" {
+	f=$ISC_SRC/tests/data/kineto/memory_reserved.json
+	read -r _ alloc res _ _ < <($REF gpu-mem-totals "$f" | head -1)
+	"$ANALYZE" -o "$T/f.json" "$f"
+	[ "$(jq '[.findings[] | select(.id == "gpu_memory_fragmentation")] | length' "$T/f.json")" -eq 1 ]
+	[ "$(jq '.findings[] | select(.id == "gpu_memory_fragmentation") | .evidence.metrics.device' "$T/f.json")" -eq 0 ]
+	[ "$(jq '.findings[] | select(.id == "gpu_memory_fragmentation") | .evidence.metrics.max_memory_reserved_bytes' "$T/f.json")" -eq "$res" ]
+	[ "$(jq '.findings[] | select(.id == "gpu_memory_fragmentation") | .evidence.metrics.max_memory_allocated_bytes' "$T/f.json")" -eq "$alloc" ]
+	[ "$(jq '.findings[] | select(.id == "gpu_memory_fragmentation") | .suggestion.estimated_saving_bytes' "$T/f.json")" -eq $((res - alloc)) ]
+	"$REPORT" -o "$T/r.md" "$T/f.json"
+	grep -q "^PyTorch's caching allocator (its own totals, memory allocated before the trace included): reserved peak 1.5 GiB at" "$T/r.md"
+	"$REPORT" -f html -o "$T/r.html" "$T/f.json"
+	grep -q '<title id="isc-c[0-9]*-t">Device memory reserved and allocated by PyTorch&#39;s caching allocator</title>' "$T/r.html"
+}
+
+@test "the V100 trace's [memory] events carry no allocator totals: allocator and reserved over time are null" {
+	f=$DATA/v100_resnet50_num_workers_0.pt.trace.json.gz
+	[ "$($REF gpu-mem-totals "$f")" = none ]
+	"$ANALYZE" -o "$T/f.json" "$f"
+	[ "$(jq -r '.gpu.devices[0].memory.allocator' "$T/f.json")" = null ]
+	[ "$(jq -r '.gpu.devices[0].memory.over_time.reserved_bytes' "$T/f.json")" = null ]
+	[ "$(jq '[.findings[] | select(.id == "gpu_memory_fragmentation")] | length' "$T/f.json")" -eq 0 ]
+}
+
+@test "a device with [memory] events and no GPU op has its gpu.devices entry with memory" {
+	f=$ISC_SRC/tests/data/kineto/memory_reserved.json
+	# device 1 has two allocations (64 + 32 MiB) and no kernel, copy or memset
+	[ "$($REF gpu-mem-peak "$f" | grep '^1 ')" = "1 100663296" ]
+	"$ANALYZE" -o "$T/f.json" "$f"
+	[ "$(jq -r '[.gpu.devices[].id] | join(",")' "$T/f.json")" = "0,1" ]
+	[ "$(jq '.gpu.devices[1].ops' "$T/f.json")" -eq 0 ]
+	[ "$(jq '.gpu.devices[1].memory.peak_bytes' "$T/f.json")" -eq 100663296 ]
+	[ "$(jq -r '[.gpu.devices[1].memory.peak_sites[] | "\(.name)=\(.bytes)"] | join(" ")' "$T/f.json")" = "aten::to_d1=67108864 aten::to_d1b=33554432" ]
+	"$REPORT" -o "$T/r.md" "$T/f.json"
+	grep -q '^### Device 1 memory by allocation site$' "$T/r.md"
+	grep -q '^No GPU ops: device memory records only' "$T/r.md"
+}
+
 @test "report: device memory by site, a table in Markdown and a stacked chart in HTML" {
 	f=$DATA/v100_resnet50_num_workers_0.pt.trace.json.gz
 	"$ANALYZE" -o "$T/f.json" "$f"

@@ -20,6 +20,12 @@
                                     the outermost CPU op (ProfilerStep#N is not one) whose
                                     [ts, ts + dur] holds it on its thread, else the
                                     innermost annotation holding it
+  kineto_ref.py gpu-mem-totals FILE per CUDA device whose [memory] events carry the caching
+                                    allocator's "Total Allocated" and "Total Reserved":
+                                    "device max_allocated max_reserved allocated_end
+                                    reserved_end" (the largest of each over the device's
+                                    events, then the values of its last event in time
+                                    order); "none" when no device has them
 
 Only the standard library (gzip, json, decimal).
 """
@@ -296,6 +302,23 @@ def main():
             print(d, peak[d])
     elif mode == 'gpu-mem-sites':
         gpu_mem_sites(path)
+    elif mode == 'gpu-mem-totals':
+        evs = [(e['ts'], i, e['args']) for i, e in enumerate(load(path)['traceEvents'])
+               if e.get('ph') in ('i', 'I') and e.get('name') == '[memory]'
+               and e.get('args', {}).get('Device Type') == 1 and e['args'].get('Device Id', -1) >= 0
+               and e['args'].get('Bytes', 0) != 0
+               and 'Total Allocated' in e['args'] and 'Total Reserved' in e['args']]
+        mx, last = {}, {}
+        for _, _, a in sorted(evs, key=lambda x: x[:2]):
+            d = a['Device Id']
+            ta, tr = a['Total Allocated'], a['Total Reserved']
+            pa, pr = mx.get(d, (ta, tr))
+            mx[d] = (max(pa, ta), max(pr, tr))
+            last[d] = (ta, tr)
+        for d in sorted(mx):
+            print(d, mx[d][0], mx[d][1], last[d][0], last[d][1])
+        if not mx:
+            print('none')
     else:
         sys.exit('unknown mode ' + mode)
 
