@@ -743,7 +743,8 @@ static int on_event(struct ana *a, const struct isc_tl_event *ev)
 	case ISC_REC_MARK:
 		if (!(th = thread_get(a, ev->pid, ev->tid)) || !(p = proc_get(a, ev->pid)))
 			return -ENOMEM;
-		if (!a->first_agent_ts || ev->ts < a->first_agent_ts)
+		/* not THREAD_BEGIN: a flight recorder keeps it from the thread's start (run.window_ns) */
+		if (ev->type != ISC_REC_THREAD_BEGIN && (!a->first_agent_ts || ev->ts < a->first_agent_ts))
 			a->first_agent_ts = ev->ts;
 		th->events++;
 		th->traced = true;
@@ -804,6 +805,7 @@ static int on_event(struct ana *a, const struct isc_tl_event *ev)
 		if (!(p = proc_get(a, ev->pid)))
 			return -ENOMEM;
 		p->have_info = true;
+		p->info_ts = ev->ts;
 		p->ppid = (uint32_t)ev->f[1];
 		free(p->command);
 		return (p->command = dup_text(ev->bytes, ev->nbytes, ' ')) ? 0 : -ENOMEM;

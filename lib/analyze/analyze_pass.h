@@ -99,6 +99,7 @@ struct thread {
 struct proc {
 	uint32_t pid, ppid;
 	bool have_info, have_exit, alive, have_rss;
+	uint64_t info_ts; /* of its PROC_INFO: when it started (the agent's start time) */
 	char *command;
 	int64_t exit_status;
 	uint64_t exit_how;

@@ -700,8 +700,12 @@ static void emit_histogram(struct ana *a, cJSON *it, const uint64_t *lat, size_t
  * DataLoader annotations left out.
  * Warm-up: the earliest iteration of each process that ran at least 2 is
  * excluded from the latency stats, as are iterations whose end was never
- * recorded; the rest are the steady-state iterations.
+ * recorded; the rest are the steady-state iterations.  In a flight
+ * recording only processes that started inside the window have their
+ * warm-up left out: the others' first iterations were evicted.
  */
+static bool started_in_window(const struct ana *a, uint32_t pid);
+
 static int emit_iterations(struct ana *a, cJSON *root)
 {
 	cJSON *it = isc_jb_obj(&a->jb, root, "iterations");
@@ -720,8 +724,9 @@ static int emit_iterations(struct ana *a, cJSON *root)
 	isc_jb_str(&a->jb, it, "name", best ? scope_name(a, best) : NULL);
 	isc_jb_num(&a->jb, it, "count", best ? (double)best->n : 0);
 	isc_jb_str(&a->jb, it, "rule", isc_timeline_stats_borrow(a->t)->window
-		   ? "iterations = ProfilerStep#N when it has 2 or more spans, else spans of the most frequent scope name (DataLoader annotations left out); no warm-up "
-		     "left out: a flight recording (--ring) evicted the processes' first iterations"
+		   ? "iterations = ProfilerStep#N when it has 2 or more spans, else spans of the most frequent scope name (DataLoader annotations left out); warm-up = "
+		     "the first iteration of each process that started inside the window of this flight recording "
+		     "(--ring) and ran at least 2; the others' first iterations were evicted"
 		   : "iterations = ProfilerStep#N when it has 2 or more spans, else spans of the most frequent scope name (DataLoader annotations "
 		     "left out); warm-up = the first iteration of each process that ran at least 2");
 	uint64_t *lat = NULL;
@@ -729,7 +734,7 @@ static int emit_iterations(struct ana *a, cJSON *root)
 	size_t nlat = 0, warm = 0, incomplete = 0, nspans = 0;
 	/* the steady-state period and the DataLoader time stamps at its ends */
 	uint64_t st_from = UINT64_MAX, st_to = 0, dl_from = 0, dl_to = 0;
-	/* a flight recording evicted the processes' first iterations: no warm-up to leave out */
+	/* a flight recording evicted the first iterations of the processes it did not see start */
 	bool window = isc_timeline_stats_borrow(a->t)->window;
 	if (best && best->n) {
 		if (!(lat = malloc(best->n * sizeof(*lat))) || !(spans = malloc(best->n * sizeof(*spans)))) {
@@ -740,6 +745,7 @@ static int emit_iterations(struct ana *a, cJSON *root)
 		for (size_t i = 0, j; i < best->n; i = j) {
 			for (j = i; j < best->n && best->s[j].pid == best->s[i].pid; j++)
 				;
+			bool warm_rule = !window || started_in_window(a, best->s[i].pid);
 			for (size_t k = i; k < j; k++) {
 				const struct iter_sample *x = &best->s[k];
 				uint64_t end = x->begin_ts + x->dur;
@@ -747,9 +753,9 @@ static int emit_iterations(struct ana *a, cJSON *root)
 					a->iter_end_ts = end;
 				if (!a->iter_begin_ts || x->begin_ts < a->iter_begin_ts)
 					a->iter_begin_ts = x->begin_ts;
-				if (k == i && j - i >= 2 && !window && end > a->warm_end_ts)
+				if (k == i && j - i >= 2 && warm_rule && end > a->warm_end_ts)
 					a->warm_end_ts = end;
-				if (k == i && j - i >= 2 && !window) {
+				if (k == i && j - i >= 2 && warm_rule) {
 					warm++;
 					spans[nspans++] = (struct span_out){ x->begin_ts, end, true };
 				} else if (!x->complete) {
@@ -819,6 +825,18 @@ static int emit_iterations(struct ana *a, cJSON *root)
 	free(spans);
 	emit_dataloader(a, it, nlat > 0, st_from, st_to, dl_to > dl_from ? dl_to - dl_from : 0);
 	return 0;
+}
+
+/*
+ * Did process pid start inside a flight recording's window (its PROC_INFO,
+ * never evicted, stamped after the first agent event kept)?  Its first
+ * iteration is then in the trace, and is its warm-up.
+ */
+static bool started_in_window(const struct ana *a, uint32_t pid)
+{
+	uint32_t i = isc_umap_get(&a->pr_map, pid);
+	const struct proc *p = i == NONE ? NULL : a->prs[i];
+	return p && p->have_info && a->first_agent_ts && p->info_ts > a->first_agent_ts;
 }
 
 static int cmp_proc(const void *x, const void *y)

@@ -47,17 +47,34 @@ static void drain_strings(struct rec *r, struct proc *p);
  * Writes a stream's pending records as one EVENTS frame, after any string
  * definitions committed so far: the records were read from the ring after
  * the ids they use were committed, so reading the string area now finds
- * them all.
+ * them all.  keep: a flight recorder never evicts the frame.
  */
-static void flush_stream(struct rec *r, struct proc *p, struct stream *s)
+static void flush_stream_keep(struct rec *r, struct proc *p, struct stream *s, bool keep)
 {
 	if (!s->pending.len)
 		return;
 	if (!p->faulted)
 		drain_strings(r, p);
 	isc_rec_emit(r, p->chunk, (uint32_t)p->pid, s->tid, s->pending_base, s->seq++, s->pending.data,
-	     s->pending.len, false);
+	     s->pending.len, keep);
 	s->pending.len = 0;
+}
+
+static void flush_stream(struct rec *r, struct proc *p, struct stream *s)
+{
+	flush_stream_keep(r, p, s, false);
+}
+
+/*
+ * Flight recorder: a Python thread's stream begins with THREAD_BEGIN (its
+ * Python name) and, in the process's first thread, CALIBRATION; they go out
+ * as a frame of their own that is never evicted, so the names and the
+ * recording cost survive a window (formats/trace.md).
+ */
+static bool head_record(const struct rec *r, const struct proc *p, const struct stream *s, uint8_t type)
+{
+	return r->o->ring_bytes && !r->direct && p->chunk == ISC_CHUNK_EVENTS && !s->head_done &&
+	       (type == ISC_REC_THREAD_BEGIN || type == ISC_REC_CALIBRATION);
 }
 
 /* Adds the records [from, to) to the stream's pending buffer; ts is the
@@ -258,6 +275,13 @@ static void drain_slot(struct rec *r, struct proc *p, uint32_t i, uint64_t now)
 			break;
 		}
 		events++;
+		if (r->o->ring_bytes && p->chunk == ISC_CHUNK_EVENTS && !s->head_done && !head_record(r, p, s, rec.type)) {
+			/* the first record past the head: the head so far becomes a kept frame */
+			pending_append(s, start, before.p, before.ts, now, r->drained);
+			flush_stream_keep(r, p, s, !r->direct);
+			start = before.p;
+			s->head_done = true;
+		}
 		if (s->pending.len + (size_t)(c.p - start) >= r->pending_max) {
 			pending_append(s, start, c.p, c.ts, now, r->drained);
 			flush_stream(r, p, s);

@@ -24,6 +24,7 @@
 struct stream {
 	uint32_t tid;
 	bool started, broken;
+	bool head_done; /* flight recorder: its head (THREAD_BEGIN, CALIBRATION) was written as a kept frame */
 	struct isc_buf pending;
 	uint64_t ts;           /* running timestamp after the last drained record */
 	uint64_t pending_base; /* ts before the first pending record */

@@ -103,6 +103,36 @@ teardown() {
 	[ "$output" = 0 ]
 }
 
+@test "a flight recording keeps Python thread names and the recording cost (each thread's head frame is never evicted)" {
+	# two named threads and the main thread, 300 steps each: a 32k ring evicts the start
+	printf 'import threading\nfrom inferscope import scope\ndef f(i):\n    return i + 1\ndef work(n):\n    for i in range(n):\n        with scope("step"):\n            for j in range(200):\n                f(j)\nts = [threading.Thread(target=work, args=(300,), name="loader-%%d" %% k) for k in range(2)]\nfor t in ts:\n    t.start()\nwork(300)\nfor t in ts:\n    t.join()\n' > "$T/names.py"
+	"$RECORD" -q --ring=32k -o "$T/t.isc" -- "$PY" "$T/names.py"
+	"$ANALYZE" -o "$T/f.json" "$T/t.isc"
+	"$ISC_SRC/tests/lib/validate_findings.py" "$T/f.json"
+	run jq -r '[.run.window, (.summary.lost_frames > 0)] | @tsv' "$T/f.json"
+	[ "$output" = "true	true" ]
+	run jq -r '[.processes[0].threads[].name] | sort | join(",")' "$T/f.json"
+	[ "$output" = "MainThread,loader-0,loader-1" ]
+	# the agent's CALIBRATION (in the first thread's head) survives too
+	run jq -r '.recording.mechanism' "$T/f.json"
+	[ "$output" != null ]
+}
+
+@test "a flight recording leaves out the warm-up of a process that started inside the window, not of one it saw only the end of" {
+	# the parent's 400 steps fill the ring; then a child runs 6 steps, its first
+	# 50 ms (a warm-up), the others 10 ms: one warm-up left out, the child's
+	printf 'import time\nfrom inferscope import scope\nfor i in range(6):\n    with scope("step"):\n        time.sleep(0.01 if i else 0.05)\n' > "$T/child.py"
+	printf 'import subprocess, sys\nfrom inferscope import scope\ndef f(i):\n    return i + 1\nfor i in range(400):\n    with scope("step"):\n        for j in range(200):\n            f(j)\nsubprocess.run([sys.executable, sys.argv[1]], check=True)\n' > "$T/parent.py"
+	"$RECORD" -q --ring=32k -o "$T/t.isc" -- "$PY" "$T/parent.py" "$T/child.py"
+	"$ANALYZE" -o "$T/f.json" "$T/t.isc"
+	"$ISC_SRC/tests/lib/validate_findings.py" "$T/f.json"
+	run jq -r '[.run.window, .summary.processes, .iterations.warmup_excluded] | @tsv' "$T/f.json"
+	[ "$output" = "true	2	1" ]
+	# the span left out is the child's 50 ms first step; no steady step is that long
+	jq -e '.iterations.spans[0] | .[1] - .[0] >= 50000000' "$T/f.json"
+	jq -e '.iterations.latency_ns.max < 50000000' "$T/f.json"
+}
+
 @test "--sample-hz=0 on a script that only sleeps: no op_compute_bound; the report says what was missing" {
 	printf 'import time\nfor i in range(20):\n    time.sleep(0.01)\n' > "$T/sleep.py"
 	"$RECORD" -q --sample-hz=0 -o "$T/t.isc" -- "$PY" "$T/sleep.py"
