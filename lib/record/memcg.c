@@ -12,6 +12,23 @@
  * The child joins by writing its pid to cgroup.procs between fork and
  * exec (record.c); procs_fd is opened here, before the fork, so that a
  * refusal is reported before the workload starts.
+ *
+ * v2's "no internal processes" rule: a cgroup other than the root can
+ * hand a controller to its children (+memory in cgroup.subtree_control)
+ * only while it has no processes of its own, and the recorder is one.
+ * When the write fails with EBUSY and the recorder is the only process of
+ * its cgroup (systemd-run --scope, a delegated cgroup, a container's),
+ * the recorder moves itself into a leaf child, inferscope-PID-recorder,
+ * and writes +memory again:
+ *
+ *   own/                         subtree_control +memory (by us)
+ *     inferscope-PID-recorder/   the recorder
+ *     inferscope-PID/            the workload, memory.max
+ *
+ * destroy undoes it in reverse.  With other processes in its cgroup (a
+ * login session's scope) the recorder cannot, and says so.  Not run on a
+ * v2 machine (ours have v1): the v2 path follows the kernel's
+ * Documentation/admin-guide/cgroup-v2.rst.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -69,6 +86,97 @@ static int write_str(const char *dir, const char *file, const char *s)
 	return n == (ssize_t)strlen(s) ? 0 : -(e ? e : EIO);
 }
 
+/* Whether the space-separated list of path's first line holds word. */
+static bool has_word(const char *path, const char *word)
+{
+	char line[1024];
+	size_t n = strlen(word);
+	if (!read_line(path, line, sizeof(line)))
+		return false;
+	for (char *p = line; (p = strstr(p, word)); p += n)
+		if ((p == line || p[-1] == ' ') && (p[n] == ' ' || !p[n]))
+			return true;
+	return false;
+}
+
+/* Whether the cgroup.procs of dir lists this process and no other; false when unreadable. */
+static bool only_me(const char *dir)
+{
+	char path[4200];
+	long pid;
+	bool me = false, other = false;
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (fscanf(f, "%ld", &pid) == 1)
+		*(pid == (long)getpid() ? &me : &other) = true;
+	fclose(f);
+	return me && !other;
+}
+
+/* Moves this process into the cgroup dir.  0 or a negative errno. */
+static int move_me(const char *dir)
+{
+	char num[32];
+	snprintf(num, sizeof(num), "%d", (int)getpid());
+	return write_str(dir, "cgroup.procs", num);
+}
+
+/*
+ * v2: makes own (the recorder's cgroup directory) hand the memory
+ * controller to its children, moving the recorder into a leaf when it is
+ * own's only process.  0, or a negative errno with the reason pushed.
+ */
+static int v2_delegate(struct isc_memcg *m)
+{
+	char path[4200];
+	int rc;
+	snprintf(path, sizeof(path), "%s/cgroup.controllers", m->own);
+	if (!has_word(path, "memory")) {
+		isc_err_push("Cannot limit memory: cgroup v2 %s has no memory controller (its parent does not hand it "
+			     "down: %s)", m->own, path);
+		return -ENOTSUP;
+	}
+	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", m->own);
+	if (has_word(path, "memory"))
+		return 0; /* already handed down (then own has no process: the root) */
+	rc = write_str(m->own, "cgroup.subtree_control", "+memory");
+	if (rc == -EBUSY && only_me(m->own)) {
+		snprintf(m->leaf, sizeof(m->leaf), "%s/inferscope-%d-recorder", m->own, (int)getpid());
+		if (mkdir(m->leaf, 0755) && errno != EEXIST) {
+			rc = -errno;
+			m->leaf[0] = '\0';
+		} else if ((rc = move_me(m->leaf))) {
+			rmdir(m->leaf);
+			m->leaf[0] = '\0';
+		} else {
+			rc = write_str(m->own, "cgroup.subtree_control", "+memory");
+		}
+	}
+	if (rc) {
+		isc_err_push("Cannot limit memory: cgroup v2 %s cannot hand the memory controller to a child (+memory "
+			     "in its cgroup.subtree_control: %s)%s", m->own, strerror(-rc),
+			     rc == -EBUSY ? ": it holds other processes than this recorder; start iscope-record in a "
+					    "cgroup of its own (systemd-run --scope -p Delegate=yes iscope-record ...)"
+					  : "");
+		return rc;
+	}
+	m->enabled = true;
+	return 0;
+}
+
+/* v2: gives own back as it was before v2_delegate (best effort). */
+static void v2_undo(struct isc_memcg *m)
+{
+	if (m->enabled)
+		(void)write_str(m->own, "cgroup.subtree_control", "-memory");
+	m->enabled = false;
+	if (m->leaf[0] && !move_me(m->own))
+		rmdir(m->leaf);
+	m->leaf[0] = '\0';
+}
+
 /* Our own cgroup path in hierarchy v (2: "0::", 1: the line naming memory) from /proc/self/cgroup. */
 static bool own_path(int v, char *buf, size_t len)
 {
@@ -112,17 +220,20 @@ int isc_memcg_create(struct isc_memcg *m, uint64_t limit)
 		return -ENOTSUP;
 	}
 	const char *root = m->version == 2 ? V2_ROOT : V1_ROOT;
-	snprintf(m->dir, sizeof(m->dir), "%s%s%sinferscope-%d", root, own, own[strlen(own) - 1] == '/' ? "" : "/",
-		 (int)getpid());
-	if (m->version == 2) { /* the parent must hand the memory controller down */
-		char parent[4200];
-		snprintf(parent, sizeof(parent), "%s%s", root, own);
-		(void)write_str(parent, "cgroup.subtree_control", "+memory");
+	size_t ol = strlen(own);
+	if (ol && own[ol - 1] == '/')
+		own[--ol] = '\0';
+	snprintf(m->own, sizeof(m->own), "%s%s", root, own);
+	snprintf(m->dir, sizeof(m->dir), "%s/inferscope-%d", m->own, (int)getpid());
+	if (m->version == 2 && (rc = v2_delegate(m))) {
+		m->version = 0;
+		return rc;
 	}
 	if (mkdir(m->dir, 0755) && errno != EEXIST) {
 		rc = -errno;
 		isc_err_push("Cannot limit memory: cannot create cgroup v%d %s: %s (run as root, or in a cgroup you may "
 			     "write)", m->version, m->dir, strerror(-rc));
+		v2_undo(m);
 		m->version = 0;
 		return rc;
 	}
@@ -146,7 +257,11 @@ int isc_memcg_create(struct isc_memcg *m, uint64_t limit)
 	isc_memcg_baseline(m);
 	return 0;
 fail:
+	if (m->procs_fd >= 0)
+		close(m->procs_fd);
+	m->procs_fd = -1;
 	rmdir(m->dir);
+	v2_undo(m);
 	m->version = 0;
 	return rc;
 }
@@ -201,5 +316,6 @@ void isc_memcg_destroy(struct isc_memcg *m)
 	m->procs_fd = -1;
 	if (m->version)
 		rmdir(m->dir);
+	v2_undo(m);
 	m->version = 0;
 }
