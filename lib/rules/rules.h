@@ -76,7 +76,7 @@ struct rule {
 	void (*eval)(const struct rule_ctx *c, struct rule_out *o);
 };
 
-/* ---- reading the document -------------------------------------------- */
+/* ---- reading the document (rule_read.c) ------------------------------- */
 double isc_rnum(const cJSON *o, const char *path, double def);
 const char *isc_rstr(const cJSON *o, const char *path, const char *def);
 bool isc_rhave(const cJSON *o, const char *path, double *v); /* number present */
@@ -106,7 +106,7 @@ const cJSON *isc_rtop_fn(const cJSON *doc, const char *kind);
  */
 double isc_rsystem_ns(const struct rule_ctx *c, bool *of_threads);
 /*
- * Share of traced time spent in the kernel on page faults (rules.c):
+ * Share of traced time spent in the kernel on page faults (rule_read.c):
  * isc_rsystem_ns() / traced time, counted only while the traced processes'
  * faults run at >= 1000/s; 0-100.  host_memory_bound's share; op_compute_bound
  * subtracts it, since faults on fresh tensors happen inside ops.
