@@ -1,0 +1,92 @@
+/*
+ * test_oom.c - analyze_oom.c: what a process held at its end
+ * (isc_oom_mem_at, and oom.memory_at_end through isc_oom_emit): the
+ * highest RSS reading of the 2 s ending at the last reading at or before
+ * the end, with the latest smaps_rollup record at or before it (TAP).
+ */
+#include <string.h>
+
+#include "analyze_oom.h"
+#include "../format/format.h" /* struct isc_exception */
+#include "tap.h"
+
+#define S 1000000000ull
+#define MIB 1048576ull
+
+static double num(const cJSON *o, const char *a, const char *b)
+{
+	const cJSON *x = cJSON_GetObjectItem(cJSON_GetObjectItem(o, a), b);
+	return cJSON_IsNumber(x) ? x->valuedouble : -1;
+}
+
+int main(void)
+{
+	struct isc_oom *o;
+	struct isc_oom_mem m;
+	if (!ok(isc_oom_new(&o) == 0, "new"))
+		return tap_done();
+	/*
+	 * pid 7, by hand:            RSS sample   smaps (rss, anon)
+	 *   t = 1 s                  100 MiB
+	 *   t = 2 s                  900 MiB      900, 850
+	 *   t = 6 s                  500 MiB      500, 450
+	 *   t = 7 s                  800 MiB      (no smaps record)
+	 *   t = 8 s                   50 MiB       50,  10  (the interpreter freed it on its way out)
+	 */
+	isc_oom_rss(o, 1 * S, 7, 100 * MIB, 0);
+	isc_oom_rss(o, 2 * S, 7, 900 * MIB, 0);
+	isc_oom_smaps(o, 2 * S, 7, 900 * MIB, 880 * MIB, 0, 850 * MIB);
+	isc_oom_rss(o, 6 * S, 7, 500 * MIB, 0);
+	isc_oom_smaps(o, 6 * S, 7, 500 * MIB, 490 * MIB, 1 * MIB, 450 * MIB);
+	isc_oom_rss(o, 7 * S, 7, 800 * MIB, 0);
+	isc_oom_rss(o, 8 * S, 7, 50 * MIB, 0);
+	isc_oom_smaps(o, 8 * S, 7, 50 * MIB, 40 * MIB, 0, 10 * MIB);
+
+	/* the end of all: window [6 s, 8 s]; the 900 MiB of t = 2 s lies before it */
+	ok(isc_oom_mem_at(o, 7, 0, &m) == 1, "pid 7 has readings");
+	ok(m.have_rss && m.rss == 800 * MIB, "highest RSS of the last 2 s: 800 MiB (got %llu)", (unsigned long long)m.rss);
+	ok(m.ts == 7 * S, "taken at 7 s");
+	ok(m.have_smaps && m.anon == 450 * MIB && m.s_rss == 500 * MIB && m.pss == 490 * MIB && m.swap == 1 * MIB,
+	   "composition: the smaps_rollup record of 6 s, the latest at or before 7 s (anon %llu)",
+	   (unsigned long long)m.anon);
+
+	/* an end at 3 s: window [0 s, 2 s] (the last reading at or before 3 s is 2 s) */
+	isc_oom_mem_at(o, 7, 3 * S, &m);
+	ok(m.rss == 900 * MIB && m.ts == 2 * S && m.anon == 850 * MIB, "end 3 s: 900 MiB at 2 s, anon 850 MiB");
+
+	/* an end at 1.5 s: only the 100 MiB sample; no smaps record at or before it nor up to it */
+	isc_oom_mem_at(o, 7, 3 * S / 2, &m);
+	ok(m.have_rss && m.rss == 100 * MIB, "end 1.5 s: 100 MiB");
+	ok(!m.have_smaps, "end 1.5 s: no composition (the first smaps record comes later)");
+
+	/* a smaps record only after the peak sample: the first after it (pid 8) */
+	isc_oom_rss(o, 10 * S, 8, 300 * MIB, 0);
+	isc_oom_smaps(o, 10 * S + 1000, 8, 290 * MIB, 280 * MIB, 0, 200 * MIB);
+	isc_oom_mem_at(o, 8, 0, &m);
+	ok(m.rss == 300 * MIB && m.have_smaps && m.anon == 200 * MIB, "pid 8: the smaps record just after its peak");
+
+	/* equal peaks: the later one */
+	isc_oom_rss(o, 20 * S, 9, 64 * MIB, 0);
+	isc_oom_rss(o, 21 * S, 9, 64 * MIB, 0);
+	isc_oom_mem_at(o, 9, 0, &m);
+	ok(m.ts == 21 * S, "pid 9: of two equal peaks, the later");
+
+	ok(isc_oom_mem_at(o, 99, 0, &m) == 0 && !m.have_rss && !m.have_smaps, "unknown pid: nothing");
+
+	/* through the findings: an unhandled MemoryError of pid 7 at 7.5 s */
+	static const char type[] = "MemoryError", file[] = "w.py", fn[] = "grow", msg[] = "";
+	struct isc_exception x = { (const uint8_t *)type, (const uint8_t *)file, (const uint8_t *)fn,
+				   (const uint8_t *)msg, strlen(type), strlen(file), strlen(fn), 0 };
+	ok(isc_oom_exception(o, 7 * S + S / 2, 7, &x, 19) == 0, "exception");
+	cJSON *root = cJSON_CreateObject();
+	struct isc_jb jb = { 0 };
+	ok(isc_oom_emit(o, &jb, root, 0, 1, NULL, NULL, NULL, NULL) == 0, "emit");
+	const cJSON *oom = cJSON_GetObjectItem(root, "oom");
+	ok(num(oom, "memory_at_end", "rss_bytes") == (double)(800 * MIB), "memory_at_end.rss_bytes 800 MiB");
+	ok(num(oom, "memory_at_end", "anon_bytes") == (double)(450 * MIB), "memory_at_end.anon_bytes 450 MiB");
+	ok(num(oom, "memory_at_end", "file_bytes") == (double)(50 * MIB), "memory_at_end.file_bytes 500 - 450 MiB");
+	ok(num(oom, "memory_at_end", "swap_bytes") == (double)(1 * MIB), "memory_at_end.swap_bytes 1 MiB");
+	cJSON_Delete(root);
+	isc_oom_free(o);
+	return tap_done();
+}
