@@ -60,8 +60,9 @@
  * run too short for its statistics (run.too_short) x 0.5, a CPU-class
  * verdict judged on the whole run (not on iterations) of a run with
  * iterations whose start-up (run.startup_ns) is more than half of the wall
- * time x 0.5, a window x 1 (it covers the last
- * window_ns only: said, not penalised).
+ * time x 0.5, a window x its share of the run (run.window_ns /
+ * summary.wall_ns, at least 0.5: it covers the last window_ns only, and
+ * says so; no class is excluded for it).
  *
  * The oom class (rule_oom.c: the workload died of out-of-memory) is
  * chosen before any other, without a runner-up and without the
@@ -505,6 +506,9 @@ static void add_limit(cJSON *limits, const char *reason, double factor)
 	}
 }
 
+/* The least factor a flight recording's window puts on the confidence (outcome_limits). */
+#define WINDOW_FACTOR_MIN 0.5
+
 /* verdict.limits[]: what bounds the verdict given the run's outcome and length; returns the factor. */
 static double outcome_limits(const cJSON *doc, cJSON *limits, bool gpu, bool iterations)
 {
@@ -527,8 +531,12 @@ static double outcome_limits(const cJSON *doc, cJSON *limits, bool gpu, bool ite
 	} else if (!strcmp(outcome, "truncated")) {
 		snprintf(reason, sizeof(reason), "the recording was cut short: the verdict covers what was written");
 	} else if (cJSON_IsTrue(isc_json_get(doc, "run.window"))) {
-		snprintf(reason, sizeof(reason), "a flight recording: the verdict covers the last %.1f s of the run",
-			 isc_rnum(doc, "run.window_ns", 0) / 1e9);
+		/* the window's share of the run (from its first record kept: the process records are never evicted) */
+		double win = isc_rnum(doc, "run.window_ns", 0), run = isc_rnum(doc, "summary.wall_ns", 0);
+		double share = run > 0 && win < run ? win / run : 1;
+		snprintf(reason, sizeof(reason), "a flight recording: the verdict covers the last %.1f s of the run's "
+			 "%.1f s (%.0f %%)", win / 1e9, (run > win ? run : win) / 1e9, 100 * share);
+		factor = round_to(share < WINDOW_FACTOR_MIN ? WINDOW_FACTOR_MIN : share, 0.01);
 	} else {
 		*reason = '\0';
 	}

@@ -609,6 +609,34 @@ static void startup_apart(void)
 	cJSON_Delete(d);
 }
 
+/*
+ * A flight recording lowers the confidence by the share of the run its
+ * window covers, at least x 0.5, and says so; it excludes no class
+ * (issue 18 items 4, 5).  CPU(60, ...) alone: python_bound at 0.45.
+ */
+static void window_limit(void)
+{
+	static const struct {
+		const char *window_ns;
+		double factor;
+	} cases[] = { { "8000000000", 0.8 }, { "2000000000", 0.5 }, { "12000000000", 1 } };
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char doc[2048];
+		snprintf(doc, sizeof(doc), "{" CPU(60, 30, 10, 5, 1) ",\"run\":{\"outcome\":\"window\",\"window\":true,"
+			 "\"window_ns\":%s}}", cases[i].window_ns);
+		cJSON *d = eval(doc);
+		const cJSON *l = cJSON_GetArrayItem(isc_json_get(d, "verdict.limits"), 0);
+		const char *why = l ? isc_json_str(l, "reason") : NULL;
+		ok(!strcmp(cls(d), "python_bound"), "window of %s ns in a 10 s run: the class stays (%s)", cases[i].window_ns,
+		   cls(d));
+		ok(l && num(l, "factor") == cases[i].factor, "factor %g (%g)", cases[i].factor, l ? num(l, "factor") : -1);
+		ok(why && strstr(why, "a flight recording: the verdict covers the last "), "said: %s", why ? why : "(none)");
+		ok(fabs(num(d, "verdict.confidence") - 0.45 * cases[i].factor) < 0.006, "confidence 0.45 x %g (%g)",
+		   cases[i].factor, num(d, "verdict.confidence"));
+		cJSON_Delete(d);
+	}
+}
+
 /* Suggestions target the user's code only (issue 18): which files are the user's. */
 static void user_code(void)
 {
@@ -640,6 +668,7 @@ int main(void)
 	rss_growth_site();
 	cpu_classes();
 	startup_apart();
+	window_limit();
 	off_cpu_reasons();
 	gpu_classes();
 	ranking();
