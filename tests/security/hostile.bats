@@ -58,6 +58,15 @@ attack() {
 	[ "$(grep -c '^P[0-9]* T[0-9]* B python' <<< "$output")" -ge 510 ]
 }
 
+@test "an agent's SMAPS record naming another process is not copied into the trace" {
+	attack smaps-pid
+	[[ "$err" == *"corrupt record in shared memory"* ]]
+	# the 10 valid records before it are kept; no smaps record of pid 1
+	run -0 "$MERGE" --dump-times "$T/t.isc"
+	[ "$(grep -c '^[0-9]* P[0-9]* T[0-9]* B python' <<< "$output")" -ge 510 ]
+	[ "$(grep -c ' smaps 1 ' <<< "$output")" -eq 0 ]
+}
+
 @test "head far ahead of tail: the ring is discarded, nothing is copied" {
 	attack head-ahead
 	[[ "$err" == *"bytes past its tail"*"ring discarded"* ]]

@@ -14,6 +14,8 @@
  *   foreign      a well-framed record of a type agents never write (a
  *                sampler PROC_INFO whose cmdline length runs past its body),
  *                then a PY_CALL whose varint is cut by its size
+ *   smaps-pid    an SMAPS record (which agents write before an
+ *                out-of-memory EXCEPTION) naming pid 1, not its own
  *   head-ahead   head 2^40 bytes past tail
  *   huge         header claiming 1024 rings of 1 GiB and a 1 GiB string
  *                area in a small file
@@ -230,6 +232,12 @@ int main(int argc, char **argv)
 			uint8_t cut[4] = { ISC_REC_PY_CALL, 2, 0, 0x80 };
 			isc_ring_push(sl, ring(&s, 0), s.ring, info, sizeof(info));
 			isc_ring_push(sl, ring(&s, 0), s.ring, cut, sizeof(cut));
+		} else if (!strcmp(mode, "smaps-pid")) {
+			struct isc_shm_slot *sl = slot(&s, 0);
+			valid_records(&s, 0, 10);
+			/* delta 0, pid 1, rss 100, pss 100, swap 0, anon 100 */
+			uint8_t sm[8] = { ISC_REC_SMAPS, 6, 0, 1, 100, 100, 0, 100 };
+			isc_ring_push(sl, ring(&s, 0), s.ring, sm, sizeof(sm));
 		} else if (!strcmp(mode, "head-ahead")) {
 			valid_records(&s, 0, 10);
 			atomic_store(&slot(&s, 0)->head, atomic_load(&slot(&s, 0)->tail) + (1ull << 40));
