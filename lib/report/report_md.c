@@ -89,10 +89,32 @@ static void location(struct isc_rep *m, const cJSON *fn, bool parens)
 	isc_rep_put(m, parens ? ")" : "");
 }
 
+/*
+ * Was the verdict's finding judged on the time inside iterations
+ * (findings[].judged_on)?  Then the CPU numbers that back it are
+ * cpu.in_iterations' and cpu.top_functions_in_scopes.
+ */
+static bool judged_iterations(const cJSON *root)
+{
+	const char *id = str(root, "verdict.finding", NULL);
+	const cJSON *f;
+	cJSON_ArrayForEach(f, array(root, "findings"))
+		if (id && !strcmp(str(f, "id", ""), id))
+			return !strcmp(str(f, "judged_on", ""), "iterations") && cJSON_IsObject(isc_json_get(root, "cpu.in_iterations"));
+	return false;
+}
+
+/* The path of a cpu member the verdict rests on: "cpu.K", or "cpu.in_iterations.K" when judged on iterations. */
+static const char *cpu_path(const cJSON *root, char *buf, size_t cap, const char *k)
+{
+	snprintf(buf, cap, "cpu.%s%s", judged_iterations(root) ? "in_iterations." : "", k);
+	return buf;
+}
+
 static const cJSON *top_fn(const cJSON *root, const char *kind)
 {
 	const cJSON *fn;
-	cJSON_ArrayForEach(fn, array(root, "cpu.top_functions"))
+	cJSON_ArrayForEach(fn, array(root, judged_iterations(root) ? "cpu.top_functions_in_scopes" : "cpu.top_functions"))
 		if (!kind || !strcmp(str(fn, "kind", ""), kind))
 			return fn;
 	return NULL;
@@ -350,7 +372,8 @@ static void verdict_line(struct isc_rep *m, const cJSON *root, const char *cls)
 		if (part[i].fmt)
 			isc_rep_putf(m, part[i].fmt, v);
 		else
-			isc_rep_putf(m, "explains %.0f %% of %s", v, isc_verdict_class_is_gpu(cls) ? "the GPU span" : "traced time");
+			isc_rep_putf(m, "explains %.0f %% of %s", v, isc_verdict_class_is_gpu(cls) ? "the GPU span"
+						 : judged_iterations(root) ? "traced time inside iterations" : "traced time");
 		sep = ", ";
 	}
 	const char *fid = str(root, "verdict.finding", NULL);
@@ -448,8 +471,16 @@ static const cJSON *verdict_finding(const cJSON *root)
 
 static void headline(struct isc_rep *m, const cJSON *root)
 {
-	double py = num(root, "cpu.split.python_pct", 0), ops = num(root, "cpu.split.ops_pct", 0);
-	double off = num(root, "cpu.split.off_cpu_pct", 0);
+	char p[9][64]; /* the CPU members the verdict rests on (cpu_path) */
+	const char *p_py = cpu_path(root, p[0], 64, "split.python_pct"), *p_ops = cpu_path(root, p[1], 64, "split.ops_pct");
+	const char *p_off = cpu_path(root, p[2], 64, "split.off_cpu_pct"), *p_oc = cpu_path(root, p[3], 64, "split.other_c_pct");
+	const char *p_callers = cpu_path(root, p[4], 64, "top_op_callers");
+	const char *p_run = cpu_path(root, p[5], 64, "runnable_threads_mean");
+	const char *p_inv = cpu_path(root, p[6], 64, "split.involuntary_switches");
+	const char *p_vol = cpu_path(root, p[7], 64, "split.voluntary_switches");
+	const char *p_reasons = cpu_path(root, p[8], 64, "off_cpu_reasons");
+	double py = num(root, p_py, 0), ops = num(root, p_ops, 0);
+	double off = num(root, p_off, 0);
 	const char *cls = str(root, "verdict.class", NULL);
 	if (!cls)
 		cls = py + ops + off <= 0 ? "unknown" : py >= ops && py >= off ? "python_bound"
@@ -464,10 +495,13 @@ static void headline(struct isc_rep *m, const cJSON *root)
 	}
 	const cJSON *fn = top_fn(root, !strcmp(cls, "python_bound") ? "python" : NULL);
 	isc_rep_put(m, "**");
+	if (fn && judged_iterations(root) &&
+	    (!strcmp(cls, "python_bound") || !strcmp(cls, "op_compute_bound") || contention || !strcmp(cls, "io_wait")))
+		isc_rep_put(m, "Inside the iterations: ");
 	if (!strcmp(cls, "python_bound") && fn) {
-		double interp = num(root, "cpu.split.python_pct", 0), other_c = num(root, "cpu.split.other_c_pct", 0);
+		double interp = num(root, p_py, 0), other_c = num(root, p_oc, 0);
 		bool fl = faults > 0 && isfinite(faults) && faults <= 100;
-		if (isc_json_get(root, "cpu.split.other_c_pct")) {
+		if (isc_json_get(root, p_oc)) {
 			isc_rep_putf(m, "%.0f %% of traced CPU time is Python-side work (interpreter %.0f %%, C builtins and "
 				     "other extensions %.0f %%", py, interp, other_c);
 			if (fl)
@@ -480,7 +514,7 @@ static void headline(struct isc_rep *m, const cJSON *root)
 		location(m, fn, true);
 		isc_rep_putf(m, ", %.0f %% self time.", num(fn, "self_pct", 0));
 	} else if (!strcmp(cls, "op_compute_bound") && fn) {
-		const cJSON *op = top_fn(root, "op"), *caller = cJSON_GetArrayItem(array(root, "cpu.top_op_callers"), 0), *x;
+		const cJSON *op = top_fn(root, "op"), *caller = cJSON_GetArrayItem(array(root, p_callers), 0), *x;
 		/* the finding's first op is a torch op (op_compute_bound skips builtins) */
 		cJSON_ArrayForEach(x, array(verdict_finding(root), "evidence.top"))
 			if (!strcmp(str(x, "kind", ""), "op")) {
@@ -495,8 +529,9 @@ static void headline(struct isc_rep *m, const cJSON *root)
 			isc_rep_put(m, "; the heaviest is ");
 			code_span(m, str(op, "name", "?"));
 			/* self_pct is of all traced time (off-CPU included), not of ops */
-			isc_rep_putf(m, " (self time %.0f %% of all traced time%s)", num(op, "self_pct", 0),
-				     fl ? ", faults included" : "");
+			/* a finding's top[] entry has the self_pct of its source as pct */
+			isc_rep_putf(m, " (self time %.0f %% of all traced time%s%s)", num(op, "self_pct", num(op, "pct", 0)),
+				     judged_iterations(root) ? " inside iterations" : "", fl ? ", faults included" : "");
 		}
 		if (caller) {
 			isc_rep_put(m, ", called mostly from ");
@@ -506,7 +541,7 @@ static void headline(struct isc_rep *m, const cJSON *root)
 		}
 		isc_rep_put(m, ".");
 	} else if (contention && fn) {
-		double run = num(root, "cpu.runnable_threads_mean", 0), ncpu = num(root, "environment.ncpu", 0);
+		double run = num(root, p_run, 0), ncpu = num(root, "environment.ncpu", 0);
 		isc_rep_putf(m, "%.0f %% of traced time the threads were %s (", off,
 			     num(verdict_finding(root), "evidence.metrics.pool_wait_in_torch_ops_pct", 0) > 0
 				     ? "waiting for a CPU, runnable or at a thread pool's barrier inside torch ops"
@@ -515,7 +550,7 @@ static void headline(struct isc_rep *m, const cJSON *root)
 			isc_rep_putf(m, "%.1f runnable threads on average for %.0f CPUs", run, ncpu);
 		else
 			isc_rep_putf(m, "%.0f involuntary context switches vs %.0f voluntary",
-				     num(root, "cpu.split.involuntary_switches", 0), num(root, "cpu.split.voluntary_switches", 0));
+				     num(root, p_inv, 0), num(root, p_vol, 0));
 		double pool = num(verdict_finding(root), "evidence.metrics.pool_threads", 0);
 		double npools = num(verdict_finding(root), "evidence.metrics.pools_of_that_name", 0);
 		if (pool > 0 && pool < 1e6 && npools > 1 && npools < 1e6)
@@ -529,7 +564,7 @@ static void headline(struct isc_rep *m, const cJSON *root)
 		isc_rep_put(m, ".");
 	} else if (!strcmp(cls, "io_wait") && fn) {
 		isc_rep_putf(m, "%.0f %% of traced time the threads were off-CPU, blocked %s; the hottest function is ", off,
-			     cJSON_GetArraySize(array(root, "cpu.off_cpu_reasons")) ? "waiting for I/O or timers" : "inside calls");
+			     cJSON_GetArraySize(array(root, p_reasons)) ? "waiting for I/O or timers" : "inside calls");
 		code_span(m, str(fn, "name", "?"));
 		isc_rep_put(m, " ");
 		location(m, fn, true);

@@ -188,6 +188,10 @@ teardown() {
 	run jq -r '.verdict.limits[] | select(.reason | startswith("too short for the statistics used")) | .factor' "$T/f.json"
 	[ "$output" = 0.5 ]
 	"$REPORT" -o "$T/r.md" "$T/f.json"
+	# the headline is made of the numbers the verdict judged: the iterations', work() the hottest
+	run sed -n 3p "$T/r.md"
+	[[ "$output" == '**Inside the iterations: '*'the hottest function is `work`'* ]]
+	grep -q '^Verdict: \*\*python_bound\*\* (.*explains .* of traced time inside iterations' "$T/r.md"
 	grep -q '^Start-up (imports and initialization) took .* before the first iteration, ' "$T/r.md"
 	grep -q '^Confidence bound: too short for the statistics used: .* inside iterations' "$T/r.md"
 }
