@@ -73,6 +73,7 @@ struct rec {
 	pthread_mutex_t plock; /* procs[] membership (sampler reads pids) */
 	pid_t child;
 	volatile int stop; /* set by main when every process has exited */
+	int wake_fd; /* eventfd, made readable when stopping begins: wakes the sleeping threads (-1: none) */
 	uint8_t *scratch;
 	size_t scratch_cap;
 	uint64_t cycle_start[ROUND_LAG];
