@@ -42,7 +42,8 @@ static void code_span(struct isc_rep *m, const char *s)
 static const char *field(char *buf, size_t cap, const cJSON *o, const char *path, char kind)
 {
 	double v;
-	if (!isc_json_num(o, path, &v) || !isfinite(v)) {
+	/* a duration or a size below 0 is no measurement (a hand-edited document) */
+	if (!isc_json_num(o, path, &v) || !isfinite(v) || ((kind == 'n' || kind == 'b') && v < 0)) {
 		snprintf(buf, cap, "n/a");
 		return buf;
 	}

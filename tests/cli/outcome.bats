@@ -96,6 +96,10 @@ teardown() {
 	[ "$output" = null ]
 	"$REPORT" -o "$T/r.md" "$T/f.json"
 	[[ "$(sed -n 3p "$T/r.md")" == "**A flight recording: this report covers the last "*" of the run.**" ]]
+	# a hand-edited negative window is no duration: n/a, not "-5 ns"
+	jq '.run.window_ns = -5' "$T/f.json" > "$T/neg.json"
+	"$REPORT" -o "$T/neg.md" "$T/neg.json"
+	[ "$(sed -n 3p "$T/neg.md")" = "**A flight recording: this report covers the last n/a of the run.**" ]
 	run "$MERGE" --dump "$T/t.isc"
 	[[ "${lines[-1]}" == *" window=1" ]]
 	# thread names survive the eviction (the sampler's naming ticks are kept)
