@@ -5,6 +5,7 @@
  *     <verdict sentence>
  *     Wall 12.00 s · 40 iterations of step: p50 251.0 ms, p99 412.0 ms
  *     CPU: Python 43 %, torch ops 31 %, off-CPU 26 % · GPU 0 idle 40.0 % · RSS peak 1.2 GiB
+ *   ("CPU in iterations:" and cpu.in_iterations' split when the verdict was judged on them)
  *
  *   Top findings (3 of 5):
  *     1. critical  <title>  saves ~12.3 ms (4.5 %)
@@ -215,12 +216,28 @@ static void numbers(struct term *t, const cJSON *root)
 		{ "cpu.split.other_c_pct", "other C" },
 		{ "cpu.split.off_cpu_pct", "off-CPU" },
 	};
-	bool three = !isnan(num(root, "cpu.split.torch_ops_pct"));
-	for (size_t i = 0; i < 5; i++)
-		if ((i != 2 || !three) && !isnan(v = num(root, split[i].path))) {
-			isc_rep_putf(&t->r, "%s%s %.0f %%", *sep ? ", " : "CPU: ", split[i].name, v);
+	/* the split the verdict judged: the iterations' when its finding was judged on them */
+	const char *base = "cpu.split.", *label = "CPU: ";
+	const cJSON *f;
+	const char *vf = isc_json_str(root, "verdict.finding");
+	cJSON_ArrayForEach(f, isc_json_get(root, "findings")) {
+		const char *id = isc_json_str(f, "id"), *on = isc_json_str(f, "judged_on");
+		if (vf && id && on && !strcmp(id, vf) && !strcmp(on, "iterations") &&
+		    cJSON_IsObject(isc_json_get(root, "cpu.in_iterations.split"))) {
+			base = "cpu.in_iterations.split.";
+			label = "CPU in iterations: ";
+		}
+	}
+	char path[64];
+	snprintf(path, sizeof(path), "%storch_ops_pct", base);
+	bool three = !isnan(num(root, path));
+	for (size_t i = 0; i < 5; i++) {
+		snprintf(path, sizeof(path), "%s%s", base, split[i].path + strlen("cpu.split."));
+		if ((i != 2 || !three) && !isnan(v = num(root, path))) {
+			isc_rep_putf(&t->r, "%s%s %.0f %%", *sep ? ", " : label, split[i].name, v);
 			sep = " · ";
 		}
+	}
 	int d = 0;
 	cJSON_ArrayForEach(dev, isc_json_get(root, "gpu.devices")) {
 		double id = num(dev, "id");

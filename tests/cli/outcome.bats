@@ -198,4 +198,8 @@ teardown() {
 	grep -q '^Verdict: \*\*python_bound\*\* (.*explains .* of traced time inside iterations' "$T/r.md"
 	grep -q '^Start-up (imports and initialization) took .* before the first iteration, ' "$T/r.md"
 	grep -q '^Confidence bound: too short for the statistics used: .* inside iterations' "$T/r.md"
+	# the terminal summary's CPU line is the iterations' too: work() is pure Python
+	run on_tty "$REPORT" "$T/f.json"
+	[ "$status" -eq 0 ]
+	[[ "$output" =~ "CPU in iterations: Python "(9[0-9]|100)" %" ]]
 }
