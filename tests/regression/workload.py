@@ -10,7 +10,12 @@ scope("step"): tokenize in Python, an MLP forward under inference_mode.
                      its list comprehension, tokenize.<locals>.<listcomp>)
   REG_SLEEP_MS=N     time.sleep(N ms) in every step (planted: time.sleep)
   REG_THREADS=N      torch.set_num_threads(N), default 1 (planted: more
-                     threads than CPUs)
+                     threads than CPUs; its cause: the 200 small ops of each
+                     step, torch.relu over 40960 elements, just above
+                     torch's grain of 32768, so each is a parallel region of
+                     N threads: measured 0.8 ms a step with 1 thread, 23 ms
+                     with 16 on 2 idle cores and 50-85 ms with both cores
+                     busy)
 
 One intra-op thread by default: on a shared 2-core machine a pool of 2
 spins at its barriers whenever another process holds a core, which makes
@@ -67,6 +72,7 @@ head = model[0]
 body = nn.Sequential(*list(model)[1:13])
 out_layer = model[13]
 texts = [" ".join(WORDS[(i * 7 + j * 3) % len(WORDS)] for j in range(40)) for i in range(64)]
+small = torch.randn(64, 640)  # 40960 elements: every elementwise op on it is a parallel region
 
 with torch.inference_mode():
     for step in range(STEPS):
@@ -76,6 +82,9 @@ with torch.inference_mode():
             for _ in range(4):
                 x = body(x)
             y = out_layer(x)
+            s = small
+            for _ in range(200):
+                s = torch.relu(s)
             if EXTRA_OP:
                 z = x.repeat(1, 16)
                 for _ in range(48):
