@@ -11,11 +11,10 @@ scope("step"): tokenize in Python, an MLP forward under inference_mode.
   REG_SLEEP_MS=N     time.sleep(N ms) in every step (planted: time.sleep)
   REG_THREADS=N      torch.set_num_threads(N), default 1 (planted: more
                      threads than CPUs; its cause: the 200 small ops of each
-                     step, torch.relu over 40960 elements, just above
-                     torch's grain of 32768, so each is a parallel region of
-                     N threads: measured 0.8 ms a step with 1 thread, 23 ms
-                     with 16 on 2 idle cores and 50-85 ms with both cores
-                     busy)
+                     step, Tensor.relu_ in place over 40960 elements, just
+                     above torch's grain of 32768, so each is a parallel
+                     region of N threads: measured 0.4 ms a step with 1
+                     thread, 23-27 ms with 16 on 2 idle cores)
 
 One intra-op thread by default: on a shared 2-core machine a pool of 2
 spins at its barriers whenever another process holds a core, which makes
@@ -82,9 +81,8 @@ with torch.inference_mode():
             for _ in range(4):
                 x = body(x)
             y = out_layer(x)
-            s = small
             for _ in range(200):
-                s = torch.relu(s)
+                small.relu_()  # in place: no allocation (a new 160 KB tensor each time went through mmap)
             if EXTRA_OP:
                 z = x.repeat(1, 16)
                 for _ in range(48):
