@@ -1062,17 +1062,17 @@ int isc_record_run(const struct isc_record_opts *o, struct isc_record_result *re
 	}
 	for (int i = 0; i < 3; i++)
 		sigaction(sigs[i], &old[i], NULL);
-	wake_all(&r);
-	if (sampler_on) {
-		sc.stop = 1;
-		pthread_join(sampler_thr, NULL);
-	}
-	if (py_on) {
-		pc.stop = 1;
-		pthread_join(py_thr, NULL);
-	}
-	isc_nvml_stop(nvml_thr);
+	/* every flag before the wake-up: a woken thread that saw no flag would
+	 * spin in rec_sleep (the eventfd stays readable) until its flag came */
+	sc.stop = 1;
+	pc.stop = 1;
 	r.stop = 1;
+	wake_all(&r);
+	if (sampler_on)
+		pthread_join(sampler_thr, NULL);
+	if (py_on)
+		pthread_join(py_thr, NULL);
+	isc_nvml_stop(nvml_thr);
 	if (drain_on)
 		pthread_join(drain_thr, NULL);
 	write_clock_pair(&r);
