@@ -480,6 +480,8 @@ static void merged_table(const struct isc_timeline *t, struct isc_jb *jb, cJSON 
 		isc_jb_num(jb, o, "self_pct", denom_ns ? round(10000.0 * (double)self * per / (double)denom_ns) / 100 : 0);
 		if (!scoped && isfn)
 			isc_jb_num(jb, o, "ops_self_ns", round((double)r->native * per));
+		if (!isfn) /* the rules' torch ops: a C call row has no op name to tell by */
+			isc_jb_bool(jb, o, "torch", r->torch);
 	}
 }
 

@@ -26,7 +26,6 @@
 #include <string.h>
 
 #include "rules.h"
-#include "../analyze/analyze_wait.h" /* isc_is_torch_op */
 
 #define TRIGGER_PCT 20
 #define TOP 5
@@ -92,7 +91,7 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	int n = 0;
 	cJSON_ArrayForEach(fn, isc_rarr(c->doc, "cpu.top_functions")) {
 		if (strcmp(isc_rstr(fn, "kind", ""), "op") ||
-		    (split3 && !isc_is_torch_op(isc_rstr(fn, "name", ""), isc_rstr(fn, "file", ""))) ||
+		    (split3 && !isc_rrow_torch(fn)) ||
 		    n++ >= TOP)
 			continue;
 		cJSON *t = isc_fnd_top(o, f, fn, NULL, "op", isc_rnum(fn, "self_ns", 0), isc_rnum(fn, "self_pct", -1));

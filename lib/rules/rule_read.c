@@ -137,13 +137,21 @@ double isc_rreason_ns(const cJSON *doc, const char *reason, bool no_dataloader)
 	return ns > 0 ? ns : 0;
 }
 
+bool isc_rrow_torch(const cJSON *fn)
+{
+	const cJSON *flag = cJSON_GetObjectItemCaseSensitive(fn, "torch");
+	if (cJSON_IsBool(flag)) /* --python=sample: "C call in FUNCTION" says it itself */
+		return cJSON_IsTrue(flag);
+	return isc_is_torch_op(isc_rstr(fn, "name", ""), isc_rstr(fn, "file", ""));
+}
+
 const cJSON *isc_rtop_torch_op(const cJSON *doc)
 {
 	const cJSON *fn, *first = NULL;
 	cJSON_ArrayForEach(fn, isc_rarr(doc, "cpu.top_functions")) {
 		if (strcmp(isc_rstr(fn, "kind", ""), "op"))
 			continue;
-		if (isc_is_torch_op(isc_rstr(fn, "name", ""), isc_rstr(fn, "file", "")))
+		if (isc_rrow_torch(fn))
 			return fn;
 		if (!first)
 			first = fn;

@@ -131,6 +131,11 @@ bool isc_rhave_reasons(const cJSON *doc);
 double isc_rreason_ns(const cJSON *doc, const char *reason, bool no_dataloader);
 double isc_rreason_field(const cJSON *doc, const char *reason, const char *field);
 /*
+ * Whether a cpu.top_functions op row is a torch op: its "torch" flag
+ * (--python=sample's C call rows), else by its module (isc_is_torch_op).
+ */
+bool isc_rrow_torch(const cJSON *fn);
+/*
  * The first of cpu.top_functions that is a torch op (by its module, as
  * cpu.split.torch_ops_ns counts them), else the first op; NULL if none.
  */
