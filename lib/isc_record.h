@@ -17,6 +17,12 @@ enum isc_cuda_mode {
 	ISC_CUDA_FORCE, /* --force: replace another tool's injection variables */
 };
 
+enum isc_python_mode {
+	ISC_PY_AUTO,   /* sample, or exact when the CUDA agent is injected */
+	ISC_PY_EXACT,  /* --python=exact: every call through the agent's hook */
+	ISC_PY_SAMPLE, /* --python=sample: stacks read from outside, no per-call hook */
+};
+
 struct isc_record_opts {
 	char *const *argv;      /* workload command, argv[0] looked up in PATH */
 	FILE *out;              /* trace destination */
@@ -24,7 +30,7 @@ struct isc_record_opts {
 	uint64_t buffer_bytes;  /* total shared-memory budget (default 100 MB) */
 	uint64_t ring_bytes;    /* flight-recorder size; 0 = stream the whole run */
 	unsigned sample_hz;     /* sampler rate, 0 = off */
-	bool python_sample;     /* --python=sample: stacks sampled from outside, no per-call hook */
+	int python_mode;        /* enum isc_python_mode: auto (default), exact, sample */
 	unsigned python_hz;     /* Python stack sampling rate (--python-hz) */
 	unsigned flush_ms;      /* max age of buffered events before a frame is written */
 	int level;              /* zstd level */

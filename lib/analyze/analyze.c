@@ -702,14 +702,16 @@ static int on_warning(struct ana *a, const struct isc_tl_event *ev)
 }
 
 /*
- * META "env.NAME" / "host.NAME" (written by iscope-record: the settings a
- * run's speed depends on) into a->meta, the future environment.meta; other
+ * META "env.NAME" / "host.NAME" / "record.NAME" (written by iscope-record:
+ * the settings a run's speed depends on, and how it recorded) into a->meta, the future environment.meta; other
  * keys (Kineto metadata, distributedInfo) are the GPU pass's.
  */
 static void on_meta(struct ana *a, const struct isc_tl_event *ev)
 {
 	size_t klen = (size_t)ev->f[0];
-	if (klen > ev->nbytes || klen > 200 || (klen < 5 || (memcmp(ev->bytes, "env.", 4) && memcmp(ev->bytes, "host.", 5))))
+	if (klen > ev->nbytes || klen > 200 ||
+	    (klen < 5 || (memcmp(ev->bytes, "env.", 4) && memcmp(ev->bytes, "host.", 5) &&
+			  (klen < 7 || memcmp(ev->bytes, "record.", 7)))))
 		return;
 	char key[201];
 	memcpy(key, ev->bytes, klen);

@@ -1058,7 +1058,8 @@ static int emit_memory(struct ana *a, cJSON *root)
  * status, or an unhandled exception in a main thread), window (a flight
  * recorder kept only the last part: frames were evicted) or completed, in
  * that order of precedence.  startup_ns: with iterations, from the first
- * traced event to the first iteration; without, the time inside the import
+ * traced event to the first iteration (without call spans, as in
+ * --python=sample, from the start of the recording); without, the time inside the import
  * machinery (importlib's _find_and_load, outermost calls).  too_short:
  * fewer than RUN_MIN_ITERATIONS steady-state iterations, or less than
  * RUN_MIN_TRACED_NS of traced time (one sampler period at the default
@@ -1114,8 +1115,15 @@ static void emit_run(struct ana *a, cJSON *root, const struct isc_tl_stats *st, 
 		if (s && !strcmp(s->name, "_find_and_load") && strstr(s->file, "importlib._bootstrap"))
 			imports += a->fns[i].total_ns;
 	}
+	uint64_t spans = 0;
+	for (size_t i = 0; i < a->nths; i++)
+		spans += a->ths[i]->spans_begun;
 	if (st->window) {
 		rule = "not known: a flight recording lacks the run's start";
+	} else if (!spans && a->iter_begin_ts && a->iter_begin_ts > a->first_ts) {
+		/* no call spans (--python=sample): the first agent event is a scope */
+		startup = a->iter_begin_ts - a->first_ts;
+		rule = "from the start of the recording to the first iteration (no call spans: --python=sample)";
 	} else if (a->iter_begin_ts && a->iter_begin_ts > from) {
 		startup = a->iter_begin_ts - from;
 		rule = "from the first traced event to the first iteration";

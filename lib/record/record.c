@@ -541,6 +541,31 @@ static void write_environment(struct rec *r)
 		isc_rec_emit(r, ISC_CHUNK_SAMPLES, 0, 0, now, 0, r->tmp.data, r->tmp.len, true);
 }
 
+/*
+ * --python=auto samples, unless the CUDA agent is injected: GPU kernels are
+ * tied to the Python calls open at their launch, which only exact mode
+ * records.  META "record.python_mode" says which mode and why.
+ */
+static void write_python_mode(struct rec *r)
+{
+	int m = r->o->python_mode;
+	r->python_sample = m == ISC_PY_SAMPLE || (m == ISC_PY_AUTO && !r->gpu.replace_cuda);
+	const char *v = m == ISC_PY_SAMPLE ? "sample (--python=sample)"
+			: m == ISC_PY_EXACT ? "exact (--python=exact)"
+			: r->python_sample ? "sample (--python=auto: GPU activity not traced)"
+					   : "exact (--python=auto: GPU activity traced, kernels tied to the Python calls that launched them)";
+	static const char key[] = "record.python_mode";
+	uint8_t body[200];
+	size_t kl = sizeof(key) - 1, vl = strlen(v);
+	unsigned n = isc_put_varint(body, kl);
+	memcpy(body + n, key, kl);
+	memcpy(body + n + kl, v, vl);
+	uint64_t now = isc_now_ns(), last = now;
+	r->tmp.len = 0;
+	isc_buf_put_record(&r->tmp, ISC_REC_META, now, &last, body, n + kl + vl);
+	isc_rec_emit(r, ISC_CHUNK_SAMPLES, 0, 0, now, 0, r->tmp.data, r->tmp.len, true);
+}
+
 static void write_clock_pair(struct rec *r)
 {
 	struct isc_clock_pair cp;
@@ -699,7 +724,7 @@ static char **child_env(struct rec *r)
 	    asprintf(&ours[2], "INFERSCOPE_BIG_RING_KB=%llu", (unsigned long long)big_kb) < 0 ||
 	    asprintf(&ours[3], "PYTHONPATH=%s%s%s", r->o->agent_dir, pypath && *pypath ? ":" : "",
 		     pypath ? pypath : "") < 0 ||
-	    asprintf(&ours[4], "INFERSCOPE_PYTHON_MODE=%s", r->o->python_sample ? "sample" : "exact") < 0) {
+	    asprintf(&ours[4], "INFERSCOPE_PYTHON_MODE=%s", r->python_sample ? "sample" : "exact") < 0) {
 		for (int i = 0; i < 5; i++) /* glibc leaves a failed one NULL */
 			free(ours[i]);
 		free(env);
@@ -976,6 +1001,7 @@ int isc_record_run(const struct isc_record_opts *o, struct isc_record_result *re
 		goto out_dir;
 	if (r.gpu.warnings.len)
 		isc_rec_emit(&r, ISC_CHUNK_SAMPLES, 0, 0, r.gpu.warnings_ts, 0, r.gpu.warnings.data, r.gpu.warnings.len, true);
+	write_python_mode(&r);
 	if (!(env = child_env(&r))) {
 		rc = -ENOMEM;
 		goto out_dir;
@@ -1015,7 +1041,7 @@ int isc_record_run(const struct isc_record_opts *o, struct isc_record_result *re
 	drain_on = !pthread_create(&drain_thr, NULL, drain_main, &r);
 	if (o->sample_hz)
 		sampler_on = !pthread_create(&sampler_thr, NULL, sampler_main, &sc);
-	if (o->python_sample && o->python_hz)
+	if (r.python_sample && o->python_hz)
 		py_on = !pthread_create(&py_thr, NULL, pysampler_main, &pc);
 	if (o->sample_hz && r.gpu.nvml)
 		isc_nvml_start(&nvml_thr, r.gpu.nvml, o->sample_hz, nvml_emit, &r);

@@ -92,6 +92,7 @@ struct rec {
 	uint64_t drained;   /* bytes of records drained from all rings so far */
 	struct isc_gpu_setup gpu; /* CUDA agent injection, NVML */
 	bool python;              /* the workload command runs CPython (runs_python) */
+	bool python_sample;       /* Python stacks sampled (--python, or auto without GPU tracing) */
 	/* STRINGS seq per pid, shared by every writer of the pid's strings (the
 	 * Python and CUDA agents' files, the Python sampler); under wlock */
 	struct {

@@ -651,6 +651,16 @@ static void recording_cost(struct isc_rep *m, const cJSON *root)
 {
 	char b[3][64];
 	double pe;
+	/* which Python mode and why (iscope-record's META record.python_mode) */
+	const cJSON *mode = cJSON_GetObjectItemCaseSensitive(isc_json_get(root, "environment.meta"), "record.python_mode");
+	if (cJSON_IsString(mode)) {
+		isc_rep_put(m, "\nPython recording mode: ");
+		isc_rep_md(m, mode->valuestring);
+		isc_rep_put(m, !strncmp(mode->valuestring, "sample", 6)
+				       ? ".  `--python=exact` records every call instead, with its count and duration, at a "
+					 "cost per call.\n"
+				       : ".\n");
+	}
 	if (isc_json_num(root, "recording.per_event_ns", &pe) && isfinite(pe)) {
 		isc_rep_put(m, "\nRecording (exact Python mode, ");
 		isc_rep_md(m, str(root, "recording.mechanism", "?"));

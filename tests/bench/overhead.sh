@@ -14,9 +14,13 @@
 #   import_torch  `import torch` alone
 #   threads       4 threads of Python loops around small torch ops
 #   hot_calls     a tight loop of tiny calls: ~10 M events/s recorded
-# Modes: plain; exact (iscope-record, every call: sys.monitoring on 3.12+,
-# the profile hook before); sample (iscope-record --python=sample, when
-# this iscope-record has that option); cprofile (python -m cProfile).
+# Modes: plain; default (iscope-record with no option: --python=auto,
+# which samples unless GPU activity is traced; the mode it chose is
+# printed in the header, from the trace's META record.python_mode); exact
+# (--python=exact, every call: sys.monitoring on 3.12+, the profile hook
+# before); sample (--python=sample); cprofile (python -m cProfile).  An
+# iscope-record without --python=auto has no default column, and exact is
+# its default.
 #
 # Every round runs every mode once, in an order that rotates from round to
 # round, after one unmeasured warm-up run of the workload.  Printed per
@@ -40,9 +44,13 @@ PY=$(./scripts/find-python.sh)
 WL=tests/bench/workloads
 WORKLOADS=${WORKLOADS:-dispatch tokenizer matmul import_torch threads hot_calls}
 
-modes=(plain exact)
-if "$REC" --help 2>/dev/null | grep -q -- '--python=MODE'; then
-	modes+=(sample)
+modes=(plain)
+if "$REC" --help 2>/dev/null | grep -q -- 'or auto'; then
+	modes+=(default exact sample)
+elif "$REC" --help 2>/dev/null | grep -q -- '--python=MODE'; then
+	modes+=(exact sample)
+else
+	modes+=(exact)
 fi
 modes+=(cprofile)
 nm=${#modes[@]}
@@ -79,10 +87,14 @@ run_mode() {
 	local ns
 	case $1 in
 	plain) elapsed_ns "$PY" "$2" ;;
-	exact | sample)
+	default | exact | sample)
 		local opt=()
-		[[ $1 == sample ]] && opt=(--python=sample)
+		[[ $1 != default ]] && [[ ${modes[*]} == *sample* ]] && opt=(--python="$1")
 		ns=$(elapsed_ns "$REC" "${opt[@]}" -o "$tmp/trace.isc" -- "$PY" "$2")
+		if [[ $1 == default && ! -s $tmp/default.mode ]]; then
+			"$BUILD/tools/iscope-merge/iscope-merge" --dump "$tmp/trace.isc" |
+				sed -n 's/^META record.python_mode=//p' >"$tmp/default.mode" || true
+		fi
 		rm -f "$tmp/trace.isc"
 		# "iscope-record: 16833335 events (3167383 dropped) from 1 processes, ..."
 		loop=$(sed -n 's/^loop_events_per_s \([0-9]*\)$/\1/p' "$tmp/stderr")
@@ -125,3 +137,6 @@ for w in $WORKLOADS; do
 	drops=$(awk '{ s += $2 } END { print s + 0 }' "$tmp/exact.counts")
 	printf ' %14.0f %10s\n' "${rate:-0}" "$drops"
 done
+if [[ -s $tmp/default.mode ]]; then
+	echo "# default: $(head -1 "$tmp/default.mode")"
+fi

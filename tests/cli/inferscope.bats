@@ -12,7 +12,7 @@ setup() {
 import sys
 def busy(n):
     return sum(i * i for i in range(n))
-busy(20000)
+busy(3000000)  # about 0.3 s: sampled about 30 times at the default 100 Hz
 sys.exit(int(sys.argv[1]) if len(sys.argv) > 1 else 0)
 PY
 }
@@ -28,6 +28,8 @@ teardown() {
 	[[ "$stderr" == *"report written to r.md"* ]]
 	grep -q '^## CPU' r.md
 	grep -q 'busy' r.md
+	# the default Python mode here (no GPU) and why, in the report
+	grep -q '^Python recording mode: sample (--python=auto: GPU activity not traced)\.' r.md
 	[ -s t.isc ]
 }
 

@@ -87,7 +87,8 @@ teardown() {
 
 @test "a flight recording (--ring) is a window, not damage; no warm-up left out; the report says the last N s" {
 	printf 'from inferscope import scope\ndef f(i):\n    return i + 1\nfor i in range(400):\n    with scope("step"):\n        for j in range(200):\n            f(j)\n' > "$T/loop.py"
-	"$RECORD" -q --ring=32k -o "$T/t.isc" -- "$PY" "$T/loop.py"
+	# exact mode: its call records are what fill the ring (sampling writes far fewer)
+	"$RECORD" -q --python=exact --ring=32k -o "$T/t.isc" -- "$PY" "$T/loop.py"
 	"$ANALYZE" -o "$T/f.json" "$T/t.isc"
 	"$ISC_SRC/tests/lib/validate_findings.py" "$T/f.json"
 	run jq -r '[.run.outcome, .run.window, .summary.damaged, (.summary.lost_frames > 0), .iterations.warmup_excluded] | @tsv' "$T/f.json"
@@ -110,7 +111,8 @@ teardown() {
 @test "a flight recording keeps Python thread names and the recording cost (each thread's head frame is never evicted)" {
 	# two named threads and the main thread, 300 steps each: a 32k ring evicts the start
 	printf 'import threading\nfrom inferscope import scope\ndef f(i):\n    return i + 1\ndef work(n):\n    for i in range(n):\n        with scope("step"):\n            for j in range(200):\n                f(j)\nts = [threading.Thread(target=work, args=(300,), name="loader-%%d" %% k) for k in range(2)]\nfor t in ts:\n    t.start()\nwork(300)\nfor t in ts:\n    t.join()\n' > "$T/names.py"
-	"$RECORD" -q --ring=32k -o "$T/t.isc" -- "$PY" "$T/names.py"
+	# exact mode: its call records fill the ring, and it has the calibration
+	"$RECORD" -q --python=exact --ring=32k -o "$T/t.isc" -- "$PY" "$T/names.py"
 	"$ANALYZE" -o "$T/f.json" "$T/t.isc"
 	"$ISC_SRC/tests/lib/validate_findings.py" "$T/f.json"
 	run jq -r '[.run.window, (.summary.lost_frames > 0)] | @tsv' "$T/f.json"
@@ -127,7 +129,8 @@ teardown() {
 	# 50 ms (a warm-up), the others 10 ms: one warm-up left out, the child's
 	printf 'import time\nfrom inferscope import scope\nfor i in range(6):\n    with scope("step"):\n        time.sleep(0.01 if i else 0.05)\n' > "$T/child.py"
 	printf 'import subprocess, sys\nfrom inferscope import scope\ndef f(i):\n    return i + 1\nfor i in range(400):\n    with scope("step"):\n        for j in range(200):\n            f(j)\nsubprocess.run([sys.executable, sys.argv[1]], check=True)\n' > "$T/parent.py"
-	"$RECORD" -q --ring=32k -o "$T/t.isc" -- "$PY" "$T/parent.py" "$T/child.py"
+	# exact mode: its call records are what fill the ring
+	"$RECORD" -q --python=exact --ring=32k -o "$T/t.isc" -- "$PY" "$T/parent.py" "$T/child.py"
 	"$ANALYZE" -o "$T/f.json" "$T/t.isc"
 	"$ISC_SRC/tests/lib/validate_findings.py" "$T/f.json"
 	run jq -r '[.run.window, .summary.processes, .iterations.warmup_excluded] | @tsv' "$T/f.json"
@@ -139,7 +142,8 @@ teardown() {
 
 @test "--sample-hz=0 on a script that only sleeps: no op_compute_bound; the report says what was missing" {
 	printf 'import time\nfor i in range(20):\n    time.sleep(0.01)\n' > "$T/sleep.py"
-	"$RECORD" -q --sample-hz=0 -o "$T/t.isc" -- "$PY" "$T/sleep.py"
+	# exact mode: the Python sampler would see the thread off-CPU by itself
+	"$RECORD" -q --python=exact --sample-hz=0 -o "$T/t.isc" -- "$PY" "$T/sleep.py"
 	"$ANALYZE" -o "$T/f.json" "$T/t.isc"
 	# time.sleep is a C call: without samples, nothing says the time was on-CPU
 	run jq -r '.verdict.class' "$T/f.json"
@@ -174,7 +178,8 @@ teardown() {
 	# of pure Python in work(): 19 steady-state iterations, about 2 ms of
 	# traced time in them, all interpreter time in work()
 	printf 'import time\nfrom inferscope import scope\ndef work():\n    s = 0\n    for j in range(2000):\n        s += j\n    return s\nt = time.time()\nwhile time.time() - t < 0.3:\n    pass\nfor i in range(20):\n    with scope("step"):\n        work()\n' > "$T/startup.py"
-	"$RECORD" -q -o "$T/t.isc" -- "$PY" "$T/startup.py"
+	# exact mode: 2 ms of iterations hold no stack sample at the default 100 Hz
+	"$RECORD" -q --python=exact -o "$T/t.isc" -- "$PY" "$T/startup.py"
 	"$ANALYZE" -o "$T/f.json" "$T/t.isc"
 	"$ISC_SRC/tests/lib/validate_findings.py" "$T/f.json"
 	jq -e '.cpu.in_iterations.split.traced_ns < 50000000' "$T/f.json"

@@ -53,7 +53,7 @@ share_ok() {
 @test "--python rejects an unknown mode and --python-hz out of range (usage, exit 2)" {
 	run --separate-stderr "$RECORD" --python=fast -o "$T/x.isc" -- true
 	[ "$status" -eq 2 ]
-	[[ "$stderr" == *"--python must be exact or sample"* ]]
+	[[ "$stderr" == *"--python must be auto, exact or sample"* ]]
 	run --separate-stderr "$RECORD" --python=sample --python-hz=0 -o "$T/x.isc" -- true
 	[ "$status" -eq 2 ]
 	[[ "$stderr" == *"--python-hz must be 1..1000"* ]]

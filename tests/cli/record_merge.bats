@@ -3,6 +3,8 @@
 # status, files and pipes, damaged input.
 
 load helpers
+# exact Python mode: these tests check call spans and their counts
+export INFERSCOPE_PYTHON_MODE=exact
 bats_require_minimum_version 1.5.0
 
 setup() {

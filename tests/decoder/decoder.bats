@@ -12,6 +12,8 @@
 bats_require_minimum_version 1.5.0
 
 setup_file() {
+	# exact Python mode: these tests check every call of the workload in the trace
+	export INFERSCOPE_PYTHON_MODE=exact
 	ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
 	ISC_BUILD=${ISC_BUILD:-build}
 	[[ $ISC_BUILD == /* ]] || ISC_BUILD=$ROOT/$ISC_BUILD

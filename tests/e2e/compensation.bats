@@ -21,6 +21,8 @@
 # (0.8 ms) six runs on 3.11 and 3.12 removed 96-101 %, and the band stays.
 
 setup_file() {
+	# exact Python mode: these tests check the exact mode's calibration and drops
+	export INFERSCOPE_PYTHON_MODE=exact
 	ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
 	ISC_BUILD=${ISC_BUILD:-build}
 	[[ $ISC_BUILD == /* ]] || ISC_BUILD=$ROOT/$ISC_BUILD

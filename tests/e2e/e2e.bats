@@ -223,7 +223,8 @@ hot_function() {
 		v=$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null) || continue
 		case $v in 3.9 | 3.1[0-3]) ;; *) continue ;; esac
 		n=$((n + 1))
-		record "$d/p$n.isc" "$py" "$WL/pure_python.py"
+		# call counts: exact mode (sampling counts no calls)
+		"$REC" --quiet --python=exact -o "$d/p$n.isc" -- "$py" "$WL/pure_python.py"
 		"$MERGE" --dump "$d/p$n.isc" >"$d/p$n.dump"
 		leaf=$(count_calls leaf "$d/p$n.dump")
 		mid=$(count_calls mid "$d/p$n.dump")

@@ -11,6 +11,8 @@
 # _active_limbo_lock:` around the registration).
 
 setup_file() {
+	# exact Python mode: these tests check the exact mode's two hooks
+	export INFERSCOPE_PYTHON_MODE=exact
 	ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
 	ISC_BUILD=${ISC_BUILD:-build}
 	[[ $ISC_BUILD == /* ]] || ISC_BUILD=$ROOT/$ISC_BUILD

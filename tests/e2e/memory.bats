@@ -8,6 +8,8 @@
 bats_require_minimum_version 1.5.0
 
 setup_file() {
+	# exact Python mode: these tests check growth sites named by the call open at each sample
+	export INFERSCOPE_PYTHON_MODE=exact
 	ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
 	ISC_BUILD=${ISC_BUILD:-build}
 	[[ $ISC_BUILD == /* ]] || ISC_BUILD=$ROOT/$ISC_BUILD

@@ -14,6 +14,8 @@
 # the others' from /usr/bin/time -f %M.
 
 load helpers
+# exact Python mode: these tests check millions of call records
+export INFERSCOPE_PYTHON_MODE=exact
 bats_require_minimum_version 1.5.0
 
 setup() {

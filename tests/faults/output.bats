@@ -9,6 +9,8 @@
 # (1 when the workload succeeded: the trace is lost, a script must know).
 
 load helpers
+# exact Python mode: these tests check a stream of call records larger than the disk
+export INFERSCOPE_PYTHON_MODE=exact
 bats_require_minimum_version 1.5.0
 
 setup() {

@@ -8,6 +8,8 @@
 # tests/bench/ring_full.sh measures what a traced call costs while full.
 
 load helpers
+# exact Python mode: these tests check bursts of calls into tiny rings
+export INFERSCOPE_PYTHON_MODE=exact
 bats_require_minimum_version 1.5.0
 
 setup() {

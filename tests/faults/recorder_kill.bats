@@ -8,6 +8,8 @@
 # the session directory the recorder can no longer remove.
 
 load helpers
+# exact Python mode: these tests check calls in the prefix, drops
+export INFERSCOPE_PYTHON_MODE=exact
 bats_require_minimum_version 1.5.0
 
 setup() {

@@ -9,6 +9,8 @@
 # gives the recorder (and so the workload) default dispositions first.
 
 load helpers
+# exact Python mode: these tests check exactly 100 calls of f
+export INFERSCOPE_PYTHON_MODE=exact
 bats_require_minimum_version 1.5.0
 
 setup() {

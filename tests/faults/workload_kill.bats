@@ -6,6 +6,8 @@
 # "signaled", exit_signal 9; the abrupt_end finding; a line in the report).
 
 load helpers
+# exact Python mode: these tests check every call made before the kill
+export INFERSCOPE_PYTHON_MODE=exact
 bats_require_minimum_version 1.5.0
 
 setup() {

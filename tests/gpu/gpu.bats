@@ -24,7 +24,7 @@ setup() {
 	unset LD_LIBRARY_PATH CUDA_INJECTION64_PATH NVTX_INJECTION64_PATH INFERSCOPE_CUDA_DRIVER INFERSCOPE_FORCE_CUDA \
 		INFERSCOPE_NO_CUDA INFERSCOPE_QUIET FAKE_CUDA_MODE FAKE_CUPTI_FAIL FAKE_CUPTI_VERSION \
 		FAKE_CUPTI_DROPPED FAKE_CUPTI_SKEW_NS INFERSCOPE_CUDA_LAG_MS INFERSCOPE_CUDA_FLUSH_MS \
-		INFERSCOPE_CUDA_SLOTS
+		INFERSCOPE_CUDA_SLOTS INFERSCOPE_PYTHON_MODE
 }
 
 teardown() {
@@ -60,6 +60,10 @@ summary() { # summary FIELD: a number of tlcheck's summary line
 	run -0 "$RECORD" -q -o "$T/env.isc" -- env
 	[[ "$output" == *"CUDA_INJECTION64_PATH=$AGENT"* ]]
 	[[ "$output" == *"NVTX_INJECTION64_PATH=$AGENT"* ]]
+	# GPU activity traced: --python=auto records Python exactly (kernels tie to their calls), and says why
+	[[ "$output" == *"INFERSCOPE_PYTHON_MODE=exact"* ]]
+	run -0 "$MERGE" --dump "$T/env.isc"
+	[[ "$output" == *"META record.python_mode=exact (--python=auto: GPU activity traced, "* ]]
 	trace -q -- "$W" all
 	[ "$(cat "$T/status")" -eq 0 ]
 	grep -qx 'done all injected=1' "$T/out"
@@ -266,6 +270,10 @@ failure() {
 	grep -q '^warning pid=session code=1 no CUDA driver' "$T/check"
 	run -0 env INFERSCOPE_CUDA_DRIVER=/nonexistent/libcuda.so.1 "$RECORD" -q -o "$T/env.isc" -- env
 	[[ "$output" != *"INJECTION64_PATH"* ]]
+	# no GPU tracing: --python=auto samples, and says why
+	[[ "$output" == *"INFERSCOPE_PYTHON_MODE=sample"* ]]
+	run -0 "$MERGE" --dump "$T/env.isc"
+	[[ "$output" == *"META record.python_mode=sample (--python=auto: GPU activity not traced)"* ]]
 }
 
 @test "the CUDA toolkit's stub driver: one note, one warning record, no injection" {

@@ -32,6 +32,8 @@ bats_require_minimum_version 1.5.0
 load ../cli/helpers
 
 setup_file() {
+	# exact Python mode: these tests check torch ops by name (sampled C calls are named by their calling line)
+	export INFERSCOPE_PYTHON_MODE=exact
 	export D="$BATS_FILE_TMPDIR"
 	export TPY="$(torch_python)"
 	local w="$BATS_TEST_DIRNAME/workload.py"

@@ -11,6 +11,8 @@
 # the workload's status, and the well-behaved process's trace is complete.
 
 load ../cli/helpers
+# exact Python mode: these tests check the agent's rings, which only exact mode fills with calls
+export INFERSCOPE_PYTHON_MODE=exact
 bats_require_minimum_version 1.5.0
 
 setup() {

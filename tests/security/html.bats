@@ -163,8 +163,9 @@ t = threading.Thread(target=run, name="worker")
 t.start()
 t.join()
 PY
-	"$RECORD" -q -o "$T/h.isc" -- "$PY" "$T/w.py"
-	"$RECORD" -q -o "$T/b.isc" -- "$PY" "$T/b.py"
+	# exact mode: work() runs too briefly to be sampled at the default rate
+	"$RECORD" -q --python=exact -o "$T/h.isc" -- "$PY" "$T/w.py"
+	"$RECORD" -q --python=exact -o "$T/b.isc" -- "$PY" "$T/b.py"
 	"$ANALYZE" -o "$T/h.json" "$T/h.isc"
 	"$ANALYZE" -o "$T/b.json" "$T/b.isc"
 	valid_findings "$T/h.json" "$T/b.json"

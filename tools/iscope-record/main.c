@@ -21,8 +21,8 @@ static const struct isc_opt opts[] = {
 	  "shared-memory budget per traced process: 1/64 per thread ring (a bare number is MiB)" },
 	{ "sample-hz", 0, ISC_OPT_VALUE, "N", "INFERSCOPE_SAMPLE_HZ", "sample_hz", "20",
 	  "sampler rate for /proc, pressure and NUMA (0 = off)" },
-	{ "python", 0, ISC_OPT_VALUE, "MODE", "INFERSCOPE_PYTHON_MODE", "python", "exact",
-	  "Python recording: exact (every call: sys.monitoring on CPython 3.12+, the profile hook before) or sample (stacks read from outside at --python-hz)" },
+	{ "python", 0, ISC_OPT_VALUE, "MODE", "INFERSCOPE_PYTHON_MODE", "python", "auto",
+	  "Python recording: sample (stacks read from outside at --python-hz), exact (every call: sys.monitoring on CPython 3.12+, the profile hook before) or auto (sample, exact when GPU activity is traced)" },
 	{ "python-hz", 0, ISC_OPT_VALUE, "N", "INFERSCOPE_PYTHON_HZ", "python_hz", "100",
 	  "Python stack samples per second and thread in --python=sample (1..1000)" },
 	{ "flush-ms", 0, ISC_OPT_VALUE, "MS", "INFERSCOPE_FLUSH_MS", "flush_ms", "1000",
@@ -177,12 +177,12 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	const char *pymode = isc_config_get(c, "python");
-	if (pymode && strcmp(pymode, "exact") && strcmp(pymode, "sample")) {
-		isc_log(ISC_LOG_ERROR, "--python must be exact or sample, not '%s'", pymode);
+	if (pymode && strcmp(pymode, "auto") && strcmp(pymode, "exact") && strcmp(pymode, "sample")) {
+		isc_log(ISC_LOG_ERROR, "--python must be auto, exact or sample, not '%s'", pymode);
 		status = 2;
 		goto out;
 	}
-	o.python_sample = pymode && !strcmp(pymode, "sample");
+	o.python_mode = !pymode || !strcmp(pymode, "auto") ? ISC_PY_AUTO : !strcmp(pymode, "sample") ? ISC_PY_SAMPLE : ISC_PY_EXACT;
 	if (o.python_hz < 1 || o.python_hz > 1000) {
 		isc_log(ISC_LOG_ERROR, "--python-hz must be 1..1000");
 		status = 2;
