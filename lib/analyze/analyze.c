@@ -61,6 +61,13 @@ static struct thread *thread_get(struct ana *a, uint32_t pid, uint32_t tid)
 	return th;
 }
 
+/* The process pid, NULL when no record named it yet. */
+static struct proc *proc_find(struct ana *a, uint32_t pid)
+{
+	uint32_t i = isc_umap_get(&a->pr_map, pid);
+	return i != NONE ? a->prs[i] : NULL;
+}
+
 static struct proc *proc_get(struct ana *a, uint32_t pid)
 {
 	uint32_t *slot;
@@ -416,7 +423,29 @@ static const struct frame *known_top(const struct thread *th)
  * a page fault or disk read served within microseconds) takes the reason
  * of its last wait that had one, when that was in the last STICKY_NS.
  */
-static unsigned off_reason(struct thread *th, uint64_t ts, char state)
+/*
+ * A timed futex wait seen in a C call is the GIL's too when it waits on
+ * the word the process's GIL waits in Python code use: a thread forced to
+ * drop the GIL right after a call returned still shows that call as its
+ * innermost (sampled) frame (issue 14's known limit).  GIL_VOTES such
+ * waits must agree before the word is trusted.
+ */
+#define GIL_VOTES 3
+static unsigned gil_word(struct proc *p, const struct thread *th, unsigned r)
+{
+	if (!p || th->wait_call != ISC_WAIT_FUTEX || !th->wait_timed)
+		return r;
+	if (r == ISC_OFF_GIL) {
+		if (!p->gil_votes)
+			p->gil_word = th->wait_addr;
+		p->gil_votes += p->gil_word == th->wait_addr ? 1 : (uint64_t)-1;
+	} else if (r == ISC_OFF_THREAD_WAIT && p->gil_votes >= GIL_VOTES && th->wait_addr == p->gil_word) {
+		r = ISC_OFF_GIL;
+	}
+	return r;
+}
+
+static unsigned off_reason(struct proc *p, struct thread *th, uint64_t ts, char state)
 {
 	if (th->wait_ts != ts)
 		return ISC_OFF_OTHER;
@@ -429,6 +458,7 @@ static unsigned off_reason(struct thread *th, uint64_t ts, char state)
 	bool in_py = f ? f->kind == ISC_SPAN_PYTHON : th->py_ts && !th->py_in_c; /* sample mode: bytecode innermost */
 	unsigned r = isc_off_reason_of(th->wait_call, th->wait_kind, state, th->wait_fault ? "fault" : "",
 				       th->wait_fault ? 5 : 0, th->wait_timed, in_py);
+	r = gil_word(p, th, r);
 	if (r != ISC_OFF_OTHER) {
 		th->known_reason = (uint8_t)r;
 		th->known_ts = ts;
@@ -520,6 +550,7 @@ static void on_thread_wait(struct ana *a, struct thread *th, const struct isc_tl
 	th->wait_kind = ev->f[9];
 	th->wait_fault = false;
 	th->wait_timed = ev->f[7] != 0; /* arg3: a futex's timeout */
+	th->wait_addr = ev->f[4];      /* arg0: a futex's word */
 	if (ev->nbytes) {
 		char w[64];
 		size_t n = ev->nbytes < sizeof(w) - 1 ? ev->nbytes : sizeof(w) - 1;
@@ -562,7 +593,7 @@ static int on_thread_sample(struct ana *a, struct thread *th, const struct isc_t
 		if (in_scope)
 			a->it_off.state_samples++;
 		if ((ev->f[4] == 'S' || ev->f[4] == 'D') &&
-		    (rc = off_cpu_add(a, th, ev->ts - th->sample_ts, off_reason(th, ev->ts, (char)ev->f[4]))))
+		    (rc = off_cpu_add(a, th, ev->ts - th->sample_ts, off_reason(proc_find(a, th->pid), th, ev->ts, (char)ev->f[4]))))
 			return rc;
 	}
 	th->sample_ts = ev->ts;

@@ -55,7 +55,7 @@ struct thread {
 	uint64_t blk_ns, blk_torch_ns, blk_ops_ns; /* sampled blocked time: all, inside torch ops, inside any op */
 	uint64_t off_ops_ns, off_py_ns, off_torch_ns; /* set at the end */
 	/* the last THREAD_WAIT: its time, call, descriptor kind, page-fault wchan */
-	uint64_t wait_ts, wait_call, wait_kind;
+	uint64_t wait_ts, wait_call, wait_kind, wait_addr; /* wait_addr: a futex's word */
 	bool wait_fault, wait_timed;
 	uint8_t known_reason; /* its last reason other than other, at known_ts */
 	uint64_t known_ts;
@@ -110,6 +110,9 @@ struct proc {
 	/* the CALIBRATION record of the process (formats/trace.md §6.1) */
 	bool have_calib;
 	uint64_t calib[6]; /* mechanism per_event_ps calls plain_ns hooked_ns events */
+	/* the GIL's futex word: of the timed futex waits seen in Python code,
+	 * the majority word (Boyer-Moore vote); trusted at GIL_VOTES */
+	uint64_t gil_word, gil_votes;
 };
 
 struct iter_sample {

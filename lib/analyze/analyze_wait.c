@@ -11,6 +11,7 @@
  *   file (fsync, openat, aio)      -                          io_file
  *   sleep (nanosleep, poll on none) -                         sleep
  *   futex with a timeout           in Python code             gil
+ *                                  on the GIL's word (analyze.c gil_word)  gil
  *   other futex waits, or in a C call                         thread_wait
  *   no system call, state D or a fault in wchan               page_in
  *   anything else, unknown, running again, child              other

@@ -1470,6 +1470,65 @@ static void test_off_reasons(void)
 	cJSON_Delete(d);
 }
 
+/*
+ * The GIL's futex word, learned from 3 timed waits in Python code, makes a
+ * timed wait on it inside a C call a GIL wait too (a thread forced to drop
+ * the GIL right after a call returned); before 3 such waits, and on any
+ * other word, a wait in a C call stays thread_wait.
+ */
+static void test_gil_word(void)
+{
+	const uint64_t MS = 1000000;
+	FILE *f = tmpfile();
+	struct tl t;
+	tl_open(&t, f, "python3 gil.py");
+	common_strings(&t);
+	/* tid 2 runs Python (crunch), no C call; tid 3 is inside a C call (S_A) */
+	tl_call(&t, 0, 1, 2, ISC_SPAN_PYTHON, S_F);
+	tl_call(&t, 0, 1, 3, ISC_SPAN_PYTHON, S_MAIN);
+	tl_call(&t, 0, 1, 3, ISC_SPAN_OP, S_A);
+	tl_thread_state(&t, 0, 1, 2, 'R');
+	tl_thread_state(&t, 0, 1, 3, 'R');
+	/* 100 ms: 3 waits on the GIL's word before anything voted for it */
+	tl_wait(&t, 100 * MS, 1, 3, ISC_WAIT_FUTEX, 0, 0x5000, "");
+	tl_thread_state(&t, 100 * MS, 1, 3, 'S');
+	for (uint64_t k = 1; k <= 3; k++) { /* 100, 200, 300 ms: 2's GIL waits in Python code */
+		tl_wait(&t, k * 100 * MS, 1, 2, ISC_WAIT_FUTEX, 0, 0x5000, "");
+		tl_thread_state(&t, k * 100 * MS, 1, 2, 'S');
+		if (k > 1)
+			tl_thread_state(&t, k * 100 * MS, 1, 3, 'R');
+	}
+	tl_thread_state(&t, 400 * MS, 1, 2, 'R');
+	/* 400 ms: 3 waits on the learned word; 500 ms: on another one */
+	tl_wait(&t, 400 * MS, 1, 3, ISC_WAIT_FUTEX, 0, 0x5000, "");
+	tl_thread_state(&t, 400 * MS, 1, 3, 'S');
+	tl_wait(&t, 500 * MS, 1, 3, ISC_WAIT_FUTEX, 0, 0x6000, "");
+	tl_thread_state(&t, 500 * MS, 1, 3, 'S');
+	tl_ret(&t, 600 * MS, 1, 2);
+	tl_ret(&t, 600 * MS, 1, 3);
+	tl_ret(&t, 600 * MS, 1, 3);
+	tl_close(&t, 0, 0, 0);
+	cJSON *d = analyze(f);
+	double gil = -1, tw = -1, g2 = -1, g3 = -1;
+	const cJSON *x;
+	cJSON_ArrayForEach(x, isc_json_get(d, "cpu.off_cpu_reasons")) {
+		if (!strcmp(isc_json_str(x, "reason"), "gil"))
+			gil = N(x, "ns");
+		else if (!strcmp(isc_json_str(x, "reason"), "thread_wait"))
+			tw = N(x, "ns");
+	}
+	cJSON_ArrayForEach(x, isc_json_get(cJSON_GetArrayItem(isc_json_get(d, "processes"), 0), "threads")) {
+		if (N(x, "tid") == 2)
+			g2 = N(x, "gil_wait_ns");
+		if (N(x, "tid") == 3)
+			g3 = N(x, "gil_wait_ns");
+	}
+	ok(gil == 400 * MS, "gil: 2's 300 ms in Python code and 3's 100 ms in a C call on the learned word (got %g)", gil);
+	ok(tw == 200 * MS, "thread_wait: 3's wait before the word was learned and its wait on another word (got %g)", tw);
+	ok(g2 == 300 * MS && g3 == 100 * MS, "gil_wait_ns: thread 2 300 ms, thread 3 100 ms (got %g, %g)", g2, g3);
+	cJSON_Delete(d);
+}
+
 /* A short D wait that ended before its system call was read takes the thread's last reason, for 1 s. */
 static void test_off_reason_sticky(void)
 {
@@ -1525,6 +1584,7 @@ int main(int argc, char **argv)
 	test_cpu_samples();
 	test_split_offcpu();
 	test_off_reasons();
+	test_gil_word();
 	test_off_reason_sticky();
 	test_memory_processes();
 	test_damage();

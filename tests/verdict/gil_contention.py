@@ -21,13 +21,15 @@ Every request is a `scope("step")`, on the workers as on the main thread,
 as a service instruments its requests: the iterations are where the
 threads wait (the verdict judges the time inside iterations, issue 18).
 
-Usage: gil_contention.py [STEPS]  (default 6 steps on the main thread;
-the workers run until the main thread is done)
+Usage: gil_contention.py [STEPS]  (default 6 steps on the main thread,
+more until all threads have run together for 1.5 s; the workers run
+until the main thread is done)
 """
 
 import os
 import sys
 import threading
+import time
 
 try:
     from inferscope import scope
@@ -69,11 +71,19 @@ def main():
                for i in range(nthreads - 1)]
     for t in threads:
         t.start()
+    all_started = time.monotonic()
     words = 0
-    for _ in range(steps):
+    # the main thread's steps, then more until every thread has run 1.5 s
+    # beside all the others: each thread starts only once the one before
+    # it got the GIL, so the last one starts seconds late and, without
+    # this, could live for less than a sampler period (its GIL waits
+    # then unseen), the more so the faster the recording lets Python run
+    i = 0
+    while i < steps or time.monotonic() - all_started < 1.5:
         with scope("step"):
             for _ in range(10):
                 words += tokenize(TEXT)
+        i += 1
     stop.set()
     for t in threads:
         t.join()
