@@ -45,11 +45,16 @@ void isc_nvml_close(struct isc_nvml *n);
  * NVML sampling thread: GPU_INFO once per device, then GPU_SAMPLE per
  * device at hz (at most 10).  emit(ctx, records, len, base_ts, keep) is
  * called with one SAMPLES payload per tick, from the thread.  The thread
- * owns nothing of setup; stop joins it.  Returns 0 or a negative errno.
+ * owns nothing of setup.  Between ticks it waits on wake_fd (-1: none),
+ * which the recorder makes readable when stopping begins, after
+ * isc_nvml_stopping() (a woken thread that saw no flag would wait again on
+ * a readable fd: a spin); stop joins it.  Returns 0 or a negative errno.
  */
 typedef void isc_nvml_emit_fn(void *ctx, const void *records, size_t len, uint64_t base_ts, bool keep);
 struct isc_nvml_thread;
-int isc_nvml_start(struct isc_nvml_thread **t, struct isc_nvml *n, unsigned hz, isc_nvml_emit_fn *emit, void *ctx);
+int isc_nvml_start(struct isc_nvml_thread **t, struct isc_nvml *n, unsigned hz, int wake_fd, isc_nvml_emit_fn *emit,
+		   void *ctx);
+void isc_nvml_stopping(struct isc_nvml_thread *t);
 void isc_nvml_stop(struct isc_nvml_thread *t);
 
 #endif

@@ -188,6 +188,7 @@ struct isc_nvml_thread {
 	uint64_t period;
 	isc_nvml_emit_fn *emit;
 	void *ctx;
+	int wake_fd;
 	volatile int stop;
 };
 
@@ -200,7 +201,8 @@ static void *nvml_main(void *arg)
 	while (!t->stop) {
 		uint64_t now = isc_now_ns();
 		if (now < next) {
-			poll(NULL, 0, (int)((next - now) / 1000000u) + 1);
+			struct pollfd p = { t->wake_fd, POLLIN, 0 }; /* fd -1: just sleeps */
+			poll(&p, 1, (int)((next - now) / 1000000u) + 1);
 			continue;
 		}
 		next += t->period;
@@ -228,7 +230,8 @@ static void *nvml_main(void *arg)
 	return NULL;
 }
 
-int isc_nvml_start(struct isc_nvml_thread **out, struct isc_nvml *n, unsigned hz, isc_nvml_emit_fn *emit, void *ctx)
+int isc_nvml_start(struct isc_nvml_thread **out, struct isc_nvml *n, unsigned hz, int wake_fd, isc_nvml_emit_fn *emit,
+		   void *ctx)
 {
 	struct isc_nvml_thread *t = calloc(1, sizeof(*t));
 	sigset_t all, old;
@@ -238,6 +241,7 @@ int isc_nvml_start(struct isc_nvml_thread **out, struct isc_nvml *n, unsigned hz
 	t->period = 1000000000u / (hz > 10 ? 10 : hz ? hz : 1);
 	t->emit = emit;
 	t->ctx = ctx;
+	t->wake_fd = wake_fd;
 	sigfillset(&all); /* signals are the main thread's */
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	int rc = pthread_create(&t->thr, NULL, nvml_main, t);
@@ -248,6 +252,12 @@ int isc_nvml_start(struct isc_nvml_thread **out, struct isc_nvml *n, unsigned hz
 	}
 	*out = t;
 	return 0;
+}
+
+void isc_nvml_stopping(struct isc_nvml_thread *t)
+{
+	if (t)
+		t->stop = 1;
 }
 
 void isc_nvml_stop(struct isc_nvml_thread *t)

@@ -1044,7 +1044,7 @@ int isc_record_run(const struct isc_record_opts *o, struct isc_record_result *re
 	if (r.python_sample && o->python_hz)
 		py_on = !pthread_create(&py_thr, NULL, pysampler_main, &pc);
 	if (o->sample_hz && r.gpu.nvml)
-		isc_nvml_start(&nvml_thr, r.gpu.nvml, o->sample_hz, nvml_emit, &r);
+		isc_nvml_start(&nvml_thr, r.gpu.nvml, o->sample_hz, r.wake_fd, nvml_emit, &r);
 	pthread_sigmask(SIG_SETMASK, &oldmask, NULL);
 
 	/* wait for every process of the session, the workload first or last */
@@ -1093,6 +1093,7 @@ int isc_record_run(const struct isc_record_opts *o, struct isc_record_result *re
 	sc.stop = 1;
 	pc.stop = 1;
 	r.stop = 1;
+	isc_nvml_stopping(nvml_thr);
 	wake_all(&r);
 	if (sampler_on)
 		pthread_join(sampler_thr, NULL);
