@@ -484,6 +484,17 @@ static int write_header(struct rec *r)
  * (only those set), the CPU model, the kernel and the CPU frequency
  * governor.  Nothing here is secret: no variable outside the list is read.
  */
+/* One META record: key (under 64 bytes), value cut at 255 bytes. */
+static void put_meta(struct isc_buf *b, uint64_t now, uint64_t *last, const char *key, const char *v)
+{
+	uint8_t body[10 + 64 + 256];
+	size_t kl = strnlen(key, 63), vl = strnlen(v, 255);
+	unsigned n = isc_put_varint(body, kl);
+	memcpy(body + n, key, kl);
+	memcpy(body + n + kl, v, vl);
+	isc_buf_put_record(b, ISC_REC_META, now, last, body, n + kl + vl);
+}
+
 static void write_environment(struct rec *r)
 {
 	static const char *const vars[] = {
@@ -528,14 +539,8 @@ static void write_environment(struct rec *r)
 				fclose(f);
 			}
 		}
-		if (!v)
-			continue;
-		uint8_t body[10 + sizeof(key) + 256];
-		size_t kl = strlen(key), vl = strnlen(v, 255);
-		unsigned n = isc_put_varint(body, kl);
-		memcpy(body + n, key, kl);
-		memcpy(body + n + kl, v, vl);
-		isc_buf_put_record(&r->tmp, ISC_REC_META, now, &last, body, n + kl + vl);
+		if (v)
+			put_meta(&r->tmp, now, &last, key, v);
 	}
 	if (r->tmp.len)
 		isc_rec_emit(r, ISC_CHUNK_SAMPLES, 0, 0, now, 0, r->tmp.data, r->tmp.len, true);
@@ -554,15 +559,9 @@ static void write_python_mode(struct rec *r)
 			: m == ISC_PY_EXACT ? "exact (--python=exact)"
 			: r->python_sample ? "sample (--python=auto: GPU activity not traced)"
 					   : "exact (--python=auto: GPU activity traced, kernels tied to the Python calls that launched them)";
-	static const char key[] = "record.python_mode";
-	uint8_t body[200];
-	size_t kl = sizeof(key) - 1, vl = strlen(v);
-	unsigned n = isc_put_varint(body, kl);
-	memcpy(body + n, key, kl);
-	memcpy(body + n + kl, v, vl);
 	uint64_t now = isc_now_ns(), last = now;
 	r->tmp.len = 0;
-	isc_buf_put_record(&r->tmp, ISC_REC_META, now, &last, body, n + kl + vl);
+	put_meta(&r->tmp, now, &last, "record.python_mode", v);
 	isc_rec_emit(r, ISC_CHUNK_SAMPLES, 0, 0, now, 0, r->tmp.data, r->tmp.len, true);
 }
 
