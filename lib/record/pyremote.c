@@ -347,7 +347,13 @@ int isc_pyremote_str(struct isc_pyremote *r, uint64_t addr, char *buf, size_t ca
 
 /* One frame at addr into *f; *prev its caller.  1: a frame to keep, 0: a
  * frame to skip (a C-stack shim), negative: unreadable. */
-static int read_frame(struct isc_pyremote *r, uint64_t addr, struct isc_pyframe *f, uint64_t *prev)
+/*
+ * One frame at addr into f, its caller into *prev: 1, 0 for a shim frame
+ * (skipped), negative when unreadable.  The current instruction's class
+ * is read for the leaf only (the sample's flags describe the innermost
+ * frame), one read less for every other frame.
+ */
+static int read_frame(struct isc_pyremote *r, uint64_t addr, struct isc_pyframe *f, uint64_t *prev, bool leaf)
 {
 	const struct isc_pylayout *L = &r->L;
 	uint8_t fb[OBJ_MAX], cb[OBJ_MAX];
@@ -388,7 +394,7 @@ static int read_frame(struct isc_pyremote *r, uint64_t addr, struct isc_pyframe 
 			opaddr = ip;
 	}
 	uint8_t op;
-	if (opaddr && !rd(r, opaddr, &op, 1))
+	if (leaf && opaddr && !rd(r, opaddr, &op, 1))
 		f->opclass = L->opclass[op];
 	f->line = line_of(r, code, u64_at(cb, cl, L->co_linetable), f->firstlineno, off);
 	return 1;
@@ -402,7 +408,7 @@ static void walk_frames(struct isc_pyremote *r, uint64_t frame, struct isc_pysta
 			return;
 		}
 		uint64_t prev = 0;
-		int rc = read_frame(r, frame, &s->frames[s->depth], &prev);
+		int rc = read_frame(r, frame, &s->frames[s->depth], &prev, s->depth == 0);
 		if (rc < 0) {
 			s->truncated = true;
 			return;

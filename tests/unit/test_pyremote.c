@@ -67,6 +67,12 @@ static void test_walk(void)
 	isc_pyremote_sample(&r, st, 4, &n);
 	ok(r.reads - before < before, "line tables are cached: the second walk reads less (%llu vs %llu)",
 	   (unsigned long long)(r.reads - before), (unsigned long long)before);
+	/* the second walk, line tables cached: the interpreter's head, threads
+	 * and next (3); thread 101: its state, the shim frame, f (frame, code,
+	 * its instruction: the leaf) and g (frame, code) = 7; thread 102: its
+	 * state and g as the leaf (frame, code, instruction) = 4 */
+	ok(r.reads - before == 14, "only the leaf frame's instruction is read: 14 reads (%llu)",
+	   (unsigned long long)(r.reads - before));
 	isc_pyremote_fini(&r);
 }
 
