@@ -253,3 +253,25 @@ rows = [r for r in json.load(open(sys.argv[1]))["cpu"]["top_functions"] if r["na
 print(len(rows), rows[0]["line"] if rows else "-")' "$T/t.json"
 	[ "$output" = "1 $want" ]
 }
+
+@test "sample mode imports threading only when the workload does; threads are still named and their exceptions recorded, on every CPython 3.9-3.13 found" {
+	printf 'import threading\ndef w():\n    raise ValueError("boom")\nt = threading.Thread(target=w, name="worker-x")\nt.start()\nt.join()\n' > "$T/th.py"
+	local py plain n=0
+	for py in $(pythons); do
+		n=$((n + 1))
+		# what the interpreter does by itself (a site .pth may import threading)
+		plain=$("$py" -c 'import sys; print("threading" in sys.modules)')
+		run -0 "$RECORD" -q --python=sample -o "$T/x.isc" -- "$py" -c 'import sys; print("threading" in sys.modules)'
+		echo "$py: plain $plain, recorded $output"
+		[ "$output" = "$plain" ]
+		"$RECORD" -q --python=sample -o "$T/th.isc" -- "$py" "$T/th.py" 2> "$T/err"
+		grep -q '^ValueError: boom' "$T/err"
+		run -0 "$MERGE" --dump "$T/th.isc"
+		[[ "$output" == *"P1 T2 TB worker-x"* ]]
+		[[ "$output" == *"P1 T2 X ValueError $T/th.py:3 w: boom"* ]]
+		# and the workload's own loader is still there for inspect and friends
+		run -0 "$RECORD" -q --python=sample -o "$T/x.isc" -- "$py" -c 'import threading, inspect; print(len(inspect.getsource(threading)) > 1000)'
+		[ "$output" = True ]
+	done
+	[ "$n" -ge 1 ]
+}

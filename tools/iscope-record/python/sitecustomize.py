@@ -29,15 +29,17 @@ def _inferscope_record_exception(agent, etype, value, tb):
         pass
 
 
-def _inferscope_hook_exceptions(agent, threading):
-    """Chains sys.excepthook and threading.excepthook: an unhandled exception
-    is recorded, then whatever hook was there before runs as usual."""
-    previous = sys.excepthook
+def _inferscope_hook_exceptions(agent, threading, threads_only=False):
+    """Chains sys.excepthook and threading.excepthook (threading None: not
+    yet): an unhandled exception is recorded, then whatever hook was there
+    before runs as usual."""
+    if not threads_only:
+        previous = sys.excepthook
 
-    def excepthook(etype, value, tb):
-        _inferscope_record_exception(agent, etype, value, tb)
-        previous(etype, value, tb)
-    sys.excepthook = excepthook
+        def excepthook(etype, value, tb):
+            _inferscope_record_exception(agent, etype, value, tb)
+            previous(etype, value, tb)
+        sys.excepthook = excepthook
     previous_thread = getattr(threading, "excepthook", None)
     if previous_thread is not None:
         def thread_excepthook(args):
@@ -63,30 +65,107 @@ def _inferscope_start():
         return  # _agent said why
     try:
         import atexit
-        import threading
         atexit.register(_agent.exit_hook)
         # --python=sample: no per-call hook; iscope-record reads the stacks.
         # sys.monitoring (3.12+) covers every thread; the profile hook must
         # be put on each new thread
         if os.environ.get("INFERSCOPE_PYTHON_MODE") != "sample":
+            import threading
             if _agent.mechanism() == "setprofile":
                 threading.setprofile(_agent.thread_hook)
+            _agent.start(threading.current_thread().name)
+            _inferscope_hook_exceptions(_agent, threading)
+            return
+        os.register_at_fork(after_in_child=_agent.fork_attach)
+        # the main thread before threading exists (its name then is always
+        # MainThread); the rest waits for the workload to import threading:
+        # importing it here cost about 3 ms (collections, functools) that a
+        # script without threads never pays
+        _agent.start("MainThread")
+        _inferscope_hook_exceptions(_agent, None)
+        if "threading" in sys.modules:
+            _inferscope_patch_threading(_agent, sys.modules["threading"])
         else:
-            os.register_at_fork(after_in_child=_agent.fork_attach)
-            # the threads' Python names (no hook reports them): one call per thread start
-            _run = threading.Thread._bootstrap_inner
-
-            def _inferscope_bootstrap_inner(self):
-                try:
-                    _agent.start(self.name)
-                except Exception:
-                    pass
-                return _run(self)
-            threading.Thread._bootstrap_inner = _inferscope_bootstrap_inner
-        _agent.start(threading.current_thread().name)
-        _inferscope_hook_exceptions(_agent, threading)
+            sys.meta_path.insert(0, _InferscopeThreadingFinder(_agent))
     except Exception as e:
         _inferscope_say("cannot attach: %s" % (e,))
+
+
+def _inferscope_patch_threading(agent, threading):
+    """--python=sample: names each new thread (no hook reports it) and
+    chains threading.excepthook."""
+    run = threading.Thread._bootstrap_inner
+
+    def _inferscope_bootstrap_inner(self):
+        try:
+            agent.start(self.name)
+        except Exception:
+            pass
+        return run(self)
+    threading.Thread._bootstrap_inner = _inferscope_bootstrap_inner
+    _inferscope_hook_exceptions(agent, threading, threads_only=True)
+
+
+class _InferscopeThreadingLoader(object):
+    """The real loader of threading, which then patches the module it ran;
+    anything else (get_source, is_package...) is the real loader's."""
+
+    def __init__(self, real, agent):
+        self._inferscope_real = real
+        self._inferscope_agent = agent
+
+    def __getattr__(self, name):
+        return getattr(self._inferscope_real, name)
+
+    def create_module(self, spec):
+        create = getattr(self._inferscope_real, "create_module", None)
+        return create(spec) if create else None
+
+    def exec_module(self, module):
+        self._inferscope_real.exec_module(module)
+        try:
+            _inferscope_patch_threading(self._inferscope_agent, module)
+        except Exception as e:
+            _inferscope_say("cannot name threads: %s" % (e,))
+
+
+class _InferscopeThreadingFinder(object):
+    """Finds nothing itself: the first import of threading gets the spec the
+    other finders give, with its loader wrapped (patched once it ran)."""
+
+    def __init__(self, agent):
+        self.agent = agent
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "threading":
+            return None
+        try:
+            sys.meta_path.remove(self)
+        except ValueError:
+            pass
+        for finder in sys.meta_path:
+            find = getattr(finder, "find_spec", None)
+            spec = find(name, path, target) if find else None
+            if spec is not None:
+                break
+        else:
+            return None
+        if getattr(spec.loader, "exec_module", None) is not None:
+            spec.loader = _InferscopeThreadingLoader(spec.loader, self.agent)
+        return spec
+        agent = self.agent
+
+        def _inferscope_exec_module(module):
+            exec_module(module)
+            try:
+                _inferscope_patch_threading(agent, module)
+            except Exception as e:
+                _inferscope_say("cannot name threads: %s" % (e,))
+        try:
+            loader.exec_module = _inferscope_exec_module
+        except Exception:
+            pass
+        return spec
 
 
 def _inferscope_chain():
