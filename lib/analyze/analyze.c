@@ -604,7 +604,9 @@ static int on_thread_sample(struct ana *a, struct thread *th, const struct isc_t
 	th->last_cpu = ev->f[5];
 	th->have_numa = ev->f[8] > 0;
 	th->numa_node = ev->f[8] ? ev->f[8] - 1 : 0;
-	if (th->depth == 0)
+	/* the window of traced activity: inside a span, or (--python=sample)
+	 * with a fresh stack sample; its switches tell blocked from preempted */
+	if (th->depth == 0 && !th->py_ts)
 		return 0;
 	if (th->win_n++ == 0) {
 		th->w_ts0 = ev->ts;

@@ -1529,6 +1529,52 @@ static void test_gil_word(void)
 	cJSON_Delete(d);
 }
 
+/*
+ * --python=sample, a thread kept waiting for a CPU (preempted), never
+ * blocked: its switches are counted from its stack samples' window, so
+ * the off-CPU time is not read as blocking (no io_wait).  Thread samples
+ * every 50 ms, always R, 5 involuntary switches each; stack samples every
+ * 10 ms from 5 ms, every other one preempted (flags bit 3): 25 of 50 off
+ * CPU.  The window opens at the first thread sample after a stack sample
+ * (50 ms, ivcsw 5) and closes at the last (500 ms, ivcsw 50): 45
+ * involuntary switches, 0 voluntary.
+ */
+static void test_sampled_preemption(void)
+{
+	const uint64_t MS = 1000000;
+	FILE *f = tmpfile();
+	struct tl t;
+	tl_open(&t, f, "python3 spin.py");
+	common_strings(&t);
+	tl_rec(&t, ISC_REC_THREAD_BEGIN, 0, 1, 1, 0, NULL, "MainThread", 10, false);
+	for (uint64_t ms = 0; ms <= 500; ms += 5) {
+		if (ms % 50 == 0)
+			tl_thread_sample_sw(&t, ms * MS, 1, 1, ms / 2 * MS, 0, ms / 10);
+		if (ms % 10 == 5) {
+			uint64_t pf[5] = { 1, 1, 'R', (ms / 10) % 2 ? 8u : 0u, 1 };
+			uint8_t frames[12];
+			unsigned n = isc_put_varint(frames, S_F);
+			n += isc_put_varint(frames + n, 13);
+			tl_rec(&t, ISC_REC_PY_SAMPLE, ms * MS, 1, 1, 5, pf, frames, n, false);
+		}
+	}
+	uint64_t sampler[6] = { 100, 50, 50, 150, 0, 5 * MS };
+	tl_rec(&t, ISC_REC_PY_SAMPLER, 500 * MS, 0, 0, 6, sampler, NULL, 0, false);
+	tl_close(&t, 0, 0, 0);
+	cJSON *d = analyze(f);
+	ok(N(d, "cpu.split.involuntary_switches") == 45 && N(d, "cpu.split.voluntary_switches") == 0,
+	   "switches of the sampled window: 45 involuntary, 0 voluntary (got %g, %g)",
+	   N(d, "cpu.split.involuntary_switches"), N(d, "cpu.split.voluntary_switches"));
+	ok(N(d, "cpu.split.off_cpu_pct") == 50, "25 of 50 stack samples preempted: 50 %% off CPU (got %g)",
+	   N(d, "cpu.split.off_cpu_pct"));
+	const cJSON *fi;
+	bool io = false;
+	cJSON_ArrayForEach(fi, isc_json_get(d, "findings"))
+		io |= !strcmp(isc_json_str(fi, "id"), "io_wait");
+	ok(!io, "preempted, not blocked: no io_wait");
+	cJSON_Delete(d);
+}
+
 /* A short D wait that ended before its system call was read takes the thread's last reason, for 1 s. */
 static void test_off_reason_sticky(void)
 {
@@ -1585,6 +1631,7 @@ int main(int argc, char **argv)
 	test_split_offcpu();
 	test_off_reasons();
 	test_gil_word();
+	test_sampled_preemption();
 	test_off_reason_sticky();
 	test_memory_processes();
 	test_damage();
