@@ -21,7 +21,8 @@
  * faults >= 100 per second.  Severity critical from 30 %.
  * Evidence: the share, fault rates, swap, pressure, the Python functions
  * that waited for pages from the disk (the page_in reason's top[]), and
- * where RSS grows (memory.growth_top, functions with file:line).
+ * where RSS grows (memory.growth_top, functions with file:line; judged on
+ * the iterations, the first GROWTH_TOP memory.growth_sites inside a scope).
  * What-if: the fault and stall time gone, as when buffers are reused
  * instead of freshly allocated (an upper bound).
  * Thresholds: 1000 faults/s is ~4 MiB/s of first-touched 4 KiB pages, the
@@ -35,6 +36,7 @@
 
 #define TRIGGER_PCT 10
 #define MAJOR_RATE 100
+#define GROWTH_TOP 5
 
 static void eval(const struct rule_ctx *c, struct rule_out *o)
 {
@@ -78,8 +80,15 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 				cJSON_ArrayForEach(x, isc_rarr(p, "top"))
 					isc_fnd_detail(o, isc_fnd_top(o, f, x, NULL, "python", isc_rnum(x, "ns", 0), -1),
 						   "waited for pages from the disk (page faults outside any system call)");
-	cJSON_ArrayForEach(x, isc_rarr(c->doc, "memory.growth_top"))
-		isc_fnd_top(o, f, x, NULL, "python", -1, -1);
+	if (c->iterations) { /* where RSS grew while a scope was open, not start-up's imports */
+		int n = 0;
+		cJSON_ArrayForEach(x, isc_rarr(c->doc, "memory.growth_sites"))
+			if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(x, "scope")) && n++ < GROWTH_TOP)
+				isc_fnd_top(o, f, x, NULL, "python", -1, -1);
+	} else {
+		cJSON_ArrayForEach(x, isc_rarr(c->doc, "memory.growth_top"))
+			isc_fnd_top(o, f, x, NULL, "python", -1, -1);
+	}
 	isc_fnd_suggest(c, o, f, share / 100 * traced,
 		    "Allocate less per step: reuse preallocated buffers (out= arguments, in-place ops), drop references "
 		    "to old tensors, run under torch.inference_mode(), keep the working set in RAM (no swap); glibc returns "

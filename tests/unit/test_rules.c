@@ -600,6 +600,31 @@ static void startup_apart(void)
 	ok(!finding(d, "host_memory_bound"), "no host_memory_bound from start-up's faults");
 	cJSON_Delete(d);
 
+	/*
+	 * Kernel time inside the iterations (1.5 s of their 3 s, at 50k
+	 * faults/s): host_memory_bound judged on them names where RSS grew
+	 * while a scope was open (forward), not the run's largest growth,
+	 * start-up's imports (memory.growth_top).
+	 */
+	base = STARTUP_DOC(IN_IT_OPS("95", "1500000000"));
+	snprintf(doc, sizeof(doc), "%.*s,\"processes\":[{\"system_ns\":4000000000,\"minor_faults\":500000,"
+		 "\"threads\":[{\"tid\":1,\"traced\":true,\"system_ns\":4000000000}]}],\"memory\":{\"growth_top\":["
+		 "{\"name\":\"_call_with_frames_removed\",\"file\":\"<frozen importlib._bootstrap>\",\"line\":233,"
+		 "\"growth_bytes\":179109888},{\"name\":\"forward\",\"file\":\"m.py\",\"line\":5,\"growth_bytes\":61489152}],"
+		 "\"growth_sites\":[{\"name\":\"_call_with_frames_removed\",\"file\":\"<frozen importlib._bootstrap>\","
+		 "\"line\":233,\"kind\":\"python\",\"scope\":null,\"bytes\":179109888},{\"name\":\"forward\","
+		 "\"file\":\"m.py\",\"line\":5,\"kind\":\"python\",\"scope\":\"step\",\"bytes\":61489152}]}}",
+		 (int)strlen(base) - 1, base);
+	d = eval(doc);
+	f = finding(d, "host_memory_bound");
+	ok(f && !strcmp(isc_json_str(f, "judged_on") ? isc_json_str(f, "judged_on") : "", "iterations"),
+	   "kernel time inside the iterations: host_memory_bound judged on them");
+	ok(f && cJSON_GetArraySize(isc_json_get(f, "evidence.top")) == 1 &&
+	   !strcmp(isc_json_str(cJSON_GetArrayItem(isc_json_get(f, "evidence.top"), 0), "name"), "forward"),
+	   "its evidence: the growth inside a scope (forward), one row");
+	ok(!names_imports(d), "no finding names the import machinery");
+	cJSON_Delete(d);
+
 	/* iterations holding 10 %% of the work from the first on (threads busy outside them): the whole run */
 	d = eval(STARTUP_DOC(IN_IT_OPS_SHARE("10")));
 	ok(!strcmp(cls(d), "python_bound"), "iterations 10 %% of the work after start: judged on the run (%s)", cls(d));
