@@ -153,19 +153,6 @@ class _InferscopeThreadingFinder(object):
         if getattr(spec.loader, "exec_module", None) is not None:
             spec.loader = _InferscopeThreadingLoader(spec.loader, self.agent)
         return spec
-        agent = self.agent
-
-        def _inferscope_exec_module(module):
-            exec_module(module)
-            try:
-                _inferscope_patch_threading(agent, module)
-            except Exception as e:
-                _inferscope_say("cannot name threads: %s" % (e,))
-        try:
-            loader.exec_module = _inferscope_exec_module
-        except Exception:
-            pass
-        return spec
 
 
 def _inferscope_chain():
