@@ -415,15 +415,6 @@ static const struct frame *known_top(const struct thread *th)
 #define STICKY_NS 1000000000u /* how long a thread's last known reason stands in for a short D wait */
 
 /*
- * Reason th is blocked at the sample of time ts (state): from its
- * THREAD_WAIT of the same tick (written just before the THREAD_SAMPLE),
- * else other.  A timed futex wait while the innermost frame that is not a
- * scope is Python code (no C call open) is the GIL.  A thread in state D
- * whose system call had ended by the time the sampler read it ("running":
- * a page fault or disk read served within microseconds) takes the reason
- * of its last wait that had one, when that was in the last STICKY_NS.
- */
-/*
  * A timed futex wait seen in a C call is the GIL's too when it waits on
  * the word the process's GIL waits in Python code use: a thread forced to
  * drop the GIL right after a call returned still shows that call as its
@@ -445,6 +436,16 @@ static unsigned gil_word(struct proc *p, const struct thread *th, unsigned r)
 	return r;
 }
 
+/*
+ * Reason th is blocked at the sample of time ts (state): from its
+ * THREAD_WAIT of the same tick (written just before the THREAD_SAMPLE),
+ * else other.  A timed futex wait while the innermost frame that is not a
+ * scope is Python code (no C call open) is the GIL, as is one on the
+ * process's GIL word (gil_word).  A thread in state D
+ * whose system call had ended by the time the sampler read it ("running":
+ * a page fault or disk read served within microseconds) takes the reason
+ * of its last wait that had one, when that was in the last STICKY_NS.
+ */
 static unsigned off_reason(struct proc *p, struct thread *th, uint64_t ts, char state)
 {
 	if (th->wait_ts != ts)
@@ -736,8 +737,9 @@ static int on_warning(struct ana *a, const struct isc_tl_event *ev)
 
 /*
  * META "env.NAME" / "host.NAME" / "record.NAME" (written by iscope-record:
- * the settings a run's speed depends on, and how it recorded) into a->meta, the future environment.meta; other
- * keys (Kineto metadata, distributedInfo) are the GPU pass's.
+ * the settings a run's speed depends on, and how it recorded) into
+ * a->meta, the future environment.meta; other keys (Kineto metadata,
+ * distributedInfo) are the GPU pass's.
  */
 static void on_meta(struct ana *a, const struct isc_tl_event *ev)
 {

@@ -345,8 +345,6 @@ int isc_pyremote_str(struct isc_pyremote *r, uint64_t addr, char *buf, size_t ca
 
 /* ---- the walk ------------------------------------------------------------- */
 
-/* One frame at addr into *f; *prev its caller.  1: a frame to keep, 0: a
- * frame to skip (a C-stack shim), negative: unreadable. */
 /*
  * One frame at addr into f, its caller into *prev: 1, 0 for a shim frame
  * (skipped), negative when unreadable.  The current instruction's class
