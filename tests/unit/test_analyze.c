@@ -262,6 +262,26 @@ static double FN(const cJSON *d, const char *name, const char *field)
 	return N(fn_named(d, name), field);
 }
 
+/* The first row of the array at path whose key is the string value; NULL if none. */
+static const cJSON *row_where(const cJSON *d, const char *path, const char *key, const char *value)
+{
+	const cJSON *x;
+	cJSON_ArrayForEach(x, isc_json_get(d, path))
+		if (isc_json_str(x, key) && !strcmp(isc_json_str(x, key), value))
+			return x;
+	return NULL;
+}
+
+/* Thread tid of the first process in processes[]; NULL if none. */
+static const cJSON *thread_tid(const cJSON *d, double tid)
+{
+	const cJSON *th;
+	cJSON_ArrayForEach(th, isc_json_get(cJSON_GetArrayItem(isc_json_get(d, "processes"), 0), "threads"))
+		if (N(th, "tid") == tid)
+			return th;
+	return NULL;
+}
+
 enum { S_MAIN = 1, S_A, S_F, S_B, S_FACT, S_STEP, S_REQ, S_X, S_SLEEP, S_G, S_DL, S_DLANN, S_READ };
 
 static void common_strings(struct tl *t)
@@ -1438,10 +1458,7 @@ static void test_off_reasons(void)
 	const cJSON *top0 = cJSON_GetArrayItem(isc_json_get(d, "cpu.off_cpu_top"), 0);
 	ok(!strcmp(isc_json_str(top0, "name"), "posix.read") && !strcmp(isc_json_str(top0, "reason"), "io_pipe") &&
 	   N(top0, "blocked_ns") == 100 * MS, "off_cpu_top rows carry their reason");
-	const cJSON *th, *t2 = NULL;
-	cJSON_ArrayForEach(th, isc_json_get(cJSON_GetArrayItem(isc_json_get(d, "processes"), 0), "threads"))
-		if (N(th, "tid") == 2)
-			t2 = th;
+	const cJSON *t2 = thread_tid(d, 2);
 	ok(t2 && N(t2, "gil_wait_ns") == 100 * MS, "thread 2 waited 100 ms for the GIL");
 	/* pools: traced python3 x4; pt_worker on futex 0xabc x2 (3 and 12 are numbering); pt_worker 0xdef x1 */
 	const cJSON *p, *abc = NULL, *def = NULL, *py = NULL;
@@ -1459,10 +1476,7 @@ static void test_off_reasons(void)
 	   cJSON_IsTrue(isc_json_get(py, "traced")) && cJSON_IsNull(isc_json_get(py, "futex")),
 	   "pools: python3 x4 traced; pt_worker x2 on 0xabc; pt_worker x1 on 0xdef");
 	/* io_wait: off-CPU 100 %% x blocked 700/1600 x (io_pipe 200 - 100 in the DataLoader + sleep 100)/700 = 12.5 %% */
-	const cJSON *fi, *io = NULL;
-	cJSON_ArrayForEach(fi, isc_json_get(d, "findings"))
-		if (!strcmp(isc_json_str(fi, "id"), "io_wait"))
-			io = fi;
+	const cJSON *io = row_where(d, "findings", "id", "io_wait");
 	ok(io && N(io, "evidence.metrics.blocked_pct") == 12.5,
 	   "io_wait counts only I/O and sleep outside the DataLoader: 12.5 %% (got %g)",
 	   io ? N(io, "evidence.metrics.blocked_pct") : -1);
@@ -1509,20 +1523,9 @@ static void test_gil_word(void)
 	tl_ret(&t, 600 * MS, 1, 3);
 	tl_close(&t, 0, 0, 0);
 	cJSON *d = analyze(f);
-	double gil = -1, tw = -1, g2 = -1, g3 = -1;
-	const cJSON *x;
-	cJSON_ArrayForEach(x, isc_json_get(d, "cpu.off_cpu_reasons")) {
-		if (!strcmp(isc_json_str(x, "reason"), "gil"))
-			gil = N(x, "ns");
-		else if (!strcmp(isc_json_str(x, "reason"), "thread_wait"))
-			tw = N(x, "ns");
-	}
-	cJSON_ArrayForEach(x, isc_json_get(cJSON_GetArrayItem(isc_json_get(d, "processes"), 0), "threads")) {
-		if (N(x, "tid") == 2)
-			g2 = N(x, "gil_wait_ns");
-		if (N(x, "tid") == 3)
-			g3 = N(x, "gil_wait_ns");
-	}
+	double gil = N(row_where(d, "cpu.off_cpu_reasons", "reason", "gil"), "ns");
+	double tw = N(row_where(d, "cpu.off_cpu_reasons", "reason", "thread_wait"), "ns");
+	double g2 = N(thread_tid(d, 2), "gil_wait_ns"), g3 = N(thread_tid(d, 3), "gil_wait_ns");
 	ok(gil == 400 * MS, "gil: 2's 300 ms in Python code and 3's 100 ms in a C call on the learned word (got %g)", gil);
 	ok(tw == 200 * MS, "thread_wait: 3's wait before the word was learned and its wait on another word (got %g)", tw);
 	ok(g2 == 300 * MS && g3 == 100 * MS, "gil_wait_ns: thread 2 300 ms, thread 3 100 ms (got %g, %g)", g2, g3);
@@ -1567,11 +1570,7 @@ static void test_sampled_preemption(void)
 	   N(d, "cpu.split.involuntary_switches"), N(d, "cpu.split.voluntary_switches"));
 	ok(N(d, "cpu.split.off_cpu_pct") == 50, "25 of 50 stack samples preempted: 50 %% off CPU (got %g)",
 	   N(d, "cpu.split.off_cpu_pct"));
-	const cJSON *fi;
-	bool io = false;
-	cJSON_ArrayForEach(fi, isc_json_get(d, "findings"))
-		io |= !strcmp(isc_json_str(fi, "id"), "io_wait");
-	ok(!io, "preempted, not blocked: no io_wait");
+	ok(!row_where(d, "findings", "id", "io_wait"), "preempted, not blocked: no io_wait");
 	cJSON_Delete(d);
 }
 
@@ -1602,14 +1601,9 @@ static void test_off_reason_sticky(void)
 	tl_ret(&t, 1300 * MS, 1, 2);
 	tl_close(&t, 0, 0, 0);
 	cJSON *d = analyze(f);
-	const cJSON *r = isc_json_get(d, "cpu.off_cpu_reasons"), *x;
-	double page_in = 0, other = 0;
-	cJSON_ArrayForEach(x, r) {
-		if (!strcmp(isc_json_str(x, "reason"), "page_in"))
-			page_in = N(x, "ns");
-		else if (!strcmp(isc_json_str(x, "reason"), "other"))
-			other = N(x, "ns");
-	}
+	const cJSON *r = isc_json_get(d, "cpu.off_cpu_reasons");
+	double page_in = N(row_where(d, "cpu.off_cpu_reasons", "reason", "page_in"), "ns");
+	double other = N(row_where(d, "cpu.off_cpu_reasons", "reason", "other"), "ns");
 	ok(page_in == 200 * MS && other == 1100 * MS && cJSON_GetArraySize(r) == 2,
 	   "page_in 100 + 100 ms (the short D wait at 200 ms), other 100 ms (nothing known) + 1000 ms (known 1.1 s "
 	   "before): got page_in %g, other %g", page_in, other);
