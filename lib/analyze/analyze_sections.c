@@ -1058,9 +1058,10 @@ static int emit_memory(struct ana *a, cJSON *root)
  * status, or an unhandled exception in a main thread), window (a flight
  * recorder kept only the last part: frames were evicted) or completed, in
  * that order of precedence.  startup_ns: with iterations, from the first
- * traced event to the first iteration (without call spans, as in
- * --python=sample, from the start of the recording); without, the time inside the import
- * machinery (importlib's _find_and_load, outermost calls).  too_short:
+ * traced event to the first iteration (with no call spans, call_spans 0 as
+ * in --python=sample, from the start of the recording); without, the time
+ * inside the import machinery (importlib's _find_and_load, outermost
+ * calls).  too_short:
  * fewer than RUN_MIN_ITERATIONS steady-state iterations, or less than
  * RUN_MIN_TRACED_NS of traced time (one sampler period at the default
  * 20 Hz: below it no thread state was sampled), of the time inside
@@ -1069,7 +1070,7 @@ static int emit_memory(struct ana *a, cJSON *root)
  */
 #define RUN_MIN_ITERATIONS 5
 #define RUN_MIN_TRACED_NS 50000000ull
-static void emit_run(struct ana *a, cJSON *root, const struct isc_tl_stats *st, uint64_t traced)
+static void emit_run(struct ana *a, cJSON *root, const struct isc_tl_stats *st, uint64_t traced, uint64_t call_spans)
 {
 	cJSON *r = isc_jb_obj(&a->jb, root, "run");
 	bool cut = !st->have_end || st->abrupt;
@@ -1115,12 +1116,9 @@ static void emit_run(struct ana *a, cJSON *root, const struct isc_tl_stats *st, 
 		if (s && !strcmp(s->name, "_find_and_load") && strstr(s->file, "importlib._bootstrap"))
 			imports += a->fns[i].total_ns;
 	}
-	uint64_t spans = 0;
-	for (size_t i = 0; i < a->nths; i++)
-		spans += a->ths[i]->spans_begun;
 	if (st->window) {
 		rule = "not known: a flight recording lacks the run's start";
-	} else if (!spans && a->iter_begin_ts && a->iter_begin_ts > a->first_ts) {
+	} else if (!call_spans && a->iter_begin_ts && a->iter_begin_ts > a->first_ts) {
 		/* no call spans (--python=sample): the first agent event is a scope */
 		startup = a->iter_begin_ts - a->first_ts;
 		rule = "from the start of the recording to the first iteration (no call spans: --python=sample)";
@@ -1396,7 +1394,7 @@ cJSON *isc_ana_build(struct ana *a, bool damaged)
 			 proc_command, a))
 		goto oom;
 
-	emit_run(a, root, st, traced);
+	emit_run(a, root, st, traced, call_spans);
 
 	cJSON *mk = isc_jb_arr(&a->jb, root, "marks");
 	for (size_t i = 0; i < a->nmks; i++) {
