@@ -546,15 +546,10 @@ static void write_environment(struct rec *r)
 		isc_rec_emit(r, ISC_CHUNK_SAMPLES, 0, 0, now, 0, r->tmp.data, r->tmp.len, true);
 }
 
-/*
- * --python=auto samples, unless the CUDA agent is injected: GPU kernels are
- * tied to the Python calls open at their launch, which only exact mode
- * records.  META "record.python_mode" says which mode and why.
- */
+/* META "record.python_mode": which Python mode r->python_sample chose, and why. */
 static void write_python_mode(struct rec *r)
 {
 	int m = r->o->python_mode;
-	r->python_sample = m == ISC_PY_SAMPLE || (m == ISC_PY_AUTO && !r->gpu.replace_cuda);
 	const char *v = m == ISC_PY_SAMPLE ? "sample (--python=sample)"
 			: m == ISC_PY_EXACT ? "exact (--python=exact)"
 			: r->python_sample ? "sample (--python=auto: GPU activity not traced)"
@@ -1000,6 +995,10 @@ int isc_record_run(const struct isc_record_opts *o, struct isc_record_result *re
 		goto out_dir;
 	if (r.gpu.warnings.len)
 		isc_rec_emit(&r, ISC_CHUNK_SAMPLES, 0, 0, r.gpu.warnings_ts, 0, r.gpu.warnings.data, r.gpu.warnings.len, true);
+	/* --python=auto samples, unless the CUDA agent is injected: GPU kernels
+	 * are tied to the Python calls open at their launch, which only exact
+	 * mode records */
+	r.python_sample = o->python_mode == ISC_PY_SAMPLE || (o->python_mode == ISC_PY_AUTO && !r.gpu.replace_cuda);
 	write_python_mode(&r);
 	if (!(env = child_env(&r))) {
 		rc = -ENOMEM;
