@@ -11,7 +11,10 @@ prints, so that nothing green hides anything:
   * every skip: a meson test that skipped as a whole (exit 77, "1..0 #
     SKIP") and every TAP subtest "ok ... # skip reason" inside a test
     that passed, with its reason;
-  * every failure, by name.
+  * every failure, by name, followed by up to 12 lines of why: the
+    "not ok" lines and the "#" diagnostics bats printed after them, else
+    the last lines of the test's output (CI shows only the tail of a run,
+    so the reason has to be here).
 The last line is "N passed, N failed" followed by ", N skipped" when
 anything was skipped (CI reads that line). passed counts meson tests that
 passed or failed as expected; failed counts meson tests that did not pass,
@@ -22,6 +25,26 @@ import json
 import os
 import sys
 import xml.etree.ElementTree as ET
+
+
+def why_failed(t, limit=12):
+    """The lines of a failed test's output that say why, at most limit."""
+    out = (t.get("stdout") or "").splitlines() + (t.get("stderr") or "").splitlines()
+    picked, inside = [], False
+    for l in out:
+        if l.startswith("not ok"):
+            inside = True
+        elif l.startswith("ok ") or l.startswith("1.."):
+            inside = False
+        if inside:
+            picked.append(l.rstrip())
+    if not picked:
+        picked = [l.rstrip() for l in out if l.strip()][-limit:]
+    if len(picked) > limit:
+        picked = picked[:limit - 1] + ["... (%d more lines in meson-logs/testlog.txt)" % (len(picked) - limit + 1)]
+    if t.get("returncode") not in (None, 0):
+        picked.append("(exit status %s)" % t["returncode"])
+    return picked
 
 
 def main(argv):
@@ -64,6 +87,7 @@ def main(argv):
             else:
                 failed += 1
                 fails.append("%s: %s" % (name, res))
+                fails.extend("  | " + l for l in why_failed(t))
         junit = os.path.join(d, "meson-logs", "testlog.junit.xml")
         if not os.path.isfile(junit):
             continue
@@ -91,7 +115,7 @@ def main(argv):
     for s in skips:
         print("skipped: " + s)
     for f in fails:
-        print("FAILED: " + f)
+        print(f if f.startswith("  | ") else "FAILED: " + f)
     if known:
         print("(%d known failure(s): each one is a bug or a gap with its reason; they count as passed)" % len(known))
     line = "%d passed, %d failed" % (passed, failed)
