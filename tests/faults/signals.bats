@@ -31,6 +31,11 @@ send() {
 	rec=$!
 	wait_for 60 test -s "$T/sync"
 	kill -"$1" "$rec"
+	# bounded: a lost signal fails the test by name instead of hanging it
+	if ! wait_for 60 gone "$rec"; then
+		echo "# SIG$1 sent to the recorder: not gone 60 s later; killing the workload" >&3
+		kill -9 "$(field "$T/sync" pid)"
+	fi
 	st=0
 	wait "$rec" || st=$?
 }

@@ -90,7 +90,7 @@ says_killed() {
 	[ "$(grep -c ' B python f ' "$T/dump")" -eq 100000 ]
 	[ "$(grep -c ' E python f ' "$T/dump")" -eq 100000 ]
 	# the blocking call the kill interrupted was closed by the merge
-	grep -q ' E op _signal.pause .*(closed by merge)' "$T/dump"
+	grep -q ' E op select.select .*(closed by merge)' "$T/dump"
 }
 
 @test "a child of the workload killed (reaped by the workload): the run itself ended normally" {

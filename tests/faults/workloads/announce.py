@@ -9,7 +9,12 @@ Calls f() CALLS times, then announces it: creates the file SYNC atomically
   spin   keep calling f() until killed, or until the file --stop appears;
          then a burst of 300000 more calls (enough to fill a 1 MiB ring
          nobody drains), write SYNC.done (same fields) and exit N
-  block  wait inside one C call (signal.pause) until a signal comes
+  block  wait inside one C call (select.select) until a signal comes: the
+         signal's wakeup fd (signal.set_wakeup_fd, set before SYNC appears)
+         is what it waits on, so a signal sent at any time after SYNC
+         appears ends the wait (signal.pause, used before, blocked for
+         ever when the signal landed between the announcement and the
+         pause() system call: Python had run its handler check already)
   exit   exit with status N (default 0)
 
 --handle 1 installs handlers for SIGINT, SIGTERM and SIGHUP that exit with
@@ -19,6 +24,7 @@ f() do K loop iterations of arithmetic (no calls), to slow the event rate
 down.  f is called exactly CALLS times before SYNC appears.
 """
 import os
+import select
 import signal
 import sys
 
@@ -60,6 +66,11 @@ def announce(path):
     os.rename(tmp, path)
 
 
+if then == "block":
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+
 for i in range(calls):
     f(i)
 announce(sync)
@@ -78,6 +89,9 @@ if then == "spin":
     sys.exit(int(opts["--exit"]))
 elif then == "block":
     while True:
-        signal.pause()
+        # the handler (if any) runs when select returns; an ignored
+        # signal writes nothing
+        select.select([wake_r], [], [])
+        os.read(wake_r, 512)
 else:
     sys.exit(int(opts["--exit"]))
