@@ -321,9 +321,12 @@ static void drain_slot(struct rec *r, struct proc *p, uint32_t i, uint64_t now)
 }
 
 /*
- * New string definitions, checked record by record, as STRINGS frames of
- * at most STR_WINDOW bytes.  A corrupt record (or one larger than the
- * window, which no agent writes) skips everything committed so far.
+ * New string definitions, checked record by record (framing, then a
+ * STRING_DEF body that parses: a frame iscope-merge would reject loses
+ * the whole trace's exit status), as STRINGS frames of at most STR_WINDOW
+ * bytes.  A corrupt record (or one larger than the window, which no agent
+ * writes) skips everything committed so far; the good ones before it are
+ * kept.
  * Runs under shm_guard().
  */
 static void drain_strings(struct rec *r, struct proc *p)
@@ -343,8 +346,15 @@ static void drain_strings(struct rec *r, struct proc *p)
 			return;
 		isc_cursor_init(&c, r->tmp.data, len, 0);
 		const uint8_t *good = r->tmp.data;
-		while ((rc = isc_cursor_next(&c, &rec)) == 1)
+		while ((rc = isc_cursor_next(&c, &rec)) == 1) {
+			struct isc_string_def d;
+			/* what iscope-merge accepts in a STRINGS frame, nothing else */
+			if (rec.type != ISC_REC_STRING_DEF || isc_string_def_parse(rec.body, rec.len, &d)) {
+				rc = -EBADMSG;
+				break;
+			}
 			good = c.p;
+		}
 		size_t ok = (size_t)(good - r->tmp.data);
 		if (rc < 0 || (!ok && len == STR_WINDOW)) {
 			isc_log(ISC_LOG_WARN, "pid %d: corrupt string table in shared memory", (int)p->pid);

@@ -34,6 +34,9 @@ attack() {
 	err=$stderr
 	# the well-behaved process lost nothing
 	run --separate-stderr "$MERGE" --dump "$T/t.isc"
+	if [ "$status" -ne 0 ]; then
+		{ echo "merge --dump status $status; stderr:"; head -c 600 <<< "$stderr"; echo; } | sed 's/^/# /' >&3
+	fi
 	[ "$status" -eq 0 ]
 	[ "$(grep -c ' B python leaf ' <<< "$output")" -eq 500 ]
 	[ "$(grep -c ' E python leaf ' <<< "$output")" -eq 500 ]
@@ -82,6 +85,14 @@ attack() {
 @test "a string area with garbage and a committed size past its end" {
 	attack strings
 	[[ "$err" == *"corrupt string table in shared memory"* ]]
+}
+
+@test "a well-framed string definition that does not parse is not copied into the trace" {
+	attack strdef
+	[[ "$err" == *"corrupt string table in shared memory"* ]]
+	# the definition before it is kept: the hostile ring's calls are named by it
+	run -0 "$MERGE" --dump "$T/t.isc"
+	[ "$(grep -c ' B python hostile_ok ' <<< "$output")" -eq 10 ]
 }
 
 @test "random slot contents and an impossible slot count" {

@@ -20,6 +20,10 @@
  *   huge         header claiming 1024 rings of 1 GiB and a 1 GiB string
  *                area in a small file
  *   strings      str_committed past the string area, then garbage strings
+ *   strdef       a valid STRING_DEF (id 1, "hostile_ok") in the string
+ *                area, then a well-framed STRING_DEF whose body does not
+ *                parse (id 0), then a valid one again; its ring's calls
+ *                name id 1
  *   slots        nslots_used 0xffffffff, slots with random tids
  *   truncate     valid records; once the recorder has mapped the file
  *                (its path shows in some /proc/PID/maps), truncate the
@@ -251,6 +255,16 @@ int main(int argc, char **argv)
 			for (uint64_t k = 0; k < s.p->str_size; k++)
 				s.base[s.p->str_off + k] = (uint8_t)rnd();
 			atomic_store(&s.p->str_committed, s.p->str_size + 12345);
+		} else if (!strcmp(mode, "strdef")) {
+			/* type, body size, then id, kind, line, name length, name, file length */
+			static const uint8_t defs[] = {
+				ISC_REC_STRING_DEF, 15, 1, ISC_STR_CODE, 0, 10, 'h', 'o', 's', 't', 'i', 'l', 'e', '_', 'o', 'k', 0,
+				ISC_REC_STRING_DEF, 6, 0, ISC_STR_CODE, 0, 1, 'x', 0,
+				ISC_REC_STRING_DEF, 15, 2, ISC_STR_CODE, 0, 10, 'h', 'o', 's', 't', 'i', 'l', 'e', '_', 'n', 'o', 0,
+			};
+			valid_records(&s, 0, 10);
+			memcpy(s.base + s.p->str_off, defs, sizeof(defs));
+			atomic_store(&s.p->str_committed, sizeof(defs));
 		} else if (!strcmp(mode, "slots")) {
 			for (uint32_t i = 0; i < NSLOTS; i++)
 				atomic_store(&slot(&s, i)->tid, (uint32_t)rnd());
