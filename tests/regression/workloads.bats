@@ -40,7 +40,12 @@ setup_file() {
 	rec() {
 		local name=$1
 		shift
-		env "$@" "$RECORD" -q -o "$D/$name.isc" -- "$TPY" "$w" 2>"$D/$name.err"
+		local st=0
+		env "$@" "$RECORD" -q -o "$D/$name.isc" -- "$TPY" "$w" 2>"$D/$name.err" || st=$?
+		if [ "$st" -ne 0 ]; then
+			{ echo "recording $name: status $st; stderr:"; tail -c 1500 "$D/$name.err"; } | sed 's/^/# /' >&3
+			return 1
+		fi
 		"$ANALYZE" -q -o "$D/$name.json" "$D/$name.isc"
 	}
 	# interleaved, so that a change of machine load falls on every kind
