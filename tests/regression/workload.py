@@ -14,7 +14,13 @@ scope("step"): tokenize in Python, an MLP forward under inference_mode.
                      step, Tensor.relu_ in place over 40960 elements, just
                      above torch's grain of 32768, so each is a parallel
                      region of N threads: measured 0.4 ms a step with 1
-                     thread, 23-27 ms with 16 on 2 idle cores)
+                     thread, 23-27 ms with 16 on 2 idle cores).  The MLP's
+                     7 linear layers (a step runs the body once) are
+                     parallel regions of the BLAS too: when they ran 25
+                     times a step (the body four times), beside one CPU
+                     hog their slowdown (56 ms a step) outweighed
+                     relu_'s (34 ms) in 3 of 4 suite runs; now 8 ms
+                     against 39-45 ms
 
 One intra-op thread by default: on a shared 2-core machine a pool of 2
 spins at its barriers whenever another process holds a core, which makes
@@ -78,8 +84,7 @@ with torch.inference_mode():
         with scope("step"):
             ids = torch.tensor(tokenize(texts, 80 if SLOW_PY else 1))
             x = head(ids)
-            for _ in range(4):
-                x = body(x)
+            x = body(x)
             y = out_layer(x)
             for _ in range(200):
                 small.relu_()  # in place: no allocation (a new 160 KB tensor each time went through mmap)

@@ -18,10 +18,16 @@
 # above torch's grain): every region wakes and joins 16 threads on 2 cores,
 # 0.4 ms a step with 1 thread, 23-27 ms with 16 on an idle machine (50-85
 # ms with both cores busy, measured with torch.relu).  (A matmul loop, tried first, was as often faster with
-# 16 threads as slower under load: a bigger share of a busy machine.)
+# 16 threads as slower under load: a bigger share of a busy machine.)  The
+# MLP's linear layers are parallel regions too, so a step runs them only 7
+# times: at 25 (the body four times a step) their slowdown beside one CPU
+# hog outweighed relu_'s in 3 of 4 suite runs (a likely cause of the CI
+# failure of afcd99b, whose log did not say which check failed); with 7,
+# 0 of 3 (workload.py).
 #
 # Six baselines, interleaved, the last recorded after every run compared
-# with them: on this VM whole runs settle in speed states (quiet machine,
+# with them: on this VM whole runs settle in speed states (measured with
+# the body four times a step; quiet machine,
 # CPU pressure 2-4 %: step medians of identical runs at 7.3-8.5 ms in some,
 # 9.5-10.6 ms in others), and three or four baselines that happened to
 # share a state let an A/A run in the other be called regressed (once in
