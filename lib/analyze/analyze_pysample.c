@@ -32,6 +32,7 @@ struct row {
 struct trow {
 	uint32_t pid, tid;
 	uint64_t samples, on, interp_on, native_on, off;
+	uint64_t torch_on, off_py; /* of native_on: torch ops; of off: bytecode innermost */
 };
 
 struct isc_pysamp {
@@ -159,7 +160,7 @@ int isc_pysamp_add(struct isc_pysamp *ps, const struct isc_timeline *t, const st
 			isc_umap_del(&ps->tmap, (uint64_t)ev->pid << 32 | ev->tid);
 			return -ENOMEM;
 		}
-		ps->th[ps->nth] = (struct trow){ ev->pid, ev->tid, 0, 0, 0, 0, 0 };
+		ps->th[ps->nth] = (struct trow){ ev->pid, ev->tid, 0, 0, 0, 0, 0, 0, 0 };
 		*slot = (uint32_t)ps->nth++;
 	}
 	struct trow *tr = &ps->th[*slot];
@@ -235,6 +236,7 @@ int isc_pysamp_add(struct isc_pysamp *ps, const struct isc_timeline *t, const st
 		} else {
 			tr->native_on++;
 			if (torch) {
+				tr->torch_on++;
 				ps->torch_on++;
 				ps->s_torch_on += in_scope;
 			} else {
@@ -245,6 +247,7 @@ int isc_pysamp_add(struct isc_pysamp *ps, const struct isc_timeline *t, const st
 	} else {
 		tr->off++;
 		if (depth && !native) {
+			tr->off_py++;
 			ps->off_py++;
 			ps->s_off_py += in_scope;
 		} else {
@@ -278,6 +281,22 @@ void isc_pysamp_split(const struct isc_pysamp *ps, bool in_scopes, struct isc_py
 	s->other_c_on_ns = (uint64_t)llround((double)(in_scopes ? ps->s_other_on : ps->other_on) * per);
 	s->off_py_ns = (uint64_t)llround((double)(in_scopes ? ps->s_off_py : ps->off_py) * per);
 	s->off_native_ns = (uint64_t)llround((double)(in_scopes ? ps->s_off_native : ps->off_native) * per);
+}
+
+bool isc_pysamp_thread_split(const struct isc_pysamp *ps, uint32_t pid, uint32_t tid, struct isc_pysamp_split *s)
+{
+	memset(s, 0, sizeof(*s));
+	uint32_t i = isc_umap_get(&ps->tmap, (uint64_t)pid << 32 | tid);
+	if (i == ISC_UMAP_NONE)
+		return false;
+	const struct trow *tr = &ps->th[i];
+	double per = period_ns(ps);
+	s->python_on_ns = (uint64_t)llround((double)tr->interp_on * per);
+	s->torch_on_ns = (uint64_t)llround((double)tr->torch_on * per);
+	s->other_c_on_ns = (uint64_t)llround((double)(tr->native_on - tr->torch_on) * per);
+	s->off_py_ns = (uint64_t)llround((double)tr->off_py * per);
+	s->off_native_ns = (uint64_t)llround((double)(tr->off - tr->off_py) * per);
+	return true;
 }
 
 static double pct1(uint64_t k, uint64_t n)

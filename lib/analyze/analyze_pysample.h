@@ -36,6 +36,8 @@ struct isc_pysamp_split {
 	uint64_t off_native_ns;  /* off CPU in a call (sleep, I/O, a lock) */
 };
 void isc_pysamp_split(const struct isc_pysamp *ps, bool in_scopes, struct isc_pysamp_split *s);
+/* The same for one thread's samples; false (s zeroed) when it has none. */
+bool isc_pysamp_thread_split(const struct isc_pysamp *ps, uint32_t pid, uint32_t tid, struct isc_pysamp_split *s);
 
 /* Writes root.python.samples (top_n rows per table). */
 void isc_pysamp_emit(const struct isc_pysamp *ps, const struct isc_timeline *t, struct isc_jb *jb, cJSON *root,

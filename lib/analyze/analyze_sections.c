@@ -1298,6 +1298,18 @@ cJSON *isc_ana_build(struct ana *a, bool damaged)
 		torch = ss.torch_on_ns;
 		off_torch = 0;
 		measured = true;
+		/* each thread's row (processes[].threads) from its own samples: its
+		 * spans are scopes only, whose self time is no measure of Python */
+		for (size_t i = 0; i < a->nths; i++) {
+			struct thread *th = a->ths[i];
+			isc_pysamp_thread_split(a->pys, th->pid, th->tid, &ss);
+			th->off_py_ns = ss.off_py_ns;
+			th->python_ns = ss.python_on_ns + ss.off_py_ns;
+			th->off_ops_ns = ss.off_native_ns;
+			th->ops_ns = ss.torch_on_ns + ss.other_c_on_ns + ss.off_native_ns;
+			th->torch_ns = ss.torch_on_ns;
+			th->off_torch_ns = 0;
+		}
 	}
 	uint64_t traced = python + ops;
 

@@ -275,3 +275,50 @@ print(len(rows), rows[0]["line"] if rows else "-")' "$T/t.json"
 	done
 	[ "$n" -ge 1 ]
 }
+
+@test "sample mode: each thread's Python, ops and off-CPU time in processes[].threads are its own samples' (from the dump)" {
+	# the main thread spins in Python 0.8 s while "sleeper" sleeps 0.8 s
+	cat > "$T/two.py" <<'PY'
+import threading, time
+def spin(sec):
+    end = time.perf_counter() + sec
+    while time.perf_counter() < end:
+        pass
+t = threading.Thread(target=time.sleep, args=(0.8,), name="sleeper")
+t.start()
+spin(0.8)
+t.join()
+PY
+	run --separate-stderr "$RECORD" -q --python=sample -o "$T/t.isc" -- "$PY" "$T/two.py"
+	[ "$status" -eq 0 ]
+	"$MERGE" --dump-times "$T/t.isc" > "$T/dump"
+	"$MERGE" "$T/t.isc" | "$ANALYZE" > "$T/f.json"
+	# per thread from the dump: a sample is on CPU in state R without the
+	# preempted flag (8); on CPU in Python when it has frames and the
+	# innermost is bytecode (flags & 3 == 0), else in a call; each sample is
+	# one period of --python-hz (100 Hz: 10 ms)
+	run python3 - "$T/dump" "$T/f.json" <<'PY'
+import json, sys
+names, want = {}, {}
+for l in open(sys.argv[1]):
+    w = l.split()[1:]  # after the time
+    if len(w) >= 4 and w[2] == "TB":
+        names[w[1]] = w[3]
+    if len(w) >= 5 and w[2] == "py_sample":
+        state, flags, depth = w[3], int(w[4]), len(w) > 5
+        on = state == "R" and not flags & 8
+        k = ("python" if depth and flags & 3 == 0 else "ops") if on else "off"
+        c = want.setdefault(w[1], {"python": 0, "ops": 0, "off": 0})
+        c[k] += 10000000
+d = json.load(open(sys.argv[2]))
+got = {t["name"]: {"python": t["python_ns"], "ops": t["ops_ns"], "off": t["off_cpu_ns"]}
+       for t in d["processes"][0]["threads"]}
+bad = ["%s: %r, from the dump %r" % (names[k], got.get(names[k]), v) for k, v in want.items() if got.get(names[k]) != v]
+w = {names[k]: v for k, v in want.items()}
+# the spin loop is on CPU (bytecode and time.perf_counter), the sleeper off it
+print(" ".join(bad) or "ok", w["MainThread"]["python"] + w["MainThread"]["ops"] >= 500000000,
+      w["sleeper"]["off"] >= 500000000)
+PY
+	echo "$output"
+	[ "$output" = "ok True True" ]
+}
