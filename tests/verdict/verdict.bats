@@ -476,6 +476,17 @@ reason_top() {
 
 @test "page_in: the thread waits in page faults (page_in), charged to load_weights" {
 	workload page_in
+	# the premise, measured by the workload itself (wall minus thread CPU
+	# time of load_weights): locally 1.66-1.68 s of 3.1 s; a CI machine
+	# once served every fault from memory (48544 major faults, no blocked
+	# thread sample at all), and waits nobody saw cannot be charged
+	local blocked
+	blocked=$(sed -n 's/.*load_weights blocked \([0-9.]*\) s of.*/\1/p' "$BATS_FILE_TMPDIR/page_in/out")
+	echo "load_weights blocked ${blocked:-?} s (the workload's own measure)"
+	[ -n "$blocked" ]
+	if awk -v b="$blocked" 'BEGIN { exit !(b < 0.5) }'; then
+		skip "MACHINE ASSUMPTION NOT MET: the page faults kept load_weights off CPU $blocked s (< 0.5 s, 10 thread samples at 20 Hz): the disk served them without waiting"
+	fi
 	jq -r '"reasons: \([.cpu.off_cpu_reasons[] | "\(.reason) \(.pct)"] | join(", ")); major faults \(.memory.major_faults)"' "$F"
 	run jq -r '.cpu.off_cpu_reasons[] | select(.reason == "page_in") | .top[0].name' "$F"
 	fn=$output
