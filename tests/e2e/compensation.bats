@@ -19,6 +19,7 @@
 # often under that load for their minimum to mean anything (one 3.12 run:
 # the fastest of 40 took 7.6 ms); with 200 iterations of 5000 calls
 # (0.8 ms) six runs on 3.11 and 3.12 removed 96-101 %, and the band stays.
+# The machine assumption (probe, below) was added on 2026-11-26.
 
 setup_file() {
 	# exact Python mode: these tests check the exact mode's calibration and drops
@@ -35,17 +36,48 @@ setup_file() {
 	export AGENT=$ISC_BUILD/tools/iscope-record/python
 }
 
+# Machine assumption: the machine runs Python at one speed, so that the
+# calibration (a few ms at start-up), the plain run and the recorded run
+# are comparable.  On this VM it does not always: the same empty-call loop
+# runs at about 28 ns a call for tens of ms to seconds, then at 50 ns (a
+# vCPU on a busier host core; pinned to one CPU or not; 2026-11-26), and a
+# calibration taken in the slow state removed 154-165 % of what recording
+# added on 3.11 (2 of 5 runs; 93-96 % in the others).  probe PY: the
+# fastest round of the calibration's own loop (5000 calls of an empty
+# function) over 0.4 s, in ns a call.
+probe() {
+	"$1" -c 'import time
+def f():
+    pass
+def loop(n, f=f):
+    for _ in range(n):
+        f()
+best, t0 = None, time.perf_counter()
+while time.perf_counter() - t0 < 0.4:
+    a = time.perf_counter_ns()
+    loop(5000)
+    p = (time.perf_counter_ns() - a) / 5000
+    best = p if best is None or p < best else best
+print(best)'
+}
+
 # check PY: records known_calls.py with PY and compares with a plain run.
-# Prints one line per failed check; nothing when all hold.
+# Prints one line per failed check; nothing when all hold; a line
+# starting "MACHINE ASSUMPTION NOT MET" when the calibration or the plain
+# run ran more than 15 % slower than the machine's fastest speed (probe,
+# before and after).
 check() {
-	local py=$1 t=$BATS_TEST_TMPDIR
-	PYTHONPATH=$AGENT "$py" "$WL/known_calls.py" 200 5000 "$t/plain.json"
+	local py=$1 t=$BATS_TEST_TMPDIR p1 p2
+	p1=$(probe "$py")
+	PYTHONPATH=$AGENT "$py" "$WL/known_calls.py" 200 5000 "$t/plain.json" probe
 	"$REC" -q -o "$t/k.isc" -- "$py" "$WL/known_calls.py" 200 5000 "$t/rec.json"
+	p2=$(probe "$py")
 	"$ANALYZE" -q -o "$t/c.json" "$t/k.isc"
 	"$ANALYZE" -q --no-compensation -o "$t/r.json" "$t/k.isc"
-	/usr/bin/python3 - "$t" "$py" <<'PY'
+	/usr/bin/python3 - "$t" "$py" "$p1" "$p2" <<'PY'
 import json, subprocess, sys
 t, py = sys.argv[1], sys.argv[2]
+fastest = min(float(sys.argv[3]), float(sys.argv[4]))
 load = lambda n: json.load(open("%s/%s" % (t, n)))
 plain, rec, c, r = load("plain.json"), load("rec.json"), load("c.json"), load("r.json")
 ver = tuple(int(x) for x in subprocess.check_output([py, "-c", "import sys; print(*sys.version_info[:2])"]).split())
@@ -59,6 +91,12 @@ Lr, Lc = r["iterations"]["latency_ns"]["min"], c["iterations"]["latency_ns"]["mi
 # 6.1): per-event cost in ps, times 2 x (calls + 1) events, rounded to ns
 ps = (cal["hooked_ns"] - cal["plain_ns"]) * 1000 // cal["events"]
 want = (ps * 2 * (5000 + 1) + 500) // 1000
+speeds = {"the calibration": cal["plain_ns"] / cal["calls"], "the plain run": plain["probe_ns_per_call"]}
+slow = ["%s at %.1f ns a call" % (k, v) for k, v in speeds.items() if v > 1.15 * fastest]
+if slow:
+    print("MACHINE ASSUMPTION NOT MET: %s, the machine's fastest %.1f (probe): a speed change, not the recording" % (
+        ", ".join(slow), fastest))
+    sys.exit(0)
 checks = [
     (rc["python_mode"] == "exact", "python_mode %r" % rc["python_mode"]),
     (rc["mechanism"] == mech and cal["mechanism"] == mech, "mechanism %r, want %r" % (rc["mechanism"], mech)),
@@ -91,29 +129,46 @@ PY
 	run check "$ISC_PY"
 	[ "$status" -eq 0 ]
 	echo "$output"
+	if [[ $output == "MACHINE ASSUMPTION NOT MET"* ]]; then
+		skip "$output"
+	fi
 	[ "$output" = "" ]
 }
 
-@test "compensation: the same under sys.monitoring (CPython 3.12, 3.13)" {
-	# KNOWN FAILURE (issue 13, open): on a quiet machine the calibration of
-	# the sys.monitoring hook over-estimates its per-event cost: the
-	# correction removed 145 % (3.12) and 113 % (3.13) of what recording
-	# added in 2 of 4 runs on 2026-11-25 (within the band under load); after
-	# the untimed warm-up call (41e660f), 3.12 passed 4 of 4 quiet runs and
-	# 3.13 removed 122 % and 121 % in 2 of 4 (plain 293 us, recorded 548 us,
-	# corrected 237 us).
-	skip "KNOWN FAILURE: sys.monitoring calibration over-corrects on a quiet machine (CPython 3.13, issue 13)"
-	local py v n=0
-	for v in 3.12 3.13; do
-		py=$(ls -d /root/.pyenv/versions/$v.*/bin/python3 2>/dev/null | head -n 1)
-		[[ -x $py ]] || continue
-		n=$((n + 1))
-		run check "$py"
-		echo "$output"
-		[ "$status" -eq 0 ]
-		[ "$output" = "" ]
-	done
-	[ "$n" -ge 1 ] || skip "no CPython 3.12 or 3.13 under /root/.pyenv"
+@test "compensation: the same under sys.monitoring (CPython 3.12)" {
+	local py
+	py=$(ls -d /root/.pyenv/versions/3.12.*/bin/python3 2>/dev/null | head -n 1)
+	[[ -x $py ]] || skip "no CPython 3.12 under /root/.pyenv"
+	run check "$py"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	if [[ $output == "MACHINE ASSUMPTION NOT MET"* ]]; then
+		skip "$output"
+	fi
+	[ "$output" = "" ]
+}
+
+@test "compensation: the same under sys.monitoring (CPython 3.13)" {
+	# KNOWN FAILURE (issue 13): on 3.13 the calibration's per-event cost is
+	# 8-14 % above what recording added to the fastest iteration even with
+	# the calibration, the plain run and the machine's fastest speed within
+	# 15 % of one another (2026-11-26: removed 108 %, 110 %, 114 % of the
+	# added latency; 3.12 101-106 %), against the 110 % this check allows.
+	# Before the machine assumption it was blamed on quiet machines; the
+	# speed states explained the larger misses (122 %), not these.
+	local py
+	py=$(ls -d /root/.pyenv/versions/3.13.*/bin/python3 2>/dev/null | head -n 1)
+	[[ -x $py ]] || skip "no CPython 3.13 under /root/.pyenv"
+	run check "$py"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	if [[ $output == "MACHINE ASSUMPTION NOT MET"* ]]; then
+		skip "$output"
+	fi
+	if [[ $output == *"over-corrected by more than 10 %"* ]]; then
+		skip "KNOWN FAILURE: the 3.13 calibration over-corrects by 8-14 %: $output"
+	fi
+	[ "$output" = "" ]
 }
 
 @test "compensation: the report says what recording cost and that figures are corrected" {

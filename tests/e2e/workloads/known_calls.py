@@ -1,6 +1,6 @@
 """Known calls per iteration, for the overhead compensation test.
 
-    known_calls.py ITERS CALLS OUT.json
+    known_calls.py ITERS CALLS OUT.json [probe]
 
 Each iteration, inside `with scope("step")`, calls step() once, which calls
 leaf() CALLS times: 2 x (CALLS + 1) recorded events per iteration (the
@@ -9,6 +9,13 @@ call).  The workload times every iteration itself with perf_counter_ns
 around the scope and writes the minimum and the median, over the
 iterations after the first, to OUT.json.  Run plain (no recorder) it gives
 the unrecorded latency the analyzer's corrected latency is compared with.
+
+With "probe" (plain runs only: the probe's calls would be recorded), each
+iteration is followed, outside the timed bracket, by one round of the
+recording agent's calibration loop (5000 calls of an empty function), and
+OUT.json gets "probe_ns_per_call", the fastest round: the speed the
+machine ran this process at, comparable with the calibration's plain
+rounds (compensation.bats checks that the two ran at one speed).
 """
 import json
 import sys
@@ -28,18 +35,33 @@ def step(n):
     return s
 
 
+def f():
+    pass
+
+
+def loop(n, f=f):  # the agent's calibration loop (_agent.c calibrate())
+    for _ in range(n):
+        f()
+
+
 def main():
     iters, calls, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-    lat = []
+    probe = len(sys.argv) > 4 and sys.argv[4] == "probe"
+    lat, best = [], None
     for _ in range(iters):
         t0 = time.perf_counter_ns()
         with scope("step"):
             step(calls)
         lat.append(time.perf_counter_ns() - t0)
+        if probe:
+            p0 = time.perf_counter_ns()
+            loop(5000)
+            p = (time.perf_counter_ns() - p0) / 5000
+            best = p if best is None or p < best else best
     steady = sorted(lat[1:])
-    with open(out, "w") as f:
+    with open(out, "w") as fh:
         json.dump({"min_ns": steady[0], "median_ns": steady[len(steady) // 2], "iterations": iters,
-                   "calls": calls, "latencies_ns": lat}, f)
+                   "calls": calls, "latencies_ns": lat, "probe_ns_per_call": best}, fh)
 
 
 main()
