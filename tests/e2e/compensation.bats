@@ -61,6 +61,18 @@ while time.perf_counter() - t0 < 0.4:
 print(best)'
 }
 
+# check3 PY: check PY up to three times while the machine assumption does
+# not hold (a speed state lasts up to seconds here); a failed check is
+# never retried.  Prints what the last check printed.
+check3() {
+	local k out
+	for k in 1 2 3; do
+		out=$(check "$1") || return 1
+		[[ $out == "MACHINE ASSUMPTION NOT MET"* ]] || break
+	done
+	echo "$out"
+}
+
 # check PY: records known_calls.py with PY and compares with a plain run.
 # Prints one line per failed check; nothing when all hold; a line
 # starting "MACHINE ASSUMPTION NOT MET" when the calibration or the plain
@@ -126,7 +138,7 @@ PY
 }
 
 @test "compensation: the corrected fastest iteration is the unrecorded one (setprofile, $ISC_PY)" {
-	run check "$ISC_PY"
+	run check3 "$ISC_PY"
 	[ "$status" -eq 0 ]
 	echo "$output"
 	if [[ $output == "MACHINE ASSUMPTION NOT MET"* ]]; then
@@ -139,7 +151,7 @@ PY
 	local py
 	py=$(ls -d /root/.pyenv/versions/3.12.*/bin/python3 2>/dev/null | head -n 1)
 	[[ -x $py ]] || skip "no CPython 3.12 under /root/.pyenv"
-	run check "$py"
+	run check3 "$py"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	if [[ $output == "MACHINE ASSUMPTION NOT MET"* ]]; then
@@ -159,7 +171,7 @@ PY
 	local py
 	py=$(ls -d /root/.pyenv/versions/3.13.*/bin/python3 2>/dev/null | head -n 1)
 	[[ -x $py ]] || skip "no CPython 3.13 under /root/.pyenv"
-	run check "$py"
+	run check3 "$py"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	if [[ $output == "MACHINE ASSUMPTION NOT MET"* ]]; then
