@@ -11,10 +11,10 @@ prints, so that nothing green hides anything:
   * every skip: a meson test that skipped as a whole (exit 77, "1..0 #
     SKIP") and every TAP subtest "ok ... # skip reason" inside a test
     that passed, with its reason;
-  * every failure, by name, followed by up to 12 lines of why: the
+  * every failure, by name, followed by up to 12 lines of why (the
     "not ok" lines and the "#" diagnostics bats printed after them, else
-    the last lines of the test's output (CI shows only the tail of a run,
-    so the reason has to be here).
+    the last lines of the test's output) and its exit status: CI shows
+    only the tail of a run, so the reason has to be here.
 The last line is "N passed, N failed" followed by ", N skipped" when
 anything was skipped (CI reads that line). passed counts meson tests that
 passed or failed as expected; failed counts meson tests that did not pass,

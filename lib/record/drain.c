@@ -324,9 +324,9 @@ static void drain_slot(struct rec *r, struct proc *p, uint32_t i, uint64_t now)
  * New string definitions, checked record by record (framing, then a
  * STRING_DEF body that parses: a frame iscope-merge would reject loses
  * the whole trace's exit status), as STRINGS frames of at most STR_WINDOW
- * bytes.  A corrupt record (or one larger than the window, which no agent
- * writes) skips everything committed so far; the good ones before it are
- * kept.
+ * bytes; a record the window's end cuts starts the next window.  A
+ * corrupt record (or one larger than the window, which no agent writes)
+ * skips everything committed so far; the good ones before it are kept.
  * Runs under shm_guard().
  */
 static void drain_strings(struct rec *r, struct proc *p)
@@ -356,7 +356,12 @@ static void drain_strings(struct rec *r, struct proc *p)
 			good = c.p;
 		}
 		size_t ok = (size_t)(good - r->tmp.data);
-		if (rc < 0 || (!ok && len == STR_WINDOW)) {
+		/* the window ended before what is committed: the record it cut
+		 * is read whole at the start of the next one (checked there) */
+		bool cut = len < committed - p->str_read;
+		if (rc < 0 && cut && ok) {
+			p->str_read += ok;
+		} else if (rc < 0 || (!ok && len == STR_WINDOW)) {
 			isc_log(ISC_LOG_WARN, "pid %d: corrupt string table in shared memory", (int)p->pid);
 			r->res->warnings++;
 			p->str_read = committed;

@@ -292,7 +292,7 @@ PY
 	run --separate-stderr "$RECORD" -q --python=sample -o "$T/t.isc" -- "$PY" "$T/two.py"
 	[ "$status" -eq 0 ]
 	"$MERGE" --dump-times "$T/t.isc" > "$T/dump"
-	"$MERGE" "$T/t.isc" | "$ANALYZE" > "$T/f.json"
+	"$ANALYZE" -o "$T/f.json" "$T/t.isc"
 	# per thread from the dump: a sample is on CPU in state R without the
 	# preempted flag (8); on CPU in Python when it has frames and the
 	# innermost is bytecode (flags & 3 == 0), else in a call; each sample is

@@ -65,27 +65,32 @@ print(best)'
 # not hold (a speed state lasts up to seconds here); a failed check is
 # never retried.  Prints what the last check printed.
 check3() {
-	local k out
+	local k out st
 	for k in 1 2 3; do
-		out=$(check "$1") || return 1
-		[[ $out == "MACHINE ASSUMPTION NOT MET"* ]] || break
+		st=0
+		out=$(check "$1") || st=$?
+		[[ $st -eq 0 && $out == "MACHINE ASSUMPTION NOT MET"* ]] || break
 	done
 	echo "$out"
+	return "$st"
 }
 
 # check PY: records known_calls.py with PY and compares with a plain run.
-# Prints one line per failed check; nothing when all hold; a line
-# starting "MACHINE ASSUMPTION NOT MET" when the calibration or the plain
+# Prints one line per failed check; nothing when all hold; exactly one
+# line, starting "MACHINE ASSUMPTION NOT MET", when every check that does
+# not depend on the machine's speed held but the calibration or the plain
 # run ran more than 15 % slower than the machine's fastest speed (probe,
-# before and after).
+# before and after): then the three checks of the band are not judged.
+# A step that fails prints FAIL and returns 1 (bats' run turns errexit off).
 check() {
 	local py=$1 t=$BATS_TEST_TMPDIR p1 p2
-	p1=$(probe "$py")
-	PYTHONPATH=$AGENT "$py" "$WL/known_calls.py" 200 5000 "$t/plain.json" probe
-	"$REC" -q -o "$t/k.isc" -- "$py" "$WL/known_calls.py" 200 5000 "$t/rec.json"
-	p2=$(probe "$py")
-	"$ANALYZE" -q -o "$t/c.json" "$t/k.isc"
-	"$ANALYZE" -q --no-compensation -o "$t/r.json" "$t/k.isc"
+	rm -f "$t/plain.json" "$t/rec.json" "$t/k.isc" "$t/c.json" "$t/r.json"
+	p1=$(probe "$py") || { echo "FAIL: probe"; return 1; }
+	PYTHONPATH=$AGENT "$py" "$WL/known_calls.py" 200 5000 "$t/plain.json" probe || { echo "FAIL: plain run"; return 1; }
+	"$REC" -q -o "$t/k.isc" -- "$py" "$WL/known_calls.py" 200 5000 "$t/rec.json" || { echo "FAIL: recording"; return 1; }
+	p2=$(probe "$py") || { echo "FAIL: probe"; return 1; }
+	"$ANALYZE" -q -o "$t/c.json" "$t/k.isc" || { echo "FAIL: analyze"; return 1; }
+	"$ANALYZE" -q --no-compensation -o "$t/r.json" "$t/k.isc" || { echo "FAIL: analyze --no-compensation"; return 1; }
 	/usr/bin/python3 - "$t" "$py" "$p1" "$p2" <<'PY'
 import json, subprocess, sys
 t, py = sys.argv[1], sys.argv[2]
@@ -105,10 +110,13 @@ ps = (cal["hooked_ns"] - cal["plain_ns"]) * 1000 // cal["events"]
 want = (ps * 2 * (5000 + 1) + 500) // 1000
 speeds = {"the calibration": cal["plain_ns"] / cal["calls"], "the plain run": plain["probe_ns_per_call"]}
 slow = ["%s at %.1f ns a call" % (k, v) for k, v in speeds.items() if v > 1.15 * fastest]
-if slow:
-    print("MACHINE ASSUMPTION NOT MET: %s, the machine's fastest %.1f (probe): a speed change, not the recording" % (
-        ", ".join(slow), fastest))
-    sys.exit(0)
+removed = round(100 * (Lr - Lc) / (Lr - L0)) if Lr > L0 else 0
+# the band: what compares the recorded run with the plain one (speed-dependent)
+band = [
+    (abs(Lc - L0) < abs(Lr - L0), "corrected %d not closer to plain %d than raw %d" % (Lc, L0, Lr)),
+    (Lc - L0 <= 0.25 * (Lr - L0), "corrected %d: less than 75 %% of the added %d removed (plain %d)" % (Lc, Lr - L0, L0)),
+    (L0 - Lc <= 0.10 * (Lr - L0), "corrected %d: over-corrected: removed %d %% of the added %d (plain %d)" % (Lc, removed, Lr - L0, L0)),
+]
 checks = [
     (rc["python_mode"] == "exact", "python_mode %r" % rc["python_mode"]),
     (rc["mechanism"] == mech and cal["mechanism"] == mech, "mechanism %r, want %r" % (rc["mechanism"], mech)),
@@ -122,25 +130,26 @@ checks = [
     (Lr == min(spans[1:]), "raw min %d, shortest steady span %d" % (Lr, min(spans[1:]))),
     # the removal is the calibrated cost of the iteration's events (ps rounding: 1 ns)
     (Lr - Lc == want, "removed %d ns, calibration says %d" % (Lr - Lc, want)),
-    (abs(Lc - L0) < abs(Lr - L0), "corrected %d not closer to plain %d than raw %d" % (Lc, L0, Lr)),
-    (Lc - L0 <= 0.25 * (Lr - L0), "corrected %d: less than 75 %% of the added %d removed (plain %d)" % (Lc, Lr - L0, L0)),
-    (L0 - Lc <= 0.10 * (Lr - L0), "corrected %d: over-corrected by more than 10 %% of %d (plain %d)" % (Lc, Lr - L0, L0)),
     (rc["overhead_ns"] > 0 and 0 < rc["overhead_pct"] < 100, "overhead %r" % rc),
     # every steady iteration lost the same calibrated amount
     (rc["iteration_overhead_removed_ns"] == c["iterations"]["samples"] * want,
      "iteration_overhead_removed_ns %d, want %d x %d" % (rc["iteration_overhead_removed_ns"], c["iterations"]["samples"], want)),
     (r["recording"]["iteration_overhead_removed_ns"] == 0, "raw: %r" % r["recording"]["iteration_overhead_removed_ns"]),
 ]
-for ok, why in checks:
-    if not ok:
-        print("%s: %s" % (py, why))
+failed = [why for ok, why in checks if not ok]
+if not failed and slow:
+    print("MACHINE ASSUMPTION NOT MET: %s, the machine's fastest %.1f (probe): a speed change, not the recording" % (
+        ", ".join(slow), fastest))
+    sys.exit(0)
+for why in failed + ([] if slow else [why for ok, why in band if not ok]):
+    print("%s: %s" % (py, why))
 PY
 }
 
 @test "compensation: the corrected fastest iteration is the unrecorded one (setprofile, $ISC_PY)" {
 	run check3 "$ISC_PY"
-	[ "$status" -eq 0 ]
 	echo "$output"
+	[ "$status" -eq 0 ]
 	if [[ $output == "MACHINE ASSUMPTION NOT MET"* ]]; then
 		skip "$output"
 	fi
@@ -160,6 +169,15 @@ PY
 	[ "$output" = "" ]
 }
 
+# known_313 OUTPUT: OUTPUT is the 3.13 known failure and only it: one
+# failed check, the over-correction, by at most 120 % (a larger miss, or
+# any other failed check, fails the test).
+known_313() {
+	[[ $1 != *$'\n'* ]] || return 1
+	[[ $1 =~ over-corrected:\ removed\ ([0-9]+)\ % ]] || return 1
+	((BASH_REMATCH[1] <= 120))
+}
+
 @test "compensation: the same under sys.monitoring (CPython 3.13)" {
 	# KNOWN FAILURE (issue 13): on 3.13 the calibration's per-event cost can
 	# be above what recording added to the fastest iteration even with the
@@ -177,7 +195,7 @@ PY
 	if [[ $output == "MACHINE ASSUMPTION NOT MET"* ]]; then
 		skip "$output"
 	fi
-	if [[ $output == *"over-corrected by more than 10 %"* ]]; then
+	if known_313 "$output"; then
 		skip "KNOWN FAILURE: the 3.13 calibration over-corrects (110-114 % removed in 2 of 5 runs): $output"
 	fi
 	[ "$output" = "" ]

@@ -22,6 +22,12 @@ gone() {
 	! kill -0 "$1" 2>/dev/null || [[ $(ps -o stat= -p "$1" 2>/dev/null) == Z* ]]
 }
 
+# sleeping PID: true once PID is in state S (interruptible sleep: blocked
+# in a system call such as select).
+sleeping() {
+	[[ $(ps -o stat= -p "$1" 2>/dev/null) == S* ]]
+}
+
 # field FILE KEY: the value after "KEY=" on the first line of FILE holding it.
 field() {
 	grep -o "$2=[^ ]*" "$1" | head -n 1 | cut -d= -f2

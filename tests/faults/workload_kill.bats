@@ -80,6 +80,8 @@ says_killed() {
 	"$RECORD" -q --trace-size 1G -o "$T/t.isc" -- "$PY" "$WL/announce.py" 100000 "$T/sync" block &
 	rec=$!
 	wait_for 60 test -s "$T/sync"
+	# inside the blocking call (state S) before the kill, so it is open
+	wait_for 30 sleeping "$(field "$T/sync" pid)"
 	kill -9 "$(field "$T/sync" pid)"
 	st=0
 	wait "$rec" || st=$?

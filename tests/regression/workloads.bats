@@ -23,7 +23,7 @@
 # times: at 25 (the body four times a step) their slowdown beside one CPU
 # hog outweighed relu_'s in 3 of 4 suite runs (a likely cause of the CI
 # failure of afcd99b, whose log did not say which check failed); with 7,
-# 0 of 3 (workload.py).
+# in 0 of 3 suite runs beside the hog and 0 of 2 quiet ones (2026-11-26).
 #
 # Six baselines, interleaved, the last recorded after every run compared
 # with them: on this VM whole runs settle in speed states (measured with

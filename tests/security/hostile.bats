@@ -95,6 +95,14 @@ attack() {
 	[ "$(grep -c ' B python hostile_ok ' <<< "$output")" -eq 10 ]
 }
 
+@test "a string area published at once past the recorder's 4 MiB read window: no record is called corrupt" {
+	attack strwindow
+	[[ "$err" != *"corrupt string table"* ]]
+	# the calls name the last definition, which lies past the first window
+	run -0 "$MERGE" --dump "$T/t.isc"
+	[ "$(grep -c ' B python w05370x' <<< "$output")" -eq 10 ]
+}
+
 @test "random slot contents and an impossible slot count" {
 	attack slots
 }

@@ -24,6 +24,11 @@
  *                area, then a well-framed STRING_DEF whose body does not
  *                parse (id 0), then a valid one again; its ring's calls
  *                name id 1
+ *   strwindow    not an attack: a 6 MiB string area holding 5243 valid
+ *                STRING_DEF records of 1000 bytes (ids 128 to 5370,
+ *                names "wNNNNN" and 'x's), published at once, so one record
+ *                straddles the recorder's 4 MiB read window; its ring's
+ *                10 calls name the last one (w05370)
  *   slots        nslots_used 0xffffffff, slots with random tids
  *   truncate     valid records; once the recorder has mapped the file
  *                (its path shows in some /proc/PID/maps), truncate the
@@ -87,6 +92,8 @@ struct shm {
 	char path[4096];
 };
 
+static uint64_t str_size_want = 65536; /* the string area make_file lays out */
+
 /* Creates path (O_EXCL|O_NOFOLLOW, mode) with a well-formed header. */
 static void make_file(struct shm *s, const char *path, mode_t mode)
 {
@@ -96,7 +103,7 @@ static void make_file(struct shm *s, const char *path, mode_t mode)
 		s->ring = 4096;
 	uint64_t str_off = ISC_SHM_SLOTS_OFF + (uint64_t)NSLOTS * ISC_SHM_SLOT_SIZE;
 	str_off = (str_off + 4095) & ~4095ull;
-	uint64_t str_size = 65536, ring_off = str_off + str_size;
+	uint64_t str_size = str_size_want, ring_off = str_off + str_size;
 	s->size = ring_off + (uint64_t)NSLOTS * s->ring;
 	snprintf(s->path, sizeof(s->path), "%s", path);
 	s->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
@@ -216,6 +223,8 @@ int main(int argc, char **argv)
 		make_file(&s, path, 0644);
 		valid_records(&s, 0, 100);
 	} else {
+		if (!strcmp(mode, "strwindow"))
+			str_size_want = 6u << 20;
 		make_file(&s, path, 0600);
 		if (!strcmp(mode, "garbage")) {
 			struct isc_shm_slot *sl = slot(&s, 0);
@@ -262,9 +271,37 @@ int main(int argc, char **argv)
 				ISC_REC_STRING_DEF, 6, 0, ISC_STR_CODE, 0, 1, 'x', 0,
 				ISC_REC_STRING_DEF, 15, 2, ISC_STR_CODE, 0, 10, 'h', 'o', 's', 't', 'i', 'l', 'e', '_', 'n', 'o', 0,
 			};
-			valid_records(&s, 0, 10);
+			/* names before the records that use them, as an agent publishes */
 			memcpy(s.base + s.p->str_off, defs, sizeof(defs));
 			atomic_store(&s.p->str_committed, sizeof(defs));
+			valid_records(&s, 0, 10);
+		} else if (!strcmp(mode, "strwindow")) {
+			uint8_t *p = s.base + s.p->str_off;
+			uint32_t id;
+			for (id = 128; id <= 5370; id++) { /* two-byte ids: 1000-byte records */
+				*p++ = ISC_REC_STRING_DEF;
+				p += isc_put_varint(p, 997); /* body: id 2, kind 1, line 1, length 2, name 990, file 1 */
+				p += isc_put_varint(p, id);
+				*p++ = ISC_STR_CODE;
+				*p++ = 0;
+				p += isc_put_varint(p, 990);
+				int n = snprintf((char *)p, 8, "w%05u", (unsigned)id);
+				memset(p + n, 'x', (size_t)(990 - n));
+				p += 990;
+				*p++ = 0;
+			}
+			atomic_store(&s.p->str_committed, (uint64_t)(p - (s.base + s.p->str_off)));
+			struct isc_shm_slot *sl = slot(&s, 0);
+			atomic_store(&sl->tid, (uint32_t)getpid());
+			atomic_store(&sl->state, ISC_SLOT_ACTIVE);
+			atomic_store(&s.p->nslots_used, 1);
+			id = 5370;
+			uint8_t call[5] = { ISC_REC_PY_CALL, 3, 1, (uint8_t)(id & 0x7f) | 0x80, (uint8_t)(id >> 7) };
+			uint8_t ret[3] = { ISC_REC_PY_RETURN, 1, 1 };
+			for (int k = 0; k < 10; k++) {
+				isc_ring_push(sl, ring(&s, 0), s.ring, call, sizeof(call));
+				isc_ring_push(sl, ring(&s, 0), s.ring, ret, sizeof(ret));
+			}
 		} else if (!strcmp(mode, "slots")) {
 			for (uint32_t i = 0; i < NSLOTS; i++)
 				atomic_store(&slot(&s, i)->tid, (uint32_t)rnd());
