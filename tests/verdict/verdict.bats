@@ -94,11 +94,24 @@ workload() {
 # quiet_machine NAME: the machine assumption of a single-threaded CPU class
 # (python_bound, op_compute_bound, host_memory_bound): CPUs to spare for the
 # workload. Other processes keeping more threads runnable than there are
-# CPUs (1-minute load average above the CPU count when NAME was recorded)
-# preempt it, and the recording rightly says thread_contention. Then the
-# class test skips, saying so; its signal tests still run.
+# CPUs preempt it, and the recording rightly says thread_contention. Then
+# the class test skips, saying so; its signal tests still run.  Measured
+# by the CPU pressure during the recording (PSI "some", as the recorder
+# read it: memory.pressure.cpu.some_stall_pct) above 20 %: these
+# workloads alone gave 0.4-1.2 %, beside one CPU hog 3.9-5.2 % (verdicts
+# right), beside two 96 % (thread_contention, rightly; 2026-11-26).
+# Without PSI, the 1-minute load average above the CPU count when NAME
+# was recorded (which also counts the suite's previous workloads: it
+# skipped three classes in a CI run at 2.2-2.5 on 2 CPUs).
 quiet_machine() {
-	local load ncpu
+	local load ncpu psi
+	psi=$(jq -r '.memory.pressure.cpu.some_stall_pct // "none"' "$BATS_FILE_TMPDIR/$1/findings.json")
+	if [[ $psi != none ]]; then
+		if awk -v p="$psi" 'BEGIN { exit !(p > 20) }'; then
+			skip "MACHINE ASSUMPTION NOT MET: $1 needs CPUs to spare; CPU pressure $psi % while it was recorded"
+		fi
+		return 0
+	fi
 	load=$(<"$BATS_FILE_TMPDIR/$1/load")
 	ncpu=$(getconf _NPROCESSORS_ONLN)
 	if awk -v l="$load" -v n="$ncpu" 'BEGIN { exit !(l > n) }'; then
