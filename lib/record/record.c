@@ -477,13 +477,6 @@ static int write_header(struct rec *r)
 	return rc;
 }
 
-/*
- * The settings a run's speed depends on, as META records (key, value) in a
- * samples chunk after the header, so a comparison can show them first:
- * environment variables that set threads, allocators, devices and ranks
- * (only those set), the CPU model, the kernel and the CPU frequency
- * governor.  Nothing here is secret: no variable outside the list is read.
- */
 /* One META record: key (under 64 bytes), value cut at 255 bytes. */
 static void put_meta(struct isc_buf *b, uint64_t now, uint64_t *last, const char *key, const char *v)
 {
@@ -495,6 +488,13 @@ static void put_meta(struct isc_buf *b, uint64_t now, uint64_t *last, const char
 	isc_buf_put_record(b, ISC_REC_META, now, last, body, n + kl + vl);
 }
 
+/*
+ * The settings a run's speed depends on, as META records (key, value) in a
+ * samples chunk after the header, so a comparison can show them first:
+ * environment variables that set threads, allocators, devices and ranks
+ * (only those set), the CPU model, the kernel and the CPU frequency
+ * governor.  Nothing here is secret: no variable outside the list is read.
+ */
 static void write_environment(struct rec *r)
 {
 	static const char *const vars[] = {
