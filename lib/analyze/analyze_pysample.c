@@ -273,14 +273,24 @@ static double period_ns(const struct isc_pysamp *ps)
 	return 0;
 }
 
-void isc_pysamp_split(const struct isc_pysamp *ps, bool in_scopes, struct isc_pysamp_split *s)
+/* Sample counts (python on, torch on, other C on, off in bytecode, off in a call) to ns. */
+static void split_of(const struct isc_pysamp *ps, uint64_t py_on, uint64_t torch_on, uint64_t other_on,
+		     uint64_t off_py, uint64_t off_native, struct isc_pysamp_split *s)
 {
 	double per = period_ns(ps);
-	s->python_on_ns = (uint64_t)llround((double)(in_scopes ? ps->s_py_on : ps->py_on) * per);
-	s->torch_on_ns = (uint64_t)llround((double)(in_scopes ? ps->s_torch_on : ps->torch_on) * per);
-	s->other_c_on_ns = (uint64_t)llround((double)(in_scopes ? ps->s_other_on : ps->other_on) * per);
-	s->off_py_ns = (uint64_t)llround((double)(in_scopes ? ps->s_off_py : ps->off_py) * per);
-	s->off_native_ns = (uint64_t)llround((double)(in_scopes ? ps->s_off_native : ps->off_native) * per);
+	s->python_on_ns = (uint64_t)llround((double)py_on * per);
+	s->torch_on_ns = (uint64_t)llround((double)torch_on * per);
+	s->other_c_on_ns = (uint64_t)llround((double)other_on * per);
+	s->off_py_ns = (uint64_t)llround((double)off_py * per);
+	s->off_native_ns = (uint64_t)llround((double)off_native * per);
+}
+
+void isc_pysamp_split(const struct isc_pysamp *ps, bool in_scopes, struct isc_pysamp_split *s)
+{
+	if (in_scopes)
+		split_of(ps, ps->s_py_on, ps->s_torch_on, ps->s_other_on, ps->s_off_py, ps->s_off_native, s);
+	else
+		split_of(ps, ps->py_on, ps->torch_on, ps->other_on, ps->off_py, ps->off_native, s);
 }
 
 bool isc_pysamp_thread_split(const struct isc_pysamp *ps, uint32_t pid, uint32_t tid, struct isc_pysamp_split *s)
@@ -290,12 +300,7 @@ bool isc_pysamp_thread_split(const struct isc_pysamp *ps, uint32_t pid, uint32_t
 	if (i == ISC_UMAP_NONE)
 		return false;
 	const struct trow *tr = &ps->th[i];
-	double per = period_ns(ps);
-	s->python_on_ns = (uint64_t)llround((double)tr->interp_on * per);
-	s->torch_on_ns = (uint64_t)llround((double)tr->torch_on * per);
-	s->other_c_on_ns = (uint64_t)llround((double)(tr->native_on - tr->torch_on) * per);
-	s->off_py_ns = (uint64_t)llround((double)tr->off_py * per);
-	s->off_native_ns = (uint64_t)llround((double)(tr->off - tr->off_py) * per);
+	split_of(ps, tr->interp_on, tr->torch_on, tr->native_on - tr->torch_on, tr->off_py, tr->off - tr->off_py, s);
 	return true;
 }
 
