@@ -39,26 +39,14 @@ setup_file() {
 # Machine assumption: the machine runs Python at one speed, so that the
 # calibration (a few ms at start-up), the plain run and the recorded run
 # are comparable.  On this VM it does not always: the same empty-call loop
-# runs at about 28 ns a call for tens of ms to seconds, then at 50 ns (a
-# vCPU on a busier host core; pinned to one CPU or not; 2026-11-26), and a
+# runs at about 28 ns a call for tens of ms to seconds, then at 50 ns
+# (pinned to one CPU or not; the cause is outside the VM; 2026-11-26), and a
 # calibration taken in the slow state removed 154-165 % of what recording
 # added on 3.11 (2 of 5 runs; 93-96 % in the others).  probe PY: the
 # fastest round of the calibration's own loop (5000 calls of an empty
-# function) over 0.4 s, in ns a call.
+# function, known_calls.py --probe) over 0.4 s, in ns a call.
 probe() {
-	"$1" -c 'import time
-def f():
-    pass
-def loop(n, f=f):
-    for _ in range(n):
-        f()
-best, t0 = None, time.perf_counter()
-while time.perf_counter() - t0 < 0.4:
-    a = time.perf_counter_ns()
-    loop(5000)
-    p = (time.perf_counter_ns() - a) / 5000
-    best = p if best is None or p < best else best
-print(best)'
+	PYTHONPATH=$AGENT "$1" "$WL/known_calls.py" --probe 0.4
 }
 
 # check3 PY: check PY up to three times while the machine assumption does
