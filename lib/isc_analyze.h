@@ -39,7 +39,29 @@ struct isc_analyze_opts {
 	/* keep the recorder's measured per-event cost in the times (no overhead
 	 * compensation; see iscope-analyze(1)) */
 	bool raw_times;
+	/* The per-event cost each process's times lose, found by
+	 * isc_analyze_calibrations() in a first pass over the same timeline;
+	 * NULL: a process's first CALIBRATION, from where it is read on. */
+	const struct isc_analyze_calib *calibs;
+	size_t ncalibs;
 };
+
+/* A process's chosen CALIBRATION record (formats/trace.md 6.1). */
+struct isc_analyze_calib {
+	uint32_t pid;
+	uint64_t f[6]; /* mechanism per_event_ps calls plain_ns hooked_ns events */
+};
+
+/*
+ * Reads the timeline t to its end (past damage, as isc_analyze_timeline
+ * does) and chooses each process's calibration: of its CALIBRATION records
+ * (the agent measures at start and again at exit) the one with the lowest
+ * nonzero per-event cost, as a machine's slow spell inflates a measurement
+ * and never deflates it (iscope-analyze(1)).  *out (malloc'd, the caller
+ * frees it) gets one entry per calibrated process, sorted by pid.  0, or
+ * -ENOMEM.
+ */
+int isc_analyze_calibrations(struct isc_timeline *t, struct isc_analyze_calib **out, size_t *n);
 
 /*
  * Reads the timeline t to its end in one pass and builds the findings

@@ -85,12 +85,15 @@ int isc_input_open(FILE *in, FILE **f, enum isc_input_kind *kind);
 int isc_timeline_replay(struct isc_timeline *t, struct isc_sink *sink, char *damage, size_t dlen);
 
 /*
- * Opens a timeline, or a trace merged (a Kineto trace imported) on the fly
- * into an anonymous temporary file.  *owned receives a FILE the caller
- * closes after isc_timeline_free (it wraps in).  mres reports the merge or
- * import (all zero for a timeline); a damaged trace still opens, with
- * mres->bad_input set.
+ * Opens a timeline, or a trace merged (a Kineto trace imported) on the fly,
+ * from an anonymous temporary file (a timeline is copied there, so a pipe
+ * can be read twice).  *owned receives that FILE, which the caller closes
+ * after isc_timeline_free.  mres reports the merge or import (all zero for
+ * a timeline); a damaged trace still opens, with mres->bad_input set.
  */
 int isc_timeline_open_any(struct isc_timeline **t, FILE *in, FILE **owned, struct isc_merge_result *mres);
+
+/* Frees *t and opens owned (from isc_timeline_open_any) again from its start. */
+int isc_timeline_rewind(struct isc_timeline **t, FILE *owned);
 
 #endif

@@ -81,6 +81,13 @@ static struct proc *proc_get(struct ana *a, uint32_t pid)
 		return NULL;
 	}
 	p->pid = pid;
+	const struct isc_analyze_calib key = { .pid = pid }, *c = NULL;
+	if (a->ncalibs) /* chosen in a first pass: applies from the start */
+		c = bsearch(&key, a->calibs, a->ncalibs, sizeof(key), isc_ana_calib_cmp);
+	if (c) {
+		p->have_calib = true;
+		memcpy(p->calib, c->f, sizeof(p->calib));
+	}
 	*slot = (uint32_t)a->nprs;
 	a->prs[a->nprs++] = p;
 	return p;
@@ -897,9 +904,17 @@ static int on_event(struct ana *a, const struct isc_tl_event *ev)
 	case ISC_REC_CALIBRATION:
 		if (!(p = proc_get(a, ev->pid)))
 			return -ENOMEM;
-		if (!p->have_calib && ev->nf == 6) { /* a process's first one counts */
+		if (ev->nf != 6)
+			return 0;
+		if (!p->have_calib) { /* without a first pass, a process's first one counts */
 			p->have_calib = true;
 			memcpy(p->calib, ev->f, sizeof(p->calib));
+		}
+		if (a->ncals < ISC_ANA_CALS) {
+			if (isc_grow(&a->cals, &a->cals_cap, a->ncals, sizeof(*a->cals)))
+				return -ENOMEM;
+			a->cals[a->ncals].pid = ev->pid;
+			memcpy(a->cals[a->ncals++].f, ev->f, sizeof(a->cals->f));
 		}
 		return 0;
 	case ISC_REC_WARNING:
@@ -976,6 +991,7 @@ static void ana_free(struct ana *a)
 	isc_umap_free(&a->fn_map);
 	isc_umap_free(&a->th_map);
 	isc_umap_free(&a->pr_map);
+	free(a->cals);
 	isc_umap_free(&a->sc_map);
 	isc_umap_free(&a->mk_map);
 	isc_umap_free(&a->off_map);
@@ -1002,7 +1018,8 @@ static void ana_free(struct ana *a)
 int isc_analyze_timeline(struct isc_timeline *t, const struct isc_analyze_opts *o, cJSON **out)
 {
 	struct ana a = { .t = t, .top_n = o && o->top_n ? o->top_n : ISC_ANALYZE_TOP_DEFAULT,
-			 .raw_times = o && o->raw_times };
+			 .raw_times = o && o->raw_times, .calibs = o ? o->calibs : NULL,
+			 .ncalibs = o && o->calibs ? o->ncalibs : 0 };
 	struct isc_tl_event ev;
 	char first_err[512] = "";
 	uint64_t ndamage = 0;

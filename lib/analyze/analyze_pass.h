@@ -264,7 +264,15 @@ struct ana {
 	uint32_t step_scope;       /* 1 + index of the ProfilerStep#N scope, 0 before one */
 	bool raw_times;            /* --no-compensation: keep the recording cost in */
 	uint64_t removed_iter_ns;  /* ... out of the latencies of the iteration scope's spans */
+	const struct isc_analyze_calib *calibs; /* each process's, chosen in a first pass; or NULL */
+	size_t ncalibs;
+	struct isc_analyze_calib *cals; /* the CALIBRATION records read, in order (at most ISC_ANA_CALS) */
+	size_t ncals, cals_cap;
 };
+#define ISC_ANA_CALS 1024
+
+/* Orders isc_analyze_calib entries by pid (analyze_recording.c). */
+int isc_ana_calib_cmp(const void *x, const void *y);
 
 /*
  * Overhead compensation (analyze_recording.c).  The recording cost of one

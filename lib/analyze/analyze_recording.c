@@ -14,6 +14,7 @@
  * Written only when a process was calibrated or a thread lost events, so
  * documents of Kineto traces and of older recordings do not change.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,59 @@ static int by_dropped(const void *x, const void *y)
 static double pct2(double part, double whole)
 {
 	return whole > 0 ? round(10000.0 * part / whole) / 100 : 0;
+}
+
+int isc_ana_calib_cmp(const void *x, const void *y)
+{
+	uint32_t a = ((const struct isc_analyze_calib *)x)->pid, b = ((const struct isc_analyze_calib *)y)->pid;
+	return a < b ? -1 : a > b;
+}
+
+int isc_analyze_calibrations(struct isc_timeline *t, struct isc_analyze_calib **out, size_t *n)
+{
+	struct isc_umap map = { 0 };
+	struct isc_analyze_calib *v = NULL;
+	size_t nv = 0, cap = 0;
+	struct isc_tl_event ev;
+	uint64_t ndamage = 0;
+	int rc;
+	*out = NULL;
+	*n = 0;
+	while ((rc = isc_timeline_next(t, &ev)) != 0) {
+		if (rc < 0) { /* as isc_analyze_timeline: past damage, which it reports */
+			isc_err_clear();
+			if (rc == -EBADMSG && ++ndamage < 100000)
+				continue;
+			if (rc == -ENOMEM)
+				goto fail;
+			break;
+		}
+		if (ev.type != ISC_REC_CALIBRATION || ev.nf != 6)
+			continue;
+		uint32_t *slot;
+		if ((rc = isc_umap_slot(&map, ev.pid, &slot)))
+			goto fail;
+		if (*slot == ISC_UMAP_NONE) { /* the process's first */
+			if ((rc = isc_grow(&v, &cap, nv, sizeof(*v))))
+				goto fail;
+			*slot = (uint32_t)nv;
+			v[nv].pid = ev.pid;
+			memcpy(v[nv++].f, ev.f, sizeof(v->f));
+		} else if (ev.f[1] && (!v[*slot].f[1] || ev.f[1] < v[*slot].f[1])) { /* a lower nonzero cost */
+			memcpy(v[*slot].f, ev.f, sizeof(v->f));
+		}
+	}
+	isc_umap_free(&map);
+	if (nv)
+		qsort(v, nv, sizeof(*v), isc_ana_calib_cmp);
+	*out = v;
+	*n = nv;
+	return 0;
+fail:
+	isc_umap_free(&map);
+	free(v);
+	isc_err_push("out of memory");
+	return -ENOMEM;
 }
 
 void isc_ana_emit_recording(struct ana *a, cJSON *root, uint64_t traced_ns)
@@ -90,20 +144,21 @@ void isc_ana_emit_recording(struct ana *a, cJSON *root, uint64_t traced_ns)
 	isc_jb_num(&a->jb, r, "overhead_pct", pct2((double)removed, (double)before));
 	isc_jb_num(&a->jb, r, "iteration_overhead_removed_ns", (double)a->removed_iter_ns);
 	cJSON *ps = isc_jb_arr(&a->jb, r, "calibrations");
-	for (size_t i = 0; i < a->nprs; i++) {
-		const struct proc *p = a->prs[i];
-		if (!p->have_calib)
-			continue;
+	for (size_t i = 0; i < a->ncals; i++) {
+		const struct isc_analyze_calib *c = &a->cals[i];
+		uint32_t k = isc_umap_get(&a->pr_map, c->pid);
+		const struct proc *p = k != ISC_UMAP_NONE ? a->prs[k] : NULL;
 		cJSON *o = isc_jb_push_obj(&a->jb, ps);
 		if (!o)
 			break;
-		isc_jb_num(&a->jb, o, "pid", p->pid);
-		isc_jb_str(&a->jb, o, "mechanism", mech_name(p->calib[0]));
-		isc_jb_num(&a->jb, o, "per_event_ns", round((double)p->calib[1] / 100) / 10);
-		isc_jb_num(&a->jb, o, "calls", (double)p->calib[2]);
-		isc_jb_num(&a->jb, o, "plain_ns", (double)p->calib[3]);
-		isc_jb_num(&a->jb, o, "hooked_ns", (double)p->calib[4]);
-		isc_jb_num(&a->jb, o, "events", (double)p->calib[5]);
+		isc_jb_num(&a->jb, o, "pid", c->pid);
+		isc_jb_str(&a->jb, o, "mechanism", mech_name(c->f[0]));
+		isc_jb_num(&a->jb, o, "per_event_ns", round((double)c->f[1] / 100) / 10);
+		isc_jb_num(&a->jb, o, "calls", (double)c->f[2]);
+		isc_jb_num(&a->jb, o, "plain_ns", (double)c->f[3]);
+		isc_jb_num(&a->jb, o, "hooked_ns", (double)c->f[4]);
+		isc_jb_num(&a->jb, o, "events", (double)c->f[5]);
+		isc_jb_bool(&a->jb, o, "used", p && p->have_calib && !memcmp(p->calib, c->f, sizeof(c->f)));
 	}
 	isc_jb_num(&a->jb, r, "dropped_events", (double)dropped);
 	cJSON *ds = isc_jb_arr(&a->jb, r, "threads_with_drops");

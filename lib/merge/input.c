@@ -249,19 +249,25 @@ int isc_timeline_open_any(struct isc_timeline **t, FILE *in, FILE **owned, struc
 	if ((rc = isc_input_open(in, &f, &kind)))
 		return rc;
 	bool kineto = kind == ISC_INPUT_KINETO;
-	if (kind != ISC_INPUT_TRACE && !kineto) { /* a timeline, or an error the reader words */
-		*owned = f;
-		return isc_timeline_open(t, f);
-	}
-	struct isc_merge_input mi = { f, "trace" };
 	if (!(tmp = tmpfile())) {
 		rc = -errno;
 		isc_err_push("Cannot create a temporary file: %s", strerror(errno));
 		goto fail;
 	}
-	if ((rc = isc_sink_timeline_new(&sink, tmp)))
+	if (kind != ISC_INPUT_TRACE && !kineto) { /* a timeline (or an error the reader words): copied */
+		char buf[1 << 16];
+		size_t got;
+		while ((got = fread(buf, 1, sizeof(buf), f)) > 0)
+			if (fwrite(buf, 1, got, tmp) != got)
+				break;
+		if (ferror(f) || ferror(tmp)) {
+			rc = -(errno ? errno : EIO);
+			isc_err_push("Failed to copy the timeline to a temporary file: %s", strerror(-rc));
+			goto fail;
+		}
+	} else if ((rc = isc_sink_timeline_new(&sink, tmp))) {
 		goto fail;
-	if (kineto) {
+	} else if (kineto) {
 		struct isc_kineto_result kr;
 		rc = isc_kineto_import(f, "Kineto trace", sink, NULL, &kr);
 		mres->events_in = kr.events_in;
@@ -272,6 +278,7 @@ int isc_timeline_open_any(struct isc_timeline **t, FILE *in, FILE **owned, struc
 			snprintf(mres->damage, sizeof(mres->damage), "%s", kr.damage);
 		}
 	} else {
+		struct isc_merge_input mi = { f, "trace" };
 		rc = isc_merge(&mi, 1, sink, mres);
 	}
 	isc_sink_free(sink);
@@ -292,4 +299,16 @@ fail:
 	if (tmp)
 		fclose(tmp);
 	return rc;
+}
+
+int isc_timeline_rewind(struct isc_timeline **t, FILE *owned)
+{
+	isc_timeline_free(*t);
+	*t = NULL;
+	if (fseek(owned, 0, SEEK_SET)) {
+		int rc = -errno;
+		isc_err_push("Failed to read a temporary file again: %s", strerror(errno));
+		return rc;
+	}
+	return isc_timeline_open(t, owned);
 }

@@ -33,6 +33,7 @@ setup_file() {
 	export REC=$ISC_BUILD/tools/iscope-record/iscope-record
 	export ANALYZE=$ISC_BUILD/tools/iscope-analyze/iscope-analyze
 	export REPORT=$ISC_BUILD/tools/iscope-report/iscope-report
+	export MERGE=$ISC_BUILD/tools/iscope-merge/iscope-merge
 	export AGENT=$ISC_BUILD/tools/iscope-record/python
 }
 
@@ -88,7 +89,11 @@ plain, rec, c, r = load("plain.json"), load("rec.json"), load("c.json"), load("r
 ver = tuple(int(x) for x in subprocess.check_output([py, "-c", "import sys; print(*sys.version_info[:2])"]).split())
 mech = "sys.monitoring" if ver >= (3, 12) else "setprofile"
 rc = c["recording"]
-cal = rc["calibrations"][0]
+# the agent calibrates at start and again at exit; the analyzer uses the
+# lower cost (iscope-analyze(1)), marked "used"
+cals = rc["calibrations"]
+used = [x for x in cals if x["used"]]
+cal = used[0] if used else cals[0]
 L0 = plain["min_ns"]
 spans = [e - b for b, e in r["iterations"]["spans"]]  # recorded times, in order
 Lr, Lc = r["iterations"]["latency_ns"]["min"], c["iterations"]["latency_ns"]["min"]
@@ -106,6 +111,9 @@ band = [
     (L0 - Lc <= 0.10 * (Lr - L0), "corrected %d: over-corrected: removed %d %% of the added %d (plain %d)" % (Lc, removed, Lr - L0, L0)),
 ]
 checks = [
+    (len(cals) == 2 and len({x["pid"] for x in cals}) == 1 and len(used) == 1 and
+     cal["per_event_ns"] == min(x["per_event_ns"] for x in cals),
+     "calibrations %r: want the start and the exit one, the lower used" % cals),
     (rc["python_mode"] == "exact", "python_mode %r" % rc["python_mode"]),
     (rc["mechanism"] == mech and cal["mechanism"] == mech, "mechanism %r, want %r" % (rc["mechanism"], mech)),
     (rc["compensated"] is True, "compensated %r" % rc["compensated"]),
@@ -144,7 +152,7 @@ PY
 	[ "$output" = "" ]
 }
 
-# known_monitoring OUTPUT: OUTPUT is the sys.monitoring known failure and
+# known_monitoring OUTPUT: OUTPUT is the 3.13 known failure (below) and
 # only it: one failed check, the over-correction, by at most 120 % (a
 # larger miss, or any other failed check, fails the test).
 known_monitoring() {
@@ -154,14 +162,14 @@ known_monitoring() {
 }
 
 # monitoring VERSION: the check under sys.monitoring on CPython VERSION.
-# KNOWN FAILURE (issue 13): under sys.monitoring the calibration's
-# per-event cost can be above what recording added to the fastest
-# iteration even with the calibration, the plain run and the machine's
-# fastest speed within 15 % of one another (2026-11-26, runs that kept the
-# assumption: 3.13 removed 114 % and 110.1 % in 2 of 5, within the band in
-# 3; 3.12 within it in 4 local runs, 113 % in one CI run), against the
-# 110 % the check allows.  The speed states explain the larger misses once
-# blamed on quiet machines (122 %).
+# KNOWN FAILURE (issue 13): on CPython 3.13 the calibration loop's events
+# cost 4-7 % more than the workload's (in one process: 118 against 113 ns
+# a call added), so the correction removed 104-114 % of what recording
+# added (5 runs, 2026-11-26, with the exit calibration), against the
+# 110 % the check allows.  3.12 removed 92-100 % in 5 runs.  A larger
+# miss, or any other failed check, fails.  (Before the agent calibrated
+# at exit too, a start-up calibration in the VM's slow spell removed 122 %
+# on 3.12 in CI.)
 monitoring() {
 	local py
 	py=$(ls -d /root/.pyenv/versions/$1.*/bin/python3 2>/dev/null | head -n 1)
@@ -172,8 +180,8 @@ monitoring() {
 	if [[ $output == "MACHINE ASSUMPTION NOT MET"* ]]; then
 		skip "$output"
 	fi
-	if known_monitoring "$output"; then
-		skip "KNOWN FAILURE: the sys.monitoring calibration over-corrects (110-114 % removed in some runs at one speed): $output"
+	if [[ $1 == 3.13 ]] && known_monitoring "$output"; then
+		skip "KNOWN FAILURE: on 3.13 the calibration loop's events cost 4-7 % more than the workload's (104-114 % removed): $output"
 	fi
 	[ "$output" = "" ]
 }
@@ -222,4 +230,22 @@ PY
 	[ "$output" = ok ]
 	run "$REPORT" "$t/d.json"
 	[[ "$output" == *"Events dropped per thread: MainThread (process "*", thread "*"): "*" of "*" ("*" %)"* ]]
+}
+
+@test "compensation: a timeline read from a pipe is corrected as the trace is (the lower calibration, from a first pass)" {
+	t=$BATS_TEST_TMPDIR
+	"$REC" -q -o "$t/k.isc" -- "$ISC_PY" "$WL/known_calls.py" 20 2000 "$t/rec.json"
+	"$ANALYZE" -q -o "$t/a.json" "$t/k.isc"
+	"$MERGE" -q "$t/k.isc" | "$ANALYZE" -q -o "$t/b.json"
+	# the lower of the two per-event costs, from the records listed
+	run jq -r '[.recording.calibrations[].per_event_ns] | min' "$t/a.json"
+	low=$output
+	run jq -r '[.recording.calibrations[] | select(.used) | .per_event_ns] | join(",")' "$t/b.json"
+	[ "$output" = "$low" ]
+	run jq -r '.recording.calibrations | length' "$t/b.json"
+	[ "$output" = 2 ]
+	run jq -c '[.recording, .iterations.latency_ns, .cpu.top_functions]' "$t/a.json"
+	want=$output
+	run jq -c '[.recording, .iterations.latency_ns, .cpu.top_functions]' "$t/b.json"
+	[ "$output" = "$want" ]
 }

@@ -1,7 +1,7 @@
 /*
- * fuzz_timeline.c - any bytes through the timeline reader and the analyzer
- * (every rule, the GPU analysis included), then the report of whatever it
- * found.  Bytes without the zstd magic are decoded chunks, framed here
+ * fuzz_timeline.c - any bytes through the timeline reader, the analyzer's
+ * first pass (calibrations) and the analyzer (every rule, the GPU analysis
+ * included), then the report of whatever it found.  Bytes without the zstd magic are decoded chunks, framed here
  * (fuzz_frames.h).
  */
 #include <stdint.h>
@@ -26,10 +26,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	fuzz_rejected = 1;
+	/* as iscope-analyze: a first pass for the calibrations, then the analysis */
+	struct isc_analyze_calib *cals = NULL;
+	struct isc_analyze_opts o = { 0 };
 	if (isc_timeline_open(&t, f) == 0) {
-		fuzz_rejected = isc_analyze_timeline(t, NULL, &doc) != 0; /* -EBADMSG: damaged */
+		if (isc_analyze_calibrations(t, &cals, &o.ncalibs))
+			o.ncalibs = 0;
 		isc_timeline_free(t);
 	}
+	o.calibs = cals;
+	rewind(f);
+	if (isc_timeline_open(&t, f) == 0) {
+		fuzz_rejected = isc_analyze_timeline(t, &o, &doc) != 0; /* -EBADMSG: damaged */
+		isc_timeline_free(t);
+	}
+	free(cals);
 	if (doc && isc_report_render(doc, ISC_REPORT_MD, &text) == 0)
 		free(text);
 	cJSON_Delete(doc);

@@ -397,6 +397,81 @@ static void test_compensation(void)
 	}
 }
 
+/*
+ * A process calibrated twice (at start 20 ns per event, at exit 10 ns):
+ * with the first pass (isc_analyze_calibrations) the lower cost applies
+ * from the first event on, so the figures are test_compensation's; without
+ * it, the first record applies: main self 300 - 3 x 20 = 240.
+ */
+static void test_calibration_lowest(void)
+{
+	for (int prepass = 0; prepass < 2; prepass++) {
+		FILE *f = tmpfile();
+		struct tl t;
+		tl_open(&t, f, "python3 infer.py");
+		common_strings(&t);
+		const uint64_t start[6] = { 2, 20000, 5000, 200000, 400000, 10002 };
+		const uint64_t exit_[6] = { 2, 10000, 5000, 150000, 250000, 10002 };
+		tl_rec(&t, ISC_REC_CALIBRATION, 0, 10, 10, 6, start, NULL, 0, false);
+		tl_call(&t, 0, 10, 10, ISC_SPAN_PYTHON, S_MAIN);
+		tl_leaf(&t, 100, 400, 10, 10, ISC_SPAN_OP, S_A);
+		tl_call(&t, 500, 10, 10, ISC_SPAN_PYTHON, S_F);
+		tl_leaf(&t, 600, 700, 10, 10, ISC_SPAN_OP, S_B);
+		tl_ret(&t, 900, 10, 10);
+		tl_ret(&t, 1000, 10, 10);
+		tl_call(&t, 2000, 10, 11, ISC_SPAN_SCOPE, S_STEP);
+		tl_call(&t, 2100, 10, 11, ISC_SPAN_PYTHON, S_F);
+		tl_leaf(&t, 2200, 2300, 10, 11, ISC_SPAN_OP, S_B);
+		tl_ret(&t, 2900, 10, 11);
+		tl_ret(&t, 3000, 10, 11);
+		tl_rec(&t, ISC_REC_CALIBRATION, 3500, 10, 10, 6, exit_, NULL, 0, false);
+		tl_close(&t, 0, 0, 0);
+		struct isc_timeline *tl = NULL;
+		struct isc_analyze_calib *cals = NULL;
+		size_t ncals = 0;
+		cJSON *d = NULL;
+		rewind(f);
+		int rc = isc_timeline_open(&tl, f);
+		if (!rc && prepass) {
+			rc = isc_analyze_calibrations(tl, &cals, &ncals);
+			isc_timeline_free(tl);
+			tl = NULL;
+			rewind(f);
+			if (!rc)
+				rc = isc_timeline_open(&tl, f);
+		}
+		struct isc_analyze_opts o = { .calibs = cals, .ncalibs = ncals };
+		if (!rc)
+			rc = isc_analyze_timeline(tl, &o, &d);
+		isc_timeline_free(tl);
+		fclose(f);
+		ok(rc == 0 && d, "calibrated twice%s: analysis succeeds", prepass ? " (first pass)" : "");
+		const cJSON *c0 = cJSON_GetArrayItem(isc_json_get(d, "recording.calibrations"), 0);
+		const cJSON *c1 = cJSON_GetArrayItem(isc_json_get(d, "recording.calibrations"), 1);
+		ok(cJSON_GetArraySize(isc_json_get(d, "recording.calibrations")) == 2,
+		   "calibrated twice: both records listed");
+		if (prepass) {
+			ok(ncals == 1 && cals[0].pid == 10 && cals[0].f[1] == 10000, "first pass: pid 10 at 10000 ps");
+			ok(FN(d, "<module>", "self_ns") == 270 && FN(d, "<module>", "total_ns") == 930,
+			   "the lower (exit) cost: main self 270 total 930 (%g %g)", FN(d, "<module>", "self_ns"),
+			   FN(d, "<module>", "total_ns"));
+			ok(N(d, "iterations.latency_ns.min") == 960, "the lower cost: the iteration loses 4 x 10 (%g)",
+			   N(d, "iterations.latency_ns.min"));
+			ok(N(d, "recording.per_event_ns") == 10, "the lower cost: per_event_ns 10 (%g)",
+			   N(d, "recording.per_event_ns"));
+			ok(cJSON_IsFalse(cJSON_GetObjectItem(c0, "used")), "the start record (20 ns): used false");
+			ok(cJSON_IsTrue(cJSON_GetObjectItem(c1, "used")), "the exit record (10 ns): used true");
+		} else {
+			ok(FN(d, "<module>", "self_ns") == 240, "no first pass: the first record's 20 ns: main self 240 (%g)",
+			   FN(d, "<module>", "self_ns"));
+			ok(cJSON_IsTrue(cJSON_GetObjectItem(c0, "used")), "no first pass: the start record used");
+			ok(cJSON_IsFalse(cJSON_GetObjectItem(c1, "used")), "no first pass: the exit record unused");
+		}
+		free(cals);
+		cJSON_Delete(d);
+	}
+}
+
 static void test_self_total(void)
 {
 	FILE *f = tmpfile();
@@ -1616,6 +1691,7 @@ int main(int argc, char **argv)
 		return write_fixture(argv[2], argv[3]);
 	test_self_total();
 	test_compensation();
+	test_calibration_lowest();
 	test_recursion();
 	test_scopes_and_iterations();
 	test_quantiles();

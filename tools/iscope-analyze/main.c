@@ -189,6 +189,7 @@ int main(int argc, char **argv)
 	struct isc_compare_opts co = { 0, 0 };
 	enum isc_input_kind kind;
 	FILE *pin = NULL;
+	struct isc_analyze_calib *cals = NULL;
 	char *end;
 
 	status = isc_tool_start(&tool, argc, argv, &c, &first);
@@ -265,6 +266,13 @@ int main(int argc, char **argv)
 		isc_log(ISC_LOG_ERROR, "%s: %s", name, isc_err_msg());
 		goto out;
 	}
+	/* first pass: each process's calibration (the lowest of its start and exit ones) */
+	if (kind != ISC_INPUT_KINETO &&
+	    ((rc = isc_analyze_calibrations(t, &cals, &ao.ncalibs)) || (rc = isc_timeline_rewind(&t, owned)))) {
+		isc_log(ISC_LOG_ERROR, "%s: %s", name, isc_err_msg());
+		goto out;
+	}
+	ao.calibs = cals;
 	if (mres.bad_input) /* a damaged trace: its prefix is analyzed, then exit 1 */
 		isc_log(ISC_LOG_ERROR, "%s: %s (kept %llu events)", name, mres.damage,
 			(unsigned long long)mres.events_out);
@@ -332,7 +340,8 @@ out:
 	free(bdocs);
 	free(bnames);
 	isc_timeline_free(t);
-	if (owned) /* reads through pin, which reads in */
+	free(cals);
+	if (owned) /* a temporary file */
 		fclose(owned);
 	if (pin)
 		fclose(pin);
