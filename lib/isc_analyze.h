@@ -57,9 +57,9 @@ struct isc_analyze_calib {
  * does) and chooses each process's calibration: of its CALIBRATION records
  * (the agent measures at start and again at exit) the one with the lowest
  * nonzero per-event cost, as a machine's slow spell inflates a measurement
- * and never deflates it (iscope-analyze(1)).  *out (malloc'd, the caller
- * frees it) gets one entry per calibrated process, sorted by pid.  0, or
- * -ENOMEM.
+ * (iscope-analyze(1)); a process with only zero costs keeps its first.
+ * *out (malloc'd, the caller frees it) gets one entry per calibrated
+ * process, sorted by pid.  0, or -ENOMEM.
  */
 int isc_analyze_calibrations(struct isc_timeline *t, struct isc_analyze_calib **out, size_t *n);
 

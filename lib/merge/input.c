@@ -238,6 +238,32 @@ out:
 	return rc;
 }
 
+/* Copies the rest of in to out: 0, or a negative errno with the message pushed. */
+static int copy_all(FILE *in, FILE *out)
+{
+	enum { N = 1 << 16 };
+	char *buf = malloc(N);
+	size_t got;
+	int rc = 0;
+	if (!buf) {
+		isc_err_push("out of memory");
+		return -ENOMEM;
+	}
+	errno = 0; /* what a failed call below sets, not an older value */
+	while ((got = fread(buf, 1, N, in)) > 0)
+		if (fwrite(buf, 1, got, out) != got) {
+			rc = -(errno ? errno : EIO);
+			isc_err_push("Failed to write a temporary file: %s", strerror(-rc));
+			break;
+		}
+	if (!rc && ferror(in)) {
+		rc = -(errno ? errno : EIO);
+		isc_err_push("Failed to read: %s", strerror(-rc));
+	}
+	free(buf);
+	return rc;
+}
+
 int isc_timeline_open_any(struct isc_timeline **t, FILE *in, FILE **owned, struct isc_merge_result *mres)
 {
 	FILE *f = NULL, *tmp = NULL;
@@ -255,16 +281,8 @@ int isc_timeline_open_any(struct isc_timeline **t, FILE *in, FILE **owned, struc
 		goto fail;
 	}
 	if (kind != ISC_INPUT_TRACE && !kineto) { /* a timeline (or an error the reader words): copied */
-		char buf[1 << 16];
-		size_t got;
-		while ((got = fread(buf, 1, sizeof(buf), f)) > 0)
-			if (fwrite(buf, 1, got, tmp) != got)
-				break;
-		if (ferror(f) || ferror(tmp)) {
-			rc = -(errno ? errno : EIO);
-			isc_err_push("Failed to copy the timeline to a temporary file: %s", strerror(-rc));
+		if ((rc = copy_all(f, tmp)))
 			goto fail;
-		}
 	} else if ((rc = isc_sink_timeline_new(&sink, tmp))) {
 		goto fail;
 	} else if (kineto) {

@@ -1,8 +1,8 @@
 /*
  * fuzz_timeline.c - any bytes through the timeline reader, the analyzer's
  * first pass (calibrations) and the analyzer (every rule, the GPU analysis
- * included), then the report of whatever it found.  Bytes without the zstd magic are decoded chunks, framed here
- * (fuzz_frames.h).
+ * included), then the report of whatever it found.  Bytes without the zstd
+ * magic are decoded chunks, framed here (fuzz_frames.h).
  */
 #include <stdint.h>
 #include <stdio.h>

@@ -472,6 +472,41 @@ static void test_calibration_lowest(void)
 	}
 }
 
+/*
+ * The first pass's choice per process, from the rule (lowest nonzero
+ * per_event_ps; all zero: the first record): pid 20 [0, 15000] -> 15000;
+ * pid 21 [8000, 12000] -> 8000 (the earlier, lower one); pid 22 [0] -> 0.
+ * Sorted by pid.
+ */
+static void test_calibration_choice(void)
+{
+	FILE *f = tmpfile();
+	struct tl t;
+	tl_open(&t, f, "python3 infer.py");
+	common_strings(&t);
+	const uint64_t recs[][2] = { { 21, 8000 }, { 20, 0 }, { 22, 0 }, { 20, 15000 }, { 21, 12000 } };
+	for (size_t i = 0; i < sizeof(recs) / sizeof(recs[0]); i++) {
+		const uint64_t cal[6] = { 1, recs[i][1], 5000, 200000, 300000, 10002 };
+		tl_rec(&t, ISC_REC_CALIBRATION, 100 * i, (uint32_t)recs[i][0], (uint32_t)recs[i][0], 6, cal, NULL, 0,
+		       false);
+	}
+	tl_close(&t, 0, 0, 0);
+	struct isc_timeline *tl = NULL;
+	struct isc_analyze_calib *c = NULL;
+	size_t n = 0;
+	rewind(f);
+	int rc = isc_timeline_open(&tl, f);
+	if (!rc)
+		rc = isc_analyze_calibrations(tl, &c, &n);
+	isc_timeline_free(tl);
+	fclose(f);
+	ok(rc == 0 && n == 3, "first pass: three calibrated processes (%zu)", n);
+	ok(n == 3 && c[0].pid == 20 && c[0].f[1] == 15000, "first pass: a 0 first record gives way to a nonzero one");
+	ok(n == 3 && c[1].pid == 21 && c[1].f[1] == 8000, "first pass: a lower start record beats a higher exit one");
+	ok(n == 3 && c[2].pid == 22 && c[2].f[1] == 0, "first pass: only a 0 record: it stays");
+	free(c);
+}
+
 static void test_self_total(void)
 {
 	FILE *f = tmpfile();
@@ -1692,6 +1727,7 @@ int main(int argc, char **argv)
 	test_self_total();
 	test_compensation();
 	test_calibration_lowest();
+	test_calibration_choice();
 	test_recursion();
 	test_scopes_and_iterations();
 	test_quantiles();

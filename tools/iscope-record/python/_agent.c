@@ -55,6 +55,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -206,14 +207,15 @@ static inline void emit(struct agent_tls *t, uint8_t type, int nv, uint64_t a, u
 /* ---- calibration: what recording one event costs ------------------- */
 
 /*
- * Measured once per process (inherited by fork children, which repeat the
- * record in their own file): the best of CALIB_ROUNDS timings (after one
- * warm-up round) of a Python
- * loop making calib_calls calls to an empty function, without the hook and
- * with it, the hooked rounds recording into a private ring.  per_event_ps
- * = (hooked - plain) / events recorded, in picoseconds; 0 when not
+ * Measured at start (inherited by fork children, which repeat the record
+ * in their own file) and again at exit (exit_hook): the best of
+ * CALIB_ROUNDS timings (after one warm-up round) of a Python loop making
+ * calib_calls calls to an empty function, without the hook and with it,
+ * the hooked rounds recording into a private ring.  per_event_ps =
+ * (hooked - plain) / events recorded, in picoseconds; 0 when not
  * measured.  Written as the CALIBRATION record after THREAD_BEGIN of the
- * process's first thread (formats/trace.md §6.1).
+ * process's first thread, and the exit one before the exiting thread's
+ * THREAD_END (formats/trace.md §6.1).
  */
 #define AGENT_MECH_SETPROFILE 1 /* CALIBRATION mechanism: PyEval_SetProfile */
 #define AGENT_MECH_MONITORING 2 /* sys.monitoring (PEP 669) */
@@ -1683,17 +1685,25 @@ static void process_exit(void)
 }
 
 /*
- * Whether t's thread is the process's only recording one.  The exit
- * calibration turns sys.monitoring's events, which are global, on and off;
- * another thread still running Python would record its calls only while
- * they are on.
+ * Whether the exit calibration may turn the hook on and off: always with
+ * the profile function (it hooks the calling thread only); with
+ * sys.monitoring, whose events are global, only when t's thread is the
+ * process's only recording one, as another thread still running Python
+ * would record its calls only while they are on.  A slot whose thread is
+ * gone (joined: its key destructor, which ends the slot, may not have run
+ * yet) does not count.
  */
-static int only_thread(const struct agent_tls *t)
+static int exit_calibration_safe(const struct agent_tls *t)
 {
+	if (!mon.on)
+		return 1;
 	uint32_t n = atomic_load_explicit(&g.proc->nslots_used, memory_order_acquire);
 	for (uint32_t i = 0; i < n && i < g.nslots; i++) {
 		struct isc_shm_slot *s = isc_shm_slot_at(g.base, i);
-		if (s != t->slot && atomic_load_explicit(&s->state, memory_order_acquire) == ISC_SLOT_ACTIVE)
+		if (s == t->slot || atomic_load_explicit(&s->state, memory_order_acquire) != ISC_SLOT_ACTIVE)
+			continue;
+		pid_t tid = (pid_t)atomic_load_explicit(&s->tid, memory_order_relaxed);
+		if (syscall(SYS_tgkill, (long)g.pid, (long)tid, 0L) == 0 || errno != ESRCH)
 			return 0;
 	}
 	return 1;
@@ -1709,7 +1719,7 @@ static PyObject *agent_exit_hook(PyObject *mod, PyObject *unused)
 		if (t)
 			mark_torch_threads(t);
 		/* again, now warm: the analyzer keeps the process's lowest cost */
-		if (t && calib.mech && only_thread(t) && calibrate() == 0)
+		if (t && calib.mech && exit_calibration_safe(t) && calibrate() == 0)
 			emit_calibration(t);
 		process_exit();
 	}
@@ -1749,7 +1759,8 @@ static PyMethodDef agent_methods[] = {
 	{ "calibration", agent_calibration, METH_NOARGS, "The measured cost of recording one event." },
 	{ "mechanism", agent_mechanism, METH_NOARGS, "The hook: 'sys.monitoring' (3.12+) or 'setprofile'." },
 	{ "exit_hook", agent_exit_hook, METH_NOARGS,
-	  "atexit handler: torch's thread counts as marks (when torch was imported), then mark the process finished." },
+	  "atexit handler: torch's thread counts as marks (when torch was imported), the exit calibration (exact "
+	  "mode), then mark the process finished." },
 	{ "fork_attach", agent_fork_attach, METH_NOARGS,
 	  "os.register_at_fork child hook in sample mode: publish the shared-memory file at once." },
 	{ NULL, NULL, 0, NULL },
