@@ -1015,6 +1015,22 @@ static void ana_free(struct ana *a)
 	isc_numa_free(a->numa);
 }
 
+int isc_ana_next(struct isc_timeline *t, struct isc_tl_event *ev, uint64_t *ndamage, char *first_err, size_t errlen)
+{
+	int rc;
+	while ((rc = isc_timeline_next(t, ev)) < 0) {
+		if (rc == -ENOMEM)
+			return rc;
+		if (!(*ndamage)++ && first_err)
+			snprintf(first_err, errlen, "%s", isc_err_msg());
+		isc_err_clear();
+		if (rc != -EBADMSG || *ndamage >= 100000)
+			return 0;
+		/* the container resynchronises at the next frame */
+	}
+	return rc;
+}
+
 int isc_analyze_timeline(struct isc_timeline *t, const struct isc_analyze_opts *o, cJSON **out)
 {
 	struct ana a = { .t = t, .top_n = o && o->top_n ? o->top_n : ISC_ANALYZE_TOP_DEFAULT,
@@ -1029,20 +1045,9 @@ int isc_analyze_timeline(struct isc_timeline *t, const struct isc_analyze_opts *
 	    (rc = isc_oom_new(&a.oom)) ||
 	    (rc = isc_gpu_ana_new(&a.gpu, t, o && o->hta_compat, a.series)))
 		goto done;
-	for (;;) {
-		rc = isc_timeline_next(t, &ev);
-		if (rc == 0)
-			break;
-		if (rc < 0) {
-			if (rc == -ENOMEM)
-				goto done;
-			if (!ndamage++)
-				snprintf(first_err, sizeof(first_err), "%s", isc_err_msg());
-			isc_err_clear();
-			if (rc == -EBADMSG && ndamage < 100000)
-				continue; /* the container resynchronises at the next frame */
-			break;
-		}
+	while ((rc = isc_ana_next(t, &ev, &ndamage, first_err, sizeof(first_err))) != 0) {
+		if (rc < 0)
+			goto done;
 		if ((rc = on_event(&a, &ev)) || (rc = isc_gpu_ana_event(a.gpu, &ev)) ||
 		    (rc = isc_numa_event(a.numa, &ev)))
 			goto done;

@@ -271,6 +271,16 @@ struct ana {
 };
 #define ISC_ANA_CALS 1024
 
+/*
+ * The next event of t for an analysis pass (analyze.c): 1, or 0 at the end
+ * or when it stops at damage, or -ENOMEM.  Damaged chunks are skipped (the
+ * container resynchronises at the next frame), up to 100000 of them; any
+ * other read error ends the pass.  *ndamage counts them; the first one's
+ * message goes to first_err[errlen] when first_err is not NULL.  Both
+ * passes read through it, so they see the same events.
+ */
+int isc_ana_next(struct isc_timeline *t, struct isc_tl_event *ev, uint64_t *ndamage, char *first_err, size_t errlen);
+
 /* Orders isc_analyze_calib entries by pid (analyze_recording.c). */
 int isc_ana_calib_cmp(const void *x, const void *y);
 

@@ -60,15 +60,9 @@ int isc_analyze_calibrations(struct isc_timeline *t, struct isc_analyze_calib **
 	int rc;
 	*out = NULL;
 	*n = 0;
-	while ((rc = isc_timeline_next(t, &ev)) != 0) {
-		if (rc < 0) { /* as isc_analyze_timeline: past damage, which it reports */
-			isc_err_clear();
-			if (rc == -EBADMSG && ++ndamage < 100000)
-				continue;
-			if (rc == -ENOMEM)
-				goto fail;
-			break;
-		}
+	while ((rc = isc_ana_next(t, &ev, &ndamage, NULL, 0)) != 0) { /* past damage, which the analysis reports */
+		if (rc < 0)
+			goto fail;
 		if (ev.type != ISC_REC_CALIBRATION || ev.nf != 6)
 			continue;
 		uint32_t *slot;
