@@ -11,6 +11,7 @@
 #include "fuzz_frames.h"
 #include "fuzz_verdict.h"
 #include "isc_analyze.h"
+#include "isc_merge.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -32,12 +33,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (isc_timeline_open(&t, f) == 0) {
 		if (isc_analyze_calibrations(t, &cals, &o.ncalibs))
 			o.ncalibs = 0;
-		isc_timeline_free(t);
-	}
-	o.calibs = cals;
-	rewind(f);
-	if (isc_timeline_open(&t, f) == 0) {
-		fuzz_rejected = isc_analyze_timeline(t, &o, &doc) != 0; /* -EBADMSG: damaged */
+		o.calibs = cals;
+		if (isc_timeline_rewind(&t, f) == 0)
+			fuzz_rejected = isc_analyze_timeline(t, &o, &doc) != 0; /* -EBADMSG: damaged */
 		isc_timeline_free(t);
 	}
 	free(cals);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "isc_analyze.h"
+#include "isc_merge.h"
 #include "format.h"
 #include "tap.h"
 
@@ -317,6 +318,22 @@ static bool span_is(const cJSON *d, int i, double b, double e)
 	       cJSON_GetArrayItem(p, 1)->valuedouble == e;
 }
 
+/* The spans drawn above test_compensation: pid 10, threads 10 and 11. */
+static void compensation_spans(struct tl *t)
+{
+	tl_call(t, 0, 10, 10, ISC_SPAN_PYTHON, S_MAIN);
+	tl_leaf(t, 100, 400, 10, 10, ISC_SPAN_OP, S_A);
+	tl_call(t, 500, 10, 10, ISC_SPAN_PYTHON, S_F);
+	tl_leaf(t, 600, 700, 10, 10, ISC_SPAN_OP, S_B);
+	tl_ret(t, 900, 10, 10);
+	tl_ret(t, 1000, 10, 10);
+	tl_call(t, 2000, 10, 11, ISC_SPAN_SCOPE, S_STEP);
+	tl_call(t, 2100, 10, 11, ISC_SPAN_PYTHON, S_F);
+	tl_leaf(t, 2200, 2300, 10, 11, ISC_SPAN_OP, S_B);
+	tl_ret(t, 2900, 10, 11);
+	tl_ret(t, 3000, 10, 11);
+}
+
 /* ---- tests -------------------------------------------------------------- */
 /*
  * Overhead compensation: process 10 measured 10 ns per event (CALIBRATION).
@@ -341,17 +358,7 @@ static void test_compensation(void)
 		common_strings(&t);
 		const uint64_t cal[6] = { 1, 10000, 5000, 200000, 300000, 10002 };
 		tl_rec(&t, ISC_REC_CALIBRATION, 0, 10, 10, 6, cal, NULL, 0, false);
-		tl_call(&t, 0, 10, 10, ISC_SPAN_PYTHON, S_MAIN);
-		tl_leaf(&t, 100, 400, 10, 10, ISC_SPAN_OP, S_A);
-		tl_call(&t, 500, 10, 10, ISC_SPAN_PYTHON, S_F);
-		tl_leaf(&t, 600, 700, 10, 10, ISC_SPAN_OP, S_B);
-		tl_ret(&t, 900, 10, 10);
-		tl_ret(&t, 1000, 10, 10);
-		tl_call(&t, 2000, 10, 11, ISC_SPAN_SCOPE, S_STEP);
-		tl_call(&t, 2100, 10, 11, ISC_SPAN_PYTHON, S_F);
-		tl_leaf(&t, 2200, 2300, 10, 11, ISC_SPAN_OP, S_B);
-		tl_ret(&t, 2900, 10, 11);
-		tl_ret(&t, 3000, 10, 11);
+		compensation_spans(&t);
 		tl_close(&t, 0, 0, 0);
 		struct isc_timeline *tl = NULL;
 		struct isc_analyze_opts o = { .raw_times = raw };
@@ -413,17 +420,7 @@ static void test_calibration_lowest(void)
 		const uint64_t start[6] = { 2, 20000, 5000, 200000, 400000, 10002 };
 		const uint64_t exit_[6] = { 2, 10000, 5000, 150000, 250000, 10002 };
 		tl_rec(&t, ISC_REC_CALIBRATION, 0, 10, 10, 6, start, NULL, 0, false);
-		tl_call(&t, 0, 10, 10, ISC_SPAN_PYTHON, S_MAIN);
-		tl_leaf(&t, 100, 400, 10, 10, ISC_SPAN_OP, S_A);
-		tl_call(&t, 500, 10, 10, ISC_SPAN_PYTHON, S_F);
-		tl_leaf(&t, 600, 700, 10, 10, ISC_SPAN_OP, S_B);
-		tl_ret(&t, 900, 10, 10);
-		tl_ret(&t, 1000, 10, 10);
-		tl_call(&t, 2000, 10, 11, ISC_SPAN_SCOPE, S_STEP);
-		tl_call(&t, 2100, 10, 11, ISC_SPAN_PYTHON, S_F);
-		tl_leaf(&t, 2200, 2300, 10, 11, ISC_SPAN_OP, S_B);
-		tl_ret(&t, 2900, 10, 11);
-		tl_ret(&t, 3000, 10, 11);
+		compensation_spans(&t);
 		tl_rec(&t, ISC_REC_CALIBRATION, 3500, 10, 10, 6, exit_, NULL, 0, false);
 		tl_close(&t, 0, 0, 0);
 		struct isc_timeline *tl = NULL;
@@ -432,14 +429,8 @@ static void test_calibration_lowest(void)
 		cJSON *d = NULL;
 		rewind(f);
 		int rc = isc_timeline_open(&tl, f);
-		if (!rc && prepass) {
-			rc = isc_analyze_calibrations(tl, &cals, &ncals);
-			isc_timeline_free(tl);
-			tl = NULL;
-			rewind(f);
-			if (!rc)
-				rc = isc_timeline_open(&tl, f);
-		}
+		if (!rc && prepass && !(rc = isc_analyze_calibrations(tl, &cals, &ncals)))
+			rc = isc_timeline_rewind(&tl, f);
 		struct isc_analyze_opts o = { .calibs = cals, .ncalibs = ncals };
 		if (!rc)
 			rc = isc_analyze_timeline(tl, &o, &d);
