@@ -4,7 +4,7 @@
 #   tests/bench/kineto.sh      env: RUNS (default 5), ISC_BUILD (default build),
 #                                   BIG_MB (default 0: off) size of a synthetic trace
 #
-# For each trace of ../shared/data/kineto (largest first), in the same run:
+# For each trace of tests/data/real/kineto (largest first), in the same run:
 #   - import + analyze: `iscope-analyze TRACE` (imports into a temporary
 #     timeline, then analyzes it), median wall time of RUNS;
 #   - `python3 -c "import json,gzip; json.load(gzip.open(TRACE))"`, the
@@ -27,7 +27,7 @@ BUILD=${ISC_BUILD:-build}
 BIG_MB=${BIG_MB:-0}
 MERGE=$BUILD/tools/iscope-merge/iscope-merge
 ANALYZE=$BUILD/tools/iscope-analyze/iscope-analyze
-DATA=../shared/data/kineto
+DATA=tests/data/real/kineto
 PY=/usr/bin/python3
 for t in "$MERGE" "$ANALYZE"; do
 	[[ -x $t ]] || { echo "kineto.sh: $t not built (scripts/build.sh)" >&2; exit 1; }

@@ -65,8 +65,7 @@ teardown() {
 }
 
 @test "a real GPU trace: the report of a Kineto trace recorded on a V100" {
-	trace=${ISC_KINETO_DATA:-$ISC_SRC/../shared/data/kineto}/v100_resnet50_num_workers_0.pt.trace.json.gz
-	[ -f "$trace" ] || skip "$trace is not here (../shared/data)"
+	trace=${ISC_KINETO_DATA:-$ISC_SRC/tests/data/real/kineto}/v100_resnet50_num_workers_0.pt.trace.json.gz
 	"$ANALYZE" -o "$T/v100.json" "$trace"
 	valid_findings "$T/v100.json"
 	"$REPORT" -o "$T/v100.html" "$T/v100.json"

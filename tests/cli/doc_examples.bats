@@ -49,7 +49,7 @@ PY
 	for i in 1 2 3; do cp findings.json "base$i.json"; done
 	cp run.istl new.istl
 	for i in 1 2 3; do cp findings.json "nightly/$i.json"; done
-	cp "$ISC_SRC/../shared/data/kineto/a100_simple_add.json.gz" trace.json.gz
+	cp "$ISC_SRC/tests/data/real/kineto/a100_simple_add.json.gz" trace.json.gz
 	cp trace.json.gz trace.pt.trace.json.gz
 	export DOC_PATH=$PATH
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # Kineto import (iscope-merge, iscope-analyze) and Chrome export
-# (iscope-merge --format=chrome) on the real traces of ../shared/data/kineto,
+# (iscope-merge --format=chrome) on the real traces of tests/data/real/kineto,
 # checked against Python's json module (kineto_ref.py), plus the bad
 # fixtures of tests/data/bad-kineto (see its README).
 
@@ -14,10 +14,9 @@ setup() {
 	REPORT=$ISC_BUILD/tools/iscope-report/iscope-report
 	PY=/usr/bin/python3
 	REF="$PY $ISC_SRC/tests/kineto/kineto_ref.py"
-	DATA=$ISC_SRC/../shared/data/kineto
+	DATA=$ISC_SRC/tests/data/real/kineto
 	BAD=$ISC_SRC/tests/data/bad-kineto
 	T=$(mktemp -d "${BATS_TMPDIR:-/tmp}/kineto.XXXXXX")
-	[ -d "$DATA" ] || skip "no $DATA"
 }
 
 teardown() {

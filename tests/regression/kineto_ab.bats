@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # Two torch.profiler (Kineto) traces compare like two recordings: the
-# pairs HTA tests its TraceDiff on (../shared/data/kineto-ab, README there
+# pairs HTA tests its TraceDiff on (tests/data/real/kineto-ab, README there
 # has HTA's expected results).
 #
 # HTA compares iteration 1010 of rank 1 by name: added AddmmBackward0,
@@ -18,8 +18,7 @@ load ../cli/helpers
 
 setup_file() {
 	export D="$BATS_FILE_TMPDIR"
-	export K="$ISC_SRC/../shared/data/kineto-ab"
-	[ -d "$K" ] || K=/work/shared/data/kineto-ab
+	export K="$ISC_SRC/tests/data/real/kineto-ab"
 	"$ANALYZE" -q -o "$D/base.json" "$K/hta_compare_base.json.gz"
 	"$ANALYZE" -q -o "$D/control.json" "$K/hta_diff_control.json.gz"
 	"$ANALYZE" -q --baseline "$D/base.json" -o "$D/tiny.json" "$K/hta_compare_test.json.gz"

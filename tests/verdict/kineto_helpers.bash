@@ -5,8 +5,7 @@ setup() {
 	ISC_BUILD=${ISC_BUILD:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)/build}
 	ISC_SRC=${ISC_SRC:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}
 	ANALYZE=$ISC_BUILD/tools/iscope-analyze/iscope-analyze
-	DATA=${ISC_KINETO_DATA:-$ISC_SRC/../shared/data/kineto}
-	[ -d "$DATA" ] || skip "no $DATA"
+	DATA=${ISC_KINETO_DATA:-$ISC_SRC/tests/data/real/kineto}
 	F=$BATS_TEST_TMPDIR/findings.json
 }
 # trace NAME: analyze $DATA/NAME.json.gz into $F and print the numbers the

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # Verdict tests, GPU classes, on the real PyTorch profiler traces of
-# ../shared/data/kineto (iscope-analyze reads .json.gz directly).
+# tests/data/real/kineto (iscope-analyze reads .json.gz directly).
 #
 # ONE expected class per trace, fixed before the code: worked out from
 # HTA's reference numbers (that directory's README: span, idle/compute/
