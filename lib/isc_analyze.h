@@ -1,7 +1,8 @@
 /*
- * isc_analyze.h - analysis (timeline -> findings JSON) and report rendering
- * (findings JSON -> Markdown / HTML).  Part of the tool tier: iscope-analyze,
- * iscope-report and the tests use it.
+ * isc_analyze.h - what iscope-analyze runs: the measuring pass over a
+ * timeline (lib/analyze), the rules that add the verdict and findings
+ * (lib/rules), and the comparison and history of findings documents
+ * (lib/compare).  The document itself: isc_findings.h.
  *
  * Same conventions as isc.h: 0 or a negative errno plus isc_err_push(); the
  * library never exits and never writes to stdout.  cJSON documents returned
@@ -17,14 +18,6 @@
 
 #include "isc.h"
 
-/* Version of the findings document layout (formats/findings.schema.json). */
-#define ISC_FINDINGS_SCHEMA_VERSION 2
-/*
- * The CPU classes judge the time inside iterations (cpu.in_iterations)
- * when the iterations hold at least this share of the traced time from the
- * first iteration on (in_iterations.share_pct); iscope-analyze(1), Verdict.
- */
-#define ISC_ITER_SHARE_MIN_PCT 50
 #define ISC_ANALYZE_TOP_DEFAULT 30
 
 /* ---- analysis (analyze.c) ---------------------------------------------- */
@@ -78,54 +71,6 @@ int isc_analyze_calibrations(struct isc_timeline *t, struct isc_analyze_calib **
  */
 int isc_analyze_timeline(struct isc_timeline *t, const struct isc_analyze_opts *o, cJSON **out);
 
-/* ---- order statistics (quantile.c) --------------------------------- */
-/*
- * Nearest-rank quantile of n sorted values: x[k-1] with k = ceil(p*n),
- * 1 <= k <= n.  n must be > 0.
- */
-uint64_t isc_quantile_sorted(const uint64_t *x, size_t n, double p);
-
-/*
- * Distribution-free confidence interval for the p-quantile from n samples:
- * 1-based ranks (lo, hi) of the order statistics with
- * P(x_(lo) <= q_p <= x_(hi)) >= level, from the exact binomial Bin(n, p).
- * lo = max{k : F(k-1) <= a/2}, hi = min{k : F(k-1) >= 1-a/2}, a = 1-level;
- * a bound that needs more samples than n is returned as 0.
- */
-void isc_quantile_ci(size_t n, double p, double level, size_t *lo, size_t *hi);
-
-/*
- * Linear histogram of n > 0 sorted values: k bins of equal width from x[0]
- * to x[n-1] (one bin when they are equal or k < 2).  edges (k+1 entries,
- * integers rounded up) and counts (k entries) are the caller's; bin i holds
- * edges[i] <= x < edges[i+1], the last one also x[n-1].  Returns the number
- * of bins filled in.
- */
-unsigned isc_histogram_linear(const uint64_t *x, size_t n, unsigned k, uint64_t *edges, uint64_t *counts);
-
-/* ---- streaming least squares (lsq.c) --------------------------- */
-/*
- * Least-squares slope of (t, y) points arriving in time order, restricted at
- * the end to a time range chosen then (after the first 10 % of the run),
- * in memory independent of the number of points: points are kept as
- * per-bucket moments in ISC_LSQ_BUCKETS time buckets whose width doubles
- * whenever the run outgrows them.  The range is rounded inwards to bucket
- * boundaries, so no point outside it is used (and at most 2/ISC_LSQ_BUCKETS
- * of the run inside it is dropped at each end).
- */
-#define ISC_LSQ_BUCKETS 512
-struct isc_lsq;
-int isc_lsq_new(struct isc_lsq **l);
-/* t in ns, non-decreasing; y any unit.  Returns 0 or -EINVAL for t going back. */
-int isc_lsq_add(struct isc_lsq *l, uint64_t t_ns, double y);
-/*
- * Slope in y units per second of the points with from_ns <= t < to_ns
- * (UINT64_MAX: no end), both rounded inwards to bucket boundaries; false
- * when fewer than 2 distinct times remain.  *npoints gets the points used.
- */
-bool isc_lsq_slope(const struct isc_lsq *l, uint64_t from_ns, uint64_t to_ns, double *per_s, uint64_t *npoints);
-void isc_lsq_free(struct isc_lsq *l);
-
 /* ---- verdict and findings (rules.c, one rule_*.c per rule) ------------- */
 /*
  * Fills root.verdict and root.findings[] from the measured sections of a
@@ -146,9 +91,6 @@ struct isc_compare_opts {
 	double alpha;         /* significance level; 0 = the default */
 };
 
-/* 0 when doc looks like a findings document (schema_version, tool.name), else -EINVAL with a message. */
-int isc_findings_check(const cJSON *doc);
-
 /*
  * Sets cur.comparison from cur against nbase >= 1 baseline findings
  * documents (statistics, contributors, environment differences; the rules
@@ -165,51 +107,5 @@ int isc_findings_compare(cJSON *cur, const cJSON *const *base, size_t nbase, con
  */
 int isc_findings_history(cJSON *out, const cJSON *const *series, const char *const *names, size_t n,
 			 const struct isc_compare_opts *o);
-
-/* ---- reading findings documents (findings_json.c) --------------------- */
-/* Item at a dotted path ("cpu.split.python_pct"); NULL when any step is missing. */
-const cJSON *isc_json_get(const cJSON *root, const char *path);
-/* Number at path into *v; false when missing, null or not a number. */
-bool isc_json_num(const cJSON *root, const char *path, double *v);
-/* String at path (borrowed from root); NULL when missing or not a string. */
-const char *isc_json_str(const cJSON *root, const char *path);
-/* Is verdict class cls (may be NULL) one of the GPU classes, whose share is of the GPU span? */
-bool isc_verdict_class_is_gpu(const char *cls);
-
-/* ---- report (report_md.c) ---------------------------------------------- */
-enum isc_report_format {
-	ISC_REPORT_MD = 0,
-	ISC_REPORT_HTML = 1, /* the Markdown rendered by cmark (safe mode; tables converted here) in one page */
-};
-
-/*
- * Renders a findings document.  Missing or mistyped fields are tolerated
- * (shown as "n/a" or left out).  *out is a malloc'd NUL-terminated string
- * the caller frees.  Returns 0, -EINVAL when root is not a JSON object, or
- * -ENOMEM.
- */
-int isc_report_render(const cJSON *root, enum isc_report_format f, char **out);
-
-/* ---- terminal summary (report_term.c) ---------------------------------- */
-struct isc_summary_opts {
-	bool color;        /* ANSI SGR colours */
-	const char *input; /* the findings file named in the hint line; NULL for stdin */
-};
-/*
- * The short summary for a terminal: the verdict with its confidence, the
- * headline numbers, the top 3 findings with their estimated savings, and a
- * hint line naming -o report.md / -o report.html.  Control characters in
- * the document's strings are dropped.  *out is malloc'd; 0, -EINVAL (not
- * an object) or -ENOMEM.
- */
-int isc_report_summary(const cJSON *root, const struct isc_summary_opts *o, char **out);
-
-/*
- * Appends s to b escaped for Markdown text: ASCII punctuation that CommonMark
- * or GFM could read as markup is backslash-escaped (including '|', so the
- * result is safe inside a table cell), control characters are dropped.
- * Returns 0 or -ENOMEM.
- */
-int isc_md_escape(struct isc_buf *b, const char *s);
 
 #endif

@@ -34,13 +34,16 @@
 #include <string.h>
 
 #include "isc_analyze.h"
+#include "isc_findings.h"
+#include "isc_stats.h" /* isc_quantile_sorted, isc_lsq_*, isc_histogram_linear */
 #include "analyze_gpu.h"
-#include "analyze_util.h"
+#include "isc_util.h"
+#include "isc_jbuild.h"
 #include "analyze_numa.h"
 #include "analyze_wait.h"
 #include "analyze_oom.h"
 #include "analyze_pass.h"
-#include "../format/format.h" /* EXCEPTION strings */
+#include "isc_trace_int.h" /* EXCEPTION strings */
 
 static struct thread *thread_get(struct ana *a, uint32_t pid, uint32_t tid)
 {

@@ -14,7 +14,8 @@
 #include <cjson/cJSON.h>
 
 #include "isc.h"
-#include "analyze_util.h"
+#include "isc_util.h"
+#include "isc_jbuild.h"
 
 /* What a site names: a Python function, a torch op, a scope, or nothing known. */
 enum isc_dm_site_kind { ISC_DM_NONE, ISC_DM_PYTHON, ISC_DM_OP, ISC_DM_SCOPE };

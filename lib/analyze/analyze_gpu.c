@@ -96,7 +96,8 @@
 
 #include "analyze_devmem.h"
 #include "analyze_gpu.h"
-#include "analyze_util.h"
+#include "isc_util.h"
+#include "isc_jbuild.h"
 
 #define GNONE ISC_UMAP_NONE
 #define MAX_HDEV 8                /* devices followed for host_during_idle */

@@ -36,9 +36,9 @@
 #include <string.h>
 
 #include "analyze_oom.h"
-#include "isc_analyze.h" /* isc_json_* */
+#include "isc_findings.h" /* isc_doc_get, isc_doc_have */
 #include "isc_format.h"  /* ISC_WARN_OOM_KILL */
-#include "../format/format.h" /* struct isc_exception */
+#include "isc_trace_int.h" /* struct isc_exception */
 
 #define GROWTH_WINDOW_NS 10000000000ull
 #define END_WINDOW_NS 2000000000ull
@@ -411,9 +411,9 @@ int isc_oom_emit(const struct isc_oom *o, struct isc_jb *jb, cJSON *root, uint64
 	double live = 0;
 	bool have_gpu = false;
 	const cJSON *d;
-	cJSON_ArrayForEach(d, isc_json_get(root, "gpu.devices")) {
+	cJSON_ArrayForEach(d, isc_doc_get(root, "gpu.devices")) {
 		double v;
-		if (isc_json_num(d, "memory.end_bytes", &v)) {
+		if (isc_doc_have(d, "memory.end_bytes", &v)) {
 			live += v;
 			have_gpu = true;
 		}

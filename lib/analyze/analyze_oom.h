@@ -12,7 +12,8 @@
 #include <cjson/cJSON.h>
 
 #include "isc.h"
-#include "analyze_util.h"
+#include "isc_util.h"
+#include "isc_jbuild.h"
 
 struct isc_oom;
 

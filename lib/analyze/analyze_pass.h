@@ -10,7 +10,9 @@
 #include <stdint.h>
 
 #include "isc_analyze.h"
-#include "analyze_util.h"
+#include "isc_findings.h"
+#include "isc_util.h"
+#include "isc_jbuild.h"
 #include "analyze_wait.h"
 #include "analyze_pysample.h"
 

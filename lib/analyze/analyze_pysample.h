@@ -12,7 +12,8 @@
 #include <stdint.h>
 
 #include "isc.h"
-#include "analyze_util.h"
+#include "isc_util.h"
+#include "isc_jbuild.h"
 
 struct isc_pysamp;
 

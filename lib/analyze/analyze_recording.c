@@ -20,7 +20,8 @@
 #include <string.h>
 
 #include "analyze_pass.h"
-#include "analyze_util.h"
+#include "isc_util.h"
+#include "isc_jbuild.h"
 
 #define DROP_ROWS 16
 

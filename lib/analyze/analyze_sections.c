@@ -11,12 +11,15 @@
 #include <time.h>
 
 #include "isc_analyze.h"
+#include "isc_findings.h"
+#include "isc_stats.h" /* isc_quantile_sorted, isc_lsq_*, isc_histogram_linear */
 #include "isc_config.h"
 #include "analyze_gpu.h"
 #include "analyze_numa.h"
 #include "analyze_oom.h"
 #include "analyze_pass.h"
-#include "analyze_util.h"
+#include "isc_util.h"
+#include "isc_jbuild.h"
 
 /* ---- end of the pass: CPU split ------------------------------------------- */
 static uint64_t min_u64(uint64_t x, uint64_t y)
@@ -1133,14 +1136,14 @@ static void emit_run(struct ana *a, cJSON *root, const struct isc_tl_stats *st, 
 	isc_jb_str(&a->jb, r, "startup_rule", rule);
 	isc_jb_num(&a->jb, r, "import_ns", (double)imports);
 	double samples = 0;
-	isc_json_num(root, "iterations.samples", &samples);
+	isc_doc_have(root, "iterations.samples", &samples);
 	double count = 0;
-	isc_json_num(root, "iterations.count", &count);
+	isc_doc_have(root, "iterations.count", &count);
 	char why[160] = "";
 	/* the CPU classes judge the iterations when cpu.in_iterations is there: their traced time counts */
 	double it_traced, share = 0;
-	bool in_it = isc_json_num(root, "cpu.in_iterations.split.traced_ns", &it_traced) &&
-		     isc_json_num(root, "cpu.in_iterations.share_pct", &share) && share >= ISC_ITER_SHARE_MIN_PCT;
+	bool in_it = isc_doc_have(root, "cpu.in_iterations.split.traced_ns", &it_traced) &&
+		     isc_doc_have(root, "cpu.in_iterations.share_pct", &share) && share >= ISC_ITER_SHARE_MIN_PCT;
 	if (count > 0 && samples < RUN_MIN_ITERATIONS)
 		snprintf(why, sizeof(why), "%.0f steady-state iterations (fewer than %d)", samples, RUN_MIN_ITERATIONS);
 	else if (in_it && it_traced < (double)RUN_MIN_TRACED_NS)
@@ -1191,7 +1194,7 @@ static void emit_split(struct ana *a, cJSON *sp, const struct cpu_split *c)
 static int emit_in_iterations(struct ana *a, cJSON *root, cJSON *cpu, bool from_samples)
 {
 	double steady = 0;
-	isc_json_num(root, "iterations.samples", &steady);
+	isc_doc_have(root, "iterations.samples", &steady);
 	if (steady < IT_MIN_STEADY) {
 		isc_jb_chk(&a->jb, cJSON_AddNullToObject(cpu, "in_iterations"));
 		return 0;
@@ -1225,7 +1228,7 @@ static int emit_in_iterations(struct ana *a, cJSON *root, cJSON *cpu, bool from_
 		c.measured = c.python + c.ops > 0;
 	}
 	cJSON *it = isc_jb_obj(&a->jb, cpu, "in_iterations");
-	isc_jb_str(&a->jb, it, "scope", isc_json_str(root, "iterations.name"));
+	isc_jb_str(&a->jb, it, "scope", isc_doc_str(root, "iterations.name", NULL));
 	isc_jb_str(&a->jb, it, "rule", "while a scope was open on the thread (the iterations, warm-up included; "
 		   "start-up, imports and the code between iterations left out); off-CPU, system time, switches and "
 		   "runnable threads from the samples taken inside scopes");
@@ -1415,7 +1418,7 @@ cJSON *isc_ana_build(struct ana *a, bool damaged)
 			break;
 		const struct mark *mk = &a->mks[i];
 		double its = 0, wall = a->have_ts ? (double)(a->last_ts - a->first_ts) : 0;
-		isc_json_num(root, "iterations.count", &its);
+		isc_doc_have(root, "iterations.count", &its);
 		isc_jb_str(&a->jb, o, "name", str_name(a, mk->name_id));
 		isc_jb_num(&a->jb, o, "count", (double)mk->count);
 		isc_jb_num(&a->jb, o, "sum", (double)mk->sum);

@@ -1,6 +1,6 @@
 /*
- * analyze_wait.c - why a thread was off-CPU, which C calls are torch's, and
- * thread pools by name (analyze_wait.h).
+ * analyze_wait.c - why a thread was off-CPU, and thread pools by name
+ * (analyze_wait.h).
  *
  *   call family (THREAD_WAIT)      descriptor kind            reason
  *   read/write/poll/connect/file   file, dir, devices         io_file
@@ -73,13 +73,6 @@ unsigned isc_off_reason_of(uint64_t call, uint64_t fd_kind, char state, const ch
 		return state == 'D' || faulting(wchan, nwchan) ? ISC_OFF_PAGE_IN : ISC_OFF_OTHER;
 	default: return ISC_OFF_OTHER;
 	}
-}
-
-bool isc_is_torch_op(const char *name, const char *module)
-{
-	if (!module || !*module)
-		return name && strstr(name, "::");
-	return !strncmp(module, "torch", 5);
 }
 
 static bool separator(char c)

@@ -1,8 +1,8 @@
 /*
  * analyze_wait.h - why a thread was off-CPU (analyze_wait.c): the reason of
- * one blocked thread sample from the sampler's THREAD_WAIT record, which C
- * calls are torch's, and the pool a thread belongs to.  Called by
- * analyze.c; the unit tests call it directly.
+ * one blocked thread sample from the sampler's THREAD_WAIT record, and the
+ * pool a thread belongs to.  Called by analyze.c; the unit tests call it
+ * directly.
  */
 #ifndef ANALYZE_WAIT_H
 #define ANALYZE_WAIT_H
@@ -40,14 +40,6 @@ const char *isc_off_reason_name(unsigned r);
  */
 unsigned isc_off_reason_of(uint64_t call, uint64_t fd_kind, char state, const char *wchan, size_t nwchan,
 			   bool timed, bool in_python);
-
-/*
- * A C callable is a torch op when its module (the CFUNC string's file) is
- * torch or under it, or a package named torch... (torchvision, torchaudio,
- * torch_xla); or, without a module, when its name has "::" (the Kineto
- * import's aten::linear, c10d::allreduce_, torchvision::nms).
- */
-bool isc_is_torch_op(const char *name, const char *module);
 
 /*
  * The pool name of a thread name: trailing numbering ("-3", "_12", ":0",

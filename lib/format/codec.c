@@ -1,4 +1,4 @@
-/* codec.c - varints, record cursor and the growable buffer encoders. */
+/* codec.c - varints, the record cursor and the record encoder. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,55 +49,6 @@ int isc_cursor_next(struct isc_cursor *c, struct isc_rec *rec)
 	return 1;
 }
 
-int isc_buf_reserve(struct isc_buf *b, size_t extra)
-{
-	if (b->cap - b->len >= extra)
-		return 0;
-	size_t cap = b->cap ? b->cap : 256;
-	while (cap - b->len < extra) {
-		if (cap > SIZE_MAX / 2)
-			return -ENOMEM;
-		cap *= 2;
-	}
-	uint8_t *d = realloc(b->data, cap);
-	if (!d)
-		return -ENOMEM;
-	b->data = d;
-	b->cap = cap;
-	return 0;
-}
-
-int isc_buf_put(struct isc_buf *b, const void *p, size_t n)
-{
-	int rc = isc_buf_reserve(b, n);
-	if (rc)
-		return rc;
-	if (n)
-		memcpy(b->data + b->len, p, n);
-	b->len += n;
-	return 0;
-}
-
-int isc_buf_put_u8(struct isc_buf *b, uint8_t v)
-{
-	return isc_buf_put(b, &v, 1);
-}
-
-int isc_buf_put_varint(struct isc_buf *b, uint64_t v)
-{
-	int rc = isc_buf_reserve(b, 10);
-	if (rc)
-		return rc;
-	b->len += isc_put_varint(b->data + b->len, v);
-	return 0;
-}
-
-int isc_buf_put_bytes(struct isc_buf *b, const void *p, size_t n)
-{
-	int rc = isc_buf_put_varint(b, n);
-	return rc ? rc : isc_buf_put(b, p, n);
-}
-
 static unsigned varint_len(uint64_t v)
 {
 	unsigned n = 1;
@@ -127,11 +78,4 @@ int isc_buf_put_record(struct isc_buf *b, uint8_t type, uint64_t ts, uint64_t *l
 		*last_ts += delta;
 	}
 	return isc_buf_put(b, body, len);
-}
-
-void isc_buf_free(struct isc_buf *b)
-{
-	free(b->data);
-	b->data = NULL;
-	b->len = b->cap = 0;
 }

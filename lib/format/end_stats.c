@@ -6,7 +6,7 @@
 #include <errno.h>
 
 #include "isc.h"
-#include "format.h"
+#include "isc_trace_int.h"
 
 unsigned isc_end_stats_encode(uint8_t *body, const struct isc_end_stats *e)
 {

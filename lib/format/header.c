@@ -2,8 +2,9 @@
 #include <errno.h>
 #include <string.h>
 
+#include "isc_util.h"
 #include "isc_config.h"
-#include "format.h"
+#include "isc_trace_int.h"
 
 static int put_str_rec(struct isc_buf *b, uint8_t type, const char *s, size_t len)
 {

@@ -8,17 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "format.h"
-
-void isc_copy_bytes(char *dst, size_t cap, const uint8_t *src, size_t len, char sep)
-{
-	size_t n = len < cap - 1 ? len : cap - 1;
-	for (size_t i = 0; i < n; i++)
-		dst[i] = src[i] ? (char)src[i] : sep;
-	while (n > 0 && dst[n - 1] == sep && sep != '\0')
-		n--;
-	dst[n] = '\0';
-}
+#include "isc_trace_int.h"
 
 unsigned isc_record_nvarints(uint8_t type)
 {

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "isc_merge.h"
-#include "format.h" /* EXCEPTION strings */
+#include "isc_trace_int.h" /* EXCEPTION strings */
 
 struct idmap {
 	uint32_t key[256];

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format.h"
+#include "isc_trace_int.h"
 #include "isc_merge.h"
 #include "isc_shm.h"
 

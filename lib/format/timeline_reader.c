@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format.h"
+#include "isc_util.h"
+#include "isc_trace_int.h"
 
 struct isc_timeline {
 	struct isc_reader *rd;

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <zstd.h>
 
-#include "../format/format.h" /* header, string defs, ring record checks */
+#include "isc_trace_int.h"
 #include "isc_kineto.h"
 #include "isc_merge.h"
 

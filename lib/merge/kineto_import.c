@@ -32,7 +32,7 @@
 #include <zlib.h>
 #include <cjson/cJSON.h>
 
-#include "../format/format.h" /* header, string defs, ring record checks */
+#include "isc_trace_int.h"
 #include "isc_kineto.h"
 #include "kineto.h"
 

@@ -28,8 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "isc_util.h"
 #include "isc_log.h"
-#include "../format/format.h" /* header, string defs, ring record checks */
+#include "isc_trace_int.h"
 #include "isc_merge.h"
 
 struct mev {

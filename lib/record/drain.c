@@ -20,7 +20,7 @@
 
 #include "isc_log.h"
 #include "isc_shm.h"
-#include "../format/format.h" /* isc_ring_record_ok */
+#include "isc_trace_int.h" /* isc_ring_record_ok */
 #include "recorder.h"
 
 #define STR_WINDOW (4u << 20) /* string-area bytes per STRINGS chunk (< ISC_CHUNK_MAX_PAYLOAD) */

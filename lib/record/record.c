@@ -64,7 +64,7 @@
 #include "isc_config.h"
 #include "isc_log.h"
 #include "gpu_setup.h"
-#include "../format/format.h" /* header, string defs, ring record checks */
+#include "isc_trace_int.h"
 #include "isc_record.h"
 #include "pysample.h"
 #include "sampler.h"

@@ -7,13 +7,14 @@
  * not finite, negative or above ISC_REP_MAX_VALUE is "no data", so no
  * NaN, infinity or absurd coordinate ever reaches the output.
  */
-#ifndef ISC_REPORT_H
-#define ISC_REPORT_H
+#ifndef ISC_REPORT_INT_H
+#define ISC_REPORT_INT_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "isc_analyze.h"
+#include "isc_findings.h"
+#include "isc_report.h"
 
 /* ---- output buffer (report_data.c) ------------------------------------- */
 /* Text being built; the first error sticks and later writes do nothing. */

@@ -21,12 +21,6 @@
 
 #define MAX_ROWS 15
 
-static double num(const cJSON *o, const char *path, double def)
-{
-	double v;
-	return isc_json_num(o, path, &v) && isfinite(v) ? v : def;
-}
-
 /* Signed duration: "+1.2 ms", "-350 µs". */
 static const char *fmt_delta(char *buf, size_t cap, double ns)
 {
@@ -46,58 +40,58 @@ static const char *verdict_word(const char *v)
 static void answer(struct isc_rep *m, const cJSON *cmp, const cJSON *sc)
 {
 	char a[64], b[64];
-	const char *v = isc_json_str(cmp, "verdict");
-	double lo = num(sc, "ci_low_pct", NAN), hi = num(sc, "ci_high_pct", NAN), p = num(sc, "p_value", NAN);
+	const char *v = isc_doc_str(cmp, "verdict", NULL);
+	double lo = isc_doc_num(sc, "ci_low_pct", NAN), hi = isc_doc_num(sc, "ci_high_pct", NAN), p = isc_doc_num(sc, "p_value", NAN);
 	isc_rep_putf(m, "**%s**: ", verdict_word(v ? v : ""));
-	isc_rep_md(m, isc_json_str(sc, "name") ? isc_json_str(sc, "name") : "iterations");
-	isc_rep_putf(m, " median %s → %s", isc_rep_fmt_ns(a, sizeof(a), num(sc, "base_p50_ns", NAN)),
-		     isc_rep_fmt_ns(b, sizeof(b), num(sc, "p50_ns", NAN)));
-	if (isfinite(num(sc, "change_pct", NAN)))
-		isc_rep_putf(m, " (shift %+.1f %%", num(sc, "change_pct", 0));
+	isc_rep_md(m, isc_doc_str(sc, "name", NULL) ? isc_doc_str(sc, "name", NULL) : "iterations");
+	isc_rep_putf(m, " median %s → %s", isc_rep_fmt_ns(a, sizeof(a), isc_doc_num(sc, "base_p50_ns", NAN)),
+		     isc_rep_fmt_ns(b, sizeof(b), isc_doc_num(sc, "p50_ns", NAN)));
+	if (isfinite(isc_doc_num(sc, "change_pct", NAN)))
+		isc_rep_putf(m, " (shift %+.1f %%", isc_doc_num(sc, "change_pct", 0));
 	else
 		isc_rep_put(m, " (");
 	if (isfinite(lo) && isfinite(hi))
-		isc_rep_putf(m, ", %.0f %% interval %+.1f … %+.1f %%", 100 * (1 - num(cmp, "alpha", 0.01)), lo, hi);
+		isc_rep_putf(m, ", %.0f %% interval %+.1f … %+.1f %%", 100 * (1 - isc_doc_num(cmp, "alpha", 0.01)), lo, hi);
 	if (isfinite(p))
 		isc_rep_putf(m, ", p = %.2g", p);
-	isc_rep_putf(m, "; %.0f vs %.0f iterations; threshold %.1f %%).\n", num(sc, "samples", 0),
-		     num(sc, "base_samples", 0), num(cmp, "threshold_pct", 5));
-	const char *why = isc_json_str(cmp, "conditions.reason");
+	isc_rep_putf(m, "; %.0f vs %.0f iterations; threshold %.1f %%).\n", isc_doc_num(sc, "samples", 0),
+		     isc_doc_num(sc, "base_samples", 0), isc_doc_num(cmp, "threshold_pct", 5));
+	const char *why = isc_doc_str(cmp, "conditions.reason", NULL);
 	if (v && !strcmp(v, "inconclusive") && why) {
 		isc_rep_put(m, "\nNot comparable: ");
 		isc_rep_md(m, why);
 		isc_rep_put(m, ". Record again on a quiet machine (or record the baselines under the same load).\n");
 	} else if (v && !strcmp(v, "inconclusive")) {
-		if (num(sc, "samples", 0) < num(cmp, "min_samples", 5) ||
-		    num(sc, "base_samples", 0) < num(cmp, "min_samples", 5))
+		if (isc_doc_num(sc, "samples", 0) < isc_doc_num(cmp, "min_samples", 5) ||
+		    isc_doc_num(sc, "base_samples", 0) < isc_doc_num(cmp, "min_samples", 5))
 			isc_rep_putf(m, "\nToo few iterations to decide (at least %.0f a side).\n",
-				     num(cmp, "min_samples", 5));
+				     isc_doc_num(cmp, "min_samples", 5));
 		else
 			isc_rep_put(m, "\nThe interval still allows a change larger than the threshold: more "
 				       "iterations or baseline runs would decide.\n");
 	}
-	if (!isfinite(num(cmp, "runs_spread_pct", NAN)))
+	if (!isfinite(isc_doc_num(cmp, "runs_spread_pct", NAN)))
 		isc_rep_put(m, "\nOne baseline run: run-to-run variation is not known, so only the iterations' "
 			       "own spread was taken into account; record three or more baselines for a gate.\n");
 	else
 		isc_rep_putf(m, "\nThe baseline runs' medians differ by %.1f %% (SD beyond their sampling error), "
-				"which widens the interval.\n", num(cmp, "runs_spread_pct", 0));
+				"which widens the interval.\n", isc_doc_num(cmp, "runs_spread_pct", 0));
 }
 
 static void environment(struct isc_rep *m, const cJSON *cmp)
 {
-	const cJSON *e, *arr = isc_json_get(cmp, "environment");
+	const cJSON *e, *arr = isc_doc_get(cmp, "environment");
 	if (!cJSON_GetArraySize(arr))
 		return;
 	isc_rep_put(m, "\n### Environment differences\n\nThese often explain a change by themselves.\n\n"
 		       "| Setting | Baseline | This run |\n|---|---|---|\n");
 	cJSON_ArrayForEach(e, arr) {
 		isc_rep_put(m, "| ");
-		isc_rep_md(m, isc_json_str(e, "key"));
+		isc_rep_md(m, isc_doc_str(e, "key", NULL));
 		isc_rep_put(m, " | ");
-		isc_rep_md(m, isc_json_str(e, "base"));
+		isc_rep_md(m, isc_doc_str(e, "base", NULL));
 		isc_rep_put(m, " | ");
-		isc_rep_md(m, isc_json_str(e, "current"));
+		isc_rep_md(m, isc_doc_str(e, "current", NULL));
 		isc_rep_put(m, " |\n");
 	}
 }
@@ -107,7 +101,7 @@ static void distributions(struct isc_rep *m, const cJSON *sc)
 {
 	static const int idx[] = { 0, 1, 5, 10, 15, 19, 20 };
 	static const char *const names[] = { "min", "p5", "p25", "p50", "p75", "p95", "max" };
-	const cJSON *bq = isc_json_get(sc, "base_quantiles_ns"), *cq = isc_json_get(sc, "quantiles_ns");
+	const cJSON *bq = isc_doc_get(sc, "base_quantiles_ns"), *cq = isc_doc_get(sc, "quantiles_ns");
 	char a[64], b[64], note[14][64], label[14][32];
 	if (cJSON_GetArraySize(bq) != 21 || cJSON_GetArraySize(cq) != 21)
 		return;
@@ -144,16 +138,16 @@ static void distributions(struct isc_rep *m, const cJSON *sc)
 
 static void contributors(struct isc_rep *m, const cJSON *cmp)
 {
-	const cJSON *c, *arr = isc_json_get(cmp, "contributors");
+	const cJSON *c, *arr = isc_doc_get(cmp, "contributors");
 	char a[64], b[64], d[64], e[64], f[64];
 	size_t n = 0;
 	if (!cJSON_GetArraySize(arr))
 		return;
 	isc_rep_putf(m, "\n### What changed, per iteration\n\nMean iteration %s → %s (%s); the CPU rows add up "
 			"to that change, GPU rows are the devices' time, breakdown rows overlap the others.\n",
-		     isc_rep_fmt_ns(a, sizeof(a), num(cmp, "base_ns_per_iter", NAN)),
-		     isc_rep_fmt_ns(b, sizeof(b), num(cmp, "ns_per_iter", NAN)),
-		     fmt_delta(d, sizeof(d), num(cmp, "delta_ns_per_iter", 0)));
+		     isc_rep_fmt_ns(a, sizeof(a), isc_doc_num(cmp, "base_ns_per_iter", NAN)),
+		     isc_rep_fmt_ns(b, sizeof(b), isc_doc_num(cmp, "ns_per_iter", NAN)),
+		     fmt_delta(d, sizeof(d), isc_doc_num(cmp, "delta_ns_per_iter", 0)));
 	if (m->html) {
 		struct isc_rep_bar bars[MAX_ROWS];
 		char note[MAX_ROWS][96];
@@ -161,12 +155,12 @@ static void contributors(struct isc_rep *m, const cJSON *cmp)
 		cJSON_ArrayForEach(c, arr) {
 			if (n == MAX_ROWS)
 				break;
-			double dl = num(c, "delta_ns_per_iter", 0);
-			labels[n] = isc_json_str(c, "name") ? isc_json_str(c, "name") : "?";
+			double dl = isc_doc_num(c, "delta_ns_per_iter", 0);
+			labels[n] = isc_doc_str(c, "name", NULL) ? isc_doc_str(c, "name", NULL) : "?";
 			snprintf(note[n], sizeof(note[n]), "%s/iter%s%s", fmt_delta(d, sizeof(d), dl),
-				 isc_json_str(c, "change") && strcmp(isc_json_str(c, "change"), "changed") ? ", " : "",
-				 isc_json_str(c, "change") && strcmp(isc_json_str(c, "change"), "changed")
-					 ? isc_json_str(c, "change") : "");
+				 isc_doc_str(c, "change", NULL) && strcmp(isc_doc_str(c, "change", NULL), "changed") ? ", " : "",
+				 isc_doc_str(c, "change", NULL) && strcmp(isc_doc_str(c, "change", NULL), "changed")
+					 ? isc_doc_str(c, "change", NULL) : "");
 			bars[n] = (struct isc_rep_bar){ labels[n], { { NULL, fabs(dl) / 1e6, dl > 0 ? "#d62728" : "#2e8b57" } },
 							1, note[n] };
 			n++;
@@ -182,27 +176,27 @@ static void contributors(struct isc_rep *m, const cJSON *cmp)
 	cJSON_ArrayForEach(c, arr) {
 		if (n++ == MAX_ROWS)
 			break;
-		const char *file = isc_json_str(c, "file"), *chg = isc_json_str(c, "change");
+		const char *file = isc_doc_str(c, "file", NULL), *chg = isc_doc_str(c, "change", NULL);
 		isc_rep_put(m, "| ");
-		isc_rep_md(m, isc_json_str(c, "name"));
-		if (file && *file && strcmp(file, isc_json_str(c, "name") ? isc_json_str(c, "name") : "")) {
+		isc_rep_md(m, isc_doc_str(c, "name", NULL));
+		if (file && *file && strcmp(file, isc_doc_str(c, "name", NULL) ? isc_doc_str(c, "name", NULL) : "")) {
 			isc_rep_put(m, " (");
 			isc_rep_md(m, file);
-			if (num(c, "line", 0) > 0)
-				isc_rep_putf(m, ":%.0f", num(c, "line", 0));
+			if (isc_doc_num(c, "line", 0) > 0)
+				isc_rep_putf(m, ":%.0f", isc_doc_num(c, "line", 0));
 			isc_rep_put(m, ")");
 		}
 		if (chg && strcmp(chg, "changed"))
 			isc_rep_putf(m, " — %s", chg);
 		isc_rep_put(m, " | ");
-		isc_rep_md(m, isc_json_str(c, "kind"));
+		isc_rep_md(m, isc_doc_str(c, "kind", NULL));
 		isc_rep_putf(m, " (%s) | %s | %s | %s | %.3g → %.3g | %s | %s |\n",
-			     isc_json_str(c, "view") ? isc_json_str(c, "view") : "?",
-			     fmt_delta(d, sizeof(d), num(c, "delta_ns_per_iter", 0)),
-			     isc_rep_fmt_ns(a, sizeof(a), fabs(num(c, "base_ns_per_iter", 0))),
-			     isc_rep_fmt_ns(b, sizeof(b), fabs(num(c, "ns_per_iter", 0))), num(c, "base_calls_per_iter", 0),
-			     num(c, "calls_per_iter", 0), fmt_delta(e, sizeof(e), num(c, "more_calls_ns_per_iter", 0)),
-			     fmt_delta(f, sizeof(f), num(c, "slower_calls_ns_per_iter", 0)));
+			     isc_doc_str(c, "view", NULL) ? isc_doc_str(c, "view", NULL) : "?",
+			     fmt_delta(d, sizeof(d), isc_doc_num(c, "delta_ns_per_iter", 0)),
+			     isc_rep_fmt_ns(a, sizeof(a), fabs(isc_doc_num(c, "base_ns_per_iter", 0))),
+			     isc_rep_fmt_ns(b, sizeof(b), fabs(isc_doc_num(c, "ns_per_iter", 0))), isc_doc_num(c, "base_calls_per_iter", 0),
+			     isc_doc_num(c, "calls_per_iter", 0), fmt_delta(e, sizeof(e), isc_doc_num(c, "more_calls_ns_per_iter", 0)),
+			     fmt_delta(f, sizeof(f), isc_doc_num(c, "slower_calls_ns_per_iter", 0)));
 	}
 }
 
@@ -210,31 +204,31 @@ static void history(struct isc_rep *m, const cJSON *h)
 {
 	const cJSON *mt, *cp;
 	char a[64], b[64];
-	isc_rep_putf(m, "## History over %.0f runs\n\n", num(h, "runs", 0));
+	isc_rep_putf(m, "## History over %.0f runs\n\n", isc_doc_num(h, "runs", 0));
 	size_t found = 0;
-	cJSON_ArrayForEach(mt, isc_json_get(h, "metrics"))
+	cJSON_ArrayForEach(mt, isc_doc_get(h, "metrics"))
 		found += (size_t)cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(mt, "change_points"));
 	if (!found) {
 		isc_rep_putf(m, "No change point larger than %.1f %% in any headline metric.\n\n",
-			     num(h, "threshold_pct", 5));
+			     isc_doc_num(h, "threshold_pct", 5));
 		return;
 	}
 	isc_rep_put(m, "| Metric | From run | File | Before | After | Change |\n|---|---:|---|---:|---:|---:|\n");
-	cJSON_ArrayForEach(mt, isc_json_get(h, "metrics")) {
-		const char *path = isc_json_str(mt, "path");
+	cJSON_ArrayForEach(mt, isc_doc_get(h, "metrics")) {
+		const char *path = isc_doc_str(mt, "path", NULL);
 		bool ns = path && strstr(path, "_ns");
 		cJSON_ArrayForEach(cp, cJSON_GetObjectItemCaseSensitive(mt, "change_points")) {
 			isc_rep_put(m, "| ");
-			isc_rep_md(m, isc_json_str(mt, "metric"));
-			isc_rep_putf(m, " | %.0f | ", num(cp, "run", 0));
-			isc_rep_md(m, isc_json_str(cp, "file"));
+			isc_rep_md(m, isc_doc_str(mt, "metric", NULL));
+			isc_rep_putf(m, " | %.0f | ", isc_doc_num(cp, "run", 0));
+			isc_rep_md(m, isc_doc_str(cp, "file", NULL));
 			if (ns)
-				isc_rep_putf(m, " | %s | %s", isc_rep_fmt_ns(a, sizeof(a), num(cp, "before", NAN)),
-					     isc_rep_fmt_ns(b, sizeof(b), num(cp, "after", NAN)));
+				isc_rep_putf(m, " | %s | %s", isc_rep_fmt_ns(a, sizeof(a), isc_doc_num(cp, "before", NAN)),
+					     isc_rep_fmt_ns(b, sizeof(b), isc_doc_num(cp, "after", NAN)));
 			else
-				isc_rep_putf(m, " | %.4g | %.4g", num(cp, "before", NAN), num(cp, "after", NAN));
-			isc_rep_putf(m, " | %+.1f %% (%s) |\n", num(cp, "change_pct", 0),
-				     isc_json_str(cp, "direction") ? isc_json_str(cp, "direction") : "?");
+				isc_rep_putf(m, " | %.4g | %.4g", isc_doc_num(cp, "before", NAN), isc_doc_num(cp, "after", NAN));
+			isc_rep_putf(m, " | %+.1f %% (%s) |\n", isc_doc_num(cp, "change_pct", 0),
+				     isc_doc_str(cp, "direction", NULL) ? isc_doc_str(cp, "direction", NULL) : "?");
 		}
 	}
 	isc_rep_put(m, "\n");
@@ -242,10 +236,10 @@ static void history(struct isc_rep *m, const cJSON *h)
 
 void isc_rep_comparison(struct isc_rep *m, const cJSON *root)
 {
-	const cJSON *cmp = isc_json_get(root, "comparison"), *h = isc_json_get(root, "history");
+	const cJSON *cmp = isc_doc_get(root, "comparison"), *h = isc_doc_get(root, "history");
 	if (cJSON_IsObject(cmp)) {
-		const cJSON *sc = cJSON_GetArrayItem(isc_json_get(cmp, "scopes"), 0);
-		double k = num(cmp, "baselines", 1);
+		const cJSON *sc = cJSON_GetArrayItem(isc_doc_get(cmp, "scopes"), 0);
+		double k = isc_doc_num(cmp, "baselines", 1);
 		isc_rep_putf(m, "## Comparison with %.0f baseline run%s\n\n", k, k == 1 ? "" : "s");
 		answer(m, cmp, sc);
 		environment(m, cmp);

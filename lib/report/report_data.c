@@ -35,49 +35,6 @@ void isc_rep_putf(struct isc_rep *r, const char *fmt, ...)
 	isc_rep_putn(r, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
 }
 
-static bool is_alnum(unsigned char c)
-{
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c >= 0x80;
-}
-
-/*
- * Always escaped: characters that start inline markup, HTML, entities, GFM
- * tables/strikethrough or math.  '_' is left alone between two word
- * characters, where CommonMark cannot read it as emphasis (module_name.py).
- * A leading block marker ("- ", "+ ", "--", "=", "1. ", "1) ") is escaped
- * as well, though the report never starts a line with a workload string.
- */
-int isc_md_escape(struct isc_buf *b, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t digits = 0;
-	int rc = 0;
-	while (p[digits] >= '0' && p[digits] <= '9')
-		digits++;
-	for (size_t i = 0; p[i] && !rc; i++) {
-		unsigned char c = p[i];
-		bool esc = strchr("\\`*[]<>#|!~&$_", c) != NULL;
-		if (c == '_' && i > 0 && is_alnum(p[i - 1]) && is_alnum(p[i + 1]))
-			esc = false;
-		bool gap = p[i + 1] == ' ' || p[i + 1] == '\t' || p[i + 1] == '\0';
-		if (i == 0 && (c == '=' || ((c == '-' || c == '+') && (gap || p[1] == c))))
-			esc = true;
-		if (digits && i == digits && (c == '.' || c == ')') && gap)
-			esc = true;
-		if (c == '\t' || c == '\n' || c == '\r') {
-			rc = isc_buf_put_u8(b, ' ');
-			continue;
-		}
-		if (c < 0x20 || c == 0x7f)
-			continue; /* control characters are dropped */
-		if (esc)
-			rc = isc_buf_put_u8(b, '\\');
-		if (!rc)
-			rc = isc_buf_put_u8(b, c);
-	}
-	return rc;
-}
-
 void isc_rep_md(struct isc_rep *m, const char *s)
 {
 	if (!m->err)
@@ -158,20 +115,20 @@ bool isc_rep_ts_get(const cJSON *root, struct isc_rep_ts *ts)
 {
 	double t0 = 0, n;
 	memset(ts, 0, sizeof(*ts));
-	if (!cJSON_IsObject(isc_json_get(root, "timeseries")))
+	if (!cJSON_IsObject(isc_doc_get(root, "timeseries")))
 		return false;
 	/* t0 is relative to summary.start_ns and may be negative in principle */
-	if (isc_json_num(root, "timeseries.t0_ns", &t0) && !(fabs(t0) <= ISC_REP_MAX_VALUE))
+	if (isc_doc_have(root, "timeseries.t0_ns", &t0) && !(fabs(t0) <= ISC_REP_MAX_VALUE))
 		return false;
 	ts->t0_ns = t0;
-	ts->bucket_ns = isc_rep_value(isc_json_get(root, "timeseries.bucket_ns"));
-	n = isc_rep_value(isc_json_get(root, "timeseries.buckets"));
+	ts->bucket_ns = isc_rep_value(isc_doc_get(root, "timeseries.bucket_ns"));
+	n = isc_rep_value(isc_doc_get(root, "timeseries.buckets"));
 	if (!(ts->bucket_ns >= 1) || !(n >= 1 && n <= ISC_REP_MAX_BUCKETS) || n != floor(n))
 		return false;
 	ts->n = (size_t)n;
-	ts->ncpu = isc_rep_value(isc_json_get(root, "timeseries.ncpu"));
+	ts->ncpu = isc_rep_value(isc_doc_get(root, "timeseries.ncpu"));
 	if (!(ts->ncpu >= 1))
-		ts->ncpu = isc_rep_value(isc_json_get(root, "environment.ncpu"));
+		ts->ncpu = isc_rep_value(isc_doc_get(root, "environment.ncpu"));
 	if (!(ts->ncpu >= 1 && ts->ncpu <= 1e6))
 		ts->ncpu = 0;
 	return true;
@@ -182,7 +139,7 @@ size_t isc_rep_series(const cJSON *root, const struct isc_rep_ts *ts, const char
 	char path[96];
 	size_t i, good = 0;
 	snprintf(path, sizeof(path), "timeseries.%s", name);
-	const cJSON *a = isc_json_get(root, path);
+	const cJSON *a = isc_doc_get(root, path);
 	for (i = 0; i < ts->n; i++)
 		v[i] = NAN;
 	if (!cJSON_IsArray(a))
@@ -196,8 +153,8 @@ size_t isc_rep_series(const cJSON *root, const struct isc_rep_ts *ts, const char
 
 size_t isc_rep_spans(const cJSON *root, struct isc_rep_span *s)
 {
-	const cJSON *a = isc_json_get(root, "iterations.spans"), *x;
-	double warm = isc_rep_value(isc_json_get(root, "iterations.warmup_spans"));
+	const cJSON *a = isc_doc_get(root, "iterations.spans"), *x;
+	double warm = isc_rep_value(isc_doc_get(root, "iterations.warmup_spans"));
 	size_t n = 0, i = 0;
 	if (!cJSON_IsArray(a))
 		return 0;
@@ -221,8 +178,8 @@ size_t isc_rep_spans(const cJSON *root, struct isc_rep_span *s)
 
 bool isc_rep_hist_get(const cJSON *root, struct isc_rep_hist *h)
 {
-	const cJSON *e = isc_json_get(root, "iterations.histogram.edges_ns");
-	const cJSON *c = isc_json_get(root, "iterations.histogram.counts");
+	const cJSON *e = isc_doc_get(root, "iterations.histogram.edges_ns");
+	const cJSON *c = isc_doc_get(root, "iterations.histogram.counts");
 	int k = cJSON_GetArraySize(c);
 	if (!cJSON_IsArray(e) || !cJSON_IsArray(c) || k < 1 || k > ISC_REP_MAX_BINS ||
 	    cJSON_GetArraySize(e) != k + 1)
@@ -236,8 +193,8 @@ bool isc_rep_hist_get(const cJSON *root, struct isc_rep_hist *h)
 	for (size_t i = 0; i < h->k; i++, x = x->next)
 		if (isnan(h->counts[i] = isc_rep_value(x)))
 			return false;
-	h->p50 = isc_rep_value(isc_json_get(root, "iterations.latency_ns.p50"));
-	h->p99 = isc_rep_value(isc_json_get(root, "iterations.latency_ns.p99"));
+	h->p50 = isc_rep_value(isc_doc_get(root, "iterations.latency_ns.p50"));
+	h->p99 = isc_rep_value(isc_doc_get(root, "iterations.latency_ns.p99"));
 	return true;
 }
 
@@ -245,21 +202,21 @@ bool isc_rep_hist_get(const cJSON *root, struct isc_rep_hist *h)
 static double num_or_nan(const cJSON *o, const char *path)
 {
 	double v;
-	return isc_json_num(o, path, &v) && isfinite(v) ? v : NAN;
+	return isc_doc_have(o, path, &v) && isfinite(v) ? v : NAN;
 }
 
 void isc_rep_finding_get(const cJSON *f, struct isc_rep_finding *o)
 {
-	const cJSON *s = isc_json_get(f, "suggestion"), *ev = isc_json_get(f, "evidence");
+	const cJSON *s = isc_doc_get(f, "suggestion"), *ev = isc_doc_get(f, "evidence");
 	memset(o, 0, sizeof(*o));
-	o->id = isc_json_str(f, "id");
-	o->title = isc_json_str(f, "title");
-	o->severity = isc_json_str(f, "severity");
+	o->id = isc_doc_str(f, "id", NULL);
+	o->title = isc_doc_str(f, "title", NULL);
+	o->severity = isc_doc_str(f, "severity", NULL);
 	o->confidence = num_or_nan(f, "confidence");
 	if (cJSON_IsObject(s)) {
-		o->action = isc_json_str(s, "action");
-		o->rationale = isc_json_str(s, "rationale");
-		o->estimate = isc_json_str(s, "estimate");
+		o->action = isc_doc_str(s, "action", NULL);
+		o->rationale = isc_doc_str(s, "rationale", NULL);
+		o->estimate = isc_doc_str(s, "estimate", NULL);
 		o->saving_ns = num_or_nan(s, "estimated_saving_ns");
 		o->saving_pct = num_or_nan(s, "estimated_saving_pct");
 		o->saving_bytes = num_or_nan(s, "estimated_saving_bytes");
@@ -271,8 +228,8 @@ void isc_rep_finding_get(const cJSON *f, struct isc_rep_finding *o)
 	}
 	if (!cJSON_IsObject(ev))
 		return;
-	const cJSON *m = isc_json_get(ev, "metrics"), *tr = isc_json_get(ev, "time_ranges"),
-		    *top = isc_json_get(ev, "top");
+	const cJSON *m = isc_doc_get(ev, "metrics"), *tr = isc_doc_get(ev, "time_ranges"),
+		    *top = isc_doc_get(ev, "top");
 	if (cJSON_IsObject(m) || cJSON_IsArray(tr) || cJSON_IsArray(top)) {
 		o->metrics = cJSON_IsObject(m) ? m : NULL;
 		o->time_ranges = cJSON_IsArray(tr) ? tr : NULL;

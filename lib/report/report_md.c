@@ -43,7 +43,7 @@ static const char *field(char *buf, size_t cap, const cJSON *o, const char *path
 {
 	double v;
 	/* a duration or a size below 0 is no measurement (a hand-edited document) */
-	if (!isc_json_num(o, path, &v) || !isfinite(v) || ((kind == 'n' || kind == 'b') && v < 0)) {
+	if (!isc_doc_have(o, path, &v) || !isfinite(v) || ((kind == 'n' || kind == 'b') && v < 0)) {
 		snprintf(buf, cap, "n/a");
 		return buf;
 	}
@@ -58,29 +58,11 @@ static const char *field(char *buf, size_t cap, const cJSON *o, const char *path
 	}
 }
 
-static double num(const cJSON *o, const char *path, double def)
-{
-	double v;
-	return isc_json_num(o, path, &v) && isfinite(v) ? v : def;
-}
-
-static const char *str(const cJSON *o, const char *path, const char *def)
-{
-	const char *s = isc_json_str(o, path);
-	return s ? s : def;
-}
-
-static const cJSON *array(const cJSON *o, const char *path)
-{
-	const cJSON *a = isc_json_get(o, path);
-	return cJSON_IsArray(a) ? a : NULL;
-}
-
 /* "(file:line)" / "(file)" escaped, nothing when file is empty. */
 static void location(struct isc_rep *m, const cJSON *fn, bool parens)
 {
-	const char *file = str(fn, "file", "");
-	double line = num(fn, "line", 0);
+	const char *file = isc_doc_str(fn, "file", "");
+	double line = isc_doc_num(fn, "line", 0);
 	if (!*file)
 		return;
 	isc_rep_put(m, parens ? "(" : "");
@@ -97,11 +79,11 @@ static void location(struct isc_rep *m, const cJSON *fn, bool parens)
  */
 static bool judged_iterations(const cJSON *root)
 {
-	const char *id = str(root, "verdict.finding", NULL);
+	const char *id = isc_doc_str(root, "verdict.finding", NULL);
 	const cJSON *f;
-	cJSON_ArrayForEach(f, array(root, "findings"))
-		if (id && !strcmp(str(f, "id", ""), id))
-			return !strcmp(str(f, "judged_on", ""), "iterations") && cJSON_IsObject(isc_json_get(root, "cpu.in_iterations"));
+	cJSON_ArrayForEach(f, isc_doc_arr(root, "findings"))
+		if (id && !strcmp(isc_doc_str(f, "id", ""), id))
+			return !strcmp(isc_doc_str(f, "judged_on", ""), "iterations") && cJSON_IsObject(isc_doc_get(root, "cpu.in_iterations"));
 	return false;
 }
 
@@ -115,8 +97,8 @@ static const char *cpu_path(const cJSON *root, char *buf, size_t cap, const char
 static const cJSON *top_fn(const cJSON *root, const char *kind)
 {
 	const cJSON *fn;
-	cJSON_ArrayForEach(fn, array(root, judged_iterations(root) ? "cpu.top_functions_in_scopes" : "cpu.top_functions"))
-		if (!kind || !strcmp(str(fn, "kind", ""), kind))
+	cJSON_ArrayForEach(fn, isc_doc_arr(root, judged_iterations(root) ? "cpu.top_functions_in_scopes" : "cpu.top_functions"))
+		if (!kind || !strcmp(isc_doc_str(fn, "kind", ""), kind))
 			return fn;
 	return NULL;
 }
@@ -283,7 +265,7 @@ static void latency_histogram(struct isc_rep *m, const cJSON *root)
 static struct isc_rep_seg pct_seg(const cJSON *o, const char *path, const char *name, const char *color)
 {
 	double v;
-	if (!isc_json_num(o, path, &v) || !(v >= 0))
+	if (!isc_doc_have(o, path, &v) || !(v >= 0))
 		v = NAN;
 	return (struct isc_rep_seg){ name, fmin(v, 100), color };
 }
@@ -304,7 +286,7 @@ static void cpu_split_chart(struct isc_rep *m, const cJSON *root)
 				     pct_seg(root, "cpu.split.ops_pct", "torch ops", "#ef8636"),
 				     pct_seg(root, "cpu.split.off_cpu_pct", "off-CPU waiting", "#9a9a9a") },
 				   3, NULL };
-	if (isc_json_get(root, "cpu.split.torch_ops_pct")) { /* older documents: all C calls as torch ops */
+	if (isc_doc_get(root, "cpu.split.torch_ops_pct")) { /* older documents: all C calls as torch ops */
 		bar.seg[1] = pct_seg(root, "cpu.split.torch_ops_pct", "torch ops", "#ef8636");
 		bar.seg[2] = pct_seg(root, "cpu.split.other_c_pct", "other C code", "#8c6bb1");
 		bar.seg[3] = pct_seg(root, "cpu.split.off_cpu_pct", "off-CPU waiting", "#9a9a9a");
@@ -324,10 +306,10 @@ static void gpu_breakdown_chart(struct isc_rep *m, const cJSON *root)
 	const cJSON *dev;
 	if (!m->html)
 		return;
-	cJSON_ArrayForEach(dev, array(root, "gpu.devices")) {
+	cJSON_ArrayForEach(dev, isc_doc_arr(root, "gpu.devices")) {
 		if (n == MAXD)
 			break;
-		const char *name = str(dev, "name", NULL);
+		const char *name = isc_doc_str(dev, "name", NULL);
 		char id[32];
 		snprintf(label[n], sizeof(label[n]), "GPU %s%s%s", field(id, sizeof(id), dev, "id", 'i'),
 			 name ? ": " : "", name ? name : "");
@@ -367,7 +349,7 @@ static void verdict_line(struct isc_rep *m, const cJSON *root, const char *cls)
 	isc_rep_md(m, cls);
 	isc_rep_put(m, "**");
 	for (size_t i = 0; i < sizeof(part) / sizeof(part[0]); i++) {
-		if (!isc_json_num(root, part[i].path, &v) || !isfinite(v) || fabs(v) >= ISC_REP_FIXED_MAX)
+		if (!isc_doc_have(root, part[i].path, &v) || !isfinite(v) || fabs(v) >= ISC_REP_FIXED_MAX)
 			continue;
 		isc_rep_put(m, sep);
 		if (part[i].fmt)
@@ -377,7 +359,7 @@ static void verdict_line(struct isc_rep *m, const cJSON *root, const char *cls)
 						 : judged_iterations(root) ? "traced time inside iterations" : "traced time");
 		sep = ", ";
 	}
-	const char *fid = str(root, "verdict.finding", NULL);
+	const char *fid = isc_doc_str(root, "verdict.finding", NULL);
 	if (fid) {
 		isc_rep_put(m, sep);
 		isc_rep_put(m, "finding ");
@@ -386,18 +368,18 @@ static void verdict_line(struct isc_rep *m, const cJSON *root, const char *cls)
 	}
 	isc_rep_put(m, *sep == ',' ? ")\n\n" : "\n\n");
 	const cJSON *x;
-	cJSON_ArrayForEach(x, array(root, "verdict.limits")) {
+	cJSON_ArrayForEach(x, isc_doc_arr(root, "verdict.limits")) {
 		isc_rep_put(m, "Confidence bound: ");
-		isc_rep_md(m, str(x, "reason", "?"));
-		isc_rep_putf(m, " (x %.2f).\n\n", num(x, "factor", 1));
+		isc_rep_md(m, isc_doc_str(x, "reason", "?"));
+		isc_rep_putf(m, " (x %.2f).\n\n", isc_doc_num(x, "factor", 1));
 	}
-	cJSON_ArrayForEach(x, array(root, "verdict.missing")) {
+	cJSON_ArrayForEach(x, isc_doc_arr(root, "verdict.missing")) {
 		isc_rep_put(m, "Not chosen for want of evidence: ");
-		code_span(m, str(x, "class", "?"));
+		code_span(m, isc_doc_str(x, "class", "?"));
 		isc_rep_put(m, " needs ");
-		isc_rep_md(m, str(x, "what", "?"));
+		isc_rep_md(m, isc_doc_str(x, "what", "?"));
 		isc_rep_put(m, "; to get it, ");
-		isc_rep_md(m, str(x, "how", "?"));
+		isc_rep_md(m, isc_doc_str(x, "how", "?"));
 		isc_rep_put(m, ".\n\n");
 	}
 }
@@ -409,8 +391,8 @@ static void verdict_line(struct isc_rep *m, const cJSON *root, const char *cls)
  */
 static bool run_line(struct isc_rep *m, const cJSON *root)
 {
-	const char *outcome = str(root, "run.outcome", NULL);
-	const cJSON *x = isc_json_get(root, "run.exception");
+	const char *outcome = isc_doc_str(root, "run.outcome", NULL);
+	const cJSON *x = isc_doc_get(root, "run.exception");
 	char b1[64], b2[64], b3[64];
 	static const char *const shapes[] = { "failed", "killed", "truncated", "window" };
 	size_t i = 0;
@@ -423,17 +405,17 @@ static bool run_line(struct isc_rep *m, const cJSON *root)
 		isc_rep_put(m, "The run failed");
 		if (cJSON_IsObject(x)) {
 			isc_rep_put(m, ": ");
-			code_span(m, str(x, "type", "?"));
-			if (*str(x, "message", "")) {
+			code_span(m, isc_doc_str(x, "type", "?"));
+			if (*isc_doc_str(x, "message", "")) {
 				isc_rep_put(m, " (");
-				isc_rep_md(m, str(x, "message", ""));
+				isc_rep_md(m, isc_doc_str(x, "message", ""));
 				isc_rep_put(m, ")");
 			}
 			isc_rep_put(m, " raised in ");
-			code_span(m, str(x, "function", "?"));
+			code_span(m, isc_doc_str(x, "function", "?"));
 			isc_rep_put(m, " (");
-			isc_rep_md(m, str(x, "file", "?"));
-			isc_rep_putf(m, ":%.0f)", num(x, "line", 0));
+			isc_rep_md(m, isc_doc_str(x, "file", "?"));
+			isc_rep_putf(m, ":%.0f)", isc_doc_num(x, "line", 0));
 		}
 		isc_rep_putf(m, ", exit status %s, after %s.", field(b1, sizeof(b1), root, "run.exit_status", 'i'),
 			     field(b2, sizeof(b2), root, "summary.wall_ns", 'n'));
@@ -462,10 +444,10 @@ static bool run_line(struct isc_rep *m, const cJSON *root)
  */
 static const cJSON *verdict_finding(const cJSON *root)
 {
-	const char *id = str(root, "verdict.finding", NULL);
+	const char *id = isc_doc_str(root, "verdict.finding", NULL);
 	const cJSON *f;
-	cJSON_ArrayForEach(f, array(root, "findings"))
-		if (id && !strcmp(str(f, "id", ""), id))
+	cJSON_ArrayForEach(f, isc_doc_arr(root, "findings"))
+		if (id && !strcmp(isc_doc_str(f, "id", ""), id))
 			return f;
 	return NULL;
 }
@@ -480,16 +462,16 @@ static void headline(struct isc_rep *m, const cJSON *root)
 	const char *p_inv = cpu_path(root, p[6], 64, "split.involuntary_switches");
 	const char *p_vol = cpu_path(root, p[7], 64, "split.voluntary_switches");
 	const char *p_reasons = cpu_path(root, p[8], 64, "off_cpu_reasons");
-	double py = num(root, p_py, 0), ops = num(root, p_ops, 0);
-	double off = num(root, p_off, 0);
-	const char *cls = str(root, "verdict.class", NULL);
+	double py = isc_doc_num(root, p_py, 0), ops = isc_doc_num(root, p_ops, 0);
+	double off = isc_doc_num(root, p_off, 0);
+	const char *cls = isc_doc_str(root, "verdict.class", NULL);
 	if (!cls)
 		cls = py + ops + off <= 0 ? "unknown" : py >= ops && py >= off ? "python_bound"
 						      : ops >= off ? "op_compute_bound" : "io_wait";
 	bool contention = !strcmp(cls, "thread_contention");
-	const char *sentence = str(root, "verdict.sentence", NULL);
-	double share, faults = num(verdict_finding(root), "evidence.metrics.page_fault_pct_left_out", 0);
-	if (isc_json_num(root, "verdict.explained_pct", &share) && isfinite(share) && share >= 0 && share <= 100) {
+	const char *sentence = isc_doc_str(root, "verdict.sentence", NULL);
+	double share, faults = isc_doc_num(verdict_finding(root), "evidence.metrics.page_fault_pct_left_out", 0);
+	if (isc_doc_have(root, "verdict.explained_pct", &share) && isfinite(share) && share >= 0 && share <= 100) {
 		py = !strcmp(cls, "python_bound") ? share : py;
 		ops = !strcmp(cls, "op_compute_bound") ? share : ops;
 		off = contention || !strcmp(cls, "io_wait") ? share : off;
@@ -500,9 +482,9 @@ static void headline(struct isc_rep *m, const cJSON *root)
 	    (!strcmp(cls, "python_bound") || !strcmp(cls, "op_compute_bound") || contention || !strcmp(cls, "io_wait")))
 		isc_rep_put(m, "Inside the iterations: ");
 	if (!strcmp(cls, "python_bound") && fn) {
-		double interp = num(root, p_py, 0), other_c = num(root, p_oc, 0);
+		double interp = isc_doc_num(root, p_py, 0), other_c = isc_doc_num(root, p_oc, 0);
 		bool fl = faults > 0 && isfinite(faults) && faults <= 100;
-		if (isc_json_get(root, p_oc)) {
+		if (isc_doc_get(root, p_oc)) {
 			isc_rep_putf(m, "%.0f %% of traced CPU time is Python-side work (interpreter %.0f %%, C builtins and "
 				     "other extensions %.0f %%", py, interp, other_c);
 			if (fl)
@@ -510,15 +492,15 @@ static void headline(struct isc_rep *m, const cJSON *root)
 			isc_rep_put(m, "); the hottest function is ");
 		} else
 			isc_rep_putf(m, "%.0f %% of traced CPU time is Python interpreter time; the hottest function is ", py);
-		code_span(m, str(fn, "name", "?"));
+		code_span(m, isc_doc_str(fn, "name", "?"));
 		isc_rep_put(m, " ");
 		location(m, fn, true);
-		isc_rep_putf(m, ", %.0f %% self time.", num(fn, "self_pct", 0));
+		isc_rep_putf(m, ", %.0f %% self time.", isc_doc_num(fn, "self_pct", 0));
 	} else if (!strcmp(cls, "op_compute_bound") && fn) {
-		const cJSON *op = top_fn(root, "op"), *caller = cJSON_GetArrayItem(array(root, p_callers), 0), *x;
+		const cJSON *op = top_fn(root, "op"), *caller = cJSON_GetArrayItem(isc_doc_arr(root, p_callers), 0), *x;
 		/* the finding's first op is a torch op (op_compute_bound skips builtins) */
-		cJSON_ArrayForEach(x, array(verdict_finding(root), "evidence.top"))
-			if (!strcmp(str(x, "kind", ""), "op")) {
+		cJSON_ArrayForEach(x, isc_doc_arr(verdict_finding(root), "evidence.top"))
+			if (!strcmp(isc_doc_str(x, "kind", ""), "op")) {
 				op = x;
 				break;
 			}
@@ -528,45 +510,45 @@ static void headline(struct isc_rep *m, const cJSON *root)
 			isc_rep_putf(m, ", and %.0f %% more is page faults inside them", faults);
 		if (op) {
 			isc_rep_put(m, "; the heaviest is ");
-			code_span(m, str(op, "name", "?"));
+			code_span(m, isc_doc_str(op, "name", "?"));
 			/* self_pct is of all traced time (off-CPU included), not of ops */
 			/* a finding's top[] entry has the self_pct of its source as pct */
-			isc_rep_putf(m, " (self time %.0f %% of all traced time%s%s)", num(op, "self_pct", num(op, "pct", 0)),
+			isc_rep_putf(m, " (self time %.0f %% of all traced time%s%s)", isc_doc_num(op, "self_pct", isc_doc_num(op, "pct", 0)),
 				     judged_iterations(root) ? " inside iterations" : "", fl ? ", faults included" : "");
 		}
 		if (caller) {
 			isc_rep_put(m, ", called mostly from ");
-			code_span(m, str(caller, "name", "?"));
+			code_span(m, isc_doc_str(caller, "name", "?"));
 			isc_rep_put(m, " ");
 			location(m, caller, true);
 		}
 		isc_rep_put(m, ".");
 	} else if (contention && fn) {
-		double run = num(root, p_run, 0), ncpu = num(root, "environment.ncpu", 0);
+		double run = isc_doc_num(root, p_run, 0), ncpu = isc_doc_num(root, "environment.ncpu", 0);
 		isc_rep_putf(m, "%.0f %% of traced time the threads were %s (", off,
-			     num(verdict_finding(root), "evidence.metrics.pool_wait_in_torch_ops_pct", 0) > 0
+			     isc_doc_num(verdict_finding(root), "evidence.metrics.pool_wait_in_torch_ops_pct", 0) > 0
 				     ? "waiting for a CPU, runnable or at a thread pool's barrier inside torch ops"
 				     : "runnable but not running");
 		if (ncpu > 0 && run > ncpu && run < 1e6)
 			isc_rep_putf(m, "%.1f runnable threads on average for %.0f CPUs", run, ncpu);
 		else
 			isc_rep_putf(m, "%.0f involuntary context switches vs %.0f voluntary",
-				     num(root, p_inv, 0), num(root, p_vol, 0));
-		double pool = num(verdict_finding(root), "evidence.metrics.pool_threads", 0);
-		double npools = num(verdict_finding(root), "evidence.metrics.pools_of_that_name", 0);
+				     isc_doc_num(root, p_inv, 0), isc_doc_num(root, p_vol, 0));
+		double pool = isc_doc_num(verdict_finding(root), "evidence.metrics.pool_threads", 0);
+		double npools = isc_doc_num(verdict_finding(root), "evidence.metrics.pools_of_that_name", 0);
 		if (pool > 0 && pool < 1e6 && npools > 1 && npools < 1e6)
 			isc_rep_putf(m, "; %.0f thread pools the agent does not trace, of up to %.0f threads", npools, pool);
 		else if (pool > 0 && pool < 1e6)
 			isc_rep_putf(m, "; a thread pool of %.0f the agent does not trace", pool);
 		isc_rep_put(m, "): the CPUs are oversubscribed; the hottest function is ");
-		code_span(m, str(fn, "name", "?"));
+		code_span(m, isc_doc_str(fn, "name", "?"));
 		isc_rep_put(m, " ");
 		location(m, fn, true);
 		isc_rep_put(m, ".");
 	} else if (!strcmp(cls, "io_wait") && fn) {
 		isc_rep_putf(m, "%.0f %% of traced time the threads were off-CPU, blocked %s; the hottest function is ", off,
-			     cJSON_GetArraySize(array(root, p_reasons)) ? "waiting for I/O or timers" : "inside calls");
-		code_span(m, str(fn, "name", "?"));
+			     cJSON_GetArraySize(isc_doc_arr(root, p_reasons)) ? "waiting for I/O or timers" : "inside calls");
+		code_span(m, isc_doc_str(fn, "name", "?"));
 		isc_rep_put(m, " ");
 		location(m, fn, true);
 		isc_rep_put(m, ".");
@@ -578,36 +560,36 @@ static void headline(struct isc_rep *m, const cJSON *root)
 	isc_rep_put(m, "**\n\n");
 	verdict_line(m, root, cls);
 	char b1[64], b2[64];
-	const char *sc = str(root, "iterations.name", NULL);
+	const char *sc = isc_doc_str(root, "iterations.name", NULL);
 	isc_rep_putf(m, "Wall time %s", field(b1, sizeof(b1), root, "summary.wall_ns", 'n'));
-	if (sc && num(root, "iterations.count", 0) > 0) {
-		isc_rep_putf(m, ", %.0f iterations of ", num(root, "iterations.count", 0));
+	if (sc && isc_doc_num(root, "iterations.count", 0) > 0) {
+		isc_rep_putf(m, ", %.0f iterations of ", isc_doc_num(root, "iterations.count", 0));
 		code_span(m, sc);
 		isc_rep_putf(m, ", median %s", field(b2, sizeof(b2), root, "iterations.latency_ns.p50", 'n'));
 	}
 	isc_rep_put(m, ".\n");
-	double startup = 0, wall = num(root, "summary.wall_ns", 0);
-	if (isc_json_num(root, "run.startup_ns", &startup) && startup > 0 && wall > 0) {
+	double startup = 0, wall = isc_doc_num(root, "summary.wall_ns", 0);
+	if (isc_doc_have(root, "run.startup_ns", &startup) && startup > 0 && wall > 0) {
 		isc_rep_putf(m, "\nStart-up (imports and initialization) took %s %s, %.0f %% of the wall time.\n",
 			     field(b1, sizeof(b1), root, "run.startup_ns", 'n'),
-			     num(root, "iterations.count", 0) > 0 ? "before the first iteration" : "in the import machinery",
+			     isc_doc_num(root, "iterations.count", 0) > 0 ? "before the first iteration" : "in the import machinery",
 			     100 * startup / wall);
 	}
-	const cJSON *xc = isc_json_get(root, "run.exception");
-	if (cJSON_IsObject(xc) && !cJSON_IsTrue(isc_json_get(xc, "main_thread"))) {
+	const cJSON *xc = isc_doc_get(root, "run.exception");
+	if (cJSON_IsObject(xc) && !cJSON_IsTrue(isc_doc_get(xc, "main_thread"))) {
 		isc_rep_put(m, "\n> An unhandled ");
-		code_span(m, str(xc, "type", "?"));
+		code_span(m, isc_doc_str(xc, "type", "?"));
 		isc_rep_put(m, " ended thread ");
-		code_span(m, str(xc, "thread", "?"));
+		code_span(m, isc_doc_str(xc, "thread", "?"));
 		isc_rep_put(m, " (raised in ");
-		code_span(m, str(xc, "function", "?"));
+		code_span(m, isc_doc_str(xc, "function", "?"));
 		isc_rep_put(m, ", ");
-		isc_rep_md(m, str(xc, "file", "?"));
-		isc_rep_putf(m, ":%.0f).\n", num(xc, "line", 0));
+		isc_rep_md(m, isc_doc_str(xc, "file", "?"));
+		isc_rep_putf(m, ":%.0f).\n", isc_doc_num(xc, "line", 0));
 	}
-	if (cJSON_IsTrue(isc_json_get(root, "summary.damaged")))
+	if (cJSON_IsTrue(isc_doc_get(root, "summary.damaged")))
 		isc_rep_put(m, "\n> The input was damaged: this report covers the part that could be read.\n");
-	const char *end = isc_json_get(root, "run") ? "" : str(root, "summary.end_reason", "");
+	const char *end = isc_doc_get(root, "run") ? "" : isc_doc_str(root, "summary.end_reason", "");
 	if (!strcmp(end, "signaled"))
 		isc_rep_putf(m, "\n> The workload was killed by signal %s (exit status %s): the trace holds what it "
 			"recorded until then.\n",
@@ -622,7 +604,7 @@ static void headline(struct isc_rep *m, const cJSON *root)
 /* summary.warnings: what the recorder or an agent could not do, one bullet each. */
 static void recording_notes(struct isc_rep *m, const cJSON *root)
 {
-	const cJSON *ws = array(root, "summary.warnings"), *w;
+	const cJSON *ws = isc_doc_arr(root, "summary.warnings"), *w;
 	if (!cJSON_GetArraySize(ws))
 		return;
 	isc_rep_put(m, "\nRecording notes (what the recorder could not capture):\n\n");
@@ -630,18 +612,18 @@ static void recording_notes(struct isc_rep *m, const cJSON *root)
 	cJSON_ArrayForEach(w, ws) {
 		char b[64];
 		double c;
-		listed += isc_json_num(w, "count", &c) && c > 0 ? c : 1;
+		listed += isc_doc_have(w, "count", &c) && c > 0 ? c : 1;
 		isc_rep_put(m, "- ");
-		isc_rep_md(m, str(w, "message", "?"));
+		isc_rep_md(m, isc_doc_str(w, "message", "?"));
 		double pid, n;
-		if (isc_json_num(w, "pid", &pid) && pid > 0)
+		if (isc_doc_have(w, "pid", &pid) && pid > 0)
 			isc_rep_putf(m, " (process %s)", field(b, 64, w, "pid", 'i'));
-		if (isc_json_num(w, "count", &n) && n > 1)
+		if (isc_doc_have(w, "count", &n) && n > 1)
 			isc_rep_putf(m, " (%s times)", field(b, 64, w, "count", 'i'));
 		isc_rep_put(m, "\n");
 	}
 	double total;
-	if (isc_json_num(root, "summary.warnings_total", &total) && total > listed) {
+	if (isc_doc_have(root, "summary.warnings_total", &total) && total > listed) {
 		char b[64];
 		isc_rep_putf(m, "- … %s warning records in all\n", field(b, 64, root, "summary.warnings_total", 'i'));
 	}
@@ -652,7 +634,7 @@ static void recording_cost(struct isc_rep *m, const cJSON *root)
 	char b[3][64];
 	double pe;
 	/* which Python mode and why (iscope-record's META record.python_mode) */
-	const cJSON *mode = cJSON_GetObjectItemCaseSensitive(isc_json_get(root, "environment.meta"), "record.python_mode");
+	const cJSON *mode = cJSON_GetObjectItemCaseSensitive(isc_doc_get(root, "environment.meta"), "record.python_mode");
 	if (cJSON_IsString(mode)) {
 		isc_rep_put(m, "\nPython recording mode: ");
 		isc_rep_md(m, mode->valuestring);
@@ -661,12 +643,12 @@ static void recording_cost(struct isc_rep *m, const cJSON *root)
 					 "cost per call.\n"
 				       : ".\n");
 	}
-	if (isc_json_num(root, "recording.per_event_ns", &pe) && isfinite(pe)) {
+	if (isc_doc_have(root, "recording.per_event_ns", &pe) && isfinite(pe)) {
 		isc_rep_put(m, "\nRecording (exact Python mode, ");
-		isc_rep_md(m, str(root, "recording.mechanism", "?"));
+		isc_rep_md(m, isc_doc_str(root, "recording.mechanism", "?"));
 		isc_rep_putf(m, ") added about %s per call (%s of traced time); ", isc_rep_fmt_ns(b[0], 64, 2 * pe),
 			     field(b[1], 64, root, "recording.overhead_pct", 'p'));
-		if (cJSON_IsTrue(isc_json_get(root, "recording.compensated")))
+		if (cJSON_IsTrue(isc_doc_get(root, "recording.compensated")))
 			isc_rep_putf(m, "figures corrected (%s taken out of self times, %s out of the iteration "
 					"latencies).\n",
 				     field(b[1], 64, root, "recording.overhead_ns", 'n'),
@@ -675,18 +657,18 @@ static void recording_cost(struct isc_rep *m, const cJSON *root)
 			isc_rep_put(m, "figures not corrected (--no-compensation).\n");
 	}
 	isc_rep_sampler_cost(m, root);
-	const cJSON *ts = array(root, "recording.threads_with_drops"), *t;
+	const cJSON *ts = isc_doc_arr(root, "recording.threads_with_drops"), *t;
 	if (!cJSON_GetArraySize(ts))
 		return;
 	isc_rep_put(m, "\nEvents dropped per thread:");
 	int i = 0;
 	cJSON_ArrayForEach(t, ts) {
 		isc_rep_put(m, i++ ? "; " : " ");
-		isc_rep_md(m, str(t, "name", "?"));
+		isc_rep_md(m, isc_doc_str(t, "name", "?"));
 		isc_rep_putf(m, " (process %s, thread %s): %s", field(b[0], 64, t, "pid", 'i'),
 			     field(b[1], 64, t, "tid", 'i'), field(b[2], 64, t, "dropped_events", 'i'));
 		/* of the events the thread made: kept plus dropped */
-		isc_rep_putf(m, " of %.0f (%s)", num(t, "events", 0) + num(t, "dropped_events", 0),
+		isc_rep_putf(m, " of %.0f (%s)", isc_doc_num(t, "events", 0) + isc_doc_num(t, "dropped_events", 0),
 			     field(b[0], 64, t, "dropped_pct", 'p'));
 	}
 	isc_rep_put(m, ".\n");
@@ -696,8 +678,8 @@ static void sec_latency(struct isc_rep *m, const cJSON *root)
 {
 	char b[8][64];
 	isc_rep_put(m, "\n## End-to-end latency\n\n");
-	const char *name = str(root, "iterations.name", NULL);
-	if (!name || num(root, "iterations.count", 0) <= 0) {
+	const char *name = isc_doc_str(root, "iterations.name", NULL);
+	if (!name || isc_doc_num(root, "iterations.count", 0) <= 0) {
 		isc_rep_put(m, "No iterations recorded. Wrap one request in `with scope(\"step\"):` "
 		       "(`from inferscope import scope`) to get per-iteration latency.\n");
 	} else {
@@ -719,14 +701,14 @@ static void sec_latency(struct isc_rep *m, const cJSON *root)
 			snprintf(lo, sizeof(lo), "iterations.latency_ci95_ns.%s.low", q[i]);
 			snprintf(hi, sizeof(hi), "iterations.latency_ci95_ns.%s.high", q[i]);
 			double v;
-			if (isc_json_num(root, lo, &v) && isc_json_num(root, hi, &v))
+			if (isc_doc_have(root, lo, &v) && isc_doc_have(root, hi, &v))
 				isc_rep_putf(m, " %s %s – %s%s", q[i], field(b[0], 64, root, lo, 'n'),
 				     field(b[1], 64, root, hi, 'n'), i < 2 ? ";" : ".");
 			else
 				isc_rep_putf(m, " %s needs more iterations%s", q[i], i < 2 ? ";" : ".");
 		}
 		isc_rep_put(m, "\n");
-		const char *rule = str(root, "iterations.rule", NULL);
+		const char *rule = isc_doc_str(root, "iterations.rule", NULL);
 		if (rule) {
 			isc_rep_put(m, "\nRule: ");
 			isc_rep_md(m, rule);
@@ -752,9 +734,9 @@ static void fn_table(struct isc_rep *m, const cJSON *fns, bool with_total)
 			    "|---:|---|---|---|---:|---:|---:|\n");
 	cJSON_ArrayForEach(fn, fns) {
 		isc_rep_putf(m, "| %d | ", ++i);
-		isc_rep_md(m, str(fn, "name", "?"));
+		isc_rep_md(m, isc_doc_str(fn, "name", "?"));
 		isc_rep_put(m, " | ");
-		isc_rep_md(m, str(fn, "kind", "?"));
+		isc_rep_md(m, isc_doc_str(fn, "kind", "?"));
 		isc_rep_put(m, " | ");
 		location(m, fn, false);
 		isc_rep_putf(m, " | %s | %s |", field(b[0], 64, fn, "calls", 'i'), field(b[1], 64, fn, "self_ns", 'n'));
@@ -769,22 +751,22 @@ static void off_cpu_reasons(struct isc_rep *m, const cJSON *root)
 {
 	const cJSON *r, *t;
 	char b[3][64];
-	if (cJSON_GetArraySize(array(root, "cpu.off_cpu_reasons")) == 0)
+	if (cJSON_GetArraySize(isc_doc_arr(root, "cpu.off_cpu_reasons")) == 0)
 		return;
 	isc_rep_put(m, "\nWhy the traced threads were blocked (thread samples, what each waited in):\n\n");
 	isc_rep_put(m, "| Reason | Blocked | Share | Inside torch ops | Python functions |\n|---|---:|---:|---:|---|\n");
-	cJSON_ArrayForEach(r, array(root, "cpu.off_cpu_reasons")) {
+	cJSON_ArrayForEach(r, isc_doc_arr(root, "cpu.off_cpu_reasons")) {
 		isc_rep_put(m, "| ");
-		isc_rep_md(m, str(r, "reason", "?"));
+		isc_rep_md(m, isc_doc_str(r, "reason", "?"));
 		isc_rep_putf(m, " | %s | %s | %s | ", field(b[0], 64, r, "ns", 'n'), field(b[1], 64, r, "pct", 'p'),
 			     field(b[2], 64, r, "in_torch_ops_ns", 'n'));
 		int n = 0;
-		cJSON_ArrayForEach(t, array(r, "top")) {
+		cJSON_ArrayForEach(t, isc_doc_arr(r, "top")) {
 			if (n++ == 3)
 				break;
 			if (n > 1)
 				isc_rep_put(m, ", ");
-			code_span(m, str(t, "name", "?"));
+			code_span(m, isc_doc_str(t, "name", "?"));
 		}
 		isc_rep_put(m, " |\n");
 	}
@@ -795,19 +777,19 @@ static void thread_pools(struct isc_rep *m, const cJSON *root)
 {
 	const cJSON *p;
 	char b[4][64];
-	if (cJSON_GetArraySize(array(root, "cpu.thread_pools")) == 0)
+	if (cJSON_GetArraySize(isc_doc_arr(root, "cpu.thread_pools")) == 0)
 		return;
 	isc_rep_put(m, "\nThreads by pool (traced or not; untraced threads grouped by the futex they wait on):\n\n");
 	isc_rep_put(m, "| Pool | Traced | Threads | CPU | Runnable (mean) |\n|---|---|---:|---:|---:|\n");
-	cJSON_ArrayForEach(p, array(root, "cpu.thread_pools")) {
+	cJSON_ArrayForEach(p, isc_doc_arr(root, "cpu.thread_pools")) {
 		isc_rep_put(m, "| ");
-		isc_rep_md(m, str(p, "name", "?"));
-		if (str(p, "futex", NULL)) {
+		isc_rep_md(m, isc_doc_str(p, "name", "?"));
+		if (isc_doc_str(p, "futex", NULL)) {
 			isc_rep_put(m, " (futex ");
-			isc_rep_md(m, str(p, "futex", ""));
+			isc_rep_md(m, isc_doc_str(p, "futex", ""));
 			isc_rep_put(m, ")");
 		}
-		isc_rep_putf(m, " | %s | %s | %s (%s) | %s |\n", cJSON_IsTrue(isc_json_get(p, "traced")) ? "yes" : "no",
+		isc_rep_putf(m, " | %s | %s | %s (%s) | %s |\n", cJSON_IsTrue(isc_doc_get(p, "traced")) ? "yes" : "no",
 			     field(b[0], 64, p, "threads", 'i'), field(b[1], 64, p, "cpu_ns", 'n'),
 			     field(b[2], 64, p, "cpu_pct", 'p'), field(b[3], 64, p, "runnable_mean", 'f'));
 	}
@@ -819,7 +801,7 @@ static void sec_cpu(struct isc_rep *m, const cJSON *root)
 	isc_rep_put(m, "\n## CPU\n\n");
 	isc_rep_putf(m, "Traced time %s on %s traced threads, split into:\n\n", field(b[0], 64, root, "cpu.split.traced_ns", 'n'),
 	     field(b[1], 64, root, "summary.traced_threads", 'i'));
-	if (isc_json_get(root, "cpu.split.torch_ops_pct")) {
+	if (isc_doc_get(root, "cpu.split.torch_ops_pct")) {
 		/* other C code: builtins, other extensions, imports */
 		isc_rep_put(m, "| Python interpreter | torch ops | other C code | off-CPU waiting |\n|---:|---:|---:|---:|\n");
 		isc_rep_putf(m, "| %s (%s) | %s (%s) | %s (%s) | %s (%s) |\n", field(b[0], 64, root, "cpu.split.python_ns", 'n'),
@@ -835,7 +817,7 @@ static void sec_cpu(struct isc_rep *m, const cJSON *root)
 			     field(b[5], 64, root, "cpu.split.off_cpu_pct", 'p'));
 	}
 	cpu_split_chart(m, root);
-	if (!cJSON_IsTrue(isc_json_get(root, "cpu.split.off_cpu_measured")))
+	if (!cJSON_IsTrue(isc_doc_get(root, "cpu.split.off_cpu_measured")))
 		isc_rep_put(m, "\nOff-CPU time was not measured (no CPU samples of the traced threads).\n");
 	off_cpu_reasons(m, root);
 	thread_pools(m, root);
@@ -849,49 +831,49 @@ static void sec_cpu(struct isc_rep *m, const cJSON *root)
 	over_time(m, root, "CPU use over time", cpu_series, 2, ISC_REP_UNIT_CORES);
 
 	isc_rep_put(m, "\n### Top functions by self time\n\n");
-	if (!cJSON_GetArraySize(array(root, "cpu.top_functions"))) {
+	if (!cJSON_GetArraySize(isc_doc_arr(root, "cpu.top_functions"))) {
 		isc_rep_put(m, "No function spans recorded.\n");
 	} else {
-		fn_table(m, array(root, "cpu.top_functions"), true);
+		fn_table(m, isc_doc_arr(root, "cpu.top_functions"), true);
 		isc_rep_put(m, "\nSelf % is of the traced time; total time counts a recursive function once (its outermost "
 		       "call).\n");
-		if (isc_json_get(root, "python.samples"))
+		if (isc_doc_get(root, "python.samples"))
 			isc_rep_put(m, "\nFrom stack samples: calls are not counted (n/a); an op row is the time in C "
 				       "code called from one Python line.\n");
 	}
 	isc_rep_python_samples(m, root);
-	if (cJSON_GetArraySize(array(root, "cpu.top_functions_in_scopes"))) {
+	if (cJSON_GetArraySize(isc_doc_arr(root, "cpu.top_functions_in_scopes"))) {
 		isc_rep_put(m, "\n### Top functions inside iterations\n\nThe same while a `scope` was open (start-up and "
 		       "imports left out); self % is of the ");
 		isc_rep_put(m, field(b[0], 64, root, "cpu.scoped_ns", 'n'));
 		isc_rep_put(m, " spent inside scopes.\n\n");
-		fn_table(m, array(root, "cpu.top_functions_in_scopes"), false);
+		fn_table(m, isc_doc_arr(root, "cpu.top_functions_in_scopes"), false);
 	}
 
 	isc_rep_put(m, "\n### Threads\n");
 	const cJSON *p, *t;
-	cJSON_ArrayForEach(p, array(root, "processes")) {
+	cJSON_ArrayForEach(p, isc_doc_arr(root, "processes")) {
 		isc_rep_putf(m, "\nProcess %s", field(b[0], 64, p, "pid", 'i'));
-		if (isc_json_num(p, "ppid", &(double){ 0 }))
+		if (isc_doc_have(p, "ppid", &(double){ 0 }))
 			isc_rep_putf(m, " (parent %s)", field(b[0], 64, p, "ppid", 'i'));
-		const char *cmd = str(p, "command", "");
+		const char *cmd = isc_doc_str(p, "command", "");
 		if (*cmd) {
 			isc_rep_put(m, ": ");
 			isc_rep_md(m, cmd);
 		}
 		isc_rep_putf(m, ". CPU %s", field(b[0], 64, p, "cpu_ns", 'n'));
-		if (isc_json_num(p, "exit_status", &(double){ 0 }))
+		if (isc_doc_have(p, "exit_status", &(double){ 0 }))
 			isc_rep_putf(m, ", exit status %s", field(b[0], 64, p, "exit_status", 'i'));
 		isc_rep_putf(m, ", context switches %s voluntary, %s involuntary.\n\n",
 		     field(b[0], 64, p, "context_switches.voluntary_per_s", 'r'),
 		     field(b[1], 64, p, "context_switches.involuntary_per_s", 'r'));
 		isc_rep_put(m, "| TID | Name | CPU | Traced | Events | Python | Ops | Off-CPU |\n");
 		isc_rep_put(m, "|---:|---|---:|---|---:|---:|---:|---:|\n");
-		cJSON_ArrayForEach(t, array(p, "threads")) {
+		cJSON_ArrayForEach(t, isc_doc_arr(p, "threads")) {
 			isc_rep_putf(m, "| %s | ", field(b[0], 64, t, "tid", 'i'));
-			isc_rep_md(m, str(t, "name", ""));
+			isc_rep_md(m, isc_doc_str(t, "name", ""));
 			isc_rep_putf(m, " | %s | %s | %s | %s | %s | %s |\n", field(b[0], 64, t, "cpu_ns", 'n'),
-			     cJSON_IsTrue(isc_json_get(t, "traced")) ? "yes" : "no", field(b[1], 64, t, "events", 'i'),
+			     cJSON_IsTrue(isc_doc_get(t, "traced")) ? "yes" : "no", field(b[1], 64, t, "events", 'i'),
 			     field(b[2], 64, t, "python_ns", 'n'), field(b[3], 64, t, "ops_ns", 'n'),
 			     field(b[4], 64, t, "off_cpu_ns", 'n'));
 		}
@@ -925,7 +907,7 @@ static void name_rows(struct isc_rep *m, const cJSON *arr, const char *kind)
 	const cJSON *x;
 	cJSON_ArrayForEach(x, arr) {
 		isc_rep_putf(m, "| %s | ", kind);
-		isc_rep_md(m, str(x, "name", "?"));
+		isc_rep_md(m, isc_doc_str(x, "name", "?"));
 		isc_rep_putf(m, " | %s | %s |\n", field(b[0], 64, x, "count", 'i'), field(b[1], 64, x, "total_ns", 'n'));
 	}
 }
@@ -935,17 +917,17 @@ static void host_idle_table(struct isc_rep *m, const cJSON *dev)
 {
 	char b[4][64];
 	const cJSON *x;
-	int n = cJSON_GetArraySize(array(dev, "host_during_idle.ops")) +
-		cJSON_GetArraySize(array(dev, "host_during_idle.python"));
+	int n = cJSON_GetArraySize(isc_doc_arr(dev, "host_during_idle.ops")) +
+		cJSON_GetArraySize(isc_doc_arr(dev, "host_during_idle.python"));
 	if (!n)
 		return;
 	isc_rep_putf(m, "\nWhile this GPU sat idle (%s), the host was in:\n\n",
 	     field(b[0], 64, dev, "host_during_idle.idle_ns", 'n'));
 	isc_rep_put(m, "| Function | Kind | Location | In idle gaps | Self | Of idle time |\n|---|---|---|---:|---:|---:|\n");
 	for (int k = 0; k < 2; k++)
-		cJSON_ArrayForEach(x, array(dev, k ? "host_during_idle.python" : "host_during_idle.ops")) {
+		cJSON_ArrayForEach(x, isc_doc_arr(dev, k ? "host_during_idle.python" : "host_during_idle.ops")) {
 			isc_rep_put(m, "| ");
-			isc_rep_md(m, str(x, "name", "?"));
+			isc_rep_md(m, isc_doc_str(x, "name", "?"));
 			isc_rep_put(m, k ? " | python | " : " | op | ");
 			location(m, x, false);
 			isc_rep_putf(m, " | %s | %s | %s |\n", field(b[1], 64, x, "idle_ns", 'n'),
@@ -964,30 +946,30 @@ static void sec_gpu(struct isc_rep *m, const cJSON *root)
 		{ "gpu_util_pct", "GPU utilization (NVML)", "#8e44ad", false, 'p' },
 	};
 	isc_rep_put(m, "\n## GPU\n\n");
-	if (!cJSON_GetArraySize(array(root, "gpu.devices"))) {
+	if (!cJSON_GetArraySize(isc_doc_arr(root, "gpu.devices"))) {
 		size_t before = m->b.len;
 		over_time(m, root, "GPU use over time", gpu_series, 2, ISC_REP_UNIT_PCT);
 		if (m->b.len == before)
 			isc_rep_put(m, "No GPU activity recorded.\n");
 		return;
 	}
-	bool hta = !strcmp(str(root, "gpu.mode", ""), "hta-compat");
+	bool hta = !strcmp(isc_doc_str(root, "gpu.mode", ""), "hta-compat");
 	isc_rep_put(m, hta ? "Numbers by HTA's rules (`--hta-compat`: times rounded to whole µs, cuda\\_sync counted as GPU "
 		     "time). "
 		   : "Exact numbers (ns), with HTA's definitions. ");
 	isc_rep_put(m, "ProfilerStep rule: ");
-	isc_rep_md(m, str(root, "gpu.step_rule", "n/a"));
+	isc_rep_md(m, isc_doc_str(root, "gpu.step_rule", "n/a"));
 	isc_rep_put(m, ".\n");
 	over_time(m, root, "GPU use over time", gpu_series, 2, ISC_REP_UNIT_PCT);
 	gpu_breakdown_chart(m, root);
-	cJSON_ArrayForEach(dev, array(root, "gpu.devices")) {
+	cJSON_ArrayForEach(dev, isc_doc_arr(root, "gpu.devices")) {
 		isc_rep_putf(m, "\n### Device %s", field(b[0], 64, dev, "id", 'i'));
-		const char *name = str(dev, "name", "");
+		const char *name = isc_doc_str(dev, "name", "");
 		if (*name) {
 			isc_rep_put(m, ": ");
 			isc_rep_md(m, name);
 		}
-		if (num(dev, "ops", 0) == 0) { /* device memory records only */
+		if (isc_doc_num(dev, "ops", 0) == 0) { /* device memory records only */
 			isc_rep_put(m, "\n\nNo GPU ops: device memory records only (below, under Memory).\n");
 			continue;
 		}
@@ -1001,7 +983,7 @@ static void sec_gpu(struct isc_rep *m, const cJSON *root)
 			snprintf(path, sizeof(path), "temporal_breakdown.%s_ns", part[i]);
 			isc_rep_putf(m, " | %s", field(b[1], 64, dev, path, 'n'));
 			snprintf(path, sizeof(path), "temporal_breakdown.%s_pct", part[i]);
-			if (isc_json_num(dev, path, &v) && isfinite(v))
+			if (isc_doc_have(dev, path, &v) && isfinite(v))
 				isc_rep_putf(m, " (%.2f %%)", v);
 		}
 		isc_rep_put(m, " |\n");
@@ -1009,10 +991,10 @@ static void sec_gpu(struct isc_rep *m, const cJSON *root)
 		       "kernel wait (gap < 30 µs), other; queue: ops launched and not finished.\n\n");
 		isc_rep_put(m, "| Stream | Ops | Host wait | Kernel wait | Other | Queue mean | Queue max |\n"
 		       "|---:|---:|---:|---:|---:|---:|---:|\n");
-		cJSON_ArrayForEach(s, array(dev, "streams")) {
+		cJSON_ArrayForEach(s, isc_doc_arr(dev, "streams")) {
 			double q;
 			char qm[32] = "n/a";
-			if (isc_json_num(s, "queue_length.mean", &q))
+			if (isc_doc_have(s, "queue_length.mean", &q))
 				snprintf(qm, sizeof(qm), "%.2f", q);
 			isc_rep_putf(m, "| %s | %s | %s | %s | %s | %s | %s |\n", field(b[0], 64, s, "id", 'i'),
 			     field(b[1], 64, s, "ops", 'i'), field(b[2], 64, s, "idle_breakdown.host_wait_ns", 'n'),
@@ -1027,18 +1009,18 @@ static void sec_gpu(struct isc_rep *m, const cJSON *root)
 	isc_rep_putf(m, "%s kernels of %s names, %s in all; these cover %s of the time.\n\n",
 	     field(b[0], 64, root, "gpu.kernels.count", 'i'), field(b[1], 64, root, "gpu.kernels.distinct", 'i'),
 	     field(b[2], 64, root, "gpu.kernels.total_ns", 'n'), field(b[3], 64, root, "gpu.kernels.top_pct", 'p'));
-	if (cJSON_GetArraySize(array(root, "gpu.kernels.top"))) {
+	if (cJSON_GetArraySize(isc_doc_arr(root, "gpu.kernels.top"))) {
 		int i = 0;
 		isc_rep_put(m, "| # | Kernel | Count | Total | Mean | Min | Max | Share |\n|---:|---|---:|---:|---:|---:|---:|---:|\n");
-		cJSON_ArrayForEach(x, array(root, "gpu.kernels.top")) {
+		cJSON_ArrayForEach(x, isc_doc_arr(root, "gpu.kernels.top")) {
 			isc_rep_putf(m, "| %d | ", ++i);
-			esc_cut(m, str(x, "name", "?"), 120);
+			esc_cut(m, isc_doc_str(x, "name", "?"), 120);
 			isc_rep_putf(m, " | %s | %s | %s | %s | %s | %s |\n", field(b[0], 64, x, "count", 'i'),
 			     field(b[1], 64, x, "total_ns", 'n'), field(b[2], 64, x, "mean_ns", 'n'),
 			     field(b[3], 64, x, "min_ns", 'n'), field(b[4], 64, x, "max_ns", 'n'),
 			     field(b[5], 64, x, "pct", 'p'));
 		}
-		if (num(root, "gpu.kernels.others.count", 0) > 0)
+		if (isc_doc_num(root, "gpu.kernels.others.count", 0) > 0)
 			isc_rep_putf(m, "| | %s other names | %s | %s | | | | |\n",
 			     field(b[0], 64, root, "gpu.kernels.others.distinct", 'i'),
 			     field(b[1], 64, root, "gpu.kernels.others.count", 'i'),
@@ -1058,41 +1040,41 @@ static void sec_gpu(struct isc_rep *m, const cJSON *root)
 	     field(b[3], 64, root, "gpu.launch.short_kernels_under_10us", 'i'),
 	     field(b[4], 64, root, "gpu.launch.kernels", 'i'));
 
-	if (cJSON_GetArraySize(array(root, "gpu.memcpy"))) {
+	if (cJSON_GetArraySize(isc_doc_arr(root, "gpu.memcpy"))) {
 		isc_rep_put(m, "\n### Memcpy and memset\n\n| Kind | Direction | From | To | Count | Bytes | Time | Bandwidth |\n"
 		       "|---|---|---|---|---:|---:|---:|---:|\n");
-		cJSON_ArrayForEach(x, array(root, "gpu.memcpy")) {
+		cJSON_ArrayForEach(x, isc_doc_arr(root, "gpu.memcpy")) {
 			double bw;
 			char bws[32] = "n/a";
-			if (isc_json_num(x, "bandwidth_gb_per_s", &bw))
+			if (isc_doc_have(x, "bandwidth_gb_per_s", &bw))
 				snprintf(bws, sizeof(bws), "%.2f GB/s", bw);
 			isc_rep_put(m, "| ");
-			isc_rep_md(m, str(x, "kind", "?"));
+			isc_rep_md(m, isc_doc_str(x, "kind", "?"));
 			isc_rep_put(m, " | ");
-			isc_rep_md(m, str(x, "direction", ""));
+			isc_rep_md(m, isc_doc_str(x, "direction", ""));
 			isc_rep_put(m, " | ");
-			isc_rep_md(m, str(x, "src_memory", ""));
+			isc_rep_md(m, isc_doc_str(x, "src_memory", ""));
 			isc_rep_put(m, " | ");
-			isc_rep_md(m, str(x, "dst_memory", ""));
+			isc_rep_md(m, isc_doc_str(x, "dst_memory", ""));
 			isc_rep_putf(m, " | %s | %s | %s | %s |\n", field(b[0], 64, x, "count", 'i'), field(b[1], 64, x, "bytes", 'b'),
 			     field(b[2], 64, x, "total_ns", 'n'), bws);
 		}
 	}
 
-	if (cJSON_GetArraySize(array(root, "gpu.sync.ops")) || cJSON_GetArraySize(array(root, "gpu.sync.api_calls"))) {
+	if (cJSON_GetArraySize(isc_doc_arr(root, "gpu.sync.ops")) || cJSON_GetArraySize(isc_doc_arr(root, "gpu.sync.api_calls"))) {
 		isc_rep_putf(m, "\n### Synchronization\n\n%s in cuda\\_sync operations, %s in synchronising calls.\n\n",
 		     field(b[0], 64, root, "gpu.sync.ops_total_ns", 'n'), field(b[1], 64, root, "gpu.sync.api_total_ns", 'n'));
 		isc_rep_put(m, "| Kind | Name | Count | Time |\n|---|---|---:|---:|\n");
-		name_rows(m, array(root, "gpu.sync.ops"), "GPU op");
-		name_rows(m, array(root, "gpu.sync.api_calls"), "call");
+		name_rows(m, isc_doc_arr(root, "gpu.sync.ops"), "GPU op");
+		name_rows(m, isc_doc_arr(root, "gpu.sync.api_calls"), "call");
 	}
 }
 
 /* The allocator's reserved (highest in each bucket) and allocated bytes over time: a chart in the HTML page. */
 static void allocator_chart(struct isc_rep *m, const cJSON *ot)
 {
-	const cJSON *rs = array(ot, "reserved_max_bytes"), *ta = array(ot, "total_allocated_bytes");
-	struct isc_rep_ts ts = { num(ot, "start_ns", 0), num(ot, "bucket_ns", 0), 0, 0 };
+	const cJSON *rs = isc_doc_arr(ot, "reserved_max_bytes"), *ta = isc_doc_arr(ot, "total_allocated_bytes");
+	struct isc_rep_ts ts = { isc_doc_num(ot, "start_ns", 0), isc_doc_num(ot, "bucket_ns", 0), 0, 0 };
 	int n = cJSON_GetArraySize(rs);
 	if (!m->html || n <= 0 || n > ISC_REP_MAX_BUCKETS || cJSON_GetArraySize(ta) != n || ts.bucket_ns <= 0)
 		return;
@@ -1123,23 +1105,23 @@ static void allocator_chart(struct isc_rep *m, const cJSON *ot)
 static void device_memory(struct isc_rep *m, const cJSON *dev)
 {
 	static const char *const colors[] = { "#3b75af", "#e1812c", "#3a923a", "#c03d3e", "#9372b2", "#a0a0a0" };
-	const cJSON *mem = isc_json_get(dev, "memory"), *x;
+	const cJSON *mem = isc_doc_get(dev, "memory"), *x;
 	char b[6][64];
 	if (!cJSON_IsObject(mem))
 		return;
 	isc_rep_putf(m, "\n### Device %s memory by allocation site\n\n", field(b[0], 64, dev, "id", 'i'));
 	isc_rep_putf(m, "Peak: %s of live %s, reached at %s", field(b[0], 64, mem, "peak_bytes", 'b'),
-		     !strcmp(str(mem, "source", ""), "driver") ? "driver allocations (CUPTI; under PyTorch, reserved segments)"
+		     !strcmp(isc_doc_str(mem, "source", ""), "driver") ? "driver allocations (CUPTI; under PyTorch, reserved segments)"
 								: "tensor allocations (PyTorch's allocator)",
 		     field(b[1], 64, mem, "peak_ns", 'n'));
-	if (isc_json_num(mem, "total_bytes", &(double){ 0 }))
+	if (isc_doc_have(mem, "total_bytes", &(double){ 0 }))
 		isc_rep_putf(m, "; the device has %s: headroom %s (%s)", field(b[2], 64, mem, "total_bytes", 'b'),
 			     field(b[3], 64, mem, "headroom_bytes", 'b'), field(b[4], 64, mem, "headroom_pct", 'p'));
 	isc_rep_putf(m, ". %s allocations, %s releases%s.\n", field(b[0], 64, mem, "allocations", 'i'),
 		     field(b[1], 64, mem, "releases", 'i'),
-		     !strcmp(str(mem, "pairing", ""), "size") ? " (no addresses: a release is paired with the latest live "
+		     !strcmp(isc_doc_str(mem, "pairing", ""), "size") ? " (no addresses: a release is paired with the latest live "
 								 "allocation of its size)" : "");
-	const cJSON *ca = isc_json_get(mem, "allocator");
+	const cJSON *ca = isc_doc_get(mem, "allocator");
 	if (cJSON_IsObject(ca)) {
 		isc_rep_putf(m, "\nPyTorch's caching allocator (its own totals, memory allocated before the trace "
 				"included): reserved peak %s at %s, with %s allocated; allocated peak %s; at the end %s "
@@ -1148,24 +1130,24 @@ static void device_memory(struct isc_rep *m, const cJSON *dev)
 			     field(b[2], 64, ca, "allocated_at_reserved_peak_bytes", 'b'),
 			     field(b[3], 64, ca, "allocated_peak_bytes", 'b'), field(b[4], 64, ca, "reserved_end_bytes", 'b'),
 			     field(b[5], 64, ca, "allocated_end_bytes", 'b'));
-		allocator_chart(m, isc_json_get(mem, "over_time"));
+		allocator_chart(m, isc_doc_get(mem, "over_time"));
 	}
-	const cJSON *ps = array(mem, "peak_sites");
+	const cJSON *ps = isc_doc_arr(mem, "peak_sites");
 	if (cJSON_GetArraySize(ps) > 0) {
 		isc_rep_put(m, "\n| Live at the peak | Share | Site | Kind |\n|---:|---:|---|---|\n");
 		cJSON_ArrayForEach(x, ps) {
 			isc_rep_putf(m, "| %s | %s | ", field(b[0], 64, x, "bytes", 'b'), field(b[1], 64, x, "pct_of_peak", 'p'));
-			code_span(m, str(x, "name", "?"));
-			if (*str(x, "file", ""))
+			code_span(m, isc_doc_str(x, "name", "?"));
+			if (*isc_doc_str(x, "file", ""))
 				isc_rep_put(m, " ");
 			location(m, x, true);
 			isc_rep_put(m, " | ");
-			isc_rep_md(m, str(x, "kind", ""));
+			isc_rep_md(m, isc_doc_str(x, "kind", ""));
 			isc_rep_put(m, " |\n");
 		}
 	}
-	const cJSON *ot = isc_json_get(mem, "over_time"), *al = array(ot, "allocated_bytes"), *ss = array(ot, "sites");
-	struct isc_rep_ts ts = { num(ot, "start_ns", 0), num(ot, "bucket_ns", 0), 0, 0 };
+	const cJSON *ot = isc_doc_get(mem, "over_time"), *al = isc_doc_arr(ot, "allocated_bytes"), *ss = isc_doc_arr(ot, "sites");
+	struct isc_rep_ts ts = { isc_doc_num(ot, "start_ns", 0), isc_doc_num(ot, "bucket_ns", 0), 0, 0 };
 	int n = cJSON_GetArraySize(al), ns = cJSON_GetArraySize(ss);
 	if (m->html && n > 0 && n <= ISC_REP_MAX_BUCKETS && ts.bucket_ns > 0 && ns <= 5) {
 		double *v = calloc((size_t)n * (size_t)(ns + 1), sizeof(*v));
@@ -1178,14 +1160,14 @@ static void device_memory(struct isc_rep *m, const cJSON *dev)
 		for (int i = 0; i < n; i++)
 			v[(size_t)ns * ts.n + (size_t)i] = isc_rep_value(cJSON_GetArrayItem(al, i));
 		for (int k = 0; k < ns; k++) {
-			const cJSON *site = cJSON_GetArrayItem(ss, k), *sv = array(site, "bytes");
+			const cJSON *site = cJSON_GetArrayItem(ss, k), *sv = isc_doc_arr(site, "bytes");
 			for (int i = 0; i < n; i++) {
 				double y = isc_rep_value(cJSON_GetArrayItem(sv, i));
 				y = isnan(y) ? 0 : y;
 				v[(size_t)k * ts.n + (size_t)i] = y;
 				v[(size_t)ns * ts.n + (size_t)i] -= y; /* what the other sites hold */
 			}
-			l[k] = (struct isc_rep_line){ str(site, "name", "?"), v + (size_t)k * ts.n, colors[k] };
+			l[k] = (struct isc_rep_line){ isc_doc_str(site, "name", "?"), v + (size_t)k * ts.n, colors[k] };
 		}
 		l[ns] = (struct isc_rep_line){ "other sites", v + (size_t)ns * ts.n, colors[5] };
 		isc_rep_put(m, CHART_BEGIN);
@@ -1193,27 +1175,27 @@ static void device_memory(struct isc_rep *m, const cJSON *dev)
 		isc_rep_put(m, CHART_END);
 		free(v);
 	}
-	const cJSON *lk = array(mem, "leak_candidates");
+	const cJSON *lk = isc_doc_arr(mem, "leak_candidates");
 	if (cJSON_GetArraySize(lk) > 0) {
 		isc_rep_put(m, "\nLeak candidates (live bytes grew from the end of the first iteration to the last):\n\n"
 			       "| Per iteration | Growth | Iterations | Site |\n|---:|---:|---:|---|\n");
 		cJSON_ArrayForEach(x, lk) {
 			isc_rep_putf(m, "| %s | %s | %s | ", field(b[0], 64, x, "bytes_per_iteration", 'b'),
 				     field(b[1], 64, x, "growth_bytes", 'b'), field(b[2], 64, x, "iterations", 'i'));
-			code_span(m, str(x, "name", "?"));
-			if (*str(x, "file", ""))
+			code_span(m, isc_doc_str(x, "name", "?"));
+			if (*isc_doc_str(x, "file", ""))
 				isc_rep_put(m, " ");
 			location(m, x, true);
 			isc_rep_put(m, " |\n");
 		}
 	}
-	if (num(mem, "churn.iterations", 0) > 0)
+	if (isc_doc_num(mem, "churn.iterations", 0) > 0)
 		isc_rep_putf(m, "\nPer iteration: %s allocations, %s allocated, %s of them released in the same "
 				"iteration.\n",
 			     field(b[0], 64, mem, "churn.allocations_per_iteration", 'i'),
 			     field(b[1], 64, mem, "churn.bytes_per_iteration", 'b'),
 			     field(b[2], 64, mem, "churn.short_lived_pct", 'p'));
-	if (num(mem, "failures.count", 0) > 0)
+	if (isc_doc_num(mem, "failures.count", 0) > 0)
 		isc_rep_putf(m, "\n**%s device allocation(s) failed** (out of memory), the last of %s at %s.\n",
 			     field(b[0], 64, mem, "failures.count", 'i'), field(b[1], 64, mem, "failures.last_bytes", 'b'),
 			     field(b[2], 64, mem, "failures.last_ns", 'n'));
@@ -1226,7 +1208,7 @@ static void sec_memory(struct isc_rep *m, const cJSON *root)
 	isc_rep_put(m, "| RSS peak | RSS growth after warm-up | Major faults | Minor faults | Swap used (max) |\n");
 	isc_rep_put(m, "|---:|---:|---:|---:|---:|\n");
 	double g;
-	if (isc_json_num(root, "memory.rss_growth_bytes_per_s", &g) && isfinite(g))
+	if (isc_doc_have(root, "memory.rss_growth_bytes_per_s", &g) && isfinite(g))
 		snprintf(growth, sizeof(growth), "%s/s", isc_rep_fmt_bytes(b[7], 64, g));
 	else
 		snprintf(growth, sizeof(growth), "n/a");
@@ -1243,37 +1225,37 @@ static void sec_memory(struct isc_rep *m, const cJSON *root)
 		{ "rss_bytes", "RSS", "#3b75af", true, 'b' },
 		{ "gpu_mem_used_bytes", "GPU memory used", "#c0392b", true, 'b' },
 	};
-	const cJSON *gs = array(root, "memory.growth_sites"), *x;
+	const cJSON *gs = isc_doc_arr(root, "memory.growth_sites"), *x;
 	if (cJSON_GetArraySize(gs) > 0) {
 		isc_rep_put(m, "\n| RSS growth | Site | Scope |\n|---:|---|---|\n");
 		cJSON_ArrayForEach(x, gs) {
 			isc_rep_putf(m, "| %s | ", field(b[0], 64, x, "bytes", 'b'));
-			code_span(m, str(x, "name", "?"));
-			if (*str(x, "file", ""))
+			code_span(m, isc_doc_str(x, "name", "?"));
+			if (*isc_doc_str(x, "file", ""))
 				isc_rep_put(m, " ");
 			location(m, x, true);
 			isc_rep_put(m, " | ");
-			if (str(x, "scope", NULL))
-				code_span(m, str(x, "scope", ""));
+			if (isc_doc_str(x, "scope", NULL))
+				code_span(m, isc_doc_str(x, "scope", ""));
 			isc_rep_put(m, " |\n");
 		}
 	}
-	const cJSON *co = isc_json_get(root, "memory.composition");
+	const cJSON *co = isc_doc_get(root, "memory.composition");
 	if (cJSON_IsObject(co))
 		isc_rep_putf(m, "\nResident at the end (smaps_rollup): %s anonymous, %s file-backed, %s swapped.\n",
 			     field(b[0], 64, co, "anon_bytes", 'b'), field(b[1], 64, co, "file_bytes", 'b'),
 			     field(b[2], 64, co, "swap_bytes", 'b'));
-	const cJSON *oom = isc_json_get(root, "oom");
+	const cJSON *oom = isc_doc_get(root, "oom");
 	if (cJSON_IsObject(oom)) {
 		isc_rep_put(m, "\n### Out of memory\n\n**The workload died of out-of-memory** (");
-		isc_rep_md(m, str(oom, "kind", "?"));
+		isc_rep_md(m, isc_doc_str(oom, "kind", "?"));
 		isc_rep_putf(m, ") at %s: ", field(b[0], 64, oom, "at_ns", 'n'));
-		isc_rep_md(m, str(oom, "evidence", ""));
-		const cJSON *site = isc_json_get(oom, "site");
+		isc_rep_md(m, isc_doc_str(oom, "evidence", ""));
+		const cJSON *site = isc_doc_get(oom, "site");
 		if (cJSON_IsObject(site)) {
 			isc_rep_put(m, ". Site: ");
-			code_span(m, str(site, "name", "?"));
-			if (*str(site, "file", ""))
+			code_span(m, isc_doc_str(site, "name", "?"));
+			if (*isc_doc_str(site, "file", ""))
 				isc_rep_put(m, " ");
 			location(m, site, true);
 		}
@@ -1282,14 +1264,14 @@ static void sec_memory(struct isc_rep *m, const cJSON *root)
 			     field(b[1], 64, oom, "memory_at_end.anon_bytes", 'b'),
 			     field(b[2], 64, oom, "memory_at_end.file_bytes", 'b'),
 			     field(b[3], 64, oom, "memory_at_end.gpu_live_bytes", 'b'));
-		if (isc_json_num(oom, "growth_before.rss_increase_bytes", &g))
+		if (isc_doc_have(oom, "growth_before.rss_increase_bytes", &g))
 			isc_rep_putf(m, "; RSS rose %s in the last %s before", field(b[4], 64, oom, "growth_before.rss_increase_bytes", 'b'),
 				     field(b[5], 64, oom, "growth_before.window_ns", 'n'));
 		isc_rep_put(m, ".\n");
 	}
 	over_time(m, root, "Memory over time", mem_series, 2, ISC_REP_UNIT_BYTES);
 	const cJSON *dev;
-	cJSON_ArrayForEach(dev, array(root, "gpu.devices"))
+	cJSON_ArrayForEach(dev, isc_doc_arr(root, "gpu.devices"))
 		device_memory(m, dev);
 }
 
@@ -1355,13 +1337,13 @@ static void contributors(struct isc_rep *m, const cJSON *top)
 		if (i == FINDING_TOP_MAX)
 			break;
 		isc_rep_putf(m, "| %d | ", ++i);
-		esc_cut(m, str(x, "name", "?"), 120);
+		esc_cut(m, isc_doc_str(x, "name", "?"), 120);
 		isc_rep_put(m, " | ");
-		isc_rep_md(m, str(x, "kind", ""));
+		isc_rep_md(m, isc_doc_str(x, "kind", ""));
 		isc_rep_put(m, " | ");
 		location(m, x, false);
 		isc_rep_putf(m, " | %s | %s | ", field(b[0], 64, x, "value_ns", 'n'), field(b[1], 64, x, "pct", 'p'));
-		esc_cut(m, str(x, "detail", ""), 200);
+		esc_cut(m, isc_doc_str(x, "detail", ""), 200);
 		isc_rep_put(m, " |\n");
 	}
 	if (n > i)
@@ -1383,7 +1365,7 @@ static void time_ranges(struct isc_rep *m, const cJSON *tr)
 			break;
 		isc_rep_putf(m, "%s%s – %s", i++ ? "; " : "", field(b[0], 64, x, "start_ns", 'n'),
 			     field(b[1], 64, x, "end_ns", 'n'));
-		const char *label = str(x, "label", NULL);
+		const char *label = isc_doc_str(x, "label", NULL);
 		if (label) {
 			isc_rep_put(m, " (");
 			isc_rep_md(m, label);
@@ -1424,7 +1406,7 @@ static void savings_chart(struct isc_rep *m, const cJSON *arr)
 
 static void sec_findings(struct isc_rep *m, const cJSON *root)
 {
-	const cJSON *f, *e, *arr = array(root, "findings");
+	const cJSON *f, *e, *arr = isc_doc_arr(root, "findings");
 	isc_rep_put(m, "\n## Findings\n\n");
 	if (!cJSON_GetArraySize(arr))
 		isc_rep_put(m, "No findings.\n");
@@ -1485,7 +1467,7 @@ static void sec_suggestions(struct isc_rep *m, const cJSON *root)
 	const cJSON *f;
 	int i = 0;
 	isc_rep_put(m, "\n## Suggestions\n\n");
-	cJSON_ArrayForEach(f, array(root, "findings")) {
+	cJSON_ArrayForEach(f, isc_doc_arr(root, "findings")) {
 		struct isc_rep_finding x;
 		isc_rep_finding_get(f, &x);
 		if (!x.action)
@@ -1507,15 +1489,15 @@ static void sec_environment(struct isc_rep *m, const cJSON *root)
 {
 	char b[4][64];
 	isc_rep_put(m, "\n## Environment\n\n| | |\n|---|---|\n| Host | ");
-	isc_rep_md(m, str(root, "environment.host", "n/a"));
+	isc_rep_md(m, isc_doc_str(root, "environment.host", "n/a"));
 	isc_rep_put(m, " |\n| Command | ");
-	isc_rep_md(m, str(root, "environment.cmdline", "n/a"));
+	isc_rep_md(m, isc_doc_str(root, "environment.cmdline", "n/a"));
 	isc_rep_putf(m, " |\n| CPUs | %s |\n| Sample rate | %s Hz |\n", field(b[0], 64, root, "environment.ncpu", 'i'),
 	     field(b[1], 64, root, "environment.sample_hz", 'i'));
 	isc_rep_put(m, "| Analyzer | ");
-	isc_rep_md(m, str(root, "tool.name", "n/a"));
+	isc_rep_md(m, isc_doc_str(root, "tool.name", "n/a"));
 	isc_rep_put(m, " ");
-	isc_rep_md(m, str(root, "tool.version", ""));
+	isc_rep_md(m, isc_doc_str(root, "tool.version", ""));
 	isc_rep_putf(m, " (findings schema %s) |\n", field(b[2], 64, root, "schema_version", 'i'));
 }
 
@@ -1531,8 +1513,8 @@ static void sec_marks(struct isc_rep *m, const cJSON *root)
 	const cJSON *mk;
 	bool any = false;
 	char b[64];
-	cJSON_ArrayForEach(mk, array(root, "marks")) {
-		const char *name = str(mk, "name", "?");
+	cJSON_ArrayForEach(mk, isc_doc_arr(root, "marks")) {
+		const char *name = isc_doc_str(mk, "name", "?");
 		if (!strncmp(name, "torch.", 6))
 			continue;
 		if (!any) {
@@ -1546,16 +1528,16 @@ static void sec_marks(struct isc_rep *m, const cJSON *root)
 		isc_rep_putf(m, " | %s", field(b, sizeof(b), mk, "count", 'i'));
 		isc_rep_putf(m, " | %s", field(b, sizeof(b), mk, "sum", 'i'));
 		double v;
-		if (isc_json_num(mk, "per_iteration", &v) && isfinite(v) && fabs(v) < ISC_REP_FIXED_MAX)
+		if (isc_doc_have(mk, "per_iteration", &v) && isfinite(v) && fabs(v) < ISC_REP_FIXED_MAX)
 			isc_rep_putf(m, " | %.2f", v);
 		else
 			isc_rep_put(m, " | n/a");
-		if (isc_json_num(mk, "per_s", &v) && isfinite(v) && fabs(v) < ISC_REP_FIXED_MAX)
+		if (isc_doc_have(mk, "per_s", &v) && isfinite(v) && fabs(v) < ISC_REP_FIXED_MAX)
 			isc_rep_putf(m, " | %.1f/s", v);
 		else
 			isc_rep_put(m, " | n/a");
 		isc_rep_put(m, " | ");
-		const cJSON *sums = array(mk, "series.sums"), *x;
+		const cJSON *sums = isc_doc_arr(mk, "series.sums"), *x;
 		double hi = 0;
 		cJSON_ArrayForEach(x, sums)
 			if (cJSON_IsNumber(x) && x->valuedouble > hi)
@@ -1565,7 +1547,7 @@ static void sec_marks(struct isc_rep *m, const cJSON *root)
 				double f = cJSON_IsNumber(x) && x->valuedouble > 0 ? x->valuedouble / hi : 0;
 				isc_rep_put(m, blocks[f >= 1 ? 7 : (int)(f * 8)]);
 			}
-			isc_rep_putf(m, " (%s a column)", isc_rep_fmt_ns(b, sizeof(b), num(mk, "series.bucket_ns", 0)));
+			isc_rep_putf(m, " (%s a column)", isc_rep_fmt_ns(b, sizeof(b), isc_doc_num(mk, "series.bucket_ns", 0)));
 		} else {
 			isc_rep_put(m, "one burst");
 		}

@@ -7,24 +7,17 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "isc_analyze.h"
 #include "report.h"
-
-static double num(const cJSON *o, const char *path)
-{
-	double v;
-	return isc_json_num(o, path, &v) && isfinite(v) ? v : 0;
-}
 
 /* "file:line" escaped, or nothing when the file is unknown. */
 static void where(struct isc_rep *m, const cJSON *o)
 {
-	const char *f = isc_json_str(o, "file");
+	const char *f = isc_doc_str(o, "file", NULL);
 	if (!f || !*f)
 		return;
 	isc_rep_md(m, f);
-	if (num(o, "line") > 0)
-		isc_rep_putf(m, ":%.0f", num(o, "line"));
+	if (isc_doc_num(o, "line", 0) > 0)
+		isc_rep_putf(m, ":%.0f", isc_doc_num(o, "line", 0));
 }
 
 /* "1.2 s (1.1-1.3 s)": an estimate and its 95 % interval. */
@@ -32,17 +25,17 @@ static void est(struct isc_rep *m, const cJSON *o, const char *key)
 {
 	char b[3][64], k[48];
 	snprintf(k, sizeof(k), "%s_low", key);
-	isc_rep_fmt_ns(b[1], 64, num(o, k));
+	isc_rep_fmt_ns(b[1], 64, isc_doc_num(o, k, 0));
 	snprintf(k, sizeof(k), "%s_high", key);
-	isc_rep_fmt_ns(b[2], 64, num(o, k));
-	isc_rep_putf(m, "%s (%s – %s)", isc_rep_fmt_ns(b[0], 64, num(o, key)), b[1], b[2]);
+	isc_rep_fmt_ns(b[2], 64, isc_doc_num(o, k, 0));
+	isc_rep_putf(m, "%s (%s – %s)", isc_rep_fmt_ns(b[0], 64, isc_doc_num(o, key, 0)), b[1], b[2]);
 }
 
 #define ROWS 10
 
 void isc_rep_python_samples(struct isc_rep *m, const cJSON *root)
 {
-	const cJSON *s = isc_json_get(root, "python.samples"), *o;
+	const cJSON *s = isc_doc_get(root, "python.samples"), *o;
 	char b[2][64];
 	int i;
 	if (!s)
@@ -50,22 +43,22 @@ void isc_rep_python_samples(struct isc_rep *m, const cJSON *root)
 	isc_rep_putf(m, "\n### Python samples\n\nPython stacks sampled from outside the process (`--python=sample`): "
 			"%.0f stacks at %.0f Hz, one sample standing for %s of a thread's time.  Times are estimates "
 			"from sample counts; the range is the 95 %% Wilson interval.  No call counts.\n",
-		     num(s, "samples"), num(s, "hz"), isc_rep_fmt_ns(b[0], 64, num(s, "period_ns")));
+		     isc_doc_num(s, "samples", 0), isc_doc_num(s, "hz", 0), isc_rep_fmt_ns(b[0], 64, isc_doc_num(s, "period_ns", 0)));
 	isc_rep_putf(m, "\nOf all samples: %.1f %% running bytecode, %.1f %% in C calls (%.0f of them counted as torch "
 			"ops), %.1f %% off CPU.\n",
-		     num(s, "split.interpreter_pct"), num(s, "split.native_pct"), num(s, "split.torch_op_samples"),
-		     num(s, "split.off_cpu_pct"));
+		     isc_doc_num(s, "split.interpreter_pct", 0), isc_doc_num(s, "split.native_pct", 0), isc_doc_num(s, "split.torch_op_samples", 0),
+		     isc_doc_num(s, "split.off_cpu_pct", 0));
 	isc_rep_put(m, "\n| # | Function | Location | Samples (self / total) | Self | Total |\n"
 		       "|---:|---|---|---:|---:|---:|\n");
 	i = 0;
-	cJSON_ArrayForEach(o, isc_json_get(s, "functions")) {
+	cJSON_ArrayForEach(o, isc_doc_get(s, "functions")) {
 		if (i >= ROWS)
 			break;
 		isc_rep_putf(m, "| %d | ", ++i);
-		isc_rep_md(m, isc_json_str(o, "name"));
+		isc_rep_md(m, isc_doc_str(o, "name", NULL));
 		isc_rep_put(m, " | ");
 		where(m, o);
-		isc_rep_putf(m, " | %.0f / %.0f | ", num(o, "self_samples"), num(o, "total_samples"));
+		isc_rep_putf(m, " | %.0f / %.0f | ", isc_doc_num(o, "self_samples", 0), isc_doc_num(o, "total_samples", 0));
 		est(m, o, "self_ns");
 		isc_rep_put(m, " | ");
 		est(m, o, "total_ns");
@@ -74,48 +67,48 @@ void isc_rep_python_samples(struct isc_rep *m, const cJSON *root)
 	isc_rep_put(m, "\n#### Lines\n\n| # | Line | Function | Samples | of them in C | Time |\n"
 		       "|---:|---|---|---:|---:|---:|\n");
 	i = 0;
-	cJSON_ArrayForEach(o, isc_json_get(s, "lines")) {
+	cJSON_ArrayForEach(o, isc_doc_get(s, "lines")) {
 		if (i >= ROWS)
 			break;
 		isc_rep_putf(m, "| %d | ", ++i);
 		where(m, o);
 		isc_rep_put(m, " | ");
-		isc_rep_md(m, isc_json_str(o, "name"));
-		isc_rep_putf(m, " | %.0f | %.0f | ", num(o, "self_samples"), num(o, "native_samples"));
+		isc_rep_md(m, isc_doc_str(o, "name", NULL));
+		isc_rep_putf(m, " | %.0f | %.0f | ", isc_doc_num(o, "self_samples", 0), isc_doc_num(o, "native_samples", 0));
 		est(m, o, "self_ns");
 		isc_rep_put(m, " |\n");
 	}
-	if (cJSON_GetArraySize(isc_json_get(s, "native_calls"))) {
+	if (cJSON_GetArraySize(isc_doc_get(s, "native_calls"))) {
 		isc_rep_put(m, "\n#### Time in C calls, by the Python line that called\n\n"
 			       "| # | Line | Function | Samples (on CPU) | Time | torch |\n|---:|---|---|---:|---:|---|\n");
 		i = 0;
-		cJSON_ArrayForEach(o, isc_json_get(s, "native_calls")) {
+		cJSON_ArrayForEach(o, isc_doc_get(s, "native_calls")) {
 			if (i >= ROWS)
 				break;
 			isc_rep_putf(m, "| %d | ", ++i);
 			where(m, o);
 			isc_rep_put(m, " | ");
-			isc_rep_md(m, isc_json_str(o, "name"));
-			isc_rep_putf(m, " | %.0f (%.0f) | ", num(o, "samples"), num(o, "on_cpu_samples"));
+			isc_rep_md(m, isc_doc_str(o, "name", NULL));
+			isc_rep_putf(m, " | %.0f (%.0f) | ", isc_doc_num(o, "samples", 0), isc_doc_num(o, "on_cpu_samples", 0));
 			est(m, o, "ns");
-			isc_rep_putf(m, " | %s |\n", cJSON_IsTrue(isc_json_get(o, "torch")) ? "yes" : "no");
+			isc_rep_putf(m, " | %s |\n", cJSON_IsTrue(isc_doc_get(o, "torch")) ? "yes" : "no");
 		}
 	}
 	isc_rep_put(m, "\n#### Sampled threads\n\n| Process | Thread | Samples | On CPU | Bytecode | C calls | Off CPU |\n"
 		       "|---:|---:|---:|---:|---:|---:|---:|\n");
-	cJSON_ArrayForEach(o, isc_json_get(s, "threads"))
-		isc_rep_putf(m, "| %.0f | %.0f | %.0f | %.1f %% | %.0f | %.0f | %.0f |\n", num(o, "pid"), num(o, "tid"),
-			     num(o, "samples"), num(o, "on_cpu_pct"), num(o, "interpreter_samples"),
-			     num(o, "native_samples"), num(o, "off_cpu_samples"));
+	cJSON_ArrayForEach(o, isc_doc_get(s, "threads"))
+		isc_rep_putf(m, "| %.0f | %.0f | %.0f | %.1f %% | %.0f | %.0f | %.0f |\n", isc_doc_num(o, "pid", 0), isc_doc_num(o, "tid", 0),
+			     isc_doc_num(o, "samples", 0), isc_doc_num(o, "on_cpu_pct", 0), isc_doc_num(o, "interpreter_samples", 0),
+			     isc_doc_num(o, "native_samples", 0), isc_doc_num(o, "off_cpu_samples", 0));
 }
 
 void isc_rep_sampler_cost(struct isc_rep *m, const cJSON *root)
 {
-	const cJSON *s = isc_json_get(root, "recording.sampler");
+	const cJSON *s = isc_doc_get(root, "recording.sampler");
 	char b[2][64];
 	if (!s)
 		return;
-	if (!isc_json_get(s, "cpu_ns") || cJSON_IsNull(isc_json_get(s, "cpu_ns"))) {
+	if (!isc_doc_get(s, "cpu_ns") || cJSON_IsNull(isc_doc_get(s, "cpu_ns"))) {
 		isc_rep_put(m, "\nRecording (sampled Python mode): the sampler's cost is unknown (the trace ended before "
 			       "its totals).\n");
 		return;
@@ -123,6 +116,6 @@ void isc_rep_sampler_cost(struct isc_rep *m, const cJSON *root)
 	isc_rep_putf(m, "\nRecording (sampled Python mode, %.0f Hz): the workload ran no extra code; the sampler "
 			"thread used %s of CPU (%.2f %% of one CPU over the run, %s per tick).  Figures are not "
 			"corrected.\n",
-		     num(s, "hz"), isc_rep_fmt_ns(b[0], 64, num(s, "cpu_ns")), num(s, "cpu_pct"),
-		     isc_rep_fmt_ns(b[1], 64, num(s, "per_tick_ns")));
+		     isc_doc_num(s, "hz", 0), isc_rep_fmt_ns(b[0], 64, isc_doc_num(s, "cpu_ns", 0)), isc_doc_num(s, "cpu_pct", 0),
+		     isc_rep_fmt_ns(b[1], 64, isc_doc_num(s, "per_tick_ns", 0)));
 }

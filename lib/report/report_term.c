@@ -63,7 +63,7 @@ static void text(struct term *t, const char *s, size_t max)
 static double num(const cJSON *o, const char *path)
 {
 	double v;
-	return isc_json_num(o, path, &v) && isfinite(v) && fabs(v) < ISC_REP_FIXED_MAX ? v : NAN;
+	return isc_doc_have(o, path, &v) && isfinite(v) && fabs(v) < ISC_REP_FIXED_MAX ? v : NAN;
 }
 
 /* The input name as a shell word: as it is when plain, else in single quotes. */
@@ -85,9 +85,9 @@ static void shell_word(struct term *t, const char *s)
 static void verdict(struct term *t, const cJSON *root)
 {
 	double c = num(root, "verdict.confidence"), e = num(root, "verdict.explained_pct");
-	const char *sentence = isc_json_str(root, "verdict.sentence");
-	const char *outcome = isc_json_str(root, "run.outcome");
-	const cJSON *x = isc_json_get(root, "run.exception");
+	const char *sentence = isc_doc_str(root, "verdict.sentence", NULL);
+	const char *outcome = isc_doc_str(root, "run.outcome", NULL);
+	const cJSON *x = isc_doc_get(root, "run.exception");
 	if (outcome && strcmp(outcome, "completed")) { /* what the run was, before why it was slow */
 		isc_rep_put(&t->r, "InferScope: the run ");
 		sgr(t, "1;31");
@@ -96,22 +96,22 @@ static void verdict(struct term *t, const cJSON *root)
 		sgr(t, "0");
 		if (cJSON_IsObject(x) && !strcmp(outcome, "failed")) {
 			isc_rep_put(&t->r, ": ");
-			text(t, isc_json_str(x, "type") ? isc_json_str(x, "type") : "?", 60);
+			text(t, isc_doc_str(x, "type", NULL) ? isc_doc_str(x, "type", NULL) : "?", 60);
 			isc_rep_put(&t->r, ": ");
-			text(t, isc_json_str(x, "message") ? isc_json_str(x, "message") : "", 200);
+			text(t, isc_doc_str(x, "message", NULL) ? isc_doc_str(x, "message", NULL) : "", 200);
 		}
 		isc_rep_put(&t->r, "\n");
 	}
 	isc_rep_put(&t->r, "InferScope: ");
 	sgr(t, "1;36");
-	text(t, isc_json_str(root, "verdict.class") ? isc_json_str(root, "verdict.class") : "no verdict", 60);
+	text(t, isc_doc_str(root, "verdict.class", NULL) ? isc_doc_str(root, "verdict.class", NULL) : "no verdict", 60);
 	sgr(t, "0");
 	if (!isnan(c))
 		isc_rep_putf(&t->r, " (confidence %.2f%s", c, isnan(e) ? ")" : ", ");
 	else if (!isnan(e))
 		isc_rep_put(&t->r, " (");
 	if (!isnan(e)) {
-		const char *cls = isc_json_str(root, "verdict.class");
+		const char *cls = isc_doc_str(root, "verdict.class", NULL);
 		isc_rep_putf(&t->r, "explains %.0f %% of %s)", e,
 			     isc_verdict_class_is_gpu(cls) ? "the GPU span" : "traced time");
 	}
@@ -129,11 +129,11 @@ static void verdict(struct term *t, const cJSON *root)
  */
 static void comparison(struct term *t, const cJSON *root)
 {
-	const cJSON *cmp = isc_json_get(root, "comparison"), *h = isc_json_get(root, "history");
+	const cJSON *cmp = isc_doc_get(root, "comparison"), *h = isc_doc_get(root, "history");
 	if (cJSON_IsObject(cmp)) {
-		const cJSON *sc = cJSON_GetArrayItem(isc_json_get(cmp, "scopes"), 0);
-		const cJSON *c0 = cJSON_GetArrayItem(isc_json_get(cmp, "contributors"), 0);
-		const char *v = isc_json_str(cmp, "verdict");
+		const cJSON *sc = cJSON_GetArrayItem(isc_doc_get(cmp, "scopes"), 0);
+		const cJSON *c0 = cJSON_GetArrayItem(isc_doc_get(cmp, "contributors"), 0);
+		const char *v = isc_doc_str(cmp, "verdict", NULL);
 		double k = num(cmp, "baselines"), chg = num(sc, "change_pct"), lo = num(sc, "ci_low_pct"),
 		       hi = num(sc, "ci_high_pct"), p = num(sc, "p_value"), d = num(c0, "delta_ns_per_iter");
 		char buf[64];
@@ -143,11 +143,11 @@ static void comparison(struct term *t, const cJSON *root)
 		for (size_t i = 0; vv[i] && i < 20; i++)
 			isc_rep_putf(&t->r, "%c", vv[i] >= 'a' && vv[i] <= 'z' ? vv[i] - 32 : vv[i]);
 		sgr(t, "0");
-		if (isc_json_str(cmp, "conditions.reason"))
+		if (isc_doc_str(cmp, "conditions.reason", NULL))
 			isc_rep_put(&t->r, " (not comparable: machine load differed)");
 		if (!isnan(chg)) {
 			isc_rep_put(&t->r, ", ");
-			text(t, isc_json_str(sc, "name"), 40);
+			text(t, isc_doc_str(sc, "name", NULL), 40);
 			isc_rep_putf(&t->r, " median %+.1f %%", chg);
 		}
 		if (!isnan(lo) && !isnan(hi))
@@ -158,14 +158,14 @@ static void comparison(struct term *t, const cJSON *root)
 			isc_rep_put(&t->r, ")");
 		if (c0 && !isnan(d)) {
 			isc_rep_put(&t->r, "; first: ");
-			text(t, isc_json_str(c0, "name"), 60);
+			text(t, isc_doc_str(c0, "name", NULL), 60);
 			isc_rep_putf(&t->r, " %s%s/iter", d < 0 ? "-" : "+", isc_rep_fmt_ns(buf, sizeof(buf), fabs(d)));
 		}
 		isc_rep_put(&t->r, "\n");
 	}
 	if (cJSON_IsObject(h)) {
 		const cJSON *mt, *cp, *last = NULL, *lastm = NULL;
-		cJSON_ArrayForEach(mt, isc_json_get(h, "metrics"))
+		cJSON_ArrayForEach(mt, isc_doc_get(h, "metrics"))
 			cJSON_ArrayForEach(cp, cJSON_GetObjectItemCaseSensitive(mt, "change_points"))
 				if (!last || num(cp, "run") > num(last, "run")) {
 					last = cp;
@@ -175,12 +175,12 @@ static void comparison(struct term *t, const cJSON *root)
 		if (!last) {
 			isc_rep_put(&t->r, "no change point\n");
 		} else {
-			text(t, isc_json_str(lastm, "metric"), 40);
-			isc_rep_putf(&t->r, " %s by %+.1f %% from run %.0f", isc_json_str(last, "direction") ?
-				     isc_json_str(last, "direction") : "changed", num(last, "change_pct"), num(last, "run"));
-			if (isc_json_str(last, "file")) {
+			text(t, isc_doc_str(lastm, "metric", NULL), 40);
+			isc_rep_putf(&t->r, " %s by %+.1f %% from run %.0f", isc_doc_str(last, "direction", NULL) ?
+				     isc_doc_str(last, "direction", NULL) : "changed", num(last, "change_pct"), num(last, "run"));
+			if (isc_doc_str(last, "file", NULL)) {
 				isc_rep_put(&t->r, " (");
-				text(t, isc_json_str(last, "file"), 80);
+				text(t, isc_doc_str(last, "file", NULL), 80);
 				isc_rep_put(&t->r, ")");
 			}
 			isc_rep_put(&t->r, "\n");
@@ -197,9 +197,9 @@ static void numbers(struct term *t, const cJSON *root)
 	isc_rep_putf(&t->r, "  Wall %s", isc_rep_fmt_ns(a, sizeof(a), num(root, "summary.wall_ns")));
 	if ((v = num(root, "iterations.count")) > 0) {
 		isc_rep_putf(&t->r, " · %.0f iterations", v);
-		if (isc_json_str(root, "iterations.name")) {
+		if (isc_doc_str(root, "iterations.name", NULL)) {
 			isc_rep_put(&t->r, " of ");
-			text(t, isc_json_str(root, "iterations.name"), 60);
+			text(t, isc_doc_str(root, "iterations.name", NULL), 60);
 		}
 		isc_rep_putf(&t->r, ": p50 %s, p99 %s", isc_rep_fmt_ns(a, sizeof(a), num(root, "iterations.latency_ns.p50")),
 			     isc_rep_fmt_ns(b, sizeof(b), num(root, "iterations.latency_ns.p99")));
@@ -219,11 +219,11 @@ static void numbers(struct term *t, const cJSON *root)
 	/* the split the verdict judged: the iterations' when its finding was judged on them */
 	const char *base = "cpu.split.", *label = "CPU: ";
 	const cJSON *f;
-	const char *vf = isc_json_str(root, "verdict.finding");
-	cJSON_ArrayForEach(f, isc_json_get(root, "findings")) {
-		const char *id = isc_json_str(f, "id"), *on = isc_json_str(f, "judged_on");
+	const char *vf = isc_doc_str(root, "verdict.finding", NULL);
+	cJSON_ArrayForEach(f, isc_doc_get(root, "findings")) {
+		const char *id = isc_doc_str(f, "id", NULL), *on = isc_doc_str(f, "judged_on", NULL);
 		if (vf && id && on && !strcmp(id, vf) && !strcmp(on, "iterations") &&
-		    cJSON_IsObject(isc_json_get(root, "cpu.in_iterations.split"))) {
+		    cJSON_IsObject(isc_doc_get(root, "cpu.in_iterations.split"))) {
 			base = "cpu.in_iterations.split.";
 			label = "CPU in iterations: ";
 		}
@@ -239,7 +239,7 @@ static void numbers(struct term *t, const cJSON *root)
 		}
 	}
 	int d = 0;
-	cJSON_ArrayForEach(dev, isc_json_get(root, "gpu.devices")) {
+	cJSON_ArrayForEach(dev, isc_doc_get(root, "gpu.devices")) {
 		double id = num(dev, "id");
 		if (num(dev, "ops") == 0)
 			continue; /* device memory records only: no idle time to speak of */
@@ -258,7 +258,7 @@ static void numbers(struct term *t, const cJSON *root)
 
 static void top_findings(struct term *t, const cJSON *root)
 {
-	const cJSON *arr = isc_json_get(root, "findings"), *f;
+	const cJSON *arr = isc_doc_get(root, "findings"), *f;
 	int n = cJSON_IsArray(arr) ? cJSON_GetArraySize(arr) : 0, i = 0;
 	char b[64];
 	if (!n) {

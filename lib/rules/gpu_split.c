@@ -28,11 +28,11 @@
 void isc_gpu_split(const struct rule_ctx *c, struct isc_gpu_split *s)
 {
 	const cJSON *d = c->doc, *n;
-	double launches = isc_rnum(d, "gpu.launch.launches", 0), kernels = isc_rnum(d, "gpu.launch.kernels", 0);
+	double launches = isc_doc_num(d, "gpu.launch.launches", 0), kernels = isc_doc_num(d, "gpu.launch.kernels", 0);
 	double samples = 0, thr = 0;
 	*s = (struct isc_gpu_split){ 0 };
-	s->short_share = kernels > 0 ? isc_rnum(d, "gpu.launch.short_kernels_under_10us", 0) / kernels : 0;
-	s->shorter_share = launches > 0 ? isc_rnum(d, "gpu.launch.gpu_op_shorter_than_launch", 0) / launches : 0;
+	s->short_share = kernels > 0 ? isc_doc_num(d, "gpu.launch.short_kernels_under_10us", 0) / kernels : 0;
+	s->shorter_share = launches > 0 ? isc_doc_num(d, "gpu.launch.gpu_op_shorter_than_launch", 0) / launches : 0;
 	s->launch_pattern = launches >= LAUNCH_MIN && (s->short_share >= 0.5 || s->shorter_share >= 0.5) &&
 			    c->g.queue_mean < 1;
 	double hw = c->g.host_wait;
@@ -47,9 +47,9 @@ void isc_gpu_split(const struct rule_ctx *c, struct isc_gpu_split *s)
 		sync_host = hw - s->launch;
 	s->sync = sync_host + c->g.other_wait;
 	s->cpu = hw - s->launch - sync_host;
-	cJSON_ArrayForEach(n, isc_rarr(d, "gpu.nvml")) {
-		samples += isc_rnum(n, "samples", 0);
-		thr += isc_rnum(n, "throttled_samples", 0);
+	cJSON_ArrayForEach(n, isc_doc_arr(d, "gpu.nvml")) {
+		samples += isc_doc_num(n, "samples", 0);
+		thr += isc_doc_num(n, "throttled_samples", 0);
 	}
 	s->throttled_share = samples > 0 ? thr / samples : 0;
 	s->compute = c->g.compute * (1 - s->throttled_share);

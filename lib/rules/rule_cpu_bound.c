@@ -27,7 +27,7 @@
 
 static int self_idle_desc(const void *x, const void *y)
 {
-	double a = isc_rnum(*(const cJSON *const *)x, "self_idle_ns", 0), b = isc_rnum(*(const cJSON *const *)y, "self_idle_ns", 0);
+	double a = isc_doc_num(*(const cJSON *const *)x, "self_idle_ns", 0), b = isc_doc_num(*(const cJSON *const *)y, "self_idle_ns", 0);
 	return a > b ? -1 : a < b;
 }
 
@@ -38,7 +38,7 @@ static size_t by_self_idle(const cJSON *arr, const cJSON **out)
 	const cJSON *x;
 	size_t n = 0;
 	cJSON_ArrayForEach(x, arr)
-		if (n < TOP_IN && isc_rnum(x, "self_idle_ns", 0) > 0)
+		if (n < TOP_IN && isc_doc_num(x, "self_idle_ns", 0) > 0)
 			out[n++] = x;
 	qsort(out, n, sizeof(*out), self_idle_desc);
 	return n;
@@ -54,16 +54,16 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	if (share < TRIGGER_PCT)
 		return;
 	const cJSON *pys[TOP_IN], *ops[TOP_IN];
-	size_t npy = by_self_idle(isc_rarr(c->dev, "host_during_idle.python"), pys);
-	size_t nop = by_self_idle(isc_rarr(c->dev, "host_during_idle.ops"), ops);
+	size_t npy = by_self_idle(isc_doc_arr(c->dev, "host_during_idle.python"), pys);
+	size_t nop = by_self_idle(isc_doc_arr(c->dev, "host_during_idle.ops"), ops);
 	const cJSON *py = npy ? pys[0] : NULL, *op = nop ? ops[0] : NULL;
 	char w[600] = "";
-	const cJSON *dl = isc_json_get(c->doc, "iterations.dataloader");
-	double dl_pct = isc_rnum(dl, "pct_of_step", 0);
+	const cJSON *dl = isc_doc_get(c->doc, "iterations.dataloader");
+	double dl_pct = isc_doc_num(dl, "pct_of_step", 0);
 	if (dl_pct > DATALOADER_PCT)
 		snprintf(w, sizeof(w), "the DataLoader (%.0f %% of each step)", dl_pct);
 	else if (py || op)
-		isc_rwhere(w, sizeof(w), py ? py : op);
+		isc_doc_where(w, sizeof(w), py ? py : op);
 	cJSON *f = isc_fnd_new(o, "cpu_bound", share >= 50 ? "critical" : "warning", share / 100 * c->quality,
 			   "The GPU waited for the host %.0f %% of its span (%.1f ms idle with no work queued)%s%s", share,
 			   s->cpu / 1e6, *w ? "; the host was mostly in " : "", w);
@@ -72,20 +72,20 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	isc_fnd_metric(o, f, "gpu_span_ns", c->g.span);
 	isc_fnd_metric(o, f, "host_wait_ns", c->g.host_wait);
 	if (dl_pct > DATALOADER_PCT) /* batches loaded on the launching thread leave the GPU idle */
-		isc_fnd_detail(o, isc_fnd_top(o, f, isc_json_get(dl, "function"), "DataLoader", "python", isc_rnum(dl, "total_ns", 0), dl_pct),
+		isc_fnd_detail(o, isc_fnd_top(o, f, isc_doc_get(dl, "function"), "DataLoader", "python", isc_doc_num(dl, "total_ns", 0), dl_pct),
 			   "fetching batches: %.0f %% of each step", dl_pct);
 	for (size_t i = 0; i < npy && i < TOP; i++)
-		isc_fnd_detail(o, isc_fnd_top(o, f, pys[i], NULL, "python", isc_rnum(pys[i], "self_idle_ns", 0), -1),
-			   "%.1f ms of GPU idle inside it, its callees included", isc_rnum(pys[i], "idle_ns", 0) / 1e6);
+		isc_fnd_detail(o, isc_fnd_top(o, f, pys[i], NULL, "python", isc_doc_num(pys[i], "self_idle_ns", 0), -1),
+			   "%.1f ms of GPU idle inside it, its callees included", isc_doc_num(pys[i], "idle_ns", 0) / 1e6);
 	for (size_t i = 0; i < nop && i < TOP; i++)
-		isc_fnd_detail(o, isc_fnd_top(o, f, ops[i], NULL, "op", isc_rnum(ops[i], "self_idle_ns", 0), -1),
-			   "%.1f ms of GPU idle inside it, its callees included", isc_rnum(ops[i], "idle_ns", 0) / 1e6);
+		isc_fnd_detail(o, isc_fnd_top(o, f, ops[i], NULL, "op", isc_doc_num(ops[i], "self_idle_ns", 0), -1),
+			   "%.1f ms of GPU idle inside it, its callees included", isc_doc_num(ops[i], "idle_ns", 0) / 1e6);
 	int n = 0;
-	cJSON_ArrayForEach(x, isc_rarr(c->doc, "gpu.gaps.top"))
+	cJSON_ArrayForEach(x, isc_doc_arr(c->doc, "gpu.gaps.top"))
 		if (n++ < TOP) {
 			char label[64];
-			snprintf(label, sizeof(label), "GPU %.0f idle %.2f ms", isc_rnum(x, "device", 0), isc_rnum(x, "dur_ns", 0) / 1e6);
-			isc_fnd_range(o, f, isc_rnum(x, "start_ns", 0), isc_rnum(x, "end_ns", 0), label);
+			snprintf(label, sizeof(label), "GPU %.0f idle %.2f ms", isc_doc_num(x, "device", 0), isc_doc_num(x, "dur_ns", 0) / 1e6);
+			isc_fnd_range(o, f, isc_doc_num(x, "start_ns", 0), isc_doc_num(x, "end_ns", 0), label);
 		}
 	isc_fnd_suggest(c, o, f, s->cpu,
 		    "Take host work off the GPU's critical path: prepare the next batch while the GPU runs (a prefetching "

@@ -13,19 +13,19 @@
 
 static void eval(const struct rule_ctx *c, struct rule_out *o)
 {
-	double dr = isc_rnum(c->doc, "summary.dropped_events", 0), lf = isc_rnum(c->doc, "summary.lost_frames", 0);
-	double ev = isc_rnum(c->doc, "summary.events", 0);
-	bool damaged = cJSON_IsTrue(isc_json_get(c->doc, "summary.damaged"));
-	if (cJSON_IsTrue(isc_json_get(c->doc, "run.window")))
+	double dr = isc_doc_num(c->doc, "summary.dropped_events", 0), lf = isc_doc_num(c->doc, "summary.lost_frames", 0);
+	double ev = isc_doc_num(c->doc, "summary.events", 0);
+	bool damaged = cJSON_IsTrue(isc_doc_get(c->doc, "summary.damaged"));
+	if (cJSON_IsTrue(isc_doc_get(c->doc, "run.window")))
 		lf = 0;
 	if (dr <= 0 && lf <= 0 && !damaged)
 		return;
 	/* recording.threads_with_drops: largest first */
-	const cJSON *top = cJSON_GetArrayItem(isc_json_get(c->doc, "recording.threads_with_drops"), 0);
-	const char *tname = top ? isc_json_str(top, "name") : NULL;
-	double tdr = 0, nthr = cJSON_GetArraySize(isc_json_get(c->doc, "recording.threads_with_drops"));
+	const cJSON *top = cJSON_GetArrayItem(isc_doc_get(c->doc, "recording.threads_with_drops"), 0);
+	const char *tname = top ? isc_doc_str(top, "name", NULL) : NULL;
+	double tdr = 0, nthr = cJSON_GetArraySize(isc_doc_get(c->doc, "recording.threads_with_drops"));
 	char most[160] = "";
-	if (top && isc_json_num(top, "dropped_events", &tdr) && tdr >= dr)
+	if (top && isc_doc_have(top, "dropped_events", &tdr) && tdr >= dr)
 		snprintf(most, sizeof(most), " (all by thread %s)", tname ? tname : "?");
 	else if (top && tdr > 0)
 		snprintf(most, sizeof(most), " (%.0f of them by thread %s, the most of %.0f threads)", tdr,

@@ -40,7 +40,7 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	double share = isc_rpct(s->compute, c->g.span);
 	if (share < TRIGGER_PCT)
 		return;
-	const char *top = isc_rstr(cJSON_GetArrayItem(isc_rarr(c->doc, "gpu.kernels.top"), 0), "name", "?");
+	const char *top = isc_doc_str(cJSON_GetArrayItem(isc_doc_arr(c->doc, "gpu.kernels.top"), 0), "name", "?");
 	cJSON *f = isc_fnd_new(o, "gpu_compute_bound", "info", share / 100 * c->quality,
 			   "The GPU computed %.0f %% of its span; the heaviest kernel is %s", share, top);
 	isc_fnd_metric(o, f, "compute_pct", share);
@@ -48,13 +48,13 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	isc_fnd_metric(o, f, "gpu_span_ns", c->g.span);
 	double gemm = 0;
 	int n = 0;
-	cJSON_ArrayForEach(k, isc_rarr(c->doc, "gpu.kernels.top")) {
-		const char *name = isc_rstr(k, "name", "?");
+	cJSON_ArrayForEach(k, isc_doc_arr(c->doc, "gpu.kernels.top")) {
+		const char *name = isc_doc_str(k, "name", "?");
 		if (fp32_gemm(name))
-			gemm += isc_rnum(k, "total_ns", 0);
+			gemm += isc_doc_num(k, "total_ns", 0);
 		if (n++ < TOP)
-			isc_fnd_detail(o, isc_fnd_top(o, f, NULL, name, "kernel", isc_rnum(k, "total_ns", 0), isc_rnum(k, "pct", -1)),
-				   "%.0f launches, mean %.1f us", isc_rnum(k, "count", 0), isc_rnum(k, "mean_ns", 0) / 1e3);
+			isc_fnd_detail(o, isc_fnd_top(o, f, NULL, name, "kernel", isc_doc_num(k, "total_ns", 0), isc_doc_num(k, "pct", -1)),
+				   "%.0f launches, mean %.1f us", isc_doc_num(k, "count", 0), isc_doc_num(k, "mean_ns", 0) / 1e3);
 	}
 	if (gemm > 0)
 		isc_fnd_suggest(c, o, f, gemm / 2,

@@ -20,19 +20,19 @@
 static void eval(const struct rule_ctx *c, struct rule_out *o)
 {
 	const cJSON *x;
-	double total = isc_rnum(c->doc, "gpu.gaps.total_ns", 0), count = isc_rnum(c->doc, "gpu.gaps.count", 0);
+	double total = isc_doc_num(c->doc, "gpu.gaps.total_ns", 0), count = isc_doc_num(c->doc, "gpu.gaps.count", 0);
 	if (!c->dev || c->g.span <= 0 || count <= 0 || isc_rpct(total, c->g.span) < TRIGGER_PCT)
 		return;
 	cJSON *f = isc_fnd_new(o, "gpu_gaps", "info", c->quality,
 			   "%.0f GPU gaps of %.0f ms or more add up to %.0f %% of the GPU span", count,
-			   isc_rnum(c->doc, "gpu.gaps.threshold_ns", 1e6) / 1e6, isc_rpct(total, c->g.span));
+			   isc_doc_num(c->doc, "gpu.gaps.threshold_ns", 1e6) / 1e6, isc_rpct(total, c->g.span));
 	isc_fnd_metric(o, f, "gaps", count);
 	isc_fnd_metric(o, f, "gaps_total_ns", total);
 	isc_fnd_metric(o, f, "gaps_pct", isc_rpct(total, c->g.span));
-	cJSON_ArrayForEach(x, isc_rarr(c->doc, "gpu.gaps.top")) {
+	cJSON_ArrayForEach(x, isc_doc_arr(c->doc, "gpu.gaps.top")) {
 		char label[64];
-		snprintf(label, sizeof(label), "GPU %.0f idle %.2f ms", isc_rnum(x, "device", 0), isc_rnum(x, "dur_ns", 0) / 1e6);
-		isc_fnd_range(o, f, isc_rnum(x, "start_ns", 0), isc_rnum(x, "end_ns", 0), label);
+		snprintf(label, sizeof(label), "GPU %.0f idle %.2f ms", isc_doc_num(x, "device", 0), isc_doc_num(x, "dur_ns", 0) / 1e6);
+		isc_fnd_range(o, f, isc_doc_num(x, "start_ns", 0), isc_doc_num(x, "end_ns", 0), label);
 	}
 	const char *cause = isc_rgpu_idle_covered(o);
 	isc_fnd_suggest(c, o, f, cause ? -1 : total,

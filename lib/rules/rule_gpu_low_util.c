@@ -20,13 +20,13 @@
 
 static void eval(const struct rule_ctx *c, struct rule_out *o)
 {
-	const cJSON *busy = isc_rarr(c->doc, "timeseries.gpu_busy_pct");
-	double w = isc_rnum(c->doc, "timeseries.bucket_ns", 0), t0 = isc_rnum(c->doc, "timeseries.t0_ns", 0);
+	const cJSON *busy = isc_doc_arr(c->doc, "timeseries.gpu_busy_pct");
+	double w = isc_doc_num(c->doc, "timeseries.bucket_ns", 0), t0 = isc_doc_num(c->doc, "timeseries.t0_ns", 0);
 	int n = cJSON_GetArraySize(busy), first = -1, last = -1;
 	if (!c->dev || !busy || w <= 0)
 		return;
 	for (int i = 0; i < n; i++)
-		if (isc_rnum(cJSON_GetArrayItem(busy, i), "", 0) > 0) {
+		if (isc_doc_num(cJSON_GetArrayItem(busy, i), "", 0) > 0) {
 			if (first < 0)
 				first = i;
 			last = i;
@@ -37,7 +37,7 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	double idle = 0, sum = 0;
 	struct { int a, b; } best[RANGES] = { { 0, -1 }, { 0, -1 }, { 0, -1 } };
 	for (int i = first, run = -1; i <= last + 1; i++) {
-		double b = i <= last ? isc_rnum(cJSON_GetArrayItem(busy, i), "", 0) : 100;
+		double b = i <= last ? isc_doc_num(cJSON_GetArrayItem(busy, i), "", 0) : 100;
 		if (i <= last)
 			sum += b;
 		if (b < LOW_PCT && i <= last) {

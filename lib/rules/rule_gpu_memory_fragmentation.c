@@ -23,7 +23,7 @@
 /* One finding when res (reserved) is far above alloc; dev the device (NULL: the marks' current device). */
 static void judge(const struct rule_ctx *c, struct rule_out *o, double res, double alloc, const cJSON *dev)
 {
-	double gap = res - alloc, total = dev ? isc_rnum(dev, "memory_total_bytes", 0) : 0;
+	double gap = res - alloc, total = dev ? isc_doc_num(dev, "memory_total_bytes", 0) : 0;
 	if (alloc <= 0 || res < RATIO * alloc || gap < MIN_GAP)
 		return;
 	cJSON *f;
@@ -31,14 +31,14 @@ static void judge(const struct rule_ctx *c, struct rule_out *o, double res, doub
 		f = isc_fnd_new(o, "gpu_memory_fragmentation", total > 0 && gap >= 0.1 * total ? "warning" : "info",
 				c->quality,
 				"PyTorch reserved %.1f GiB of GPU %.0f's memory for %.1f GiB of tensors at most (%.1fx)",
-				res / 1073741824, isc_rnum(dev, "id", 0), alloc / 1073741824, res / alloc);
+				res / 1073741824, isc_doc_num(dev, "id", 0), alloc / 1073741824, res / alloc);
 	else
 		f = isc_fnd_new(o, "gpu_memory_fragmentation", total > 0 && gap >= 0.1 * total ? "warning" : "info",
 				c->quality,
 				"PyTorch reserved %.1f GiB of device memory for %.1f GiB of tensors at most (%.1fx)",
 				res / 1073741824, alloc / 1073741824, res / alloc);
 	if (dev)
-		isc_fnd_metric(o, f, "device", isc_rnum(dev, "id", 0));
+		isc_fnd_metric(o, f, "device", isc_doc_num(dev, "id", 0));
 	isc_fnd_metric(o, f, "max_memory_reserved_bytes", res);
 	isc_fnd_metric(o, f, "max_memory_allocated_bytes", alloc);
 	isc_fnd_metric(o, f, "unused_reserved_bytes", gap);
@@ -56,10 +56,10 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 {
 	const cJSON *d;
 	bool any = false;
-	cJSON_ArrayForEach(d, isc_rarr(c->doc, "gpu.devices")) {
+	cJSON_ArrayForEach(d, isc_doc_arr(c->doc, "gpu.devices")) {
 		double res, alloc;
-		if (!isc_rhave(d, "memory.allocator.reserved_peak_bytes", &res) ||
-		    !isc_rhave(d, "memory.allocator.allocated_peak_bytes", &alloc))
+		if (!isc_doc_have(d, "memory.allocator.reserved_peak_bytes", &res) ||
+		    !isc_doc_have(d, "memory.allocator.allocated_peak_bytes", &alloc))
 			continue;
 		any = true;
 		judge(c, o, res, alloc, d);

@@ -24,10 +24,10 @@
 static void eval(const struct rule_ctx *c, struct rule_out *o)
 {
 	const cJSON *d;
-	cJSON_ArrayForEach(d, isc_rarr(c->doc, "gpu.devices")) {
+	cJSON_ArrayForEach(d, isc_doc_arr(c->doc, "gpu.devices")) {
 		double peak, total, base;
-		if (!isc_rhave(d, "memory.peak_bytes", &peak) || !isc_rhave(d, "memory.total_bytes", &total) ||
-		    !isc_rhave(d, "memory.baseline_bytes", &base) || total <= 0 || peak <= base)
+		if (!isc_doc_have(d, "memory.peak_bytes", &peak) || !isc_doc_have(d, "memory.total_bytes", &total) ||
+		    !isc_doc_have(d, "memory.baseline_bytes", &base) || total <= 0 || peak <= base)
 			continue;
 		double factor = (USABLE * total - base) / (peak - base);
 		if (!(factor >= MIN_FACTOR) || !isfinite(factor))
@@ -36,8 +36,8 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 		cJSON *f = isc_fnd_new(o, "gpu_memory_headroom", "info", c->quality,
 				       "GPU %.0f could hold about %.1fx this batch or sequence length: the peak used "
 				       "%.1f of %.1f GiB",
-				       isc_rnum(d, "id", 0), fl, peak / 1073741824, total / 1073741824);
-		isc_fnd_metric(o, f, "device", isc_rnum(d, "id", 0));
+				       isc_doc_num(d, "id", 0), fl, peak / 1073741824, total / 1073741824);
+		isc_fnd_metric(o, f, "device", isc_doc_num(d, "id", 0));
 		isc_fnd_metric(o, f, "peak_bytes", peak);
 		isc_fnd_metric(o, f, "baseline_bytes", base);
 		isc_fnd_metric(o, f, "total_bytes", total);
@@ -51,7 +51,7 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 				"An iteration needs %.2f GiB on top of the %.2f GiB kept between iterations; 90 %% of the "
 				"%.1f GiB device fits %.1f times that.%s",
 				(peak - base) / 1073741824, base / 1073741824, total / 1073741824, fl,
-				strcmp(isc_rstr(d, "memory.source", ""), "allocator")
+				strcmp(isc_doc_str(d, "memory.source", ""), "allocator")
 					? ""
 					: " Memory allocated before the trace began (weights loaded before profiling "
 					  "started) is not counted: the factor is an upper bound.");

@@ -36,17 +36,17 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 {
 	const cJSON *d;
 	bool any = false;
-	cJSON_ArrayForEach(d, isc_rarr(c->doc, "gpu.devices")) {
+	cJSON_ArrayForEach(d, isc_doc_arr(c->doc, "gpu.devices")) {
 		double peak, total;
-		if (isc_rhave(d, "memory_peak_bytes", &peak) && isc_rhave(d, "memory_total_bytes", &total)) {
-			one(c, o, isc_rnum(d, "id", 0), peak, total);
+		if (isc_doc_have(d, "memory_peak_bytes", &peak) && isc_doc_have(d, "memory_total_bytes", &total)) {
+			one(c, o, isc_doc_num(d, "id", 0), peak, total);
 			any = true;
 		}
 	}
 	if (any)
 		return;
-	cJSON_ArrayForEach(d, isc_rarr(c->doc, "gpu.nvml"))
-		one(c, o, isc_rnum(d, "device", 0), isc_rnum(d, "mem_used_max_bytes", 0), isc_rnum(d, "mem_total_bytes", 0));
+	cJSON_ArrayForEach(d, isc_doc_arr(c->doc, "gpu.nvml"))
+		one(c, o, isc_doc_num(d, "device", 0), isc_doc_num(d, "mem_used_max_bytes", 0), isc_doc_num(d, "mem_total_bytes", 0));
 }
 
 const struct rule isc_rule_gpu_memory_high = { "gpu_memory_high", eval };

@@ -21,23 +21,23 @@
 static void eval(const struct rule_ctx *c, struct rule_out *o)
 {
 	const cJSON *d, *x;
-	cJSON_ArrayForEach(d, isc_rarr(c->doc, "gpu.devices")) {
-		const cJSON *top = cJSON_GetArrayItem(isc_rarr(d, "memory.leak_candidates"), 0);
-		double growth = isc_rnum(top, "growth_bytes", 0), per = isc_rnum(top, "bytes_per_iteration", 0), room;
+	cJSON_ArrayForEach(d, isc_doc_arr(c->doc, "gpu.devices")) {
+		const cJSON *top = cJSON_GetArrayItem(isc_doc_arr(d, "memory.leak_candidates"), 0);
+		double growth = isc_doc_num(top, "growth_bytes", 0), per = isc_doc_num(top, "bytes_per_iteration", 0), room;
 		if (!top || growth < MIN_GROWTH)
 			continue;
 		char w[600], when[200] = "";
-		isc_rwhere(w, sizeof(w), top);
+		isc_doc_where(w, sizeof(w), top);
 		cJSON *f = isc_fnd_new(o, "gpu_memory_leak", "warning", c->quality,
 				       "GPU %.0f memory allocated by %s grows by %.1f MiB per iteration and is never freed",
-				       isc_rnum(d, "id", 0), w, per / 1048576);
-		isc_fnd_metric(o, f, "device", isc_rnum(d, "id", 0));
+				       isc_doc_num(d, "id", 0), w, per / 1048576);
+		isc_fnd_metric(o, f, "device", isc_doc_num(d, "id", 0));
 		isc_fnd_metric(o, f, "growth_bytes", growth);
 		isc_fnd_metric(o, f, "bytes_per_iteration", per);
-		isc_fnd_metric(o, f, "iterations", isc_rnum(top, "iterations", 0));
-		cJSON_ArrayForEach(x, isc_rarr(d, "memory.leak_candidates"))
-			isc_fnd_top(o, f, x, NULL, isc_rstr(x, "kind", "site"), -1, -1);
-		if (isc_rhave(d, "memory.headroom_bytes", &room) && room > 0 && per > 0) {
+		isc_fnd_metric(o, f, "iterations", isc_doc_num(top, "iterations", 0));
+		cJSON_ArrayForEach(x, isc_doc_arr(d, "memory.leak_candidates"))
+			isc_fnd_top(o, f, x, NULL, isc_doc_str(x, "kind", "site"), -1, -1);
+		if (isc_doc_have(d, "memory.headroom_bytes", &room) && room > 0 && per > 0) {
 			isc_fnd_metric(o, f, "iterations_until_full", room / per);
 			snprintf(when, sizeof(when), " At this rate the %.1f GiB of headroom is gone after about %.0f more "
 				 "iterations.", room / 1073741824, room / per);
@@ -47,7 +47,7 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 				"outputs kept with their autograd graph (use .item(), .detach() or torch.inference_mode()), "
 				"tensors stored on self.",
 				"the growth seen, freed", "%.1f MiB more stayed allocated after each of %.0f iterations.%s",
-				per / 1048576, isc_rnum(top, "iterations", 0), when);
+				per / 1048576, isc_doc_num(top, "iterations", 0), when);
 		isc_fnd_saving_bytes(o, f, growth);
 	}
 }

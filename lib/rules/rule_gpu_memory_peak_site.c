@@ -24,27 +24,27 @@
 static void eval(const struct rule_ctx *c, struct rule_out *o)
 {
 	const cJSON *d, *x;
-	cJSON_ArrayForEach(d, isc_rarr(c->doc, "gpu.devices")) {
-		const cJSON *top = cJSON_GetArrayItem(isc_rarr(d, "memory.peak_sites"), 0);
-		double peak = isc_rnum(d, "memory.peak_bytes", 0), total = isc_rnum(d, "memory.total_bytes", 0);
-		double bytes = isc_rnum(top, "bytes", 0), share = isc_rpct(bytes, peak);
+	cJSON_ArrayForEach(d, isc_doc_arr(c->doc, "gpu.devices")) {
+		const cJSON *top = cJSON_GetArrayItem(isc_doc_arr(d, "memory.peak_sites"), 0);
+		double peak = isc_doc_num(d, "memory.peak_bytes", 0), total = isc_doc_num(d, "memory.total_bytes", 0);
+		double bytes = isc_doc_num(top, "bytes", 0), share = isc_rpct(bytes, peak);
 		if (!top || peak < MIN_PEAK || share < SHARE_PCT)
 			continue;
 		char w[600];
-		isc_rwhere(w, sizeof(w), top);
-		const char *kind = isc_rstr(top, "kind", "");
+		isc_doc_where(w, sizeof(w), top);
+		const char *kind = isc_doc_str(top, "kind", "");
 		cJSON *f = isc_fnd_new(o, "gpu_memory_peak_site",
 				       total > 0 && isc_rpct(peak, total) >= WARN_PCT ? "warning" : "info", c->quality,
 				       "%.0f %% of GPU %.0f's memory peak (%.1f GiB) was allocated by %s", share,
-				       isc_rnum(d, "id", 0), peak / 1073741824, w);
-		isc_fnd_metric(o, f, "device", isc_rnum(d, "id", 0));
+				       isc_doc_num(d, "id", 0), peak / 1073741824, w);
+		isc_fnd_metric(o, f, "device", isc_doc_num(d, "id", 0));
 		isc_fnd_metric(o, f, "peak_bytes", peak);
 		isc_fnd_metric(o, f, "site_bytes", bytes);
 		isc_fnd_metric(o, f, "site_pct", share);
 		if (total > 0)
 			isc_fnd_metric(o, f, "total_bytes", total);
-		cJSON_ArrayForEach(x, isc_rarr(d, "memory.peak_sites"))
-			isc_fnd_top(o, f, x, NULL, isc_rstr(x, "kind", "site"), -1, isc_rnum(x, "pct_of_peak", 0));
+		cJSON_ArrayForEach(x, isc_doc_arr(d, "memory.peak_sites"))
+			isc_fnd_top(o, f, x, NULL, isc_doc_str(x, "kind", "site"), -1, isc_doc_num(x, "pct_of_peak", 0));
 		char act[1400];
 		snprintf(act, sizeof(act),
 			 "Shrink what %s keeps alive at the peak: run inference under torch.inference_mode() (no autograd "

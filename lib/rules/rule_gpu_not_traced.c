@@ -43,20 +43,20 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	const cJSON *w = NULL, *x;
 	bool failed = isc_rgpu_trace_failed(c->doc, &w);
 	if (!failed)
-		cJSON_ArrayForEach(x, isc_rarr(c->doc, "summary.warnings"))
-			if (!strcmp(isc_rstr(x, "kind", ""), "cupti_kinds")) {
+		cJSON_ArrayForEach(x, isc_doc_arr(c->doc, "summary.warnings"))
+			if (!strcmp(isc_doc_str(x, "kind", ""), "cupti_kinds")) {
 				w = x;
 				break;
 			}
 	if (!w)
 		return;
-	const char *k = isc_rstr(w, "kind", "other"), *msg = isc_rstr(w, "message", "");
+	const char *k = isc_doc_str(w, "kind", "other"), *msg = isc_doc_str(w, "message", "");
 	cJSON *f = failed ? isc_fnd_new(o, "gpu_not_traced", "critical", 1,
 				    "GPU activity was not recorded (%s): the verdict can only name a host-side cause", k)
 			  : isc_fnd_new(o, "gpu_not_traced", "info", 1, "Some GPU activity kinds were not recorded");
-	isc_fnd_metric(o, f, "warnings_total", isc_rnum(c->doc, "summary.warnings_total", 0));
-	isc_fnd_metric(o, f, "gpu_ops", isc_rnum(c->doc, "gpu.ops", 0));
-	isc_fnd_metric(o, f, "pid", isc_rnum(w, "pid", 0));
+	isc_fnd_metric(o, f, "warnings_total", isc_doc_num(c->doc, "summary.warnings_total", 0));
+	isc_fnd_metric(o, f, "gpu_ops", isc_doc_num(c->doc, "gpu.ops", 0));
+	isc_fnd_metric(o, f, "pid", isc_doc_num(w, "pid", 0));
 	isc_fnd_suggest(c, o, f, -1, remedy(k), NULL, "The recorder or the CUDA agent said: %s", msg);
 }
 

@@ -44,18 +44,18 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	double minflt = 0, majflt = 0, swap = 0;
 	bool of_threads;
 	double sys = isc_rsystem_ns(c, &of_threads);
-	cJSON_ArrayForEach(p, isc_rarr(c->doc, "processes")) {
-		minflt += isc_rnum(p, "minor_faults", 0);
-		majflt += isc_rnum(p, "major_faults", 0);
+	cJSON_ArrayForEach(p, isc_doc_arr(c->doc, "processes")) {
+		minflt += isc_doc_num(p, "minor_faults", 0);
+		majflt += isc_doc_num(p, "major_faults", 0);
 	}
-	double wall_s = c->wall_ns / 1e9, traced = isc_rnum(c->doc, "cpu.split.traced_ns", 0), rate;
+	double wall_s = c->wall_ns / 1e9, traced = isc_doc_num(c->doc, "cpu.split.traced_ns", 0), rate;
 	double maj_rate = wall_s > 0 ? majflt / wall_s : 0;
-	double stall = isc_rnum(c->doc, "memory.pressure.memory.some_stall_pct", 0);
+	double stall = isc_doc_num(c->doc, "memory.pressure.memory.some_stall_pct", 0);
 	double fault_pct = isc_rfault_pct(c, &rate);
-	isc_rhave(c->doc, "memory.process_swap_bytes_max", &swap);
+	isc_doc_have(c->doc, "memory.process_swap_bytes_max", &swap);
 	double share = stall > fault_pct ? stall : fault_pct;
-	double blocked = isc_rnum(c->doc, "cpu.blocked_ns", 0), page_in = isc_rreason_ns(c->doc, "page_in", false);
-	double page_in_pct = blocked > 0 ? isc_rnum(c->doc, "cpu.split.off_cpu_pct", 0) * isc_roff_cpu_blocked(c) *
+	double blocked = isc_doc_num(c->doc, "cpu.blocked_ns", 0), page_in = isc_rreason_ns(c->doc, "page_in", false);
+	double page_in_pct = blocked > 0 ? isc_doc_num(c->doc, "cpu.split.off_cpu_pct", 0) * isc_roff_cpu_blocked(c) *
 						   (page_in < blocked ? page_in / blocked : 1)
 					 : 0;
 	share += page_in_pct;
@@ -75,18 +75,18 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	isc_fnd_metric(o, f, "memory_some_stall_pct", stall);
 	isc_fnd_metric(o, f, "process_swap_bytes_max", swap);
 	if (page_in_pct > 0)
-		cJSON_ArrayForEach(p, isc_rarr(c->doc, "cpu.off_cpu_reasons"))
-			if (!strcmp(isc_rstr(p, "reason", ""), "page_in"))
-				cJSON_ArrayForEach(x, isc_rarr(p, "top"))
-					isc_fnd_detail(o, isc_fnd_top(o, f, x, NULL, "python", isc_rnum(x, "ns", 0), -1),
+		cJSON_ArrayForEach(p, isc_doc_arr(c->doc, "cpu.off_cpu_reasons"))
+			if (!strcmp(isc_doc_str(p, "reason", ""), "page_in"))
+				cJSON_ArrayForEach(x, isc_doc_arr(p, "top"))
+					isc_fnd_detail(o, isc_fnd_top(o, f, x, NULL, "python", isc_doc_num(x, "ns", 0), -1),
 						   "waited for pages from the disk (page faults outside any system call)");
 	if (c->iterations) { /* where RSS grew while a scope was open, not start-up's imports */
 		int n = 0;
-		cJSON_ArrayForEach(x, isc_rarr(c->doc, "memory.growth_sites"))
+		cJSON_ArrayForEach(x, isc_doc_arr(c->doc, "memory.growth_sites"))
 			if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(x, "scope")) && n++ < GROWTH_TOP)
 				isc_fnd_top(o, f, x, NULL, "python", -1, -1);
 	} else {
-		cJSON_ArrayForEach(x, isc_rarr(c->doc, "memory.growth_top"))
+		cJSON_ArrayForEach(x, isc_doc_arr(c->doc, "memory.growth_top"))
 			isc_fnd_top(o, f, x, NULL, "python", -1, -1);
 	}
 	isc_fnd_suggest(c, o, f, share / 100 * traced,

@@ -41,9 +41,9 @@ static bool is_io(const char *reason)
 
 static void eval(const struct rule_ctx *c, struct rule_out *o)
 {
-	double off = isc_rnum(c->doc, "cpu.split.off_cpu_pct", 0), off_ns = isc_rnum(c->doc, "cpu.split.off_cpu_ns", 0);
-	double vol = isc_rnum(c->doc, "cpu.split.voluntary_switches", 0), inv = isc_rnum(c->doc, "cpu.split.involuntary_switches", 0);
-	double frac = isc_roff_cpu_blocked(c), psi, blocked = isc_rnum(c->doc, "cpu.blocked_ns", 0), io = 0;
+	double off = isc_doc_num(c->doc, "cpu.split.off_cpu_pct", 0), off_ns = isc_doc_num(c->doc, "cpu.split.off_cpu_ns", 0);
+	double vol = isc_doc_num(c->doc, "cpu.split.voluntary_switches", 0), inv = isc_doc_num(c->doc, "cpu.split.involuntary_switches", 0);
+	double frac = isc_roff_cpu_blocked(c), psi, blocked = isc_doc_num(c->doc, "cpu.blocked_ns", 0), io = 0;
 	bool reasons = isc_rhave_reasons(c->doc);
 	const char *most = NULL;
 	double most_ns = 0;
@@ -63,17 +63,17 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	char w[600] = "", pw[600] = "";
 	if (share < TRIGGER_PCT)
 		return;
-	cJSON_ArrayForEach(x, isc_rarr(c->doc, "cpu.off_cpu_top"))
-		if (!reasons || is_io(isc_rstr(x, "reason", ""))) {
+	cJSON_ArrayForEach(x, isc_doc_arr(c->doc, "cpu.off_cpu_top"))
+		if (!reasons || is_io(isc_doc_str(x, "reason", ""))) {
 			site = x;
 			break;
 		}
 	if (site) {
-		isc_rwhere(w, sizeof(w), site);
-		if (cJSON_IsObject(isc_json_get(site, "python")))
-			isc_rwhere(pw, sizeof(pw), isc_json_get(site, "python"));
+		isc_doc_where(w, sizeof(w), site);
+		if (cJSON_IsObject(isc_doc_get(site, "python")))
+			isc_doc_where(pw, sizeof(pw), isc_doc_get(site, "python"));
 	} else if (!reasons && (x = isc_rtop_fn(c->doc, NULL))) {
-		isc_rwhere(w, sizeof(w), x);
+		isc_doc_where(w, sizeof(w), x);
 	}
 	char why[64] = "";
 	if (most)
@@ -98,21 +98,21 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 		if (dl > 0)
 			isc_fnd_metric(o, f, "in_dataloader_ns_left_out", dl);
 	}
-	if (isc_rhave(c->doc, "memory.pressure.io.some_avg10_max", &psi))
+	if (isc_doc_have(c->doc, "memory.pressure.io.some_avg10_max", &psi))
 		isc_fnd_metric(o, f, "io_pressure_some_avg10_max", psi);
 	int n = 0;
-	cJSON_ArrayForEach(x, isc_rarr(c->doc, "cpu.off_cpu_top")) {
-		if (reasons && !is_io(isc_rstr(x, "reason", "")))
+	cJSON_ArrayForEach(x, isc_doc_arr(c->doc, "cpu.off_cpu_top")) {
+		if (reasons && !is_io(isc_doc_str(x, "reason", "")))
 			continue;
 		if (n++ >= TOP)
 			break;
-		cJSON *t = isc_fnd_top(o, f, x, NULL, isc_rstr(x, "kind", "op"), isc_rnum(x, "blocked_ns", 0), -1);
-		const cJSON *py = isc_json_get(x, "python");
+		cJSON *t = isc_fnd_top(o, f, x, NULL, isc_doc_str(x, "kind", "op"), isc_doc_num(x, "blocked_ns", 0), -1);
+		const cJSON *py = isc_doc_get(x, "python");
 		char pyw[600] = "";
 		if (cJSON_IsObject(py))
-			isc_rwhere(pyw, sizeof(pyw), py);
+			isc_doc_where(pyw, sizeof(pyw), py);
 		if (*pyw || reasons)
-			isc_fnd_detail(o, t, "%s%s%s%s", reasons ? isc_rstr(x, "reason", "") : "", *pyw && reasons ? ", " : "",
+			isc_fnd_detail(o, t, "%s%s%s%s", reasons ? isc_doc_str(x, "reason", "") : "", *pyw && reasons ? ", " : "",
 				   *pyw ? "called from " : "", pyw);
 	}
 	isc_fnd_suggest(c, o, f, off_ns * frac,

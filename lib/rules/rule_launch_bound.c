@@ -32,18 +32,18 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 			   "kernels run under 10 us and %.0f %% of ops are shorter than their launch call",
 			   share, 100 * s->short_share, 100 * s->shorter_share);
 	isc_fnd_metric(o, f, "launch_idle_pct", share);
-	isc_fnd_metric(o, f, "launches", isc_rnum(c->doc, "gpu.launch.launches", 0));
+	isc_fnd_metric(o, f, "launches", isc_doc_num(c->doc, "gpu.launch.launches", 0));
 	isc_fnd_metric(o, f, "short_kernels_pct", 100 * s->short_share);
 	isc_fnd_metric(o, f, "op_shorter_than_launch_pct", 100 * s->shorter_share);
 	isc_fnd_metric(o, f, "queue_length_mean", c->g.queue_mean);
-	isc_fnd_metric(o, f, "launch_delay_p50_ns", isc_rnum(c->doc, "gpu.launch.delay_ns.p50", 0));
+	isc_fnd_metric(o, f, "launch_delay_p50_ns", isc_doc_num(c->doc, "gpu.launch.delay_ns.p50", 0));
 	if (c->g.launch_api >= 0)
 		isc_fnd_metric(o, f, "launch_api_ns", c->g.launch_api);
 	int n = 0;
-	cJSON_ArrayForEach(k, isc_rarr(c->doc, "gpu.kernels.top"))
-		if (isc_rnum(k, "mean_ns", 0) < 10000 && n++ < TOP)
-			isc_fnd_detail(o, isc_fnd_top(o, f, NULL, isc_rstr(k, "name", "?"), "kernel", isc_rnum(k, "total_ns", 0), isc_rnum(k, "pct", -1)),
-				   "%.0f launches, mean %.1f us", isc_rnum(k, "count", 0), isc_rnum(k, "mean_ns", 0) / 1e3);
+	cJSON_ArrayForEach(k, isc_doc_arr(c->doc, "gpu.kernels.top"))
+		if (isc_doc_num(k, "mean_ns", 0) < 10000 && n++ < TOP)
+			isc_fnd_detail(o, isc_fnd_top(o, f, NULL, isc_doc_str(k, "name", "?"), "kernel", isc_doc_num(k, "total_ns", 0), isc_doc_num(k, "pct", -1)),
+				   "%.0f launches, mean %.1f us", isc_doc_num(k, "count", 0), isc_doc_num(k, "mean_ns", 0) / 1e3);
 	isc_fnd_suggest(c, o, f, s->launch,
 		    "Launch less often: capture the step in a CUDA graph (torch.cuda.graphs, or torch.compile(mode="
 		    "\"reduce-overhead\")), fuse small elementwise kernels (torch.compile), and batch more work per call.",

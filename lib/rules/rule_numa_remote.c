@@ -15,8 +15,8 @@
 
 static void eval(const struct rule_ctx *c, struct rule_out *o)
 {
-	double nodes = isc_rnum(c->doc, "memory.numa.nodes", 0), remote;
-	if (nodes < 2 || !isc_rhave(c->doc, "memory.numa.remote_pct", &remote) || remote < TRIGGER_PCT)
+	double nodes = isc_doc_num(c->doc, "memory.numa.nodes", 0), remote;
+	if (nodes < 2 || !isc_doc_have(c->doc, "memory.numa.remote_pct", &remote) || remote < TRIGGER_PCT)
 		return;
 	cJSON *f = isc_fnd_new(o, "numa_remote", "warning", c->quality,
 			   "%.0f %% of resident memory sits on a NUMA node none of its threads ran on", remote);

@@ -42,14 +42,14 @@ static bool cpus_used(const struct rule_ctx *c, double *used, double *untraced_n
 	double cpu = 0, v;
 	bool have = false;
 	*untraced_ns = 0;
-	cJSON_ArrayForEach(p, isc_rarr(c->doc, "processes")) {
-		if (isc_rhave(p, "cpu_ns", &v)) {
+	cJSON_ArrayForEach(p, isc_doc_arr(c->doc, "processes")) {
+		if (isc_doc_have(p, "cpu_ns", &v)) {
 			cpu += v;
 			have = true;
 		}
-		cJSON_ArrayForEach(t, isc_rarr(p, "threads"))
+		cJSON_ArrayForEach(t, isc_doc_arr(p, "threads"))
 			if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(t, "traced")))
-				*untraced_ns += isc_rnum(t, "cpu_ns", 0);
+				*untraced_ns += isc_doc_num(t, "cpu_ns", 0);
 	}
 	*used = c->wall_ns > 0 ? cpu / c->wall_ns : 0;
 	return have && c->wall_ns > 0;
@@ -59,21 +59,21 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 {
 	double ops = isc_rtorch_ops_pct(c->doc), ops0 = ops, ops_ns;
 	double dummy;
-	bool split3 = isc_rhave(c->doc, "cpu.split.torch_ops_pct", &dummy); /* torch ops apart from other C code */
-	if (!isc_rhave(c->doc, split3 ? "cpu.split.torch_ops_ns" : "cpu.split.ops_ns", &ops_ns))
-		ops_ns = isc_rnum(c->doc, "cpu.split.traced_ns", 0) * ops0 / 100;
+	bool split3 = isc_doc_have(c->doc, "cpu.split.torch_ops_pct", &dummy); /* torch ops apart from other C code */
+	if (!isc_doc_have(c->doc, split3 ? "cpu.split.torch_ops_ns" : "cpu.split.ops_ns", &ops_ns))
+		ops_ns = isc_doc_num(c->doc, "cpu.split.traced_ns", 0) * ops0 / 100;
 	double faults = isc_rfault_pct(c, NULL); /* kernel time on faults, inside ops: memory's share */
 	ops = ops > faults ? ops - faults : 0;
 	ops_ns *= ops0 > 0 ? ops / ops0 : 0;
 	double threads = 0, interop = 0;
-	const cJSON *fn, *top = isc_rtop_torch_op(c->doc), *caller = cJSON_GetArrayItem(isc_rarr(c->doc, "cpu.top_op_callers"), 0);
+	const cJSON *fn, *top = isc_rtop_torch_op(c->doc), *caller = cJSON_GetArrayItem(isc_doc_arr(c->doc, "cpu.top_op_callers"), 0);
 	char w[600] = "", cw[600] = "";
 	if (ops < TRIGGER_PCT || !top || c->gpu)
 		return;
-	isc_rwhere(w, sizeof(w), top);
+	isc_doc_where(w, sizeof(w), top);
 	if (caller)
-		isc_rwhere(cw, sizeof(cw), caller);
-	double q = c->quality * (cJSON_IsTrue(isc_json_get(c->doc, "cpu.split.off_cpu_measured")) ? 1 : 0.8);
+		isc_doc_where(cw, sizeof(cw), caller);
+	double q = c->quality * (cJSON_IsTrue(isc_doc_get(c->doc, "cpu.split.off_cpu_measured")) ? 1 : 0.8);
 	cJSON *f = isc_fnd_new(o, "op_compute_bound", ops >= 50 ? "critical" : "warning", ops / 100 * q,
 			   "%.0f %% of traced CPU time is inside torch ops; the heaviest is %s%s%s", ops, w,
 			   caller ? ", called mostly from " : "", cw);
@@ -89,20 +89,20 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	if (c->ncpu > 0)
 		isc_fnd_metric(o, f, "ncpu", c->ncpu);
 	int n = 0;
-	cJSON_ArrayForEach(fn, isc_rarr(c->doc, "cpu.top_functions")) {
-		if (strcmp(isc_rstr(fn, "kind", ""), "op") ||
+	cJSON_ArrayForEach(fn, isc_doc_arr(c->doc, "cpu.top_functions")) {
+		if (strcmp(isc_doc_str(fn, "kind", ""), "op") ||
 		    (split3 && !isc_rrow_torch(fn)) ||
 		    n++ >= TOP)
 			continue;
-		cJSON *t = isc_fnd_top(o, f, fn, NULL, "op", isc_rnum(fn, "self_ns", 0), isc_rnum(fn, "self_pct", -1));
+		cJSON *t = isc_fnd_top(o, f, fn, NULL, "op", isc_doc_num(fn, "self_ns", 0), isc_doc_num(fn, "self_pct", -1));
 		if (cJSON_IsNumber(cJSON_GetObjectItem(fn, "calls")))
-			isc_fnd_detail(o, t, "%.0f calls, %.1f us each", isc_rnum(fn, "calls", 0),
-				       isc_rnum(fn, "calls", 0) > 0 ? isc_rnum(fn, "self_ns", 0) / isc_rnum(fn, "calls", 1) / 1e3 : 0);
+			isc_fnd_detail(o, t, "%.0f calls, %.1f us each", isc_doc_num(fn, "calls", 0),
+				       isc_doc_num(fn, "calls", 0) > 0 ? isc_doc_num(fn, "self_ns", 0) / isc_doc_num(fn, "calls", 1) / 1e3 : 0);
 		else /* --python=sample: C time by calling line, from stack samples */
 			isc_fnd_detail(o, t, "calls not counted (sampled)");
 	}
 	if (caller)
-		isc_fnd_detail(o, isc_fnd_top(o, f, caller, NULL, "python", isc_rnum(caller, "ops_ns", -1), -1), "the Python line calling ops most");
+		isc_fnd_detail(o, isc_fnd_top(o, f, caller, NULL, "python", isc_doc_num(caller, "ops_ns", -1), -1), "the Python line calling ops most");
 	double used = 0, untraced_ns = 0;
 	bool have_used = cpus_used(c, &used, &untraced_ns);
 	if (have_used)
@@ -133,7 +133,7 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 			    "Do less op work per result: batch requests together, run under torch.inference_mode(), "
 			    "try bfloat16 or dynamic int8 quantization (torch.ao.quantization.quantize_dynamic) for Linear layers.",
 			    NULL, "%s holds %.0f %% of traced time%s; op time only shrinks with less or cheaper arithmetic.", w,
-			    isc_rnum(top, "self_pct", 0), why);
+			    isc_doc_num(top, "self_pct", 0), why);
 	}
 	isc_fnd_candidate(o, f, "op_compute_bound", ops, q);
 }

@@ -29,8 +29,8 @@
 
 static void eval(const struct rule_ctx *c, struct rule_out *o)
 {
-	double interp = isc_rnum(c->doc, "cpu.split.python_pct", 0), traced = isc_rnum(c->doc, "cpu.split.traced_ns", 0);
-	double other_c = isc_rnum(c->doc, "cpu.split.other_c_pct", 0), py = interp + other_c;
+	double interp = isc_doc_num(c->doc, "cpu.split.python_pct", 0), traced = isc_doc_num(c->doc, "cpu.split.traced_ns", 0);
+	double other_c = isc_doc_num(c->doc, "cpu.split.other_c_pct", 0), py = interp + other_c;
 	/* kernel time on page faults that torch ops do not account for happened in Python code or
 	 * other C calls: memory's share (host_memory_bound), as op_compute_bound leaves out its part */
 	double faults = isc_rfault_pct(c, NULL) - isc_rtorch_ops_pct(c->doc);
@@ -40,52 +40,52 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	char w[600];
 	if (py < TRIGGER_PCT || !top || traced <= 0)
 		return;
-	isc_rwhere(w, sizeof(w), top);
+	isc_doc_where(w, sizeof(w), top);
 	char less[64] = "";
 	if (faults > 0)
 		snprintf(less, sizeof(less), ", less %.0f %% page faults", faults);
 	cJSON *f = isc_fnd_new(o, "python_bound", py >= 50 ? "critical" : "warning", py / 100 * c->quality,
 			   "%.0f %% of traced CPU time is Python-side work (interpreter %.0f %%, C builtins and other "
 			   "extensions %.0f %%%s); the hottest function is %s, %.0f %% self time",
-			   py, interp, other_c, less, w, isc_rnum(top, "self_pct", 0));
+			   py, interp, other_c, less, w, isc_doc_num(top, "self_pct", 0));
 	isc_fnd_metric(o, f, "python_pct", interp);
 	isc_fnd_metric(o, f, "other_c_pct", other_c);
 	isc_fnd_metric(o, f, "python_side_pct", py);
 	if (faults > 0)
 		isc_fnd_metric(o, f, "page_fault_pct_left_out", faults);
 	isc_fnd_metric(o, f, "torch_ops_pct", isc_rtorch_ops_pct(c->doc));
-	isc_fnd_metric(o, f, "ops_pct", isc_rnum(c->doc, "cpu.split.ops_pct", 0));
+	isc_fnd_metric(o, f, "ops_pct", isc_doc_num(c->doc, "cpu.split.ops_pct", 0));
 	isc_fnd_metric(o, f, "traced_ns", traced);
 	double self = 0, user_self = 0;
 	const cJSON *user_top = NULL;
 	int n = 0;
-	cJSON_ArrayForEach(fn, isc_rarr(c->doc, "cpu.top_functions")) {
-		if (strcmp(isc_rstr(fn, "kind", ""), "python") || n >= TOP)
+	cJSON_ArrayForEach(fn, isc_doc_arr(c->doc, "cpu.top_functions")) {
+		if (strcmp(isc_doc_str(fn, "kind", ""), "python") || n >= TOP)
 			continue;
 		n++;
-		self += isc_rnum(fn, "self_ns", 0);
+		self += isc_doc_num(fn, "self_ns", 0);
 		if (isc_ruser_code(fn)) { /* the suggestion targets the user's code only */
-			user_self += isc_rnum(fn, "self_ns", 0);
+			user_self += isc_doc_num(fn, "self_ns", 0);
 			if (!user_top)
 				user_top = fn;
 		}
-		cJSON *t = isc_fnd_top(o, f, fn, NULL, "python", isc_rnum(fn, "self_ns", 0), isc_rnum(fn, "self_pct", -1));
+		cJSON *t = isc_fnd_top(o, f, fn, NULL, "python", isc_doc_num(fn, "self_ns", 0), isc_doc_num(fn, "self_pct", -1));
 		if (cJSON_IsNumber(cJSON_GetObjectItem(fn, "calls")))
-			isc_fnd_detail(o, t, "%.0f calls", isc_rnum(fn, "calls", 0));
+			isc_fnd_detail(o, t, "%.0f calls", isc_doc_num(fn, "calls", 0));
 		else /* --python=sample: estimated from stack samples */
 			isc_fnd_detail(o, t, "calls not counted (sampled)");
 	}
 	(void)self;
 	if (user_top) {
 		char uw[600];
-		isc_rwhere(uw, sizeof(uw), user_top);
+		isc_doc_where(uw, sizeof(uw), user_top);
 		isc_fnd_suggest(c, o, f, user_self * (1 - 1 / VECTOR_SPEEDUP),
 			    "Replace the per-element Python work in your functions listed here with batched torch "
 			    "operations, or move it out of the per-request path.",
 			    "your top Python functions' interpreter time running 10x faster as batched tensor code "
 			    "(typical, assumed)",
 			    "The interpreter executes bytecode one element at a time; %s alone holds %.0f %% of traced "
-			    "time.", uw, isc_rnum(user_top, "self_pct", 0));
+			    "time.", uw, isc_doc_num(user_top, "self_pct", 0));
 	} else { /* the time is in the standard library's or packages' code: nothing of the user's to rewrite */
 		isc_fnd_suggest(c, o, f, -1,
 			    "The Python time is in the standard library's or installed packages' code (imports "

@@ -1,6 +1,6 @@
 /*
- * rule_read.c - the rules' readers of the findings document (rules.h,
- * "reading"): numbers, strings and arrays by path with defaults, the top
+ * rule_read.c - what several rules read out of the findings document
+ * (rules.h, "reading"), on top of its readers (isc_findings.h): the top
  * function of a kind, system time, fault share, blocked share, off-CPU
  * reasons, marks, the GPU tracing failure.  They only read: the engine
  * (rules.c) and every rule, the GPU split (gpu_split.c) included, use
@@ -11,48 +11,12 @@
 #include <string.h>
 
 #include "rules.h"
-#include "../analyze/analyze_wait.h" /* isc_is_torch_op */
-
-double isc_rnum(const cJSON *o, const char *path, double def)
-{
-	double v;
-	return isc_json_num(o, path, &v) && isfinite(v) ? v : def;
-}
-
-bool isc_rhave(const cJSON *o, const char *path, double *v)
-{
-	return isc_json_num(o, path, v) && isfinite(*v);
-}
-
-const char *isc_rstr(const cJSON *o, const char *path, const char *def)
-{
-	const char *s = isc_json_str(o, path);
-	return s ? s : def;
-}
-
-const cJSON *isc_rarr(const cJSON *o, const char *path)
-{
-	const cJSON *a = isc_json_get(o, path);
-	return cJSON_IsArray(a) ? a : NULL;
-}
-
-void isc_rwhere(char *buf, size_t cap, const cJSON *fn)
-{
-	const char *name = isc_rstr(fn, "name", "?"), *file = isc_rstr(fn, "file", "");
-	double line = isc_rnum(fn, "line", 0);
-	if (*file && line > 0)
-		snprintf(buf, cap, "%s (%s:%.0f)", name, file, line);
-	else if (*file)
-		snprintf(buf, cap, "%s (%s)", name, file);
-	else
-		snprintf(buf, cap, "%s", name);
-}
 
 const cJSON *isc_rtop_fn(const cJSON *doc, const char *kind)
 {
 	const cJSON *fn;
-	cJSON_ArrayForEach(fn, isc_rarr(doc, "cpu.top_functions"))
-		if (!kind || !strcmp(isc_rstr(fn, "kind", ""), kind))
+	cJSON_ArrayForEach(fn, isc_doc_arr(doc, "cpu.top_functions"))
+		if (!kind || !strcmp(isc_doc_str(fn, "kind", ""), kind))
 			return fn;
 	return NULL;
 }
@@ -67,12 +31,12 @@ double isc_rsystem_ns(const struct rule_ctx *c, bool *of_threads)
 	if (c->iterations) { /* the traced threads' inside iterations; unmeasured (no samples there): none known */
 		if (of_threads)
 			*of_threads = true;
-		return isc_rhave(c->doc, "cpu.system_ns", &v) ? v : 0;
+		return isc_doc_have(c->doc, "cpu.system_ns", &v) ? v : 0;
 	}
-	cJSON_ArrayForEach(p, isc_rarr(c->doc, "processes")) {
-		proc += isc_rnum(p, "system_ns", 0);
-		cJSON_ArrayForEach(t, isc_rarr(p, "threads"))
-			if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(t, "traced")) && isc_rhave(t, "system_ns", &v)) {
+	cJSON_ArrayForEach(p, isc_doc_arr(c->doc, "processes")) {
+		proc += isc_doc_num(p, "system_ns", 0);
+		cJSON_ArrayForEach(t, isc_doc_arr(p, "threads"))
+			if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(t, "traced")) && isc_doc_have(t, "system_ns", &v)) {
 				thr += v;
 				have = true;
 			}
@@ -85,9 +49,9 @@ double isc_rsystem_ns(const struct rule_ctx *c, bool *of_threads)
 double isc_rfault_pct(const struct rule_ctx *c, double *faults_per_s)
 {
 	const cJSON *p;
-	double sys = isc_rsystem_ns(c, NULL), faults = 0, traced = isc_rnum(c->doc, "cpu.split.traced_ns", 0);
-	cJSON_ArrayForEach(p, isc_rarr(c->doc, "processes"))
-		faults += isc_rnum(p, "minor_faults", 0) + isc_rnum(p, "major_faults", 0);
+	double sys = isc_rsystem_ns(c, NULL), faults = 0, traced = isc_doc_num(c->doc, "cpu.split.traced_ns", 0);
+	cJSON_ArrayForEach(p, isc_doc_arr(c->doc, "processes"))
+		faults += isc_doc_num(p, "minor_faults", 0) + isc_doc_num(p, "major_faults", 0);
 	double rate = c->wall_ns > 0 ? faults / (c->wall_ns / 1e9) : 0;
 	if (faults_per_s)
 		*faults_per_s = rate;
@@ -107,25 +71,25 @@ double isc_rfault_pct(const struct rule_ctx *c, double *faults_per_s)
 
 double isc_roff_cpu_blocked(const struct rule_ctx *c)
 {
-	double blocked, off = isc_rnum(c->doc, "cpu.split.off_cpu_ns", 0);
-	double vol = isc_rnum(c->doc, "cpu.split.voluntary_switches", 0), inv = isc_rnum(c->doc, "cpu.split.involuntary_switches", 0);
-	if (isc_rhave(c->doc, "cpu.blocked_ns", &blocked) && off > 0 &&
-	    (blocked > 0 || isc_rnum(c->doc, "cpu.state_samples", 0) >= STATE_SAMPLES_MIN))
+	double blocked, off = isc_doc_num(c->doc, "cpu.split.off_cpu_ns", 0);
+	double vol = isc_doc_num(c->doc, "cpu.split.voluntary_switches", 0), inv = isc_doc_num(c->doc, "cpu.split.involuntary_switches", 0);
+	if (isc_doc_have(c->doc, "cpu.blocked_ns", &blocked) && off > 0 &&
+	    (blocked > 0 || isc_doc_num(c->doc, "cpu.state_samples", 0) >= STATE_SAMPLES_MIN))
 		return blocked >= off ? 1 : blocked / off;
 	return vol + inv > 0 ? vol / (vol + inv) : 1;
 }
 
 bool isc_rhave_reasons(const cJSON *doc)
 {
-	return cJSON_GetArraySize(isc_rarr(doc, "cpu.off_cpu_reasons")) > 0;
+	return cJSON_GetArraySize(isc_doc_arr(doc, "cpu.off_cpu_reasons")) > 0;
 }
 
 double isc_rreason_field(const cJSON *doc, const char *reason, const char *field)
 {
 	const cJSON *r;
-	cJSON_ArrayForEach(r, isc_rarr(doc, "cpu.off_cpu_reasons"))
-		if (!strcmp(isc_rstr(r, "reason", ""), reason))
-			return isc_rnum(r, field, 0);
+	cJSON_ArrayForEach(r, isc_doc_arr(doc, "cpu.off_cpu_reasons"))
+		if (!strcmp(isc_doc_str(r, "reason", ""), reason))
+			return isc_doc_num(r, field, 0);
 	return 0;
 }
 
@@ -142,14 +106,14 @@ bool isc_rrow_torch(const cJSON *fn)
 	const cJSON *flag = cJSON_GetObjectItemCaseSensitive(fn, "torch");
 	if (cJSON_IsBool(flag)) /* --python=sample: "C call in FUNCTION" says it itself */
 		return cJSON_IsTrue(flag);
-	return isc_is_torch_op(isc_rstr(fn, "name", ""), isc_rstr(fn, "file", ""));
+	return isc_is_torch_op(isc_doc_str(fn, "name", ""), isc_doc_str(fn, "file", ""));
 }
 
 const cJSON *isc_rtop_torch_op(const cJSON *doc)
 {
 	const cJSON *fn, *first = NULL;
-	cJSON_ArrayForEach(fn, isc_rarr(doc, "cpu.top_functions")) {
-		if (strcmp(isc_rstr(fn, "kind", ""), "op"))
+	cJSON_ArrayForEach(fn, isc_doc_arr(doc, "cpu.top_functions")) {
+		if (strcmp(isc_doc_str(fn, "kind", ""), "op"))
 			continue;
 		if (isc_rrow_torch(fn))
 			return fn;
@@ -162,7 +126,7 @@ const cJSON *isc_rtop_torch_op(const cJSON *doc)
 double isc_rtorch_ops_pct(const cJSON *doc)
 {
 	double v;
-	return isc_rhave(doc, "cpu.split.torch_ops_pct", &v) ? v : isc_rnum(doc, "cpu.split.ops_pct", 0);
+	return isc_doc_have(doc, "cpu.split.torch_ops_pct", &v) ? v : isc_doc_num(doc, "cpu.split.ops_pct", 0);
 }
 
 double isc_rpct(double part, double whole)
@@ -173,12 +137,12 @@ double isc_rpct(double part, double whole)
 bool isc_rmark(const cJSON *doc, const char *name, double *v)
 {
 	const cJSON *m;
-	cJSON_ArrayForEach(m, isc_rarr(doc, "marks"))
-		if (!strcmp(isc_rstr(m, "name", ""), name)) {
-			double n = isc_rnum(m, "count", 0);
+	cJSON_ArrayForEach(m, isc_doc_arr(doc, "marks"))
+		if (!strcmp(isc_doc_str(m, "name", ""), name)) {
+			double n = isc_doc_num(m, "count", 0);
 			if (n <= 0)
 				return false;
-			*v = isc_rnum(m, "sum", 0) / n;
+			*v = isc_doc_num(m, "sum", 0) / n;
 			return true;
 		}
 	return false;
@@ -189,10 +153,10 @@ bool isc_rgpu_trace_failed(const cJSON *doc, const cJSON **which)
 	static const char *const kinds[] = { "injection_taken", "not_built", "cupti_version", "cupti_privileges",
 					     "cupti_subscriber", "cupti_error" };
 	const cJSON *w;
-	if (isc_rnum(doc, "gpu.ops", 0) > 0)
+	if (isc_doc_num(doc, "gpu.ops", 0) > 0)
 		return false;
-	cJSON_ArrayForEach(w, isc_rarr(doc, "summary.warnings")) {
-		const char *k = isc_rstr(w, "kind", "");
+	cJSON_ArrayForEach(w, isc_doc_arr(doc, "summary.warnings")) {
+		const char *k = isc_doc_str(w, "kind", "");
 		for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
 			if (!strcmp(k, kinds[i])) {
 				if (which)

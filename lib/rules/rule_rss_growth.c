@@ -28,14 +28,14 @@
 static void eval(const struct rule_ctx *c, struct rule_out *o)
 {
 	const cJSON *d = c->doc, *x;
-	double slope, span, peak = isc_rnum(d, "memory.rss_peak_bytes", 0), avail;
-	if (isc_rhave(d, "memory.rss_growth_after_warmup_bytes_per_s", &slope) &&
-	    isc_rhave(d, "memory.after_warmup_span_ns", &span)) {
+	double slope, span, peak = isc_doc_num(d, "memory.rss_peak_bytes", 0), avail;
+	if (isc_doc_have(d, "memory.rss_growth_after_warmup_bytes_per_s", &slope) &&
+	    isc_doc_have(d, "memory.after_warmup_span_ns", &span)) {
 		/* steady state measured */
-	} else if (isc_rnum(d, "iterations.count", 0) < 2) {
-		slope = isc_rnum(d, "memory.rss_growth_bytes_per_s", 0);
+	} else if (isc_doc_num(d, "iterations.count", 0) < 2) {
+		slope = isc_doc_num(d, "memory.rss_growth_bytes_per_s", 0);
 		span = 0.9 * c->wall_ns;
-		if (span < MIN_STEADY_NS || isc_rnum(d, "memory.rss_growth_samples", 0) < MIN_STEADY_SAMPLES)
+		if (span < MIN_STEADY_NS || isc_doc_num(d, "memory.rss_growth_samples", 0) < MIN_STEADY_SAMPLES)
 			return;
 	} else {
 		return; /* iterations but no samples after warm-up: no basis */
@@ -43,14 +43,14 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	if (slope < MIN_SLOPE || peak <= 0 || slope * span / 1e9 < 0.1 * peak)
 		return;
 	/* the site: memory.growth_sites (function and scope), else growth_top */
-	const cJSON *top = cJSON_GetArrayItem(isc_rarr(d, "memory.growth_sites"), 0);
+	const cJSON *top = cJSON_GetArrayItem(isc_doc_arr(d, "memory.growth_sites"), 0);
 	if (!top)
-		top = cJSON_GetArrayItem(isc_rarr(d, "memory.growth_top"), 0);
+		top = cJSON_GetArrayItem(isc_doc_arr(d, "memory.growth_top"), 0);
 	char w[600] = "";
 	if (top)
-		isc_rwhere(w, sizeof(w), top);
-	const char *scope = isc_rstr(top, "scope", NULL);
-	if (top && scope && strcmp(isc_rstr(top, "kind", ""), "scope")) {
+		isc_doc_where(w, sizeof(w), top);
+	const char *scope = isc_doc_str(top, "scope", NULL);
+	if (top && scope && strcmp(isc_doc_str(top, "kind", ""), "scope")) {
 		size_t n = strlen(w);
 		snprintf(w + n, sizeof(w) - n, " inside scope %s", scope);
 	}
@@ -61,10 +61,10 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	isc_fnd_metric(o, f, "rss_peak_bytes", peak);
 	isc_fnd_metric(o, f, "steady_span_ns", span);
 	isc_fnd_range(o, f, c->wall_ns - span, c->wall_ns, "span the slope was fitted over");
-	cJSON_ArrayForEach(x, isc_rarr(d, "memory.growth_top"))
+	cJSON_ArrayForEach(x, isc_doc_arr(d, "memory.growth_top"))
 		isc_fnd_top(o, f, x, NULL, "python", -1, -1);
 	char when[160] = "";
-	if (isc_rhave(d, "memory.mem_available_bytes_min", &avail) && avail > 0)
+	if (isc_doc_have(d, "memory.mem_available_bytes_min", &avail) && avail > 0)
 		snprintf(when, sizeof(when), " At this slope the %.0f MiB still available last %.0f s.", avail / 1048576,
 			 avail / slope);
 	isc_fnd_suggest(c, o, f, -1,

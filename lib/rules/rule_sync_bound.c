@@ -29,14 +29,14 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	double share = isc_rpct(s->sync, c->g.span);
 	if (share < TRIGGER_PCT)
 		return;
-	const cJSON *site = cJSON_GetArrayItem(isc_rarr(c->doc, "gpu.sync.call_sites"), 0);
+	const cJSON *site = cJSON_GetArrayItem(isc_doc_arr(c->doc, "gpu.sync.call_sites"), 0);
 	char w[600] = "";
 	if (site) {
-		const cJSON *py = isc_json_get(site, "python");
+		const cJSON *py = isc_doc_get(site, "python");
 		if (cJSON_IsObject(py))
-			isc_rwhere(w, sizeof(w), py);
+			isc_doc_where(w, sizeof(w), py);
 		else
-			snprintf(w, sizeof(w), "%s", isc_rstr(site, "op", isc_rstr(site, "api", "?")));
+			snprintf(w, sizeof(w), "%s", isc_doc_str(site, "op", isc_doc_str(site, "api", "?")));
 	}
 	cJSON *f;
 	if (c->g.other_wait > s->sync / 2)
@@ -50,22 +50,22 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 			    "synchronising calls)%s%s", share, c->g.sync_api / 1e6, *w ? "; most from " : "", w);
 	isc_fnd_metric(o, f, "sync_pct", share);
 	isc_fnd_metric(o, f, "sync_api_ns", c->g.sync_api);
-	isc_fnd_metric(o, f, "blocking_copies", isc_rnum(c->doc, "gpu.sync.blocking_copies.count", 0));
+	isc_fnd_metric(o, f, "blocking_copies", isc_doc_num(c->doc, "gpu.sync.blocking_copies.count", 0));
 	isc_fnd_metric(o, f, "cross_stream_wait_ns", c->g.other_wait);
 	int n = 0;
-	cJSON_ArrayForEach(x, isc_rarr(c->doc, "gpu.sync.call_sites")) {
-		const cJSON *py = isc_json_get(x, "python");
+	cJSON_ArrayForEach(x, isc_doc_arr(c->doc, "gpu.sync.call_sites")) {
+		const cJSON *py = isc_doc_get(x, "python");
 		if (n++ >= TOP)
 			break;
-		isc_fnd_detail(o, isc_fnd_top(o, f, cJSON_IsObject(py) ? py : NULL, isc_rstr(x, "op", isc_rstr(x, "api", "?")), "api",
-				      isc_rnum(x, "total_ns", 0), -1),
-			   "%s x %.0f%s%s", isc_rstr(x, "api", "?"), isc_rnum(x, "count", 0), cJSON_IsString(isc_json_get(x, "op")) ? " in " : "",
-			   isc_rstr(x, "op", ""));
+		isc_fnd_detail(o, isc_fnd_top(o, f, cJSON_IsObject(py) ? py : NULL, isc_doc_str(x, "op", isc_doc_str(x, "api", "?")), "api",
+				      isc_doc_num(x, "total_ns", 0), -1),
+			   "%s x %.0f%s%s", isc_doc_str(x, "api", "?"), isc_doc_num(x, "count", 0), cJSON_IsString(isc_doc_get(x, "op")) ? " in " : "",
+			   isc_doc_str(x, "op", ""));
 	}
 	if (!n)
-		cJSON_ArrayForEach(x, isc_rarr(c->doc, "gpu.sync.api_calls"))
+		cJSON_ArrayForEach(x, isc_doc_arr(c->doc, "gpu.sync.api_calls"))
 			if (n++ < TOP)
-				isc_fnd_top(o, f, NULL, isc_rstr(x, "name", "?"), "api", isc_rnum(x, "total_ns", 0), -1);
+				isc_fnd_top(o, f, NULL, isc_doc_str(x, "name", "?"), "api", isc_doc_num(x, "total_ns", 0), -1);
 	isc_fnd_suggest(c, o, f, s->sync,
 		    "Stop waiting on the GPU inside the step: remove .item(), .cpu(), print(tensor) and "
 		    "torch.cuda.synchronize() from the loop (accumulate on the GPU, read once at the end), use "

@@ -16,11 +16,11 @@
 
 static void eval(const struct rule_ctx *c, struct rule_out *o)
 {
-	double p50, p99, mean, n = isc_rnum(c->doc, "iterations.samples", 0);
-	if (!isc_rhave(c->doc, "iterations.latency_ns.p50", &p50) || !isc_rhave(c->doc, "iterations.latency_ns.p99", &p99) ||
+	double p50, p99, mean, n = isc_doc_num(c->doc, "iterations.samples", 0);
+	if (!isc_doc_have(c->doc, "iterations.latency_ns.p50", &p50) || !isc_doc_have(c->doc, "iterations.latency_ns.p99", &p99) ||
 	    p50 <= 0 || p99 < 2 * p50 || n < MIN_SAMPLES)
 		return;
-	mean = isc_rnum(c->doc, "iterations.latency_ns.mean", p50);
+	mean = isc_doc_num(c->doc, "iterations.latency_ns.mean", p50);
 	cJSON *f = isc_fnd_new(o, "tail_latency", "info", c->quality, "Iteration p99 latency is %.1fx the median", p99 / p50);
 	isc_fnd_metric(o, f, "p50_ns", p50);
 	isc_fnd_metric(o, f, "p99_ns", p99);

@@ -23,18 +23,18 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 {
 	const cJSON *n, *r;
 	double samples = 0, thr = 0, lo = 0, hi = 0, temp = 0, power = 0, thermal = 0;
-	cJSON_ArrayForEach(n, isc_rarr(c->doc, "gpu.nvml")) {
-		samples += isc_rnum(n, "samples", 0);
-		thr += isc_rnum(n, "throttled_samples", 0);
-		if (isc_rnum(n, "sm_mhz_min", 0) > 0 && (lo == 0 || isc_rnum(n, "sm_mhz_min", 0) < lo))
-			lo = isc_rnum(n, "sm_mhz_min", 0);
-		if (isc_rnum(n, "sm_mhz_max", 0) > hi)
-			hi = isc_rnum(n, "sm_mhz_max", 0);
-		if (isc_rnum(n, "temp_c_max", 0) > temp)
-			temp = isc_rnum(n, "temp_c_max", 0);
-		if (isc_rnum(n, "power_w_max", 0) > power)
-			power = isc_rnum(n, "power_w_max", 0);
-		cJSON_ArrayForEach(r, isc_json_get(n, "throttle_reasons"))
+	cJSON_ArrayForEach(n, isc_doc_arr(c->doc, "gpu.nvml")) {
+		samples += isc_doc_num(n, "samples", 0);
+		thr += isc_doc_num(n, "throttled_samples", 0);
+		if (isc_doc_num(n, "sm_mhz_min", 0) > 0 && (lo == 0 || isc_doc_num(n, "sm_mhz_min", 0) < lo))
+			lo = isc_doc_num(n, "sm_mhz_min", 0);
+		if (isc_doc_num(n, "sm_mhz_max", 0) > hi)
+			hi = isc_doc_num(n, "sm_mhz_max", 0);
+		if (isc_doc_num(n, "temp_c_max", 0) > temp)
+			temp = isc_doc_num(n, "temp_c_max", 0);
+		if (isc_doc_num(n, "power_w_max", 0) > power)
+			power = isc_doc_num(n, "power_w_max", 0);
+		cJSON_ArrayForEach(r, isc_doc_get(n, "throttle_reasons"))
 			if (cJSON_IsNumber(r) && r->string && (strstr(r->string, "thermal") || strstr(r->string, "slowdown")))
 				thermal = r->valuedouble > thermal ? r->valuedouble : thermal;
 	}
@@ -51,11 +51,11 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	isc_fnd_metric(o, f, "sm_mhz_max", hi);
 	isc_fnd_metric(o, f, "temp_c_max", temp);
 	isc_fnd_metric(o, f, "power_w_max", power);
-	cJSON_ArrayForEach(n, isc_rarr(c->doc, "gpu.nvml"))
-		cJSON_ArrayForEach(r, isc_json_get(n, "throttle_reasons"))
+	cJSON_ArrayForEach(n, isc_doc_arr(c->doc, "gpu.nvml"))
+		cJSON_ArrayForEach(r, isc_doc_get(n, "throttle_reasons"))
 			if (cJSON_IsNumber(r) && r->string && r->valuedouble > 0)
-				isc_fnd_detail(o, isc_fnd_top(o, f, NULL, r->string, "gpu", -1, isc_rpct(r->valuedouble, isc_rnum(n, "samples", 1))),
-					   "GPU %.0f: %.0f samples", isc_rnum(n, "device", 0), r->valuedouble);
+				isc_fnd_detail(o, isc_fnd_top(o, f, NULL, r->string, "gpu", -1, isc_rpct(r->valuedouble, isc_doc_num(n, "samples", 1))),
+					   "GPU %.0f: %.0f samples", isc_doc_num(n, "device", 0), r->valuedouble);
 	isc_fnd_suggest(c, o, f, hi > 0 && lo > 0 ? s->throttled * (1 - lo / hi) : -1,
 		    "Check cooling and power: airflow, fan curves, the power limit (nvidia-smi -q -d PERFORMANCE,POWER), "
 		    "other jobs on the GPU; cap clocks (nvidia-smi -lgc) for steady latency.",

@@ -36,13 +36,13 @@
 
 static void eval(const struct rule_ctx *c, struct rule_out *o)
 {
-	double off = isc_rnum(c->doc, "cpu.split.off_cpu_pct", 0), off_ns = isc_rnum(c->doc, "cpu.split.off_cpu_ns", 0);
-	double vol = isc_rnum(c->doc, "cpu.split.voluntary_switches", 0), inv = isc_rnum(c->doc, "cpu.split.involuntary_switches", 0);
-	double runnable = isc_rnum(c->doc, "cpu.runnable_threads_mean", 0), threads = 0, interop = 0, psi = 0;
+	double off = isc_doc_num(c->doc, "cpu.split.off_cpu_pct", 0), off_ns = isc_doc_num(c->doc, "cpu.split.off_cpu_ns", 0);
+	double vol = isc_doc_num(c->doc, "cpu.split.voluntary_switches", 0), inv = isc_doc_num(c->doc, "cpu.split.involuntary_switches", 0);
+	double runnable = isc_doc_num(c->doc, "cpu.runnable_threads_mean", 0), threads = 0, interop = 0, psi = 0;
 	bool over = c->ncpu > 0 && runnable > c->ncpu;
 	if (inv <= vol && !over)
 		return;
-	double blocked_frac = isc_roff_cpu_blocked(c), frac = 1 - blocked_frac, blocked = isc_rnum(c->doc, "cpu.blocked_ns", 0);
+	double blocked_frac = isc_roff_cpu_blocked(c), frac = 1 - blocked_frac, blocked = isc_doc_num(c->doc, "cpu.blocked_ns", 0);
 	double pool_wait = 0;
 	if (over && isc_rhave_reasons(c->doc) && blocked > 0) {
 		pool_wait = isc_rreason_field(c->doc, "thread_wait", "in_torch_ops_ns") / blocked;
@@ -51,17 +51,17 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	double share = off * frac;
 	if (share < TRIGGER_PCT)
 		return;
-	const cJSON *fn = isc_rtop_fn(c->doc, NULL), *caller = cJSON_GetArrayItem(isc_rarr(c->doc, "cpu.top_op_callers"), 0);
+	const cJSON *fn = isc_rtop_fn(c->doc, NULL), *caller = cJSON_GetArrayItem(isc_doc_arr(c->doc, "cpu.top_op_callers"), 0);
 	char w[1300] = "?";
 	if (fn)
-		isc_rwhere(w, sizeof(w), fn);
-	if (fn && caller && strcmp(isc_rstr(fn, "kind", ""), "python")) {
+		isc_doc_where(w, sizeof(w), fn);
+	if (fn && caller && strcmp(isc_doc_str(fn, "kind", ""), "python")) {
 		size_t n = strlen(w);
 		snprintf(w + n, sizeof(w) - n, " called mostly from ");
 		n = strlen(w);
-		isc_rwhere(w + n, sizeof(w) - n, caller);
+		isc_doc_where(w + n, sizeof(w) - n, caller);
 	}
-	double q = c->quality * (cJSON_IsTrue(isc_json_get(c->doc, "cpu.split.off_cpu_measured")) ? 1 : 0.8);
+	double q = c->quality * (cJSON_IsTrue(isc_doc_get(c->doc, "cpu.split.off_cpu_measured")) ? 1 : 0.8);
 	/*
 	 * The pool: the largest untraced pool parked on one futex (an OpenMP
 	 * team, a BLAS pool), else the largest group of untraced threads; and
@@ -71,29 +71,29 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	const cJSON *pool = NULL, *p;
 	double npools = 0, pool_threads = 0;
 	for (int pass = 0; pass < 2 && !pool; pass++)
-		cJSON_ArrayForEach(p, isc_rarr(c->doc, "cpu.thread_pools")) {
-			if (cJSON_IsTrue(isc_json_get(p, "traced")) || isc_rnum(p, "threads", 0) < 2 ||
-			    (pass == 0 && !cJSON_IsString(isc_json_get(p, "futex"))))
+		cJSON_ArrayForEach(p, isc_doc_arr(c->doc, "cpu.thread_pools")) {
+			if (cJSON_IsTrue(isc_doc_get(p, "traced")) || isc_doc_num(p, "threads", 0) < 2 ||
+			    (pass == 0 && !cJSON_IsString(isc_doc_get(p, "futex"))))
 				continue;
-			if (!pool || isc_rnum(p, "threads", 0) > isc_rnum(pool, "threads", 0) ||
-			    (isc_rnum(p, "threads", 0) == isc_rnum(pool, "threads", 0) &&
-			     isc_rnum(p, "runnable_mean", 0) > isc_rnum(pool, "runnable_mean", 0)))
+			if (!pool || isc_doc_num(p, "threads", 0) > isc_doc_num(pool, "threads", 0) ||
+			    (isc_doc_num(p, "threads", 0) == isc_doc_num(pool, "threads", 0) &&
+			     isc_doc_num(p, "runnable_mean", 0) > isc_doc_num(pool, "runnable_mean", 0)))
 				pool = p;
 		}
-	bool parked = pool && cJSON_IsString(isc_json_get(pool, "futex"));
-	cJSON_ArrayForEach(p, isc_rarr(c->doc, "cpu.thread_pools"))
-		if (pool && !cJSON_IsTrue(isc_json_get(p, "traced")) && isc_rnum(p, "threads", 0) > 1 &&
-		    cJSON_IsString(isc_json_get(p, "futex")) == parked && !strcmp(isc_rstr(p, "name", ""), isc_rstr(pool, "name", ""))) {
+	bool parked = pool && cJSON_IsString(isc_doc_get(pool, "futex"));
+	cJSON_ArrayForEach(p, isc_doc_arr(c->doc, "cpu.thread_pools"))
+		if (pool && !cJSON_IsTrue(isc_doc_get(p, "traced")) && isc_doc_num(p, "threads", 0) > 1 &&
+		    cJSON_IsString(isc_doc_get(p, "futex")) == parked && !strcmp(isc_doc_str(p, "name", ""), isc_doc_str(pool, "name", ""))) {
 			npools++;
-			pool_threads += isc_rnum(p, "threads", 0);
+			pool_threads += isc_doc_num(p, "threads", 0);
 		}
 	char cause[400], pw[200] = "";
 	if (pool && npools > 1)
 		snprintf(pw, sizeof(pw), "; %.0f untraced pools named %s of up to %.0f threads, %.0f threads in all", npools,
-			 isc_rstr(pool, "name", "?"), isc_rnum(pool, "threads", 0), pool_threads);
+			 isc_doc_str(pool, "name", "?"), isc_doc_num(pool, "threads", 0), pool_threads);
 	else if (pool)
-		snprintf(pw, sizeof(pw), "; an untraced pool named %s of %.0f threads", isc_rstr(pool, "name", "?"),
-			 isc_rnum(pool, "threads", 0));
+		snprintf(pw, sizeof(pw), "; an untraced pool named %s of %.0f threads", isc_doc_str(pool, "name", "?"),
+			 isc_doc_num(pool, "threads", 0));
 	if (over)
 		snprintf(cause, sizeof(cause), "%.1f runnable threads on average for %.0f CPUs%s", runnable, c->ncpu, pw);
 	else
@@ -108,16 +108,16 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	isc_fnd_metric(o, f, "off_cpu_pct", off);
 	isc_fnd_metric(o, f, "involuntary_switches", inv);
 	isc_fnd_metric(o, f, "voluntary_switches", vol);
-	if (isc_rhave(c->doc, "cpu.runnable_threads_mean", &runnable))
+	if (isc_doc_have(c->doc, "cpu.runnable_threads_mean", &runnable))
 		isc_fnd_metric(o, f, "runnable_threads_mean", runnable);
 	if (c->ncpu > 0)
 		isc_fnd_metric(o, f, "ncpu", c->ncpu);
 	if (pool_wait > 0)
 		isc_fnd_metric(o, f, "pool_wait_in_torch_ops_pct", 100 * (pool_wait < 1 ? pool_wait : 1));
 	if (pool) {
-		isc_fnd_metric(o, f, "pool_threads", isc_rnum(pool, "threads", 0));
+		isc_fnd_metric(o, f, "pool_threads", isc_doc_num(pool, "threads", 0));
 		isc_fnd_metric(o, f, "pools_of_that_name", npools);
-		isc_fnd_metric(o, f, "pool_runnable_mean", isc_rnum(pool, "runnable_mean", 0));
+		isc_fnd_metric(o, f, "pool_runnable_mean", isc_doc_num(pool, "runnable_mean", 0));
 	}
 	bool have_t = isc_rmark(c->doc, "torch.num_threads", &threads);
 	bool have_i = isc_rmark(c->doc, "torch.num_interop_threads", &interop);
@@ -125,15 +125,15 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 		isc_fnd_metric(o, f, "torch_num_threads", threads);
 	if (have_i)
 		isc_fnd_metric(o, f, "torch_num_interop_threads", interop);
-	if (isc_rhave(c->doc, "memory.pressure.cpu.some_avg10_max", &psi))
+	if (isc_doc_have(c->doc, "memory.pressure.cpu.some_avg10_max", &psi))
 		isc_fnd_metric(o, f, "cpu_pressure_some_avg10_max", psi);
 	const cJSON *x;
 	int n = 0;
-	cJSON_ArrayForEach(x, isc_rarr(c->doc, "cpu.top_functions"))
+	cJSON_ArrayForEach(x, isc_doc_arr(c->doc, "cpu.top_functions"))
 		if (n++ < 3)
-			isc_fnd_top(o, f, x, NULL, isc_rstr(x, "kind", "python"), isc_rnum(x, "self_ns", 0), isc_rnum(x, "self_pct", -1));
+			isc_fnd_top(o, f, x, NULL, isc_doc_str(x, "kind", "python"), isc_doc_num(x, "self_ns", 0), isc_doc_num(x, "self_pct", -1));
 	if (caller)
-		isc_fnd_detail(o, isc_fnd_top(o, f, caller, NULL, "python", isc_rnum(caller, "ops_ns", -1), -1),
+		isc_fnd_detail(o, isc_fnd_top(o, f, caller, NULL, "python", isc_doc_num(caller, "ops_ns", -1), -1),
 			   "the Python line calling ops most");
 	char why[256] = "";
 	if (have_t && c->ncpu > 0 && threads * (have_i && interop > 1 ? interop : 1) > c->ncpu)

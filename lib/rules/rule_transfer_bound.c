@@ -29,15 +29,15 @@ static double pinned_bw(const struct rule_ctx *c, const char *dir)
 {
 	const cJSON *m;
 	double best = 0;
-	cJSON_ArrayForEach(m, isc_rarr(c->doc, "gpu.memcpy")) {
-		double bw = isc_rnum(m, "bandwidth_gb_per_s", 0) * 1e9;
-		if (!strcmp(isc_rstr(m, "direction", ""), dir) &&
-		    (!strcmp(isc_rstr(m, "src_memory", ""), "pinned") || !strcmp(isc_rstr(m, "dst_memory", ""), "pinned")) && bw > best)
+	cJSON_ArrayForEach(m, isc_doc_arr(c->doc, "gpu.memcpy")) {
+		double bw = isc_doc_num(m, "bandwidth_gb_per_s", 0) * 1e9;
+		if (!strcmp(isc_doc_str(m, "direction", ""), dir) &&
+		    (!strcmp(isc_doc_str(m, "src_memory", ""), "pinned") || !strcmp(isc_doc_str(m, "dst_memory", ""), "pinned")) && bw > best)
 			best = bw;
 	}
 	if (best > 0)
 		return best;
-	double link = isc_rnum(c->dev, "link_bw_bytes_per_s", 0);
+	double link = isc_doc_num(c->dev, "link_bw_bytes_per_s", 0);
 	return LINK_EFFICIENCY * (link > 0 ? link : PCIE3_X16);
 }
 
@@ -47,11 +47,11 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	double total = 0, saving = 0, pageable = 0;
 	if (!c->dev || c->g.span <= 0)
 		return;
-	cJSON_ArrayForEach(m, isc_rarr(c->doc, "gpu.memcpy")) {
-		double t = isc_rnum(m, "total_ns", 0), bytes = isc_rnum(m, "bytes", 0);
+	cJSON_ArrayForEach(m, isc_doc_arr(c->doc, "gpu.memcpy")) {
+		double t = isc_doc_num(m, "total_ns", 0), bytes = isc_doc_num(m, "bytes", 0);
 		total += t;
-		if (!strcmp(isc_rstr(m, "src_memory", ""), "pageable") || !strcmp(isc_rstr(m, "dst_memory", ""), "pageable")) {
-			double ideal = bytes / pinned_bw(c, isc_rstr(m, "direction", "")) * 1e9;
+		if (!strcmp(isc_doc_str(m, "src_memory", ""), "pageable") || !strcmp(isc_doc_str(m, "dst_memory", ""), "pageable")) {
+			double ideal = bytes / pinned_bw(c, isc_doc_str(m, "direction", "")) * 1e9;
 			pageable += t;
 			if (t > ideal)
 				saving += t - ideal;
@@ -69,17 +69,17 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	isc_fnd_metric(o, f, "memcpy_pct", share);
 	isc_fnd_metric(o, f, "memcpy_ns", total);
 	isc_fnd_metric(o, f, "pageable_memcpy_ns", pageable);
-	if (isc_rnum(c->dev, "link_bw_bytes_per_s", 0) > 0)
-		isc_fnd_metric(o, f, "link_bw_gb_per_s", isc_rnum(c->dev, "link_bw_bytes_per_s", 0) / 1e9);
-	cJSON_ArrayForEach(m, isc_rarr(c->doc, "gpu.memcpy")) {
+	if (isc_doc_num(c->dev, "link_bw_bytes_per_s", 0) > 0)
+		isc_fnd_metric(o, f, "link_bw_gb_per_s", isc_doc_num(c->dev, "link_bw_bytes_per_s", 0) / 1e9);
+	cJSON_ArrayForEach(m, isc_doc_arr(c->doc, "gpu.memcpy")) {
 		char name[160];
-		snprintf(name, sizeof(name), "%s %s (%s -> %s)", isc_rstr(m, "kind", "memcpy"), isc_rstr(m, "direction", "?"),
-			 isc_rstr(m, "src_memory", "?"), isc_rstr(m, "dst_memory", "?"));
-		const cJSON *site = isc_json_get(m, "top_call_site"), *py = isc_json_get(site, "python");
-		cJSON *t = isc_fnd_top(o, f, cJSON_IsObject(py) ? py : NULL, name, "memcpy", isc_rnum(m, "total_ns", 0),
-				   isc_rpct(isc_rnum(m, "total_ns", 0), c->g.span));
-		isc_fnd_detail(o, t, "%.0f copies, %.1f MB, %.2f GB/s achieved%s%s", isc_rnum(m, "count", 0),
-			   isc_rnum(m, "bytes", 0) / 1e6, isc_rnum(m, "bandwidth_gb_per_s", 0), cJSON_IsObject(py) ? "; " : "",
+		snprintf(name, sizeof(name), "%s %s (%s -> %s)", isc_doc_str(m, "kind", "memcpy"), isc_doc_str(m, "direction", "?"),
+			 isc_doc_str(m, "src_memory", "?"), isc_doc_str(m, "dst_memory", "?"));
+		const cJSON *site = isc_doc_get(m, "top_call_site"), *py = isc_doc_get(site, "python");
+		cJSON *t = isc_fnd_top(o, f, cJSON_IsObject(py) ? py : NULL, name, "memcpy", isc_doc_num(m, "total_ns", 0),
+				   isc_rpct(isc_doc_num(m, "total_ns", 0), c->g.span));
+		isc_fnd_detail(o, t, "%.0f copies, %.1f MB, %.2f GB/s achieved%s%s", isc_doc_num(m, "count", 0),
+			   isc_doc_num(m, "bytes", 0) / 1e6, isc_doc_num(m, "bandwidth_gb_per_s", 0), cJSON_IsObject(py) ? "; " : "",
 			   cJSON_IsObject(py) ? name : "");
 	}
 	isc_fnd_suggest(c, o, f, saving,

@@ -174,12 +174,12 @@ cJSON *isc_fnd_top(struct rule_out *o, cJSON *f, const cJSON *src, const char *n
 	if (!a || !(t = chk(o, cJSON_CreateObject())))
 		return NULL;
 	cJSON_AddItemToArray(a, t);
-	chk(o, cJSON_AddStringToObject(t, "name", isc_rstr(src, "name", name ? name : "?")));
-	const char *file = isc_rstr(src, "file", "");
+	chk(o, cJSON_AddStringToObject(t, "name", isc_doc_str(src, "name", name ? name : "?")));
+	const char *file = isc_doc_str(src, "file", "");
 	if (*file) {
 		chk(o, cJSON_AddStringToObject(t, "file", file));
-		if (isc_rnum(src, "line", 0) > 0)
-			chk(o, cJSON_AddNumberToObject(t, "line", isc_rnum(src, "line", 0)));
+		if (isc_doc_num(src, "line", 0) > 0)
+			chk(o, cJSON_AddNumberToObject(t, "line", isc_doc_num(src, "line", 0)));
 	}
 	chk(o, cJSON_AddStringToObject(t, "kind", kind));
 	if (value_ns >= 0 && isfinite(value_ns))
@@ -240,7 +240,7 @@ const cJSON *isc_fnd_find(const struct rule_out *o, const char *id)
 {
 	const cJSON *f;
 	cJSON_ArrayForEach(f, o->arr)
-		if (!strcmp(isc_rstr(f, "id", ""), id))
+		if (!strcmp(isc_doc_str(f, "id", ""), id))
 			return f;
 	return NULL;
 }
@@ -254,7 +254,7 @@ void isc_fnd_candidate(struct rule_out *o, cJSON *f, const char *cls, double exp
 
 bool isc_ruser_code(const cJSON *fn)
 {
-	const char *file = isc_rstr(fn, "file", "");
+	const char *file = isc_doc_str(fn, "file", "");
 	const char *lib = strstr(file, "/lib/python");
 	if (!*file || *file == '<' || strstr(file, "site-packages/") || strstr(file, "dist-packages/") ||
 	    strstr(file, "/iscope-record/python/") || strstr(file, "/inferscope/"))
@@ -265,14 +265,14 @@ bool isc_ruser_code(const cJSON *fn)
 /* ---- the engine ---------------------------------------------------------- */
 static double quality(const cJSON *doc)
 {
-	double events = isc_rnum(doc, "summary.events", 0), dropped = isc_rnum(doc, "summary.dropped_events", 0);
+	double events = isc_doc_num(doc, "summary.events", 0), dropped = isc_doc_num(doc, "summary.dropped_events", 0);
 	double q = 1;
 	if (dropped > 0)
 		q *= 1 - dropped / (events + dropped);
-	bool window = cJSON_IsTrue(isc_json_get(doc, "run.window"));
-	if ((!window && isc_rnum(doc, "summary.lost_frames", 0) > 0) || cJSON_IsTrue(isc_json_get(doc, "summary.damaged")))
+	bool window = cJSON_IsTrue(isc_doc_get(doc, "run.window"));
+	if ((!window && isc_doc_num(doc, "summary.lost_frames", 0) > 0) || cJSON_IsTrue(isc_doc_get(doc, "summary.damaged")))
 		q *= 0.9;
-	if (cJSON_IsTrue(isc_json_get(doc, "summary.abrupt")))
+	if (cJSON_IsTrue(isc_doc_get(doc, "summary.abrupt")))
 		q *= 0.9;
 	if (isc_rgpu_trace_failed(doc, NULL))
 		q *= 0.5;
@@ -286,21 +286,21 @@ static void gpu_facts(struct rule_ctx *c)
 	if (!c->dev)
 		return;
 	c->g.span = c->gpu_span_ns;
-	c->g.idle = isc_rnum(c->dev, "temporal_breakdown.idle_ns", 0);
+	c->g.idle = isc_doc_num(c->dev, "temporal_breakdown.idle_ns", 0);
 	c->g.busy = c->g.span > c->g.idle ? c->g.span - c->g.idle : 0;
 	/* steady-state iterations longer than the GPU span: the GPU had nothing
 	 * to do before its first op or after its last, waiting for the host */
-	double steps = isc_rnum(c->doc, "iterations.samples", 0) * isc_rnum(c->doc, "iterations.latency_ns.mean", 0);
+	double steps = isc_doc_num(c->doc, "iterations.samples", 0) * isc_doc_num(c->doc, "iterations.latency_ns.mean", 0);
 	double outside = steps > c->g.span ? steps - c->g.span : 0;
 	c->g.span += outside;
 	c->g.idle += outside;
-	c->g.compute = isc_rnum(c->dev, "temporal_breakdown.compute_ns", 0);
-	cJSON_ArrayForEach(st, isc_rarr(c->dev, "streams")) {
-		kw += isc_rnum(st, "idle_breakdown.kernel_wait_ns", 0);
-		other += isc_rnum(st, "idle_breakdown.other_ns", 0);
-		if (isc_rnum(st, "ops", 0) > most) {
-			most = isc_rnum(st, "ops", 0);
-			c->g.queue_mean = isc_rnum(st, "queue_length.mean", 0);
+	c->g.compute = isc_doc_num(c->dev, "temporal_breakdown.compute_ns", 0);
+	cJSON_ArrayForEach(st, isc_doc_arr(c->dev, "streams")) {
+		kw += isc_doc_num(st, "idle_breakdown.kernel_wait_ns", 0);
+		other += isc_doc_num(st, "idle_breakdown.other_ns", 0);
+		if (isc_doc_num(st, "ops", 0) > most) {
+			most = isc_doc_num(st, "ops", 0);
+			c->g.queue_mean = isc_doc_num(st, "queue_length.mean", 0);
 		}
 	}
 	/* stream gaps overlap each other and miss idle time between streams'
@@ -308,10 +308,10 @@ static void gpu_facts(struct rule_ctx *c)
 	c->g.other_wait = other < c->g.idle ? other : c->g.idle;
 	kw = kw < c->g.idle - c->g.other_wait ? kw : c->g.idle - c->g.other_wait;
 	c->g.host_wait = c->g.idle - c->g.other_wait - kw; /* outside included */
-	c->g.launch_api = isc_rnum(c->doc, "gpu.launch.api_total_ns", -1);
+	c->g.launch_api = isc_doc_num(c->doc, "gpu.launch.api_total_ns", -1);
 	/* synchronising calls and blocking copies, each call once */
-	if (!isc_rhave(c->doc, "gpu.sync.call_sites_total_ns", &c->g.sync_api))
-		c->g.sync_api = isc_rnum(c->doc, "gpu.sync.api_total_ns", 0);
+	if (!isc_doc_have(c->doc, "gpu.sync.call_sites_total_ns", &c->g.sync_api))
+		c->g.sync_api = isc_doc_num(c->doc, "gpu.sync.api_total_ns", 0);
 }
 
 /*
@@ -331,7 +331,7 @@ static cJSON *iteration_view(const cJSON *doc)
 {
 	const cJSON *cpu = cJSON_GetObjectItemCaseSensitive(doc, "cpu"), *ch;
 	const cJSON *it = cJSON_GetObjectItemCaseSensitive(cpu, "in_iterations");
-	if (!cJSON_IsObject(it) || isc_rnum(it, "share_pct", 0) < ISC_ITER_SHARE_MIN_PCT)
+	if (!cJSON_IsObject(it) || isc_doc_num(it, "share_pct", 0) < ISC_ITER_SHARE_MIN_PCT)
 		return NULL;
 	cJSON *v = cJSON_CreateObject(), *vc = cJSON_CreateObject();
 	bool ok = v && vc && cJSON_AddItemToObject(v, "cpu", vc);
@@ -378,7 +378,7 @@ static void mark_judged(struct rule_out *o, bool iterations)
 {
 	cJSON *f;
 	cJSON_ArrayForEach(f, o->arr) {
-		if (!cpu_class_finding(isc_rstr(f, "id", "")))
+		if (!cpu_class_finding(isc_doc_str(f, "id", "")))
 			continue;
 		chk(o, cJSON_AddStringToObject(f, "judged_on", iterations ? "iterations" : "run"));
 		cJSON *t = cJSON_GetObjectItemCaseSensitive(f, "title");
@@ -397,12 +397,12 @@ static void context(const cJSON *doc, struct rule_ctx *c)
 {
 	const cJSON *d;
 	*c = (struct rule_ctx){ .doc = doc };
-	c->wall_ns = isc_rnum(doc, "summary.wall_ns", 0);
-	c->ncpu = isc_rnum(doc, "environment.ncpu", 0);
-	c->gpu = isc_rnum(doc, "gpu.ops", 0) > 0;
+	c->wall_ns = isc_doc_num(doc, "summary.wall_ns", 0);
+	c->ncpu = isc_doc_num(doc, "environment.ncpu", 0);
+	c->gpu = isc_doc_num(doc, "gpu.ops", 0) > 0;
 	c->quality = quality(doc);
-	cJSON_ArrayForEach(d, isc_rarr(doc, "gpu.devices")) {
-		double span = isc_rnum(d, "temporal_breakdown.span_ns", 0);
+	cJSON_ArrayForEach(d, isc_doc_arr(doc, "gpu.devices")) {
+		double span = isc_doc_num(d, "temporal_breakdown.span_ns", 0);
 		if (span > c->gpu_span_ns) {
 			c->gpu_span_ns = span;
 			c->dev = d;
@@ -414,7 +414,7 @@ static void context(const cJSON *doc, struct rule_ctx *c)
 
 static int sev_rank(const cJSON *f)
 {
-	const char *s = isc_rstr(f, "severity", "");
+	const char *s = isc_doc_str(f, "severity", "");
 	return !strcmp(s, "critical") ? 0 : !strcmp(s, "warning") ? 1 : 2;
 }
 
@@ -427,9 +427,9 @@ static int by_saving(const void *x, const void *y)
 {
 	const struct ranked *a = x, *b = y;
 	double sa, sb;
-	bool ha = isc_rhave(a->f, "suggestion.estimated_saving_ns", &sa);
-	bool hb = isc_rhave(b->f, "suggestion.estimated_saving_ns", &sb);
-	bool oa = !strcmp(isc_rstr(a->f, "id", ""), "oom"), ob = !strcmp(isc_rstr(b->f, "id", ""), "oom");
+	bool ha = isc_doc_have(a->f, "suggestion.estimated_saving_ns", &sa);
+	bool hb = isc_doc_have(b->f, "suggestion.estimated_saving_ns", &sb);
+	bool oa = !strcmp(isc_doc_str(a->f, "id", ""), "oom"), ob = !strcmp(isc_doc_str(b->f, "id", ""), "oom");
 	if (oa != ob) /* the death comes first */
 		return oa ? -1 : 1;
 	if (ha != hb)
@@ -470,17 +470,17 @@ static bool evidence_missing(const cJSON *doc, const char *cls, char *buf, size_
 {
 	static const char *const need_states[] = { "op_compute_bound", "thread_contention", "host_memory_bound",
 						   "io_wait", "gil_contention" };
-	double ev = isc_rnum(doc, "summary.events", 0), dr = isc_rnum(doc, "summary.dropped_events", 0);
+	double ev = isc_doc_num(doc, "summary.events", 0), dr = isc_doc_num(doc, "summary.dropped_events", 0);
 	if (dr > 0 && dr >= 0.2 * (ev + dr)) {
 		snprintf(buf, cap, "most of the events: %.0f %% were dropped (full buffers)", 100 * dr / (ev + dr));
 		*what = buf;
 		*how = "give the recorder more buffer (--trace-size=1G) or record a shorter run";
 		return true;
 	}
-	bool unmeasured = cJSON_IsFalse(isc_json_get(doc, "cpu.split.off_cpu_measured"));
+	bool unmeasured = cJSON_IsFalse(isc_doc_get(doc, "cpu.split.off_cpu_measured"));
 	/* python_bound: the interpreter's own time is on-CPU by construction (it runs
 	 * bytecode), its C builtins' time is not known to be without samples */
-	if (unmeasured && !strcmp(cls, "python_bound") && isc_rnum(doc, "cpu.split.python_pct", 100) < 50) {
+	if (unmeasured && !strcmp(cls, "python_bound") && isc_doc_num(doc, "cpu.split.python_pct", 100) < 50) {
 		*what = "thread samples inside traced calls: most of the Python-side time is in C calls, on-CPU or "
 			"waiting, which only samples tell apart";
 		*how = "record with the sampler on (--sample-hz=20, the default) and long enough for samples (50 ms)";
@@ -512,27 +512,27 @@ static void add_limit(cJSON *limits, const char *reason, double factor)
 /* verdict.limits[]: what bounds the verdict given the run's outcome and length; returns the factor. */
 static double outcome_limits(const cJSON *doc, cJSON *limits, bool gpu, bool iterations)
 {
-	const char *outcome = isc_rstr(doc, "run.outcome", "completed");
+	const char *outcome = isc_doc_str(doc, "run.outcome", "completed");
 	char reason[512];
 	double factor = 1;
 	if (!strcmp(outcome, "failed")) {
-		const cJSON *x = isc_json_get(doc, "run.exception");
+		const cJSON *x = isc_doc_get(doc, "run.exception");
 		if (cJSON_IsObject(x))
 			snprintf(reason, sizeof(reason), "the run failed (%s: %s): the verdict covers only what ran before it",
-				 isc_rstr(x, "type", "?"), isc_rstr(x, "message", ""));
+				 isc_doc_str(x, "type", "?"), isc_doc_str(x, "message", ""));
 		else
 			snprintf(reason, sizeof(reason), "the run failed (exit status %.0f): the verdict covers only what ran",
-				 isc_rnum(doc, "run.exit_status", 1));
+				 isc_doc_num(doc, "run.exit_status", 1));
 		factor = 0.5;
 	} else if (!strcmp(outcome, "killed")) {
 		snprintf(reason, sizeof(reason), "the workload was killed by signal %.0f: the verdict covers only what ran",
-			 isc_rnum(doc, "run.signal", 0));
+			 isc_doc_num(doc, "run.signal", 0));
 		factor = 0.5;
 	} else if (!strcmp(outcome, "truncated")) {
 		snprintf(reason, sizeof(reason), "the recording was cut short: the verdict covers what was written");
-	} else if (cJSON_IsTrue(isc_json_get(doc, "run.window"))) {
+	} else if (cJSON_IsTrue(isc_doc_get(doc, "run.window"))) {
 		/* the window's share of the run (from its first record kept: the process records are never evicted) */
-		double win = isc_rnum(doc, "run.window_ns", 0), run = isc_rnum(doc, "summary.wall_ns", 0);
+		double win = isc_doc_num(doc, "run.window_ns", 0), run = isc_doc_num(doc, "summary.wall_ns", 0);
 		double share = run > 0 && win < run ? win / run : 1;
 		snprintf(reason, sizeof(reason), "a flight recording: the verdict covers the last %.1f s of the run's "
 			 "%.1f s (%.0f %%)", win / 1e9, (run > win ? run : win) / 1e9, 100 * share);
@@ -544,17 +544,17 @@ static double outcome_limits(const cJSON *doc, cJSON *limits, bool gpu, bool ite
 		add_limit(limits, reason, factor);
 	/* a CPU class judged on all traced time (iterations too few to judge them alone): when start-up
 	 * outweighs the iterations, it is mostly about start-up */
-	double startup = isc_rnum(doc, "run.startup_ns", 0), wall = isc_rnum(doc, "summary.wall_ns", 0);
-	if (!gpu && !iterations && isc_rnum(doc, "iterations.count", 0) > 0 && wall > 0 && startup > wall / 2) {
+	double startup = isc_doc_num(doc, "run.startup_ns", 0), wall = isc_doc_num(doc, "summary.wall_ns", 0);
+	if (!gpu && !iterations && isc_doc_num(doc, "iterations.count", 0) > 0 && wall > 0 && startup > wall / 2) {
 		snprintf(reason, sizeof(reason), "start-up before the first iteration is %.0f %% of the wall time: this "
 			 "verdict is about the whole run, mostly start-up, not about the iterations", 100 * startup / wall);
 		add_limit(limits, reason, 0.5);
 		factor *= 0.5;
 	}
 	/* the CPU classes rest on traced time and thread samples; the GPU classes on the GPU span */
-	if (!gpu && cJSON_IsTrue(isc_json_get(doc, "run.too_short"))) {
+	if (!gpu && cJSON_IsTrue(isc_doc_get(doc, "run.too_short"))) {
 		snprintf(reason, sizeof(reason), "too short for the statistics used: %s",
-			 isc_rstr(doc, "run.too_short_reason", "?"));
+			 isc_doc_str(doc, "run.too_short_reason", "?"));
 		add_limit(limits, reason, 0.5);
 		factor *= 0.5;
 	}
@@ -617,15 +617,15 @@ static int set_verdict(cJSON *root, const struct rule_ctx *c, const struct rule_
 		double sep = s > 0 ? 1 - s2 / (2 * s) : 0.5, q = w->quality * sep;
 		cJSON_AddStringToObject(v, "class", w->cls);
 		cJSON_AddNumberToObject(v, "confidence", round_to(s * q * factor, 0.01));
-		cJSON_AddStringToObject(v, "sentence", isc_rstr(w->finding, "title", ""));
+		cJSON_AddStringToObject(v, "sentence", isc_doc_str(w->finding, "title", ""));
 		cJSON_AddNumberToObject(v, "explained_pct", round_to(w->explained_pct > 100 ? 100 : w->explained_pct, 0.1));
 		cJSON_AddNumberToObject(v, "evidence_quality", round_to(q, 0.01));
-		cJSON_AddStringToObject(v, "finding", isc_rstr(w->finding, "id", ""));
+		cJSON_AddStringToObject(v, "finding", isc_doc_str(w->finding, "id", ""));
 	} else if (cJSON_GetArraySize(missing)) {
 		const cJSON *m0 = cJSON_GetArrayItem(missing, 0);
 		char sentence[600];
-		snprintf(sentence, sizeof(sentence), "No verdict: it needs %s. To get it, %s.", isc_rstr(m0, "what", "?"),
-			 isc_rstr(m0, "how", "?"));
+		snprintf(sentence, sizeof(sentence), "No verdict: it needs %s. To get it, %s.", isc_doc_str(m0, "what", "?"),
+			 isc_doc_str(m0, "how", "?"));
 		cJSON_AddStringToObject(v, "class", "unknown");
 		cJSON_AddNumberToObject(v, "confidence", 0);
 		cJSON_AddStringToObject(v, "sentence", sentence);

@@ -20,7 +20,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "isc_analyze.h"
+#include "isc_findings.h"
 
 /* The GPU span divided among the GPU verdict classes (gpu_split.c says how). */
 struct isc_gpu_split {
@@ -77,13 +77,6 @@ struct rule {
 };
 
 /* ---- reading the document (rule_read.c) ------------------------------- */
-double isc_rnum(const cJSON *o, const char *path, double def);
-const char *isc_rstr(const cJSON *o, const char *path, const char *def);
-bool isc_rhave(const cJSON *o, const char *path, double *v); /* number present */
-/* Array at path, or NULL. */
-const cJSON *isc_rarr(const cJSON *o, const char *path);
-/* "name (file:line)" / "name (file)" / "name" of an object with those fields. */
-void isc_rwhere(char *buf, size_t cap, const cJSON *fn);
 /*
  * Is fn (an entry of cpu.functions / top_functions) code the user owns, a
  * suggestion's fair target?  False for the interpreter's frozen modules

@@ -14,6 +14,8 @@
 
 #include "fuzz_verdict.h"
 #include "isc_analyze.h"
+#include "isc_findings.h"
+#include "isc_report.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -11,6 +11,8 @@
 #include "fuzz_frames.h"
 #include "fuzz_verdict.h"
 #include "isc_analyze.h"
+#include "isc_findings.h"
+#include "isc_report.h"
 #include "isc_merge.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

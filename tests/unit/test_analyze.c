@@ -15,8 +15,11 @@
 #include <string.h>
 
 #include "isc_analyze.h"
+#include "isc_findings.h"
+#include "isc_report.h"
+#include "isc_stats.h"
 #include "isc_merge.h"
-#include "format.h"
+#include "isc_trace_int.h"
 #include "tap.h"
 
 /* ---- timeline builder ------------------------------------------------- */
@@ -244,16 +247,16 @@ static cJSON *analyze(FILE *f)
 static double N(const cJSON *d, const char *path)
 {
 	double v = NAN;
-	isc_json_num(d, path, &v);
+	isc_doc_have(d, path, &v);
 	return v;
 }
 
 /* cpu.top_functions entry by name (and kind when not NULL). */
 static const cJSON *fn_named(const cJSON *d, const char *name)
 {
-	const cJSON *fn, *arr = isc_json_get(d, "cpu.top_functions");
+	const cJSON *fn, *arr = isc_doc_get(d, "cpu.top_functions");
 	cJSON_ArrayForEach(fn, arr)
-		if (isc_json_str(fn, "name") && !strcmp(isc_json_str(fn, "name"), name))
+		if (isc_doc_str(fn, "name", NULL) && !strcmp(isc_doc_str(fn, "name", NULL), name))
 			return fn;
 	return NULL;
 }
@@ -267,8 +270,8 @@ static double FN(const cJSON *d, const char *name, const char *field)
 static const cJSON *row_where(const cJSON *d, const char *path, const char *key, const char *value)
 {
 	const cJSON *x;
-	cJSON_ArrayForEach(x, isc_json_get(d, path))
-		if (isc_json_str(x, key) && !strcmp(isc_json_str(x, key), value))
+	cJSON_ArrayForEach(x, isc_doc_get(d, path))
+		if (isc_doc_str(x, key, NULL) && !strcmp(isc_doc_str(x, key, NULL), value))
 			return x;
 	return NULL;
 }
@@ -277,7 +280,7 @@ static const cJSON *row_where(const cJSON *d, const char *path, const char *key,
 static const cJSON *thread_tid(const cJSON *d, double tid)
 {
 	const cJSON *th;
-	cJSON_ArrayForEach(th, isc_json_get(cJSON_GetArrayItem(isc_json_get(d, "processes"), 0), "threads"))
+	cJSON_ArrayForEach(th, isc_doc_get(cJSON_GetArrayItem(isc_doc_get(d, "processes"), 0), "threads"))
 		if (N(th, "tid") == tid)
 			return th;
 	return NULL;
@@ -306,14 +309,14 @@ static void common_strings(struct tl *t)
 /* Item i of the array at path, as a number. */
 static double NA(const cJSON *d, const char *path, int i)
 {
-	const cJSON *x = cJSON_GetArrayItem(isc_json_get(d, path), i);
+	const cJSON *x = cJSON_GetArrayItem(isc_doc_get(d, path), i);
 	return cJSON_IsNumber(x) ? x->valuedouble : NAN;
 }
 
 /* iterations.spans[i] == [b, e] */
 static bool span_is(const cJSON *d, int i, double b, double e)
 {
-	const cJSON *p = cJSON_GetArrayItem(isc_json_get(d, "iterations.spans"), i);
+	const cJSON *p = cJSON_GetArrayItem(isc_doc_get(d, "iterations.spans"), i);
 	return cJSON_GetArraySize(p) == 2 && cJSON_GetArrayItem(p, 0)->valuedouble == b &&
 	       cJSON_GetArrayItem(p, 1)->valuedouble == e;
 }
@@ -384,15 +387,15 @@ static void test_compensation(void)
 			ok(N(d, "cpu.split.python_ns") == 270 + 280 + 680 + 190 && N(d, "cpu.split.ops_ns") == 290 + 180,
 			   "compensation: the CPU split adds up the corrected self times (%g %g)",
 			   N(d, "cpu.split.python_ns"), N(d, "cpu.split.ops_ns"));
-			ok(cJSON_IsTrue(isc_json_get(d, "recording.compensated")) && N(d, "recording.per_event_ns") == 10 &&
-			   !strcmp(isc_json_str(d, "recording.mechanism"), "setprofile"),
+			ok(cJSON_IsTrue(isc_doc_get(d, "recording.compensated")) && N(d, "recording.per_event_ns") == 10 &&
+			   !strcmp(isc_doc_str(d, "recording.mechanism", NULL), "setprofile"),
 			   "compensation: recording names setprofile, 10 ns per event, compensated");
 		} else {
 			ok(FN(d, "<module>", "self_ns") == 300 && FN(d, "<module>", "total_ns") == 1000 &&
 			   FN(d, "crunch", "self_ns") == 1000 && N(d, "iterations.latency_ns.min") == 1000 &&
 			   N(d, "recording.iteration_overhead_removed_ns") == 0,
 			   "--no-compensation: times as recorded");
-			ok(!cJSON_IsTrue(isc_json_get(d, "recording.compensated")), "--no-compensation: compensated false");
+			ok(!cJSON_IsTrue(isc_doc_get(d, "recording.compensated")), "--no-compensation: compensated false");
 		}
 		/* both: the cost found in self times, and its share of the time before correction */
 		ok(N(d, "recording.overhead_ns") == 110 && N(d, "recording.events_compensated") == (raw ? 0 : 12) &&
@@ -437,9 +440,9 @@ static void test_calibration_lowest(void)
 		isc_timeline_free(tl);
 		fclose(f);
 		ok(rc == 0 && d, "calibrated twice%s: analysis succeeds", prepass ? " (first pass)" : "");
-		const cJSON *c0 = cJSON_GetArrayItem(isc_json_get(d, "recording.calibrations"), 0);
-		const cJSON *c1 = cJSON_GetArrayItem(isc_json_get(d, "recording.calibrations"), 1);
-		ok(cJSON_GetArraySize(isc_json_get(d, "recording.calibrations")) == 2,
+		const cJSON *c0 = cJSON_GetArrayItem(isc_doc_get(d, "recording.calibrations"), 0);
+		const cJSON *c1 = cJSON_GetArrayItem(isc_doc_get(d, "recording.calibrations"), 1);
+		ok(cJSON_GetArraySize(isc_doc_get(d, "recording.calibrations")) == 2,
 		   "calibrated twice: both records listed");
 		if (prepass) {
 			ok(ncals == 1 && cals[0].pid == 10 && cals[0].f[1] == 10000, "first pass: pid 10 at 10000 ps");
@@ -520,17 +523,17 @@ static void test_self_total(void)
 	ok(FN(d, "torch.matmul", "self_ns") == 300 && FN(d, "len", "self_ns") == 100, "op self times");
 	ok(FN(d, "<module>", "ops_self_ns") == 300 && FN(d, "crunch", "ops_self_ns") == 100,
 	   "op time is credited to the nearest python caller");
-	ok(!strcmp(isc_json_str(fn_named(d, "len"), "kind"), "op") &&
-	   !strcmp(isc_json_str(fn_named(d, "crunch"), "kind"), "python"), "kinds python / op");
-	ok(FN(d, "crunch", "line") == 12 && !strcmp(isc_json_str(fn_named(d, "crunch"), "file"), "hot_function.py"),
+	ok(!strcmp(isc_doc_str(fn_named(d, "len"), "kind", NULL), "op") &&
+	   !strcmp(isc_doc_str(fn_named(d, "crunch"), "kind", NULL), "python"), "kinds python / op");
+	ok(FN(d, "crunch", "line") == 12 && !strcmp(isc_doc_str(fn_named(d, "crunch"), "file", NULL), "hot_function.py"),
 	   "file and line from the string table");
-	const cJSON *first = cJSON_GetArrayItem(isc_json_get(d, "cpu.top_functions"), 0);
-	ok(N(first, "self_ns") == 300 && !strcmp(isc_json_str(first, "name"), "<module>"),
+	const cJSON *first = cJSON_GetArrayItem(isc_doc_get(d, "cpu.top_functions"), 0);
+	ok(N(first, "self_ns") == 300 && !strcmp(isc_doc_str(first, "name", NULL), "<module>"),
 	   "sorted by self time, ties by total time");
 	ok(N(d, "cpu.split.python_ns") == 600 && N(d, "cpu.split.ops_ns") == 400 &&
 	   N(d, "cpu.split.off_cpu_ns") == 0 && N(d, "cpu.split.python_pct") == 60,
 	   "split without samples: python 600, ops 400, off-CPU 0");
-	ok(!cJSON_IsTrue(isc_json_get(d, "cpu.split.off_cpu_measured")), "off-CPU marked as not measured");
+	ok(!cJSON_IsTrue(isc_doc_get(d, "cpu.split.off_cpu_measured")), "off-CPU marked as not measured");
 	/* torch.matmul (module torch) is a torch op, len (builtins) other C code */
 	ok(N(d, "cpu.split.torch_ops_ns") == 300 && N(d, "cpu.split.other_c_ns") == 100 &&
 	   N(d, "cpu.split.torch_ops_pct") == 30 && N(d, "cpu.split.other_c_pct") == 10,
@@ -538,20 +541,20 @@ static void test_self_total(void)
 	ok(FN(d, "crunch", "self_pct") == 30, "self_pct of traced time");
 	ok(N(d, "summary.wall_ns") == 1000 && N(d, "summary.events") == 8 && N(d, "summary.processes") == 1 &&
 	   N(d, "summary.threads") == 1, "summary: wall, events, processes, threads");
-	ok(!strcmp(isc_json_str(d, "verdict.class"), "python_bound"), "verdict python_bound when Python leads");
+	ok(!strcmp(isc_doc_str(d, "verdict.class", NULL), "python_bound"), "verdict python_bound when Python leads");
 	/* Python-side work: the interpreter (600) and builtins (len, 100) of 1000 */
-	ok(strstr(isc_json_str(d, "verdict.sentence"),
+	ok(strstr(isc_doc_str(d, "verdict.sentence", NULL),
 		  "70 % of traced CPU time is Python-side work (interpreter 60 %, C builtins and other extensions 10 %)") != NULL,
-	   "verdict sentence names the share: %s", isc_json_str(d, "verdict.sentence"));
-	ok(N(d, "schema_version") == ISC_FINDINGS_SCHEMA_VERSION && !strcmp(isc_json_str(d, "tool.name"), "iscope-analyze"),
+	   "verdict sentence names the share: %s", isc_doc_str(d, "verdict.sentence", NULL));
+	ok(N(d, "schema_version") == ISC_FINDINGS_SCHEMA_VERSION && !strcmp(isc_doc_str(d, "tool.name", NULL), "iscope-analyze"),
 	   "schema_version and tool");
-	ok(!strcmp(isc_json_str(d, "environment.host"), "testhost") && N(d, "environment.ncpu") == 4,
+	ok(!strcmp(isc_doc_str(d, "environment.host", NULL), "testhost") && N(d, "environment.ncpu") == 4,
 	   "environment from the header");
 	cJSON_Delete(d);
 
 	int rc;
 	d = analyze_file(f, 2, &rc);
-	ok(cJSON_GetArraySize(isc_json_get(d, "cpu.top_functions")) == 2 && N(d, "cpu.functions") == 4,
+	ok(cJSON_GetArraySize(isc_doc_get(d, "cpu.top_functions")) == 2 && N(d, "cpu.functions") == 4,
 	   "top_n limits the list, cpu.functions counts all");
 	cJSON_Delete(d);
 	fclose(f);
@@ -618,33 +621,33 @@ static void test_scopes_and_iterations(void)
 	tl_ret(&t, 201000, 5, 6);
 	tl_close(&t, 0, 0, 0);
 	cJSON *d = analyze(f);
-	ok(!strcmp(isc_json_str(d, "iterations.name"), "step"), "iteration scope = most frequent scope name");
+	ok(!strcmp(isc_doc_str(d, "iterations.name", NULL), "step"), "iteration scope = most frequent scope name");
 	ok(N(d, "iterations.count") == 5, "count = all iterations");
 	ok(N(d, "iterations.warmup_excluded") == 1 && N(d, "iterations.samples") == 4, "first iteration is warm-up");
 	ok(N(d, "iterations.latency_ns.p50") == 200 && N(d, "iterations.latency_ns.p90") == 400 &&
 	   N(d, "iterations.latency_ns.p99") == 400, "nearest-rank p50/p90/p99 = 200/400/400");
 	ok(N(d, "iterations.latency_ns.mean") == 250 && N(d, "iterations.latency_ns.min") == 100 &&
 	   N(d, "iterations.latency_ns.max") == 400, "mean/min/max without warm-up");
-	ok(cJSON_IsNull(isc_json_get(d, "iterations.latency_ci95_ns.p50.low")),
+	ok(cJSON_IsNull(isc_doc_get(d, "iterations.latency_ci95_ns.p50.low")),
 	   "CI bound is null when 4 samples cannot give 95 %%");
-	ok(cJSON_GetArraySize(isc_json_get(d, "iterations.spans")) == 5 && span_is(d, 0, 10, 1010) &&
+	ok(cJSON_GetArraySize(isc_doc_get(d, "iterations.spans")) == 5 && span_is(d, 0, 10, 1010) &&
 	   span_is(d, 1, 1020, 1120) && span_is(d, 4, 1650, 2050) && N(d, "iterations.warmup_spans") == 1 &&
-	   cJSON_IsFalse(isc_json_get(d, "iterations.spans_truncated")),
+	   cJSON_IsFalse(isc_doc_get(d, "iterations.spans_truncated")),
 	   "spans: warm-up and steady iterations, relative times, the warm-up one first");
-	const cJSON *hc = isc_json_get(d, "iterations.histogram.counts");
-	ok(cJSON_GetArraySize(hc) == 20 && cJSON_GetArraySize(isc_json_get(d, "iterations.histogram.edges_ns")) == 21 &&
+	const cJSON *hc = isc_doc_get(d, "iterations.histogram.counts");
+	ok(cJSON_GetArraySize(hc) == 20 && cJSON_GetArraySize(isc_doc_get(d, "iterations.histogram.edges_ns")) == 21 &&
 	   NA(d, "iterations.histogram.edges_ns", 0) == 100 && NA(d, "iterations.histogram.edges_ns", 1) == 115 &&
 	   NA(d, "iterations.histogram.edges_ns", 20) == 400,
 	   "histogram: 20 linear bins from min to max (edges 100, 115, ..., 400)");
 	ok(NA(d, "iterations.histogram.counts", 0) == 1 && NA(d, "iterations.histogram.counts", 6) == 1 &&
 	   NA(d, "iterations.histogram.counts", 13) == 1 && NA(d, "iterations.histogram.counts", 19) == 1,
 	   "histogram: 100, 200, 300, 400 fall in bins 0, 6, 13, 19");
-	ok(cJSON_IsNull(isc_json_get(d, "iterations.dataloader")), "no DataLoader: dataloader null");
+	ok(cJSON_IsNull(isc_doc_get(d, "iterations.dataloader")), "no DataLoader: dataloader null");
 	/* scope frames are transparent: main's self = 100000 - ops (5 x 50) */
 	ok(FN(d, "<module>", "self_ns") == 100000 - 250, "scope spans do not take self time from their caller");
-	const cJSON *in = isc_json_get(d, "cpu.top_functions_in_scopes");
+	const cJSON *in = isc_doc_get(d, "cpu.top_functions_in_scopes");
 	const cJSON *in0 = cJSON_GetArrayItem(in, 0);
-	ok(cJSON_GetArraySize(in) == 1 && !strcmp(isc_json_str(in0, "name"), "torch.relu") && N(in0, "self_ns") == 550 &&
+	ok(cJSON_GetArraySize(in) == 1 && !strcmp(isc_doc_str(in0, "name", NULL), "torch.relu") && N(in0, "self_ns") == 550 &&
 	   N(in0, "calls") == 6 && N(in0, "self_pct") == 100 && N(d, "cpu.scoped_ns") == 550,
 	   "functions inside scopes: only what ran while a scope was open");
 	ok(N(d, "cpu.split.python_ns") == 100000 - 250 + 700 && N(d, "cpu.split.ops_ns") == 250 + 300,
@@ -670,7 +673,7 @@ static void test_scopes_and_iterations(void)
 	   "warm-up: first iteration of each process");
 	ok(N(d, "iterations.latency_ns.min") == 200 && N(d, "iterations.latency_ns.max") == 3000,
 	   "the excluded ones are the earliest of each process");
-	ok(cJSON_GetArraySize(isc_json_get(d, "iterations.spans")) == 6 && N(d, "iterations.warmup_spans") == 2 &&
+	ok(cJSON_GetArraySize(isc_doc_get(d, "iterations.spans")) == 6 && N(d, "iterations.warmup_spans") == 2 &&
 	   span_is(d, 0, 0, 100) && span_is(d, 1, 1, 1001) && span_is(d, 2, 5000, 5200) && span_is(d, 3, 5001, 7001),
 	   "two processes: both warm-up spans lead, then the steady ones by start");
 	cJSON_Delete(d);
@@ -684,7 +687,7 @@ static void test_scopes_and_iterations(void)
 	d = analyze(f);
 	ok(N(d, "iterations.count") == 1 && N(d, "iterations.warmup_excluded") == 0 &&
 	   N(d, "iterations.latency_ns.p50") == 500, "a single iteration is not warm-up");
-	ok(cJSON_GetArraySize(isc_json_get(d, "iterations.histogram.counts")) == 1 &&
+	ok(cJSON_GetArraySize(isc_doc_get(d, "iterations.histogram.counts")) == 1 &&
 	   NA(d, "iterations.histogram.counts", 0) == 1 && NA(d, "iterations.histogram.edges_ns", 0) == 500 &&
 	   NA(d, "iterations.histogram.edges_ns", 1) == 500, "min == max: one bin");
 	cJSON_Delete(d);
@@ -696,10 +699,10 @@ static void test_scopes_and_iterations(void)
 	tl_leaf(&t, 0, 500, 7, 7, ISC_SPAN_PYTHON, S_MAIN);
 	tl_close(&t, 0, 0, 0);
 	d = analyze(f);
-	ok(N(d, "iterations.count") == 0 && cJSON_IsNull(isc_json_get(d, "iterations.name")) &&
-	   cJSON_IsNull(isc_json_get(d, "iterations.latency_ns.p50")), "no scopes: count 0, nulls");
-	ok(cJSON_IsNull(isc_json_get(d, "iterations.histogram")) &&
-	   cJSON_GetArraySize(isc_json_get(d, "iterations.spans")) == 0 && N(d, "iterations.warmup_spans") == 0,
+	ok(N(d, "iterations.count") == 0 && cJSON_IsNull(isc_doc_get(d, "iterations.name")) &&
+	   cJSON_IsNull(isc_doc_get(d, "iterations.latency_ns.p50")), "no scopes: count 0, nulls");
+	ok(cJSON_IsNull(isc_doc_get(d, "iterations.histogram")) &&
+	   cJSON_GetArraySize(isc_doc_get(d, "iterations.spans")) == 0 && N(d, "iterations.warmup_spans") == 0,
 	   "no iterations: histogram null, spans empty");
 	cJSON_Delete(d);
 	fclose(f);
@@ -712,11 +715,11 @@ static void test_scopes_and_iterations(void)
 		tl_leaf(&t, 100 * i, 100 * i + 50, 7, 7, ISC_SPAN_SCOPE, S_STEP);
 	tl_close(&t, 0, 0, 0);
 	d = analyze(f);
-	ok(cJSON_GetArraySize(isc_json_get(d, "iterations.spans")) == 1000 &&
-	   cJSON_IsTrue(isc_json_get(d, "iterations.spans_truncated")) && span_is(d, 999, 99900, 99950),
+	ok(cJSON_GetArraySize(isc_doc_get(d, "iterations.spans")) == 1000 &&
+	   cJSON_IsTrue(isc_doc_get(d, "iterations.spans_truncated")) && span_is(d, 999, 99900, 99950),
 	   "spans: at most 1000, the first ones, truncation flagged");
 	double hsum = 0;
-	for (int i = 0; i < cJSON_GetArraySize(isc_json_get(d, "iterations.histogram.counts")); i++)
+	for (int i = 0; i < cJSON_GetArraySize(isc_doc_get(d, "iterations.histogram.counts")); i++)
 		hsum += NA(d, "iterations.histogram.counts", i);
 	ok(hsum == 1099 && hsum == N(d, "iterations.samples"), "histogram counts sum to samples (%g)", hsum);
 	cJSON_Delete(d);
@@ -770,14 +773,14 @@ static void test_dataloader(void)
 	tl_ret(&t, 1000, 1, 1);
 	tl_close(&t, 0, 0, 0);
 	cJSON *d = analyze(f);
-	ok(!strcmp(isc_json_str(d, "iterations.name"), "step") && N(d, "iterations.count") == 3,
+	ok(!strcmp(isc_doc_str(d, "iterations.name", NULL), "step") && N(d, "iterations.count") == 3,
 	   "DataLoader annotations are never the iterations, even when more frequent");
 	ok(N(d, "iterations.dataloader.total_ns") == 540 && N(d, "iterations.dataloader.calls") == 8,
 	   "outermost DataLoader spans: 4 x __next__ (500 ns) + 4 annotations (40 ns)");
 	ok(N(d, "iterations.dataloader.pct_of_step") == 28,
 	   "pct_of_step: 140 ns inside the steady period [300, 800) = 28 %% (got %g)",
 	   N(d, "iterations.dataloader.pct_of_step"));
-	ok(!strcmp(isc_json_str(d, "iterations.dataloader.function.name"), "_BaseDataLoaderIter.__next__") &&
+	ok(!strcmp(isc_doc_str(d, "iterations.dataloader.function.name", NULL), "_BaseDataLoaderIter.__next__") &&
 	   N(d, "iterations.dataloader.function.line") == 623, "the DataLoader function with the most time");
 	cJSON_Delete(d);
 	fclose(f);
@@ -835,23 +838,23 @@ static void test_cpu_samples(void)
 	ok(N(d, "cpu.state_samples") == 4,
 	   "state samples: tid 1 at 100 and 200 ms, pid 2 at 100 and 200.5 ms (not first samples, not outside spans; "
 	   "got %g)", N(d, "cpu.state_samples"));
-	const cJSON *o0 = cJSON_GetArrayItem(isc_json_get(d, "cpu.off_cpu_top"), 0);
-	const cJSON *o1 = cJSON_GetArrayItem(isc_json_get(d, "cpu.off_cpu_top"), 1);
-	ok(cJSON_GetArraySize(isc_json_get(d, "cpu.off_cpu_top")) == 2 && !strcmp(isc_json_str(o0, "name"), "time.sleep") &&
-	   !strcmp(isc_json_str(o0, "kind"), "op") && N(o0, "blocked_ns") == 200 * MS &&
-	   !strcmp(isc_json_str(o0, "python.name"), "<module>") && N(o0, "python.line") == 1,
+	const cJSON *o0 = cJSON_GetArrayItem(isc_doc_get(d, "cpu.off_cpu_top"), 0);
+	const cJSON *o1 = cJSON_GetArrayItem(isc_doc_get(d, "cpu.off_cpu_top"), 1);
+	ok(cJSON_GetArraySize(isc_doc_get(d, "cpu.off_cpu_top")) == 2 && !strcmp(isc_doc_str(o0, "name", NULL), "time.sleep") &&
+	   !strcmp(isc_doc_str(o0, "kind", NULL), "op") && N(o0, "blocked_ns") == 200 * MS &&
+	   !strcmp(isc_doc_str(o0, "python.name", NULL), "<module>") && N(o0, "python.line") == 1,
 	   "off-CPU top: time.sleep 200 ms, called from <module>");
-	ok(!strcmp(isc_json_str(o1, "name"), "crunch") && !strcmp(isc_json_str(o1, "kind"), "python") &&
-	   N(o1, "blocked_ns") == 100 * MS && !strcmp(isc_json_str(o1, "python.name"), "crunch"),
+	ok(!strcmp(isc_doc_str(o1, "name", NULL), "crunch") && !strcmp(isc_doc_str(o1, "kind", NULL), "python") &&
+	   N(o1, "blocked_ns") == 100 * MS && !strcmp(isc_doc_str(o1, "python.name", NULL), "crunch"),
 	   "a Python function blocked itself: it is its own Python function");
-	const cJSON *g0 = cJSON_GetArrayItem(isc_json_get(d, "memory.growth_top"), 0);
-	const cJSON *g1 = cJSON_GetArrayItem(isc_json_get(d, "memory.growth_top"), 1);
-	const cJSON *g2 = cJSON_GetArrayItem(isc_json_get(d, "memory.growth_top"), 2);
-	ok(cJSON_GetArraySize(isc_json_get(d, "memory.growth_top")) == 3 && !strcmp(isc_json_str(g0, "name"), "<module>") &&
-	   N(g0, "growth_bytes") == 20 * MB && !strcmp(isc_json_str(g0, "file"), "infer.py"),
+	const cJSON *g0 = cJSON_GetArrayItem(isc_doc_get(d, "memory.growth_top"), 0);
+	const cJSON *g1 = cJSON_GetArrayItem(isc_doc_get(d, "memory.growth_top"), 1);
+	const cJSON *g2 = cJSON_GetArrayItem(isc_doc_get(d, "memory.growth_top"), 2);
+	ok(cJSON_GetArraySize(isc_doc_get(d, "memory.growth_top")) == 3 && !strcmp(isc_doc_str(g0, "name", NULL), "<module>") &&
+	   N(g0, "growth_bytes") == 20 * MB && !strcmp(isc_doc_str(g0, "file", NULL), "infer.py"),
 	   "RSS growth charged to the innermost Python function of the main thread (op frames skipped)");
-	ok(!strcmp(isc_json_str(g1, "name"), "g") && N(g1, "growth_bytes") == 7 * MB &&
-	   !strcmp(isc_json_str(g2, "name"), "crunch") && N(g2, "growth_bytes") == 5 * MB,
+	ok(!strcmp(isc_doc_str(g1, "name", NULL), "g") && N(g1, "growth_bytes") == 7 * MB &&
+	   !strcmp(isc_doc_str(g2, "name", NULL), "crunch") && N(g2, "growth_bytes") == 5 * MB,
 	   "no traced main thread: the busiest traced thread; shrinking is not charged");
 	/* 300 ms do not fit 256 buckets of 1 ms: bucket i is [2i, 2i + 2) ms */
 	ok(N(d, "timeseries.bucket_ns") == 2 * MS && N(d, "timeseries.buckets") == 150 && N(d, "timeseries.t0_ns") == 0 &&
@@ -862,11 +865,11 @@ static void test_cpu_samples(void)
 	   NA(d, "timeseries.cpu_cores", 75), NA(d, "timeseries.cpu_cores", 125));
 	ok(NA(d, "timeseries.rss_bytes", 0) == 13 * MB && NA(d, "timeseries.rss_bytes", 50) == 45 * MB &&
 	   NA(d, "timeseries.rss_bytes", 100) == 40 * MB && cJSON_IsNull(cJSON_GetArrayItem(
-		   isc_json_get(d, "timeseries.rss_bytes"), 25)),
+		   isc_doc_get(d, "timeseries.rss_bytes"), 25)),
 	   "rss_bytes: the sum over live processes after each sample; null between samples");
 	ok(NA(d, "timeseries.runnable_threads", 0) == 2 && NA(d, "timeseries.runnable_threads", 50) == 1 &&
 	   NA(d, "timeseries.runnable_threads", 100) == 3 && NA(d, "timeseries.runnable_threads", 130) == 1 &&
-	   cJSON_IsNull(cJSON_GetArrayItem(isc_json_get(d, "timeseries.runnable_threads"), 75)),
+	   cJSON_IsNull(cJSON_GetArrayItem(isc_doc_get(d, "timeseries.runnable_threads"), 75)),
 	   "runnable_threads: one point per round, at its first sample");
 	cJSON_Delete(d);
 	fclose(f);
@@ -881,8 +884,8 @@ static void test_cpu_samples(void)
 	d = analyze(f);
 	ok(NA(d, "timeseries.cpu_cores", 5) == 4 && NA(d, "timeseries.cpu_cores", 15) == 0,
 	   "cpu_cores is capped at ncpu (clock-tick rounding)");
-	ok(cJSON_IsNull(isc_json_get(d, "cpu.runnable_threads_mean")) && cJSON_IsNull(isc_json_get(d, "cpu.blocked_ns")) &&
-	   cJSON_IsNull(isc_json_get(d, "cpu.state_samples")) &&
+	ok(cJSON_IsNull(isc_doc_get(d, "cpu.runnable_threads_mean")) && cJSON_IsNull(isc_doc_get(d, "cpu.blocked_ns")) &&
+	   cJSON_IsNull(isc_doc_get(d, "cpu.state_samples")) &&
 	   N(d, "cpu.threads_max") == 1, "no thread samples: runnable and blocked are null");
 	cJSON_Delete(d);
 	fclose(f);
@@ -932,15 +935,15 @@ static void test_split_offcpu(void)
 	cJSON *d = analyze(f);
 	ok(N(d, "cpu.split.off_cpu_ns") == 6 * S && N(d, "cpu.split.ops_ns") == 0 && N(d, "cpu.split.python_ns") == 4 * S,
 	   "blocked time is taken from op time: off 6 s, ops 0, python 4 s");
-	ok(cJSON_IsTrue(isc_json_get(d, "cpu.split.off_cpu_measured")) && N(d, "cpu.split.off_cpu_pct") == 60,
+	ok(cJSON_IsTrue(isc_doc_get(d, "cpu.split.off_cpu_measured")) && N(d, "cpu.split.off_cpu_pct") == 60,
 	   "off-CPU measured, 60 %%");
-	ok(!strcmp(isc_json_str(d, "verdict.class"), "io_wait"), "verdict io_wait when off-CPU leads");
-	const cJSON *ths = isc_json_get(cJSON_GetArrayItem(isc_json_get(d, "processes"), 0), "threads");
+	ok(!strcmp(isc_doc_str(d, "verdict.class", NULL), "io_wait"), "verdict io_wait when off-CPU leads");
+	const cJSON *ths = isc_doc_get(cJSON_GetArrayItem(isc_doc_get(d, "processes"), 0), "threads");
 	const cJSON *t0 = cJSON_GetArrayItem(ths, 0), *t1 = cJSON_GetArrayItem(ths, 1);
-	ok(cJSON_GetArraySize(ths) == 2 && N(t0, "tid") == 3 && cJSON_IsTrue(isc_json_get(t0, "traced")) &&
+	ok(cJSON_GetArraySize(ths) == 2 && N(t0, "tid") == 3 && cJSON_IsTrue(isc_doc_get(t0, "traced")) &&
 	   N(t0, "cpu_ns") == 4 * S, "main thread first, traced, cpu_ns from its last sample");
-	ok(N(t1, "tid") == 4 && cJSON_IsFalse(isc_json_get(t1, "traced")) && N(t1, "cpu_ns") == 3 * S &&
-	   !strcmp(isc_json_str(t1, "name"), "pool-1"), "sampler-only thread listed with its comm name");
+	ok(N(t1, "tid") == 4 && cJSON_IsFalse(isc_doc_get(t1, "traced")) && N(t1, "cpu_ns") == 3 * S &&
+	   !strcmp(isc_doc_str(t1, "name", NULL), "pool-1"), "sampler-only thread listed with its comm name");
 	cJSON_Delete(d);
 	fclose(f);
 
@@ -971,9 +974,9 @@ static void test_split_offcpu(void)
 	tl_ret(&t, 10 * S, 3, 3);
 	tl_close(&t, 0, 0, 0);
 	d = analyze(f);
-	ok(!strcmp(isc_json_str(d, "verdict.class"), "thread_contention") &&
+	ok(!strcmp(isc_doc_str(d, "verdict.class", NULL), "thread_contention") &&
 	   N(d, "cpu.split.involuntary_switches") == 800 && N(d, "cpu.split.voluntary_switches") == 2,
-	   "off-CPU with mostly involuntary switches: thread_contention (%s)", isc_json_str(d, "verdict.sentence"));
+	   "off-CPU with mostly involuntary switches: thread_contention (%s)", isc_doc_str(d, "verdict.sentence", NULL));
 	cJSON_Delete(d);
 	fclose(f);
 
@@ -989,11 +992,11 @@ static void test_split_offcpu(void)
 	tl_ret(&t, 1000, 3, 3);
 	tl_close(&t, 0, 0, 0);
 	d = analyze(f);
-	ok(strcmp(isc_json_str(d, "verdict.class"), "op_compute_bound") &&
-	   !strcmp(isc_json_str(cJSON_GetArrayItem(isc_json_get(d, "verdict.missing"), 0), "class"), "op_compute_bound") &&
-	   strstr(isc_json_str(cJSON_GetArrayItem(isc_json_get(d, "verdict.missing"), 0), "how"), "--sample-hz"),
+	ok(strcmp(isc_doc_str(d, "verdict.class", NULL), "op_compute_bound") &&
+	   !strcmp(isc_doc_str(cJSON_GetArrayItem(isc_doc_get(d, "verdict.missing"), 0), "class", NULL), "op_compute_bound") &&
+	   strstr(isc_doc_str(cJSON_GetArrayItem(isc_doc_get(d, "verdict.missing"), 0), "how", NULL), "--sample-hz"),
 	   "no thread samples: op_compute_bound not chosen, verdict.missing says why and how (%s)",
-	   isc_json_str(d, "verdict.class"));
+	   isc_doc_str(d, "verdict.class", NULL));
 	cJSON_Delete(d);
 	fclose(f);
 
@@ -1010,12 +1013,12 @@ static void test_split_offcpu(void)
 	tl_ret(&t, 1000, 3, 3);
 	tl_close(&t, 0, 0, 0);
 	d = analyze(f);
-	ok(!strcmp(isc_json_str(d, "verdict.class"), "op_compute_bound"), "verdict op_compute_bound when ops lead (%s)",
-	   isc_json_str(d, "verdict.class"));
-	ok(!strcmp(isc_json_str(cJSON_GetArrayItem(isc_json_get(d, "cpu.top_op_callers"), 0), "name"), "crunch"),
+	ok(!strcmp(isc_doc_str(d, "verdict.class", NULL), "op_compute_bound"), "verdict op_compute_bound when ops lead (%s)",
+	   isc_doc_str(d, "verdict.class", NULL));
+	ok(!strcmp(isc_doc_str(cJSON_GetArrayItem(isc_doc_get(d, "cpu.top_op_callers"), 0), "name", NULL), "crunch"),
 	   "top_op_callers names the Python function calling the ops");
-	ok(strstr(isc_json_str(d, "verdict.sentence"), "called mostly from crunch (hot_function.py:12)") != NULL,
-	   "sentence: %s", isc_json_str(d, "verdict.sentence"));
+	ok(strstr(isc_doc_str(d, "verdict.sentence", NULL), "called mostly from crunch (hot_function.py:12)") != NULL,
+	   "sentence: %s", isc_doc_str(d, "verdict.sentence", NULL));
 	cJSON_Delete(d);
 	fclose(f);
 }
@@ -1052,18 +1055,18 @@ static void test_memory_processes(void)
 	ok(fabs(slope - 2.0 * MB) < 0.01 * MB, "RSS slope after the first 10 %% = 2 MiB/s (got %.0f)", slope);
 	ok(N(d, "memory.swap_used_bytes_max") == 100 * MB && N(d, "memory.pressure.memory.some_avg10_max") == 12.34,
 	   "swap used and memory pressure");
-	ok(cJSON_IsNull(isc_json_get(d, "memory.pressure.cpu.some_avg10_max")), "missing pressure is null");
-	const cJSON *p0 = cJSON_GetArrayItem(isc_json_get(d, "processes"), 0);
-	const cJSON *p1 = cJSON_GetArrayItem(isc_json_get(d, "processes"), 1);
-	ok(N(p0, "pid") == 20 && N(p0, "ppid") == 1 && !strcmp(isc_json_str(p0, "command"), "python3 infer.py --n 3"),
-	   "process command from PROC_INFO (NULs -> spaces): %s", isc_json_str(p0, "command"));
+	ok(cJSON_IsNull(isc_doc_get(d, "memory.pressure.cpu.some_avg10_max")), "missing pressure is null");
+	const cJSON *p0 = cJSON_GetArrayItem(isc_doc_get(d, "processes"), 0);
+	const cJSON *p1 = cJSON_GetArrayItem(isc_doc_get(d, "processes"), 1);
+	ok(N(p0, "pid") == 20 && N(p0, "ppid") == 1 && !strcmp(isc_doc_str(p0, "command", NULL), "python3 infer.py --n 3"),
+	   "process command from PROC_INFO (NULs -> spaces): %s", isc_doc_str(p0, "command", NULL));
 	ok(N(p0, "context_switches.voluntary_per_s") == 100 && N(p0, "context_switches.involuntary_per_s") == 10,
 	   "per-process context switch rates");
 	ok(N(d, "cpu.context_switches.voluntary_per_s") == 100, "total context switch rate");
-	ok(N(p1, "exit_status") == 3 && !strcmp(isc_json_str(p1, "exit_how"), "exited") &&
-	   cJSON_IsNull(isc_json_get(p0, "exit_status")), "exit status from PROC_EXIT, null when unknown");
+	ok(N(p1, "exit_status") == 3 && !strcmp(isc_doc_str(p1, "exit_how", NULL), "exited") &&
+	   cJSON_IsNull(isc_doc_get(p0, "exit_status")), "exit status from PROC_EXIT, null when unknown");
 	ok(N(d, "memory.major_faults") == 14 && N(d, "memory.minor_faults") == 2000, "faults summed over processes");
-	ok(cJSON_IsArray(isc_json_get(d, "findings")), "findings is an array");
+	ok(cJSON_IsArray(isc_doc_get(d, "findings")), "findings is an array");
 	cJSON_Delete(d);
 	fclose(f);
 
@@ -1091,8 +1094,8 @@ static void test_memory_processes(void)
 	ok(N(d, "iterations.count") == 8 && fabs(slope - 5.0 * MB) < 0.01 * MB && N(d, "memory.after_warmup_span_ns") == 7 * S,
 	   "RSS growth after warm-up, teardown excluded: 5 MiB/s (got %.0f)", slope);
 	const cJSON *fd, *found = NULL;
-	cJSON_ArrayForEach(fd, isc_json_get(d, "findings"))
-		if (!strcmp(isc_json_str(fd, "id"), "rss_growth"))
+	cJSON_ArrayForEach(fd, isc_doc_get(d, "findings"))
+		if (!strcmp(isc_doc_str(fd, "id", NULL), "rss_growth"))
 			found = fd;
 	ok(found != NULL, "rss_growth finding raised");
 	cJSON_Delete(d);
@@ -1140,11 +1143,11 @@ static void test_damage(void)
 	cJSON *d = analyze_file(g, 0, &rc);
 	ok(rc == -EBADMSG && d != NULL, "truncated input: -EBADMSG and a document");
 	ok(strstr(isc_err_msg(), "analyzed 101 events") != NULL, "message says what was kept: %s", isc_err_msg());
-	ok(cJSON_IsTrue(isc_json_get(d, "summary.damaged")) && N(d, "summary.events") == 101,
+	ok(cJSON_IsTrue(isc_doc_get(d, "summary.damaged")) && N(d, "summary.events") == 101,
 	   "summary.damaged and the events read before the damage");
 	ok(N(d, "summary.unclosed_spans") == 1 && FN(d, "torch.matmul", "calls") == 50 &&
 	   FN(d, "<module>", "total_ns") == 1000, "the open span is closed at the last event");
-	ok(cJSON_IsTrue(isc_json_get(d, "summary.abrupt")) && cJSON_IsNull(isc_json_get(d, "summary.exit_status")),
+	ok(cJSON_IsTrue(isc_doc_get(d, "summary.abrupt")) && cJSON_IsNull(isc_doc_get(d, "summary.exit_status")),
 	   "no end chunk: abrupt, exit status unknown");
 	cJSON_Delete(d);
 	fclose(g);
@@ -1193,8 +1196,8 @@ static void test_span_repair(void)
 	   "repaired spans end at the outer END");
 	ok(N(d, "summary.merge_closed_spans") == 1 && N(d, "iterations.incomplete_excluded") == 1 &&
 	   N(d, "iterations.samples") == 0, "merge-closed iteration counted but not in latency");
-	ok(cJSON_IsTrue(isc_json_get(d, "summary.abrupt")) && cJSON_IsNull(isc_json_get(d, "summary.exit_status")) &&
-	   !strcmp(isc_json_str(d, "summary.end_reason"), "cut"),
+	ok(cJSON_IsTrue(isc_doc_get(d, "summary.abrupt")) && cJSON_IsNull(isc_doc_get(d, "summary.exit_status")) &&
+	   !strcmp(isc_doc_str(d, "summary.end_reason", NULL), "cut"),
 	   "abrupt flag from the end chunk: cut short, so the exit status is unknown");
 	cJSON_Delete(d);
 	fclose(f);
@@ -1467,7 +1470,7 @@ static int write_fixture(const char *kind, const char *path)
 /* name of item 0 of array key of o, "" when absent */
 static const char *first_name(const cJSON *o, const char *key)
 {
-	const char *n = isc_json_str(cJSON_GetArrayItem(isc_json_get(o, key), 0), "name");
+	const char *n = isc_doc_str(cJSON_GetArrayItem(isc_doc_get(o, key), 0), "name", NULL);
 	return n ? n : "";
 }
 
@@ -1536,52 +1539,52 @@ static void test_off_reasons(void)
 	cJSON *d = analyze(f);
 	ok(N(d, "cpu.blocked_ns") == 700 * MS, "blocked: 4 x 100 ms at 100 ms, 2 x 100 at 200, 100 at 300 (got %g)",
 	   N(d, "cpu.blocked_ns"));
-	const cJSON *r = isc_json_get(d, "cpu.off_cpu_reasons");
+	const cJSON *r = isc_doc_get(d, "cpu.off_cpu_reasons");
 	static const char *const order[] = { "io_pipe", "sleep", "thread_wait", "gil", "page_in", "other" };
 	static const double ns[] = { 200 * MS, 100 * MS, 100 * MS, 100 * MS, 100 * MS, 100 * MS };
 	bool in_order = cJSON_GetArraySize(r) == 6;
 	for (int i = 0; i < 6 && in_order; i++) {
 		const cJSON *x = cJSON_GetArrayItem(r, i);
-		in_order = !strcmp(isc_json_str(x, "reason"), order[i]) && N(x, "ns") == ns[i];
+		in_order = !strcmp(isc_doc_str(x, "reason", NULL), order[i]) && N(x, "ns") == ns[i];
 	}
 	ok(in_order, "reasons largest first (ties in the schema's order): io_pipe 200 ms, then sleep, thread_wait, "
 		     "gil, page_in, other 100 ms each");
 	const cJSON *pipe = cJSON_GetArrayItem(r, 0);
 	ok(N(pipe, "pct") == 28.57 && N(pipe, "in_dataloader_ns") == 100 * MS && N(pipe, "in_torch_ops_ns") == 0,
 	   "io_pipe: 200/700 = 28.57 %% of the blocked time, 100 ms of it inside the DataLoader's __next__");
-	ok(cJSON_GetArraySize(isc_json_get(pipe, "top")) == 2, "io_pipe: two Python callers (<module>, __next__)");
+	ok(cJSON_GetArraySize(isc_doc_get(pipe, "top")) == 2, "io_pipe: two Python callers (<module>, __next__)");
 	const cJSON *tw = cJSON_GetArrayItem(r, 2), *gil = cJSON_GetArrayItem(r, 3);
 	ok(N(tw, "in_torch_ops_ns") == 100 * MS && !strcmp(first_name(tw, "top"), "<module>"),
 	   "thread_wait: the futex inside torch.matmul, all of it in torch ops, charged to <module>");
 	ok(!strcmp(first_name(gil, "top"), "crunch") && N(gil, "in_torch_ops_ns") == 0,
 	   "gil: the futex while crunch ran Python with no C call open");
 	ok(!strcmp(first_name(cJSON_GetArrayItem(r, 4), "top"), "crunch"), "page_in: crunch waited in a fault");
-	const cJSON *top0 = cJSON_GetArrayItem(isc_json_get(d, "cpu.off_cpu_top"), 0);
-	ok(!strcmp(isc_json_str(top0, "name"), "posix.read") && !strcmp(isc_json_str(top0, "reason"), "io_pipe") &&
+	const cJSON *top0 = cJSON_GetArrayItem(isc_doc_get(d, "cpu.off_cpu_top"), 0);
+	ok(!strcmp(isc_doc_str(top0, "name", NULL), "posix.read") && !strcmp(isc_doc_str(top0, "reason", NULL), "io_pipe") &&
 	   N(top0, "blocked_ns") == 100 * MS, "off_cpu_top rows carry their reason");
 	const cJSON *t2 = thread_tid(d, 2);
 	ok(t2 && N(t2, "gil_wait_ns") == 100 * MS, "thread 2 waited 100 ms for the GIL");
 	/* pools: traced python3 x4; pt_worker on futex 0xabc x2 (3 and 12 are numbering); pt_worker 0xdef x1 */
 	const cJSON *p, *abc = NULL, *def = NULL, *py = NULL;
-	cJSON_ArrayForEach(p, isc_json_get(d, "cpu.thread_pools")) {
-		const char *fx = isc_json_str(p, "futex");
-		if (!strcmp(isc_json_str(p, "name"), "pt_worker") && fx && !strcmp(fx, "0xabc"))
+	cJSON_ArrayForEach(p, isc_doc_get(d, "cpu.thread_pools")) {
+		const char *fx = isc_doc_str(p, "futex", NULL);
+		if (!strcmp(isc_doc_str(p, "name", NULL), "pt_worker") && fx && !strcmp(fx, "0xabc"))
 			abc = p;
-		else if (!strcmp(isc_json_str(p, "name"), "pt_worker") && fx && !strcmp(fx, "0xdef"))
+		else if (!strcmp(isc_doc_str(p, "name", NULL), "pt_worker") && fx && !strcmp(fx, "0xdef"))
 			def = p;
-		else if (!strcmp(isc_json_str(p, "name"), "python3"))
+		else if (!strcmp(isc_doc_str(p, "name", NULL), "python3"))
 			py = p;
 	}
-	ok(cJSON_GetArraySize(isc_json_get(d, "cpu.thread_pools")) == 3 && abc && N(abc, "threads") == 2 &&
-	   !cJSON_IsTrue(isc_json_get(abc, "traced")) && def && N(def, "threads") == 1 && py && N(py, "threads") == 4 &&
-	   cJSON_IsTrue(isc_json_get(py, "traced")) && cJSON_IsNull(isc_json_get(py, "futex")),
+	ok(cJSON_GetArraySize(isc_doc_get(d, "cpu.thread_pools")) == 3 && abc && N(abc, "threads") == 2 &&
+	   !cJSON_IsTrue(isc_doc_get(abc, "traced")) && def && N(def, "threads") == 1 && py && N(py, "threads") == 4 &&
+	   cJSON_IsTrue(isc_doc_get(py, "traced")) && cJSON_IsNull(isc_doc_get(py, "futex")),
 	   "pools: python3 x4 traced; pt_worker x2 on 0xabc; pt_worker x1 on 0xdef");
 	/* io_wait: off-CPU 100 %% x blocked 700/1600 x (io_pipe 200 - 100 in the DataLoader + sleep 100)/700 = 12.5 %% */
 	const cJSON *io = row_where(d, "findings", "id", "io_wait");
 	ok(io && N(io, "evidence.metrics.blocked_pct") == 12.5,
 	   "io_wait counts only I/O and sleep outside the DataLoader: 12.5 %% (got %g)",
 	   io ? N(io, "evidence.metrics.blocked_pct") : -1);
-	ok(io && !strcmp(first_name(isc_json_get(io, "evidence"), "top"), "posix.read"), "io_wait's top: the pipe read");
+	ok(io && !strcmp(first_name(isc_doc_get(io, "evidence"), "top"), "posix.read"), "io_wait's top: the pipe read");
 	cJSON_Delete(d);
 }
 
@@ -1702,7 +1705,7 @@ static void test_off_reason_sticky(void)
 	tl_ret(&t, 1300 * MS, 1, 2);
 	tl_close(&t, 0, 0, 0);
 	cJSON *d = analyze(f);
-	const cJSON *r = isc_json_get(d, "cpu.off_cpu_reasons");
+	const cJSON *r = isc_doc_get(d, "cpu.off_cpu_reasons");
 	double page_in = N(row_where(d, "cpu.off_cpu_reasons", "reason", "page_in"), "ns");
 	double other = N(row_where(d, "cpu.off_cpu_reasons", "reason", "other"), "ns");
 	ok(page_in == 200 * MS && other == 1100 * MS && cJSON_GetArraySize(r) == 2,

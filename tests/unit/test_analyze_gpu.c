@@ -16,7 +16,9 @@
 #include <string.h>
 
 #include "isc_analyze.h"
-#include "format.h"
+#include "isc_findings.h"
+#include "isc_report.h"
+#include "isc_trace_int.h"
 #include "tap.h"
 
 #define U(x) ((uint64_t)(x) * 1000u)
@@ -220,20 +222,20 @@ static cJSON *analyze(FILE *f, bool hta)
 static double N(const cJSON *d, const char *path)
 {
 	double v = NAN;
-	isc_json_num(d, path, &v);
+	isc_doc_have(d, path, &v);
 	return v;
 }
 
 static const char *S(const cJSON *d, const char *path)
 {
-	const char *s = isc_json_str(d, path);
+	const char *s = isc_doc_str(d, path, NULL);
 	return s ? s : "";
 }
 
 /* Item i of the array at path. */
 static const cJSON *at(const cJSON *d, const char *path, int i)
 {
-	return cJSON_GetArrayItem(isc_json_get(d, path), i);
+	return cJSON_GetArrayItem(isc_doc_get(d, path), i);
 }
 
 enum {
@@ -354,7 +356,7 @@ static const cJSON *by_id(const cJSON *a, double id)
 
 static const cJSON *stream_of(const cJSON *dev, double id)
 {
-	return by_id(isc_json_get(dev, "streams"), id);
+	return by_id(isc_doc_get(dev, "streams"), id);
 }
 
 static void test_exact(void)
@@ -363,7 +365,7 @@ static void test_exact(void)
 	write_a(f);
 	cJSON *d = analyze(f, false);
 	const cJSON *dev = at(d, "gpu.devices", 0);
-	ok(d && cJSON_GetArraySize(isc_json_get(d, "gpu.devices")) == 1 && N(dev, "id") == 0 &&
+	ok(d && cJSON_GetArraySize(isc_doc_get(d, "gpu.devices")) == 1 && N(dev, "id") == 0 &&
 	   !strcmp(S(dev, "name"), "Test GPU"), "one device, named by its DEVICE record");
 	ok(!strcmp(S(d, "gpu.mode"), "exact") && strstr(S(d, "gpu.step_rule"), "all GPU ops kept"),
 	   "mode exact, step rule stated: %s", S(d, "gpu.step_rule"));
@@ -388,13 +390,13 @@ static void test_exact(void)
 	   "launch statistics: 7 launches, 2 ops shorter than their call, 1 call > 50 µs, 1 delay > 100 µs, "
 	   "3 of 6 kernels < 10 µs");
 	ok(N(d, "gpu.launch.delay_ns.p50") == U(10) && N(d, "gpu.launch.delay_ns.p90") == 68200 &&
-	   N(d, "gpu.launch.delay_ns.max") == U(112) && cJSON_IsTrue(isc_json_get(d, "gpu.launch.delay_exact")),
+	   N(d, "gpu.launch.delay_ns.max") == U(112) && cJSON_IsTrue(isc_doc_get(d, "gpu.launch.delay_exact")),
 	   "launch delay p50 10 µs, p90 68.2 µs (interpolated), max 112 µs");
 
 	ok(N(d, "gpu.kernels.count") == 6 && N(d, "gpu.kernels.total_ns") == U(69) &&
 	   N(d, "gpu.kernels.distinct") == 3, "kernel table totals");
 	const cJSON *k0 = at(d, "gpu.kernels.top", 0), *k1 = at(d, "gpu.kernels.top", 1);
-	ok(cJSON_GetArraySize(isc_json_get(d, "gpu.kernels.top")) == 2 && !strcmp(S(k0, "name"), "gemm_kernel") &&
+	ok(cJSON_GetArraySize(isc_doc_get(d, "gpu.kernels.top")) == 2 && !strcmp(S(k0, "name"), "gemm_kernel") &&
 	   N(k0, "count") == 3 && N(k0, "total_ns") == U(35) && N(k0, "min_ns") == U(5) && N(k0, "max_ns") == U(20) &&
 	   N(k0, "mean_ns") == 11667 && !strcmp(S(k1, "name"), "ncclKernel_AllReduce_RING"),
 	   "top kernels until 80 %% of kernel time: gemm (3, 35 µs, 5..20) then nccl");
@@ -402,7 +404,7 @@ static void test_exact(void)
 	   N(d, "gpu.kernels.others.total_ns") == U(4), "the rest summed as others");
 
 	const cJSON *m = at(d, "gpu.memcpy", 0);
-	ok(cJSON_GetArraySize(isc_json_get(d, "gpu.memcpy")) == 1 && !strcmp(S(m, "kind"), "memcpy") &&
+	ok(cJSON_GetArraySize(isc_doc_get(d, "gpu.memcpy")) == 1 && !strcmp(S(m, "kind"), "memcpy") &&
 	   !strcmp(S(m, "direction"), "HtoD") && !strcmp(S(m, "src_memory"), "pageable") &&
 	   !strcmp(S(m, "dst_memory"), "device") && N(m, "bytes") == 4096 && N(m, "total_ns") == U(10) &&
 	   N(m, "bandwidth_gb_per_s") == 0.41, "memcpy by direction and memory, 4096 B in 10 µs = 0.41 GB/s");
@@ -416,13 +418,13 @@ static void test_exact(void)
 
 	ok(N(dev, "host_during_idle.idle_ns") == U(229), "host_during_idle: the device's idle time");
 	const cJSON *p0 = at(dev, "host_during_idle.python", 0), *p1 = at(dev, "host_during_idle.python", 1);
-	ok(cJSON_GetArraySize(isc_json_get(dev, "host_during_idle.python")) == 2 && !strcmp(S(p0, "name"), "wait_loop") &&
+	ok(cJSON_GetArraySize(isc_doc_get(dev, "host_during_idle.python")) == 2 && !strcmp(S(p0, "name"), "wait_loop") &&
 	   N(p0, "idle_ns") == U(65) && N(p0, "self_idle_ns") == U(65) && !strcmp(S(p1, "name"), "feed") &&
 	   N(p1, "idle_ns") == U(39) && N(p1, "self_idle_ns") == U(29) && !strcmp(S(p1, "file"), "serve.py") &&
 	   N(p1, "line") == 10, "python during idle: wait_loop 65 µs (tail confirmed by a later op), feed 39 (self 29)");
 	ok(N(p0, "idle_pct") == 28.38, "idle_pct of the device's idle time");
 	const cJSON *o0 = at(dev, "host_during_idle.ops", 0);
-	ok(cJSON_GetArraySize(isc_json_get(dev, "host_during_idle.ops")) == 1 && !strcmp(S(o0, "name"), "aten::copy_") &&
+	ok(cJSON_GetArraySize(isc_doc_get(dev, "host_during_idle.ops")) == 1 && !strcmp(S(o0, "name"), "aten::copy_") &&
 	   N(o0, "idle_ns") == U(10), "ops during idle: aten::copy_ 10 µs; teardown after the last op is not idle");
 	cJSON_Delete(d);
 
@@ -546,7 +548,7 @@ static void test_rounding(void)
 	   N(dev, "temporal_breakdown.compute_ns") == 3100 && N(dev, "temporal_breakdown.non_compute_ns") == 400,
 	   "exact mode keeps the ns");
 	const cJSON *m = at(d, "gpu.memcpy", 0);
-	ok(!strcmp(S(m, "kind"), "memset") && cJSON_IsNull(isc_json_get(m, "direction")) && N(m, "bytes") == 64,
+	ok(!strcmp(S(m, "kind"), "memset") && cJSON_IsNull(isc_doc_get(m, "direction")) && N(m, "bytes") == 64,
 	   "memset row without a direction");
 	cJSON_Delete(d);
 	fclose(f);
@@ -606,14 +608,14 @@ static void test_cpu_only_and_report(void)
 	tl_close(&t);
 	cJSON *d = analyze(f, false);
 	char *md = NULL;
-	ok(d && cJSON_IsArray(isc_json_get(d, "gpu.devices")) && !cJSON_GetArraySize(isc_json_get(d, "gpu.devices")) &&
+	ok(d && cJSON_IsArray(isc_doc_get(d, "gpu.devices")) && !cJSON_GetArraySize(isc_doc_get(d, "gpu.devices")) &&
 	   N(d, "gpu.ops") == 0, "CPU-only timeline: gpu.devices is empty");
-	ok(N(d, "gpu.gaps.count") == 0 && !cJSON_GetArraySize(isc_json_get(d, "gpu.gaps.top")) &&
-	   cJSON_IsArray(isc_json_get(d, "gpu.nvml")) && !cJSON_GetArraySize(isc_json_get(d, "gpu.nvml")) &&
-	   cJSON_IsArray(isc_json_get(d, "gpu.sync.call_sites")) && N(d, "gpu.sync.blocking_copies.count") == 0 &&
+	ok(N(d, "gpu.gaps.count") == 0 && !cJSON_GetArraySize(isc_doc_get(d, "gpu.gaps.top")) &&
+	   cJSON_IsArray(isc_doc_get(d, "gpu.nvml")) && !cJSON_GetArraySize(isc_doc_get(d, "gpu.nvml")) &&
+	   cJSON_IsArray(isc_doc_get(d, "gpu.sync.call_sites")) && N(d, "gpu.sync.blocking_copies.count") == 0 &&
 	   N(d, "gpu.launch.api_total_ns") == 0, "CPU-only: no gaps, no NVML devices, no call sites");
-	ok(cJSON_IsNull(cJSON_GetArrayItem(isc_json_get(d, "timeseries.gpu_busy_pct"), 0)) &&
-	   cJSON_IsNull(cJSON_GetArrayItem(isc_json_get(d, "timeseries.gpu_util_pct"), 0)),
+	ok(cJSON_IsNull(cJSON_GetArrayItem(isc_doc_get(d, "timeseries.gpu_busy_pct"), 0)) &&
+	   cJSON_IsNull(cJSON_GetArrayItem(isc_doc_get(d, "timeseries.gpu_util_pct"), 0)),
 	   "CPU-only: the GPU channels of timeseries are null");
 	ok(!isc_report_render(d, ISC_REPORT_MD, &md) && strstr(md, "## GPU\n\nNo GPU activity recorded."),
 	   "report: no GPU activity");
@@ -767,7 +769,7 @@ static void write_c(FILE *f)
 /* Whether x has op (NULL: null) and python name py (NULL: null). */
 static bool site_is(const cJSON *x, const char *op, const char *py)
 {
-	const cJSON *o = isc_json_get(x, "op"), *p = isc_json_get(x, "python");
+	const cJSON *o = isc_doc_get(x, "op"), *p = isc_doc_get(x, "python");
 	if (op ? !cJSON_IsString(o) || strcmp(o->valuestring, op) : !cJSON_IsNull(o))
 		return false;
 	return py ? !strcmp(S(x, "python.name"), py) : cJSON_IsNull(p);
@@ -779,7 +781,7 @@ static void test_call_sites(void)
 	write_c(f);
 	for (int hta = 0; hta < 2; hta++) {
 		cJSON *d = analyze(f, hta);
-		const cJSON *cs = isc_json_get(d, "gpu.sync.call_sites");
+		const cJSON *cs = isc_doc_get(d, "gpu.sync.call_sites");
 		const cJSON *c0 = at(d, "gpu.sync.call_sites", 0), *c1 = at(d, "gpu.sync.call_sites", 1),
 			    *c2 = at(d, "gpu.sync.call_sites", 2), *c3 = at(d, "gpu.sync.call_sites", 3),
 			    *c4 = at(d, "gpu.sync.call_sites", 4);
@@ -798,19 +800,19 @@ static void test_call_sites(void)
 		   "blocking copies: the synchronous cudaMemcpy and the pageable async copy, 40 µs");
 		ok(N(d, "gpu.sync.call_sites_total_ns") == U(86),
 		   "call_sites_total_ns: all 6 groups, the api calls' 76 µs and the pageable async copy's 10");
-		ok(cJSON_GetArraySize(isc_json_get(d, "gpu.sync.api_calls")) == 4 && N(d, "gpu.sync.api_total_ns") == U(76) &&
+		ok(cJSON_GetArraySize(isc_doc_get(d, "gpu.sync.api_calls")) == 4 && N(d, "gpu.sync.api_total_ns") == U(76) &&
 		   !strcmp(S(at(d, "gpu.sync.api_calls", 0), "name"), "cudaMemcpy_v3020"),
 		   "the driver's cuMemcpyDtoH inside cudaMemcpy is not counted again");
 		const cJSON *m0 = at(d, "gpu.memcpy", 0), *m1 = at(d, "gpu.memcpy", 1), *m2 = at(d, "gpu.memcpy", 2);
 		ok(!strcmp(S(m0, "direction"), "DtoH") && N(m0, "launch_api_ns") == U(30) &&
-		   site_is(isc_json_get(m0, "top_call_site"), NULL, "teardown"),
+		   site_is(isc_doc_get(m0, "top_call_site"), NULL, "teardown"),
 		   "DtoH row: launched by cudaMemcpy (30 µs, not its driver call's 26), from teardown");
 		ok(!strcmp(S(m1, "src_memory"), "pageable") && N(m1, "launch_api_ns") == U(10) &&
-		   site_is(isc_json_get(m1, "top_call_site"), "aten::copy_", "feed") &&
+		   site_is(isc_doc_get(m1, "top_call_site"), "aten::copy_", "feed") &&
 		   !strcmp(S(m1, "top_call_site.python.file"), "serve.py") && N(m1, "top_call_site.python.line") == 10,
 		   "pageable HtoD row: launch calls 10 µs, top call site aten::copy_ in feed (serve.py:10)");
 		ok(!strcmp(S(m2, "src_memory"), "pinned") && N(m2, "count") == 3 && N(m2, "bytes") == 13000 &&
-		   N(m2, "launch_api_ns") == U(4) && site_is(isc_json_get(m2, "top_call_site"), NULL, "teardown"),
+		   N(m2, "launch_api_ns") == U(4) && site_is(isc_doc_get(m2, "top_call_site"), NULL, "teardown"),
 		   "pinned row: 3 calls of 4 µs; teardown's 3000 B beat wait_loop's 1000, bytes without a site do not count");
 		cJSON_Delete(d);
 	}
@@ -891,7 +893,7 @@ static void write_d(FILE *f)
 /* Whether the numbers of array path of d are want[0..n) (NAN: null). */
 static bool series_is(const cJSON *d, const char *path, const double *want, int n)
 {
-	const cJSON *a = isc_json_get(d, path);
+	const cJSON *a = isc_doc_get(d, path);
 	if (cJSON_GetArraySize(a) != n)
 		return false;
 	for (int i = 0; i < n; i++) {
@@ -911,33 +913,33 @@ static void test_gaps_nvml(void)
 	cJSON *d = analyze(f, false);
 	const cJSON *g0 = at(d, "gpu.gaps.top", 0), *g1 = at(d, "gpu.gaps.top", 1), *g2 = at(d, "gpu.gaps.top", 2);
 	ok(N(d, "gpu.gaps.threshold_ns") == 1e6 && N(d, "gpu.gaps.count") == 3 && N(d, "gpu.gaps.total_ns") == U(10500) &&
-	   cJSON_GetArraySize(isc_json_get(d, "gpu.gaps.top")) == 3, "gaps of 1 ms or more: 3, 10.5 ms (0.5 ms left out)");
+	   cJSON_GetArraySize(isc_doc_get(d, "gpu.gaps.top")) == 3, "gaps of 1 ms or more: 3, 10.5 ms (0.5 ms left out)");
 	ok(N(g0, "device") == 0 && N(g0, "start_ns") == U(3600) && N(g0, "end_ns") == U(9600) && N(g0, "dur_ns") == U(6000) &&
 	   N(g1, "device") == 1 && N(g1, "start_ns") == U(1500) && N(g1, "dur_ns") == U(2500) && N(g2, "device") == 0 &&
 	   N(g2, "start_ns") == U(800) && N(g2, "end_ns") == U(2800),
 	   "longest first, times relative to summary.start_ns, each device its own");
-	const cJSON *d0 = by_id(isc_json_get(d, "gpu.devices"), 0), *d1 = by_id(isc_json_get(d, "gpu.devices"), 1);
+	const cJSON *d0 = by_id(isc_doc_get(d, "gpu.devices"), 0), *d1 = by_id(isc_doc_get(d, "gpu.devices"), 1);
 	ok(N(d0, "busy_ns") == U(1400) && N(d1, "busy_ns") == U(600), "busy_ns: union of each device's ops");
 	ok(N(d, "gpu.launch.api_total_ns") == U(12) && N(d, "gpu.launch.kernel_total_ns") == U(1100) &&
 	   N(d, "gpu.launch.launches") == 1, "launch: 12 µs in calls (a graph launch once) for 1100 µs of their kernels");
-	ok(cJSON_IsNull(isc_json_get(d0, "link_bw_bytes_per_s")) && N(d0, "memory_total_bytes") == 40.0 * GIB &&
+	ok(cJSON_IsNull(isc_doc_get(d0, "link_bw_bytes_per_s")) && N(d0, "memory_total_bytes") == 40.0 * GIB &&
 	   N(d0, "memory_peak_bytes") == 150000000 && !strcmp(S(d0, "memory_peak_source"), "allocations"),
 	   "device 0: memory from its DEVICE record, peak of the net device allocations (pinned ones apart)");
 	ok(N(d1, "link_bw_bytes_per_s") == 31507692304.0 && N(d1, "memory_total_bytes") == 16.0 * GIB &&
 	   N(d1, "memory_peak_bytes") == 2.0 * GIB && !strcmp(S(d1, "memory_peak_source"), "nvml"),
 	   "device 1: link and memory from NVML, peak NVML used memory");
 	const cJSON *n0 = at(d, "gpu.nvml", 0), *n1 = at(d, "gpu.nvml", 1);
-	ok(cJSON_GetArraySize(isc_json_get(d, "gpu.nvml")) == 2 && N(n0, "device") == 0 && N(n0, "samples") == 3 &&
+	ok(cJSON_GetArraySize(isc_doc_get(d, "gpu.nvml")) == 2 && N(n0, "device") == 0 && N(n0, "samples") == 3 &&
 	   N(n0, "util_gpu_pct_mean") == 40 && N(n0, "mem_used_max_bytes") == 3.0 * GIB &&
 	   N(n0, "mem_total_bytes") == 8.0 * GIB, "nvml device 0: 3 samples, 40 %% mean, 3 of 8 GiB");
 	ok(N(n0, "sm_mhz_min") == 1000 && N(n0, "sm_mhz_max") == 1500 && N(n0, "temp_c_max") == 70 &&
 	   N(n0, "power_w_max") == 300.5, "nvml device 0: clocks 1000..1500 MHz, 70 C, 300.5 W");
-	const cJSON *r0 = isc_json_get(n0, "throttle_reasons"), *r1 = isc_json_get(n1, "throttle_reasons");
+	const cJSON *r0 = isc_doc_get(n0, "throttle_reasons"), *r1 = isc_doc_get(n1, "throttle_reasons");
 	ok(N(n0, "throttled_samples") == 1 && cJSON_GetArraySize(r0) == 3 && N(r0, "gpu_idle") == 1 &&
 	   N(r0, "sw_power_cap") == 1 && N(r0, "sw_thermal") == 1,
 	   "nvml device 0: reasons decoded; gpu_idle is no throttling, power cap + thermal is one throttled sample");
-	ok(N(n1, "samples") == 1 && cJSON_IsNull(isc_json_get(n1, "sm_mhz_min")) &&
-	   cJSON_IsNull(isc_json_get(n1, "temp_c_max")) && cJSON_IsNull(isc_json_get(n1, "power_w_max")) &&
+	ok(N(n1, "samples") == 1 && cJSON_IsNull(isc_doc_get(n1, "sm_mhz_min")) &&
+	   cJSON_IsNull(isc_doc_get(n1, "temp_c_max")) && cJSON_IsNull(isc_doc_get(n1, "power_w_max")) &&
 	   N(n1, "throttled_samples") == 1 && cJSON_GetArraySize(r1) == 2 && N(r1, "hw_slowdown") == 1 &&
 	   N(r1, "hw_thermal") == 1, "nvml device 1: unread values are null; hw_slowdown + hw_thermal");
 	static const double busy[10] = { 70, 50, 20, 10, 10, 0, 0, 0, 0, 40 };

@@ -10,7 +10,9 @@
 #include <string.h>
 
 #include "isc_analyze.h"
-#include "stats.h"
+#include "isc_findings.h"
+#include "isc_report.h"
+#include "isc_stats.h"
 #include "tap.h"
 
 static bool near(double a, double b, double tol)
@@ -175,7 +177,7 @@ static const char *verdict_of(cJSON *cur, cJSON **base, size_t nb)
 	struct isc_compare_opts o = { 0, 0 };
 	if (isc_findings_compare(cur, (const cJSON *const *)base, nb, &o))
 		return "error";
-	return isc_json_str(cur, "comparison.verdict");
+	return isc_doc_str(cur, "comparison.verdict", NULL);
 }
 
 static void test_compare(void)
@@ -188,46 +190,46 @@ static void test_compare(void)
 	ok(!strcmp(v, "unchanged"), "same workload against 3 baselines: unchanged (got %s)", v);
 	v = verdict_of(slow, b, 3);
 	ok(!strcmp(v, "regressed"), "20 %% slower: regressed (got %s)", v);
-	const cJSON *c0 = cJSON_GetArrayItem(isc_json_get(slow, "comparison.contributors"), 0);
-	ok(c0 && !strcmp(isc_json_str(c0, "name"), "time.sleep"), "the added op is the first contributor (got %s)",
-	   c0 ? isc_json_str(c0, "name") : "none");
-	ok(c0 && !strcmp(isc_json_str(c0, "change"), "appeared"), "it appeared");
+	const cJSON *c0 = cJSON_GetArrayItem(isc_doc_get(slow, "comparison.contributors"), 0);
+	ok(c0 && !strcmp(isc_doc_str(c0, "name", NULL), "time.sleep"), "the added op is the first contributor (got %s)",
+	   c0 ? isc_doc_str(c0, "name", NULL) : "none");
+	ok(c0 && !strcmp(isc_doc_str(c0, "change", NULL), "appeared"), "it appeared");
 	double sum = 0, d = 0;
 	const cJSON *c;
-	cJSON_ArrayForEach(c, isc_json_get(slow, "comparison.contributors")) {
-		const char *view = isc_json_str(c, "view");
+	cJSON_ArrayForEach(c, isc_doc_get(slow, "comparison.contributors")) {
+		const char *view = isc_doc_str(c, "view", NULL);
 		double v = 0;
-		isc_json_num(c, "delta_ns_per_iter", &v);
+		isc_doc_have(c, "delta_ns_per_iter", &v);
 		if (view && !strcmp(view, "cpu"))
 			sum += v;
 	}
-	isc_json_num(slow, "comparison.delta_ns_per_iter", &d);
+	isc_doc_have(slow, "comparison.delta_ns_per_iter", &d);
 	ok(fabs(sum - d) <= 3, "cpu contributors add up to the change of the mean iteration (%.0f vs %.0f)", sum, d);
 	v = verdict_of(fast, b, 3);
 	ok(!strcmp(v, "improved"), "20 %% faster: improved (got %s)", v);
 	v = verdict_of(small, b, 3);
 	ok(!strcmp(v, "inconclusive"), "4 iterations (< 5): inconclusive even at +50 %% (got %s)", v);
 	verdict_of(thr, b, 1);
-	const cJSON *e0 = cJSON_GetArrayItem(isc_json_get(thr, "comparison.environment"), 0);
-	ok(e0 && !strcmp(isc_json_str(e0, "key"), "torch threads") && !strcmp(isc_json_str(e0, "base"), "1") &&
-		   !strcmp(isc_json_str(e0, "current"), "4"),
+	const cJSON *e0 = cJSON_GetArrayItem(isc_doc_get(thr, "comparison.environment"), 0);
+	ok(e0 && !strcmp(isc_doc_str(e0, "key", NULL), "torch threads") && !strcmp(isc_doc_str(e0, "base", NULL), "1") &&
+		   !strcmp(isc_doc_str(e0, "current", NULL), "4"),
 	   "environment: torch threads 1 -> 4 listed");
-	ok(cJSON_GetArraySize(isc_json_get(same, "comparison.environment")) == 0, "no environment difference listed");
+	ok(cJSON_GetArraySize(isc_doc_get(same, "comparison.environment")) == 0, "no environment difference listed");
 	/* 10 ms slower per iteration while aten::mm got 30 ms cheaper and time.sleep
 	 * (10 ms) appeared: the rows that made the change come first, aten::mm
 	 * (-30 ms, the largest change in size) last */
 	cJSON *mixed = doc(30, 110, 5, 30, 10, 1);
 	verdict_of(mixed, b, 3);
-	const cJSON *cons = isc_json_get(mixed, "comparison.contributors");
+	const cJSON *cons = isc_doc_get(mixed, "comparison.contributors");
 	int n = cJSON_GetArraySize(cons), i_mm = -1, i_sleep = -1, i = 0;
 	cJSON_ArrayForEach(c, cons) {
-		const char *name = isc_json_str(c, "name");
+		const char *name = isc_doc_str(c, "name", NULL);
 		i_mm = name && !strcmp(name, "aten::mm") ? i : i_mm;
 		i_sleep = name && !strcmp(name, "time.sleep") ? i : i_sleep;
 		i++;
 	}
 	double d0 = -1;
-	isc_json_num(cJSON_GetArrayItem(cons, 0), "delta_ns_per_iter", &d0);
+	isc_doc_have(cJSON_GetArrayItem(cons, 0), "delta_ns_per_iter", &d0);
 	ok(d0 > 0, "the first contributor moved with the change (%.0f ns/iter)", d0);
 	ok(i_sleep >= 0 && i_sleep < i_mm, "time.sleep (+10 ms) before aten::mm (-30 ms) (%d, %d)", i_sleep, i_mm);
 	ok(i_mm == n - 1, "aten::mm, against the change, last of %d (at %d)", n, i_mm);
@@ -253,7 +255,7 @@ static void test_compare(void)
 	cJSON *busy = loaded(doc(30, 120, 5, 60, 20, 1), 85, 1.3);
 	v = verdict_of(busy, qb, 3);
 	ok(!strcmp(v, "inconclusive"), "20 %% slower at 85 %% CPU pressure against 2-7 %%: inconclusive (got %s)", v);
-	const char *why = isc_json_str(busy, "comparison.conditions.reason");
+	const char *why = isc_doc_str(busy, "comparison.conditions.reason", NULL);
 	ok(why && !strncmp(why, "the machine was busier", 22), "conditions.reason says the machine was busier (%s)",
 	   why ? why : "null");
 	cJSON *own = loaded(doc(30, 120, 5, 60, 20, 1), 85, 2.9);

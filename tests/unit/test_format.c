@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format.h"
+#include "isc_trace_int.h"
 #include "isc_shm.h"
 #include "tap.h"
 

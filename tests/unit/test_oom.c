@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "analyze_oom.h"
-#include "../format/format.h" /* struct isc_exception */
+#include "isc_trace_int.h" /* struct isc_exception */
 #include "tap.h"
 
 #define S 1000000000ull

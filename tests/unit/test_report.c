@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "isc_analyze.h"
+#include "isc_findings.h"
+#include "isc_report.h"
 #include "tap.h"
 
 static const char *dir;

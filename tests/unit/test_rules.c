@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "isc_analyze.h"
+#include "isc_findings.h"
+#include "isc_report.h"
 #include "tap.h"
 #include "rules.h" /* isc_ruser_code */
 
@@ -27,8 +29,8 @@ static cJSON *eval(const char *json)
 static const cJSON *finding(const cJSON *d, const char *id)
 {
 	const cJSON *f;
-	cJSON_ArrayForEach(f, isc_json_get(d, "findings"))
-		if (!strcmp(isc_json_str(f, "id"), id))
+	cJSON_ArrayForEach(f, isc_doc_get(d, "findings"))
+		if (!strcmp(isc_doc_str(f, "id", NULL), id))
 			return f;
 	return NULL;
 }
@@ -36,12 +38,12 @@ static const cJSON *finding(const cJSON *d, const char *id)
 static double num(const cJSON *o, const char *path)
 {
 	double v;
-	return isc_json_num(o, path, &v) ? v : NAN;
+	return isc_doc_have(o, path, &v) ? v : NAN;
 }
 
 static const char *cls(const cJSON *d)
 {
-	const char *s = isc_json_str(d, "verdict.class");
+	const char *s = isc_doc_str(d, "verdict.class", NULL);
 	return s ? s : "(none)";
 }
 
@@ -63,12 +65,12 @@ static void cpu_classes(void)
 	   num(d, "verdict.confidence"));
 	ok(num(d, "verdict.explained_pct") == 60, "explained_pct 60");
 	const cJSON *f = finding(d, "python_bound");
-	ok(f && !strcmp(isc_json_str(cJSON_GetArrayItem(isc_json_get(f, "evidence.top"), 0), "name"), "crunch"),
+	ok(f && !strcmp(isc_doc_str(cJSON_GetArrayItem(isc_doc_get(f, "evidence.top"), 0), "name", NULL), "crunch"),
 	   "python_bound names crunch as top contributor");
 	/* 0.9 x the top Python self time (5 s) = 4.5 s of a 10 s run */
 	ok(f && num(f, "suggestion.estimated_saving_ns") == 4.5e9 && num(f, "suggestion.estimated_saving_pct") == 45,
 	   "python what-if: 10x faster top functions saves 4.5 s = 45 %%");
-	ok(!strcmp(isc_json_str(d, "verdict.finding"), "python_bound"), "verdict points at its finding");
+	ok(!strcmp(isc_doc_str(d, "verdict.finding", NULL), "python_bound"), "verdict points at its finding");
 	cJSON_Delete(d);
 
 	d = eval("{" CPU(19, 30, 10, 5, 1) "}");
@@ -94,7 +96,7 @@ static void cpu_classes(void)
 		 "\"major_faults\":0}],\"memory\":{\"growth_top\":[{\"name\":\"keep\",\"file\":\"leak.py\",\"line\":3}]}}");
 	ok(!strcmp(cls(d), "host_memory_bound"), "40 %% kernel time at 50k faults/s: host_memory_bound (%s)", cls(d));
 	f = finding(d, "host_memory_bound");
-	ok(f && !strcmp(isc_json_str(cJSON_GetArrayItem(isc_json_get(f, "evidence.top"), 0), "file"), "leak.py"),
+	ok(f && !strcmp(isc_doc_str(cJSON_GetArrayItem(isc_doc_get(f, "evidence.top"), 0), "file", NULL), "leak.py"),
 	   "host_memory_bound names where RSS grows");
 	cJSON_Delete(d);
 	d = eval("{" CPU(20, 30, 5, 10, 1) ",\"processes\":[{\"system_ns\":3000000000,\"minor_faults\":5000}]}");
@@ -130,8 +132,8 @@ static void cpu_classes(void)
 	cJSON_Delete(d);
 	d = eval(THREADS(19000000000));
 	f = finding(d, "op_compute_bound");
-	ok(f && cJSON_IsNull(isc_json_get(f, "suggestion.estimated_saving_ns")) &&
-	   strstr(isc_json_str(f, "suggestion.rationale"), "kept 1.9 busy"),
+	ok(f && cJSON_IsNull(isc_doc_get(f, "suggestion.estimated_saving_ns")) &&
+	   strstr(isc_doc_str(f, "suggestion.rationale", NULL), "kept 1.9 busy"),
 	   "1.9 of 2 CPUs busy: no more-threads what-if, the rationale says why");
 	cJSON_Delete(d);
 #undef THREADS
@@ -203,12 +205,12 @@ static void gpu_classes(void)
 	ok(!strcmp(cls(d), "cpu_bound"), "GPU idle 80 %% with nothing queued: cpu_bound, not a CPU class (%s)", cls(d));
 	const cJSON *f = finding(d, "cpu_bound");
 	ok(f && num(f, "suggestion.estimated_saving_ns") == 8e8, "cpu_bound what-if: the 0.8 s of host wait");
-	ok(f && !strcmp(isc_json_str(cJSON_GetArrayItem(isc_json_get(f, "evidence.top"), 0), "name"), "prep"),
+	ok(f && !strcmp(isc_doc_str(cJSON_GetArrayItem(isc_doc_get(f, "evidence.top"), 0), "name", NULL), "prep"),
 	   "cpu_bound blames the Python running while the GPU idled");
 	ok(!finding(d, "op_compute_bound"), "no op_compute_bound finding on a GPU run");
-	ok(f && num(cJSON_GetArrayItem(isc_json_get(f, "evidence.time_ranges"), 0), "end_ns") == 400000100,
+	ok(f && num(cJSON_GetArrayItem(isc_doc_get(f, "evidence.time_ranges"), 0), "end_ns") == 400000100,
 	   "cpu_bound shows the longest gap as a time range");
-	ok(finding(d, "gpu_gaps") && cJSON_IsNull(isc_json_get(finding(d, "gpu_gaps"), "suggestion.estimated_saving_ns")),
+	ok(finding(d, "gpu_gaps") && cJSON_IsNull(isc_doc_get(finding(d, "gpu_gaps"), "suggestion.estimated_saving_ns")),
 	   "gpu_gaps has no saving of its own when cpu_bound holds that idle time");
 	cJSON_Delete(d);
 
@@ -237,7 +239,7 @@ static void gpu_classes(void)
 		 "\"throttle_reasons\":{\"hw_slowdown\":80}}]}}");
 	ok(!strcmp(cls(d), "thermal_throttled"), "busy GPU throttled 80 %% of samples: thermal_throttled (%s)", cls(d));
 	f = finding(d, "thermal_throttled");
-	ok(f && !strcmp(isc_json_str(f, "severity"), "critical"), "slowdown in >= 50 %% of samples: critical");
+	ok(f && !strcmp(isc_doc_str(f, "severity", NULL), "critical"), "slowdown in >= 50 %% of samples: critical");
 	ok(f && fabs(num(f, "suggestion.estimated_saving_ns") - 0.9e9 * 0.8 * 0.5) < 1, "throttle what-if: 0.72 s x (1 - 900/1800)");
 	cJSON_Delete(d);
 
@@ -276,7 +278,7 @@ static void gpu_classes(void)
 		 "\"python\":{\"name\":\"step\",\"file\":\"loop.py\",\"line\":9},\"count\":100,\"total_ns\":600000000}]}}}");
 	ok(!strcmp(cls(d), "sync_bound"), "0.42 s of sync against 0.28 s other host wait: sync_bound (%s)", cls(d));
 	f = finding(d, "sync_bound");
-	ok(f && !strcmp(isc_json_str(cJSON_GetArrayItem(isc_json_get(f, "evidence.top"), 0), "file"), "loop.py"),
+	ok(f && !strcmp(isc_doc_str(cJSON_GetArrayItem(isc_doc_get(f, "evidence.top"), 0), "file", NULL), "loop.py"),
 	   "sync_bound names the call site loop.py");
 	cJSON_Delete(d);
 
@@ -303,9 +305,9 @@ static void recording_warnings(void)
 {
 	cJSON *d = eval(CPU_WARN("cupti_privileges"));
 	const cJSON *f = finding(d, "gpu_not_traced");
-	ok(f && !strcmp(isc_json_str(f, "severity"), "critical"), "CUPTI refused, no GPU op: gpu_not_traced, critical");
-	ok(f && strstr(isc_json_str(f, "suggestion.action"), "NVreg_RestrictProfilingToAdminUsers") &&
-		   strstr(isc_json_str(f, "suggestion.rationale"), "CUPTI said no"),
+	ok(f && !strcmp(isc_doc_str(f, "severity", NULL), "critical"), "CUPTI refused, no GPU op: gpu_not_traced, critical");
+	ok(f && strstr(isc_doc_str(f, "suggestion.action", NULL), "NVreg_RestrictProfilingToAdminUsers") &&
+		   strstr(isc_doc_str(f, "suggestion.rationale", NULL), "CUPTI said no"),
 	   "the action names the permission fix, the rationale quotes the warning");
 	ok(!strcmp(cls(d), "python_bound") && num(d, "verdict.evidence_quality") <= 0.5 + 1e-9,
 	   "the CPU verdict stands with its quality halved (%g)", num(d, "verdict.evidence_quality"));
@@ -320,7 +322,7 @@ static void recording_warnings(void)
 
 	d = eval(CPU_WARN("cupti_kinds"));
 	f = finding(d, "gpu_not_traced");
-	ok(f && !strcmp(isc_json_str(f, "severity"), "info"), "some activity kinds missing: gpu_not_traced, info");
+	ok(f && !strcmp(isc_doc_str(f, "severity", NULL), "info"), "some activity kinds missing: gpu_not_traced, info");
 	cJSON_Delete(d);
 }
 
@@ -328,12 +330,12 @@ static void ranking(void)
 {
 	cJSON *d = eval("{" CPU(60, 30, 10, 5, 1) ",\"summary\":{\"wall_ns\":10000000000,\"events\":10,\"dropped_events\":1},"
 			"\"iterations\":{\"dataloader\":{\"pct_of_step\":30,\"total_ns\":9000000000,\"calls\":10}}}");
-	const cJSON *arr = isc_json_get(d, "findings"), *f;
+	const cJSON *arr = isc_doc_get(d, "findings"), *f;
 	double prev = INFINITY;
 	bool sorted = true, nulls = false;
 	cJSON_ArrayForEach(f, arr) {
 		double s;
-		if (isc_json_num(f, "suggestion.estimated_saving_ns", &s)) {
+		if (isc_doc_have(f, "suggestion.estimated_saving_ns", &s)) {
 			sorted &= !nulls && s <= prev;
 			prev = s;
 		} else {
@@ -341,7 +343,7 @@ static void ranking(void)
 		}
 	}
 	ok(cJSON_GetArraySize(arr) >= 3 && sorted, "findings sorted by saving, estimates before nulls");
-	ok(!strcmp(isc_json_str(cJSON_GetArrayItem(arr, 0), "id"), "dataloader"), "the 9 s DataLoader saving ranks first");
+	ok(!strcmp(isc_doc_str(cJSON_GetArrayItem(arr, 0), "id", NULL), "dataloader"), "the 9 s DataLoader saving ranks first");
 	cJSON_Delete(d);
 }
 
@@ -357,7 +359,7 @@ static void device_memory(void)
 	ok(f != NULL, "60 %% of the peak at one site: gpu_memory_peak_site");
 	ok(num(f, "suggestion.estimated_saving_bytes") == 314572800, "its saving is half the site's bytes (%g)",
 	   num(f, "suggestion.estimated_saving_bytes"));
-	ok(f && !strcmp(isc_json_str(cJSON_GetArrayItem(isc_json_get(f, "evidence.top"), 0), "file"), "m.py"),
+	ok(f && !strcmp(isc_doc_str(cJSON_GetArrayItem(isc_doc_get(f, "evidence.top"), 0), "file", NULL), "m.py"),
 	   "it names the site's file");
 	cJSON_Delete(d);
 	d = eval("{\"summary\":{\"wall_ns\":1000000000},\"gpu\":{\"ops\":1,\"devices\":[{\"id\":0,\"memory\":{"
@@ -399,7 +401,7 @@ static void device_memory(void)
 		 "\"sum\":1073741824}]}");
 	f = finding(d, "gpu_memory_fragmentation");
 	ok(f && num(f, "suggestion.estimated_saving_bytes") == 2147483648.0, "3 GiB reserved for 1 GiB: fragmentation, 2 GiB");
-	ok(f && strstr(isc_json_str(f, "suggestion.action"), "expandable_segments"), "it suggests expandable_segments");
+	ok(f && strstr(isc_doc_str(f, "suggestion.action", NULL), "expandable_segments"), "it suggests expandable_segments");
 	cJSON_Delete(d);
 	d = eval("{\"summary\":{\"wall_ns\":1000000000},\"marks\":[{\"name\":\"torch.cuda.max_memory_reserved\","
 		 "\"count\":1,\"sum\":1181116006},{\"name\":\"torch.cuda.max_memory_allocated\",\"count\":1,"
@@ -443,16 +445,16 @@ static void off_cpu_reasons(void)
 	/* a pipe read: 80 x 6/8 x (4 s pipe + 2 s sleep of 6) = 60 %% io_wait */
 	d = eval(WAITS(10, 10, 80, 6000000000, 1, REASON("io_pipe", 4000000000, 0, 0) "," REASON("sleep", 2000000000, 0, 0), ""));
 	ok(!strcmp(cls(d), "io_wait") && num(d, "verdict.explained_pct") == 60 &&
-	   !strcmp(isc_json_str(d, "verdict.finding"), "io_wait"), "pipe and sleep: io_wait 60 %% (%s %g)", cls(d),
+	   !strcmp(isc_doc_str(d, "verdict.finding", NULL), "io_wait"), "pipe and sleep: io_wait 60 %% (%s %g)", cls(d),
 	   num(d, "verdict.explained_pct"));
 	cJSON_Delete(d);
 	/* waiting for batches: the same pipe time inside a DataLoader's __next__ is the dataloader finding's */
 	d = eval(WAITS(10, 10, 80, 8000000000, 1, REASON("io_pipe", 8000000000, 0, 8000000000),
 		       ",\"iterations\":{\"dataloader\":{\"pct_of_step\":90,\"total_ns\":9000000000,\"calls\":10}}"));
-	ok(!strcmp(cls(d), "io_wait") && !strcmp(isc_json_str(d, "verdict.finding"), "dataloader") &&
+	ok(!strcmp(cls(d), "io_wait") && !strcmp(isc_doc_str(d, "verdict.finding", NULL), "dataloader") &&
 	   num(d, "verdict.explained_pct") == 80,
 	   "blocked inside DataLoader.__next__: verdict io_wait (input-bound) backed by the dataloader finding, 80 %% (%s %s %g)",
-	   cls(d), isc_json_str(d, "verdict.finding"), num(d, "verdict.explained_pct"));
+	   cls(d), isc_doc_str(d, "verdict.finding", NULL), num(d, "verdict.explained_pct"));
 	ok(!finding(d, "io_wait"), "and no io_wait finding of its own");
 	cJSON_Delete(d);
 	/* pure-Python threads: 90 %% off, 6 of 9 s blocked on the GIL: 60 %% gil_contention */
@@ -460,7 +462,7 @@ static void off_cpu_reasons(void)
 	ok(!strcmp(cls(d), "gil_contention") && num(d, "verdict.explained_pct") == 60,
 	   "GIL waits: gil_contention 60 %% (%s %g)", cls(d), num(d, "verdict.explained_pct"));
 	const cJSON *g = finding(d, "gil_contention");
-	ok(g && !strcmp(isc_json_str(cJSON_GetArrayItem(isc_json_get(g, "evidence.top"), 0), "name"), "tokenize"),
+	ok(g && !strcmp(isc_doc_str(cJSON_GetArrayItem(isc_doc_get(g, "evidence.top"), 0), "name", NULL), "tokenize"),
 	   "its top contributor: the Python function that waited");
 	cJSON_Delete(d);
 	/* op_compute_bound counts torch ops only; python_bound the interpreter and other C code */
@@ -476,7 +478,7 @@ static void off_cpu_reasons(void)
 	   num(d, "verdict.explained_pct"));
 	const cJSON *oc = finding(d, "op_compute_bound");
 	ok(oc && num(oc, "evidence.metrics.ops_pct") == 25 &&
-	   !strcmp(isc_json_str(cJSON_GetArrayItem(isc_json_get(oc, "evidence.top"), 0), "name"), "torch.matmul"),
+	   !strcmp(isc_doc_str(cJSON_GetArrayItem(isc_doc_get(oc, "evidence.top"), 0), "name", NULL), "torch.matmul"),
 	   "op_compute_bound: 25 %%, its top op the torch op, not builtins.len");
 	cJSON_Delete(d);
 }
@@ -490,8 +492,8 @@ static void rss_growth_site(void)
 			"\"scope\":\"step\",\"bytes\":209715200}],\"growth_top\":[{\"name\":\"other\",\"file\":\"o.py\","
 			"\"line\":1,\"growth_bytes\":1}]}}");
 	const cJSON *f = finding(d, "rss_growth");
-	ok(f && strstr(isc_json_str(f, "title"), "grow (m.py:18) inside scope step"), "rss_growth names the site: %s",
-	   f ? isc_json_str(f, "title") : "(none)");
+	ok(f && strstr(isc_doc_str(f, "title", NULL), "grow (m.py:18) inside scope step"), "rss_growth names the site: %s",
+	   f ? isc_doc_str(f, "title", NULL) : "(none)");
 	cJSON_Delete(d);
 }
 
@@ -535,12 +537,12 @@ static bool names_imports(const cJSON *d)
 {
 	static const char *const words[] = { "_imp.create_dynamic", "find_spec", "<frozen", "_find_and_load" };
 	const cJSON *f;
-	cJSON_ArrayForEach(f, isc_json_get(d, "findings")) {
+	cJSON_ArrayForEach(f, isc_doc_get(d, "findings")) {
 		char *s = cJSON_PrintUnformatted(f);
 		bool hit = false;
 		for (size_t i = 0; s && i < sizeof(words) / sizeof(words[0]); i++)
 			if (strstr(s, words[i])) {
-				printf("# %s names %s: %s\n", isc_json_str(f, "id"), words[i], s);
+				printf("# %s names %s: %s\n", isc_doc_str(f, "id", NULL), words[i], s);
 				hit = true;
 			}
 		free(s);
@@ -553,8 +555,8 @@ static bool names_imports(const cJSON *d)
 static bool has_startup_limit(const cJSON *d)
 {
 	const cJSON *l;
-	cJSON_ArrayForEach(l, isc_json_get(d, "verdict.limits"))
-		if (strstr(isc_json_str(l, "reason") ? isc_json_str(l, "reason") : "", "start-up"))
+	cJSON_ArrayForEach(l, isc_doc_get(d, "verdict.limits"))
+		if (strstr(isc_doc_str(l, "reason", NULL) ? isc_doc_str(l, "reason", NULL) : "", "start-up"))
 			return true;
 	return false;
 }
@@ -565,11 +567,11 @@ static void startup_apart(void)
 	ok(!strcmp(cls(d), "op_compute_bound"), "iterations 90 %% torch ops, start-up Python-side: op_compute_bound (%s)",
 	   cls(d));
 	const cJSON *f = finding(d, "op_compute_bound");
-	ok(f && !strcmp(isc_json_str(f, "judged_on") ? isc_json_str(f, "judged_on") : "", "iterations"),
+	ok(f && !strcmp(isc_doc_str(f, "judged_on", NULL) ? isc_doc_str(f, "judged_on", NULL) : "", "iterations"),
 	   "op_compute_bound judged_on iterations");
-	ok(f && !strncmp(isc_json_str(f, "title"), "Inside the iterations: 90 % ", 28), "title says so: %s",
-	   f ? isc_json_str(f, "title") : "(none)");
-	ok(f && !strcmp(isc_json_str(cJSON_GetArrayItem(isc_json_get(f, "evidence.top"), 0), "name"), "torch.matmul"),
+	ok(f && !strncmp(isc_doc_str(f, "title", NULL), "Inside the iterations: 90 % ", 28), "title says so: %s",
+	   f ? isc_doc_str(f, "title", NULL) : "(none)");
+	ok(f && !strcmp(isc_doc_str(cJSON_GetArrayItem(isc_doc_get(f, "evidence.top"), 0), "name", NULL), "torch.matmul"),
 	   "top contributor torch.matmul");
 	ok(!finding(d, "python_bound"), "10 %% Python inside the iterations: no python_bound");
 	ok(!names_imports(d), "no finding names the import machinery");
@@ -580,9 +582,9 @@ static void startup_apart(void)
 	ok(!strcmp(cls(d), "python_bound"), "no in_iterations: the whole run, 55 %% Python-side: python_bound (%s)",
 	   cls(d));
 	f = finding(d, "python_bound");
-	ok(f && !strcmp(isc_json_str(f, "judged_on") ? isc_json_str(f, "judged_on") : "", "run"),
+	ok(f && !strcmp(isc_doc_str(f, "judged_on", NULL) ? isc_doc_str(f, "judged_on", NULL) : "", "run"),
 	   "python_bound judged_on run");
-	ok(f && strncmp(isc_json_str(f, "title"), "Inside", 6), "its title does not claim the iterations");
+	ok(f && strncmp(isc_doc_str(f, "title", NULL), "Inside", 6), "its title does not claim the iterations");
 	ok(has_startup_limit(d), "start-up 60 %% of the wall time: the start-up limit");
 	cJSON_Delete(d);
 
@@ -617,10 +619,10 @@ static void startup_apart(void)
 		 (int)strlen(base) - 1, base);
 	d = eval(doc);
 	f = finding(d, "host_memory_bound");
-	ok(f && !strcmp(isc_json_str(f, "judged_on") ? isc_json_str(f, "judged_on") : "", "iterations"),
+	ok(f && !strcmp(isc_doc_str(f, "judged_on", NULL) ? isc_doc_str(f, "judged_on", NULL) : "", "iterations"),
 	   "kernel time inside the iterations: host_memory_bound judged on them");
-	ok(f && cJSON_GetArraySize(isc_json_get(f, "evidence.top")) == 1 &&
-	   !strcmp(isc_json_str(cJSON_GetArrayItem(isc_json_get(f, "evidence.top"), 0), "name"), "forward"),
+	ok(f && cJSON_GetArraySize(isc_doc_get(f, "evidence.top")) == 1 &&
+	   !strcmp(isc_doc_str(cJSON_GetArrayItem(isc_doc_get(f, "evidence.top"), 0), "name", NULL), "forward"),
 	   "its evidence: the growth inside a scope (forward), one row");
 	ok(!names_imports(d), "no finding names the import machinery");
 	cJSON_Delete(d);
@@ -629,7 +631,7 @@ static void startup_apart(void)
 	d = eval(STARTUP_DOC(IN_IT_OPS_SHARE("10")));
 	ok(!strcmp(cls(d), "python_bound"), "iterations 10 %% of the work after start: judged on the run (%s)", cls(d));
 	f = finding(d, "python_bound");
-	ok(f && !strcmp(isc_json_str(f, "judged_on") ? isc_json_str(f, "judged_on") : "", "run"),
+	ok(f && !strcmp(isc_doc_str(f, "judged_on", NULL) ? isc_doc_str(f, "judged_on", NULL) : "", "run"),
 	   "python_bound judged_on run");
 	cJSON_Delete(d);
 }
@@ -650,8 +652,8 @@ static void window_limit(void)
 		snprintf(doc, sizeof(doc), "{" CPU(60, 30, 10, 5, 1) ",\"run\":{\"outcome\":\"window\",\"window\":true,"
 			 "\"window_ns\":%s}}", cases[i].window_ns);
 		cJSON *d = eval(doc);
-		const cJSON *l = cJSON_GetArrayItem(isc_json_get(d, "verdict.limits"), 0);
-		const char *why = l ? isc_json_str(l, "reason") : NULL;
+		const cJSON *l = cJSON_GetArrayItem(isc_doc_get(d, "verdict.limits"), 0);
+		const char *why = l ? isc_doc_str(l, "reason", NULL) : NULL;
 		ok(!strcmp(cls(d), "python_bound"), "window of %s ns in a 10 s run: the class stays (%s)", cases[i].window_ns,
 		   cls(d));
 		ok(l && num(l, "factor") == cases[i].factor, "factor %g (%g)", cases[i].factor, l ? num(l, "factor") : -1);

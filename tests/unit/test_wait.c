@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "isc_findings.h"
 #include "isc_format.h"
 #include "sampler.h"
 #include "analyze_wait.h"

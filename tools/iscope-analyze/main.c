@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "isc_analyze.h"
+#include "isc_findings.h"
 #include "isc_config.h"
 #include "isc_config_api.h"
 #include "tool.h"
@@ -156,14 +157,14 @@ static bool history_regressed(const cJSON *doc)
 {
 	const cJSON *m, *c, *last = NULL;
 	bool any = false;
-	cJSON_ArrayForEach(m, isc_json_get(doc, "history.metrics")) {
-		const char *path = isc_json_str(m, "path");
+	cJSON_ArrayForEach(m, isc_doc_get(doc, "history.metrics")) {
+		const char *path = isc_doc_str(m, "path", NULL);
 		if (!path || (strncmp(path, "iterations.latency_ns", 21) && strcmp(path, "summary.wall_ns")))
 			continue;
 		last = NULL;
 		cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(m, "change_points"))
 			last = c;
-		const char *d = last ? isc_json_str(last, "direction") : NULL;
+		const char *d = last ? isc_doc_str(last, "direction", NULL) : NULL;
 		any = any || (d && !strcmp(d, "regressed"));
 	}
 	return any;
@@ -310,25 +311,25 @@ write:
 	status = rc < 0 || mres.bad_input ? 1 : 0;
 	written = true;
 	if (status == 0 && isc_config_flag(c, "fail-on-regression")) {
-		const char *v = isc_json_str(doc, "comparison.verdict");
+		const char *v = isc_doc_str(doc, "comparison.verdict", NULL);
 		if ((v && !strcmp(v, "regressed")) || history_regressed(doc))
 			status = ISC_EXIT_REGRESSED;
 	}
 	if (!isc_config_flag(c, "quiet") && isc_log_enabled(ISC_LOG_INFO)) {
 		double ev = 0, pr = 0, th = 0;
-		isc_json_num(doc, "summary.events", &ev);
-		isc_json_num(doc, "summary.processes", &pr);
-		isc_json_num(doc, "summary.threads", &th);
+		isc_doc_have(doc, "summary.events", &ev);
+		isc_doc_have(doc, "summary.processes", &pr);
+		isc_doc_have(doc, "summary.threads", &th);
 		isc_log(ISC_LOG_INFO, "%s: %.0f events, %.0f processes, %.0f threads; verdict %s", name, ev, pr, th,
-			isc_json_str(doc, "verdict.class") ? isc_json_str(doc, "verdict.class") : "n/a");
+			isc_doc_str(doc, "verdict.class", NULL) ? isc_doc_str(doc, "verdict.class", NULL) : "n/a");
 	}
-	if (!isc_config_flag(c, "quiet") && isc_json_get(doc, "comparison")) {
+	if (!isc_config_flag(c, "quiet") && isc_doc_get(doc, "comparison")) {
 		double chg = 0, p = 1;
-		const cJSON *sc = cJSON_GetArrayItem(isc_json_get(doc, "comparison.scopes"), 0);
-		isc_json_num(sc, "change_pct", &chg);
-		isc_json_num(sc, "p_value", &p);
+		const cJSON *sc = cJSON_GetArrayItem(isc_doc_get(doc, "comparison.scopes"), 0);
+		isc_doc_have(sc, "change_pct", &chg);
+		isc_doc_have(sc, "p_value", &p);
 		isc_log(ISC_LOG_INFO, "%s: %s against %zu baseline%s (median %+.1f %%, p = %.2g)", name,
-			isc_json_str(doc, "comparison.verdict"), nb, nb == 1 ? "" : "s", chg, p);
+			isc_doc_str(doc, "comparison.verdict", NULL), nb, nb == 1 ? "" : "s", chg, p);
 	}
 out:
 	if (isc_tool_out_close(&out, written))

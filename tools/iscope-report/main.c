@@ -4,7 +4,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "isc_analyze.h"
+#include "isc_findings.h"
+#include "isc_report.h"
 #include "isc_config.h"
 #include "isc_config_api.h"
 #include "tool.h"

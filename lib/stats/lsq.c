@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "isc_analyze.h"
+#include "isc_stats.h"
 
 struct moments {
 	uint64_t n;

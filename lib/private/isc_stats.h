@@ -1,14 +1,16 @@
 /*
- * stats.h - distribution-free two-sample statistics and robust summaries
- * for run comparison (compare.c) and history (history.c).  Library-internal;
- * the unit tests include it directly.
+ * isc_stats.h - the stats stage (lib/stats), for the stages above it and
+ * the tests, not the tools: order statistics and histograms (quantile.c),
+ * a streaming least-squares slope (lsq.c), both used by the analysis pass,
+ * and the distribution-free two-sample statistics and robust summaries of
+ * run comparison and history (stats.c).
  *
  * Samples are int64 (nanoseconds).  Nothing here allocates more than
  * O(nx + ny) (the exact U distribution: O(nx * ny) doubles, for small
  * samples only) or returns owned memory.
  */
-#ifndef ISC_ANALYZE_STATS_H
-#define ISC_ANALYZE_STATS_H
+#ifndef ISC_STATS_H
+#define ISC_STATS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -83,5 +85,53 @@ double isc_median_se(const int64_t *x, size_t n);
 
 /* Sorts n int64 in place, ascending. */
 void isc_sort_i64(int64_t *v, size_t n);
+
+/* ---- order statistics (stats/quantile.c) --------------------------------- */
+/*
+ * Nearest-rank quantile of n sorted values: x[k-1] with k = ceil(p*n),
+ * 1 <= k <= n.  n must be > 0.
+ */
+uint64_t isc_quantile_sorted(const uint64_t *x, size_t n, double p);
+
+/*
+ * Distribution-free confidence interval for the p-quantile from n samples:
+ * 1-based ranks (lo, hi) of the order statistics with
+ * P(x_(lo) <= q_p <= x_(hi)) >= level, from the exact binomial Bin(n, p).
+ * lo = max{k : F(k-1) <= a/2}, hi = min{k : F(k-1) >= 1-a/2}, a = 1-level;
+ * a bound that needs more samples than n is returned as 0.
+ */
+void isc_quantile_ci(size_t n, double p, double level, size_t *lo, size_t *hi);
+
+/*
+ * Linear histogram of n > 0 sorted values: k bins of equal width from x[0]
+ * to x[n-1] (one bin when they are equal or k < 2).  edges (k+1 entries,
+ * integers rounded up) and counts (k entries) are the caller's; bin i holds
+ * edges[i] <= x < edges[i+1], the last one also x[n-1].  Returns the number
+ * of bins filled in.
+ */
+unsigned isc_histogram_linear(const uint64_t *x, size_t n, unsigned k, uint64_t *edges, uint64_t *counts);
+
+/* ---- streaming least squares (stats/lsq.c) --------------------------- */
+/*
+ * Least-squares slope of (t, y) points arriving in time order, restricted at
+ * the end to a time range chosen then (after the first 10 % of the run),
+ * in memory independent of the number of points: points are kept as
+ * per-bucket moments in ISC_LSQ_BUCKETS time buckets whose width doubles
+ * whenever the run outgrows them.  The range is rounded inwards to bucket
+ * boundaries, so no point outside it is used (and at most 2/ISC_LSQ_BUCKETS
+ * of the run inside it is dropped at each end).
+ */
+#define ISC_LSQ_BUCKETS 512
+struct isc_lsq;
+int isc_lsq_new(struct isc_lsq **l);
+/* t in ns, non-decreasing; y any unit.  Returns 0 or -EINVAL for t going back. */
+int isc_lsq_add(struct isc_lsq *l, uint64_t t_ns, double y);
+/*
+ * Slope in y units per second of the points with from_ns <= t < to_ns
+ * (UINT64_MAX: no end), both rounded inwards to bucket boundaries; false
+ * when fewer than 2 distinct times remain.  *npoints gets the points used.
+ */
+bool isc_lsq_slope(const struct isc_lsq *l, uint64_t from_ns, uint64_t to_ns, double *per_s, uint64_t *npoints);
+void isc_lsq_free(struct isc_lsq *l);
 
 #endif

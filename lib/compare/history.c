@@ -27,9 +27,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze_util.h"
+#include "isc_util.h"
+#include "isc_jbuild.h"
 #include "isc_analyze.h"
-#include "stats.h"
+#include "isc_findings.h"
+#include "isc_stats.h"
 
 #define BASE_RUNS 5   /* runs of a segment before it is judged */
 #define BASE_MAX 20   /* runs of a segment its baseline is taken from, at most */
@@ -209,7 +211,7 @@ int isc_findings_history(cJSON *out, const cJSON *const *series, const char *con
 	cJSON *arr = isc_jb_arr(&jb, h, "metrics");
 	for (size_t k = 0; k < sizeof(metrics) / sizeof(metrics[0]); k++) {
 		for (size_t i = 0; i < n; i++)
-			have[i] = isc_json_num(series[i], metrics[k].path, &x[i]);
+			have[i] = isc_doc_have(series[i], metrics[k].path, &x[i]);
 		if ((rc = one_metric(&jb, arr, &metrics[k], x, have, n, names, thr)))
 			goto out;
 	}

@@ -1,5 +1,5 @@
 /*
- * format.h - the format stage's declarations shared with the other stages
+ * isc_trace_int.h - the format stage's declarations shared with the other stages
  * (not the tools): file header records, STRING_DEF parsing, ring record
  * checks.
  */
@@ -15,9 +15,6 @@
  */
 int isc_header_encode(struct isc_buf *b, uint32_t file_magic, const struct isc_tl_header *h);
 int isc_header_parse(const uint8_t *p, size_t len, struct isc_tl_header *h, uint32_t *file_magic);
-
-/* Copies at most cap-1 bytes, replacing NULs by sep, always terminating. */
-void isc_copy_bytes(char *dst, size_t cap, const uint8_t *src, size_t len, char sep);
 
 /* A STRING_DEF record body, pointing into the record. */
 struct isc_string_def {

@@ -13,7 +13,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "isc_analyze.h"
+#include "isc_stats.h"
 
 uint64_t isc_quantile_sorted(const uint64_t *x, size_t n, double p)
 {

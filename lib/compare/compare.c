@@ -45,9 +45,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze_util.h"
+#include "isc_util.h"
+#include "isc_jbuild.h"
 #include "isc_analyze.h"
-#include "stats.h"
+#include "isc_findings.h"
+#include "isc_stats.h"
 
 #define MIN_SAMPLES 5     /* per side: 5 vs 5 is the least where exact p < 0.01 is possible */
 #define MAX_CONTRIB 30
@@ -56,33 +58,14 @@
 
 /* ---- reading the documents --------------------------------------------- */
 
-int isc_findings_check(const cJSON *doc)
-{
-	const char *tool = isc_json_str(doc, "tool.name");
-	double v;
-	if (!cJSON_IsObject(doc) || !isc_json_num(doc, "schema_version", &v) || !tool ||
-	    strcmp(tool, "iscope-analyze")) {
-		isc_err_push("not a findings document (no schema_version and tool.name \"iscope-analyze\")");
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static double num0(const cJSON *o, const char *path)
-{
-	double v = 0;
-	isc_json_num(o, path, &v);
-	return v;
-}
-
 /*
  * Steady-state iteration durations of doc into a malloc'd sorted array;
  * with no iterations, the run's wall time as one sample (*wall = true).
  */
 static int run_samples(const cJSON *doc, int64_t **out, size_t *n, bool *wall)
 {
-	const cJSON *spans = isc_json_get(doc, "iterations.spans");
-	double ws = num0(doc, "iterations.warmup_spans");
+	const cJSON *spans = isc_doc_get(doc, "iterations.spans");
+	double ws = isc_doc_num(doc, "iterations.warmup_spans", 0);
 	size_t skip = ws > 0 && ws < 1e9 ? (size_t)ws : 0, m = 0, cap = (size_t)cJSON_GetArraySize(spans);
 	int64_t *v = malloc((cap ? cap : 1) * sizeof(*v));
 	if (!v)
@@ -101,7 +84,7 @@ static int run_samples(const cJSON *doc, int64_t **out, size_t *n, bool *wall)
 	*wall = !m;
 	if (!m) {
 		double w;
-		if (isc_json_num(doc, "summary.wall_ns", &w) && w > 0 && w < 2e18)
+		if (isc_doc_have(doc, "summary.wall_ns", &w) && w > 0 && w < 2e18)
 			v[m++] = (int64_t)w;
 	}
 	isc_sort_i64(v, m);
@@ -176,21 +159,21 @@ static int add(struct items *it, int s, const char *kind, const char *name, cons
 /* Iterations of a run, the divisor of every per-iteration cost (1 without iterations). */
 static double iters(const cJSON *doc)
 {
-	double c = num0(doc, "iterations.count");
+	double c = isc_doc_num(doc, "iterations.count", 0);
 	return c >= 1 ? c : 1;
 }
 
 /* Mean wall time of one iteration (all of them, warm-up included), or the run's wall time. */
 static double iter_mean_ns(const cJSON *doc)
 {
-	const char *name = isc_json_str(doc, "iterations.name");
+	const char *name = isc_doc_str(doc, "iterations.name", NULL);
 	const cJSON *s;
-	cJSON_ArrayForEach(s, isc_json_get(doc, "iterations.scopes")) {
-		const char *n = isc_json_str(s, "name");
+	cJSON_ArrayForEach(s, isc_doc_get(doc, "iterations.scopes")) {
+		const char *n = isc_doc_str(s, "name", NULL);
 		if (name && n && !strcmp(n, name))
-			return num0(s, "total_ns") / iters(doc);
+			return isc_doc_num(s, "total_ns", 0) / iters(doc);
 	}
-	return num0(doc, "summary.wall_ns");
+	return isc_doc_num(doc, "summary.wall_ns", 0);
 }
 
 static const char *idle_names[][2] = {
@@ -206,62 +189,62 @@ static const char *idle_names[][2] = {
 static int collect(struct items *it, int s, const cJSON *doc, double w)
 {
 	double per = w / iters(doc);
-	bool scoped = num0(doc, "iterations.count") >= 1;
+	bool scoped = isc_doc_num(doc, "iterations.count", 0) >= 1;
 	const cJSON *e;
 	int rc = 0;
 	double listed = 0;
-	cJSON_ArrayForEach(e, isc_json_get(doc, scoped ? "cpu.top_functions_in_scopes" : "cpu.top_functions")) {
-		double ns = num0(e, "self_ns");
+	cJSON_ArrayForEach(e, isc_doc_get(doc, scoped ? "cpu.top_functions_in_scopes" : "cpu.top_functions")) {
+		double ns = isc_doc_num(e, "self_ns", 0);
 		listed += ns;
-		rc |= add(it, s, isc_json_str(e, "kind") ? isc_json_str(e, "kind") : "op", isc_json_str(e, "name"),
-			  isc_json_str(e, "file"), num0(e, "line"), "cpu", ns * per, num0(e, "calls") * per);
+		rc |= add(it, s, isc_doc_str(e, "kind", NULL) ? isc_doc_str(e, "kind", NULL) : "op", isc_doc_str(e, "name", NULL),
+			  isc_doc_str(e, "file", NULL), isc_doc_num(e, "line", 0), "cpu", ns * per, isc_doc_num(e, "calls", 0) * per);
 	}
 	/* the rest of the iteration time, so that the cpu view adds up to the mean iteration */
 	rc |= add(it, s, "other", "(other time in iterations)", NULL, 0, "cpu",
 		  iter_mean_ns(doc) * w - listed * per, 0);
-	cJSON_ArrayForEach(e, isc_json_get(doc, "gpu.kernels.top"))
-		rc |= add(it, s, "kernel", isc_json_str(e, "name"), NULL, 0, "gpu", num0(e, "total_ns") * per,
-			  num0(e, "count") * per);
-	if (num0(doc, "gpu.kernels.others.count") > 0)
-		rc |= add(it, s, "kernel", "(other kernels)", NULL, 0, "gpu", num0(doc, "gpu.kernels.others.total_ns") * per,
-			  num0(doc, "gpu.kernels.others.count") * per);
-	cJSON_ArrayForEach(e, isc_json_get(doc, "gpu.memcpy")) {
+	cJSON_ArrayForEach(e, isc_doc_get(doc, "gpu.kernels.top"))
+		rc |= add(it, s, "kernel", isc_doc_str(e, "name", NULL), NULL, 0, "gpu", isc_doc_num(e, "total_ns", 0) * per,
+			  isc_doc_num(e, "count", 0) * per);
+	if (isc_doc_num(doc, "gpu.kernels.others.count", 0) > 0)
+		rc |= add(it, s, "kernel", "(other kernels)", NULL, 0, "gpu", isc_doc_num(doc, "gpu.kernels.others.total_ns", 0) * per,
+			  isc_doc_num(doc, "gpu.kernels.others.count", 0) * per);
+	cJSON_ArrayForEach(e, isc_doc_get(doc, "gpu.memcpy")) {
 		char name[160];
-		const char *d = isc_json_str(e, "direction"), *sm = isc_json_str(e, "src_memory"),
-			   *dm = isc_json_str(e, "dst_memory");
-		snprintf(name, sizeof(name), "%s%s%s %s->%s", isc_json_str(e, "kind") ? isc_json_str(e, "kind") : "copy",
+		const char *d = isc_doc_str(e, "direction", NULL), *sm = isc_doc_str(e, "src_memory", NULL),
+			   *dm = isc_doc_str(e, "dst_memory", NULL);
+		snprintf(name, sizeof(name), "%s%s%s %s->%s", isc_doc_str(e, "kind", NULL) ? isc_doc_str(e, "kind", NULL) : "copy",
 			 d ? " " : "", d ? d : "", sm ? sm : "-", dm ? dm : "-");
-		rc |= add(it, s, "copy", name, NULL, 0, "gpu", num0(e, "total_ns") * per, num0(e, "count") * per);
+		rc |= add(it, s, "copy", name, NULL, 0, "gpu", isc_doc_num(e, "total_ns", 0) * per, isc_doc_num(e, "count", 0) * per);
 	}
-	cJSON_ArrayForEach(e, isc_json_get(doc, "gpu.sync.api_calls"))
-		rc |= add(it, s, "sync", isc_json_str(e, "name"), NULL, 0, "breakdown", num0(e, "total_ns") * per,
-			  num0(e, "count") * per);
+	cJSON_ArrayForEach(e, isc_doc_get(doc, "gpu.sync.api_calls"))
+		rc |= add(it, s, "sync", isc_doc_str(e, "name", NULL), NULL, 0, "breakdown", isc_doc_num(e, "total_ns", 0) * per,
+			  isc_doc_num(e, "count", 0) * per);
 	const cJSON *dev, *st;
-	cJSON_ArrayForEach(dev, isc_json_get(doc, "gpu.devices"))
+	cJSON_ArrayForEach(dev, isc_doc_get(doc, "gpu.devices"))
 		cJSON_ArrayForEach(st, cJSON_GetObjectItemCaseSensitive(dev, "streams"))
 			for (size_t i = 0; i < sizeof(idle_names) / sizeof(idle_names[0]); i++) {
 				char path[64];
 				snprintf(path, sizeof(path), "idle_breakdown.%s", idle_names[i][0]);
-				rc |= add(it, s, "gpu_idle", idle_names[i][1], NULL, 0, "gpu", num0(st, path) * per, 0);
+				rc |= add(it, s, "gpu_idle", idle_names[i][1], NULL, 0, "gpu", isc_doc_num(st, path, 0) * per, 0);
 			}
 	/* off-CPU: by reason when the sampler said what blocked threads waited in, the rest preemption */
-	const cJSON *reasons = isc_json_get(doc, "cpu.off_cpu_reasons");
+	const cJSON *reasons = isc_doc_get(doc, "cpu.off_cpu_reasons");
 	if (cJSON_IsArray(reasons)) {
 		cJSON_ArrayForEach(e, reasons) {
 			char name[96];
 			snprintf(name, sizeof(name), "off-CPU: %s",
-				 isc_json_str(e, "reason") ? isc_json_str(e, "reason") : "?");
-			rc |= add(it, s, "off_cpu", name, NULL, 0, "breakdown", num0(e, "ns") * per, 0);
+				 isc_doc_str(e, "reason", NULL) ? isc_doc_str(e, "reason", NULL) : "?");
+			rc |= add(it, s, "off_cpu", name, NULL, 0, "breakdown", isc_doc_num(e, "ns", 0) * per, 0);
 		}
 		rc |= add(it, s, "off_cpu", "off-CPU: preempted (runnable, not running)", NULL, 0, "breakdown",
-			  fmax(0, num0(doc, "cpu.split.off_cpu_ns") - num0(doc, "cpu.blocked_ns")) * per, 0);
-	} else if (isc_json_get(doc, "cpu.split.off_cpu_ns")) {
+			  fmax(0, isc_doc_num(doc, "cpu.split.off_cpu_ns", 0) - isc_doc_num(doc, "cpu.blocked_ns", 0)) * per, 0);
+	} else if (isc_doc_get(doc, "cpu.split.off_cpu_ns")) {
 		rc |= add(it, s, "off_cpu", "off-CPU time of the traced threads", NULL, 0, "breakdown",
-			  num0(doc, "cpu.split.off_cpu_ns") * per, 0);
+			  isc_doc_num(doc, "cpu.split.off_cpu_ns", 0) * per, 0);
 	}
 	double faults = 0;
-	cJSON_ArrayForEach(e, isc_json_get(doc, "processes"))
-		faults += num0(e, "minor_faults") + num0(e, "major_faults");
+	cJSON_ArrayForEach(e, isc_doc_get(doc, "processes"))
+		faults += isc_doc_num(e, "minor_faults", 0) + isc_doc_num(e, "major_faults", 0);
 	rc |= add(it, s, "page_faults", "page faults (minor + major)", NULL, 0, "breakdown", 0, faults * per);
 	return rc ? -ENOMEM : 0;
 }
@@ -292,15 +275,15 @@ static int collect_names(struct items *it, int s, const cJSON *doc, double w)
 {
 	const cJSON *e;
 	int rc = 0;
-	cJSON_ArrayForEach(e, isc_json_get(doc, "cpu.top_functions"))
-		rc |= add(it, s, isc_json_str(e, "kind") ? isc_json_str(e, "kind") : "op", isc_json_str(e, "name"), NULL, 0,
-			  "names", 0, num0(e, "calls") * w);
-	cJSON_ArrayForEach(e, isc_json_get(doc, "iterations.scopes"))
-		rc |= add(it, s, "scope", isc_json_str(e, "name"), NULL, 0, "names", 0, num0(e, "count") * w);
-	cJSON_ArrayForEach(e, isc_json_get(doc, "gpu.kernels.top"))
-		rc |= add(it, s, "kernel", isc_json_str(e, "name"), NULL, 0, "names", 0, num0(e, "count") * w);
-	if (num0(doc, "gpu.kernels.count") > 0) /* every kernel, the ones below the top list included */
-		rc |= add(it, s, "kernel", "(all kernels)", NULL, 0, "names", 0, num0(doc, "gpu.kernels.count") * w);
+	cJSON_ArrayForEach(e, isc_doc_get(doc, "cpu.top_functions"))
+		rc |= add(it, s, isc_doc_str(e, "kind", NULL) ? isc_doc_str(e, "kind", NULL) : "op", isc_doc_str(e, "name", NULL), NULL, 0,
+			  "names", 0, isc_doc_num(e, "calls", 0) * w);
+	cJSON_ArrayForEach(e, isc_doc_get(doc, "iterations.scopes"))
+		rc |= add(it, s, "scope", isc_doc_str(e, "name", NULL), NULL, 0, "names", 0, isc_doc_num(e, "count", 0) * w);
+	cJSON_ArrayForEach(e, isc_doc_get(doc, "gpu.kernels.top"))
+		rc |= add(it, s, "kernel", isc_doc_str(e, "name", NULL), NULL, 0, "names", 0, isc_doc_num(e, "count", 0) * w);
+	if (isc_doc_num(doc, "gpu.kernels.count", 0) > 0) /* every kernel, the ones below the top list included */
+		rc |= add(it, s, "kernel", "(all kernels)", NULL, 0, "names", 0, isc_doc_num(doc, "gpu.kernels.count", 0) * w);
 	return rc ? -ENOMEM : 0;
 }
 
@@ -348,18 +331,18 @@ static void env_value(const cJSON *doc, const char *key, char *buf, size_t n)
 	if (!strcmp(key, "torch threads") || !strcmp(key, "torch interop threads")) {
 		const char *mk = key[6] == 't' ? "torch.num_threads" : "torch.num_interop_threads";
 		const cJSON *m;
-		cJSON_ArrayForEach(m, isc_json_get(doc, "marks")) {
-			const char *name = isc_json_str(m, "name");
-			if (name && !strcmp(name, mk) && num0(m, "count") > 0)
-				snprintf(buf, n, "%.0f", num0(m, "sum") / num0(m, "count"));
+		cJSON_ArrayForEach(m, isc_doc_get(doc, "marks")) {
+			const char *name = isc_doc_str(m, "name", NULL);
+			if (name && !strcmp(name, mk) && isc_doc_num(m, "count", 0) > 0)
+				snprintf(buf, n, "%.0f", isc_doc_num(m, "sum", 0) / isc_doc_num(m, "count", 0));
 		}
 	} else if (!strcmp(key, "torch version") || !strcmp(key, "Python version")) {
 		/* the agent's marks torch.version (major*10000 + minor*100 + patch) and python.hexversion */
 		bool torch = key[0] == 't';
 		const cJSON *m;
-		cJSON_ArrayForEach(m, isc_json_get(doc, "marks")) {
-			const char *name = isc_json_str(m, "name");
-			double c = num0(m, "count"), x = c > 0 ? num0(m, "sum") / c : 0;
+		cJSON_ArrayForEach(m, isc_doc_get(doc, "marks")) {
+			const char *name = isc_doc_str(m, "name", NULL);
+			double c = isc_doc_num(m, "count", 0), x = c > 0 ? isc_doc_num(m, "sum", 0) / c : 0;
 			if (!name || strcmp(name, torch ? "torch.version" : "python.hexversion") || c <= 0 || !(x >= 0 && x < 1e15))
 				continue;
 			long long iv = (long long)x;
@@ -371,8 +354,8 @@ static void env_value(const cJSON *doc, const char *key, char *buf, size_t n)
 	} else if (!strcmp(key, "GPU model")) {
 		const cJSON *d;
 		size_t used = 0;
-		cJSON_ArrayForEach(d, isc_json_get(doc, "gpu.devices")) {
-			const char *name = isc_json_str(d, "name");
+		cJSON_ArrayForEach(d, isc_doc_get(doc, "gpu.devices")) {
+			const char *name = isc_doc_str(d, "name", NULL);
 			if (name && used < n)
 				used += (size_t)snprintf(buf + used, n - used, "%s%s", used ? ", " : "", name);
 		}
@@ -380,8 +363,8 @@ static void env_value(const cJSON *doc, const char *key, char *buf, size_t n)
 		const cJSON *d;
 		double acc = 0;
 		bool have = false;
-		cJSON_ArrayForEach(d, isc_json_get(doc, "gpu.nvml")) {
-			if (isc_json_num(d, key[4] == 'S' ? "sm_mhz_min" : "throttled_samples", &v)) {
+		cJSON_ArrayForEach(d, isc_doc_get(doc, "gpu.nvml")) {
+			if (isc_doc_have(d, key[4] == 'S' ? "sm_mhz_min" : "throttled_samples", &v)) {
 				acc = have && key[4] == 'S' ? fmin(acc, v) : key[4] == 'S' ? v : acc + v;
 				have = true;
 			}
@@ -401,9 +384,9 @@ static void env_value(const cJSON *doc, const char *key, char *buf, size_t n)
 		const cJSON *x = NULL;
 		for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
 			if (!strcmp(key, paths[i][0]))
-				x = isc_json_get(doc, paths[i][1]);
+				x = isc_doc_get(doc, paths[i][1]);
 		if (!x && !strncmp(key, "env ", 4)) { /* environment.meta.<KEY>: env.NAME, host.NAME */
-			x = cJSON_GetObjectItemCaseSensitive(isc_json_get(doc, "environment.meta"), key + 4);
+			x = cJSON_GetObjectItemCaseSensitive(isc_doc_get(doc, "environment.meta"), key + 4);
 			if (!x && !strncmp(key + 4, "env.", 4))
 				snprintf(buf, n, "(unset)");
 		}
@@ -423,9 +406,9 @@ static int env_diff(struct isc_jb *jb, cJSON *cmp, const cJSON *cur, const cJSON
 	char a[512], b[512], all[1024];
 	/* the fixed keys, then every environment.meta key either side has */
 	size_t nk = sizeof(keys) / sizeof(keys[0]);
-	const cJSON *metas[2] = { isc_json_get(cur, "environment.meta"), NULL };
+	const cJSON *metas[2] = { isc_doc_get(cur, "environment.meta"), NULL };
 	for (int pass = 0; pass < 2 + (int)nbase; pass++) {
-		const cJSON *meta = pass == 0 ? NULL : pass == 1 ? metas[0] : isc_json_get(base[pass - 2], "environment.meta");
+		const cJSON *meta = pass == 0 ? NULL : pass == 1 ? metas[0] : isc_doc_get(base[pass - 2], "environment.meta");
 		const cJSON *m = meta ? meta->child : NULL;
 		for (size_t i = 0; pass == 0 ? i < nk : m != NULL; i++) {
 			char key[300];
@@ -437,7 +420,7 @@ static int env_diff(struct isc_jb *jb, cJSON *cmp, const cJSON *cur, const cJSON
 				bool dup = false; /* a meta key listed already (seen in an earlier document) */
 				cJSON *e;
 				cJSON_ArrayForEach(e, arr)
-					if (!strcmp(isc_json_str(e, "key") ? isc_json_str(e, "key") : "", key + 4))
+					if (!strcmp(isc_doc_str(e, "key", NULL) ? isc_doc_str(e, "key", NULL) : "", key + 4))
 						dup = true;
 				if (dup)
 					continue;
@@ -487,13 +470,13 @@ static int env_diff(struct isc_jb *jb, cJSON *cmp, const cJSON *cur, const cJSON
 
 static bool pressure_of(const cJSON *doc, double *p)
 {
-	return isc_json_num(doc, "memory.pressure.cpu.some_stall_pct", p) && *p >= 0 && *p <= 100;
+	return isc_doc_have(doc, "memory.pressure.cpu.some_stall_pct", p) && *p >= 0 && *p <= 100;
 }
 
 static bool own_load_within_cpus(const cJSON *doc)
 {
 	double r, n;
-	return isc_json_num(doc, "cpu.runnable_threads_mean", &r) && isc_json_num(doc, "environment.ncpu", &n) &&
+	return isc_doc_have(doc, "cpu.runnable_threads_mean", &r) && isc_doc_have(doc, "environment.ncpu", &n) &&
 	       n >= 1 && r <= n;
 }
 
@@ -517,7 +500,7 @@ static void conditions(struct isc_jb *jb, cJSON *cmp, const cJSON *cur, const cJ
 		lo = h && p < lo ? p : lo;
 		hi = h && p > hi ? p : hi;
 	}
-	bool have_r = isc_json_num(cur, "cpu.runnable_threads_mean", &r);
+	bool have_r = isc_doc_have(cur, "cpu.runnable_threads_mean", &r);
 	isc_jb_num_or_null(jb, c, "runnable_threads_mean", have_r, r);
 	all = all && own_load_within_cpus(cur);
 	*busier = all && pc > hi + PRESSURE_GAP;
@@ -611,7 +594,7 @@ int isc_findings_compare(cJSON *cur, const cJSON *const *base, size_t nbase, con
 	runs = isc_jb_arr(&jb, cmp, "baseline_runs");
 	for (size_t k = 0; k < nbase; k++) {
 		cJSON *r = isc_jb_push_obj(&jb, runs);
-		isc_jb_str(&jb, r, "start_time", isc_json_str(base[k], "environment.start_time"));
+		isc_jb_str(&jb, r, "start_time", isc_doc_str(base[k], "environment.start_time", NULL));
 		isc_jb_num(&jb, r, "p50_ns", round(meds[k]));
 	}
 	double s_runs = 0;
@@ -629,7 +612,7 @@ int isc_findings_compare(cJSON *cur, const cJSON *const *base, size_t nbase, con
 	cJSON *scopes = isc_jb_arr(&jb, cmp, "scopes");
 	cJSON *sc = isc_jb_push_obj(&jb, scopes);
 	const char *verdict = "inconclusive";
-	isc_jb_str(&jb, sc, "name", wall ? "(wall time)" : isc_json_str(cur, "iterations.name"));
+	isc_jb_str(&jb, sc, "name", wall ? "(wall time)" : isc_doc_str(cur, "iterations.name", NULL));
 	isc_jb_num(&jb, sc, "base_samples", (double)nx);
 	isc_jb_num(&jb, sc, "samples", (double)ny);
 	if (nx && ny) {

@@ -7,7 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "stats.h"
+#include "isc_stats.h"
 
 static int cmp_i64(const void *a, const void *b)
 {
