@@ -17,10 +17,20 @@
 #include <cjson/cJSON.h>
 
 #include "isc.h"
+#include "isc_merge.h" /* struct isc_merge_result, enum isc_input_kind */
 
 #define ISC_ANALYZE_TOP_DEFAULT 30
+#define ISC_COMPARE_THRESHOLD_DEFAULT 5.0 /* percent of the baseline median */
+#define ISC_COMPARE_ALPHA_DEFAULT 0.01
+/* iscope-analyze --fail-on-regression exits with this when comparison.verdict is "regressed". */
+#define ISC_EXIT_REGRESSED 3
 
-/* ---- analysis (analyze.c) ---------------------------------------------- */
+struct isc_compare_opts {
+	double threshold_pct; /* smallest change called regressed/improved; 0 = the default */
+	double alpha;         /* significance level; 0 = the default */
+};
+
+/* ---- iscope-analyze's whole job (analyze_run.c) ----------------------- */
 struct isc_analyze_opts {
 	unsigned top_n; /* length of cpu.top_functions; 0 = ISC_ANALYZE_TOP_DEFAULT */
 	/* Called every 2^16 events and once at the end when set (progress display). */
@@ -37,7 +47,34 @@ struct isc_analyze_opts {
 	 * NULL: a process's first CALIBRATION, from where it is read on. */
 	const struct isc_analyze_calib *calibs;
 	size_t ncalibs;
+	/* isc_analyze_run: the findings of earlier runs to compare with (none: no comparison) */
+	const cJSON *const *baselines;
+	size_t nbaselines;
+	struct isc_compare_opts compare;
 };
+
+/* What isc_analyze_run read, for the tool's messages. */
+struct isc_analyze_result {
+	enum isc_input_kind kind;      /* what the input held */
+	struct isc_merge_result merge; /* a trace merged (Kineto imported) on the fly; all zero otherwise */
+};
+
+/*
+ * The whole analysis of one input, as iscope-analyze runs it: tells what
+ * in holds (isc_input_open: no seek, a pipe works); a findings document is
+ * taken as it is, a trace merged or a Kineto trace imported on the fly, a
+ * timeline read; then the first pass (isc_analyze_calibrations; not for
+ * Kineto, which has no calibration), the measuring pass
+ * (isc_analyze_measure), the rules (isc_findings_evaluate) and, with
+ * o->nbaselines, the comparison (isc_findings_compare).  o may not be NULL.
+ *
+ * 0 with *out set.  -EBADMSG with *out set: the timeline was damaged and
+ * its readable part analyzed (message pushed).  A damaged trace merged on
+ * the fly is r->merge.bad_input, not an error: its prefix is analyzed.  Any
+ * other negative (unreadable input, not findings, out of memory, a failed
+ * comparison) leaves *out NULL, with a message pushed.
+ */
+int isc_analyze_run(FILE *in, const struct isc_analyze_opts *o, cJSON **out, struct isc_analyze_result *r);
 
 /* A process's chosen CALIBRATION record (formats/trace.md 6.1). */
 struct isc_analyze_calib {
@@ -46,7 +83,7 @@ struct isc_analyze_calib {
 };
 
 /*
- * Reads the timeline t to its end (past damage, as isc_analyze_timeline
+ * Reads the timeline t to its end (past damage, as isc_analyze_measure
  * does) and chooses each process's calibration: of its CALIBRATION records
  * (the agent measures at start and again at exit) the one with the lowest
  * nonzero per-event cost, as a machine's slow spell inflates a measurement
@@ -57,8 +94,9 @@ struct isc_analyze_calib {
 int isc_analyze_calibrations(struct isc_timeline *t, struct isc_analyze_calib **out, size_t *n);
 
 /*
- * Reads the timeline t to its end in one pass and builds the findings
- * document (verdict and findings[] included).  Memory grows with the number
+ * The measuring pass (analyze.c): reads the timeline t to its end and
+ * writes the measured sections of a findings document (no verdict, no
+ * findings[]: the rules add those).  Memory grows with the number
  * of distinct functions, threads, processes, (span, Python function) pairs
  * blocked off CPU and iterations, not with the trace length.  o may be NULL
  * (defaults).
@@ -69,9 +107,12 @@ int isc_analyze_calibrations(struct isc_timeline *t, struct isc_analyze_calib **
  * the first damage and how many events were analyzed.  Any other negative
  * (-ENOMEM, read error) leaves *out NULL.
  */
+int isc_analyze_measure(struct isc_timeline *t, const struct isc_analyze_opts *o, cJSON **out);
+
+/* isc_analyze_measure, then the rules (isc_findings_evaluate): the document with its verdict. */
 int isc_analyze_timeline(struct isc_timeline *t, const struct isc_analyze_opts *o, cJSON **out);
 
-/* ---- verdict and findings (rules.c, one rule_*.c per rule) ------------- */
+/* ---- verdict and findings (lib/rules: rules.c, one rule_*.c per rule) --- */
 /*
  * Fills root.verdict and root.findings[] from the measured sections of a
  * findings document (summary, cpu, memory, iterations, gpu, timeseries).
@@ -80,21 +121,11 @@ int isc_analyze_timeline(struct isc_timeline *t, const struct isc_analyze_opts *
  */
 int isc_findings_evaluate(cJSON *root);
 
-/* ---- run comparison and history (analyze/compare.c, analyze/history.c) - */
-#define ISC_COMPARE_THRESHOLD_DEFAULT 5.0 /* percent of the baseline median */
-#define ISC_COMPARE_ALPHA_DEFAULT 0.01
-/* iscope-analyze --fail-on-regression exits with this when comparison.verdict is "regressed". */
-#define ISC_EXIT_REGRESSED 3
-
-struct isc_compare_opts {
-	double threshold_pct; /* smallest change called regressed/improved; 0 = the default */
-	double alpha;         /* significance level; 0 = the default */
-};
-
+/* ---- run comparison and history (lib/compare: compare.c, history.c) --- */
 /*
  * Sets cur.comparison from cur against nbase >= 1 baseline findings
  * documents (statistics, contributors, environment differences; the rules
- * are stated at the top of analyze/compare.c and in iscope-analyze(1)).
+ * are stated at the top of compare/compare.c and in iscope-analyze(1)).
  * The baselines are only read.  0, -EINVAL (no baseline) or -ENOMEM.
  */
 int isc_findings_compare(cJSON *cur, const cJSON *const *base, size_t nbase, const struct isc_compare_opts *o);

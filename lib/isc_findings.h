@@ -16,6 +16,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include <cjson/cJSON.h>
 
@@ -33,6 +34,13 @@
 
 /* 0 when doc looks like a findings document (schema_version, tool.name), else -EINVAL with a message. */
 int isc_findings_check(const cJSON *doc);
+/*
+ * Reads all of f (at most 1 GiB), parses it and checks it is findings
+ * (isc_findings_check); *doc is the caller's (cJSON_Delete).  0, or a
+ * negative errno with *doc NULL and a message pushed: "Failed to read:
+ * ...", "not valid JSON (findings expected)", or the check's.
+ */
+int isc_findings_read(FILE *f, cJSON **doc);
 
 /* ---- readers (findings_read.c) ------------------------------------------ */
 /*

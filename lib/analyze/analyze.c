@@ -45,6 +45,13 @@
 #include "analyze_pass.h"
 #include "isc_trace_int.h" /* EXCEPTION strings */
 
+/* Orders isc_analyze_calib entries by pid. */
+static int calib_cmp(const void *x, const void *y)
+{
+	uint32_t a = ((const struct isc_analyze_calib *)x)->pid, b = ((const struct isc_analyze_calib *)y)->pid;
+	return a < b ? -1 : a > b;
+}
+
 static struct thread *thread_get(struct ana *a, uint32_t pid, uint32_t tid)
 {
 	uint32_t *slot;
@@ -86,7 +93,7 @@ static struct proc *proc_get(struct ana *a, uint32_t pid)
 	p->pid = pid;
 	const struct isc_analyze_calib key = { .pid = pid }, *c = NULL;
 	if (a->ncalibs) /* chosen in a first pass: applies from the start */
-		c = bsearch(&key, a->calibs, a->ncalibs, sizeof(key), isc_ana_calib_cmp);
+		c = bsearch(&key, a->calibs, a->ncalibs, sizeof(key), calib_cmp);
 	if (c) {
 		p->have_calib = true;
 		memcpy(p->calib, c->f, sizeof(p->calib));
@@ -1018,7 +1025,16 @@ static void ana_free(struct ana *a)
 	isc_numa_free(a->numa);
 }
 
-int isc_ana_next(struct isc_timeline *t, struct isc_tl_event *ev, uint64_t *ndamage, char *first_err, size_t errlen)
+/*
+ * The next event of t for an analysis pass: 1, or 0 at the end or when it
+ * stops at damage, or -ENOMEM.  Damaged chunks are skipped (the container
+ * resynchronises at the next frame), up to 100000 of them; any other read
+ * error ends the pass.  *ndamage counts them; the first one's message goes
+ * to first_err[errlen] when first_err is not NULL.  Both passes (the first,
+ * isc_analyze_calibrations, and the measuring one) read through it, so they
+ * see the same events.
+ */
+static int ana_next(struct isc_timeline *t, struct isc_tl_event *ev, uint64_t *ndamage, char *first_err, size_t errlen)
 {
 	int rc;
 	while ((rc = isc_timeline_next(t, ev)) < 0) {
@@ -1034,7 +1050,49 @@ int isc_ana_next(struct isc_timeline *t, struct isc_tl_event *ev, uint64_t *ndam
 	return rc;
 }
 
-int isc_analyze_timeline(struct isc_timeline *t, const struct isc_analyze_opts *o, cJSON **out)
+/* The first pass (isc_analyze.h): each process's lowest nonzero calibration. */
+int isc_analyze_calibrations(struct isc_timeline *t, struct isc_analyze_calib **out, size_t *n)
+{
+	struct isc_umap map = { 0 };
+	struct isc_analyze_calib *v = NULL;
+	size_t nv = 0, cap = 0;
+	struct isc_tl_event ev;
+	uint64_t ndamage = 0;
+	int rc;
+	*out = NULL;
+	*n = 0;
+	while ((rc = ana_next(t, &ev, &ndamage, NULL, 0)) != 0) { /* past damage, which the analysis reports */
+		if (rc < 0)
+			goto fail;
+		if (ev.type != ISC_REC_CALIBRATION || ev.nf != 6)
+			continue;
+		uint32_t *slot;
+		if ((rc = isc_umap_slot(&map, ev.pid, &slot)))
+			goto fail;
+		if (*slot == ISC_UMAP_NONE) { /* the process's first */
+			if ((rc = isc_grow(&v, &cap, nv, sizeof(*v))))
+				goto fail;
+			*slot = (uint32_t)nv;
+			v[nv].pid = ev.pid;
+			memcpy(v[nv++].f, ev.f, sizeof(v->f));
+		} else if (ev.f[1] && (!v[*slot].f[1] || ev.f[1] < v[*slot].f[1])) { /* a lower nonzero cost */
+			memcpy(v[*slot].f, ev.f, sizeof(v->f));
+		}
+	}
+	isc_umap_free(&map);
+	if (nv)
+		qsort(v, nv, sizeof(*v), calib_cmp);
+	*out = v;
+	*n = nv;
+	return 0;
+fail:
+	isc_umap_free(&map);
+	free(v);
+	isc_err_push("out of memory");
+	return -ENOMEM;
+}
+
+int isc_analyze_measure(struct isc_timeline *t, const struct isc_analyze_opts *o, cJSON **out)
 {
 	struct ana a = { .t = t, .top_n = o && o->top_n ? o->top_n : ISC_ANALYZE_TOP_DEFAULT,
 			 .raw_times = o && o->raw_times, .calibs = o ? o->calibs : NULL,
@@ -1048,7 +1106,7 @@ int isc_analyze_timeline(struct isc_timeline *t, const struct isc_analyze_opts *
 	    (rc = isc_oom_new(&a.oom)) ||
 	    (rc = isc_gpu_ana_new(&a.gpu, t, o && o->hta_compat, a.series)))
 		goto done;
-	while ((rc = isc_ana_next(t, &ev, &ndamage, first_err, sizeof(first_err))) != 0) {
+	while ((rc = ana_next(t, &ev, &ndamage, first_err, sizeof(first_err))) != 0) {
 		if (rc < 0)
 			goto done;
 		if ((rc = on_event(&a, &ev)) || (rc = isc_gpu_ana_event(a.gpu, &ev)) ||

@@ -447,6 +447,15 @@ bool isc_devmem_has(const struct isc_devmem *m, uint32_t device)
 	return isc_umap_get(&m->dev_map, device) != NONE;
 }
 
+uint64_t isc_devmem_live_total(const struct isc_devmem *m, bool *have)
+{
+	uint64_t live = 0;
+	for (size_t i = 0; i < m->ndevs; i++)
+		live += m->devs[i].live;
+	*have = m->ndevs > 0;
+	return live;
+}
+
 static int cmp_u32(const void *x, const void *y)
 {
 	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;

@@ -54,6 +54,11 @@ void isc_devmem_failure(struct isc_devmem *m, int64_t ts, uint32_t device, uint6
 /* Whether device had any allocation or release. */
 bool isc_devmem_has(const struct isc_devmem *m, uint32_t device);
 /* Devices seen, ascending, into ids[0..max); returns how many there are. */
+/*
+ * Bytes live at the end on every device with memory records (each one's
+ * gpu.devices[].memory.end_bytes, summed); *have: some device has them.
+ */
+uint64_t isc_devmem_live_total(const struct isc_devmem *m, bool *have);
 size_t isc_devmem_devices(const struct isc_devmem *m, uint32_t *ids, size_t max);
 
 /*

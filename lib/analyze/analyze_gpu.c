@@ -2168,6 +2168,7 @@ void isc_gpu_ana_failure(const struct isc_gpu_ana *g, struct isc_oom_gpu *out)
 	memset(out, 0, sizeof(*out));
 	out->have = isc_devmem_last_failure(g->dm, &out->device, &out->ts, &out->bytes, &kind, &id);
 	out->site = out->have && kind != ISC_DM_NONE ? isc_timeline_string_borrow(g->t, id) : NULL;
+	out->live_bytes = isc_devmem_live_total(g->dm, &out->have_live);
 }
 
 void isc_gpu_ana_free(struct isc_gpu_ana *g)

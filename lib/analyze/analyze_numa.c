@@ -91,12 +91,11 @@ int isc_numa_event(struct isc_numa *n, const struct isc_tl_event *ev)
 	return 0;
 }
 
-int isc_numa_emit(const struct isc_numa *n, cJSON *root)
+int isc_numa_emit(const struct isc_numa *n, cJSON *mem)
 {
-	cJSON *mem = cJSON_GetObjectItemCaseSensitive(root, "memory");
 	double by_node[MAX_NODES] = { 0 }, total = 0, remote = 0;
 	bool any = false;
-	if (!cJSON_IsObject(mem) && !(mem = cJSON_AddObjectToObject(root, "memory")))
+	if (!mem)
 		return -ENOMEM;
 	for (size_t i = 0; i < n->n; i++) {
 		const struct nproc *p = &n->p[i];

@@ -15,8 +15,12 @@ struct isc_numa;
 int isc_numa_new(struct isc_numa **n);
 /* Feeds one timeline event (NUMA_MAPS and THREAD_SAMPLE are used).  0 or -ENOMEM. */
 int isc_numa_event(struct isc_numa *n, const struct isc_tl_event *ev);
-/* Adds root.memory.numa (null without numa_maps records).  0 or -ENOMEM. */
-int isc_numa_emit(const struct isc_numa *n, cJSON *root);
+/*
+ * Sets mem.numa (mem: the document's memory object; NULL after an earlier
+ * allocation failure) to the page placement, null without numa_maps
+ * records.  0 or -ENOMEM.
+ */
+int isc_numa_emit(const struct isc_numa *n, cJSON *mem);
 void isc_numa_free(struct isc_numa *n);
 
 #endif

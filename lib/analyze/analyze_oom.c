@@ -24,7 +24,7 @@
  * agent takes when an unhandled MemoryError ends the program), with the
  * composition of the latest smaps_rollup record at or before it (else the
  * first after it: anonymous vs file-backed), and the live device memory
- * (gpu.devices[].memory.end_bytes).  The last reading is often taken
+ * (isc_oom_gpu.live_bytes: what gpu.devices[].memory.end_bytes say).  The last reading is often taken
  * after the interpreter freed the memory on its way out; the highest one
  * of the last seconds is what the process held when it died.  Memory: the
  * readings of the last GROWTH_WINDOW_NS per process (at most RING of each
@@ -36,7 +36,6 @@
 #include <string.h>
 
 #include "analyze_oom.h"
-#include "isc_findings.h" /* isc_doc_get, isc_doc_have */
 #include "isc_format.h"  /* ISC_WARN_OOM_KILL */
 #include "isc_trace_int.h" /* struct isc_exception */
 
@@ -408,16 +407,6 @@ int isc_oom_emit(const struct isc_oom *o, struct isc_jb *jb, cJSON *root, uint64
 	isc_jb_num_or_null(jb, end, "anon_bytes", sm, (double)m.anon);
 	isc_jb_num_or_null(jb, end, "file_bytes", sm, m.s_rss > m.anon ? (double)(m.s_rss - m.anon) : 0);
 	isc_jb_num_or_null(jb, end, "swap_bytes", sm, (double)m.swap);
-	double live = 0;
-	bool have_gpu = false;
-	const cJSON *d;
-	cJSON_ArrayForEach(d, isc_doc_get(root, "gpu.devices")) {
-		double v;
-		if (isc_doc_have(d, "memory.end_bytes", &v)) {
-			live += v;
-			have_gpu = true;
-		}
-	}
-	isc_jb_num_or_null(jb, end, "gpu_live_bytes", have_gpu, live);
+	isc_jb_num_or_null(jb, end, "gpu_live_bytes", gpu && gpu->have_live, gpu ? (double)gpu->live_bytes : 0);
 	return jb->oom ? -ENOMEM : 0;
 }

@@ -54,6 +54,8 @@ struct isc_oom_gpu {
 	int64_t ts;
 	uint64_t bytes;
 	const struct isc_tl_string *site; /* NULL: unknown */
+	bool have_live;      /* some device has memory records */
+	uint64_t live_bytes; /* live at the end on those devices, summed */
 };
 
 /*

@@ -198,6 +198,18 @@ struct ana {
 	unsigned top_n;
 	cJSON *meta; /* environment.meta: the recorder's env.* and host.* META records, or NULL */
 	struct isc_jb jb; /* oom: an allocation failed while building the document */
+	/*
+	 * What the sections wrote that later sections need, kept here so the
+	 * pass never reads its own document back (analyze_sections.c).
+	 */
+	struct {
+		const char *it_name;          /* iterations.name, NULL without iterations */
+		uint64_t it_count, it_samples; /* iterations.count, iterations.samples */
+		bool in_it;                   /* cpu.in_iterations was written (not null) */
+		uint64_t in_it_traced_ns;     /* cpu.in_iterations.split.traced_ns */
+		double in_it_share_pct;       /* cpu.in_iterations.share_pct */
+		cJSON *memory;                /* the memory object, which analyze_numa.c adds to */
+	} out;
 	struct isc_umap fn_map, th_map, pr_map, sc_map, mk_map;
 	struct fn_stat *fns;
 	size_t nfns, fns_cap;
@@ -272,19 +284,6 @@ struct ana {
 	size_t ncals, cals_cap;
 };
 #define ISC_ANA_CALS 1024
-
-/*
- * The next event of t for an analysis pass (analyze.c): 1, or 0 at the end
- * or when it stops at damage, or -ENOMEM.  Damaged chunks are skipped (the
- * container resynchronises at the next frame), up to 100000 of them; any
- * other read error ends the pass.  *ndamage counts them; the first one's
- * message goes to first_err[errlen] when first_err is not NULL.  Both
- * passes read through it, so they see the same events.
- */
-int isc_ana_next(struct isc_timeline *t, struct isc_tl_event *ev, uint64_t *ndamage, char *first_err, size_t errlen);
-
-/* Orders isc_analyze_calib entries by pid (analyze_recording.c). */
-int isc_ana_calib_cmp(const void *x, const void *y);
 
 /*
  * Overhead compensation (analyze_recording.c).  The recording cost of one

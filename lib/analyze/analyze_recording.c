@@ -45,53 +45,6 @@ static double pct2(double part, double whole)
 	return whole > 0 ? round(10000.0 * part / whole) / 100 : 0;
 }
 
-int isc_ana_calib_cmp(const void *x, const void *y)
-{
-	uint32_t a = ((const struct isc_analyze_calib *)x)->pid, b = ((const struct isc_analyze_calib *)y)->pid;
-	return a < b ? -1 : a > b;
-}
-
-int isc_analyze_calibrations(struct isc_timeline *t, struct isc_analyze_calib **out, size_t *n)
-{
-	struct isc_umap map = { 0 };
-	struct isc_analyze_calib *v = NULL;
-	size_t nv = 0, cap = 0;
-	struct isc_tl_event ev;
-	uint64_t ndamage = 0;
-	int rc;
-	*out = NULL;
-	*n = 0;
-	while ((rc = isc_ana_next(t, &ev, &ndamage, NULL, 0)) != 0) { /* past damage, which the analysis reports */
-		if (rc < 0)
-			goto fail;
-		if (ev.type != ISC_REC_CALIBRATION || ev.nf != 6)
-			continue;
-		uint32_t *slot;
-		if ((rc = isc_umap_slot(&map, ev.pid, &slot)))
-			goto fail;
-		if (*slot == ISC_UMAP_NONE) { /* the process's first */
-			if ((rc = isc_grow(&v, &cap, nv, sizeof(*v))))
-				goto fail;
-			*slot = (uint32_t)nv;
-			v[nv].pid = ev.pid;
-			memcpy(v[nv++].f, ev.f, sizeof(v->f));
-		} else if (ev.f[1] && (!v[*slot].f[1] || ev.f[1] < v[*slot].f[1])) { /* a lower nonzero cost */
-			memcpy(v[*slot].f, ev.f, sizeof(v->f));
-		}
-	}
-	isc_umap_free(&map);
-	if (nv)
-		qsort(v, nv, sizeof(*v), isc_ana_calib_cmp);
-	*out = v;
-	*n = nv;
-	return 0;
-fail:
-	isc_umap_free(&map);
-	free(v);
-	isc_err_push("out of memory");
-	return -ENOMEM;
-}
-
 void isc_ana_emit_recording(struct ana *a, cJSON *root, uint64_t traced_ns)
 {
 	size_t ncal = 0, ndrop = 0;

@@ -724,8 +724,10 @@ static int emit_iterations(struct ana *a, cJSON *root)
 		if (!best || s->n > best->n || (s->n == best->n && s->total_ns > best->total_ns))
 			best = s;
 	}
-	isc_jb_str(&a->jb, it, "name", best ? scope_name(a, best) : NULL);
-	isc_jb_num(&a->jb, it, "count", best ? (double)best->n : 0);
+	a->out.it_name = best ? scope_name(a, best) : NULL;
+	a->out.it_count = best ? best->n : 0;
+	isc_jb_str(&a->jb, it, "name", a->out.it_name);
+	isc_jb_num(&a->jb, it, "count", (double)a->out.it_count);
 	isc_jb_str(&a->jb, it, "rule", isc_timeline_stats_borrow(a->t)->window
 		   ? "iterations = ProfilerStep#N when it has 2 or more spans, else spans of the most frequent scope name (DataLoader annotations left out); warm-up = "
 		     "the first iteration of each process that started inside the window of this flight recording "
@@ -783,6 +785,7 @@ static int emit_iterations(struct ana *a, cJSON *root)
 	}
 	isc_jb_num(&a->jb, it, "warmup_excluded", (double)warm);
 	isc_jb_num(&a->jb, it, "incomplete_excluded", (double)incomplete);
+	a->out.it_samples = nlat;
 	isc_jb_num(&a->jb, it, "samples", (double)nlat);
 	cJSON *l = isc_jb_obj(&a->jb, it, "latency_ns");
 	cJSON *ci = isc_jb_obj(&a->jb, it, "latency_ci95_ns");
@@ -968,7 +971,7 @@ static void emit_growth_sites(struct ana *a, cJSON *m)
 
 static int emit_memory(struct ana *a, cJSON *root)
 {
-	cJSON *m = isc_jb_obj(&a->jb, root, "memory");
+	cJSON *m = a->out.memory = isc_jb_obj(&a->jb, root, "memory");
 	uint64_t majflt = 0, minflt = 0, pswap = 0;
 	bool have_faults = false, have_smaps = false;
 	for (size_t i = 0; i < a->nprs; i++) {
@@ -1135,15 +1138,11 @@ static void emit_run(struct ana *a, cJSON *root, const struct isc_tl_stats *st, 
 	isc_jb_num_or_null(&a->jb, r, "startup_ns", !st->window, (double)startup);
 	isc_jb_str(&a->jb, r, "startup_rule", rule);
 	isc_jb_num(&a->jb, r, "import_ns", (double)imports);
-	double samples = 0;
-	isc_doc_have(root, "iterations.samples", &samples);
-	double count = 0;
-	isc_doc_have(root, "iterations.count", &count);
+	double samples = (double)a->out.it_samples, count = (double)a->out.it_count;
 	char why[160] = "";
 	/* the CPU classes judge the iterations when cpu.in_iterations is there: their traced time counts */
-	double it_traced, share = 0;
-	bool in_it = isc_doc_have(root, "cpu.in_iterations.split.traced_ns", &it_traced) &&
-		     isc_doc_have(root, "cpu.in_iterations.share_pct", &share) && share >= ISC_ITER_SHARE_MIN_PCT;
+	double it_traced = (double)a->out.in_it_traced_ns;
+	bool in_it = a->out.in_it && a->out.in_it_share_pct >= ISC_ITER_SHARE_MIN_PCT;
 	if (count > 0 && samples < RUN_MIN_ITERATIONS)
 		snprintf(why, sizeof(why), "%.0f steady-state iterations (fewer than %d)", samples, RUN_MIN_ITERATIONS);
 	else if (in_it && it_traced < (double)RUN_MIN_TRACED_NS)
@@ -1191,11 +1190,9 @@ static void emit_split(struct ana *a, cJSON *sp, const struct cpu_split *c)
  * a scope was open (and top_op_callers is empty: no call spans).
  */
 #define IT_MIN_STEADY 2
-static int emit_in_iterations(struct ana *a, cJSON *root, cJSON *cpu, bool from_samples)
+static int emit_in_iterations(struct ana *a, cJSON *cpu, bool from_samples)
 {
-	double steady = 0;
-	isc_doc_have(root, "iterations.samples", &steady);
-	if (steady < IT_MIN_STEADY) {
+	if (a->out.it_samples < IT_MIN_STEADY) {
 		isc_jb_chk(&a->jb, cJSON_AddNullToObject(cpu, "in_iterations"));
 		return 0;
 	}
@@ -1228,14 +1225,17 @@ static int emit_in_iterations(struct ana *a, cJSON *root, cJSON *cpu, bool from_
 		c.measured = c.python + c.ops > 0;
 	}
 	cJSON *it = isc_jb_obj(&a->jb, cpu, "in_iterations");
-	isc_jb_str(&a->jb, it, "scope", isc_doc_str(root, "iterations.name", NULL));
+	isc_jb_str(&a->jb, it, "scope", a->out.it_name);
 	isc_jb_str(&a->jb, it, "rule", "while a scope was open on the thread (the iterations, warm-up included; "
 		   "start-up, imports and the code between iterations left out); off-CPU, system time, switches and "
 		   "runnable threads from the samples taken inside scopes");
 	emit_split(a, isc_jb_obj(&a->jb, it, "split"), &c);
 	/* how much of the work from the first iteration to the last the iterations hold (rules.c: judged from half) */
 	uint64_t after = a->after_at_scope_end > c.python + c.ops ? a->after_at_scope_end : c.python + c.ops;
-	isc_jb_num(&a->jb, it, "share_pct", from_samples ? pct(a->ps_in, a->ps_after) : pct(c.python + c.ops, after));
+	a->out.in_it = true;
+	a->out.in_it_traced_ns = c.python + c.ops;
+	a->out.in_it_share_pct = from_samples ? pct(a->ps_in, a->ps_after) : pct(c.python + c.ops, after);
+	isc_jb_num(&a->jb, it, "share_pct", a->out.in_it_share_pct);
 	isc_jb_num_or_null(&a->jb, it, "system_ns", c.measured, (double)sys);
 	isc_jb_num_or_null(&a->jb, it, "blocked_ns", a->rounds, (double)a->it_off.blocked_ns);
 	isc_jb_num_or_null(&a->jb, it, "state_samples", a->rounds, (double)a->it_off.state_samples);
@@ -1397,8 +1397,8 @@ cJSON *isc_ana_build(struct ana *a, bool damaged)
 	struct off_acc all;
 	whole_off(a, &all);
 	if (emit_off_cpu(a, &all, cpu) || emit_off_reasons(a, &all, cpu) || emit_pools(a, cpu) ||
-	    emit_in_iterations(a, root, cpu, from_samples) || emit_memory(a, root) ||
-	    isc_numa_emit(a->numa, root))
+	    emit_in_iterations(a, cpu, from_samples) || emit_memory(a, root) ||
+	    isc_numa_emit(a->numa, a->out.memory))
 		goto oom;
 	if (isc_gpu_ana_emit(a->gpu, root) ||
 	    isc_series_emit(a->series, a->first_ts, a->last_ts, h->ncpu, root))
@@ -1417,8 +1417,7 @@ cJSON *isc_ana_build(struct ana *a, bool damaged)
 		if (!o)
 			break;
 		const struct mark *mk = &a->mks[i];
-		double its = 0, wall = a->have_ts ? (double)(a->last_ts - a->first_ts) : 0;
-		isc_doc_have(root, "iterations.count", &its);
+		double its = (double)a->out.it_count, wall = a->have_ts ? (double)(a->last_ts - a->first_ts) : 0;
 		isc_jb_str(&a->jb, o, "name", str_name(a, mk->name_id));
 		isc_jb_num(&a->jb, o, "count", (double)mk->count);
 		isc_jb_num(&a->jb, o, "sum", (double)mk->sum);
@@ -1434,7 +1433,7 @@ cJSON *isc_ana_build(struct ana *a, bool damaged)
 		for (unsigned b = 0; b < used && b < MARK_BUCKETS; b++)
 			isc_jb_push_num(&a->jb, sums, mk->buckets[b]);
 	}
-	if (a->jb.oom || isc_findings_evaluate(root))
+	if (a->jb.oom)
 		goto oom;
 	return root;
 oom:

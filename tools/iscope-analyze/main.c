@@ -64,67 +64,18 @@ static void show_progress(void *ctx, uint64_t events, uint64_t ts_ns)
 	p->shown = true;
 }
 
-/* Reads all of f (at most 1 GiB) into a malloc'd NUL-terminated buffer. */
-static char *slurp(FILE *f, size_t *len)
-{
-	size_t cap = 1 << 16, n = 0;
-	char *b = malloc(cap + 1);
-	while (b) {
-		n += fread(b + n, 1, cap - n, f);
-		if (n < cap || cap >= (1u << 30))
-			break;
-		char *g = realloc(b, 2 * cap + 1);
-		if (!g) {
-			free(b);
-			return NULL;
-		}
-		b = g;
-		cap *= 2;
-	}
-	if (b && ferror(f)) {
-		free(b);
-		return NULL;
-	}
-	if (b)
-		b[n] = '\0';
-	*len = n;
-	return b;
-}
-
-/* Parses findings JSON from f (named name in messages) into *doc; 0 or -1 with the error printed. */
-static int load_findings_from(FILE *f, const char *name, cJSON **doc)
-{
-	size_t n = 0;
-	char *text = slurp(f, &n);
-	*doc = NULL;
-	if (!text) {
-		isc_log(ISC_LOG_ERROR, "%s: Failed to read: %s", name, strerror(errno ? errno : ENOMEM));
-		return -1;
-	}
-	*doc = cJSON_ParseWithLength(text, n);
-	free(text);
-	if (!*doc) {
-		isc_log(ISC_LOG_ERROR, "%s: not valid JSON (findings expected)", name);
-		return -1;
-	}
-	if (isc_findings_check(*doc)) {
-		isc_log(ISC_LOG_ERROR, "%s: %s", name, isc_err_msg());
-		cJSON_Delete(*doc);
-		*doc = NULL;
-		return -1;
-	}
-	return 0;
-}
-
+/* Findings JSON from the file name (or stdin) into *doc; 0 or -1 with the error printed. */
 static int load_findings(const char *name, cJSON **doc)
 {
 	const char *shown;
 	FILE *f = isc_tool_in_open(name, &shown);
 	if (!f)
 		return -1;
-	int rc = load_findings_from(f, name, doc);
+	int rc = isc_findings_read(f, doc);
+	if (rc)
+		isc_log(ISC_LOG_ERROR, "%s: %s", name, isc_err_msg());
 	isc_tool_in_close(f);
-	return rc;
+	return rc ? -1 : 0;
 }
 
 /*
@@ -173,14 +124,13 @@ static bool history_regressed(const cJSON *doc)
 int main(int argc, char **argv)
 {
 	struct isc_config *c = NULL;
-	struct isc_timeline *t = NULL;
 	struct isc_analyze_opts ao = { 0 };
+	struct isc_analyze_result res;
 	struct progress prog = { { 0, 0 }, false };
 	cJSON *doc = NULL;
 	char *text = NULL;
-	FILE *in = stdin, *owned = NULL;
+	FILE *in = stdin;
 	struct isc_tool_out out = { 0 };
-	struct isc_merge_result mres = { 0 };
 	const char *name = "stdin", *path = NULL, **bnames = NULL;
 	uint64_t top = ISC_ANALYZE_TOP_DEFAULT;
 	int first, rc = 0, status = 1;
@@ -188,9 +138,6 @@ int main(int argc, char **argv)
 	cJSON **bdocs = NULL;
 	size_t nb = 0, nloaded = 0;
 	struct isc_compare_opts co = { 0, 0 };
-	enum isc_input_kind kind;
-	FILE *pin = NULL;
-	struct isc_analyze_calib *cals = NULL;
 	char *end;
 
 	status = isc_tool_start(&tool, argc, argv, &c, &first);
@@ -254,49 +201,27 @@ int main(int argc, char **argv)
 	}
 	if (isc_tool_out_open(&out, path)) /* before the analysis: a bad path fails at once */
 		goto out;
-	if ((rc = isc_input_open(in, &pin, &kind))) {
-		isc_log(ISC_LOG_ERROR, "%s: %s", name, isc_err_msg());
-		goto out;
-	}
-	if (kind == ISC_INPUT_FINDINGS) { /* a saved analysis: compare (or just re-emit) it */
-		if (load_findings_from(pin, name, &doc))
-			goto out;
-		goto compare;
-	}
-	if ((rc = isc_timeline_open_any(&t, pin, &owned, &mres))) {
-		isc_log(ISC_LOG_ERROR, "%s: %s", name, isc_err_msg());
-		goto out;
-	}
-	/* first pass: each process's calibration (the lowest of its start and exit ones) */
-	if (kind != ISC_INPUT_KINETO &&
-	    ((rc = isc_analyze_calibrations(t, &cals, &ao.ncalibs)) || (rc = isc_timeline_rewind(&t, owned)))) {
-		isc_log(ISC_LOG_ERROR, "%s: %s", name, isc_err_msg());
-		goto out;
-	}
-	ao.calibs = cals;
-	if (mres.bad_input) /* a damaged trace: its prefix is analyzed, then exit 1 */
-		isc_log(ISC_LOG_ERROR, "%s: %s (kept %llu events)", name, mres.damage,
-			(unsigned long long)mres.events_out);
 	ao.top_n = (unsigned)top;
 	ao.hta_compat = isc_config_flag(c, "hta-compat");
 	ao.raw_times = isc_config_flag(c, "no-compensation");
+	ao.baselines = (const cJSON *const *)bdocs;
+	ao.nbaselines = nb;
+	ao.compare = co;
 	if (!isc_config_flag(c, "quiet") && isatty(STDERR_FILENO)) {
 		clock_gettime(CLOCK_MONOTONIC, &prog.start);
 		ao.progress = show_progress;
 		ao.progress_ctx = &prog;
 	}
-	rc = isc_analyze_timeline(t, &ao, &doc);
+	rc = isc_analyze_run(in, &ao, &doc, &res);
 	if (prog.shown)
 		fprintf(stderr, "\r\033[K");
+	if (res.merge.bad_input) /* a damaged trace: its prefix is analyzed, then exit 1 */
+		isc_log(ISC_LOG_ERROR, "%s: %s (kept %llu events)", name, res.merge.damage,
+			(unsigned long long)res.merge.events_out);
 	if (rc < 0)
 		isc_log(ISC_LOG_ERROR, "%s: %s", name, isc_err_msg());
 	if (!doc)
 		goto out;
-compare:
-	if (nb && isc_findings_compare(doc, (const cJSON *const *)bdocs, nb, &co)) {
-		isc_log(ISC_LOG_ERROR, "%s: %s", name, isc_err_msg());
-		goto out;
-	}
 write:
 	text = isc_config_flag(c, "pretty") ? cJSON_Print(doc) : cJSON_PrintUnformatted(doc);
 	if (!text) {
@@ -308,7 +233,7 @@ write:
 		isc_log(ISC_LOG_ERROR, "%s: Failed to write: %s", isc_tool_out_name(&out), strerror(errno ? errno : EIO));
 		goto out;
 	}
-	status = rc < 0 || mres.bad_input ? 1 : 0;
+	status = rc < 0 || res.merge.bad_input ? 1 : 0;
 	written = true;
 	if (status == 0 && isc_config_flag(c, "fail-on-regression")) {
 		const char *v = isc_doc_str(doc, "comparison.verdict", NULL);
@@ -340,12 +265,6 @@ out:
 		cJSON_Delete(bdocs[i]);
 	free(bdocs);
 	free(bnames);
-	isc_timeline_free(t);
-	free(cals);
-	if (owned) /* a temporary file */
-		fclose(owned);
-	if (pin)
-		fclose(pin);
 	isc_tool_in_close(in);
 	isc_config_free(c);
 	return status;
