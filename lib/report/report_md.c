@@ -87,22 +87,6 @@ static bool judged_iterations(const cJSON *root)
 	return false;
 }
 
-/* The path of a cpu member the verdict rests on: "cpu.K", or "cpu.in_iterations.K" when judged on iterations. */
-static const char *cpu_path(const cJSON *root, char *buf, size_t cap, const char *k)
-{
-	snprintf(buf, cap, "cpu.%s%s", judged_iterations(root) ? "in_iterations." : "", k);
-	return buf;
-}
-
-static const cJSON *top_fn(const cJSON *root, const char *kind)
-{
-	const cJSON *fn;
-	cJSON_ArrayForEach(fn, isc_doc_arr(root, judged_iterations(root) ? "cpu.top_functions_in_scopes" : "cpu.top_functions"))
-		if (!kind || !strcmp(isc_doc_str(fn, "kind", ""), kind))
-			return fn;
-	return NULL;
-}
-
 /* ---- charts -------------------------------------------------------------- */
 static void chart_bars(struct isc_rep *m, const char *title, const char *xlabel, double xmax,
 		       const struct isc_rep_bar *bars, size_t n)
@@ -435,123 +419,27 @@ static bool run_line(struct isc_rep *m, const cJSON *root)
 }
 
 /*
- * The first line: where the time goes, the number, the function to look at.
- * For the CPU classes it is made here from the verdict's share (the CPU
- * split's when there is no verdict) and the top functions, with names as
- * code spans; for the other classes it is verdict.sentence.  The share is
- * the verdict's, not the split's: op time less its page faults, off-CPU
- * time less (or only) its blocked part.
+ * The first line: verdict.headline's parts as the rules worded them (our
+ * text escaped, names as code spans, locations in parentheses), else
+ * verdict.sentence (a document from before the headline), in bold.
  */
-static const cJSON *verdict_finding(const cJSON *root)
-{
-	const char *id = isc_doc_str(root, "verdict.finding", NULL);
-	const cJSON *f;
-	cJSON_ArrayForEach(f, isc_doc_arr(root, "findings"))
-		if (id && !strcmp(isc_doc_str(f, "id", ""), id))
-			return f;
-	return NULL;
-}
-
 static void headline(struct isc_rep *m, const cJSON *root)
 {
-	char p[9][64]; /* the CPU members the verdict rests on (cpu_path) */
-	const char *p_py = cpu_path(root, p[0], 64, "split.python_pct"), *p_ops = cpu_path(root, p[1], 64, "split.ops_pct");
-	const char *p_off = cpu_path(root, p[2], 64, "split.off_cpu_pct"), *p_oc = cpu_path(root, p[3], 64, "split.other_c_pct");
-	const char *p_callers = cpu_path(root, p[4], 64, "top_op_callers");
-	const char *p_run = cpu_path(root, p[5], 64, "runnable_threads_mean");
-	const char *p_inv = cpu_path(root, p[6], 64, "split.involuntary_switches");
-	const char *p_vol = cpu_path(root, p[7], 64, "split.voluntary_switches");
-	const char *p_reasons = cpu_path(root, p[8], 64, "off_cpu_reasons");
-	double py = isc_doc_num(root, p_py, 0), ops = isc_doc_num(root, p_ops, 0);
-	double off = isc_doc_num(root, p_off, 0);
-	const char *cls = isc_doc_str(root, "verdict.class", NULL);
-	if (!cls)
-		cls = py + ops + off <= 0 ? "unknown" : py >= ops && py >= off ? "python_bound"
-						      : ops >= off ? "op_compute_bound" : "io_wait";
-	bool contention = !strcmp(cls, "thread_contention");
+	const char *cls = isc_doc_str(root, "verdict.class", "unknown");
 	const char *sentence = isc_doc_str(root, "verdict.sentence", NULL);
-	double share, faults = isc_doc_num(verdict_finding(root), "evidence.metrics.page_fault_pct_left_out", 0);
-	if (isc_doc_have(root, "verdict.explained_pct", &share) && isfinite(share) && share >= 0 && share <= 100) {
-		py = !strcmp(cls, "python_bound") ? share : py;
-		ops = !strcmp(cls, "op_compute_bound") ? share : ops;
-		off = contention || !strcmp(cls, "io_wait") ? share : off;
-	}
-	const cJSON *fn = top_fn(root, !strcmp(cls, "python_bound") ? "python" : NULL);
+	const cJSON *parts = isc_doc_arr(root, "verdict.headline"), *p;
 	isc_rep_put(m, "**");
-	if (fn && judged_iterations(root) &&
-	    (!strcmp(cls, "python_bound") || !strcmp(cls, "op_compute_bound") || contention || !strcmp(cls, "io_wait")))
-		isc_rep_put(m, "Inside the iterations: ");
-	if (!strcmp(cls, "python_bound") && fn) {
-		double interp = isc_doc_num(root, p_py, 0), other_c = isc_doc_num(root, p_oc, 0);
-		bool fl = faults > 0 && isfinite(faults) && faults <= 100;
-		if (isc_doc_get(root, p_oc)) {
-			isc_rep_putf(m, "%.0f %% of traced CPU time is Python-side work (interpreter %.0f %%, C builtins and "
-				     "other extensions %.0f %%", py, interp, other_c);
-			if (fl)
-				isc_rep_putf(m, ", less %.0f %% page faults", faults);
-			isc_rep_put(m, "); the hottest function is ");
-		} else
-			isc_rep_putf(m, "%.0f %% of traced CPU time is Python interpreter time; the hottest function is ", py);
-		code_span(m, isc_doc_str(fn, "name", "?"));
-		isc_rep_put(m, " ");
-		location(m, fn, true);
-		isc_rep_putf(m, ", %.0f %% self time.", isc_doc_num(fn, "self_pct", 0));
-	} else if (!strcmp(cls, "op_compute_bound") && fn) {
-		const cJSON *op = top_fn(root, "op"), *caller = cJSON_GetArrayItem(isc_doc_arr(root, p_callers), 0), *x;
-		/* the finding's first op is a torch op (op_compute_bound skips builtins) */
-		cJSON_ArrayForEach(x, isc_doc_arr(verdict_finding(root), "evidence.top"))
-			if (!strcmp(isc_doc_str(x, "kind", ""), "op")) {
-				op = x;
-				break;
-			}
-		bool fl = faults > 0 && isfinite(faults) && faults <= 100;
-		isc_rep_putf(m, "%.0f %% of traced CPU time is in torch ops", ops);
-		if (fl)
-			isc_rep_putf(m, ", and %.0f %% more is page faults inside them", faults);
-		if (op) {
-			isc_rep_put(m, "; the heaviest is ");
-			code_span(m, isc_doc_str(op, "name", "?"));
-			/* self_pct is of all traced time (off-CPU included), not of ops */
-			/* a finding's top[] entry has the self_pct of its source as pct */
-			isc_rep_putf(m, " (self time %.0f %% of all traced time%s%s)", isc_doc_num(op, "self_pct", isc_doc_num(op, "pct", 0)),
-				     judged_iterations(root) ? " inside iterations" : "", fl ? ", faults included" : "");
+	if (cJSON_GetArraySize(parts) > 0) {
+		cJSON_ArrayForEach(p, parts) {
+			const char *file;
+			double line;
+			if (isc_doc_str(p, "code", NULL))
+				code_span(m, isc_doc_str(p, "code", NULL));
+			else if (isc_doc_loc(p, &file, &line))
+				location(m, p, true);
+			else
+				isc_rep_md(m, isc_doc_str(p, "text", ""));
 		}
-		if (caller) {
-			isc_rep_put(m, ", called mostly from ");
-			code_span(m, isc_doc_str(caller, "name", "?"));
-			isc_rep_put(m, " ");
-			location(m, caller, true);
-		}
-		isc_rep_put(m, ".");
-	} else if (contention && fn) {
-		double run = isc_doc_num(root, p_run, 0), ncpu = isc_doc_num(root, "environment.ncpu", 0);
-		isc_rep_putf(m, "%.0f %% of traced time the threads were %s (", off,
-			     isc_doc_num(verdict_finding(root), "evidence.metrics.pool_wait_in_torch_ops_pct", 0) > 0
-				     ? "waiting for a CPU, runnable or at a thread pool's barrier inside torch ops"
-				     : "runnable but not running");
-		if (ncpu > 0 && run > ncpu && run < 1e6)
-			isc_rep_putf(m, "%.1f runnable threads on average for %.0f CPUs", run, ncpu);
-		else
-			isc_rep_putf(m, "%.0f involuntary context switches vs %.0f voluntary",
-				     isc_doc_num(root, p_inv, 0), isc_doc_num(root, p_vol, 0));
-		double pool = isc_doc_num(verdict_finding(root), "evidence.metrics.pool_threads", 0);
-		double npools = isc_doc_num(verdict_finding(root), "evidence.metrics.pools_of_that_name", 0);
-		if (pool > 0 && pool < 1e6 && npools > 1 && npools < 1e6)
-			isc_rep_putf(m, "; %.0f thread pools the agent does not trace, of up to %.0f threads", npools, pool);
-		else if (pool > 0 && pool < 1e6)
-			isc_rep_putf(m, "; a thread pool of %.0f the agent does not trace", pool);
-		isc_rep_put(m, "): the CPUs are oversubscribed; the hottest function is ");
-		code_span(m, isc_doc_str(fn, "name", "?"));
-		isc_rep_put(m, " ");
-		location(m, fn, true);
-		isc_rep_put(m, ".");
-	} else if (!strcmp(cls, "io_wait") && fn) {
-		isc_rep_putf(m, "%.0f %% of traced time the threads were off-CPU, blocked %s; the hottest function is ", off,
-			     cJSON_GetArraySize(isc_doc_arr(root, p_reasons)) ? "waiting for I/O or timers" : "inside calls");
-		code_span(m, isc_doc_str(fn, "name", "?"));
-		isc_rep_put(m, " ");
-		location(m, fn, true);
-		isc_rep_put(m, ".");
 	} else if (sentence) {
 		isc_rep_md(m, sentence);
 	} else {

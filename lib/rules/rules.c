@@ -680,5 +680,5 @@ int isc_findings_evaluate(cJSON *root)
 	cJSON_Delete(view);
 	cJSON_DeleteItemFromObjectCaseSensitive(root, "findings");
 	cJSON_AddItemToObject(root, "findings", o.arr);
-	return 0;
+	return isc_rules_headline(root);
 }

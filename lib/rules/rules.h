@@ -154,6 +154,13 @@ const char *isc_rgpu_idle_covered(const struct rule_out *o);
 /* Value of mark name (its sum / count, the last value for a once-set mark), false when absent. */
 bool isc_rmark(const cJSON *doc, const char *name, double *v);
 
+/*
+ * Words the verdict (rule_headline.c): sets verdict.headline (parts: our
+ * text, workload names, locations) and verdict.sentence (the same as plain
+ * text) once verdict and findings[] are in root.  0 or -ENOMEM.
+ */
+int isc_rules_headline(cJSON *root);
+
 /* ---- building findings ------------------------------------------------- */
 /* Appends a finding; severity "critical", "warning" or "info". */
 cJSON *isc_fnd_new(struct rule_out *o, const char *id, const char *severity, double confidence,

@@ -688,8 +688,80 @@ static void user_code(void)
 	}
 }
 
+/*
+ * The verdict's sentence, worded by the rules (rule_headline.c): the CPU
+ * classes state the verdict's share, which can differ from the CPU split's,
+ * and name the top functions; the sentence is the headline's parts as plain
+ * text.
+ */
+static void headline(void)
+{
+	static const char *doc =
+		"{\"schema_version\":2,\"summary\":{\"wall_ns\":1000000000},"
+		"\"cpu\":{\"split\":{\"python_pct\":7,\"ops_pct\":92,\"off_cpu_pct\":1},"
+		"\"top_functions\":[{\"name\":\"aten_fwd\",\"kind\":\"op\",\"file\":\"torch\",\"line\":0,"
+		"\"self_pct\":77}]},"
+		"\"verdict\":{\"class\":\"op_compute_bound\",\"explained_pct\":73.5,\"finding\":\"op_compute_bound\","
+		"\"sentence\":\"the title\"},"
+		"\"findings\":[{\"id\":\"op_compute_bound\",\"title\":\"t\",\"evidence\":{\"metrics\":"
+		"{\"page_fault_pct_left_out\":18.8}}}]}";
+	cJSON *d = cJSON_Parse(doc);
+	const char *s;
+	ok(d && isc_rules_headline(d) == 0, "headline: worded");
+	s = isc_doc_str(d, "verdict.sentence", "");
+	ok(!strcmp(s, "74 % of traced CPU time is in torch ops, and 19 % more is page faults inside them; the "
+		      "heaviest is aten_fwd (self time 77 % of all traced time, faults included)."),
+	   "op_compute_bound: the verdict's 74 %% and the faults left out, not the split's 92 %%: %s", s);
+	const cJSON *parts = isc_doc_arr(d, "verdict.headline");
+	ok(cJSON_GetArraySize(parts) == 3 && !strcmp(isc_doc_str(cJSON_GetArrayItem(parts, 1), "code", ""), "aten_fwd"),
+	   "op_compute_bound: text, the op as code, text");
+	cJSON_DeleteItemFromObject(cJSON_GetObjectItem(d, "verdict"), "headline");
+	cJSON_ReplaceItemInObject(cJSON_GetObjectItem(d, "verdict"), "class", cJSON_CreateString("io_wait"));
+	cJSON_ReplaceItemInObject(cJSON_GetObjectItem(d, "verdict"), "explained_pct", cJSON_CreateNumber(40));
+	isc_rules_headline(d);
+	s = isc_doc_str(d, "verdict.sentence", "");
+	ok(!strcmp(s, "40 % of traced time the threads were off-CPU, blocked inside calls; the hottest function is "
+		      "aten_fwd (torch)."),
+	   "io_wait: the blocked share, not the off-CPU split: %s", s);
+	cJSON_DeleteItemFromObject(cJSON_GetObjectItem(d, "verdict"), "headline");
+	cJSON_ReplaceItemInObject(cJSON_GetObjectItem(d, "verdict"), "class", cJSON_CreateString("thread_contention"));
+	cJSON_AddNumberToObject(cJSON_GetObjectItem(d, "cpu"), "runnable_threads_mean", 3.1);
+	cJSON_AddItemToObject(d, "environment", cJSON_CreateObject());
+	cJSON_AddNumberToObject(cJSON_GetObjectItem(d, "environment"), "ncpu", 2);
+	isc_rules_headline(d);
+	s = isc_doc_str(d, "verdict.sentence", "");
+	ok(!strncmp(s, "40 % of traced time the threads were runnable but not running (3.1 runnable threads on "
+		       "average for 2 CPUs)", 98),
+	   "thread_contention: runnable threads against CPUs when more threads than CPUs were runnable: %s", s);
+	cJSON_DeleteItemFromObject(cJSON_GetObjectItem(d, "verdict"), "headline");
+	cJSON_ReplaceItemInObject(cJSON_GetObjectItem(d, "verdict"), "class", cJSON_CreateString("gpu_compute_bound"));
+	cJSON_ReplaceItemInObject(cJSON_GetObjectItem(d, "verdict"), "sentence",
+				  cJSON_CreateString("The GPU computed 90 % of its span."));
+	isc_rules_headline(d);
+	s = isc_doc_str(d, "verdict.sentence", "");
+	ok(!strcmp(s, "The GPU computed 90 % of its span.") &&
+	   cJSON_GetArraySize(isc_doc_arr(d, "verdict.headline")) == 1,
+	   "another class: the finding's title as it was, one text part: %s", s);
+	cJSON_Delete(d);
+
+	static const char *py =
+		"{\"schema_version\":2,\"cpu\":{\"split\":{\"python_pct\":40,\"ops_pct\":30,\"other_c_pct\":20,"
+		"\"off_cpu_pct\":30},\"top_functions\":[{\"name\":\"tokenize\",\"kind\":\"python\",\"file\":\"t.py\","
+		"\"line\":3,\"self_pct\":35}]},"
+		"\"verdict\":{\"class\":\"python_bound\",\"explained_pct\":60,\"finding\":\"python_bound\",\"sentence\":\"t\"},"
+		"\"findings\":[{\"id\":\"python_bound\",\"title\":\"t\",\"evidence\":{\"metrics\":{}}}]}";
+	d = cJSON_Parse(py);
+	isc_rules_headline(d);
+	s = isc_doc_str(d, "verdict.sentence", "");
+	ok(!strcmp(s, "60 % of traced CPU time is Python-side work (interpreter 40 %, C builtins and other extensions "
+		      "20 %); the hottest function is tokenize (t.py:3), 35 % self time."),
+	   "python_bound: the interpreter and the other C code it adds, the function with its line: %s", s);
+	cJSON_Delete(d);
+}
+
 int main(void)
 {
+	headline();
 	user_code();
 	device_memory();
 	rss_growth_site();
