@@ -52,14 +52,14 @@ static int calib_cmp(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
-static struct thread *thread_get(struct ana *a, uint32_t pid, uint32_t tid)
+static struct ana_thread *thread_get(struct ana *a, uint32_t pid, uint32_t tid)
 {
 	uint32_t *slot;
 	if (isc_umap_slot(&a->th_map, (uint64_t)pid << 32 | tid, &slot))
 		return NULL;
-	if (*slot != NONE)
+	if (*slot != ISC_UMAP_NONE)
 		return a->ths[*slot];
-	struct thread *th = calloc(1, sizeof(*th));
+	struct ana_thread *th = calloc(1, sizeof(*th));
 	if (!th || isc_grow(&a->ths, &a->ths_cap, a->nths, sizeof(*a->ths))) {
 		free(th);
 		return NULL;
@@ -72,20 +72,20 @@ static struct thread *thread_get(struct ana *a, uint32_t pid, uint32_t tid)
 }
 
 /* The process pid, NULL when no record named it yet. */
-static struct proc *proc_find(struct ana *a, uint32_t pid)
+static struct ana_proc *proc_find(struct ana *a, uint32_t pid)
 {
 	uint32_t i = isc_umap_get(&a->pr_map, pid);
-	return i != NONE ? a->prs[i] : NULL;
+	return i != ISC_UMAP_NONE ? a->prs[i] : NULL;
 }
 
-static struct proc *proc_get(struct ana *a, uint32_t pid)
+static struct ana_proc *proc_get(struct ana *a, uint32_t pid)
 {
 	uint32_t *slot;
 	if (isc_umap_slot(&a->pr_map, pid, &slot))
 		return NULL;
-	if (*slot != NONE)
+	if (*slot != ISC_UMAP_NONE)
 		return a->prs[*slot];
-	struct proc *p = calloc(1, sizeof(*p));
+	struct ana_proc *p = calloc(1, sizeof(*p));
 	if (!p || isc_grow(&a->prs, &a->prs_cap, a->nprs, sizeof(*a->prs))) {
 		free(p);
 		return NULL;
@@ -136,10 +136,10 @@ static uint32_t fn_get(struct ana *a, uint32_t name_id, uint8_t kind)
 {
 	uint32_t *slot;
 	if (isc_umap_slot(&a->fn_map, (uint64_t)kind << 32 | name_id, &slot))
-		return NONE;
-	if (*slot == NONE) {
+		return ISC_UMAP_NONE;
+	if (*slot == ISC_UMAP_NONE) {
 		if (isc_grow(&a->fns, &a->fns_cap, a->nfns, sizeof(*a->fns)))
-			return NONE;
+			return ISC_UMAP_NONE;
 		memset(&a->fns[a->nfns], 0, sizeof(*a->fns));
 		a->fns[a->nfns].name_id = name_id;
 		a->fns[a->nfns].kind = kind;
@@ -170,13 +170,13 @@ static uint32_t scope_get(struct ana *a, uint32_t name_id)
 {
 	uint32_t *slot;
 	if (isc_umap_slot(&a->sc_map, name_id, &slot))
-		return NONE;
-	if (*slot == NONE) {
+		return ISC_UMAP_NONE;
+	if (*slot == ISC_UMAP_NONE) {
 		bool step = is_profiler_step(a, name_id);
 		if (step && a->step_scope) /* ProfilerStep#5, #6...: one scope, the iterations */
 			return *slot = a->step_scope - 1;
 		if (isc_grow(&a->scs, &a->scs_cap, a->nscs, sizeof(*a->scs)))
-			return NONE;
+			return ISC_UMAP_NONE;
 		memset(&a->scs[a->nscs], 0, sizeof(*a->scs));
 		a->scs[a->nscs].name_id = name_id;
 		a->scs[a->nscs].dataloader = is_dataloader(a, name_id, ISC_SPAN_SCOPE);
@@ -194,20 +194,20 @@ static char *dup_text(const uint8_t *p, size_t n, char nul)
 }
 
 /* ---- spans -------------------------------------------------------------- */
-static int span_begin(struct ana *a, struct thread *th, const struct isc_tl_event *ev)
+static int span_begin(struct ana *a, struct ana_thread *th, const struct isc_tl_event *ev)
 {
 	if (isc_grow(&th->stack, &th->cap, th->depth, sizeof(*th->stack)))
 		return -ENOMEM;
-	struct frame *f = &th->stack[th->depth];
+	struct ana_frame *f = &th->stack[th->depth];
 	memset(f, 0, sizeof(*f));
 	f->span_id = ev->span_id;
 	f->begin_ts = ev->ts;
 	f->kind = ev->kind;
-	f->idx = NONE;
-	f->py_fn = th->depth ? th->stack[th->depth - 1].py_fn : NONE;
+	f->idx = ISC_UMAP_NONE;
+	f->py_fn = th->depth ? th->stack[th->depth - 1].py_fn : ISC_UMAP_NONE;
 	bool dl = false;
 	if (ev->kind == ISC_SPAN_SCOPE) {
-		if ((f->idx = scope_get(a, ev->name_id)) == NONE)
+		if ((f->idx = scope_get(a, ev->name_id)) == ISC_UMAP_NONE)
 			return -ENOMEM;
 		if (th->open_scopes++ == 0)
 			a->scoped_threads++;
@@ -218,21 +218,21 @@ static int span_begin(struct ana *a, struct thread *th, const struct isc_tl_even
 		dl = a->scs[f->idx].dataloader;
 	} else if (ev->kind == ISC_SPAN_PYTHON || ev->kind == ISC_SPAN_OP) {
 		uint32_t *cnt;
-		if ((f->idx = fn_get(a, ev->name_id, ev->kind)) == NONE ||
+		if ((f->idx = fn_get(a, ev->name_id, ev->kind)) == ISC_UMAP_NONE ||
 		    isc_umap_slot(&th->active, f->idx, &cnt))
 			return -ENOMEM;
 		th->spans_begun++;
 		/* its call and return hooks run partly in the self time of the
 		 * nearest frame that is not transparent (a scope passes time up) */
 		for (size_t i = th->depth; i > 0; i--) {
-			struct frame *up = &th->stack[i - 1];
-			bool transparent = up->kind == ISC_SPAN_SCOPE || up->idx == NONE;
+			struct ana_frame *up = &th->stack[i - 1];
+			bool transparent = up->kind == ISC_SPAN_SCOPE || up->idx == ISC_UMAP_NONE;
 			if (!transparent || i == 1) {
 				up->nchild++;
 				break;
 			}
 		}
-		if (*cnt == NONE)
+		if (*cnt == ISC_UMAP_NONE)
 			*cnt = 0;
 		f->outermost = (*cnt)++ == 0;
 		a->fns[f->idx].calls++;
@@ -255,10 +255,10 @@ static int span_begin(struct ana *a, struct thread *th, const struct isc_tl_even
 }
 
 /* Pops the top frame of th, ending at end_ts; complete = a real return was seen. */
-static int span_pop(struct ana *a, struct thread *th, uint64_t end_ts, bool complete)
+static int span_pop(struct ana *a, struct ana_thread *th, uint64_t end_ts, bool complete)
 {
-	struct frame *f = &th->stack[th->depth - 1];
-	struct frame *parent = th->depth > 1 ? f - 1 : NULL;
+	struct ana_frame *f = &th->stack[th->depth - 1];
+	struct ana_frame *parent = th->depth > 1 ? f - 1 : NULL;
 	uint64_t dur = end_ts > f->begin_ts ? end_ts - f->begin_ts : 0;
 	uint64_t self = dur > f->child_ns ? dur - f->child_ns : 0;
 	/*
@@ -272,7 +272,7 @@ static int span_pop(struct ana *a, struct thread *th, uint64_t end_ts, bool comp
 	 */
 	uint64_t cps = th->cost_ps;
 	uint64_t inner = th->spans_begun - f->spans0, cut;
-	bool call = f->kind != ISC_SPAN_SCOPE && f->idx != NONE;
+	bool call = f->kind != ISC_SPAN_SCOPE && f->idx != ISC_UMAP_NONE;
 	uint64_t lat = dur; /* dur without the cost of the events inside it */
 	if (cps) { /* --no-compensation: only counted */
 		cut = isc_ana_cost_ns(cps, (call ? 1 : 0) + 2 * inner);
@@ -294,10 +294,10 @@ static int span_pop(struct ana *a, struct thread *th, uint64_t end_ts, bool comp
 		}
 	}
 	if (f->kind == ISC_SPAN_SCOPE) {
-		struct scope *s = &a->scs[f->idx];
+		struct ana_scope *s = &a->scs[f->idx];
 		if (isc_grow(&s->s, &s->cap, s->n, sizeof(*s->s)))
 			return -ENOMEM;
-		s->s[s->n++] = (struct iter_sample){ f->begin_ts, dur, lat, f->dl_at_begin, dl_time(a, end_ts), th->pid,
+		s->s[s->n++] = (struct ana_iter){ f->begin_ts, dur, lat, f->dl_at_begin, dl_time(a, end_ts), th->pid,
 						     complete };
 		s->total_ns += lat;
 		if (--th->open_scopes == 0 && a->scoped_threads)
@@ -307,15 +307,15 @@ static int span_pop(struct ana *a, struct thread *th, uint64_t end_ts, bool comp
 			parent->child_ns += dur - self;
 		else
 			th->python_ns += self; /* the with-block's own code */
-	} else if (f->idx != NONE) {
-		struct fn_stat *fs = &a->fns[f->idx];
+	} else if (f->idx != ISC_UMAP_NONE) {
+		struct ana_fn *fs = &a->fns[f->idx];
 		fs->self_ns += self;
 		if (th->open_scopes)
 			fs->scoped_self_ns += self;
 		if (f->outermost)
 			fs->total_ns += lat;
 		uint32_t *cnt = NULL;
-		if (!isc_umap_slot(&th->active, f->idx, &cnt) && *cnt != NONE && *cnt > 0)
+		if (!isc_umap_slot(&th->active, f->idx, &cnt) && *cnt != ISC_UMAP_NONE && *cnt > 0)
 			(*cnt)--;
 		if (a->scope_seen && f->begin_ts >= a->scope_ts) /* not <module>, main(): their self time is mostly before */
 			a->after_scope_ns += self;
@@ -332,7 +332,7 @@ static int span_pop(struct ana *a, struct thread *th, uint64_t end_ts, bool comp
 				if (th->open_scopes)
 					th->it_torch_ns += self;
 			}
-			if (f->py_fn != NONE) {
+			if (f->py_fn != ISC_UMAP_NONE) {
 				a->fns[f->py_fn].ops_self_ns += self;
 				if (th->open_scopes)
 					a->fns[f->py_fn].scoped_ops_self_ns += self;
@@ -347,7 +347,7 @@ static int span_pop(struct ana *a, struct thread *th, uint64_t end_ts, bool comp
 	return 0;
 }
 
-static int span_end(struct ana *a, struct thread *th, const struct isc_tl_event *ev)
+static int span_end(struct ana *a, struct ana_thread *th, const struct isc_tl_event *ev)
 {
 	size_t i = th->depth;
 	while (i > 0 && th->stack[i - 1].span_id != ev->span_id)
@@ -395,7 +395,7 @@ static int round_close(struct ana *a)
 	return isc_series_point(a->series, ISC_SER_RUNNABLE, a->round_t0, (double)a->round_runnable);
 }
 
-static int round_sample(struct ana *a, struct thread *th, const struct isc_tl_event *ev)
+static int round_sample(struct ana *a, struct ana_thread *th, const struct isc_tl_event *ev)
 {
 	int rc;
 	bool later = ev->ts < a->round_t0 || ev->ts - a->round_t0 > ROUND_WINDOW_NS || th->round == a->round_id;
@@ -417,14 +417,14 @@ static int round_sample(struct ana *a, struct thread *th, const struct isc_tl_ev
 /* A stack sample of th this recent stands in for its call spans (sample mode). */
 #define PY_SAMPLE_FRESH_NS 1000000000u
 
-static const struct frame *known_top(const struct thread *th)
+static const struct ana_frame *known_top(const struct ana_thread *th)
 {
 	size_t i = th->depth;
-	while (i > 0 && th->stack[i - 1].idx == NONE)
+	while (i > 0 && th->stack[i - 1].idx == ISC_UMAP_NONE)
 		i--;
 	/* --python=sample: no call spans, at most scopes: the innermost Python
 	 * function of the thread's last stack sample is the better place */
-	if ((!i || th->stack[i - 1].kind == ISC_SPAN_SCOPE) && th->py_ts && th->py_frame.idx != NONE)
+	if ((!i || th->stack[i - 1].kind == ISC_SPAN_SCOPE) && th->py_ts && th->py_frame.idx != ISC_UMAP_NONE)
 		return &th->py_frame;
 	return i ? &th->stack[i - 1] : NULL;
 }
@@ -439,7 +439,7 @@ static const struct frame *known_top(const struct thread *th)
  * waits must agree before the word is trusted.
  */
 #define GIL_VOTES 3
-static unsigned gil_word(struct proc *p, const struct thread *th, unsigned r)
+static unsigned gil_word(struct ana_proc *p, const struct ana_thread *th, unsigned r)
 {
 	if (!p || th->wait_call != ISC_WAIT_FUTEX || !th->wait_timed)
 		return r;
@@ -463,15 +463,15 @@ static unsigned gil_word(struct proc *p, const struct thread *th, unsigned r)
  * a page fault or disk read served within microseconds) takes the reason
  * of its last wait that had one, when that was in the last STICKY_NS.
  */
-static unsigned off_reason(struct proc *p, struct thread *th, uint64_t ts, char state)
+static unsigned off_reason(struct ana_proc *p, struct ana_thread *th, uint64_t ts, char state)
 {
 	if (th->wait_ts != ts)
 		return ISC_OFF_OTHER;
 	if (state == 'D' && (th->wait_call == ISC_WAIT_RUNNING || th->wait_call == ISC_WAIT_UNKNOWN))
 		return th->known_ts && ts - th->known_ts <= STICKY_NS ? th->known_reason : ISC_OFF_OTHER;
-	const struct frame *f = NULL;
+	const struct ana_frame *f = NULL;
 	for (size_t i = th->depth; i > 0 && !f; i--)
-		if (th->stack[i - 1].idx != NONE && th->stack[i - 1].kind != ISC_SPAN_SCOPE)
+		if (th->stack[i - 1].idx != ISC_UMAP_NONE && th->stack[i - 1].kind != ISC_SPAN_SCOPE)
 			f = &th->stack[i - 1];
 	bool in_py = f ? f->kind == ISC_SPAN_PYTHON : th->py_ts && !th->py_in_c; /* sample mode: bytecode innermost */
 	unsigned r = isc_off_reason_of(th->wait_call, th->wait_kind, state, th->wait_fault ? "fault" : "",
@@ -485,19 +485,19 @@ static unsigned off_reason(struct proc *p, struct thread *th, uint64_t ts, char 
 }
 
 /* The part of off_cpu_add() inside iterations (a scope open on th): cpu.in_iterations. */
-static int off_it_add(struct ana *a, struct thread *th, const struct frame *f, uint64_t ns, unsigned reason)
+static int off_it_add(struct ana *a, struct ana_thread *th, const struct ana_frame *f, uint64_t ns, unsigned reason)
 {
-	struct off_acc *o = &a->it_off;
+	struct ana_off_acc *o = &a->it_off;
 	bool scope = f->kind == ISC_SPAN_SCOPE;
 	uint32_t *slot;
 	if (isc_umap_slot(&o->map,
 			  (uint64_t)reason << 60 | (uint64_t)scope << 59 | (uint64_t)(f->idx & 0x7ffffff) << 32 | f->py_fn,
 			  &slot))
 		return -ENOMEM;
-	if (*slot == NONE) {
+	if (*slot == ISC_UMAP_NONE) {
 		if (isc_grow(&o->rows, &o->cap, o->n, sizeof(*o->rows)))
 			return -ENOMEM;
-		o->rows[o->n] = (struct off_row){ f->idx, f->py_fn, scope, (uint8_t)reason, 0 };
+		o->rows[o->n] = (struct ana_off_row){ f->idx, f->py_fn, scope, (uint8_t)reason, 0 };
 		*slot = (uint32_t)o->n++;
 	}
 	o->rows[*slot].ns += ns;
@@ -521,9 +521,9 @@ static int off_it_add(struct ana *a, struct thread *th, const struct frame *f, u
  * charged to the innermost span of th with a known kind and to that span's
  * nearest Python function.
  */
-static int off_cpu_add(struct ana *a, struct thread *th, uint64_t ns, unsigned reason)
+static int off_cpu_add(struct ana *a, struct ana_thread *th, uint64_t ns, unsigned reason)
 {
-	const struct frame *f = known_top(th);
+	const struct ana_frame *f = known_top(th);
 	if (!f)
 		return 0;
 	bool scope = f->kind == ISC_SPAN_SCOPE;
@@ -533,10 +533,10 @@ static int off_cpu_add(struct ana *a, struct thread *th, uint64_t ns, unsigned r
 			  (uint64_t)reason << 60 | (uint64_t)scope << 59 | (uint64_t)(f->idx & 0x7ffffff) << 32 | f->py_fn,
 			  &slot))
 		return -ENOMEM;
-	if (*slot == NONE) {
+	if (*slot == ISC_UMAP_NONE) {
 		if (isc_grow(&a->offs, &a->offs_cap, a->noffs, sizeof(*a->offs)))
 			return -ENOMEM;
-		a->offs[a->noffs] = (struct off_row){ f->idx, f->py_fn, scope, (uint8_t)reason, 0 };
+		a->offs[a->noffs] = (struct ana_off_row){ f->idx, f->py_fn, scope, (uint8_t)reason, 0 };
 		*slot = (uint32_t)a->noffs++;
 	}
 	a->offs[*slot].ns += ns;
@@ -560,7 +560,7 @@ static int off_cpu_add(struct ana *a, struct thread *th, uint64_t ns, unsigned r
 }
 
 /* THREAD_WAIT: kept for the THREAD_SAMPLE of the same tick; votes for the thread's futex word. */
-static void on_thread_wait(struct ana *a, struct thread *th, const struct isc_tl_event *ev)
+static void on_thread_wait(struct ana *a, struct ana_thread *th, const struct isc_tl_event *ev)
 {
 	a->have_wait = true;
 	th->wait_ts = ev->ts;
@@ -583,7 +583,7 @@ static void on_thread_wait(struct ana *a, struct thread *th, const struct isc_tl
 	}
 }
 
-static int on_thread_sample(struct ana *a, struct thread *th, const struct isc_tl_event *ev)
+static int on_thread_sample(struct ana *a, struct ana_thread *th, const struct isc_tl_event *ev)
 {
 	uint64_t cpu = ev->f[2] + ev->f[3];
 	int rc;
@@ -644,14 +644,14 @@ static int on_thread_sample(struct ana *a, struct thread *th, const struct isc_t
  * (tid == pid) when traced, else its traced thread with the most events
  * (a scan of all threads: processes are sampled at 10-20 Hz).  NULL if none.
  */
-static struct thread *main_thread(struct ana *a, uint32_t pid)
+static struct ana_thread *main_thread(struct ana *a, uint32_t pid)
 {
 	uint32_t i = isc_umap_get(&a->th_map, (uint64_t)pid << 32 | pid);
-	if (i != NONE && a->ths[i]->traced)
+	if (i != ISC_UMAP_NONE && a->ths[i]->traced)
 		return a->ths[i];
-	struct thread *best = NULL;
+	struct ana_thread *best = NULL;
 	for (size_t k = 0; k < a->nths; k++) {
-		struct thread *th = a->ths[k];
+		struct ana_thread *th = a->ths[k];
 		if (th->pid == pid && th->traced && (!best || th->events > best->events))
 			best = th;
 	}
@@ -660,20 +660,20 @@ static struct thread *main_thread(struct ana *a, uint32_t pid)
 
 /*
  * memory.growth_sites: an RSS increase of bytes charged to the Python
- * function fn (NONE: none) and the innermost scope open on thread th; not
+ * function fn (ISC_UMAP_NONE: none) and the innermost scope open on thread th; not
  * charged when neither is.
  */
-static int growth_site(struct ana *a, const struct thread *th, uint32_t fn, uint64_t bytes)
+static int growth_site(struct ana *a, const struct ana_thread *th, uint32_t fn, uint64_t bytes)
 {
-	uint32_t fid = fn != NONE ? a->fns[fn].name_id : 0, sid = 0, *slot;
+	uint32_t fid = fn != ISC_UMAP_NONE ? a->fns[fn].name_id : 0, sid = 0, *slot;
 	for (size_t i = th->depth; i > 0 && !sid; i--)
-		if (th->stack[i - 1].kind == ISC_SPAN_SCOPE && th->stack[i - 1].idx != NONE)
+		if (th->stack[i - 1].kind == ISC_SPAN_SCOPE && th->stack[i - 1].idx != ISC_UMAP_NONE)
 			sid = a->scs[th->stack[i - 1].idx].name_id;
 	if (!fid && !sid)
 		return 0;
 	if (isc_umap_slot(&a->gs_map, (uint64_t)fid << 32 | sid, &slot))
 		return -ENOMEM;
-	if (*slot == NONE) {
+	if (*slot == ISC_UMAP_NONE) {
 		if (isc_grow(&a->gs, &a->gs_cap, a->ngs, sizeof(*a->gs)))
 			return -ENOMEM;
 		a->gs[a->ngs] = (struct gsite){ fid, sid, 0 };
@@ -683,7 +683,7 @@ static int growth_site(struct ana *a, const struct thread *th, uint32_t fn, uint
 	return 0;
 }
 
-static int on_proc_sample(struct ana *a, struct proc *p, const struct isc_tl_event *ev)
+static int on_proc_sample(struct ana *a, struct ana_proc *p, const struct isc_tl_event *ev)
 {
 	uint64_t cpu = ev->f[1] + ev->f[2];
 	int rc;
@@ -693,13 +693,13 @@ static int on_proc_sample(struct ana *a, struct proc *p, const struct isc_tl_eve
 				      (double)(cpu - p->cpu_ns) / (double)(ev->ts - p->s_ts1))))
 		return rc;
 	/* RSS growth since the previous sample, charged to the Python function running now */
-	struct thread *th = main_thread(a, p->pid);
-	uint32_t fn = th && th->depth ? th->stack[th->depth - 1].py_fn : NONE;
-	if (p->have_rss && ev->f[3] > p->rss && fn != NONE)
+	struct ana_thread *th = main_thread(a, p->pid);
+	uint32_t fn = th && th->depth ? th->stack[th->depth - 1].py_fn : ISC_UMAP_NONE;
+	if (p->have_rss && ev->f[3] > p->rss && fn != ISC_UMAP_NONE)
 		a->fns[fn].growth_bytes += ev->f[3] - p->rss;
 	if (p->have_rss && ev->f[3] > p->rss && th && (rc = growth_site(a, th, fn, ev->f[3] - p->rss)))
 		return rc;
-	if ((rc = isc_oom_rss(a->oom, ev->ts, p->pid, ev->f[3], fn != NONE ? a->fns[fn].name_id : 0)))
+	if ((rc = isc_oom_rss(a->oom, ev->ts, p->pid, ev->f[3], fn != ISC_UMAP_NONE ? a->fns[fn].name_id : 0)))
 		return rc;
 	if (!a->have_threads || ev->f[6] > a->threads_max)
 		a->threads_max = ev->f[6];
@@ -731,24 +731,24 @@ static int on_proc_sample(struct ana *a, struct proc *p, const struct isc_tl_eve
 	return isc_series_point(a->series, ISC_SER_RSS, ev->ts, (double)a->rss_total);
 }
 
-/* Keeps the first MAX_WARNINGS distinct (code, message) warnings, counting repeats. */
+/* Keeps the first ANA_MAX_WARNINGS distinct (code, message) warnings, counting repeats. */
 static int on_warning(struct ana *a, const struct isc_tl_event *ev)
 {
 	a->warns_total++;
 	for (size_t i = 0; i < a->nwarns; i++) {
-		struct warn *w = &a->warns[i];
+		struct ana_warn *w = &a->warns[i];
 		if (w->code == ev->f[1] && strlen(w->msg) == ev->nbytes &&
 		    !memcmp(w->msg, ev->bytes, ev->nbytes)) {
 			w->count++;
 			return 0;
 		}
 	}
-	if (a->nwarns == MAX_WARNINGS)
+	if (a->nwarns == ANA_MAX_WARNINGS)
 		return 0;
 	char *msg = dup_text(ev->bytes, ev->nbytes, '?');
 	if (!msg)
 		return -ENOMEM;
-	a->warns[a->nwarns++] = (struct warn){ (uint32_t)ev->f[0], ev->f[1], 1, msg };
+	a->warns[a->nwarns++] = (struct ana_warn){ (uint32_t)ev->f[0], ev->f[1], 1, msg };
 	return 0;
 }
 
@@ -781,8 +781,8 @@ static void on_meta(struct ana *a, const struct isc_tl_event *ev)
 
 static int on_event(struct ana *a, const struct isc_tl_event *ev)
 {
-	struct thread *th;
-	struct proc *p;
+	struct ana_thread *th;
+	struct ana_proc *p;
 	if (!a->have_ts || ev->ts < a->first_ts)
 		a->first_ts = ev->ts;
 	isc_series_origin(a->series, ev->ts);
@@ -816,20 +816,20 @@ static int on_event(struct ana *a, const struct isc_tl_event *ev)
 			uint32_t *slot;
 			if (isc_umap_slot(&a->mk_map, ev->name_id, &slot))
 				return -ENOMEM;
-			if (*slot == NONE) {
+			if (*slot == ISC_UMAP_NONE) {
 				if (isc_grow(&a->mks, &a->mks_cap, a->nmks, sizeof(*a->mks)))
 					return -ENOMEM;
-				a->mks[a->nmks] = (struct mark){ ev->name_id, 0, 0, ev->ts, ev->ts, 1000000, { 0 } };
+				a->mks[a->nmks] = (struct ana_mark){ ev->name_id, 0, 0, ev->ts, ev->ts, 1000000, { 0 } };
 				*slot = (uint32_t)a->nmks++;
 			}
-			struct mark *mk = &a->mks[*slot];
+			struct ana_mark *mk = &a->mks[*slot];
 			mk->count++;
 			mk->sum += ev->value;
 			uint64_t at = ev->ts > mk->first_ts ? ev->ts - mk->first_ts : 0;
-			while (at / mk->width >= MARK_BUCKETS) { /* double the width, merging neighbours */
-				for (unsigned b = 0; b < MARK_BUCKETS / 2; b++)
+			while (at / mk->width >= ANA_MARK_BUCKETS) { /* double the width, merging neighbours */
+				for (unsigned b = 0; b < ANA_MARK_BUCKETS / 2; b++)
 					mk->buckets[b] = mk->buckets[2 * b] + mk->buckets[2 * b + 1];
-				memset(mk->buckets + MARK_BUCKETS / 2, 0, sizeof(mk->buckets) / 2);
+				memset(mk->buckets + ANA_MARK_BUCKETS / 2, 0, sizeof(mk->buckets) / 2);
 				mk->width *= 2;
 			}
 			mk->buckets[at / mk->width] += (double)ev->value;
@@ -894,7 +894,7 @@ static int on_event(struct ana *a, const struct isc_tl_event *ev)
 		return 0;
 	case ISC_REC_PRESSURE:
 		if (ev->f[0] < 3) {
-			struct pressure *ps = &a->psi[ev->f[0]];
+			struct ana_pressure *ps = &a->psi[ev->f[0]];
 			if (ps->n++ == 0) {
 				ps->ts0 = ev->ts;
 				ps->tot0 = ev->f[1];
@@ -935,7 +935,7 @@ static int on_event(struct ana *a, const struct isc_tl_event *ev)
 		/* in a scope: the thread's scope spans, which sample mode keeps */
 	{
 		uint32_t ti = isc_umap_get(&a->th_map, (uint64_t)ev->pid << 32 | ev->tid);
-		th = ti != NONE ? a->ths[ti] : NULL;
+		th = ti != ISC_UMAP_NONE ? a->ths[ti] : NULL;
 		int rc = isc_pysamp_add(a->pys, a->t, ev, th && th->open_scopes);
 		if (a->scope_seen) {
 			a->ps_after++;
@@ -946,7 +946,7 @@ static int on_event(struct ana *a, const struct isc_tl_event *ev)
 		uint64_t id;
 		if (!rc && th && ev->nf == 5 && ev->f[4] && !isc_get_varint(&q, qe, &id) && id <= UINT32_MAX) {
 			uint32_t fi = fn_get(a, (uint32_t)id, ISC_SPAN_PYTHON);
-			if (fi == NONE)
+			if (fi == ISC_UMAP_NONE)
 				return -ENOMEM;
 			memset(&th->py_frame, 0, sizeof(th->py_frame));
 			th->py_frame.idx = th->py_frame.py_fn = fi;
@@ -966,10 +966,10 @@ static int on_event(struct ana *a, const struct isc_tl_event *ev)
 			return 0;
 		if (isc_oom_exception(a->oom, ev->ts, ev->pid, &x, ev->f[0]))
 			return -ENOMEM;
-		if (a->nexcs >= MAX_EXCEPTIONS)
+		if (a->nexcs >= ANA_MAX_EXCEPTIONS)
 			return 0;
-		struct exc *e = &a->excs[a->nexcs++];
-		*e = (struct exc){ ev->pid, ev->tid, ev->ts, ev->f[0], "", "", "", "" };
+		struct ana_exc *e = &a->excs[a->nexcs++];
+		*e = (struct ana_exc){ ev->pid, ev->tid, ev->ts, ev->f[0], "", "", "", "" };
 		isc_copy_bytes(e->type, sizeof(e->type), x.type, x.ntype, '?');
 		isc_copy_bytes(e->file, sizeof(e->file), x.file, x.nfile, '?');
 		isc_copy_bytes(e->func, sizeof(e->func), x.func, x.nfunc, '?');
@@ -985,7 +985,7 @@ static void ana_free(struct ana *a)
 {
 	cJSON_Delete(a->meta);
 	for (size_t i = 0; i < a->nths; i++) {
-		struct thread *th = a->ths[i];
+		struct ana_thread *th = a->ths[i];
 		free(th->name);
 		free(th->comm);
 		free(th->stack);
@@ -1121,7 +1121,7 @@ int isc_analyze_measure(struct isc_timeline *t, const struct isc_analyze_opts *o
 		goto done;
 	/* spans still open: their end was never recorded; close them at the last time seen */
 	for (size_t i = 0; i < a.nths; i++) {
-		struct thread *th = a.ths[i];
+		struct ana_thread *th = a.ths[i];
 		while (th->depth) {
 			a.unclosed_spans++;
 			if ((rc = span_pop(&a, th, a.last_ts, false)))

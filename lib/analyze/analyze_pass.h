@@ -16,10 +16,9 @@
 #include "analyze_wait.h"
 #include "analyze_pysample.h"
 
-#define NONE ISC_UMAP_NONE
 
 /* ---- analysis state ----------------------------------------------------- */
-struct fn_stat {
+struct ana_fn {
 	uint32_t name_id;
 	uint8_t kind;
 	bool dataloader; /* DataLoader __next__ (is_dataloader_fn) */
@@ -33,10 +32,10 @@ struct fn_stat {
 
 enum { DL_NO, DL_INNER, DL_OUTER }; /* frame.dl */
 
-struct frame {
+struct ana_frame {
 	uint64_t span_id, begin_ts, child_ns;
 	uint64_t dl_at_begin; /* scope frames: dl_time(begin_ts) */
-	uint32_t idx;   /* fn index; scope index for scope frames; NONE for unknown kinds */
+	uint32_t idx;   /* fn index; scope index for scope frames; ISC_UMAP_NONE for unknown kinds */
 	uint32_t py_fn; /* nearest python fn on the stack, this frame included */
 	uint8_t kind;
 	uint8_t dl;
@@ -45,10 +44,10 @@ struct frame {
 	uint32_t nchild;  /* python/op spans whose self time this frame's time excludes */
 };
 
-struct thread {
+struct ana_thread {
 	uint32_t pid, tid;
 	char *name, *comm;
-	struct frame *stack;
+	struct ana_frame *stack;
 	size_t depth, cap;
 	struct isc_umap active; /* fn index -> activations on the stack */
 	unsigned open_scopes;
@@ -92,13 +91,13 @@ struct thread {
 	uint64_t prev_vcsw, prev_ivcsw;
 	bool prev_in_scope;
 	/* --python=sample: its last stack sample (a stand-in frame for off-CPU time) */
-	struct frame py_frame; /* idx, py_fn: fn of the innermost function; kind python */
+	struct ana_frame py_frame; /* idx, py_fn: fn of the innermost function; kind python */
 	uint64_t py_ts;        /* time of that sample, 0 = none */
 	bool py_in_c;          /* the innermost frame was in a call (C code) */
 	bool py_torch;         /* ... and that call counts as a torch op (analyze_pysample.c) */
 };
 
-struct proc {
+struct ana_proc {
 	uint32_t pid, ppid;
 	bool have_info, have_exit, alive, have_rss;
 	uint64_t info_ts; /* of its PROC_INFO: when it started (the agent's start time) */
@@ -117,7 +116,7 @@ struct proc {
 	uint64_t gil_word, gil_votes;
 };
 
-struct iter_sample {
+struct ana_iter {
 	uint64_t begin_ts, dur;
 	uint64_t lat; /* dur less the recording cost of the events inside (= dur uncorrected) */
 	uint64_t dl_begin, dl_end; /* dl_time() at its begin and end */
@@ -125,39 +124,39 @@ struct iter_sample {
 	bool complete;
 };
 
-struct scope {
+struct ana_scope {
 	uint32_t name_id;
 	bool dataloader; /* a Kineto enumerate(DataLoader) annotation */
 	bool profiler_step; /* every Kineto ProfilerStep#N, as one scope */
 	uint64_t total_ns;
-	struct iter_sample *s;
+	struct ana_iter *s;
 	size_t n, cap;
 };
 
-#define MARK_BUCKETS 32
+#define ANA_MARK_BUCKETS 32
 
 /*
  * A mark name: count and sum, the first and last time, and the sum over
- * time in MARK_BUCKETS buckets from the first mark, each width ns wide
+ * time in ANA_MARK_BUCKETS buckets from the first mark, each width ns wide
  * (1 ms at first, doubled with neighbours merged pairwise as the run grows).
  */
-struct mark {
+struct ana_mark {
 	uint32_t name_id;
 	uint64_t count;
 	int64_t sum;
 	uint64_t first_ts, last_ts, width;
-	double buckets[MARK_BUCKETS];
+	double buckets[ANA_MARK_BUCKETS];
 };
 
 /* cpu.off_cpu_top: blocked time by (innermost span, its Python function) */
-struct off_row {
+struct ana_off_row {
 	uint32_t idx, py_fn; /* frame.idx (a scope index when scope), frame.py_fn */
 	bool scope;
 	uint8_t reason; /* enum isc_off_reason */
 	uint64_t ns;
 };
 
-struct pressure {
+struct ana_pressure {
 	bool have;
 	unsigned n;
 	uint64_t avg10_max_x100, ts0, tot0, ts1, tot1;
@@ -168,26 +167,26 @@ struct pressure {
  * (struct ana's own fields) and again for the time inside iterations
  * (ana.it_off).
  */
-struct off_acc {
+struct ana_off_acc {
 	struct isc_umap map; /* off_row key -> index */
-	struct off_row *rows;
+	struct ana_off_row *rows;
 	size_t n, cap;
 	uint64_t blocked_ns, state_samples;
 	uint64_t reason_ns[ISC_OFF_N], reason_torch_ns[ISC_OFF_N], reason_dl_ns[ISC_OFF_N];
 };
 
-#define MAX_WARNINGS 16
-#define MAX_EXCEPTIONS 8
+#define ANA_MAX_WARNINGS 16
+#define ANA_MAX_EXCEPTIONS 8
 
 /* An EXCEPTION record: the unhandled exception that ended a thread. */
-struct exc {
+struct ana_exc {
 	uint32_t pid, tid;
 	uint64_t ts, line;
 	char type[48], file[160], func[64], msg[256];
 };
 
 /* A WARNING record of the recorder or an agent (formats/trace.md), with its repeats. */
-struct warn {
+struct ana_warn {
 	uint32_t pid;
 	uint64_t code, count;
 	char *msg;
@@ -211,24 +210,24 @@ struct ana {
 		cJSON *memory;                /* the memory object, which analyze_numa.c adds to */
 	} out;
 	struct isc_umap fn_map, th_map, pr_map, sc_map, mk_map;
-	struct fn_stat *fns;
+	struct ana_fn *fns;
 	size_t nfns, fns_cap;
-	struct thread **ths;
+	struct ana_thread **ths;
 	size_t nths, ths_cap;
-	struct proc **prs;
+	struct ana_proc **prs;
 	size_t nprs, prs_cap;
-	struct scope *scs;
+	struct ana_scope *scs;
 	size_t nscs, scs_cap;
-	struct mark *mks;
+	struct ana_mark *mks;
 	size_t nmks, mks_cap;
 	bool have_ts;
 	uint64_t first_ts, last_ts;
 	uint64_t first_agent_ts; /* the first agent event (span, mark, thread): 0 before one */
 	uint64_t dropped_sum, unmatched_ends, unclosed_spans, merge_closed_spans;
-	struct warn warns[MAX_WARNINGS]; /* distinct WARNING records (code, message), first seen first */
+	struct ana_warn warns[ANA_MAX_WARNINGS]; /* distinct WARNING records (code, message), first seen first */
 	size_t nwarns;
 	uint64_t warns_total;
-	struct exc excs[MAX_EXCEPTIONS]; /* the first ones recorded */
+	struct ana_exc excs[ANA_MAX_EXCEPTIONS]; /* the first ones recorded */
 	size_t nexcs;
 	uint64_t excs_total;
 	uint64_t rss_total, rss_total_peak;
@@ -236,7 +235,7 @@ struct ana {
 	struct isc_lsq *rss_lsq;
 	bool have_meminfo;
 	uint64_t swap_used_max, mem_avail_min;
-	struct pressure psi[3];
+	struct ana_pressure psi[3];
 	uint64_t warm_end_ts, iter_end_ts; /* set by emit_iterations */
 	uint64_t iter_begin_ts;            /* the first iteration's start, 0 without (emit_iterations) */
 	/* sample rounds (round_sample): runnable threads */
@@ -253,9 +252,9 @@ struct ana {
 	uint64_t ps_after, ps_in; /* --python=sample: stack samples after the first scope began, and inside one */
 	bool round_in_it;
 	uint64_t it_rounds, it_runnable_sum, it_runnable_max;
-	struct off_acc it_off; /* blocked time inside iterations */
+	struct ana_off_acc it_off; /* blocked time inside iterations */
 	struct isc_umap off_map; /* off_row key -> index */
-	struct off_row *offs;
+	struct ana_off_row *offs;
 	size_t noffs, offs_cap;
 	uint64_t blocked_ns;
 	bool have_wait; /* some THREAD_WAIT: the blocked time has reasons */

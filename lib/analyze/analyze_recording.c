@@ -32,7 +32,7 @@ static const char *mech_name(uint64_t m)
 
 static int by_dropped(const void *x, const void *y)
 {
-	const struct thread *a = *(struct thread *const *)x, *b = *(struct thread *const *)y;
+	const struct ana_thread *a = *(struct ana_thread *const *)x, *b = *(struct ana_thread *const *)y;
 	if (a->dropped != b->dropped)
 		return a->dropped > b->dropped ? -1 : 1;
 	if (a->pid != b->pid)
@@ -59,7 +59,7 @@ void isc_ana_emit_recording(struct ana *a, cJSON *root, uint64_t traced_ns)
 		mech = a->prs[i]->calib[0];
 	}
 	for (size_t i = 0; i < a->nths; i++) {
-		const struct thread *th = a->ths[i];
+		const struct ana_thread *th = a->ths[i];
 		ndrop += th->dropped > 0;
 		dropped += th->dropped;
 		removed += th->overhead_ns;
@@ -95,7 +95,7 @@ void isc_ana_emit_recording(struct ana *a, cJSON *root, uint64_t traced_ns)
 	for (size_t i = 0; i < a->ncals; i++) {
 		const struct isc_analyze_calib *c = &a->cals[i];
 		uint32_t k = isc_umap_get(&a->pr_map, c->pid);
-		const struct proc *p = k != ISC_UMAP_NONE ? a->prs[k] : NULL;
+		const struct ana_proc *p = k != ISC_UMAP_NONE ? a->prs[k] : NULL;
 		cJSON *o = isc_jb_push_obj(&a->jb, ps);
 		if (!o)
 			break;
@@ -112,7 +112,7 @@ void isc_ana_emit_recording(struct ana *a, cJSON *root, uint64_t traced_ns)
 	cJSON *ds = isc_jb_arr(&a->jb, r, "threads_with_drops");
 	if (!ndrop)
 		return;
-	struct thread **v = malloc(a->nths * sizeof(*v));
+	struct ana_thread **v = malloc(a->nths * sizeof(*v));
 	if (!v) {
 		a->jb.oom = true;
 		return;

@@ -74,7 +74,7 @@ static void split_off(struct off_split *s, double ratio)
 		s->off_torch_ns = ops - other_c;
 }
 
-static void thread_split(struct thread *th)
+static void thread_split(struct ana_thread *th)
 {
 	if (th->win_n >= 2 && th->w_ts1 > th->w_ts0) {
 		double cpu = th->w_cpu1 > th->w_cpu0 ? (double)(th->w_cpu1 - th->w_cpu0) : 0;
@@ -117,7 +117,7 @@ static const char *str_name(struct ana *a, uint32_t id)
 }
 
 /* Name of a scope as reported: ProfilerStep#N merged as "ProfilerStep#*". */
-static const char *scope_name(struct ana *a, const struct scope *sc)
+static const char *scope_name(struct ana *a, const struct ana_scope *sc)
 {
 	return sc->profiler_step ? "ProfilerStep#*" : str_name(a, sc->name_id);
 }
@@ -220,7 +220,7 @@ static struct fn_row *merged_rows(struct ana *a, size_t *m)
 	if (!rows)
 		return NULL;
 	for (size_t i = 0; i < a->nfns; i++) {
-		const struct fn_stat *f = &a->fns[i];
+		const struct ana_fn *f = &a->fns[i];
 		const struct isc_tl_string *s = isc_timeline_string_borrow(a->t, f->name_id);
 		rows[n++] = (struct fn_row){ s ? s->name : "?", s ? s->file : "", s ? s->line : 0, f->kind,
 					     f->calls, f->self_ns, f->total_ns, f->ops_self_ns,
@@ -373,7 +373,7 @@ static int caller_by_ns(const void *x, const void *y)
 #define OFF_REASON_TOP 5
 
 /* The whole run's blocked time as an off_acc (rows borrowed from a; no map). */
-static void whole_off(const struct ana *a, struct off_acc *o)
+static void whole_off(const struct ana *a, struct ana_off_acc *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->rows = a->offs;
@@ -386,22 +386,22 @@ static void whole_off(const struct ana *a, struct off_acc *o)
 }
 
 /* The off-CPU rows of acc with names, rows of the same names and reason (one per process) merged; *n rows. */
-static struct off_out *off_rows(struct ana *a, const struct off_acc *acc, size_t *n)
+static struct off_out *off_rows(struct ana *a, const struct ana_off_acc *acc, size_t *n)
 {
 	struct off_out *rows = calloc(acc->n ? acc->n : 1, sizeof(*rows));
 	size_t m = 0;
 	if (!rows)
 		return NULL;
 	for (size_t i = 0; i < acc->n; i++) {
-		const struct off_row *o = &acc->rows[i];
-		const struct fn_stat *f = o->scope ? NULL : &a->fns[o->idx];
+		const struct ana_off_row *o = &acc->rows[i];
+		const struct ana_fn *f = o->scope ? NULL : &a->fns[o->idx];
 		const struct isc_tl_string *s =
 			isc_timeline_string_borrow(a->t, o->scope ? a->scs[o->idx].name_id : f->name_id);
 		const struct isc_tl_string *py =
-			o->py_fn == NONE ? NULL : isc_timeline_string_borrow(a->t, a->fns[o->py_fn].name_id);
+			o->py_fn == ISC_UMAP_NONE ? NULL : isc_timeline_string_borrow(a->t, a->fns[o->py_fn].name_id);
 		rows[i] = (struct off_out){ o->scope ? "scope" : f->kind == ISC_SPAN_PYTHON ? "python" : "op",
 					    s ? s->name : "?", s ? s->file : "",
-					    o->py_fn == NONE ? NULL : py ? py->name : "?", py ? py->file : "",
+					    o->py_fn == ISC_UMAP_NONE ? NULL : py ? py->name : "?", py ? py->file : "",
 					    s ? s->line : 0, py ? py->line : 0, o->reason, o->ns };
 	}
 	qsort(rows, acc->n, sizeof(*rows), off_by_identity);
@@ -416,7 +416,7 @@ static struct off_out *off_rows(struct ana *a, const struct off_acc *acc, size_t
 }
 
 /* cpu.off_cpu_top (of acc): most blocked first. */
-static int emit_off_cpu(struct ana *a, const struct off_acc *acc, cJSON *cpu)
+static int emit_off_cpu(struct ana *a, const struct ana_off_acc *acc, cJSON *cpu)
 {
 	size_t m;
 	struct off_out *rows = off_rows(a, acc, &m);
@@ -450,7 +450,7 @@ static int emit_off_cpu(struct ana *a, const struct off_acc *acc, cJSON *cpu)
  * Python callers (rows with no Python function left out).  Empty without
  * THREAD_WAIT records (a trace of an older recorder, or no sampler).
  */
-static int emit_off_reasons(struct ana *a, const struct off_acc *acc, cJSON *cpu)
+static int emit_off_reasons(struct ana *a, const struct ana_off_acc *acc, cJSON *cpu)
 {
 	cJSON *arr = isc_jb_arr(&a->jb, cpu, "off_cpu_reasons");
 	if (!a->have_wait)
@@ -565,7 +565,7 @@ static int emit_pools(struct ana *a, cJSON *cpu)
 	if (!ps)
 		return -ENOMEM;
 	for (size_t i = 0; i < a->nths; i++) {
-		const struct thread *th = a->ths[i];
+		const struct ana_thread *th = a->ths[i];
 		if (!th->have_cpu)
 			continue; /* never sampled: no CPU time, no state */
 		struct pool *p = &ps[n++];
@@ -618,7 +618,7 @@ static int cmp_u64(const void *x, const void *y)
 
 static int cmp_iter(const void *x, const void *y)
 {
-	const struct iter_sample *a = x, *b = y;
+	const struct ana_iter *a = x, *b = y;
 	if (a->pid != b->pid)
 		return a->pid < b->pid ? -1 : 1;
 	return a->begin_ts < b->begin_ts ? -1 : a->begin_ts > b->begin_ts;
@@ -712,9 +712,9 @@ static bool started_in_window(const struct ana *a, uint32_t pid);
 static int emit_iterations(struct ana *a, cJSON *root)
 {
 	cJSON *it = isc_jb_obj(&a->jb, root, "iterations");
-	struct scope *best = NULL;
+	struct ana_scope *best = NULL;
 	for (size_t i = 0; i < a->nscs; i++) {
-		struct scope *s = &a->scs[i];
+		struct ana_scope *s = &a->scs[i];
 		if (s->dataloader)
 			continue;
 		if (s->profiler_step && s->n >= 2) {
@@ -752,7 +752,7 @@ static int emit_iterations(struct ana *a, cJSON *root)
 				;
 			bool warm_rule = !window || started_in_window(a, best->s[i].pid);
 			for (size_t k = i; k < j; k++) {
-				const struct iter_sample *x = &best->s[k];
+				const struct ana_iter *x = &best->s[k];
 				uint64_t end = x->begin_ts + x->dur;
 				if (end > a->iter_end_ts)
 					a->iter_end_ts = end;
@@ -841,20 +841,20 @@ static int emit_iterations(struct ana *a, cJSON *root)
 static bool started_in_window(const struct ana *a, uint32_t pid)
 {
 	uint32_t i = isc_umap_get(&a->pr_map, pid);
-	const struct proc *p = i == NONE ? NULL : a->prs[i];
+	const struct ana_proc *p = i == ISC_UMAP_NONE ? NULL : a->prs[i];
 	return p && p->have_info && a->first_agent_ts && p->info_ts > a->first_agent_ts;
 }
 
 static int cmp_proc(const void *x, const void *y)
 {
-	const struct proc *a = *(struct proc *const *)x, *b = *(struct proc *const *)y;
+	const struct ana_proc *a = *(struct ana_proc *const *)x, *b = *(struct ana_proc *const *)y;
 	return a->pid < b->pid ? -1 : a->pid > b->pid;
 }
 
 /* Threads of a process: the main thread (tid == pid) first, then by tid. */
 static int cmp_thread(const void *x, const void *y)
 {
-	const struct thread *a = *(struct thread *const *)x, *b = *(struct thread *const *)y;
+	const struct ana_thread *a = *(struct ana_thread *const *)x, *b = *(struct ana_thread *const *)y;
 	if (a->pid != b->pid)
 		return a->pid < b->pid ? -1 : 1;
 	bool ma = a->tid == a->pid, mb = b->tid == b->pid;
@@ -863,7 +863,7 @@ static int cmp_thread(const void *x, const void *y)
 	return a->tid < b->tid ? -1 : a->tid > b->tid;
 }
 
-static void emit_rates(struct ana *a, cJSON *o, const struct proc *p, double *vsum, double *isum)
+static void emit_rates(struct ana *a, cJSON *o, const struct ana_proc *p, double *vsum, double *isum)
 {
 	cJSON *cs = isc_jb_obj(&a->jb, o, "context_switches");
 	bool have = p->nsamples >= 2 && p->s_ts1 > p->s_ts0;
@@ -891,7 +891,7 @@ static void emit_processes(struct ana *a, cJSON *root, double *vsum, double *isu
 		qsort(a->ths, a->nths, sizeof(*a->ths), cmp_thread);
 	size_t ti = 0;
 	for (size_t i = 0; i < a->nprs; i++) {
-		const struct proc *p = a->prs[i];
+		const struct ana_proc *p = a->prs[i];
 		cJSON *o = isc_jb_push_obj(&a->jb, ps);
 		if (!o)
 			return;
@@ -912,7 +912,7 @@ static void emit_processes(struct ana *a, cJSON *root, double *vsum, double *isu
 		while (ti < a->nths && a->ths[ti]->pid < p->pid)
 			ti++;
 		for (; ti < a->nths && a->ths[ti]->pid == p->pid; ti++) {
-			const struct thread *th = a->ths[ti];
+			const struct ana_thread *th = a->ths[ti];
 			cJSON *t = isc_jb_push_obj(&a->jb, ts);
 			if (!t)
 				return;
@@ -1007,7 +1007,7 @@ static int emit_memory(struct ana *a, cJSON *root)
 	cJSON *pr = isc_jb_obj(&a->jb, m, "pressure");
 	static const char *const res[3] = { "cpu", "memory", "io" };
 	for (int i = 0; i < 3; i++) {
-		const struct pressure *ps = &a->psi[i];
+		const struct ana_pressure *ps = &a->psi[i];
 		cJSON *o = isc_jb_obj(&a->jb, pr, res[i]);
 		bool span = ps->n >= 2 && ps->ts1 > ps->ts0 && ps->tot1 >= ps->tot0;
 		isc_jb_num_or_null(&a->jb, o, "some_avg10_max", ps->have, (double)ps->avg10_max_x100 / 100);
@@ -1080,7 +1080,7 @@ static void emit_run(struct ana *a, cJSON *root, const struct isc_tl_stats *st, 
 {
 	cJSON *r = isc_jb_obj(&a->jb, root, "run");
 	bool cut = !st->have_end || st->abrupt;
-	const struct exc *x = NULL;
+	const struct ana_exc *x = NULL;
 	/* the exception that ended a main thread (tid == pid) wins over a worker thread's */
 	for (size_t i = 0; i < a->nexcs; i++)
 		if (!x || (a->excs[i].tid == a->excs[i].pid && x->tid != x->pid))
@@ -1199,7 +1199,7 @@ static int emit_in_iterations(struct ana *a, cJSON *cpu, bool from_samples)
 	struct cpu_split c = { 0 };
 	uint64_t sys = 0;
 	for (size_t i = 0; i < a->nths; i++) {
-		const struct thread *th = a->ths[i];
+		const struct ana_thread *th = a->ths[i];
 		c.python += th->it_python_ns;
 		c.ops += th->it_ops_ns;
 		c.torch += th->it_torch_ns;
@@ -1253,7 +1253,7 @@ static const char *proc_command(void *ctx, uint32_t pid)
 {
 	const struct ana *a = ctx;
 	uint32_t i = isc_umap_get(&a->pr_map, pid);
-	return i == NONE ? NULL : a->prs[i]->command;
+	return i == ISC_UMAP_NONE ? NULL : a->prs[i]->command;
 }
 
 cJSON *isc_ana_build(struct ana *a, bool damaged)
@@ -1271,7 +1271,7 @@ cJSON *isc_ana_build(struct ana *a, bool damaged)
 	uint64_t python = 0, ops = 0, off_ops = 0, off_py = 0, ntraced = 0, vsw = 0, ivsw = 0, torch = 0, off_torch = 0;
 	bool measured = false;
 	for (size_t i = 0; i < a->nths; i++) {
-		struct thread *th = a->ths[i];
+		struct ana_thread *th = a->ths[i];
 		thread_split(th);
 		python += th->python_ns;
 		ops += th->ops_ns;
@@ -1304,7 +1304,7 @@ cJSON *isc_ana_build(struct ana *a, bool damaged)
 		/* each thread's row (processes[].threads) from its own samples: its
 		 * spans are scopes only, whose self time is no measure of Python */
 		for (size_t i = 0; i < a->nths; i++) {
-			struct thread *th = a->ths[i];
+			struct ana_thread *th = a->ths[i];
 			isc_pysamp_thread_split(a->pys, th->pid, th->tid, &ss);
 			th->off_py_ns = ss.off_py_ns;
 			th->python_ns = ss.python_on_ns + ss.off_py_ns;
@@ -1394,7 +1394,7 @@ cJSON *isc_ana_build(struct ana *a, bool damaged)
 	isc_jb_num_or_null(&a->jb, cpu, "blocked_ns", a->rounds, (double)a->blocked_ns);
 	isc_jb_num_or_null(&a->jb, cpu, "state_samples", a->rounds, (double)a->state_samples);
 	isc_ana_emit_recording(a, root, traced);
-	struct off_acc all;
+	struct ana_off_acc all;
 	whole_off(a, &all);
 	if (emit_off_cpu(a, &all, cpu) || emit_off_reasons(a, &all, cpu) || emit_pools(a, cpu) ||
 	    emit_in_iterations(a, cpu, from_samples) || emit_memory(a, root) ||
@@ -1416,7 +1416,7 @@ cJSON *isc_ana_build(struct ana *a, bool damaged)
 		cJSON *o = isc_jb_push_obj(&a->jb, mk);
 		if (!o)
 			break;
-		const struct mark *mk = &a->mks[i];
+		const struct ana_mark *mk = &a->mks[i];
 		double its = (double)a->out.it_count, wall = a->have_ts ? (double)(a->last_ts - a->first_ts) : 0;
 		isc_jb_str(&a->jb, o, "name", str_name(a, mk->name_id));
 		isc_jb_num(&a->jb, o, "count", (double)mk->count);
@@ -1430,7 +1430,7 @@ cJSON *isc_ana_build(struct ana *a, bool damaged)
 		isc_jb_num(&a->jb, ser, "bucket_ns", (double)mk->width);
 		unsigned used = (unsigned)((mk->last_ts - mk->first_ts) / mk->width) + 1;
 		cJSON *sums = isc_jb_arr(&a->jb, ser, "sums");
-		for (unsigned b = 0; b < used && b < MARK_BUCKETS; b++)
+		for (unsigned b = 0; b < used && b < ANA_MARK_BUCKETS; b++)
 			isc_jb_push_num(&a->jb, sums, mk->buckets[b]);
 	}
 	if (a->jb.oom)

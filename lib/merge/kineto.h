@@ -18,20 +18,20 @@
 #include "isc.h"
 
 /* ---- byte source (kineto_source.c) ------------------------------------- */
-#define SRC_IN (64u << 10)
-#define SRC_CAP (512u << 10) /* text buffer */
+#define KT_SRC_IN (64u << 10)
+#define KT_SRC_CAP (512u << 10) /* text buffer */
 
 /*
  * Plain text is read straight into buf.  gzip is inflated by a producer
- * thread into a queue of QN chunks while the caller parses (inflate costs
- * about as much as the parse): memory is QN * CHUNK more, the order and
+ * thread into a queue of KT_QN chunks while the caller parses (inflate costs
+ * about as much as the parse): memory is KT_QN * KT_CHUNK more, the order and
  * the bytes are the same.  Without the thread (pthread_create failed) the
  * caller inflates itself.
  */
-#define QN 4
-#define CHUNK (256u << 10)
+#define KT_QN 4
+#define KT_CHUNK (256u << 10)
 
-struct src {
+struct kt_src {
 	FILE *f;
 	bool gz, eof, threaded;
 	uint8_t *buf;
@@ -47,8 +47,8 @@ struct src {
 	pthread_t thread;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	uint8_t *chunk[QN];
-	size_t clen[QN], coff; /* coff: bytes of the head chunk already taken */
+	uint8_t *chunk[KT_QN];
+	size_t clen[KT_QN], coff; /* coff: bytes of the head chunk already taken */
 	unsigned head, count;
 	bool done, stop;       /* done: the producer ended (z_err, z_trunc, z_bad say how) */
 	int z_err;
@@ -57,25 +57,25 @@ struct src {
 
 /* Starts reading f (gzip when it starts with 1f 8b); 0 or a negative errno.
  * Close with isc_ksrc_close even when it failed. */
-int isc_ksrc_open(struct src *s, FILE *f);
+int isc_ksrc_open(struct kt_src *s, FILE *f);
 /*
  * Appends text after buf[len], first moving the unread bytes to the front
  * (so the window from pos stays contiguous): 1, 0 at the end, negative on
  * an I/O error.  gzip damage ends the text early (gz_trunc, gz_bad).
  */
-int isc_ksrc_more(struct src *s);
-void isc_ksrc_close(struct src *s);
+int isc_ksrc_more(struct kt_src *s);
+void isc_ksrc_close(struct kt_src *s);
 
 /* ---- JSON in memory (kineto_json.c) ------------------------------------ */
 enum { J_NONE, J_STR, J_NUM, J_LIT, J_ARR, J_OBJ };
 
-struct jv {
+struct kt_jv {
 	uint8_t t;
 	char *s; /* J_STR: unescaped in place; J_NUM: the text */
 	size_t n;
 };
 
-struct jp {
+struct kt_jp {
 	char *p, *e;
 	unsigned depth, max_depth;
 	char *arena; /* strings with escapes are unescaped here; NULL: in place */
@@ -83,16 +83,16 @@ struct jp {
 };
 
 /* Skips JSON whitespace. */
-void isc_kjson_ws(struct jp *j);
+void isc_kjson_ws(struct kt_jp *j);
 /*
  * A string at j->p.  Without escapes it is left where it is; with escapes
  * it is unescaped into the arena, or in place (the result is never longer).
  */
-bool isc_kjson_str(struct jp *j, char **s, size_t *n);
+bool isc_kjson_str(struct kt_jp *j, char **s, size_t *n);
 /* A number at j->p, as its text. */
-bool isc_kjson_num(struct jp *j, char **s, size_t *n);
+bool isc_kjson_num(struct kt_jp *j, char **s, size_t *n);
 /* Any value; containers are validated and skipped (v->t says which). */
-bool isc_kjson_value(struct jp *j, struct jv *v);
+bool isc_kjson_value(struct kt_jp *j, struct kt_jv *v);
 /*
  * The object iterator: the members of the object at j->p ('{'), one per
  * call; *state is 0 before the first call.  1: the next key is in k/kn and
@@ -100,7 +100,7 @@ bool isc_kjson_value(struct jp *j, struct jv *v);
  * 0: the closing '}' was consumed; -1: invalid JSON or the text ended.
  * Depth is the caller's to count.
  */
-int isc_kjson_member(struct jp *j, unsigned *state, char **k, size_t *kn);
+int isc_kjson_member(struct kt_jp *j, unsigned *state, char **k, size_t *kn);
 /*
  * JSON number text t[0..n) times 10^scale as an int64, exactly when no
  * digit is dropped, else rounded once, half away from zero, at the first
@@ -113,7 +113,7 @@ int isc_kjson_dec(const char *t, size_t n, int scale, int64_t *out, bool *inexac
 enum { IT_SPAN = 1, IT_MARK, IT_GPU_OP, IT_GPU_API };
 
 /* One imported event, as sorted and spilled (times relative to the file). */
-struct item {
+struct kt_item {
 	int64_t ts, dur;
 	uint64_t seq, correlation; /* a device memory MARK (kind 1): its "Addr", 0 when none */
 	int64_t value; /* GPU_OP bytes, MARK value */
@@ -124,19 +124,19 @@ struct item {
 };
 
 /* Sort key: ts, context, span begins (longer first) before the rest, file order. */
-struct skey {
+struct kt_skey {
 	int64_t ts;
 	uint64_t ctx, tie, seq;
 	size_t idx;
 };
 
-struct run {
+struct kt_run {
 	uint64_t off, n, next; /* items in the file; next = items already read */
-	struct item *buf;
+	struct kt_item *buf;
 	size_t pos, len, cap;
 	/* the in-memory tail: sorted keys into items[] */
-	const struct skey *keys;
-	const struct item *items;
+	const struct kt_skey *keys;
+	const struct kt_item *items;
 };
 
 /*
@@ -148,27 +148,27 @@ struct run {
  *   push ... push | begin | peek, next, peek, next ... NULL
  */
 struct isc_ksort {
-	struct item *items;
-	struct skey *keys;
+	struct kt_item *items;
+	struct kt_skey *keys;
 	size_t nitems, capitems;
 	uint64_t seq;
 	FILE *tmp;
 	int tmpfd;
-	struct run *runs;
+	struct kt_run *runs;
 	size_t nruns, capruns;     /* nruns: runs spilled */
 	struct isc_buf wbuf;
 	uint64_t peak_bytes;       /* the most memory the sort held */
-	struct run tail, **heap;   /* the merge */
+	struct kt_run tail, **heap;   /* the merge */
 	size_t nheap;
 };
 /* A sort holding about budget bytes of items and keys in memory (64 items at least); 0 or -ENOMEM. */
 int isc_ksort_init(struct isc_ksort *s, size_t budget);
 /* Adds a copy of *it (its seq set to the file order); spills a full buffer.  0 or a negative errno (message pushed). */
-int isc_ksort_push(struct isc_ksort *s, struct item *it);
+int isc_ksort_push(struct isc_ksort *s, struct kt_item *it);
 /* Ends the input and starts the merge; 0 or a negative errno. */
 int isc_ksort_begin(struct isc_ksort *s);
 /* The smallest item not yet taken (valid until the next call), NULL at the end or on error (*err). */
-const struct item *isc_ksort_peek(struct isc_ksort *s, int *err);
+const struct kt_item *isc_ksort_peek(struct isc_ksort *s, int *err);
 /* Takes the item isc_ksort_peek returned; 0 or a negative errno. */
 int isc_ksort_next(struct isc_ksort *s);
 void isc_ksort_free(struct isc_ksort *s);

@@ -152,7 +152,7 @@ struct thr {
 /* ---- the importer ------------------------------------------------------ */
 
 struct kin {
-	struct src src;
+	struct kt_src src;
 	const char *name;
 	struct isc_sink *sink;
 	struct isc_kineto_result *res;
@@ -205,12 +205,12 @@ static uint64_t text_offset(const struct kin *k)
 /* ---- one event --------------------------------------------------------- */
 
 struct kev {
-	struct jv ph, cat, name, pid, tid, ts, dur;
+	struct kt_jv ph, cat, name, pid, tid, ts, dur;
 	/* args */
-	struct jv stream, correlation, bytes, device, cbid, cid, regs, shmem, aname, mem_bytes, sync_kind, event_id;
-	struct jv mem_dtype, mem_did; /* [memory] args "Device Type" (1: CUDA), "Device Id" */
-	struct jv mem_addr;           /* [memory] "Addr" (PyTorch 1.10 and later) */
-	struct jv mem_talloc, mem_tres; /* [memory] "Total Allocated", "Total Reserved" (PyTorch 1.10+) */
+	struct kt_jv stream, correlation, bytes, device, cbid, cid, regs, shmem, aname, mem_bytes, sync_kind, event_id;
+	struct kt_jv mem_dtype, mem_did; /* [memory] args "Device Type" (1: CUDA), "Device Id" */
+	struct kt_jv mem_addr;           /* [memory] "Addr" (PyTorch 1.10 and later) */
+	struct kt_jv mem_talloc, mem_tres; /* [memory] "Total Allocated", "Total Reserved" (PyTorch 1.10+) */
 	bool graph, have_grid, have_block;
 	uint32_t grid[3], block[3];
 	const char *bad; /* wrong type: the event is skipped */
@@ -223,10 +223,10 @@ static bool keyeq(const char *s, size_t n, const char *lit)
 }
 
 /* An array of up to three non-negative integers (grid, block). */
-static bool jdim3(struct jp *j, uint32_t d[3], bool *ok)
+static bool jdim3(struct kt_jp *j, uint32_t d[3], bool *ok)
 {
 	char *save = j->p;
-	struct jv v;
+	struct kt_jv v;
 	*ok = false;
 	if (j->p >= j->e || *j->p != '[')
 		return isc_kjson_value(j, &v);
@@ -258,7 +258,7 @@ static bool jdim3(struct jp *j, uint32_t d[3], bool *ok)
 	return true;
 }
 
-static bool parse_args(struct jp *j, struct kev *ev)
+static bool parse_args(struct kt_jp *j, struct kev *ev)
 {
 	unsigned st = 0;
 	char *k;
@@ -267,7 +267,7 @@ static bool parse_args(struct jp *j, struct kev *ev)
 	if (++j->depth > j->max_depth)
 		return false;
 	while ((rc = isc_kjson_member(j, &st, &k, &kn)) == 1) {
-		struct jv v, *dst = NULL;
+		struct kt_jv v, *dst = NULL;
 		if (keyeq(k, kn, "grid")) {
 			if (!jdim3(j, ev->grid, &ev->have_grid))
 				return false;
@@ -342,12 +342,12 @@ static bool parse_args(struct jp *j, struct kev *ev)
  * Parses one traceEvents element at j->p, leaving j->p after it; false =
  * invalid JSON or the end of the text came first.  Wrong types set ev->bad.
  */
-static bool parse_object(struct jp *j, struct kev *ev)
+static bool parse_object(struct kt_jp *j, struct kev *ev)
 {
 	memset(ev, 0, offsetof(struct kev, badbuf));
 	isc_kjson_ws(j);
 	if (j->p >= j->e || *j->p != '{') {
-		struct jv v;
+		struct kt_jv v;
 		ev->bad = "not an object";
 		return isc_kjson_value(j, &v);
 	}
@@ -357,7 +357,7 @@ static bool parse_object(struct jp *j, struct kev *ev)
 	int rc;
 	j->depth = 1;
 	while ((rc = isc_kjson_member(j, &st, &key, &kn)) == 1) {
-		struct jv v, *dst = NULL;
+		struct kt_jv v, *dst = NULL;
 		if (kn == 4 && keyeq(key, kn, "args") && j->p < j->e && *j->p == '{') {
 			if (!parse_args(j, ev))
 				return false;
@@ -399,7 +399,7 @@ static bool parse_object(struct jp *j, struct kev *ev)
 /* A whole captured element (unescaped in place). */
 static bool parse_event(struct kin *k, char *b, size_t n, struct kev *ev)
 {
-	struct jp j = { b, b + n, 0, k->max_depth, NULL, 0 };
+	struct kt_jp j = { b, b + n, 0, k->max_depth, NULL, 0 };
 	if (!parse_object(&j, ev))
 		return false;
 	isc_kjson_ws(&j);
@@ -409,7 +409,7 @@ static bool parse_event(struct kin *k, char *b, size_t n, struct kev *ev)
 /* ---- converting fields ------------------------------------------------- */
 
 /* A pid or tid: integers wrap to 32 bits (Kineto writes truncated pthread ids), other text is hashed. */
-static bool id32(const struct jv *v, uint32_t *out)
+static bool id32(const struct kt_jv *v, uint32_t *out)
 {
 	int64_t x;
 	bool inexact;
@@ -435,7 +435,7 @@ static bool id32(const struct jv *v, uint32_t *out)
 }
 
 /* An optional unsigned argument; absent, non-numeric or out of range -> dflt. */
-static uint64_t arg_u64(const struct jv *v, uint64_t dflt)
+static uint64_t arg_u64(const struct kt_jv *v, uint64_t dflt)
 {
 	int64_t x;
 	bool inexact;
@@ -445,7 +445,7 @@ static uint64_t arg_u64(const struct jv *v, uint64_t dflt)
 }
 
 /* A numeric argument that does not fit 64 bits (then the event is bad, not the number 0). */
-static bool too_big(const struct jv *v)
+static bool too_big(const struct kt_jv *v)
 {
 	int64_t x;
 	bool inexact;
@@ -453,7 +453,7 @@ static bool too_big(const struct jv *v)
 }
 
 /* A device or stream argument: like a tid, -1 ("all streams": context and device syncs) wraps to 2^32 - 1. */
-static uint32_t arg_u32(const struct jv *v, uint32_t dflt)
+static uint32_t arg_u32(const struct kt_jv *v, uint32_t dflt)
 {
 	uint32_t x;
 	if (v->t != J_NUM || !id32(v, &x))
@@ -461,7 +461,7 @@ static uint32_t arg_u32(const struct jv *v, uint32_t dflt)
 	return x;
 }
 
-static bool cat_is(const struct jv *c, const char *lit)
+static bool cat_is(const struct kt_jv *c, const char *lit)
 {
 	return c->t == J_STR && strlen(lit) == c->n && !strncasecmp(c->s, lit, c->n);
 }
@@ -524,7 +524,7 @@ static uint8_t sync_kind(const char *s, size_t n)
 }
 
 /* "Memcpy HtoD (Pageable -> Device)", "Memset (Device)" */
-static void copy_kinds(const char *s, size_t n, struct item *it)
+static void copy_kinds(const char *s, size_t n, struct kt_item *it)
 {
 	static const char *dirs[] = { NULL, "HtoD", "DtoH", "DtoD", "HtoH", "PtoP" };
 	static const struct { const char *w; uint8_t k; } mems[] = {
@@ -660,7 +660,7 @@ static int intern_python(struct kin *k, const char *s, size_t n, uint32_t *id)
 /* ---- the sort ---------------------------------------------------------- */
 
 /* Keeps the earliest time for the header's epoch, then hands the item to the sort. */
-static int push_item(struct kin *k, struct item *it)
+static int push_item(struct kin *k, struct kt_item *it)
 {
 	if (!k->have_min || it->ts < k->min_ts) {
 		k->min_ts = it->ts;
@@ -714,7 +714,7 @@ static void bad_event(struct kin *k, const char *why)
 }
 
 /* A time field (µs text) to ns, rounded once below 1 ns; false with the reason in *why. */
-static bool time_ns(const struct jv *v, const char *field, int64_t *ns, const char **why)
+static bool time_ns(const struct kt_jv *v, const char *field, int64_t *ns, const char **why)
 {
 	bool inexact;
 	if (isc_kjson_dec(v->s, v->n, 3, ns, &inexact)) {
@@ -743,7 +743,7 @@ static int count_pid(struct kin *k, uint32_t pid)
 
 static int on_event(struct kin *k, struct kev *ev)
 {
-	struct item it;
+	struct kt_item it;
 	const char *why = NULL;
 	int rc;
 	if (ev->ph.t != J_STR || ev->ph.n != 1) {
@@ -907,7 +907,7 @@ static int on_event(struct kin *k, struct kev *ev)
 	if (cm->kind == ISC_GPU_MEMCPY || cm->kind == ISC_GPU_MEMSET)
 		copy_kinds(name, nl, &it);
 	if (cm->kind == ISC_GPU_SYNC) { /* copy_kind: the sync type; bytes: the event waited for */
-		const struct jv *sk = ev->sync_kind.t == J_STR ? &ev->sync_kind : &ev->name;
+		const struct kt_jv *sk = ev->sync_kind.t == J_STR ? &ev->sync_kind : &ev->name;
 		it.copy_kind = sync_kind(sk->t == J_STR ? sk->s : "", sk->t == J_STR ? sk->n : 0);
 		it.value = (int64_t)arg_u64(&ev->event_id, 0);
 	}
@@ -937,7 +937,7 @@ bad:
 
 static int peekc(struct kin *k)
 {
-	struct src *s = &k->src;
+	struct kt_src *s = &k->src;
 	if (s->pos == s->len && isc_ksrc_more(s) <= 0)
 		return -1;
 	return s->buf[s->pos];
@@ -986,7 +986,7 @@ enum { CAP_OK, CAP_DEEP = 1, CAP_BIG = 2 };
  */
 static int capture(struct kin *k, struct isc_buf *out, unsigned *flags, const char *where)
 {
-	struct src *s = &k->src;
+	struct kt_src *s = &k->src;
 	uint64_t depth = 0;
 	bool in_str = false, esc = false, scalar;
 	int c = skip_ws(k);
@@ -1172,7 +1172,7 @@ static void on_top(struct kin *k, const char *key)
 	} else if (!strcmp(key, "distributedInfo")) {
 		on_distributed(k, t, n);
 	} else if (t[0] == '"' && n >= 2) { /* other scalars: kept as metadata */
-		struct jp j = { t, t + n, 0, 1, NULL, 0 };
+		struct kt_jp j = { t, t + n, 0, 1, NULL, 0 };
 		char *s;
 		size_t sl;
 		char mk[300];
@@ -1207,14 +1207,14 @@ static int read_events(struct kin *k)
 	for (;;) {
 		unsigned flags = 0;
 		struct kev ev;
-		struct src *s = &k->src;
+		struct kt_src *s = &k->src;
 		bool parsed = false;
 		/* fast path: the element parsed in place in a window of at least WINDOW bytes */
 		if (skip_ws(k) == '{') {
 			while (s->len - s->pos < WINDOW && !s->eof)
 				if (isc_ksrc_more(s) <= 0)
 					break;
-			struct jp j = { (char *)s->buf + s->pos, (char *)s->buf + s->len, 0, k->max_depth, k->arena, 0 };
+			struct kt_jp j = { (char *)s->buf + s->pos, (char *)s->buf + s->len, 0, k->max_depth, k->arena, 0 };
 			if ((parsed = parse_object(&j, &ev)))
 				s->pos = (size_t)((uint8_t *)j.p - s->buf);
 		}
@@ -1468,7 +1468,7 @@ static int end_span(struct kin *k, struct stk *s)
 	return emit(k, &ev);
 }
 
-static int begin_span(struct kin *k, struct thr *t, const struct item *it)
+static int begin_span(struct kin *k, struct thr *t, const struct kt_item *it)
 {
 	struct stk *s = &t->s[it->kind == ISC_SPAN_SCOPE];
 	struct isc_tl_event ev;
@@ -1512,7 +1512,7 @@ static int begin_span(struct kin *k, struct thr *t, const struct item *it)
 	return emit(k, &ev);
 }
 
-static int emit_item(struct kin *k, const struct item *it)
+static int emit_item(struct kin *k, const struct kt_item *it)
 {
 	struct isc_tl_event ev;
 	int rc = 0;
@@ -1580,7 +1580,7 @@ static int emit_all(struct kin *k)
 {
 	int rc = isc_ksort_begin(&k->sort);
 	while (!rc) {
-		const struct item *it = isc_ksort_peek(&k->sort, &rc);
+		const struct kt_item *it = isc_ksort_peek(&k->sort, &rc);
 		if (rc)
 			break;
 		struct stk *s = k->nheap ? k->heap[0] : NULL;
@@ -1687,7 +1687,7 @@ int isc_kineto_import(FILE *in, const char *name, struct isc_sink *sink, const s
 	size_t budget = o && o->sort_budget ? o->sort_budget : ISC_KINETO_SORT_BUDGET;
 	if ((rc = isc_ksort_init(&k->sort, budget)))
 		goto out;
-	if (!(k->arena = malloc(SRC_CAP))) {
+	if (!(k->arena = malloc(KT_SRC_CAP))) {
 		rc = -ENOMEM;
 		goto out;
 	}

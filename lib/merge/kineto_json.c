@@ -10,7 +10,7 @@
 
 #include "kineto.h"
 
-void isc_kjson_ws(struct jp *j)
+void isc_kjson_ws(struct kt_jp *j)
 {
 	while (j->p < j->e && (*j->p == ' ' || *j->p == '\n' || *j->p == '\r' || *j->p == '\t'))
 		j->p++;
@@ -35,7 +35,7 @@ static long hex4(const char *p, const char *e)
 	return v;
 }
 
-bool isc_kjson_str(struct jp *j, char **s, size_t *n)
+bool isc_kjson_str(struct kt_jp *j, char **s, size_t *n)
 {
 	if (j->p >= j->e || *j->p != '"')
 		return false;
@@ -116,7 +116,7 @@ bool isc_kjson_str(struct jp *j, char **s, size_t *n)
 	return false;
 }
 
-bool isc_kjson_num(struct jp *j, char **s, size_t *n)
+bool isc_kjson_num(struct kt_jp *j, char **s, size_t *n)
 {
 	char *p = j->p;
 	if (p < j->e && *p == '-')
@@ -149,9 +149,9 @@ bool isc_kjson_num(struct jp *j, char **s, size_t *n)
 	return true;
 }
 
-static bool jcontainer(struct jp *j, char close)
+static bool jcontainer(struct kt_jp *j, char close)
 {
-	struct jv v;
+	struct kt_jv v;
 	if (++j->depth > j->max_depth)
 		return false;
 	if (close == '}') {
@@ -192,7 +192,7 @@ static bool jcontainer(struct jp *j, char close)
 	}
 }
 
-bool isc_kjson_value(struct jp *j, struct jv *v)
+bool isc_kjson_value(struct kt_jp *j, struct kt_jv *v)
 {
 	memset(v, 0, sizeof(*v));
 	if (j->p >= j->e)
@@ -227,7 +227,7 @@ bool isc_kjson_value(struct jp *j, struct jv *v)
 	}
 }
 
-int isc_kjson_member(struct jp *j, unsigned *state, char **k, size_t *kn)
+int isc_kjson_member(struct kt_jp *j, unsigned *state, char **k, size_t *kn)
 {
 	if (!*state) { /* at '{' */
 		*state = 1;

@@ -11,7 +11,7 @@
 
 #include "kineto.h"
 
-static void key_of(const struct item *it, struct skey *k)
+static void key_of(const struct kt_item *it, struct kt_skey *k)
 {
 	k->ts = it->ts;
 	k->ctx = (uint64_t)it->pid << 32 | it->tid;
@@ -19,7 +19,7 @@ static void key_of(const struct item *it, struct skey *k)
 	k->seq = it->seq;
 }
 
-static int skey_cmp(const struct skey *a, const struct skey *b)
+static int skey_cmp(const struct kt_skey *a, const struct kt_skey *b)
 {
 	if (a->ts != b->ts)
 		return a->ts < b->ts ? -1 : 1;
@@ -35,9 +35,9 @@ static int skey_qcmp(const void *a, const void *b)
 	return skey_cmp(a, b);
 }
 
-static int item_cmp(const struct item *a, const struct item *b)
+static int item_cmp(const struct kt_item *a, const struct kt_item *b)
 {
-	struct skey x, y;
+	struct kt_skey x, y;
 	key_of(a, &x);
 	key_of(b, &y);
 	return skey_cmp(&x, &y);
@@ -82,17 +82,17 @@ static int spill(struct isc_ksort *k)
 	}
 	if (k->nruns == k->capruns) {
 		size_t cap = k->capruns ? k->capruns * 2 : 16;
-		struct run *r = realloc(k->runs, cap * sizeof(*r));
+		struct kt_run *r = realloc(k->runs, cap * sizeof(*r));
 		if (!r)
 			return -ENOMEM;
 		k->runs = r;
 		k->capruns = cap;
 	}
-	uint64_t off = k->nruns ? k->runs[k->nruns - 1].off + k->runs[k->nruns - 1].n * sizeof(struct item) : 0;
+	uint64_t off = k->nruns ? k->runs[k->nruns - 1].off + k->runs[k->nruns - 1].n * sizeof(struct kt_item) : 0;
 	sort_buffer(k);
 	k->wbuf.len = 0;
 	for (size_t i = 0; i < k->nitems; i++) {
-		if ((rc = isc_buf_put(&k->wbuf, &k->items[k->keys[i].idx], sizeof(struct item))))
+		if ((rc = isc_buf_put(&k->wbuf, &k->items[k->keys[i].idx], sizeof(struct kt_item))))
 			return rc;
 		if (k->wbuf.len >= (1u << 20) || i + 1 == k->nitems) {
 			if ((rc = write_all(k->tmpfd, k->wbuf.data, k->wbuf.len))) {
@@ -102,7 +102,7 @@ static int spill(struct isc_ksort *k)
 			k->wbuf.len = 0;
 		}
 	}
-	k->runs[k->nruns++] = (struct run){ .off = off, .n = k->nitems };
+	k->runs[k->nruns++] = (struct kt_run){ .off = off, .n = k->nitems };
 	k->nitems = 0;
 	return 0;
 }
@@ -111,16 +111,16 @@ int isc_ksort_init(struct isc_ksort *k, size_t budget)
 {
 	memset(k, 0, sizeof(*k));
 	k->tmpfd = -1;
-	k->capitems = budget / (sizeof(struct item) + sizeof(struct skey));
+	k->capitems = budget / (sizeof(struct kt_item) + sizeof(struct kt_skey));
 	if (k->capitems < 64)
 		k->capitems = 64;
 	k->items = malloc(k->capitems * sizeof(*k->items));
 	k->keys = malloc(k->capitems * sizeof(*k->keys));
-	k->peak_bytes = k->capitems * (sizeof(struct item) + sizeof(struct skey));
+	k->peak_bytes = k->capitems * (sizeof(struct kt_item) + sizeof(struct kt_skey));
 	return k->items && k->keys ? 0 : -ENOMEM;
 }
 
-int isc_ksort_push(struct isc_ksort *k, struct item *it)
+int isc_ksort_push(struct isc_ksort *k, struct kt_item *it)
 {
 	it->seq = k->seq++;
 	if (k->nitems == k->capitems) {
@@ -133,7 +133,7 @@ int isc_ksort_push(struct isc_ksort *k, struct item *it)
 }
 
 /* Current item of a run, reading the next block of a spilled run when needed; NULL when drained. */
-static const struct item *run_peek(struct isc_ksort *k, struct run *r, int *err)
+static const struct kt_item *run_peek(struct isc_ksort *k, struct kt_run *r, int *err)
 {
 	if (r->keys)
 		return r->pos < r->len ? &r->items[r->keys[r->pos].idx] : NULL;
@@ -142,8 +142,8 @@ static const struct item *run_peek(struct isc_ksort *k, struct run *r, int *err)
 	if (r->next == r->n)
 		return NULL;
 	size_t want = r->n - r->next < r->cap ? (size_t)(r->n - r->next) : r->cap;
-	size_t bytes = want * sizeof(struct item), got = 0;
-	off_t at = (off_t)(r->off + r->next * sizeof(struct item));
+	size_t bytes = want * sizeof(struct kt_item), got = 0;
+	off_t at = (off_t)(r->off + r->next * sizeof(struct kt_item));
 	while (got < bytes) {
 		ssize_t n = pread(k->tmpfd, (uint8_t *)r->buf + got, bytes - got, at + (off_t)got);
 		if (n < 0 && errno == EINTR)
@@ -161,13 +161,13 @@ static const struct item *run_peek(struct isc_ksort *k, struct run *r, int *err)
 	return r->buf;
 }
 
-static int runs_cmp(struct isc_ksort *k, struct run **h, size_t a, size_t b)
+static int runs_cmp(struct isc_ksort *k, struct kt_run **h, size_t a, size_t b)
 {
 	int e = 0;
 	return item_cmp(run_peek(k, h[a], &e), run_peek(k, h[b], &e));
 }
 
-static void runs_down(struct isc_ksort *k, struct run **h, size_t n, size_t i)
+static void runs_down(struct isc_ksort *k, struct kt_run **h, size_t n, size_t i)
 {
 	for (;;) {
 		size_t l = 2 * i + 1, r = l + 1, m = i;
@@ -177,7 +177,7 @@ static void runs_down(struct isc_ksort *k, struct run **h, size_t n, size_t i)
 			m = r;
 		if (m == i)
 			return;
-		struct run *t = h[i];
+		struct kt_run *t = h[i];
 		h[i] = h[m];
 		h[m] = t;
 		i = m;
@@ -194,18 +194,18 @@ int isc_ksort_begin(struct isc_ksort *k)
 	if (!(k->heap = calloc(k->nruns + 1, sizeof(*k->heap))))
 		return -ENOMEM;
 	if (k->nruns) { /* read buffers: sort_budget shared, at least 4 KiB each */
-		size_t per = (k->capitems * (sizeof(struct item) + sizeof(struct skey))) / k->nruns;
-		size_t cap = per / sizeof(struct item);
-		if (cap < 4096 / sizeof(struct item) + 1)
-			cap = 4096 / sizeof(struct item) + 1;
-		if (cap > (1u << 20) / sizeof(struct item))
-			cap = (1u << 20) / sizeof(struct item);
-		uint64_t held = (uint64_t)k->capitems * (sizeof(struct item) + sizeof(struct skey)) +
-				(uint64_t)k->nruns * cap * sizeof(struct item);
+		size_t per = (k->capitems * (sizeof(struct kt_item) + sizeof(struct kt_skey))) / k->nruns;
+		size_t cap = per / sizeof(struct kt_item);
+		if (cap < 4096 / sizeof(struct kt_item) + 1)
+			cap = 4096 / sizeof(struct kt_item) + 1;
+		if (cap > (1u << 20) / sizeof(struct kt_item))
+			cap = (1u << 20) / sizeof(struct kt_item);
+		uint64_t held = (uint64_t)k->capitems * (sizeof(struct kt_item) + sizeof(struct kt_skey)) +
+				(uint64_t)k->nruns * cap * sizeof(struct kt_item);
 		if (held > k->peak_bytes)
 			k->peak_bytes = held;
 		for (size_t i = 0; i < k->nruns; i++) {
-			if (!(k->runs[i].buf = malloc(cap * sizeof(struct item))))
+			if (!(k->runs[i].buf = malloc(cap * sizeof(struct kt_item))))
 				return -ENOMEM;
 			k->runs[i].cap = cap;
 		}
@@ -223,7 +223,7 @@ int isc_ksort_begin(struct isc_ksort *k)
 	return 0;
 }
 
-const struct item *isc_ksort_peek(struct isc_ksort *k, int *err)
+const struct kt_item *isc_ksort_peek(struct isc_ksort *k, int *err)
 {
 	return k->nheap ? run_peek(k, k->heap[0], err) : NULL;
 }

@@ -1,7 +1,7 @@
 /*
  * kineto_source.c - the Kineto importer's bytes: a FILE read forward only
  * (a pipe works), plain JSON text or gzip inflated on the fly by a
- * producer thread, into one contiguous window (kineto.h, struct src).
+ * producer thread, into one contiguous window (kineto.h, struct kt_src).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -12,12 +12,12 @@
 #include "kineto.h"
 
 /* Inflates up to cap bytes into out: 1 (*got > 0), 0 at the end, negative on an I/O error. */
-static int gz_inflate(struct src *s, uint8_t *out, size_t cap, size_t *got, bool *trunc, bool *bad)
+static int gz_inflate(struct kt_src *s, uint8_t *out, size_t cap, size_t *got, bool *trunc, bool *bad)
 {
 	*got = 0;
 	for (;;) {
 		if (!s->z.avail_in && !s->in_eof) {
-			size_t n = fread(s->in, 1, SRC_IN, s->f);
+			size_t n = fread(s->in, 1, KT_SRC_IN, s->f);
 			if (!n) {
 				s->in_eof = true;
 				if (ferror(s->f))
@@ -59,19 +59,19 @@ static int gz_inflate(struct src *s, uint8_t *out, size_t cap, size_t *got, bool
 
 static void *gz_thread(void *arg)
 {
-	struct src *s = arg;
+	struct kt_src *s = arg;
 	bool trunc = false, bad = false;
 	int rc = 1;
 	pthread_mutex_lock(&s->mu);
 	while (rc > 0 && !s->stop && !bad) {
-		while (s->count == QN && !s->stop)
+		while (s->count == KT_QN && !s->stop)
 			pthread_cond_wait(&s->cv, &s->mu);
 		if (s->stop)
 			break;
-		unsigned slot = (s->head + s->count) % QN;
+		unsigned slot = (s->head + s->count) % KT_QN;
 		pthread_mutex_unlock(&s->mu); /* inflate outside the lock: the slot is not in the queue yet */
 		size_t got;
-		rc = gz_inflate(s, s->chunk[slot], CHUNK, &got, &trunc, &bad);
+		rc = gz_inflate(s, s->chunk[slot], KT_CHUNK, &got, &trunc, &bad);
 		pthread_mutex_lock(&s->mu);
 		if (got) {
 			s->clen[slot] = got;
@@ -89,7 +89,7 @@ static void *gz_thread(void *arg)
 }
 
 /* Next gzip text into buf[len..cap): the queue's (or inflated here); 1, 0 at the end, negative on error. */
-static int gz_more(struct src *s, size_t cap)
+static int gz_more(struct kt_src *s, size_t cap)
 {
 	if (!s->threaded) {
 		size_t got;
@@ -110,7 +110,7 @@ static int gz_more(struct src *s, size_t cap)
 		s->len += n;
 		if ((s->coff += n) == s->clen[s->head]) {
 			s->coff = 0;
-			s->head = (s->head + 1) % QN;
+			s->head = (s->head + 1) % KT_QN;
 			s->count--;
 			pthread_cond_broadcast(&s->cv);
 		}
@@ -123,7 +123,7 @@ static int gz_more(struct src *s, size_t cap)
 	return rc;
 }
 
-int isc_ksrc_more(struct src *s)
+int isc_ksrc_more(struct kt_src *s)
 {
 	if (s->pos) {
 		memmove(s->buf, s->buf + s->pos, s->len - s->pos);
@@ -133,13 +133,13 @@ int isc_ksrc_more(struct src *s)
 	}
 	if (s->eof)
 		return s->err;
-	if (s->len == SRC_CAP)
+	if (s->len == KT_SRC_CAP)
 		return 1;
 	int rc;
 	if (s->gz) {
-		rc = gz_more(s, SRC_CAP - s->len);
+		rc = gz_more(s, KT_SRC_CAP - s->len);
 	} else {
-		size_t n = fread(s->buf + s->len, 1, SRC_CAP - s->len, s->f);
+		size_t n = fread(s->buf + s->len, 1, KT_SRC_CAP - s->len, s->f);
 		s->len += n;
 		rc = n ? 1 : ferror(s->f) ? -EIO : 0;
 	}
@@ -150,16 +150,16 @@ int isc_ksrc_more(struct src *s)
 	return rc;
 }
 
-int isc_ksrc_open(struct src *s, FILE *f)
+int isc_ksrc_open(struct kt_src *s, FILE *f)
 {
 	memset(s, 0, sizeof(*s));
 	s->f = f;
-	if (!(s->buf = malloc(SRC_CAP)))
+	if (!(s->buf = malloc(KT_SRC_CAP)))
 		return -ENOMEM;
 	int c1 = getc(f), c2 = c1 == 0x1f ? getc(f) : EOF;
 	if (c1 == 0x1f && c2 == 0x8b) {
 		s->gz = true;
-		if (!(s->in = malloc(SRC_IN)))
+		if (!(s->in = malloc(KT_SRC_IN)))
 			return -ENOMEM;
 		s->in[0] = 0x1f;
 		s->in[1] = 0x8b;
@@ -168,8 +168,8 @@ int isc_ksrc_open(struct src *s, FILE *f)
 		if (inflateInit2(&s->z, 16 + MAX_WBITS) != Z_OK)
 			return -ENOMEM;
 		s->zinit = true;
-		for (unsigned i = 0; i < QN; i++)
-			if (!(s->chunk[i] = malloc(CHUNK)))
+		for (unsigned i = 0; i < KT_QN; i++)
+			if (!(s->chunk[i] = malloc(KT_CHUNK)))
 				return 0; /* inflate in the caller's thread */
 		pthread_mutex_init(&s->mu, NULL);
 		pthread_cond_init(&s->cv, NULL);
@@ -190,7 +190,7 @@ int isc_ksrc_open(struct src *s, FILE *f)
 	return 0;
 }
 
-void isc_ksrc_close(struct src *s)
+void isc_ksrc_close(struct kt_src *s)
 {
 	if (s->threaded) {
 		pthread_mutex_lock(&s->mu);
@@ -203,7 +203,7 @@ void isc_ksrc_close(struct src *s)
 	}
 	if (s->zinit)
 		inflateEnd(&s->z);
-	for (unsigned i = 0; i < QN; i++)
+	for (unsigned i = 0; i < KT_QN; i++)
 		free(s->chunk[i]);
 	free(s->in);
 	free(s->buf);

@@ -364,11 +364,11 @@ static void queue_free(struct queue *q)
  * thread when it started.  Entries are made when the call is read, so an
  * operation written before its call (clock skew) still finds it.  One
  * CUDA-graph launch owns many operations, so a lookup does not consume an
- * entry; entries are kept in a ring of LINK_MAX, the oldest forgotten
- * first: an operation outlives its entry only when LINK_MAX calls were
+ * entry; entries are kept in a ring of MERGE_LINK_MAX, the oldest forgotten
+ * first: an operation outlives its entry only when MERGE_LINK_MAX calls were
  * read between its call and its start (a stream queues about a thousand).
  */
-#define LINK_MAX (1u << 16)
+#define MERGE_LINK_MAX (1u << 16)
 struct link {
 	uint64_t corr, span, ts;
 	unsigned input;
@@ -380,7 +380,7 @@ struct link {
 
 static uint32_t link_hash(unsigned input, uint32_t pid, uint64_t corr)
 {
-	return (uint32_t)isc_mix64((uint64_t)input << 58 ^ (uint64_t)pid << 32 ^ corr) & (LINK_MAX - 1);
+	return (uint32_t)isc_mix64((uint64_t)input << 58 ^ (uint64_t)pid << 32 ^ corr) & (MERGE_LINK_MAX - 1);
 }
 
 static struct link *link_find(struct merge *m, unsigned input, uint32_t pid, uint64_t corr)
@@ -398,17 +398,17 @@ static struct link *link_find(struct merge *m, unsigned input, uint32_t pid, uin
 static int link_put(struct merge *m, const struct link *l)
 {
 	if (!m->links) {
-		m->links = malloc(LINK_MAX * sizeof(*m->links));
-		m->link_heads = malloc(LINK_MAX * sizeof(*m->link_heads));
+		m->links = malloc(MERGE_LINK_MAX * sizeof(*m->links));
+		m->link_heads = malloc(MERGE_LINK_MAX * sizeof(*m->link_heads));
 		if (!m->links || !m->link_heads)
 			return -ENOMEM;
-		memset(m->link_heads, 0xff, LINK_MAX * sizeof(*m->link_heads)); /* all -1 */
+		memset(m->link_heads, 0xff, MERGE_LINK_MAX * sizeof(*m->link_heads)); /* all -1 */
 	}
 	if (link_find(m, l->input, l->pid, l->corr))
 		return 0;
-	uint32_t slot = (uint32_t)(m->nlinks++ % LINK_MAX);
+	uint32_t slot = (uint32_t)(m->nlinks++ % MERGE_LINK_MAX);
 	struct link *old = &m->links[slot];
-	if (m->nlinks > LINK_MAX) { /* unchain the entry this slot held */
+	if (m->nlinks > MERGE_LINK_MAX) { /* unchain the entry this slot held */
 		int32_t *pp = (int32_t *)&m->link_heads[link_hash(old->input, old->pid, old->corr)];
 		while (*pp >= 0 && *pp != (int32_t)slot)
 			pp = &m->links[*pp].next;

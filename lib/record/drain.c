@@ -41,7 +41,7 @@ void isc_drain_on_sigbus(int sig, siginfo_t *si, void *ctx)
 	signal(sig, SIG_DFL);
 }
 
-static void drain_strings(struct rec *r, struct proc *p);
+static void drain_strings(struct recorder *r, struct rec_proc *p);
 
 /*
  * Writes a stream's pending records as one EVENTS frame, after any string
@@ -49,7 +49,7 @@ static void drain_strings(struct rec *r, struct proc *p);
  * the ids they use were committed, so reading the string area now finds
  * them all.  keep: a flight recorder never evicts the frame.
  */
-static void flush_stream_keep(struct rec *r, struct proc *p, struct stream *s, bool keep)
+static void flush_stream_keep(struct recorder *r, struct rec_proc *p, struct rec_stream *s, bool keep)
 {
 	if (!s->pending.len)
 		return;
@@ -60,7 +60,7 @@ static void flush_stream_keep(struct rec *r, struct proc *p, struct stream *s, b
 	s->pending.len = 0;
 }
 
-static void flush_stream(struct rec *r, struct proc *p, struct stream *s)
+static void flush_stream(struct recorder *r, struct rec_proc *p, struct rec_stream *s)
 {
 	flush_stream_keep(r, p, s, false);
 }
@@ -71,7 +71,7 @@ static void flush_stream(struct rec *r, struct proc *p, struct stream *s)
  * as a frame of their own that is never evicted, so the names and the
  * recording cost survive a window (formats/trace.md).
  */
-static bool head_record(const struct rec *r, const struct proc *p, const struct stream *s, uint8_t type)
+static bool head_record(const struct recorder *r, const struct rec_proc *p, const struct rec_stream *s, uint8_t type)
 {
 	return r->o->ring_bytes && !r->direct && p->chunk == ISC_CHUNK_EVENTS && !s->head_done &&
 	       (type == ISC_REC_THREAD_BEGIN || type == ISC_REC_CALIBRATION);
@@ -79,7 +79,7 @@ static bool head_record(const struct rec *r, const struct proc *p, const struct 
 
 /* Adds the records [from, to) to the stream's pending buffer; ts is the
  * time after the last of them; mark is rec.drained. */
-static void pending_append(struct stream *s, const uint8_t *from, const uint8_t *to, uint64_t ts, uint64_t now,
+static void pending_append(struct rec_stream *s, const uint8_t *from, const uint8_t *to, uint64_t ts, uint64_t now,
 			   uint64_t mark)
 {
 	if (!s->pending.len) {
@@ -92,7 +92,7 @@ static void pending_append(struct stream *s, const uint8_t *from, const uint8_t 
 }
 
 /* Refuses a process's file for good, with one warning. */
-static int proc_refuse(struct rec *r, struct proc *p, const char *why)
+static int proc_refuse(struct recorder *r, struct rec_proc *p, const char *why)
 {
 	if (!p->warned) {
 		isc_log(ISC_LOG_WARN, "ignoring %s/%d%s: %s", r->dir, (int)p->pid, p->suffix, why);
@@ -107,7 +107,7 @@ static int proc_refuse(struct rec *r, struct proc *p, const char *why)
  * Maps <dir>/<pid>.shm when the agent has published it; 0 = not ready yet,
  * 1 = attached, negative = refused for good.  Runs under shm_guard().
  */
-static int proc_attach(struct rec *r, struct proc *p)
+static int proc_attach(struct recorder *r, struct rec_proc *p)
 {
 	char name[32];
 	struct stat st;
@@ -172,7 +172,7 @@ static int proc_attach(struct rec *r, struct proc *p)
 /*
  * A process's producer files: <pid>.shm from the Python agent, and
  * <pid>.cuda.shm from the CUDA agent, whose streams go into GPU_EVENTS
- * chunks.  Each file is a struct proc of its own; both share the pid's
+ * chunks.  Each file is a struct rec_proc of its own; both share the pid's
  * string ids (the CUDA agent's start at ISC_STRING_ID_CUDA_BASE).
  */
 static const struct { const char *suffix; uint16_t chunk; } producers[] = {
@@ -180,14 +180,14 @@ static const struct { const char *suffix; uint16_t chunk; } producers[] = {
 	{ ".cuda.shm", ISC_CHUNK_GPU_EVENTS },
 };
 
-struct proc *isc_drain_proc_add(struct rec *r, pid_t pid, unsigned producer)
+struct rec_proc *isc_drain_proc_add(struct recorder *r, pid_t pid, unsigned producer)
 {
 	for (unsigned i = 0; i < r->nprocs; i++)
 		if (r->procs[i]->pid == pid && r->procs[i]->suffix == producers[producer].suffix)
 			return r->procs[i];
-	if (r->nprocs == MAX_PROCS)
+	if (r->nprocs == REC_MAX_PROCS)
 		return NULL;
-	struct proc *p = calloc(1, sizeof(*p));
+	struct rec_proc *p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
 	p->pid = pid;
@@ -200,7 +200,7 @@ struct proc *isc_drain_proc_add(struct rec *r, pid_t pid, unsigned producer)
 	return p;
 }
 
-void isc_drain_scan(struct rec *r)
+void isc_drain_scan(struct recorder *r)
 {
 	int fd = openat(r->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
@@ -235,10 +235,10 @@ static bool own_pid(const struct isc_rec *r, pid_t pid)
  * buffer, checking each; a record that does not parse marks the stream
  * broken (its ring is then discarded, with a warning).
  */
-static void drain_slot(struct rec *r, struct proc *p, uint32_t i, uint64_t now)
+static void drain_slot(struct recorder *r, struct rec_proc *p, uint32_t i, uint64_t now)
 {
 	struct isc_shm_slot *slot = isc_shm_slot_at(p->map, i);
-	struct stream *s = &p->streams[i];
+	struct rec_stream *s = &p->streams[i];
 	uint8_t *ring = p->map + p->ring_off + isc_shm_ring_offset(p->nbig, p->big_ring_size, p->ring_size, i);
 	uint32_t rsize = isc_shm_ring_len(p->nbig, p->big_ring_size, p->ring_size, i);
 	if (!s->started) {
@@ -329,7 +329,7 @@ static void drain_slot(struct rec *r, struct proc *p, uint32_t i, uint64_t now)
  * skips everything committed so far; the good ones before it are kept.
  * Runs under shm_guard().
  */
-static void drain_strings(struct rec *r, struct proc *p)
+static void drain_strings(struct recorder *r, struct rec_proc *p)
 {
 	struct isc_shm_proc *h = (struct isc_shm_proc *)p->map;
 	uint64_t committed = atomic_load_explicit(&h->str_committed, memory_order_acquire);
@@ -377,7 +377,7 @@ static void drain_strings(struct rec *r, struct proc *p)
 
 /* PROC_INFO from the header.  Runs under shm_guard(): the fields are
  * copied out before anything is allocated. */
-static void write_proc_info(struct rec *r, struct proc *p, uint64_t now)
+static void write_proc_info(struct recorder *r, struct rec_proc *p, uint64_t now)
 {
 	struct isc_shm_proc *h = (struct isc_shm_proc *)p->map;
 	for (unsigned k = 0; k < r->nprocs; k++) /* once per pid, whichever file came first */
@@ -406,7 +406,7 @@ static void write_proc_info(struct rec *r, struct proc *p, uint64_t now)
 }
 
 /* The process's file shrank under our mapping (SIGBUS): forget it. */
-static void proc_fault(struct rec *r, struct proc *p)
+static void proc_fault(struct recorder *r, struct rec_proc *p)
 {
 	p->faulted = true;
 	p->closed = true;
@@ -415,7 +415,7 @@ static void proc_fault(struct rec *r, struct proc *p)
 	r->res->warnings++;
 }
 
-typedef void shm_fn(struct rec *r, struct proc *p, void *arg);
+typedef void shm_fn(struct recorder *r, struct rec_proc *p, void *arg);
 
 /*
  * Runs fn(r, p, arg), which reads p's shared memory, with a SIGBUS from
@@ -423,7 +423,7 @@ typedef void shm_fn(struct rec *r, struct proc *p, void *arg);
  * closed (proc_fault).  fn must not hold a lock or be inside an allocation
  * while it reads shared memory: private copies first, then the work.
  */
-static void shm_guard(struct rec *r, struct proc *p, shm_fn *fn, void *arg)
+static void shm_guard(struct recorder *r, struct rec_proc *p, shm_fn *fn, void *arg)
 {
 	sigjmp_buf jb;
 	if (sigsetjmp(jb, 1)) { /* 1: restore the mask, SIGBUS is blocked in the handler */
@@ -436,13 +436,13 @@ static void shm_guard(struct rec *r, struct proc *p, shm_fn *fn, void *arg)
 	shm_jmp = NULL;
 }
 
-static void flush_guarded(struct rec *r, struct proc *p, void *s)
+static void flush_guarded(struct recorder *r, struct rec_proc *p, void *s)
 {
 	flush_stream(r, p, s);
 }
 
 /* One cycle's work on process p: attach, rings, strings, counters. */
-static void drain_proc(struct rec *r, struct proc *p, void *arg)
+static void drain_proc(struct recorder *r, struct rec_proc *p, void *arg)
 {
 	uint64_t now = *(const uint64_t *)arg;
 	if (!p->streams && proc_attach(r, p) <= 0)
@@ -472,12 +472,12 @@ static void drain_proc(struct rec *r, struct proc *p, void *arg)
 	}
 }
 
-void isc_drain_proc(struct rec *r, struct proc *p, uint64_t now)
+void isc_drain_proc(struct recorder *r, struct rec_proc *p, uint64_t now)
 {
 	shm_guard(r, p, drain_proc, &now);
 }
 
-void isc_drain_flush(struct rec *r, struct proc *p, struct stream *s)
+void isc_drain_flush(struct recorder *r, struct rec_proc *p, struct rec_stream *s)
 {
 	if (!p->faulted)
 		shm_guard(r, p, flush_guarded, s);

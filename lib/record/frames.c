@@ -11,7 +11,7 @@
 #include "recorder.h"
 
 /* Writes (or, in flight-recorder mode, keeps) one chunk.  Caller holds wlock. */
-void isc_rec_emit_locked(struct rec *r, uint16_t type, uint32_t pid, uint32_t tid, uint64_t base,
+void isc_rec_emit_locked(struct recorder *r, uint16_t type, uint32_t pid, uint32_t tid, uint64_t base,
 			uint32_t seq, const void *payload, size_t len, bool keep)
 {
 	struct isc_chunk_header h = { ISC_CHUNK_MAGIC, type, 0, pid, tid, base, seq, (uint32_t)len };
@@ -29,13 +29,13 @@ void isc_rec_emit_locked(struct rec *r, uint16_t type, uint32_t pid, uint32_t ti
 	}
 	if (r->nframes == r->frames_cap) {
 		size_t cap = r->frames_cap ? r->frames_cap * 2 : 256;
-		struct frame *f = realloc(r->frames, cap * sizeof(*f));
+		struct rec_frame *f = realloc(r->frames, cap * sizeof(*f));
 		if (!f)
 			return;
 		r->frames = f;
 		r->frames_cap = cap;
 	}
-	struct frame *f = &r->frames[r->nframes];
+	struct rec_frame *f = &r->frames[r->nframes];
 	memset(f, 0, sizeof(*f));
 	if (isc_writer_encode(r->w, &h, payload, &f->data))
 		return;
@@ -59,7 +59,7 @@ void isc_rec_emit_locked(struct rec *r, uint16_t type, uint32_t pid, uint32_t ti
 	}
 }
 
-void isc_rec_emit(struct rec *r, uint16_t type, uint32_t pid, uint32_t tid, uint64_t base, uint32_t seq,
+void isc_rec_emit(struct recorder *r, uint16_t type, uint32_t pid, uint32_t tid, uint64_t base, uint32_t seq,
 		 const void *payload, size_t len, bool keep)
 {
 	pthread_mutex_lock(&r->wlock);
@@ -67,15 +67,15 @@ void isc_rec_emit(struct rec *r, uint16_t type, uint32_t pid, uint32_t tid, uint
 	pthread_mutex_unlock(&r->wlock);
 }
 
-void isc_rec_emit_strings(struct rec *r, pid_t pid, const void *payload, size_t len)
+void isc_rec_emit_strings(struct recorder *r, pid_t pid, const void *payload, size_t len)
 {
 	pthread_mutex_lock(&r->wlock);
 	unsigned i = 0;
 	while (i < r->nstrseq && r->strseq[i].pid != pid)
 		i++;
-	if (i == r->nstrseq && i < MAX_PROCS)
+	if (i == r->nstrseq && i < REC_MAX_PROCS)
 		r->strseq[r->nstrseq++] = (typeof(r->strseq[0])){ pid, 0 };
-	uint32_t seq = i < MAX_PROCS ? r->strseq[i].seq++ : 0;
+	uint32_t seq = i < REC_MAX_PROCS ? r->strseq[i].seq++ : 0;
 	isc_rec_emit_locked(r, ISC_CHUNK_STRINGS, (uint32_t)pid, 0, 0, seq, payload, len, true);
 	pthread_mutex_unlock(&r->wlock);
 }

@@ -21,7 +21,7 @@
  * read *after* the rings in each cycle and written before any events frame,
  * so every id an events frame uses was defined earlier in the file.  After
  * each cycle a ROUND frame carries a watermark W: every event older than W
- * is already in the file (W = the start of the cycle ROUND_LAG cycles ago,
+ * is already in the file (W = the start of the cycle REC_ROUND_LAG cycles ago,
  * and never past the oldest pending event).
  *
  * Untrusted shared memory.  The traced processes write the <pid>.shm files
@@ -153,9 +153,9 @@ static void signal_children(int sig)
 }
 
 /* One pass over every process and ring.  final: flush everything. */
-static void detect_gone(struct rec *r);
+static void detect_gone(struct recorder *r);
 
-static void drain_cycle(struct rec *r, bool final)
+static void drain_cycle(struct recorder *r, bool final)
 {
 	uint64_t now = isc_now_ns();
 	r->fill_max = 0;
@@ -167,11 +167,11 @@ static void drain_cycle(struct rec *r, bool final)
 	/* flush old or big pending buffers; find the oldest still pending */
 	uint64_t oldest = UINT64_MAX;
 	for (unsigned k = 0; k < r->nprocs; k++) {
-		struct proc *p = r->procs[k];
+		struct rec_proc *p = r->procs[k];
 		if (!p->streams)
 			continue;
 		for (uint32_t i = 0; i < p->nslots; i++) {
-			struct stream *s = &p->streams[i];
+			struct rec_stream *s = &p->streams[i];
 			if (!s->pending.len)
 				continue;
 			if (final || s->pending.len >= r->pending_max ||
@@ -182,8 +182,8 @@ static void drain_cycle(struct rec *r, bool final)
 				oldest = s->pending_base;
 		}
 	}
-	uint64_t w = r->ncycles >= ROUND_LAG ? r->cycle_start[r->ncycles % ROUND_LAG] : 0;
-	r->cycle_start[r->ncycles++ % ROUND_LAG] = now;
+	uint64_t w = r->ncycles >= REC_ROUND_LAG ? r->cycle_start[r->ncycles % REC_ROUND_LAG] : 0;
+	r->cycle_start[r->ncycles++ % REC_ROUND_LAG] = now;
 	if (final)
 		w = UINT64_MAX;
 	if (oldest < w)
@@ -194,7 +194,7 @@ static void drain_cycle(struct rec *r, bool final)
 	}
 }
 
-static void write_clock_pair(struct rec *r);
+static void write_clock_pair(struct recorder *r);
 
 /*
  * Time to the next drain cycle: DRAIN_MS while every ring was found less
@@ -207,14 +207,14 @@ static void write_clock_pair(struct rec *r);
  * threads would otherwise each finish a sleep of up to a sampling period
  * after the workload ended (60 ms of a 64 ms run of `python3 -c pass`).
  */
-static void rec_sleep(const struct rec *r, uint64_t ns)
+static void rec_sleep(const struct recorder *r, uint64_t ns)
 {
 	struct pollfd p = { r->wake_fd, POLLIN, 0 }; /* fd -1: poll ignores it and just sleeps */
 	struct timespec ts = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
 	ppoll(&p, 1, &ts, NULL);
 }
 
-static void wake_all(const struct rec *r)
+static void wake_all(const struct recorder *r)
 {
 	uint64_t one = 1;
 	if (r->wake_fd >= 0 && write(r->wake_fd, &one, sizeof(one)) < 0) {
@@ -232,7 +232,7 @@ static int drain_sleep_ms(double fill)
 
 static void *drain_main(void *arg)
 {
-	struct rec *r = arg;
+	struct recorder *r = arg;
 	uint64_t last_pair = isc_now_ns();
 	while (!r->stop) {
 		drain_cycle(r, false);
@@ -269,12 +269,12 @@ static void *drain_main(void *arg)
 }
 
 struct sampler_ctx {
-	struct rec *r;
+	struct recorder *r;
 	volatile int stop;
 };
 
 /* Whether procs[i] is the first file of its pid (a process may have two). */
-static bool proc_first(const struct rec *r, unsigned i)
+static bool proc_first(const struct recorder *r, unsigned i)
 {
 	for (unsigned j = 0; j < i; j++)
 		if (r->procs[j]->pid == r->procs[i]->pid)
@@ -289,11 +289,11 @@ static void nvml_emit(void *ctx, const void *records, size_t len, uint64_t base_
 }
 
 /*
- * The processes a sampler tick reads, into pids (MAX_PROCS): the workload's
+ * The processes a sampler tick reads, into pids (REC_MAX_PROCS): the workload's
  * first process, then every other process once (its first shm file); with
  * live_only, not those seen exiting.  Returns how many.
  */
-static size_t session_pids(struct rec *r, pid_t *pids, bool live_only)
+static size_t session_pids(struct recorder *r, pid_t *pids, bool live_only)
 {
 	size_t n = 0;
 	pthread_mutex_lock(&r->plock);
@@ -330,10 +330,10 @@ static bool next_tick(const struct sampler_ctx *sc, uint64_t period, uint64_t *n
 static void *sampler_main(void *arg)
 {
 	struct sampler_ctx *sc = arg;
-	struct rec *r = sc->r;
+	struct recorder *r = sc->r;
 	struct isc_sampler *smp = NULL;
 	struct isc_buf b = { 0 };
-	pid_t pids[MAX_PROCS];
+	pid_t pids[REC_MAX_PROCS];
 	uint64_t period = 1000000000u / r->o->sample_hz, next = isc_now_ns(), last_slow = 0, now;
 	uint32_t seq = 0;
 	if (isc_sampler_new(&smp))
@@ -363,7 +363,7 @@ static void py_strings(void *ctx, pid_t pid, const void *records, size_t len)
 
 static void py_warn(void *ctx, pid_t pid, const char *msg)
 {
-	struct rec *r = ctx;
+	struct recorder *r = ctx;
 	if (!r->py_warned && !r->o->quiet)
 		isc_log(ISC_LOG_WARN, "%s", msg);
 	r->py_warned = true;
@@ -386,11 +386,11 @@ static void py_warn(void *ctx, pid_t pid, const char *msg)
 static void *pysampler_main(void *arg)
 {
 	struct sampler_ctx *sc = arg;
-	struct rec *r = sc->r;
+	struct recorder *r = sc->r;
 	struct isc_pysampler *smp = NULL;
 	struct isc_pysampler_hooks hooks = { r, py_strings, py_warn };
 	struct isc_buf b = { 0 };
-	pid_t pids[MAX_PROCS];
+	pid_t pids[REC_MAX_PROCS];
 	uint64_t period = 1000000000u / r->o->python_hz, next = isc_now_ns(), now;
 	if (isc_pysampler_new(&smp, &hooks))
 		return NULL;
@@ -448,7 +448,7 @@ static void isc_quote_argv(char *out, size_t cap, char *const *argv)
 	}
 }
 
-static int write_header(struct rec *r)
+static int write_header(struct recorder *r)
 {
 	struct isc_tl_header h;
 	struct isc_clock_pair cp;
@@ -495,7 +495,7 @@ static void put_meta(struct isc_buf *b, uint64_t now, uint64_t *last, const char
  * (only those set), the CPU model, the kernel and the CPU frequency
  * governor.  Nothing here is secret: no variable outside the list is read.
  */
-static void write_environment(struct rec *r)
+static void write_environment(struct recorder *r)
 {
 	static const char *const vars[] = {
 		"OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OMP_PROC_BIND", "OMP_PLACES",
@@ -547,7 +547,7 @@ static void write_environment(struct rec *r)
 }
 
 /* META "record.python_mode": which Python mode r->python_sample chose, and why. */
-static void write_python_mode(struct rec *r)
+static void write_python_mode(struct recorder *r)
 {
 	int m = r->o->python_mode;
 	const char *v = m == ISC_PY_SAMPLE ? "sample (--python=sample)"
@@ -560,7 +560,7 @@ static void write_python_mode(struct rec *r)
 	isc_rec_emit(r, ISC_CHUNK_SAMPLES, 0, 0, now, 0, r->tmp.data, r->tmp.len, true);
 }
 
-static void write_clock_pair(struct rec *r)
+static void write_clock_pair(struct recorder *r)
 {
 	struct isc_clock_pair cp;
 	uint8_t body[20];
@@ -639,13 +639,13 @@ static bool runs_python(char *const *argv)
  * agent: one note on stderr (unless quiet) and a WARNING record.  Called
  * after the drain's last look at the session directory.
  */
-static void check_python_agent(struct rec *r)
+static void check_python_agent(struct recorder *r)
 {
 	const char *en = getenv("INFERSCOPE_ENABLE");
 	if (!r->python || (en && !strcmp(en, "0")))
 		return;
 	for (unsigned k = 0; k < r->nprocs; k++) {
-		const struct proc *p = r->procs[k];
+		const struct rec_proc *p = r->procs[k];
 		if (p->pid == r->child && !strcmp(p->suffix, ".shm") && (p->streams || p->warned || p->faulted))
 			return; /* attached (or refused, which was said) */
 	}
@@ -680,7 +680,7 @@ static void check_python_agent(struct rec *r)
 }
 
 /* Environment of the workload: the user's plus our variables. */
-static char **child_env(struct rec *r)
+static char **child_env(struct recorder *r)
 {
 	size_t n = 0;
 	while (environ[n])
@@ -733,7 +733,7 @@ static char **child_env(struct rec *r)
 /* fork + exec; an exec failure comes back through a close-on-exec pipe. */
 #define CG_JOIN_FAILED 0x40000000 /* or'ed into the errno the child reports */
 
-static int start_child(struct rec *r, char **env)
+static int start_child(struct recorder *r, char **env)
 {
 	int pfd[2];
 	if (pipe2(pfd, O_CLOEXEC))
@@ -796,7 +796,7 @@ static int start_child(struct rec *r, char **env)
 }
 
 /* A WARNING record (formats/trace.md) of pid with code and message, now. */
-static void write_warning(struct rec *r, pid_t pid, unsigned code, const char *msg)
+static void write_warning(struct recorder *r, pid_t pid, unsigned code, const char *msg)
 {
 	uint8_t body[512];
 	size_t len = strlen(msg) < 480 ? strlen(msg) : 480;
@@ -812,7 +812,7 @@ static void write_warning(struct rec *r, pid_t pid, unsigned code, const char *m
 
 /* PROC_EXIT of pid: status (exit code or 128 + signal), how 0 exited,
  * 1 killed by a signal, 2 gone without its status being seen. */
-static void write_exit(struct rec *r, pid_t pid, int status, unsigned how)
+static void write_exit(struct recorder *r, pid_t pid, int status, unsigned how)
 {
 	uint8_t body[30];
 	unsigned n = isc_put_varint(body, (uint64_t)pid);
@@ -826,7 +826,7 @@ static void write_exit(struct rec *r, pid_t pid, int status, unsigned how)
 }
 
 /* Marks every file of pid as exited; false when one already was. */
-static bool mark_exited(struct rec *r, pid_t pid)
+static bool mark_exited(struct recorder *r, pid_t pid)
 {
 	bool first = true;
 	pthread_mutex_lock(&r->plock);
@@ -847,10 +847,10 @@ static bool mark_exited(struct rec *r, pid_t pid)
  * until the main thread, which marks them first (waitid WNOWAIT), reaps
  * them, so they are never reported here.
  */
-static void detect_gone(struct rec *r)
+static void detect_gone(struct recorder *r)
 {
 	for (unsigned k = 0; k < r->nprocs; k++) {
-		struct proc *p = r->procs[k];
+		struct rec_proc *p = r->procs[k];
 		if (p->exited || !p->streams || kill(p->pid, 0) == 0 || errno != ESRCH)
 			continue;
 		if (mark_exited(r, p->pid))
@@ -859,10 +859,10 @@ static void detect_gone(struct rec *r)
 }
 
 /* Unmaps and removes every file of the session, then the directory. */
-static void cleanup_session(struct rec *r)
+static void cleanup_session(struct recorder *r)
 {
 	for (unsigned k = 0; k < r->nprocs; k++) {
-		struct proc *p = r->procs[k];
+		struct rec_proc *p = r->procs[k];
 		if (p->map)
 			munmap(p->map, p->map_len);
 		if (p->fd >= 0)
@@ -900,7 +900,7 @@ static void cleanup_session(struct rec *r)
  * a directory of ours that nobody else can enter, and creates
  * recorder.lock in it, flock'ed until we exit.
  */
-static int make_session_dir(struct rec *r)
+static int make_session_dir(struct recorder *r)
 {
 	const char *bases[] = { "/dev/shm", getenv("TMPDIR"), "/tmp" };
 	struct stat st;
@@ -951,7 +951,7 @@ fail:
 
 int isc_record_run(const struct isc_record_opts *o, struct isc_record_result *res)
 {
-	struct rec r;
+	struct recorder r;
 	struct sampler_ctx sc = { &r, 0 }, pc = { &r, 0 };
 	pthread_t drain_thr, sampler_thr, py_thr;
 	bool sampler_on = false, drain_on = false, py_on = false;

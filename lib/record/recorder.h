@@ -18,10 +18,10 @@
 #include "gpu_setup.h"
 #include "memcg.h"
 
-#define ROUND_LAG 5
-#define MAX_PROCS 4096
+#define REC_ROUND_LAG 5
+#define REC_MAX_PROCS 4096
 
-struct stream {
+struct rec_stream {
 	uint32_t tid;
 	bool started, broken;
 	bool head_done; /* flight recorder: its head (THREAD_BEGIN, CALIBRATION) was written as a kept frame */
@@ -35,7 +35,7 @@ struct stream {
 	uint64_t events;
 };
 
-struct proc {
+struct rec_proc {
 	pid_t pid;
 	const char *suffix; /* ".shm": the Python agent's file; ".cuda.shm": the CUDA agent's */
 	uint16_t chunk;     /* EVENTS, or GPU_EVENTS for the CUDA agent's streams */
@@ -46,7 +46,7 @@ struct proc {
 	uint32_t nbig, big_ring_size;
 	uint64_t str_off, str_size, ring_off;
 	uint64_t str_read;
-	struct stream *streams;
+	struct rec_stream *streams;
 	bool info_written, closed;
 	bool faulted; /* its mapping raised SIGBUS: never touched again */
 	bool exited;  /* a PROC_EXIT was written for its pid (under plock) */
@@ -54,12 +54,12 @@ struct proc {
 	uint64_t slot_dropped_seen, str_dropped_seen;
 };
 
-struct frame {
+struct rec_frame {
 	struct isc_buf data;
 	bool keep; /* survives flight-recorder eviction */
 };
 
-struct rec {
+struct recorder {
 	const struct isc_record_opts *o;
 	struct isc_record_result *res;
 	struct isc_writer *w;
@@ -68,7 +68,7 @@ struct rec {
 	int dirfd;  /* the session directory, opened once (O_DIRECTORY|O_NOFOLLOW) */
 	int lockfd; /* recorder.lock, flock'ed while we run */
 	uint64_t epoch;
-	struct proc *procs[MAX_PROCS];
+	struct rec_proc *procs[REC_MAX_PROCS];
 	unsigned nprocs;
 	pthread_mutex_t plock; /* procs[] membership (sampler reads pids) */
 	pid_t child;
@@ -76,10 +76,10 @@ struct rec {
 	int wake_fd; /* eventfd, made readable when stopping begins: wakes the sleeping threads (-1: none) */
 	uint8_t *scratch;
 	size_t scratch_cap;
-	uint64_t cycle_start[ROUND_LAG];
+	uint64_t cycle_start[REC_ROUND_LAG];
 	unsigned ncycles;
 	uint64_t watermark;
-	struct frame *frames; /* flight-recorder mode */
+	struct rec_frame *frames; /* flight-recorder mode */
 	size_t nframes, frames_cap, frames_bytes;
 	uint64_t evicted_frames;
 	struct isc_buf tmp;
@@ -98,7 +98,7 @@ struct rec {
 	struct {
 		pid_t pid;
 		uint32_t seq;
-	} strseq[MAX_PROCS];
+	} strseq[REC_MAX_PROCS];
 	unsigned nstrseq;
 	bool py_warned; /* the Python sampler's first warning was printed */
 	struct isc_memcg cg;      /* --memory-limit's cgroup; OOM-kill counters */
@@ -107,25 +107,25 @@ struct rec {
 /* ---- frames.c ---------------------------------------------------------- */
 /* Writes (or, in flight-recorder mode, keeps) one chunk; a write error is
  * kept in r->res.  _locked: the caller holds r->wlock. */
-void isc_rec_emit(struct rec *r, uint16_t type, uint32_t pid, uint32_t tid, uint64_t base, uint32_t seq,
+void isc_rec_emit(struct recorder *r, uint16_t type, uint32_t pid, uint32_t tid, uint64_t base, uint32_t seq,
 		  const void *payload, size_t len, bool keep);
-void isc_rec_emit_locked(struct rec *r, uint16_t type, uint32_t pid, uint32_t tid, uint64_t base,
+void isc_rec_emit_locked(struct recorder *r, uint16_t type, uint32_t pid, uint32_t tid, uint64_t base,
 			 uint32_t seq, const void *payload, size_t len, bool keep);
 /* A STRINGS chunk of pid, with the pid's next seq (formats/trace.md §3). */
-void isc_rec_emit_strings(struct rec *r, pid_t pid, const void *payload, size_t len);
+void isc_rec_emit_strings(struct recorder *r, pid_t pid, const void *payload, size_t len);
 
 /* ---- drain.c ----------------------------------------------------------- */
 /* SIGBUS handler (SA_SIGINFO): a fault while reading a traced process's
  * mapping closes that process; any other SIGBUS takes the default action. */
 void isc_drain_on_sigbus(int sig, siginfo_t *si, void *ctx);
 /* The process's producer file (0: <pid>.shm, 1: <pid>.cuda.shm), added
- * once; NULL when MAX_PROCS are tracked or out of memory. */
-struct proc *isc_drain_proc_add(struct rec *r, pid_t pid, unsigned producer);
+ * once; NULL when REC_MAX_PROCS are tracked or out of memory. */
+struct rec_proc *isc_drain_proc_add(struct recorder *r, pid_t pid, unsigned producer);
 /* Adds the producer files that appeared in the session directory. */
-void isc_drain_scan(struct rec *r);
+void isc_drain_scan(struct recorder *r);
 /* One cycle on process p: attach, PROC_INFO, rings, strings, counters. */
-void isc_drain_proc(struct rec *r, struct proc *p, uint64_t now);
+void isc_drain_proc(struct recorder *r, struct rec_proc *p, uint64_t now);
 /* Writes stream s's pending records (after p's new strings) as one frame. */
-void isc_drain_flush(struct rec *r, struct proc *p, struct stream *s);
+void isc_drain_flush(struct recorder *r, struct rec_proc *p, struct rec_stream *s);
 
 #endif

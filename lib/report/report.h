@@ -56,11 +56,12 @@ const char *isc_rep_fmt_bytes(char *buf, size_t cap, double bytes);
 /*
  * For the HTML page a chart's SVG stands in the Markdown between a line
  * "\x01" and a line "\x02", which the HTML page copies verbatim.  No
- * workload string can forge the markers: report_md.c's esc() and
- * code_span() drop control characters, and the SVG escapes its text.
+ * workload string can forge the markers: isc_rep_md (isc_md_escape) and
+ * report_md.c's code_span() drop control characters, and the SVG escapes
+ * its text.
  */
-#define CHART_BEGIN "\n\x01\n"
-#define CHART_END "\x02\n"
+#define ISC_REP_CHART_BEGIN "\n\x01\n"
+#define ISC_REP_CHART_END "\x02\n"
 
 /* ---- comparison and history sections (report_compare.c) --------------- */
 /* "## Comparison ..." and "## History ..." when root has them; nothing otherwise. */

@@ -120,10 +120,10 @@ static void distributions(struct isc_rep *m, const cJSON *sc)
 								note[n] };
 				n++;
 			}
-		isc_rep_put(m, CHART_BEGIN);
+		isc_rep_put(m, ISC_REP_CHART_BEGIN);
 		isc_svg_bars(m, "Iteration latency quantiles: baseline (grey) and this run (blue)",
 			     "Iteration latency (ms)", 0, bars, n);
-		isc_rep_put(m, CHART_END);
+		isc_rep_put(m, ISC_REP_CHART_END);
 		return;
 	}
 	isc_rep_put(m, "\n| Quantile | Baseline | This run | Change |\n|---|---:|---:|---:|\n");
@@ -165,10 +165,10 @@ static void contributors(struct isc_rep *m, const cJSON *cmp)
 							1, note[n] };
 			n++;
 		}
-		isc_rep_put(m, CHART_BEGIN);
+		isc_rep_put(m, ISC_REP_CHART_BEGIN);
 		isc_svg_bars(m, "Contributors to the change (red: slower, green: faster)",
 			     "Change of time per iteration (ms, absolute)", 0, bars, n);
-		isc_rep_put(m, CHART_END);
+		isc_rep_put(m, ISC_REP_CHART_END);
 		n = 0;
 	}
 	isc_rep_put(m, "\n| Contributor | Kind | Change/iter | Baseline | This run | Calls/iter | More calls | "

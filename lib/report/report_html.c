@@ -88,14 +88,14 @@ static void md_to_html(struct isc_rep *m, const char *md)
 	enum { MAXC = 16 };
 	const char *p = md, *text = md;
 	while (*p) { /* p is at the start of a line */
-		if (!strncmp(p, &CHART_BEGIN[1], 2)) {
-			const char *end = strstr(p, "\n" CHART_END);
+		if (!strncmp(p, &ISC_REP_CHART_BEGIN[1], 2)) {
+			const char *end = strstr(p, "\n" ISC_REP_CHART_END);
 			assert(end); /* written in pairs by this file */
 			cmark_put(m, text, (size_t)(p - text), false);
 			isc_rep_put(m, "<div class=\"chart\">\n");
 			isc_rep_putn(m, p + 2, (size_t)(end + 1 - (p + 2)));
 			isc_rep_put(m, "</div>\n");
-			p = text = end + 1 + strlen(CHART_END);
+			p = text = end + 1 + strlen(ISC_REP_CHART_END);
 			continue;
 		}
 		if (!is_table_start(p)) {

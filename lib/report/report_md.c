@@ -91,9 +91,9 @@ static bool judged_iterations(const cJSON *root)
 static void chart_bars(struct isc_rep *m, const char *title, const char *xlabel, double xmax,
 		       const struct isc_rep_bar *bars, size_t n)
 {
-	isc_rep_put(m, CHART_BEGIN);
+	isc_rep_put(m, ISC_REP_CHART_BEGIN);
 	isc_svg_bars(m, title, xlabel, xmax, bars, n);
-	isc_rep_put(m, CHART_END);
+	isc_rep_put(m, ISC_REP_CHART_END);
 }
 
 /* A series of root.timeseries: key, legend name, colour, per-row aggregate and unit in tables. */
@@ -199,9 +199,9 @@ static void over_time(struct isc_rep *m, const cJSON *root, const char *heading,
 	nsp = isc_rep_spans(root, sp);
 	isc_rep_putf(m, "\n### %s\n", heading);
 	if (m->html) {
-		isc_rep_put(m, CHART_BEGIN);
+		isc_rep_put(m, ISC_REP_CHART_BEGIN);
 		isc_svg_timeseries(m, heading, &ts, l, nl, unit, sp, nsp);
-		isc_rep_put(m, CHART_END);
+		isc_rep_put(m, ISC_REP_CHART_END);
 	} else {
 		isc_rep_put(m, "\n");
 		over_time_table(m, &ts, d, l, nl, sp, nsp);
@@ -221,9 +221,9 @@ static void latency_histogram(struct isc_rep *m, const cJSON *root)
 		return;
 	isc_rep_put(m, "\n### Latency distribution\n");
 	if (m->html) {
-		isc_rep_put(m, CHART_BEGIN);
+		isc_rep_put(m, ISC_REP_CHART_BEGIN);
 		isc_svg_histogram(m, "Iteration latency distribution (steady state)", &h);
-		isc_rep_put(m, CHART_END);
+		isc_rep_put(m, ISC_REP_CHART_END);
 		return;
 	}
 	for (size_t i = 0; i < h.k; i++)
@@ -978,10 +978,10 @@ static void allocator_chart(struct isc_rep *m, const cJSON *ot)
 	}
 	struct isc_rep_line l[2] = { { "reserved (highest in the bucket)", v, "#c03d3e" },
 				     { "allocated (at the bucket's end)", v + n, "#3b75af" } };
-	isc_rep_put(m, CHART_BEGIN);
+	isc_rep_put(m, ISC_REP_CHART_BEGIN);
 	isc_svg_timeseries(m, "Device memory reserved and allocated by PyTorch's caching allocator", &ts, l, 2,
 			   ISC_REP_UNIT_BYTES, NULL, 0);
-	isc_rep_put(m, CHART_END);
+	isc_rep_put(m, ISC_REP_CHART_END);
 	free(v);
 }
 
@@ -1058,9 +1058,9 @@ static void device_memory(struct isc_rep *m, const cJSON *dev)
 			l[k] = (struct isc_rep_line){ isc_doc_str(site, "name", "?"), v + (size_t)k * ts.n, colors[k] };
 		}
 		l[ns] = (struct isc_rep_line){ "other sites", v + (size_t)ns * ts.n, colors[5] };
-		isc_rep_put(m, CHART_BEGIN);
+		isc_rep_put(m, ISC_REP_CHART_BEGIN);
 		isc_svg_stacked(m, "Live device memory by allocation site", &ts, l, (size_t)ns + 1);
-		isc_rep_put(m, CHART_END);
+		isc_rep_put(m, ISC_REP_CHART_END);
 		free(v);
 	}
 	const cJSON *lk = isc_doc_arr(mem, "leak_candidates");

@@ -1,6 +1,7 @@
 /*
- * test_analyze.c - iscope-analyze's library side (analyze*.c, findings.c,
- * report_md.c) on synthetic timelines with exactly known answers.
+ * test_analyze.c - iscope-analyze's library side (lib/analyze, with the
+ * rules and the report on its output) on synthetic timelines with exactly
+ * known answers.
  *
  * Timelines are built here with the library's own container writer: a
  * FILE_HEADER chunk (ISTL magic), one TL_STRINGS chunk per string,

@@ -11,52 +11,7 @@
 
 #include "isc.h"
 #include "isc_config_api.h"
-
-/* ---- TAP: results are buffered so that the plan can come first --------- */
-static FILE *tap;
-static char *tap_buf;
-static size_t tap_len;
-static int tap_n, tap_failed;
-
-static bool ok(bool cond, const char *fmt, ...)
-{
-	va_list ap;
-	fprintf(tap, "%sok %d - ", cond ? "" : "not ", ++tap_n);
-	va_start(ap, fmt);
-	vfprintf(tap, fmt, ap);
-	va_end(ap);
-	fputc('\n', tap);
-	tap_failed += !cond;
-	return cond;
-}
-
-static void diag(const char *fmt, ...)
-{
-	va_list ap;
-	fputs("# ", tap);
-	va_start(ap, fmt);
-	vfprintf(tap, fmt, ap);
-	va_end(ap);
-	fputc('\n', tap);
-}
-
-static bool ok_str(const char *got, const char *want, const char *what)
-{
-	bool same = got && want ? !strcmp(got, want) : got == want;
-	if (!ok(same, "%s", what)) {
-		diag("got:  '%s'", got ? got : "(null)");
-		diag("want: '%s'", want ? want : "(null)");
-	}
-	return same;
-}
-
-static int tap_done(void)
-{
-	fclose(tap);
-	printf("1..%d\n%s", tap_n, tap_buf);
-	free(tap_buf);
-	return tap_failed ? 1 : 0;
-}
+#include "tap.h"
 
 /* ---- fixture ----------------------------------------------------------- */
 static const struct isc_opt opts[] = {
@@ -324,8 +279,6 @@ static void test_help(void)
 
 int main(void)
 {
-	if (!(tap = open_memstream(&tap_buf, &tap_len)))
-		return 99;
 	test_forms();
 	test_errors();
 	test_operands();

@@ -15,52 +15,7 @@
 
 #include "isc.h"
 #include "isc_config_api.h"
-
-/* ---- TAP: results are buffered so that the plan can come first --------- */
-static FILE *tap;
-static char *tap_buf;
-static size_t tap_len;
-static int tap_n, tap_failed;
-
-static bool ok(bool cond, const char *fmt, ...)
-{
-	va_list ap;
-	fprintf(tap, "%sok %d - ", cond ? "" : "not ", ++tap_n);
-	va_start(ap, fmt);
-	vfprintf(tap, fmt, ap);
-	va_end(ap);
-	fputc('\n', tap);
-	tap_failed += !cond;
-	return cond;
-}
-
-static void diag(const char *fmt, ...)
-{
-	va_list ap;
-	fputs("# ", tap);
-	va_start(ap, fmt);
-	vfprintf(tap, fmt, ap);
-	va_end(ap);
-	fputc('\n', tap);
-}
-
-static bool ok_str(const char *got, const char *want, const char *what)
-{
-	bool same = got && want ? !strcmp(got, want) : got == want;
-	if (!ok(same, "%s", what)) {
-		diag("got:  '%s'", got ? got : "(null)");
-		diag("want: '%s'", want ? want : "(null)");
-	}
-	return same;
-}
-
-static int tap_done(void)
-{
-	fclose(tap);
-	printf("1..%d\n%s", tap_n, tap_buf);
-	free(tap_buf);
-	return tap_failed ? 1 : 0;
-}
+#include "tap.h"
 
 /* ---- helpers ----------------------------------------------------------- */
 static char dir[64];
@@ -635,8 +590,6 @@ static void test_log(void)
 int main(void)
 {
 	char cmd[128];
-	if (!(tap = open_memstream(&tap_buf, &tap_len)))
-		return 99;
 	snprintf(dir, sizeof(dir), "/tmp/test_config.XXXXXX");
 	if (!mkdtemp(dir))
 		return 99;

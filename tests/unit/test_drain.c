@@ -27,7 +27,7 @@ struct env {
 	char dir[64];
 	struct isc_record_opts o;
 	struct isc_record_result res;
-	struct rec r;
+	struct recorder r;
 	FILE *out;
 	struct isc_shm_proc *h; /* the agent's mapping */
 };
@@ -108,7 +108,7 @@ static unsigned drain(struct env *e, uint32_t tid)
 				isc_drain_proc(&e->r, e->r.procs[i], now);
 	}
 	for (unsigned i = 0; i < e->r.nprocs; i++) {
-		struct proc *p = e->r.procs[i];
+		struct rec_proc *p = e->r.procs[i];
 		for (uint32_t j = 0; p->streams && j < p->nslots; j++)
 			isc_drain_flush(&e->r, p, &p->streams[j]);
 	}
@@ -140,7 +140,7 @@ static void teardown(struct env *e)
 	unlink(path);
 	rmdir(e->dir);
 	for (unsigned i = 0; i < e->r.nprocs; i++) {
-		struct proc *p = e->r.procs[i];
+		struct rec_proc *p = e->r.procs[i];
 		if (p->map)
 			munmap(p->map, p->map_len);
 		if (p->fd >= 0)

@@ -15,14 +15,14 @@
 static int walk(const char *t, char *out, size_t cap, unsigned max_depth)
 {
 	char *buf = strdup(t);
-	struct jp j = { buf, buf + strlen(buf), 1, max_depth, NULL, 0 };
+	struct kt_jp j = { buf, buf + strlen(buf), 1, max_depth, NULL, 0 };
 	unsigned st = 0;
 	char *k;
 	size_t kn;
 	int rc;
 	out[0] = '\0';
 	while ((rc = isc_kjson_member(&j, &st, &k, &kn)) == 1) {
-		struct jv v;
+		struct kt_jv v;
 		if (!isc_kjson_value(&j, &v)) {
 			rc = -2;
 			break;
