@@ -268,10 +268,24 @@ static void test_compare(void)
 	cJSON *calm = loaded(doc(30, 80, 5, 40, 0, 1), 3, 1.3);
 	v = verdict_of(calm, lb, 3);
 	ok(!strcmp(v, "inconclusive"), "20 %% faster at 3 %% CPU pressure against 80-90 %%: inconclusive (got %s)", v);
+	/* baselines at 10, 50 and 90 % CPU pressure span the current run's 40 %
+	 * and 60 %: neither quieter nor busier than every baseline */
+	cJSON *sb[3];
+	for (int k = 0; k < 3; k++)
+		sb[k] = loaded(doc(30, 100 + k, 7 * (unsigned)k, 60, 0, 1), 10 + 40 * k, 1.3);
+	cJSON *span_fast = loaded(doc(30, 80, 5, 40, 0, 1), 40, 1.3), *span_slow = loaded(doc(30, 120, 5, 60, 20, 1), 60, 1.3);
+	v = verdict_of(span_fast, sb, 3);
+	ok(!strcmp(v, "improved"), "20 %% faster at 40 %% against baselines at 10-90 %%: improved, comparable (got %s)", v);
+	v = verdict_of(span_slow, sb, 3);
+	ok(!strcmp(v, "regressed"), "20 %% slower at 60 %% against baselines at 10-90 %%: regressed, comparable (got %s)", v);
+	ok(cJSON_IsTrue(isc_doc_get(span_fast, "comparison.conditions.comparable")), "spanning pressures: comparable");
 	for (int k = 0; k < 3; k++) {
 		cJSON_Delete(qb[k]);
 		cJSON_Delete(lb[k]);
+		cJSON_Delete(sb[k]);
 	}
+	cJSON_Delete(span_fast);
+	cJSON_Delete(span_slow);
 	cJSON_Delete(busy);
 	cJSON_Delete(own);
 	cJSON_Delete(mild);
@@ -289,9 +303,87 @@ static void test_compare(void)
 	cJSON_Delete(thr);
 }
 
+/* A findings document with an iteration median and an off-CPU share, for the history. */
+static cJSON *hist_doc(double p50, double off_pct)
+{
+	cJSON *d = cJSON_CreateObject();
+	cJSON_AddNumberToObject(d, "schema_version", 2);
+	cJSON_AddStringToObject(cJSON_AddObjectToObject(d, "tool"), "name", "iscope-analyze");
+	cJSON_AddNumberToObject(cJSON_AddObjectToObject(cJSON_AddObjectToObject(d, "iterations"), "latency_ns"), "p50",
+				p50);
+	cJSON_AddNumberToObject(cJSON_AddObjectToObject(cJSON_AddObjectToObject(d, "cpu"), "split"), "off_cpu_pct",
+				off_pct);
+	return d;
+}
+
+static const cJSON *hist_metric(const cJSON *d, const char *path)
+{
+	const cJSON *m;
+	cJSON_ArrayForEach(m, isc_doc_get(d, "history.metrics"))
+		if (!strcmp(isc_doc_str(m, "path", ""), path))
+			return m;
+	return NULL;
+}
+
+/*
+ * The history's numbers, from series whose answer is known by
+ * construction: 40 runs of p50 100 then 130 from run 20 (the last one
+ * 131.3), the off-CPU share 10 % then 58 % from run 20.
+ */
+static void test_history(void)
+{
+	enum { N = 40 };
+	cJSON *docs[N], *out = NULL;
+	double v[N];
+	struct isc_compare_opts o = { 0, 0 };
+	for (int i = 0; i < N; i++) {
+		v[i] = i < 20 ? 100 : i < N - 1 ? 130 : 131.3;
+		docs[i] = hist_doc(v[i], i < 20 ? 10 : 58);
+	}
+	out = cJSON_Duplicate(docs[N - 1], true);
+	ok(isc_findings_history(out, (const cJSON *const *)docs, NULL, N, &o) == 0, "history of 40 runs");
+	ok(cJSON_IsTrue(isc_doc_get(out, "history.tested")), "40 runs: tested");
+	const cJSON *p50 = hist_metric(out, "iterations.latency_ns.p50");
+	const cJSON *cp = cJSON_GetArrayItem(isc_doc_get(p50, "change_points"), 0);
+	ok(cJSON_GetArraySize(isc_doc_get(p50, "change_points")) == 1 && isc_doc_num(cp, "run", -1) == 20,
+	   "p50: one change point, at run 20");
+	ok(isc_doc_num(cp, "change_pct", 0) == 30 && cJSON_IsNull(isc_doc_get(cp, "change_points")),
+	   "p50: +30 %% (a time changes in percent)");
+	/* EWMA, lambda 0.2, over every run (a change point must not skip any) */
+	double e = v[0];
+	for (int i = 0; i < N; i++)
+		e = 0.2 * v[i] + 0.8 * e;
+	ok(isc_doc_num(p50, "ewma", 0) == round(e * 1000) / 1000, "EWMA over all 40 runs: %.3f (got %.3f)",
+	   round(e * 1000) / 1000, isc_doc_num(p50, "ewma", 0));
+	/* the last segment's baseline: runs 20-24, all 130; sigma = 1 % of 130 (MAD 0) */
+	ok(isc_doc_num(p50, "baseline_median", 0) == 130, "baseline median of the last segment: 130");
+	ok(isc_doc_num(p50, "baseline_mad", -1) == 0, "baseline MAD of the last segment: 0");
+	ok(isc_doc_num(p50, "last", 0) == 131.3, "last: 131.3");
+	/* runs 25-38 at z = 0, then 131.3: z = 1.3 / 1.3 = 1, S+ = 1 - k = 0.5, S- = 0 */
+	ok(isc_doc_num(p50, "cusum_up", -1) == 0.5, "CUSUM up: 0.5 after one run one sigma up (got %g)",
+	   isc_doc_num(p50, "cusum_up", -1));
+	ok(isc_doc_num(p50, "cusum_down", -1) == 0, "CUSUM down: 0");
+	const cJSON *off = hist_metric(out, "cpu.split.off_cpu_pct");
+	cp = cJSON_GetArrayItem(isc_doc_get(off, "change_points"), 0);
+	ok(isc_doc_num(cp, "change_points", 0) == 48 && cJSON_IsNull(isc_doc_get(cp, "change_pct")),
+	   "a share from 10 %% to 58 %%: +48 points, not +480 %%");
+	ok(!strcmp(isc_doc_str(off, "unit", ""), "pct"), "the share's unit: pct");
+	cJSON_Delete(out);
+	/* 6 runs: nothing can be tested, and the history says so */
+	out = cJSON_Duplicate(docs[5], true);
+	ok(isc_findings_history(out, (const cJSON *const *)docs, NULL, 6, &o) == 0, "history of 6 runs");
+	ok(cJSON_IsFalse(isc_doc_get(out, "history.tested")), "6 runs: not tested");
+	ok(isc_doc_num(out, "history.min_runs", 0) == 8, "min_runs: 8");
+	ok(cJSON_GetArraySize(isc_doc_get(out, "history.metrics")) == 0, "no metric listed");
+	cJSON_Delete(out);
+	for (int i = 0; i < N; i++)
+		cJSON_Delete(docs[i]);
+}
+
 int main(void)
 {
 	test_stats();
 	test_compare();
+	test_history();
 	return tap_done();
 }
