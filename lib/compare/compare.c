@@ -447,6 +447,58 @@ static int env_diff(struct isc_jb *jb, cJSON *cmp, const cJSON *cur, const cJSON
 	return 0;
 }
 
+/* ---- what was run ------------------------------------------------------ */
+
+/*
+ * The program a run ran, from environment.cmdline (argv joined by spaces):
+ * the basename of the first argument ending in ".py", else the module after
+ * "-m", else the basename of argv[0].  "" when the document has no command.
+ * A script moved to another directory is the same program; other
+ * arguments may differ (they are listed as an environment difference).
+ */
+static void program_of(const cJSON *doc, char *buf, size_t n)
+{
+	const char *cmd = isc_doc_str(doc, "environment.cmdline", ""), *p = cmd;
+	char first[200] = "", word[200];
+	bool module = false;
+	buf[0] = '\0';
+	while (*p) {
+		size_t len = strcspn(p, " ");
+		snprintf(word, sizeof(word), "%.*s", (int)(len < sizeof(word) - 1 ? len : sizeof(word) - 1), p);
+		p += len + (p[len] == ' ');
+		if (!len)
+			continue;
+		const char *base = strrchr(word, '/') ? strrchr(word, '/') + 1 : word;
+		if (!first[0])
+			snprintf(first, sizeof(first), "%s", base);
+		if (module) {
+			snprintf(buf, n, "-m %s", word);
+			return;
+		}
+		module = !strcmp(word, "-m");
+		if (len > 3 && !strcmp(word + len - 3, ".py")) {
+			snprintf(buf, n, "%s", base);
+			return;
+		}
+	}
+	snprintf(buf, n, "%s", first);
+}
+
+/* Whether two findings documents are of the same recording (a baseline given twice). */
+static bool same_run(const cJSON *a, const cJSON *b)
+{
+	static const char *const keys[] = { "environment.start_time", "environment.host", "summary.wall_ns",
+					     "summary.events", "iterations.spans" };
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const cJSON *x = isc_doc_get(a, keys[i]), *y = isc_doc_get(b, keys[i]);
+		if (!x && !y && i > 0) /* neither has it: no difference there; a run without start_time is never a duplicate */
+			continue;
+		if (!x || !y || !cJSON_Compare(x, y, true))
+			return false;
+	}
+	return true;
+}
+
 /* ---- machine conditions ------------------------------------------------ */
 
 /*
@@ -480,9 +532,13 @@ static bool own_load_within_cpus(const cJSON *doc)
 	       n >= 1 && r <= n;
 }
 
-/* Writes comparison.conditions; *busier / *quieter: the current run's machine was. */
+/*
+ * Writes comparison.conditions; *busier / *quieter: the current run's
+ * machine was; *other: the runs are of another program than the current
+ * one, or the current run is one of the baselines (*comparable false then).
+ */
 static void conditions(struct isc_jb *jb, cJSON *cmp, const cJSON *cur, const cJSON *const *base, size_t nbase,
-		       bool *busier, bool *quieter)
+		       bool *busier, bool *quieter, bool *other)
 {
 	cJSON *c = isc_jb_obj(jb, cmp, "conditions");
 	double pc = 0, lo = 101, hi = -1, r = 0;
@@ -505,15 +561,31 @@ static void conditions(struct isc_jb *jb, cJSON *cmp, const cJSON *cur, const cJ
 	all = all && own_load_within_cpus(cur);
 	*busier = all && pc > hi + PRESSURE_GAP;
 	*quieter = all && lo > pc + PRESSURE_GAP;
-	isc_jb_bool(jb, c, "comparable", !*busier && !*quieter);
-	char why[200];
-	if (*busier)
+	char prog[256], bprog[256], why[600];
+	bool itself = false, differs = false;
+	program_of(cur, prog, sizeof(prog));
+	for (size_t k = 0; k < nbase; k++) {
+		itself = itself || same_run(cur, base[k]);
+		program_of(base[k], bprog, sizeof(bprog));
+		if (!differs && strcmp(prog, bprog)) {
+			differs = true;
+			snprintf(why, sizeof(why), "a different program: %s against %s in the baselines", *prog ? prog : "(none)",
+				 *bprog ? bprog : "(none)");
+		}
+	}
+	*other = itself || differs;
+	isc_jb_bool(jb, c, "comparable", !*busier && !*quieter && !*other);
+	if (itself)
+		snprintf(why, sizeof(why), "the run compared is one of its baselines");
+	else if (differs)
+		; /* why says which programs */
+	else if (*busier)
 		snprintf(why, sizeof(why), "the machine was busier during this run: CPU pressure %.0f %% against at most "
 			 "%.0f %% in the baselines, with the run's own threads within its CPUs", pc, hi);
 	else if (*quieter)
 		snprintf(why, sizeof(why), "the machine was quieter during this run: CPU pressure %.0f %% against at least "
 			 "%.0f %% in the baselines", pc, lo);
-	isc_jb_str(jb, c, "reason", *busier || *quieter ? why : NULL);
+	isc_jb_str(jb, c, "reason", *busier || *quieter || *other ? why : NULL);
 }
 
 /* ---- the section ------------------------------------------------------- */
@@ -551,6 +623,23 @@ int isc_findings_compare(cJSON *cur, const cJSON *const *base, size_t nbase, con
 	int rc;
 	if (!nbase)
 		return -EINVAL;
+	/* a baseline given twice is one run: counted once (comparison.duplicate_baselines) */
+	const cJSON **ub = malloc(nbase * sizeof(*ub));
+	size_t nub = 0;
+	if (!ub) {
+		isc_err_push("out of memory comparing runs");
+		return -ENOMEM;
+	}
+	for (size_t k = 0; k < nbase; k++) {
+		bool dup = false;
+		for (size_t j = 0; j < nub && !dup; j++)
+			dup = same_run(base[k], ub[j]);
+		if (!dup)
+			ub[nub++] = base[k];
+	}
+	size_t ndup = nbase - nub;
+	base = ub;
+	nbase = nub;
 	cJSON_DeleteItemFromObjectCaseSensitive(cur, "comparison");
 	if ((rc = run_samples(cur, &ys, &ny, &wall)))
 		goto out;
@@ -591,6 +680,7 @@ int isc_findings_compare(cJSON *cur, const cJSON *const *base, size_t nbase, con
 		   "there are 2 or more; regressed/improved = "
 		   "p < alpha, interval excluding 0 and |change| > threshold");
 	isc_jb_num(&jb, cmp, "baselines", (double)nbase);
+	isc_jb_num(&jb, cmp, "duplicate_baselines", (double)ndup);
 	runs = isc_jb_arr(&jb, cmp, "baseline_runs");
 	for (size_t k = 0; k < nbase; k++) {
 		cJSON *r = isc_jb_push_obj(&jb, runs);
@@ -659,9 +749,9 @@ int isc_findings_compare(cJSON *cur, const cJSON *const *base, size_t nbase, con
 		isc_jb_num_or_null(&jb, sc, "ci_high_pct", false, 0);
 		isc_jb_num_or_null(&jb, sc, "p_value", false, 0);
 	}
-	bool busier, quieter;
-	conditions(&jb, cmp, cur, base, nbase, &busier, &quieter);
-	if ((busier && !strcmp(verdict, "regressed")) || (quieter && !strcmp(verdict, "improved")))
+	bool busier, quieter, other;
+	conditions(&jb, cmp, cur, base, nbase, &busier, &quieter, &other);
+	if ((busier && !strcmp(verdict, "regressed")) || (quieter && !strcmp(verdict, "improved")) || other)
 		verdict = "inconclusive";
 	isc_jb_str(&jb, sc, "verdict", verdict);
 	cJSON_ReplaceItemInObjectCaseSensitive(cmp, "verdict", cJSON_CreateString(verdict));
@@ -739,6 +829,7 @@ out:
 	free(xs);
 	free(ys);
 	free(meds);
+	free(ub);
 	if (rc == -ENOMEM)
 		isc_err_push("out of memory comparing runs");
 	return rc;

@@ -143,8 +143,11 @@ static void comparison(struct term *t, const cJSON *root)
 		for (size_t i = 0; vv[i] && i < 20; i++)
 			isc_rep_putf(&t->r, "%c", vv[i] >= 'a' && vv[i] <= 'z' ? vv[i] - 32 : vv[i]);
 		sgr(t, "0");
-		if (isc_doc_str(cmp, "conditions.reason", NULL))
-			isc_rep_put(&t->r, " (not comparable: machine load differed)");
+		if (isc_doc_str(cmp, "conditions.reason", NULL)) {
+			isc_rep_put(&t->r, " (not comparable: ");
+			text(t, isc_doc_str(cmp, "conditions.reason", NULL), 160);
+			isc_rep_put(&t->r, ")");
+		}
 		if (!isnan(chg)) {
 			isc_rep_put(&t->r, ", ");
 			text(t, isc_doc_str(sc, "name", NULL), 40);

@@ -290,6 +290,44 @@ static void test_compare(void)
 	cJSON_Delete(own);
 	cJSON_Delete(mild);
 	cJSON_Delete(calm);
+	/* what was run: a baseline given three times is one run; the run itself
+	 * as its baseline, or another program, is not comparable */
+	cJSON *one = doc(30, 100, 0, 60, 0, 1), *twice[3];
+	cJSON_AddStringToObject(cJSON_GetObjectItem(one, "environment"), "start_time", "2026-11-27T10:00:00.000000000Z");
+	for (int k = 0; k < 3; k++)
+		twice[k] = cJSON_Duplicate(one, true);
+	cJSON *later = doc(30, 120, 5, 60, 20, 1);
+	cJSON_AddStringToObject(cJSON_GetObjectItem(later, "environment"), "start_time", "2026-11-27T10:05:00.000000000Z");
+	verdict_of(later, twice, 3);
+	ok(isc_doc_num(later, "comparison.baselines", 0) == 1 && isc_doc_num(later, "comparison.duplicate_baselines", 0) == 2,
+	   "the same baseline three times: 1 baseline, 2 duplicates (got %g, %g)",
+	   isc_doc_num(later, "comparison.baselines", 0), isc_doc_num(later, "comparison.duplicate_baselines", 0));
+	cJSON *self = cJSON_Duplicate(one, true);
+	v = verdict_of(self, twice, 1);
+	ok(!strcmp(v, "inconclusive") && !strcmp(isc_doc_str(self, "comparison.conditions.reason", ""),
+						 "the run compared is one of its baselines"),
+	   "a run against itself: inconclusive, said (got %s)", v);
+	cJSON *prog = doc(30, 80, 5, 40, 0, 1);
+	cJSON_ReplaceItemInObject(cJSON_GetObjectItem(prog, "environment"), "cmdline",
+				  cJSON_CreateString("/usr/bin/python3 /tmp/other.py --fast"));
+	v = verdict_of(prog, b, 3);
+	ok(!strcmp(v, "inconclusive") && cJSON_IsFalse(isc_doc_get(prog, "comparison.conditions.comparable")),
+	   "another script 20 %% faster: inconclusive, not comparable (got %s)", v);
+	ok(!strcmp(isc_doc_str(prog, "comparison.conditions.reason", ""),
+		   "a different program: other.py against w.py in the baselines"),
+	   "the reason names both programs: %s", isc_doc_str(prog, "comparison.conditions.reason", ""));
+	cJSON *moved = doc(30, 120, 5, 60, 20, 1);
+	cJSON_ReplaceItemInObject(cJSON_GetObjectItem(moved, "environment"), "cmdline",
+				  cJSON_CreateString("/usr/bin/python3 /elsewhere/w.py --steps 30"));
+	v = verdict_of(moved, b, 3);
+	ok(!strcmp(v, "regressed"), "the same script moved, other arguments: compared, regressed (got %s)", v);
+	for (int k = 0; k < 3; k++)
+		cJSON_Delete(twice[k]);
+	cJSON_Delete(one);
+	cJSON_Delete(later);
+	cJSON_Delete(self);
+	cJSON_Delete(prog);
+	cJSON_Delete(moved);
 	cJSON *notdoc = cJSON_CreateObject();
 	ok(isc_findings_check(notdoc) < 0, "an object without schema_version is not findings");
 	ok(isc_findings_check(b[0]) == 0, "a findings document is");
