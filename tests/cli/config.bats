@@ -61,6 +61,27 @@ file_keys() {
 	[ -z "$stderr" ]
 }
 
+@test "a bad value in the file is refused with its file and line, exit 2, by the tool that reads it" {
+	cd "$BATS_TEST_TMPDIR"
+	printf 'quiet: true\npython: exakt\n' >.inferscope.yaml
+	run --separate-stderr "$RECORD" -o x.isc -- true
+	[ "$status" -eq 2 ]
+	[ "$stderr" = "iscope-record: invalid value 'exakt' for --python (from ./.inferscope.yaml:2): expected auto, exact or sample" ]
+	printf 'sample_hz: banana\n' >.inferscope.yaml
+	run --separate-stderr "$RECORD" -o x.isc -- true
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"invalid value 'banana' for --sample-hz (from ./.inferscope.yaml:1): expected a whole number"* ]]
+	printf 'threshold: -5\n' >.inferscope.yaml
+	run --separate-stderr "$ANALYZE" --baseline x.json y.json
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"invalid value '-5' for --threshold (from ./.inferscope.yaml:1): expected a number above 0 and below 1000"* ]]
+	printf 'format: htm\n' >.inferscope.yaml
+	run --separate-stderr "$REPORT" -o r.out
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"invalid value 'htm' for --format (from ./.inferscope.yaml:1): expected md, markdown or html"* ]]
+	[ ! -e r.out ]
+}
+
 @test "top-level format: html does not break the README pipe; the report is HTML" {
 	printf 'format: html\n' > "$T/.inferscope.yaml"
 	cd "$T"

@@ -176,13 +176,14 @@ int main(int argc, char **argv)
 		status = 2;
 		goto out;
 	}
-	const char *pymode = isc_config_get(c, "python");
-	if (pymode && strcmp(pymode, "auto") && strcmp(pymode, "exact") && strcmp(pymode, "sample")) {
-		isc_log(ISC_LOG_ERROR, "--python must be auto, exact or sample, not '%s'", pymode);
+	static const char *const pymodes[] = { "auto", "exact", "sample", NULL };
+	int pm = 0;
+	if (isc_config_get_choice(c, "python", pymodes, &pm) < 0) {
+		isc_log(ISC_LOG_ERROR, "%s", isc_err_msg());
 		status = 2;
 		goto out;
 	}
-	o.python_mode = !pymode || !strcmp(pymode, "auto") ? ISC_PY_AUTO : !strcmp(pymode, "sample") ? ISC_PY_SAMPLE : ISC_PY_EXACT;
+	o.python_mode = pm == 0 ? ISC_PY_AUTO : pm == 2 ? ISC_PY_SAMPLE : ISC_PY_EXACT;
 	if (o.python_hz < 1 || o.python_hz > 1000) {
 		isc_log(ISC_LOG_ERROR, "--python-hz must be 1..1000");
 		status = 2;
