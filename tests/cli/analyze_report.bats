@@ -212,8 +212,15 @@ json.dump(s, open(sys.argv[2], "w"))' "$SCHEMA" "$D/loose.schema.json"
 	[[ "$stderr" == *"not findings JSON"* ]]
 }
 
+@test "iscope-report: JSON that is not findings is refused, no report written" {
+	run --separate-stderr bash -c "echo '{\"a\": 1}' | '$REPORT' -o '$D/na.md'"
+	[ "$status" -eq 1 ]
+	[ "$stderr" = 'iscope-report: stdin: not a findings document (no schema_version and tool.name "iscope-analyze")' ]
+	[ ! -e "$D/na.md" ]
+}
+
 @test "iscope-report: missing fields are tolerated" {
-	run --separate-stderr bash -c "echo '{}' | '$REPORT'"
+	run --separate-stderr bash -c "echo '{\"schema_version\": 2, \"tool\": {\"name\": \"iscope-analyze\"}}' | '$REPORT'"
 	[ "$status" -eq 0 ]
 	for s in "End-to-end latency" CPU GPU Memory Findings Suggestions Environment; do
 		[[ "$output" == *"## $s"* ]]

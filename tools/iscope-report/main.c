@@ -125,6 +125,10 @@ int main(int argc, char **argv)
 		isc_log(ISC_LOG_ERROR, "%s: not findings JSON: the top level is not an object", name);
 		goto out;
 	}
+	if (isc_findings_check(doc)) { /* JSON, but not iscope-analyze's: a report of n/a would say nothing */
+		isc_log(ISC_LOG_ERROR, "%s: %s", name, isc_err_msg());
+		goto out;
+	}
 	/* a person at a terminal who asked for nothing in particular gets the summary */
 	if (!path && !fmt && isatty(STDOUT_FILENO)) {
 		struct isc_summary_opts so = { want_color(), in == stdin ? NULL : name };
