@@ -655,6 +655,34 @@ static int set_verdict(cJSON *root, const struct rule_ctx *c, const struct rule_
 	return 0;
 }
 
+/*
+ * A saving is bounded by the share it acts on: a verdict candidate's
+ * suggestion cannot save more than the time its class was measured to take
+ * (explained_pct of the traced time for a CPU class, of the GPU span for a
+ * GPU class).  A larger estimate is cut to it and its estimate says so.
+ */
+static void bound_savings(const struct rule_ctx *c, struct rule_out *o)
+{
+	for (unsigned i = 0; i < o->ncand; i++) {
+		const struct rule_cand *k = &o->cand[i];
+		cJSON *s = cJSON_GetObjectItemCaseSensitive(k->finding, "suggestion");
+		double saving, base = isc_verdict_class_is_gpu(k->cls) ? c->g.span : isc_doc_num(c->doc, "cpu.split.traced_ns", 0);
+		if (!s || !isc_doc_have(s, "estimated_saving_ns", &saving) || base <= 0 || k->explained_pct < 0)
+			continue;
+		double cap = round(k->explained_pct / 100 * base);
+		if (saving <= cap)
+			continue;
+		char est[1024];
+		snprintf(est, sizeof(est), "%s; at most the %.0f %% it acts on, as measured", isc_doc_str(s, "estimate", ""),
+			 k->explained_pct);
+		cJSON_ReplaceItemInObjectCaseSensitive(s, "estimated_saving_ns", cJSON_CreateNumber(cap));
+		if (c->wall_ns > 0)
+			cJSON_ReplaceItemInObjectCaseSensitive(s, "estimated_saving_pct",
+							       cJSON_CreateNumber(round_to(isc_rpct(cap, c->wall_ns), 0.1)));
+		cJSON_ReplaceItemInObjectCaseSensitive(s, "estimate", cJSON_CreateString(est));
+	}
+}
+
 int isc_findings_evaluate(cJSON *root)
 {
 	struct rule_ctx c;
@@ -671,6 +699,7 @@ int isc_findings_evaluate(cJSON *root)
 	}
 	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
 		rules[i]->eval(&c, &o);
+	bound_savings(&c, &o);
 	mark_judged(&o, c.iterations);
 	if (o.oom || (rc = set_verdict(root, &c, &o)) || (rc = rank(o.arr))) {
 		cJSON_Delete(o.arr);

@@ -73,6 +73,17 @@ static void cpu_classes(void)
 	ok(!strcmp(isc_doc_str(d, "verdict.finding", NULL), "python_bound"), "verdict points at its finding");
 	cJSON_Delete(d);
 
+	/* Python-side work 29 %% of 10 s, the top function's self time 5 s (its C calls
+	 * inside): 10x faster would save 4.5 s, more than the 2.9 s the class takes */
+	d = eval("{" CPU(29, 61, 10, 5, 1) "}");
+	f = finding(d, "python_bound");
+	ok(f && num(f, "suggestion.estimated_saving_ns") == 2.9e9 && num(f, "suggestion.estimated_saving_pct") == 29,
+	   "a saving is bounded by the share it acts on: 2.9 s = 29 %%, not 4.5 s (got %g)",
+	   num(f, "suggestion.estimated_saving_ns"));
+	ok(f && strstr(isc_doc_str(f, "suggestion.estimate", ""), "at most the 29 % it acts on, as measured"),
+	   "the estimate says it was bounded: %s", isc_doc_str(f, "suggestion.estimate", ""));
+	cJSON_Delete(d);
+
 	d = eval("{" CPU(19, 30, 10, 5, 1) "}");
 	ok(!finding(d, "python_bound"), "python 19 %% < 20 %%: no python_bound finding");
 	ok(!strcmp(cls(d), "op_compute_bound"), "ops lead: op_compute_bound (%s)", cls(d));
@@ -759,9 +770,27 @@ static void headline(void)
 	cJSON_Delete(d);
 }
 
+/* tail_latency: p99 at 3x the median; its saving comes from the mean above the median */
+static void tail_latency(void)
+{
+#define TAIL(mean) "{\"summary\":{\"wall_ns\":10000000000},\"iterations\":{\"samples\":100,\"latency_ns\":" \
+	"{\"p50\":10000000,\"p99\":30000000,\"mean\":" #mean "}}}"
+	cJSON *d = eval(TAIL(12000000));
+	const cJSON *f = finding(d, "tail_latency");
+	ok(f && num(f, "suggestion.estimated_saving_ns") == 2e8, "mean 2 ms above the median x 100 iterations: 200 ms");
+	cJSON_Delete(d);
+	d = eval(TAIL(9000000));
+	f = finding(d, "tail_latency");
+	ok(f && cJSON_IsNull(isc_doc_get(f, "suggestion.estimated_saving_ns")),
+	   "the mean below the median: the tail's cost is not estimated (null), never 'saving 0 ns'");
+	cJSON_Delete(d);
+#undef TAIL
+}
+
 int main(void)
 {
 	headline();
+	tail_latency();
 	user_code();
 	device_memory();
 	rss_growth_site();
