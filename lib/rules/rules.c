@@ -510,6 +510,8 @@ static void add_limit(cJSON *limits, const char *reason, double factor)
 #define WINDOW_FACTOR_MIN 0.5
 
 /* verdict.limits[]: what bounds the verdict given the run's outcome and length; returns the factor. */
+#define SAMPLES_FOR_FULL_CONFIDENCE 100.0 /* +-10 points on a share */
+
 static double outcome_limits(const cJSON *doc, cJSON *limits, bool gpu, bool iterations)
 {
 	const char *outcome = isc_doc_str(doc, "run.outcome", "completed");
@@ -550,6 +552,20 @@ static double outcome_limits(const cJSON *doc, cJSON *limits, bool gpu, bool ite
 			 "verdict is about the whole run, mostly start-up, not about the iterations", 100 * startup / wall);
 		add_limit(limits, reason, 0.5);
 		factor *= 0.5;
+	}
+	/*
+	 * Stack samples (--python=sample) behind a CPU verdict: with n of them a
+	 * share is known to about +-98/sqrt(n) points (95 %, at p = 1/2); fewer
+	 * than SAMPLES_FOR_FULL_CONFIDENCE lower the confidence by n / that.
+	 */
+	double nsamp;
+	if (!gpu && isc_doc_have(doc, "python.samples.samples", &nsamp) && nsamp < SAMPLES_FOR_FULL_CONFIDENCE) {
+		double f = nsamp > 0 ? nsamp / SAMPLES_FOR_FULL_CONFIDENCE : 0;
+		f = round_to(f < 0.1 ? 0.1 : f, 0.01);
+		snprintf(reason, sizeof(reason), "only %.0f stack samples: each share is known to about +-%.0f points",
+			 nsamp, nsamp > 0 ? 98 / sqrt(nsamp) : 100);
+		add_limit(limits, reason, f);
+		factor *= f;
 	}
 	/* the CPU classes rest on traced time and thread samples; the GPU classes on the GPU span */
 	if (!gpu && cJSON_IsTrue(isc_doc_get(doc, "run.too_short"))) {
@@ -617,6 +633,9 @@ static int set_verdict(cJSON *root, const struct rule_ctx *c, const struct rule_
 		double sep = s > 0 ? 1 - s2 / (2 * s) : 0.5, q = w->quality * sep;
 		cJSON_AddStringToObject(v, "class", w->cls);
 		cJSON_AddNumberToObject(v, "confidence", round_to(s * q * factor, 0.01));
+		/* one confidence per finding everywhere: the backing finding says the verdict's */
+		cJSON_ReplaceItemInObjectCaseSensitive(w->finding, "confidence",
+						       cJSON_CreateNumber(round_to(s * q * factor, 0.01)));
 		cJSON_AddStringToObject(v, "sentence", isc_doc_str(w->finding, "title", ""));
 		cJSON_AddNumberToObject(v, "explained_pct", round_to(w->explained_pct > 100 ? 100 : w->explained_pct, 0.1));
 		cJSON_AddNumberToObject(v, "evidence_quality", round_to(q, 0.01));

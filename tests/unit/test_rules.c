@@ -71,6 +71,19 @@ static void cpu_classes(void)
 	ok(f && num(f, "suggestion.estimated_saving_ns") == 4.5e9 && num(f, "suggestion.estimated_saving_pct") == 45,
 	   "python what-if: 10x faster top functions saves 4.5 s = 45 %%");
 	ok(!strcmp(isc_doc_str(d, "verdict.finding", NULL), "python_bound"), "verdict points at its finding");
+	ok(f && num(f, "confidence") == num(d, "verdict.confidence"),
+	   "one confidence per finding: the backing finding's is the verdict's 0.45 (got %g)", num(f, "confidence"));
+	cJSON_Delete(d);
+
+	/* the same from 49 stack samples (--python=sample): each share known to +-14 points; the
+	 * confidence halves (49 / 100, at least 0.1), and the verdict says why */
+	d = eval("{" CPU(60, 30, 10, 5, 1) ",\"python\":{\"samples\":{\"samples\":49}}}");
+	const cJSON *lim = cJSON_GetArrayItem(isc_doc_get(d, "verdict.limits"), 0);
+	ok(lim && num(lim, "factor") == 0.49 &&
+		   !strcmp(isc_doc_str(lim, "reason", ""), "only 49 stack samples: each share is known to about +-14 points"),
+	   "49 stack samples: a limit of 0.49 that says why (%s)", lim ? isc_doc_str(lim, "reason", "") : "none");
+	ok(fabs(num(d, "verdict.confidence") - 0.45 * 0.49) <= 0.006, "confidence 0.45 x 0.49 (got %g)",
+	   num(d, "verdict.confidence"));
 	cJSON_Delete(d);
 
 	/* Python-side work 29 %% of 10 s, the top function's self time 5 s (its C calls
