@@ -80,6 +80,13 @@ bool isc_verdict_class_is_gpu(const char *cls);
  */
 bool isc_is_torch_op(const char *name, const char *module);
 
+/*
+ * Is a marks[] entry one of the Python agent's own (python.hexversion,
+ * torch.version, torch.num_threads, torch.num_interop_threads: facts of the
+ * environment, which the comparison reads) rather than a user's mark()?
+ */
+bool isc_mark_is_agent(const char *name);
+
 /* ---- Markdown (markdown.c) ------------------------------------------------ */
 /*
  * Appends s to b escaped for Markdown text: ASCII punctuation that CommonMark

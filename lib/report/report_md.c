@@ -1403,7 +1403,7 @@ static void sec_marks(struct isc_rep *m, const cJSON *root)
 	char b[64];
 	cJSON_ArrayForEach(mk, isc_doc_arr(root, "marks")) {
 		const char *name = isc_doc_str(mk, "name", "?");
-		if (!strncmp(name, "torch.", 6))
+		if (isc_mark_is_agent(name)) /* the environment's, not the user's counters */
 			continue;
 		if (!any) {
 			isc_rep_put(m, "### Marks\n\nCounters from `mark(name, n)`: per iteration of the scope, per second "

@@ -356,6 +356,25 @@ static void test_headline_parts(void)
 	cJSON_Delete(d);
 }
 
+/* The marks table holds the user's mark() counters, not the agent's own environment marks. */
+static void test_marks(void)
+{
+	static const char *doc =
+		"{\"schema_version\":2,\"tool\":{\"name\":\"iscope-analyze\"},\"marks\":["
+		"{\"name\":\"python.hexversion\",\"count\":1,\"sum\":51119600},"
+		"{\"name\":\"torch.num_threads\",\"count\":1,\"sum\":2},"
+		"{\"name\":\"tokens\",\"count\":4,\"sum\":512},"
+		"{\"name\":\"torch.compile_s\",\"count\":1,\"sum\":3}]}";
+	cJSON *d = cJSON_Parse(doc);
+	char *md = render(d, ISC_REPORT_MD);
+	ok(md && strstr(md, "| tokens | 4 | 512 |") && strstr(md, "| torch.compile_s | 1 | 3 |"),
+	   "marks table: the user's marks, torch.* ones included");
+	ok(md && !strstr(md, "python.hexversion") && !strstr(md, "| torch.num_threads |"),
+	   "marks table: not the agent's python.hexversion and torch.num_threads");
+	free(md);
+	cJSON_Delete(d);
+}
+
 /* The split in three, the off-CPU reasons and the thread pools (issue 14). */
 static void test_waits(void)
 {
@@ -400,6 +419,7 @@ int main(int argc, char **argv)
 	test_limits();
 	test_summary();
 	test_headline_parts();
+	test_marks();
 	test_waits();
 	return tap_done();
 }
