@@ -324,3 +324,32 @@ PY
 	echo "$output"
 	[ "$output" = "ok True True" ]
 }
+
+@test "--format=chrome carries the stack samples: one instant per sample, named by the innermost function, stack root first" {
+	cat > "$T/nest.py" <<'PY'
+import time
+def inner():
+    end = time.thread_time() + 0.4
+    i = 0
+    while time.thread_time() < end:
+        i += 1
+def outer():
+    inner()
+outer()
+PY
+	run --separate-stderr "$RECORD" -q --python=sample -o "$T/n.isc" -- "$PY" "$T/nest.py"
+	[ "$status" -eq 0 ]
+	"$MERGE" --dump-times "$T/n.isc" > "$T/n.dump"
+	run --separate-stderr "$MERGE" --format=chrome -o "$T/n.json" "$T/n.isc"
+	[ "$status" -eq 0 ]
+	run "$PY" - "$T/n.dump" "$T/n.json" <<'PY'
+import json, sys
+want = sum(1 for l in open(sys.argv[1]) if l.split()[3:4] == ["py_sample"])
+evs = [e for e in json.load(open(sys.argv[2]))["traceEvents"] if e.get("cat") == "python_sample"]
+nested = [e for e in evs if e["name"] == "inner" and "outer (" in e["args"]["stack"]
+          and e["args"]["stack"].index("outer (") < e["args"]["stack"].index("inner (")]
+print(len(evs) == want, want > 10, len(nested) > 10)
+PY
+	echo "$output"
+	[ "$output" = "True True True" ]
+}
