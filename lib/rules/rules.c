@@ -12,7 +12,8 @@
  * host-side causes are then cpu_bound, whose evidence names the host code;
  * CPU-class findings are still listed.  A run without GPU operations gets a
  * CPU class (python_bound, op_compute_bound, thread_contention,
- * host_memory_bound, io_wait, gil_contention).  Without candidates the class is "unknown".
+ * host_memory_bound, io_wait, lock_wait, gil_contention).  Without
+ * candidates the class is "unknown".
  * A run that died of out-of-memory (rule_oom.c) gets "oom", before any
  * other class and without a runner-up.
  *
@@ -48,7 +49,8 @@
  * each such class, what was missing and how to get it:
  *   - any class: 20 % or more of the events were dropped;
  *   - the CPU classes that rest on thread states (op_compute_bound,
- *     thread_contention, host_memory_bound, io_wait, gil_contention, and
+ *     thread_contention, host_memory_bound, io_wait, lock_wait,
+ *     gil_contention, and
  *     python_bound when less than half of the traced time is the
  *     interpreter's own): no thread sample fell inside a traced span
  *     (cpu.split.off_cpu_measured false), so on-CPU and off-CPU time
@@ -88,7 +90,7 @@ static const struct rule *const rules[] = {
 	&isc_rule_thermal_throttled, &isc_rule_gpu_gaps, &isc_rule_gpu_low_util, &isc_rule_gpu_memory_high,
 	/* CPU classes */
 	&isc_rule_python_bound, &isc_rule_op_compute_bound, &isc_rule_thread_contention, &isc_rule_host_memory_bound, &isc_rule_io_wait,
-	&isc_rule_gil_contention,
+	&isc_rule_lock_wait, &isc_rule_gil_contention,
 	/* findings without a class of their own */
 	&isc_rule_rss_growth, &isc_rule_numa_remote, &isc_rule_dataloader, &isc_rule_tail_latency,
 	&isc_rule_gpu_memory_peak_site, &isc_rule_gpu_memory_leak, &isc_rule_gpu_memory_headroom,
@@ -363,7 +365,7 @@ static cJSON *iteration_view(const cJSON *doc)
 static bool cpu_class_finding(const char *id)
 {
 	static const char *const ids[] = { "python_bound", "op_compute_bound", "thread_contention", "io_wait",
-					   "host_memory_bound", "gil_contention" };
+					   "lock_wait", "host_memory_bound", "gil_contention" };
 	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
 		if (!strcmp(id, ids[i]))
 			return true;
@@ -469,7 +471,7 @@ static bool evidence_missing(const cJSON *doc, const char *cls, char *buf, size_
 			     const char **how)
 {
 	static const char *const need_states[] = { "op_compute_bound", "thread_contention", "host_memory_bound",
-						   "io_wait", "gil_contention" };
+						   "io_wait", "lock_wait", "gil_contention" };
 	double ev = isc_doc_num(doc, "summary.events", 0), dr = isc_doc_num(doc, "summary.dropped_events", 0);
 	if (dr > 0 && dr >= 0.2 * (ev + dr)) {
 		snprintf(buf, cap, "most of the events: %.0f %% were dropped (full buffers)", 100 * dr / (ev + dr));
@@ -652,11 +654,22 @@ static int set_verdict(cJSON *root, const struct rule_ctx *c, const struct rule_
 		cJSON_AddNumberToObject(v, "evidence_quality", 0);
 		cJSON_AddNullToObject(v, "finding");
 	} else {
+		/* say what was recorded: a run with traced time and no cause above the triggers is not an empty one */
+		char sentence[600];
+		double traced = isc_doc_num(c->doc, "cpu.split.traced_ns", 0);
+		if (traced > 0)
+			snprintf(sentence, sizeof(sentence),
+				 "No cause explains 10 %% or more of the run: of %.1f ms traced, %.0f %% Python, %.0f %% "
+				 "ops, %.0f %% off-CPU, none of it in one place a rule recognizes%s.",
+				 traced / 1e6, isc_doc_num(c->doc, "cpu.split.python_pct", 0),
+				 isc_doc_num(c->doc, "cpu.split.ops_pct", 0), isc_doc_num(c->doc, "cpu.split.off_cpu_pct", 0),
+				 c->gpu ? "" : "; no GPU operations were recorded");
+		else
+			snprintf(sentence, sizeof(sentence), "No cause explains a measurable share of the run: no traced "
+				 "function time%s were recorded.", c->gpu ? "" : " and no GPU operations");
 		cJSON_AddStringToObject(v, "class", "unknown");
 		cJSON_AddNumberToObject(v, "confidence", 0);
-		cJSON_AddStringToObject(v, "sentence",
-					"No cause explains a measurable share of the run: no traced function time "
-					"and no GPU operations were recorded.");
+		cJSON_AddStringToObject(v, "sentence", sentence);
 		cJSON_AddNullToObject(v, "explained_pct");
 		cJSON_AddNumberToObject(v, "evidence_quality", 0);
 		cJSON_AddNullToObject(v, "finding");

@@ -481,6 +481,26 @@ static void off_cpu_reasons(void)
 	   cls(d), isc_doc_str(d, "verdict.finding", NULL), num(d, "verdict.explained_pct"));
 	ok(!finding(d, "io_wait"), "and no io_wait finding of its own");
 	cJSON_Delete(d);
+	/* a lock: 80 %% off, 6 of 8 s blocked, 4.5 s of it thread_wait outside torch ops (the waiter), 1.5 s a
+	 * sleep (another thread holding the lock): lock_wait 80 x 6/8 x 4.5/6 = 45 %%, io_wait 80 x 6/8 x 1.5/6
+	 * = 15 %%; the wait's site named, what else was blocked meanwhile after it */
+	d = cJSON_Parse(WAITS(10, 0, 80, 6000000000, 1, REASON("thread_wait", 4500000000, 0, 0) ","
+			      REASON("sleep", 1500000000, 0, 0), ""));
+	cJSON_AddItemToObject(cJSON_GetObjectItem(d, "cpu"), "off_cpu_top", cJSON_Parse(
+		"[{\"name\":\"lock.acquire\",\"kind\":\"op\",\"file\":\"_thread\",\"line\":0,\"blocked_ns\":4500000000,"
+		"\"reason\":\"thread_wait\",\"python\":{\"name\":\"step\",\"file\":\"w.py\",\"line\":20}},"
+		"{\"name\":\"time.sleep\",\"kind\":\"op\",\"file\":\"time\",\"line\":0,\"blocked_ns\":1500000000,"
+		"\"reason\":\"sleep\",\"python\":{\"name\":\"holder\",\"file\":\"w.py\",\"line\":9}}]"));
+	ok(isc_findings_evaluate(d) == 0, "lock wait: evaluated");
+	ok(!strcmp(cls(d), "lock_wait") && num(d, "verdict.explained_pct") == 45,
+	   "a lock wait outside torch ops: lock_wait 45 %% (%s %g)", cls(d), num(d, "verdict.explained_pct"));
+	const cJSON *lw = finding(d, "lock_wait");
+	ok(lw && strstr(isc_doc_str(lw, "title", ""), "most in step (w.py:20); meanwhile other threads were blocked in "
+		       "time.sleep (time) called from holder (w.py:9)"),
+	   "lock_wait names where it waited and what else was blocked: %s", lw ? isc_doc_str(lw, "title", "") : "none");
+	ok(finding(d, "io_wait") && num(finding(d, "io_wait"), "evidence.metrics.blocked_pct") == 15,
+	   "the sleep stays io_wait's 15 %%, below the wait");
+	cJSON_Delete(d);
 	/* pure-Python threads: 90 %% off, 6 of 9 s blocked on the GIL: 60 %% gil_contention */
 	d = eval(WAITS(10, 0, 90, 6000000000, 1.5, REASON("gil", 6000000000, 0, 0), ""));
 	ok(!strcmp(cls(d), "gil_contention") && num(d, "verdict.explained_pct") == 60,
@@ -798,6 +818,11 @@ static void tail_latency(void)
 	   "the mean below the median: the tail's cost is not estimated (null), never 'saving 0 ns'");
 	cJSON_Delete(d);
 #undef TAIL
+	/* no candidate with traced time: the verdict says what was recorded, not that nothing was */
+	d = eval("{" CPU(5, 5, 2, 5, 1) "}");
+	ok(!strcmp(cls(d), "unknown") && strstr(isc_doc_str(d, "verdict.sentence", ""), "of 10000.0 ms traced, 5 % Python"),
+	   "unknown with traced time: the sentence states it (%s)", isc_doc_str(d, "verdict.sentence", ""));
+	cJSON_Delete(d);
 }
 
 int main(void)
