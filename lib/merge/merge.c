@@ -122,6 +122,7 @@ struct merge {
 	uint32_t *link_heads;
 	size_t nlinks;
 	bool have_gap;
+	uint32_t unnamed_frame; /* the global string of a PY_SAMPLE frame of code_id 0, once made */
 };
 
 /* ---- strings ------------------------------------------------------------ */
@@ -772,8 +773,17 @@ static int py_sample_body(struct merge *m, unsigned ii, uint32_t pid, const uint
 		if (isc_get_varint(&p, e, &f[i]) || isc_buf_put_varint(&b, f[i]))
 			goto bad;
 	for (uint64_t k = 0; k < f[4]; k++) {
-		if (isc_get_varint(&p, e, &id) || isc_get_varint(&p, e, &line) ||
-		    isc_buf_put_varint(&b, strings_lookup(m, ii, pid, id, ISC_STR_CODE)) || isc_buf_put_varint(&b, line))
+		if (isc_get_varint(&p, e, &id) || isc_get_varint(&p, e, &line))
+			goto bad;
+		/* code_id 0: a frame whose code object the sampler could not name (formats/trace.md) */
+		if (!id && !m->unnamed_frame) {
+			static const char un[] = "(a Python frame the sampler could not name)";
+			if (strings_add(m, ISC_STR_CODE, 0, (const uint8_t *)un, sizeof(un) - 1, (const uint8_t *)"", 0,
+					&m->unnamed_frame))
+				goto bad;
+		}
+		if (isc_buf_put_varint(&b, id ? strings_lookup(m, ii, pid, id, ISC_STR_CODE) : m->unnamed_frame) ||
+		    isc_buf_put_varint(&b, line))
 			goto bad;
 	}
 	if (p != e)

@@ -175,7 +175,7 @@ static void python_sentence(struct headline *h, const struct cpu_view *v, const 
 		text(h, "%.0f %% of traced CPU time is Python-side work (interpreter %.0f %%, C builtins and "
 			"other extensions %.0f %%", py, cpu_num(v, "split.python_pct"), cpu_num(v, "split.other_c_pct"));
 		if (v->faults > 0)
-			text(h, ", less %.0f %% page faults", v->faults);
+			text(h, ", less %.0f %% kernel time taken as page faults", v->faults);
 		text(h, "); the hottest function is ");
 	} else {
 		text(h, "%.0f %% of traced CPU time is Python interpreter time; the hottest function is ", py);
@@ -197,7 +197,7 @@ static void op_sentence(struct headline *h, const struct cpu_view *v)
 		}
 	text(h, "%.0f %% of traced CPU time is in torch ops", share_or(v, "split.ops_pct"));
 	if (v->faults > 0)
-		text(h, ", and %.0f %% more is page faults inside them", v->faults);
+		text(h, ", and %.0f %% more is kernel time inside them, taken as page faults", v->faults);
 	if (o) {
 		text(h, "; the heaviest is ");
 		code(h, isc_doc_str(o, "name", "?"));

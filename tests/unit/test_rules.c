@@ -753,7 +753,8 @@ static void headline(void)
 	const char *s;
 	ok(d && isc_rules_headline(d) == 0, "headline: worded");
 	s = isc_doc_str(d, "verdict.sentence", "");
-	ok(!strcmp(s, "74 % of traced CPU time is in torch ops, and 19 % more is page faults inside them; the "
+	ok(!strcmp(s, "74 % of traced CPU time is in torch ops, and 19 % more is kernel time inside them, taken as page "
+		      "faults; the "
 		      "heaviest is aten_fwd (self time 77 % of all traced time, faults included)."),
 	   "op_compute_bound: the verdict's 74 %% and the faults left out, not the split's 92 %%: %s", s);
 	const cJSON *parts = isc_doc_arr(d, "verdict.headline");
