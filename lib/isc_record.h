@@ -48,6 +48,7 @@ struct isc_record_result {
 	bool workload_started;
 	int exec_errno;        /* the command could not be executed (errno) */
 	uint64_t events, dropped, bytes;
+	uint64_t stack_samples; /* Python stacks the out-of-process sampler wrote (--python=sample) */
 	unsigned processes;
 	bool write_failed;     /* trace output failed (message in write_error) */
 	char write_error[256];

@@ -257,9 +257,9 @@ static void *drain_main(void *arg)
 			if (now - r->last_progress > 500000000u) {
 				r->last_progress = now;
 				pthread_mutex_lock(&r->wlock);
-				fprintf(stderr, "\riscope-record: %llu events, %llu dropped, %.1f MB   ",
-					(unsigned long long)r->res->events, (unsigned long long)r->res->dropped,
-					(double)isc_writer_bytes(r->w) / 1e6);
+				fprintf(stderr, "\riscope-record: %llu events, %llu stack samples, %llu dropped, %.1f MB   ",
+					(unsigned long long)r->res->events, (unsigned long long)r->res->stack_samples,
+					(unsigned long long)r->res->dropped, (double)isc_writer_bytes(r->w) / 1e6);
 				pthread_mutex_unlock(&r->wlock);
 			}
 		}
@@ -401,6 +401,11 @@ static void *pysampler_main(void *arg)
 		isc_pysampler_tick(smp, pids, n, now, &b, &last);
 		if (b.len)
 			isc_rec_emit(r, ISC_CHUNK_SAMPLES, 0, 0, now, 0, b.data, b.len, false);
+		uint64_t tot[4];
+		isc_pysampler_stats(smp, tot);
+		pthread_mutex_lock(&r->wlock);
+		r->res->stack_samples = tot[1]; /* the live line and the summary count them */
+		pthread_mutex_unlock(&r->wlock);
 	}
 	/* totals: the rate, the sampler's work and its own CPU time */
 	struct timespec cpu;

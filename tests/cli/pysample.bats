@@ -353,3 +353,12 @@ PY
 	echo "$output"
 	[ "$output" = "True True True" ]
 }
+
+@test "the summary line counts the stack samples the trace holds (sample mode records few events)" {
+	run --separate-stderr "$RECORD" --python=sample -o "$T/c.isc" -- "$PY" -c 's = 0
+for i in range(3000000): s += i * i % 13'
+	[ "$status" -eq 0 ]
+	want=$("$MERGE" --dump-times "$T/c.isc" | awk '$4 == "py_sample"' | wc -l)
+	[ "$want" -gt 10 ]
+	[[ "$stderr" == *" and $want stack samples from 1 processes, "* ]]
+}

@@ -232,9 +232,15 @@ int main(int argc, char **argv)
 		char how[48] = "";
 		if (res.signal)
 			snprintf(how, sizeof(how), " (killed by signal %d)", res.signal);
-		fprintf(stderr, "iscope-record: %llu events (%llu dropped) from %u processes, %.1f MB trace, exit status %d%s\n",
-			(unsigned long long)res.events, (unsigned long long)res.dropped, res.processes,
-			(double)res.bytes / 1e6, res.status, how);
+		char size[32];
+		if (res.bytes < 1000000)
+			snprintf(size, sizeof(size), "%.0f kB", (double)res.bytes / 1e3);
+		else
+			snprintf(size, sizeof(size), "%.1f MB", (double)res.bytes / 1e6);
+		fprintf(stderr, "iscope-record: %llu events (%llu dropped) and %llu stack samples from %u processes, %s "
+			"trace, exit status %d%s\n",
+			(unsigned long long)res.events, (unsigned long long)res.dropped,
+			(unsigned long long)res.stack_samples, res.processes, size, res.status, how);
 	}
 	if (isc_log_enabled(ISC_LOG_DEBUG)) {
 		struct rusage ru;
