@@ -534,8 +534,13 @@ static void recording_cost(struct isc_rep *m, const cJSON *root)
 	if (isc_doc_have(root, "recording.per_event_ns", &pe) && isfinite(pe)) {
 		isc_rep_put(m, "\nRecording (exact Python mode, ");
 		isc_rep_md(m, isc_doc_str(root, "recording.mechanism", "?"));
-		isc_rep_putf(m, ") added about %s per call (%s of traced time); ", isc_rep_fmt_ns(b[0], 64, 2 * pe),
+		isc_rep_putf(m, ") added about %s per call (%s of traced time", isc_rep_fmt_ns(b[0], 64, 2 * pe),
 			     field(b[1], 64, root, "recording.overhead_pct", 'p'));
+		double slow;
+		if (isc_doc_have(root, "recording.traced_slowdown", &slow) && slow >= 1.05 && slow < 1e6)
+			isc_rep_putf(m, ": the traced code ran about %.1fx as long as it would without recording, "
+					"estimated; `--python=sample` costs far less", slow);
+		isc_rep_put(m, "); ");
 		if (cJSON_IsTrue(isc_doc_get(root, "recording.compensated")))
 			isc_rep_putf(m, "figures corrected (%s taken out of self times, %s out of the iteration "
 					"latencies).\n",
