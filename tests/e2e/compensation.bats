@@ -200,10 +200,15 @@ monitoring() {
 	"$ANALYZE" -q -o "$t/c.json" "$t/k.isc"
 	run "$REPORT" "$t/c.json"
 	[ "$status" -eq 0 ]
-	[[ "$output" == *"Recording (exact Python mode, setprofile) added about "*" per call ("*" % of traced time); figures corrected ("*" taken out of self times, "*" out of the iteration latencies)."* ]]
+	[[ "$output" == *"Recording (exact Python mode, setprofile) added about "*" per call ("*" % of traced time"*"); figures corrected ("*" taken out of self times, "*" out of the iteration latencies)."* ]]
+	# how much longer the traced code ran, from the figures of the findings: before / (before - removed)
+	slow=$(jq -r .recording.traced_slowdown "$t/c.json")
+	if [ "$(jq -r '.recording.traced_slowdown >= 1.05' "$t/c.json")" = true ]; then
+		[[ "$output" == *"the traced code ran about $(printf '%.1f' "$slow")x as long as it would without recording, estimated"* ]]
+	fi
 	"$ANALYZE" -q --no-compensation -o "$t/r.json" "$t/k.isc"
 	run "$REPORT" "$t/r.json"
-	[[ "$output" == *" per call ("*" % of traced time); figures not corrected (--no-compensation)."* ]]
+	[[ "$output" == *" per call ("*" % of traced time"*"); figures not corrected (--no-compensation)."* ]]
 }
 
 @test "drops per thread: the thread whose ring overflowed, with its count, and a lower evidence quality" {
