@@ -341,6 +341,63 @@ static void test_compare(void)
 	cJSON_Delete(thr);
 }
 
+/*
+ * Runs are the unit, on the ratio scale (compare.c): numbers computed here
+ * from the constructed runs' medians, not read off the program.
+ */
+static void test_runs(void)
+{
+	const char *v;
+	/* 3 baselines agreeing at 100 ms, a run 3x faster: e^D - 1 = -66.7 %, the interval above -100 % */
+	cJSON *b[3] = { doc(30, 100, 0, 60, 0, 1), doc(30, 100, 7, 60, 0, 1), doc(30, 100, 13, 60, 0, 1) };
+	cJSON *fast = doc(30, 100.0 / 3, 5, 20, 0, 1);
+	v = verdict_of(fast, b, 3);
+	const cJSON *sc = cJSON_GetArrayItem(isc_doc_get(fast, "comparison.scopes"), 0);
+	double chg = isc_doc_num(sc, "change_pct", 0), lo = isc_doc_num(sc, "ci_low_pct", -1000);
+	ok(!strcmp(v, "improved") && fabs(chg - (-66.67)) < 1.5, "3x faster: improved, -66.7 %% on the ratio scale (%s %g)", v,
+	   chg);
+	ok(lo > -100, "the interval never goes below -100 %% (%g)", lo);
+	cJSON_Delete(fast);
+	for (int k = 0; k < 3; k++)
+		cJSON_Delete(b[k]);
+
+	/* speed states: baselines 22.8, 22.8 and 13.3 ms, the current run 50.6 ms.  On the log scale the
+	 * baselines' sd is 0.311 (2 df): the 95 % half-width t(0.975, 2) 4.303 x sqrt(0.311^2 x 4/3) = 1.545
+	 * against D = ln 50.6 - mean(ln 22.8, ln 22.8, ln 13.3) = 0.977: not significant, inconclusive, and
+	 * the interval says so (-43 %% ... +1178 %%), instead of -146 %% */
+	cJSON *s[3] = { doc(30, 22.8, 0, 10, 0, 1), doc(30, 22.8, 7, 10, 0, 1), doc(30, 13.3, 13, 10, 0, 1) };
+	cJSON *slow = doc(30, 50.6, 5, 10, 30, 1);
+	v = verdict_of(slow, s, 3);
+	sc = cJSON_GetArrayItem(isc_doc_get(slow, "comparison.scopes"), 0);
+	double D = log(50.6) - (2 * log(22.8) + log(13.3)) / 3, m = (2 * log(22.8) + log(13.3)) / 3;
+	double sd = sqrt((2 * (log(22.8) - m) * (log(22.8) - m) + (log(13.3) - m) * (log(13.3) - m)) / 2);
+	double want_lo = 100 * expm1(D - 4.3027 * sd * sqrt(4.0 / 3)), want_hi = 100 * expm1(D + 4.3027 * sd * sqrt(4.0 / 3));
+	ok(!strcmp(v, "inconclusive"), "speed states 22.8/22.8/13.3 ms, 50.6 ms now: inconclusive (%s)", v);
+	ok(fabs(isc_doc_num(sc, "change_pct", 0) - 100 * expm1(D)) < 0.5,
+	   "change %.1f %% = e^D - 1 of the run medians (got %g)", 100 * expm1(D), isc_doc_num(sc, "change_pct", 0));
+	ok(fabs(isc_doc_num(sc, "ci_low_pct", 0) - want_lo) < 2 && fabs(isc_doc_num(sc, "ci_high_pct", 0) - want_hi) < 20,
+	   "the interval %.0f .. %.0f %% from the runs' spread with 2 df (got %g .. %g)", want_lo, want_hi,
+	   isc_doc_num(sc, "ci_low_pct", 0), isc_doc_num(sc, "ci_high_pct", 0));
+	ok(fabs(isc_doc_num(slow, "comparison.runs_spread_pct", 0) - 100 * sd) < 0.5,
+	   "runs_spread_pct: the baselines' sd on the log scale, %.1f %% (got %g)", 100 * sd,
+	   isc_doc_num(slow, "comparison.runs_spread_pct", 0));
+	cJSON_Delete(slow);
+
+	/* one baseline cannot show how much runs differ: 25 %% assumed, so +20 %% is inconclusive and
+	 * +150 %% (e^0.916: beyond 1.96 x 0.25 x sqrt 2 = 0.693) regressed */
+	cJSON *p20 = doc(30, 22.8 * 1.2, 5, 10, 0, 1), *p150 = doc(30, 22.8 * 2.5, 5, 10, 0, 1);
+	v = verdict_of(p20, s, 1);
+	ok(!strcmp(v, "inconclusive") && isc_doc_num(p20, "comparison.assumed_runs_spread_pct", 0) == 25 &&
+		   cJSON_IsNull(isc_doc_get(p20, "comparison.runs_spread_pct")),
+	   "one baseline, +20 %%: inconclusive, the 25 %% spread stated as assumed (%s)", v);
+	v = verdict_of(p150, s, 1);
+	ok(!strcmp(v, "regressed"), "one baseline, +150 %%: regressed (%s)", v);
+	cJSON_Delete(p20);
+	cJSON_Delete(p150);
+	for (int k = 0; k < 3; k++)
+		cJSON_Delete(s[k]);
+}
+
 /* A findings document with an iteration median and an off-CPU share, for the history. */
 static cJSON *hist_doc(double p50, double off_pct)
 {
@@ -422,6 +479,7 @@ int main(void)
 {
 	test_stats();
 	test_compare();
+	test_runs();
 	test_history();
 	return tap_done();
 }
