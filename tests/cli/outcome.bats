@@ -85,6 +85,23 @@ teardown() {
 	grep -q '^Start-up (imports and initialization) took .* before the first iteration, ' "$T/r.md"
 }
 
+@test "a worker thread's unhandled exception with exit status 0: the run completed, the exception is listed, not failed" {
+	printf 'import threading
+def work():
+    raise ValueError("worker broke")
+t = threading.Thread(target=work, name="worker")
+t.start(); t.join()
+' > "$T/w0.py"
+	run --separate-stderr "$RECORD" -q -o "$T/w0.isc" -- "$PY" "$T/w0.py"
+	[ "$status" -eq 0 ]
+	"$ANALYZE" -o "$T/w0.json" "$T/w0.isc"
+	run jq -r '[.run.outcome, .run.exit_status, .run.exception.type, .run.exception.main_thread] | @tsv' "$T/w0.json"
+	[ "$output" = "completed	0	ValueError	false" ]
+	"$REPORT" -o "$T/w0.md" "$T/w0.json"
+	[[ "$(sed -n 3p "$T/w0.md")" != "**The run failed"* ]]
+	grep -q 'An unhandled `ValueError` ended thread `worker`' "$T/w0.md"
+}
+
 @test "a flight recording (--ring) is a window, not damage; no warm-up left out; the report says the last N s" {
 	printf 'from inferscope import scope\ndef f(i):\n    return i + 1\nfor i in range(400):\n    with scope("step"):\n        for j in range(200):\n            f(j)\n' > "$T/loop.py"
 	# exact mode: its call records are what fill the ring (sampling writes far fewer)
