@@ -1,0 +1,244 @@
+/*
+ * symbols.c - files, build ids, load biases and names for the unwinder
+ * (symbols.h).
+ *
+ *   NATIVE_MAP (path, build id, start, pgoff)
+ *        |  open root+path (regular file, no blocking), ELF, build id ==
+ *        v  recorded? else ISC_SYMS_CHANGED (never the wrong file's CFI)
+ *   bias = start - (p_vaddr of the PT_LOAD holding pgoff + pgoff - p_offset)
+ *        |  dwfl_report_elf(fd, bias): libdw keeps the CFI and symbol tables
+ *        v
+ *   name(pc) = cache[(build id, pc - bias)] or dwfl_module_addrinfo, demangled
+ *
+ * The name cache is keyed by build id, so the same library in several
+ * processes (fork workers, other recordings) is named once.  Strings live
+ * in a pool: frame names stay valid until isc_syms_free.
+ */
+#include <elfutils/libdwelf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "isc.h" /* isc_mix64 */
+#include "symbols.h"
+
+/* libstdc++'s demangler (the Itanium C++ ABI's __cxa_demangle) */
+extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+#define POOL_BUCKETS 16384
+#define NAME_BUCKETS 65536
+
+struct pooled {
+	uint64_t h;
+	struct pooled *next;
+	char s[];
+};
+
+struct cached_name {
+	uint64_t key;
+	const char *name; /* NULL: the address has no symbol */
+	struct cached_name *next;
+};
+
+struct isc_syms {
+	char root[1024];
+	struct pooled *pool[POOL_BUCKETS];
+	struct cached_name *names[NAME_BUCKETS];
+	int vdso_fd; /* our [vdso] image in a memfd; -1 not made, -2 unavailable */
+};
+
+static uint64_t hash_bytes(const void *p, size_t n, uint64_t h)
+{
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ ((const uint8_t *)p)[i]) * 1099511628211ULL;
+	return h;
+}
+
+int isc_syms_new(struct isc_syms **out, const char *root)
+{
+	struct isc_syms *s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	snprintf(s->root, sizeof(s->root), "%s", root ? root : "");
+	s->vdso_fd = -1;
+	elf_version(EV_CURRENT);
+	*out = s;
+	return 0;
+}
+
+void isc_syms_free(struct isc_syms *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < POOL_BUCKETS; i++)
+		for (struct pooled *p = s->pool[i], *n; p; p = n) {
+			n = p->next;
+			free(p);
+		}
+	for (size_t i = 0; i < NAME_BUCKETS; i++)
+		for (struct cached_name *c = s->names[i], *n; c; c = n) {
+			n = c->next;
+			free(c);
+		}
+	if (s->vdso_fd >= 0)
+		close(s->vdso_fd);
+	free(s);
+}
+
+const char *isc_syms_intern(struct isc_syms *s, const char *str, size_t len)
+{
+	uint64_t h = hash_bytes(str, len, 1469598103934665603ULL);
+	struct pooled **slot = &s->pool[isc_mix64(h) % POOL_BUCKETS];
+	for (struct pooled *p = *slot; p; p = p->next)
+		if (p->h == h && !strncmp(p->s, str, len) && p->s[len] == '\0')
+			return p->s;
+	struct pooled *p = malloc(sizeof(*p) + len + 1);
+	if (!p)
+		return NULL;
+	p->h = h;
+	memcpy(p->s, str, len);
+	p->s[len] = '\0';
+	p->next = *slot;
+	*slot = p;
+	return p->s;
+}
+
+const char *isc_syms_demangle(const char *name, char *buf, size_t cap)
+{
+	int st = -1;
+	if (strncmp(name, "_Z", 2))
+		return name;
+	char *d = __cxa_demangle(name, NULL, NULL, &st);
+	if (st || !d) {
+		free(d);
+		return name;
+	}
+	snprintf(buf, cap, "%s", d);
+	free(d);
+	return buf;
+}
+
+/* Our own [vdso] (every process of this kernel has the same) in a memfd. */
+static int vdso_fd(struct isc_syms *s)
+{
+	if (s->vdso_fd != -1)
+		return s->vdso_fd;
+	s->vdso_fd = -2;
+	unsigned long v = getauxval(AT_SYSINFO_EHDR);
+	if (!v)
+		return -2;
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)v;
+	size_t len = (size_t)(eh->e_shoff + (uint64_t)eh->e_shnum * eh->e_shentsize);
+	int fd = len && len <= (1u << 16) ? memfd_create("vdso", MFD_CLOEXEC) : -1;
+	if (fd < 0)
+		return -2;
+	if (write(fd, (const void *)v, len) != (ssize_t)len) {
+		close(fd);
+		return -2;
+	}
+	return s->vdso_fd = fd;
+}
+
+/* The load bias of the mapping of elf that starts at file offset pgoff at
+ * address start; false when no loadable segment holds that offset. */
+static bool find_bias(Elf *elf, uint64_t start, uint64_t pgoff, uint64_t *bias)
+{
+	size_t n;
+	GElf_Ehdr eh;
+	if (!gelf_getehdr(elf, &eh) || elf_getphdrnum(elf, &n))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		uint64_t off0 = ph.p_offset & ~(uint64_t)0xfff; /* the kernel maps from the page */
+		if (pgoff < off0 || pgoff >= ph.p_offset + ph.p_filesz)
+			continue;
+		uint64_t vaddr_at = ph.p_vaddr - (ph.p_offset - pgoff);
+		*bias = eh.e_type == ET_EXEC ? 0 : start - vaddr_at;
+		return true;
+	}
+	return false;
+}
+
+int isc_syms_report(struct isc_syms *s, Dwfl *dwfl, struct isc_nmap *map)
+{
+	char path[4096 + 1024];
+	int fd;
+	bool vdso = !strcmp(map->path, "[vdso]");
+	map->state = 2;
+	if (vdso) {
+		int v = vdso_fd(s);
+		fd = v >= 0 ? dup(v) : -1;
+	} else {
+		if (map->path[0] != '/' || (size_t)snprintf(path, sizeof(path), "%s%s", s->root, map->path) >= sizeof(path))
+			return ISC_SYMS_MISSING;
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+		struct stat st;
+		if (fd >= 0 && (fstat(fd, &st) || !S_ISREG(st.st_mode))) {
+			close(fd);
+			fd = -1;
+		}
+	}
+	if (fd < 0)
+		return ISC_SYMS_MISSING;
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	int rc = ISC_SYMS_MISSING;
+	if (!elf || elf_kind(elf) != ELF_K_ELF)
+		goto fail;
+	const void *id;
+	ssize_t idl = dwelf_elf_gnu_build_id(elf, &id);
+	if (map->build_id_len && (idl != map->build_id_len || memcmp(id, map->build_id, (size_t)idl))) {
+		rc = ISC_SYMS_CHANGED;
+		goto fail;
+	}
+	if (!find_bias(elf, map->start, map->pgoff, &map->bias))
+		goto fail;
+	elf_end(elf);
+	elf = NULL;
+	dwfl_report_begin_add(dwfl);
+	Dwfl_Module *mod = dwfl_report_elf(dwfl, vdso ? "[vdso]" : map->path, vdso ? "[vdso]" : path, fd, map->bias, true);
+	dwfl_report_end(dwfl, NULL, NULL);
+	if (!mod)
+		goto fail;
+	map->state = 1;
+	return ISC_SYMS_OK;
+fail:
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return rc;
+}
+
+const char *isc_syms_name(struct isc_syms *s, Dwfl_Module *mod, const struct isc_nmap *map, uint64_t pc)
+{
+	uint64_t fk = map->build_id_len ? hash_bytes(map->build_id, map->build_id_len, 7)
+					: hash_bytes(map->path, strlen(map->path), 11);
+	uint64_t key = isc_mix64(fk ^ isc_mix64(pc - map->bias));
+	struct cached_name **slot = &s->names[key % NAME_BUCKETS];
+	for (struct cached_name *c = *slot; c; c = c->next)
+		if (c->key == key)
+			return c->name;
+	GElf_Off off;
+	GElf_Sym sym;
+	const char *raw = mod ? dwfl_module_addrinfo(mod, pc, &off, &sym, NULL, NULL, NULL) : NULL;
+	const char *name = NULL;
+	if (raw) {
+		char buf[4096];
+		const char *d = isc_syms_demangle(raw, buf, sizeof(buf));
+		name = isc_syms_intern(s, d, strlen(d));
+	}
+	struct cached_name *c = malloc(sizeof(*c));
+	if (c) {
+		*c = (struct cached_name){ key, name, *slot };
+		*slot = c;
+	}
+	return name;
+}
