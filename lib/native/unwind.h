@@ -118,15 +118,41 @@ const struct isc_unwind_stats *isc_unwinder_stats(const struct isc_unwinder *u);
  * function) are not shown (*elided counts them; the process's own start,
  * _start and libc outside the outermost loop, is replaced silently); (2) the Python stack
  * is the nearest sample in time, not the same instant (isc_mix_pick: at
- * most half the Python sampler's period away, 5 ms at 100 Hz), so a
- * thread that changed Python function in between gets the other
- * function's frames.
+ * most half the Python sampler's period away, 5 ms at 100 Hz, when its
+ * ticks are regular; up to a period when one is missing), so a thread
+ * that changed Python function in between gets the other function's
+ * frames; the Python sampler also reads a stack while the thread runs.
  *
  * out gets at most ISC_STACK_MAX frames (the outermost are dropped
  * first: out->truncated is then set).  Pure: no state, no allocation.
  */
 void isc_mix_stacks(const struct isc_stack *native, const struct isc_frame *py, unsigned npy,
 		    struct isc_stack *out, unsigned *elided);
+
+/*
+ * The pairing of a timeline's native stacks with its Python samples, in
+ * time order (mix.c): each native stack waits until the same thread's
+ * next Python sample arrives or max_gap has passed, is paired by
+ * isc_mix_pick with that sample or the one before it, mixed, and handed
+ * to out (paired: a Python sample was used).  max_gap is the Python
+ * sampler's period (10 ms at 100 Hz): with a sample every period, the
+ * nearest is at most half a period away.  The Python frames' strings must
+ * stay valid until isc_mixq_free (a timeline's string table does).
+ */
+typedef void (*isc_mixq_out)(void *ctx, uint32_t pid, uint32_t tid, uint64_t ts, const struct isc_stack *mixed,
+			     bool paired, unsigned elided);
+struct isc_mixq;
+int isc_mixq_new(struct isc_mixq **out, uint64_t max_gap, isc_mixq_out fn, void *ctx);
+/* A native stack of (pid, tid) at ts (copied); 0 or -ENOMEM. */
+int isc_mixq_native(struct isc_mixq *q, uint32_t pid, uint32_t tid, uint64_t ts, const struct isc_stack *s);
+/* A Python sample of (pid, tid) at ts, frames innermost first (copied); 0 or -ENOMEM. */
+int isc_mixq_python(struct isc_mixq *q, uint32_t pid, uint32_t tid, uint64_t ts, const struct isc_frame *py,
+		    unsigned n);
+/* The timeline has reached now: stacks that no later Python sample can be
+ * nearer to are mixed and handed out. */
+void isc_mixq_advance(struct isc_mixq *q, uint64_t now);
+/* Hands out every stack still waiting (the end of the timeline) and frees. */
+void isc_mixq_free(struct isc_mixq *q);
 
 /*
  * Which Python sample goes with a native sample at ts: the one nearest in

@@ -217,6 +217,54 @@ static void test_mix(void)
 	ok(isc_mix_pick(100, 0, 0, 5) == 0, "no sample: none");
 }
 
+/* ---- pairing over a timeline ------------------------------------------------ */
+
+static char got[16][64];
+static unsigned ngot;
+
+static void got_one(void *ctx, uint32_t pid, uint32_t tid, uint64_t ts, const struct isc_stack *m, bool paired,
+		    unsigned elided)
+{
+	(void)ctx;
+	(void)pid;
+	(void)elided;
+	if (ngot < 16)
+		snprintf(got[ngot++], 64, "%u@%llu:%s<%s%s", tid, (unsigned long long)ts, m->f[0].name,
+			 m->n > 1 ? m->f[m->n - 1].name : "-", paired ? "" : " (unpaired)");
+}
+
+static void test_mixq(void)
+{
+	struct isc_mixq *q;
+	static struct isc_stack n;
+	n.n = 2;
+	n.f[0] = nf("leaf", "lib.so", false, false);
+	n.f[1] = nf("_PyEval_EvalFrameDefault", "python3.11", true, true);
+	struct isc_frame pa = { "A", "a.py", 1, ISC_FRAME_PYTHON, false, false };
+	struct isc_frame pb = { "B", "b.py", 2, ISC_FRAME_PYTHON, false, false };
+	isc_mixq_new(&q, 10, got_one, NULL);
+	/* thread 1: Python samples at 100 (A) and 110 (B); natives at 103
+	 * (nearer A), 108 (nearer B), 125 (B is 15 away: beyond 10, none) */
+	isc_mixq_python(q, 1, 1, 100, &pa, 1);
+	isc_mixq_native(q, 1, 1, 103, &n);
+	isc_mixq_native(q, 1, 1, 108, &n);
+	isc_mixq_advance(q, 109);
+	ok(ngot == 0, "nothing handed out before the next Python sample or the gap");
+	isc_mixq_python(q, 1, 1, 110, &pb, 1);
+	isc_mixq_native(q, 1, 1, 125, &n);
+	/* thread 2 never has a Python sample: its stack waits out the gap */
+	isc_mixq_native(q, 1, 2, 105, &n);
+	isc_mixq_advance(q, 116);
+	isc_mixq_free(q);
+	ok(ngot == 4, "4 stacks handed out (%u)", ngot);
+	ok(ngot == 4 && !strcmp(got[0], "1@103:leaf<A") && !strcmp(got[1], "1@108:leaf<B"),
+	   "103 gets A, 108 gets B (%s, %s)", got[0], got[1]);
+	ok(ngot == 4 && !strcmp(got[2], "2@105:leaf<_PyEval_EvalFrameDefault (unpaired)"),
+	   "a thread without Python samples keeps its native stack (%s)", got[2]);
+	ok(ngot == 4 && !strcmp(got[3], "1@125:leaf<_PyEval_EvalFrameDefault (unpaired)"),
+	   "15 ns after the last sample, beyond the 10 ns gap: unpaired (%s)", got[3]);
+}
+
 /* ---- the unwinder on a saved stack ---------------------------------------- */
 
 static uint8_t saved_stack[16384];
@@ -358,6 +406,7 @@ int main(void)
 	test_build_id();
 	test_maps();
 	test_mix();
+	test_mixq();
 	test_unwind();
 	return tap_done();
 }
