@@ -217,12 +217,15 @@ int isc_native_new(struct isc_native **out, const struct isc_native_cfg *cfg, ch
 				par = -9;
 			fclose(f);
 		}
-		if (par != -9)
-			snprintf(why, whylen, "perf_event_open refused (%s; perf_event_paranoid is %d: run as root, "
-				 "with CAP_PERFMON, or with the setting at 2 or less, outside a seccomp filter that blocks it)",
-				 strerror(e), par);
+		if (geteuid() == 0)
+			snprintf(why, whylen, "perf_event_open refused (%s) although running as root: a seccomp filter "
+				 "or a security module blocks it", strerror(e));
+		else if (par >= 3)
+			snprintf(why, whylen, "perf_event_open refused (%s): perf_event_paranoid is %d; run as root or "
+				 "with CAP_PERFMON, or set it to 2 or less", strerror(e), par);
 		else
-			snprintf(why, whylen, "perf_event_open refused (%s)", strerror(e));
+			snprintf(why, whylen, "perf_event_open refused (%s; perf_event_paranoid is %d): a seccomp filter "
+				 "or a security module blocks it", strerror(e), par);
 	} else {
 		snprintf(why, whylen, "perf_event_open failed (%s)", strerror(e ? e : ENOSYS));
 	}

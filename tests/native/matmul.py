@@ -1,0 +1,26 @@
+"""A torch workload whose time is known to be GEMM: work() calls
+torch.matmul on 384x384 matrices in a loop for the given seconds, into a
+preallocated output (no allocation, no page faults of a new tensor), one
+thread (the tests set OMP_NUM_THREADS and OPENBLAS_NUM_THREADS to 1), so
+the GEMM kernel runs under the line marked GEMM."""
+import sys
+import time
+
+import torch
+
+torch.set_num_threads(1)
+a = torch.randn(384, 384)
+b = torch.randn(384, 384)
+c = torch.empty(384, 384)
+
+
+def work(seconds):
+    end = time.monotonic() + seconds
+    n = 0
+    while time.monotonic() < end:
+        torch.matmul(a, b, out=c)  # GEMM
+        n += 1
+    return n
+
+
+work(float(sys.argv[1]))
