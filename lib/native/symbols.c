@@ -178,7 +178,11 @@ int isc_syms_report(struct isc_syms *s, Dwfl *dwfl, struct isc_nmap *map)
 		int v = vdso_fd(s);
 		fd = v >= 0 ? dup(v) : -1;
 	} else {
-		if (map->path[0] != '/' || (size_t)snprintf(path, sizeof(path), "%s%s", s->root, map->path) >= sizeof(path))
+		/* a recorded path is untrusted: never a kernel file (/proc/kcore,
+		 * /proc/self/mem are "regular files") nor a device */
+		if (map->path[0] != '/' || !strncmp(map->path, "/proc/", 6) || !strncmp(map->path, "/sys/", 5) ||
+		    !strncmp(map->path, "/dev/", 5) ||
+		    (size_t)snprintf(path, sizeof(path), "%s%s", s->root, map->path) >= sizeof(path))
 			return ISC_SYMS_MISSING;
 		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 		struct stat st;
