@@ -284,6 +284,14 @@ static uint64_t find_stack_top(void)
 	return top;
 }
 
+/* Copies stack bytes as the kernel does: without looking at AddressSanitizer's
+ * shadow (the live stack holds other frames' poisoned redzones). */
+__attribute__((no_sanitize("address"), noinline)) static void copy_stack(uint8_t *dst, const uint8_t *src, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		dst[i] = ((const volatile uint8_t *)src)[i];
+}
+
 /* Copies this thread's registers and the top of its stack, as the kernel does for a sample. */
 __attribute__((noinline)) static void capture(void)
 {
@@ -313,7 +321,7 @@ __attribute__((noinline)) static void capture(void)
 	saved.regs[14] = r[6];
 	saved.regs[15] = r[7];
 	size_t len = stack_top - r[1] < sizeof(saved_stack) ? stack_top - r[1] : sizeof(saved_stack);
-	memcpy(saved_stack, (const void *)r[1], len);
+	copy_stack(saved_stack, (const uint8_t *)r[1], len);
 	saved.stack = saved_stack;
 	saved.stack_len = len;
 }
