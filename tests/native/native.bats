@@ -171,7 +171,7 @@ check_chain() {
 	py=$(torch_python) || skip "no Python with torch"
 	line=$(grep -n '# GEMM' "$ISC_SRC/tests/native/matmul.py" | cut -d: -f1)
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 "$RECORD" -q --no-cuda --python=sample --native=on -o "$T/mm.isc" -- \
-		"$py" "$ISC_SRC/tests/native/matmul.py" 2
+		"$py" "$ISC_SRC/tests/native/matmul.py" 1.5
 	"$MERGE" "$T/mm.isc" -o "$T/mm.istl"
 	"$BT/nstacks" --mix "$T/mm.istl" >"$T/mm.stacks" 2>"$T/mm.err"
 	main=$(cut -d';' -f1 "$T/mm.stacks" | sort | uniq -c | sort -rn | awk 'NR == 1 { print $2 }')
