@@ -84,7 +84,8 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *a
 		memcpy(result, s->stack + (addr - sp), sizeof(*result));
 		return true;
 	}
-	if (addr >= sp && addr - sp < (64u << 20)) /* above the copy, within a stack's reach */
+	/* past the end of a copy, within a stack's reach: the copy was too short */
+	if (s->stack_len && addr >= sp && addr - sp >= s->stack_len && addr - sp < (64u << 20))
 		u->beyond = true;
 	return false;
 }
