@@ -38,6 +38,13 @@ unsigned isc_record_nvarints(uint8_t type)
 	case ISC_REC_META: return 1;   /* key length, then key and value bytes */
 	case ISC_REC_CALIBRATION: return 6;
 	case ISC_REC_EXCEPTION: return 1; /* then counted type, file, function; the message */
+	case ISC_REC_NATIVE_SAMPLER: return 9;
+	case ISC_REC_NATIVE_SAMPLE: return 4; /* pid tid flags nkernel, then the chain, registers, stack */
+	case ISC_REC_NATIVE_MAP: return 7;    /* then counted build id, path */
+	case ISC_REC_NATIVE_TASK: return 5;   /* then comm */
+	case ISC_REC_NATIVE_LOST: return 3;
+	case ISC_REC_NATIVE_KSYM: return 3;   /* then the name */
+	case ISC_REC_NATIVE_STATS: return 8;
 	default: return 0;
 	}
 }

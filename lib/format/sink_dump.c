@@ -11,6 +11,7 @@
 
 #include "isc_merge.h"
 #include "isc_trace_int.h" /* EXCEPTION strings */
+#include "isc_native_codec.h" /* native sampler records */
 
 struct idmap {
 	uint32_t key[256];
@@ -125,7 +126,60 @@ static const char *record_name(uint8_t type)
 	case ISC_REC_THREAD_WAIT: return "thread_wait";
 	case ISC_REC_PY_SAMPLE: return "py_sample";
 	case ISC_REC_PY_SAMPLER: return "py_sampler";
+	case ISC_REC_NATIVE_SAMPLER: return "native_sampler";
+	case ISC_REC_NATIVE_LOST: return "native_lost";
+	case ISC_REC_NATIVE_STATS: return "native_stats";
 	default: return NULL;
+	}
+}
+
+/*
+ * The native sampler's records with text or arrays (formats/timeline.md
+ * §9): a sample's flags, chain length, register count and stack bytes (not
+ * the values: addresses vary between runs); a mapping's range, file
+ * offset, protection, source, build id in hex and path; a task event.
+ */
+static void put_native(struct dump_sink *s, const struct isc_tl_event *ev)
+{
+	static const char *const whats[] = { "?", "fork", "exit", "comm", "exec" };
+	FILE *o = s->out;
+	struct isc_native_sample smp;
+	struct isc_native_map m;
+	struct isc_native_task t;
+	struct isc_native_ksym k;
+	switch (ev->type) {
+	case ISC_REC_NATIVE_SAMPLE:
+		if (!isc_native_sample_parse(ev->raw, ev->nraw, &smp))
+			fprintf(o, "native_sample flags=%" PRIu32 " kernel=%" PRIu32 " regs=%" PRIu32 " stack=%zu\n",
+				smp.flags, smp.nkernel, smp.nregs, smp.stack_len);
+		break;
+	case ISC_REC_NATIVE_MAP:
+		if (isc_native_map_parse(ev->raw, ev->nraw, &m))
+			break;
+		fprintf(o, "native_map %" PRIx64 "-%" PRIx64 " %" PRIx64 " %s %s ", m.start, m.start + m.len, m.pgoff,
+			m.prot & ISC_NATIVE_PROT_EXEC ? "x" : "-", m.source == ISC_NATIVE_MAP_SNAPSHOT ? "maps" : "mmap");
+		for (size_t i = 0; i < m.build_id_len; i++)
+			fprintf(o, "%02x", m.build_id[i]);
+		fputs(m.build_id_len ? " " : "- ", o);
+		put_text(o, m.path, m.path_len);
+		fputc('\n', o);
+		break;
+	case ISC_REC_NATIVE_TASK:
+		if (isc_native_task_parse(ev->raw, ev->nraw, &t))
+			break;
+		fprintf(o, "native_task %s ", whats[t.what < 5 ? t.what : 0]);
+		if (t.what == ISC_NATIVE_TASK_FORK)
+			fprintf(o, "from P%u T%u ", ordinal(&s->pids, t.ppid, 0), thread_ordinal(s, t.ppid, t.ptid));
+		put_text(o, t.comm, t.comm_len);
+		fputc('\n', o);
+		break;
+	case ISC_REC_NATIVE_KSYM:
+		if (isc_native_ksym_parse(ev->raw, ev->nraw, &k))
+			break;
+		fprintf(o, "native_ksym %" PRIx64 " ", k.start);
+		put_text(o, k.name, k.name_len);
+		fputc('\n', o);
+		break;
 	}
 }
 
@@ -135,7 +189,8 @@ static int d_event(void *ctx, const struct isc_tl_event *ev)
 	FILE *o = s->out;
 	bool sample = (ev->type >= ISC_REC_PROC_SAMPLE && ev->type <= ISC_REC_GPU_INFO &&
 		       ev->type != ISC_REC_PROC_INFO && ev->type != ISC_REC_PROC_EXIT) ||
-		      ev->type == ISC_REC_THREAD_WAIT || ev->type == ISC_REC_PY_SAMPLE || ev->type == ISC_REC_PY_SAMPLER;
+		      ev->type == ISC_REC_THREAD_WAIT || ev->type == ISC_REC_PY_SAMPLE || ev->type == ISC_REC_PY_SAMPLER ||
+		      (ev->type >= ISC_REC_NATIVE_SAMPLER && ev->type <= ISC_REC_NATIVE_STATS);
 	if (sample && !s->times)
 		return 0;
 	if (s->times)
@@ -257,6 +312,12 @@ static int d_event(void *ctx, const struct isc_tl_event *ev)
 		fputc('\n', o);
 		break;
 	}
+	case ISC_REC_NATIVE_SAMPLE:
+	case ISC_REC_NATIVE_MAP:
+	case ISC_REC_NATIVE_TASK:
+	case ISC_REC_NATIVE_KSYM:
+		put_native(s, ev);
+		break;
 	default:
 		if (record_name(ev->type))
 			fprintf(o, "%s", record_name(ev->type));

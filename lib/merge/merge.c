@@ -3,7 +3,7 @@
  *
  * Each input is read front to back.  EVENTS chunks are decoded into the
  * queue of their thread (pairing calls and returns into spans on the way);
- * each SAMPLES chunk becomes a short-lived queue of its own.  Queues are
+ * each SAMPLES (or NATIVE) chunk becomes a short-lived queue of its own.  Queues are
  * sorted by construction, so a binary heap of queue heads yields the
  * global order:
  *
@@ -31,6 +31,7 @@
 #include "isc_util.h"
 #include "isc_log.h"
 #include "isc_trace_int.h"
+#include "isc_native_codec.h" /* native sampler records */
 #include "isc_merge.h"
 
 struct mev {
@@ -821,8 +822,15 @@ static int read_samples(struct merge *m, unsigned ii, const struct isc_chunk_hea
 		    r.type != ISC_REC_GPU_INFO && r.type != ISC_REC_PY_SAMPLER &&
 		    (r.type < ISC_REC_GPU_OP || r.type > ISC_REC_GPU_AGENT))
 			isc_get_varint(&b, e, &pid); /* the record's first field is its process */
+		bool native = r.type >= ISC_REC_NATIVE_SAMPLER && r.type <= ISC_REC_NATIVE_STATS;
+		if (h->type == ISC_CHUNK_NATIVE ? !native : r.type >= ISC_REC_NATIVE_SAMPLER && r.type <= 0x37)
+			continue; /* the native sampler's types live in NATIVE chunks, and only they */
+		if (native && !isc_native_record_ok(r.type, r.body, r.len)) {
+			rc = -EBADMSG; /* a reader of the timeline could not parse it either */
+			break;
+		}
 		if (r.type == ISC_REC_THREAD_SAMPLE || r.type == ISC_REC_THREAD_NAME || r.type == ISC_REC_THREAD_WAIT ||
-		    r.type == ISC_REC_PY_SAMPLE)
+		    r.type == ISC_REC_PY_SAMPLE || native)
 			isc_get_varint(&b, e, &tid);
 		ev.pid = (uint32_t)pid;
 		ev.tid = (uint32_t)tid;
@@ -1165,6 +1173,7 @@ static int read_round(struct merge *m, unsigned ii)
 			rc = read_events(m, ii, &h, p);
 			break;
 		case ISC_CHUNK_SAMPLES:
+		case ISC_CHUNK_NATIVE: /* the native sampler's records, passed through the same way */
 			rc = read_samples(m, ii, &h, p);
 			break;
 		case ISC_CHUNK_GPU_EVENTS:
