@@ -96,6 +96,7 @@
 
 #include "analyze_devmem.h"
 #include "analyze_gpu.h"
+#include "isc_findings.h" /* ISC_LAUNCH_CALL_LONG_NS */
 #include "isc_util.h"
 #include "isc_jbuild.h"
 
@@ -107,7 +108,6 @@
 #define QUEUE_MAX (1u << 16)      /* ops in flight followed per stream */
 #define KERNEL_WAIT_NS 30000      /* HTA's consecutive_kernel_delay */
 #define SHORT_KERNEL_NS 10000
-#define LONG_CALL_NS 50000
 #define LONG_DELAY_NS 100000
 #define TOP_KERNELS_MAX 50
 #define TOP_HOST 10
@@ -553,7 +553,7 @@ static int acc_op(struct acc *a, const struct gop *op, bool hta)
 			delay = 0;
 		a->launches++;
 		a->shorter += dur < call;
-		a->long_call += call > LONG_CALL_NS;
+		a->long_call += call > ISC_LAUNCH_CALL_LONG_NS;
 		a->long_delay += delay > LONG_DELAY_NS;
 		if (samples_add(&a->delay, delay))
 			return -ENOMEM;
