@@ -4,11 +4,13 @@
  * alone.
  *
  *   _agent.c            the hot path: the profile function and the
- *                       sys.monitoring callbacks, one record per call;
- *                       which hook, calibration; the Python module
+ *                       sys.monitoring callbacks, one record per call
  *   agent_shm.c         the process's <pid>.shm file, thread slots, fork
  *   agent_intern.c      ids for code objects, callables, scope and mark
  *                       names: the table and the STRING_DEF area
+ *   agent_hook_setup.c  which hook, turning it on and off, calibration
+ *   agent_exit.c        what a dying thread or process records
+ *   agent_module.c      the Python module: functions, Scope, PyInit__agent
  *
  * What runs per event is here as static inline (tls_get, emit, tab_find),
  * so that _agent.c's callbacks compile as one unit with all they run per
@@ -255,7 +257,7 @@ PyObject *agent_utf8_of(PyObject *s);
 /* The bytes of b (may be NULL: ""), cut to AGENT_STR_MAX at a character boundary. */
 void agent_bytes_view(PyObject *b, const char **p, size_t *n);
 
-/* ---- the hook and its cost (_agent.c) ------------------------------ */
+/* ---- the hook and its cost (agent_hook_setup.c) ------------------------------ */
 /* sys.monitoring, when it is the hook. */
 struct agent_monitoring {
 	int on;                 /* recording through sys.monitoring */
@@ -287,7 +289,7 @@ void agent_hook_choose(void);
  * thread's profile function.  Caller holds the GIL. */
 void agent_hook_install(void);
 void agent_hook_remove(void);
-/* Measures agent_calib; 0, or -1 with it unchanged.  See _agent.c. */
+/* Measures agent_calib; 0, or -1 with it unchanged.  See agent_hook_setup.c. */
 int agent_calibrate(void);
 /* The CALIBRATION record of agent_calib on t's ring; nothing when not measured. */
 void agent_calib_emit(struct agent_tls *t);
@@ -304,12 +306,12 @@ struct agent_mon_event {
 extern const struct agent_mon_event agent_mon_events[];
 extern const size_t agent_n_mon_events;
 
-/* ---- the module (_agent.c) ------------------------------- */
+/* ---- the module (agent_module.c, agent_exit.c) ------------------------------- */
 /* Is ml one of our own functions (not recorded as a C call: mark, Scope.__exit__)? */
 int agent_own_method(const PyMethodDef *ml);
 /* A MARK record of (name, v) on t's ring. */
 void agent_emit_mark(struct agent_tls *t, PyObject *name, long long v);
-/* exception(type, file, line, function, message) and exit_hook(): see _agent.c. */
+/* exception(type, file, line, function, message) and exit_hook(): see agent_exit.c. */
 PyObject *agent_exception(PyObject *mod, PyObject *args);
 PyObject *agent_exit_hook(PyObject *mod, PyObject *unused);
 
