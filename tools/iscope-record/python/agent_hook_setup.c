@@ -77,7 +77,8 @@ static int mon_setup(char *err, size_t errlen)
 		r = fn ? PyObject_CallMethod(mod, "register_callback", "ilO", agent_mon.tool, b, fn) : NULL;
 		Py_DecRef(fn);
 		if (!r) {
-			snprintf(err, errlen, "cannot register the sys.monitoring callback of %s", agent_mon_events[i].event);
+			snprintf(err, errlen, "cannot register the sys.monitoring callback of %s",
+				 agent_mon_events[i].event);
 			goto out;
 		}
 		Py_DecRef(r);

@@ -17,10 +17,10 @@
  */
 #include "agent.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -53,7 +53,8 @@ static void layout_init(void)
 	agent.str_size = (uint64_t)isc_shm_env_u32("INFERSCOPE_STR_KB", AGENT_DEFAULT_STR_KB, 4, 1u << 20) * 1024u;
 	agent.str_off = isc_shm_page_align(ISC_SHM_SLOTS_OFF + (uint64_t)agent.nslots * ISC_SHM_SLOT_SIZE);
 	agent.ring_off = isc_shm_page_align(agent.str_off + agent.str_size);
-	agent.file_size = agent.ring_off + isc_shm_ring_offset(agent.nbig, agent.big_ring_size, agent.ring_size, agent.nslots);
+	agent.file_size = agent.ring_off +
+			  isc_shm_ring_offset(agent.nbig, agent.big_ring_size, agent.ring_size, agent.nslots);
 }
 
 /*
