@@ -199,7 +199,8 @@ struct ana {
 	struct isc_jb jb; /* oom: an allocation failed while building the document */
 	/*
 	 * What the sections wrote that later sections need, kept here so the
-	 * pass never reads its own document back (analyze_sections.c).
+	 * pass never reads its own document back (set by sections_run.c and
+	 * sections_cpu.c).
 	 */
 	struct {
 		const char *it_name;          /* iterations.name, NULL without iterations */
@@ -236,7 +237,7 @@ struct ana {
 	bool have_meminfo;
 	uint64_t swap_used_max, mem_avail_min;
 	struct ana_pressure psi[3];
-	uint64_t warm_end_ts, iter_end_ts; /* set by emit_iterations */
+	uint64_t warm_end_ts, iter_end_ts; /* set by isc_ana_emit_iterations (sections_run.c) */
 	uint64_t iter_begin_ts;            /* the first iteration's start, 0 without (emit_iterations) */
 	/* sample rounds (round_sample): runnable threads */
 	bool round_open;

@@ -42,7 +42,7 @@
  * The session directory is mode 0700 (mkdtemp), checked after creation,
  * and holds recorder.lock, locked by the recorder for its whole life: an
  * agent that finds it unlocked at exit knows the recorder is gone and
- * removes its own file (see _agent.c).
+ * removes its own file (see tools/iscope-record/python/agent_shm.c).
  */
 #include <dirent.h>
 #include <errno.h>
