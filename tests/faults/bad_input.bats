@@ -87,6 +87,7 @@ expect() {
 	expect report findings-deep.json 1 "not findings JSON: parse error at byte 1000"
 	expect report findings-not-object.json 1 "the top level is not an object"
 	expect report findings-truncated.json 1 "not findings JSON: parse error at byte 37"
+	expect report findings-not-ours.json 1 "not a findings document (no schema_version and tool.name \"iscope-analyze\")"
 	expect report findings-huge-numbers.json 0 ""
 	expect report findings-nul-bytes.json 0 ""
 	# absurd magnitudes in exponent form, never a cut (wrong) number
