@@ -33,7 +33,7 @@ static inline unsigned isc_put_varint(uint8_t *buf, uint64_t v)
 #define ISC_TRACE_MAGIC 0x54435349u /* "ISCT" */
 #define ISC_TIMELINE_MAGIC 0x4C545349u /* "ISTL" */
 #define ISC_FORMAT_VERSION_MAJOR 1
-#define ISC_FORMAT_VERSION_MINOR 1 /* 1.1: native stack sampling (NATIVE chunk, 0x30-0x36) */
+#define ISC_FORMAT_VERSION_MINOR 2 /* 1.1: native stack sampling (NATIVE chunk, 0x30-0x36); 1.2: EXCEPTION_REF */
 #define ISC_CHUNK_HEADER_SIZE 32
 #define ISC_CHUNK_MAX_PAYLOAD (16u << 20) /* readers refuse larger chunks */
 /* A timeline time or GPU duration at or above this (2^62 ns, 146 years) is corrupt (formats/timeline.md §4). */
@@ -80,6 +80,7 @@ enum isc_record_type {
 	ISC_REC_DROPPED = 0x0B,     /* varint count dropped since last DROPPED */
 	ISC_REC_CALIBRATION = 0x0C, /* mechanism per_event_ps calls plain_ns hooked_ns events (agent) */
 	ISC_REC_EXCEPTION = 0x0D,   /* varint line, counted type, counted file, counted function, rest message */
+	ISC_REC_EXCEPTION_REF = 0x0E, /* varint line where_id type_id msg_id: strings whole (STRING_DEF) */
 
 	/* sampler / recorder records (SAMPLES chunks), all fields varints */
 	ISC_REC_PROC_SAMPLE = 0x20,   /* pid utime_ns stime_ns rss_bytes minflt majflt nthreads vcsw ivcsw */
@@ -267,6 +268,7 @@ enum isc_string_kind {
 	ISC_STR_CFUNC = 1,  /* C callable: qualified name, module in file, line 0 */
 	ISC_STR_SCOPE = 2,  /* scope() name */
 	ISC_STR_MARK = 3,   /* mark() name */
+	ISC_STR_TEXT = 4,   /* other text of an agent record (an exception's type or message), file empty */
 };
 
 enum isc_span_kind {

@@ -19,11 +19,17 @@ struct idmap {
 	unsigned n;
 };
 
+/* A string as the dump shows it: "name file:line" (TEXT: "name"), the name's length. */
+struct dump_name {
+	char *line;
+	size_t nlen;
+};
+
 struct dump_sink {
 	struct isc_sink base;
 	FILE *out;
 	bool times;
-	const char **names; /* "name file:line" by gid, owned */
+	struct dump_name *names; /* by gid, owned */
 	size_t nnames;
 	struct idmap pids, tids;
 };
@@ -67,24 +73,25 @@ static int d_string(void *ctx, const struct isc_tl_string *str)
 		size_t n = s->nnames ? s->nnames : 1024;
 		while (n <= str->id)
 			n *= 2;
-		const char **nn = realloc(s->names, n * sizeof(*nn));
+		struct dump_name *nn = realloc(s->names, n * sizeof(*nn));
 		if (!nn)
 			return -ENOMEM;
 		s->names = nn;
 		memset(s->names + s->nnames, 0, (n - s->nnames) * sizeof(*nn));
 		s->nnames = n;
 	}
-	char *line = NULL;
-	if (asprintf(&line, "%s %s:%u", str->name, str->file, str->line) < 0)
+	char *line = NULL; /* text (an exception's type or message) alone */
+	if ((str->kind == ISC_STR_TEXT ? asprintf(&line, "%s", str->name)
+				       : asprintf(&line, "%s %s:%u", str->name, str->file, str->line)) < 0)
 		return -ENOMEM;
-	free((char *)s->names[str->id]);
-	s->names[str->id] = line;
+	free(s->names[str->id].line);
+	s->names[str->id] = (struct dump_name){ line, strlen(str->name) };
 	return 0;
 }
 
 static const char *name_of(struct dump_sink *s, uint32_t id)
 {
-	return id < s->nnames && s->names[id] ? s->names[id] : "?";
+	return id < s->nnames && s->names[id].line ? s->names[id].line : "?";
 }
 
 static const char *kind_name(uint8_t k)
@@ -235,6 +242,17 @@ static int d_event(void *ctx, const struct isc_tl_event *ev)
 		fputc('\n', o);
 		break;
 	}
+	case ISC_REC_EXCEPTION_REF: { /* EXCEPTION's line, the strings whole and not escaped */
+		const struct dump_name *w = ev->nf == 4 && ev->f[1] < s->nnames ? &s->names[ev->f[1]] : NULL;
+		if (!w || !w->line) {
+			fprintf(o, "X (unreadable)\n");
+			break;
+		}
+		/* w->line is "function file:line": shown "file:line function" */
+		fprintf(o, "X %s %s %.*s: %s\n", name_of(s, (uint32_t)ev->f[2]), w->line + w->nlen + 1, (int)w->nlen,
+			w->line, name_of(s, (uint32_t)ev->f[3]));
+		break;
+	}
 	case ISC_REC_DROPPED:
 		fprintf(o, "DROPPED %" PRIu64 "\n", ev->f[0]);
 		break;
@@ -350,7 +368,7 @@ static void d_destroy(void *ctx)
 {
 	struct dump_sink *s = ctx;
 	for (size_t i = 0; i < s->nnames; i++)
-		free((char *)s->names[i]);
+		free(s->names[i].line);
 	free(s->names);
 	free(s);
 }

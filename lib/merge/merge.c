@@ -732,6 +732,23 @@ static int read_events(struct merge *m, unsigned ii, const struct isc_chunk_head
 			ev.value = isc_unzigzag(v2);
 			err = queue_push(m, &t->q, &ev);
 			break;
+		case ISC_REC_EXCEPTION_REF: { /* its string ids become the timeline's */
+			uint64_t f[4];
+			uint8_t body[40];
+			unsigned bl = 0;
+			static const uint8_t kinds[4] = { 0, ISC_STR_CODE, ISC_STR_TEXT, ISC_STR_TEXT };
+			for (int i = 0; i < 4; i++) {
+				if (isc_get_varint(&q, e, &f[i]))
+					return -EBADMSG;
+				bl += isc_put_varint(body + bl, i ? strings_lookup(m, ii, t->pid, f[i], kinds[i]) : f[i]);
+			}
+			if (!(ev.body = malloc(bl)))
+				return -ENOMEM;
+			memcpy(ev.body, body, bl);
+			ev.body_len = bl;
+			err = queue_push(m, &t->q, &ev);
+			break;
+		}
 		case ISC_REC_THREAD_END:
 			err = close_all(m, t, ts);
 			if (!err)

@@ -248,6 +248,12 @@ uint32_t agent_intern_callable_slow(PyObject *f, uintptr_t k1, uintptr_t k2, PyO
 uint32_t agent_intern_descr_slow(PyMethodDef *ml, PyTypeObject *tp);
 /* Id of a scope or mark name (dict: agent.scope_ids or mark_ids), by content; 0 when it could not be defined. */
 uint32_t agent_intern_name(PyObject *dict, uint8_t kind, PyObject *name);
+/*
+ * Defines a string (not interned: each call a new id) of kind with name,
+ * file and line, in the string area; 0 when the area or the ids are full.
+ * For records whose text is rare and may be long (an exception's).
+ */
+uint32_t agent_define_text(uint8_t kind, const char *name, size_t nlen, const char *file, size_t flen, uint64_t line);
 /* Forgets everything interned by the parent (fork child). */
 void agent_intern_reset(void);
 /* o.attr when it is a str (new reference), else NULL with no error set. */

@@ -337,6 +337,15 @@ uint32_t agent_intern_descr_slow(PyMethodDef *ml, PyTypeObject *tp)
 	return id;
 }
 
+uint32_t agent_define_text(uint8_t kind, const char *name, size_t nlen, const char *file, size_t flen, uint64_t line)
+{
+	struct agent_def d = { NULL, NULL, name, file, nlen, flen, line };
+	pthread_mutex_lock(&agent.lock);
+	uint32_t id = define_locked(kind, &d);
+	pthread_mutex_unlock(&agent.lock);
+	return id;
+}
+
 /* Id of a scope or mark name, by content; 0 when it could not be defined. */
 uint32_t agent_intern_name(PyObject *dict, uint8_t kind, PyObject *name)
 {
