@@ -236,6 +236,7 @@ PY
 	t=$BATS_TEST_TMPDIR
 	"$REC" -q -o "$t/k.isc" -- "$ISC_PY" "$WL/known_calls.py" 20 2000 "$t/rec.json"
 	"$ANALYZE" -q -o "$t/a.json" "$t/k.isc"
+	set -o pipefail
 	"$MERGE" -q "$t/k.isc" | "$ANALYZE" -q -o "$t/b.json"
 	# the lower nonzero per-event cost of the records listed
 	run jq -r '[.recording.calibrations[].per_event_ns | select(. > 0)] | min' "$t/a.json"

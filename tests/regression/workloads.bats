@@ -41,7 +41,8 @@ setup_file() {
 	# exact Python mode: these tests check torch ops by name (sampled C calls are named by their calling line)
 	export INFERSCOPE_PYTHON_MODE=exact
 	export D="$BATS_FILE_TMPDIR"
-	export TPY="$(torch_python)"
+	TPY=$(torch_python)
+	export TPY
 	local w="$BATS_TEST_DIRNAME/workload.py"
 	rec() {
 		local name=$1
