@@ -172,12 +172,23 @@ tb() { # tb FIELD: a number of device 0's temporal breakdown
 	mentions load_batch
 }
 
-@test "transfer_bound: the signal: copies 90 % of GPU time, pageable, host blocked in cudaMemcpy" {
+# The GPU's side is data: 120 copies of 32 MiB at the double's 10 GB/s
+# (bytes / 10 + 1 us: 3356443 ns each) and 30 kernels of 0.5 ms, one
+# stream, no overlap: copies 402773160 of 417773160 ns busy, 96.4 %. The
+# time between them is the host's (a synchronous copy returns, Python
+# calls the next): it is idle waiting for the host, and its share of the
+# span follows how the host was scheduled (9.9 % of it beside other
+# sessions' load, 2026-11-27, where `non_compute_pct > 90`, the check this
+# replaces, read 79-89 %: issue 28), so it is not asserted.
+@test "transfer_bound: the signal: copies 96 % of the GPU's busy time, pageable, the GPU idle only for the host, host blocked in cudaMemcpy" {
 	transfer_bound
 	signals
 	jq -e '.gpu.memcpy[] | select(.direction == "HtoD" and .src_memory == "pageable") | .count == 120 and .bytes == 120 * 33554432' "$F"
-	jq -e '.gpu.devices[0].temporal_breakdown.non_compute_pct > 90' "$F"
-	jq -e '(.gpu.sync.api_calls[] | select(.name == "cudaMemcpy") | .total_ns) > 0.8 * .gpu.devices[0].temporal_breakdown.span_ns' "$F"
+	jq -e '.gpu.devices[0].temporal_breakdown.non_compute_ns == 120 * 3356443' "$F"
+	jq -e '.gpu.devices[0].temporal_breakdown.compute_ns == 30 * 500000' "$F"
+	jq -e '.gpu.devices[0] | .streams[0].idle_breakdown.host_wait_ns == .temporal_breakdown.idle_ns' "$F"
+	# synchronous: the host is in cudaMemcpy for each copy's whole duration
+	jq -e '(.gpu.sync.api_calls[] | select(.name == "cudaMemcpy") | .total_ns) >= 120 * 3356443' "$F"
 }
 
 # ---- sync_bound --------------------------------------------------------------
