@@ -60,7 +60,22 @@ def stat_fields(path):
 
 
 def tree(root):
-    """PID and its descendants (processes)."""
+    """PID and its descendants (processes): from /proc/PID/task/TID/children
+    where the kernel has it (cheap), else from every process's parent."""
+    out, todo = [], [root]
+    try:
+        while todo:
+            p = todo.pop()
+            out.append(p)
+            for t in os.listdir("/proc/%d/task" % p):
+                with open("/proc/%d/task/%s/children" % (p, t)) as f:
+                    todo.extend(int(c) for c in f.read().split())
+        return out
+    except FileNotFoundError as e:
+        if not e.filename or not e.filename.endswith("/children"):
+            return out  # the process went away meanwhile
+    except OSError:
+        return out
     children = {}
     for d in os.listdir("/proc"):
         if d.isdigit():
