@@ -30,8 +30,9 @@ test under `set -e`; tests/README.md, "Writing a check that can fail"):
                prints the line, not the half that failed.
   or-true      `cmd || true` (or `|| :`) as a statement: the status of cmd
                is thrown away. Allowed only for clean-up commands whose
-               failure is not under test (kill, rm, rmdir, chmod, umount,
-               wait); a recording or a tool whose status is part of what
+               failure is not under test (kill, rm, rmdir, chmod, umount;
+               not wait: its status is the process's); a recording or a
+               tool whose status is part of what
                happened is captured (`run cmd`, or `cmd || st=$?`) and its
                status checked. (Inside $(...) it is allowed: there the
                output is what is checked, e.g. `$(grep -c x f || true)`.)
@@ -43,13 +44,17 @@ test under `set -e`; tests/README.md, "Writing a check that can fail"):
   pipe-grep-q  `cmd | grep -q x` as a statement: cmd's status is lost (and
                grep -q may end cmd with SIGPIPE). Capture (`run cmd`), then
                check `$status` and `$output` on lines of their own. A
-               producer whose status means nothing (echo, printf, cat) is
-               allowed.
+               producer whose status means nothing (echo, printf, cat) or
+               a text filter over a file, whose failure shows as missing
+               text (grep, sed, awk, sort, uniq, tr, cut, head, tail, jq,
+               gzip, zcat, ls, seq, wc), is allowed: the rule is for the
+               programs under test.
   pipe-status  `cmd | other` as a statement, without `set -o pipefail` in
                the file, setup() or the function before it: cmd's status is
                lost (e.g. `iscope-merge --dump t.isc | grep -v X > f`, where
-               a failed merge and an empty dump look alike). Allowed
-               producers: echo, printf, cat.
+               a failed merge and an empty dump look alike). The same
+               producers are allowed, and a pipe whose last command writes
+               to fd 3 or 2 (a message for a person).
   run-pipe     `run cmd | ...`: pipes bats' run, not the command.
   skip-reason  `skip` without a reason; or a reason saying "KNOWN FAILURE":
                a known failure is an expected failure (its own meson test
