@@ -335,7 +335,13 @@ contended_by_others() {
 @test "host_memory_bound: the signal: steady growth after warm-up, fresh pages faulted in every step" {
 	workload host_memory_bound
 	signals
-	jq -e '.memory.rss_growth_after_warmup_bytes_per_s > 10 * 1048576' "$F"
+	# 2 MiB kept a step (host_memory_bound.py): the slope times the span
+	# after warm-up, per step in it, within 25 %; per second it follows the
+	# machine's speed (71 MiB/s at 28 ms a step, 8.6 MiB/s at 231 ms under
+	# other jobs' load, issue 28), so only the growth rule's floor, 1 MiB/s
+	jq -r '"growth a step after warm-up: \(.memory.rss_growth_after_warmup_bytes_per_s * .memory.after_warmup_span_ns / 1e9 / (.iterations.count - (.iterations.warmup_spans // 1)) / 1048576 * 100 | round / 100) MiB"' "$F"
+	jq -e '.memory.rss_growth_after_warmup_bytes_per_s * .memory.after_warmup_span_ns / 1e9 / (.iterations.count - (.iterations.warmup_spans // 1)) | . > 1.5 * 1048576 and . < 2.5 * 1048576' "$F"
+	jq -e '.memory.rss_growth_after_warmup_bytes_per_s > 1048576' "$F"
 	jq -e '.memory.after_warmup_span_ns >= 5e9' "$F"
 	# 48 MiB of fresh pages a step: over 2 million minor faults in 220 steps
 	jq -e '.memory.minor_faults > 1000000' "$F"
