@@ -69,7 +69,10 @@ teardown() {
 
 @test "a failed run: run.outcome failed with the exception, the report's first line says so" {
 	printf 'import os\ndef load():\n    import nosuchmodule_xyz\nload()\n' > "$T/fail.py"
-	"$RECORD" -q -o "$T/t.isc" -- "$PY" "$T/fail.py" 2>/dev/null || true
+	# iscope-record(1), EXIT STATUS: the workload's (Python's 1 for an uncaught exception)
+	run --separate-stderr "$RECORD" -q -o "$T/t.isc" -- "$PY" "$T/fail.py"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"ModuleNotFoundError: No module named 'nosuchmodule_xyz'"* ]]
 	"$ANALYZE" -o "$T/f.json" "$T/t.isc"
 	"$ISC_SRC/tests/lib/validate_findings.py" "$T/f.json"
 	run jq -r '[.run.outcome, .run.exit_status, .run.exception.type, .run.exception.function, .run.exception.line, .run.exception.main_thread] | @tsv' "$T/f.json"
@@ -89,7 +92,9 @@ teardown() {
 }
 
 @test "a killed run: outcome killed, signal, first line" {
-	"$RECORD" -q -o "$T/t.isc" -- "$PY" -c 'import os, signal; os.kill(os.getpid(), signal.SIGTERM)' || true
+	# iscope-record(1), EXIT STATUS: 128 plus the signal that killed the workload
+	run "$RECORD" -q -o "$T/t.isc" -- "$PY" -c 'import os, signal; os.kill(os.getpid(), signal.SIGTERM)'
+	[ "$status" -eq 143 ]
 	"$ANALYZE" -o "$T/f.json" "$T/t.isc"
 	run jq -r '[.run.outcome, .run.signal, .run.exit_status] | @tsv' "$T/f.json"
 	[ "$output" = "killed	15	143" ]
