@@ -40,9 +40,10 @@
 #   sed         a sed expression (several `sed` lines apply in order; each
 #               must change the file)
 #   bug         one line: the plausible bug it plants
-#   test        NAME [FILTER]: a meson test (`meson test --list`), and for
-#               a bats test an optional --filter regular expression (no
-#               single quote); several `test` lines run in order
+#   test        NAME [FILTER]: a meson test (`meson test --list`) that
+#               prints TAP, and for a bats test an optional --filter
+#               regular expression (no single quote); several `test`
+#               lines run in order
 #   equivalent  why the mutant cannot change anything observable
 set -uo pipefail
 
