@@ -40,6 +40,8 @@ struct isc_record_opts {
 	int cuda_mode;          /* enum isc_cuda_mode: auto, off (--no-cuda), force */
 	bool quiet;             /* no notes on stderr (GPU collection off and why) */
 	uint64_t memory_limit;  /* --memory-limit: run the workload in a cgroup of this many bytes; 0 none */
+	uint64_t memory_sampling; /* --memory-sampling: mean bytes between allocation samples; 0 off */
+	const char *alloc_shim; /* absolute path of libiscope-alloc.so, NULL: none found */
 };
 
 struct isc_record_result {

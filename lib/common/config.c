@@ -75,7 +75,7 @@ static const struct known_key {
 	{ "record", "zstd_level", true },    { "record", "quiet", true },
 	{ "record", "no_cuda", true },       { "record", "log_level", true },
 	{ "record", "python", true },        { "record", "python_hz", true },
-	{ "record", "memory_limit", true },
+	{ "record", "memory_limit", true },  { "record", "memory_sampling", true },
 	{ "merge", "format", false },        { "merge", "quiet", true },
 	{ "merge", "sort_memory", true },    { "merge", "log_level", true },
 	{ "analyze", "pretty", true },       { "analyze", "top", true },

@@ -61,6 +61,7 @@
 
 #include "isc_format.h"
 #include "isc_shm.h"
+#include "alloc_hooks.h"
 
 #ifndef PyTrace_CALL
 typedef int (*Py_tracefunc)(PyObject *, PyFrameObject *, int, PyObject *);
@@ -1943,5 +1944,6 @@ PyMODINIT_FUNC PyInit__agent(void)
 	g.py312 = major > 3 || (major == 3 && minor >= 12);
 	if (!g.enabled && !g.need_attach)
 		agent_attach();
+	isc_agent_alloc_start();
 	return m;
 }
