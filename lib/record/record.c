@@ -704,8 +704,11 @@ static int alloc_env(struct rec *r, const char *preload, uint64_t ring_kb)
 		/* AddressSanitizer refuses to start when it is not the first
 		 * library; the shim calls the next malloc, ASan's: tell it so */
 		const char *asan = getenv("ASAN_OPTIONS");
-		bad |= asprintf(&r->alloc_env[4], "ASAN_OPTIONS=%s%sverify_asan_link_order=0", asan ? asan : "",
-				asan && *asan ? ":" : "") < 0;
+		if (asan && strstr(asan, "verify_asan_link_order")) /* the user's say */
+			bad |= asprintf(&r->alloc_env[4], "ASAN_OPTIONS=%s", asan) < 0;
+		else
+			bad |= asprintf(&r->alloc_env[4], "ASAN_OPTIONS=%s%sverify_asan_link_order=0", asan ? asan : "",
+					asan && *asan ? ":" : "") < 0;
 		/* the workload's pid, written by the child between fork and exec */
 		bad |= asprintf(&r->alloc_env[3], "INFERSCOPE_ALLOC_ROOT=%020d", 0) < 0;
 		bad |= asprintf(&r->alloc_env[1], "INFERSCOPE_ALLOC_RING_KB=%llu", (unsigned long long)kb) < 0;
