@@ -128,10 +128,12 @@ struct isc_alloc_api {
 	 * area is full.  Only from inside the stack function. */
 	uint32_t (*intern)(uint64_t k1, uint64_t k2, uint32_t firstline, const char *name, size_t nlen,
 			   const char *file, size_t flen);
-	/* Wraps CPython's three allocator domains (get and set are
-	 * PyMem_GetAllocator and PyMem_SetAllocator); 0, or -1 when already done
-	 * or when sampling is off. */
-	int (*pymem_install)(void (*get)(int, void *), void (*set)(int, void *));
+	/* Wraps CPython's allocator domains (get and set are PyMem_GetAllocator
+	 * and PyMem_SetAllocator, arena_get and arena_set
+	 * PyObject_GetArenaAllocator and PyObject_SetArenaAllocator); 0, or -1
+	 * when already done or when sampling is off. */
+	int (*pymem_install)(void (*get)(int, void *), void (*set)(int, void *), void (*arena_get)(void *),
+			     void (*arena_set)(void *));
 };
 
 #define ISC_ALLOC_API_SYMBOL "isc_alloc_api_v1"

@@ -5,8 +5,12 @@
 # checked at the trace and timeline level (iscope-merge --dump-times) and
 # through the site model (alloc_sites_dump, which runs
 # lib/analyze/alloc_sites.c over the recording).  Bytes are checked
-# within the sampling error the model states (two standard errors, plus
-# half a byte a sample for the weights' rounding).
+# within the sampling error the model states: four standard errors (an
+# estimate off by more has a probability of about 6e-5, so the checks do
+# not flake; that two errors cover 95 % of samplings is the unit test's
+# business, test_alloc_sites.c), plus half a byte a sample for the
+# weights' rounding.  Allocations much larger than the interval have an
+# error near 0: their checks are exact to the byte.
 
 load ../cli/helpers
 bats_require_minimum_version 1.5.0
@@ -31,9 +35,9 @@ site() {
 	jq -c "select(.function == \"$1\" and .line == $2)" "$T/sites"
 }
 
-# within GOT WANT ERR SAMPLES: |GOT - WANT| <= 2 ERR + SAMPLES / 2 (python, floats).
+# within GOT WANT ERR SAMPLES: |GOT - WANT| <= 4 ERR + SAMPLES / 2 (python, floats).
 within() {
-	python3 -c 'import sys; g, w, e, n = map(float, sys.argv[1:]); sys.exit(0 if abs(g - w) <= 2 * e + n / 2 else 1)' "$@"
+	python3 -c 'import sys; g, w, e, n = map(float, sys.argv[1:]); sys.exit(0 if abs(g - w) <= 4 * e + n / 2 else 1)' "$@"
 }
 
 @test "retained 4 MiB a step outranks churn of 20 MiB a step: site, line and bytes within the stated error" {
@@ -82,13 +86,13 @@ within() {
 	[ "$status" -eq 0 ]
 	"$MERGE" --dump-times -o "$T/dump" "$T/t.isc"
 	# the innermost frame NAME FILE:FIRSTLINE:LINE, then its caller
-	[ "$(grep -cE " alloc pyobj size=4194305 .* cache_results [^ ]*retain_churn.py:[0-9]+:$retain <module> " "$T/dump")" -eq 12 ]
-	[ "$(grep -cE " alloc pyobj size=20971521 .* scratch [^ ]*retain_churn.py:[0-9]+:$churn <module> " "$T/dump")" -eq 12 ]
-	[ "$(grep -cE " free pyobj size=20971521 " "$T/dump")" -eq 12 ]
+	[ "$(grep -cE " alloc malloc size=4194305 .* cache_results [^ ]*retain_churn.py:[0-9]+:$retain <module> " "$T/dump")" -eq 12 ]
+	[ "$(grep -cE " alloc malloc size=20971521 .* scratch [^ ]*retain_churn.py:[0-9]+:$churn <module> " "$T/dump")" -eq 12 ]
+	[ "$(grep -cE " free malloc size=20971521 " "$T/dump")" -eq 12 ]
 	# the recorder wrote the shim's table at the end: the retained site's
 	# entry has the weights its ALLOC and FREE records sum to (the same
 	# numbers twice: the records and the table are kept apart)
-	idx=$(grep -E " alloc pyobj size=4194305 .* cache_results " "$T/dump" | head -1 | sed 's/.* site=\([0-9]*\) .*/\1/')
+	idx=$(grep -E " alloc malloc size=4194305 .* cache_results " "$T/dump" | head -1 | sed 's/.* site=\([0-9]*\) .*/\1/')
 	sum() {
 		grep -E " $1 [a-z]+ size=[0-9]+ weight=[0-9]+ site=$idx " "$T/dump" | sed 's/.* weight=\([0-9]*\) .*/\1/' |
 			awk '{ s += $1 } END { print s + 0 }'

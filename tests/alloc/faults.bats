@@ -56,8 +56,8 @@ line_of() {
 	"$MERGE" --dump-times -o "$T/dump" "$T/t.isc"
 	# 8 MiB bytearrays are sampled with probability 1 - e^-16: all of them,
 	# the parent's 4 under its process, the child's 4 under its own
-	p1=$(grep -E " P1 T[0-9]+ alloc pyobj size=8388609 .* parent_keep [^ ]*fork_noexec.py:[0-9]+:$parent " "$T/dump" | wc -l)
-	p2=$(grep -E " P2 T[0-9]+ alloc pyobj size=8388609 .* child_keep [^ ]*fork_noexec.py:[0-9]+:$child " "$T/dump" | wc -l)
+	p1=$(grep -E " P1 T[0-9]+ alloc malloc size=8388609 .* parent_keep [^ ]*fork_noexec.py:[0-9]+:$parent " "$T/dump" | wc -l)
+	p2=$(grep -E " P2 T[0-9]+ alloc malloc size=8388609 .* child_keep [^ ]*fork_noexec.py:[0-9]+:$child " "$T/dump" | wc -l)
 	[ "$p1" -eq 4 ]
 	[ "$p2" -eq 4 ]
 	[ "$(grep -cE " P2 T[0-9]+ alloc .* parent_keep " "$T/dump")" -eq 0 ]

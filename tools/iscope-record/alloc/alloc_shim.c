@@ -139,8 +139,7 @@ struct shim_tls {
 };
 static __thread struct shim_tls tls __attribute__((tls_model("initial-exec")));
 
-struct ptr_ent { /* a sampled live pointer (private memory) */
-	uintptr_t key; /* PTR_EMPTY, PTR_TOMB or the address */
+struct ptr_val { /* a sampled live pointer (private memory; its key in ptr_keys) */
 	uint64_t size, weight;
 	uint32_t site;
 	uint32_t domain;
@@ -172,9 +171,9 @@ static struct {
 	uint32_t nslots, ring_size, sites_cap, cur;
 	uint64_t str_size;
 	uint32_t next_id;
-	/* private tables */
-	struct ptr_ent *ptrs;
-	uint32_t ptr_cap, ptr_used, ptr_tombs, ptr_limit;
+	/* private tables: the live sampled pointers (keys below) */
+	struct ptr_val *ptr_vals;
+	uint32_t ptr_cap, ptr_used, ptr_tombs;
 	struct str_ent *strs;
 	uint32_t str_cap, str_count;
 	/* the Python agent */
@@ -183,7 +182,19 @@ static struct {
 } g = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
 /* counters of sampled live pointers by hash: 0 means "certainly not sampled" */
-static _Atomic uint16_t filter[1u << FILTER_BITS];
+static _Atomic uint8_t filter[1u << FILTER_BITS];
+
+/*
+ * The keys of the live sampled pointers: open addressing, linear probing,
+ * PTR_EMPTY / PTR_TOMB / the address; ptr_cap (INFERSCOPE_ALLOC_PTRS) of
+ * them, mapped once and never unmapped nor moved while the process lives,
+ * so a release the filter lets through is looked up without the lock:
+ * writers (under g.mu) publish a key after its value, and the rare
+ * cleanup of tombstones, which moves keys, makes ptr_gen odd while it
+ * runs; a reader that sees ptr_gen change takes the lock.
+ */
+static _Atomic(uintptr_t) *_Atomic ptr_keys;
+static _Atomic uint32_t ptr_gen;
 
 static inline uint32_t ptr_hash(uintptr_t p)
 {
@@ -641,48 +652,96 @@ static void site_sub(uint32_t site, uint64_t w, uint64_t size)
 		s->live_var = 0;
 }
 
-/* Rebuilds the pointer table at cap entries (dropping tombstones); 0 or -1. */
-static int ptrs_rebuild(uint32_t cap)
+/* The slot of key p under the lock, or -1. */
+static long ptr_find(uintptr_t p)
 {
-	struct ptr_ent *t = map_anon((size_t)cap * sizeof(*t));
-	if (!t)
+	_Atomic(uintptr_t) *keys = atomic_load_explicit(&ptr_keys, memory_order_relaxed);
+	if (!keys)
 		return -1;
-	uint32_t used = 0;
-	for (uint32_t i = 0; i < g.ptr_cap; i++)
-		if (g.ptrs[i].key > PTR_TOMB) {
-			uint32_t j = ptr_hash(g.ptrs[i].key) & (cap - 1);
-			while (t[j].key)
-				j = (j + 1) & (cap - 1);
-			t[j] = g.ptrs[i];
-			used++;
+	uint32_t mask = g.ptr_cap - 1, i = ptr_hash(p) & mask;
+	for (uint32_t probes = 0; probes < g.ptr_cap; probes++, i = (i + 1) & mask) {
+		uintptr_t k = atomic_load_explicit(&keys[i], memory_order_relaxed);
+		if (k == p)
+			return i;
+		if (k == PTR_EMPTY)
+			break;
+	}
+	return -1;
+}
+
+/*
+ * Whether p may be a live sampled pointer, without the lock: false only
+ * when a probe of the keys, undisturbed by a cleanup, did not find it.
+ */
+static bool ptr_maybe_live(uintptr_t p)
+{
+	uint32_t gen = atomic_load_explicit(&ptr_gen, memory_order_acquire);
+	_Atomic(uintptr_t) *keys = atomic_load_explicit(&ptr_keys, memory_order_acquire);
+	bool found = false;
+	if (gen & 1)
+		return true;
+	if (!keys)
+		return false;
+	uint32_t cap = atomic_load_explicit((_Atomic uint32_t *)&g.ptr_cap, memory_order_relaxed);
+	uint32_t i = ptr_hash(p) & (cap - 1);
+	for (uint32_t probes = 0; probes < cap; probes++, i = (i + 1) & (cap - 1)) {
+		uintptr_t k = atomic_load_explicit(&keys[i], memory_order_acquire);
+		if (k == p) {
+			found = true;
+			break;
 		}
-	unmap(g.ptrs, (size_t)g.ptr_cap * sizeof(*g.ptrs));
-	g.ptrs = t;
-	g.ptr_cap = cap;
-	g.ptr_used = used;
+		if (k == PTR_EMPTY)
+			break;
+	}
+	atomic_thread_fence(memory_order_acquire);
+	return found || atomic_load_explicit(&ptr_gen, memory_order_relaxed) != gen;
+}
+
+/*
+ * Moves the live keys back to their probe positions, dropping tombstones,
+ * in place (readers that overlap it see ptr_gen odd or changed).  Under
+ * the lock; 0 or -1 (no room for the copy).
+ */
+static int ptrs_cleanup(void)
+{
+	_Atomic(uintptr_t) *keys = atomic_load_explicit(&ptr_keys, memory_order_relaxed);
+	size_t n = (size_t)g.ptr_cap;
+	uintptr_t *k = map_anon(n * sizeof(*k));
+	struct ptr_val *v = map_anon(n * sizeof(*v));
+	if (!k || !v) {
+		unmap(k, n * sizeof(*k));
+		unmap(v, n * sizeof(*v));
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		k[i] = atomic_load_explicit(&keys[i], memory_order_relaxed);
+	memcpy(v, g.ptr_vals, n * sizeof(*v));
+	atomic_fetch_add_explicit(&ptr_gen, 1, memory_order_acq_rel); /* odd: moving */
+	atomic_thread_fence(memory_order_seq_cst);
+	for (size_t i = 0; i < n; i++)
+		atomic_store_explicit(&keys[i], PTR_EMPTY, memory_order_relaxed);
+	for (size_t i = 0; i < n; i++)
+		if (k[i] > PTR_TOMB) {
+			uint32_t j = ptr_hash(k[i]) & (g.ptr_cap - 1);
+			while (atomic_load_explicit(&keys[j], memory_order_relaxed) != PTR_EMPTY)
+				j = (j + 1) & (g.ptr_cap - 1);
+			g.ptr_vals[j] = v[i];
+			atomic_store_explicit(&keys[j], k[i], memory_order_relaxed);
+		}
+	atomic_fetch_add_explicit(&ptr_gen, 1, memory_order_release); /* even again */
 	g.ptr_tombs = 0;
+	unmap(k, n * sizeof(*k));
+	unmap(v, n * sizeof(*v));
 	return 0;
 }
 
-static struct ptr_ent *ptr_find(uintptr_t p)
+static void ptr_remove(long i)
 {
-	if (!g.ptrs)
-		return NULL;
-	uint32_t i = ptr_hash(p) & (g.ptr_cap - 1);
-	for (uint32_t probes = 0; probes < g.ptr_cap && g.ptrs[i].key != PTR_EMPTY; probes++) {
-		if (g.ptrs[i].key == p)
-			return &g.ptrs[i];
-		i = (i + 1) & (g.ptr_cap - 1);
-	}
-	return NULL;
-}
-
-static void ptr_remove(struct ptr_ent *e)
-{
-	uint32_t h = ptr_hash(e->key);
-	if (atomic_load_explicit(&filter[h], memory_order_relaxed) != UINT16_MAX) /* a saturated counter stays */
+	_Atomic(uintptr_t) *keys = atomic_load_explicit(&ptr_keys, memory_order_relaxed);
+	uint32_t h = ptr_hash(atomic_load_explicit(&keys[i], memory_order_relaxed));
+	atomic_store_explicit(&keys[i], PTR_TOMB, memory_order_release);
+	if (atomic_load_explicit(&filter[h], memory_order_relaxed) != UINT8_MAX) /* a saturated counter stays */
 		atomic_fetch_sub_explicit(&filter[h], 1, memory_order_relaxed);
-	e->key = PTR_TOMB;
 	g.ptr_used--;
 	g.ptr_tombs++;
 }
@@ -690,24 +749,34 @@ static void ptr_remove(struct ptr_ent *e)
 /* Remembers a sampled pointer; false when the table cannot hold it. */
 static bool ptr_insert(uintptr_t p, uint64_t size, uint64_t w, uint32_t site, uint32_t domain)
 {
-	if (!g.ptrs && ptrs_rebuild(g.ptr_limit < 4096 ? g.ptr_limit : 4096))
-		return false;
-	if ((g.ptr_used + g.ptr_tombs + 1) * 4 > g.ptr_cap * 3) {
-		/* twice the size when live pointers fill half of it, else the same size without tombstones */
-		uint32_t cap = (g.ptr_used + 1) * 2 > g.ptr_cap ? g.ptr_cap * 2 : g.ptr_cap;
-		if (cap > g.ptr_limit || ptrs_rebuild(cap))
+	_Atomic(uintptr_t) *keys = atomic_load_explicit(&ptr_keys, memory_order_relaxed);
+	if (!keys) { /* once: the keys are never unmapped (lock-free readers) */
+		keys = map_anon((size_t)g.ptr_cap * sizeof(*keys));
+		g.ptr_vals = map_anon((size_t)g.ptr_cap * sizeof(*g.ptr_vals));
+		if (!keys || !g.ptr_vals) {
+			unmap((void *)keys, (size_t)g.ptr_cap * sizeof(*keys));
+			unmap(g.ptr_vals, (size_t)g.ptr_cap * sizeof(*g.ptr_vals));
+			g.ptr_vals = NULL;
 			return false;
+		}
+		atomic_store_explicit(&ptr_keys, keys, memory_order_release);
 	}
-	uint32_t i = ptr_hash(p) & (g.ptr_cap - 1);
-	while (g.ptrs[i].key > PTR_TOMB)
-		i = (i + 1) & (g.ptr_cap - 1);
-	if (g.ptrs[i].key == PTR_TOMB)
+	if ((g.ptr_used + 1) * 4 > g.ptr_cap * 3)
+		return false; /* full: INFERSCOPE_ALLOC_PTRS */
+	if ((g.ptr_used + g.ptr_tombs + 1) * 8 > g.ptr_cap * 7 && ptrs_cleanup())
+		return false;
+	uint32_t mask = g.ptr_cap - 1, i = ptr_hash(p) & mask;
+	uintptr_t k;
+	while ((k = atomic_load_explicit(&keys[i], memory_order_relaxed)) > PTR_TOMB)
+		i = (i + 1) & mask;
+	if (k == PTR_TOMB)
 		g.ptr_tombs--;
-	g.ptrs[i] = (struct ptr_ent){ p, size, w, site, domain };
-	g.ptr_used++;
+	g.ptr_vals[i] = (struct ptr_val){ size, w, site, domain };
 	uint32_t h = ptr_hash(p);
-	if (atomic_load_explicit(&filter[h], memory_order_relaxed) != UINT16_MAX)
+	if (atomic_load_explicit(&filter[h], memory_order_relaxed) != UINT8_MAX)
 		atomic_fetch_add_explicit(&filter[h], 1, memory_order_relaxed);
+	atomic_store_explicit(&keys[i], p, memory_order_release);
+	g.ptr_used++;
 	return true;
 }
 
@@ -737,9 +806,9 @@ static void record_alloc(void *p, size_t n, uint32_t domain)
 	uint32_t site = site_get(frames, depth, tid);
 	site_add(site, w, n, now);
 	uint32_t flags = truncated ? ISC_ALLOC_F_TRUNCATED : 0;
-	struct ptr_ent *old = ptr_find((uintptr_t)p);
-	if (old) { /* its release was not seen (a signal handler's): it is gone now */
-		site_sub(old->site, old->weight, old->size);
+	long old = ptr_find((uintptr_t)p);
+	if (old >= 0) { /* its release was not seen (a signal handler's): it is gone now */
+		site_sub(g.ptr_vals[old].site, g.ptr_vals[old].weight, g.ptr_vals[old].size);
 		ptr_remove(old);
 	}
 	if (!ptr_insert((uintptr_t)p, n, w, site, domain)) {
@@ -797,13 +866,16 @@ static __attribute__((noinline)) void on_free(void *p, uint32_t domain)
 	(void)domain;
 	if (tls.busy)
 		return; /* a signal handler inside the shim: not recorded */
+	if (!ptr_maybe_live((uintptr_t)p))
+		return; /* the filter's false positive: no lock taken */
 	int64_t left = tls.left;
 	tls.left = NOT_COUNTING;
 	pthread_mutex_lock(&g.mu);
 	tls.busy = 1;
-	struct ptr_ent *e = ptr_find((uintptr_t)p);
-	if (e && g.base) {
+	long i = ptr_find((uintptr_t)p);
+	if (i >= 0 && g.base) {
 		struct enc r = { .n = 0 };
+		const struct ptr_val *e = &g.ptr_vals[i];
 		uint64_t now = now_ns();
 		put(&r, (uint64_t)gettid());
 		put(&r, (uint64_t)(uintptr_t)p);
@@ -812,7 +884,7 @@ static __attribute__((noinline)) void on_free(void *p, uint32_t domain)
 		put(&r, e->domain);
 		put(&r, e->site);
 		site_sub(e->site, e->weight, e->size);
-		ptr_remove(e);
+		ptr_remove(i);
 		atomic_fetch_add_explicit(&g.hdr->frees, 1, memory_order_relaxed);
 		push(ISC_REC_FREE, now, r.b, r.n);
 	}
@@ -980,7 +1052,20 @@ EXPORT int munmap(void *addr, size_t len)
 
 /* ---- CPython's allocator domains (through isc_alloc_api.pymem_install) --------- */
 
-/* PyMemAllocatorEx, the same since CPython 3.5 */
+/*
+ * Two ways to wrap them.  Over CPython's own small-object allocator (the
+ * default: PYTHONMALLOC unset or pymalloc), the fast one: the mem and
+ * object domains count requests of up to 512 bytes (SMALL_REQUEST_THRESHOLD
+ * since 3.8), which pymalloc serves without calling anything of ours; it
+ * passes larger ones to the raw domain, which is malloc, counted there.
+ * The raw domain is not wrapped, and pymalloc's arenas are allocated with
+ * the count parked (the arena allocator's wrapper), so nothing counts
+ * twice, at the cost of one call and one subtraction.  Over any other
+ * allocator (PYTHONMALLOC=malloc, debug hooks), the generic one: every
+ * domain wrapped, the count parked while the allocator below runs.
+ */
+
+/* PyMemAllocatorEx and PyObjectArenaAllocator, the same since CPython 3.5 */
 struct pymem_alloc {
 	void *ctx;
 	void *(*malloc)(void *ctx, size_t size);
@@ -988,12 +1073,87 @@ struct pymem_alloc {
 	void *(*realloc)(void *ctx, void *ptr, size_t new_size);
 	void (*free)(void *ctx, void *ptr);
 };
+struct pyarena_alloc {
+	void *ctx;
+	void *(*alloc)(void *ctx, size_t size);
+	void (*free)(void *ctx, void *ptr, size_t size);
+};
 static struct pymem_alloc pm_prev[3]; /* PYMEM_DOMAIN_RAW, _MEM, _OBJ */
+static struct pyarena_alloc pm_arena;
+#define PY_SMALL 512u
 
-/* ctx is the domain index; the allocators inside do not count (parked) */
+/*
+ * The fast wrappers, one set per domain (D: 1 mem, 2 object) so that each
+ * is a direct load of the allocator below and one subtraction: CPython
+ * calls them for every small object.
+ */
+#define PM_FAST(D, NAME)                                                                                  \
+	static void *pm_##NAME##_malloc(void *ctx, size_t n)                                               \
+	{                                                                                                  \
+		(void)ctx;                                                                                 \
+		void *p = pm_prev[D].malloc(pm_prev[D].ctx, n);                                            \
+		if (LIKELY(p != NULL) && n <= PY_SMALL)                                                    \
+			count(p, n, ISC_ALLOC_PYRAW + D);                                                  \
+		return p;                                                                                  \
+	}                                                                                                  \
+	static void *pm_##NAME##_calloc(void *ctx, size_t k, size_t n)                                     \
+	{                                                                                                  \
+		(void)ctx;                                                                                 \
+		void *p = pm_prev[D].calloc(pm_prev[D].ctx, k, n);                                         \
+		if (LIKELY(p != NULL) && (!n || k <= PY_SMALL / n) && k * n <= PY_SMALL)                   \
+			count(p, k * n, ISC_ALLOC_PYRAW + D);                                              \
+		return p;                                                                                  \
+	}                                                                                                  \
+	static void *pm_##NAME##_realloc(void *ctx, void *old, size_t n)                                   \
+	{                                                                                                  \
+		(void)ctx;                                                                                 \
+		if (old && UNLIKELY(maybe_sampled(old)))                                                   \
+			on_free(old, ISC_ALLOC_PYRAW + D);                                                 \
+		void *p = pm_prev[D].realloc(pm_prev[D].ctx, old, n);                                      \
+		if (LIKELY(p != NULL) && n <= PY_SMALL)                                                    \
+			count(p, n, ISC_ALLOC_PYRAW + D);                                                  \
+		return p;                                                                                  \
+	}                                                                                                  \
+	static void pm_##NAME##_free(void *ctx, void *p)                                                   \
+	{                                                                                                  \
+		(void)ctx;                                                                                 \
+		if (UNLIKELY(maybe_sampled(p)) && p)                                                       \
+			on_free(p, ISC_ALLOC_PYRAW + D);                                                   \
+		pm_prev[D].free(pm_prev[D].ctx, p);                                                        \
+	}
+PM_FAST(1, mem)
+PM_FAST(2, obj)
+
+/* (the generic wrappers' release) */
+static void pm_free(void *ctx, void *p)
+{
+	unsigned d = (unsigned)(uintptr_t)ctx;
+	if (p && UNLIKELY(maybe_sampled(p)))
+		on_free(p, ISC_ALLOC_PYRAW + d);
+	pm_prev[d].free(pm_prev[d].ctx, p);
+}
+
+/* pymalloc's arenas (mmap below): never counted. */
+static void *pm_arena_alloc(void *ctx, size_t n)
+{
+	(void)ctx;
+	int64_t left = tls.left;
+	tls.left = NOT_COUNTING;
+	void *p = pm_arena.alloc(pm_arena.ctx, n);
+	tls.left = left;
+	return p;
+}
+
+static void pm_arena_free(void *ctx, void *p, size_t n)
+{
+	(void)ctx;
+	pm_arena.free(pm_arena.ctx, p, n);
+}
+
+/* The generic wrappers: every domain, the allocator below does not count. */
 static void *pm_malloc(void *ctx, size_t n)
 {
-	unsigned d = (unsigned)(uintptr_t)ctx % 3;
+	unsigned d = (unsigned)(uintptr_t)ctx;
 	int64_t left = tls.left;
 	tls.left = NOT_COUNTING;
 	void *p = pm_prev[d].malloc(pm_prev[d].ctx, n);
@@ -1005,7 +1165,7 @@ static void *pm_malloc(void *ctx, size_t n)
 
 static void *pm_calloc(void *ctx, size_t k, size_t n)
 {
-	unsigned d = (unsigned)(uintptr_t)ctx % 3;
+	unsigned d = (unsigned)(uintptr_t)ctx;
 	int64_t left = tls.left;
 	tls.left = NOT_COUNTING;
 	void *p = pm_prev[d].calloc(pm_prev[d].ctx, k, n);
@@ -1017,7 +1177,7 @@ static void *pm_calloc(void *ctx, size_t k, size_t n)
 
 static void *pm_realloc(void *ctx, void *old, size_t n)
 {
-	unsigned d = (unsigned)(uintptr_t)ctx % 3;
+	unsigned d = (unsigned)(uintptr_t)ctx;
 	if (old && UNLIKELY(maybe_sampled(old)))
 		on_free(old, ISC_ALLOC_PYRAW + d);
 	int64_t left = tls.left;
@@ -1029,24 +1189,31 @@ static void *pm_realloc(void *ctx, void *old, size_t n)
 	return p;
 }
 
-static void pm_free(void *ctx, void *p)
-{
-	unsigned d = (unsigned)(uintptr_t)ctx % 3;
-	if (p && UNLIKELY(maybe_sampled(p)))
-		on_free(p, ISC_ALLOC_PYRAW + d);
-	pm_prev[d].free(pm_prev[d].ctx, p);
-}
-
-static int api_pymem_install(void (*get)(int, void *), void (*set)(int, void *))
+static int api_pymem_install(void (*get)(int, void *), void (*set)(int, void *), void (*arena_get)(void *),
+			     void (*arena_set)(void *))
 {
 	if (!g.sampling || g.pymem)
 		return -1;
+	const char *env = getenv("PYTHONMALLOC");
+	bool fast = (!env || !*env || !strcmp(env, "pymalloc")) && arena_get && arena_set;
 	for (int d = 0; d < 3; d++)
 		get(d, &pm_prev[d]);
-	for (int d = 0; d < 3; d++) {
-		struct pymem_alloc a = { (void *)(uintptr_t)d, pm_malloc, pm_calloc, pm_realloc, pm_free };
-		set(d, &a);
+	if (fast) {
+		arena_get(&pm_arena);
+		struct pyarena_alloc a = { NULL, pm_arena_alloc, pm_arena_free };
+		arena_set(&a);
 	}
+	struct pymem_alloc w[3] = {
+		{ (void *)0, pm_malloc, pm_calloc, pm_realloc, pm_free },
+		{ (void *)1, pm_malloc, pm_calloc, pm_realloc, pm_free },
+		{ (void *)2, pm_malloc, pm_calloc, pm_realloc, pm_free },
+	};
+	if (fast) {
+		w[1] = (struct pymem_alloc){ NULL, pm_mem_malloc, pm_mem_calloc, pm_mem_realloc, pm_mem_free };
+		w[2] = (struct pymem_alloc){ NULL, pm_obj_malloc, pm_obj_calloc, pm_obj_realloc, pm_obj_free };
+	}
+	for (int d = fast ? 1 : 0; d < 3; d++)
+		set(d, &w[d]);
 	g.pymem = 1;
 	int64_t left = tls.left;
 	tls.left = NOT_COUNTING;
@@ -1108,12 +1275,15 @@ static void atfork_child(void)
 	g.proc = NULL;
 	g.hdr = NULL;
 	g.sites = NULL;
-	if (g.ptrs) {
-		unmap(g.ptrs, (size_t)g.ptr_cap * sizeof(*g.ptrs));
+	_Atomic(uintptr_t) *keys = atomic_load_explicit(&ptr_keys, memory_order_relaxed);
+	if (keys) { /* one thread now: nobody reads them, they may go */
+		unmap((void *)keys, (size_t)g.ptr_cap * sizeof(*keys));
+		unmap(g.ptr_vals, (size_t)g.ptr_cap * sizeof(*g.ptr_vals));
 		memset((void *)filter, 0, sizeof(filter));
 	}
-	g.ptrs = NULL;
-	g.ptr_cap = g.ptr_used = g.ptr_tombs = 0;
+	atomic_store_explicit(&ptr_keys, NULL, memory_order_relaxed);
+	g.ptr_vals = NULL;
+	g.ptr_used = g.ptr_tombs = 0;
 	unmap(g.strs, (size_t)g.str_cap * sizeof(*g.strs));
 	g.strs = NULL;
 	g.str_cap = g.str_count = 0;
@@ -1186,7 +1356,7 @@ __attribute__((constructor)) static void shim_init(void)
 	struct stat st;
 	g.interval = end && *end ? ISC_ALLOC_DEFAULT_INTERVAL : interval;
 	g.info_flags = ISC_ALLOC_I_MALLOC;
-	g.ptr_limit = pow2_floor(isc_shm_env_u32("INFERSCOPE_ALLOC_PTRS", 1u << 18, 1024, 1u << 24));
+	g.ptr_cap = pow2_floor(isc_shm_env_u32("INFERSCOPE_ALLOC_PTRS", 1u << 18, 1024, 1u << 24));
 	g.sampling = session && *session && !(enable && !strcmp(enable, "0")) && g.interval > 0 &&
 		     strlen(session) < sizeof(g.session) && real.malloc && real.free && real.mmap;
 	/* our file goes only into a directory nobody else can write (as the agents') */

@@ -15,7 +15,8 @@
  *       layout for 3.M.P (3.13+: _Py_DebugOffsets) -- none: samples without stacks
  *       verify: walk our own stack with checked reads (process_vm_readv), compare
  *               the innermost frame with the interpreter's answer
- *       set_stack_fn(walk); pymem_install(Get, Set); atexit: set_stack_fn(NULL)
+ *       set_stack_fn(walk); pymem_install(PyMem_[GS]etAllocator, PyObject_[GS]etArenaAllocator);
+ *       atexit: set_stack_fn(NULL)
  *
  * The shim calls walk() holding its sampling lock, so the state here (the
  * walker, its line-table cache, the name cache) has one user at a time.
@@ -37,6 +38,8 @@
  * domain is an enum, PyMemAllocatorEx five pointers). */
 PyAPI_FUNC(void) PyMem_GetAllocator(int domain, void *allocator);
 PyAPI_FUNC(void) PyMem_SetAllocator(int domain, void *allocator);
+PyAPI_FUNC(void) PyObject_GetArenaAllocator(void *allocator);
+PyAPI_FUNC(void) PyObject_SetArenaAllocator(void *allocator);
 
 #define NAME_CACHE 4096
 
@@ -167,7 +170,7 @@ void isc_agent_alloc_start(void)
 		fprintf(stderr, "inferscope: CPython %u.%u.%u: the allocation sampler cannot read its stacks (%s): "
 				"allocations are sampled without their Python stack\n",
 			major, minor, patch, L ? "the layout did not check out" : "no layout for it in this build");
-	api->pymem_install(PyMem_GetAllocator, PyMem_SetAllocator);
+	api->pymem_install(PyMem_GetAllocator, PyMem_SetAllocator, PyObject_GetArenaAllocator, PyObject_SetArenaAllocator);
 	PyObject *atexit = PyImport_ImportModule("atexit");
 	PyObject *fn = PyCFunction_New(&atexit_def, NULL);
 	PyObject *r = atexit && fn ? PyObject_CallMethod(atexit, "register", "O", fn) : NULL;
