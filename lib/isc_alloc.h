@@ -113,10 +113,12 @@ static inline double isc_alloc_weight(uint64_t size, uint64_t interval)
  * Called by the shim, holding its sampling lock, on the thread that made a
  * sampled allocation: fills frames with up to max (code id, line) pairs,
  * innermost first, and returns how many; *truncated when there were more.
+ * file is the generation of the shim's file: it changes when a fork child
+ * makes its own, whose string ids are its own (forget cached ids then).
  * It must not call into the interpreter; it may allocate (the shim does
  * not sample itself) and call intern().
  */
-typedef unsigned isc_alloc_stack_fn(uint32_t *frames, unsigned max, int *truncated);
+typedef unsigned isc_alloc_stack_fn(uint32_t *frames, unsigned max, int *truncated, uint32_t file);
 
 struct isc_alloc_api {
 	uint32_t version; /* 1 */

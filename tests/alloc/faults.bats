@@ -61,6 +61,10 @@ line_of() {
 	[ "$p1" -eq 4 ]
 	[ "$p2" -eq 4 ]
 	[ "$(grep -cE " P2 T[0-9]+ alloc .* parent_keep " "$T/dump")" -eq 0 ]
+	# the child's stacks name their callers (names the parent defined are
+	# not the child's: it defines them again in its own file)
+	[ "$(grep -cE " P2 T[0-9]+ alloc .* child_keep [^ ]*fork_noexec.py:[0-9]+:$child <module> [^ ]*fork_noexec.py:1:" "$T/dump")" -eq 4 ]
+	[ "$(grep -c '<unknown #' "$T/dump")" -eq 0 ]
 	[ "$(grep -cE " P1 T[0-9]+ alloc .* child_keep " "$T/dump")" -eq 0 ]
 	# a site table for each, read when it ended
 	[ "$(grep -cE ' P[12] alloc_info phase=2 ' "$T/dump")" -eq 2 ]

@@ -169,6 +169,7 @@ static struct {
 	uint8_t *str, *rings;
 	struct isc_alloc_site *sites;
 	uint32_t nslots, ring_size, sites_cap, cur;
+	uint32_t file_gen; /* attachments of this address space (a fork child's file is another) */
 	uint64_t str_size;
 	uint32_t next_id;
 	/* private tables: the live sampled pointers (keys below) */
@@ -439,6 +440,7 @@ static int attach_locked(void)
 		return -1;
 	}
 	close(fd);
+	g.file_gen++;
 	g.base = base;
 	g.proc = base;
 	g.hdr = (struct isc_alloc_hdr *)((uint8_t *)base + ISC_ALLOC_HDR_OFF);
@@ -798,7 +800,7 @@ static void record_alloc(void *p, size_t n, uint32_t domain)
 		goto out;
 	uint32_t tid = (uint32_t)gettid();
 	int truncated = 0;
-	unsigned depth = g.stack_fn ? g.stack_fn(frames, ISC_ALLOC_MAX_DEPTH, &truncated) : 0;
+	unsigned depth = g.stack_fn ? g.stack_fn(frames, ISC_ALLOC_MAX_DEPTH, &truncated, g.file_gen) : 0;
 	if (depth > ISC_ALLOC_MAX_DEPTH)
 		depth = ISC_ALLOC_MAX_DEPTH;
 	uint64_t now = now_ns();

@@ -50,6 +50,7 @@ static struct {
 	uint64_t code, qualname, file;
 	uint32_t id;
 } names[NAME_CACHE];
+static uint32_t names_file; /* the shim's file the cached ids belong to */
 static char name_buf[ISC_PY_NAME_MAX + 8], file_buf[ISC_PY_NAME_MAX + 8];
 
 /* In-process reads: the layout is verified and the frames are our own. */
@@ -91,10 +92,14 @@ static uint32_t code_id(const struct isc_pyframe *f)
 }
 
 /* isc_alloc_stack_fn: the calling thread's Python stack, innermost first. */
-static unsigned walk(uint32_t *frames, unsigned max, int *truncated)
+static unsigned walk(uint32_t *frames, unsigned max, int *truncated, uint32_t file)
 {
 	PyThreadState *ts = PyGILState_GetThisThreadState();
 	unsigned n = 0;
+	if (file != names_file) { /* a fork child's own file: its ids start again */
+		memset(names, 0, sizeof(names));
+		names_file = file;
+	}
 	if (!ts || isc_pyremote_thread(&walker, (uint64_t)(uintptr_t)ts, &stack))
 		return 0;
 	for (uint32_t i = 0; i < stack.depth && n < max; i++, n++) {
