@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # Allocation sampling under faults (issue 25, item 7): a workload that
-# defines malloc itself, a static binary, a fork without exec, an
-# allocation storm, and rings too small for it.  Each either works or
+# defines malloc itself, a static binary, a fork without exec, threads
+# allocating at once, an allocation storm, and rings too small for it.  Each either works or
 # degrades to a gap the trace states (a WARNING, a DROPPED count, the site
 # table's counts), never a crash or a hang: the workload's status and
 # output are its own, and the trace merges.  (A hostile or corrupt site
@@ -77,6 +77,20 @@ line_of() {
 	[ "${#lines[@]}" -eq 1 ]
 	[[ ${lines[0]} =~ ^\[([0-9]+),4\]$ ]]
 	[ "${BASH_REMATCH[1]}" -ne "$cpid" ]
+}
+
+@test "threads: four threads allocating at once, each sample under its own thread" {
+	local keep
+	keep=$(line_of "$WL/threads.py" "# KEEP$")
+	run --separate-stderr "$RECORD" -q -o "$T/t.isc" -- "$PY" "$WL/threads.py"
+	[ "$status" -eq 0 ]
+	"$MERGE" --dump-times -o "$T/dump" "$T/t.isc"
+	# 8 MiB allocations are sampled with probability 1 - e^-16: all 32, 8 a thread
+	grep -E " P1 T[0-9]+ alloc malloc size=8388609 .* work [^ ]*threads.py:[0-9]+:$keep " "$T/dump" |
+		awk '{ print $3 }' | sort | uniq -c | awk '{ print $1 }' > "$T/per_thread"
+	[ "$(wc -l < "$T/per_thread")" -eq 4 ]
+	[ "$(grep -c '^8$' "$T/per_thread")" -eq 4 ]
+	[ "$(grep -c '<unknown #' "$T/dump")" -eq 0 ]
 }
 
 @test "an allocation storm (10 million objects) at the default interval: the workload finishes, nothing is lost" {
