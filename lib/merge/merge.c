@@ -973,12 +973,14 @@ static int gpu_summary(struct merge *m)
 #define GPU_LAG_MAX 60000000000ull /* the reorder delay never grows past 60 s */
 #define GKEY_CALLS (1ull << 63)    /* | tid: a thread's calls and NVTX ranges */
 #define GKEY_MISC (1ull << 62)     /* the process's other records */
+#define GKEY_ALLOC (1ull << 61)    /* | tid: allocation records (ALLOC chunks) of a thread; tid 0 the rest */
 
 /*
  * The GPU queue of (input, pid, gkey): device << 32 | stream for the
- * operations and memory records of a stream, GKEY_CALLS | tid, GKEY_MISC.
- * Queues live until the end of the merge.  Records of a queue share its
- * context: (pid, tid) for calls, (pid, 0) for the rest.
+ * operations and memory records of a stream, GKEY_CALLS | tid, GKEY_MISC;
+ * and the allocation queues, GKEY_ALLOC | tid (rank 3).  Queues live until
+ * the end of the merge.  Records of a queue share its context: (pid, tid)
+ * for calls and allocation records, (pid, 0) for the rest.
  */
 static struct queue *gpu_queue(struct merge *m, unsigned ii, uint32_t pid, uint64_t gkey)
 {
@@ -989,10 +991,10 @@ static struct queue *gpu_queue(struct merge *m, unsigned ii, uint32_t pid, uint6
 	struct queue *q = calloc(1, sizeof(*q));
 	if (!q)
 		return NULL;
-	uint32_t tid = gkey & GKEY_CALLS ? (uint32_t)gkey : 0;
-	*q = (struct queue){ .input = ii, .rank = 2, .pid = pid, .tid = tid, .order = m->next_order++,
-			     .sorted = true, .gkey = gkey, .gnext = m->gpuq[h] };
-	if (tid && !(q->owner = thread_get(m, ii, pid, tid))) {
+	uint32_t tid = gkey & (GKEY_CALLS | GKEY_ALLOC) ? (uint32_t)gkey : 0;
+	*q = (struct queue){ .input = ii, .rank = gkey & GKEY_ALLOC ? 3 : 2, .pid = pid, .tid = tid,
+			     .order = m->next_order++, .sorted = true, .gkey = gkey, .gnext = m->gpuq[h] };
+	if (tid && (gkey & GKEY_CALLS) && !(q->owner = thread_get(m, ii, pid, tid))) {
 		free(q);
 		return NULL;
 	}
@@ -1142,6 +1144,121 @@ out:
 	return rc;
 }
 
+/* ---- ALLOC chunks: the allocation shim's records ----------------------- */
+
+/*
+ * An ALLOC or ALLOC_SITE body with the process's code ids made global
+ * (the timeline body, formats/timeline.md §4.5); -EBADMSG when it does
+ * not parse.
+ */
+static int alloc_body(struct merge *m, unsigned ii, uint32_t pid, uint8_t type, const uint8_t *p, size_t len,
+		      struct isc_buf *out)
+{
+	const uint8_t *pairs, *e = p + len;
+	uint64_t f[12], depth, id, line;
+	unsigned n = isc_record_nvarints(type);
+	int rc = 0;
+	if (isc_alloc_stack_parse(type, p, len, &pairs, &depth, f))
+		return -EBADMSG;
+	for (unsigned i = 0; i < n; i++)
+		rc |= isc_buf_put_varint(out, f[i]);
+	for (uint64_t k = 0; k < depth; k++) {
+		isc_get_varint(&pairs, e, &id); /* parsed above */
+		isc_get_varint(&pairs, e, &line);
+		rc |= isc_buf_put_varint(out, strings_lookup(m, ii, pid, id, ISC_STR_CODE));
+		rc |= isc_buf_put_varint(out, line);
+	}
+	rc |= isc_buf_put(out, pairs, (size_t)(e - pairs)); /* native frames, fields of a later version */
+	return rc ? -ENOMEM : 0;
+}
+
+/*
+ * Decodes an ALLOC chunk (formats/trace.md §6.6): the shim's rings, whose
+ * records each name their thread, and the recorder's site table of a dead
+ * process (tid 0).  Records go to one queue per (pid, thread), in time
+ * order (rings are not per thread, so a thread's records may come from
+ * two chunks), rank 3: after the agents' records, the samples and the GPU
+ * records of the same time.
+ */
+static int read_alloc(struct merge *m, unsigned ii, const struct isc_chunk_header *h, const uint8_t *p)
+{
+	struct input *in = &m->inputs[ii];
+	struct isc_buf body = { 0 };
+	struct isc_cursor c;
+	struct isc_rec r;
+	int rc;
+	isc_cursor_init(&c, p, h->payload_len, h->base_ts);
+	while ((rc = isc_cursor_next(&c, &r)) == 1) {
+		const uint8_t *q = r.body, *e = r.body + r.len;
+		uint64_t ts = out_ts(in, r.ts), v = 0, tid = 0;
+		struct mev ev = { .ts = ts, .pid = h->pid, .type = r.type };
+		if (r.type >= 0x80)
+			continue;
+		body.len = 0;
+		m->res->events_in++;
+		if (ts > in->max_ts)
+			in->max_ts = ts;
+		switch (r.type) {
+		case ISC_REC_ALLOC:
+		case ISC_REC_ALLOC_SITE:
+			if (r.type == ISC_REC_ALLOC && (isc_get_varint(&q, e, &tid) || tid > UINT32_MAX)) {
+				rc = -EBADMSG;
+				goto out;
+			}
+			if ((rc = alloc_body(m, ii, h->pid, r.type, r.body, r.len, &body)))
+				goto out;
+			ev.type = r.type == ISC_REC_ALLOC ? ISC_REC_TL_ALLOC : ISC_REC_TL_ALLOC_SITE;
+			break;
+		case ISC_REC_FREE:
+			if (isc_get_varint(&q, e, &tid) || tid > UINT32_MAX) {
+				rc = -EBADMSG;
+				goto out;
+			}
+			ev.type = ISC_REC_TL_FREE;
+			break;
+		case ISC_REC_ALLOC_INFO:
+			ev.type = ISC_REC_TL_ALLOC_INFO;
+			break;
+		case ISC_REC_WARNING: /* context: the record's process */
+			if (isc_get_varint(&q, e, &v) || v > UINT32_MAX) {
+				rc = -EBADMSG;
+				goto out;
+			}
+			ev.pid = (uint32_t)v;
+			break;
+		case ISC_REC_DROPPED: /* the shim's rings were full: written by the recorder */
+			if (isc_get_varint(&q, e, &v)) {
+				rc = -EBADMSG;
+				goto out;
+			}
+			in->drop_records += v;
+			break;
+		default:
+			break;
+		}
+		ev.tid = (uint32_t)tid;
+		if (!body.len && (rc = isc_buf_put(&body, r.body, r.len)))
+			goto out;
+		struct queue *aq = gpu_queue(m, ii, ev.pid, GKEY_ALLOC | tid);
+		ev.body = malloc(body.len ? body.len : 1);
+		if (!aq || !ev.body) {
+			free(ev.body);
+			rc = -ENOMEM;
+			goto out;
+		}
+		if (body.len)
+			memcpy(ev.body, body.data, body.len);
+		ev.body_len = (uint32_t)body.len;
+		if ((rc = queue_push(m, aq, &ev))) {
+			free(ev.body);
+			goto out;
+		}
+	}
+out:
+	isc_buf_free(&body);
+	return rc;
+}
+
 static void read_end(struct input *in, const uint8_t *p, size_t len)
 {
 	struct isc_end_stats e;
@@ -1195,6 +1312,9 @@ static int read_round(struct merge *m, unsigned ii)
 			break;
 		case ISC_CHUNK_GPU_EVENTS:
 			rc = read_gpu(m, ii, &h, p);
+			break;
+		case ISC_CHUNK_ALLOC:
+			rc = read_alloc(m, ii, &h, p);
 			break;
 		case ISC_CHUNK_STRINGS:
 			rc = read_strings(m, ii, h.pid, p, h.payload_len);

@@ -466,7 +466,7 @@ static uint32_t code_id(struct isc_pysampler *s, struct pyproc *p, const struct 
 		    e->first == f->firstlineno)
 			return e->id;
 	}
-	if (p->next_id >= ISC_STRING_ID_LIMIT)
+	if (p->next_id >= ISC_STRING_ID_ALLOC_BASE) /* the allocation shim's ids start there */
 		return 0;
 	char name[ISC_PY_NAME_MAX + 4], file[ISC_PY_NAME_MAX + 4];
 	if ((!f->qualname || isc_pyremote_str(&p->r, f->qualname, name, sizeof(name)) < 0) &&

@@ -6,6 +6,7 @@
  * PyInit__agent, which attaches to the recording session (agent_shm.c).
  */
 #include "agent.h"
+#include "alloc_hooks.h"
 
 #include <structmember.h>
 
@@ -372,5 +373,6 @@ PyMODINIT_FUNC PyInit__agent(void)
 	agent.py312 = major > 3 || (major == 3 && minor >= 12);
 	if (!agent.enabled && !agent.need_attach)
 		agent_shm_attach();
+	isc_agent_alloc_start();
 	return m;
 }
