@@ -32,6 +32,7 @@
 #include <zlib.h>
 #include <cjson/cJSON.h>
 
+#include "isc_util.h"      /* isc_umap, isc_grow */
 #include "isc_trace_int.h"
 #include "isc_kineto.h"
 #include "kineto.h"
@@ -40,72 +41,6 @@
 #define VALUE_MAX (16u << 20) /* largest event or top-level value kept */
 #define META_MAX 64
 #define META_VALUE_MAX 4096
-
-/* ---- small tables ------------------------------------------------------ */
-
-/* Open-addressing map from a 64-bit key to a non-NULL pointer. */
-struct map {
-	uint64_t *keys;
-	void **vals;
-	size_t cap, n;
-};
-
-static void **map_slot(struct map *m, uint64_t key)
-{
-	size_t i = isc_mix64(key) & (m->cap - 1);
-	while (m->vals[i] && m->keys[i] != key)
-		i = (i + 1) & (m->cap - 1);
-	m->keys[i] = key;
-	return &m->vals[i];
-}
-
-static void *map_get(const struct map *m, uint64_t key)
-{
-	if (!m->cap)
-		return NULL;
-	size_t i = isc_mix64(key) & (m->cap - 1);
-	while (m->vals[i]) {
-		if (m->keys[i] == key)
-			return m->vals[i];
-		i = (i + 1) & (m->cap - 1);
-	}
-	return NULL;
-}
-
-/* Stores v under key (replacing) and returns the previous value, or sets *err. */
-static void *map_put(struct map *m, uint64_t key, void *v, int *err)
-{
-	if ((m->n + 1) * 2 > m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 64;
-		struct map n = { calloc(cap, sizeof(uint64_t)), calloc(cap, sizeof(void *)), cap, m->n };
-		if (!n.keys || !n.vals) {
-			free(n.keys);
-			free(n.vals);
-			*err = -ENOMEM;
-			return NULL;
-		}
-		for (size_t i = 0; i < m->cap; i++)
-			if (m->vals[i])
-				*map_slot(&n, m->keys[i]) = m->vals[i];
-		free(m->keys);
-		free(m->vals);
-		*m = n;
-	}
-	void **slot = map_slot(m, key), *old = *slot;
-	if (!old)
-		m->n++;
-	*slot = v;
-	return old;
-}
-
-static void map_free(struct map *m, bool free_vals)
-{
-	for (size_t i = 0; free_vals && i < m->cap; i++)
-		free(m->vals[i]);
-	free(m->keys);
-	free(m->vals);
-	memset(m, 0, sizeof(*m));
-}
 
 /* ---- strings, names, devices ------------------------------------------ */
 
@@ -168,18 +103,25 @@ struct kin {
 	int64_t base_ns;
 	bool have_min;
 	int64_t min_ts;
-	struct map pid_events; /* pid -> CPU-side items, for the header's command line */
+	struct isc_umap pid_events; /* pid -> index in cpu_items: CPU-side items, for the header's command line */
+	uint64_t *cpu_items;
+	size_t ncpu_items, capcpu_items;
 	struct dev *devs;
-	size_t ndevs;
+	size_t ndevs, capdevs;
 	struct meta metas[META_MAX];
 	size_t nmetas;
 	/* tables */
 	struct strtab st;
-	struct map pnames, tnames; /* pid -> name, (pid,tid) -> name: char * */
+	struct isc_umap pnames, tnames; /* pid, pid << 32 | tid -> index in names */
+	char **names;
+	size_t nnames, capnames;
 	struct isc_ksort sort; /* kineto_sort.c */
 	struct isc_buf wbuf;   /* emit_raw's record body */
 	/* output */
-	struct map threads, procs;
+	struct isc_umap threads; /* pid << 32 | tid -> index in thrs */
+	struct thr **thrs;
+	size_t nthrs, capthrs;
+	struct isc_umap procs; /* the pids announced */
 	struct stk **heap;
 	size_t nheap, capheap;
 	uint64_t next_span;
@@ -684,7 +626,6 @@ static char *dup_n(const char *s, size_t n)
 static int on_meta(struct kin *k, struct kev *ev)
 {
 	uint32_t pid, tid;
-	int err = 0;
 	k->res->metadata++;
 	if (ev->name.t != J_STR || ev->aname.t != J_STR)
 		return 0; /* sort indexes, labels */
@@ -697,12 +638,25 @@ static int on_meta(struct kin *k, struct kev *ev)
 	while (n && ev->aname.s[n - 1] == ' ') /* "stream 7 " */
 		n--;
 	char *name = dup_n(ev->aname.s, n);
-	if (!name)
-		return -ENOMEM;
-	free(proc ? map_put(&k->pnames, pid, name, &err) : map_put(&k->tnames, (uint64_t)pid << 32 | tid, name, &err));
-	if (err)
+	uint32_t *slot;
+	if (!name || isc_grow(&k->names, &k->capnames, k->nnames, sizeof(*k->names)) ||
+	    isc_umap_slot(proc ? &k->pnames : &k->tnames, proc ? pid : (uint64_t)pid << 32 | tid, &slot)) {
 		free(name);
-	return err;
+		return -ENOMEM;
+	}
+	if (*slot == ISC_UMAP_NONE) /* a new pid or thread; else the later name replaces the earlier */
+		*slot = (uint32_t)k->nnames++;
+	else
+		free(k->names[*slot]);
+	k->names[*slot] = name;
+	return 0;
+}
+
+/* The process or thread name of key in map (pnames, tnames), NULL when none. */
+static const char *name_of(const struct kin *k, const struct isc_umap *map, uint64_t key)
+{
+	uint32_t i = isc_umap_get(map, key);
+	return i == ISC_UMAP_NONE ? NULL : k->names[i];
 }
 
 static void bad_event(struct kin *k, const char *why)
@@ -726,18 +680,15 @@ static bool time_ns(const struct kt_jv *v, const char *field, int64_t *ns, const
 
 static int count_pid(struct kin *k, uint32_t pid)
 {
-	uint64_t *n = map_get(&k->pid_events, pid);
-	int err = 0;
-	if (!n) {
-		if (!(n = calloc(1, sizeof(*n))))
+	uint32_t i = isc_umap_get(&k->pid_events, pid), *slot;
+	if (i == ISC_UMAP_NONE) {
+		if (isc_grow(&k->cpu_items, &k->capcpu_items, k->ncpu_items, sizeof(*k->cpu_items)) ||
+		    isc_umap_slot(&k->pid_events, pid, &slot))
 			return -ENOMEM;
-		map_put(&k->pid_events, pid, n, &err);
-		if (err) {
-			free(n);
-			return err;
-		}
+		*slot = i = (uint32_t)k->ncpu_items++;
+		k->cpu_items[i] = 0;
 	}
-	++*n;
+	k->cpu_items[i]++;
 	return 0;
 }
 
@@ -1116,10 +1067,8 @@ static void on_devices(struct kin *k, const char *text, size_t n)
 		for (int i = 0; i < 5; i++) /* exact for integers below 2^53, as every value here is */
 			if (cJSON_IsNumber(f[i]) && f[i]->valuedouble >= 0 && f[i]->valuedouble < 1.8e19)
 				*dst[i] = (uint64_t)f[i]->valuedouble;
-		struct dev *nd = realloc(k->devs, (k->ndevs + 1) * sizeof(*nd));
-		if (!nd)
+		if (isc_grow(&k->devs, &k->capdevs, k->ndevs, sizeof(*k->devs)))
 			break;
-		k->devs = nd;
 		v.name = strdup(cJSON_IsString(f[5]) ? f[5]->valuestring : "");
 		if (!v.name)
 			break;
@@ -1412,22 +1361,22 @@ static void heap_remove(struct kin *k, struct stk *s)
 static struct thr *thread_of(struct kin *k, uint32_t pid, uint32_t tid, int *err)
 {
 	uint64_t key = (uint64_t)pid << 32 | tid;
-	struct thr *t = map_get(&k->threads, key);
-	if (t)
-		return t;
-	if (!(t = calloc(1, sizeof(*t)))) {
+	uint32_t i = isc_umap_get(&k->threads, key), *slot;
+	if (i != ISC_UMAP_NONE)
+		return k->thrs[i];
+	struct thr *t = calloc(1, sizeof(*t));
+	if (!t || isc_grow(&k->thrs, &k->capthrs, k->nthrs, sizeof(*k->thrs)) ||
+	    isc_umap_slot(&k->threads, key, &slot)) {
+		free(t);
 		*err = -ENOMEM;
 		return NULL;
 	}
 	t->pid = pid;
 	t->tid = tid;
-	for (int i = 0; i < 2; i++)
-		t->s[i] = (struct stk){ .t = t, .which = (uint8_t)i, .hpos = SIZE_MAX };
-	map_put(&k->threads, key, t, err);
-	if (*err) {
-		free(t);
-		return NULL;
-	}
+	for (int j = 0; j < 2; j++)
+		t->s[j] = (struct stk){ .t = t, .which = (uint8_t)j, .hpos = SIZE_MAX };
+	*slot = (uint32_t)k->nthrs;
+	k->thrs[k->nthrs++] = t;
 	return t;
 }
 
@@ -1436,14 +1385,17 @@ static int announce(struct kin *k, struct thr *t, uint64_t ts)
 {
 	int rc = 0;
 	t->announced = true;
-	if (!map_get(&k->procs, t->pid)) {
-		map_put(&k->procs, t->pid, (void *)1, &rc);
-		const char *pn = map_get(&k->pnames, t->pid);
+	uint32_t *slot;
+	if (isc_umap_get(&k->procs, t->pid) == ISC_UMAP_NONE) {
+		if (isc_umap_slot(&k->procs, t->pid, &slot))
+			return -ENOMEM;
+		*slot = 0;
+		const char *pn = name_of(k, &k->pnames, t->pid);
 		uint64_t f[2] = { t->pid, 0 };
-		if (!rc && pn && (rc = emit_raw(k, ISC_REC_PROC_INFO, ts, t->pid, 0, f, 2, true, pn, strlen(pn))))
+		if (pn && (rc = emit_raw(k, ISC_REC_PROC_INFO, ts, t->pid, 0, f, 2, true, pn, strlen(pn))))
 			return rc;
 	}
-	const char *tn = map_get(&k->tnames, (uint64_t)t->pid << 32 | t->tid);
+	const char *tn = name_of(k, &k->tnames, (uint64_t)t->pid << 32 | t->tid);
 	if (!rc && tn && t->tid)
 		rc = emit_raw(k, ISC_REC_THREAD_BEGIN, ts, t->pid, t->tid, NULL, 0, false, tn, strlen(tn));
 	return rc;
@@ -1473,14 +1425,8 @@ static int begin_span(struct kin *k, struct thr *t, const struct kt_item *it)
 	struct stk *s = &t->s[it->kind == ISC_SPAN_SCOPE];
 	struct isc_tl_event ev;
 	int64_t end = it->ts + it->dur;
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 16;
-		struct ospan *v = realloc(s->v, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		s->v = v;
-		s->cap = cap;
-	}
+	if (isc_grow(&s->v, &s->cap, s->n, sizeof(*s->v)))
+		return -ENOMEM;
 	if (s->n && end > s->v[s->n - 1].end) { /* overlaps its parent's end: cut */
 		end = s->v[s->n - 1].end;
 		k->res->clamped++;
@@ -1497,14 +1443,8 @@ static int begin_span(struct kin *k, struct thr *t, const struct kt_item *it)
 	ev.name_id = it->name_id;
 	s->v[s->n++] = (struct ospan){ end, ev.span_id, it->name_id, it->kind };
 	if (s->hpos == SIZE_MAX) {
-		if (k->nheap == k->capheap) {
-			size_t cap = k->capheap ? k->capheap * 2 : 64;
-			struct stk **h = realloc(k->heap, cap * sizeof(*h));
-			if (!h)
-				return -ENOMEM;
-			k->heap = h;
-			k->capheap = cap;
-		}
+		if (isc_grow(&k->heap, &k->capheap, k->nheap, sizeof(*k->heap)))
+			return -ENOMEM;
 		k->heap[k->nheap] = s;
 		s->hpos = k->nheap++;
 	}
@@ -1629,12 +1569,12 @@ static int finish(struct kin *k)
 	int rc;
 	memset(&h, 0, sizeof(h));
 	const char *pn = NULL; /* the command: the name of the named process with most CPU events */
-	uint64_t best = 0;
-	for (size_t i = 0; i < k->pid_events.cap; i++) {
-		const uint64_t *n = k->pid_events.vals[i];
-		const char *nm = n ? map_get(&k->pnames, k->pid_events.keys[i]) : NULL;
-		if (nm && *n > best) {
-			best = *n;
+	uint64_t best = 0, pid;
+	uint32_t i;
+	for (size_t pos = 0; isc_umap_each(&k->pid_events, &pos, &pid, &i);) { /* ties: the first in slot order */
+		const char *nm = name_of(k, &k->pnames, pid);
+		if (nm && k->cpu_items[i] > best) {
+			best = k->cpu_items[i];
 			pn = nm;
 		}
 	}
@@ -1643,8 +1583,8 @@ static int finish(struct kin *k)
 	h.recorder_pid = 0;
 	if (k->sink->begin && (rc = k->sink->begin(k->sink->ctx, &h)))
 		return rc;
-	for (size_t i = 1; i < k->st.n; i++)
-		if (k->sink->string && (rc = k->sink->string(k->sink->ctx, &k->st.v[i])))
+	for (size_t j = 1; j < k->st.n; j++)
+		if (k->sink->string && (rc = k->sink->string(k->sink->ctx, &k->st.v[j])))
 			return rc;
 	if ((rc = emit_preamble(k)) || (rc = emit_all(k)))
 		return rc;
@@ -1736,18 +1676,21 @@ out:
 	free(k->st.v);
 	free(k->st.hash);
 	free(k->st.slots);
-	map_free(&k->pnames, true);
-	map_free(&k->tnames, true);
-	map_free(&k->pid_events, true);
-	for (size_t i = 0; i < k->threads.cap; i++) {
-		struct thr *t = k->threads.vals[i];
-		if (t) {
-			free(t->s[0].v);
-			free(t->s[1].v);
-		}
+	isc_umap_free(&k->pnames);
+	isc_umap_free(&k->tnames);
+	for (size_t i = 0; i < k->nnames; i++)
+		free(k->names[i]);
+	free(k->names);
+	isc_umap_free(&k->pid_events);
+	free(k->cpu_items);
+	for (size_t i = 0; i < k->nthrs; i++) {
+		free(k->thrs[i]->s[0].v);
+		free(k->thrs[i]->s[1].v);
+		free(k->thrs[i]);
 	}
-	map_free(&k->threads, true);
-	map_free(&k->procs, false);
+	free(k->thrs);
+	isc_umap_free(&k->threads);
+	isc_umap_free(&k->procs);
 	free(k->heap);
 	for (size_t i = 0; i < k->ndevs; i++)
 		free(k->devs[i].name);
