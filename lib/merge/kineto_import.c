@@ -36,6 +36,7 @@
 #include "isc_trace_int.h"
 #include "isc_kineto.h"
 #include "kineto.h"
+#include "strtab.h"
 
 #define WINDOW (64u << 10)   /* events up to this size are parsed in place */
 #define VALUE_MAX (16u << 20) /* largest event or top-level value kept */
@@ -43,14 +44,6 @@
 #define META_VALUE_MAX 4096
 
 /* ---- strings, names, devices ------------------------------------------ */
-
-struct strtab {
-	struct isc_tl_string *v; /* v[0] unused */
-	uint64_t *hash;
-	size_t n, cap;
-	uint32_t *slots;
-	size_t nslots;
-};
 
 struct dev {
 	uint64_t id, sms, mem, major, minor;
@@ -111,7 +104,7 @@ struct kin {
 	struct meta metas[META_MAX];
 	size_t nmetas;
 	/* tables */
-	struct strtab st;
+	struct isc_strtab st; /* the names */
 	struct isc_umap pnames, tnames; /* pid, pid << 32 | tid -> index in names */
 	char **names;
 	size_t nnames, capnames;
@@ -498,17 +491,6 @@ static void copy_kinds(const char *s, size_t n, struct kt_item *it)
 
 /* ---- strings ------------------------------------------------------------ */
 
-static uint64_t str_hash(uint8_t kind, uint32_t line, const char *name, size_t nl, const char *file, size_t fl)
-{
-	uint64_t h = 1469598103934665603ULL ^ kind ^ ((uint64_t)line << 8);
-	for (size_t i = 0; i < nl; i++)
-		h = (h ^ (uint8_t)name[i]) * 1099511628211ULL;
-	h = (h ^ 0xff) * 1099511628211ULL;
-	for (size_t i = 0; i < fl; i++)
-		h = (h ^ (uint8_t)file[i]) * 1099511628211ULL;
-	return h;
-}
-
 /*
  * Interns (kind, line, name, file) like the merge does: dense ids from 1
  * in order of first appearance, deduplicated by content.  The caller has
@@ -517,67 +499,8 @@ static uint64_t str_hash(uint8_t kind, uint32_t line, const char *name, size_t n
 static int intern(struct kin *k, uint8_t kind, uint32_t line, const char *name, size_t nl, const char *file,
 		  size_t fl, uint32_t *id)
 {
-	struct strtab *t = &k->st;
-	uint64_t h = str_hash(kind, line, name, nl, file, fl);
-	if (t->nslots) {
-		for (size_t i = h & (t->nslots - 1); t->slots[i]; i = (i + 1) & (t->nslots - 1)) {
-			const struct isc_tl_string *s = &t->v[t->slots[i]];
-			if (t->hash[s->id] == h && s->kind == kind && s->line == line && !strncmp(s->name, name, nl) &&
-			    !s->name[nl] && !strncmp(s->file, file, fl) && !s->file[fl]) {
-				*id = s->id;
-				return 0;
-			}
-		}
-	}
-	if (t->n + 1 >= ISC_STRING_ID_LIMIT) {
-		isc_err_push("more than %u distinct names", ISC_STRING_ID_LIMIT - 1);
-		return -E2BIG;
-	}
-	if (t->n + 2 > t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 1024;
-		struct isc_tl_string *v = realloc(t->v, cap * sizeof(*v));
-		if (v)
-			t->v = v;
-		uint64_t *hs = realloc(t->hash, cap * sizeof(*hs));
-		if (hs)
-			t->hash = hs;
-		if (!v || !hs)
-			return -ENOMEM;
-		t->cap = cap;
-		if (!t->n)
-			t->n = 1; /* id 0 is never used */
-	}
-	if ((t->n + 1) * 2 > t->nslots) {
-		size_t ns = t->nslots ? t->nslots * 2 : 4096;
-		uint32_t *sl = calloc(ns, sizeof(*sl));
-		if (!sl)
-			return -ENOMEM;
-		for (size_t i = 1; i < t->n; i++) {
-			size_t j = t->hash[i] & (ns - 1);
-			while (sl[j])
-				j = (j + 1) & (ns - 1);
-			sl[j] = (uint32_t)i;
-		}
-		free(t->slots);
-		t->slots = sl;
-		t->nslots = ns;
-	}
-	char *mem = malloc(nl + fl + 2);
-	if (!mem)
-		return -ENOMEM;
-	memcpy(mem, name, nl);
-	mem[nl] = '\0';
-	memcpy(mem + nl + 1, file, fl);
-	mem[nl + 1 + fl] = '\0';
-	uint32_t nid = (uint32_t)t->n++;
-	t->v[nid] = (struct isc_tl_string){ nid, kind, line, mem, mem + nl + 1 };
-	t->hash[nid] = h;
-	size_t j = h & (t->nslots - 1);
-	while (t->slots[j])
-		j = (j + 1) & (t->nslots - 1);
-	t->slots[j] = nid;
-	*id = nid;
-	return 0;
+	int rc = isc_strtab_intern(&k->st, kind, line, name, nl, file, fl, id);
+	return rc < 0 ? rc : 0;
 }
 
 /* "torch/nn/modules/module.py(1501): _call_impl" -> name, file, line */
@@ -1671,11 +1594,7 @@ out:
 	isc_ksort_free(&k->sort);
 	isc_buf_free(&k->val);
 	isc_buf_free(&k->wbuf);
-	for (size_t i = 1; i < k->st.n; i++)
-		free((char *)k->st.v[i].name);
-	free(k->st.v);
-	free(k->st.hash);
-	free(k->st.slots);
+	isc_strtab_free(&k->st);
 	isc_umap_free(&k->pnames);
 	isc_umap_free(&k->tnames);
 	for (size_t i = 0; i < k->nnames; i++)

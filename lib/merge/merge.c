@@ -32,6 +32,7 @@
 #include "isc_log.h"
 #include "isc_trace_int.h"
 #include "isc_merge.h"
+#include "strtab.h"
 
 struct mev {
 	uint64_t ts;
@@ -76,12 +77,6 @@ struct thread {
 	struct thread *next; /* hash chain */
 };
 
-struct strent {
-	uint64_t key;   /* input/pid/local id, or content hash */
-	uint32_t gid;
-	struct strent *next;
-};
-
 struct pexit { /* a process exit decoded but not yet applied */
 	unsigned input;
 	uint32_t pid;
@@ -108,9 +103,8 @@ struct merge {
 	struct isc_sink *sink;
 	struct isc_merge_result *res;
 	struct thread *threads[4096];
-	struct strent *sbyid[8192], *sbycontent[8192];
-	struct isc_tl_string *strings; /* by gid, for dumps and END names */
-	size_t nstrings, capstrings;
+	struct isc_strtab st;    /* the output's strings, by gid */
+	struct isc_umap local;   /* local_key(input, pid, id) -> gid */
 	uint64_t next_span, next_order, last_out;
 	struct queue **heap;
 	size_t nheap, capheap;
@@ -126,69 +120,38 @@ struct merge {
 
 /* ---- strings ------------------------------------------------------------ */
 
-static uint64_t content_hash(uint8_t kind, uint32_t line, const uint8_t *name, size_t nlen,
-			     const uint8_t *file, size_t flen)
+/* What isc_copy_bytes leaves as it is: no NUL byte, no trailing '?' (it trims those). */
+static bool copied_as_is(const uint8_t *p, size_t n)
 {
-	uint64_t h = 1469598103934665603ULL ^ kind ^ ((uint64_t)line << 8);
-	for (size_t i = 0; i < nlen; i++)
-		h = (h ^ name[i]) * 1099511628211ULL;
-	h = (h ^ 0xff) * 1099511628211ULL;
-	for (size_t i = 0; i < flen; i++)
-		h = (h ^ file[i]) * 1099511628211ULL;
-	return h;
+	return !memchr(p, 0, n) && !(n && p[n - 1] == '?');
 }
 
+/*
+ * The gid of a string, sent to the sink when new.  The table holds the
+ * bytes isc_copy_bytes makes of it ('?' for NUL bytes, trailing '?'
+ * trimmed); a string that copy changes is never found again by its bytes,
+ * so each of its definitions gets a gid of its own.
+ */
 static int strings_add(struct merge *m, uint8_t kind, uint32_t line, const uint8_t *name, size_t nlen,
 		       const uint8_t *file, size_t flen, uint32_t *gid)
 {
-	uint64_t h = content_hash(kind, line, name, nlen, file, flen);
-	struct strent **slot = &m->sbycontent[isc_mix64(h) % 8192];
-	for (struct strent *e = *slot; e; e = e->next) {
-		const struct isc_tl_string *s = &m->strings[e->gid];
-		if (e->key == h && s->kind == kind && s->line == line && strlen(s->name) == nlen &&
-		    !memcmp(s->name, name, nlen) && strlen(s->file) == flen && !memcmp(s->file, file, flen)) {
-			*gid = e->gid;
-			return 0;
+	int rc;
+	if (copied_as_is(name, nlen) && copied_as_is(file, flen)) {
+		rc = isc_strtab_intern(&m->st, kind, line, (const char *)name, nlen, (const char *)file, flen, gid);
+	} else {
+		char *n = malloc(nlen + 1), *f = malloc(flen + 1);
+		rc = -ENOMEM;
+		if (n && f) {
+			isc_copy_bytes(n, nlen + 1, name, nlen, '?');
+			isc_copy_bytes(f, flen + 1, file, flen, '?');
+			rc = isc_strtab_add(&m->st, kind, line, n, strlen(n), f, strlen(f), gid);
 		}
+		free(n);
+		free(f);
 	}
-	if (m->nstrings >= ISC_STRING_ID_LIMIT) {
-		isc_err_push("more than %u distinct names", ISC_STRING_ID_LIMIT - 1);
-		return -E2BIG;
-	}
-	if (m->nstrings == m->capstrings) {
-		size_t cap = m->capstrings ? m->capstrings * 2 : 1024;
-		struct isc_tl_string *n = realloc(m->strings, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		m->strings = n;
-		m->capstrings = cap;
-		if (m->nstrings == 0) { /* gid 0 is never used */
-			memset(&m->strings[0], 0, sizeof(m->strings[0]));
-			m->strings[0].name = m->strings[0].file = "";
-			m->nstrings = 1;
-		}
-	}
-	char *mem = malloc(nlen + flen + 2);
-	struct strent *e = malloc(sizeof(*e));
-	if (!mem || !e) {
-		free(mem);
-		free(e);
-		return -ENOMEM;
-	}
-	isc_copy_bytes(mem, nlen + 1, name, nlen, '?');
-	isc_copy_bytes(mem + nlen + 1, flen + 1, file, flen, '?');
-	struct isc_tl_string *s = &m->strings[m->nstrings];
-	s->id = (uint32_t)m->nstrings++;
-	s->kind = kind;
-	s->line = line;
-	s->name = mem;
-	s->file = mem + nlen + 1;
-	e->key = h;
-	e->gid = s->id;
-	e->next = *slot;
-	*slot = e;
-	*gid = s->id;
-	return m->sink->string ? m->sink->string(m->sink->ctx, s) : 0;
+	if (rc <= 0)
+		return rc;
+	return m->sink->string ? m->sink->string(m->sink->ctx, &m->st.v[*gid]) : 0;
 }
 
 static uint64_t local_key(unsigned input, uint32_t pid, uint64_t id)
@@ -199,22 +162,16 @@ static uint64_t local_key(unsigned input, uint32_t pid, uint64_t id)
 static uint32_t strings_lookup(struct merge *m, unsigned input, uint32_t pid, uint64_t id, uint8_t kind)
 {
 	uint64_t key = local_key(input, pid, id);
-	for (struct strent *e = m->sbyid[isc_mix64(key) % 8192]; e; e = e->next)
-		if (e->key == key)
-			return e->gid;
+	uint32_t gid = isc_umap_get(&m->local, key), *slot;
+	if (gid != ISC_UMAP_NONE)
+		return gid;
 	/* undefined (lost with a damaged frame or a full string area) */
 	char name[40];
-	uint32_t gid = 0;
 	int n = snprintf(name, sizeof(name), "<unknown #%llu>", (unsigned long long)id);
 	if (strings_add(m, kind, 0, (const uint8_t *)name, (size_t)n, (const uint8_t *)"", 0, &gid))
 		return 0;
-	struct strent *e = malloc(sizeof(*e));
-	if (e) {
-		e->key = key;
-		e->gid = gid;
-		e->next = m->sbyid[isc_mix64(key) % 8192];
-		m->sbyid[isc_mix64(key) % 8192] = e;
-	}
+	if (!isc_umap_slot(&m->local, key, &slot))
+		*slot = gid;
 	return gid;
 }
 
@@ -235,14 +192,10 @@ static int read_strings(struct merge *m, unsigned input, uint32_t pid, const uin
 		if ((rc = strings_add(m, d.kind, d.line > UINT32_MAX ? 0 : (uint32_t)d.line, d.name, d.nlen, d.file,
 				      d.flen, &gid)))
 			return rc;
-		uint64_t key = local_key(input, pid, id);
-		struct strent *ent = malloc(sizeof(*ent));
-		if (!ent)
+		uint32_t *slot;
+		if (isc_umap_slot(&m->local, local_key(input, pid, id), &slot))
 			return -ENOMEM;
-		ent->key = key;
-		ent->gid = gid;
-		ent->next = m->sbyid[isc_mix64(key) % 8192];
-		m->sbyid[isc_mix64(key) % 8192] = ent;
+		*slot = gid; /* a later definition of the same id wins */
 	}
 	return rc;
 }
@@ -1362,17 +1315,7 @@ out:
 		}
 	free(m.heap);
 	free(m.exits);
-	for (size_t h = 0; h < 8192; h++)
-		for (int k = 0; k < 2; k++) {
-			struct strent *e = k ? m.sbycontent[h] : m.sbyid[h];
-			while (e) {
-				struct strent *nx = e->next;
-				free(e);
-				e = nx;
-			}
-		}
-	for (size_t i = 1; i < m.nstrings; i++)
-		free((char *)m.strings[i].name);
-	free(m.strings);
+	isc_strtab_free(&m.st);
+	isc_umap_free(&m.local);
 	return rc;
 }
