@@ -249,8 +249,8 @@ struct kt_conv {
 /*
  * Maps one event: an item pushed into the sort, a process or thread name
  * kept, or a count only (flows, kinds not mapped).  0, with *why set when
- * the event is bad (the caller counts it); a negative errno (message
- * pushed for -E2BIG) when the import cannot go on.
+ * the event is bad (the caller counts it); -ENOMEM, or -E2BIG with a
+ * message pushed (too many names), when the import cannot go on.
  */
 int isc_kconv_event(struct kt_conv *c, struct kt_event *ev, const char **why);
 /* A top-level member other than traceEvents, its value's JSON text t[0..n) (changed in place). */
@@ -259,7 +259,7 @@ void isc_kconv_top(struct kt_conv *c, const char *key, char *t, size_t n);
 void isc_kconv_meta(struct kt_conv *c, const char *key, const char *val, size_t vlen);
 /* The command: the name of the named process with the most CPU-side items; NULL when none. */
 const char *isc_kconv_command(const struct kt_conv *c);
-/* The name of a process (tid 0: pid) or thread, NULL when none; valid until isc_kconv_free. */
+/* The name a ph "M" event gave a process or a thread, NULL when none; valid until isc_kconv_free. */
 const char *isc_kconv_process_name(const struct kt_conv *c, uint32_t pid);
 const char *isc_kconv_thread_name(const struct kt_conv *c, uint32_t pid, uint32_t tid);
 void isc_kconv_free(struct kt_conv *c);
