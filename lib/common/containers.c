@@ -23,11 +23,12 @@
 
 #define NONE ISC_UMAP_NONE
 
-/* Doubles the arrays of a table holding n entries when one more would make it over half full. */
-static int table_room(uint64_t **k, uint32_t **v, size_t *cap, size_t n)
+/* Room for one more entry: at most half full after it (the check inline, the growth not). */
+#define HAS_ROOM(n, cap) (2 * ((n) + 1) <= (cap))
+
+/* Doubles the arrays of a table, its entries rehashed in slot order. */
+static int table_grow(uint64_t **k, uint32_t **v, size_t *cap)
 {
-	if (2 * (n + 1) <= *cap)
-		return 0;
 	size_t gcap = *cap ? *cap * 2 : 64;
 	uint64_t *gk = malloc(gcap * sizeof(uint64_t));
 	uint32_t *gv = malloc(gcap * sizeof(uint32_t));
@@ -76,7 +77,7 @@ static void table_remove(uint64_t *k, uint32_t *v, size_t mask, size_t i)
 
 int isc_umap_slot(struct isc_umap *m, uint64_t key, uint32_t **slot)
 {
-	if (table_room(&m->k, &m->v, &m->cap, m->n))
+	if (!HAS_ROOM(m->n, m->cap) && table_grow(&m->k, &m->v, &m->cap))
 		return -ENOMEM;
 	size_t i = isc_mix64(key) & (m->cap - 1);
 	while (m->v[i] != NONE && m->k[i] != key)
@@ -87,16 +88,6 @@ int isc_umap_slot(struct isc_umap *m, uint64_t key, uint32_t **slot)
 	}
 	*slot = &m->v[i];
 	return 0;
-}
-
-uint32_t isc_umap_get(const struct isc_umap *m, uint64_t key)
-{
-	if (!m->cap)
-		return NONE;
-	size_t i = isc_mix64(key) & (m->cap - 1);
-	while (m->v[i] != NONE && m->k[i] != key)
-		i = (i + 1) & (m->cap - 1);
-	return m->v[i];
 }
 
 void isc_umap_del(struct isc_umap *m, uint64_t key)
@@ -133,7 +124,7 @@ void isc_umap_free(struct isc_umap *m)
 
 int isc_hindex_add(struct isc_hindex *x, uint64_t h, uint32_t id)
 {
-	if (table_room(&x->k, &x->v, &x->cap, x->n))
+	if (!HAS_ROOM(x->n, x->cap) && table_grow(&x->k, &x->v, &x->cap))
 		return -ENOMEM;
 	size_t i = isc_mix64(h) & (x->cap - 1);
 	while (x->v[i] != NONE)
@@ -142,18 +133,6 @@ int isc_hindex_add(struct isc_hindex *x, uint64_t h, uint32_t id)
 	x->v[i] = id;
 	x->n++;
 	return 0;
-}
-
-/* *pos: 0 before the first call, else 1 + the slot to look at next. */
-uint32_t isc_hindex_next(const struct isc_hindex *x, uint64_t h, size_t *pos)
-{
-	if (!x->cap)
-		return NONE;
-	size_t mask = x->cap - 1, i = *pos ? *pos - 1 : isc_mix64(h) & mask;
-	while (x->v[i] != NONE && x->k[i] != h)
-		i = (i + 1) & mask;
-	*pos = (x->v[i] != NONE ? (i + 1) & mask : i) + 1; /* an empty slot ends every later call too */
-	return x->v[i];
 }
 
 void isc_hindex_del(struct isc_hindex *x, uint64_t h, uint32_t id)

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "isc.h" /* isc_mix64 */
+
 /* ---- u64 -> u32 map: open addressing, linear probing ------------------- */
 #define ISC_UMAP_NONE UINT32_MAX /* the value of an empty slot: never stored */
 
@@ -26,8 +28,16 @@ struct isc_umap {
  * valid until the next insertion.  0 or -ENOMEM (the map is unchanged).
  */
 int isc_umap_slot(struct isc_umap *m, uint64_t key, uint32_t **slot);
-/* Value of key, ISC_UMAP_NONE when absent (never inserts). */
-uint32_t isc_umap_get(const struct isc_umap *m, uint64_t key);
+/* Value of key, ISC_UMAP_NONE when absent (never inserts).  Inline: the lookups are the hot paths. */
+static inline uint32_t isc_umap_get(const struct isc_umap *m, uint64_t key)
+{
+	if (!m->cap)
+		return ISC_UMAP_NONE;
+	size_t mask = m->cap - 1, i = isc_mix64(key) & mask;
+	while (m->v[i] != ISC_UMAP_NONE && m->k[i] != key)
+		i = (i + 1) & mask;
+	return m->v[i];
+}
 /* Removes key if present; later entries of its probe run shift back (no tombstones). */
 void isc_umap_del(struct isc_umap *m, uint64_t key);
 /*
@@ -61,9 +71,20 @@ int isc_hindex_add(struct isc_hindex *x, uint64_t h, uint32_t id);
  *     for (uint32_t i; (i = isc_hindex_next(x, h, &pos)) != ISC_UMAP_NONE;)
  *             if (same_key(&entries[i], ...)) ...
  *
- * Adding or deleting ends a walk (start again with pos = 0).
+ * Adding or deleting ends a walk (start again with pos = 0).  Inline, like
+ * isc_umap_get.
  */
-uint32_t isc_hindex_next(const struct isc_hindex *x, uint64_t h, size_t *pos);
+static inline uint32_t isc_hindex_next(const struct isc_hindex *x, uint64_t h, size_t *pos)
+{
+	if (!x->cap)
+		return ISC_UMAP_NONE;
+	/* *pos: 0 before the first call, else 1 + the slot to look at next */
+	size_t mask = x->cap - 1, i = *pos ? *pos - 1 : isc_mix64(h) & mask;
+	while (x->v[i] != ISC_UMAP_NONE && x->k[i] != h)
+		i = (i + 1) & mask;
+	*pos = (x->v[i] != ISC_UMAP_NONE ? (i + 1) & mask : i) + 1; /* an empty slot ends every later call too */
+	return x->v[i];
+}
 /* Removes the pair (h, id) if present; later entries of its probe run shift back. */
 void isc_hindex_del(struct isc_hindex *x, uint64_t h, uint32_t id);
 void isc_hindex_free(struct isc_hindex *x);
