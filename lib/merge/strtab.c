@@ -25,10 +25,10 @@ static uint64_t content_hash(uint8_t kind, uint32_t line, const char *name, size
 	return h;
 }
 
-/* s[0..n) equals the C string c (which may be shorter or longer). */
+/* s[0..n), which holds no NUL, equals the C string c (which may be shorter or longer): one pass. */
 static bool same(const char *c, const char *s, size_t n)
 {
-	return strnlen(c, n + 1) == n && !memcmp(c, s, n);
+	return !strncmp(c, s, n) && !c[n];
 }
 
 /* Stores a copy under the next id; indexed under h unless h is NULL. */
