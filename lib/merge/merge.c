@@ -727,7 +727,6 @@ static int read_samples(struct merge *m, unsigned ii, const struct isc_chunk_hea
 	struct input *in = &m->inputs[ii];
 	struct queue **qs = NULL;
 	size_t nq = 0, capq = 0;
-	struct isc_umap qmap = { 0 }; /* pid << 32 | tid -> index in qs */
 	struct isc_cursor c;
 	struct isc_rec r;
 	int rc;
@@ -760,16 +759,15 @@ static int read_samples(struct merge *m, unsigned ii, const struct isc_chunk_hea
 		}
 		if (ev.ts > in->max_ts)
 			in->max_ts = ev.ts;
-		uint64_t qkey = (uint64_t)ev.pid << 32 | ev.tid;
-		uint32_t qi = isc_umap_get(&qmap, qkey), *slot;
-		struct queue *q = qi == ISC_UMAP_NONE ? NULL : qs[qi];
+		struct queue *q = NULL; /* a chunk holds a few (pid, tid): a search beats a map */
+		for (size_t i = 0; i < nq && !q; i++)
+			if (qs[i]->pid == ev.pid && qs[i]->tid == ev.tid)
+				q = qs[i];
 		if (!q) {
-			if (isc_grow(&qs, &capq, nq, sizeof(*qs)) || isc_umap_slot(&qmap, qkey, &slot) ||
-			    !(q = calloc(1, sizeof(*q)))) {
+			if (isc_grow(&qs, &capq, nq, sizeof(*qs)) || !(q = calloc(1, sizeof(*q)))) {
 				rc = -ENOMEM;
 				break;
 			}
-			*slot = (uint32_t)nq;
 			qs[nq++] = q;
 			*q = (struct queue){ .input = ii, .rank = 1, .pid = ev.pid, .tid = ev.tid,
 					     .order = m->next_order++, .transient = true };
@@ -799,7 +797,6 @@ static int read_samples(struct merge *m, unsigned ii, const struct isc_chunk_hea
 			free(qs[i]);
 		}
 	free(qs);
-	isc_umap_free(&qmap);
 	return rc;
 }
 
