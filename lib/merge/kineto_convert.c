@@ -19,7 +19,7 @@
 #include <strings.h>
 #include <cjson/cJSON.h>
 
-#include "isc_trace_int.h"
+#include "isc_format.h" /* ISC_SPAN_*, ISC_GPU_*, ISC_STR_*, ISC_SYNC_* */
 #include "kineto.h"
 
 /* ---- fields ------------------------------------------------------------- */

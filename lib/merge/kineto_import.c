@@ -29,7 +29,7 @@
 #include <string.h>
 
 #include "isc_util.h"      /* isc_umap, isc_grow */
-#include "isc_trace_int.h" /* isc_gpu_encode */
+#include "isc_format.h"    /* ISC_REC_*, ISC_TL_TIME_LIMIT */
 #include "isc_kineto.h"
 #include "kineto.h"
 
