@@ -124,6 +124,14 @@ bool isc_config_flag(const struct isc_config *c, const char *name);
  */
 int isc_config_get_u64(const struct isc_config *c, const char *name, uint64_t *out);
 int isc_config_get_size(const struct isc_config *c, const char *name, uint64_t *bytes);
+/*
+ * The value of name as one of choices (NULL-terminated): 1 with *idx its
+ * index, 0 when unset, -EINVAL (message naming the value, the option, where
+ * it came from, file:line for a file, and the choices) or -ENOENT.
+ */
+int isc_config_get_choice(const struct isc_config *c, const char *name, const char *const *choices, int *idx);
+/* The value of name as a number with lo < v < hi: 1, 0 when unset, -EINVAL (message as above) or -ENOENT. */
+int isc_config_get_double(const struct isc_config *c, const char *name, double lo, double hi, double *out);
 /* The size syntax above without a message, a bare number in bytes: 0, -EINVAL or -ERANGE. */
 int isc_parse_size(const char *s, uint64_t *bytes);
 

@@ -32,6 +32,13 @@
  */
 #define ISC_ITER_SHARE_MIN_PCT 50
 
+/*
+ * A launch call longer than this (ns) is an outlier: the analysis counts
+ * them in gpu.launch.launch_call_over_50us, and the rules count at most
+ * this much host time per launch (start-up calls can take seconds).
+ */
+#define ISC_LAUNCH_CALL_LONG_NS 50000
+
 /* 0 when doc looks like a findings document (schema_version, tool.name), else -EINVAL with a message. */
 int isc_findings_check(const cJSON *doc);
 /*
@@ -79,6 +86,13 @@ bool isc_verdict_class_is_gpu(const char *cls);
  * import's aten::linear, c10d::allreduce_, torchvision::nms).
  */
 bool isc_is_torch_op(const char *name, const char *module);
+
+/*
+ * Is a marks[] entry one of the Python agent's own (python.hexversion,
+ * torch.version, torch.num_threads, torch.num_interop_threads: facts of the
+ * environment, which the comparison reads) rather than a user's mark()?
+ */
+bool isc_mark_is_agent(const char *name);
 
 /* ---- Markdown (markdown.c) ------------------------------------------------ */
 /*

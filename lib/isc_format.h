@@ -33,7 +33,7 @@ static inline unsigned isc_put_varint(uint8_t *buf, uint64_t v)
 #define ISC_TRACE_MAGIC 0x54435349u /* "ISCT" */
 #define ISC_TIMELINE_MAGIC 0x4C545349u /* "ISTL" */
 #define ISC_FORMAT_VERSION_MAJOR 1
-#define ISC_FORMAT_VERSION_MINOR 0
+#define ISC_FORMAT_VERSION_MINOR 2 /* 1.1: native stack sampling (NATIVE chunk, 0x30-0x36); 1.2: EXCEPTION_REF */
 #define ISC_CHUNK_HEADER_SIZE 32
 #define ISC_CHUNK_MAX_PAYLOAD (16u << 20) /* readers refuse larger chunks */
 /* A timeline time or GPU duration at or above this (2^62 ns, 146 years) is corrupt (formats/timeline.md §4). */
@@ -60,6 +60,7 @@ enum isc_chunk_type {
 	ISC_CHUNK_ROUND = 5,       /* base_ts = watermark: no later event is older */
 	ISC_CHUNK_END = 6,         /* last chunk: totals */
 	ISC_CHUNK_GPU_EVENTS = 7,  /* records of a CUDA agent (<pid>.cuda.shm): pid, ring's tid */
+	ISC_CHUNK_NATIVE = 8,      /* native stack sampler records (0x30-0x37); pid/tid 0 */
 	ISC_CHUNK_TL_STRINGS = 16, /* timeline: global string table additions */
 	ISC_CHUNK_TL_EVENTS = 17,  /* timeline: ordered events of all streams */
 };
@@ -79,6 +80,7 @@ enum isc_record_type {
 	ISC_REC_DROPPED = 0x0B,     /* varint count dropped since last DROPPED */
 	ISC_REC_CALIBRATION = 0x0C, /* mechanism per_event_ps calls plain_ns hooked_ns events (agent) */
 	ISC_REC_EXCEPTION = 0x0D,   /* varint line, counted type, counted file, counted function, rest message */
+	ISC_REC_EXCEPTION_REF = 0x0E, /* varint line where_id type_id msg_id: strings whole (STRING_DEF) */
 
 	/* sampler / recorder records (SAMPLES chunks), all fields varints */
 	ISC_REC_PROC_SAMPLE = 0x20,   /* pid utime_ns stime_ns rss_bytes minflt majflt nthreads vcsw ivcsw */
@@ -100,6 +102,16 @@ enum isc_record_type {
 					 fd_kind(enum isc_fd_kind), rest = wchan */
 	ISC_REC_PY_SAMPLE = 0x2E,     /* pid tid state(char) flags depth, depth x (code_id line), innermost first */
 	ISC_REC_PY_SAMPLER = 0x2F,    /* hz ticks stacks reads failed cpu_ns: the Python sampler's totals */
+
+	/* native stack sampler (NATIVE chunks, formats/trace.md §6.6); every
+	 * body starts with varint pid, varint tid (0 when the record has none) */
+	ISC_REC_NATIVE_SAMPLER = 0x30, /* pid0 tid0 event period_ns stack_bytes arch nregs flags nrings */
+	ISC_REC_NATIVE_SAMPLE = 0x31,  /* pid tid flags nkernel nkernel x ip nregs nregs x reg, rest = user stack */
+	ISC_REC_NATIVE_MAP = 0x32,     /* pid tid0 start len pgoff prot source, counted build_id, rest = path */
+	ISC_REC_NATIVE_TASK = 0x33,    /* pid tid what ppid ptid, rest = comm */
+	ISC_REC_NATIVE_LOST = 0x34,    /* pid0 tid0 records: the kernel's ring was full (PERF_RECORD_LOST) */
+	ISC_REC_NATIVE_KSYM = 0x35,    /* pid0 tid0 start, rest = name: a kernel symbol met in a call chain */
+	ISC_REC_NATIVE_STATS = 0x36,   /* pid0 tid0 samples lost throttled bytes kernel_ips cpu_ns: totals at exit */
 
 	/* timeline-only records (TL_EVENTS chunks) */
 	ISC_REC_TL_CTX = 0x40,        /* varint pid, varint tid: context of following records */
@@ -193,6 +205,28 @@ enum isc_warning {
 	ISC_WARN_PY_STACKS = 11,       /* the Python sampler cannot read a process's stacks */
 	ISC_WARN_NO_PY_AGENT = 12,     /* a Python workload ran without the Python agent */
 	ISC_WARN_OOM_KILL = 13,        /* the kernel's OOM killer killed this process (pid) */
+	ISC_WARN_NATIVE = 14,          /* native stacks are not sampled (perf_event_open refused, ...) */
+};
+
+/* NATIVE_SAMPLER event, arch and flags; NATIVE_SAMPLE flags; NATIVE_MAP
+ * prot and source; NATIVE_TASK what (formats/trace.md §6.6). */
+#define ISC_NATIVE_EVENT_CPU_CLOCK 1   /* PERF_COUNT_SW_CPU_CLOCK: period in ns of the thread's CPU time */
+#define ISC_NATIVE_ARCH_X86_64 62      /* EM_X86_64: 17 registers, DWARF numbers 0-16 (rax .. r15, rip) */
+#define ISC_NATIVE_X86_64_NREGS 17
+#define ISC_NATIVE_MAX_REGS 33         /* readers refuse more (aarch64 would need 33) */
+#define ISC_NATIVE_MAX_KERNEL 256      /* readers refuse longer kernel chains */
+#define ISC_NATIVE_SAMPLER_KERNEL 1u   /* samples in kernel mode are taken, with kernel call chains */
+#define ISC_NATIVE_SAMPLE_KERNEL 1u    /* the sample interrupted kernel code (its chain is the kernel ips) */
+#define ISC_NATIVE_SAMPLE_NO_USER 2u   /* no user registers or stack (a kernel thread) */
+#define ISC_NATIVE_SAMPLE_STACK_END 4u /* the copy stopped before stack_bytes: the end of the stack was reached */
+#define ISC_NATIVE_PROT_EXEC 1u
+#define ISC_NATIVE_MAP_SNAPSHOT 0      /* NATIVE_MAP source: /proc/PID/maps */
+#define ISC_NATIVE_MAP_MMAP 1          /* NATIVE_MAP source: the kernel's PERF_RECORD_MMAP2 */
+enum isc_native_task_what {
+	ISC_NATIVE_TASK_FORK = 1,  /* tid of pid was created by ptid of ppid (a thread: pid == ppid) */
+	ISC_NATIVE_TASK_EXIT = 2,  /* tid of pid ended */
+	ISC_NATIVE_TASK_COMM = 3,  /* the thread was named comm */
+	ISC_NATIVE_TASK_EXEC = 4,  /* pid executed a new program (comm is its name): its maps start anew */
 };
 
 /* THREAD_WAIT call: what a blocked thread waits in, by system call family
@@ -234,6 +268,7 @@ enum isc_string_kind {
 	ISC_STR_CFUNC = 1,  /* C callable: qualified name, module in file, line 0 */
 	ISC_STR_SCOPE = 2,  /* scope() name */
 	ISC_STR_MARK = 3,   /* mark() name */
+	ISC_STR_TEXT = 4,   /* other text of an agent record (an exception's type or message), file empty */
 };
 
 enum isc_span_kind {

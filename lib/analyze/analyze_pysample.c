@@ -567,8 +567,10 @@ void isc_pysamp_emit_cpu(const struct isc_pysamp *ps, const struct isc_timeline 
 		jb->oom |= !fr || !lr;
 		goto out;
 	}
-	memcpy(fr, ps->fn, nf * sizeof(*fr));
-	memcpy(lr, ps->ln, nl * sizeof(*lr));
+	if (nf) /* memcpy from NULL is undefined even for 0 bytes (a timeline the fuzzer made: no functions) */
+		memcpy(fr, ps->fn, nf * sizeof(*fr));
+	if (nl)
+		memcpy(lr, ps->ln, nl * sizeof(*lr));
 	cJSON_DeleteItemFromObject(cpu, "functions");
 	isc_jb_num(jb, cpu, "functions", (double)nf);
 	size_t ncf = per_function(lr, nl);

@@ -90,6 +90,9 @@ void isc_ana_emit_recording(struct ana *a, cJSON *root, uint64_t traced_ns)
 	uint64_t before = a->raw_times ? traced_ns : traced_ns + removed;
 	isc_jb_num(&a->jb, r, "overhead_ns", (double)removed);
 	isc_jb_num(&a->jb, r, "overhead_pct", pct2((double)removed, (double)before));
+	/* how much longer the traced code ran recorded than it would have run without (an estimate) */
+	isc_jb_num_or_null(&a->jb, r, "traced_slowdown", removed > 0 && before > removed,
+			   removed > 0 && before > removed ? round(100.0 * (double)before / (double)(before - removed)) / 100 : 0);
 	isc_jb_num(&a->jb, r, "iteration_overhead_removed_ns", (double)a->removed_iter_ns);
 	cJSON *ps = isc_jb_arr(&a->jb, r, "calibrations");
 	for (size_t i = 0; i < a->ncals; i++) {

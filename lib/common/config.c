@@ -75,7 +75,8 @@ static const struct known_key {
 	{ "record", "zstd_level", true },    { "record", "quiet", true },
 	{ "record", "no_cuda", true },       { "record", "log_level", true },
 	{ "record", "python", true },        { "record", "python_hz", true },
-	{ "record", "memory_limit", true },
+	{ "record", "memory_limit", true },  { "record", "native", true },
+	{ "record", "native_hz", true },     { "record", "native_stack", true },
 	{ "merge", "format", false },        { "merge", "quiet", true },
 	{ "merge", "sort_memory", true },    { "merge", "log_level", true },
 	{ "analyze", "pretty", true },       { "analyze", "top", true },
@@ -775,6 +776,45 @@ int isc_config_get_size(const struct isc_config *c, const char *name, uint64_t *
 		v <<= 20;
 	}
 	*bytes = v;
+	return 1;
+}
+
+int isc_config_get_choice(const struct isc_config *c, const char *name, const char *const *choices, int *idx)
+{
+	const char *s;
+	long i;
+	int ret = typed_lookup(c, name, &s, &i);
+	char why[256];
+	size_t used;
+	if (ret <= 0)
+		return ret;
+	for (int k = 0; choices[k]; k++)
+		if (!strcmp(s, choices[k])) {
+			*idx = k;
+			return 1;
+		}
+	used = (size_t)snprintf(why, sizeof(why), "expected ");
+	for (int k = 0; choices[k] && used < sizeof(why); k++)
+		used += (size_t)snprintf(why + used, sizeof(why) - used, "%s%s", k == 0 ? "" : !choices[k + 1] ? " or " : ", ",
+					 choices[k]);
+	return invalid(c, i, why);
+}
+
+int isc_config_get_double(const struct isc_config *c, const char *name, double lo, double hi, double *out)
+{
+	const char *s;
+	char *end, why[128];
+	long i;
+	int ret = typed_lookup(c, name, &s, &i);
+	if (ret <= 0)
+		return ret;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (end == s || *end || errno || !(v > lo && v < hi)) {
+		snprintf(why, sizeof(why), "expected a number above %g and below %g", lo, hi);
+		return invalid(c, i, why);
+	}
+	*out = v;
 	return 1;
 }
 

@@ -2,36 +2,31 @@
  * compare.c - `comparison`: this run against one or more baseline runs,
  * from findings documents alone (iscope-analyze --baseline).
  *
- * Latency: the steady-state iteration durations (iterations.spans less the
- * warm-up entries) of the current run against those of the baselines,
- * pooled:
+ * Latency: runs are the unit.  Iterations of one run share its
+ * conditions (the machine's speed state, its load, clocks, memory
+ * layout), so identical code in two runs differs by more than the
+ * iterations suggest: on the shared 2-core machine, identical runs'
+ * medians 13.3 and 22.8 ms.  Each run r is summarized by the log of its
+ * steady-state iterations' median, with that median's sampling variance:
  *
- *   Mann-Whitney U (stats.c) ........ is there a shift at all?   p_value
- *   Hodges-Lehmann shift + interval .. how large?               change_pct, ci_*_pct
- *   per-run medians of the baselines . how much do runs differ   runs_spread_pct
- *                                      when nothing changed?
+ *   y_r = ln(median_r)               w_r = (SE(median_r) / median_r)^2
  *
- * Iterations of one run share that run's conditions (machine load, clocks,
- * memory layout), so they are not independent draws from "the code": with
- * two or more baselines the interval is widened by the variation between
- * the baseline runs' medians beyond their own sampling error (a one-way
- * random-effects split), root-sum-square with its own half-widths
+ * against k baselines:
  *
- *   b = s_runs^2 (1 + 1/k)             (a new run's between-run variance)
- *   s_runs^2 = max(0, var(run medians) - mean(SE(run median)^2))
- *   half-width = t(1 - alpha/2, df) / z * hypot(HL half-width, z sqrt(b))
+ *   D = y_cur - mean(y_b)                          the change, on the log scale
+ *   s^2 = max(0, var(y_b) - mean(w_b))             between-run variance (k >= 2,
+ *                                                  k - 1 df), beyond sampling
+ *   V = s^2 (1 + 1/k) + w_cur + mean(w_b) / k      a new run against k runs
+ *   interval  D +- t(RUNS_LEVEL, df) sqrt(V)       df by Welch-Satterthwaite
  *
- * var the sample variance of the k medians, SE the distribution-free
- * standard error of each run's median (stats.c), so that runs differing
- * only by sampling are not widened twice; df Welch-Satterthwaite's over
- * the HL interval's variance (nx + ny - 2 df) and b (k - 1 df): three runs
- * say little about how much runs differ when that is most of the
- * uncertainty (t(0.995, 2) = 9.92), and the margin says so.  A change is significant only when p < alpha and the widened
- * interval excludes 0.  One baseline cannot show run-to-run variation; the
- * verdict then rests on the iterations alone (documented in
- * iscope-analyze(1)).  The 3-baseline MAD used before this underestimated
- * the spread whenever two of three runs happened to agree (an A/A run 9 %
- * slower was called regressed on a quiet machine).
+ * and reported on the ratio scale: change_pct = 100 (e^D - 1), its
+ * interval 100 (e^(D -+ ...) - 1), never below -100 %.  One baseline shows
+ * no run-to-run spread: ONE_BASELINE_SPREAD is assumed for it (stated in
+ * comparison.assumed_runs_spread_pct), so one baseline calls only a change
+ * larger than identical runs differ on such a machine.  Significant: the
+ * interval excludes 0 and the iterations differ (Mann-Whitney U, p <
+ * alpha; the Hodges-Lehmann shift of the pooled iterations is shown
+ * beside, in ns).
  *
  * Why: per-iteration costs of functions in iterations, kernels, copies,
  * synchronizations, GPU idle by cause, off-CPU time and page faults, each
@@ -55,6 +50,30 @@
 #define MAX_CONTRIB 30
 #define MAX_BREAKDOWN 10  /* of the 30: at most 20 cpu/gpu rows, then 10 breakdown rows */
 #define NQUANT 21         /* p0, p5, ..., p100 */
+#define RUNS_LEVEL 0.95   /* the run-level interval: two-sided, one side 2.5 % */
+/*
+ * Between-run spread (sd on the log scale) assumed with one baseline: the
+ * shared 2-core test machine's identical runs of tests/regression/workload.py
+ * differed by up to +70 % in step median (13.3 against 22.8 ms), a spread
+ * of about 0.25 on the log scale.
+ */
+#define ONE_BASELINE_SPREAD 0.25
+
+/* A run's summary on the log scale: y = ln(median), w = its sampling variance. */
+struct run_sum {
+	double y, w;
+};
+
+static struct run_sum run_sum(const int64_t *v, size_t n)
+{
+	struct run_sum s = { 0, 0 };
+	double med = n ? isc_median_sorted(v, n) : 0, se = isc_median_se(v, n);
+	if (med > 0) {
+		s.y = log(med);
+		s.w = (se / med) * (se / med);
+	}
+	return s;
+}
 
 /* ---- reading the documents --------------------------------------------- */
 
@@ -447,6 +466,58 @@ static int env_diff(struct isc_jb *jb, cJSON *cmp, const cJSON *cur, const cJSON
 	return 0;
 }
 
+/* ---- what was run ------------------------------------------------------ */
+
+/*
+ * The program a run ran, from environment.cmdline (argv joined by spaces):
+ * the basename of the first argument ending in ".py", else the module after
+ * "-m", else the basename of argv[0].  "" when the document has no command.
+ * A script moved to another directory is the same program; other
+ * arguments may differ (they are listed as an environment difference).
+ */
+static void program_of(const cJSON *doc, char *buf, size_t n)
+{
+	const char *cmd = isc_doc_str(doc, "environment.cmdline", ""), *p = cmd;
+	char first[200] = "", word[200];
+	bool module = false;
+	buf[0] = '\0';
+	while (*p) {
+		size_t len = strcspn(p, " ");
+		snprintf(word, sizeof(word), "%.*s", (int)(len < sizeof(word) - 1 ? len : sizeof(word) - 1), p);
+		p += len + (p[len] == ' ');
+		if (!len)
+			continue;
+		const char *base = strrchr(word, '/') ? strrchr(word, '/') + 1 : word;
+		if (!first[0])
+			snprintf(first, sizeof(first), "%s", base);
+		if (module) {
+			snprintf(buf, n, "-m %s", word);
+			return;
+		}
+		module = !strcmp(word, "-m");
+		if (len > 3 && !strcmp(word + len - 3, ".py")) {
+			snprintf(buf, n, "%s", base);
+			return;
+		}
+	}
+	snprintf(buf, n, "%s", first);
+}
+
+/* Whether two findings documents are of the same recording (a baseline given twice). */
+static bool same_run(const cJSON *a, const cJSON *b)
+{
+	static const char *const keys[] = { "environment.start_time", "environment.host", "summary.wall_ns",
+					     "summary.events", "iterations.spans" };
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const cJSON *x = isc_doc_get(a, keys[i]), *y = isc_doc_get(b, keys[i]);
+		if (!x && !y && i > 0) /* neither has it: no difference there; a run without start_time is never a duplicate */
+			continue;
+		if (!x || !y || !cJSON_Compare(x, y, true))
+			return false;
+	}
+	return true;
+}
+
 /* ---- machine conditions ------------------------------------------------ */
 
 /*
@@ -480,9 +551,13 @@ static bool own_load_within_cpus(const cJSON *doc)
 	       n >= 1 && r <= n;
 }
 
-/* Writes comparison.conditions; *busier / *quieter: the current run's machine was. */
+/*
+ * Writes comparison.conditions; *busier / *quieter: the current run's
+ * machine was; *other: the runs are of another program than the current
+ * one, or the current run is one of the baselines (*comparable false then).
+ */
 static void conditions(struct isc_jb *jb, cJSON *cmp, const cJSON *cur, const cJSON *const *base, size_t nbase,
-		       bool *busier, bool *quieter)
+		       bool *busier, bool *quieter, bool *other)
 {
 	cJSON *c = isc_jb_obj(jb, cmp, "conditions");
 	double pc = 0, lo = 101, hi = -1, r = 0;
@@ -505,24 +580,34 @@ static void conditions(struct isc_jb *jb, cJSON *cmp, const cJSON *cur, const cJ
 	all = all && own_load_within_cpus(cur);
 	*busier = all && pc > hi + PRESSURE_GAP;
 	*quieter = all && lo > pc + PRESSURE_GAP;
-	isc_jb_bool(jb, c, "comparable", !*busier && !*quieter);
-	char why[200];
-	if (*busier)
+	char prog[256], bprog[256], why[600];
+	bool itself = false, differs = false;
+	program_of(cur, prog, sizeof(prog));
+	for (size_t k = 0; k < nbase; k++) {
+		itself = itself || same_run(cur, base[k]);
+		program_of(base[k], bprog, sizeof(bprog));
+		if (!differs && strcmp(prog, bprog)) {
+			differs = true;
+			snprintf(why, sizeof(why), "a different program: %s against %s in the baselines", *prog ? prog : "(none)",
+				 *bprog ? bprog : "(none)");
+		}
+	}
+	*other = itself || differs;
+	isc_jb_bool(jb, c, "comparable", !*busier && !*quieter && !*other);
+	if (itself)
+		snprintf(why, sizeof(why), "the run compared is one of its baselines");
+	else if (differs)
+		; /* why says which programs */
+	else if (*busier)
 		snprintf(why, sizeof(why), "the machine was busier during this run: CPU pressure %.0f %% against at most "
 			 "%.0f %% in the baselines, with the run's own threads within its CPUs", pc, hi);
 	else if (*quieter)
 		snprintf(why, sizeof(why), "the machine was quieter during this run: CPU pressure %.0f %% against at least "
 			 "%.0f %% in the baselines", pc, lo);
-	isc_jb_str(jb, c, "reason", *busier || *quieter ? why : NULL);
+	isc_jb_str(jb, c, "reason", *busier || *quieter || *other ? why : NULL);
 }
 
 /* ---- the section ------------------------------------------------------- */
-
-static int pct_or_null(struct isc_jb *jb, cJSON *o, const char *k, bool have, double v, double base)
-{
-	isc_jb_num_or_null(jb, o, k, have && base > 0, base > 0 ? round(1e4 * v / base) / 1e4 * 100 : 0);
-	return 0;
-}
 
 static const char *scope_verdict(size_t nx, size_t ny, bool sig, double chg, bool have_ci, double lo, double hi,
 				 double thr)
@@ -544,18 +629,36 @@ int isc_findings_compare(cJSON *cur, const cJSON *const *base, size_t nbase, con
 	double thr = o && o->threshold_pct > 0 ? o->threshold_pct : ISC_COMPARE_THRESHOLD_DEFAULT;
 	double alpha = o && o->alpha > 0 ? o->alpha : ISC_COMPARE_ALPHA_DEFAULT;
 	int64_t *ys = NULL, *xs = NULL, *one = NULL;
-	double *meds = NULL, se2 = 0;
+	double *meds = NULL;
+	struct run_sum *rs = NULL, rc_cur = { 0, 0 };
 	struct items it = { NULL, 0, 0 };
 	size_t ny = 0, nx = 0;
 	bool wall, bwall;
 	int rc;
 	if (!nbase)
 		return -EINVAL;
+	/* a baseline given twice is one run: counted once (comparison.duplicate_baselines) */
+	const cJSON **ub = malloc(nbase * sizeof(*ub));
+	size_t nub = 0;
+	if (!ub) {
+		isc_err_push("out of memory comparing runs");
+		return -ENOMEM;
+	}
+	for (size_t k = 0; k < nbase; k++) {
+		bool dup = false;
+		for (size_t j = 0; j < nub && !dup; j++)
+			dup = same_run(base[k], ub[j]);
+		if (!dup)
+			ub[nub++] = base[k];
+	}
+	size_t ndup = nbase - nub;
+	base = ub;
+	nbase = nub;
 	cJSON_DeleteItemFromObjectCaseSensitive(cur, "comparison");
 	if ((rc = run_samples(cur, &ys, &ny, &wall)))
 		goto out;
 	rc = -ENOMEM;
-	if (!(meds = calloc(nbase, sizeof(*meds))))
+	if (!(meds = calloc(nbase, sizeof(*meds))) || !(rs = calloc(nbase, sizeof(*rs))))
 		goto out;
 	cJSON *cmp = isc_jb_obj(&jb, cur, "comparison");
 	cJSON *runs = NULL;
@@ -572,41 +675,52 @@ int isc_findings_compare(cJSON *cur, const cJSON *const *base, size_t nbase, con
 		memcpy(xs + nx, one, n1 * sizeof(*one));
 		nx += n1;
 		meds[k] = n1 ? isc_median_sorted(one, n1) : 0;
-		double se = isc_median_se(one, n1);
-		se2 += se * se / (double)nbase;
+		rs[k] = run_sum(one, n1);
 		free(one);
 		one = NULL;
 		wall = wall || bwall;
 	}
 	isc_sort_i64(xs, nx);
+	rc_cur = run_sum(ys, ny);
 	/* filled below in document order: verdict first for readers of the JSON */
 	isc_jb_str(&jb, cmp, "verdict", "inconclusive");
 	isc_jb_num(&jb, cmp, "threshold_pct", thr);
 	isc_jb_num(&jb, cmp, "alpha", alpha);
 	isc_jb_num(&jb, cmp, "min_samples", MIN_SAMPLES);
 	isc_jb_str(&jb, cmp, "method",
-		   "Mann-Whitney U (exact without ties up to 50 a side, else normal with tie correction) on "
-		   "steady-state iterations, Hodges-Lehmann shift with its distribution-free interval, widened "
-		   "by the baseline runs' spread beyond sampling error (Student's t, Welch-Satterthwaite df) when "
-		   "there are 2 or more; regressed/improved = "
-		   "p < alpha, interval excluding 0 and |change| > threshold");
+		   "runs as the unit: the log of each run's steady-state median against the baselines' mean, the "
+		   "interval from the baselines' spread "
+		   "beyond sampling error and the medians' own (Student's t, Welch-Satterthwaite df; one baseline: "
+		   "an assumed spread), reported as a ratio; regressed/improved = the 95 % interval excluding 0, "
+		   "the iterations differing (Mann-Whitney U, p < alpha) and |change| > threshold");
 	isc_jb_num(&jb, cmp, "baselines", (double)nbase);
+	isc_jb_num(&jb, cmp, "duplicate_baselines", (double)ndup);
 	runs = isc_jb_arr(&jb, cmp, "baseline_runs");
 	for (size_t k = 0; k < nbase; k++) {
 		cJSON *r = isc_jb_push_obj(&jb, runs);
 		isc_jb_str(&jb, r, "start_time", isc_doc_str(base[k], "environment.start_time", NULL));
 		isc_jb_num(&jb, r, "p50_ns", round(meds[k]));
 	}
-	double s_runs = 0;
+	/* the run-level change (the top of this file) */
+	double ybar = 0, wbar = 0, var = 0, s_runs = ONE_BASELINE_SPREAD;
 	bool have_spread = nbase >= 2;
-	if (have_spread) {
-		double mean = 0, var = 0;
-		for (size_t k = 0; k < nbase; k++)
-			mean += meds[k] / (double)nbase;
-		for (size_t k = 0; k < nbase; k++)
-			var += (meds[k] - mean) * (meds[k] - mean) / (double)(nbase - 1);
-		s_runs = var > se2 ? sqrt(var - se2) : 0;
+	for (size_t k = 0; k < nbase; k++) {
+		ybar += rs[k].y / (double)nbase;
+		wbar += rs[k].w / (double)nbase;
 	}
+	for (size_t k = 0; have_spread && k < nbase; k++)
+		var += (rs[k].y - ybar) * (rs[k].y - ybar) / (double)(nbase - 1);
+	if (have_spread)
+		s_runs = var > wbar ? sqrt(var - wbar) : 0;
+	double bvar = s_runs * s_runs * (1 + 1.0 / (double)nbase), wvar = rc_cur.w + wbar / (double)nbase;
+	double vtot = bvar + wvar, D = rc_cur.y - ybar;
+	/* Welch-Satterthwaite: the between-run part has k - 1 df (none assumed: normal), the medians' plenty */
+	double df_w = (double)(nx + ny > 2 ? nx + ny - 2 : 1);
+	double df = !have_spread ? 1e9
+		    : vtot > 0 ? vtot * vtot / (bvar * bvar / (double)(nbase - 1) + wvar * wvar / df_w) : 1e9;
+	double half = vtot > 0 ? isc_t_isf((1 - RUNS_LEVEL) / 2, df < (double)(nbase - 1) && have_spread
+								     ? (double)(nbase - 1) : df) * sqrt(vtot)
+			       : 0;
 
 	/* latency of the iteration scope */
 	cJSON *scopes = isc_jb_arr(&jb, cmp, "scopes");
@@ -620,32 +734,18 @@ int isc_findings_compare(cJSON *cur, const cJSON *const *base, size_t nbase, con
 		struct isc_hl h;
 		if ((rc = isc_mwu_test(xs, nx, ys, ny, &u)) || (rc = isc_hl_shift(xs, nx, ys, ny, 1 - alpha, &h)))
 			goto out;
-		double bm = isc_median_sorted(xs, nx), lo = h.low, hi = h.high;
-		if (have_spread && s_runs > 0 && h.have_low && h.have_high) {
-			/*
-			 * The iterations' own standard error (from their interval)
-			 * and a new run's between-run variance, combined with
-			 * Welch-Satterthwaite's effective degrees of freedom:
-			 * about k - 1 when runs differ much more than iterations
-			 * do, about nx + ny - 2 when they hardly differ.
-			 */
-			double z = isc_norm_isf(alpha / 2), se = (h.high - h.low) / (2 * z);
-			double b = s_runs * s_runs * (1 + 1.0 / (double)nbase), v = se * se + b;
-			double df = v * v / (se * se * se * se / (double)(nx + ny - 2) + b * b / (double)(nbase - 1));
-			double f = isc_t_isf(alpha / 2, df >= (double)(nbase - 1) ? df : (double)(nbase - 1)) / z;
-			lo = h.shift - f * hypot(h.shift - h.low, z * sqrt(b));
-			hi = h.shift + f * hypot(h.high - h.shift, z * sqrt(b));
-		}
-		bool have_ci = h.have_low && h.have_high && bm > 0;
+		double bm = isc_median_sorted(xs, nx);
+		/* the ratio scale: e^D - 1 and its interval, never below -100 % */
+		double chg = 100 * expm1(D), lo = 100 * expm1(D - half), hi = 100 * expm1(D + half);
+		bool have_ci = bm > 0;
 		bool sig = u.p < alpha && have_ci && (lo > 0 || hi < 0);
-		double chg = bm > 0 ? 100 * h.shift / bm : 0;
-		verdict = scope_verdict(nx, ny, sig, chg, have_ci, 100 * lo / bm, 100 * hi / bm, thr);
+		verdict = scope_verdict(nx, ny, sig, chg, have_ci, lo, hi, thr);
 		isc_jb_num(&jb, sc, "base_p50_ns", round(bm));
 		isc_jb_num(&jb, sc, "p50_ns", round(isc_median_sorted(ys, ny)));
 		isc_jb_num(&jb, sc, "shift_ns", round(h.shift));
-		pct_or_null(&jb, sc, "change_pct", true, h.shift, bm);
-		pct_or_null(&jb, sc, "ci_low_pct", h.have_low, lo, bm);
-		pct_or_null(&jb, sc, "ci_high_pct", h.have_high, hi, bm);
+		isc_jb_num(&jb, sc, "change_pct", round(chg * 100) / 100);
+		isc_jb_num(&jb, sc, "ci_low_pct", round(lo * 100) / 100);
+		isc_jb_num(&jb, sc, "ci_high_pct", round(hi * 100) / 100);
 		isc_jb_num(&jb, sc, "p_value", u.p);
 		isc_jb_bool(&jb, sc, "exact", u.exact);
 		isc_jb_bool(&jb, sc, "significant", sig);
@@ -659,16 +759,15 @@ int isc_findings_compare(cJSON *cur, const cJSON *const *base, size_t nbase, con
 		isc_jb_num_or_null(&jb, sc, "ci_high_pct", false, 0);
 		isc_jb_num_or_null(&jb, sc, "p_value", false, 0);
 	}
-	bool busier, quieter;
-	conditions(&jb, cmp, cur, base, nbase, &busier, &quieter);
-	if ((busier && !strcmp(verdict, "regressed")) || (quieter && !strcmp(verdict, "improved")))
+	bool busier, quieter, other;
+	conditions(&jb, cmp, cur, base, nbase, &busier, &quieter, &other);
+	if ((busier && !strcmp(verdict, "regressed")) || (quieter && !strcmp(verdict, "improved")) || other)
 		verdict = "inconclusive";
 	isc_jb_str(&jb, sc, "verdict", verdict);
 	cJSON_ReplaceItemInObjectCaseSensitive(cmp, "verdict", cJSON_CreateString(verdict));
-	if (have_spread)
-		pct_or_null(&jb, cmp, "runs_spread_pct", true, s_runs, nx ? isc_median_sorted(xs, nx) : 0);
-	else
-		isc_jb_num_or_null(&jb, cmp, "runs_spread_pct", false, 0);
+	/* the between-run spread, as a percent of a run's median (sd on the log scale x 100) */
+	isc_jb_num_or_null(&jb, cmp, "runs_spread_pct", have_spread, round(s_runs * 10000) / 100);
+	isc_jb_num_or_null(&jb, cmp, "assumed_runs_spread_pct", !have_spread, ONE_BASELINE_SPREAD * 100);
 
 	/* why: contributors */
 	for (size_t k = 0; k < nbase; k++)
@@ -739,6 +838,8 @@ out:
 	free(xs);
 	free(ys);
 	free(meds);
+	free(rs);
+	free(ub);
 	if (rc == -ENOMEM)
 		isc_err_push("out of memory comparing runs");
 	return rc;

@@ -11,7 +11,8 @@
  *              perfectly flat series from turning noise into infinity)
  *   CUSUM      S+_i = max(0, S+_{i-1} + z_i - k), S-_i likewise downwards,
  *              k = 0.5; an alarm when S > h = 5 (Page's tabular CUSUM)
- *   EWMA       lambda = 0.2, reported for the last run
+ *   EWMA       lambda = 0.2 over every run of the series, reported for
+ *              the last run
  *
  * An alarm alone is not a change point: the run where the shift begins is
  * searched from the first run of the alarm's excursion (the last run where
@@ -20,7 +21,11 @@
  * of the runs from there on (at least 3 of them: one outlier run is never
  * a change point, up to 10) differs from the median of the runs before it
  * (up to 20) by more than the threshold (percent) and by more than 3 sigma.
- * After a change point the baseline restarts at it.
+ * After a change point the baseline restarts at it.  Shares (percentages,
+ * unit "pct") change by points, not by a percent of themselves: a share
+ * going from 10 % to 58 % is +48 points, and the threshold is in points
+ * for them.  A metric with fewer than BASE_RUNS + MIN_AFTER runs is not
+ * tested, and the history says so (history.tested).
  */
 #include <errno.h>
 #include <math.h>
@@ -99,9 +104,12 @@ static size_t refine(const double *v, size_t seg, size_t start, size_t alarm, si
 	return best;
 }
 
-/* One metric over the series into an object of arr; left out with fewer than 8 values. */
+/*
+ * One metric over the series into an object of arr; left out with fewer
+ * than BASE_RUNS + MIN_AFTER values (*tested stays as it was).
+ */
 static int one_metric(struct isc_jb *jb, cJSON *arr, const struct metric *mt, const double *x, const bool *have,
-		      size_t n, const char *const *names, double thr)
+		      size_t n, const char *const *names, double thr, bool *tested)
 {
 	double *v = malloc((n ? n : 1) * sizeof(*v));
 	size_t *run = malloc((n ? n : 1) * sizeof(*run)), m = 0;
@@ -120,16 +128,20 @@ static int one_metric(struct isc_jb *jb, cJSON *arr, const struct metric *mt, co
 		free(run);
 		return 0;
 	}
+	*tested = true;
 	cJSON *o = isc_jb_push_obj(jb, arr);
 	isc_jb_str(jb, o, "metric", mt->name);
+	isc_jb_str(jb, o, "unit", mt->unit);
 	isc_jb_str(jb, o, "path", mt->path);
 	isc_jb_num(jb, o, "runs", (double)m);
 	cJSON *cps = isc_jb_arr(jb, o, "change_points");
 	size_t seg = 0; /* first run of the current segment */
 	double base = 0, mad = 0, sig = 1, sp = 0, sn = 0, ewma = v[0];
 	size_t zero_p = 0, zero_n = 0; /* last index where S+ / S- was 0 */
-	for (size_t i = 0; i < m; i++) {
+	bool points = !strcmp(mt->unit, "pct");
+	for (size_t i = 0; i < m; i++) /* apart from the segments: a change point skips runs below */
 		ewma = EWMA_LAMBDA * v[i] + (1 - EWMA_LAMBDA) * ewma;
+	for (size_t i = 0; i < m; i++) {
 		if (i < seg + BASE_RUNS)
 			continue;
 		if (i <= seg + BASE_MAX) { /* the baseline grows with the segment up to BASE_MAX runs */
@@ -159,14 +171,15 @@ static int one_metric(struct isc_jb *jb, cJSON *arr, const struct metric *mt, co
 		double before_mad, after_mad;
 		size_t from = start - seg > BASE_MAX ? start - BASE_MAX : seg;
 		double before = med_of(v + from, start - from, &before_mad), after = med_of(v + start, nafter, &after_mad);
-		double chg = before != 0 ? 100 * (after - before) / fabs(before) : 0;
+		double chg = points ? after - before : before != 0 ? 100 * (after - before) / fabs(before) : 0;
 		if (fabs(chg) > thr && fabs(after - before) > 3 * sig) {
 			cJSON *c = isc_jb_push_obj(jb, cps);
 			isc_jb_num(jb, c, "run", (double)run[start]);
 			isc_jb_str(jb, c, "file", names ? names[run[start]] : NULL);
 			isc_jb_num(jb, c, "before", before);
 			isc_jb_num(jb, c, "after", after);
-			isc_jb_num(jb, c, "change_pct", round(chg * 100) / 100);
+			isc_jb_num_or_null(jb, c, "change_pct", !points, round(chg * 100) / 100);
+			isc_jb_num_or_null(jb, c, "change_points", points, round(chg * 100) / 100);
 			bool worse = mt->lower_is_better ? after > before : after < before;
 			isc_jb_str(jb, c, "direction", worse ? "regressed" : "improved");
 			seg = start; /* the next baseline: the runs from the change on */
@@ -203,18 +216,22 @@ int isc_findings_history(cJSON *out, const cJSON *const *series, const char *con
 	cJSON *h = isc_jb_obj(&jb, out, "history");
 	isc_jb_num(&jb, h, "runs", (double)n);
 	isc_jb_num(&jb, h, "threshold_pct", thr);
+	isc_jb_num(&jb, h, "min_runs", BASE_RUNS + MIN_AFTER);
 	isc_jb_str(&jb, h, "method",
 		   "per metric: baseline = median and 1.4826 MAD of the first runs (5 to 20) of a segment; tabular "
 		   "CUSUM (k = 0.5, h = 5) on the robust z; the change point is the split that best separates the "
 		   "runs around the alarm's excursion, kept when 3 or more runs follow and their median moved by "
-		   "more than the threshold and 3 sigma; EWMA lambda 0.2");
+		   "more than the threshold (in points for shares) and 3 sigma; EWMA lambda 0.2; a metric is tested "
+		   "with 8 or more runs");
 	cJSON *arr = isc_jb_arr(&jb, h, "metrics");
+	bool tested = false;
 	for (size_t k = 0; k < sizeof(metrics) / sizeof(metrics[0]); k++) {
 		for (size_t i = 0; i < n; i++)
 			have[i] = isc_doc_have(series[i], metrics[k].path, &x[i]);
-		if ((rc = one_metric(&jb, arr, &metrics[k], x, have, n, names, thr)))
+		if ((rc = one_metric(&jb, arr, &metrics[k], x, have, n, names, thr, &tested)))
 			goto out;
 	}
+	isc_jb_bool(&jb, h, "tested", tested);
 	rc = jb.oom ? -ENOMEM : 0;
 out:
 	free(x);

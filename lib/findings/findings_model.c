@@ -36,3 +36,13 @@ bool isc_is_torch_op(const char *name, const char *module)
 		return name && strstr(name, "::");
 	return !strncmp(module, "torch", 5);
 }
+
+bool isc_mark_is_agent(const char *name)
+{
+	static const char *const agent[] = { "python.hexversion", "torch.version", "torch.num_threads",
+					     "torch.num_interop_threads" };
+	for (size_t i = 0; name && i < sizeof(agent) / sizeof(agent[0]); i++)
+		if (!strcmp(name, agent[i]))
+			return true;
+	return false;
+}

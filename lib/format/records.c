@@ -38,6 +38,14 @@ unsigned isc_record_nvarints(uint8_t type)
 	case ISC_REC_META: return 1;   /* key length, then key and value bytes */
 	case ISC_REC_CALIBRATION: return 6;
 	case ISC_REC_EXCEPTION: return 1; /* then counted type, file, function; the message */
+	case ISC_REC_EXCEPTION_REF: return 4;
+	case ISC_REC_NATIVE_SAMPLER: return 9;
+	case ISC_REC_NATIVE_SAMPLE: return 4; /* pid tid flags nkernel, then the chain, registers, stack */
+	case ISC_REC_NATIVE_MAP: return 7;    /* then counted build id, path */
+	case ISC_REC_NATIVE_TASK: return 5;   /* then comm */
+	case ISC_REC_NATIVE_LOST: return 3;
+	case ISC_REC_NATIVE_KSYM: return 3;   /* then the name */
+	case ISC_REC_NATIVE_STATS: return 8;
 	default: return 0;
 	}
 }
@@ -84,6 +92,7 @@ bool isc_ring_record_ok(const struct isc_rec *r, uint16_t chunk)
 		case ISC_REC_MARK: n = 2; break;
 		case ISC_REC_CALIBRATION: n = 6; break;
 		case ISC_REC_EXCEPTION: n = 1; break;
+		case ISC_REC_EXCEPTION_REF: n = 4; break;
 		case ISC_REC_SMAPS: n = 5; break; /* before the EXCEPTION of an out-of-memory error */
 		case ISC_REC_PY_RETURN:
 		case ISC_REC_C_RETURN:

@@ -95,10 +95,9 @@ static struct ctx *ctx_get(struct chrome_sink *s, uint8_t ns, uint64_t key)
 	return c;
 }
 
-/* A JSON string: escapes, control characters, invalid UTF-8 as U+FFFD. */
-static void put_str(FILE *o, const uint8_t *p, size_t n)
+/* The inside of a JSON string: escapes, control characters, invalid UTF-8 as U+FFFD. */
+static void put_esc(FILE *o, const uint8_t *p, size_t n)
 {
-	fputc('"', o);
 	for (size_t i = 0; i < n;) {
 		uint8_t c = p[i];
 		if (c == '"' || c == '\\') {
@@ -129,7 +128,20 @@ static void put_str(FILE *o, const uint8_t *p, size_t n)
 			}
 		}
 	}
+}
+
+/* A JSON string. */
+static void put_str(FILE *o, const uint8_t *p, size_t n)
+{
 	fputc('"', o);
+	put_esc(o, p, n);
+	fputc('"', o);
+}
+
+/* A C string inside a JSON string being written. */
+static void put_frag(FILE *o, const char *s)
+{
+	put_esc(o, (const uint8_t *)s, strlen(s));
 }
 
 static void put_cstr(FILE *o, const char *s)
@@ -356,6 +368,44 @@ static void instant(struct chrome_sink *s, const struct isc_tl_event *ev, char s
 	fprintf(s->out, ",\"args\":{\"%s\":%" PRId64 "}}", key, v);
 }
 
+/*
+ * A Python stack sample (PY_SAMPLE, --python=sample) as an instant event on
+ * its thread: named by the innermost function, with the stack root first
+ * ("outer (a.py:3) > leaf (b.py:9)"), the thread's state and whether it
+ * was on a CPU (state R, not preempted).  Viewers show them as ticks on
+ * the thread's track; their args are the stack.
+ */
+#define SAMPLE_FRAMES_MAX 256
+static void py_sample(struct chrome_sink *s, const struct isc_tl_event *ev)
+{
+	uint64_t ids[SAMPLE_FRAMES_MAX], lines[SAMPLE_FRAMES_MAX];
+	size_t n = 0;
+	const uint8_t *p = ev->bytes, *e = ev->bytes + ev->nbytes;
+	if (ev->nf != 5)
+		return;
+	while (p < e && n < SAMPLE_FRAMES_MAX && !isc_get_varint(&p, e, &ids[n]) && !isc_get_varint(&p, e, &lines[n]))
+		n++;
+	char state = ev->f[2] > 32 && ev->f[2] < 127 ? (char)ev->f[2] : '?';
+	const char *leaf = n ? name_of(s, (uint32_t)ids[0])->name : "(no Python frame)";
+	ev_start(s, 'i', ev->pid, ev->tid);
+	fputs(",\"s\":\"t\",\"cat\":\"python_sample\",\"name\":", s->out);
+	put_cstr(s->out, leaf);
+	fputs(",\"ts\":", s->out);
+	put_us(s->out, ev->ts);
+	fprintf(s->out, ",\"args\":{\"state\":\"%c\",\"on_cpu\":%s,\"stack\":\"", state,
+		state == 'R' && !(ev->f[3] & 8) ? "true" : "false");
+	for (size_t i = n; i-- > 0;) { /* root first */
+		const struct name *nm = name_of(s, (uint32_t)ids[i]);
+		char loc[64];
+		snprintf(loc, sizeof(loc), ":%" PRIu64 ")%s", lines[i], i ? " > " : "");
+		put_frag(s->out, nm->name); /* the stack is one JSON string */
+		fputs(" (", s->out);
+		put_frag(s->out, *nm->file ? nm->file : "?");
+		fputs(loc, s->out);
+	}
+	fputs("\"}}", s->out);
+}
+
 static int keep_meta(struct chrome_sink *s, const struct isc_tl_event *ev)
 {
 	if (ev->nf < 1 || ev->f[0] > ev->nbytes)
@@ -465,6 +515,9 @@ static int c_event(void *cx, const struct isc_tl_event *ev)
 		c->cpu_ns = ev->f[1] + ev->f[2];
 		c->cpu_ts = ev->ts;
 		c->have_cpu = true;
+		break;
+	case ISC_REC_PY_SAMPLE:
+		py_sample(s, ev);
 		break;
 	case ISC_REC_GPU_OP:
 		write_gpu_op(s, ev);

@@ -9,6 +9,7 @@
 
 #include "isc_util.h"
 #include "isc_trace_int.h"
+#include "isc_native_codec.h" /* native sampler records */
 
 struct isc_timeline {
 	struct isc_reader *rd;
@@ -220,6 +221,14 @@ static int decode(struct isc_timeline *t, const struct isc_rec *r, struct isc_tl
 		ev->pid = (uint32_t)ev->f[0];
 	if (r->type == ISC_REC_THREAD_SAMPLE || r->type == ISC_REC_THREAD_NAME || r->type == ISC_REC_THREAD_WAIT)
 		ev->tid = (uint32_t)ev->f[1];
+	if (r->type >= ISC_REC_NATIVE_SAMPLER && r->type <= ISC_REC_NATIVE_STATS) {
+		/* checked whole (the merge wrote only bodies that parse); the
+		 * bytes after the leading varints are the record's to parse */
+		if (!isc_native_record_ok(r->type, r->body, r->len))
+			return -EBADMSG;
+		ev->bytes = p;
+		ev->nbytes = (size_t)(e - p);
+	}
 	return 1;
 }
 

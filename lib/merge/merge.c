@@ -3,7 +3,7 @@
  *
  * Each input is read front to back.  EVENTS chunks are decoded into the
  * queue of their thread (pairing calls and returns into spans on the way);
- * each SAMPLES chunk becomes a short-lived queue of its own.  Queues are
+ * each SAMPLES (or NATIVE) chunk becomes a short-lived queue of its own.  Queues are
  * sorted by construction, so a binary heap of queue heads yields the
  * global order:
  *
@@ -31,6 +31,7 @@
 #include "isc_util.h"
 #include "isc_log.h"
 #include "isc_trace_int.h"
+#include "isc_native_codec.h" /* native sampler records */
 #include "isc_merge.h"
 #include "strtab.h"
 
@@ -119,6 +120,7 @@ struct merge {
 	struct isc_hindex link_index;  /* hash of (input, pid, correlation) -> index in links */
 	size_t nlinks;
 	bool have_gap;
+	uint32_t unnamed_frame; /* the global string of a PY_SAMPLE frame of code_id 0, once made */
 };
 
 /* ---- strings ------------------------------------------------------------ */
@@ -661,6 +663,23 @@ static int read_events(struct merge *m, unsigned ii, const struct isc_chunk_head
 			ev.value = isc_unzigzag(v2);
 			err = queue_push(m, &t->q, &ev);
 			break;
+		case ISC_REC_EXCEPTION_REF: { /* its string ids become the timeline's */
+			uint64_t f[4];
+			uint8_t body[40];
+			unsigned bl = 0;
+			static const uint8_t kinds[4] = { 0, ISC_STR_CODE, ISC_STR_TEXT, ISC_STR_TEXT };
+			for (int i = 0; i < 4; i++) {
+				if (isc_get_varint(&q, e, &f[i]))
+					return -EBADMSG;
+				bl += isc_put_varint(body + bl, i ? strings_lookup(m, ii, t->pid, f[i], kinds[i]) : f[i]);
+			}
+			if (!(ev.body = malloc(bl)))
+				return -ENOMEM;
+			memcpy(ev.body, body, bl);
+			ev.body_len = bl;
+			err = queue_push(m, &t->q, &ev);
+			break;
+		}
 		case ISC_REC_THREAD_END:
 			err = close_all(m, t, ts);
 			if (!err)
@@ -703,8 +722,17 @@ static int py_sample_body(struct merge *m, unsigned ii, uint32_t pid, const uint
 		if (isc_get_varint(&p, e, &f[i]) || isc_buf_put_varint(&b, f[i]))
 			goto bad;
 	for (uint64_t k = 0; k < f[4]; k++) {
-		if (isc_get_varint(&p, e, &id) || isc_get_varint(&p, e, &line) ||
-		    isc_buf_put_varint(&b, strings_lookup(m, ii, pid, id, ISC_STR_CODE)) || isc_buf_put_varint(&b, line))
+		if (isc_get_varint(&p, e, &id) || isc_get_varint(&p, e, &line))
+			goto bad;
+		/* code_id 0: a frame whose code object the sampler could not name (formats/trace.md) */
+		if (!id && !m->unnamed_frame) {
+			static const char un[] = "(a Python frame the sampler could not name)";
+			if (strings_add(m, ISC_STR_CODE, 0, (const uint8_t *)un, sizeof(un) - 1, (const uint8_t *)"", 0,
+					&m->unnamed_frame))
+				goto bad;
+		}
+		if (isc_buf_put_varint(&b, id ? strings_lookup(m, ii, pid, id, ISC_STR_CODE) : m->unnamed_frame) ||
+		    isc_buf_put_varint(&b, line))
 			goto bad;
 	}
 	if (p != e)
@@ -742,8 +770,15 @@ static int read_samples(struct merge *m, unsigned ii, const struct isc_chunk_hea
 		    r.type != ISC_REC_GPU_INFO && r.type != ISC_REC_PY_SAMPLER &&
 		    (r.type < ISC_REC_GPU_OP || r.type > ISC_REC_GPU_AGENT))
 			isc_get_varint(&b, e, &pid); /* the record's first field is its process */
+		bool native = r.type >= ISC_REC_NATIVE_SAMPLER && r.type <= ISC_REC_NATIVE_STATS;
+		if (h->type == ISC_CHUNK_NATIVE ? !native : r.type >= ISC_REC_NATIVE_SAMPLER && r.type <= 0x37)
+			continue; /* the native sampler's types live in NATIVE chunks, and only they */
+		if (native && !isc_native_record_ok(r.type, r.body, r.len)) {
+			rc = -EBADMSG; /* a reader of the timeline could not parse it either */
+			break;
+		}
 		if (r.type == ISC_REC_THREAD_SAMPLE || r.type == ISC_REC_THREAD_NAME || r.type == ISC_REC_THREAD_WAIT ||
-		    r.type == ISC_REC_PY_SAMPLE)
+		    r.type == ISC_REC_PY_SAMPLE || native)
 			isc_get_varint(&b, e, &tid);
 		ev.pid = (uint32_t)pid;
 		ev.tid = (uint32_t)tid;
@@ -1078,6 +1113,7 @@ static int read_round(struct merge *m, unsigned ii)
 			rc = read_events(m, ii, &h, p);
 			break;
 		case ISC_CHUNK_SAMPLES:
+		case ISC_CHUNK_NATIVE: /* the native sampler's records, passed through the same way */
 			rc = read_samples(m, ii, &h, p);
 			break;
 		case ISC_CHUNK_GPU_EVENTS:

@@ -42,7 +42,7 @@
  * The session directory is mode 0700 (mkdtemp), checked after creation,
  * and holds recorder.lock, locked by the recorder for its whole life: an
  * agent that finds it unlocked at exit knows the recorder is gone and
- * removes its own file (see _agent.c).
+ * removes its own file (see tools/iscope-record/python/agent_shm.c).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -163,6 +163,7 @@ static void drain_cycle(struct recorder *r, bool final)
 	for (unsigned k = 0; k < r->nprocs; k++)
 		if (!r->procs[k]->closed)
 			isc_drain_proc(r, r->procs[k], now);
+	isc_native_drain(r->native); /* NULL: --native off */
 	detect_gone(r);
 	/* flush old or big pending buffers; find the oldest still pending */
 	uint64_t oldest = UINT64_MAX;
@@ -182,6 +183,8 @@ static void drain_cycle(struct recorder *r, bool final)
 				oldest = s->pending_base;
 		}
 	}
+	if (isc_native_pending_base(r->native) < oldest)
+		oldest = isc_native_pending_base(r->native);
 	uint64_t w = r->ncycles >= REC_ROUND_LAG ? r->cycle_start[r->ncycles % REC_ROUND_LAG] : 0;
 	r->cycle_start[r->ncycles++ % REC_ROUND_LAG] = now;
 	if (final)
@@ -257,9 +260,9 @@ static void *drain_main(void *arg)
 			if (now - r->last_progress > 500000000u) {
 				r->last_progress = now;
 				pthread_mutex_lock(&r->wlock);
-				fprintf(stderr, "\riscope-record: %llu events, %llu dropped, %.1f MB   ",
-					(unsigned long long)r->res->events, (unsigned long long)r->res->dropped,
-					(double)isc_writer_bytes(r->w) / 1e6);
+				fprintf(stderr, "\riscope-record: %llu events, %llu stack samples, %llu dropped, %.1f MB   ",
+					(unsigned long long)r->res->events, (unsigned long long)r->res->stack_samples,
+					(unsigned long long)r->res->dropped, (double)isc_writer_bytes(r->w) / 1e6);
 				pthread_mutex_unlock(&r->wlock);
 			}
 		}
@@ -286,6 +289,12 @@ static bool proc_first(const struct recorder *r, unsigned i)
 static void nvml_emit(void *ctx, const void *records, size_t len, uint64_t base_ts, bool keep)
 {
 	isc_rec_emit(ctx, ISC_CHUNK_SAMPLES, 0, 0, base_ts, 0, records, len, keep);
+}
+
+/* The native sampler's records go out as NATIVE chunks. */
+static void native_emit(void *ctx, const void *records, size_t len, uint64_t base_ts, bool keep)
+{
+	isc_rec_emit(ctx, ISC_CHUNK_NATIVE, 0, 0, base_ts, 0, records, len, keep);
 }
 
 /*
@@ -401,6 +410,11 @@ static void *pysampler_main(void *arg)
 		isc_pysampler_tick(smp, pids, n, now, &b, &last);
 		if (b.len)
 			isc_rec_emit(r, ISC_CHUNK_SAMPLES, 0, 0, now, 0, b.data, b.len, false);
+		uint64_t tot[4];
+		isc_pysampler_stats(smp, tot);
+		pthread_mutex_lock(&r->wlock);
+		r->res->stack_samples = tot[1]; /* the live line and the summary count them */
+		pthread_mutex_unlock(&r->wlock);
 	}
 	/* totals: the rate, the sampler's work and its own CPU time */
 	struct timespec cpu;
@@ -733,20 +747,64 @@ static char **child_env(struct recorder *r)
 /* fork + exec; an exec failure comes back through a close-on-exec pipe. */
 #define CG_JOIN_FAILED 0x40000000 /* or'ed into the errno the child reports */
 
+static void write_warning(struct recorder *r, pid_t pid, unsigned code, const char *msg);
+static void native_refused(struct recorder *r, const char *why);
+
+/*
+ * --native: the perf events are opened on the child between its fork and
+ * its exec (it waits on gfd for a byte), so that they are enabled at exec
+ * and inherited by everything it starts.  A failure with --native=auto is
+ * a warning and a recording without native stacks; with --native=on the
+ * child is killed and the recording does not start.
+ */
+static int attach_native(struct recorder *r, pid_t pid, int gfd)
+{
+	char why[320];
+	int rc = 0;
+	if (isc_native_attach(r->native, pid, why, sizeof(why))) {
+		if (r->o->native_mode == ISC_NATIVE_ON) {
+			isc_err_push("Cannot sample native stacks (--native=on): %s", why);
+			rc = -EPERM;
+		} else {
+			native_refused(r, why);
+		}
+	}
+	if (write(gfd, "g", 1) != 1)
+		rc = rc ? rc : -errno;
+	close(gfd);
+	return rc;
+}
+
 static int start_child(struct recorder *r, char **env)
 {
-	int pfd[2];
+	int pfd[2], gfd[2] = { -1, -1 };
 	if (pipe2(pfd, O_CLOEXEC))
 		return -errno;
+	if (r->native && pipe2(gfd, O_CLOEXEC)) {
+		int e = errno;
+		close(pfd[0]);
+		close(pfd[1]);
+		return -e;
+	}
 	pid_t pid = fork();
 	if (pid < 0) {
 		int e = errno;
 		close(pfd[0]);
 		close(pfd[1]);
+		if (gfd[0] >= 0) {
+			close(gfd[0]);
+			close(gfd[1]);
+		}
 		isc_err_push("Cannot fork: %s", strerror(e));
 		return -e;
 	}
 	if (pid == 0) {
+		if (gfd[0] >= 0) { /* wait until the native sampler's events are on us */
+			char g;
+			close(gfd[1]);
+			while (read(gfd[0], &g, 1) < 0 && errno == EINTR)
+				;
+		}
 		sigaction(SIGPIPE, &r->old_pipe, NULL); /* ours is SIG_IGN */
 		/* a background job of a non-interactive shell starts with INT and
 		 * QUIT ignored, and an ignored signal stays so across exec: the
@@ -773,6 +831,16 @@ static int start_child(struct recorder *r, char **env)
 		_exit(127);
 	}
 	close(pfd[1]);
+	if (gfd[0] >= 0) {
+		close(gfd[0]);
+		int arc = attach_native(r, pid, gfd[1]);
+		if (arc) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+			close(pfd[0]);
+			return arc;
+		}
+	}
 	int e = 0;
 	ssize_t got;
 	do
@@ -808,6 +876,50 @@ static void write_warning(struct recorder *r, pid_t pid, unsigned code, const ch
 	isc_buf_put_record(&b, ISC_REC_WARNING, now, &last, body, n + len);
 	isc_rec_emit(r, ISC_CHUNK_SAMPLES, 0, 0, now, 0, b.data, b.len, true);
 	isc_buf_free(&b);
+}
+
+/* --native=auto without native stacks: one line (unless quiet) and a WARNING. */
+static void native_refused(struct recorder *r, const char *why)
+{
+	if (!r->o->quiet)
+		isc_log(ISC_LOG_WARN, "native stacks are not sampled (--native=auto): %s; the recording has Python "
+			"stacks only", why);
+	write_warning(r, 0, ISC_WARN_NATIVE, why);
+	isc_native_free(r->native);
+	r->native = NULL;
+}
+
+/*
+ * --native=on|auto: the sampler, checked on ourselves before the workload
+ * starts (so that --native=on fails before running anything), and the
+ * META record saying how native stacks were sampled.
+ */
+static int setup_native(struct recorder *r)
+{
+	char why[320];
+	const struct isc_record_opts *o = r->o;
+	if (o->native_mode == ISC_NATIVE_OFF)
+		return 0;
+	struct isc_native_cfg cfg = { o->native_hz ? o->native_hz : o->python_hz,
+				      o->native_stack ? o->native_stack : ISC_NATIVE_STACK_DEFAULT, o->flush_ms, native_emit, r };
+	int rc = isc_native_new(&r->native, &cfg, why, sizeof(why));
+	if (rc && o->native_mode == ISC_NATIVE_ON) {
+		isc_err_push("Cannot sample native stacks (--native=on): %s", why);
+		return rc;
+	}
+	if (rc) {
+		native_refused(r, why);
+		return 0;
+	}
+	char v[200];
+	snprintf(v, sizeof(v), "%s (--native=%s), %u Hz, %u-byte stacks, %s", "on",
+		 o->native_mode == ISC_NATIVE_ON ? "on" : "auto", cfg.hz, cfg.stack_bytes,
+		 isc_native_kernel(r->native) ? "kernel call chains" : "user space only (kernel samples not permitted)");
+	uint64_t now = isc_now_ns(), last = now;
+	r->tmp.len = 0;
+	put_meta(&r->tmp, now, &last, "record.native", v);
+	isc_rec_emit(r, ISC_CHUNK_SAMPLES, 0, 0, now, 0, r->tmp.data, r->tmp.len, true);
+	return 0;
 }
 
 /* PROC_EXIT of pid: status (exit code or 128 + signal), how 0 exited,
@@ -1019,6 +1131,8 @@ int isc_record_run(const struct isc_record_opts *o, struct isc_record_result *re
 	} else {
 		isc_memcg_baseline(&r.cg);
 	}
+	if ((rc = setup_native(&r)))
+		goto out_dir;
 	if ((rc = start_child(&r, env)))
 		goto out_dir;
 	res->workload_started = true;
@@ -1103,6 +1217,7 @@ int isc_record_run(const struct isc_record_opts *o, struct isc_record_result *re
 	write_clock_pair(&r);
 	drain_cycle(&r, false); /* the agent files of processes that just ended */
 	check_python_agent(&r);
+	isc_native_finish(r.native); /* its last records, kernel symbols and totals, before the final ROUND */
 	drain_cycle(&r, true);
 	if (o->progress)
 		fprintf(stderr, "\r\033[K");
@@ -1154,6 +1269,7 @@ out_writer:
 		free(env);
 	}
 	isc_gpu_setup_free(&r.gpu);
+	isc_native_free(r.native);
 	for (size_t i = 0; i < r.nframes; i++)
 		isc_buf_free(&r.frames[i].data);
 	free(r.frames);

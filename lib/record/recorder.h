@@ -17,6 +17,7 @@
 #include "isc_record.h"
 #include "gpu_setup.h"
 #include "memcg.h"
+#include "native.h"
 
 #define REC_ROUND_LAG 5
 #define REC_MAX_PROCS 4096
@@ -102,6 +103,7 @@ struct recorder {
 	unsigned nstrseq;
 	bool py_warned; /* the Python sampler's first warning was printed */
 	struct isc_memcg cg;      /* --memory-limit's cgroup; OOM-kill counters */
+	struct isc_native *native; /* --native: the perf events' sampler, NULL when off */
 };
 
 /* ---- frames.c ---------------------------------------------------------- */

@@ -180,11 +180,8 @@ static void contributors(struct isc_rep *m, const cJSON *cmp)
 		isc_rep_put(m, "| ");
 		isc_rep_md(m, isc_doc_str(c, "name", NULL));
 		if (file && *file && strcmp(file, isc_doc_str(c, "name", NULL) ? isc_doc_str(c, "name", NULL) : "")) {
-			isc_rep_put(m, " (");
-			isc_rep_md(m, file);
-			if (isc_doc_num(c, "line", 0) > 0)
-				isc_rep_putf(m, ":%.0f", isc_doc_num(c, "line", 0));
-			isc_rep_put(m, ")");
+			isc_rep_put(m, " ");
+			isc_rep_location(m, c, true);
 		}
 		if (chg && strcmp(chg, "changed"))
 			isc_rep_putf(m, " — %s", chg);
@@ -205,6 +202,11 @@ static void history(struct isc_rep *m, const cJSON *h)
 	const cJSON *mt, *cp;
 	char a[64], b[64];
 	isc_rep_putf(m, "## History over %.0f runs\n\n", isc_doc_num(h, "runs", 0));
+	if (cJSON_IsFalse(isc_doc_get(h, "tested"))) {
+		isc_rep_putf(m, "Not tested: a change point needs at least %.0f runs of a metric, and no headline metric "
+			     "has them.\n\n", isc_doc_num(h, "min_runs", 8));
+		return;
+	}
 	size_t found = 0;
 	cJSON_ArrayForEach(mt, isc_doc_get(h, "metrics"))
 		found += (size_t)cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(mt, "change_points"));
@@ -227,8 +229,13 @@ static void history(struct isc_rep *m, const cJSON *h)
 					     isc_rep_fmt_ns(b, sizeof(b), isc_doc_num(cp, "after", NAN)));
 			else
 				isc_rep_putf(m, " | %.4g | %.4g", isc_doc_num(cp, "before", NAN), isc_doc_num(cp, "after", NAN));
-			isc_rep_putf(m, " | %+.1f %% (%s) |\n", isc_doc_num(cp, "change_pct", 0),
-				     isc_doc_str(cp, "direction", NULL) ? isc_doc_str(cp, "direction", NULL) : "?");
+			double pts;
+			if (isc_doc_have(cp, "change_points", &pts))
+				isc_rep_putf(m, " | %+.1f points (%s) |\n", pts,
+					     isc_doc_str(cp, "direction", NULL) ? isc_doc_str(cp, "direction", NULL) : "?");
+			else
+				isc_rep_putf(m, " | %+.1f %% (%s) |\n", isc_doc_num(cp, "change_pct", 0),
+					     isc_doc_str(cp, "direction", NULL) ? isc_doc_str(cp, "direction", NULL) : "?");
 		}
 	}
 	isc_rep_put(m, "\n");

@@ -143,8 +143,11 @@ static void comparison(struct term *t, const cJSON *root)
 		for (size_t i = 0; vv[i] && i < 20; i++)
 			isc_rep_putf(&t->r, "%c", vv[i] >= 'a' && vv[i] <= 'z' ? vv[i] - 32 : vv[i]);
 		sgr(t, "0");
-		if (isc_doc_str(cmp, "conditions.reason", NULL))
-			isc_rep_put(&t->r, " (not comparable: machine load differed)");
+		if (isc_doc_str(cmp, "conditions.reason", NULL)) {
+			isc_rep_put(&t->r, " (not comparable: ");
+			text(t, isc_doc_str(cmp, "conditions.reason", NULL), 160);
+			isc_rep_put(&t->r, ")");
+		}
 		if (!isnan(chg)) {
 			isc_rep_put(&t->r, ", ");
 			text(t, isc_doc_str(sc, "name", NULL), 40);
@@ -172,12 +175,17 @@ static void comparison(struct term *t, const cJSON *root)
 					lastm = mt;
 				}
 		isc_rep_putf(&t->r, "History of %.0f runs: ", num(h, "runs"));
-		if (!last) {
+		if (cJSON_IsFalse(isc_doc_get(h, "tested"))) {
+			isc_rep_putf(&t->r, "not tested (a change point needs %.0f runs)\n", num(h, "min_runs"));
+		} else if (!last) {
 			isc_rep_put(&t->r, "no change point\n");
 		} else {
 			text(t, isc_doc_str(lastm, "metric", NULL), 40);
-			isc_rep_putf(&t->r, " %s by %+.1f %% from run %.0f", isc_doc_str(last, "direction", NULL) ?
-				     isc_doc_str(last, "direction", NULL) : "changed", num(last, "change_pct"), num(last, "run"));
+			bool pts = !isnan(num(last, "change_points"));
+			isc_rep_putf(&t->r, " %s by %+.1f %s from run %.0f", isc_doc_str(last, "direction", NULL) ?
+				     isc_doc_str(last, "direction", NULL) : "changed",
+				     pts ? num(last, "change_points") : num(last, "change_pct"), pts ? "points" : "%",
+				     num(last, "run"));
 			if (isc_doc_str(last, "file", NULL)) {
 				isc_rep_put(&t->r, " (");
 				text(t, isc_doc_str(last, "file", NULL), 80);

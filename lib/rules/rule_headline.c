@@ -130,13 +130,6 @@ static bool judged_iterations(const cJSON *root)
 	       cJSON_IsObject(isc_doc_get(root, "cpu.in_iterations"));
 }
 
-/* The path of a cpu member the verdict rests on: "cpu.K", or "cpu.in_iterations.K" when judged on iterations. */
-static const char *cpu_path(bool it, char *buf, size_t cap, const char *k)
-{
-	snprintf(buf, cap, "cpu.%s%s", it ? "in_iterations." : "", k);
-	return buf;
-}
-
 static const cJSON *top_fn(const cJSON *root, bool it, const char *kind)
 {
 	const cJSON *fn;
@@ -146,105 +139,144 @@ static const cJSON *top_fn(const cJSON *root, bool it, const char *kind)
 	return NULL;
 }
 
+/* What the CPU classes' sentences read: the view the verdict was judged on. */
+struct cpu_view {
+	const cJSON *root, *vf; /* the document, the verdict's finding */
+	bool it;                /* judged on the iterations */
+	double share;           /* the verdict's share when usable, else -1 */
+	double faults;          /* page-fault share left out of the ops' share, 0 when none */
+};
+
+/* The number at cpu.K (or cpu.in_iterations.K), 0 when missing. */
+static double cpu_num(const struct cpu_view *v, const char *k)
+{
+	char path[96];
+	snprintf(path, sizeof(path), "cpu.%s%s", v->it ? "in_iterations." : "", k);
+	return isc_doc_num(v->root, path, 0);
+}
+
+static const cJSON *cpu_item(const struct cpu_view *v, const char *k)
+{
+	char path[96];
+	snprintf(path, sizeof(path), "cpu.%s%s", v->it ? "in_iterations." : "", k);
+	return isc_doc_get(v->root, path);
+}
+
+/* The share to state: the verdict's, else the CPU split's member k. */
+static double share_or(const struct cpu_view *v, const char *k)
+{
+	return v->share >= 0 ? v->share : cpu_num(v, k);
+}
+
+static void python_sentence(struct headline *h, const struct cpu_view *v, const cJSON *fn)
+{
+	double py = share_or(v, "split.python_pct");
+	if (cpu_item(v, "split.other_c_pct")) {
+		text(h, "%.0f %% of traced CPU time is Python-side work (interpreter %.0f %%, C builtins and "
+			"other extensions %.0f %%", py, cpu_num(v, "split.python_pct"), cpu_num(v, "split.other_c_pct"));
+		if (v->faults > 0)
+			text(h, ", less %.0f %% kernel time taken as page faults", v->faults);
+		text(h, "); the hottest function is ");
+	} else {
+		text(h, "%.0f %% of traced CPU time is Python interpreter time; the hottest function is ", py);
+	}
+	code(h, isc_doc_str(fn, "name", "?"));
+	text(h, " ");
+	loc(h, fn);
+	text(h, ", %.0f %% self time.", isc_doc_num(fn, "self_pct", 0));
+}
+
+static void op_sentence(struct headline *h, const struct cpu_view *v)
+{
+	const cJSON *o = top_fn(v->root, v->it, "op"), *caller = cJSON_GetArrayItem(cpu_item(v, "top_op_callers"), 0), *x;
+	/* the finding's first op is a torch op (op_compute_bound skips builtins) */
+	cJSON_ArrayForEach(x, isc_doc_arr(v->vf, "evidence.top"))
+		if (!strcmp(isc_doc_str(x, "kind", ""), "op")) {
+			o = x;
+			break;
+		}
+	text(h, "%.0f %% of traced CPU time is in torch ops", share_or(v, "split.ops_pct"));
+	if (v->faults > 0)
+		text(h, ", and %.0f %% more is kernel time inside them, taken as page faults", v->faults);
+	if (o) {
+		text(h, "; the heaviest is ");
+		code(h, isc_doc_str(o, "name", "?"));
+		/* self_pct is of all traced time (off-CPU included), not of ops; a
+		 * finding's top[] entry has the self_pct of its source as pct */
+		text(h, " (self time %.0f %% of all traced time%s%s)", isc_doc_num(o, "self_pct", isc_doc_num(o, "pct", 0)),
+		     v->it ? " inside iterations" : "", v->faults > 0 ? ", faults included" : "");
+	}
+	if (caller) {
+		text(h, ", called mostly from ");
+		code(h, isc_doc_str(caller, "name", "?"));
+		text(h, " ");
+		loc(h, caller);
+	}
+	text(h, ".");
+}
+
+static void contention_sentence(struct headline *h, const struct cpu_view *v, const cJSON *fn)
+{
+	double run = cpu_num(v, "runnable_threads_mean"), ncpu = isc_doc_num(v->root, "environment.ncpu", 0);
+	text(h, "%.0f %% of traced time the threads were %s (", share_or(v, "split.off_cpu_pct"),
+	     isc_doc_num(v->vf, "evidence.metrics.pool_wait_in_torch_ops_pct", 0) > 0
+		     ? "waiting for a CPU, runnable or at a thread pool's barrier inside torch ops"
+		     : "runnable but not running");
+	if (ncpu > 0 && run > ncpu && run < 1e6)
+		text(h, "%.1f runnable threads on average for %.0f CPUs", run, ncpu);
+	else
+		text(h, "%.0f involuntary context switches vs %.0f voluntary", cpu_num(v, "split.involuntary_switches"),
+		     cpu_num(v, "split.voluntary_switches"));
+	double pool = isc_doc_num(v->vf, "evidence.metrics.pool_threads", 0);
+	double npools = isc_doc_num(v->vf, "evidence.metrics.pools_of_that_name", 0);
+	if (pool > 0 && pool < 1e6 && npools > 1 && npools < 1e6)
+		text(h, "; %.0f thread pools the agent does not trace, of up to %.0f threads", npools, pool);
+	else if (pool > 0 && pool < 1e6)
+		text(h, "; a thread pool of %.0f the agent does not trace", pool);
+	text(h, "): the CPUs are oversubscribed; the hottest function is ");
+	code(h, isc_doc_str(fn, "name", "?"));
+	text(h, " ");
+	loc(h, fn);
+	text(h, ".");
+}
+
+static void io_sentence(struct headline *h, const struct cpu_view *v, const cJSON *fn)
+{
+	text(h, "%.0f %% of traced time the threads were off-CPU, blocked %s; the hottest function is ",
+	     share_or(v, "split.off_cpu_pct"),
+	     cJSON_GetArraySize(cpu_item(v, "off_cpu_reasons")) ? "waiting for I/O or timers" : "inside calls");
+	code(h, isc_doc_str(fn, "name", "?"));
+	text(h, " ");
+	loc(h, fn);
+	text(h, ".");
+}
+
 /* The CPU classes' sentence into h; false when the verdict is not one of them or has no top function. */
 static bool cpu_sentence(struct headline *h, const cJSON *root, const char *cls)
 {
-	bool it = judged_iterations(root);
-	char p[9][64];
-	const char *p_py = cpu_path(it, p[0], 64, "split.python_pct"), *p_ops = cpu_path(it, p[1], 64, "split.ops_pct");
-	const char *p_off = cpu_path(it, p[2], 64, "split.off_cpu_pct"), *p_oc = cpu_path(it, p[3], 64, "split.other_c_pct");
-	const char *p_callers = cpu_path(it, p[4], 64, "top_op_callers");
-	const char *p_run = cpu_path(it, p[5], 64, "runnable_threads_mean");
-	const char *p_inv = cpu_path(it, p[6], 64, "split.involuntary_switches");
-	const char *p_vol = cpu_path(it, p[7], 64, "split.voluntary_switches");
-	const char *p_reasons = cpu_path(it, p[8], 64, "off_cpu_reasons");
-	const cJSON *vf = verdict_finding(root);
-	double py = isc_doc_num(root, p_py, 0), ops = isc_doc_num(root, p_ops, 0), off = isc_doc_num(root, p_off, 0);
-	bool python = !strcmp(cls, "python_bound"), op = !strcmp(cls, "op_compute_bound");
-	bool contention = !strcmp(cls, "thread_contention"), io = !strcmp(cls, "io_wait");
-	double share, faults = isc_doc_num(vf, "evidence.metrics.page_fault_pct_left_out", 0);
-	if (isc_doc_have(root, "verdict.explained_pct", &share) && share >= 0 && share <= 100) {
-		py = python ? share : py;
-		ops = op ? share : ops;
-		off = contention || io ? share : off;
-	}
-	const cJSON *fn = top_fn(root, it, python ? "python" : NULL);
-	if (!fn || !(python || op || contention || io))
+	static const char *const classes[] = { "python_bound", "op_compute_bound", "thread_contention", "io_wait" };
+	size_t k = 0;
+	while (k < 4 && strcmp(cls, classes[k]))
+		k++;
+	if (k == 4)
 		return false;
-	bool fl = faults > 0 && faults <= 100;
-	if (it)
+	struct cpu_view v = { root, verdict_finding(root), judged_iterations(root), -1, 0 };
+	double share;
+	if (isc_doc_have(root, "verdict.explained_pct", &share) && share >= 0 && share <= 100)
+		v.share = share;
+	v.faults = isc_doc_num(v.vf, "evidence.metrics.page_fault_pct_left_out", 0);
+	if (!(v.faults > 0 && v.faults <= 100))
+		v.faults = 0;
+	const cJSON *fn = top_fn(root, v.it, k == 0 ? "python" : NULL);
+	if (!fn)
+		return false;
+	if (v.it)
 		text(h, "Inside the iterations: ");
-	if (python) {
-		double interp = isc_doc_num(root, p_py, 0), other_c = isc_doc_num(root, p_oc, 0);
-		if (isc_doc_get(root, p_oc)) {
-			text(h, "%.0f %% of traced CPU time is Python-side work (interpreter %.0f %%, C builtins and "
-				"other extensions %.0f %%", py, interp, other_c);
-			if (fl)
-				text(h, ", less %.0f %% page faults", faults);
-			text(h, "); the hottest function is ");
-		} else {
-			text(h, "%.0f %% of traced CPU time is Python interpreter time; the hottest function is ", py);
-		}
-		code(h, isc_doc_str(fn, "name", "?"));
-		text(h, " ");
-		loc(h, fn);
-		text(h, ", %.0f %% self time.", isc_doc_num(fn, "self_pct", 0));
-	} else if (op) {
-		const cJSON *o = top_fn(root, it, "op"), *caller = cJSON_GetArrayItem(isc_doc_arr(root, p_callers), 0), *x;
-		/* the finding's first op is a torch op (op_compute_bound skips builtins) */
-		cJSON_ArrayForEach(x, isc_doc_arr(vf, "evidence.top"))
-			if (!strcmp(isc_doc_str(x, "kind", ""), "op")) {
-				o = x;
-				break;
-			}
-		text(h, "%.0f %% of traced CPU time is in torch ops", ops);
-		if (fl)
-			text(h, ", and %.0f %% more is page faults inside them", faults);
-		if (o) {
-			text(h, "; the heaviest is ");
-			code(h, isc_doc_str(o, "name", "?"));
-			/* self_pct is of all traced time (off-CPU included), not of ops; a
-			 * finding's top[] entry has the self_pct of its source as pct */
-			text(h, " (self time %.0f %% of all traced time%s%s)",
-			     isc_doc_num(o, "self_pct", isc_doc_num(o, "pct", 0)), it ? " inside iterations" : "",
-			     fl ? ", faults included" : "");
-		}
-		if (caller) {
-			text(h, ", called mostly from ");
-			code(h, isc_doc_str(caller, "name", "?"));
-			text(h, " ");
-			loc(h, caller);
-		}
-		text(h, ".");
-	} else if (contention) {
-		double run = isc_doc_num(root, p_run, 0), ncpu = isc_doc_num(root, "environment.ncpu", 0);
-		text(h, "%.0f %% of traced time the threads were %s (", off,
-		     isc_doc_num(vf, "evidence.metrics.pool_wait_in_torch_ops_pct", 0) > 0
-			     ? "waiting for a CPU, runnable or at a thread pool's barrier inside torch ops"
-			     : "runnable but not running");
-		if (ncpu > 0 && run > ncpu && run < 1e6)
-			text(h, "%.1f runnable threads on average for %.0f CPUs", run, ncpu);
-		else
-			text(h, "%.0f involuntary context switches vs %.0f voluntary", isc_doc_num(root, p_inv, 0),
-			     isc_doc_num(root, p_vol, 0));
-		double pool = isc_doc_num(vf, "evidence.metrics.pool_threads", 0);
-		double npools = isc_doc_num(vf, "evidence.metrics.pools_of_that_name", 0);
-		if (pool > 0 && pool < 1e6 && npools > 1 && npools < 1e6)
-			text(h, "; %.0f thread pools the agent does not trace, of up to %.0f threads", npools, pool);
-		else if (pool > 0 && pool < 1e6)
-			text(h, "; a thread pool of %.0f the agent does not trace", pool);
-		text(h, "): the CPUs are oversubscribed; the hottest function is ");
-		code(h, isc_doc_str(fn, "name", "?"));
-		text(h, " ");
-		loc(h, fn);
-		text(h, ".");
-	} else {
-		text(h, "%.0f %% of traced time the threads were off-CPU, blocked %s; the hottest function is ", off,
-		     cJSON_GetArraySize(isc_doc_arr(root, p_reasons)) ? "waiting for I/O or timers" : "inside calls");
-		code(h, isc_doc_str(fn, "name", "?"));
-		text(h, " ");
-		loc(h, fn);
-		text(h, ".");
+	switch (k) {
+	case 0: python_sentence(h, &v, fn); break;
+	case 1: op_sentence(h, &v); break;
+	case 2: contention_sentence(h, &v, fn); break;
+	default: io_sentence(h, &v, fn); break;
 	}
 	return true;
 }

@@ -61,10 +61,15 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	share += page_in_pct;
 	if (share < TRIGGER_PCT && swap <= 0 && maj_rate < MAJOR_RATE)
 		return;
+	/* the fault time is the threads' kernel time, taken as fault handling: an assumption until kernel
+	 * stacks measure it (every syscall, futex and scheduling cost is kernel time too); said so */
+	bool assumed = fault_pct > 0 && fault_pct >= stall;
 	cJSON *f = isc_fnd_new(o, "host_memory_bound", share >= 30 ? "critical" : "warning", share / 100 * c->quality,
-			   "%.0f %% of traced time went to memory: %.0f page faults/s%s%s%s", share, rate,
+			   "%.0f %% of traced time went to memory%s: %.0f page faults/s%s%s%s", share,
+			   assumed ? " (kernel time taken as fault handling)" : "", rate,
 			   maj_rate >= MAJOR_RATE ? " (many major: pages read from the disk)" : "",
 			   swap > 0 ? ", swap in use" : "", stall >= TRIGGER_PCT ? ", memory pressure stalls" : "");
+	isc_fnd_metric(o, f, "fault_time_assumed", assumed);
 	isc_fnd_metric(o, f, "memory_share_pct", share);
 	isc_fnd_metric(o, f, "fault_time_pct", fault_pct);
 	if (page_in_pct > 0)

@@ -43,7 +43,7 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	isc_doc_where(w, sizeof(w), top);
 	char less[64] = "";
 	if (faults > 0)
-		snprintf(less, sizeof(less), ", less %.0f %% page faults", faults);
+		snprintf(less, sizeof(less), ", less %.0f %% kernel time taken as page faults", faults);
 	cJSON *f = isc_fnd_new(o, "python_bound", py >= 50 ? "critical" : "warning", py / 100 * c->quality,
 			   "%.0f %% of traced CPU time is Python-side work (interpreter %.0f %%, C builtins and other "
 			   "extensions %.0f %%%s); the hottest function is %s, %.0f %% self time",

@@ -8,7 +8,8 @@
  * Evidence: p50, p99, the slowest iterations' time ranges when known.
  * What-if: the iterations above p90 running at the median — the time the
  * tail costs (from the mean: (mean - p50) x samples is a lower bound of the
- * excess; we quote that).
+ * excess; we quote that; with the mean at or below the median, not
+ * estimated).
  */
 #include "rules.h"
 
@@ -26,10 +27,11 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	isc_fnd_metric(o, f, "p99_ns", p99);
 	isc_fnd_metric(o, f, "mean_ns", mean);
 	isc_fnd_metric(o, f, "samples", n);
-	isc_fnd_suggest(c, o, f, mean > p50 ? (mean - p50) * n : 0,
+	/* a mean at or below the median says nothing of the tail's cost: not estimated (never "saving 0 ns") */
+	isc_fnd_suggest(c, o, f, mean > p50 ? (mean - p50) * n : -1,
 		    "Check for garbage-collection pauses (gc.freeze() after loading), input-size outliers and thread "
 		    "oversubscription (torch.set_num_threads).",
-		    "every iteration at the median latency: (mean - p50) x iterations",
+		    mean > p50 ? "every iteration at the median latency: (mean - p50) x iterations" : NULL,
 		    "The slowest 1 %% of iterations take %.1f ms against a median of %.1f ms.", p99 / 1e6, p50 / 1e6);
 }
 

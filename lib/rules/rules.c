@@ -12,7 +12,8 @@
  * host-side causes are then cpu_bound, whose evidence names the host code;
  * CPU-class findings are still listed.  A run without GPU operations gets a
  * CPU class (python_bound, op_compute_bound, thread_contention,
- * host_memory_bound, io_wait, gil_contention).  Without candidates the class is "unknown".
+ * host_memory_bound, io_wait, lock_wait, gil_contention).  Without
+ * candidates the class is "unknown".
  * A run that died of out-of-memory (rule_oom.c) gets "oom", before any
  * other class and without a runner-up.
  *
@@ -48,7 +49,8 @@
  * each such class, what was missing and how to get it:
  *   - any class: 20 % or more of the events were dropped;
  *   - the CPU classes that rest on thread states (op_compute_bound,
- *     thread_contention, host_memory_bound, io_wait, gil_contention, and
+ *     thread_contention, host_memory_bound, io_wait, lock_wait,
+ *     gil_contention, and
  *     python_bound when less than half of the traced time is the
  *     interpreter's own): no thread sample fell inside a traced span
  *     (cpu.split.off_cpu_measured false), so on-CPU and off-CPU time
@@ -88,7 +90,7 @@ static const struct rule *const rules[] = {
 	&isc_rule_thermal_throttled, &isc_rule_gpu_gaps, &isc_rule_gpu_low_util, &isc_rule_gpu_memory_high,
 	/* CPU classes */
 	&isc_rule_python_bound, &isc_rule_op_compute_bound, &isc_rule_thread_contention, &isc_rule_host_memory_bound, &isc_rule_io_wait,
-	&isc_rule_gil_contention,
+	&isc_rule_lock_wait, &isc_rule_gil_contention,
 	/* findings without a class of their own */
 	&isc_rule_rss_growth, &isc_rule_numa_remote, &isc_rule_dataloader, &isc_rule_tail_latency,
 	&isc_rule_gpu_memory_peak_site, &isc_rule_gpu_memory_leak, &isc_rule_gpu_memory_headroom,
@@ -363,7 +365,7 @@ static cJSON *iteration_view(const cJSON *doc)
 static bool cpu_class_finding(const char *id)
 {
 	static const char *const ids[] = { "python_bound", "op_compute_bound", "thread_contention", "io_wait",
-					   "host_memory_bound", "gil_contention" };
+					   "lock_wait", "host_memory_bound", "gil_contention" };
 	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
 		if (!strcmp(id, ids[i]))
 			return true;
@@ -469,7 +471,7 @@ static bool evidence_missing(const cJSON *doc, const char *cls, char *buf, size_
 			     const char **how)
 {
 	static const char *const need_states[] = { "op_compute_bound", "thread_contention", "host_memory_bound",
-						   "io_wait", "gil_contention" };
+						   "io_wait", "lock_wait", "gil_contention" };
 	double ev = isc_doc_num(doc, "summary.events", 0), dr = isc_doc_num(doc, "summary.dropped_events", 0);
 	if (dr > 0 && dr >= 0.2 * (ev + dr)) {
 		snprintf(buf, cap, "most of the events: %.0f %% were dropped (full buffers)", 100 * dr / (ev + dr));
@@ -510,6 +512,8 @@ static void add_limit(cJSON *limits, const char *reason, double factor)
 #define WINDOW_FACTOR_MIN 0.5
 
 /* verdict.limits[]: what bounds the verdict given the run's outcome and length; returns the factor. */
+#define SAMPLES_FOR_FULL_CONFIDENCE 100.0 /* +-10 points on a share */
+
 static double outcome_limits(const cJSON *doc, cJSON *limits, bool gpu, bool iterations)
 {
 	const char *outcome = isc_doc_str(doc, "run.outcome", "completed");
@@ -550,6 +554,20 @@ static double outcome_limits(const cJSON *doc, cJSON *limits, bool gpu, bool ite
 			 "verdict is about the whole run, mostly start-up, not about the iterations", 100 * startup / wall);
 		add_limit(limits, reason, 0.5);
 		factor *= 0.5;
+	}
+	/*
+	 * Stack samples (--python=sample) behind a CPU verdict: with n of them a
+	 * share is known to about +-98/sqrt(n) points (95 %, at p = 1/2); fewer
+	 * than SAMPLES_FOR_FULL_CONFIDENCE lower the confidence by n / that.
+	 */
+	double nsamp;
+	if (!gpu && isc_doc_have(doc, "python.samples.samples", &nsamp) && nsamp < SAMPLES_FOR_FULL_CONFIDENCE) {
+		double f = nsamp > 0 ? nsamp / SAMPLES_FOR_FULL_CONFIDENCE : 0;
+		f = round_to(f < 0.1 ? 0.1 : f, 0.01);
+		snprintf(reason, sizeof(reason), "only %.0f stack samples: each share is known to about +-%.0f points",
+			 nsamp, nsamp > 0 ? 98 / sqrt(nsamp) : 100);
+		add_limit(limits, reason, f);
+		factor *= f;
 	}
 	/* the CPU classes rest on traced time and thread samples; the GPU classes on the GPU span */
 	if (!gpu && cJSON_IsTrue(isc_doc_get(doc, "run.too_short"))) {
@@ -617,6 +635,9 @@ static int set_verdict(cJSON *root, const struct rule_ctx *c, const struct rule_
 		double sep = s > 0 ? 1 - s2 / (2 * s) : 0.5, q = w->quality * sep;
 		cJSON_AddStringToObject(v, "class", w->cls);
 		cJSON_AddNumberToObject(v, "confidence", round_to(s * q * factor, 0.01));
+		/* one confidence per finding everywhere: the backing finding says the verdict's */
+		cJSON_ReplaceItemInObjectCaseSensitive(w->finding, "confidence",
+						       cJSON_CreateNumber(round_to(s * q * factor, 0.01)));
 		cJSON_AddStringToObject(v, "sentence", isc_doc_str(w->finding, "title", ""));
 		cJSON_AddNumberToObject(v, "explained_pct", round_to(w->explained_pct > 100 ? 100 : w->explained_pct, 0.1));
 		cJSON_AddNumberToObject(v, "evidence_quality", round_to(q, 0.01));
@@ -633,11 +654,22 @@ static int set_verdict(cJSON *root, const struct rule_ctx *c, const struct rule_
 		cJSON_AddNumberToObject(v, "evidence_quality", 0);
 		cJSON_AddNullToObject(v, "finding");
 	} else {
+		/* say what was recorded: a run with traced time and no cause above the triggers is not an empty one */
+		char sentence[600];
+		double traced = isc_doc_num(c->doc, "cpu.split.traced_ns", 0);
+		if (traced > 0)
+			snprintf(sentence, sizeof(sentence),
+				 "No cause explains 10 %% or more of the run: of %.1f ms traced, %.0f %% Python, %.0f %% "
+				 "ops, %.0f %% off-CPU, none of it in one place a rule recognizes%s.",
+				 traced / 1e6, isc_doc_num(c->doc, "cpu.split.python_pct", 0),
+				 isc_doc_num(c->doc, "cpu.split.ops_pct", 0), isc_doc_num(c->doc, "cpu.split.off_cpu_pct", 0),
+				 c->gpu ? "" : "; no GPU operations were recorded");
+		else
+			snprintf(sentence, sizeof(sentence), "No cause explains a measurable share of the run: no traced "
+				 "function time%s were recorded.", c->gpu ? "" : " and no GPU operations");
 		cJSON_AddStringToObject(v, "class", "unknown");
 		cJSON_AddNumberToObject(v, "confidence", 0);
-		cJSON_AddStringToObject(v, "sentence",
-					"No cause explains a measurable share of the run: no traced function time "
-					"and no GPU operations were recorded.");
+		cJSON_AddStringToObject(v, "sentence", sentence);
 		cJSON_AddNullToObject(v, "explained_pct");
 		cJSON_AddNumberToObject(v, "evidence_quality", 0);
 		cJSON_AddNullToObject(v, "finding");
@@ -653,6 +685,34 @@ static int set_verdict(cJSON *root, const struct rule_ctx *c, const struct rule_
 	cJSON_DeleteItemFromObjectCaseSensitive(root, "verdict");
 	cJSON_AddItemToObject(root, "verdict", v);
 	return 0;
+}
+
+/*
+ * A saving is bounded by the share it acts on: a verdict candidate's
+ * suggestion cannot save more than the time its class was measured to take
+ * (explained_pct of the traced time for a CPU class, of the GPU span for a
+ * GPU class).  A larger estimate is cut to it and its estimate says so.
+ */
+static void bound_savings(const struct rule_ctx *c, struct rule_out *o)
+{
+	for (unsigned i = 0; i < o->ncand; i++) {
+		const struct rule_cand *k = &o->cand[i];
+		cJSON *s = cJSON_GetObjectItemCaseSensitive(k->finding, "suggestion");
+		double saving, base = isc_verdict_class_is_gpu(k->cls) ? c->g.span : isc_doc_num(c->doc, "cpu.split.traced_ns", 0);
+		if (!s || !isc_doc_have(s, "estimated_saving_ns", &saving) || base <= 0 || k->explained_pct < 0)
+			continue;
+		double cap = round(k->explained_pct / 100 * base);
+		if (saving <= cap)
+			continue;
+		char est[1024];
+		snprintf(est, sizeof(est), "%s; at most the %.0f %% it acts on, as measured", isc_doc_str(s, "estimate", ""),
+			 k->explained_pct);
+		cJSON_ReplaceItemInObjectCaseSensitive(s, "estimated_saving_ns", cJSON_CreateNumber(cap));
+		if (c->wall_ns > 0)
+			cJSON_ReplaceItemInObjectCaseSensitive(s, "estimated_saving_pct",
+							       cJSON_CreateNumber(round_to(isc_rpct(cap, c->wall_ns), 0.1)));
+		cJSON_ReplaceItemInObjectCaseSensitive(s, "estimate", cJSON_CreateString(est));
+	}
 }
 
 int isc_findings_evaluate(cJSON *root)
@@ -671,6 +731,7 @@ int isc_findings_evaluate(cJSON *root)
 	}
 	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
 		rules[i]->eval(&c, &o);
+	bound_savings(&c, &o);
 	mark_judged(&o, c.iterations);
 	if (o.oom || (rc = set_verdict(root, &c, &o)) || (rc = rank(o.arr))) {
 		cJSON_Delete(o.arr);

@@ -191,7 +191,7 @@ void isc_fnd_candidate(struct rule_out *o, cJSON *f, const char *cls, double exp
 /* ---- the rules (rule_*.c), in evaluation order -------------------------- */
 extern const struct rule isc_rule_data_loss, isc_rule_abrupt_end, isc_rule_gpu_not_traced;
 extern const struct rule isc_rule_python_bound, isc_rule_op_compute_bound, isc_rule_thread_contention, isc_rule_io_wait,
-	isc_rule_host_memory_bound, isc_rule_gil_contention, isc_rule_rss_growth, isc_rule_numa_remote, isc_rule_tail_latency, isc_rule_dataloader;
+	isc_rule_host_memory_bound, isc_rule_lock_wait, isc_rule_gil_contention, isc_rule_rss_growth, isc_rule_numa_remote, isc_rule_tail_latency, isc_rule_dataloader;
 extern const struct rule isc_rule_gpu_compute_bound, isc_rule_launch_bound, isc_rule_cpu_bound, isc_rule_transfer_bound,
 	isc_rule_sync_bound, isc_rule_gpu_gaps, isc_rule_gpu_low_util, isc_rule_gpu_memory_high, isc_rule_thermal_throttled;
 extern const struct rule isc_rule_oom;

@@ -17,7 +17,7 @@ else
 	mkdir -p "$pydir/inferscope"
 	${CC:-cc} -shared -fPIC -O2 -Wall -Wextra -Werror -D_GNU_SOURCE \
 		-DPy_LIMITED_API=0x03090000 $(pkg-config --cflags python3) \
-		-I"$here/../../lib" -o "$pydir/_agent.abi3.so" "$src/_agent.c" -lpthread
+		-fvisibility=hidden -I"$here/../../lib" -o "$pydir/_agent.abi3.so" "$src"/*.c -lpthread
 	cp "$src/sitecustomize.py" "$pydir/"
 	cp "$src/inferscope/__init__.py" "$pydir/inferscope/"
 fi

@@ -96,7 +96,7 @@ run_mode() {
 				sed -n 's/^META record.python_mode=//p' >"$tmp/default.mode" || true
 		fi
 		rm -f "$tmp/trace.isc"
-		# "iscope-record: 16833335 events (3167383 dropped) from 1 processes, ..."
+		# "iscope-record: 16833335 events (3167383 dropped) and 0 stack samples from 1 processes, ..."
 		loop=$(sed -n 's/^loop_events_per_s \([0-9]*\)$/\1/p' "$tmp/stderr")
 		sed -n 's/.*iscope-record: \([0-9]*\) events (\([0-9]*\) dropped).*/\1 \2/p' "$tmp/stderr" |
 			awk -v ns="$ns" -v loop="${loop:-0}" '{ print $1, $2, ns, loop }' >>"$tmp/$1.counts"

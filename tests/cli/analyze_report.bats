@@ -212,8 +212,15 @@ json.dump(s, open(sys.argv[2], "w"))' "$SCHEMA" "$D/loose.schema.json"
 	[[ "$stderr" == *"not findings JSON"* ]]
 }
 
+@test "iscope-report: JSON that is not findings is refused, no report written" {
+	run --separate-stderr bash -c "echo '{\"a\": 1}' | '$REPORT' -o '$D/na.md'"
+	[ "$status" -eq 1 ]
+	[ "$stderr" = 'iscope-report: stdin: not a findings document (no schema_version and tool.name "iscope-analyze")' ]
+	[ ! -e "$D/na.md" ]
+}
+
 @test "iscope-report: missing fields are tolerated" {
-	run --separate-stderr bash -c "echo '{}' | '$REPORT'"
+	run --separate-stderr bash -c "echo '{\"schema_version\": 2, \"tool\": {\"name\": \"iscope-analyze\"}}' | '$REPORT'"
 	[ "$status" -eq 0 ]
 	for s in "End-to-end latency" CPU GPU Memory Findings Suggestions Environment; do
 		[[ "$output" == *"## $s"* ]]
@@ -221,6 +228,7 @@ json.dump(s, open(sys.argv[2], "w"))' "$SCHEMA" "$D/loose.schema.json"
 }
 
 @test "pipe analyze | report: headline names the share and the hot function with file:line" {
+	set -o pipefail
 	"$ANALYZE" "$D/basic.istl" | "$REPORT" >"$D/r.md"
 	[ "$(sed -n 1p "$D/r.md")" = "# InferScope report" ]
 	line3="$(sed -n 3p "$D/r.md")"
@@ -345,7 +353,11 @@ PY
 
 @test "iscope-report on a terminal: coloured summary; NO_COLOR, TERM=dumb, -o, -f and pipes" {
 	command -v script >/dev/null || skip "no script(1) (util-linux)"
-	tty() { script -qec "$1" /dev/null | tr -d '\r'; }
+	# script -e: the status of the command on the terminal (pipefail keeps it)
+	tty() {
+		set -o pipefail
+		script -qec "$1" /dev/null | tr -d '\r'
+	}
 	out="$(tty "env -u NO_COLOR TERM=xterm '$REPORT' '$REPORT_DATA/full.json'")"
 	echo "$out"
 	[[ "$out" == "InferScope: "$'\e[1;36m'"launch_bound"$'\e[0m'" (confidence 0.82, explains 73 % of the GPU span)"* ]]

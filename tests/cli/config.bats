@@ -15,8 +15,10 @@ teardown() {
 	rm -rf "$T"
 }
 
-# file_keys TOOL: the file keys TOOL's --help lists
+# file_keys TOOL: the file keys TOOL's --help lists (fails when --help
+# fails or lists none)
 file_keys() {
+	set -o pipefail
 	"$ISC_BUILD/tools/iscope-$1/iscope-$1" --help | grep -o 'file key [a-z_0-9]*' | sed 's/file key //' | sort -u
 }
 
@@ -27,7 +29,9 @@ file_keys() {
 		: > "$T/.inferscope.yaml"
 		for u in record merge analyze report; do
 			[ "$u" = "$t" ] && continue
-			file_keys "$u" | grep -vxF -f "$T/own" | sed 's/$/: 1/' >> "$T/.inferscope.yaml" || true
+			file_keys "$u" > "$T/keys"
+			# the keys of U that T does not have (none is fine: awk, not grep -v)
+			awk 'NR == FNR { own[$0] = 1; next } !($0 in own) { print $0 ": 1" }' "$T/own" "$T/keys" >> "$T/.inferscope.yaml"
 		done
 		sort -u -o "$T/.inferscope.yaml" "$T/.inferscope.yaml"
 		[ -s "$T/.inferscope.yaml" ]
@@ -59,6 +63,27 @@ file_keys() {
 	[ "$stderr" = "iscope-analyze: ./.inferscope.yaml:2: unknown key 'prety' in section 'analyze' (ignored; did you mean 'pretty'?)" ]
 	run --separate-stderr "$MERGE" --show-config
 	[ -z "$stderr" ]
+}
+
+@test "a bad value in the file is refused with its file and line, exit 2, by the tool that reads it" {
+	cd "$BATS_TEST_TMPDIR"
+	printf 'quiet: true\npython: exakt\n' >.inferscope.yaml
+	run --separate-stderr "$RECORD" -o x.isc -- true
+	[ "$status" -eq 2 ]
+	[ "$stderr" = "iscope-record: invalid value 'exakt' for --python (from ./.inferscope.yaml:2): expected auto, exact or sample" ]
+	printf 'sample_hz: banana\n' >.inferscope.yaml
+	run --separate-stderr "$RECORD" -o x.isc -- true
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"invalid value 'banana' for --sample-hz (from ./.inferscope.yaml:1): expected a whole number"* ]]
+	printf 'threshold: -5\n' >.inferscope.yaml
+	run --separate-stderr "$ANALYZE" --baseline x.json y.json
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"invalid value '-5' for --threshold (from ./.inferscope.yaml:1): expected a number above 0 and below 1000"* ]]
+	printf 'format: htm\n' >.inferscope.yaml
+	run --separate-stderr "$REPORT" -o r.out
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"invalid value 'htm' for --format (from ./.inferscope.yaml:1): expected md, markdown or html"* ]]
+	[ ! -e r.out ]
 }
 
 @test "top-level format: html does not break the README pipe; the report is HTML" {

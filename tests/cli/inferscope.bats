@@ -103,3 +103,22 @@ teardown() {
 	run "$FE" --quiet --help
 	[ "$status" -eq 0 ]
 }
+
+@test "from the source tree and any directory: finds the tools of build/, --version names the version" {
+	[ "$ISC_BUILD" = "$ISC_SRC/build" ] || skip "the build directory is $ISC_BUILD, not the checkout's build/"
+	cd "$T"
+	PATH=/usr/bin:/bin run --separate-stderr "$ISC_SRC/tools/inferscope/inferscope" --version
+	[ "$status" -eq 0 ]
+	[ "$output" = "inferscope $(meson introspect "$ISC_SRC/build" --projectinfo | jq -r .version)" ]
+}
+
+@test "without the tools anywhere: one line saying which, exit 1, nothing run" {
+	cp "$FE" "$T/inferscope"
+	cd "$T"
+	PATH=/usr/bin:/bin run --separate-stderr "$T/inferscope" analyze nothing.isc
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "inferscope: iscope-analyze not found beside $T/inferscope or on PATH (build it: scripts/build.sh)" ]
+	PATH=/usr/bin:/bin run --separate-stderr "$T/inferscope" --version
+	[ "$status" -eq 1 ]
+	[[ "$stderr" != *"Permission denied"* ]]
+}

@@ -53,7 +53,7 @@ share_ok() {
 @test "--python rejects an unknown mode and --python-hz out of range (usage, exit 2)" {
 	run --separate-stderr "$RECORD" --python=fast -o "$T/x.isc" -- true
 	[ "$status" -eq 2 ]
-	[[ "$stderr" == *"--python must be auto, exact or sample"* ]]
+	[[ "$stderr" == *"invalid value 'fast' for --python (from command line): expected auto, exact or sample"* ]]
 	run --separate-stderr "$RECORD" --python=sample --python-hz=0 -o "$T/x.isc" -- true
 	[ "$status" -eq 2 ]
 	[[ "$stderr" == *"--python-hz must be 1..1000"* ]]
@@ -161,6 +161,7 @@ PY
 @test "analyze: python.samples shares, Wilson intervals, schema and the report in sample mode" {
 	run --separate-stderr "$RECORD" -q --python=sample -o "$T/s.isc" -- "$PY" "$T/shares.py" 4
 	[ "$status" -eq 0 ]
+	set -o pipefail
 	"$MERGE" "$T/s.isc" | "$ANALYZE" > "$T/f.json"
 	run python3 "$ISC_SRC/tests/lib/validate_findings.py" "$T/f.json"
 	[ "$status" -eq 0 ]
@@ -277,12 +278,14 @@ print(len(rows), rows[0]["line"] if rows else "-")' "$T/t.json"
 }
 
 @test "sample mode: each thread's Python, ops and off-CPU time in processes[].threads are its own samples' (from the dump)" {
-	# the main thread spins in Python 0.8 s while "sleeper" sleeps 0.8 s
+	# the main thread spins in Python for 0.8 s of its own CPU time (on a
+	# loaded machine that takes longer, and still holds 0.8 s on CPU) while
+	# "sleeper" sleeps 0.8 s
 	cat > "$T/two.py" <<'PY'
 import threading, time
 def spin(sec):
-    end = time.perf_counter() + sec
-    while time.perf_counter() < end:
+    end = time.thread_time() + sec
+    while time.thread_time() < end:
         pass
 t = threading.Thread(target=time.sleep, args=(0.8,), name="sleeper")
 t.start()
@@ -315,10 +318,48 @@ got = {t["name"]: {"python": t["python_ns"], "ops": t["ops_ns"], "off": t["off_c
        for t in d["processes"][0]["threads"]}
 bad = ["%s: %r, from the dump %r" % (names[k], got.get(names[k]), v) for k, v in want.items() if got.get(names[k]) != v]
 w = {names[k]: v for k, v in want.items()}
-# the spin loop is on CPU (bytecode and time.perf_counter), the sleeper off it
+# the spin loop is on CPU (bytecode and time.thread_time), the sleeper off it
 print(" ".join(bad) or "ok", w["MainThread"]["python"] + w["MainThread"]["ops"] >= 500000000,
       w["sleeper"]["off"] >= 500000000)
 PY
 	echo "$output"
 	[ "$output" = "ok True True" ]
+}
+
+@test "--format=chrome carries the stack samples: one instant per sample, named by the innermost function, stack root first" {
+	cat > "$T/nest.py" <<'PY'
+import time
+def inner():
+    end = time.thread_time() + 0.4
+    i = 0
+    while time.thread_time() < end:
+        i += 1
+def outer():
+    inner()
+outer()
+PY
+	run --separate-stderr "$RECORD" -q --python=sample -o "$T/n.isc" -- "$PY" "$T/nest.py"
+	[ "$status" -eq 0 ]
+	"$MERGE" --dump-times "$T/n.isc" > "$T/n.dump"
+	run --separate-stderr "$MERGE" --format=chrome -o "$T/n.json" "$T/n.isc"
+	[ "$status" -eq 0 ]
+	run "$PY" - "$T/n.dump" "$T/n.json" <<'PY'
+import json, sys
+want = sum(1 for l in open(sys.argv[1]) if l.split()[3:4] == ["py_sample"])
+evs = [e for e in json.load(open(sys.argv[2]))["traceEvents"] if e.get("cat") == "python_sample"]
+nested = [e for e in evs if e["name"] == "inner" and "outer (" in e["args"]["stack"]
+          and e["args"]["stack"].index("outer (") < e["args"]["stack"].index("inner (")]
+print(len(evs) == want, want > 10, len(nested) > 10)
+PY
+	echo "$output"
+	[ "$output" = "True True True" ]
+}
+
+@test "the summary line counts the stack samples the trace holds (sample mode records few events)" {
+	run --separate-stderr "$RECORD" --python=sample -o "$T/c.isc" -- "$PY" -c 's = 0
+for i in range(3000000): s += i * i % 13'
+	[ "$status" -eq 0 ]
+	want=$("$MERGE" --dump-times "$T/c.isc" | awk '$4 == "py_sample"' | wc -l)
+	[ "$want" -gt 10 ]
+	[[ "$stderr" == *" and $want stack samples from 1 processes, "* ]]
 }

@@ -61,6 +61,7 @@ RECORDS = {
     0x0B: ("DROPPED", ["v:count"]),
     0x0C: ("CALIBRATION", ["v:mechanism", "v:per_event_ps", "v:calls", "v:plain_ns", "v:hooked_ns", "v:events"]),
     0x0D: ("EXCEPTION", ["v:line", "cnt:type", "cnt:file", "cnt:function", "rest:message"]),
+    0x0E: ("EXCEPTION_REF", ["v:line", "v:where_id", "v:type_id", "v:message_id"]),
     0x20: ("PROC_SAMPLE", ["v:pid", "v:utime_ns", "v:stime_ns", "v:rss_bytes", "v:minflt", "v:majflt",
                            "v:nthreads", "v:vcsw", "v:ivcsw"]),
     0x21: ("THREAD_SAMPLE", ["v:pid", "v:tid", "v:utime_ns", "v:stime_ns", "v:state", "v:last_cpu",
@@ -90,7 +91,7 @@ RECORDS = {
 }
 
 HEADER_TYPES = {0x90, 0x91, 0x92, 0x93, 0x94, 0x95}
-AGENT_TYPES = {0x01, 0x02, 0x03, 0x04, 0x06, 0x07, 0x08, 0x09, 0x0A, 0x0B, 0x0C, 0x0D}
+AGENT_TYPES = {0x01, 0x02, 0x03, 0x04, 0x06, 0x07, 0x08, 0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x0E}
 SAMPLE_TYPES = set(range(0x20, 0x2A)) | {0x2E, 0x2F}
 # Where each writer's string ids start in a trace (T §7): the Python agent,
 # the CUDA agent, the recorder's Python sampler; each counts up from there.
@@ -99,7 +100,7 @@ STRING_ID_BASES = (1, 1 << 25, 3 << 24)
 ALLOWED = {
     # META (0xA2): the recorder's settings in SAMPLES chunks (T §6.2), kept in TL_EVENTS (L §4.4)
     "trace": {1: HEADER_TYPES, 2: AGENT_TYPES, 3: {0x81}, 4: SAMPLE_TYPES | {0xA2}, 5: set(), 6: {0xA0}},
-    "timeline": {1: HEADER_TYPES, 16: {0x81}, 17: {0x40, 0x41, 0x42, 0x08, 0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0xA2} | SAMPLE_TYPES,
+    "timeline": {1: HEADER_TYPES, 16: {0x81}, 17: {0x40, 0x41, 0x42, 0x08, 0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x0E, 0xA2} | SAMPLE_TYPES,
                  6: {0xA0}},
 }
 # String kind a reference must have (T §7; L §4.2).
@@ -628,6 +629,9 @@ class Decoder:
                 name = self.resolve(pid, f[key], REF_KIND[rtype], where, rname)
                 if name is not None and name in self.counts and rtype in (0x01, 0x03, 0x06):
                     self.calls[name] += 1
+            elif rtype == 0x0E:  # T §6.1: where (CODE), type and message (TEXT)
+                for key, kind in (("where_id", 0), ("type_id", 4), ("message_id", 4)):
+                    self.resolve(pid, f[key], kind, where, rname)
         self.threads.setdefault((pid, tid), None)
 
     def end_chunk(self, where, pid, tid, base, seq, payload, ctype):

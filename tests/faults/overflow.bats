@@ -52,6 +52,7 @@ print(e["events"], e["dropped"])' "$T/dec.json"
 	# big rings of the first threads are 1/16 of it, at least 64 KiB too)
 	"$RECORD" -q --trace-size 1M -o "$T/small.isc" -- "$PY" "$WL/overflow.py" 200000 "$T/small.txt"
 	read -r ev dr < <(counts "$T/small.isc")
+	echo "small rings: delivered $ev, dropped $dr (reference: $bev events)"
 	[ "$dr" -gt 100000 ]
 	gen=$(($(field "$T/small.txt" events) + $(field "$T/small.txt" dropped) + tail))
 	[ "$((ev + dr))" -eq "$gen" ]

@@ -162,6 +162,18 @@ B3=(--baseline "$BATS_FILE_TMPDIR/b1.json" --baseline "$BATS_FILE_TMPDIR/b2.json
 	[[ "$output" == *"| iteration p50 | 25 | "*"run-0025.json | "*"(regressed) |"* ]]
 }
 
+@test "history of 6 runs: not tested, and the report and the terminal say so instead of 'no change point'" {
+	run --separate-stderr "$ANALYZE" --history -o "$D/h6.json" "$D"/step/run-000[0-5].json
+	[ "$status" -eq 0 ]
+	[ "$(jq1 "$D/h6.json" history.tested)" = false ]
+	run --separate-stderr "$REPORT" "$D/h6.json"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"Not tested: a change point needs at least 8 runs of a metric"* ]]
+	[[ "$output" != *"No change point"* ]]
+	run script -qec "$REPORT $D/h6.json" /dev/null
+	[[ "$output" == *"History of 6 runs: not tested (a change point needs 8 runs)"* ]]
+}
+
 @test "inferscope compare BASE NEW: report written, exit 3 on a regression, 0 otherwise" {
 	cd "$D"
 	# three baselines: two differing by their sampling alone leave one degree

@@ -109,6 +109,7 @@ def gpu(dev, kernel):
 d["gpu"] = gpu("GPU 0", "void k(int)")
 json.dump(d, open(sys.argv[1], "w"))
 d = walk(d)
+d["tool"]["name"] = "iscope-analyze"  # what makes it findings: the report refuses anything else
 d["gpu"] = gpu("GPU <b>&\"'", "void k<float>(int&, char const*) &<>\"'")
 d["cpu"]["top_functions"][0]["name"] = "<script>alert(1)</script>"
 d["cpu"]["top_functions"][0]["file"] = "a\"b'c<d>&e.py"

@@ -404,6 +404,9 @@ static void test_compensation(void)
 		   "compensation%s: overhead 110 ns, 5.5 %% of the traced time before correction (%g %g %g)",
 		   raw ? " (raw)" : "", N(d, "recording.overhead_ns"), N(d, "recording.events_compensated"),
 		   N(d, "recording.overhead_pct"));
+		ok(N(d, "recording.traced_slowdown") == 1.06, /* 2000 / (2000 - 110) = 1.058 */
+		   "compensation%s: the traced code ran 1.06x as long recorded (%g)", raw ? " (raw)" : "",
+		   N(d, "recording.traced_slowdown"));
 		cJSON_Delete(d);
 	}
 }

@@ -268,14 +268,66 @@ static void test_compare(void)
 	cJSON *calm = loaded(doc(30, 80, 5, 40, 0, 1), 3, 1.3);
 	v = verdict_of(calm, lb, 3);
 	ok(!strcmp(v, "inconclusive"), "20 %% faster at 3 %% CPU pressure against 80-90 %%: inconclusive (got %s)", v);
+	/* baselines at 10, 50 and 90 % CPU pressure span the current run's 40 %
+	 * and 60 %: neither quieter nor busier than every baseline */
+	cJSON *sb[3];
+	for (int k = 0; k < 3; k++)
+		sb[k] = loaded(doc(30, 100 + k, 7 * (unsigned)k, 60, 0, 1), 10 + 40 * k, 1.3);
+	cJSON *span_fast = loaded(doc(30, 80, 5, 40, 0, 1), 40, 1.3), *span_slow = loaded(doc(30, 120, 5, 60, 20, 1), 60, 1.3);
+	v = verdict_of(span_fast, sb, 3);
+	ok(!strcmp(v, "improved"), "20 %% faster at 40 %% against baselines at 10-90 %%: improved, comparable (got %s)", v);
+	v = verdict_of(span_slow, sb, 3);
+	ok(!strcmp(v, "regressed"), "20 %% slower at 60 %% against baselines at 10-90 %%: regressed, comparable (got %s)", v);
+	ok(cJSON_IsTrue(isc_doc_get(span_fast, "comparison.conditions.comparable")), "spanning pressures: comparable");
 	for (int k = 0; k < 3; k++) {
 		cJSON_Delete(qb[k]);
 		cJSON_Delete(lb[k]);
+		cJSON_Delete(sb[k]);
 	}
+	cJSON_Delete(span_fast);
+	cJSON_Delete(span_slow);
 	cJSON_Delete(busy);
 	cJSON_Delete(own);
 	cJSON_Delete(mild);
 	cJSON_Delete(calm);
+	/* what was run: a baseline given three times is one run; the run itself
+	 * as its baseline, or another program, is not comparable */
+	cJSON *one = doc(30, 100, 0, 60, 0, 1), *twice[3];
+	cJSON_AddStringToObject(cJSON_GetObjectItem(one, "environment"), "start_time", "2026-11-27T10:00:00.000000000Z");
+	for (int k = 0; k < 3; k++)
+		twice[k] = cJSON_Duplicate(one, true);
+	cJSON *later = doc(30, 120, 5, 60, 20, 1);
+	cJSON_AddStringToObject(cJSON_GetObjectItem(later, "environment"), "start_time", "2026-11-27T10:05:00.000000000Z");
+	verdict_of(later, twice, 3);
+	ok(isc_doc_num(later, "comparison.baselines", 0) == 1 && isc_doc_num(later, "comparison.duplicate_baselines", 0) == 2,
+	   "the same baseline three times: 1 baseline, 2 duplicates (got %g, %g)",
+	   isc_doc_num(later, "comparison.baselines", 0), isc_doc_num(later, "comparison.duplicate_baselines", 0));
+	cJSON *self = cJSON_Duplicate(one, true);
+	v = verdict_of(self, twice, 1);
+	ok(!strcmp(v, "inconclusive") && !strcmp(isc_doc_str(self, "comparison.conditions.reason", ""),
+						 "the run compared is one of its baselines"),
+	   "a run against itself: inconclusive, said (got %s)", v);
+	cJSON *prog = doc(30, 80, 5, 40, 0, 1);
+	cJSON_ReplaceItemInObject(cJSON_GetObjectItem(prog, "environment"), "cmdline",
+				  cJSON_CreateString("/usr/bin/python3 /tmp/other.py --fast"));
+	v = verdict_of(prog, b, 3);
+	ok(!strcmp(v, "inconclusive") && cJSON_IsFalse(isc_doc_get(prog, "comparison.conditions.comparable")),
+	   "another script 20 %% faster: inconclusive, not comparable (got %s)", v);
+	ok(!strcmp(isc_doc_str(prog, "comparison.conditions.reason", ""),
+		   "a different program: other.py against w.py in the baselines"),
+	   "the reason names both programs: %s", isc_doc_str(prog, "comparison.conditions.reason", ""));
+	cJSON *moved = doc(30, 120, 5, 60, 20, 1);
+	cJSON_ReplaceItemInObject(cJSON_GetObjectItem(moved, "environment"), "cmdline",
+				  cJSON_CreateString("/usr/bin/python3 /elsewhere/w.py --steps 30"));
+	v = verdict_of(moved, b, 3);
+	ok(!strcmp(v, "regressed"), "the same script moved, other arguments: compared, regressed (got %s)", v);
+	for (int k = 0; k < 3; k++)
+		cJSON_Delete(twice[k]);
+	cJSON_Delete(one);
+	cJSON_Delete(later);
+	cJSON_Delete(self);
+	cJSON_Delete(prog);
+	cJSON_Delete(moved);
 	cJSON *notdoc = cJSON_CreateObject();
 	ok(isc_findings_check(notdoc) < 0, "an object without schema_version is not findings");
 	ok(isc_findings_check(b[0]) == 0, "a findings document is");
@@ -289,9 +341,145 @@ static void test_compare(void)
 	cJSON_Delete(thr);
 }
 
+/*
+ * Runs are the unit, on the ratio scale (compare.c): numbers computed here
+ * from the constructed runs' medians, not read off the program.
+ */
+static void test_runs(void)
+{
+	const char *v;
+	/* 3 baselines agreeing at 100 ms, a run 3x faster: e^D - 1 = -66.7 %, the interval above -100 % */
+	cJSON *b[3] = { doc(30, 100, 0, 60, 0, 1), doc(30, 100, 7, 60, 0, 1), doc(30, 100, 13, 60, 0, 1) };
+	cJSON *fast = doc(30, 100.0 / 3, 5, 20, 0, 1);
+	v = verdict_of(fast, b, 3);
+	const cJSON *sc = cJSON_GetArrayItem(isc_doc_get(fast, "comparison.scopes"), 0);
+	double chg = isc_doc_num(sc, "change_pct", 0), lo = isc_doc_num(sc, "ci_low_pct", -1000);
+	ok(!strcmp(v, "improved") && fabs(chg - (-66.67)) < 1.5, "3x faster: improved, -66.7 %% on the ratio scale (%s %g)", v,
+	   chg);
+	ok(lo > -100, "the interval never goes below -100 %% (%g)", lo);
+	cJSON_Delete(fast);
+	for (int k = 0; k < 3; k++)
+		cJSON_Delete(b[k]);
+
+	/* speed states: baselines 22.8, 22.8 and 13.3 ms, the current run 50.6 ms.  On the log scale the
+	 * baselines' sd is 0.311 (2 df): the 95 % half-width t(0.975, 2) 4.303 x sqrt(0.311^2 x 4/3) = 1.545
+	 * against D = ln 50.6 - mean(ln 22.8, ln 22.8, ln 13.3) = 0.977: not significant, inconclusive, and
+	 * the interval says so (-43 %% ... +1178 %%), instead of -146 %% */
+	cJSON *s[3] = { doc(30, 22.8, 0, 10, 0, 1), doc(30, 22.8, 7, 10, 0, 1), doc(30, 13.3, 13, 10, 0, 1) };
+	cJSON *slow = doc(30, 50.6, 5, 10, 30, 1);
+	v = verdict_of(slow, s, 3);
+	sc = cJSON_GetArrayItem(isc_doc_get(slow, "comparison.scopes"), 0);
+	double D = log(50.6) - (2 * log(22.8) + log(13.3)) / 3, m = (2 * log(22.8) + log(13.3)) / 3;
+	double sd = sqrt((2 * (log(22.8) - m) * (log(22.8) - m) + (log(13.3) - m) * (log(13.3) - m)) / 2);
+	double want_lo = 100 * expm1(D - 4.3027 * sd * sqrt(4.0 / 3)), want_hi = 100 * expm1(D + 4.3027 * sd * sqrt(4.0 / 3));
+	ok(!strcmp(v, "inconclusive"), "speed states 22.8/22.8/13.3 ms, 50.6 ms now: inconclusive (%s)", v);
+	ok(fabs(isc_doc_num(sc, "change_pct", 0) - 100 * expm1(D)) < 0.5,
+	   "change %.1f %% = e^D - 1 of the run medians (got %g)", 100 * expm1(D), isc_doc_num(sc, "change_pct", 0));
+	ok(fabs(isc_doc_num(sc, "ci_low_pct", 0) - want_lo) < 2 && fabs(isc_doc_num(sc, "ci_high_pct", 0) - want_hi) < 20,
+	   "the interval %.0f .. %.0f %% from the runs' spread with 2 df (got %g .. %g)", want_lo, want_hi,
+	   isc_doc_num(sc, "ci_low_pct", 0), isc_doc_num(sc, "ci_high_pct", 0));
+	ok(fabs(isc_doc_num(slow, "comparison.runs_spread_pct", 0) - 100 * sd) < 0.5,
+	   "runs_spread_pct: the baselines' sd on the log scale, %.1f %% (got %g)", 100 * sd,
+	   isc_doc_num(slow, "comparison.runs_spread_pct", 0));
+	cJSON_Delete(slow);
+
+	/* one baseline cannot show how much runs differ: 25 %% assumed, so +20 %% is inconclusive and
+	 * +150 %% (e^0.916: beyond 1.96 x 0.25 x sqrt 2 = 0.693) regressed */
+	cJSON *p20 = doc(30, 22.8 * 1.2, 5, 10, 0, 1), *p150 = doc(30, 22.8 * 2.5, 5, 10, 0, 1);
+	v = verdict_of(p20, s, 1);
+	ok(!strcmp(v, "inconclusive") && isc_doc_num(p20, "comparison.assumed_runs_spread_pct", 0) == 25 &&
+		   cJSON_IsNull(isc_doc_get(p20, "comparison.runs_spread_pct")),
+	   "one baseline, +20 %%: inconclusive, the 25 %% spread stated as assumed (%s)", v);
+	v = verdict_of(p150, s, 1);
+	ok(!strcmp(v, "regressed"), "one baseline, +150 %%: regressed (%s)", v);
+	cJSON_Delete(p20);
+	cJSON_Delete(p150);
+	for (int k = 0; k < 3; k++)
+		cJSON_Delete(s[k]);
+}
+
+/* A findings document with an iteration median and an off-CPU share, for the history. */
+static cJSON *hist_doc(double p50, double off_pct)
+{
+	cJSON *d = cJSON_CreateObject();
+	cJSON_AddNumberToObject(d, "schema_version", 2);
+	cJSON_AddStringToObject(cJSON_AddObjectToObject(d, "tool"), "name", "iscope-analyze");
+	cJSON_AddNumberToObject(cJSON_AddObjectToObject(cJSON_AddObjectToObject(d, "iterations"), "latency_ns"), "p50",
+				p50);
+	cJSON_AddNumberToObject(cJSON_AddObjectToObject(cJSON_AddObjectToObject(d, "cpu"), "split"), "off_cpu_pct",
+				off_pct);
+	return d;
+}
+
+static const cJSON *hist_metric(const cJSON *d, const char *path)
+{
+	const cJSON *m;
+	cJSON_ArrayForEach(m, isc_doc_get(d, "history.metrics"))
+		if (!strcmp(isc_doc_str(m, "path", ""), path))
+			return m;
+	return NULL;
+}
+
+/*
+ * The history's numbers, from series whose answer is known by
+ * construction: 40 runs of p50 100 then 130 from run 20 (the last one
+ * 131.3), the off-CPU share 10 % then 58 % from run 20.
+ */
+static void test_history(void)
+{
+	enum { N = 40 };
+	cJSON *docs[N], *out = NULL;
+	double v[N];
+	struct isc_compare_opts o = { 0, 0 };
+	for (int i = 0; i < N; i++) {
+		v[i] = i < 20 ? 100 : i < N - 1 ? 130 : 131.3;
+		docs[i] = hist_doc(v[i], i < 20 ? 10 : 58);
+	}
+	out = cJSON_Duplicate(docs[N - 1], true);
+	ok(isc_findings_history(out, (const cJSON *const *)docs, NULL, N, &o) == 0, "history of 40 runs");
+	ok(cJSON_IsTrue(isc_doc_get(out, "history.tested")), "40 runs: tested");
+	const cJSON *p50 = hist_metric(out, "iterations.latency_ns.p50");
+	const cJSON *cp = cJSON_GetArrayItem(isc_doc_get(p50, "change_points"), 0);
+	ok(cJSON_GetArraySize(isc_doc_get(p50, "change_points")) == 1 && isc_doc_num(cp, "run", -1) == 20,
+	   "p50: one change point, at run 20");
+	ok(isc_doc_num(cp, "change_pct", 0) == 30 && cJSON_IsNull(isc_doc_get(cp, "change_points")),
+	   "p50: +30 %% (a time changes in percent)");
+	/* EWMA, lambda 0.2, over every run (a change point must not skip any) */
+	double e = v[0];
+	for (int i = 0; i < N; i++)
+		e = 0.2 * v[i] + 0.8 * e;
+	ok(isc_doc_num(p50, "ewma", 0) == round(e * 1000) / 1000, "EWMA over all 40 runs: %.3f (got %.3f)",
+	   round(e * 1000) / 1000, isc_doc_num(p50, "ewma", 0));
+	/* the last segment's baseline: runs 20-24, all 130; sigma = 1 % of 130 (MAD 0) */
+	ok(isc_doc_num(p50, "baseline_median", 0) == 130, "baseline median of the last segment: 130");
+	ok(isc_doc_num(p50, "baseline_mad", -1) == 0, "baseline MAD of the last segment: 0");
+	ok(isc_doc_num(p50, "last", 0) == 131.3, "last: 131.3");
+	/* runs 25-38 at z = 0, then 131.3: z = 1.3 / 1.3 = 1, S+ = 1 - k = 0.5, S- = 0 */
+	ok(isc_doc_num(p50, "cusum_up", -1) == 0.5, "CUSUM up: 0.5 after one run one sigma up (got %g)",
+	   isc_doc_num(p50, "cusum_up", -1));
+	ok(isc_doc_num(p50, "cusum_down", -1) == 0, "CUSUM down: 0");
+	const cJSON *off = hist_metric(out, "cpu.split.off_cpu_pct");
+	cp = cJSON_GetArrayItem(isc_doc_get(off, "change_points"), 0);
+	ok(isc_doc_num(cp, "change_points", 0) == 48 && cJSON_IsNull(isc_doc_get(cp, "change_pct")),
+	   "a share from 10 %% to 58 %%: +48 points, not +480 %%");
+	ok(!strcmp(isc_doc_str(off, "unit", ""), "pct"), "the share's unit: pct");
+	cJSON_Delete(out);
+	/* 6 runs: nothing can be tested, and the history says so */
+	out = cJSON_Duplicate(docs[5], true);
+	ok(isc_findings_history(out, (const cJSON *const *)docs, NULL, 6, &o) == 0, "history of 6 runs");
+	ok(cJSON_IsFalse(isc_doc_get(out, "history.tested")), "6 runs: not tested");
+	ok(isc_doc_num(out, "history.min_runs", 0) == 8, "min_runs: 8");
+	ok(cJSON_GetArraySize(isc_doc_get(out, "history.metrics")) == 0, "no metric listed");
+	cJSON_Delete(out);
+	for (int i = 0; i < N; i++)
+		cJSON_Delete(docs[i]);
+}
+
 int main(void)
 {
 	test_stats();
 	test_compare();
+	test_runs();
+	test_history();
 	return tap_done();
 }

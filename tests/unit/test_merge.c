@@ -18,6 +18,7 @@ struct cap {
 	struct isc_tl_event ev[4096];
 	char names[4096][64];
 	char str[256][64];
+	uint64_t frame0[4096]; /* PY_SAMPLE: the global string id of its innermost frame */
 	int n;
 	struct isc_tl_stats st;
 };
@@ -35,6 +36,11 @@ static int c_event(void *ctx, const struct isc_tl_event *ev)
 	struct cap *c = ctx;
 	if (c->n < 4096) {
 		c->ev[c->n] = *ev;
+		if (ev->type == ISC_REC_PY_SAMPLE) {
+			const uint8_t *p = ev->bytes;
+			if (isc_get_varint(&p, ev->bytes + ev->nbytes, &c->frame0[c->n]))
+				c->frame0[c->n] = UINT64_MAX;
+		}
 		c->ev[c->n].raw = NULL;
 		c->ev[c->n].bytes = NULL;
 		snprintf(c->names[c->n], sizeof(c->names[0]), "%s", ev->name_id < 256 ? c->str[ev->name_id] : "");
@@ -320,6 +326,8 @@ static void test_samples_and_exits(void)
 	tg_rec(&g, ISC_REC_THREAD_SAMPLE, 50, 9, U(7), U(8), U(0), U(0), U('S'), U(0), U(0), U(0), U(0));
 	tg_rec(&g, ISC_REC_PROC_SAMPLE, 50, 9, U(7), U(0), U(0), U(0), U(0), U(0), U(1), U(0), U(0));
 	tg_rec(&g, ISC_REC_MEMINFO, 50, 4, U(1), U(1), U(0), U(0));
+	/* a stack sample whose innermost frame the sampler could not name (code_id 0) */
+	tg_rec(&g, ISC_REC_PY_SAMPLE, 60, 9, U(7), U(8), U('R'), U(0), U(2), U(0), U(5), U(1), U(9));
 	tg_chunk(&g, ISC_CHUNK_SAMPLES, 0, 0);
 	/* pid 7 calls and dies (os._exit, SIGKILL) at 500 */
 	tg_begin(&g, 0);
@@ -341,6 +349,10 @@ static void test_samples_and_exits(void)
 	    ts = find(c, ISC_REC_THREAD_SAMPLE, 7, 8, 50, -1);
 	ok(rc == 0 && mi >= 0 && ps > mi && ts > ps,
 	   "records of one samples chunk at equal times follow pid, then tid (%d %d %d)", mi, ps, ts);
+	int py = find(c, ISC_REC_PY_SAMPLE, 7, 8, 60, -1);
+	ok(py >= 0 && c->frame0[py] < 256 && !strcmp(c->str[c->frame0[py]], "(a Python frame the sampler could not name)"),
+	   "a sampled frame of code_id 0 is named for what it is, not <unknown #0> (%s)",
+	   py >= 0 && c->frame0[py] < 256 ? c->str[c->frame0[py]] : "none");
 	int end = -1;
 	for (int i = 0; i < c->n; i++)
 		if (c->ev[i].type == ISC_REC_TL_SPAN_END)

@@ -71,6 +71,30 @@ static void cpu_classes(void)
 	ok(f && num(f, "suggestion.estimated_saving_ns") == 4.5e9 && num(f, "suggestion.estimated_saving_pct") == 45,
 	   "python what-if: 10x faster top functions saves 4.5 s = 45 %%");
 	ok(!strcmp(isc_doc_str(d, "verdict.finding", NULL), "python_bound"), "verdict points at its finding");
+	ok(f && num(f, "confidence") == num(d, "verdict.confidence"),
+	   "one confidence per finding: the backing finding's is the verdict's 0.45 (got %g)", num(f, "confidence"));
+	cJSON_Delete(d);
+
+	/* the same from 49 stack samples (--python=sample): each share known to +-14 points; the
+	 * confidence halves (49 / 100, at least 0.1), and the verdict says why */
+	d = eval("{" CPU(60, 30, 10, 5, 1) ",\"python\":{\"samples\":{\"samples\":49}}}");
+	const cJSON *lim = cJSON_GetArrayItem(isc_doc_get(d, "verdict.limits"), 0);
+	ok(lim && num(lim, "factor") == 0.49 &&
+		   !strcmp(isc_doc_str(lim, "reason", ""), "only 49 stack samples: each share is known to about +-14 points"),
+	   "49 stack samples: a limit of 0.49 that says why (%s)", lim ? isc_doc_str(lim, "reason", "") : "none");
+	ok(fabs(num(d, "verdict.confidence") - 0.45 * 0.49) <= 0.006, "confidence 0.45 x 0.49 (got %g)",
+	   num(d, "verdict.confidence"));
+	cJSON_Delete(d);
+
+	/* Python-side work 29 %% of 10 s, the top function's self time 5 s (its C calls
+	 * inside): 10x faster would save 4.5 s, more than the 2.9 s the class takes */
+	d = eval("{" CPU(29, 61, 10, 5, 1) "}");
+	f = finding(d, "python_bound");
+	ok(f && num(f, "suggestion.estimated_saving_ns") == 2.9e9 && num(f, "suggestion.estimated_saving_pct") == 29,
+	   "a saving is bounded by the share it acts on: 2.9 s = 29 %%, not 4.5 s (got %g)",
+	   num(f, "suggestion.estimated_saving_ns"));
+	ok(f && strstr(isc_doc_str(f, "suggestion.estimate", ""), "at most the 29 % it acts on, as measured"),
+	   "the estimate says it was bounded: %s", isc_doc_str(f, "suggestion.estimate", ""));
 	cJSON_Delete(d);
 
 	d = eval("{" CPU(19, 30, 10, 5, 1) "}");
@@ -457,6 +481,47 @@ static void off_cpu_reasons(void)
 	   cls(d), isc_doc_str(d, "verdict.finding", NULL), num(d, "verdict.explained_pct"));
 	ok(!finding(d, "io_wait"), "and no io_wait finding of its own");
 	cJSON_Delete(d);
+	/* a lock: 80 %% off, 6 of 8 s blocked, 4.5 s of it thread_wait outside torch ops (the waiter), 1.5 s a
+	 * sleep (another thread holding the lock): lock_wait 80 x 6/8 x 4.5/6 = 45 %%, io_wait 80 x 6/8 x 1.5/6
+	 * = 15 %%; the wait's site named, what else was blocked meanwhile after it */
+	d = cJSON_Parse(WAITS(10, 0, 80, 6000000000, 1, REASON("thread_wait", 4500000000, 0, 0) ","
+			      REASON("sleep", 1500000000, 0, 0), ""));
+	cJSON_AddItemToObject(cJSON_GetObjectItem(d, "cpu"), "off_cpu_top", cJSON_Parse(
+		"[{\"name\":\"lock.acquire\",\"kind\":\"op\",\"file\":\"_thread\",\"line\":0,\"blocked_ns\":4500000000,"
+		"\"reason\":\"thread_wait\",\"python\":{\"name\":\"step\",\"file\":\"w.py\",\"line\":20}},"
+		"{\"name\":\"time.sleep\",\"kind\":\"op\",\"file\":\"time\",\"line\":0,\"blocked_ns\":1500000000,"
+		"\"reason\":\"sleep\",\"python\":{\"name\":\"holder\",\"file\":\"w.py\",\"line\":9}}]"));
+	ok(isc_findings_evaluate(d) == 0, "lock wait: evaluated");
+	ok(!strcmp(cls(d), "lock_wait") && num(d, "verdict.explained_pct") == 45,
+	   "a lock wait outside torch ops: lock_wait 45 %% (%s %g)", cls(d), num(d, "verdict.explained_pct"));
+	const cJSON *lw = finding(d, "lock_wait");
+	ok(lw && strstr(isc_doc_str(lw, "title", ""), "most in step (w.py:20); meanwhile other threads were blocked in "
+		       "time.sleep (time) called from holder (w.py:9)"),
+	   "lock_wait names where it waited and what else was blocked: %s", lw ? isc_doc_str(lw, "title", "") : "none");
+	ok(finding(d, "io_wait") && num(finding(d, "io_wait"), "evidence.metrics.blocked_pct") == 15,
+	   "the sleep stays io_wait's 15 %%, below the wait");
+	const cJSON *iw = finding(d, "io_wait");
+	ok(iw && !strcmp(isc_doc_str(cJSON_GetArrayItem(isc_doc_get(iw, "evidence.top"), 0), "name", ""), "time.sleep") &&
+		   strstr(isc_doc_str(iw, "title", ""), "most in time.sleep"),
+	   "io_wait's evidence and title start at its own I/O row, not the thread_wait row before it (%s)",
+	   iw ? isc_doc_str(iw, "title", "") : "none");
+	cJSON_Delete(d);
+	/* GIL waits are half the blocked time: 80 x 6/8 x 3/6 = 30 %%, not the whole blocked share */
+	d = eval(WAITS(10, 0, 80, 6000000000, 1.5, REASON("gil", 3000000000, 0, 0) "," REASON("sleep", 3000000000, 0, 0), ""));
+	ok(finding(d, "gil_contention") && num(finding(d, "gil_contention"), "evidence.metrics.gil_wait_pct") == 30,
+	   "GIL waits half of the blocked time: gil_contention 30 %% (%g)",
+	   num(finding(d, "gil_contention"), "evidence.metrics.gil_wait_pct"));
+	cJSON_Delete(d);
+	/* preempted more than blocking (900 involuntary vs 100 voluntary) but only 1.5 runnable on 2 CPUs: the pool's
+	 * barrier waits in torch ops are not added (no oversubscription): 80 x (1 - 6/8) = 20 %%, not 80 %% */
+	d = cJSON_Parse(WAITS(5, 15, 80, 6000000000, 1.5, REASON("thread_wait", 6000000000, 6000000000, 0), ""));
+	cJSON *sp = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(d, "cpu"), "split"), "involuntary_switches");
+	cJSON_SetNumberValue(sp, 900);
+	ok(isc_findings_evaluate(d) == 0 && finding(d, "thread_contention") &&
+		   num(d, "verdict.explained_pct") == 20 && !strcmp(cls(d), "thread_contention"),
+	   "preempted, runnable within the CPUs: thread_contention 20 %% without the pool-wait term (%s %g)", cls(d),
+	   num(d, "verdict.explained_pct"));
+	cJSON_Delete(d);
 	/* pure-Python threads: 90 %% off, 6 of 9 s blocked on the GIL: 60 %% gil_contention */
 	d = eval(WAITS(10, 0, 90, 6000000000, 1.5, REASON("gil", 6000000000, 0, 0), ""));
 	ok(!strcmp(cls(d), "gil_contention") && num(d, "verdict.explained_pct") == 60,
@@ -709,7 +774,8 @@ static void headline(void)
 	const char *s;
 	ok(d && isc_rules_headline(d) == 0, "headline: worded");
 	s = isc_doc_str(d, "verdict.sentence", "");
-	ok(!strcmp(s, "74 % of traced CPU time is in torch ops, and 19 % more is page faults inside them; the "
+	ok(!strcmp(s, "74 % of traced CPU time is in torch ops, and 19 % more is kernel time inside them, taken as page "
+		      "faults; the "
 		      "heaviest is aten_fwd (self time 77 % of all traced time, faults included)."),
 	   "op_compute_bound: the verdict's 74 %% and the faults left out, not the split's 92 %%: %s", s);
 	const cJSON *parts = isc_doc_arr(d, "verdict.headline");
@@ -759,9 +825,32 @@ static void headline(void)
 	cJSON_Delete(d);
 }
 
+/* tail_latency: p99 at 3x the median; its saving comes from the mean above the median */
+static void tail_latency(void)
+{
+#define TAIL(mean) "{\"summary\":{\"wall_ns\":10000000000},\"iterations\":{\"samples\":100,\"latency_ns\":" \
+	"{\"p50\":10000000,\"p99\":30000000,\"mean\":" #mean "}}}"
+	cJSON *d = eval(TAIL(12000000));
+	const cJSON *f = finding(d, "tail_latency");
+	ok(f && num(f, "suggestion.estimated_saving_ns") == 2e8, "mean 2 ms above the median x 100 iterations: 200 ms");
+	cJSON_Delete(d);
+	d = eval(TAIL(9000000));
+	f = finding(d, "tail_latency");
+	ok(f && cJSON_IsNull(isc_doc_get(f, "suggestion.estimated_saving_ns")),
+	   "the mean below the median: the tail's cost is not estimated (null), never 'saving 0 ns'");
+	cJSON_Delete(d);
+#undef TAIL
+	/* no candidate with traced time: the verdict says what was recorded, not that nothing was */
+	d = eval("{" CPU(5, 5, 2, 5, 1) "}");
+	ok(!strcmp(cls(d), "unknown") && strstr(isc_doc_str(d, "verdict.sentence", ""), "of 10000.0 ms traced, 5 % Python"),
+	   "unknown with traced time: the sentence states it (%s)", isc_doc_str(d, "verdict.sentence", ""));
+	cJSON_Delete(d);
+}
+
 int main(void)
 {
 	headline();
+	tail_latency();
 	user_code();
 	device_memory();
 	rss_growth_site();

@@ -138,7 +138,6 @@ int main(int argc, char **argv)
 	cJSON **bdocs = NULL;
 	size_t nb = 0, nloaded = 0;
 	struct isc_compare_opts co = { 0, 0 };
-	char *end;
 
 	status = isc_tool_start(&tool, argc, argv, &c, &first);
 	if (status >= 0)
@@ -149,11 +148,9 @@ int main(int argc, char **argv)
 		status = 2;
 		goto out;
 	}
-	const char *thr = isc_config_get(c, "threshold");
-	co.threshold_pct = thr ? strtod(thr, &end) : ISC_COMPARE_THRESHOLD_DEFAULT;
-	if (thr && (end == thr || *end || !(co.threshold_pct > 0) || co.threshold_pct >= 1000)) {
-		status = isc_tool_usage_error(&tool, "invalid value '%s' for --threshold: expected a percentage above 0",
-					      thr);
+	co.threshold_pct = ISC_COMPARE_THRESHOLD_DEFAULT;
+	if (isc_config_get_double(c, "threshold", 0, 1000, &co.threshold_pct) < 0) {
+		status = isc_tool_usage_error(&tool, "%s", isc_err_msg());
 		goto out;
 	}
 	if (!(bnames = calloc((size_t)argc + 1, sizeof(*bnames))) ||

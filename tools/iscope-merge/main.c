@@ -97,13 +97,14 @@ int main(int argc, char **argv)
 		return status;
 	status = 1;
 	bool dump = isc_config_flag(c, "dump") || isc_config_flag(c, "dump-times");
-	const char *fmt = isc_config_get(c, "format");
-	bool chrome = !dump && !strcmp(fmt, "chrome");
-	if (!dump && !chrome && strcmp(fmt, "timeline")) {
-		isc_log(ISC_LOG_ERROR, "unknown --format '%s' (known: timeline, chrome)", fmt);
+	static const char *const formats[] = { "timeline", "chrome", NULL };
+	int fi = 0;
+	if (isc_config_get_choice(c, "format", formats, &fi) < 0) {
+		isc_log(ISC_LOG_ERROR, "%s", isc_err_msg());
 		status = 2;
 		goto out;
 	}
+	bool chrome = !dump && fi == 1;
 	char *end = NULL;
 	unsigned long sort_mib = strtoul(isc_config_get(c, "sort-memory"), &end, 10);
 	if (!end || *end || sort_mib < 1 || sort_mib > (1ul << 20)) {

@@ -25,6 +25,12 @@ static const struct isc_opt opts[] = {
 	  "Python recording: sample (stacks read from outside at --python-hz), exact (every call: sys.monitoring on CPython 3.12+, the profile hook before) or auto (sample, exact when GPU activity is traced)" },
 	{ "python-hz", 0, ISC_OPT_VALUE, "N", "INFERSCOPE_PYTHON_HZ", "python_hz", "100",
 	  "Python stack samples per second and thread when Python is sampled (1..1000)" },
+	{ "native", 0, ISC_OPT_VALUE, "MODE", "INFERSCOPE_NATIVE", "native", "off",
+	  "native stacks of every thread from perf events (off, on, or auto: on when perf_event_open is permitted)" },
+	{ "native-hz", 0, ISC_OPT_VALUE, "N", "INFERSCOPE_NATIVE_HZ", "native_hz", NULL,
+	  "native samples per second of a thread's CPU time (1..1000; default: --python-hz)" },
+	{ "native-stack", 0, ISC_OPT_VALUE, "SIZE", "INFERSCOPE_NATIVE_STACK", "native_stack", "32K",
+	  "bytes of user stack copied per native sample, 1K..63K (a size like 16K or 32K)" },
 	{ "flush-ms", 0, ISC_OPT_VALUE, "MS", "INFERSCOPE_FLUSH_MS", "flush_ms", "1000",
 	  "longest time buffered events wait before they are written" },
 	{ "level", 0, ISC_OPT_VALUE, "N", "INFERSCOPE_ZSTD_LEVEL", "zstd_level", "3", "zstd compression level" },
@@ -176,18 +182,39 @@ int main(int argc, char **argv)
 		status = 2;
 		goto out;
 	}
-	const char *pymode = isc_config_get(c, "python");
-	if (pymode && strcmp(pymode, "auto") && strcmp(pymode, "exact") && strcmp(pymode, "sample")) {
-		isc_log(ISC_LOG_ERROR, "--python must be auto, exact or sample, not '%s'", pymode);
+	static const char *const pymodes[] = { "auto", "exact", "sample", NULL };
+	int pm = 0;
+	if (isc_config_get_choice(c, "python", pymodes, &pm) < 0) {
+		isc_log(ISC_LOG_ERROR, "%s", isc_err_msg());
 		status = 2;
 		goto out;
 	}
-	o.python_mode = !pymode || !strcmp(pymode, "auto") ? ISC_PY_AUTO : !strcmp(pymode, "sample") ? ISC_PY_SAMPLE : ISC_PY_EXACT;
+	o.python_mode = pm == 0 ? ISC_PY_AUTO : pm == 2 ? ISC_PY_SAMPLE : ISC_PY_EXACT;
 	if (o.python_hz < 1 || o.python_hz > 1000) {
 		isc_log(ISC_LOG_ERROR, "--python-hz must be 1..1000");
 		status = 2;
 		goto out;
 	}
+	const char *native = isc_config_get(c, "native");
+	if (native && strcmp(native, "off") && strcmp(native, "on") && strcmp(native, "auto")) {
+		isc_log(ISC_LOG_ERROR, "--native must be off, on or auto, not '%s'", native);
+		status = 2;
+		goto out;
+	}
+	o.native_mode = !native || !strcmp(native, "off") ? ISC_NATIVE_OFF : !strcmp(native, "on") ? ISC_NATIVE_ON : ISC_NATIVE_AUTO;
+	uint64_t nhz = 0, nstack = 32768;
+	if (isc_config_get_u64(c, "native-hz", &nhz) < 0 || isc_config_get_size(c, "native-stack", &nstack) < 0) {
+		isc_log(ISC_LOG_ERROR, "%s", isc_err_msg());
+		status = 2;
+		goto out;
+	}
+	if ((isc_config_get(c, "native-hz") && (nhz < 1 || nhz > 1000)) || nstack < 1024 || nstack > 64512) {
+		isc_log(ISC_LOG_ERROR, "--native-hz must be 1..1000 and --native-stack 1K..63K");
+		status = 2;
+		goto out;
+	}
+	o.native_hz = (unsigned)nhz;
+	o.native_stack = (uint32_t)nstack;
 	const char *path = isc_config_get(c, "output");
 	if (path && strcmp(path, "-")) {
 		out = fopen(path, "we");
@@ -231,9 +258,15 @@ int main(int argc, char **argv)
 		char how[48] = "";
 		if (res.signal)
 			snprintf(how, sizeof(how), " (killed by signal %d)", res.signal);
-		fprintf(stderr, "iscope-record: %llu events (%llu dropped) from %u processes, %.1f MB trace, exit status %d%s\n",
-			(unsigned long long)res.events, (unsigned long long)res.dropped, res.processes,
-			(double)res.bytes / 1e6, res.status, how);
+		char size[32];
+		if (res.bytes < 1000000)
+			snprintf(size, sizeof(size), "%.0f kB", (double)res.bytes / 1e3);
+		else
+			snprintf(size, sizeof(size), "%.1f MB", (double)res.bytes / 1e6);
+		fprintf(stderr, "iscope-record: %llu events (%llu dropped) and %llu stack samples from %u processes, %s "
+			"trace, exit status %d%s\n",
+			(unsigned long long)res.events, (unsigned long long)res.dropped,
+			(unsigned long long)res.stack_samples, res.processes, size, res.status, how);
 	}
 	if (isc_log_enabled(ISC_LOG_DEBUG)) {
 		struct rusage ru;

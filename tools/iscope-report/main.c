@@ -90,13 +90,16 @@ int main(int argc, char **argv)
 		return status;
 	status = 1;
 	path = isc_config_get(c, "output");
+	static const char *const formats[] = { "md", "markdown", "html", NULL };
+	int fi = 0;
 	fmt = isc_config_get(c, "format");
-	if (fmt && !strcmp(fmt, "html"))
-		f = ISC_REPORT_HTML;
-	else if (fmt && strcmp(fmt, "md") && strcmp(fmt, "markdown")) {
-		status = isc_tool_usage_error(&tool, "unknown --format '%s' (known: md, html)", fmt);
+	if (isc_config_get_choice(c, "format", formats, &fi) < 0) {
+		status = isc_tool_usage_error(&tool, "%s", isc_err_msg());
 		goto out;
-	} else if (!fmt && path && (ends_with(path, ".html") || ends_with(path, ".htm")))
+	}
+	if (fmt && fi == 2)
+		f = ISC_REPORT_HTML;
+	else if (!fmt && path && (ends_with(path, ".html") || ends_with(path, ".htm")))
 		f = ISC_REPORT_HTML;
 	if (argc - first > 1) {
 		status = isc_tool_usage_error(&tool, "one findings file at a time (got %d)", argc - first);
@@ -120,6 +123,10 @@ int main(int argc, char **argv)
 	}
 	if (!cJSON_IsObject(doc)) {
 		isc_log(ISC_LOG_ERROR, "%s: not findings JSON: the top level is not an object", name);
+		goto out;
+	}
+	if (isc_findings_check(doc)) { /* JSON, but not iscope-analyze's: a report of n/a would say nothing */
+		isc_log(ISC_LOG_ERROR, "%s: %s", name, isc_err_msg());
 		goto out;
 	}
 	/* a person at a terminal who asked for nothing in particular gets the summary */
