@@ -190,6 +190,38 @@ static void put_native(struct dump_sink *s, const struct isc_tl_event *ev)
 	}
 }
 
+/* The allocation records (formats/timeline.md §9): fields by name, frames
+ * innermost first as NAME FILE:FIRSTLINE:LINE. */
+static void alloc_line(struct dump_sink *s, const struct isc_tl_event *ev)
+{
+	static const char *domains[] = { "?", "malloc", "mmap", "pyraw", "pymem", "pyobj" };
+	FILE *o = s->out;
+	const uint64_t *f = ev->f;
+	if (ev->type == ISC_REC_TL_ALLOC_INFO) {
+		fprintf(o, "alloc_info phase=%" PRIu64 " interval=%" PRIu64 " flags=%" PRIu64 " samples=%" PRIu64
+			   " frees=%" PRIu64 " sites=%" PRIu64 " lost_sites=%" PRIu64 " lost_ptrs=%" PRIu64 " bad=%" PRIu64 "\n",
+			f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8]);
+		return;
+	}
+	if (ev->type == ISC_REC_TL_FREE) {
+		fprintf(o, "free %s size=%" PRIu64 " weight=%" PRIu64 " site=%" PRIu64 " addr=0x%" PRIx64 "\n",
+			domains[f[4] < 6 ? f[4] : 0], f[2], f[3], f[5], f[1]);
+		return;
+	}
+	if (ev->type == ISC_REC_TL_ALLOC)
+		fprintf(o, "alloc %s size=%" PRIu64 " weight=%" PRIu64 " site=%" PRIu64 " flags=%" PRIu64 " addr=0x%" PRIx64,
+			domains[f[4] < 6 ? f[4] : 0], f[2], f[3], f[6], f[5], f[1]);
+	else
+		fprintf(o, "alloc_site %" PRIu64 " live=%" PRIu64 " err=%" PRIu64 " n=%" PRIu64 " alloc=%" PRIu64 "/%" PRIu64
+			   " free=%" PRIu64 "/%" PRIu64 " peak=%" PRIu64 " peak_age=%" PRIu64 " growth_age=%" PRIu64,
+			f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9], f[10]);
+	const uint8_t *p = ev->bytes, *e = ev->bytes + ev->nbytes;
+	uint64_t depth = ev->type == ISC_REC_TL_ALLOC ? f[7] : f[11], id, line;
+	for (uint64_t k = 0; k < depth && !isc_get_varint(&p, e, &id) && !isc_get_varint(&p, e, &line); k++)
+		fprintf(o, " %s:%" PRIu64, name_of(s, (uint32_t)id), line);
+	fputc('\n', o);
+}
+
 static int d_event(void *ctx, const struct isc_tl_event *ev)
 {
 	struct dump_sink *s = ctx;
@@ -197,7 +229,8 @@ static int d_event(void *ctx, const struct isc_tl_event *ev)
 	bool sample = (ev->type >= ISC_REC_PROC_SAMPLE && ev->type <= ISC_REC_GPU_INFO &&
 		       ev->type != ISC_REC_PROC_INFO && ev->type != ISC_REC_PROC_EXIT) ||
 		      ev->type == ISC_REC_THREAD_WAIT || ev->type == ISC_REC_PY_SAMPLE || ev->type == ISC_REC_PY_SAMPLER ||
-		      (ev->type >= ISC_REC_NATIVE_SAMPLER && ev->type <= ISC_REC_NATIVE_STATS);
+		      (ev->type >= ISC_REC_NATIVE_SAMPLER && ev->type <= ISC_REC_NATIVE_STATS) ||
+		      (ev->type >= ISC_REC_TL_ALLOC && ev->type <= ISC_REC_TL_ALLOC_INFO); /* vary with the sampling */
 	if (sample && !s->times)
 		return 0;
 	if (s->times)
@@ -335,6 +368,12 @@ static int d_event(void *ctx, const struct isc_tl_event *ev)
 	case ISC_REC_NATIVE_TASK:
 	case ISC_REC_NATIVE_KSYM:
 		put_native(s, ev);
+		break;
+	case ISC_REC_TL_ALLOC:
+	case ISC_REC_TL_FREE:
+	case ISC_REC_TL_ALLOC_SITE:
+	case ISC_REC_TL_ALLOC_INFO:
+		alloc_line(s, ev);
 		break;
 	default:
 		if (record_name(ev->type))
