@@ -1847,6 +1847,51 @@ static void test_sampled_preemption(void)
 	cJSON_Delete(d);
 }
 
+/*
+ * --python=sample, a recursive function: a function's total counts a
+ * sample once however deep it is on the stack.  10 stack samples every
+ * 10 ms at 100 Hz (period 10 ms), innermost first: 4 x fact;fact;fact
+ * (fact innermost, 3 deep) and 6 x crunch;fact;fact.  By construction:
+ * fact self 4, total 10 (not 4 x 3 + 6 x 2 = 24); crunch self 6, total 6;
+ * fact's total 10 x 10 ms = 100 ms, the whole of the sampled time.
+ */
+static void test_sampled_recursion(void)
+{
+	const uint64_t MS = 1000000;
+	FILE *f = tmpfile();
+	struct tl t;
+	tl_open(&t, f, "python3 rec.py");
+	common_strings(&t);
+	tl_rec(&t, ISC_REC_THREAD_BEGIN, 0, 1, 1, 0, NULL, "MainThread", 10, false);
+	for (uint64_t k = 0; k < 10; k++) {
+		uint64_t pf[5] = { 1, 1, 'R', 0, 3 };
+		uint8_t frames[32];
+		unsigned n = 0;
+		for (int d = 0; d < 3; d++) {
+			n += isc_put_varint(frames + n, k >= 4 && d == 0 ? S_F : S_FACT);
+			n += isc_put_varint(frames + n, k >= 4 && d == 0 ? 13 : 4);
+		}
+		tl_rec(&t, ISC_REC_PY_SAMPLE, (10 + 10 * k) * MS, 1, 1, 5, pf, frames, n, false);
+	}
+	uint64_t sampler[6] = { 100, 10, 10, 30, 0, 1 * MS };
+	tl_rec(&t, ISC_REC_PY_SAMPLER, 110 * MS, 0, 0, 6, sampler, NULL, 0, false);
+	tl_close(&t, 0, 0, 0);
+	cJSON *d = analyze(f);
+	const cJSON *fact = row_where(d, "python.samples.functions", "name", "fact");
+	const cJSON *crunch = row_where(d, "python.samples.functions", "name", "crunch");
+	ok(N(d, "python.samples.samples") == 10 && N(d, "python.samples.period_ns") == 10 * MS,
+	   "10 samples at 100 Hz (got %g, period %g ns)", N(d, "python.samples.samples"),
+	   N(d, "python.samples.period_ns"));
+	ok(fact && N(fact, "self_samples") == 4, "fact innermost in 4 samples (got %g)", N(fact, "self_samples"));
+	ok(fact && N(fact, "total_samples") == 10, "fact 3 and 2 deep counted once per sample: total 10, not 24 (got %g)",
+	   N(fact, "total_samples"));
+	ok(fact && N(fact, "total_ns") == 100 * MS, "fact's total time 10 x 10 ms (got %g)", N(fact, "total_ns"));
+	ok(crunch && N(crunch, "self_samples") == 6 && N(crunch, "total_samples") == 6,
+	   "crunch innermost in the other 6: self 6, total 6 (got %g, %g)", N(crunch, "self_samples"),
+	   N(crunch, "total_samples"));
+	cJSON_Delete(d);
+}
+
 /* A short D wait that ended before its system call was read takes the thread's last reason, for 1 s. */
 static void test_off_reason_sticky(void)
 {
@@ -1902,6 +1947,7 @@ int main(int argc, char **argv)
 	test_off_reasons();
 	test_gil_word();
 	test_sampled_preemption();
+	test_sampled_recursion();
 	test_off_reason_sticky();
 	test_memory_processes();
 	test_composition();
