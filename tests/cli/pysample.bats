@@ -50,6 +50,18 @@ share_ok() {
 		exit !(n >= 100 && d <= 4 * se) }'
 }
 
+@test "static stack depths (lib/record/pycode.c) as each CPython 3.9-3.13 found computes them, on ~2000 standard-library code objects" {
+	local p n=0
+	while read -r p; do
+		echo "# $p"
+		run "$p" "$ISC_SRC/tests/unit/check-pycode.py" "$ISC_BUILD/tests/pycode_tool"
+		echo "$output"
+		[ "$status" -eq 0 ]
+		n=$((n + 1))
+	done < <(pythons)
+	[ "$n" -ge 1 ]
+}
+
 @test "--python rejects an unknown mode and --python-hz out of range (usage, exit 2)" {
 	run --separate-stderr "$RECORD" --python=fast -o "$T/x.isc" -- true
 	[ "$status" -eq 2 ]
