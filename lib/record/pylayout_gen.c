@@ -391,6 +391,12 @@ static void classify(void)
 	for (int op = 0; op < 256; op++)
 		if (_PyOpcode_Deopt[op] && _PyOpcode_Deopt[op] != op && cls[_PyOpcode_Deopt[op]] == 1)
 			cls[op] = 1;
+	/* 3.11's adaptive forms run the generic operator until they specialise */
+	static const int adaptive[] = { BINARY_OP_ADAPTIVE, BINARY_SUBSCR_ADAPTIVE, COMPARE_OP_ADAPTIVE,
+					STORE_SUBSCR_ADAPTIVE };
+	for (size_t i = 0; i < sizeof(adaptive) / sizeof(adaptive[0]); i++)
+		if (real(adaptive[i]))
+			cls[adaptive[i]] = 2;
 #endif
 }
 
