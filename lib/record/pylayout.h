@@ -159,6 +159,7 @@ struct isc_pylayout {
 	uint32_t ml_name, ml_flags;           /* PyMethodDef */
 	uint32_t meth_static;                 /* METH_STATIC */
 	uint32_t md_type, md_method;          /* PyMethodDescrObject: d_common.d_type, d_method */
+	uint32_t pm_func, pm_self;            /* PyMethodObject (a bound method): im_func, im_self */
 	uint32_t tp_name, tp_flags, tp_base, tp_dict, tp_dealloc;
 	uint32_t ht_qualname;                 /* PyHeapTypeObject */
 	uint64_t tpflags_heaptype;            /* Py_TPFLAGS_HEAPTYPE */

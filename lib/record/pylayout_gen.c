@@ -539,6 +539,8 @@ int main(void)
 	printf("\t.meth_static = %d,\n", METH_STATIC);
 	OFF("md_type", PyMethodDescrObject, d_common.d_type);
 	OFF("md_method", PyMethodDescrObject, d_method);
+	OFF("pm_func", PyMethodObject, im_func);
+	OFF("pm_self", PyMethodObject, im_self);
 	OFF("tp_name", PyTypeObject, tp_name);
 	OFF("tp_flags", PyTypeObject, tp_flags);
 	OFF("tp_base", PyTypeObject, tp_base);

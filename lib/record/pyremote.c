@@ -62,7 +62,8 @@ enum {
 	TI_MODULE = 32,   /* module or a subtype */
 	TI_CAPSULE = 64,
 	TI_TYPE = 128,    /* type or a subtype: its objects are classes */
-	TI_PYFUNC = 256,  /* function or method: Python code */
+	TI_PYFUNC = 256,  /* function: Python code */
+	TI_BOUND = 512,   /* method: a bound method (its __func__ decides) */
 };
 
 struct type_ent {
@@ -473,7 +474,8 @@ static const struct type_ent *type_info(struct isc_pyremote *r, uint64_t addr)
 			x.flags |= heap ? TI_HEAP : 0;
 			x.flags |= t == T->method_descr ? TI_DESCR : 0;
 			x.flags |= t == T->capsule ? TI_CAPSULE : 0;
-			x.flags |= t == T->function || t == T->method ? TI_PYFUNC : 0;
+			x.flags |= t == T->function ? TI_PYFUNC : 0;
+			x.flags |= t == T->method ? TI_BOUND : 0;
 		}
 		x.flags |= t == T->cfunction ? TI_CFUNC : 0;
 		x.flags |= t == T->module ? TI_MODULE : 0;
@@ -572,11 +574,12 @@ static int stack_slots(struct isc_pyremote *r, uint64_t base, int64_t lo, int de
 }
 
 /* The callable at c (self or the first argument: a method's self candidates) into out. */
-static void callee_of_call(struct isc_pyremote *r, uint64_t c, uint64_t self, uint64_t arg0, struct isc_pycallee *out)
+static void callee_of_call(struct isc_pyremote *r, uint64_t c, uint64_t self, uint64_t arg0, struct isc_pycallee *out,
+			   unsigned bound_depth)
 {
 	const struct isc_pylayout *L = &r->L;
-	uint32_t offs[] = { L->ob_type, L->cf_ml, L->cf_self, L->cf_module, L->md_type, L->md_method };
-	size_t ol = span(offs, 6);
+	uint32_t offs[] = { L->ob_type, L->cf_ml, L->cf_self, L->cf_module, L->md_type, L->md_method, L->pm_func, L->pm_self };
+	size_t ol = span(offs, 8);
 	uint8_t ob[OBJ_MAX];
 	out->src = ISC_PY_SRC_UNKNOWN;
 	if (!ol || !addr_ok(c) || rd(r, c, ob, ol))
@@ -608,6 +611,11 @@ static void callee_of_call(struct isc_pyremote *r, uint64_t c, uint64_t self, ui
 		out->torch = own && (own->flags & TI_TORCH);
 	} else if (t->flags & TI_PYFUNC) {
 		out->src = ISC_PY_SRC_NONE; /* its frame is about to be pushed */
+	} else if (t->flags & TI_BOUND) {
+		/* a bound method (3.9/3.10 call them as they are; later versions
+		 * unpack them first): what its __func__ is, called on __self__ */
+		if (!bound_depth)
+			callee_of_call(r, u64_at(ob, ol, L->pm_func), u64_at(ob, ol, L->pm_self), 0, out, 1);
 	} else {
 		/* a class, or an object with tp_call: C when it is an extension's */
 		const struct type_ent *k = t->flags & TI_TYPE ? type_info(r, c) : t;
@@ -692,13 +700,13 @@ static void read_callee(struct isc_pyremote *r, uint64_t addr, const uint8_t *fb
 		if (stack_slots(r, base, lo, d, v, 3))
 			return;
 		if (form == ISC_PY_CF_METH)
-			callee_of_call(r, v[0] ? v[0] : v[1], v[0] ? v[1] : 0, !v[0] && oparg ? v[2] : 0, out);
+			callee_of_call(r, v[0] ? v[0] : v[1], v[0] ? v[1] : 0, !v[0] && oparg ? v[2] : 0, out, 0);
 		else if (form == ISC_PY_CF_SELF)
-			callee_of_call(r, v[0], v[1], !v[1] && oparg ? v[2] : 0, out);
+			callee_of_call(r, v[0], v[1], !v[1] && oparg ? v[2] : 0, out, 0);
 		else if (form == ISC_PY_CF_PLAIN)
-			callee_of_call(r, v[0], 0, oparg ? v[1] : 0, out);
+			callee_of_call(r, v[0], 0, oparg ? v[1] : 0, out, 0);
 		else
-			callee_of_call(r, v[0], 0, 0, out);
+			callee_of_call(r, v[0], 0, 0, out, 0);
 	} else if (sf) {
 		uint8_t slot = L->slotop[base_op];
 		bool cmp = sf == ISC_PY_SF_COMPARE;

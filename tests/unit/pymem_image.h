@@ -55,7 +55,7 @@ static const struct isc_pylayout img_layout = {
 	.slotform = { [122] = ISC_PY_SF_BINARY },
 	.nb_slot = { [0] = ISC_PY_SLOT_ADD, [4] = ISC_PY_SLOT_MATMUL },
 	.cf_ml = 16, .cf_self = 24, .cf_module = 32, .ml_name = 0, .ml_flags = 16, .meth_static = 0x20,
-	.md_type = 16, .md_method = 40,
+	.md_type = 16, .md_method = 40, .pm_func = 16, .pm_self = 24,
 	.tp_name = 24, .tp_flags = 32, .tp_base = 40, .tp_dealloc = 48, .tp_dict = 56, .ht_qualname = 64,
 	.tpflags_heaptype = 1u << 9,
 	.dict_format = ISC_PY_DICT_311, .dict_keys = 32, .dict_values = 40,
@@ -186,7 +186,7 @@ enum {
 	A_T_CFUNC = 0x5000, A_T_DESCR = 0x5080, A_T_MODULE = 0x5100, A_T_CAPSULE = 0x5180, A_T_TYPE = 0x5200,
 	A_T_FUNC = 0x5280, A_T_METHOD = 0x5300, A_T_INT = 0x5380, A_T_OBJECT = 0x5400, A_CSTR = 0x5800,
 	A_CODE3 = 0x5C00, A_MODOBJ = 0x5E00, A_INT1 = 0x5E40, A_INT2 = 0x5E60, A_FUNC = 0x5E80, A_ML1 = 0x5F00,
-	A_S_TIME = 0x6100, A_PYFUNC = 0x6200, A_DEALLOC_CORE = 0x6800,
+	A_S_TIME = 0x6100, A_PYFUNC = 0x6200, A_BOUND = 0x6240, A_DEALLOC_CORE = 0x6800,
 	A_EXT = 0x8000, A_T_TBASE = 0x8000, A_T_TENSOR = 0x8100, A_S_TENSOR = 0x8300, A_DICT = 0x8400,
 	A_KEYS = 0x8440, A_S_DOC = 0x8500, A_S_MODKEY = 0x8540, A_S_TORCH = 0x8580, A_TEN1 = 0x8600, A_TEN2 = 0x8620,
 	A_DESCR = 0x8700, A_ML2 = 0x8780, A_DEALLOC_EXT = 0x9000,
@@ -208,6 +208,7 @@ enum img_callee_case {
 	IMG_CALL_FUNCTION, /* time.sleep(1): a builtin function of a module */
 	IMG_CALL_METHOD,   /* t.matmul(u): a method descriptor of _TensorBase, self a Tensor */
 	IMG_CALL_PYTHON,   /* f(1): a Python function (its frame is about to be pushed) */
+	IMG_CALL_BOUND,    /* b(1): a bound method whose __func__ is time.sleep (3.9/3.10 call them whole) */
 	IMG_OP_TENSORS,    /* t @ u */
 	IMG_OP_INTS,       /* 1 + 2 */
 	IMG_OP_REFLECTED,  /* 1 + t: the tensor's reflected slot */
@@ -257,6 +258,9 @@ static inline void img_callee(uint8_t *m, enum img_callee_case c)
 	put64(m, A_TEN1 + 8, IMG_BASE + A_T_TENSOR);
 	put64(m, A_TEN2 + 8, IMG_BASE + A_T_TENSOR);
 	put64(m, A_PYFUNC + 8, IMG_BASE + A_T_FUNC);
+	put64(m, A_BOUND + 8, IMG_BASE + A_T_METHOD);
+	put64(m, A_BOUND + 16, IMG_BASE + A_FUNC);
+	put64(m, A_BOUND + 24, IMG_BASE + A_TEN1);
 	put64(m, A_FUNC + 8, IMG_BASE + A_T_CFUNC);
 	put64(m, A_FUNC + 16, IMG_BASE + A_ML1);
 	put64(m, A_FUNC + 24, IMG_BASE + A_MODOBJ);
@@ -272,7 +276,7 @@ static inline void img_callee(uint8_t *m, enum img_callee_case c)
 	put64(m, A_ML2, IMG_BASE + A_ML2 + 0x40);
 	put32(m, A_ML2 + 16, 0x8);
 	/* the code object and the frame */
-	bool call = c <= IMG_CALL_PYTHON;
+	bool call = c <= IMG_CALL_BOUND;
 	static const uint8_t callcode[] = { 10, 0, 10, 0, 10, 0, 171, 1, 83, 0 }, opcode[] = { 10, 0, 10, 0, 122, 4, 83, 0 };
 	put_code(m, A_CODE3, A_S_F, A_S_FILE, 30, A_TAB);
 	memset(m + A_CODE3 + 128, 0, 32);
@@ -287,6 +291,7 @@ static inline void img_callee(uint8_t *m, enum img_callee_case c)
 	case IMG_CALL_FUNCTION: s[0] = A_FUNC; s[2] = A_INT1; break;
 	case IMG_CALL_METHOD: s[0] = A_DESCR; s[1] = A_TEN1; s[2] = A_TEN2; break;
 	case IMG_CALL_PYTHON: s[0] = A_PYFUNC; s[2] = A_INT1; break;
+	case IMG_CALL_BOUND: s[0] = A_BOUND; s[2] = A_INT1; break;
 	case IMG_OP_TENSORS: s[0] = A_TEN1; s[1] = A_TEN2; break;
 	case IMG_OP_INTS: s[0] = A_INT1; s[1] = A_INT2; break;
 	case IMG_OP_REFLECTED: s[0] = A_INT1; s[1] = A_TEN1; break;

@@ -217,6 +217,8 @@ static void test_callee(void)
 	       "__module__ from its dict), torch's");
 	callee_case(IMG_CALL_PYTHON, got, sizeof(got));
 	ok_str(got, "none", "a call of a Python function: no C callee");
+	callee_case(IMG_CALL_BOUND, got, sizeof(got));
+	ok_str(got, "src 1 kind 1 - time.sleep time", "a bound method: its __func__, a builtin function");
 	callee_case(IMG_OP_TENSORS, got, sizeof(got));
 	ok_str(got, "src 3 kind 3 torch Tensor.__matmul__ torch", "t @ u on tensors: the Tensor's slot, torch's");
 	callee_case(IMG_OP_INTS, got, sizeof(got));
