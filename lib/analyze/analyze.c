@@ -952,7 +952,7 @@ static int on_event(struct ana *a, const struct isc_tl_event *ev)
 			th->py_frame.idx = th->py_frame.py_fn = fi;
 			th->py_frame.kind = ISC_SPAN_PYTHON;
 			th->py_ts = ev->ts;
-			th->py_in_c = (ev->f[3] & 3) != 0;
+			th->py_in_c = isc_pysamp_last_in_c(a->pys);
 			th->py_torch = th->py_in_c && isc_pysamp_last_torch(a->pys);
 		}
 		return rc;

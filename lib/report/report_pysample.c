@@ -79,20 +79,30 @@ void isc_rep_python_samples(struct isc_rep *m, const cJSON *root)
 		isc_rep_put(m, " |\n");
 	}
 	if (cJSON_GetArraySize(isc_doc_get(s, "native_calls"))) {
-		isc_rep_put(m, "\n#### Time in C calls, by the Python line that called\n\n"
-			       "| # | Line | Function | Samples (on CPU) | Time | torch |\n|---:|---|---|---:|---:|---|\n");
+		isc_rep_put(m, "\n#### Time in C calls, by callee and calling function\n\n"
+			       "| # | Callee | Kind | Called from | Samples (on CPU) | Time | torch |\n"
+			       "|---:|---|---|---|---:|---:|---|\n");
 		i = 0;
 		cJSON_ArrayForEach(o, isc_doc_get(s, "native_calls")) {
+			const cJSON *c = isc_doc_get(o, "caller");
 			if (i >= ROWS)
 				break;
 			isc_rep_putf(m, "| %d | ", ++i);
-			where(m, o);
-			isc_rep_put(m, " | ");
 			isc_rep_md(m, isc_doc_str(o, "name", NULL));
-			isc_rep_putf(m, " | %.0f (%.0f) | ", isc_doc_num(o, "samples", 0), isc_doc_num(o, "on_cpu_samples", 0));
+			isc_rep_put(m, " | ");
+			isc_rep_md(m, isc_doc_str(o, "callee_kind", NULL));
+			isc_rep_put(m, " | ");
+			isc_rep_md(m, isc_doc_str(c, "name", NULL));
+			isc_rep_put(m, " (");
+			where(m, c);
+			isc_rep_putf(m, ") | %.0f (%.0f) | ", isc_doc_num(o, "samples", 0), isc_doc_num(o, "on_cpu_samples", 0));
 			est(m, o, "ns");
 			isc_rep_putf(m, " | %s |\n", cJSON_IsTrue(isc_doc_get(o, "torch")) ? "yes" : "no");
 		}
+		if (isc_doc_num(s, "split.unidentified_samples", 0) > 0)
+			isc_rep_putf(m, "\n%.0f samples in C calls whose callee the sampler could not read are counted as "
+					"\"(a C call the sampler could not name)\".\n",
+				     isc_doc_num(s, "split.unidentified_samples", 0));
 	}
 	isc_rep_put(m, "\n#### Sampled threads\n\n| Process | Thread | Samples | On CPU | Bytecode | C calls | Off CPU |\n"
 		       "|---:|---:|---:|---:|---:|---:|---:|\n");

@@ -244,10 +244,11 @@ print(a["errors"], b["errors"], a["py_samples"], b["py_samples"], a["undefined_r
 	[ "${BASH_REMATCH[1]}" -ge 40 ]
 }
 
-@test "C calls from two lines of one function are one row of the CPU tables, at the heavier line" {
-	# work() calls C code (builtins.sum over a range) from two lines, the
-	# first with twice the work; exact mode has one row per op, so sample
-	# mode has one "C call in work", pointed at the first line
+@test "C calls from two lines of one function are one row of the CPU tables, named by the callee, its caller given" {
+	# work() calls builtins.sum from two lines; exact mode has one row per
+	# op, so sample mode has one "builtins.sum" row (module builtins, line
+	# 0, calls not counted), whose caller is work; the C time per (callee,
+	# caller) is one native_calls row too
 	cat > "$T/two_lines.py" <<'PY'
 import sys
 def work():
@@ -257,13 +258,14 @@ def work():
 for _ in range(int(sys.argv[1])):
     work()
 PY
-	want=$(grep -n 'sum(range(6000000))' "$T/two_lines.py" | cut -d: -f1)
 	"$RECORD" -q --python=sample --python-hz=200 -o "$T/t.isc" -- "$(torch_python)" "$T/two_lines.py" 8
 	"$ANALYZE" -q -o "$T/t.json" "$T/t.isc"
 	run "$PY" -c 'import json,sys
-rows = [r for r in json.load(open(sys.argv[1]))["cpu"]["top_functions"] if r["name"] == "C call in work"]
-print(len(rows), rows[0]["line"] if rows else "-")' "$T/t.json"
-	[ "$output" = "1 $want" ]
+d = json.load(open(sys.argv[1]))
+rows = [r for r in d["cpu"]["top_functions"] if r["kind"] == "op" and r["name"] == "builtins.sum"]
+nc = [r for r in d["python"]["samples"]["native_calls"] if r["name"] == "builtins.sum"]
+print(len(rows), rows[0]["file"], rows[0]["line"], rows[0]["calls"], rows[0]["caller"]["name"], len(nc), nc[0]["caller"]["name"], nc[0]["callee_kind"])' "$T/t.json"
+	[ "$output" = "1 builtins 0 None work 1 work function" ]
 }
 
 @test "sample mode imports threading only when the workload does; threads are still named and their exceptions recorded, on every CPython 3.9-3.13 found" {
@@ -308,9 +310,10 @@ PY
 	"$MERGE" --dump-times "$T/t.isc" > "$T/dump"
 	"$ANALYZE" -o "$T/f.json" "$T/t.isc"
 	# per thread from the dump: a sample is on CPU in state R without the
-	# preempted flag (8); on CPU in Python when it has frames and the
-	# innermost is bytecode (flags & 3 == 0), else in a call; each sample is
-	# one period of --python-hz (100 Hz: 10 ms)
+	# preempted flag (8); on CPU in C when it has frames and its callee
+	# ("-> NAME kind K", formats/trace.md §6.2) is of kind 1-4, or 5 (not
+	# read) at a call (flags & 3 == 1), else in Python; no frames: C; each
+	# sample is one period of --python-hz (100 Hz: 10 ms)
 	run python3 - "$T/dump" "$T/f.json" <<'PY'
 import json, sys
 names, want = {}, {}
@@ -320,8 +323,10 @@ for l in open(sys.argv[1]):
         names[w[1]] = w[3]
     if len(w) >= 5 and w[2] == "py_sample":
         state, flags, depth = w[3], int(w[4]), len(w) > 5
+        kind = int(w[-1]) & 7 if "->" in w else 5
+        in_c = not depth or 1 <= kind <= 4 or (kind == 5 and flags & 3 == 1)
         on = state == "R" and not flags & 8
-        k = ("python" if depth and flags & 3 == 0 else "ops") if on else "off"
+        k = ("ops" if in_c else "python") if on else "off"
         c = want.setdefault(w[1], {"python": 0, "ops": 0, "off": 0})
         c[k] += 10000000
 d = json.load(open(sys.argv[2]))
