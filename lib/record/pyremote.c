@@ -587,7 +587,8 @@ static void callee_of_call(struct isc_pyremote *r, uint64_t c, uint64_t self, ui
 	const struct type_ent *t = type_info(r, u64_at(ob, ol, L->ob_type));
 	if (!t)
 		return;
-	if (t->flags & TI_CFUNC) {
+	uint16_t tflags = t->flags; /* t may be the spare entry the next type_info overwrites */
+	if (tflags & TI_CFUNC) {
 		uint64_t s = u64_at(ob, ol, L->cf_self);
 		const struct type_ent *st = s ? type_info(r, type_of(r, s)) : NULL;
 		out->src = ISC_PY_SRC_CFUNC;
@@ -601,7 +602,7 @@ static void callee_of_call(struct isc_pyremote *r, uint64_t c, uint64_t self, ui
 			out->type = st->flags & TI_TYPE ? s : st->addr;
 		const struct type_ent *own = out->type ? type_info(r, out->type) : NULL;
 		out->torch = own && (own->flags & TI_TORCH);
-	} else if (t->flags & TI_DESCR) {
+	} else if (tflags & TI_DESCR) {
 		uint64_t dtype = u64_at(ob, ol, L->md_type), s = self ? self : arg0;
 		const struct type_ent *st = s ? type_info(r, type_of(r, s)) : NULL;
 		out->src = ISC_PY_SRC_DESCR;
@@ -609,16 +610,16 @@ static void callee_of_call(struct isc_pyremote *r, uint64_t c, uint64_t self, ui
 		out->type = st && derives(st, dtype) ? st->addr : dtype;
 		const struct type_ent *own = type_info(r, out->type);
 		out->torch = own && (own->flags & TI_TORCH);
-	} else if (t->flags & TI_PYFUNC) {
+	} else if (tflags & TI_PYFUNC) {
 		out->src = ISC_PY_SRC_NONE; /* its frame is about to be pushed */
-	} else if (t->flags & TI_BOUND) {
+	} else if (tflags & TI_BOUND) {
 		/* a bound method (3.9/3.10 call them as they are; later versions
 		 * unpack them first): what its __func__ is, called on __self__ */
 		if (!bound_depth)
 			callee_of_call(r, u64_at(ob, ol, L->pm_func), u64_at(ob, ol, L->pm_self), 0, out, 1);
 	} else {
 		/* a class, or an object with tp_call: C when it is an extension's */
-		const struct type_ent *k = t->flags & TI_TYPE ? type_info(r, c) : t;
+		const struct type_ent *k = tflags & TI_TYPE ? type_info(r, c) : t;
 		out->src = k && (k->flags & TI_EXT) ? ISC_PY_SRC_OBJECT : k ? ISC_PY_SRC_NONE : ISC_PY_SRC_UNKNOWN;
 		out->type = k ? k->addr : 0;
 		out->torch = k && (k->flags & TI_TORCH);
@@ -640,7 +641,10 @@ static uint8_t reflect_cmp(uint8_t slot)
 static void callee_of_slot(struct isc_pyremote *r, uint8_t slot, bool compare, uint64_t a, uint64_t b,
 			   struct isc_pycallee *out)
 {
-	const struct type_ent *ta = type_info(r, type_of(r, a));
+	/* copies: a full table hands out one spare entry, which the second call would overwrite */
+	const struct type_ent *pa = type_info(r, type_of(r, a));
+	struct type_ent ea = pa ? *pa : (struct type_ent){ 0 };
+	const struct type_ent *ta = pa ? &ea : NULL;
 	const struct type_ent *tb = b ? type_info(r, type_of(r, b)) : NULL;
 	out->src = ta ? ISC_PY_SRC_NONE : ISC_PY_SRC_UNKNOWN;
 	if (!slot || (!ta && !tb)) {
