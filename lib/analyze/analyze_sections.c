@@ -139,6 +139,7 @@ struct fn_row {
 	uint8_t kind;
 	uint64_t calls, self_ns, total_ns, ops_self_ns, scoped_calls, scoped_self_ns, growth_bytes;
 	uint64_t scoped_ops_self_ns;
+	bool sampled; /* its time from stack samples (an operator's slot): calls not counted */
 };
 
 /* Orders source locations by name, file, line. */
@@ -224,7 +225,8 @@ static struct fn_row *merged_rows(struct ana *a, size_t *m)
 		const struct isc_tl_string *s = isc_timeline_string_borrow(a->t, f->name_id);
 		rows[n++] = (struct fn_row){ s ? s->name : "?", s ? s->file : "", s ? s->line : 0, f->kind,
 					     f->calls, f->self_ns, f->total_ns, f->ops_self_ns,
-					     f->scoped_calls, f->scoped_self_ns, f->growth_bytes, f->scoped_ops_self_ns };
+					     f->scoped_calls, f->scoped_self_ns, f->growth_bytes, f->scoped_ops_self_ns,
+					     f->sampled && !f->calls };
 	}
 	qsort(rows, n, sizeof(*rows), row_by_identity);
 	for (size_t i = 0; i < n; i++) {
@@ -238,6 +240,7 @@ static struct fn_row *merged_rows(struct ana *a, size_t *m)
 			r->scoped_self_ns += rows[i].scoped_self_ns;
 			r->growth_bytes += rows[i].growth_bytes;
 			r->scoped_ops_self_ns += rows[i].scoped_ops_self_ns;
+			r->sampled = r->sampled && rows[i].sampled;
 		} else {
 			rows[(*m)++] = rows[i];
 		}
@@ -263,7 +266,7 @@ static int emit_functions(struct ana *a, cJSON *cpu, uint64_t traced_ns)
 		isc_jb_str(&a->jb, o, "kind", rows[i].kind == ISC_SPAN_PYTHON ? "python" : "op");
 		isc_jb_str(&a->jb, o, "file", rows[i].file);
 		isc_jb_num(&a->jb, o, "line", rows[i].line);
-		isc_jb_num(&a->jb, o, "calls", (double)rows[i].calls);
+		isc_jb_num_or_null(&a->jb, o, "calls", !rows[i].sampled, (double)rows[i].calls);
 		isc_jb_num(&a->jb, o, "self_ns", (double)rows[i].self_ns);
 		isc_jb_num(&a->jb, o, "total_ns", (double)rows[i].total_ns);
 		isc_jb_num(&a->jb, o, "self_pct", pct(rows[i].self_ns, traced_ns));
@@ -285,7 +288,7 @@ static int emit_functions(struct ana *a, cJSON *cpu, uint64_t traced_ns)
 		isc_jb_str(&a->jb, o, "kind", rows[i].kind == ISC_SPAN_PYTHON ? "python" : "op");
 		isc_jb_str(&a->jb, o, "file", rows[i].file);
 		isc_jb_num(&a->jb, o, "line", rows[i].line);
-		isc_jb_num(&a->jb, o, "calls", (double)rows[i].scoped_calls);
+		isc_jb_num_or_null(&a->jb, o, "calls", !rows[i].sampled, (double)rows[i].scoped_calls);
 		isc_jb_num(&a->jb, o, "self_ns", (double)rows[i].scoped_self_ns);
 		isc_jb_num(&a->jb, o, "self_pct", pct(rows[i].scoped_self_ns, scoped));
 	}
@@ -1379,9 +1382,10 @@ cJSON *isc_ana_build(struct ana *a, bool damaged)
 	cJSON *cpu = isc_jb_obj(&a->jb, root, "cpu");
 	if (emit_functions(a, cpu, traced))
 		goto oom;
-	if (from_samples)
+	if (from_samples) {
 		isc_pysamp_emit_cpu(a->pys, a->t, &a->jb, cpu, traced, a->top_n);
-	isc_pysamp_emit(a->pys, a->t, &a->jb, root, a->top_n);
+		isc_pysamp_emit(a->pys, a->t, &a->jb, root, a->top_n);
+	}
 	struct cpu_split whole = { python, ops, torch, off_py, off_ops, off_torch, vsw, ivsw, measured };
 	emit_split(a, isc_jb_obj(&a->jb, cpu, "split"), &whole);
 	cJSON *cs = isc_jb_obj(&a->jb, cpu, "context_switches");

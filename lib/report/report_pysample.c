@@ -115,9 +115,17 @@ void isc_rep_python_samples(struct isc_rep *m, const cJSON *root)
 void isc_rep_sampler_cost(struct isc_rep *m, const cJSON *root)
 {
 	const cJSON *s = isc_doc_get(root, "recording.sampler");
+	const char *mode = isc_doc_str(root, "recording.python_mode", "");
 	char b[2][64];
 	if (!s)
 		return;
+	if (!strcmp(mode, "exact")) { /* the samples only place operator time: the agent's calls are the measure */
+		if (isc_doc_get(s, "cpu_ns") && !cJSON_IsNull(isc_doc_get(s, "cpu_ns")))
+			isc_rep_putf(m, "\nThe stack sampler (%.0f Hz: which share of a function's time sat in an operator "
+					"on an extension's object, such as `x @ w` on tensors) used %s of CPU in the recorder.\n",
+				     isc_doc_num(s, "hz", 0), isc_rep_fmt_ns(b[0], 64, isc_doc_num(s, "cpu_ns", 0)));
+		return;
+	}
 	if (!isc_doc_get(s, "cpu_ns") || cJSON_IsNull(isc_doc_get(s, "cpu_ns"))) {
 		isc_rep_put(m, "\nRecording (sampled Python mode): the sampler's cost is unknown (the trace ended before "
 			       "its totals).\n");

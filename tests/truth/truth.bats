@@ -55,6 +55,22 @@ torch_or_skip() {
 	[ "$output" = "python loop" ]
 }
 
+@test "matmul_ops.py: six x @ w per step are torch ops (the matrix product named), never python_bound" {
+	torch_or_skip
+	record matmul_ops matmul_ops "$TPY"
+	F=$BATS_TEST_TMPDIR/matmul_ops.json
+	# op_compute_bound, or torch ops at least 80 % of the on-CPU time in iterations
+	# (python_ns + ops_ns: on a loaded machine the verdict may be the CPU contention)
+	run jq -r '.verdict.class == "op_compute_bound" or (.cpu.in_iterations.split | .torch_ops_ns >= 0.8 * (.python_ns + .ops_ns))' "$F"
+	[ "$output" = true ]
+	run jq -r '[.findings[] | select(.id == "python_bound")] | length' "$F"
+	[ "$output" = 0 ]
+	# the heaviest op row in iterations: the matrix product of a tensor, a torch op
+	run jq -r '[.cpu.top_functions_in_scopes[] | select(.kind == "op")][0] | "\(.name) \(.file)"' "$F"
+	echo "$output"
+	[[ "$output" == *matmul*" torch"* ]]
+}
+
 @test "tokenizer_torch.py: a Python tokenizer in a process that imported torch runs no torch op" {
 	torch_or_skip
 	record tokenizer_torch tokenizer_torch "$TPY"
