@@ -107,3 +107,23 @@ torch_or_skip() {
 	echo "$output"
 	[ "$output" = "" ]
 }
+
+@test "aa_linear.py: an exact run and a sampled run of it compare op row for op row, counts n/a where not counted" {
+	torch_or_skip
+	local m
+	for m in exact sample; do
+		run --separate-stderr "$RECORD" -q --python=$m -o "$BATS_TEST_TMPDIR/$m.isc" -- "$TPY" "$W/aa_linear.py"
+		[ "$status" -eq 0 ]
+		run --separate-stderr "$ANALYZE" -q -o "$BATS_TEST_TMPDIR/$m.json" "$BATS_TEST_TMPDIR/$m.isc"
+		[ "$status" -eq 0 ]
+	done
+	run --separate-stderr "$ANALYZE" -q --baseline "$BATS_TEST_TMPDIR/exact.json" -o "$BATS_TEST_TMPDIR/x.json" "$BATS_TEST_TMPDIR/sample.json"
+	[ "$status" -eq 0 ]
+	valid_findings "$BATS_TEST_TMPDIR/x.json"
+	# the linear calls are one row on both sides (not one appearing, one disappearing)
+	run jq -r '[.comparison.contributors[] | select(.kind == "op" and .name == "torch._C._nn.linear") | .change] | join(",")' "$BATS_TEST_TMPDIR/x.json"
+	[ "$output" = changed ]
+	# exact mode counted its calls (2 a step), sample mode did not: null, never 0
+	run jq -r '.comparison.contributors[] | select(.name == "torch._C._nn.linear") | "\(.base_calls_per_iter) \(.calls_per_iter) \(.more_calls_ns_per_iter)"' "$BATS_TEST_TMPDIR/x.json"
+	[ "$output" = "2 null null" ]
+}
