@@ -342,7 +342,7 @@ PY
 	[ "$output" = "ok True True" ]
 }
 
-@test "--format=chrome carries the stack samples: one instant per sample, named by the innermost function, stack root first" {
+@test "--format=chrome carries the stack samples: one instant per sample, named by the innermost function, stack root first, its C callee" {
 	cat > "$T/nest.py" <<'PY'
 import time
 def inner():
@@ -365,10 +365,15 @@ want = sum(1 for l in open(sys.argv[1]) if l.split()[3:4] == ["py_sample"])
 evs = [e for e in json.load(open(sys.argv[2]))["traceEvents"] if e.get("cat") == "python_sample"]
 nested = [e for e in evs if e["name"] == "inner" and "outer (" in e["args"]["stack"]
           and e["args"]["stack"].index("outer (") < e["args"]["stack"].index("inner (")]
-print(len(evs) == want, want > 10, len(nested) > 10)
+# the frames and nothing else: <module> > outer > inner, root first
+exact = [e for e in nested if e["args"]["stack"].split(" > ")[0].startswith("<module> (")
+         and e["args"]["stack"].split(" > ")[-1].startswith("inner (")]
+# the loop calls time.thread_time: samples in it name that callee
+callee = [e for e in nested if e["args"].get("callee") == "time.thread_time"]
+print(len(evs) == want, want > 10, len(nested) > 10, len(exact) == len(nested), len(callee) > 0)
 PY
 	echo "$output"
-	[ "$output" = "True True True" ]
+	[ "$output" = "True True True True True" ]
 }
 
 @test "the summary line counts the stack samples the trace holds (sample mode records few events)" {
