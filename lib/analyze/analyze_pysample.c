@@ -34,12 +34,11 @@
 
 struct row {
 	uint32_t name_id, line; /* line: 0 for function rows */
-	uint64_t self, total, native, native_on;
+	uint64_t self, total, native; /* native: innermost and in C */
 	uint64_t interp_self; /* function rows: innermost and running bytecode */
-	uint64_t s_interp_self, s_native; /* the same (and native) while a scope was open */
+	uint64_t s_interp_self; /* the same while a scope was open */
 	uint64_t cfm;  /* function rows: innermost in a call of a C function or method (a C call span in exact mode) */
 	uint64_t last; /* sample number that last counted total */
-	bool torch;
 };
 
 /* C time of one callee called from one function (the innermost frame's). */
@@ -263,7 +262,6 @@ int isc_pysamp_add(struct isc_pysamp *ps, const struct isc_timeline *t, const st
 			if (native) {
 				f->native++;
 				l->native++;
-				l->native_on += on;
 				struct crow *c = crow_get(ps, (uint32_t)callee_id, (uint32_t)id);
 				if (!c)
 					return -ENOMEM;
