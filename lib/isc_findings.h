@@ -32,6 +32,13 @@
  */
 #define ISC_ITER_SHARE_MIN_PCT 50
 
+/*
+ * A launch call longer than this (ns) is an outlier: the analysis counts
+ * them in gpu.launch.launch_call_over_50us, and the rules count at most
+ * this much host time per launch (start-up calls can take seconds).
+ */
+#define ISC_LAUNCH_CALL_LONG_NS 50000
+
 /* 0 when doc looks like a findings document (schema_version, tool.name), else -EINVAL with a message. */
 int isc_findings_check(const cJSON *doc);
 /*

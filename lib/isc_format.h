@@ -33,7 +33,8 @@ static inline unsigned isc_put_varint(uint8_t *buf, uint64_t v)
 #define ISC_TRACE_MAGIC 0x54435349u /* "ISCT" */
 #define ISC_TIMELINE_MAGIC 0x4C545349u /* "ISTL" */
 #define ISC_FORMAT_VERSION_MAJOR 1
-#define ISC_FORMAT_VERSION_MINOR 1
+#define ISC_FORMAT_VERSION_MINOR 4 /* 1.1: native stack sampling; 1.2: EXCEPTION_REF; 1.3: allocation sampling;
+				      1.4: PY_SAMPLE's C callee */
 #define ISC_CHUNK_HEADER_SIZE 32
 #define ISC_CHUNK_MAX_PAYLOAD (16u << 20) /* readers refuse larger chunks */
 /* A timeline time or GPU duration at or above this (2^62 ns, 146 years) is corrupt (formats/timeline.md §4). */
@@ -60,6 +61,8 @@ enum isc_chunk_type {
 	ISC_CHUNK_ROUND = 5,       /* base_ts = watermark: no later event is older */
 	ISC_CHUNK_END = 6,         /* last chunk: totals */
 	ISC_CHUNK_GPU_EVENTS = 7,  /* records of a CUDA agent (<pid>.cuda.shm): pid, ring's tid */
+	ISC_CHUNK_NATIVE = 8,      /* native stack sampler records (0x30-0x37); pid/tid 0 */
+	ISC_CHUNK_ALLOC = 9,       /* allocation samples (<pid>.alloc.shm): pid, ring's tid; 0: the site table */
 	ISC_CHUNK_TL_STRINGS = 16, /* timeline: global string table additions */
 	ISC_CHUNK_TL_EVENTS = 17,  /* timeline: ordered events of all streams */
 };
@@ -79,6 +82,15 @@ enum isc_record_type {
 	ISC_REC_DROPPED = 0x0B,     /* varint count dropped since last DROPPED */
 	ISC_REC_CALIBRATION = 0x0C, /* mechanism per_event_ps calls plain_ns hooked_ns events (agent) */
 	ISC_REC_EXCEPTION = 0x0D,   /* varint line, counted type, counted file, counted function, rest message */
+	ISC_REC_EXCEPTION_REF = 0x0E, /* varint line where_id type_id msg_id: strings whole (STRING_DEF) */
+
+	/* allocation sampling (ALLOC chunks, formats/trace.md §6.7) */
+	ISC_REC_ALLOC = 0x10,      /* tid address size weight domain flags site depth, depth x (code_id line),
+				      nnative, nnative x address */
+	ISC_REC_FREE = 0x11,       /* tid address size weight domain site */
+	ISC_REC_ALLOC_INFO = 0x12, /* phase interval flags samples frees sites lost_sites lost_ptrs bad_sites */
+	ISC_REC_ALLOC_SITE = 0x13, /* site live live_err live_count alloc_bytes alloc_count free_bytes
+				      free_count peak_live peak_age_ns growth_age_ns depth, depth x (code_id line) */
 
 	/* sampler / recorder records (SAMPLES chunks), all fields varints */
 	ISC_REC_PROC_SAMPLE = 0x20,   /* pid utime_ns stime_ns rss_bytes minflt majflt nthreads vcsw ivcsw */
@@ -99,13 +111,28 @@ enum isc_record_type {
 	ISC_REC_THREAD_WAIT = 0x2D,   /* pid tid call(enum isc_wait_call) nr+1 arg0 arg1 arg2 arg3 fd+1
 					 fd_kind(enum isc_fd_kind), rest = wchan */
 	ISC_REC_PY_SAMPLE = 0x2E,     /* pid tid state(char) flags depth, depth x (code_id line), innermost first,
-					 then (flags & ISC_PY_SAMPLE_CALLEE, 1.1) callee_id callee */
+					 then (flags & ISC_PY_SAMPLE_CALLEE, 1.4) callee_id callee */
 	ISC_REC_PY_SAMPLER = 0x2F,    /* hz ticks stacks reads failed cpu_ns: the Python sampler's totals */
+
+	/* native stack sampler (NATIVE chunks, formats/trace.md §6.6); every
+	 * body starts with varint pid, varint tid (0 when the record has none) */
+	ISC_REC_NATIVE_SAMPLER = 0x30, /* pid0 tid0 event period_ns stack_bytes arch nregs flags nrings */
+	ISC_REC_NATIVE_SAMPLE = 0x31,  /* pid tid flags nkernel nkernel x ip nregs nregs x reg, rest = user stack */
+	ISC_REC_NATIVE_MAP = 0x32,     /* pid tid0 start len pgoff prot source, counted build_id, rest = path */
+	ISC_REC_NATIVE_TASK = 0x33,    /* pid tid what ppid ptid, rest = comm */
+	ISC_REC_NATIVE_LOST = 0x34,    /* pid0 tid0 records: the kernel's ring was full (PERF_RECORD_LOST) */
+	ISC_REC_NATIVE_KSYM = 0x35,    /* pid0 tid0 start, rest = name: a kernel symbol met in a call chain */
+	ISC_REC_NATIVE_STATS = 0x36,   /* pid0 tid0 samples lost throttled bytes kernel_ips cpu_ns: totals at exit */
 
 	/* timeline-only records (TL_EVENTS chunks) */
 	ISC_REC_TL_CTX = 0x40,        /* varint pid, varint tid: context of following records */
 	ISC_REC_TL_SPAN_BEGIN = 0x41, /* span_id parent_id depth kind name_id */
 	ISC_REC_TL_SPAN_END = 0x42,   /* span_id flags(1 = closed by merge, not by a return) */
+	/* allocation records in a timeline: the trace bodies, code ids global (formats/timeline.md §4.5) */
+	ISC_REC_TL_ALLOC = 0x48,      /* ALLOC; context: pid, the allocating thread */
+	ISC_REC_TL_FREE = 0x49,       /* FREE; context: pid, the releasing thread */
+	ISC_REC_TL_ALLOC_SITE = 0x4A, /* ALLOC_SITE; context: pid, 0 */
+	ISC_REC_TL_ALLOC_INFO = 0x4B, /* ALLOC_INFO; context: pid, 0 */
 
 	/* GPU side (timeline; also trace records of the CUDA agent, in
 	 * GPU_EVENTS chunks, where ts is the time the agent wrote the record
@@ -172,11 +199,44 @@ enum isc_sync_kind { ISC_SYNC_UNKNOWN, ISC_SYNC_EVENT, ISC_SYNC_STREAM_WAIT_EVEN
 		     ISC_SYNC_CONTEXT };
 #define ISC_GPU_NONE 0xFFFFFFFFu /* a device or stream field with no value (context sync) */
 
+/* ALLOC and ALLOC_SITE: Python frames per record at most (innermost
+ * first), native frames per ALLOC at most (none written before issue 26). */
+#define ISC_ALLOC_MAX_DEPTH 32
+#define ISC_ALLOC_MAX_NATIVE 64
+
+/* Which allocator a sample came from (ALLOC, FREE `domain`). */
+enum isc_alloc_domain {
+	ISC_ALLOC_MALLOC = 1, /* malloc, calloc, realloc, posix_memalign, aligned_alloc, memalign, valloc, pvalloc */
+	ISC_ALLOC_MMAP = 2,   /* mmap of anonymous memory */
+	ISC_ALLOC_PYRAW = 3,  /* CPython PYMEM_DOMAIN_RAW */
+	ISC_ALLOC_PYMEM = 4,  /* CPython PYMEM_DOMAIN_MEM */
+	ISC_ALLOC_PYOBJ = 5,  /* CPython PYMEM_DOMAIN_OBJ */
+};
+
+/* ALLOC flags */
+#define ISC_ALLOC_F_UNTRACKED 1u /* the live-pointer table was full: its release will not be seen */
+#define ISC_ALLOC_F_TRUNCATED 2u /* the Python stack was deeper than ISC_ALLOC_MAX_DEPTH (innermost kept) */
+
+/* ALLOC_INFO flags (also the shim's header, isc_alloc.h) */
+#define ISC_ALLOC_I_MALLOC 1u     /* the malloc family and anonymous mmap are intercepted */
+#define ISC_ALLOC_I_OVERRIDDEN 2u /* another object defines malloc first: the malloc family is not seen */
+#define ISC_ALLOC_I_PYMEM 4u      /* CPython's allocator domains are hooked */
+#define ISC_ALLOC_I_PYSTACK 8u    /* samples carry the Python stack of their thread */
+
+/* ALLOC_INFO phase */
+enum isc_alloc_phase {
+	ISC_ALLOC_PHASE_START = 0,  /* the shim started sampling this process */
+	ISC_ALLOC_PHASE_PYTHON = 1, /* the Python agent hooked CPython's allocators */
+	ISC_ALLOC_PHASE_END = 2,    /* the recorder read the site table at the process's death */
+};
+
 /* String ids of a CUDA agent start here, those of the Python agent below it,
  * so that both sets of one process share one id space (formats/trace.md §7). */
 #define ISC_STRING_ID_CUDA_BASE (1u << 25)
 /* ... and the recorder's Python stack sampler's from here (CUDA's stay below). */
 #define ISC_STRING_ID_SAMPLER_BASE (3u << 24)
+/* ... and the allocation shim's from here to the limit (the sampler's stay below). */
+#define ISC_STRING_ID_ALLOC_BASE (7u << 23)
 
 /* WARNING codes: why GPU collection (or part of it) is off. */
 enum isc_warning {
@@ -194,6 +254,30 @@ enum isc_warning {
 	ISC_WARN_PY_STACKS = 11,       /* the Python sampler cannot read a process's stacks */
 	ISC_WARN_NO_PY_AGENT = 12,     /* a Python workload ran without the Python agent */
 	ISC_WARN_OOM_KILL = 13,        /* the kernel's OOM killer killed this process (pid) */
+	ISC_WARN_NATIVE = 14,          /* native stacks are not sampled (perf_event_open refused, ...) */
+	ISC_WARN_ALLOC_TABLE = 15,     /* the allocation site table of pid is corrupt (not, or partly, written) */
+	ISC_WARN_NO_ALLOC = 16,        /* allocations of pid cannot be sampled (static binary, malloc overridden) */
+};
+
+/* NATIVE_SAMPLER event, arch and flags; NATIVE_SAMPLE flags; NATIVE_MAP
+ * prot and source; NATIVE_TASK what (formats/trace.md §6.6). */
+#define ISC_NATIVE_EVENT_CPU_CLOCK 1   /* PERF_COUNT_SW_CPU_CLOCK: period in ns of the thread's CPU time */
+#define ISC_NATIVE_ARCH_X86_64 62      /* EM_X86_64: 17 registers, DWARF numbers 0-16 (rax .. r15, rip) */
+#define ISC_NATIVE_X86_64_NREGS 17
+#define ISC_NATIVE_MAX_REGS 33         /* readers refuse more (aarch64 would need 33) */
+#define ISC_NATIVE_MAX_KERNEL 256      /* readers refuse longer kernel chains */
+#define ISC_NATIVE_SAMPLER_KERNEL 1u   /* samples in kernel mode are taken, with kernel call chains */
+#define ISC_NATIVE_SAMPLE_KERNEL 1u    /* the sample interrupted kernel code (its chain is the kernel ips) */
+#define ISC_NATIVE_SAMPLE_NO_USER 2u   /* no user registers or stack (a kernel thread) */
+#define ISC_NATIVE_SAMPLE_STACK_END 4u /* the copy stopped before stack_bytes: the end of the stack was reached */
+#define ISC_NATIVE_PROT_EXEC 1u
+#define ISC_NATIVE_MAP_SNAPSHOT 0      /* NATIVE_MAP source: /proc/PID/maps */
+#define ISC_NATIVE_MAP_MMAP 1          /* NATIVE_MAP source: the kernel's PERF_RECORD_MMAP2 */
+enum isc_native_task_what {
+	ISC_NATIVE_TASK_FORK = 1,  /* tid of pid was created by ptid of ppid (a thread: pid == ppid) */
+	ISC_NATIVE_TASK_EXIT = 2,  /* tid of pid ended */
+	ISC_NATIVE_TASK_COMM = 3,  /* the thread was named comm */
+	ISC_NATIVE_TASK_EXEC = 4,  /* pid executed a new program (comm is its name): its maps start anew */
 };
 
 /* THREAD_WAIT call: what a blocked thread waits in, by system call family
@@ -229,7 +313,7 @@ enum isc_fd_kind {
 	ISC_FD_OTHER = 10,
 };
 
-/* PY_SAMPLE flags (formats/trace.md §6.2) and its callee field (1.1). */
+/* PY_SAMPLE flags (formats/trace.md §6.2) and its callee field (1.4). */
 #define ISC_PY_SAMPLE_OPCLASS 3u    /* bits 0-1: the innermost instruction: 0 bytecode, 1 a call, 2 an operator */
 #define ISC_PY_SAMPLE_TRUNCATED 4u
 #define ISC_PY_SAMPLE_WAITING 8u
@@ -252,6 +336,7 @@ enum isc_string_kind {
 	ISC_STR_CFUNC = 1,  /* C callable: qualified name, module in file, line 0 */
 	ISC_STR_SCOPE = 2,  /* scope() name */
 	ISC_STR_MARK = 3,   /* mark() name */
+	ISC_STR_TEXT = 4,   /* other text of an agent record (an exception's type or message), file empty */
 };
 
 enum isc_span_kind {

@@ -23,6 +23,12 @@ enum isc_python_mode {
 	ISC_PY_SAMPLE, /* --python=sample: stacks read from outside, no per-call hook */
 };
 
+enum isc_native_mode {
+	ISC_NATIVE_OFF,  /* --native=off (default): no native stacks */
+	ISC_NATIVE_AUTO, /* --native=auto: sampled when perf_event_open is permitted, else a warning */
+	ISC_NATIVE_ON,   /* --native=on: sampled, or the recording does not start */
+};
+
 struct isc_record_opts {
 	char *const *argv;      /* workload command, argv[0] looked up in PATH */
 	FILE *out;              /* trace destination */
@@ -40,6 +46,11 @@ struct isc_record_opts {
 	int cuda_mode;          /* enum isc_cuda_mode: auto, off (--no-cuda), force */
 	bool quiet;             /* no notes on stderr (GPU collection off and why) */
 	uint64_t memory_limit;  /* --memory-limit: run the workload in a cgroup of this many bytes; 0 none */
+	int native_mode;        /* enum isc_native_mode */
+	unsigned native_hz;     /* native samples per second of a thread's CPU time (--native-hz) */
+	uint32_t native_stack;  /* user stack bytes copied per native sample (--native-stack) */
+	uint64_t memory_sampling; /* --memory-sampling: mean bytes between allocation samples; 0 off */
+	const char *alloc_shim; /* absolute path of libiscope-alloc.so, NULL: none found */
 };
 
 struct isc_record_result {

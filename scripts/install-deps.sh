@@ -10,6 +10,9 @@
 # headless browser and its WebDriver for the `browser` suite (scripts/test.sh
 # passes it; profile-example.sh does not).
 #
+# libdw-dev, libelf-dev and g++ (for libstdc++'s __cxa_demangle): the offline
+# unwinder of native stacks (lib/native).
+#
 # libopenblas0-pthread matters: without an optimized BLAS, Debian's
 # python3-torch falls back to the reference BLAS, about 70x slower.
 set -euo pipefail
@@ -20,6 +23,7 @@ PACKAGES=(
 	bats jq time
 	python3-dev python3-torch libopenblas0-pthread
 	python3-zstandard python3-yaml
+	libdw-dev libelf-dev g++
 )
 TEST_PACKAGES=(chromium chromium-driver python3-jsonschema)
 

@@ -2,7 +2,7 @@
  * analyze_devmem.c - device memory by allocation site: gpu.devices[].memory.
  *
  * Input: the GPU_MEMORY records of device memory, in timeline order, each
- * with the site analyze_gpu.c found for it (the nearest Python function
+ * with the site gpu_host.c found for it (the nearest Python function
  * with a source file open on the allocating thread, else its outermost
  * torch op, else its innermost scope).  Where they come from decides what
  * "allocated" means (memory.source):

@@ -1,7 +1,8 @@
 /*
  * analyze_devmem.h - device memory by allocation site (analyze_devmem.c):
- * gpu.devices[].memory of the findings document.  Fed by analyze_gpu.c,
- * which resolves each allocation's site from the host thread that made it;
+ * gpu.devices[].memory of the findings document.  Fed by the GPU pass
+ * (gpu_host.c resolves each allocation's site from the host thread that
+ * made it);
  * the definitions are at the top of analyze_devmem.c and in
  * iscope-analyze(1), RULES, DEVICE MEMORY.  Private to lib/.
  */

@@ -183,7 +183,7 @@ struct ana_off_acc {
 struct ana_exc {
 	uint32_t pid, tid;
 	uint64_t ts, line;
-	char type[48], file[160], func[64], msg[256];
+	char *type, *file, *func, *msg; /* whole, malloc'd (never cut: EXCEPTION_REF carries them whole) */
 };
 
 /* A WARNING record of the recorder or an agent (formats/trace.md), with its repeats. */
@@ -200,7 +200,8 @@ struct ana {
 	struct isc_jb jb; /* oom: an allocation failed while building the document */
 	/*
 	 * What the sections wrote that later sections need, kept here so the
-	 * pass never reads its own document back (analyze_sections.c).
+	 * pass never reads its own document back (set by sections_run.c and
+	 * sections_cpu.c).
 	 */
 	struct {
 		const char *it_name;          /* iterations.name, NULL without iterations */
@@ -237,7 +238,7 @@ struct ana {
 	bool have_meminfo;
 	uint64_t swap_used_max, mem_avail_min;
 	struct ana_pressure psi[3];
-	uint64_t warm_end_ts, iter_end_ts; /* set by emit_iterations */
+	uint64_t warm_end_ts, iter_end_ts; /* set by isc_ana_emit_iterations (sections_run.c) */
 	uint64_t iter_begin_ts;            /* the first iteration's start, 0 without (emit_iterations) */
 	/* sample rounds (round_sample): runnable threads */
 	bool round_open;

@@ -14,10 +14,10 @@
  *
  * A sample is in C when its innermost frame sits in a call of a C callee
  * or an operator on an extension's object, as the recorder read it from
- * the frame's value stack (PY_SAMPLE's callee, 1.1); the C time is kept
+ * the frame's value stack (PY_SAMPLE's callee, 1.4); the C time is kept
  * by (callee, calling function), and counts as torch ops when the callee
  * is torch's (its module, or a type deriving from one of torch's).  A
- * trace of 1.0 (no callee) counts every call or operator as an unnamed C
+ * trace before 1.4 (no callee) counts every call or operator as an unnamed C
  * call, a torch op when made from torch's own Python code.
  */
 #include <errno.h>
@@ -29,7 +29,7 @@
 #include "isc_findings.h" /* isc_is_torch_op */
 #include "analyze_pysample.h"
 
-/* The name of C time whose callee the recorder could not read (or a 1.0 trace's). */
+/* The name of C time whose callee the recorder could not read (or a trace's before 1.4). */
 #define UNNAMED_C "(a C call the sampler could not name)"
 
 struct row {
@@ -218,7 +218,7 @@ int isc_pysamp_add(struct isc_pysamp *ps, const struct isc_timeline *t, const st
 	ps->truncated += (flags & ISC_PY_SAMPLE_TRUNCATED) != 0;
 	ps->scoped_n += in_scope;
 	tr->samples++;
-	/* the callee after the frames (1.1); a 1.0 trace: every call or operator an unnamed C call */
+	/* the callee after the frames (1.4); a trace before 1.4: every call or operator an unnamed C call */
 	const uint8_t *q = p;
 	uint64_t callee_id = 0, ckind = ISC_PY_CALLEE_UNKNOWN, id, line, caller = 0;
 	for (uint64_t k = 0; k < depth; k++) {
@@ -437,6 +437,20 @@ static void loc(struct isc_jb *jb, cJSON *o, const struct isc_timeline *t, uint3
 	isc_jb_num(jb, o, "line", line ? line : s ? s->line : 0);
 }
 
+/* memcpy and qsort with a NULL table are undefined even for 0 rows (a
+ * timeline with stack samples but no functions, which the fuzzer makes) */
+static void rows_copy(void *dst, const void *src, size_t n, size_t size)
+{
+	if (n)
+		memcpy(dst, src, n * size);
+}
+
+static void rows_sort(void *rows, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(rows, n, size, cmp);
+}
+
 static int by_self(const void *x, const void *y)
 {
 	const struct row *a = x, *b = y;
@@ -528,10 +542,10 @@ void isc_pysamp_emit(const struct isc_pysamp *ps, const struct isc_timeline *t, 
 		jb->oom = true;
 		goto out;
 	}
-	memcpy(fr, ps->fn, nf * sizeof(*fr));
-	memcpy(lr, ps->ln, nl * sizeof(*lr));
-	memcpy(tr, ps->th, nt * sizeof(*tr));
-	qsort(fr, nf, sizeof(*fr), by_self);
+	rows_copy(fr, ps->fn, nf, sizeof(*fr));
+	rows_copy(lr, ps->ln, nl, sizeof(*lr));
+	rows_copy(tr, ps->th, nt, sizeof(*tr));
+	rows_sort(fr, nf, sizeof(*fr), by_self);
 	cJSON *arr = isc_jb_arr(jb, s, "functions");
 	for (size_t i = 0; i < nf && i < top_n; i++) {
 		cJSON *o = isc_jb_push_obj(jb, arr);
@@ -543,7 +557,7 @@ void isc_pysamp_emit(const struct isc_pysamp *ps, const struct isc_timeline *t, 
 		isc_jb_num(jb, o, "self_pct", pct1(fr[i].self, n));
 		isc_jb_num(jb, o, "total_pct", pct1(fr[i].total, n));
 	}
-	qsort(lr, nl, sizeof(*lr), by_self);
+	rows_sort(lr, nl, sizeof(*lr), by_self);
 	arr = isc_jb_arr(jb, s, "lines");
 	for (size_t i = 0; i < nl && i < top_n && lr[i].self; i++) {
 		cJSON *o = isc_jb_push_obj(jb, arr);
@@ -561,8 +575,8 @@ void isc_pysamp_emit(const struct isc_pysamp *ps, const struct isc_timeline *t, 
 		jb->oom = true;
 		goto out;
 	}
-	memcpy(cr, ps->cr, nc * sizeof(*cr));
-	qsort(cr, nc, sizeof(*cr), by_crow);
+	rows_copy(cr, ps->cr, nc, sizeof(*cr));
+	rows_sort(cr, nc, sizeof(*cr), by_crow);
 	arr = isc_jb_arr(jb, s, "native_calls");
 	for (size_t i = 0; i < nc && i < top_n; i++) {
 		cJSON *o = isc_jb_push_obj(jb, arr);
@@ -574,7 +588,7 @@ void isc_pysamp_emit(const struct isc_pysamp *ps, const struct isc_timeline *t, 
 		times(jb, o, "ns", cr[i].samples, n, per);
 		isc_jb_bool(jb, o, "torch", cr[i].torch);
 	}
-	qsort(tr, nt, sizeof(*tr), by_thread);
+	rows_sort(tr, nt, sizeof(*tr), by_thread);
 	arr = isc_jb_arr(jb, s, "threads");
 	for (size_t i = 0; i < nt; i++) {
 		cJSON *o = isc_jb_push_obj(jb, arr);
@@ -615,7 +629,7 @@ static int by_callee(const void *x, const void *y)
 /* The op rows of the CPU tables from the crows (n of them, sorted here) into o; returns their count. */
 static size_t op_rows(struct crow *c, size_t n, struct orow *o)
 {
-	qsort(c, n, sizeof(*c), by_callee);
+	rows_sort(c, n, sizeof(*c), by_callee);
 	size_t m = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (!m || o[m - 1].callee != c[i].callee)
@@ -666,8 +680,8 @@ static void merged_table(const struct isc_timeline *t, struct isc_jb *jb, cJSON 
 			 struct orow *orw, size_t no, bool scoped, double per, uint64_t denom_ns, unsigned top_n)
 {
 	g_scoped = scoped;
-	qsort(fr, nf, sizeof(*fr), by_key_f);
-	qsort(orw, no, sizeof(*orw), by_key_o);
+	rows_sort(fr, nf, sizeof(*fr), by_key_f);
+	rows_sort(orw, no, sizeof(*orw), by_key_o);
 	size_t fi = 0, oi = 0;
 	for (unsigned k = 0; k < top_n; k++) {
 		uint64_t fs = fi < nf ? key_f(&fr[fi]) : 0, os = oi < no ? key_o(&orw[oi]) : 0;
@@ -730,8 +744,8 @@ void isc_pysamp_emit_cpu(const struct isc_pysamp *ps, const struct isc_timeline 
 		jb->oom |= !fr || !cr || !orw;
 		goto out;
 	}
-	memcpy(fr, ps->fn, nf * sizeof(*fr));
-	memcpy(cr, ps->cr, nc * sizeof(*cr));
+	rows_copy(fr, ps->fn, nf, sizeof(*fr));
+	rows_copy(cr, ps->cr, nc, sizeof(*cr));
 	cJSON_DeleteItemFromObject(cpu, "functions");
 	isc_jb_num(jb, cpu, "functions", (double)nf);
 	size_t no = op_rows(cr, nc, orw);
@@ -741,7 +755,7 @@ void isc_pysamp_emit_cpu(const struct isc_pysamp *ps, const struct isc_timeline 
 	isc_jb_num(jb, cpu, "scoped_ns", (double)scoped_ns);
 	merged_table(t, jb, in, fr, nf, orw, no, true, per, scoped_ns, top_n);
 	/* the Python functions whose frames were in C calls most, as exact mode's */
-	qsort(fr, nf, sizeof(*fr), by_op_callers);
+	rows_sort(fr, nf, sizeof(*fr), by_op_callers);
 	for (size_t i = 0; i < nf && i < 10 && fr[i].native; i++) {
 		cJSON *o = isc_jb_push_obj(jb, callers);
 		loc(jb, o, t, fr[i].name_id, 0);

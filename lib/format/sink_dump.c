@@ -11,6 +11,7 @@
 
 #include "isc_merge.h"
 #include "isc_trace_int.h" /* EXCEPTION strings */
+#include "isc_native_codec.h" /* native sampler records */
 
 struct idmap {
 	uint32_t key[256];
@@ -18,11 +19,17 @@ struct idmap {
 	unsigned n;
 };
 
+/* A string as the dump shows it: "name file:line" (TEXT: "name"), the name's length. */
+struct dump_name {
+	char *line;
+	size_t nlen;
+};
+
 struct dump_sink {
 	struct isc_sink base;
 	FILE *out;
 	bool times;
-	const char **names; /* "name file:line" by gid, owned */
+	struct dump_name *names; /* by gid, owned */
 	size_t nnames;
 	struct idmap pids, tids;
 };
@@ -66,24 +73,25 @@ static int d_string(void *ctx, const struct isc_tl_string *str)
 		size_t n = s->nnames ? s->nnames : 1024;
 		while (n <= str->id)
 			n *= 2;
-		const char **nn = realloc(s->names, n * sizeof(*nn));
+		struct dump_name *nn = realloc(s->names, n * sizeof(*nn));
 		if (!nn)
 			return -ENOMEM;
 		s->names = nn;
 		memset(s->names + s->nnames, 0, (n - s->nnames) * sizeof(*nn));
 		s->nnames = n;
 	}
-	char *line = NULL;
-	if (asprintf(&line, "%s %s:%u", str->name, str->file, str->line) < 0)
+	char *line = NULL; /* text (an exception's type or message) alone */
+	if ((str->kind == ISC_STR_TEXT ? asprintf(&line, "%s", str->name)
+				       : asprintf(&line, "%s %s:%u", str->name, str->file, str->line)) < 0)
 		return -ENOMEM;
-	free((char *)s->names[str->id]);
-	s->names[str->id] = line;
+	free(s->names[str->id].line);
+	s->names[str->id] = (struct dump_name){ line, strlen(str->name) };
 	return 0;
 }
 
 static const char *name_of(struct dump_sink *s, uint32_t id)
 {
-	return id < s->nnames && s->names[id] ? s->names[id] : "?";
+	return id < s->nnames && s->names[id].line ? s->names[id].line : "?";
 }
 
 static const char *kind_name(uint8_t k)
@@ -125,8 +133,93 @@ static const char *record_name(uint8_t type)
 	case ISC_REC_THREAD_WAIT: return "thread_wait";
 	case ISC_REC_PY_SAMPLE: return "py_sample";
 	case ISC_REC_PY_SAMPLER: return "py_sampler";
+	case ISC_REC_NATIVE_SAMPLER: return "native_sampler";
+	case ISC_REC_NATIVE_LOST: return "native_lost";
+	case ISC_REC_NATIVE_STATS: return "native_stats";
 	default: return NULL;
 	}
+}
+
+/*
+ * The native sampler's records with text or arrays (formats/timeline.md
+ * §9): a sample's flags, chain length, register count and stack bytes (not
+ * the values: addresses vary between runs); a mapping's range, file
+ * offset, protection, source, build id in hex and path; a task event.
+ */
+static void put_native(struct dump_sink *s, const struct isc_tl_event *ev)
+{
+	static const char *const whats[] = { "?", "fork", "exit", "comm", "exec" };
+	FILE *o = s->out;
+	struct isc_native_sample smp;
+	struct isc_native_map m;
+	struct isc_native_task t;
+	struct isc_native_ksym k;
+	switch (ev->type) {
+	case ISC_REC_NATIVE_SAMPLE:
+		if (!isc_native_sample_parse(ev->raw, ev->nraw, &smp))
+			fprintf(o, "native_sample flags=%" PRIu32 " kernel=%" PRIu32 " regs=%" PRIu32 " stack=%zu\n",
+				smp.flags, smp.nkernel, smp.nregs, smp.stack_len);
+		break;
+	case ISC_REC_NATIVE_MAP:
+		if (isc_native_map_parse(ev->raw, ev->nraw, &m))
+			break;
+		fprintf(o, "native_map %" PRIx64 "-%" PRIx64 " %" PRIx64 " %s %s ", m.start, m.start + m.len, m.pgoff,
+			m.prot & ISC_NATIVE_PROT_EXEC ? "x" : "-", m.source == ISC_NATIVE_MAP_SNAPSHOT ? "maps" : "mmap");
+		for (size_t i = 0; i < m.build_id_len; i++)
+			fprintf(o, "%02x", m.build_id[i]);
+		fputs(m.build_id_len ? " " : "- ", o);
+		put_text(o, m.path, m.path_len);
+		fputc('\n', o);
+		break;
+	case ISC_REC_NATIVE_TASK:
+		if (isc_native_task_parse(ev->raw, ev->nraw, &t))
+			break;
+		fprintf(o, "native_task %s ", whats[t.what < 5 ? t.what : 0]);
+		if (t.what == ISC_NATIVE_TASK_FORK)
+			fprintf(o, "from P%u T%u ", ordinal(&s->pids, t.ppid, 0), thread_ordinal(s, t.ppid, t.ptid));
+		put_text(o, t.comm, t.comm_len);
+		fputc('\n', o);
+		break;
+	case ISC_REC_NATIVE_KSYM:
+		if (isc_native_ksym_parse(ev->raw, ev->nraw, &k))
+			break;
+		fprintf(o, "native_ksym %" PRIx64 " ", k.start);
+		put_text(o, k.name, k.name_len);
+		fputc('\n', o);
+		break;
+	}
+}
+
+/* The allocation records (formats/timeline.md §9): fields by name, frames
+ * innermost first as NAME FILE:FIRSTLINE:LINE. */
+static void alloc_line(struct dump_sink *s, const struct isc_tl_event *ev)
+{
+	static const char *domains[] = { "?", "malloc", "mmap", "pyraw", "pymem", "pyobj" };
+	FILE *o = s->out;
+	const uint64_t *f = ev->f;
+	if (ev->type == ISC_REC_TL_ALLOC_INFO) {
+		fprintf(o, "alloc_info phase=%" PRIu64 " interval=%" PRIu64 " flags=%" PRIu64 " samples=%" PRIu64
+			   " frees=%" PRIu64 " sites=%" PRIu64 " lost_sites=%" PRIu64 " lost_ptrs=%" PRIu64 " bad=%" PRIu64 "\n",
+			f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8]);
+		return;
+	}
+	if (ev->type == ISC_REC_TL_FREE) {
+		fprintf(o, "free %s size=%" PRIu64 " weight=%" PRIu64 " site=%" PRIu64 " addr=0x%" PRIx64 "\n",
+			domains[f[4] < 6 ? f[4] : 0], f[2], f[3], f[5], f[1]);
+		return;
+	}
+	if (ev->type == ISC_REC_TL_ALLOC)
+		fprintf(o, "alloc %s size=%" PRIu64 " weight=%" PRIu64 " site=%" PRIu64 " flags=%" PRIu64 " addr=0x%" PRIx64,
+			domains[f[4] < 6 ? f[4] : 0], f[2], f[3], f[6], f[5], f[1]);
+	else
+		fprintf(o, "alloc_site %" PRIu64 " live=%" PRIu64 " err=%" PRIu64 " n=%" PRIu64 " alloc=%" PRIu64 "/%" PRIu64
+			   " free=%" PRIu64 "/%" PRIu64 " peak=%" PRIu64 " peak_age=%" PRIu64 " growth_age=%" PRIu64,
+			f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9], f[10]);
+	const uint8_t *p = ev->bytes, *e = ev->bytes + ev->nbytes;
+	uint64_t depth = ev->type == ISC_REC_TL_ALLOC ? f[7] : f[11], id, line;
+	for (uint64_t k = 0; k < depth && !isc_get_varint(&p, e, &id) && !isc_get_varint(&p, e, &line); k++)
+		fprintf(o, " %s:%" PRIu64, name_of(s, (uint32_t)id), line);
+	fputc('\n', o);
 }
 
 static int d_event(void *ctx, const struct isc_tl_event *ev)
@@ -135,7 +228,9 @@ static int d_event(void *ctx, const struct isc_tl_event *ev)
 	FILE *o = s->out;
 	bool sample = (ev->type >= ISC_REC_PROC_SAMPLE && ev->type <= ISC_REC_GPU_INFO &&
 		       ev->type != ISC_REC_PROC_INFO && ev->type != ISC_REC_PROC_EXIT) ||
-		      ev->type == ISC_REC_THREAD_WAIT || ev->type == ISC_REC_PY_SAMPLE || ev->type == ISC_REC_PY_SAMPLER;
+		      ev->type == ISC_REC_THREAD_WAIT || ev->type == ISC_REC_PY_SAMPLE || ev->type == ISC_REC_PY_SAMPLER ||
+		      (ev->type >= ISC_REC_NATIVE_SAMPLER && ev->type <= ISC_REC_NATIVE_STATS) ||
+		      (ev->type >= ISC_REC_TL_ALLOC && ev->type <= ISC_REC_TL_ALLOC_INFO); /* vary with the sampling */
 	if (sample && !s->times)
 		return 0;
 	if (s->times)
@@ -178,6 +273,17 @@ static int d_event(void *ctx, const struct isc_tl_event *ev)
 		fprintf(o, ": ");
 		put_text(o, x.msg, x.nmsg);
 		fputc('\n', o);
+		break;
+	}
+	case ISC_REC_EXCEPTION_REF: { /* EXCEPTION's line, the strings whole and not escaped */
+		const struct dump_name *w = ev->nf == 4 && ev->f[1] < s->nnames ? &s->names[ev->f[1]] : NULL;
+		if (!w || !w->line) {
+			fprintf(o, "X (unreadable)\n");
+			break;
+		}
+		/* w->line is "function file:line": shown "file:line function" */
+		fprintf(o, "X %s %s %.*s: %s\n", name_of(s, (uint32_t)ev->f[2]), w->line + w->nlen + 1, (int)w->nlen,
+			w->line, name_of(s, (uint32_t)ev->f[3]));
 		break;
 	}
 	case ISC_REC_DROPPED:
@@ -254,12 +360,24 @@ static int d_event(void *ctx, const struct isc_tl_event *ev)
 		uint64_t id, line, kind;
 		for (uint64_t k = 0; ev->nf == 5 && k < ev->f[4] && !isc_get_varint(&p, e, &id) && !isc_get_varint(&p, e, &line); k++)
 			fprintf(o, " %s:%" PRIu64, name_of(s, (uint32_t)id), line);
-		/* 1.1: the callee, after the frames: "-> NAME MODULE kind K" */
+		/* 1.4: the callee, after the frames: "-> NAME MODULE kind K" */
 		if (ev->nf == 5 && (ev->f[3] & ISC_PY_SAMPLE_CALLEE) && !isc_get_varint(&p, e, &id) && !isc_get_varint(&p, e, &kind))
 			fprintf(o, " -> %s kind %" PRIu64, id ? name_of(s, (uint32_t)id) : "-", kind);
 		fputc('\n', o);
 		break;
 	}
+	case ISC_REC_NATIVE_SAMPLE:
+	case ISC_REC_NATIVE_MAP:
+	case ISC_REC_NATIVE_TASK:
+	case ISC_REC_NATIVE_KSYM:
+		put_native(s, ev);
+		break;
+	case ISC_REC_TL_ALLOC:
+	case ISC_REC_TL_FREE:
+	case ISC_REC_TL_ALLOC_SITE:
+	case ISC_REC_TL_ALLOC_INFO:
+		alloc_line(s, ev);
+		break;
 	default:
 		if (record_name(ev->type))
 			fprintf(o, "%s", record_name(ev->type));
@@ -292,7 +410,7 @@ static void d_destroy(void *ctx)
 {
 	struct dump_sink *s = ctx;
 	for (size_t i = 0; i < s->nnames; i++)
-		free((char *)s->names[i]);
+		free(s->names[i].line);
 	free(s->names);
 	free(s);
 }

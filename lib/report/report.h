@@ -1,6 +1,6 @@
 /*
- * report.h - what the report modules share (report_md.c, report_html.c,
- * report_svg.c, report_term.c, report_data.c); not for the tools.
+ * report.h - what the report modules (lib/report/report_*.c) share; not
+ * for the tools.
  *
  * The data readers below validate what a findings document says before a
  * chart or a table uses it: a value that is missing, null, not a number,
@@ -36,6 +36,13 @@ void isc_rep_putf(struct isc_rep *r, const char *fmt, ...) __attribute__((format
 void isc_rep_xml(struct isc_rep *r, const char *s, size_t max);
 /* s (NULL: "") escaped for Markdown text and tables (isc_md_escape). */
 void isc_rep_md(struct isc_rep *m, const char *s);
+/* s escaped, cut to about max bytes (at a UTF-8 boundary) with an ellipsis: kernel names run to kilobytes. */
+void isc_rep_md_cut(struct isc_rep *m, const char *s, size_t max);
+/*
+ * `s` when s holds nothing a renderer could misread, else the escaped text
+ * (isc_rep_md).  For prose only: a code span is not a table cell.
+ */
+void isc_rep_code(struct isc_rep *m, const char *s);
 
 /* ---- numbers ------------------------------------------------------------ */
 /* Largest value a chart or table takes from a document (ns, bytes, counts). */
@@ -51,26 +58,53 @@ double isc_rep_value(const cJSON *item);
 const char *isc_rep_fmt_ns(char *buf, size_t cap, double ns);
 /* "512 B", "1.5 KiB", ... "2.0 TiB".  Returns buf. */
 const char *isc_rep_fmt_bytes(char *buf, size_t cap, double bytes);
+/*
+ * The number at path of o formatted by kind: 'n' ns, 'b' bytes, 'p'
+ * percent, 'r' rate, 'f' a mean count, 'i' (any other) integer; "n/a" when
+ * missing, not finite, or a negative duration or size.  Returns buf.
+ */
+const char *isc_rep_field(char *buf, size_t cap, const cJSON *o, const char *path, char kind);
+/* "(file:line)" / "(file)" of o (without the parentheses unless parens) escaped; nothing when file is empty. */
+void isc_rep_location(struct isc_rep *m, const cJSON *o, bool parens);
 
 /* ---- the HTML page (report_html.c) ------------------------------------- */
 /*
  * For the HTML page a chart's SVG stands in the Markdown between a line
  * "\x01" and a line "\x02", which the HTML page copies verbatim.  No
  * workload string can forge the markers: isc_rep_md (isc_md_escape) and
- * report_md.c's code_span() drop control characters, and the SVG escapes
- * its text.
+ * isc_rep_code() drop control characters, and the SVG escapes its text.
  */
 #define ISC_REP_CHART_BEGIN "\n\x01\n"
 #define ISC_REP_CHART_END "\x02\n"
 
-/* ---- comparison and history sections (report_compare.c) --------------- */
-/* "## Comparison ..." and "## History ..." when root has them; nothing otherwise. */
+/* Appends to h the self-contained HTML page of the report's Markdown md. */
+void isc_rep_html_page(struct isc_rep *h, const char *md);
+
+/* ---- the Markdown report's sections, one file each ---------------------- */
+/*
+ * Each appends its section of the findings document root to m, in the
+ * order report_md.c lists; a section whose data is missing says so or is
+ * left out.
+ */
+/* report_compare.c: "## Comparison ..." and "## History ..." when root has them; nothing otherwise. */
 void isc_rep_comparison(struct isc_rep *m, const cJSON *root);
+/* report_latency.c: "## End-to-end latency" (with the recording's cost and notes), then "### Marks". */
+void isc_rep_sec_latency(struct isc_rep *m, const cJSON *root);
+void isc_rep_sec_marks(struct isc_rep *m, const cJSON *root);
+/* report_cpu.c: "## CPU". */
+void isc_rep_sec_cpu(struct isc_rep *m, const cJSON *root);
 /* report_pysample.c: python.samples as a CPU subsection; recording.sampler's cost line. */
 void isc_rep_python_samples(struct isc_rep *m, const cJSON *root);
 void isc_rep_sampler_cost(struct isc_rep *m, const cJSON *root);
-/* Appends to h the self-contained HTML page of the report's Markdown md. */
-void isc_rep_html_page(struct isc_rep *h, const char *md);
+/* report_gpu.c: "## GPU". */
+void isc_rep_sec_gpu(struct isc_rep *m, const cJSON *root);
+/* report_memory.c: "## Memory", host then device memory. */
+void isc_rep_sec_memory(struct isc_rep *m, const cJSON *root);
+/* report_findings.c: "## Findings", then "## Suggestions" (the findings' suggestions alone). */
+void isc_rep_sec_findings(struct isc_rep *m, const cJSON *root);
+void isc_rep_sec_suggestions(struct isc_rep *m, const cJSON *root);
+/* report_environment.c: "## Environment". */
+void isc_rep_sec_environment(struct isc_rep *m, const cJSON *root);
 
 /* ---- timeseries and iterations (report_data.c) ------------------------- */
 #define ISC_REP_MAX_BUCKETS 4096
@@ -177,5 +211,28 @@ struct isc_rep_bar {
 /* Bars on an x axis from 0 to xmax (0: the widest bar, rounded up) labelled xlabel. */
 void isc_svg_bars(struct isc_rep *r, const char *title, const char *xlabel, double xmax,
 		  const struct isc_rep_bar *bars, size_t n);
+
+/* ---- charts in the Markdown (report_chart.c) ----------------------------- */
+/* isc_svg_bars between the chart markers (callers write it for the HTML page only). */
+void isc_rep_chart_bars(struct isc_rep *m, const char *title, const char *xlabel, double xmax,
+			const struct isc_rep_bar *bars, size_t n);
+/* A breakdown in percent at path of o as a stacked bar chart segment (NAN when missing). */
+struct isc_rep_seg isc_rep_pct_seg(const cJSON *o, const char *path, const char *name, const char *color);
+/* Does bar b have a segment with a value? */
+bool isc_rep_any_seg(const struct isc_rep_bar *b);
+
+/* A series of root.timeseries: key, legend name, colour, per-row aggregate and unit in tables. */
+struct isc_rep_series_def {
+	const char *key, *name, *color;
+	bool max;  /* tables: the largest value of a row's buckets, else their mean */
+	char kind; /* 'c' count (cores, threads), 'p' percent, 'b' bytes */
+};
+/*
+ * "### heading" and the series of root.timeseries named by def (at most 4
+ * used) that have data: a chart in the HTML page, in Markdown a table of
+ * at most ten rows, each a tenth of the run.  Nothing when none has data.
+ */
+void isc_rep_over_time(struct isc_rep *m, const cJSON *root, const char *heading, const struct isc_rep_series_def *def,
+		       size_t ndef, enum isc_rep_unit unit);
 
 #endif

@@ -180,11 +180,8 @@ static void contributors(struct isc_rep *m, const cJSON *cmp)
 		isc_rep_put(m, "| ");
 		isc_rep_md(m, isc_doc_str(c, "name", NULL));
 		if (file && *file && strcmp(file, isc_doc_str(c, "name", NULL) ? isc_doc_str(c, "name", NULL) : "")) {
-			isc_rep_put(m, " (");
-			isc_rep_md(m, file);
-			if (isc_doc_num(c, "line", 0) > 0)
-				isc_rep_putf(m, ":%.0f", isc_doc_num(c, "line", 0));
-			isc_rep_put(m, ")");
+			isc_rep_put(m, " ");
+			isc_rep_location(m, c, true);
 		}
 		if (chg && strcmp(chg, "changed"))
 			isc_rep_putf(m, " — %s", chg);

@@ -1,13 +1,15 @@
 /*
- * report_data.c - the report modules' output buffer and escaping (XML,
- * Markdown: isc_md_escape), number formatting,
- * and the validated readers of the chart data and of findings (both
- * shapes); see report.h.
+ * report_data.c - the report modules' output buffer and escaping (XML;
+ * Markdown: isc_md_escape, cut text, code spans), the formatting of
+ * numbers, of a document's fields and of its file:line locations, and the
+ * validated readers of the chart data and of findings (both shapes); see
+ * report.h.
  */
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "report.h"
@@ -65,7 +67,41 @@ void isc_rep_xml(struct isc_rep *r, const char *s, size_t max)
 	}
 }
 
-/* ---- numbers ------------------------------------------------------------ */
+void isc_rep_md_cut(struct isc_rep *m, const char *s, size_t max)
+{
+	size_t n = strlen(s);
+	if (n <= max) {
+		isc_rep_md(m, s);
+		return;
+	}
+	while (max > 0 && ((unsigned char)s[max] & 0xc0) == 0x80)
+		max--;
+	char *c = strndup(s, max);
+	if (!c) {
+		m->err = -ENOMEM;
+		return;
+	}
+	isc_rep_md(m, c);
+	isc_rep_put(m, "…");
+	free(c);
+}
+
+void isc_rep_code(struct isc_rep *m, const char *s)
+{
+	bool plain = *s != '\0' && s[0] != ' ' && s[strlen(s) - 1] != ' ';
+	for (const unsigned char *p = (const unsigned char *)s; *p && plain; p++)
+		if (*p < 0x20 || *p == 0x7f || strchr("`<>|&\\$", *p))
+			plain = false;
+	if (!plain) {
+		isc_rep_md(m, s);
+		return;
+	}
+	isc_rep_put(m, "`");
+	isc_rep_put(m, s);
+	isc_rep_put(m, "`");
+}
+
+/* ---- numbers and fields -------------------------------------------------- */
 double isc_rep_value(const cJSON *item)
 {
 	if (!cJSON_IsNumber(item))
@@ -108,6 +144,38 @@ const char *isc_rep_fmt_bytes(char *buf, size_t cap, double b)
 	}
 	snprintf(buf, cap, a >= ISC_REP_FIXED_MAX ? "%.3e %s" : u ? "%.1f %s" : "%.0f %s", b, unit[u]);
 	return buf;
+}
+
+const char *isc_rep_field(char *buf, size_t cap, const cJSON *o, const char *path, char kind)
+{
+	double v;
+	/* a duration or a size below 0 is no measurement (a hand-edited document) */
+	if (!isc_doc_have(o, path, &v) || !isfinite(v) || ((kind == 'n' || kind == 'b') && v < 0)) {
+		snprintf(buf, cap, "n/a");
+		return buf;
+	}
+	bool big = fabs(v) >= ISC_REP_FIXED_MAX;
+	switch (kind) {
+	case 'n': return isc_rep_fmt_ns(buf, cap, v);
+	case 'b': return isc_rep_fmt_bytes(buf, cap, v);
+	case 'p': snprintf(buf, cap, big ? "%.3e %%" : "%.1f %%", v); return buf;
+	case 'r': snprintf(buf, cap, big ? "%.3e/s" : "%.1f/s", v); return buf;
+	case 'f': snprintf(buf, cap, big ? "%.3e" : "%.2f", v); return buf; /* a mean count */
+	default: snprintf(buf, cap, big ? "%.3e" : "%.0f", v); return buf;
+	}
+}
+
+void isc_rep_location(struct isc_rep *m, const cJSON *o, bool parens)
+{
+	const char *file = isc_doc_str(o, "file", "");
+	double line = isc_doc_num(o, "line", 0);
+	if (!*file)
+		return;
+	isc_rep_put(m, parens ? "(" : "");
+	isc_rep_md(m, file);
+	if (line > 0)
+		isc_rep_putf(m, ":%.0f", line);
+	isc_rep_put(m, parens ? ")" : "");
 }
 
 /* ---- timeseries and iterations ----------------------------------------- */

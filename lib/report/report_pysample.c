@@ -9,17 +9,6 @@
 
 #include "report.h"
 
-/* "file:line" escaped, or nothing when the file is unknown. */
-static void where(struct isc_rep *m, const cJSON *o)
-{
-	const char *f = isc_doc_str(o, "file", NULL);
-	if (!f || !*f)
-		return;
-	isc_rep_md(m, f);
-	if (isc_doc_num(o, "line", 0) > 0)
-		isc_rep_putf(m, ":%.0f", isc_doc_num(o, "line", 0));
-}
-
 /* "1.2 s (1.1-1.3 s)": an estimate and its 95 % interval. */
 static void est(struct isc_rep *m, const cJSON *o, const char *key)
 {
@@ -57,7 +46,7 @@ void isc_rep_python_samples(struct isc_rep *m, const cJSON *root)
 		isc_rep_putf(m, "| %d | ", ++i);
 		isc_rep_md(m, isc_doc_str(o, "name", NULL));
 		isc_rep_put(m, " | ");
-		where(m, o);
+		isc_rep_location(m, o, false);
 		isc_rep_putf(m, " | %.0f / %.0f | ", isc_doc_num(o, "self_samples", 0), isc_doc_num(o, "total_samples", 0));
 		est(m, o, "self_ns");
 		isc_rep_put(m, " | ");
@@ -71,7 +60,7 @@ void isc_rep_python_samples(struct isc_rep *m, const cJSON *root)
 		if (i >= ROWS)
 			break;
 		isc_rep_putf(m, "| %d | ", ++i);
-		where(m, o);
+		isc_rep_location(m, o, false);
 		isc_rep_put(m, " | ");
 		isc_rep_md(m, isc_doc_str(o, "name", NULL));
 		isc_rep_putf(m, " | %.0f | %.0f | ", isc_doc_num(o, "self_samples", 0), isc_doc_num(o, "native_samples", 0));
@@ -94,7 +83,7 @@ void isc_rep_python_samples(struct isc_rep *m, const cJSON *root)
 			isc_rep_put(m, " | ");
 			isc_rep_md(m, isc_doc_str(c, "name", NULL));
 			isc_rep_put(m, " (");
-			where(m, c);
+			isc_rep_location(m, c, false);
 			isc_rep_putf(m, ") | %.0f (%.0f) | ", isc_doc_num(o, "samples", 0), isc_doc_num(o, "on_cpu_samples", 0));
 			est(m, o, "ns");
 			isc_rep_putf(m, " | %s |\n", cJSON_IsTrue(isc_doc_get(o, "torch")) ? "yes" : "no");

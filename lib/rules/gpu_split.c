@@ -23,7 +23,6 @@
 #include "rules.h"
 
 #define LAUNCH_MIN 100
-#define LAUNCH_CALL_MAX 50000.0 /* ns: analyze_gpu.c's LONG_CALL_NS, a launch call that long is an outlier */
 
 void isc_gpu_split(const struct rule_ctx *c, struct isc_gpu_split *s)
 {
@@ -37,8 +36,9 @@ void isc_gpu_split(const struct rule_ctx *c, struct isc_gpu_split *s)
 			    c->g.queue_mean < 1;
 	double hw = c->g.host_wait;
 	if (s->launch_pattern) {
-		/* one-off start-up calls can take seconds: at most LAUNCH_CALL_MAX per launch */
-		double api = c->g.launch_api < launches * LAUNCH_CALL_MAX ? c->g.launch_api : launches * LAUNCH_CALL_MAX;
+		/* one-off start-up calls can take seconds: at most ISC_LAUNCH_CALL_LONG_NS per launch */
+		double max = launches * ISC_LAUNCH_CALL_LONG_NS;
+		double api = c->g.launch_api < max ? c->g.launch_api : max;
 		s->launch = c->g.launch_api >= 0 ? (api < hw ? api : hw) : hw * s->shorter_share;
 	}
 	double idle_share = c->g.span > 0 ? c->g.idle / c->g.span : 0;

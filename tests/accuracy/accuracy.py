@@ -125,7 +125,7 @@ def whole_us(events):
 
 
 def union(iv):
-    """Busy length and span of intervals (s, e) (as analyze_gpu.c: groups by start)."""
+    """Busy length and span of intervals (s, e) (as lib/analyze/gpu_busy.c: groups by start)."""
     iv.sort()
     busy, cur = 0, None
     for s, e in iv:

@@ -129,6 +129,19 @@ need_memcg() {
 	[ "$(jq -r '.summary.warnings[] | select(.kind == "oom_kill") | .pid' "$d/f.json")" = "$(jq -r '.oom.pid' "$d/f.json")" ]
 }
 
+@test "--memory-limit: a workload killed by SIGKILL with memory to spare is killed, not an OOM kill" {
+	need_memcg
+	local d=$BATS_TEST_TMPDIR
+	run --separate-stderr "$REC" --memory-limit=400M -o "$d/k.isc" -- "$ISC_PY" -c 'import os, signal; os.kill(os.getpid(), signal.SIGKILL)'
+	[ "$status" -eq 137 ]
+	[[ $stderr != *"OOM killer"* ]]
+	"$ANALYZE" -o "$d/k.json" "$d/k.isc"
+	[ "$(jq -r '.oom' "$d/k.json")" = null ]
+	[ "$(jq -r '.run.outcome' "$d/k.json")" = killed ]
+	[ "$(jq -r '.run.signal' "$d/k.json")" = 9 ]
+	[ "$(jq -r '[.summary.warnings[] | select(.kind == "oom_kill")] | length' "$d/k.json")" = 0 ]
+}
+
 @test "--memory-limit with --ring: the flight recording of the last MiB still names the OOM kill" {
 	need_memcg
 	local d=$BATS_TEST_TMPDIR

@@ -356,6 +356,33 @@ static void test_headline_parts(void)
 	cJSON_Delete(d);
 }
 
+/*
+ * The comparison's quantile table: base_quantiles_ns are p0, p5, ..., p100
+ * (21 values), here (i + 1) ms, and this run's twice those; each row must
+ * show the quantile it names (p95 is index 19: 20 ms and 40 ms).
+ */
+static void test_quantile_rows(void)
+{
+	char doc[2048];
+	size_t n = (size_t)snprintf(doc, sizeof(doc), "{\"schema_version\":2,\"tool\":{\"name\":\"iscope-analyze\"},"
+				    "\"comparison\":{\"verdict\":\"regressed\",\"baselines\":3,\"scopes\":[{\"name\":\"step\","
+				    "\"base_quantiles_ns\":[");
+	for (int side = 0; side < 2; side++) {
+		for (int i = 0; i < 21; i++)
+			n += (size_t)snprintf(doc + n, sizeof(doc) - n, "%s%d", i ? "," : "", (i + 1) * 1000000 * (side + 1));
+		n += (size_t)snprintf(doc + n, sizeof(doc) - n, side ? "]}]}}" : "],\"quantiles_ns\":[");
+	}
+	cJSON *d = cJSON_Parse(doc);
+	char *md = render(d, ISC_REPORT_MD);
+	ok(md && strstr(md, "| min | 1.0 ms | 2.0 ms | +100.0 % |") && strstr(md, "| p5 | 2.0 ms | 4.0 ms |") &&
+		   strstr(md, "| p25 | 6.0 ms | 12.0 ms |") && strstr(md, "| p50 | 11.0 ms | 22.0 ms |") &&
+		   strstr(md, "| p75 | 16.0 ms | 32.0 ms |") && strstr(md, "| p95 | 20.0 ms | 40.0 ms |") &&
+		   strstr(md, "| max | 21.0 ms | 42.0 ms |"),
+	   "comparison quantiles: each row the quantile it names (p95 = index 19)");
+	free(md);
+	cJSON_Delete(d);
+}
+
 /* The marks table holds the user's mark() counters, not the agent's own environment marks. */
 static void test_marks(void)
 {
@@ -420,6 +447,7 @@ int main(int argc, char **argv)
 	test_summary();
 	test_headline_parts();
 	test_marks();
+	test_quantile_rows();
 	test_waits();
 	return tap_done();
 }

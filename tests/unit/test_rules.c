@@ -500,6 +500,27 @@ static void off_cpu_reasons(void)
 	   "lock_wait names where it waited and what else was blocked: %s", lw ? isc_doc_str(lw, "title", "") : "none");
 	ok(finding(d, "io_wait") && num(finding(d, "io_wait"), "evidence.metrics.blocked_pct") == 15,
 	   "the sleep stays io_wait's 15 %%, below the wait");
+	const cJSON *iw = finding(d, "io_wait");
+	ok(iw && !strcmp(isc_doc_str(cJSON_GetArrayItem(isc_doc_get(iw, "evidence.top"), 0), "name", ""), "time.sleep") &&
+		   strstr(isc_doc_str(iw, "title", ""), "most in time.sleep"),
+	   "io_wait's evidence and title start at its own I/O row, not the thread_wait row before it (%s)",
+	   iw ? isc_doc_str(iw, "title", "") : "none");
+	cJSON_Delete(d);
+	/* GIL waits are half the blocked time: 80 x 6/8 x 3/6 = 30 %%, not the whole blocked share */
+	d = eval(WAITS(10, 0, 80, 6000000000, 1.5, REASON("gil", 3000000000, 0, 0) "," REASON("sleep", 3000000000, 0, 0), ""));
+	ok(finding(d, "gil_contention") && num(finding(d, "gil_contention"), "evidence.metrics.gil_wait_pct") == 30,
+	   "GIL waits half of the blocked time: gil_contention 30 %% (%g)",
+	   num(finding(d, "gil_contention"), "evidence.metrics.gil_wait_pct"));
+	cJSON_Delete(d);
+	/* preempted more than blocking (900 involuntary vs 100 voluntary) but only 1.5 runnable on 2 CPUs: the pool's
+	 * barrier waits in torch ops are not added (no oversubscription): 80 x (1 - 6/8) = 20 %%, not 80 %% */
+	d = cJSON_Parse(WAITS(5, 15, 80, 6000000000, 1.5, REASON("thread_wait", 6000000000, 6000000000, 0), ""));
+	cJSON *sp = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(d, "cpu"), "split"), "involuntary_switches");
+	cJSON_SetNumberValue(sp, 900);
+	ok(isc_findings_evaluate(d) == 0 && finding(d, "thread_contention") &&
+		   num(d, "verdict.explained_pct") == 20 && !strcmp(cls(d), "thread_contention"),
+	   "preempted, runnable within the CPUs: thread_contention 20 %% without the pool-wait term (%s %g)", cls(d),
+	   num(d, "verdict.explained_pct"));
 	cJSON_Delete(d);
 	/* pure-Python threads: 90 %% off, 6 of 9 s blocked on the GIL: 60 %% gil_contention */
 	d = eval(WAITS(10, 0, 90, 6000000000, 1.5, REASON("gil", 6000000000, 0, 0), ""));

@@ -130,6 +130,8 @@ static void reasons(void)
 	} r[] = {
 		{ ISC_WAIT_READ, ISC_FD_FILE, 'D', "", false, false, ISC_OFF_IO_FILE },
 		{ ISC_WAIT_READ, ISC_FD_BLOCKDEV, 'D', "", false, false, ISC_OFF_IO_FILE },
+		{ ISC_WAIT_READ, ISC_FD_CHARDEV, 'S', "", false, false, ISC_OFF_IO_FILE }, /* a tty, /dev/urandom */
+		{ ISC_WAIT_READ, ISC_FD_DIR, 'D', "", false, false, ISC_OFF_IO_FILE },   /* getdents on a directory */
 		{ ISC_WAIT_READ, ISC_FD_SOCKET, 'S', "", false, false, ISC_OFF_IO_NETWORK },
 		{ ISC_WAIT_CONNECT, ISC_FD_SOCKET, 'S', "", false, false, ISC_OFF_IO_NETWORK },
 		{ ISC_WAIT_POLL, ISC_FD_SOCKET, 'S', "", false, true, ISC_OFF_IO_NETWORK },

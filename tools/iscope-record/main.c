@@ -25,6 +25,12 @@ static const struct isc_opt opts[] = {
 	  "Python recording: sample (stacks read from outside at --python-hz), exact (every call: sys.monitoring on CPython 3.12+, the profile hook before) or auto (sample, exact when GPU activity is traced)" },
 	{ "python-hz", 0, ISC_OPT_VALUE, "N", "INFERSCOPE_PYTHON_HZ", "python_hz", "100",
 	  "Python stack samples per second and thread (1..1000); in exact mode they place the time of operators on extension objects (x @ w)" },
+	{ "native", 0, ISC_OPT_VALUE, "MODE", "INFERSCOPE_NATIVE", "native", "off",
+	  "native stacks of every thread from perf events (off, on, or auto: on when perf_event_open is permitted)" },
+	{ "native-hz", 0, ISC_OPT_VALUE, "N", "INFERSCOPE_NATIVE_HZ", "native_hz", NULL,
+	  "native samples per second of a thread's CPU time (1..1000; default: --python-hz)" },
+	{ "native-stack", 0, ISC_OPT_VALUE, "SIZE", "INFERSCOPE_NATIVE_STACK", "native_stack", "32K",
+	  "bytes of user stack copied per native sample, 1K..63K (a size like 16K or 32K)" },
 	{ "flush-ms", 0, ISC_OPT_VALUE, "MS", "INFERSCOPE_FLUSH_MS", "flush_ms", "1000",
 	  "longest time buffered events wait before they are written" },
 	{ "level", 0, ISC_OPT_VALUE, "N", "INFERSCOPE_ZSTD_LEVEL", "zstd_level", "3", "zstd compression level" },
@@ -34,6 +40,8 @@ static const struct isc_opt opts[] = {
 	  "record no GPU activity and no GPU samples (no CUDA agent, no NVML)" },
 	{ "memory-limit", 0, ISC_OPT_VALUE, "SIZE", "INFERSCOPE_MEMORY_LIMIT", "memory_limit", NULL,
 	  "run the workload in a memory cgroup limited to SIZE (a bare number is MiB), to reproduce an out-of-memory" },
+	{ "memory-sampling", 0, ISC_OPT_VALUE, "off|BYTES", "INFERSCOPE_MEMORY_SAMPLING", "memory_sampling", "512K",
+	  "sample one allocation per BYTES allocated on average (a bare number is bytes; 512K by default), or off" },
 	{ "force", 0, ISC_OPT_FLAG, NULL, NULL, NULL, "false",
 	  "replace a CUDA_INJECTION64_PATH or NVTX_INJECTION64_PATH set by another tool" },
 	ISC_OPT_LOG_LEVEL,
@@ -104,6 +112,23 @@ static const char *cuda_agent(char *buf, size_t len)
 }
 
 /*
+ * The allocation sampler: $INFERSCOPE_ALLOC_SHIM, else
+ * alloc/libiscope-alloc.so beside this binary (a build tree) or in its
+ * installation, else the configured install path; NULL when none exists.
+ * LD_PRELOAD wants an absolute path.
+ */
+static const char *alloc_shim(char *buf, size_t len)
+{
+	const char *env = getenv("INFERSCOPE_ALLOC_SHIM");
+	if (env && *env)
+		return env;
+	const char *p = agent_path(buf, len, "alloc/libiscope-alloc.so", "libiscope-alloc.so");
+	if (p)
+		return p;
+	return !access(ISC_ALLOC_SHIM, R_OK) ? ISC_ALLOC_SHIM : NULL;
+}
+
+/*
  * When the trace goes into a pipe, widen it to the largest size an
  * unprivileged process may set (/proc/sys/fs/pipe-max-size, 1 MiB by
  * default; the kernel's default is 64 KiB): the drain thread writes into
@@ -137,7 +162,7 @@ int main(int argc, char **argv)
 	struct isc_config *c = NULL;
 	struct isc_record_opts o = { 0 };
 	struct isc_record_result res;
-	char pathbuf[PATH_MAX], cudabuf[PATH_MAX];
+	char pathbuf[PATH_MAX], cudabuf[PATH_MAX], allocbuf[PATH_MAX];
 	uint64_t v;
 	FILE *out = stdout;
 	int first, rc, status = 1;
@@ -183,12 +208,43 @@ int main(int argc, char **argv)
 		status = 2;
 		goto out;
 	}
+	const char *ms = isc_config_get(c, "memory-sampling");
+	o.memory_sampling = 512u << 10;
+	if (ms && !strcmp(ms, "off")) {
+		o.memory_sampling = 0;
+	} else if (ms && (isc_parse_size(ms, &o.memory_sampling) < 0 || o.memory_sampling == 0)) {
+		isc_log(ISC_LOG_ERROR, "--memory-sampling must be off or a number of bytes above 0 (512K, 4M), not '%s'",
+			ms);
+		status = 2;
+		goto out;
+	}
+	o.alloc_shim = o.memory_sampling ? alloc_shim(allocbuf, sizeof(allocbuf)) : NULL;
 	o.python_mode = pm == 0 ? ISC_PY_AUTO : pm == 2 ? ISC_PY_SAMPLE : ISC_PY_EXACT;
 	if (o.python_hz < 1 || o.python_hz > 1000) {
 		isc_log(ISC_LOG_ERROR, "--python-hz must be 1..1000");
 		status = 2;
 		goto out;
 	}
+	const char *native = isc_config_get(c, "native");
+	if (native && strcmp(native, "off") && strcmp(native, "on") && strcmp(native, "auto")) {
+		isc_log(ISC_LOG_ERROR, "--native must be off, on or auto, not '%s'", native);
+		status = 2;
+		goto out;
+	}
+	o.native_mode = !native || !strcmp(native, "off") ? ISC_NATIVE_OFF : !strcmp(native, "on") ? ISC_NATIVE_ON : ISC_NATIVE_AUTO;
+	uint64_t nhz = 0, nstack = 32768;
+	if (isc_config_get_u64(c, "native-hz", &nhz) < 0 || isc_config_get_size(c, "native-stack", &nstack) < 0) {
+		isc_log(ISC_LOG_ERROR, "%s", isc_err_msg());
+		status = 2;
+		goto out;
+	}
+	if ((isc_config_get(c, "native-hz") && (nhz < 1 || nhz > 1000)) || nstack < 1024 || nstack > 64512) {
+		isc_log(ISC_LOG_ERROR, "--native-hz must be 1..1000 and --native-stack 1K..63K");
+		status = 2;
+		goto out;
+	}
+	o.native_hz = (unsigned)nhz;
+	o.native_stack = (uint32_t)nstack;
 	const char *path = isc_config_get(c, "output");
 	if (path && strcmp(path, "-")) {
 		out = fopen(path, "we");

@@ -42,7 +42,7 @@ def f():
     pass
 
 
-def loop(n, f=f):  # the agent's calibration loop (_agent.c calibrate())
+def loop(n, f=f):  # the agent's calibration loop (agent_hook_setup.c agent_calibrate())
     for _ in range(n):
         f()
 

@@ -1,0 +1,165 @@
+/*
+ * unwind.h - offline unwinding and naming of the native sampler's stacks
+ * (lib/native: maps.c, symbols.c, unwind.c) and the mixing of a native
+ * stack with the same thread's Python stack (mix.c).  Called by the merge
+ * or analysis side on the records of a trace or timeline, never by the
+ * recorder.
+ *
+ * Library: elfutils' libdw (libdwfl).  It reads the call frame
+ * information of .eh_frame and of .debug_frame (also from a separate
+ * debug file found by build id under /usr/lib/debug), unwinds from a
+ * register set and a memory-read callback (our copy of the stack), and
+ * names addresses from .symtab, else .dynsym, with the same module
+ * objects; x86-64 falls back to frame pointers where a function has no
+ * CFI.  libunwind's remote API would need us to locate each file's
+ * .eh_frame_hdr and to read symbols ourselves; libdw does both and is
+ * what perf (unwind-libdw.c), eu-stack and systemd-coredump use.
+ * C++ names are demangled with __cxa_demangle (libstdc++, the
+ * compiler's own demangler).
+ *
+ * A frame that cannot be named is kept as "library+0xOFFSET" (the
+ * address in the file's own ELF address space, what addr2line -e FILE
+ * takes; the file offset when the file could not be read), never
+ * dropped, and counted; an address in no file-backed mapping is "[jit]".
+ * Unwinding stops where the stack copy ends ("[truncated]" frame) or
+ * where a frame has no CFI and no usable frame pointer.
+ *
+ * Usage (phase 2 of issue 26 makes this the analysis pass's call):
+ *
+ *   isc_unwinder_new(&u);
+ *   for each native record in time order (types 0x30-0x36):
+ *       isc_unwinder_record(u, type, body, len);
+ *       if NATIVE_SAMPLE: isc_native_sample_parse(body, len, &s);
+ *                         isc_unwinder_unwind(u, &s, &stack);
+ */
+#ifndef ISC_NATIVE_UNWIND_H
+#define ISC_NATIVE_UNWIND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "isc_native_codec.h" /* struct isc_native_sample */
+
+#define ISC_STACK_MAX 256 /* frames kept per stack, innermost first */
+
+enum isc_frame_kind {
+	ISC_FRAME_NATIVE = 1,    /* a named native function: name, lib */
+	ISC_FRAME_UNNAMED = 2,   /* no symbol: name is "lib+0xOFFSET" */
+	ISC_FRAME_JIT = 3,       /* an address in no file-backed mapping: "[jit]" */
+	ISC_FRAME_KERNEL = 4,    /* a kernel function (NATIVE_KSYM), lib "[kernel]" */
+	ISC_FRAME_TRUNCATED = 5, /* the stack copy ended here: "[truncated]" */
+	ISC_FRAME_PYTHON = 6,    /* a Python frame (mix.c): name, file, line */
+};
+
+struct isc_frame {
+	const char *name; /* valid until the unwinder (or the caller's strings) is freed */
+	const char *lib;  /* the library's path (native), "[kernel]", or the Python file */
+	uint32_t line;    /* Python frames: the line being executed */
+	uint8_t kind;     /* enum isc_frame_kind */
+	bool interp;      /* a CPython evaluation-loop function (_PyEval_EvalFrameDefault ...) */
+	bool interp_lib;  /* in the file that holds the evaluation loop (python3.X or libpython) */
+};
+
+struct isc_stack {
+	struct isc_frame f[ISC_STACK_MAX]; /* innermost first */
+	unsigned n;
+	bool truncated; /* the stack copy ended before the outermost frame */
+};
+
+struct isc_unwind_stats {
+	uint64_t samples;      /* stacks unwound */
+	uint64_t frames;       /* frames produced, kernel frames included */
+	uint64_t unnamed;      /* of which library+offset */
+	uint64_t jit;          /* of which [jit] */
+	uint64_t kernel;       /* of which kernel functions */
+	uint64_t truncated;    /* stacks cut by the end of the stack copy */
+	uint64_t no_user;      /* samples without user registers */
+	uint64_t files_missing;/* mappings whose file could not be opened or read */
+	uint64_t files_changed;/* mappings whose file's build id is not the recorded one */
+};
+
+struct isc_unwinder;
+/* root: a directory prefixed to every recorded path ("" or NULL: none). 0 or -ENOMEM. */
+int isc_unwinder_new(struct isc_unwinder **out, const char *root);
+void isc_unwinder_free(struct isc_unwinder *u);
+/*
+ * Takes one native sampler record (NATIVE_SAMPLER, _MAP, _TASK, _KSYM; the
+ * others are ignored), in time order.  0, or -EBADMSG when the body does
+ * not parse, -ENOMEM.
+ */
+int isc_unwinder_record(struct isc_unwinder *u, uint8_t type, const uint8_t *body, size_t len);
+/*
+ * Unwinds and names one sample: its kernel frames (innermost first), then
+ * its user frames.  Always returns a stack (possibly only "[truncated]"
+ * or the leaf as library+offset); 0, or -ENOMEM.
+ */
+int isc_unwinder_unwind(struct isc_unwinder *u, const struct isc_native_sample *s, struct isc_stack *out);
+const struct isc_unwind_stats *isc_unwinder_stats(const struct isc_unwinder *u);
+
+/* ---- mix.c ------------------------------------------------------------- */
+/*
+ * Mixed stack: the native stack with its interpreter frames replaced by
+ * the Python frames of the same thread at (about) the same moment.
+ *
+ * Rule: let E be the innermost evaluation-loop frame (interp) of the
+ * native stack.  E, every frame outside it (towards the root), and the
+ * frames of the interpreter's own file directly inside it (its call
+ * machinery: _PyObject_Vectorcall..., cfunction_call...) are replaced by
+ * the Python frames py[0..npy) (innermost first); native frames inside
+ * them (a torch op and what it calls) stay.  A native stack without an
+ * evaluation-loop frame that was cut by the end of the stack copy
+ * (truncated) gets the Python frames above its "[truncated]" frame; one
+ * that is complete and has none is not a Python thread's: it stays as it
+ * is, as it does when npy is 0.
+ *
+ * Error: (1) native frames of C code between two evaluation loops (a C
+ * extension that called back into Python: a hook, map() with a Python
+ * function) are not shown (*elided counts them; the process's own start,
+ * _start and libc outside the outermost loop, is replaced silently); (2) the Python stack
+ * is the nearest sample in time, not the same instant (isc_mix_pick: at
+ * most half the Python sampler's period away, 5 ms at 100 Hz, when its
+ * ticks are regular; up to a period when one is missing), so a thread
+ * that changed Python function in between gets the other function's
+ * frames; the Python sampler also reads a stack while the thread runs.
+ *
+ * out gets at most ISC_STACK_MAX frames (the outermost are dropped
+ * first: out->truncated is then set).  Pure: no state, no allocation.
+ */
+void isc_mix_stacks(const struct isc_stack *native, const struct isc_frame *py, unsigned npy,
+		    struct isc_stack *out, unsigned *elided);
+
+/*
+ * The pairing of a timeline's native stacks with its Python samples, in
+ * time order (mix.c): each native stack waits until the same thread's
+ * next Python sample arrives or max_gap has passed, is paired by
+ * isc_mix_pick with that sample or the one before it, mixed, and handed
+ * to out (paired: a Python sample was used).  max_gap is the Python
+ * sampler's period (10 ms at 100 Hz): with a sample every period, the
+ * nearest is at most half a period away.  The Python frames' strings must
+ * stay valid until isc_mixq_free (a timeline's string table does).
+ */
+typedef void (*isc_mixq_out)(void *ctx, uint32_t pid, uint32_t tid, uint64_t ts, const struct isc_stack *mixed,
+			     bool paired, unsigned elided);
+struct isc_mixq;
+int isc_mixq_new(struct isc_mixq **out, uint64_t max_gap, isc_mixq_out fn, void *ctx);
+/* A native stack of (pid, tid) at ts (copied); 0 or -ENOMEM. */
+int isc_mixq_native(struct isc_mixq *q, uint32_t pid, uint32_t tid, uint64_t ts, const struct isc_stack *s);
+/* A Python sample of (pid, tid) at ts, frames innermost first (copied); 0 or -ENOMEM. */
+int isc_mixq_python(struct isc_mixq *q, uint32_t pid, uint32_t tid, uint64_t ts, const struct isc_frame *py,
+		    unsigned n);
+/* The timeline has reached now: stacks that no later Python sample can be
+ * nearer to are mixed and handed out. */
+void isc_mixq_advance(struct isc_mixq *q, uint64_t now);
+/* Hands out every stack still waiting (the end of the timeline) and frees. */
+void isc_mixq_free(struct isc_mixq *q);
+
+/*
+ * Which Python sample goes with a native sample at ts: the one nearest in
+ * time among the thread's samples before (prev_ts, 0 for none) and after
+ * it (next_ts, 0 for none), if it is within max_gap ns.  Returns -1 for
+ * prev, 1 for next, 0 for neither.  Ties go to the earlier sample.
+ */
+int isc_mix_pick(uint64_t ts, uint64_t prev_ts, uint64_t next_ts, uint64_t max_gap);
+
+#endif

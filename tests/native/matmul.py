@@ -1,0 +1,28 @@
+"""A torch workload whose time is known to be GEMM: work() calls
+torch.matmul on 384x384 matrices in a loop for the given seconds of the
+thread's CPU time (so a busy machine stretches the run, not the number
+of samples), into a
+preallocated output (no allocation, no page faults of a new tensor), one
+thread (the tests set OMP_NUM_THREADS and OPENBLAS_NUM_THREADS to 1), so
+the GEMM kernel runs under the line marked GEMM."""
+import sys
+import time
+
+import torch
+
+torch.set_num_threads(1)
+a = torch.randn(384, 384)
+b = torch.randn(384, 384)
+c = torch.empty(384, 384)
+
+
+def work(seconds):
+    end = time.thread_time() + seconds
+    n = 0
+    while time.thread_time() < end:
+        torch.matmul(a, b, out=c)  # GEMM
+        n += 1
+    return n
+
+
+work(float(sys.argv[1]))
