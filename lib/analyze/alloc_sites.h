@@ -64,6 +64,11 @@ struct isc_asite_stats {
 	unsigned leak_window;            /* the floor grew at least once in every this many iterations */
 	bool from_table;                 /* alloc, freed and live_end taken from the shim's table (records were lost) */
 	uint64_t growth_ts;              /* last sample that raised its live bytes */
+	double objects;                  /* allocations it stands for: the sum of weight / size over its samples */
+	double alloc_steady, alloc_steady_err; /* allocated between the first and the last steady-state boundary */
+	uint64_t steady_ns;              /* from the first steady-state boundary to the last (0: none) */
+	uint64_t first_ts, last_ts;      /* its process's first and last allocation record */
+	double live_snap, live_snap_err; /* at the snapshot (isc_asite_snapshot; 0 without one) */
 };
 
 /* A site at a process's death (isc_asite_death). */
@@ -85,8 +90,25 @@ void isc_asite_free(struct isc_asite_model *m);
  */
 int isc_asite_event(struct isc_asite_model *m, const struct isc_tl_event *ev);
 
-/* The end of an iteration at ts (in order with the events); 0 or -ENOMEM. */
+/*
+ * A boundary at ts (in order with the events), numbered 1, 2, 3 ... in the
+ * order of the calls: the end of an iteration.  The caller may mark more
+ * boundaries than it will use (every scope's end, before it knows which
+ * scope is the iteration) and name the ones that count at the report
+ * (isc_asite_report_steady).  0 or -ENOMEM.
+ */
 int isc_asite_boundary(struct isc_asite_model *m, uint64_t ts);
+/* Boundaries marked so far: the number of the latest one. */
+uint32_t isc_asite_nmarks(const struct isc_asite_model *m);
+
+/*
+ * Keeps every site's live bytes at ts (in order with the events) as the
+ * snapshot the report gives (live_snap); a later call replaces it.  The
+ * analysis takes one at each new peak of the processes' resident memory:
+ * what the sampled sites held at the RSS peak.  O(1): a site saves its
+ * value when it next changes.
+ */
+void isc_asite_snapshot(struct isc_asite_model *m, uint64_t ts);
 
 /*
  * The sites, ranked: retained bytes first (a leak outranks churn of any
@@ -110,6 +132,25 @@ int isc_asite_boundary(struct isc_asite_model *m, uint64_t ts);
  */
 int isc_asite_report(struct isc_asite_model *m, unsigned steady_from, const struct isc_asite_stats **out,
 		     size_t *n);
+
+/*
+ * The steady state of one process: the numbers of its steady-state
+ * boundaries (isc_asite_boundary), ascending: the end of its warm-up,
+ * then the end of each steady-state iteration.
+ */
+struct isc_asite_steady {
+	uint32_t pid;
+	const uint32_t *marks;
+	size_t n;
+};
+
+/*
+ * isc_asite_report with each process's own steady state: a site of a
+ * process in st[0, nst) has its iterations between that entry's marks; a
+ * process without an entry (or with fewer than two marks) has none.
+ */
+int isc_asite_report_steady(struct isc_asite_model *m, const struct isc_asite_steady *st, size_t nst,
+			    const struct isc_asite_stats **out, size_t *n);
 
 /*
  * The sites of process pid at its death (ts, after its last record),
