@@ -277,7 +277,7 @@ static int before_change(struct isc_asite_model *m, struct site *s, struct aproc
 		p->last_ts = ts;
 	uint32_t nb = (uint32_t)m->nb;
 	if (s->mark < nb) { /* its value at the boundaries since its last change */
-		if (s->nser || s->live) {
+		if (s->nser || s->live || s->alloc) { /* a new site has nothing to keep; churn (live 0) has its bytes allocated */
 			size_t cap = s->capser;
 			if (grow((void **)&s->ser, &cap, (size_t)s->nser + 1, sizeof(*s->ser)))
 				return -ENOMEM;

@@ -162,6 +162,9 @@ static void test_leak_and_churn(void)
 		   near(churn->freed_bytes, 10 * w20, 1),
 	   "the 20 MiB churn: allocated = freed = 200 MiB, nothing retained");
 	ok(leak && churn && leak < churn, "the leak outranks churn five times its size");
+	/* boundary 1 to 10: iterations 2 to 10 allocate 20 MiB each, freed within the iteration */
+	ok(churn && near(churn->alloc_steady, 9 * w20, 1) && churn->steady_ns == 9 * S,
+	   "the churn allocated 9 x 20 MiB in the steady state (%.0f MiB)", churn ? churn->alloc_steady / MiB : -1);
 	/* iterations 2, 4, 6, 8, 10 each keep 8 MiB, all after boundary 1 (where 0 was live) */
 	ok(plat && plat->leak && near(plat->leak_per_iter, 5 * w8 / 9, 1) && plat->leak_window == 2,
 	   "8 MiB every other iteration: a leak of 40/9 MiB per iteration (%.0f), window 2",
