@@ -109,6 +109,7 @@ static void emit_sites(struct ana *a, cJSON *m, const struct isc_asite_stats *o,
 		isc_jb_num_or_null(&a->jb, x, "growth_per_iteration_bytes", it, round(s->slope_per_iter));
 		isc_jb_num_or_null(&a->jb, x, "growth_per_iteration_err_bytes", it && s->intervals >= 2, bytes(s->slope_err));
 		isc_jb_num_or_null(&a->jb, x, "growth_bytes_per_s", it && s->steady_ns, round(s->slope_per_s));
+		isc_jb_num_or_null(&a->jb, x, "allocated_per_iteration_bytes", it, it ? bytes(s->alloc_steady / s->intervals) : 0);
 		double rate = 0;
 		bool have = alloc_rate(s, &rate);
 		isc_jb_num_or_null(&a->jb, x, "allocation_rate_bytes_per_s", have, bytes(rate));
