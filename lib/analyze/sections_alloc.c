@@ -28,7 +28,7 @@
 #include <string.h>
 
 #include "analyze_oom.h"  /* struct isc_oom_sites */
-#include "analyze_sections.h"
+#include "sections.h"
 
 #define SITES_MAX 20       /* memory.sites */
 #define STACK_MAX 8        /* frames of a site's stack written */
