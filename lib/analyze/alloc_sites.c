@@ -600,7 +600,9 @@ static int steady(const struct isc_asite_model *m, const struct site *s, uint64_
 	o->retained_err = sqrt(var_last);
 	double per = o->retained / (double)(n - 1);
 	if (per > 0) {
-		double w = ceil(3.0 * (double)interval / per);
+		/* an iteration allocating per bytes goes unsampled with probability e^(-per/T): w such that w
+		 * such misses in a row happen anywhere in the run with probability below ISC_ASITE_LEAK_MISS */
+		double w = ceil(log((double)(n - 1) / ISC_ASITE_LEAK_MISS) * (double)interval / per);
 		o->leak_window = w < 2 ? 2 : w > 1e6 ? 1000000 : (unsigned)w;
 	}
 	/* a floor that grows at least once in every leak_window iterations */

@@ -37,6 +37,7 @@
 #include "isc_format.h"
 
 #define ISC_ASITE_LEAK_MIN_INTERVALS 3 /* steady-state iterations needed to call a leak */
+#define ISC_ASITE_LEAK_MISS 0.01        /* chance that sampling alone breaks a leak's growth (leak_window) */
 #define ISC_ASITE_DEATH_WINDOW_NS 2000000000ull /* "the last seconds before a death" */
 
 struct isc_asite_model;
@@ -124,11 +125,15 @@ void isc_asite_snapshot(struct isc_asite_model *m, uint64_t ts);
  * boundary to the last; without, live at the end.  A leak: at least
  * ISC_ASITE_LEAK_MIN_INTERVALS iterations, retained above twice its
  * error, and a floor that grows at least once in every leak_window
- * consecutive iterations, leak_window = max(2, ceil(3 T / (retained /
- * intervals))): plateaus of one iteration (growth every other
- * iteration) are a leak; longer ones only when the growth per iteration
- * is small against the sampling interval T, whose samples then come
- * every few iterations.
+ * consecutive iterations, leak_window = max(2, ceil(ln(intervals /
+ * ISC_ASITE_LEAK_MISS) T / g)), g = retained / intervals: plateaus of one
+ * iteration (growth every other iteration) are a leak; longer ones only
+ * when g is small against the sampling interval T.  An iteration that
+ * allocates g bytes goes unsampled with probability e^(-g/T), so w of
+ * them in a row somewhere in n iterations have a chance below n e^(-w g/T):
+ * with this window, below ISC_ASITE_LEAK_MISS (a leak of 1 MiB an
+ * iteration at T = 512 KiB over 59 iterations: window 5; with 3 T / g,
+ * window 2, 62 % of such leaks were missed).
  */
 int isc_asite_report(struct isc_asite_model *m, unsigned steady_from, const struct isc_asite_stats **out,
 		     size_t *n);

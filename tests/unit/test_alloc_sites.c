@@ -452,10 +452,41 @@ static void test_coverage(void)
 	   runs);
 }
 
+/*
+ * A leak whose samples miss some iterations, as byte sampling does: 1 MiB
+ * kept in each of 60 iterations (iteration 1 warm-up: 59 steady ones),
+ * each allocation sampled with probability 1 - e^-2 = 0.86 at 512 KiB;
+ * here iterations 10, 11 and 30, 31 drew no sample (two in a row: with
+ * 59 iterations that happens in 62 % of runs).  Retained: the 55
+ * samples after boundary 1, 55 w; g = 55 w / 59 = 1.078 MiB; the window
+ * max(2, ceil(ln(59 / 0.01) x 512 KiB / g)) = ceil(8.683 x 0.4638) = 5.
+ */
+static void test_leak_with_misses(void)
+{
+	struct stream st = { 0 };
+	isc_asite_new(&st.m);
+	uint64_t addr = 0x10000000;
+	for (int it = 1; it <= 60; it++) {
+		if (it != 10 && it != 11 && it != 30 && it != 31)
+			alloc_at(&st, (uint64_t)it * S + 1000, addr += 0x200000, MiB, 24, 0);
+		isc_asite_boundary(st.m, (uint64_t)it * S + 900000000);
+	}
+	const struct isc_asite_stats *o;
+	size_t n;
+	ok(isc_asite_report(st.m, 1, &o, &n) == 0 && n == 1 && !st.bad, "one site");
+	double w = (double)llround(weight(MiB, T_IV)), g = 55 * w / 59;
+	unsigned win = (unsigned)ceil(log(59 / 0.01) * T_IV / g);
+	ok(n == 1 && win == 5 && o[0].leak_window == win, "window 5 (%u, by hand %u)", n ? o[0].leak_window : 0, win);
+	ok(n == 1 && o[0].leak && near(o[0].retained, 55 * w, 1),
+	   "two unsampled iterations in a row do not hide a leak of 1 MiB an iteration");
+	isc_asite_free(st.m);
+}
+
 int main(void)
 {
 	test_estimates();
 	test_leak_and_churn();
+	test_leak_with_misses();
 	test_steady_by_process();
 	test_snapshot();
 	test_one_line_two_callers();
