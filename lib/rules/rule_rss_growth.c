@@ -11,7 +11,8 @@
  * the peak RSS.  Severity warning.
  * Evidence: slope, peak, the site: with allocation samples
  * (memory.growth_sites_source allocation_samples) the line that retained
- * the most bytes, with them; else where RSS grew most (memory.growth_sites:
+ * the most bytes, in the title, and every line that retained bytes with
+ * its share of them (Share); else where RSS grew most (memory.growth_sites:
  * the Python function and the scope open; else memory.growth_top), the
  * functions where it grew (memory.growth_top).
  * What-if: none (growth costs time only once it causes faults or swap,
@@ -63,8 +64,16 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 				  : isc_fnd_new(o, "rss_growth", "warning", c->quality,
 						"Resident memory grows by %.1f MiB/s after warm-up%s%s", slope / 1048576,
 						top ? ", most of it in " : "", w);
-	if (sampled && top)
-		isc_fnd_top(o, f, top, NULL, !strcmp(isc_doc_str(top, "kind", ""), "python") ? "python" : "unknown", -1, -1);
+	if (sampled && top) { /* every line that retained bytes, its share of what they retained */
+		double all = 0;
+		cJSON_ArrayForEach(x, isc_doc_arr(d, "memory.growth_sites"))
+			all += isc_doc_num(x, "bytes", 0);
+		cJSON_ArrayForEach(x, isc_doc_arr(d, "memory.growth_sites"))
+			isc_fnd_detail(o, isc_fnd_top(o, f, x, NULL, !strcmp(isc_doc_str(x, "kind", ""), "python") ? "python" : "unknown",
+						  -1, all > 0 ? 100 * isc_doc_num(x, "bytes", 0) / all : -1),
+				       "%.1f MiB retained (± %.1f MiB)%s", isc_doc_num(x, "bytes", 0) / 1048576,
+				       isc_doc_num(x, "bytes_err", 0) / 1048576, cJSON_IsTrue(isc_doc_get(x, "leak")) ? ", a leak" : "");
+	}
 	isc_fnd_metric(o, f, "rss_growth_bytes_per_s", slope);
 	isc_fnd_metric(o, f, "rss_peak_bytes", peak);
 	isc_fnd_metric(o, f, "steady_span_ns", span);

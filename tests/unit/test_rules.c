@@ -560,6 +560,24 @@ static void rss_growth_site(void)
 	ok(f && strstr(isc_doc_str(f, "title", NULL), "grow (m.py:18) inside scope step"), "rss_growth names the site: %s",
 	   f ? isc_doc_str(f, "title", NULL) : "(none)");
 	cJSON_Delete(d);
+
+	/* from allocation samples: the lines that retained bytes, 30 and 10 MiB: shares 75 and 25 % */
+	d = eval("{\"summary\":{\"wall_ns\":20000000000},\"memory\":{\"rss_peak_bytes\":1073741824,"
+		 "\"rss_growth_after_warmup_bytes_per_s\":20971520,\"after_warmup_span_ns\":10000000000,"
+		 "\"growth_sites_source\":\"allocation_samples\",\"growth_sites\":[{\"name\":\"cache_results\","
+		 "\"file\":\"m.py\",\"line\":13,\"kind\":\"python\",\"scope\":null,\"bytes\":31457280,\"bytes_err\":0,"
+		 "\"leak\":true},{\"name\":\"keep\",\"file\":\"m.py\",\"line\":30,\"kind\":\"python\",\"scope\":null,"
+		 "\"bytes\":10485760,\"bytes_err\":1048576,\"leak\":false}]}}");
+	f = finding(d, "rss_growth");
+	ok(f && strstr(isc_doc_str(f, "title", NULL), "; cache_results (m.py:13) retained 30.0 MiB"),
+	   "with allocation samples rss_growth names the retaining line: %s", f ? isc_doc_str(f, "title", NULL) : "(none)");
+	const cJSON *top = isc_doc_get(f, "evidence.top");
+	ok(cJSON_GetArraySize(top) == 2 && num(cJSON_GetArrayItem(top, 0), "pct") == 75 &&
+		   num(cJSON_GetArrayItem(top, 1), "pct") == 25 &&
+		   !strcmp(isc_doc_str(cJSON_GetArrayItem(top, 0), "detail", ""), "30.0 MiB retained (± 0.0 MiB), a leak") &&
+		   !strcmp(isc_doc_str(cJSON_GetArrayItem(top, 1), "detail", ""), "10.0 MiB retained (± 1.0 MiB)"),
+	   "its contributors: both lines, shares 75 and 25 %% of what they retained");
+	cJSON_Delete(d);
 }
 
 /*
