@@ -43,6 +43,7 @@
 #include "analyze_wait.h"
 #include "analyze_oom.h"
 #include "analyze_pass.h"
+#include "alloc_sites.h"
 #include "isc_trace_int.h" /* EXCEPTION strings */
 
 /* Orders isc_analyze_calib entries by pid. */
@@ -295,10 +296,11 @@ static int span_pop(struct ana *a, struct ana_thread *th, uint64_t end_ts, bool 
 	}
 	if (f->kind == ISC_SPAN_SCOPE) {
 		struct ana_scope *s = &a->scs[f->idx];
-		if (isc_grow(&s->s, &s->cap, s->n, sizeof(*s->s)))
+		/* every scope's end is a boundary of the site model: which scope is the iteration is known at the end */
+		if (isc_grow(&s->s, &s->cap, s->n, sizeof(*s->s)) || isc_asite_boundary(a->asites, end_ts))
 			return -ENOMEM;
 		s->s[s->n++] = (struct ana_iter){ f->begin_ts, dur, lat, f->dl_at_begin, dl_time(a, end_ts), th->pid,
-						     complete };
+						     complete, isc_asite_nmarks(a->asites) };
 		s->total_ns += lat;
 		if (--th->open_scopes == 0 && a->scoped_threads)
 			a->scoped_threads--;
@@ -738,8 +740,11 @@ static int on_proc_sample(struct ana *a, struct ana_proc *p, const struct isc_tl
 	if (rss > p->rss_peak)
 		p->rss_peak = rss;
 	a->rss_total += rss;
-	if (!a->have_rss || a->rss_total > a->rss_total_peak)
+	if (!a->have_rss || a->rss_total > a->rss_total_peak) {
 		a->rss_total_peak = a->rss_total;
+		a->rss_peak_ts = ev->ts;
+		isc_asite_snapshot(a->asites, ev->ts); /* what the sampled sites hold at the RSS peak */
+	}
 	a->have_rss = true;
 	(void)isc_lsq_add(a->rss_lsq, ev->ts, (double)a->rss_total); /* ts are ordered */
 	return isc_series_point(a->series, ISC_SER_RSS, ev->ts, (double)a->rss_total);
@@ -783,6 +788,8 @@ static void on_meta(struct ana *a, const struct isc_tl_event *ev)
 	memcpy(key, ev->bytes, klen);
 	key[klen] = '\0';
 	char *val = isc_text_dup(ev->bytes + klen, ev->nbytes - klen, '?', true);
+	if (val && !strcmp(key, "record.memory_limit")) /* bytes, decimal */
+		a->memory_limit = strtoull(val, NULL, 10);
 	if (!val || (!a->meta && !(a->meta = cJSON_CreateObject()))) {
 		free(val);
 		a->jb.oom = true;
@@ -981,6 +988,14 @@ static int on_event(struct ana *a, const struct isc_tl_event *ev)
 	}
 	case ISC_REC_PY_SAMPLER:
 		return isc_pysamp_add(a->pys, a->t, ev, false);
+	case ISC_REC_TL_ALLOC:
+	case ISC_REC_TL_FREE:
+	case ISC_REC_TL_ALLOC_SITE:
+	case ISC_REC_TL_ALLOC_INFO: {
+		a->alloc_records = true;
+		int rc = isc_asite_event(a->asites, ev);
+		return rc == -ENOMEM ? rc : 0; /* a record that does not parse is counted (memory.sampling.bad_records) */
+	}
 	case ISC_REC_EXCEPTION:
 	case ISC_REC_EXCEPTION_REF: {
 		struct isc_exception x;
@@ -1128,6 +1143,9 @@ static void ana_free(struct ana *a)
 	isc_series_free(a->series);
 	isc_pysamp_free(a->pys);
 	isc_numa_free(a->numa);
+	isc_asite_free(a->asites);
+	free(a->asteady);
+	free(a->amarks);
 }
 
 /*
@@ -1208,7 +1226,7 @@ int isc_analyze_measure(struct isc_timeline *t, const struct isc_analyze_opts *o
 	int rc;
 	*out = NULL;
 	if ((rc = isc_lsq_new(&a.rss_lsq)) || (rc = isc_series_new(&a.series)) || (rc = isc_pysamp_new(&a.pys)) || (rc = isc_numa_new(&a.numa)) ||
-	    (rc = isc_oom_new(&a.oom)) ||
+	    (rc = isc_oom_new(&a.oom)) || (rc = isc_asite_new(&a.asites)) ||
 	    (rc = isc_gpu_ana_new(&a.gpu, t, o && o->hta_compat, a.series)))
 		goto done;
 	while ((rc = ana_next(t, &ev, &ndamage, first_err, sizeof(first_err))) != 0) {

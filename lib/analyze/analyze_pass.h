@@ -15,6 +15,7 @@
 #include "isc_jbuild.h"
 #include "analyze_wait.h"
 #include "analyze_pysample.h"
+#include "alloc_sites.h"
 
 
 /* ---- analysis state ----------------------------------------------------- */
@@ -123,6 +124,7 @@ struct ana_iter {
 	uint64_t dl_begin, dl_end; /* dl_time() at its begin and end */
 	uint32_t pid;
 	bool complete;
+	uint32_t mark; /* its end's boundary in the allocation site model (isc_asite_boundary) */
 };
 
 struct ana_scope {
@@ -281,6 +283,14 @@ struct ana {
 	struct isc_series *series; /* timeseries.* (analyze_series.c) */
 	struct isc_numa *numa;     /* memory.numa (analyze_numa.c) */
 	struct isc_pysamp *pys;    /* python.samples (analyze_pysample.c) */
+	/* allocation sampling (sections_alloc.c): the site model, fed every allocation record and every scope's end */
+	struct isc_asite_model *asites;
+	bool alloc_records;        /* some allocation record (TL_ALLOC, TL_FREE, TL_ALLOC_SITE, TL_ALLOC_INFO) */
+	struct isc_asite_steady *asteady; /* per process, its steady-state boundaries (set by isc_ana_emit_iterations) */
+	size_t nasteady;
+	uint32_t *amarks;          /* their marks */
+	uint64_t rss_peak_ts;      /* when rss_total_peak was reached */
+	uint64_t memory_limit;     /* iscope-record --memory-limit (META record.memory_limit), 0: none */
 	uint32_t step_scope;       /* 1 + index of the ProfilerStep#N scope, 0 before one */
 	bool raw_times;            /* --no-compensation: keep the recording cost in */
 	uint64_t removed_iter_ns;  /* ... out of the latencies of the iteration scope's spans */

@@ -154,8 +154,13 @@ cJSON *isc_ana_build(struct ana *a, bool damaged)
 	    isc_series_emit(a->series, a->first_ts, a->last_ts, h->ncpu, root))
 		goto oom;
 	struct isc_oom_gpu gf;
+	struct isc_oom_sites os = { 0 };
+	uint32_t dpid;
+	uint64_t dts;
 	isc_gpu_ana_failure(a->gpu, &gf);
-	if (isc_oom_emit(a->oom, &a->jb, root, a->first_ts, st->have_end ? st->exit_status : 0, &gf, a->t,
+	if (isc_oom_host_death(a->oom, &dpid, &dts))
+		isc_ana_oom_sites(a, dpid, dts, &os);
+	if (isc_oom_emit(a->oom, &a->jb, root, a->first_ts, st->have_end ? st->exit_status : 0, &gf, &os, a->t,
 			 proc_command, a))
 		goto oom;
 

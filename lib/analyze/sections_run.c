@@ -44,6 +44,12 @@ static int cmp_u64(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
+static int cmp_u32(const void *x, const void *y)
+{
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+	return a < b ? -1 : a > b;
+}
+
 static int cmp_iter(const void *x, const void *y)
 {
 	const struct ana_iter *a = x, *b = y;
@@ -170,15 +176,28 @@ int isc_ana_emit_iterations(struct ana *a, cJSON *root)
 	/* a flight recording evicted the first iterations of the processes it did not see start */
 	bool window = isc_timeline_stats_borrow(a->t)->window;
 	if (best && best->n) {
-		if (!(lat = malloc(best->n * sizeof(*lat))) || !(spans = malloc(best->n * sizeof(*spans)))) {
+		if (!(lat = malloc(best->n * sizeof(*lat))) || !(spans = malloc(best->n * sizeof(*spans))) ||
+		    !(a->amarks = malloc(best->n * sizeof(*a->amarks))) ||
+		    !(a->asteady = calloc(best->n, sizeof(*a->asteady)))) {
 			free(lat);
+			free(spans);
 			return -ENOMEM;
 		}
+		size_t nmarks = 0;
 		qsort(best->s, best->n, sizeof(*best->s), cmp_iter);
 		for (size_t i = 0, j; i < best->n; i = j) {
 			for (j = i; j < best->n && best->s[j].pid == best->s[i].pid; j++)
 				;
 			bool warm_rule = !window || started_in_window(a, best->s[i].pid);
+			/* the process's steady state for the site model: its warm-up's end, its steady iterations' ends */
+			struct isc_asite_steady *sd = &a->asteady[a->nasteady++];
+			sd->pid = best->s[i].pid;
+			sd->marks = a->amarks + nmarks;
+			for (size_t k = i; k < j; k++)
+				if ((k == i && j - i >= 2 && warm_rule) || best->s[k].complete)
+					a->amarks[nmarks + sd->n++] = best->s[k].mark;
+			qsort(a->amarks + nmarks, sd->n, sizeof(*a->amarks), cmp_u32);
+			nmarks += sd->n;
 			for (size_t k = i; k < j; k++) {
 				const struct ana_iter *x = &best->s[k];
 				uint64_t end = x->begin_ts + x->dur;
@@ -465,7 +484,13 @@ int isc_ana_emit_memory(struct ana *a, cJSON *root)
 		isc_jb_num(&a->jb, o, "growth_bytes", (double)rows[i].growth_bytes);
 	}
 	free(rows);
-	emit_growth_sites(a, m);
+	bool from_alloc;
+	if (isc_ana_emit_alloc(a, m, &from_alloc))
+		return -ENOMEM;
+	if (!from_alloc) /* no allocation samples: RSS increases charged at the sampler's ticks */
+		emit_growth_sites(a, m);
+	if (a->memory_limit)
+		isc_jb_num(&a->jb, m, "limit_bytes", (double)a->memory_limit);
 	/*
 	 * what the resident memory was made of at the end: per process, the
 	 * smaps_rollup record of its highest RSS of the last 2 s

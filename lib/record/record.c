@@ -567,7 +567,10 @@ static void write_environment(struct recorder *r)
 		isc_rec_emit(r, ISC_CHUNK_SAMPLES, 0, 0, now, 0, r->tmp.data, r->tmp.len, true);
 }
 
-/* META "record.python_mode": which Python mode r->python_sample chose, and why. */
+/*
+ * META "record.python_mode": which Python mode r->python_sample chose, and
+ * why; with --memory-limit, "record.memory_limit": the limit in bytes.
+ */
 static void write_python_mode(struct recorder *r)
 {
 	int m = r->o->python_mode;
@@ -576,8 +579,13 @@ static void write_python_mode(struct recorder *r)
 			: r->python_sample ? "sample (--python=auto: GPU activity not traced)"
 					   : "exact (--python=auto: GPU activity traced, kernels tied to the Python calls that launched them)";
 	uint64_t now = isc_now_ns(), last = now;
+	char lim[32];
 	r->tmp.len = 0;
 	put_meta(&r->tmp, now, &last, "record.python_mode", v);
+	if (r->o->memory_limit) {
+		snprintf(lim, sizeof(lim), "%llu", (unsigned long long)r->o->memory_limit);
+		put_meta(&r->tmp, now, &last, "record.memory_limit", lim);
+	}
 	isc_rec_emit(r, ISC_CHUNK_SAMPLES, 0, 0, now, 0, r->tmp.data, r->tmp.len, true);
 }
 

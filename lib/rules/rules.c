@@ -92,7 +92,7 @@ static const struct rule *const rules[] = {
 	&isc_rule_python_bound, &isc_rule_op_compute_bound, &isc_rule_thread_contention, &isc_rule_host_memory_bound, &isc_rule_io_wait,
 	&isc_rule_lock_wait, &isc_rule_gil_contention,
 	/* findings without a class of their own */
-	&isc_rule_rss_growth, &isc_rule_numa_remote, &isc_rule_dataloader, &isc_rule_tail_latency,
+	&isc_rule_rss_growth, &isc_rule_memory_leak, &isc_rule_memory_churn, &isc_rule_numa_remote, &isc_rule_dataloader, &isc_rule_tail_latency,
 	&isc_rule_gpu_memory_peak_site, &isc_rule_gpu_memory_leak, &isc_rule_gpu_memory_headroom,
 	&isc_rule_gpu_memory_fragmentation,
 };

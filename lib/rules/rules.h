@@ -194,7 +194,7 @@ extern const struct rule isc_rule_python_bound, isc_rule_op_compute_bound, isc_r
 	isc_rule_host_memory_bound, isc_rule_lock_wait, isc_rule_gil_contention, isc_rule_rss_growth, isc_rule_numa_remote, isc_rule_tail_latency, isc_rule_dataloader;
 extern const struct rule isc_rule_gpu_compute_bound, isc_rule_launch_bound, isc_rule_cpu_bound, isc_rule_transfer_bound,
 	isc_rule_sync_bound, isc_rule_gpu_gaps, isc_rule_gpu_low_util, isc_rule_gpu_memory_high, isc_rule_thermal_throttled;
-extern const struct rule isc_rule_oom;
+extern const struct rule isc_rule_oom, isc_rule_memory_leak, isc_rule_memory_churn;
 extern const struct rule isc_rule_gpu_memory_peak_site, isc_rule_gpu_memory_leak, isc_rule_gpu_memory_headroom,
 	isc_rule_gpu_memory_fragmentation;
 
