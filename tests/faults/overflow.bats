@@ -57,7 +57,9 @@ print(e["events"], e["dropped"])' "$T/dec.json"
 	"$RECORD" -q --trace-size 1M -o "$T/small.isc" -- "$PY" "$WL/overflow.py" 200000 "$T/small.txt"
 	read -r ev dr < <(counts "$T/small.isc")
 	echo "small rings: delivered $ev, dropped $dr (reference: $bev events)"
-	[ "$dr" -gt 100000 ]
+	# the premise: the burst overflowed the rings (how much depends on how
+	# fast the recorder drains on this machine: 81313 to 200000+ seen)
+	[ "$dr" -gt 4000 ]
 	gen=$(($(field "$T/small.txt" events) + $(field "$T/small.txt" dropped) + tail))
 	[ "$((ev + dr))" -eq "$gen" ]
 	# the same number of events as the reference run: nothing invented, nothing lost uncounted

@@ -25,7 +25,10 @@
  * (fakecupti_malloc_fail: a cudaMalloc that returns out of memory),
  * FAKE_CUPTI_LAUNCH_NS=N (a kernel launch call lasts at least N ns, spent
  * on the CPU as the driver's work for a launch is, and its kernel starts
- * 1 us before the call returns: tests/verdict's launch-bound scenario).
+ * 1 us before the call returns: tests/verdict's launch-bound scenario),
+ * FAKE_CUPTI_SYNC_NS=N (a synchronization returns N ns after the work it
+ * waits for is done, as a driver's wake-up does; the GPU is idle for that
+ * time by construction: tests/verdict's sync-bound scenario).
  * Mistakes of the client are printed on stderr with "fake-cupti:".
  */
 #include <cupti.h>
@@ -77,7 +80,7 @@ static struct {
 	size_t dropped;
 	bool dropped_reported;
 	int64_t skew;
-	uint64_t launch_ns;
+	uint64_t launch_ns, sync_ns;
 	uint8_t runtime_off[1024], driver_off[1024];
 } f = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
@@ -414,7 +417,7 @@ static void sync_(uint32_t stream, bool device)
 		for (int i = 0; i < 64; i++)
 			if (f.stream_free[i] > until)
 				until = f.stream_free[i];
-	wait_until(until);
+	wait_until(until + f.sync_ns);
 	uint32_t corr = device ? calls(CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020,
 				       CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize, t0)
 			       : calls(CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
@@ -819,5 +822,7 @@ __attribute__((constructor)) static void fake_init(void)
 	f.skew = s ? strtoll(s, NULL, 10) : 0;
 	s = getenv("FAKE_CUPTI_LAUNCH_NS");
 	f.launch_ns = s ? strtoull(s, NULL, 10) : 0;
+	s = getenv("FAKE_CUPTI_SYNC_NS");
+	f.sync_ns = s ? strtoull(s, NULL, 10) : 0;
 	pthread_atfork(NULL, NULL, atfork_child);
 }

@@ -20,7 +20,7 @@ setup() {
 	# hermetic: only what a scenario sets
 	unset LD_LIBRARY_PATH CUDA_INJECTION64_PATH NVTX_INJECTION64_PATH INFERSCOPE_CUDA_DRIVER INFERSCOPE_FORCE_CUDA \
 		INFERSCOPE_NO_CUDA INFERSCOPE_QUIET FAKE_CUDA_MODE FAKE_CUPTI_FAIL FAKE_CUPTI_VERSION \
-		FAKE_CUPTI_DROPPED FAKE_CUPTI_SKEW_NS FAKE_CUPTI_LAUNCH_NS FAKE_NVML FAKE_NVML_LATER \
+		FAKE_CUPTI_DROPPED FAKE_CUPTI_SKEW_NS FAKE_CUPTI_LAUNCH_NS FAKE_CUPTI_SYNC_NS FAKE_NVML FAKE_NVML_LATER \
 		INFERSCOPE_CUDA_LAG_MS INFERSCOPE_CUDA_FLUSH_MS INFERSCOPE_CUDA_SLOTS
 	mkdir -p "$BATS_FILE_TMPDIR/lib"
 	for l in libcuda.so.1 libcupti.so.13 libnvidia-ml.so.1; do
@@ -63,7 +63,7 @@ launch_bound() { scenario launch_bound FAKE_CUPTI_LAUNCH_NS=15000 FAKE_NVML=util
 cpu_bound() { scenario cpu_bound FAKE_NVML=util=5,reasons=0; }
 gpu_compute_bound() { scenario gpu_compute_bound FAKE_NVML=util=99,reasons=0; }
 transfer_bound() { scenario transfer_bound FAKE_NVML=util=5,reasons=0; }
-sync_bound() { scenario sync_bound FAKE_NVML=util=45,reasons=0; }
+sync_bound() { scenario sync_bound FAKE_CUPTI_SYNC_NS=30000 FAKE_NVML=util=45,reasons=0; }
 memory_high() { scenario memory_high FAKE_NVML=util=99,reasons=0,mem_used_mib=39000; }
 thermal_throttled() {
 	scenario thermal_throttled FAKE_NVML=util=99,reasons=0,temp_c=70 \
