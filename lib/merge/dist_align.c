@@ -61,7 +61,8 @@ int isc_clock_align(struct isc_align_end *ends, size_t n, size_t ndomains, uint3
 	memset(out, 0, ndomains * sizeof(*out));
 	if (ref < ndomains)
 		out[ref].aligned = true;
-	qsort(ends, n, sizeof(*ends), by_key_domain);
+	if (n > 1) /* qsort may not be given NULL, which an empty list can be */
+		qsort(ends, n, sizeof(*ends), by_key_domain);
 	/* per key: each domain's median end */
 	struct dom_end *de = malloc((n ? n : 1) * sizeof(*de));
 	size_t *key_at = malloc((n + 1) * sizeof(*key_at)), nkeys = 0, nde = 0;
@@ -126,7 +127,8 @@ int isc_clock_align(struct isc_align_end *ends, size_t n, size_t ndomains, uint3
 			int64_t *d = diffs + first[b];
 			if (out[b].aligned || !nd)
 				continue;
-			qsort(d, nd, sizeof(*d), cmp_i64);
+			if (nd > 1) /* qsort may not be given NULL, which an empty list can be */
+				qsort(d, nd, sizeof(*d), cmp_i64);
 			int64_t off = median_sorted(d, nd);
 			uint64_t worst = 0;
 			for (size_t q = 0; q < nd; q++) {

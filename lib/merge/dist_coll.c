@@ -431,7 +431,8 @@ const struct isc_coll *isc_colltrk_get(struct isc_coll_tracker *t, size_t ui, si
 		*n = u->nkern;
 		return u->kern; /* GPU_OPs come in start order */
 	}
-	qsort(u->call, u->ncall, sizeof(*u->call), by_start); /* kept as they ended */
+	if (u->ncall > 1) /* qsort may not be given NULL, which an empty list can be */
+		qsort(u->call, u->ncall, sizeof(*u->call), by_start); /* kept as they ended */
 	*n = u->ncall;
 	return u->call;
 }

@@ -271,7 +271,8 @@ int isc_rankfacts_resolve(struct isc_rank_facts *f)
 		if (f->ranks[j].world != ISC_RANK_NONE && f->ranks[j].rank >= f->ranks[j].world)
 			snprintf(f->conflict, sizeof(f->conflict), "rank %u is not below its world size %u", f->ranks[j].rank,
 				 f->ranks[j].world);
-	qsort(f->ranks, f->nranks, sizeof(*f->ranks), rank_cmp);
+	if (f->nranks > 1) /* qsort may not be given NULL, which an empty list can be */
+		qsort(f->ranks, f->nranks, sizeof(*f->ranks), rank_cmp);
 	for (size_t j = 0; j < f->nranks; j++)
 		for (size_t q = 0; q < f->ranks[j].npids; q++) {
 			uint32_t *slot;

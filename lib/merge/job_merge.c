@@ -244,7 +244,8 @@ static int align(struct src *srcs, size_t ns, const struct isc_rank_facts *f)
 						     isc_coll_symmetric(c->op) };
 		}
 	/* the ends of symmetric collectives two sources share (dist_reduce.c reads them alike) */
-	qsort(ke, nk, sizeof(*ke), key_cmp);
+	if (nk > 1) /* qsort may not be given NULL, which an empty list can be */
+		qsort(ke, nk, sizeof(*ke), key_cmp);
 	for (size_t a = 0; a < nk;) {
 		size_t b = a;
 		bool multi = false, sym = true;
