@@ -42,6 +42,8 @@
 #define STRAGGLER_MIN_MATCHED 3
 /* Communication bound: the median rank's exposed communication is at least this share of its window. */
 #define COMM_BOUND_SHARE 0.5
+/* A straggler's contributor explains at least this share of its lateness per iteration, or is not a cause. */
+#define CAUSE_MIN_SHARE 0.05
 /* Ranks a straggler's profile is compared with. */
 #define CAUSE_BASELINES 16
 #define SLOWEST_MAX 20
@@ -227,10 +229,16 @@ static bool collective_item(const cJSON *c)
 /*
  * The straggler's extra work: its profile compared with up to
  * CAUSE_BASELINES other ranks' as compare.c compares runs; the
- * contributors that grew, the collectives themselves left out.
+ * contributors that grew by at least CAUSE_MIN_SHARE of its lateness per
+ * iteration (smaller ones do not explain it), the collectives themselves
+ * left out.  None: a straggler late for no work of its own that the
+ * profiles show (cause [] says so).
  */
-static int cause_of(struct isc_jb *jb, cJSON *s, const struct rk *rs, size_t nr, size_t who, const bool *strag)
+static int cause_of(struct isc_jb *jb, cJSON *s, const struct rk *rs, size_t nr, size_t who, const bool *strag,
+		    double lateness)
 {
+	double min_delta = CAUSE_MIN_SHARE * (lateness > 0 ? lateness : 0);
+	isc_jb_num(jb, s, "cause_min_ns_per_iter", round(min_delta));
 	const cJSON *base[CAUSE_BASELINES];
 	size_t nb = 0;
 	for (size_t i = 0; i < nr && nb < CAUSE_BASELINES; i++)
@@ -245,7 +253,8 @@ static int cause_of(struct isc_jb *jb, cJSON *s, const struct rk *rs, size_t nr,
 		return cur || !nb ? 0 : -ENOMEM;
 	}
 	isc_jb_num(jb, s, "compared_with", (double)nb);
-	int rc = isc_findings_compare(cur, base, nb, NULL);
+	struct isc_compare_opts co = { .growth_first = true };
+	int rc = isc_findings_compare(cur, base, nb, &co);
 	if (rc) {
 		cJSON_Delete(cur);
 		return rc;
@@ -256,7 +265,7 @@ static int cause_of(struct isc_jb *jb, cJSON *s, const struct rk *rs, size_t nr,
 		double delta = isc_doc_num(c, "delta_ns_per_iter", 0);
 		const char *view = isc_doc_str(c, "view", "");
 		bool breakdown = !strcmp(view, "breakdown");
-		if (delta <= 0 || (!breakdown && collective_item(c)) || (breakdown ? nbr >= 3 : ncpu >= 5))
+		if (delta <= 0 || delta < min_delta || (!breakdown && collective_item(c)) || (breakdown ? nbr >= 3 : ncpu >= 5))
 			continue;
 		cJSON *o = isc_jb_push_obj(jb, breakdown ? brk : cause);
 		static const char *const keys[] = { "name", "kind", "view", "file" };
@@ -791,7 +800,7 @@ int isc_dist_reduce(const cJSON *const *entries, const unsigned *doc_of, size_t 
 		for (size_t i = 0; i < n; i++)
 			if (!strag[i])
 				isc_jb_push_num(&jb, wr, rs[i].rank);
-		if ((rc = cause_of(&jb, s, rs, n, who, strag))) {
+		if ((rc = cause_of(&jb, s, rs, n, who, strag, (double)lmed[who]))) {
 			free(lmed);
 			goto out;
 		}

@@ -124,6 +124,21 @@ sys.exit(1 if bad or set(a) != set(b) else 0)' "$T/hta.txt" "$T/found.txt"
 	found_ranks "$T/f.json" > "$T/found.txt"
 	expected_ranks "$T"/s/rank*.json.gz > "$T/expected.txt"
 	diff "$T/expected.txt" "$T/found.txt"
+	# late, but for no work of its own: no cause (noise below 5 % of its lateness is not one)
+	jq -e '.distributed.stragglers[0].cause == []' "$T/f.json"
+	jq -e ".distributed.stragglers[0].cause_min_ns_per_iter == ($(cat "$T/late") * 0.05 | round)" "$T/f.json"
+}
+
+@test "a planted straggler with extra work: one of its kernels 2 ms longer is named as the cause" {
+	mkdir "$T/s"
+	$VARY straggler 6 2 "$T/s" $(dlrm)
+	$VARY slowkernel "$T/s/rank6.json.gz" volta_sgemm_128x32_nt 2 "$T/s/rank6.json.gz"
+	"$MERGE" -o "$T/job.istl" "$T"/s/rank*.json.gz
+	"$ANALYZE" "$T/job.istl" > "$T/f.json"
+	jq -e '.distributed.stragglers[0].rank == 6' "$T/f.json"
+	jq -e '.distributed.stragglers[0].cause | length == 1' "$T/f.json"
+	jq -e '.distributed.stragglers[0].cause[0].name == "volta_sgemm_128x32_nt"' "$T/f.json"
+	jq -e '.distributed.stragglers[0].cause[0].view == "gpu"' "$T/f.json"
 }
 
 @test "a rank whose clock is 5 s off is aligned, its offset reported, and no rank's metric changes" {

@@ -12,6 +12,8 @@
         OUTDIR/<basename>
   job_variants.py truncate FILE FRACTION OUT   the gzip file cut after that
                                                share of its bytes
+  job_variants.py slowkernel FILE NAME MS OUT  the first GPU kernel named NAME
+                                               made MS longer (extra work)
 """
 import decimal
 import gzip
@@ -64,6 +66,15 @@ def main():
             b = f.read()
         with open(sys.argv[4], "wb") as f:
             f.write(b[:int(len(b) * float(sys.argv[3]))])
+    elif mode == "slowkernel":
+        doc = load(sys.argv[2])
+        for e in doc["traceEvents"]:
+            if e.get("ph") == "X" and e.get("cat") == "kernel" and e.get("name") == sys.argv[3]:
+                e["dur"] = shift_us(e["dur"], decimal.Decimal(sys.argv[4]) * 1000)
+                break
+        else:
+            sys.exit("no kernel " + sys.argv[3])
+        save(doc, sys.argv[5])
     else:
         sys.exit("unknown mode " + mode)
 
