@@ -54,7 +54,7 @@ static void job(const uint8_t *data, size_t size)
 	size_t tlen = 0, n = 0;
 	const uint8_t *p = data, *e = data + size;
 	fuzz_rejected = 1;
-	while (p < e && n < MAX_RANKS) {
+	while (p && p < e && n < MAX_RANKS) { /* p: never NULL, said for the compiler's -Wnonnull */
 		const uint8_t *q = memmem(p, (size_t)(e - p), sep, sizeof(sep) - 1);
 		const uint8_t *end = q && n + 1 < MAX_RANKS ? q : e;
 		if (end == p || !(raw[n] = fmemopen((void *)p, (size_t)(end - p), "rb")))
