@@ -127,6 +127,7 @@ struct isc_tl_event {
 	uint8_t type;  /* ISC_REC_* */
 	uint64_t ts;   /* ns since the session epoch */
 	uint32_t pid, tid;
+	uint32_t source; /* the input it came from (TL_CTX, formats/timeline.md §4.1): 0 for the first */
 	/* SPAN_BEGIN / SPAN_END */
 	uint64_t span_id, parent_id;
 	uint32_t depth;

@@ -28,6 +28,13 @@
 struct isc_compare_opts {
 	double threshold_pct; /* smallest change called regressed/improved; 0 = the default */
 	double alpha;         /* significance level; 0 = the default */
+	/*
+	 * contributors ranked by their own growth, the largest increase first,
+	 * instead of by their part in the whole change: what one rank does
+	 * more than the others (the job view's straggler cause), whatever its
+	 * iterations did
+	 */
+	bool growth_first;
 };
 
 /* ---- iscope-analyze's whole job (analyze_run.c) ----------------------- */

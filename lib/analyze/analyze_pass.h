@@ -131,6 +131,7 @@ struct ana_scope {
 	uint32_t name_id;
 	bool dataloader; /* a Kineto enumerate(DataLoader) annotation */
 	bool profiler_step; /* every Kineto ProfilerStep#N, as one scope */
+	bool collective; /* a collective call ("nccl:all_reduce", "gloo:all_gather"): never an iteration, not "in a scope" */
 	uint64_t total_ns;
 	struct ana_iter *s;
 	size_t n, cap;
@@ -315,5 +316,34 @@ void isc_ana_emit_recording(struct ana *a, cJSON *root, uint64_t traced_ns);
 
 /* Builds the whole findings document from the finished pass; NULL when out of memory. */
 cJSON *isc_ana_build(struct ana *a, bool damaged);
+
+/*
+ * The measuring pass in parts (analyze.c), so that one pass over a
+ * timeline can feed several analyses (distributed.c: one per rank):
+ * isc_ana_init, then isc_ana_event for each event the analysis sees, then
+ * isc_ana_finish (the document, NULL with *rc set on failure), and
+ * isc_ana_release in every case (also after a failed init).  0 or a
+ * negative errno.
+ */
+int isc_ana_init(struct ana *a, struct isc_timeline *t, const struct isc_analyze_opts *o);
+int isc_ana_event(struct ana *a, const struct isc_tl_event *ev);
+cJSON *isc_ana_finish(struct ana *a, bool damaged, int *rc);
+void isc_ana_release(struct ana *a);
+/*
+ * The next event of t for an analysis pass: 1, or 0 at the end or when it
+ * stops at damage, or -ENOMEM; damaged chunks are skipped and counted in
+ * *ndamage, the first one's message kept in first_err (may be NULL).
+ */
+int isc_ana_next(struct isc_timeline *t, struct isc_tl_event *ev, uint64_t *ndamage, char *first_err, size_t errlen);
+/*
+ * The first pass (isc_analyze_calibrations): each process's chosen
+ * calibration, and hook (may be NULL) called with every event; with
+ * untimed_only it stops at the first timed record (the preamble only).
+ * 0, or -ENOMEM or what hook returned.
+ */
+int isc_ana_first_pass(struct isc_timeline *t, struct isc_analyze_calib **out, size_t *n,
+		       int (*hook)(void *ctx, const struct isc_tl_event *ev), void *ctx, bool untimed_only);
+/* After a pass: 0 without damage, else -EBADMSG with the message pushed (what was damaged, what analyzed). */
+int isc_ana_damage(struct isc_timeline *t, uint64_t ndamage, const char *first_err);
 
 #endif

@@ -147,9 +147,11 @@ int isc_ana_emit_iterations(struct ana *a, cJSON *root)
 {
 	cJSON *it = isc_jb_obj(&a->jb, root, "iterations");
 	struct ana_scope *best = NULL;
+	bool coll = false; /* some scope is a collective call (said in the rule only then) */
 	for (size_t i = 0; i < a->nscs; i++) {
 		struct ana_scope *s = &a->scs[i];
-		if (s->dataloader)
+		coll |= s->collective;
+		if (s->dataloader || s->collective)
 			continue;
 		if (s->profiler_step && s->n >= 2) {
 			best = s;
@@ -162,12 +164,14 @@ int isc_ana_emit_iterations(struct ana *a, cJSON *root)
 	a->out.it_count = best ? best->n : 0;
 	isc_jb_str(&a->jb, it, "name", a->out.it_name);
 	isc_jb_num(&a->jb, it, "count", (double)a->out.it_count);
-	isc_jb_str(&a->jb, it, "rule", isc_timeline_stats_borrow(a->t)->window
-		   ? "iterations = ProfilerStep#N when it has 2 or more spans, else spans of the most frequent scope name (DataLoader annotations left out); warm-up = "
-		     "the first iteration of each process that started inside the window of this flight recording "
-		     "(--ring) and ran at least 2; the others' first iterations were evicted"
-		   : "iterations = ProfilerStep#N when it has 2 or more spans, else spans of the most frequent scope name (DataLoader annotations "
-		     "left out); warm-up = the first iteration of each process that ran at least 2");
+	char rule[512];
+	snprintf(rule, sizeof(rule), "iterations = ProfilerStep#N when it has 2 or more spans, else spans of the most frequent "
+		 "scope name (DataLoader annotations%s left out); warm-up = %s", coll ? " and collective calls" : "",
+		 isc_timeline_stats_borrow(a->t)->window
+		 ? "the first iteration of each process that started inside the window of this flight recording "
+		   "(--ring) and ran at least 2; the others' first iterations were evicted"
+		 : "the first iteration of each process that ran at least 2");
+	isc_jb_str(&a->jb, it, "rule", rule);
 	uint64_t *lat = NULL;
 	struct span_out *spans = NULL;
 	size_t nlat = 0, warm = 0, incomplete = 0, nspans = 0;

@@ -828,7 +828,7 @@ int isc_findings_compare(cJSON *cur, const cJSON *const *base, size_t nbase, con
 	double d = c_iter - b_iter;
 	for (size_t i = 0; i < it.n; i++) {
 		double delta = it.v[i].ns[1] - it.v[i].ns[0];
-		it.v[i].toward = d > 0 ? delta : d < 0 ? -delta : fabs(delta);
+		it.v[i].toward = o && o->growth_first ? delta : d > 0 ? delta : d < 0 ? -delta : fabs(delta);
 	}
 	qsort(it.v, it.n, sizeof(*it.v), by_delta);
 	cJSON *con = isc_jb_arr(&jb, cmp, "contributors");

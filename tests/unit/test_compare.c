@@ -174,7 +174,7 @@ static cJSON *loaded(cJSON *d, double pressure, double runnable)
 
 static const char *verdict_of(cJSON *cur, cJSON **base, size_t nb)
 {
-	struct isc_compare_opts o = { 0, 0 };
+	struct isc_compare_opts o = { 0, 0, false };
 	if (isc_findings_compare(cur, (const cJSON *const *)base, nb, &o))
 		return "error";
 	return isc_doc_str(cur, "comparison.verdict", NULL);
@@ -370,7 +370,7 @@ static const cJSON *contributor(const cJSON *d, const char *name)
  */
 static void test_uncounted(void)
 {
-	struct isc_compare_opts o = { 0, 0 };
+	struct isc_compare_opts o = { 0, 0, false };
 	cJSON *b[1] = { doc(30, 100, 0, 60, 0, 1) };
 	cJSON *cur = uncounted(doc(30, 120, 5, 60, 20, 1));
 	ok(isc_findings_compare(cur, (const cJSON *const *)b, 1, &o) == 0, "exact baseline, sampled run: compared");
@@ -480,7 +480,7 @@ static void test_history(void)
 	enum { N = 40 };
 	cJSON *docs[N], *out = NULL;
 	double v[N];
-	struct isc_compare_opts o = { 0, 0 };
+	struct isc_compare_opts o = { 0, 0, false };
 	for (int i = 0; i < N; i++) {
 		v[i] = i < 20 ? 100 : i < N - 1 ? 130 : 131.3;
 		docs[i] = hist_doc(v[i], i < 20 ? 10 : 58);

@@ -137,7 +137,7 @@ int main(int argc, char **argv)
 	bool written = false;
 	cJSON **bdocs = NULL;
 	size_t nb = 0, nloaded = 0;
-	struct isc_compare_opts co = { 0, 0 };
+	struct isc_compare_opts co = { 0, 0, false };
 
 	status = isc_tool_start(&tool, argc, argv, &c, &first);
 	if (status >= 0)
