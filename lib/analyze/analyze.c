@@ -1022,6 +1022,7 @@ static void ana_free(struct ana *a)
 	free(a->gs);
 	isc_series_free(a->series);
 	isc_pysamp_free(a->pys);
+	isc_nat_free(a->nat);
 	isc_numa_free(a->numa);
 }
 
@@ -1102,7 +1103,8 @@ int isc_analyze_measure(struct isc_timeline *t, const struct isc_analyze_opts *o
 	uint64_t ndamage = 0;
 	int rc;
 	*out = NULL;
-	if ((rc = isc_lsq_new(&a.rss_lsq)) || (rc = isc_series_new(&a.series)) || (rc = isc_pysamp_new(&a.pys)) || (rc = isc_numa_new(&a.numa)) ||
+	if ((rc = isc_lsq_new(&a.rss_lsq)) || (rc = isc_series_new(&a.series)) || (rc = isc_pysamp_new(&a.pys)) ||
+	    (rc = isc_nat_new(&a.nat, o && o->native_nodes ? o->native_nodes : ISC_ANALYZE_NATIVE_NODES_DEFAULT)) || (rc = isc_numa_new(&a.numa)) ||
 	    (rc = isc_oom_new(&a.oom)) ||
 	    (rc = isc_gpu_ana_new(&a.gpu, t, o && o->hta_compat, a.series)))
 		goto done;
@@ -1110,13 +1112,14 @@ int isc_analyze_measure(struct isc_timeline *t, const struct isc_analyze_opts *o
 		if (rc < 0)
 			goto done;
 		if ((rc = on_event(&a, &ev)) || (rc = isc_gpu_ana_event(a.gpu, &ev)) ||
-		    (rc = isc_numa_event(a.numa, &ev)))
+		    (rc = isc_numa_event(a.numa, &ev)) || (rc = isc_nat_event(a.nat, &a, &ev)))
 			goto done;
 		if (o && o->progress && !(isc_timeline_stats_borrow(t)->events & 0xffff))
 			o->progress(o->progress_ctx, isc_timeline_stats_borrow(t)->events, ev.ts);
 	}
 	if (o && o->progress)
 		o->progress(o->progress_ctx, isc_timeline_stats_borrow(t)->events, a.last_ts);
+	isc_nat_finish(a.nat, &a);
 	if ((rc = round_close(&a)))
 		goto done;
 	/* spans still open: their end was never recorded; close them at the last time seen */

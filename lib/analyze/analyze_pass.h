@@ -15,6 +15,7 @@
 #include "isc_jbuild.h"
 #include "analyze_wait.h"
 #include "analyze_pysample.h"
+#include "analyze_native.h"
 
 
 /* ---- analysis state ----------------------------------------------------- */
@@ -275,6 +276,7 @@ struct ana {
 	struct isc_series *series; /* timeseries.* (analyze_series.c) */
 	struct isc_numa *numa;     /* memory.numa (analyze_numa.c) */
 	struct isc_pysamp *pys;    /* python.samples (analyze_pysample.c) */
+	struct isc_nat *nat;       /* native stacks (analyze_native.c) */
 	uint32_t step_scope;       /* 1 + index of the ProfilerStep#N scope, 0 before one */
 	bool raw_times;            /* --no-compensation: keep the recording cost in */
 	uint64_t removed_iter_ns;  /* ... out of the latencies of the iteration scope's spans */

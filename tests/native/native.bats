@@ -1,12 +1,18 @@
 #!/usr/bin/env bats
-# Native stacks (issue 26, phase 1): recorded with iscope-record --native,
-# merged, unwound offline (tests/native/nstacks, the analysis pass's call
-# in phase 2) and checked against call chains known by construction:
+# Native stacks (issue 26): recorded with iscope-record --native, merged,
+# unwound offline (tests/native/nstacks; iscope-analyze's native section)
+# and checked against call chains known by construction:
 #   - main -> chain_run -> a -> b -> spin in a library built with frame
 #     pointers, without, with its CFI in .debug_frame only, with no CFI,
 #     and stripped (tests/native/chain_lib.c);
 #   - a torch loop whose time is torch.matmul (tests/native/matmul.py):
-#     the GEMM kernel under the Python line that called matmul;
+#     the GEMM kernel under the Python line that called matmul, in the
+#     stacks and in the findings (both Python modes); with torch.exp added,
+#     the differential against the GEMM-only run;
+#   - a GEMM on two BLAS threads (tests/native/pool.py): the worker's
+#     samples under the line and op that dispatched them;
+#   - examples/infer.py: 90 % of the CPU time has a stack;
+#   - the flame-graph formats of iscope-report from the findings;
 #   - perf_event_open refused (a seccomp filter: tests/native/noperf.c).
 # The recorder runs as root here; without permission to open perf events
 # every test but the refusal ones skips, saying so.
@@ -206,4 +212,140 @@ check_chain() {
 	[ "${#lines[@]}" = 1 ]
 	run "$ISC_SRC/tests/native/check_speedscope.py" "$T/f.json" "$samples" 1000000
 	[ "$output" = ok ]
+}
+
+# record_mm MODE [ARGS...]: matmul.py (one thread, ARGS: seconds [exp]) recorded in
+# Python mode MODE with native stacks and analyzed: $T/mm.json
+record_mm() {
+	local mode=$1
+	shift
+	py=$(torch_python) || skip "no Python with torch"
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 "$RECORD" -q --no-cuda --python="$mode" --native=on -o "$T/mm.isc" -- \
+		"$py" "$ISC_SRC/tests/native/matmul.py" "$@"
+	"$ANALYZE" -q -o "$T/mm.json" "$T/mm.isc"
+	valid_findings "$T/mm.json"
+}
+
+# The folded lines of the findings' tree (tests/native/tree_paths.py, apart
+# from the C writers) under the Python frame work at LINE of matmul.py.
+@test "torch: in the findings, the GEMM kernel is under the Python line that called torch.matmul" {
+	need_perf
+	record_mm sample 1.5
+	line=$(grep -n '# GEMM' "$ISC_SRC/tests/native/matmul.py" | cut -d: -f1)
+	"$ISC_SRC/tests/native/tree_paths.py" "$T/mm.json" >"$T/paths"
+	# by construction the line runs a GEMM and nothing else: of the samples
+	# under it, nearly all are in a GEMM kernel below torch's matmul op
+	at=$(grep -E ";work \([^;]*matmul\.py:$line\);" "$T/paths" | awk '{ s += $NF } END { print s + 0 }')
+	under=$(grep -E ";work \([^;]*matmul\.py:$line\);([^;]*;)*at::_ops::matmul[^;]*;([^;]*;)*[^;]*gemm[^;]* [0-9]+$" "$T/paths" |
+		awk '{ s += $NF } END { print s + 0 }')
+	echo "tree: $at samples under work (line $line), $under of them > at::_ops::matmul > ... > gemm" >&2
+	((at >= 50))
+	((under * 100 >= at * 80))
+	# the top native function is the GEMM kernel, above it the op and that line
+	run jq -r '.native.functions[0].name' "$T/mm.json"
+	[[ $output == *gemm* ]]
+	run jq -r '.native.functions[0].above[0] | "\(.op) \(.python.name) \(.python.line)"' "$T/mm.json"
+	[ "$output" = "aten::matmul_out work $line" ]
+	run jq '.native.functions[0].above[0].pct >= 80' "$T/mm.json"
+	[ "$output" = true ]
+	# the op's breakdown: a GEMM kernel first
+	run jq -r '.native.ops[0] | "\(.name) \(.python.line) \(.kernels[0].name)"' "$T/mm.json"
+	[[ $output == "aten::matmul_out $line "*gemm* ]]
+}
+
+@test "torch, exact mode: the GEMM kernel under work, the span stack standing for the Python sample" {
+	need_perf
+	record_mm exact 1.5
+	run jq -r '.native.functions[0].name' "$T/mm.json"
+	[[ $output == *gemm* ]]
+	# the span stack knows functions, not lines: work's first line
+	def=$(grep -n '^def work' "$ISC_SRC/tests/native/matmul.py" | cut -d: -f1)
+	run jq -r '.native.functions[0].above[0] | "\(.python.name) \(.python.line)"' "$T/mm.json"
+	[ "$output" = "work $def" ]
+	run jq '.native.paired_pct >= 90' "$T/mm.json"
+	[ "$output" = true ]
+}
+
+@test "a BLAS worker thread's samples are under the Python line and op that dispatched its work" {
+	need_perf
+	py=$(torch_python) || skip "no Python with torch"
+	line=$(grep -n '# GEMM' "$ISC_SRC/tests/native/pool.py" | cut -d: -f1)
+	OMP_NUM_THREADS=2 OPENBLAS_NUM_THREADS=2 "$RECORD" -q --no-cuda --native=on -o "$T/pool.isc" -- \
+		"$py" "$ISC_SRC/tests/native/pool.py" 1.5
+	"$ANALYZE" -q -o "$T/pool.json" "$T/pool.isc"
+	valid_findings "$T/pool.json"
+	# the worker: the thread that runs no Python with the most samples
+	jq -c '[.native.threads[] | select(.python == false)] | max_by(.samples)' "$T/pool.json" >"$T/worker"
+	cat "$T/worker" >&2
+	run jq '.samples' "$T/worker"
+	((output >= 30))
+	# by construction all its work is the GEMM line's; waiting between products may fall outside
+	run jq '.dispatched_samples * 100 / .samples >= 80' "$T/worker"
+	[ "$output" = true ]
+	run jq -r '.dispatched_by[0] | "\(.op) \(.python.name) \(.python.line)"' "$T/worker"
+	[ "$output" = "aten::matmul_out work $line" ]
+	# the untraced pool row says the same
+	run jq -r '.cpu.thread_pools[] | select(.traced == false) | .native.dispatched_by[0].python.line' "$T/pool.json"
+	[ "${lines[0]}" = "$line" ]
+}
+
+@test "examples/infer.py: at least 90 % of the process's CPU time has a stack, the untraced pool is attributed" {
+	need_perf
+	py=$(torch_python) || skip "no Python with torch"
+	"$RECORD" -q --no-cuda --native=on -o "$T/infer.isc" -- "$py" "$ISC_SRC/examples/infer.py" --batches 6 >/dev/null
+	"$ANALYZE" -q -o "$T/infer.json" "$T/infer.isc"
+	valid_findings "$T/infer.json"
+	jq -c '.native | {samples, cpu_covered_pct, worker_samples, dispatched_pct}' "$T/infer.json" >&2
+	run jq '.native.cpu_covered_pct >= 90' "$T/infer.json"
+	[ "$output" = true ]
+	# every untraced pool has stacks, most of them under the line that dispatched them
+	run jq '[.cpu.thread_pools[] | select(.traced == false)] | length' "$T/infer.json"
+	((output >= 1))
+	run jq '[.cpu.thread_pools[] | select(.traced == false) | select(.native.samples == 0 or .native.dispatched_pct < 80)] | length' "$T/infer.json"
+	[ "$output" = 0 ]
+	run jq -r '[.cpu.thread_pools[] | select(.traced == false)][0].native.dispatched_by[0].python.file' "$T/infer.json"
+	[[ $output == */torch/nn/modules/* ]]
+}
+
+@test "the CPU split with native frames: a @ b (BINARY_OP, no call for exact mode) is torch op time" {
+	need_perf
+	py=$(torch_python) || skip "no Python with torch"
+	for n in off on; do
+		OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 "$RECORD" -q --no-cuda --python=exact --native=$n -o "$T/bo_$n.isc" -- \
+			"$py" "$ISC_SRC/tests/native/binop.py" 1.5
+		"$ANALYZE" -q -o "$T/bo_$n.json" "$T/bo_$n.isc"
+		valid_findings "$T/bo_$n.json"
+		jq -c '.cpu.in_iterations.split | [.python_ns, .torch_ops_ns, .other_c_ns]' "$T/bo_$n.json" >&2
+	done
+	# premise: without native stacks exact mode counts the operator as the interpreter's time
+	run jq '.cpu.in_iterations.split | .python_ns >= 0.8 * (.python_ns + .ops_ns)' "$T/bo_off.json"
+	[ "$output" = true ]
+	# by construction it is torch's matmul: the native frames say so, inside the iterations and in the whole run
+	run jq '.cpu.in_iterations.split | .torch_ops_ns >= 0.8 * (.python_ns + .ops_ns)' "$T/bo_on.json"
+	[ "$output" = true ]
+	run jq '.cpu.split.torch_ops_ns > .cpu.split.python_ns' "$T/bo_on.json"
+	[ "$output" = true ]
+	# the thread's own row too
+	run jq '[.processes[].threads[] | select(.traced)] | max_by(.cpu_ns) | .torch_ops_ns > .python_ns' "$T/bo_on.json"
+	[ "$output" = true ]
+}
+
+@test "the CPU split with native frames: numpy's a @ b in a torch process is other C code, not a torch op" {
+	need_perf
+	py=$(torch_python) || skip "no Python with torch"
+	for n in off on; do
+		OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 "$RECORD" -q --no-cuda --python=sample --native=$n -o "$T/bn_$n.isc" -- \
+			"$py" "$ISC_SRC/tests/native/binop.py" 1.5 numpy
+		"$ANALYZE" -q -o "$T/bn_$n.json" "$T/bn_$n.isc"
+		valid_findings "$T/bn_$n.json"
+		jq -c '.cpu.in_iterations.split | [.python_ns, .torch_ops_ns, .other_c_ns]' "$T/bn_$n.json" >&2
+	done
+	# premise: the Python sampler sees an operator in a process that runs torch: a torch op
+	run jq '.cpu.in_iterations.split | .torch_ops_ns >= 0.8 * (.python_ns + .ops_ns)' "$T/bn_off.json"
+	[ "$output" = true ]
+	# by construction it is numpy's matmul: other C code, inside the iterations and in the whole run
+	run jq '.cpu.in_iterations.split | .other_c_ns >= 0.8 * (.python_ns + .ops_ns)' "$T/bn_on.json"
+	[ "$output" = true ]
+	run jq '.cpu.split.other_c_ns > .cpu.split.torch_ops_ns' "$T/bn_on.json"
+	[ "$output" = true ]
 }
