@@ -289,6 +289,60 @@ record_mm() {
 	[ "${lines[0]}" = "$line" ]
 }
 
+@test "-f folded and -f speedscope: the findings' tree, every sample once, speedscope's file format" {
+	need_perf
+	record_mm sample 1
+	"$REPORT" -f folded -o "$T/f.folded" "$T/mm.json"
+	"$REPORT" -f speedscope -o "$T/f.json" "$T/mm.json"
+	samples=$(jq .native.samples "$T/mm.json")
+	period=$(jq .native.sampler.period_ns "$T/mm.json")
+	((samples >= 50))
+	run grep -cvE '^[^ ].* [0-9]+$' "$T/f.folded"
+	[ "$output" = 0 ]
+	run awk '{ s += $NF } END { print s }' "$T/f.folded"
+	[ "$output" = "$samples" ]
+	# the same lines as the tree read apart from the C writers
+	"$ISC_SRC/tests/native/tree_paths.py" "$T/mm.json" >"$T/want"
+	sort "$T/f.folded" >"$T/got"
+	run diff "$T/want" "$T/got"
+	[ "$status" -eq 0 ]
+	run "$ISC_SRC/tests/native/check_speedscope.py" "$T/f.json" "$samples" "$period"
+	[ "$output" = ok ]
+	# one profile per thread of the tree
+	run jq -n --slurpfile s "$T/f.json" --slurpfile x "$T/mm.json" '($s[0].profiles | length) == ($x[0].native.tree.threads | length)'
+	[ "$output" = true ]
+}
+
+@test "findings without native stacks: -f folded and -f speedscope exit 1 saying so" {
+	"$RECORD" -q --no-cuda -o "$T/off.isc" -- "$BT/chain" "$BT/libchain_fp.so" 1000
+	"$ANALYZE" -q -o "$T/off.json" "$T/off.isc"
+	run jq 'has("native")' "$T/off.json"
+	[ "$output" = false ]
+	run --separate-stderr "$REPORT" -f folded "$T/off.json"
+	[ "$status" -eq 1 ]
+	[[ $stderr == *"no native stacks in these findings (record with iscope-record --native=on)"* ]]
+	run --separate-stderr "$REPORT" -f speedscope "$T/off.json"
+	[ "$status" -eq 1 ]
+	[ -z "$output" ]
+}
+
+@test "perf_event_open refused: no native section, the report says it is from Python stacks only" {
+	py=$(torch_python) || skip "no Python with torch"
+	run --separate-stderr "$BT/noperf" "$RECORD" --native=auto --no-cuda -o "$T/np.isc" -- "$py" -c 'print(sum(range(10**5)))'
+	[ "$status" -eq 0 ]
+	"$ANALYZE" -q -o "$T/np.json" "$T/np.isc"
+	valid_findings "$T/np.json"
+	run jq 'has("native")' "$T/np.json"
+	[ "$output" = false ]
+	run jq -r '.summary.warnings[] | select(.code == 14) | .kind' "$T/np.json"
+	[ "$output" = native_not_sampled ]
+	"$REPORT" -o "$T/np.md" "$T/np.json"
+	run grep -c 'Native stacks were not sampled, this report is from Python stacks only: perf_event_open refused' "$T/np.md"
+	[ "$output" = 1 ]
+	run grep -c '### Native stacks' "$T/np.md"
+	[ "$output" = 0 ]
+}
+
 @test "examples/infer.py: at least 90 % of the process's CPU time has a stack, the untraced pool is attributed" {
 	need_perf
 	py=$(torch_python) || skip "no Python with torch"
@@ -305,6 +359,25 @@ record_mm() {
 	[ "$output" = 0 ]
 	run jq -r '[.cpu.thread_pools[] | select(.traced == false)][0].native.dispatched_by[0].python.file' "$T/infer.json"
 	[[ $output == */torch/nn/modules/* ]]
+}
+
+@test "--native-nodes bounds the tree: a cut on samples, the rest in [other] nodes, no count changed" {
+	need_perf
+	record_mm sample 1
+	"$ANALYZE" -q --native-nodes=40 -o "$T/small.json" "$T/mm.isc"
+	valid_findings "$T/small.json"
+	# premise: the full tree has more than 40 nodes, so the bound cuts
+	run jq '.native.tree.parent | length > 40' "$T/mm.json"
+	[ "$output" = true ]
+	run "$ISC_SRC/tests/native/check_tree.py" "$T/small.json" "$T/mm.json"
+	echo "$output" >&2
+	[ "$output" = ok ]
+	"$REPORT" -f folded -o "$T/small.folded" "$T/small.json"
+	run awk '{ s += $NF } END { print s }' "$T/small.folded"
+	[ "$output" = "$(jq .native.samples "$T/small.json")" ]
+	run "$ANALYZE" --native-nodes=15 "$T/mm.isc"
+	[ "$status" -eq 2 ]
+	[[ $output == *"invalid value '15' for --native-nodes: expected 16 to 1000000"* ]]
 }
 
 @test "the CPU split with native frames: a @ b (BINARY_OP, no call for exact mode) is torch op time" {
