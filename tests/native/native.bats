@@ -361,6 +361,38 @@ record_mm() {
 	[[ $output == */torch/nn/modules/* ]]
 }
 
+@test "differential: GEMM alone before, GEMM and exp now: exp's line grew, GEMM's shrank, in the HTML too" {
+	need_perf
+	record_mm sample 1.5
+	mv "$T/mm.json" "$T/base.json"
+	record_mm sample 1.5 exp
+	"$ANALYZE" -q --baseline "$T/base.json" -o "$T/cmp.json" "$T/mm.isc"
+	valid_findings "$T/cmp.json"
+	gemm=$(grep -n '# GEMM' "$ISC_SRC/tests/native/matmul.py" | cut -d: -f1)
+	expl=$(grep -n '# EXP' "$ISC_SRC/tests/native/matmul.py" | cut -d: -f1)
+	run jq '(.comparison.native.node_delta_pct | length) == (.native.tree.parent | length)' "$T/cmp.json"
+	[ "$output" = true ]
+	# the change at each line's frame (every node of one path has the same change)
+	delta() {
+		jq --argjson l "$1" '.native.tree as $t | [range($t.parent | length) as $i
+			| select($t.frame[$i] >= 0 and $t.frames[$t.frame[$i]].kind == "python"
+				and $t.frames[$t.frame[$i]].name == "work" and $t.frames[$t.frame[$i]].line == $l)
+			| .comparison.native.node_delta_pct[$i]] | max' "$T/cmp.json"
+	}
+	grew=$(delta "$expl")
+	shrank=$(delta "$gemm")
+	echo "work at line $expl: $grew points, at line $gemm: $shrank points" >&2
+	run jq -n "$grew >= 10"
+	[ "$output" = true ]
+	run jq -n "$shrank <= -10"
+	[ "$output" = true ]
+	run jq '[.comparison.native.functions[] | select((.name | test("gemm")) and .delta_pct < 0)] | length' "$T/cmp.json"
+	((output >= 1))
+	"$REPORT" -o "$T/cmp.html" "$T/cmp.json"
+	run grep -c '<title id="isc-c[0-9]*-t">Differential flame graph: this run against the baselines</title>' "$T/cmp.html"
+	[ "$output" = 1 ]
+}
+
 @test "--native-nodes bounds the tree: a cut on samples, the rest in [other] nodes, no count changed" {
 	need_perf
 	record_mm sample 1
