@@ -38,7 +38,7 @@
 #include <string.h>
 
 #include "analyze_native.h"
-#include "analyze_sections.h"   /* struct ana, struct ana_cpu_split */
+#include "sections.h"   /* struct ana, struct ana_cpu_split */
 #include "../native/unwind.h"   /* isc_unwinder_*, isc_mixq_*, isc_native_op, isc_native_class */
 #include "../stacks/stacks.h"   /* isc_stree_* */
 
