@@ -1,6 +1,8 @@
 """A torch workload whose CPU time is a torch op the Python agent cannot
 see as a call: c = a @ b is the bytecode BINARY_OP, not a call, so exact
-mode's spans count its time as the interpreter's.  By construction nearly
+mode's spans count its time as the interpreter's (since issue 24 exact
+mode moves it to the op from its Python stack samples; native frames say
+the same).  By construction nearly
 all of it is torch's matmul and OpenBLAS's GEMM (384x384, one thread: the
 tests set OMP_NUM_THREADS and OPENBLAS_NUM_THREADS to 1); the loop's own
 Python is a clock read and a comparison a turn.  Each of the steps is a
@@ -10,8 +12,9 @@ scope, so the split inside iterations is judged too.
 
 With "numpy", a and b are numpy arrays in this process that runs torch:
 the operator is numpy's matmul (OpenBLAS under numpy's own extension), not
-a torch op, though the Python sampler, which sees only "an operator in a
-process that runs torch", counts it as one."""
+a torch op (the Python sampler, which saw only "an operator in a process
+that runs torch", counted it as one before issue 24 named the callee by
+its type)."""
 import sys
 import time
 
