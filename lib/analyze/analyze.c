@@ -1147,6 +1147,7 @@ void isc_ana_release(struct ana *a)
 	free(a->gs);
 	isc_series_free(a->series);
 	isc_pysamp_free(a->pys);
+	isc_nat_free(a->nat);
 	isc_numa_free(a->numa);
 	isc_asite_free(a->asites);
 	free(a->asteady);
@@ -1235,6 +1236,7 @@ int isc_ana_init(struct ana *a, struct isc_timeline *t, const struct isc_analyze
 			   .ncalibs = o && o->calibs ? o->ncalibs : 0 };
 	int rc;
 	if ((rc = isc_lsq_new(&a->rss_lsq)) || (rc = isc_series_new(&a->series)) || (rc = isc_pysamp_new(&a->pys)) ||
+	    (rc = isc_nat_new(&a->nat, o && o->native_nodes ? o->native_nodes : ISC_ANALYZE_NATIVE_NODES_DEFAULT)) ||
 	    (rc = isc_numa_new(&a->numa)) || (rc = isc_oom_new(&a->oom)) || (rc = isc_asite_new(&a->asites)) ||
 	    (rc = isc_gpu_ana_new(&a->gpu, t, o && o->hta_compat, a->series)))
 		return rc;
@@ -1244,7 +1246,8 @@ int isc_ana_init(struct ana *a, struct isc_timeline *t, const struct isc_analyze
 int isc_ana_event(struct ana *a, const struct isc_tl_event *ev)
 {
 	int rc;
-	if ((rc = on_event(a, ev)) || (rc = isc_gpu_ana_event(a->gpu, ev)) || (rc = isc_numa_event(a->numa, ev)))
+	if ((rc = on_event(a, ev)) || (rc = isc_gpu_ana_event(a->gpu, ev)) || (rc = isc_numa_event(a->numa, ev)) ||
+	    (rc = isc_nat_event(a->nat, a, ev)))
 		return rc;
 	return 0;
 }
@@ -1252,6 +1255,7 @@ int isc_ana_event(struct ana *a, const struct isc_tl_event *ev)
 cJSON *isc_ana_finish(struct ana *a, bool damaged, int *rc)
 {
 	cJSON *doc;
+	isc_nat_finish(a->nat, a);
 	if ((*rc = round_close(a)))
 		return NULL;
 	/* spans still open: their end was never recorded; close them at the last time seen */

@@ -16,6 +16,7 @@
 #include "analyze_wait.h"
 #include "analyze_pysample.h"
 #include "alloc_sites.h"
+#include "analyze_native.h"
 
 
 /* ---- analysis state ----------------------------------------------------- */
@@ -292,6 +293,7 @@ struct ana {
 	uint32_t *amarks;          /* their marks */
 	uint64_t rss_peak_ts;      /* when rss_total_peak was reached */
 	uint64_t memory_limit;     /* iscope-record --memory-limit (META record.memory_limit), 0: none */
+	struct isc_nat *nat;       /* native stacks (analyze_native.c) */
 	uint32_t step_scope;       /* 1 + index of the ProfilerStep#N scope, 0 before one */
 	bool raw_times;            /* --no-compensation: keep the recording cost in */
 	uint64_t removed_iter_ns;  /* ... out of the latencies of the iteration scope's spans */

@@ -10,6 +10,7 @@
  *   cpu (functions, split)              sections_cpu.c (--python=sample:
  *                                       analyze_pysample.c adds to it)
  *   python                              analyze_pysample.c
+ *   native                              analyze_native.c
  *   recording                           analyze_recording.c
  *   cpu (off-CPU, pools, in_iterations) sections_cpu.c
  *   memory                              sections_run.c (numa: analyze_numa.c)
@@ -43,7 +44,7 @@ static const char *warning_kind(uint64_t code)
 	static const char *const names[] = { "other", "no_driver", "stub_driver", "injection_taken", "not_built",
 					     "no_nvml", "cupti_version", "cupti_privileges", "cupti_subscriber",
 					     "cupti_error", "cupti_kinds", [ISC_WARN_NO_PY_AGENT] = "no_python_agent",
-					     [ISC_WARN_OOM_KILL] = "oom_kill" };
+					     [ISC_WARN_OOM_KILL] = "oom_kill", [ISC_WARN_NATIVE] = "native_not_sampled" };
 	return code < sizeof(names) / sizeof(names[0]) && names[code] ? names[code] : "other";
 }
 
@@ -144,6 +145,8 @@ cJSON *isc_ana_build(struct ana *a, bool damaged)
 		isc_pysamp_emit_cpu(a->pys, a->t, &a->jb, cpu, traced, a->top_n);
 		isc_pysamp_emit(a->pys, a->t, &a->jb, root, a->top_n);
 	}
+	if (isc_nat_emit(a->nat, a, root))
+		goto oom;
 	isc_ana_emit_cpu_split(a, cpu, &whole, &sw);
 	isc_ana_emit_recording(a, root, traced);
 	if (isc_ana_emit_off_cpu(a, cpu) || isc_ana_emit_pools(a, cpu) ||

@@ -84,6 +84,7 @@ static const struct known_key {
 	{ "analyze", "hta_compat", true },   { "analyze", "quiet", true },
 	{ "analyze", "log_level", true },    { "analyze", "threshold", true },
 	{ "analyze", "fail_on_regression", true }, { "analyze", "no_compensation", true },
+	{ "analyze", "native_nodes", true },
 	{ "report", "format", true },
 	{ "report", "quiet", true },         { "report", "log_level", true },
 };

@@ -64,6 +64,8 @@ static void recording_notes(struct isc_rep *m, const cJSON *root)
 		double c;
 		listed += isc_doc_have(w, "count", &c) && c > 0 ? c : 1;
 		isc_rep_put(m, "- ");
+		if (!strcmp(isc_doc_str(w, "kind", ""), "native_not_sampled"))
+			isc_rep_put(m, "Native stacks were not sampled, this report is from Python stacks only: ");
 		isc_rep_md(m, isc_doc_str(w, "message", "?"));
 		double pid, n;
 		if (isc_doc_have(w, "pid", &pid) && pid > 0)

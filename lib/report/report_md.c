@@ -13,7 +13,8 @@
  *   the verdict line            class, confidence, share explained, limits
  *   the run's size              wall time, iterations, start-up, damage
  *   ## End-to-end latency       report_latency.c (and ### Marks)
- *   ## CPU                      report_cpu.c (### Python samples: report_pysample.c)
+ *   ## CPU                      report_cpu.c (### Python samples: report_pysample.c,
+ *                               ### Native stacks: report_native.c)
  *   ## GPU                      report_gpu.c
  *   ## Memory                   report_memory.c
  *   ## Findings                 report_findings.c
@@ -253,6 +254,8 @@ int isc_report_render(const cJSON *root, enum isc_report_format f, char **out)
 		isc_err_push("not a findings document (not a JSON object)");
 		return -EINVAL;
 	}
+	if (f == ISC_REPORT_FOLDED || f == ISC_REPORT_SPEEDSCOPE)
+		return isc_rep_stacks(root, f == ISC_REPORT_SPEEDSCOPE, out);
 	if (render_md(root, &m))
 		goto oom;
 	if (f == ISC_REPORT_MD) {
