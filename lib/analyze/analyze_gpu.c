@@ -73,6 +73,7 @@
 
 #define LAUNCH_MAX (1u << 18)     /* launch calls waiting for their op */
 #define NV_THROTTLE 0xECull /* sw_power_cap hw_slowdown sw_thermal hw_thermal hw_power_brake */
+#define NV_IDLE 0x1ull      /* gpu_idle: the clocks are idle clocks */
 
 int isc_gpu_ana_new(struct isc_gpu_ana **out, struct isc_timeline *t, bool hta_compat, struct isc_series *ser)
 {
@@ -373,11 +374,27 @@ static void on_gpu_info(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 	d->info_total = ev->f[4];
 }
 
+/* Busy time of device id (all ops, every op's accumulator) up to t; 0 before its first op. */
+static int64_t dev_busy_at(struct isc_gpu_ana *g, uint32_t id, int64_t t)
+{
+	uint32_t i = isc_umap_get(&g->acc[0].dev_map, id);
+	return i == ISC_UMAP_NONE ? 0 : isc_gpu_union_busy_at(&g->acc[0].devs[i].all, t);
+}
+
 /*
  * GPU_SAMPLE: index util_gpu_pct util_mem_pct mem_used mem_total sm_mhz
  * mem_mhz power_mw temp_c clock_event_reasons ...; a query the sampler
  * could not make is 0.  Feeds timeseries.gpu_util_pct (each sample) and
  * gpu_mem_used_bytes (the latest used memory of every device, summed).
+ *
+ * Throttled work: a sample stands for the interval since the previous
+ * sample of its device (its first, since the trace began).  It is a busy
+ * sample when GPU work (a kernel, copy or memset of the CUDA device of the
+ * same id) ran in that interval and its reasons do not include gpu_idle
+ * (idle clocks, whatever ran); a busy sample with a throttle reason
+ * (NV_THROTTLE) is throttled work, and the work of its interval the
+ * throttled busy time.  Ops arrive by start: at the sample's time every op
+ * that started before it is known.
  */
 static void on_gpu_sample(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 {
@@ -404,6 +421,20 @@ static void on_gpu_sample(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 	for (size_t i = 0; i < GPU_NV_REASONS; i++)
 		d->reasons[i] += (f[9] & isc_gpu_nv_reasons[i].bit) != 0;
 	d->throttled += (f[9] & NV_THROTTLE) != 0;
+	int64_t busy = dev_busy_at(g, d->index, (int64_t)ev->ts), work = busy - d->prev_busy;
+	d->prev_busy = busy;
+	if (work > 0 && !(f[9] & NV_IDLE)) {
+		d->busy_samples++;
+		d->busy_ns += work;
+		if (f[5] && f[5] <= UINT32_MAX && f[5] > d->sm_max_busy)
+			d->sm_max_busy = (uint32_t)f[5];
+		if (f[9] & NV_THROTTLE) {
+			d->thr_busy_samples++;
+			d->thr_busy_ns += work;
+			if (f[5] && f[5] <= UINT32_MAX && (!d->sm_min_thr || f[5] < d->sm_min_thr))
+				d->sm_min_thr = (uint32_t)f[5];
+		}
+	}
 	if (!g->ser)
 		return;
 	for (size_t i = 0; i < g->nnv; i++)

@@ -83,6 +83,17 @@ int64_t isc_gpu_union_busy(const struct gpu_union *u)
 	return u->any ? u->busy + u->g_e - u->g_s : 0;
 }
 
+/*
+ * Intervals arrive by start, so at t no later one can cover time before
+ * t: the closed groups and the part of the open group before t are final.
+ */
+int64_t isc_gpu_union_busy_at(const struct gpu_union *u, int64_t t)
+{
+	if (!u->any || t <= u->g_s)
+		return u->any ? u->busy : 0;
+	return u->busy + (t < u->g_e ? t : u->g_e) - u->g_s;
+}
+
 int64_t isc_gpu_union_span(const struct gpu_union *u)
 {
 	return u->any ? u->g_e - u->first : 0;

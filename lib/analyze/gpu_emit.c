@@ -591,6 +591,12 @@ static void emit_nvml(struct out *o, cJSON *gpu)
 		isc_jb_num_or_null(&o->jb, x, "temp_c_max", d->temp_max, d->temp_max);
 		isc_jb_num_or_null(&o->jb, x, "power_w_max", d->power_max, (double)d->power_max / 1000);
 		isc_jb_num(&o->jb, x, "throttled_samples", (double)d->throttled);
+		isc_jb_num(&o->jb, x, "busy_samples", (double)d->busy_samples);
+		isc_jb_num(&o->jb, x, "throttled_busy_samples", (double)d->thr_busy_samples);
+		isc_jb_num(&o->jb, x, "busy_ns", (double)d->busy_ns);
+		isc_jb_num(&o->jb, x, "throttled_busy_ns", (double)d->thr_busy_ns);
+		isc_jb_num_or_null(&o->jb, x, "sm_mhz_min_throttled", d->sm_min_thr, d->sm_min_thr);
+		isc_jb_num_or_null(&o->jb, x, "sm_mhz_max_busy", d->sm_max_busy, d->sm_max_busy);
 		cJSON *r = isc_jb_obj(&o->jb, x, "throttle_reasons");
 		for (size_t k = 0; k < GPU_NV_REASONS; k++)
 			if (d->reasons[k])

@@ -197,6 +197,8 @@ int isc_gpu_acc_op(struct gpu_acc *a, const struct gpu_op *op, bool hta);
 void isc_gpu_acc_free(struct gpu_acc *a);
 /* Busy time (length of the union) and span (last end - first start) of u; 0 when empty. */
 int64_t isc_gpu_union_busy(const struct gpu_union *u);
+/* Busy time of u up to t, for t at or after the start of the latest interval added. */
+int64_t isc_gpu_union_busy_at(const struct gpu_union *u, int64_t t);
 int64_t isc_gpu_union_span(const struct gpu_union *u);
 /* Adds dur to the row of name_id, or of sync_kind when name_id is 0 (a sync op with no name).  0 or -ENOMEM. */
 int isc_gpu_nstat_add(struct isc_umap *m, struct gpu_nstat **arr, size_t *n, size_t *cap, uint32_t name_id,
@@ -292,6 +294,11 @@ struct gpu_nvdev { /* the NVML samples of one device index */
 	uint64_t samples, used_last, used_max, total, power_max, throttled, reasons[GPU_NV_REASONS];
 	uint32_t sm_min, sm_max, temp_max; /* sm_min: 0 until a nonzero clock is seen */
 	double util_sum;
+	/* throttled work: each sample against the work of its interval (analyze_gpu.c, on_gpu_sample) */
+	int64_t prev_busy;          /* the device's busy time up to the previous sample */
+	uint64_t busy_samples, thr_busy_samples;
+	int64_t busy_ns, thr_busy_ns;
+	uint32_t sm_min_thr, sm_max_busy; /* 0: none seen */
 };
 
 struct gpu_gmem { /* GPU_MEMORY device allocations of one device */

@@ -17,8 +17,11 @@
  *                host_wait - launch) + idle waiting on other streams
  *                (HTA's "other" gaps: launched in time, started late)
  *   cpu        = host_wait - launch - (sync's host part)
- *   compute    = compute time x (1 - throttled share of NVML samples)
- *   throttled  = compute time x throttled share
+ *   compute    = compute time x (1 - throttled share)
+ *   throttled  = compute time x throttled share, the share of the GPU's
+ *                work in the NVML sample intervals that ran throttled
+ *                (gpu.nvml[]: throttled_busy_ns / busy_ns; idle clocks
+ *                and intervals without work are not throttled work)
  */
 #include "rules.h"
 
@@ -48,8 +51,8 @@ void isc_gpu_split(const struct rule_ctx *c, struct isc_gpu_split *s)
 	s->sync = sync_host + c->g.other_wait;
 	s->cpu = hw - s->launch - sync_host;
 	cJSON_ArrayForEach(n, isc_doc_arr(d, "gpu.nvml")) {
-		samples += isc_doc_num(n, "samples", 0);
-		thr += isc_doc_num(n, "throttled_samples", 0);
+		samples += isc_doc_num(n, "busy_ns", 0);
+		thr += isc_doc_num(n, "throttled_busy_ns", 0);
 	}
 	s->throttled_share = samples > 0 ? thr / samples : 0;
 	s->compute = c->g.compute * (1 - s->throttled_share);

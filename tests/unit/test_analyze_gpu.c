@@ -854,6 +854,15 @@ static void tl_mem(struct tl *t, uint64_t us, uint64_t op, uint64_t kind, uint64
  * (0 %, 1 GiB, 1200 MHz); dev 1 at 650 (10 %, 2 GiB of 16, clocks, power
  * and temperature not read, hw_slowdown + hw_thermal).  Bucket 0: util
  * (40 + 80 + 10) / 3, memory max 3 + 2 GiB; bucket 5: 0 %, 1 + 2 GiB.
+ * Throttled work (NVML samples against the work that ran in the interval
+ * since the device's previous sample): dev 0 at 200 is gpu_idle (idle
+ * clocks whatever ran: not a busy sample); at 600 (200,600] held 400 µs of
+ * work ([200,500) K1 and [300,600) K2, overlapping): busy, throttled; at
+ * 5200 (600,5200] held [600,800) + [2800,3000) + [3500,3600) = 500: busy,
+ * not throttled.  busy_samples 2, throttled_busy_samples 1, busy_ns 900,
+ * throttled_busy_ns 400, throttled SM 1500 MHz, busiest clock 1500.  Dev 1
+ * at 650 is throttled (hw_slowdown + hw_thermal) before its first op
+ * (1000): no work in its interval, not a busy sample.
  * GPU_INFO of index 1: link 31507692304 B/s.  GPU_MEMORY dev 0: +100 MB
  * +50 -100 +20 device (peak 150), +1 GiB pinned (not device memory).
  */
@@ -942,6 +951,12 @@ static void test_gaps_nvml(void)
 	   cJSON_IsNull(isc_doc_get(n1, "temp_c_max")) && cJSON_IsNull(isc_doc_get(n1, "power_w_max")) &&
 	   N(n1, "throttled_samples") == 1 && cJSON_GetArraySize(r1) == 2 && N(r1, "hw_slowdown") == 1 &&
 	   N(r1, "hw_thermal") == 1, "nvml device 1: unread values are null; hw_slowdown + hw_thermal");
+	ok(N(n0, "busy_samples") == 2 && N(n0, "throttled_busy_samples") == 1 && N(n0, "busy_ns") == U(900) &&
+	   N(n0, "throttled_busy_ns") == U(400) && N(n0, "sm_mhz_min_throttled") == 1500 && N(n0, "sm_mhz_max_busy") == 1500,
+	   "nvml device 0: the gpu_idle sample is no work; 2 samples with work, 1 throttled (400 of 900 us)");
+	ok(N(n1, "busy_samples") == 0 && N(n1, "throttled_busy_samples") == 0 && N(n1, "throttled_busy_ns") == 0 &&
+	   cJSON_IsNull(isc_doc_get(n1, "sm_mhz_min_throttled")) && cJSON_IsNull(isc_doc_get(n1, "sm_mhz_max_busy")),
+	   "nvml device 1: throttled before its first op: no throttled work");
 	static const double busy[10] = { 70, 50, 20, 10, 10, 0, 0, 0, 0, 40 };
 	double util[10], mem[10];
 	for (int i = 0; i < 10; i++)

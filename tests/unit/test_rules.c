@@ -257,14 +257,23 @@ static void gpu_classes(void)
 	   "a 2 us kernel in a 10 s step: cpu_bound, the GPU waited 99.9+ %% (%s)", cls(d));
 	cJSON_Delete(d);
 
-	/* same, with NVML saying 80 %% of samples throttled by HW slowdown */
+	/* same, with NVML saying 80 %% of the samples taken while the GPU worked (80 %% of that time) throttled by HW slowdown */
 	d = eval("{\"summary\":{\"wall_ns\":1000000000},\"gpu\":{\"ops\":10," GPU_DEV(1000000000, 50000000, 900000000, 0, 0)
 		 ",\"nvml\":[{\"device\":0,\"samples\":100,\"throttled_samples\":80,\"sm_mhz_min\":900,\"sm_mhz_max\":1800,"
-		 "\"throttle_reasons\":{\"hw_slowdown\":80}}]}}");
+		 "\"busy_samples\":100,\"throttled_busy_samples\":80,\"busy_ns\":900000000,\"throttled_busy_ns\":720000000,"
+		 "\"sm_mhz_min_throttled\":900,\"sm_mhz_max_busy\":1800,\"throttle_reasons\":{\"hw_slowdown\":80}}]}}");
 	ok(!strcmp(cls(d), "thermal_throttled"), "busy GPU throttled 80 %% of samples: thermal_throttled (%s)", cls(d));
 	f = finding(d, "thermal_throttled");
 	ok(f && !strcmp(isc_doc_str(f, "severity", NULL), "critical"), "slowdown in >= 50 %% of samples: critical");
 	ok(f && fabs(num(f, "suggestion.estimated_saving_ns") - 0.9e9 * 0.8 * 0.5) < 1, "throttle what-if: 0.72 s x (1 - 900/1800)");
+	cJSON_Delete(d);
+	/* the same samples throttled, none while the GPU worked (idle clocks, or no work in their interval) */
+	d = eval("{\"summary\":{\"wall_ns\":1000000000},\"gpu\":{\"ops\":10," GPU_DEV(1000000000, 50000000, 900000000, 0, 0)
+		 ",\"nvml\":[{\"device\":0,\"samples\":100,\"throttled_samples\":80,\"sm_mhz_min\":345,\"sm_mhz_max\":1800,"
+		 "\"busy_samples\":20,\"throttled_busy_samples\":0,\"busy_ns\":900000000,\"throttled_busy_ns\":0,"
+		 "\"sm_mhz_min_throttled\":null,\"sm_mhz_max_busy\":1800,\"throttle_reasons\":{\"gpu_idle\":80,\"sw_power_cap\":80}}]}}");
+	ok(!finding(d, "thermal_throttled") && !strcmp(cls(d), "gpu_compute_bound"),
+	   "80 throttled samples, none with work running: no thermal_throttled, gpu_compute_bound (%s)", cls(d));
 	cJSON_Delete(d);
 
 	/* launch pattern: 20000 launches (25 us each), 80 %% short kernels, queue 0.2, 0.5 s in launch calls */

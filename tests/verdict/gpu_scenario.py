@@ -68,6 +68,17 @@ memory_oom         `load_weights` 30 GiB, then `alloc_kv_cache` calls
                    cudaMalloc, which fails (out of memory: the CUPTI double's
                    fakecupti_malloc_fail), and the program exits with status
                    1 as a server would: cuda_oom at alloc_kv_cache.
+idle_clocks        cpu_bound, with NVML reporting idle clocks all along
+                   (FAKE_NVML: 345 MHz, reasons gpu_idle | sw_power_cap,
+                   0x5): a sample whose reasons include gpu_idle is no
+                   throttled work, so no thermal_throttled finding.
+throttle_idle      `forward` (8 kernels of 5 ms, 40 ms) and a sync, then
+                   `postprocess`: 2 s of Python with no GPU work.  The NVML
+                   double reports, from 1 s on, sw_thermal (0x20, no
+                   gpu_idle) and 1005 MHz (FAKE_NVML_LATER): every
+                   throttled sample falls after the last kernel, when no
+                   GPU work runs in its interval, so none is throttled work
+                   and there is no thermal_throttled finding.
 thermal_throttled  gpu_compute_bound on a GPU that throttles: the NVML
                    double reports, from 300 ms on, the thermal clock-event
                    reasons (sw_thermal 0x20 | hw_thermal 0x40), 92 C and
@@ -78,6 +89,7 @@ thermal_throttled  gpu_compute_bound on a GPU that throttles: the NVML
 """
 import ctypes
 import sys
+import time
 
 cuda = ctypes.CDLL("libcuda.so.1")
 cuda.fake_launch.argtypes = [ctypes.c_char_p, ctypes.c_uint, ctypes.c_ulonglong]
@@ -159,6 +171,21 @@ def load_batch():
 
 def forward_one():
     cuda.fake_launch(b"ampere_sgemm_128x64_tn", 1, 500 * US)
+
+
+def postprocess(seconds):
+    """Python work with the GPU idle, for a fixed time."""
+    end = time.monotonic() + seconds
+    n = 0
+    while time.monotonic() < end:
+        n += sum(range(200))
+    return n
+
+
+def throttle_idle():
+    forward()
+    cuda.fake_sync(1)
+    postprocess(2.0)
 
 
 def transfer_bound():
@@ -259,6 +286,8 @@ SCENARIOS = {
     "sync_bound": sync_bound,
     "memory_high": memory_high,
     "thermal_throttled": gpu_compute_bound,
+    "idle_clocks": cpu_bound,
+    "throttle_idle": throttle_idle,
     "memory_leak": memory_leak,
     "memory_peak": memory_peak,
     "memory_oom": memory_oom,

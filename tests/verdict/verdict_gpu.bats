@@ -63,6 +63,12 @@ thermal_throttled() {
 		FAKE_NVML_LATER=after_ms=300,sm_mhz=1005,temp_c=92,power_mw=300000,reasons=0x60
 }
 
+idle_clocks() { scenario idle_clocks FAKE_NVML=util=5,reasons=0x5,sm_mhz=345; }
+throttle_idle() {
+	scenario throttle_idle FAKE_NVML=util=99,reasons=0,temp_c=70 \
+		FAKE_NVML_LATER=after_ms=1000,util=0,sm_mhz=1005,temp_c=92,reasons=0x20
+}
+
 # signals: the GPU numbers the classes rest on.
 signals() {
 	jq -r '.gpu.devices[0] as $d | "signals: GPU span \($d.temporal_breakdown.span_ns / 1e6 | .*10|round/10) ms, idle \($d.temporal_breakdown.idle_pct) % compute \($d.temporal_breakdown.compute_pct) % non-compute \($d.temporal_breakdown.non_compute_pct) %; idle by cause \([$d.streams[] | "s\(.id) host_wait \(.idle_breakdown.host_wait_ns / 1e6 | .*10|round/10) kernel_wait \(.idle_breakdown.kernel_wait_ns / 1e6 | .*10|round/10) other \(.idle_breakdown.other_ns / 1e6 | .*10|round/10) ms, queue mean \(.queue_length.mean) max \(.queue_length.max)"] | join("; "))"' "$F"
@@ -238,4 +244,39 @@ tb() { # tb FIELD: a number of device 0's temporal breakdown
 	[ "$n_hot" -ge 5 ]
 	[ "$n_cool" -ge 1 ]
 	jq -e '.gpu.devices[0].temporal_breakdown.compute_pct > 98' "$F"
+}
+
+@test "idle_clocks: NVML reports 345 MHz with gpu_idle | sw_power_cap all along; no thermal_throttled, verdict cpu_bound" {
+	idle_clocks
+	signals
+	n=$(grep -c '^gpu_sample index=0 .* sm=345 .* reasons=0x5 ' "$C")
+	echo "NVML samples at idle clocks: $n"
+	[ "$n" -ge 5 ]
+	jq -e '.gpu.nvml[0].busy_samples == 0 and .gpu.nvml[0].throttled_busy_samples == 0' "$F"
+	run -0 jq -r '[.findings[].id] | index("thermal_throttled")' "$F"
+	[ "$output" = null ]
+	[ "$(jq -r .verdict.class "$F")" = cpu_bound ]
+}
+
+@test "throttle_idle: sw_thermal reported only after the last kernel; no sample is throttled work, no thermal_throttled" {
+	throttle_idle
+	signals
+	n=$(grep -c '^gpu_sample index=0 .* sm=1005 .* reasons=0x20 ' "$C")
+	echo "NVML samples throttled while the GPU is idle: $n"
+	[ "$n" -ge 5 ]
+	jq -e '.gpu.nvml[0].throttled_samples >= 5' "$F"
+	jq -e '.gpu.nvml[0].throttled_busy_samples == 0 and .gpu.nvml[0].throttled_busy_ns == 0' "$F"
+	run -0 jq -r '[.findings[].id] | index("thermal_throttled")' "$F"
+	[ "$output" = null ]
+	[ "$(jq -r .verdict.class "$F")" != thermal_throttled ]
+}
+
+@test "thermal_throttled: the samples taken while kernels ran are busy, those after 300 ms throttled work at 1005 MHz" {
+	thermal_throttled
+	# the kernels run back to back for 1 s: every sample interval after the
+	# first kernel holds work; how many fall before 300 ms depends on how
+	# fast Python starts, so only the throttled part is counted
+	jq -e '.gpu.nvml[0].busy_samples >= 10' "$F"
+	jq -e '.gpu.nvml[0] | .throttled_busy_samples >= 5 and .throttled_busy_ns > 0.4 * .busy_ns' "$F"
+	jq -e '.gpu.nvml[0] | .sm_mhz_min_throttled == 1005' "$F"
 }
