@@ -157,28 +157,50 @@ static int launch_put(struct isc_gpu_ana *g, const struct isc_tl_event *ev, int6
 	size_t pos = (g->lr_head + g->lr_n++) & (g->lr_cap - 1);
 	g->lr[pos] = (struct gpu_launch){ .corr = corr, .ts = ts, .end = end, .ts_exact = (int64_t)ev->ts,
 					  .end_exact = (int64_t)(ev->ts + ev->gpu.dur_ns), .pid = ev->pid, .tid = ev->tid,
-					  .name_id = ev->name_id, .site = site, .cls = (uint16_t)cls, .live = true };
+					  .name_id = ev->name_id, .site = site, .cls = (uint16_t)cls,
+					  .it_mask = g->it_mask, .live = true };
 	*slot = (uint32_t)pos;
 	return 0;
 }
 
 /* ---- synchronizing calls ------------------------------------------------- */
-/* Counts a synchronizing call api_id of dur ns at site; a blocking copy also in sync.blocking_copies. */
-static int sync_call(struct isc_gpu_ana *g, uint32_t api_id, uint32_t site, int64_t dur, bool copy)
+int isc_gpu_sync_call(struct gpu_sync *s, uint32_t api_id, uint32_t site, int64_t dur, bool api, bool copy)
 {
 	bool fresh;
-	uint32_t i = isc_gpu_map_index(&g->cs_map, (uint64_t)api_id << 32 | site, &g->cs, &g->ncs, &g->cs_cap,
-				       sizeof(*g->cs), &fresh);
+	if (api && isc_gpu_nstat_add(&s->sapi_map, &s->sapi, &s->nsapi, &s->sapi_cap, api_id, 0, dur))
+		return -ENOMEM;
+	uint32_t i = isc_gpu_map_index(&s->cs_map, (uint64_t)api_id << 32 | site, &s->cs, &s->ncs, &s->cs_cap,
+				       sizeof(*s->cs), &fresh);
 	if (i == ISC_UMAP_NONE)
 		return -ENOMEM;
-	g->cs[i].api_id = api_id;
-	g->cs[i].site = site;
-	g->cs[i].count++;
-	g->cs[i].total += dur;
+	s->cs[i].api_id = api_id;
+	s->cs[i].site = site;
+	s->cs[i].count++;
+	s->cs[i].total += dur;
 	if (copy) {
-		g->bcopies++;
-		g->bcopies_ns += dur;
+		s->bcopies++;
+		s->bcopies_ns += dur;
 	}
+	return 0;
+}
+
+void isc_gpu_sync_free(struct gpu_sync *s)
+{
+	isc_umap_free(&s->sapi_map);
+	free(s->sapi);
+	isc_umap_free(&s->cs_map);
+	free(s->cs);
+}
+
+/* A synchronizing call into the run's statistics and those of the iteration slots of mask. */
+static int sync_call(struct isc_gpu_ana *g, uint8_t mask, uint32_t api_id, uint32_t site, int64_t dur, bool api,
+		     bool copy)
+{
+	if (isc_gpu_sync_call(&g->sy, api_id, site, dur, api, copy))
+		return -ENOMEM;
+	for (size_t k = 0; k < g->nits; k++)
+		if (mask >> k & 1 && isc_gpu_sync_call(&g->its[k].sync, api_id, site, dur, api, copy))
+			return -ENOMEM;
 	return 0;
 }
 
@@ -203,7 +225,7 @@ static int on_span_begin(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 		}
 		g->have_step = true;
 	}
-	return isc_gpu_host_begin(g, ev);
+	return isc_gpu_iter_begin(g, ev) ? -ENOMEM : isc_gpu_host_begin(g, ev);
 }
 
 /*
@@ -231,9 +253,7 @@ static int on_api(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 	}
 	uint32_t site = cls & GPU_NC_SITE ? isc_gpu_call_site(g, ev->pid, ev->tid) : ISC_UMAP_NONE;
 	if (cls & GPU_NC_SYNC && !nested &&
-	    (isc_gpu_nstat_add(&g->sapi_map, &g->sapi, &g->nsapi, &g->sapi_cap, ev->name_id, 0,
-			       (int64_t)ev->gpu.dur_ns) ||
-	     sync_call(g, ev->name_id, site, (int64_t)ev->gpu.dur_ns, cls & GPU_NC_BLOCKING_COPY)))
+	    sync_call(g, g->it_mask, ev->name_id, site, (int64_t)ev->gpu.dur_ns, true, cls & GPU_NC_BLOCKING_COPY))
 		return -ENOMEM;
 	if (!ev->gpu.correlation)
 		return 0;
@@ -284,6 +304,8 @@ static int on_op(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 	op.compute = f->kind == ISC_GPU_KERNEL && !(isc_gpu_name_class(g, ev->name_id) & GPU_NC_NONCOMPUTE);
 	uint32_t li = f->correlation ? isc_umap_get(&g->l_map, f->correlation) : ISC_UMAP_NONE;
 	uint32_t pid = 0;
+	uint8_t mask = g->it_mask; /* without a launch call: the iterations open at its start */
+	int64_t launch_ts = op.ts, launch_end = op.ts;
 	/* correlation ids are per process: when the merge linked the op to its
 	 * call, a call of another process with the same id is not it */
 	if (li != ISC_UMAP_NONE && f->has_link &&
@@ -301,10 +323,13 @@ static int on_op(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 		op.first_of_call = !l->used;
 		l->used = true;
 		pid = l->pid;
+		mask = l->it_mask;
+		launch_ts = l->ts_exact;
+		launch_end = l->end_exact;
 		/* an async copy from or to pageable memory waits for the host */
 		if (l->cls & GPU_NC_ASYNC_COPY && op.kind == ISC_GPU_MEMCPY && op.first_of_call &&
 		    (op.src_mem == ISC_MEM_PAGEABLE || op.dst_mem == ISC_MEM_PAGEABLE) &&
-		    sync_call(g, l->name_id, l->site, op.api_dur, true))
+		    sync_call(g, mask, l->name_id, l->site, op.api_dur, false, true))
 			return -ENOMEM;
 		/* one call, one op; a graph launch owns many, kept until evicted */
 		if (!(l->cls & GPU_NC_GRAPH) && !(f->flags & ISC_GPU_FLAG_GRAPH)) {
@@ -312,8 +337,9 @@ static int on_op(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 			isc_umap_del(&g->l_map, f->correlation);
 		}
 	}
+	uint32_t hi = ISC_UMAP_NONE;
 	if (op.kind == ISC_GPU_KERNEL || op.kind == ISC_GPU_MEMCPY || op.kind == ISC_GPU_MEMSET) {
-		uint32_t hi = isc_gpu_hdev_index(g, op.device);
+		hi = isc_gpu_hdev_index(g, op.device);
 		busy_add(g, op.ts, op.end);
 		if (hi != ISC_UMAP_NONE) {
 			isc_gpu_host_op(g, hi, op.ts, op.end);
@@ -325,6 +351,13 @@ static int on_op(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 			}
 		}
 	}
+	struct gpu_op exact = op; /* the iterations' statistics take exact times, also under --hta-compat */
+	if (exact.has_api) {
+		exact.api_ts = launch_ts;
+		exact.api_end = launch_end;
+	}
+	if (isc_gpu_iter_op(g, &exact, mask, launch_ts, hi))
+		return -ENOMEM;
 	if (!g->hta)
 		return isc_gpu_acc_op(&g->acc[0], &op, false);
 	op.end = floor_us(g, op.end);
@@ -403,6 +436,25 @@ static void on_gpu_sample(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 	if (!d)
 		return;
 	const uint64_t *f = ev->f;
+	int64_t busy = dev_busy_at(g, d->index, (int64_t)ev->ts), work = busy - d->prev_busy;
+	d->prev_busy = busy;
+	isc_gpu_nv_add(d, f, work);
+	for (size_t k = 0; k < g->nits; k++) {
+		struct gpu_nvdev *x = g->it_mask >> k & 1 ? isc_gpu_iter_nvdev(g, k, d->index) : NULL;
+		if (x)
+			isc_gpu_nv_add(x, f, work);
+	}
+	if (!g->ser)
+		return;
+	for (size_t i = 0; i < g->nnv; i++)
+		used += g->nv[i].used_last;
+	/* point channels: cannot fail */
+	(void)isc_series_point(g->ser, ISC_SER_GPU_UTIL, ev->ts, (double)f[1]);
+	(void)isc_series_point(g->ser, ISC_SER_GPU_MEM, ev->ts, (double)used);
+}
+
+void isc_gpu_nv_add(struct gpu_nvdev *d, const uint64_t *f, int64_t work)
+{
 	d->samples++;
 	d->util_sum += (double)f[1];
 	d->used_last = f[3];
@@ -421,8 +473,6 @@ static void on_gpu_sample(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 	for (size_t i = 0; i < GPU_NV_REASONS; i++)
 		d->reasons[i] += (f[9] & isc_gpu_nv_reasons[i].bit) != 0;
 	d->throttled += (f[9] & NV_THROTTLE) != 0;
-	int64_t busy = dev_busy_at(g, d->index, (int64_t)ev->ts), work = busy - d->prev_busy;
-	d->prev_busy = busy;
 	if (work > 0 && !(f[9] & NV_IDLE)) {
 		d->busy_samples++;
 		d->busy_ns += work;
@@ -435,13 +485,6 @@ static void on_gpu_sample(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 				d->sm_min_thr = (uint32_t)f[5];
 		}
 	}
-	if (!g->ser)
-		return;
-	for (size_t i = 0; i < g->nnv; i++)
-		used += g->nv[i].used_last;
-	/* point channels: cannot fail */
-	(void)isc_series_point(g->ser, ISC_SER_GPU_UTIL, ev->ts, (double)f[1]);
-	(void)isc_series_point(g->ser, ISC_SER_GPU_MEM, ev->ts, (double)used);
 }
 
 /* GPU_MEMORY: device stream op(1 alloc, 2 free) mem_kind bytes ...: device memory allocated, net. */
@@ -519,7 +562,8 @@ int isc_gpu_ana_event(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 		rc = on_span_begin(g, ev);
 		break;
 	case ISC_REC_TL_SPAN_END:
-		rc = isc_gpu_host_end(g, ev);
+		if (!(rc = isc_gpu_host_end(g, ev)))
+			rc = isc_gpu_iter_end(g, ev);
 		break;
 	case ISC_REC_GPU_API:
 		rc = on_api(g, ev);
@@ -554,8 +598,9 @@ int isc_gpu_ana_event(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 }
 
 /* Ends the pass and writes root.gpu (gpu_emit.c). */
-int isc_gpu_ana_emit(struct isc_gpu_ana *g, cJSON *root)
+int isc_gpu_ana_emit(struct isc_gpu_ana *g, cJSON *root, const struct isc_gpu_iter *it)
 {
+	struct gpu_itslot *slot = it && it->samples >= 2 ? isc_gpu_iter_slot(g, it->name_id, it->step) : NULL;
 	struct gpu_acc *a = &g->acc[0];
 	isc_gpu_host_finish(g);
 	busy_flush(g);
@@ -565,7 +610,7 @@ int isc_gpu_ana_emit(struct isc_gpu_ana *g, cJSON *root)
 			return -ENOMEM;
 		a = &g->acc[1];
 	}
-	return isc_gpu_emit(g, a, root);
+	return isc_gpu_emit(g, a, root, slot, it ? it->name : NULL);
 }
 
 void isc_gpu_ana_failure(const struct isc_gpu_ana *g, struct isc_oom_gpu *out)
@@ -596,12 +641,10 @@ void isc_gpu_ana_free(struct isc_gpu_ana *g)
 	free(g->dd);
 	isc_umap_free(&g->gm_map);
 	free(g->gm);
-	isc_umap_free(&g->sapi_map);
-	free(g->sapi);
+	isc_gpu_sync_free(&g->sy);
 	isc_umap_free(&g->site_map);
 	free(g->sites);
-	isc_umap_free(&g->cs_map);
-	free(g->cs);
+	isc_gpu_iter_free(g);
 	isc_umap_free(&g->pid_mask);
 	isc_umap_free(&g->th_map);
 	for (size_t i = 0; i < g->nths; i++)

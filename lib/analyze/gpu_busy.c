@@ -59,7 +59,7 @@
 #define LONG_DELAY_NS 100000
 
 /* ---- union of intervals ------------------------------------------------- */
-static void u_add(struct gpu_union *u, int64_t s, int64_t e)
+void isc_gpu_union_add(struct gpu_union *u, int64_t s, int64_t e)
 {
 	if (!u->any) {
 		u->any = true;
@@ -194,7 +194,7 @@ static void dev_add(struct gpu_acc *a, struct gpu_dev *d, const struct gpu_op *o
 			a->top_gaps[i] = x;
 		}
 	}
-	u_add(u, op->ts, op->end);
+	isc_gpu_union_add(u, op->ts, op->end);
 }
 
 /* Counts the bytes of op for its call site in memcpy row m. */
@@ -239,7 +239,7 @@ int isc_gpu_acc_op(struct gpu_acc *a, const struct gpu_op *op, bool hta)
 	d->ops++;
 	dev_add(a, d, op);
 	if (op->compute)
-		u_add(&d->comp, op->ts, op->end);
+		isc_gpu_union_add(&d->comp, op->ts, op->end);
 	if (op->kind == ISC_GPU_SYNC)
 		return 0;
 

@@ -22,7 +22,9 @@
  * A span counts for the devices its process launched work on (pid_mask),
  * for at most GPU_MAX_HDEV devices.  A function's inclusive overlap counts
  * at its outermost activation only; its self overlap leaves out what its
- * children (scopes pass theirs up) overlapped.
+ * children (scopes pass theirs up) overlapped.  A span that began while a
+ * steady iteration of an iteration slot was open (gpu_iter.c) counts
+ * again in that slot's rows: gpu.in_iterations' host_during_idle.
  *
  * Memory: per thread its open spans, per function and device one row.
  */
@@ -62,6 +64,7 @@ int isc_gpu_host_begin(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 	f->name_id = ev->name_id;
 	f->kind = ev->kind;
 	f->begin = (int64_t)ev->ts;
+	f->it_mask = g->it_mask;
 	f->outermost = true;
 	for (size_t i = 0; i < th->depth && f->outermost; i++)
 		if (th->st[i].name_id == ev->name_id && th->st[i].kind == ev->kind)
@@ -107,9 +110,12 @@ static int host_pop(struct isc_gpu_ana *g, struct gpu_hthread *th, int64_t end)
 		int64_t tail = h->any && end > from ? end - from : 0;
 		int64_t ctail = f->cseq[i] == h->seq ? f->ctail[i] : 0;
 		int64_t up = fn ? incl : f->cidle[i], uptail = fn ? tail : ctail;
-		if (fn && (mask >> i & 1) && incl > 0) {
+		/* the run's row (slot 0), then the row of each iteration slot open at its begin */
+		for (unsigned slot = 0; fn && (mask >> i & 1) && incl > 0 && slot <= GPU_IT_SLOTS; slot++) {
 			bool fresh;
-			uint64_t key = (uint64_t)i << 40 | (uint64_t)f->kind << 32 | f->name_id;
+			if (slot && !(f->it_mask >> (slot - 1) & 1))
+				continue;
+			uint64_t key = (uint64_t)slot << 44 | (uint64_t)i << 40 | (uint64_t)f->kind << 32 | f->name_id;
 			uint32_t k = isc_gpu_map_index(&g->fn_map, key, &g->fns, &g->nfns, &g->fns_cap, sizeof(*g->fns),
 						       &fresh);
 			if (k == ISC_UMAP_NONE)
@@ -119,6 +125,7 @@ static int host_pop(struct isc_gpu_ana *g, struct gpu_hthread *th, int64_t end)
 				s->name_id = f->name_id;
 				s->kind = f->kind;
 				s->hdev = (uint8_t)i;
+				s->slot = (uint8_t)slot;
 				s->pseq = h->seq;
 			}
 			hfn_add(s, f->outermost, incl, tail, incl - f->cidle[i], tail - ctail, h->seq);

@@ -153,6 +153,8 @@ int isc_ana_emit_iterations(struct ana *a, cJSON *root)
 			best = s;
 	}
 	a->out.it_name = best ? scope_name(a, best) : NULL;
+	a->out.it_name_id = best ? best->name_id : 0;
+	a->out.it_step = best && best->profiler_step;
 	a->out.it_count = best ? best->n : 0;
 	isc_jb_str(&a->jb, it, "name", a->out.it_name);
 	isc_jb_num(&a->jb, it, "count", (double)a->out.it_count);

@@ -1,7 +1,8 @@
 /*
  * report_gpu.c - the report's "## GPU" section: GPU use over time, then
  * per device its time breakdown (idle, compute, non-compute), idle time by
- * stream and what the host did while it sat idle; then the top kernels,
+ * stream and what the host did while it sat idle; the same inside the
+ * steady iterations (gpu.in_iterations); then the top kernels,
  * launches, memcpy and memset, and synchronization.  Device memory is in
  * the Memory section (report_memory.c).
  */
@@ -78,6 +79,38 @@ static void host_idle_table(struct isc_rep *m, const cJSON *dev)
 	       "its children.\n");
 }
 
+/* gpu.in_iterations: the device inside the steady iterations, which the GPU verdict classes judge. */
+static void in_iterations(struct isc_rep *m, const cJSON *root)
+{
+	char b[8][64];
+	const cJSON *it = isc_doc_get(root, "gpu.in_iterations"), *dev, *s;
+	if (!cJSON_IsObject(it))
+		return;
+	isc_rep_put(m, "\n### Inside the steady iterations\n\n");
+	isc_rep_putf(m, "%s steady iterations of ", isc_rep_field(b[0], 64, it, "iterations", 'i'));
+	isc_rep_code(m, isc_doc_str(it, "scope", "?"));
+	isc_rep_putf(m, " (the first of each process left out as the warm-up), %s in all, holding %s of the GPU work "
+		     "launched from the first one on; %s ops launched inside them.  The GPU classes judge these numbers "
+		     "when that share is at least 50 %%; the tables above are the whole run's.\n\n",
+		     isc_rep_field(b[1], 64, it, "window_ns", 'n'), isc_rep_field(b[2], 64, it, "share_pct", 'p'),
+		     isc_rep_field(b[3], 64, it, "ops", 'i'));
+	isc_rep_put(m, "| Device | Idle | Compute | Non-compute | Host wait | Kernels | Launches | Kernels < 10 µs | "
+		       "Ops shorter than their call |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+	cJSON_ArrayForEach(dev, isc_doc_arr(it, "devices")) {
+		double hw = 0;
+		cJSON_ArrayForEach(s, isc_doc_arr(dev, "streams"))
+			hw += isc_doc_num(s, "idle_breakdown.host_wait_ns", 0);
+		isc_rep_putf(m, "| %s | %s | %s | %s | ", isc_rep_field(b[0], 64, dev, "id", 'i'),
+			     isc_rep_field(b[1], 64, dev, "temporal_breakdown.idle_pct", 'p'),
+			     isc_rep_field(b[2], 64, dev, "temporal_breakdown.compute_pct", 'p'),
+			     isc_rep_field(b[3], 64, dev, "temporal_breakdown.non_compute_pct", 'p'));
+		isc_rep_putf(m, "%s | %s | %s | %s | %s |\n", isc_rep_fmt_ns(b[4], 64, hw),
+			     isc_rep_field(b[5], 64, it, "kernels.count", 'i'), isc_rep_field(b[6], 64, it, "launch.launches", 'i'),
+			     isc_rep_field(b[7], 64, it, "launch.short_kernels_under_10us", 'i'),
+			     isc_rep_field(b[0], 64, it, "launch.gpu_op_shorter_than_launch", 'i'));
+	}
+}
+
 void isc_rep_sec_gpu(struct isc_rep *m, const cJSON *root)
 {
 	char b[8][64];
@@ -146,6 +179,7 @@ void isc_rep_sec_gpu(struct isc_rep *m, const cJSON *root)
 		}
 		host_idle_table(m, dev);
 	}
+	in_iterations(m, root);
 
 	isc_rep_put(m, "\n### Top kernels\n\n");
 	isc_rep_putf(m, "%s kernels of %s names, %s in all; these cover %s of the time.\n\n",

@@ -39,6 +39,7 @@ struct rule_ctx {
 	double gpu_span_ns;   /* its temporal_breakdown.span_ns (0 without) */
 	double quality;       /* data quality factor in [0,1] (rules.c, quality()) */
 	bool iterations;      /* doc is the iteration view: cpu.* of the time inside iterations (rules.c) */
+	bool gpu_iterations;  /* doc's gpu.* are gpu.in_iterations' (the GPU inside the steady iterations) */
 	/*
 	 * GPU facts of dev, in ns (rules.c, gpu_facts()).  span: the device's
 	 * span, or the steady-state iterations' total time when longer (the

@@ -79,6 +79,15 @@ throttle_idle      `forward` (8 kernels of 5 ms, 40 ms) and a sync, then
                    throttled sample falls after the last kernel, when no
                    GPU work runs in its interval, so none is throttled work
                    and there is no thermal_throttled finding.
+startup_gemm       the GPU judged on the steady iterations (issue 29): `load_model`
+                   runs one 50 us kernel, then 1.5 s of host work with the
+                   GPU idle (start-up); then 11 iterations, each a
+                   scope("step") around `forward` (8 kernels of 5 ms back
+                   to back) and a stream sync.  Whole run: the GPU span
+                   holds the 1.5 s start-up gap, compute about 22 %.  Inside
+                   the 10 steady steps (the first is the warm-up) the GPU
+                   computes over 95 % of the time: gpu_compute_bound,
+                   judged on the iterations, top contributor the kernel.
 thermal_throttled  gpu_compute_bound on a GPU that throttles: the NVML
                    double reports, from 300 ms on, the thermal clock-event
                    reasons (sw_thermal 0x20 | hw_thermal 0x40), 92 C and
@@ -188,6 +197,21 @@ def throttle_idle():
     postprocess(2.0)
 
 
+def load_model():
+    cuda.fake_launch(b"init_weights_kernel", 1, 50 * US)
+    cuda.fake_sync(1)
+    postprocess(1.5)
+
+
+def startup_gemm():
+    from inferscope import scope
+    load_model()
+    for _ in range(11):
+        with scope("step"):
+            forward()
+            cuda.fake_sync(1)
+
+
 def transfer_bound():
     for _ in range(30):
         load_batch()
@@ -288,6 +312,7 @@ SCENARIOS = {
     "thermal_throttled": gpu_compute_bound,
     "idle_clocks": cpu_bound,
     "throttle_idle": throttle_idle,
+    "startup_gemm": startup_gemm,
     "memory_leak": memory_leak,
     "memory_peak": memory_peak,
     "memory_oom": memory_oom,

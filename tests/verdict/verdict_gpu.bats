@@ -63,6 +63,7 @@ thermal_throttled() {
 		FAKE_NVML_LATER=after_ms=300,sm_mhz=1005,temp_c=92,power_mw=300000,reasons=0x60
 }
 
+startup_gemm() { scenario startup_gemm FAKE_NVML=util=99,reasons=0; }
 idle_clocks() { scenario idle_clocks FAKE_NVML=util=5,reasons=0x5,sm_mhz=345; }
 throttle_idle() {
 	scenario throttle_idle FAKE_NVML=util=99,reasons=0,temp_c=70 \
@@ -279,4 +280,28 @@ tb() { # tb FIELD: a number of device 0's temporal breakdown
 	jq -e '.gpu.nvml[0].busy_samples >= 10' "$F"
 	jq -e '.gpu.nvml[0] | .throttled_busy_samples >= 5 and .throttled_busy_ns > 0.4 * .busy_ns' "$F"
 	jq -e '.gpu.nvml[0] | .sm_mhz_min_throttled == 1005' "$F"
+}
+
+# ---- the steady iterations (issue 29) ----------------------------------------
+
+@test "startup_gemm: 1.5 s idle start-up, then 5 ms kernels back to back in scope(\"step\"); gpu_compute_bound judged on the iterations" {
+	startup_gemm
+	signals
+	jq -c '.gpu.in_iterations | {iterations, window_ns, share_pct, ops, tb: .devices[0].temporal_breakdown}' "$F"
+	[ "$(jq -r .verdict.class "$F")" = gpu_compute_bound ]
+	[ "$(jq -r '.findings[] | select(.id == "gpu_compute_bound") | .judged_on' "$F")" = iterations ]
+	top0
+	[ "$name" = ampere_sgemm_128x64_tn ]
+}
+
+@test "startup_gemm: the signal: 10 steady steps of 8 kernels, compute over 95 % inside them; the whole run's figures kept, mostly idle" {
+	startup_gemm
+	jq -e '.gpu.in_iterations.iterations == 10 and .gpu.in_iterations.kernels.count == 80' "$F"
+	jq -e '.gpu.in_iterations.devices[0].temporal_breakdown.compute_pct > 95' "$F"
+	jq -e '.gpu.in_iterations.share_pct > 95' "$F"
+	# the steps' total time is the window: 10 x 40 ms and the syncs' return
+	jq -e '.gpu.in_iterations.window_ns >= 400000000 and .gpu.in_iterations.window_ns < 600000000' "$F"
+	# whole run: 89 kernels (the start-up one and the warm-up step's 8 too), the start-up gap
+	jq -e '.gpu.kernels.count == 89 and .gpu.devices[0].temporal_breakdown.idle_pct > 60' "$F"
+	[ "$(jq -r '.iterations.name' "$F")" = step ]
 }
