@@ -22,7 +22,10 @@
  *   idle breakdown, per stream, cuda_sync left out: the gap before an op
  *             (its start - the previous op's end) is host_wait when its
  *             launch call started after the previous op ended, else
- *             kernel_wait when shorter than 30 µs, else other
+ *             kernel_wait when shorter than 30 µs, else other; of
+ *             host_wait, host_wait_launch: the gaps of at most 50 µs
+ *             before an op of a launch call (ours: the host's per-launch
+ *             overhead, dispatch and the call, the launch_bound part)
  *   launch    pairs (launch call, op) with the same correlation; calls are
  *             cudaLaunchKernel(ExC), cudaMemcpyAsync, cudaMemsetAsync, the
  *             driver cuLaunchKernel(Ex) and their hip equivalents.  delay =

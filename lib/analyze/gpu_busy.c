@@ -17,7 +17,11 @@
  * Idle breakdown of a stream, per gap before an op (cuda_sync left out):
  *
  *     op k ]........[ op k+1          host_wait    its launch call started
- *          '--gap--'                               after op k ended
+ *          '--gap--'                               after op k ended (of it,
+ *                                                  host_wait_launch: a gap of
+ *                                                  at most 50 µs before an op
+ *                                                  of a launch call, the
+ *                                                  host's per-launch cost)
  *                                     kernel_wait  else, gap < 30 µs
  *                                     other        else
  *
@@ -253,9 +257,11 @@ int isc_gpu_acc_op(struct gpu_acc *a, const struct gpu_op *op, bool hta)
 	s->ops++;
 	if (s->has_prev) {
 		int64_t gap = op->ts - s->prev_end;
-		if (op->has_api && op->api_ts > s->prev_end)
+		if (op->has_api && op->api_ts > s->prev_end) {
 			s->host_wait += gap;
-		else if (gap < KERNEL_WAIT_NS)
+			if (op->api_launch && gap <= ISC_LAUNCH_CALL_LONG_NS)
+				s->host_wait_launch += gap;
+		} else if (gap < KERNEL_WAIT_NS)
 			s->kernel_wait += gap;
 		else
 			s->other += gap;

@@ -344,6 +344,7 @@ static void emit_streams(struct out *o, cJSON *d, struct gpu_stream **sts, size_
 		isc_jb_num(&o->jb, x, "ops", (double)s->ops);
 		cJSON *ib = isc_jb_obj(&o->jb, x, "idle_breakdown");
 		isc_jb_num(&o->jb, ib, "host_wait_ns", (double)s->host_wait);
+		isc_jb_num(&o->jb, ib, "host_wait_launch_ns", (double)s->host_wait_launch);
 		isc_jb_num(&o->jb, ib, "kernel_wait_ns", (double)s->kernel_wait);
 		isc_jb_num(&o->jb, ib, "other_ns", (double)s->other);
 		cJSON *q = isc_jb_obj(&o->jb, x, "queue_length");

@@ -123,6 +123,7 @@ struct gpu_stream {
 	uint64_t ops;
 	bool has_prev;
 	int64_t prev_end, host_wait, kernel_wait, other;
+	int64_t host_wait_launch; /* host-wait gaps of at most ISC_LAUNCH_CALL_LONG_NS before a launched op */
 	/* ends of the ops in flight (ascending, a ring), for the queue length */
 	int64_t *q;
 	size_t qh, qn, qcap;

@@ -304,6 +304,7 @@ static void gpu_facts(struct rule_ctx *c)
 	c->g.idle += outside;
 	c->g.compute = isc_doc_num(c->dev, "temporal_breakdown.compute_ns", 0);
 	cJSON_ArrayForEach(st, isc_doc_arr(c->dev, "streams")) {
+		c->g.launch_gaps += isc_doc_num(st, "idle_breakdown.host_wait_launch_ns", 0);
 		kw += isc_doc_num(st, "idle_breakdown.kernel_wait_ns", 0);
 		other += isc_doc_num(st, "idle_breakdown.other_ns", 0);
 		if (isc_doc_num(st, "ops", 0) > most) {

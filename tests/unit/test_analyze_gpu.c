@@ -298,7 +298,8 @@ static struct op kern(uint32_t stream, uint32_t name, uint64_t dur, uint64_t cor
  *
  * Default: span 298, busy [10,50) [80,90) [95,96) [180,185) [200,210) [305,308)
  * = 69, idle 229, compute (no nccl) 39, non-compute 30.
- * s7 gaps: M1 50 host (call 40 > 30), K3 5 kernel (< 30), K4 104 other,
+ * s7 gaps: M1 50 host (call 40 > 30; launched by cudaMemcpyAsync, a launch
+ * call, and at most 50: a launch gap), K3 5 kernel (< 30), K4 104 other,
  * K5 95 host (sync op left out, call 300 > 210); s8: K6 130 host.
  * Queue s7: launches 0,40,85,87,300, ends 30,90,96,210,308: in flight at
  * each launch 1,1,2,3,1 -> max 3; mean = sum(end - launch) 222 / (308 - 0).
@@ -382,6 +383,8 @@ static void test_exact(void)
 	   "stream 7: host wait 145, kernel wait 5, other 104 µs (sync op left out)");
 	ok(N(s8, "idle_breakdown.host_wait_ns") == U(130) && N(s8, "idle_breakdown.kernel_wait_ns") == 0 &&
 	   N(s8, "idle_breakdown.other_ns") == 0, "stream 8: host wait 130 µs");
+	ok(N(s7, "idle_breakdown.host_wait_launch_ns") == U(50) && N(s8, "idle_breakdown.host_wait_launch_ns") == 0,
+	   "launch gaps: M1's 50 µs (at most 50 µs, before a launched op), not K5's 95 or K6's 130");
 	ok(N(s7, "queue_length.max") == 3 && N(s7, "queue_length.mean") == 0.72 && N(s8, "queue_length.max") == 1 &&
 	   N(s8, "queue_length.mean") == 0.67, "queue length: stream 7 max 3 mean 0.72, stream 8 max 1 mean 0.67");
 

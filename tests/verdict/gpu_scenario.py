@@ -22,6 +22,20 @@ launch_bound       40 steps of `decode_step`: 250 launches of a 1 us
                    GPU busy about 6 % of it. Top
                    contributor: the kernel vectorized_elementwise_kernel /
                    the launches from decode_step.
+launch_dispatch    launch-bound with the per-op host cost mostly outside the
+                   launch call, as eager PyTorch's (issue 29: 3000 tiny adds
+                   a step were called cpu_bound): 40 steps of `eager_step`,
+                   250 ops each: `dispatch` (about 10 us of Python, the
+                   framework's per-op work) then a launch call of 3 us
+                   (FAKE_CUPTI_LAUNCH_NS=3000) of a 1 us kernel, which starts
+                   as the call returns.  Every kernel is shorter than its
+                   launch call, the queue stays below one op, and the GPU
+                   idles about 13 us between kernels, waiting for the host:
+                   gaps of at most 50 us that a CUDA graph or fusion
+                   removes.  Truth: launch_bound (not cpu_bound: the launch
+                   calls alone are a fifth of the idle), suggesting CUDA
+                   graphs / torch.compile, top contributor the short
+                   kernel.
 cpu_bound          20 steps: `tokenize` (about 15 ms of Python loop), then
                    `forward` launches 3 kernels of 300 us and syncs: the GPU
                    is idle over 90 % of the time, waiting for the host,
@@ -130,6 +144,26 @@ def decode_step():
     for i in range(250):
         kernel_args(i)
         cuda.fake_launch(b"vectorized_elementwise_kernel", 1, 1 * US)
+
+
+def dispatch(i):
+    """The framework's host work for one op (argument checks, dispatch): about 10 us of Python."""
+    n = i
+    for d in range(150):
+        n = (n * 31 + d) % 1000003
+    return n
+
+
+def eager_step():
+    for i in range(250):
+        dispatch(i)
+        cuda.fake_launch(b"vectorized_elementwise_kernel", 1, 1 * US)
+
+
+def launch_dispatch():
+    for _ in range(40):
+        eager_step()
+        cuda.fake_sync(1)
 
 
 def launch_bound():
@@ -304,6 +338,7 @@ def memory_oom():
 
 SCENARIOS = {
     "launch_bound": launch_bound,
+    "launch_dispatch": launch_dispatch,
     "cpu_bound": cpu_bound,
     "gpu_compute_bound": gpu_compute_bound,
     "transfer_bound": transfer_bound,

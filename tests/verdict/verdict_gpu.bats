@@ -53,6 +53,7 @@ scenario() {
 
 # The scenarios and their doubles' settings (see gpu_scenario.py).
 launch_bound() { scenario launch_bound FAKE_CUPTI_LAUNCH_NS=15000 FAKE_NVML=util=10,reasons=0; }
+launch_dispatch() { scenario launch_dispatch FAKE_CUPTI_LAUNCH_NS=3000 FAKE_NVML=util=10,reasons=0; }
 cpu_bound() { scenario cpu_bound FAKE_NVML=util=5,reasons=0; }
 gpu_compute_bound() { scenario gpu_compute_bound FAKE_NVML=util=99,reasons=0; }
 transfer_bound() { scenario transfer_bound FAKE_NVML=util=5,reasons=0; }
@@ -123,6 +124,40 @@ tb() { # tb FIELD: a number of device 0's temporal breakdown
 	jq -e '.gpu.launch.launches == 10000 and .gpu.launch.gpu_op_shorter_than_launch >= 9900' "$F"
 	jq -e '.gpu.devices[0].streams[0].queue_length.max <= 2' "$F"
 	jq -e '.gpu.devices[0].temporal_breakdown.idle_pct > 50' "$F"
+}
+
+# on_cpu_or_skip: the scenario's premise is a host that runs its loop: on a
+# loaded machine the launching thread is preempted for milliseconds and the
+# gaps are that, not its per-op cost (the main thread's off-CPU share,
+# measured by the sampler, says which).
+on_cpu_or_skip() {
+	local off
+	off=$(jq -r '[.processes[].threads[] | select(.name == "MainThread") | .off_cpu_ns / (.off_cpu_ns + .cpu_ns) * 100 | floor][0] // 0' "$F")
+	echo "main thread off CPU: $off %"
+	if [ "$off" -gt 25 ]; then
+		skip "MACHINE ASSUMPTION NOT MET: the launching thread was off CPU $off % of the time (a loaded machine): the gaps are preemption"
+	fi
+}
+
+@test "launch_dispatch: 10000 kernels of 1 us, 3 us launch calls after 10 us of Python dispatch; launch_bound, CUDA graphs suggested" {
+	launch_dispatch
+	signals
+	on_cpu_or_skip
+	jq -c '.findings[] | select(.id == "launch_bound" or .id == "cpu_bound") | {id, m: .evidence.metrics, s: .suggestion.estimated_saving_ns}' "$F"
+	[ "$(jq -r .verdict.class "$F")" = launch_bound ]
+	top0
+	[ "$name" = vectorized_elementwise_kernel ]
+	jq -e '.findings[] | select(.id == "launch_bound") | .suggestion.action | contains("CUDA graph") and contains("torch.compile")' "$F"
+	# the saving is the idle the short gaps explain, never more than the launch part's share of the span
+	jq -e '.findings[] | select(.id == "launch_bound") | .suggestion.estimated_saving_ns <= .evidence.metrics.launch_idle_pct / 100 * .evidence.metrics.gpu_span_ns + 1' "$F"
+}
+
+@test "launch_dispatch: the signal: launch calls a fifth of the host wait, the short gaps most of it" {
+	launch_dispatch
+	on_cpu_or_skip
+	jq -e '.gpu.launch.launches == 10000 and .gpu.launch.gpu_op_shorter_than_launch >= 9900' "$F"
+	jq -e '.gpu.devices[0].streams[0] | .idle_breakdown.host_wait_launch_ns > 0.8 * .idle_breakdown.host_wait_ns' "$F"
+	jq -e '.gpu.launch.api_total_ns < 0.5 * .gpu.devices[0].streams[0].idle_breakdown.host_wait_ns' "$F"
 }
 
 # ---- cpu_bound ---------------------------------------------------------------
