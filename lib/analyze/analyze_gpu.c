@@ -68,6 +68,7 @@
  * length.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,6 +92,7 @@ int isc_gpu_ana_new(struct isc_gpu_ana **out, struct isc_timeline *t, bool hta_c
 	 * where the session epoch's wall-clock time has whole µs */
 	g->us_off = (int64_t)(isc_timeline_header_borrow(t)->epoch_realtime_ns % 1000);
 	g->acc[0].delay.rng = g->acc[1].delay.rng = 0x9e3779b97f4a7c15ull;
+	g->driver_api = -1;
 	if (isc_devmem_new(&g->dm)) {
 		free(g);
 		return -ENOMEM;
@@ -254,6 +256,11 @@ static int on_api(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 		enum isc_dm_site_kind k = isc_gpu_mem_site(g, ev->pid, ev->tid, &id);
 		isc_devmem_failure(g->dm, ts, g->last_mem_dev, 0, k, id);
 	}
+	if (ev->gpu.kind == 3 && isc_gpu_nstat_add(&g->ovh_map, &g->ovh, &g->novh, &g->ovh_cap, ev->name_id, 0,
+						    (int64_t)ev->gpu.dur_ns))
+		return -ENOMEM; /* CUPTI's overhead on a thread */
+	if (cls & (GPU_NC_LAUNCH | GPU_NC_GRAPH))
+		g->launch_calls++;
 	uint32_t site = cls & GPU_NC_SITE ? isc_gpu_call_site(g, ev->pid, ev->tid) : ISC_UMAP_NONE;
 	if (cls & GPU_NC_SYNC && !nested &&
 	    sync_call(g, g->it_mask, ev->name_id, site, (int64_t)ev->gpu.dur_ns, true, cls & GPU_NC_BLOCKING_COPY))
@@ -305,6 +312,10 @@ static int on_op(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 	/* Kineto "stream": -1, or the CUDA agent's context sync (no device, no stream) */
 	op.streamless = (f->flags & ISC_GPU_FLAG_NO_STREAM) || f->device == ISC_GPU_NONE;
 	op.compute = f->kind == ISC_GPU_KERNEL && !(isc_gpu_name_class(g, ev->name_id) & GPU_NC_NONCOMPUTE);
+	const char *nm;
+	if (f->kind == ISC_GPU_OTHER && (nm = isc_gpu_str_name(g, ev->name_id)) && !strncmp(nm, "overhead", 8) &&
+	    isc_gpu_nstat_add(&g->ovh_map, &g->ovh, &g->novh, &g->ovh_cap, ev->name_id, 0, (int64_t)f->dur_ns))
+		return -ENOMEM; /* CUPTI's overhead on a device */
 	uint32_t li = f->correlation ? isc_umap_get(&g->l_map, f->correlation) : ISC_UMAP_NONE;
 	uint32_t pid = 0;
 	uint8_t mask = g->it_mask; /* without a launch call: the iterations open at its start */
@@ -528,11 +539,45 @@ static int on_gpu_memory(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 	return rc;
 }
 
-/* META distributedInfo (JSON): its rank, when it has one; META source=kineto. */
+/* META cuda.agent.*: the CUDA agent's own cost, written at its exit (cuda_agent.c), summed over processes. */
+static void on_agent_meta(struct isc_gpu_ana *g, const char *k, size_t klen, const uint8_t *v, size_t vlen)
+{
+	static const struct { const char *key; size_t off; } nums[] = {
+		{ "cuda.agent.cpu_ns", offsetof(struct isc_gpu_ana, agent_cpu_ns) },
+		{ "cuda.agent.records", offsetof(struct isc_gpu_ana, agent_records) },
+		{ "cuda.agent.callbacks", offsetof(struct isc_gpu_ana, agent_callbacks) },
+		{ "cuda.agent.callback_ns", offsetof(struct isc_gpu_ana, agent_callback_ns) },
+	};
+	char buf[32];
+	if (klen == 21 && !memcmp(k, "cuda.agent.driver_api", 21)) {
+		bool on = vlen == 2 && !memcmp(v, "on", 2);
+		g->driver_api = on || g->driver_api == 1 ? 1 : 0;
+		return;
+	}
+	if (vlen == 0 || vlen >= sizeof(buf))
+		return;
+	memcpy(buf, v, vlen);
+	buf[vlen] = '\0';
+	char *end;
+	unsigned long long x = strtoull(buf, &end, 10);
+	if (*end)
+		return;
+	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++)
+		if (strlen(nums[i].key) == klen && !memcmp(k, nums[i].key, klen)) {
+			*(uint64_t *)((char *)g + nums[i].off) += x;
+			g->agent_cost_procs += i == 0; /* a process's cost was written */
+		}
+}
+
+/* META distributedInfo (JSON): its rank, when it has one; META source=kineto; cuda.agent.*. */
 static void on_meta(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 {
 	size_t klen = (size_t)ev->f[0];
 	static const char key[] = "distributedInfo", src[] = "source", kin[] = "kineto";
+	if (klen <= ev->nbytes && klen > 11 && !memcmp(ev->bytes, "cuda.agent.", 11)) {
+		on_agent_meta(g, (const char *)ev->bytes, klen, ev->bytes + klen, ev->nbytes - klen);
+		return;
+	}
 	if (klen == sizeof(src) - 1 && klen <= ev->nbytes && !memcmp(ev->bytes, src, klen) &&
 	    ev->nbytes - klen == sizeof(kin) - 1 && !memcmp(ev->bytes + klen, kin, sizeof(kin) - 1))
 		g->kineto = true;
@@ -594,6 +639,9 @@ int isc_gpu_ana_event(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 	case ISC_REC_GPU_MEMORY:
 		rc = on_gpu_memory(g, ev);
 		break;
+	case ISC_REC_GPU_AGENT:
+		g->agents++;
+		break;
 	default:
 		break;
 	}
@@ -645,6 +693,8 @@ void isc_gpu_ana_free(struct isc_gpu_ana *g)
 	isc_umap_free(&g->gm_map);
 	free(g->gm);
 	isc_gpu_sync_free(&g->sy);
+	isc_umap_free(&g->ovh_map);
+	free(g->ovh);
 	isc_umap_free(&g->site_map);
 	free(g->sites);
 	isc_gpu_iter_free(g);

@@ -515,7 +515,8 @@ static void emit_nstats(struct out *o, cJSON *parent, const char *k, struct gpu_
 		isc_jb_num(&o->jb, x, "total_ns", (double)s[i].total);
 		total += s[i].total;
 	}
-	isc_jb_num(&o->jb, parent, tk, (double)total);
+	if (tk)
+		isc_jb_num(&o->jb, parent, tk, (double)total);
 }
 
 /* gpu.gaps: the device gaps of at least GPU_GAP_NS, longest first. */
@@ -684,6 +685,48 @@ static int emit_rest(struct out *o, cJSON *gpu, struct gpu_acc *a, const struct 
 }
 
 /*
+ * gpu.agent: what the CUDA agent cost the workload, as far as the trace
+ * knows it: CUPTI's OVERHEAD records (buffer flushes, instrumentation...)
+ * summed by kind, the agent's CPU time converting records and in its
+ * launch callbacks (its META cuda.agent.*, written at exit: null when no
+ * process wrote them), and that per launch call (runtime or driver calls
+ * that launch work: the agent's cost grows with them).  CUPTI's own cost
+ * inside each CUDA call is in no record: it shows only against a run
+ * without the agent (tests/device/check.sh).  Null without a GPU_AGENT.
+ */
+static void emit_agent(struct out *o, cJSON *gpu)
+{
+	struct isc_gpu_ana *g = o->g;
+	if (!g->agents) {
+		isc_jb_chk(&o->jb, gpu ? cJSON_AddNullToObject(gpu, "agent") : NULL);
+		return;
+	}
+	int64_t ovh = 0;
+	uint64_t novh = 0;
+	for (size_t i = 0; i < g->novh; i++) {
+		ovh += g->ovh[i].total;
+		novh += g->ovh[i].count;
+	}
+	bool known = g->agent_cost_procs > 0;
+	cJSON *a = isc_jb_obj(&o->jb, gpu, "agent");
+	isc_jb_num(&o->jb, a, "agents", (double)g->agents);
+	if (g->driver_api < 0)
+		isc_jb_chk(&o->jb, a ? cJSON_AddNullToObject(a, "driver_api") : NULL);
+	else
+		isc_jb_bool(&o->jb, a, "driver_api", g->driver_api == 1);
+	isc_jb_num(&o->jb, a, "cupti_overhead_ns", (double)ovh);
+	isc_jb_num(&o->jb, a, "cupti_overhead_records", (double)novh);
+	emit_nstats(o, a, "overhead_kinds", g->ovh, g->novh, NULL);
+	isc_jb_num_or_null(&o->jb, a, "agent_cpu_ns", known, (double)g->agent_cpu_ns);
+	isc_jb_num_or_null(&o->jb, a, "records", known, (double)g->agent_records);
+	isc_jb_num_or_null(&o->jb, a, "callbacks", known, (double)g->agent_callbacks);
+	isc_jb_num_or_null(&o->jb, a, "callback_ns", known, (double)g->agent_callback_ns);
+	isc_jb_num(&o->jb, a, "launches", (double)g->launch_calls);
+	double all = (double)ovh + (double)g->agent_cpu_ns + (double)g->agent_callback_ns;
+	isc_jb_num_or_null(&o->jb, a, "per_launch_ns", known && g->launch_calls, g->launch_calls ? round(all / (double)g->launch_calls) : 0);
+}
+
+/*
  * gpu.in_iterations from slot s (gpu_iter.c): each followed device with
  * work inside the windows or ops launched there, its breakdown over the
  * windows, the streams of the ops launched inside, host_during_idle of the
@@ -784,5 +827,6 @@ int isc_gpu_emit(struct isc_gpu_ana *g, struct gpu_acc *a, cJSON *root, struct g
 	if (emit_devices(&o, gpu, a) || emit_kernels(&o, gpu, a) || emit_rest(&o, gpu, a, &g->sy, g->nv, g->nnv) ||
 	    emit_in_iterations(&o, gpu, it, it_name))
 		return -ENOMEM;
+	emit_agent(&o, gpu);
 	return o.jb.oom || g->oom ? -ENOMEM : 0;
 }

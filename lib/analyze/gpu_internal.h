@@ -421,6 +421,15 @@ struct isc_gpu_ana {
 	uint32_t mark_pid, mark_tid; /* the latest MARK */
 	uint32_t last_mem_dev;     /* device of the latest GPU_MEMORY: a failed allocation's (API records have none) */
 	uint64_t mark_ts;
+	/* the CUDA agent's own cost (gpu.agent): GPU_AGENT records, its META
+	 * cuda.agent.*, CUPTI's OVERHEAD records (calls of kind 3, device ops
+	 * named "overhead: ...") by name, launch calls */
+	uint64_t agents, agent_cpu_ns, agent_records, agent_callbacks, agent_callback_ns, agent_cost_procs;
+	int driver_api;            /* -1 unknown, 0 off, 1 on (any process) */
+	struct isc_umap ovh_map;
+	struct gpu_nstat *ovh;
+	size_t novh, ovh_cap;
+	uint64_t launch_calls;
 	/* synchronising calls */
 	struct gpu_sync sy;
 	struct isc_umap site_map; /* op_id << 32 | py_id -> sites[] */

@@ -699,7 +699,7 @@ static char **child_env(struct recorder *r)
 	size_t n = 0;
 	while (environ[n])
 		n++;
-	char **env = calloc(n + 6 + sizeof(r->gpu.env) / sizeof(r->gpu.env[0]), sizeof(char *));
+	char **env = calloc(n + 7 + sizeof(r->gpu.env) / sizeof(r->gpu.env[0]), sizeof(char *));
 	if (!env)
 		return NULL;
 	size_t k = 0;
@@ -711,6 +711,7 @@ static char **child_env(struct recorder *r)
 			 strncmp(environ[i], "INFERSCOPE_PYTHON_MODE=", 23) &&
 			 strncmp(environ[i], "INFERSCOPE_RING_KB=", 19) &&
 			 strncmp(environ[i], "INFERSCOPE_BIG_RING_KB=", 23) &&
+			 strncmp(environ[i], "INFERSCOPE_CUDA_DRIVER_API=", 27) &&
 			 (!r->gpu.replace_cuda || strncmp(environ[i], "CUDA_INJECTION64_PATH=", 22)) &&
 			 (!r->gpu.replace_nvtx || strncmp(environ[i], "NVTX_INJECTION64_PATH=", 22)))
 			env[k++] = environ[i];
@@ -726,19 +727,21 @@ static char **child_env(struct recorder *r)
 	if (big_kb <= kb)
 		big_kb = kb;
 	r->ring_max = big_kb * 1024;
-	char *ours[5] = { NULL, NULL, NULL, NULL, NULL };
+	char *ours[6] = { NULL, NULL, NULL, NULL, NULL, NULL };
 	if (asprintf(&ours[0], "INFERSCOPE_SESSION=%s", r->dir) < 0 ||
 	    asprintf(&ours[1], "INFERSCOPE_RING_KB=%llu", (unsigned long long)kb) < 0 ||
 	    asprintf(&ours[2], "INFERSCOPE_BIG_RING_KB=%llu", (unsigned long long)big_kb) < 0 ||
 	    asprintf(&ours[3], "PYTHONPATH=%s%s%s", r->o->agent_dir, pypath && *pypath ? ":" : "",
 		     pypath ? pypath : "") < 0 ||
-	    asprintf(&ours[4], "INFERSCOPE_PYTHON_MODE=%s", r->python_sample ? "sample" : "exact") < 0) {
-		for (int i = 0; i < 5; i++) /* glibc leaves a failed one NULL */
+	    asprintf(&ours[4], "INFERSCOPE_PYTHON_MODE=%s", r->python_sample ? "sample" : "exact") < 0 ||
+	    /* read by the CUDA agent: DRIVER activity only when asked for */
+	    asprintf(&ours[5], "INFERSCOPE_CUDA_DRIVER_API=%d", r->o->cuda_driver_api ? 1 : 0) < 0) {
+		for (int i = 0; i < 6; i++) /* glibc leaves a failed one NULL */
 			free(ours[i]);
 		free(env);
 		return NULL;
 	}
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < 6; i++)
 		env[k++] = ours[i];
 	env[k] = NULL;
 	return env;
@@ -1264,7 +1267,7 @@ out_writer:
 		for (char **e = env; *e; e++)
 			if (!strncmp(*e, "INFERSCOPE_SESSION=", 19) || !strncmp(*e, "INFERSCOPE_RING_KB=", 19) ||
 			    !strncmp(*e, "INFERSCOPE_BIG_RING_KB=", 23) || !strncmp(*e, "INFERSCOPE_PYTHON_MODE=", 23) ||
-			    !strncmp(*e, "PYTHONPATH=", 11))
+			    !strncmp(*e, "INFERSCOPE_CUDA_DRIVER_API=", 27) || !strncmp(*e, "PYTHONPATH=", 11))
 				free(*e);
 		free(env);
 	}

@@ -79,6 +79,39 @@ static void host_idle_table(struct isc_rep *m, const cJSON *dev)
 	       "its children.\n");
 }
 
+/*
+ * The CUDA agent's own cost (gpu.agent), for the report's recording part:
+ * it runs inside the workload, so a run with it never ran "no extra code".
+ */
+void isc_rep_cuda_agent_cost(struct isc_rep *m, const cJSON *root)
+{
+	char b[4][64];
+	const cJSON *a = isc_doc_get(root, "gpu.agent");
+	double n, cpu;
+	if (!cJSON_IsObject(a))
+		return;
+	n = isc_doc_num(a, "cupti_overhead_records", 0);
+	isc_rep_putf(m, "\nThe CUDA agent ran in the workload: CUPTI reported %s of its own overhead (%.0f record%s)",
+		     isc_rep_fmt_ns(b[0], 64, isc_doc_num(a, "cupti_overhead_ns", 0)), n, n == 1 ? "" : "s");
+	if (isc_doc_have(a, "agent_cpu_ns", &cpu)) {
+		isc_rep_putf(m, ", the agent used %s of CPU converting %s records", isc_rep_fmt_ns(b[1], 64, cpu),
+			     isc_rep_field(b[2], 64, a, "records", 'i'));
+		if (isc_doc_num(a, "callbacks", 0) > 0)
+			isc_rep_putf(m, " and about %s in %s launch callbacks", isc_rep_fmt_ns(b[1], 64, isc_doc_num(a, "callback_ns", 0)),
+				     isc_rep_field(b[2], 64, a, "callbacks", 'i'));
+	} else {
+		isc_rep_put(m, "; the agent's own totals are missing (it did not reach its exit)");
+	}
+	if (isc_doc_have(a, "per_launch_ns", &cpu))
+		isc_rep_putf(m, ": about %s per launch call (%s launches)", isc_rep_fmt_ns(b[3], 64, cpu),
+			     isc_rep_field(b[2], 64, a, "launches", 'i'));
+	isc_rep_putf(m, ".  CUPTI's cost inside each CUDA call is in no record: compare with a run without the agent "
+			"(`--no-cuda`).  Driver API calls %s.\n",
+		     cJSON_IsTrue(isc_doc_get(a, "driver_api")) ? "recorded (`--cuda-driver-api`)"
+								 : "not recorded (kernels launched through the driver alone, "
+								   "such as Triton's, have no launching call; `--cuda-driver-api`)");
+}
+
 /* gpu.in_iterations: the device inside the steady iterations, which the GPU verdict classes judge. */
 static void in_iterations(struct isc_rep *m, const cJSON *root)
 {

@@ -113,6 +113,7 @@ static void recording_cost(struct isc_rep *m, const cJSON *root)
 			isc_rep_put(m, "figures not corrected (--no-compensation).\n");
 	}
 	isc_rep_sampler_cost(m, root);
+	isc_rep_cuda_agent_cost(m, root);
 	const cJSON *ts = isc_doc_arr(root, "recording.threads_with_drops"), *t;
 	if (!cJSON_GetArraySize(ts))
 		return;

@@ -316,6 +316,19 @@ EXPORT void fakecupti_launch(const char *name, uint32_t stream, uint64_t dur, co
 	pthread_mutex_unlock(&f.mu);
 }
 
+/* A kernel launched through the driver API alone (cuLaunchKernel, as Triton does): no runtime call. */
+EXPORT void fakecupti_launch_driver(const char *name, uint32_t stream, uint64_t dur)
+{
+	static const int g1[3] = { 1, 1, 1 };
+	pthread_mutex_lock(&f.mu);
+	uint64_t t0 = stamp();
+	uint32_t corr = ++f.corr;
+	api(CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, t0, stamp() + 500, corr);
+	kernel(name, stream, t0, dur, corr, g1, g1, 0);
+	complete(false);
+	pthread_mutex_unlock(&f.mu);
+}
+
 EXPORT void fakecupti_graph_launch(int n, uint32_t stream, uint64_t dur)
 {
 	static const int g1[3] = { 2, 1, 1 }, b1[3] = { 64, 1, 1 };

@@ -14,7 +14,25 @@
  *   CUDA calls --CUPTI--> activity buffers --buf_done()--> convert, sort
  *                                                   by start, push --> ring
  *   flusher thread: cuptiActivityFlushAll(0) every flush_ms
- *   atexit: forced flush, dropped counts, cuptiFinalize
+ *   atexit: forced flush, dropped counts, the agent's cost, cuptiFinalize
+ *
+ * What it costs the workload (issue 29).  Activity records only: runtime
+ * calls (RUNTIME) give every launch its call; DRIVER activity, which
+ * doubles the API records (each runtime call makes a driver call), only
+ * with INFERSCOPE_CUDA_DRIVER_API=1 (iscope-record --cuda-driver-api):
+ * without it a kernel launched through the driver alone (Triton's
+ * cuLaunchKernel) has no launching call.  No callback domain is enabled:
+ * the subscriber's callback does nothing (the subscription claims CUPTI).
+ * Buffers: CUPTI asks for one on the thread that fills the last one (a
+ * workload thread); they come from a pool the buffers handed back refill,
+ * so after the first few a request is a pop, with no allocation or page
+ * faults on the workload's thread; the conversion (buf_done) runs on the
+ * flusher (or CUPTI's) thread under g.mu, which no workload thread takes,
+ * and a full ring drops and counts, never waits.  The agent's own CPU time
+ * converting records is measured (CLOCK_THREAD_CPUTIME_ID around each
+ * buffer) and written at exit with the records and callbacks counted
+ * (META cuda.agent.*), beside CUPTI's OVERHEAD records: iscope-analyze
+ * states them per launch (gpu.agent).
  *
  * Times: CUPTI stamps every record with our timestamp callback
  * (CLOCK_MONOTONIC ns, the trace's clock), registered before any kind is
@@ -56,6 +74,7 @@
 #define EXPORT __attribute__((visibility("default")))
 
 #define BUF_SIZE (1u << 20)      /* one CUPTI activity buffer */
+#define POOL_MAX 64              /* buffers kept for reuse (64 MiB at most) */
 #define DEFAULT_RING_KB 1024     /* per ring; iscope-record sets INFERSCOPE_RING_KB */
 #define DEFAULT_SLOTS 8
 #define DEFAULT_STR_KB 4096
@@ -121,12 +140,20 @@ static struct {
 	bool subscribed;
 	CUpti_ActivityKind enabled[20];
 	int nenabled;
+	bool driver_api;      /* DRIVER activity enabled (INFERSCOPE_CUDA_DRIVER_API=1) */
 	/* flusher thread */
 	pthread_t flusher;
 	bool flusher_on, stop;
 	pthread_mutex_t fmu;
 	pthread_cond_t fcv;
-} g = { .mu = PTHREAD_MUTEX_INITIALIZER, .fmu = PTHREAD_MUTEX_INITIALIZER };
+	/* buffers handed back, for the next requests (under pmu, held for a pop or a push) */
+	pthread_mutex_t pmu;
+	uint8_t *pool[POOL_MAX];
+	unsigned npool;
+	/* the agent's own cost (under mu): CPU time converting, records converted */
+	uint64_t cpu_ns, records;
+	_Atomic uint64_t callbacks, callback_ns;
+} g = { .mu = PTHREAD_MUTEX_INITIALIZER, .fmu = PTHREAD_MUTEX_INITIALIZER, .pmu = PTHREAD_MUTEX_INITIALIZER };
 
 /* ---- small helpers --------------------------------------------------- */
 
@@ -134,6 +161,14 @@ static uint64_t now_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* CPU time of the calling thread. */
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
@@ -814,11 +849,29 @@ static void note_driver_version(void)
 
 /* ---- CUPTI callbacks ------------------------------------------------- */
 
+/* A buffer for CUPTI, from the pool when it has one; called on a workload thread. */
 static void CUPTIAPI buf_request(uint8_t **buffer, size_t *size, size_t *max_records)
 {
-	*buffer = aligned_alloc(8, BUF_SIZE);
+	uint8_t *b = NULL;
+	pthread_mutex_lock(&g.pmu);
+	if (g.npool)
+		b = g.pool[--g.npool];
+	pthread_mutex_unlock(&g.pmu);
+	*buffer = b ? b : aligned_alloc(8, BUF_SIZE);
 	*size = *buffer ? BUF_SIZE : 0; /* none: CUPTI drops and counts */
 	*max_records = 0;
+}
+
+/* A buffer CUPTI handed back: kept for the next request, or freed when the pool is full. */
+static void buf_release(uint8_t *b)
+{
+	pthread_mutex_lock(&g.pmu);
+	if (g.npool < POOL_MAX) {
+		g.pool[g.npool++] = b;
+		b = NULL;
+	}
+	pthread_mutex_unlock(&g.pmu);
+	free(b);
 }
 
 static void CUPTIAPI buf_done(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size, size_t valid)
@@ -832,22 +885,26 @@ static void CUPTIAPI buf_done(CUcontext ctx, uint32_t stream, uint8_t *buffer, s
 			free(buffer);
 			return;
 		}
+		uint64_t cpu0 = thread_cpu_ns();
 		uint64_t commit = now_ns();
 		if (commit < g.last_commit)
 			commit = g.last_commit;
 		g.last_commit = commit;
 		if (!g.driver_version_written)
 			note_driver_version();
-		while (valid && cuptiActivityGetNextRecord(buffer, valid, &r) == CUPTI_SUCCESS)
+		while (valid && cuptiActivityGetNextRecord(buffer, valid, &r) == CUPTI_SUCCESS) {
 			convert(r, commit);
+			g.records++;
+		}
 		for (unsigned i = 0; i < OPEN_MARKERS; i++)
 			if (g.markers[i].used && g.markers[i].instant)
 				marker_emit(&g.markers[i], commit);
 		note_dropped(ctx, stream);
 		push_staged(commit);
+		g.cpu_ns += thread_cpu_ns() - cpu0;
 		pthread_mutex_unlock(&g.mu);
 	}
-	free(buffer);
+	buf_release(buffer);
 }
 
 /* Never enabled for any domain: the subscription claims CUPTI for us, so
@@ -946,6 +1003,11 @@ static void at_exit(void)
 	for (unsigned i = 0; i < OPEN_MARKERS; i++)
 		g.markers[i].used = false; /* ranges never ended are not written */
 	note_dropped(NULL, 0);
+	/* the agent's own cost (iscope-analyze: gpu.agent) */
+	meta("cuda.agent.cpu_ns", "%llu", (unsigned long long)g.cpu_ns);
+	meta("cuda.agent.records", "%llu", (unsigned long long)g.records);
+	meta("cuda.agent.callbacks", "%llu", (unsigned long long)atomic_load(&g.callbacks));
+	meta("cuda.agent.callback_ns", "%llu", (unsigned long long)atomic_load(&g.callback_ns));
 	push_staged(now_ns());
 	atomic_store(&g.state, STOPPED);
 	pthread_mutex_unlock(&g.mu);
@@ -1078,6 +1140,7 @@ static const char *kind_name(CUpti_ActivityKind k)
 	}
 }
 
+/* DRIVER is added when asked for (g.driver_api): it doubles the API records */
 static const CUpti_ActivityKind required_kinds[] = {
 	CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
 	CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER,
@@ -1156,8 +1219,13 @@ static int start_cupti(void)
 	if ((rc = cuptiActivityRegisterCallbacks(buf_request, buf_done)) != CUPTI_SUCCESS)
 		return fail(ISC_WARN_CUPTI_ERROR, "cuptiActivityRegisterCallbacks", rc);
 	atomic_store(&g.state, RECORDING); /* buf_done keeps what comes from now on */
+	pthread_mutex_lock(&g.mu);
+	meta("cuda.agent.driver_api", "%s", g.driver_api ? "on" : "off"); /* pushed with the first buffer */
+	pthread_mutex_unlock(&g.mu);
 	for (size_t i = 0; i < sizeof(required_kinds) / sizeof(required_kinds[0]); i++) {
 		char what[64];
+		if (required_kinds[i] == CUPTI_ACTIVITY_KIND_DRIVER && !g.driver_api)
+			continue;
 		snprintf(what, sizeof(what), "cuptiActivityEnable(%s)", kind_name(required_kinds[i]));
 		if ((rc = cuptiActivityEnable(required_kinds[i])) != CUPTI_SUCCESS)
 			return fail(rc == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES ? ISC_WARN_CUPTI_PRIVILEGES
@@ -1216,6 +1284,7 @@ EXPORT int InitializeInjection(void)
 	strcpy(g.session, getenv("INFERSCOPE_SESSION"));
 	g.lag_ms = isc_shm_env_u32("INFERSCOPE_CUDA_LAG_MS", DEFAULT_LAG_MS, 10, 600000);
 	g.flush_ms = isc_shm_env_u32("INFERSCOPE_CUDA_FLUSH_MS", DEFAULT_FLUSH_MS, 1, 60000);
+	g.driver_api = isc_shm_env_u32("INFERSCOPE_CUDA_DRIVER_API", 0, 0, 1) == 1;
 	if (cuptiGetVersion(&g.cupti_version) != CUPTI_SUCCESS)
 		g.cupti_version = 0;
 	g.next_id = ISC_STRING_ID_CUDA_BASE;
