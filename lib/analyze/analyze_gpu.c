@@ -163,7 +163,7 @@ static int launch_put(struct isc_gpu_ana *g, const struct isc_tl_event *ev, int6
 	g->lr[pos] = (struct gpu_launch){ .corr = corr, .ts = ts, .end = end, .ts_exact = (int64_t)ev->ts,
 					  .end_exact = (int64_t)(ev->ts + ev->gpu.dur_ns), .pid = ev->pid, .tid = ev->tid,
 					  .name_id = ev->name_id, .site = site, .cls = (uint16_t)cls,
-					  .it_mask = g->it_mask, .live = true };
+					  .it_mask = g->it_mask, .py_site = ev->gpu.py_site, .live = true };
 	*slot = (uint32_t)pos;
 	return 0;
 }
@@ -253,7 +253,7 @@ static int on_api(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 		th->rt_end = end;
 	if (ev->gpu.flags & ISC_GPU_API_FLAG_ERROR && cls & GPU_NC_ALLOC) { /* out of device memory */
 		uint32_t id;
-		enum isc_dm_site_kind k = isc_gpu_mem_site(g, ev->pid, ev->tid, &id);
+		enum isc_dm_site_kind k = isc_gpu_mem_site(g, ev->pid, ev->tid, ev->gpu.py_site, &id);
 		isc_devmem_failure(g->dm, ts, g->last_mem_dev, 0, k, id);
 	}
 	if (ev->gpu.kind == 3 && isc_gpu_nstat_add(&g->ovh_map, &g->ovh, &g->novh, &g->ovh_cap, ev->name_id, 0,
@@ -261,7 +261,8 @@ static int on_api(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 		return -ENOMEM; /* CUPTI's overhead on a thread */
 	if (cls & (GPU_NC_LAUNCH | GPU_NC_GRAPH))
 		g->launch_calls++;
-	uint32_t site = cls & GPU_NC_SITE ? isc_gpu_call_site(g, ev->pid, ev->tid) : ISC_UMAP_NONE;
+	uint32_t site = cls & (GPU_NC_SITE | GPU_NC_LAUNCH) ? isc_gpu_call_site(g, ev->pid, ev->tid, ev->gpu.py_site)
+							  : ISC_UMAP_NONE;
 	if (cls & GPU_NC_SYNC && !nested &&
 	    sync_call(g, g->it_mask, ev->name_id, site, (int64_t)ev->gpu.dur_ns, true, cls & GPU_NC_BLOCKING_COPY))
 		return -ENOMEM;
@@ -518,19 +519,20 @@ static int on_gpu_memory(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 		m->peak = m->net;
 	/* the allocating thread: the call of the same correlation id (CUPTI), else
 	 * the [memory] MARK just before (Kineto), else none */
-	uint32_t pid = ev->pid, tid = 0, id = 0, li;
+	uint32_t pid = ev->pid, tid = 0, id = 0, li, py_site = 0;
 	enum isc_dm_site_kind kind = ISC_DM_NONE;
 	bool known = false;
 	if (ev->nf > 6 && ev->f[6] && (li = isc_umap_get(&g->l_map, ev->f[6])) != ISC_UMAP_NONE &&
 	    g->lr[li].pid == ev->pid) {
 		tid = g->lr[li].tid;
+		py_site = g->lr[li].py_site;
 		known = true;
 	} else if (g->kineto && g->mark_pid == ev->pid && g->mark_ts == ev->ts) {
 		tid = g->mark_tid;
 		known = true;
 	}
 	if (known)
-		kind = isc_gpu_mem_site(g, pid, tid, &id);
+		kind = isc_gpu_mem_site(g, pid, tid, py_site, &id);
 	int rc = isc_devmem_event(g->dm, (int64_t)ev->ts, ev->pid, (uint32_t)ev->f[0], ev->f[2] == 1, ev->f[4],
 				  ev->nf > 5 ? ev->f[5] : 0, g->kineto ? ISC_DM_SRC_ALLOCATOR : ISC_DM_SRC_DRIVER, kind,
 				  id);

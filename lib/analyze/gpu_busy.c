@@ -292,6 +292,15 @@ int isc_gpu_acc_op(struct gpu_acc *a, const struct gpu_op *op, bool hta)
 			a->launch_kernels += dur;
 			a->launch_api += op->first_of_call ? op->api_dur : 0;
 		}
+		if (op->has_api && op->site != ISC_UMAP_NONE) { /* the kernels of each launch call site */
+			uint32_t li = isc_gpu_map_index(&a->ls_map, op->site, &a->ls, &a->nls, &a->ls_cap, sizeof(*a->ls),
+							&fresh);
+			if (li == ISC_UMAP_NONE)
+				return -ENOMEM;
+			a->ls[li].site = op->site;
+			a->ls[li].launches += op->first_of_call;
+			a->ls[li].kernel_ns += dur;
+		}
 	} else {
 		size_t i = 0;
 		while (i < a->nms && !(a->ms[i].kind == op->kind && a->ms[i].copy_kind == op->copy_kind &&
@@ -335,6 +344,8 @@ void isc_gpu_acc_free(struct gpu_acc *a)
 	isc_umap_free(&a->s_map);
 	isc_umap_free(&a->mc_map);
 	free(a->mcs);
+	isc_umap_free(&a->ls_map);
+	free(a->ls);
 	for (size_t i = 0; i < a->nsts; i++)
 		free(a->sts[i].q);
 	free(a->devs);

@@ -630,6 +630,35 @@ static void emit_nvml(struct out *o, cJSON *gpu, struct gpu_nvdev *nv, size_t n)
 	}
 }
 
+/*
+ * gpu.launch.call_sites: the TOP_SITES call sites whose calls launched the
+ * most kernel time (the op and the Python function that made the call: in
+ * exact mode the nearest Python function, in sample mode the Python line
+ * the CUDA agent read at the call), with their launches and that time.
+ */
+static int emit_launch_sites(struct out *o, cJSON *l, const struct gpu_acc *a)
+{
+	struct srow *rows = calloc(a->nls ? a->nls : 1, sizeof(*rows));
+	size_t n = 0;
+	if (!rows)
+		return -ENOMEM;
+	for (size_t i = 0; i < a->nls; i++) {
+		rows[n] = (struct srow){ .count = a->ls[i].launches, .total = a->ls[i].kernel_ns };
+		srow_site(o->g, a->ls[i].site, &rows[n]);
+		n += rows[n].op || rows[n].py;
+	}
+	n = merge_by(rows, n, sizeof(*rows), srow_identity, srow_add, srow_by_total);
+	cJSON *cs = isc_jb_arr(&o->jb, l, "call_sites");
+	for (size_t i = 0; i < n && i < TOP_SITES; i++) {
+		cJSON *x = isc_jb_push_obj(&o->jb, cs);
+		emit_site(o, x, &rows[i]);
+		isc_jb_num(&o->jb, x, "launches", (double)rows[i].count);
+		isc_jb_num(&o->jb, x, "kernel_ns", (double)rows[i].total);
+	}
+	free(rows);
+	return 0;
+}
+
 /* launch, memcpy, sync, gaps and nvml of gpu: the ops of a, the calls of y, the samples nv[0..nnv). */
 static int emit_rest(struct out *o, cJSON *gpu, struct gpu_acc *a, const struct gpu_sync *y, struct gpu_nvdev *nv,
 		     size_t nnv)
@@ -651,6 +680,8 @@ static int emit_rest(struct out *o, cJSON *gpu, struct gpu_acc *a, const struct 
 	isc_jb_num(&o->jb, l, "ops_without_launch_call", (double)a->no_api);
 	isc_jb_num(&o->jb, l, "api_total_ns", (double)a->launch_api);
 	isc_jb_num(&o->jb, l, "kernel_total_ns", (double)a->launch_kernels);
+	if (emit_launch_sites(o, l, a))
+		return -ENOMEM;
 
 	struct srow *rows = calloc(a->nmcs ? a->nmcs : 1, sizeof(*rows));
 	if (!rows)

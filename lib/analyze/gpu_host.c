@@ -180,9 +180,12 @@ int isc_gpu_host_end(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
  * as Python ones, "<built-in method ...>"; without such a function, the
  * nearest Python function), and the op that function called (the outermost
  * op above it; with no Python function, the outermost op; ProfilerStep#N is
- * not an op).  Returns its index in sites[], ISC_UMAP_NONE when out of memory.
+ * not an op).  Without a Python function with a file (the sampled Python
+ * mode records no call spans), the Python line the CUDA agent read at the
+ * call (py_site).  Returns its index in sites[], ISC_UMAP_NONE when out of
+ * memory.
  */
-uint32_t isc_gpu_call_site(struct isc_gpu_ana *g, uint32_t pid, uint32_t tid)
+uint32_t isc_gpu_call_site(struct isc_gpu_ana *g, uint32_t pid, uint32_t tid, uint32_t py_site)
 {
 	uint32_t op = 0, py = 0, ti = isc_umap_get(&g->th_map, (uint64_t)pid << 32 | tid);
 	bool fresh;
@@ -206,6 +209,9 @@ uint32_t isc_gpu_call_site(struct isc_gpu_ana *g, uint32_t pid, uint32_t tid)
 			if (th->st[i].kind == ISC_SPAN_OP && !(isc_gpu_name_class(g, th->st[i].name_id) & GPU_NC_STEP))
 				op = th->st[i].name_id;
 	}
+	const struct isc_tl_string *ps = py ? isc_timeline_string_borrow(g->t, py) : NULL;
+	if (py_site && (!ps || !ps->file[0]))
+		py = py_site; /* no Python function with a file open (sample mode): the call's own line */
 	uint32_t s = isc_gpu_map_index(&g->site_map, (uint64_t)op << 32 | py, &g->sites, &g->nsites, &g->sites_cap,
 				       sizeof(*g->sites), &fresh);
 	if (s == ISC_UMAP_NONE) {
@@ -218,15 +224,18 @@ uint32_t isc_gpu_call_site(struct isc_gpu_ana *g, uint32_t pid, uint32_t tid)
 
 /*
  * The allocation site of device memory allocated now on thread (pid, tid):
- * the nearest Python function with a source file open on it, else its
- * outermost op (ProfilerStep#N is not one), else its innermost scope.
+ * the nearest Python function with a source file open on it, else the
+ * Python line of the allocating call (py_site, 0: none; the CUDA agent in
+ * sample mode), else its outermost op (ProfilerStep#N is not one), else
+ * its innermost scope.
  */
-enum isc_dm_site_kind isc_gpu_mem_site(struct isc_gpu_ana *g, uint32_t pid, uint32_t tid, uint32_t *id)
+enum isc_dm_site_kind isc_gpu_mem_site(struct isc_gpu_ana *g, uint32_t pid, uint32_t tid, uint32_t py_site,
+				       uint32_t *id)
 {
 	uint32_t ti = isc_umap_get(&g->th_map, (uint64_t)pid << 32 | tid);
-	*id = 0;
+	*id = py_site;
 	if (ti == ISC_UMAP_NONE)
-		return ISC_DM_NONE;
+		return py_site ? ISC_DM_PYTHON : ISC_DM_NONE;
 	const struct gpu_hthread *th = &g->ths[ti];
 	for (size_t i = th->depth; i > 0; i--) {
 		const struct gpu_hframe *f = &th->st[i - 1];
@@ -236,6 +245,8 @@ enum isc_dm_site_kind isc_gpu_mem_site(struct isc_gpu_ana *g, uint32_t pid, uint
 			return ISC_DM_PYTHON;
 		}
 	}
+	if (py_site) /* no Python function with a file open (sample mode): the call's own line */
+		return ISC_DM_PYTHON;
 	for (size_t i = 0; i < th->depth; i++)
 		if (th->st[i].kind == ISC_SPAN_OP && !(isc_gpu_name_class(g, th->st[i].name_id) & GPU_NC_STEP)) {
 			*id = th->st[i].name_id;

@@ -150,6 +150,12 @@ struct gpu_mcsite { /* bytes a call site launched in one memcpy row */
 	uint64_t bytes, count;
 };
 
+struct gpu_lsite { /* kernels a call site launched */
+	uint32_t site;
+	uint64_t launches;
+	int64_t kernel_ns;
+};
+
 struct gpu_gap { /* an idle interval of a device */
 	uint32_t device;
 	int64_t start, end;
@@ -184,6 +190,9 @@ struct gpu_acc {
 	size_t nss, ss_cap;
 	struct gpu_mcsite *mcs;
 	size_t nmcs, mcs_cap;
+	struct isc_umap ls_map; /* site -> ls[] */
+	struct gpu_lsite *ls;
+	size_t nls, ls_cap;
 	uint64_t ops, kernels, short_kernels, no_api;
 	uint64_t launches, shorter, long_call, long_delay;
 	int64_t launch_api, launch_kernels; /* kernels with a launch call: time in the calls, in the kernels */
@@ -264,10 +273,14 @@ int isc_gpu_host_end(struct isc_gpu_ana *g, const struct isc_tl_event *ev);
 uint32_t isc_gpu_hdev_index(struct isc_gpu_ana *g, uint32_t id);
 /* An op [ts, end) of device hd[hi] (default definitions: exact times). */
 void isc_gpu_host_op(struct isc_gpu_ana *g, uint32_t hi, int64_t ts, int64_t end);
-/* The call site of a call made now on thread (pid, tid): its index in sites[], ISC_UMAP_NONE when out of memory. */
-uint32_t isc_gpu_call_site(struct isc_gpu_ana *g, uint32_t pid, uint32_t tid);
-/* The allocation site of device memory allocated now on thread (pid, tid): its kind, *id its string id. */
-enum isc_dm_site_kind isc_gpu_mem_site(struct isc_gpu_ana *g, uint32_t pid, uint32_t tid, uint32_t *id);
+/* The call site of a call made now on thread (pid, tid), py_site the call's own Python line (0: none; used
+ * when no Python function with a file is open on the thread): its index in sites[], ISC_UMAP_NONE when out
+ * of memory. */
+uint32_t isc_gpu_call_site(struct isc_gpu_ana *g, uint32_t pid, uint32_t tid, uint32_t py_site);
+/* The allocation site of device memory allocated now on thread (pid, tid) by a call of Python line py_site
+ * (0: unknown): its kind, *id its string id. */
+enum isc_dm_site_kind isc_gpu_mem_site(struct isc_gpu_ana *g, uint32_t pid, uint32_t tid, uint32_t py_site,
+				       uint32_t *id);
 /* End of the pass: closes the open spans, keeps the pending tails a later op confirmed. */
 void isc_gpu_host_finish(struct isc_gpu_ana *g);
 
@@ -280,6 +293,7 @@ struct gpu_launch {
 	uint32_t site;     /* its call site when GPU_NC_SITE, else ISC_UMAP_NONE */
 	uint16_t cls;      /* GPU_NC_* bits of the call's name */
 	uint8_t it_mask;   /* iteration slots with a steady iteration open at the call (gpu_iter.c) */
+	uint32_t py_site;  /* the call's Python line (GPU_API py_site), 0 none */
 	bool live, used;   /* used: an op was paired with it */
 };
 

@@ -566,8 +566,8 @@ static void write_python_mode(struct recorder *r)
 	int m = r->o->python_mode;
 	const char *v = m == ISC_PY_SAMPLE ? "sample (--python=sample)"
 			: m == ISC_PY_EXACT ? "exact (--python=exact)"
-			: r->python_sample ? "sample (--python=auto: GPU activity not traced)"
-					   : "exact (--python=auto: GPU activity traced, kernels tied to the Python calls that launched them)";
+			: r->gpu.replace_cuda ? "sample (--python=auto: GPU activity traced, the CUDA agent reads the Python line of each CUDA call)"
+					      : "sample (--python=auto: GPU activity not traced)";
 	uint64_t now = isc_now_ns(), last = now;
 	r->tmp.len = 0;
 	put_meta(&r->tmp, now, &last, "record.python_mode", v);
@@ -1110,10 +1110,10 @@ int isc_record_run(const struct isc_record_opts *o, struct isc_record_result *re
 		goto out_dir;
 	if (r.gpu.warnings.len)
 		isc_rec_emit(&r, ISC_CHUNK_SAMPLES, 0, 0, r.gpu.warnings_ts, 0, r.gpu.warnings.data, r.gpu.warnings.len, true);
-	/* --python=auto samples, unless the CUDA agent is injected: GPU kernels
-	 * are tied to the Python calls open at their launch, which only exact
-	 * mode records */
-	r.python_sample = o->python_mode == ISC_PY_SAMPLE || (o->python_mode == ISC_PY_AUTO && !r.gpu.replace_cuda);
+	/* --python=auto samples, with a GPU too: the CUDA agent then reads the
+	 * Python line of each CUDA call in the process (issue 29), which exact
+	 * mode's call spans gave at the cost of a hook on every call */
+	r.python_sample = o->python_mode != ISC_PY_EXACT;
 	write_python_mode(&r);
 	if (!(env = child_env(&r))) {
 		rc = -ENOMEM;

@@ -15,7 +15,8 @@
  * Severity critical from 50 %.  Verdict share: the launch part.
  * Evidence: launches, short kernels, ops shorter than their launch call,
  * queue length, the short gaps, launch delay quantiles, the most frequent
- * short kernels.
+ * short kernels, then where their launches come from (gpu.launch.call_sites:
+ * the Python function, or in sample mode the Python line, of the calls).
  * What-if: the launch part gone (CUDA graphs replay a whole step with one
  * launch; torch.compile fuses small kernels), at most the idle it explains
  * (rules.c bounds every candidate's saving by its share).
@@ -53,6 +54,16 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 		if (isc_doc_num(k, "mean_ns", 0) < 10000 && n++ < TOP)
 			isc_fnd_detail(o, isc_fnd_top(o, f, NULL, isc_doc_str(k, "name", "?"), "kernel", isc_doc_num(k, "total_ns", 0), isc_doc_num(k, "pct", -1)),
 				   "%.0f launches, mean %.1f us", isc_doc_num(k, "count", 0), isc_doc_num(k, "mean_ns", 0) / 1e3);
+	/* where the launches come from (gpu.launch.call_sites: the Python line in sample mode) */
+	n = 0;
+	cJSON_ArrayForEach(k, isc_doc_arr(c->doc, "gpu.launch.call_sites")) {
+		const cJSON *py = isc_doc_get(k, "python");
+		if (n++ >= TOP || !cJSON_IsObject(py))
+			continue;
+		isc_fnd_detail(o, isc_fnd_top(o, f, py, NULL, "python", isc_doc_num(k, "kernel_ns", 0), -1),
+			   "launched %.0f times%s%s", isc_doc_num(k, "launches", 0), cJSON_IsString(isc_doc_get(k, "op")) ? " in " : "",
+			   isc_doc_str(k, "op", ""));
+	}
 	isc_fnd_suggest(c, o, f, s->launch,
 		    "Launch less often: capture the step in a CUDA graph (torch.cuda.graphs, or torch.compile(mode="
 		    "\"reduce-overhead\")), fuse small elementwise kernels (torch.compile), and batch more work per call.",

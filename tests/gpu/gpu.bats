@@ -24,7 +24,7 @@ setup() {
 	unset LD_LIBRARY_PATH CUDA_INJECTION64_PATH NVTX_INJECTION64_PATH INFERSCOPE_CUDA_DRIVER INFERSCOPE_FORCE_CUDA \
 		INFERSCOPE_NO_CUDA INFERSCOPE_QUIET FAKE_CUDA_MODE FAKE_CUPTI_FAIL FAKE_CUPTI_VERSION \
 		FAKE_CUPTI_DROPPED FAKE_CUPTI_SKEW_NS INFERSCOPE_CUDA_LAG_MS INFERSCOPE_CUDA_FLUSH_MS \
-		INFERSCOPE_CUDA_SLOTS INFERSCOPE_PYTHON_MODE INFERSCOPE_CUDA_DRIVER_API
+		INFERSCOPE_CUDA_SLOTS INFERSCOPE_PYTHON_MODE INFERSCOPE_CUDA_DRIVER_API FAKE_CUPTI_STATS
 }
 
 teardown() {
@@ -60,10 +60,12 @@ summary() { # summary FIELD: a number of tlcheck's summary line
 	run -0 "$RECORD" -q -o "$T/env.isc" -- env
 	[[ "$output" == *"CUDA_INJECTION64_PATH=$AGENT"* ]]
 	[[ "$output" == *"NVTX_INJECTION64_PATH=$AGENT"* ]]
-	# GPU activity traced: --python=auto records Python exactly (kernels tie to their calls), and says why
-	[[ "$output" == *"INFERSCOPE_PYTHON_MODE=exact"* ]]
+	# GPU activity traced: --python=auto samples Python all the same (the CUDA agent reads each call's
+	# Python line), and says why
+	[[ "$output" == *"INFERSCOPE_PYTHON_MODE=sample"* ]]
+	[[ "$output" == *"INFERSCOPE_CUDA_DRIVER_API=0"* ]]
 	run -0 "$MERGE" --dump "$T/env.isc"
-	[[ "$output" == *"META record.python_mode=exact (--python=auto: GPU activity traced, "* ]]
+	[[ "$output" == *"META record.python_mode=sample (--python=auto: GPU activity traced, the CUDA agent reads the Python line of each CUDA call)"* ]]
 	trace -q -- "$W" all
 	[ "$(cat "$T/status")" -eq 0 ]
 	grep -qx 'done all injected=1' "$T/out"
@@ -127,7 +129,8 @@ summary() { # summary FIELD: a number of tlcheck's summary line
 
 @test "every kernel has its launching call and its Python stack, on every thread" {
 	doubles libcuda.so.1 libcupti.so.13
-	trace -q -- "$PY" "$ISC_SRC/tests/gpu/stack.py" 3 threads
+	# exact mode: the Python stack of a call is the call spans open on its thread
+	trace -q --python=exact -- "$PY" "$ISC_SRC/tests/gpu/stack.py" 3 threads
 	grep -qx 'stack.py done, injected=1' "$T/out"
 	c=$T/check
 	# 2 threads x 3 steps x (1 copy + 2 kernels + 3 graph kernels + 1 sync)
@@ -193,6 +196,48 @@ summary() { # summary FIELD: a number of tlcheck's summary line
 	[[ "$output" == *"The CUDA agent ran in the workload: CUPTI reported 1.5 µs of its own overhead (1 record)"* ]]
 }
 
+@test "sample mode, the default with a GPU: every CUDA call has its Python line, read in the process at the call" {
+	doubles libcuda.so.1 libcupti.so.13
+	FAKE_CUPTI_STATS=1 trace -q -- "$PY" "$ISC_SRC/tests/gpu/stack.py" 3 threads
+	grep -qx 'stack.py done, injected=1' "$T/out"
+	c=$T/check
+	grep -qx 'meta cuda.agent.python_lines=on' "$c"
+	# the lines of the calls in stack.py, found here in its source
+	s=$ISC_SRC/tests/gpu/stack.py
+	l_copy=$(grep -n 'cuda.fake_memcpy(1 << 16' "$s" | cut -d: -f1)
+	l_lin=$(grep -n 'fake_launch(b"_Z6linearPKfPf"' "$s" | cut -d: -f1)
+	l_gelu=$(grep -n 'fake_launch(b"_Z4geluPf"' "$s" | cut -d: -f1)
+	l_graph=$(grep -n 'cuda.fake_graph_launch(3' "$s" | cut -d: -f1)
+	l_sync=$(grep -n 'cuda.fake_sync(stream)' "$s" | cut -d: -f1)
+	# 2 threads x 3 steps: each call with its function and line, no call spans
+	[ "$(grep -c "^api cudaMemcpyAsync .* span=- site=copy_in@stack.py:$l_copy$" "$c")" -eq 6 ]
+	[ "$(grep -c "^api cudaLaunchKernel .* span=- site=forward@stack.py:$l_lin$" "$c")" -eq 6 ]
+	[ "$(grep -c "^api cudaLaunchKernel .* span=- site=forward@stack.py:$l_gelu$" "$c")" -eq 6 ]
+	[ "$(grep -c "^api cudaGraphLaunch .* span=- site=graph@stack.py:$l_graph$" "$c")" -eq 6 ]
+	[ "$(grep -c "^api cudaStreamSynchronize .* span=- site=step@stack.py:$l_sync$" "$c")" -eq 6 ]
+	run ! grep -q '^api cuda.* span=-$' "$c"
+	# the callback ran on those 30 calls only, enabled on runtime calls, no whole domain
+	grep -q '^fake-cupti-stats: callbacks enabled=22 domains=0 fired=30$' "$T/err"
+	# the analysis ties kernels, copies and syncs to those lines
+	run -0 "$ANALYZE" -o "$T/f.json" "$T/t.istl"
+	valid_findings "$T/f.json"
+	jq -e --argjson l "$l_lin" '.gpu.launch.call_sites[0] | .python.name == "forward" and .python.line == $l and .launches == 6 and .kernel_ns == 120000' "$T/f.json"
+	jq -e --argjson l "$l_copy" '.gpu.memcpy[0].top_call_site.python | .name == "copy_in" and .line == $l' "$T/f.json"
+	jq -e --argjson l "$l_sync" '.gpu.sync.call_sites[0] | .api == "cudaStreamSynchronize" and .python.name == "step" and .python.line == $l and .count == 6' "$T/f.json"
+	jq -e '.gpu.agent.callbacks == 30' "$T/f.json"
+}
+
+@test "exact mode: no CUPTI callback at all (the activity records suffice); a C program in sample mode: no Python lines" {
+	doubles libcuda.so.1 libcupti.so.13
+	FAKE_CUPTI_STATS=1 trace -q --python=exact -- "$PY" "$ISC_SRC/tests/gpu/stack.py" 2
+	grep -q '^fake-cupti-stats: callbacks enabled=0 domains=0 fired=0$' "$T/err"
+	run ! grep -q ' site=' "$T/check"
+	run ! grep -q '^meta cuda.agent.python_lines' "$T/check"
+	FAKE_CUPTI_STATS=1 trace -q -- "$W" kernels 5
+	grep -qx 'meta cuda.agent.python_lines=no CPython in the process' "$T/check"
+	grep -q '^fake-cupti-stats: callbacks enabled=0 domains=0 fired=0$' "$T/err"
+}
+
 @test "GPU times are on the trace's clock: the smallest launch gap is the double's 3 us" {
 	doubles libcuda.so.1 libcupti.so.13
 	trace -q -- "$W" all
@@ -238,8 +283,9 @@ summary() { # summary FIELD: a number of tlcheck's summary line
 	[ "$dropped" -gt 0 ]
 	# written: GPU_AGENT, 2 a launch (a runtime call, a kernel), sync (a call,
 	# an op), an overhead call, a DEVICE, 4 META (driver version, uuid,
-	# bandwidth, context), 5 META of the agent's cost at exit
-	[ $(( $(summary gpu_records) + dropped )) -eq $(( 2 * 20000 + 14 )) ]
+	# bandwidth, context), 6 META of the agent's own (DRIVER off, no Python
+	# lines in a C program, 4 of its cost at exit)
+	[ $(( $(summary gpu_records) + dropped )) -eq $(( 2 * 20000 + 15 )) ]
 	"$MERGE" --dump "$T/t.isc" > "$T/dump"
 	grep -q "^END events=0 dropped=$dropped " "$T/dump"
 }
@@ -249,7 +295,7 @@ summary() { # summary FIELD: a number of tlcheck's summary line
 	# CUPTI buffers handed over only at exit, 2 s into the run: the records
 	# are up to 2 s late, inside a 10 s window
 	INFERSCOPE_CUDA_FLUSH_MS=60000 INFERSCOPE_CUDA_LAG_MS=10000 \
-		trace -q --flush-ms=200 -- "$PY" "$ISC_SRC/tests/gpu/stack.py" 10 sleep
+		trace -q --flush-ms=200 --python=exact -- "$PY" "$ISC_SRC/tests/gpu/stack.py" 10 sleep
 	run -0 "$MERGE" --log-level=info -o /dev/null "$T/t.isc"
 	[[ "$output" != *"after their reorder window"* ]]
 	[ "$(summary ops)" -eq 70 ]

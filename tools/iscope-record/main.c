@@ -22,7 +22,7 @@ static const struct isc_opt opts[] = {
 	{ "sample-hz", 0, ISC_OPT_VALUE, "N", "INFERSCOPE_SAMPLE_HZ", "sample_hz", "20",
 	  "sampler rate for /proc, pressure and NUMA (0 = off)" },
 	{ "python", 0, ISC_OPT_VALUE, "MODE", "INFERSCOPE_PYTHON_MODE", "python", "auto",
-	  "Python recording: sample (stacks read from outside at --python-hz), exact (every call: sys.monitoring on CPython 3.12+, the profile hook before) or auto (sample, exact when GPU activity is traced)" },
+	  "Python recording: sample (stacks read from outside at --python-hz; with GPU tracing, the Python line of each CUDA call), exact (every call: sys.monitoring on CPython 3.12+, the profile hook before) or auto (sample)" },
 	{ "python-hz", 0, ISC_OPT_VALUE, "N", "INFERSCOPE_PYTHON_HZ", "python_hz", "100",
 	  "Python stack samples per second and thread when Python is sampled (1..1000)" },
 	{ "native", 0, ISC_OPT_VALUE, "MODE", "INFERSCOPE_NATIVE", "native", "off",

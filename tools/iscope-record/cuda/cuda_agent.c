@@ -70,6 +70,7 @@
 #include "isc_config.h"
 #include "isc_format.h"
 #include "isc_shm.h"
+#include "pyframe.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -85,14 +86,23 @@
 #define OPEN_MARKERS 4096        /* NVTX ranges open at once that we follow */
 #define NO_TIME(s, e) ((s) == 0 && (e) == 0) /* CUPTI_TIMESTAMP_UNKNOWN: incomplete at a forced flush */
 #define MAX_CONTEXTS 256
+#define SITES (1u << 16)         /* correlation id -> Python line of the call, direct-mapped */
+#define SITE_CACHE 4096          /* (code object, offset) -> string id */
+#define CB_TIMED 256             /* one launch callback in so many is timed */
 
 enum { OFF, RECORDING, STOPPED };
 
 struct name_ent { /* interned name, by content */
 	uint64_t hash;
-	uint32_t id;
+	uint32_t id, line;
 	uint8_t kind;
-	char *text;
+	char *text, *file;
+};
+
+struct site_ent { /* a Python line that made CUDA calls */
+	uint64_t code;
+	int64_t off;
+	uint32_t id;
 };
 
 struct marker { /* an NVTX range or instant not yet written */
@@ -119,7 +129,8 @@ static struct {
 	uint8_t *str, *rings;
 	uint32_t ring_size, nslots, cur; /* rings; the one written now */
 	uint64_t str_size, last_commit;
-	/* interning */
+	/* interning (under smu: the conversion and the launch callbacks intern) */
+	pthread_mutex_t smu;
 	uint32_t next_id;
 	struct name_ent *names;
 	uint32_t names_mask, names_count;
@@ -153,7 +164,12 @@ static struct {
 	/* the agent's own cost (under mu): CPU time converting, records converted */
 	uint64_t cpu_ns, records;
 	_Atomic uint64_t callbacks, callback_ns;
-} g = { .mu = PTHREAD_MUTEX_INITIALIZER, .fmu = PTHREAD_MUTEX_INITIALIZER, .pmu = PTHREAD_MUTEX_INITIALIZER };
+	/* sample mode: the Python line of each call (launch callbacks) */
+	bool py_sites;
+	_Atomic uint64_t sites[SITES];       /* correlation << 32 | string id */
+	struct site_ent cache[SITE_CACHE];   /* under smu */
+} g = { .mu = PTHREAD_MUTEX_INITIALIZER, .fmu = PTHREAD_MUTEX_INITIALIZER, .pmu = PTHREAD_MUTEX_INITIALIZER,
+	.smu = PTHREAD_MUTEX_INITIALIZER };
 
 /* ---- small helpers --------------------------------------------------- */
 
@@ -290,15 +306,17 @@ static uint64_t hash_name(uint8_t kind, const char *s, size_t n)
 }
 
 /*
- * The id of name (n bytes) of the given string kind, defining it in the
- * string area the first time.  Ids start at ISC_STRING_ID_CUDA_BASE.
- * Returns 0 when the name cannot be kept (area full: counted in
- * str_dropped).  Caller holds g.mu.
+ * The id of name (n bytes) of the given string kind, with file and line
+ * (a CODE string: the Python line of a call), defining it in the string
+ * area the first time.  Ids start at ISC_STRING_ID_CUDA_BASE.  Returns 0
+ * when the name cannot be kept (area full: counted in str_dropped).
+ * Caller holds g.smu.
  */
-static uint32_t intern(uint8_t kind, const char *name, size_t n)
+static uint32_t intern_at(uint8_t kind, const char *name, size_t n, const char *file, uint32_t line)
 {
 	n = cut_utf8(name, n < NAME_MAX_BYTES ? n : NAME_MAX_BYTES);
-	uint64_t h = hash_name(kind, name, n);
+	size_t fn = cut_utf8(file, NAME_MAX_BYTES);
+	uint64_t h = hash_name(kind, name, n) ^ hash_name(kind, file, fn) * 31 ^ line;
 	if (g.names_count * 2 >= g.names_mask) { /* grow: keep the load under 1/2 */
 		uint32_t mask = g.names_mask ? g.names_mask * 2 + 1 : 1023;
 		struct name_ent *t = calloc((size_t)mask + 1, sizeof(*t));
@@ -317,40 +335,54 @@ static uint32_t intern(uint8_t kind, const char *name, size_t n)
 	}
 	uint32_t i = (uint32_t)h & g.names_mask;
 	for (; g.names[i].text; i = (i + 1) & g.names_mask)
-		if (g.names[i].hash == h && g.names[i].kind == kind && strlen(g.names[i].text) == n &&
-		    !memcmp(g.names[i].text, name, n))
+		if (g.names[i].hash == h && g.names[i].kind == kind && g.names[i].line == line &&
+		    strlen(g.names[i].text) == n && !memcmp(g.names[i].text, name, n) &&
+		    strlen(g.names[i].file) == fn && !memcmp(g.names[i].file, file, fn))
 			return g.names[i].id;
 	if (g.next_id >= ISC_STRING_ID_SAMPLER_BASE) /* the Python sampler's ids start there */
 		return 0;
-	/* STRING_DEF: id, kind, line 0, counted name, empty file */
-	uint8_t hdr[32];
+	/* STRING_DEF: id, kind, line, counted name, counted file */
+	uint8_t hdr[32], fh[10];
 	unsigned hl = isc_put_varint(hdr, g.next_id);
 	hdr[hl++] = kind;
-	hl += isc_put_varint(hdr + hl, 0);
+	hl += isc_put_varint(hdr + hl, line);
 	hl += isc_put_varint(hdr + hl, n);
+	unsigned fl = isc_put_varint(fh, fn);
 	uint8_t rh[12];
 	unsigned rl = 0;
 	rh[rl++] = ISC_REC_STRING_DEF;
-	rl += isc_put_varint(rh + rl, (uint64_t)hl + n + 1);
+	rl += isc_put_varint(rh + rl, (uint64_t)hl + n + fl + fn);
 	uint64_t at = atomic_load_explicit(&g.proc->str_committed, memory_order_relaxed);
-	if (at + rl + hl + n + 1 > g.str_size) {
+	if (at + rl + hl + n + fl + fn > g.str_size) {
 		atomic_fetch_add_explicit(&g.proc->str_dropped, 1, memory_order_relaxed);
 		return 0;
 	}
-	char *copy = malloc(n + 1);
+	char *copy = malloc(n + 1 + fn + 1);
 	if (!copy)
 		return 0;
 	memcpy(copy, name, n);
 	copy[n] = '\0';
+	memcpy(copy + n + 1, file, fn);
+	copy[n + 1 + fn] = '\0';
 	uint8_t *dst = g.str + at;
 	memcpy(dst, rh, rl);
 	memcpy(dst + rl, hdr, hl);
 	memcpy(dst + rl + hl, name, n);
-	dst[rl + hl + n] = 0; /* empty file */
-	atomic_store_explicit(&g.proc->str_committed, at + rl + hl + n + 1, memory_order_release);
-	g.names[i] = (struct name_ent){ h, g.next_id, kind, copy };
+	memcpy(dst + rl + hl + n, fh, fl);
+	memcpy(dst + rl + hl + n + fl, file, fn);
+	atomic_store_explicit(&g.proc->str_committed, at + rl + hl + n + fl + fn, memory_order_release);
+	g.names[i] = (struct name_ent){ h, g.next_id, line, kind, copy, copy + n + 1 };
 	g.names_count++;
 	return g.next_id++;
+}
+
+/* A name without file or line; takes g.smu. */
+static uint32_t intern(uint8_t kind, const char *name, size_t n)
+{
+	pthread_mutex_lock(&g.smu);
+	uint32_t id = intern_at(kind, name, n, "", 0);
+	pthread_mutex_unlock(&g.smu);
+	return id;
 }
 
 static uint32_t intern_str(uint8_t kind, const char *s)
@@ -518,6 +550,7 @@ static uint64_t span(uint64_t start, uint64_t end)
 }
 
 static void meta(const char *key, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static uint32_t py_site_of(uint32_t corr);
 
 /* A META record (untimed), staged first in the sort. */
 static void meta(const char *key, const char *fmt, ...)
@@ -623,6 +656,11 @@ static void convert_api(const CUpti_ActivityAPI *a, uint64_t commit)
 	put(&e, rt ? 1 : 2);
 	put(&e, a->cbid);
 	put(&e, a->returnValue ? ISC_GPU_API_FLAG_ERROR : 0);
+	uint32_t site = rt && g.py_sites ? py_site_of(a->correlationId) : 0;
+	if (site) { /* span_id 0 (the merge's to set), then the Python line of the call */
+		put(&e, 0);
+		put(&e, site);
+	}
 	stage(ISC_REC_GPU_API, a->start, &e);
 }
 
@@ -907,14 +945,65 @@ static void CUPTIAPI buf_done(CUcontext ctx, uint32_t stream, uint8_t *buffer, s
 	buf_release(buffer);
 }
 
-/* Never enabled for any domain: the subscription claims CUPTI for us, so
- * that a second tool is told, and we are told when one was first. */
+/*
+ * The string id of the Python line the calling thread runs (a CODE string
+ * whose line is the current line), 0 when none: from the cache, else read
+ * (pyframe.c) and interned under g.smu, which the conversion holds only
+ * while it interns a name.
+ */
+static uint32_t py_site_now(void)
+{
+	uint64_t code;
+	int64_t off;
+	if (!isc_cuda_py_frame(&code, &off))
+		return 0;
+	struct site_ent *e = &g.cache[((code >> 4) ^ (uint64_t)off * 0x9e3779b1u) % SITE_CACHE];
+	pthread_mutex_lock(&g.smu);
+	uint32_t id = e->code == code && e->off == off ? e->id : 0;
+	if (!id) {
+		char name[NAME_MAX_BYTES + 1], file[NAME_MAX_BYTES + 1];
+		uint32_t line;
+		if (isc_cuda_py_describe(code, off, name, sizeof(name), file, sizeof(file), &line) &&
+		    (id = intern_at(ISC_STR_CODE, name, strlen(name), file, line)))
+			*e = (struct site_ent){ code, off, id };
+	}
+	pthread_mutex_unlock(&g.smu);
+	return id;
+}
+
+/*
+ * The subscription claims CUPTI for us (a second tool is told, and we are
+ * told when one was first).  Only in the sampled Python mode are callbacks
+ * enabled, on the runtime calls that launch, copy, set, synchronize or
+ * allocate (py_site_cbids): at a call's entry, its Python line, kept by
+ * correlation id for the call's activity record (convert_api).  For the
+ * cost the agent reports, the first CB_TIMED are timed, then one in
+ * CB_TIMED.
+ */
 static void CUPTIAPI callback(void *ud, CUpti_CallbackDomain d, CUpti_CallbackId id, const void *data)
 {
+	const CUpti_CallbackData *cb = data;
 	(void)ud;
-	(void)d;
 	(void)id;
-	(void)data;
+	if (d != CUPTI_CB_DOMAIN_RUNTIME_API || !cb || cb->callbackSite != CUPTI_API_ENTER ||
+	    atomic_load_explicit(&g.state, memory_order_relaxed) != RECORDING)
+		return;
+	/* the first CB_TIMED callbacks are timed each, then one in CB_TIMED stands for CB_TIMED */
+	uint64_t n = atomic_fetch_add_explicit(&g.callbacks, 1, memory_order_relaxed);
+	uint64_t w = n < CB_TIMED ? 1 : n % CB_TIMED == 0 ? CB_TIMED : 0, t0 = w ? now_ns() : 0;
+	uint32_t site = py_site_now();
+	if (site)
+		atomic_store_explicit(&g.sites[cb->correlationId % SITES], (uint64_t)cb->correlationId << 32 | site,
+				      memory_order_release);
+	if (w)
+		atomic_fetch_add_explicit(&g.callback_ns, (now_ns() - t0) * w, memory_order_relaxed);
+}
+
+/* The Python line kept for the call of correlation corr, 0 when none (or overwritten since). */
+static uint32_t py_site_of(uint32_t corr)
+{
+	uint64_t v = atomic_load_explicit(&g.sites[corr % SITES], memory_order_acquire);
+	return corr && v >> 32 == corr ? (uint32_t)v : 0;
 }
 
 /* ---- flusher thread, exit and fork ------------------------------------ */
@@ -1151,6 +1240,22 @@ static const CUpti_ActivityKind optional_kinds[] = {
 	CUPTI_ACTIVITY_KIND_MARKER_DATA, CUPTI_ACTIVITY_KIND_OVERHEAD, CUPTI_ACTIVITY_KIND_MEMORY2,
 };
 
+/* Sample mode: the runtime calls whose Python line is kept (the launch callbacks). */
+static const CUpti_CallbackId py_site_cbids[] = {
+	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
+	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_ptds_v7000, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000, CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemset_ptds_v7000, CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_ptsz_v7000, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_ptsz_v7000, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020,
+};
+
 /* Calls that are frequent, cheap and say nothing about GPU work. */
 static const CUpti_CallbackId quiet_runtime[] = {
 	CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, CUPTI_RUNTIME_TRACE_CBID_cudaSetDevice_v3020,
@@ -1247,6 +1352,19 @@ static int start_cupti(void)
 		cuptiActivityEnableRuntimeApi(quiet_runtime[i], 0);
 	for (size_t i = 0; i < sizeof(quiet_driver) / sizeof(quiet_driver[0]); i++)
 		cuptiActivityEnableDriverApi(quiet_driver[i], 0);
+	/* sample mode: no call spans say which Python line made a call; the launch callbacks do */
+	const char *pm = getenv("INFERSCOPE_PYTHON_MODE");
+	char why[128];
+	if (pm && !strcmp(pm, "sample")) {
+		if (isc_cuda_py_init(why, sizeof(why)) == 0) {
+			for (size_t i = 0; i < sizeof(py_site_cbids) / sizeof(py_site_cbids[0]); i++)
+				if (cuptiEnableCallback(1, g.sub, CUPTI_CB_DOMAIN_RUNTIME_API, py_site_cbids[i]) == CUPTI_SUCCESS)
+					g.py_sites = true;
+		}
+		pthread_mutex_lock(&g.mu);
+		meta("cuda.agent.python_lines", "%s", g.py_sites ? "on" : why);
+		pthread_mutex_unlock(&g.mu);
+	}
 	if (flusher_start() < 0)
 		return fail(ISC_WARN_OTHER, "cannot start the flush thread", CUPTI_SUCCESS);
 	if (ml) { /* recording, without some records */
