@@ -33,7 +33,7 @@ static inline unsigned isc_put_varint(uint8_t *buf, uint64_t v)
 #define ISC_TRACE_MAGIC 0x54435349u /* "ISCT" */
 #define ISC_TIMELINE_MAGIC 0x4C545349u /* "ISTL" */
 #define ISC_FORMAT_VERSION_MAJOR 1
-#define ISC_FORMAT_VERSION_MINOR 1 /* 1.1: native stack sampling (NATIVE chunk, 0x30-0x36) */
+#define ISC_FORMAT_VERSION_MINOR 5 /* 1.1: native stack sampling; 1.2: EXCEPTION_REF; 1.3: allocation sampling; 1.5: the CUDA agent's GPU_API site_id */
 #define ISC_CHUNK_HEADER_SIZE 32
 #define ISC_CHUNK_MAX_PAYLOAD (16u << 20) /* readers refuse larger chunks */
 /* A timeline time or GPU duration at or above this (2^62 ns, 146 years) is corrupt (formats/timeline.md §4). */
@@ -61,6 +61,7 @@ enum isc_chunk_type {
 	ISC_CHUNK_END = 6,         /* last chunk: totals */
 	ISC_CHUNK_GPU_EVENTS = 7,  /* records of a CUDA agent (<pid>.cuda.shm): pid, ring's tid */
 	ISC_CHUNK_NATIVE = 8,      /* native stack sampler records (0x30-0x37); pid/tid 0 */
+	ISC_CHUNK_ALLOC = 9,       /* allocation samples (<pid>.alloc.shm): pid, ring's tid; 0: the site table */
 	ISC_CHUNK_TL_STRINGS = 16, /* timeline: global string table additions */
 	ISC_CHUNK_TL_EVENTS = 17,  /* timeline: ordered events of all streams */
 };
@@ -80,6 +81,15 @@ enum isc_record_type {
 	ISC_REC_DROPPED = 0x0B,     /* varint count dropped since last DROPPED */
 	ISC_REC_CALIBRATION = 0x0C, /* mechanism per_event_ps calls plain_ns hooked_ns events (agent) */
 	ISC_REC_EXCEPTION = 0x0D,   /* varint line, counted type, counted file, counted function, rest message */
+	ISC_REC_EXCEPTION_REF = 0x0E, /* varint line where_id type_id msg_id: strings whole (STRING_DEF) */
+
+	/* allocation sampling (ALLOC chunks, formats/trace.md §6.7) */
+	ISC_REC_ALLOC = 0x10,      /* tid address size weight domain flags site depth, depth x (code_id line),
+				      nnative, nnative x address */
+	ISC_REC_FREE = 0x11,       /* tid address size weight domain site */
+	ISC_REC_ALLOC_INFO = 0x12, /* phase interval flags samples frees sites lost_sites lost_ptrs bad_sites */
+	ISC_REC_ALLOC_SITE = 0x13, /* site live live_err live_count alloc_bytes alloc_count free_bytes
+				      free_count peak_live peak_age_ns growth_age_ns depth, depth x (code_id line) */
 
 	/* sampler / recorder records (SAMPLES chunks), all fields varints */
 	ISC_REC_PROC_SAMPLE = 0x20,   /* pid utime_ns stime_ns rss_bytes minflt majflt nthreads vcsw ivcsw */
@@ -116,6 +126,11 @@ enum isc_record_type {
 	ISC_REC_TL_CTX = 0x40,        /* varint pid, varint tid: context of following records */
 	ISC_REC_TL_SPAN_BEGIN = 0x41, /* span_id parent_id depth kind name_id */
 	ISC_REC_TL_SPAN_END = 0x42,   /* span_id flags(1 = closed by merge, not by a return) */
+	/* allocation records in a timeline: the trace bodies, code ids global (formats/timeline.md §4.5) */
+	ISC_REC_TL_ALLOC = 0x48,      /* ALLOC; context: pid, the allocating thread */
+	ISC_REC_TL_FREE = 0x49,       /* FREE; context: pid, the releasing thread */
+	ISC_REC_TL_ALLOC_SITE = 0x4A, /* ALLOC_SITE; context: pid, 0 */
+	ISC_REC_TL_ALLOC_INFO = 0x4B, /* ALLOC_INFO; context: pid, 0 */
 
 	/* GPU side (timeline; also trace records of the CUDA agent, in
 	 * GPU_EVENTS chunks, where ts is the time the agent wrote the record
@@ -182,11 +197,44 @@ enum isc_sync_kind { ISC_SYNC_UNKNOWN, ISC_SYNC_EVENT, ISC_SYNC_STREAM_WAIT_EVEN
 		     ISC_SYNC_CONTEXT };
 #define ISC_GPU_NONE 0xFFFFFFFFu /* a device or stream field with no value (context sync) */
 
+/* ALLOC and ALLOC_SITE: Python frames per record at most (innermost
+ * first), native frames per ALLOC at most (none written before issue 26). */
+#define ISC_ALLOC_MAX_DEPTH 32
+#define ISC_ALLOC_MAX_NATIVE 64
+
+/* Which allocator a sample came from (ALLOC, FREE `domain`). */
+enum isc_alloc_domain {
+	ISC_ALLOC_MALLOC = 1, /* malloc, calloc, realloc, posix_memalign, aligned_alloc, memalign, valloc, pvalloc */
+	ISC_ALLOC_MMAP = 2,   /* mmap of anonymous memory */
+	ISC_ALLOC_PYRAW = 3,  /* CPython PYMEM_DOMAIN_RAW */
+	ISC_ALLOC_PYMEM = 4,  /* CPython PYMEM_DOMAIN_MEM */
+	ISC_ALLOC_PYOBJ = 5,  /* CPython PYMEM_DOMAIN_OBJ */
+};
+
+/* ALLOC flags */
+#define ISC_ALLOC_F_UNTRACKED 1u /* the live-pointer table was full: its release will not be seen */
+#define ISC_ALLOC_F_TRUNCATED 2u /* the Python stack was deeper than ISC_ALLOC_MAX_DEPTH (innermost kept) */
+
+/* ALLOC_INFO flags (also the shim's header, isc_alloc.h) */
+#define ISC_ALLOC_I_MALLOC 1u     /* the malloc family and anonymous mmap are intercepted */
+#define ISC_ALLOC_I_OVERRIDDEN 2u /* another object defines malloc first: the malloc family is not seen */
+#define ISC_ALLOC_I_PYMEM 4u      /* CPython's allocator domains are hooked */
+#define ISC_ALLOC_I_PYSTACK 8u    /* samples carry the Python stack of their thread */
+
+/* ALLOC_INFO phase */
+enum isc_alloc_phase {
+	ISC_ALLOC_PHASE_START = 0,  /* the shim started sampling this process */
+	ISC_ALLOC_PHASE_PYTHON = 1, /* the Python agent hooked CPython's allocators */
+	ISC_ALLOC_PHASE_END = 2,    /* the recorder read the site table at the process's death */
+};
+
 /* String ids of a CUDA agent start here, those of the Python agent below it,
  * so that both sets of one process share one id space (formats/trace.md §7). */
 #define ISC_STRING_ID_CUDA_BASE (1u << 25)
 /* ... and the recorder's Python stack sampler's from here (CUDA's stay below). */
 #define ISC_STRING_ID_SAMPLER_BASE (3u << 24)
+/* ... and the allocation shim's from here to the limit (the sampler's stay below). */
+#define ISC_STRING_ID_ALLOC_BASE (7u << 23)
 
 /* WARNING codes: why GPU collection (or part of it) is off. */
 enum isc_warning {
@@ -205,6 +253,8 @@ enum isc_warning {
 	ISC_WARN_NO_PY_AGENT = 12,     /* a Python workload ran without the Python agent */
 	ISC_WARN_OOM_KILL = 13,        /* the kernel's OOM killer killed this process (pid) */
 	ISC_WARN_NATIVE = 14,          /* native stacks are not sampled (perf_event_open refused, ...) */
+	ISC_WARN_ALLOC_TABLE = 15,     /* the allocation site table of pid is corrupt (not, or partly, written) */
+	ISC_WARN_NO_ALLOC = 16,        /* allocations of pid cannot be sampled (static binary, malloc overridden) */
 };
 
 /* NATIVE_SAMPLER event, arch and flags; NATIVE_SAMPLE flags; NATIVE_MAP
@@ -267,6 +317,7 @@ enum isc_string_kind {
 	ISC_STR_CFUNC = 1,  /* C callable: qualified name, module in file, line 0 */
 	ISC_STR_SCOPE = 2,  /* scope() name */
 	ISC_STR_MARK = 3,   /* mark() name */
+	ISC_STR_TEXT = 4,   /* other text of an agent record (an exception's type or message), file empty */
 };
 
 enum isc_span_kind {

@@ -50,6 +50,8 @@ struct isc_record_opts {
 	int native_mode;        /* enum isc_native_mode */
 	unsigned native_hz;     /* native samples per second of a thread's CPU time (--native-hz) */
 	uint32_t native_stack;  /* user stack bytes copied per native sample (--native-stack) */
+	uint64_t memory_sampling; /* --memory-sampling: mean bytes between allocation samples; 0 off */
+	const char *alloc_shim; /* absolute path of libiscope-alloc.so, NULL: none found */
 };
 
 struct isc_record_result {

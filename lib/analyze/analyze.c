@@ -959,21 +959,33 @@ static int on_event(struct ana *a, const struct isc_tl_event *ev)
 	}
 	case ISC_REC_PY_SAMPLER:
 		return isc_pysamp_add(a->pys, a->t, ev, false);
-	case ISC_REC_EXCEPTION: {
+	case ISC_REC_EXCEPTION:
+	case ISC_REC_EXCEPTION_REF: {
 		struct isc_exception x;
 		a->excs_total++;
-		if (ev->nf < 1 || isc_exception_parse(ev->bytes, ev->nbytes, &x))
+		if (ev->type == ISC_REC_EXCEPTION_REF) { /* the strings whole, from the string table */
+			const struct isc_tl_string *w = ev->nf == 4 ? isc_timeline_string_borrow(a->t, (uint32_t)ev->f[1]) : NULL;
+			const struct isc_tl_string *ty = w ? isc_timeline_string_borrow(a->t, (uint32_t)ev->f[2]) : NULL;
+			const struct isc_tl_string *mg = ty ? isc_timeline_string_borrow(a->t, (uint32_t)ev->f[3]) : NULL;
+			if (!mg)
+				return 0;
+			x = (struct isc_exception){ (const uint8_t *)ty->name, (const uint8_t *)w->file, (const uint8_t *)w->name,
+						    (const uint8_t *)mg->name, strlen(ty->name), strlen(w->file),
+						    strlen(w->name), strlen(mg->name) };
+		} else if (ev->nf < 1 || isc_exception_parse(ev->bytes, ev->nbytes, &x)) {
 			return 0;
+		}
 		if (isc_oom_exception(a->oom, ev->ts, ev->pid, &x, ev->f[0]))
 			return -ENOMEM;
 		if (a->nexcs >= ANA_MAX_EXCEPTIONS)
 			return 0;
-		struct ana_exc *e = &a->excs[a->nexcs++];
-		*e = (struct ana_exc){ ev->pid, ev->tid, ev->ts, ev->f[0], "", "", "", "" };
-		isc_copy_bytes(e->type, sizeof(e->type), x.type, x.ntype, '?');
-		isc_copy_bytes(e->file, sizeof(e->file), x.file, x.nfile, '?');
-		isc_copy_bytes(e->func, sizeof(e->func), x.func, x.nfunc, '?');
-		isc_copy_bytes(e->msg, sizeof(e->msg), x.msg, x.nmsg, '?');
+		struct ana_exc *e = &a->excs[a->nexcs];
+		*e = (struct ana_exc){ ev->pid, ev->tid, ev->ts, ev->f[0], isc_text_dup(x.type, x.ntype, '?', false),
+				       isc_text_dup(x.file, x.nfile, '?', false), isc_text_dup(x.func, x.nfunc, '?', false),
+				       isc_text_dup(x.msg, x.nmsg, '?', false) };
+		a->nexcs++;
+		if (!e->type || !e->file || !e->func || !e->msg)
+			return -ENOMEM;
 		return 0;
 	}
 	default:
@@ -984,6 +996,12 @@ static int on_event(struct ana *a, const struct isc_tl_event *ev)
 static void ana_free(struct ana *a)
 {
 	cJSON_Delete(a->meta);
+	for (size_t i = 0; i < a->nexcs; i++) {
+		free(a->excs[i].type);
+		free(a->excs[i].file);
+		free(a->excs[i].func);
+		free(a->excs[i].msg);
+	}
 	for (size_t i = 0; i < a->nths; i++) {
 		struct ana_thread *th = a->ths[i];
 		free(th->name);

@@ -182,7 +182,7 @@ struct ana_off_acc {
 struct ana_exc {
 	uint32_t pid, tid;
 	uint64_t ts, line;
-	char type[48], file[160], func[64], msg[256];
+	char *type, *file, *func, *msg; /* whole, malloc'd (never cut: EXCEPTION_REF carries them whole) */
 };
 
 /* A WARNING record of the recorder or an agent (formats/trace.md), with its repeats. */

@@ -330,6 +330,20 @@ static void loc(struct isc_jb *jb, cJSON *o, const struct isc_timeline *t, uint3
 	isc_jb_num(jb, o, "line", line ? line : s ? s->line : 0);
 }
 
+/* memcpy and qsort with a NULL table are undefined even for 0 rows (a
+ * timeline with stack samples but no functions, which the fuzzer makes) */
+static void rows_copy(void *dst, const void *src, size_t n, size_t size)
+{
+	if (n)
+		memcpy(dst, src, n * size);
+}
+
+static void rows_sort(void *rows, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(rows, n, size, cmp);
+}
+
 static int by_self(const void *x, const void *y)
 {
 	const struct row *a = x, *b = y;
@@ -388,10 +402,10 @@ void isc_pysamp_emit(const struct isc_pysamp *ps, const struct isc_timeline *t, 
 		jb->oom = true;
 		goto out;
 	}
-	memcpy(fr, ps->fn, nf * sizeof(*fr));
-	memcpy(lr, ps->ln, nl * sizeof(*lr));
-	memcpy(tr, ps->th, nt * sizeof(*tr));
-	qsort(fr, nf, sizeof(*fr), by_self);
+	rows_copy(fr, ps->fn, nf, sizeof(*fr));
+	rows_copy(lr, ps->ln, nl, sizeof(*lr));
+	rows_copy(tr, ps->th, nt, sizeof(*tr));
+	rows_sort(fr, nf, sizeof(*fr), by_self);
 	cJSON *arr = isc_jb_arr(jb, s, "functions");
 	for (size_t i = 0; i < nf && i < top_n; i++) {
 		cJSON *o = isc_jb_push_obj(jb, arr);
@@ -403,7 +417,7 @@ void isc_pysamp_emit(const struct isc_pysamp *ps, const struct isc_timeline *t, 
 		isc_jb_num(jb, o, "self_pct", pct1(fr[i].self, n));
 		isc_jb_num(jb, o, "total_pct", pct1(fr[i].total, n));
 	}
-	qsort(lr, nl, sizeof(*lr), by_self);
+	rows_sort(lr, nl, sizeof(*lr), by_self);
 	arr = isc_jb_arr(jb, s, "lines");
 	for (size_t i = 0; i < nl && i < top_n && lr[i].self; i++) {
 		cJSON *o = isc_jb_push_obj(jb, arr);
@@ -414,7 +428,7 @@ void isc_pysamp_emit(const struct isc_pysamp *ps, const struct isc_timeline *t, 
 		isc_jb_num(jb, o, "self_pct", pct1(lr[i].self, n));
 		isc_jb_num(jb, o, "native_samples", (double)lr[i].native);
 	}
-	qsort(lr, nl, sizeof(*lr), by_native);
+	rows_sort(lr, nl, sizeof(*lr), by_native);
 	arr = isc_jb_arr(jb, s, "native_calls");
 	for (size_t i = 0; i < nl && i < top_n && lr[i].native; i++) {
 		cJSON *o = isc_jb_push_obj(jb, arr);
@@ -424,7 +438,7 @@ void isc_pysamp_emit(const struct isc_pysamp *ps, const struct isc_timeline *t, 
 		times(jb, o, "ns", lr[i].native, n, per);
 		isc_jb_bool(jb, o, "torch", lr[i].torch);
 	}
-	qsort(tr, nt, sizeof(*tr), by_thread);
+	rows_sort(tr, nt, sizeof(*tr), by_thread);
 	arr = isc_jb_arr(jb, s, "threads");
 	for (size_t i = 0; i < nt; i++) {
 		cJSON *o = isc_jb_push_obj(jb, arr);
@@ -479,8 +493,8 @@ static void merged_table(const struct isc_timeline *t, struct isc_jb *jb, cJSON 
 			 struct row *lr, size_t nl, bool scoped, double per, uint64_t denom_ns, unsigned top_n)
 {
 	g_scoped = scoped;
-	qsort(fr, nf, sizeof(*fr), by_key_f);
-	qsort(lr, nl, sizeof(*lr), by_key_l);
+	rows_sort(fr, nf, sizeof(*fr), by_key_f);
+	rows_sort(lr, nl, sizeof(*lr), by_key_l);
 	size_t fi = 0, li = 0;
 	for (unsigned k = 0; k < top_n; k++) {
 		uint64_t fs = fi < nf ? key_f(&fr[fi]) : 0, ls = li < nl ? key_l(&lr[li]) : 0;
@@ -528,7 +542,7 @@ static int by_name_line(const void *x, const void *y)
  */
 static size_t per_function(struct row *lr, size_t n)
 {
-	qsort(lr, n, sizeof(*lr), by_name_line);
+	rows_sort(lr, n, sizeof(*lr), by_name_line);
 	size_t m = 0;
 	for (size_t i = 0, j; i < n; i = j) {
 		struct row acc = lr[i];
@@ -567,10 +581,8 @@ void isc_pysamp_emit_cpu(const struct isc_pysamp *ps, const struct isc_timeline 
 		jb->oom |= !fr || !lr;
 		goto out;
 	}
-	if (nf) /* memcpy from NULL is undefined even for 0 bytes (a timeline the fuzzer made: no functions) */
-		memcpy(fr, ps->fn, nf * sizeof(*fr));
-	if (nl)
-		memcpy(lr, ps->ln, nl * sizeof(*lr));
+	rows_copy(fr, ps->fn, nf, sizeof(*fr));
+	rows_copy(lr, ps->ln, nl, sizeof(*lr));
 	cJSON_DeleteItemFromObject(cpu, "functions");
 	isc_jb_num(jb, cpu, "functions", (double)nf);
 	size_t ncf = per_function(lr, nl);
@@ -580,9 +592,9 @@ void isc_pysamp_emit_cpu(const struct isc_pysamp *ps, const struct isc_timeline 
 	isc_jb_num(jb, cpu, "scoped_ns", (double)scoped_ns);
 	merged_table(t, jb, in, fr, nf, lr, ncf, true, per, scoped_ns, top_n);
 	/* the Python lines calling torch ops most (per line again) */
-	memcpy(lr, ps->ln, nl * sizeof(*lr));
+	rows_copy(lr, ps->ln, nl, sizeof(*lr));
 	g_scoped = false;
-	qsort(lr, nl, sizeof(*lr), by_key_l);
+	rows_sort(lr, nl, sizeof(*lr), by_key_l);
 	for (size_t i = 0, k = 0; i < nl && k < top_n && lr[i].native; i++) {
 		if (!lr[i].torch)
 			continue;

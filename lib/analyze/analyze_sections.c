@@ -35,7 +35,7 @@
 #include "analyze_gpu.h"
 #include "analyze_numa.h"
 #include "analyze_oom.h"
-#include "analyze_sections.h"
+#include "sections.h"
 
 /* The name of a WARNING code (enum isc_warning); unknown codes are "other". */
 static const char *warning_kind(uint64_t code)

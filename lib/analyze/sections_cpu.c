@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze_sections.h"
+#include "sections.h"
 #include "analyze_wait.h" /* isc_off_reason_name, isc_pool_name, ISC_OFF_N */
 
 static double pct(uint64_t part, uint64_t whole)

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze_sections.h"
+#include "sections.h"
 
 /* Orders source locations by name, file, line. */
 int isc_ana_cmp_location(const char *name1, const char *file1, uint32_t line1, const char *name2, const char *file2,

@@ -30,7 +30,7 @@
 #include "isc_findings.h" /* ISC_ITER_SHARE_MIN_PCT */
 #include "isc_stats.h"    /* isc_quantile_sorted, isc_quantile_ci, isc_lsq_slope, isc_histogram_linear */
 #include "analyze_oom.h"  /* isc_oom_mem_at */
-#include "analyze_sections.h"
+#include "sections.h"
 
 /* Name of a scope as reported: ProfilerStep#N merged as "ProfilerStep#*". */
 static const char *scope_name(struct ana *a, const struct ana_scope *sc)

@@ -38,6 +38,7 @@ unsigned isc_record_nvarints(uint8_t type)
 	case ISC_REC_META: return 1;   /* key length, then key and value bytes */
 	case ISC_REC_CALIBRATION: return 6;
 	case ISC_REC_EXCEPTION: return 1; /* then counted type, file, function; the message */
+	case ISC_REC_EXCEPTION_REF: return 4;
 	case ISC_REC_NATIVE_SAMPLER: return 9;
 	case ISC_REC_NATIVE_SAMPLE: return 4; /* pid tid flags nkernel, then the chain, registers, stack */
 	case ISC_REC_NATIVE_MAP: return 7;    /* then counted build id, path */
@@ -45,8 +46,46 @@ unsigned isc_record_nvarints(uint8_t type)
 	case ISC_REC_NATIVE_LOST: return 3;
 	case ISC_REC_NATIVE_KSYM: return 3;   /* then the name */
 	case ISC_REC_NATIVE_STATS: return 8;
+	case ISC_REC_ALLOC:
+	case ISC_REC_TL_ALLOC: return 8;      /* then depth x (code_id, line), nnative, addresses */
+	case ISC_REC_FREE:
+	case ISC_REC_TL_FREE: return 6;
+	case ISC_REC_ALLOC_SITE:
+	case ISC_REC_TL_ALLOC_SITE: return 12; /* then depth x (code_id, line) */
+	case ISC_REC_ALLOC_INFO:
+	case ISC_REC_TL_ALLOC_INFO: return 9;
 	default: return 0;
 	}
+}
+
+int isc_alloc_stack_parse(uint8_t type, const uint8_t *p, size_t len, const uint8_t **pairs, uint64_t *depth,
+			  uint64_t f[12])
+{
+	const uint8_t *e = p + len;
+	uint64_t v;
+	unsigned n = isc_record_nvarints(type);
+	bool alloc = type == ISC_REC_ALLOC || type == ISC_REC_TL_ALLOC;
+	if (!alloc && type != ISC_REC_ALLOC_SITE && type != ISC_REC_TL_ALLOC_SITE)
+		return -EINVAL;
+	for (unsigned i = 0; i < n; i++)
+		if (isc_get_varint(&p, e, &f[i]))
+			return -EBADMSG;
+	*depth = f[n - 1];
+	*pairs = p;
+	if (*depth > ISC_ALLOC_MAX_DEPTH)
+		return -EBADMSG;
+	for (uint64_t i = 0; i < 2 * *depth; i++)
+		if (isc_get_varint(&p, e, &v))
+			return -EBADMSG;
+	if (alloc) { /* native frames: a count, then the addresses */
+		uint64_t nn;
+		if (isc_get_varint(&p, e, &nn) || nn > ISC_ALLOC_MAX_NATIVE)
+			return -EBADMSG;
+		for (uint64_t i = 0; i < nn; i++)
+			if (isc_get_varint(&p, e, &v))
+				return -EBADMSG;
+	}
+	return 0;
 }
 
 bool isc_ring_record_ok(const struct isc_rec *r, uint16_t chunk)
@@ -54,7 +93,22 @@ bool isc_ring_record_ok(const struct isc_rec *r, uint16_t chunk)
 	const uint8_t *p = r->body, *e = r->body + r->len;
 	uint64_t v;
 	unsigned n;
-	if (chunk == ISC_CHUNK_GPU_EVENTS) {
+	if (chunk == ISC_CHUNK_ALLOC) { /* the allocation shim's: samples, releases, its start, a warning */
+		const uint8_t *pairs;
+		uint64_t f[12], depth;
+		switch (r->type) {
+		case ISC_REC_ALLOC:
+			return isc_alloc_stack_parse(r->type, p, r->len, &pairs, &depth, f) == 0 && f[0] <= UINT32_MAX;
+		case ISC_REC_FREE:
+		case ISC_REC_ALLOC_INFO:
+		case ISC_REC_WARNING:
+		case ISC_REC_DROPPED:
+			n = isc_record_nvarints(r->type);
+			break;
+		default:
+			return false;
+		}
+	} else if (chunk == ISC_CHUNK_GPU_EVENTS) {
 		struct isc_tl_event ev;
 		struct isc_string_def d;
 		uint64_t off, tid;
@@ -91,6 +145,7 @@ bool isc_ring_record_ok(const struct isc_rec *r, uint16_t chunk)
 		case ISC_REC_MARK: n = 2; break;
 		case ISC_REC_CALIBRATION: n = 6; break;
 		case ISC_REC_EXCEPTION: n = 1; break;
+		case ISC_REC_EXCEPTION_REF: n = 4; break;
 		case ISC_REC_SMAPS: n = 5; break; /* before the EXCEPTION of an out-of-memory error */
 		case ISC_REC_PY_RETURN:
 		case ISC_REC_C_RETURN:

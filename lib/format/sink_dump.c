@@ -19,11 +19,17 @@ struct idmap {
 	unsigned n;
 };
 
+/* A string as the dump shows it: "name file:line" (TEXT: "name"), the name's length. */
+struct dump_name {
+	char *line;
+	size_t nlen;
+};
+
 struct dump_sink {
 	struct isc_sink base;
 	FILE *out;
 	bool times;
-	const char **names; /* "name file:line" by gid, owned */
+	struct dump_name *names; /* by gid, owned */
 	size_t nnames;
 	struct idmap pids, tids;
 };
@@ -67,24 +73,25 @@ static int d_string(void *ctx, const struct isc_tl_string *str)
 		size_t n = s->nnames ? s->nnames : 1024;
 		while (n <= str->id)
 			n *= 2;
-		const char **nn = realloc(s->names, n * sizeof(*nn));
+		struct dump_name *nn = realloc(s->names, n * sizeof(*nn));
 		if (!nn)
 			return -ENOMEM;
 		s->names = nn;
 		memset(s->names + s->nnames, 0, (n - s->nnames) * sizeof(*nn));
 		s->nnames = n;
 	}
-	char *line = NULL;
-	if (asprintf(&line, "%s %s:%u", str->name, str->file, str->line) < 0)
+	char *line = NULL; /* text (an exception's type or message) alone */
+	if ((str->kind == ISC_STR_TEXT ? asprintf(&line, "%s", str->name)
+				       : asprintf(&line, "%s %s:%u", str->name, str->file, str->line)) < 0)
 		return -ENOMEM;
-	free((char *)s->names[str->id]);
-	s->names[str->id] = line;
+	free(s->names[str->id].line);
+	s->names[str->id] = (struct dump_name){ line, strlen(str->name) };
 	return 0;
 }
 
 static const char *name_of(struct dump_sink *s, uint32_t id)
 {
-	return id < s->nnames && s->names[id] ? s->names[id] : "?";
+	return id < s->nnames && s->names[id].line ? s->names[id].line : "?";
 }
 
 static const char *kind_name(uint8_t k)
@@ -183,6 +190,38 @@ static void put_native(struct dump_sink *s, const struct isc_tl_event *ev)
 	}
 }
 
+/* The allocation records (formats/timeline.md §9): fields by name, frames
+ * innermost first as NAME FILE:FIRSTLINE:LINE. */
+static void alloc_line(struct dump_sink *s, const struct isc_tl_event *ev)
+{
+	static const char *domains[] = { "?", "malloc", "mmap", "pyraw", "pymem", "pyobj" };
+	FILE *o = s->out;
+	const uint64_t *f = ev->f;
+	if (ev->type == ISC_REC_TL_ALLOC_INFO) {
+		fprintf(o, "alloc_info phase=%" PRIu64 " interval=%" PRIu64 " flags=%" PRIu64 " samples=%" PRIu64
+			   " frees=%" PRIu64 " sites=%" PRIu64 " lost_sites=%" PRIu64 " lost_ptrs=%" PRIu64 " bad=%" PRIu64 "\n",
+			f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8]);
+		return;
+	}
+	if (ev->type == ISC_REC_TL_FREE) {
+		fprintf(o, "free %s size=%" PRIu64 " weight=%" PRIu64 " site=%" PRIu64 " addr=0x%" PRIx64 "\n",
+			domains[f[4] < 6 ? f[4] : 0], f[2], f[3], f[5], f[1]);
+		return;
+	}
+	if (ev->type == ISC_REC_TL_ALLOC)
+		fprintf(o, "alloc %s size=%" PRIu64 " weight=%" PRIu64 " site=%" PRIu64 " flags=%" PRIu64 " addr=0x%" PRIx64,
+			domains[f[4] < 6 ? f[4] : 0], f[2], f[3], f[6], f[5], f[1]);
+	else
+		fprintf(o, "alloc_site %" PRIu64 " live=%" PRIu64 " err=%" PRIu64 " n=%" PRIu64 " alloc=%" PRIu64 "/%" PRIu64
+			   " free=%" PRIu64 "/%" PRIu64 " peak=%" PRIu64 " peak_age=%" PRIu64 " growth_age=%" PRIu64,
+			f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9], f[10]);
+	const uint8_t *p = ev->bytes, *e = ev->bytes + ev->nbytes;
+	uint64_t depth = ev->type == ISC_REC_TL_ALLOC ? f[7] : f[11], id, line;
+	for (uint64_t k = 0; k < depth && !isc_get_varint(&p, e, &id) && !isc_get_varint(&p, e, &line); k++)
+		fprintf(o, " %s:%" PRIu64, name_of(s, (uint32_t)id), line);
+	fputc('\n', o);
+}
+
 static int d_event(void *ctx, const struct isc_tl_event *ev)
 {
 	struct dump_sink *s = ctx;
@@ -190,7 +229,8 @@ static int d_event(void *ctx, const struct isc_tl_event *ev)
 	bool sample = (ev->type >= ISC_REC_PROC_SAMPLE && ev->type <= ISC_REC_GPU_INFO &&
 		       ev->type != ISC_REC_PROC_INFO && ev->type != ISC_REC_PROC_EXIT) ||
 		      ev->type == ISC_REC_THREAD_WAIT || ev->type == ISC_REC_PY_SAMPLE || ev->type == ISC_REC_PY_SAMPLER ||
-		      (ev->type >= ISC_REC_NATIVE_SAMPLER && ev->type <= ISC_REC_NATIVE_STATS);
+		      (ev->type >= ISC_REC_NATIVE_SAMPLER && ev->type <= ISC_REC_NATIVE_STATS) ||
+		      (ev->type >= ISC_REC_TL_ALLOC && ev->type <= ISC_REC_TL_ALLOC_INFO); /* vary with the sampling */
 	if (sample && !s->times)
 		return 0;
 	if (s->times)
@@ -233,6 +273,17 @@ static int d_event(void *ctx, const struct isc_tl_event *ev)
 		fprintf(o, ": ");
 		put_text(o, x.msg, x.nmsg);
 		fputc('\n', o);
+		break;
+	}
+	case ISC_REC_EXCEPTION_REF: { /* EXCEPTION's line, the strings whole and not escaped */
+		const struct dump_name *w = ev->nf == 4 && ev->f[1] < s->nnames ? &s->names[ev->f[1]] : NULL;
+		if (!w || !w->line) {
+			fprintf(o, "X (unreadable)\n");
+			break;
+		}
+		/* w->line is "function file:line": shown "file:line function" */
+		fprintf(o, "X %s %s %.*s: %s\n", name_of(s, (uint32_t)ev->f[2]), w->line + w->nlen + 1, (int)w->nlen,
+			w->line, name_of(s, (uint32_t)ev->f[3]));
 		break;
 	}
 	case ISC_REC_DROPPED:
@@ -318,6 +369,12 @@ static int d_event(void *ctx, const struct isc_tl_event *ev)
 	case ISC_REC_NATIVE_KSYM:
 		put_native(s, ev);
 		break;
+	case ISC_REC_TL_ALLOC:
+	case ISC_REC_TL_FREE:
+	case ISC_REC_TL_ALLOC_SITE:
+	case ISC_REC_TL_ALLOC_INFO:
+		alloc_line(s, ev);
+		break;
 	default:
 		if (record_name(ev->type))
 			fprintf(o, "%s", record_name(ev->type));
@@ -350,7 +407,7 @@ static void d_destroy(void *ctx)
 {
 	struct dump_sink *s = ctx;
 	for (size_t i = 0; i < s->nnames; i++)
-		free((char *)s->names[i]);
+		free(s->names[i].line);
 	free(s->names);
 	free(s);
 }

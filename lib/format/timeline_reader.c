@@ -206,6 +206,13 @@ static int decode(struct isc_timeline *t, const struct isc_rec *r, struct isc_tl
 			return -EBADMSG;
 		ev->bytes = p;
 		ev->nbytes = (size_t)len;
+	} else if (r->type == ISC_REC_TL_ALLOC || r->type == ISC_REC_TL_ALLOC_SITE) {
+		const uint8_t *pairs;
+		uint64_t f[12], depth;
+		if (isc_alloc_stack_parse(r->type, r->body, r->len, &pairs, &depth, f))
+			return -EBADMSG; /* the frames (and native frames) must parse */
+		ev->bytes = p;
+		ev->nbytes = (size_t)(e - p);
 	} else if (r->type == ISC_REC_THREAD_NAME || r->type == ISC_REC_DEVICE || r->type == ISC_REC_META ||
 		   r->type == ISC_REC_GPU_INFO || r->type == ISC_REC_WARNING || r->type == ISC_REC_GPU_AGENT ||
 		   r->type == ISC_REC_THREAD_WAIT || r->type == ISC_REC_EXCEPTION || r->type == ISC_REC_PY_SAMPLE) {

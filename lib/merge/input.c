@@ -14,6 +14,7 @@
 #include <string.h>
 #include <zstd.h>
 
+#include "isc_util.h"      /* isc_umap, isc_grow */
 #include "isc_trace_int.h"
 #include "isc_kineto.h"
 #include "isc_merge.h"
@@ -128,73 +129,64 @@ int isc_input_open(FILE *in, FILE **f, enum isc_input_kind *kind)
 }
 
 /*
- * Open spans by span_id (linear probing, deletion by backward shift): a
- * SPAN_END read from a file has no name or kind, the merge's do.
+ * Open spans by span_id: a SPAN_END read from a file has no name or kind,
+ * the merge's do.  span_id -> index in v (isc_umap); the entries of ended
+ * spans are chained from free_head (through name_id) and reused.
  */
 struct open_span {
-	uint64_t id; /* 0 = empty */
 	uint32_t name_id;
 	uint8_t kind;
 };
 
 struct open_set {
+	struct isc_umap byid;
 	struct open_span *v;
-	size_t cap, n;
+	size_t n, cap;
+	uint32_t free_head; /* ISC_UMAP_NONE: none free */
 };
-
-static size_t open_home(const struct open_set *o, uint64_t id)
-{
-	return (size_t)((id * 0x9E3779B97F4A7C15ULL) >> 32) & (o->cap - 1);
-}
 
 static int open_add(struct open_set *o, uint64_t id, uint32_t name_id, uint8_t kind)
 {
-	if ((o->n + 1) * 2 > o->cap) {
-		struct open_set g = { calloc(o->cap ? o->cap * 2 : 256, sizeof(*g.v)), o->cap ? o->cap * 2 : 256, 0 };
-		if (!g.v)
-			return -ENOMEM;
-		for (size_t i = 0; i < o->cap; i++)
-			if (o->v[i].id)
-				open_add(&g, o->v[i].id, o->v[i].name_id, o->v[i].kind);
-		free(o->v);
-		*o = g;
+	uint32_t *slot;
+	if (!id) /* never an open span: 0 is no span */
+		return 0;
+	if (isc_grow(&o->v, &o->cap, o->n, sizeof(*o->v)) || isc_umap_slot(&o->byid, id, &slot))
+		return -ENOMEM;
+	if (*slot == ISC_UMAP_NONE) {
+		if (o->free_head != ISC_UMAP_NONE) {
+			*slot = o->free_head;
+			o->free_head = o->v[*slot].name_id;
+		} else {
+			*slot = (uint32_t)o->n++;
+		}
 	}
-	size_t i = open_home(o, id);
-	while (o->v[i].id && o->v[i].id != id)
-		i = (i + 1) & (o->cap - 1);
-	if (!o->v[i].id)
-		o->n++;
-	o->v[i] = (struct open_span){ id, name_id, kind };
+	o->v[*slot] = (struct open_span){ name_id, kind };
 	return 0;
 }
 
 static bool open_take(struct open_set *o, uint64_t id, struct open_span *out)
 {
-	if (!o->cap || !id)
+	uint32_t i = id ? isc_umap_get(&o->byid, id) : ISC_UMAP_NONE;
+	if (i == ISC_UMAP_NONE)
 		return false;
-	size_t i = open_home(o, id);
-	while (o->v[i].id != id) {
-		if (!o->v[i].id)
-			return false;
-		i = (i + 1) & (o->cap - 1);
-	}
 	*out = o->v[i];
-	o->n--;
-	for (size_t j = (i + 1) & (o->cap - 1); o->v[j].id; j = (j + 1) & (o->cap - 1)) {
-		size_t h = open_home(o, o->v[j].id); /* move back unless its home is in (i, j] */
-		if ((j > i && (h <= i || h > j)) || (j < i && h <= i && h > j)) {
-			o->v[i] = o->v[j];
-			i = j;
-		}
-	}
-	o->v[i].id = 0;
+	isc_umap_del(&o->byid, id);
+	o->v[i].name_id = o->free_head;
+	o->free_head = i;
 	return true;
+}
+
+static void open_free(struct open_set *o)
+{
+	isc_umap_free(&o->byid);
+	free(o->v);
+	*o = (struct open_set){ .free_head = ISC_UMAP_NONE };
 }
 
 int isc_timeline_replay(struct isc_timeline *t, struct isc_sink *sink, char *damage, size_t dlen)
 {
 	struct isc_tl_event ev;
-	struct open_set open = { 0 };
+	struct open_set open = { .free_head = ISC_UMAP_NONE };
 	uint32_t sent = 0; /* strings 1..sent went to the sink; ids are dense, defined in order */
 	int rc = 0, got;
 	if (damage && dlen)
@@ -218,8 +210,7 @@ int isc_timeline_replay(struct isc_timeline *t, struct isc_sink *sink, char *dam
 		if ((rc = sink->event(sink->ctx, &ev)))
 			goto out;
 	}
-	free(open.v);
-	open.v = NULL;
+	open_free(&open);
 	if (got < 0 && got != -EBADMSG && got != -EFBIG)
 		return got;
 	if (got < 0 && damage)
@@ -234,7 +225,7 @@ int isc_timeline_replay(struct isc_timeline *t, struct isc_sink *sink, char *dam
 		return rc;
 	return got < 0 ? 1 : 0;
 out:
-	free(open.v);
+	open_free(&open);
 	return rc;
 }
 

@@ -1,9 +1,20 @@
 /*
  * kineto.h - the parts of the Kineto importer (kineto_import.c) that are
- * units of their own: the byte source (kineto_source.c: plain or gzip
- * text, read forward only), the JSON scanner for one event in memory
- * (kineto_json.c) and the external sort of the imported items
- * (kineto_sort.c).  Private to lib/merge.
+ * units of their own, in the order the bytes meet them:
+ *
+ *   kineto_source.c   bytes: plain or gzip text, read forward only
+ *   kineto_scan.c     the streaming scanner: the top-level object, then
+ *                     traceEvents one element at a time, each element's
+ *                     fields picked into a struct kt_event
+ *   kineto_json.c     JSON in memory: the values of one element
+ *   kineto_convert.c  the conversion: a kt_event's fields to an item
+ *                     (kinds, names interned, times in ns, GPU and memory
+ *                     fields), the other top-level members to header
+ *                     material (devices, metadata)
+ *   kineto_sort.c     the external sort of the items
+ *
+ * kineto_import.c drives them and writes the sorted items.  Private to
+ * lib/merge.
  */
 #ifndef ISC_KINETO_INTERNAL_H
 #define ISC_KINETO_INTERNAL_H
@@ -13,9 +24,13 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <zlib.h>
 
 #include "isc.h"
+#include "isc_kineto.h" /* struct isc_kineto_result */
+#include "isc_util.h"   /* struct isc_umap */
+#include "strtab.h"     /* struct isc_strtab */
 
 /* ---- byte source (kineto_source.c) ------------------------------------- */
 #define KT_SRC_IN (64u << 10)
@@ -172,5 +187,112 @@ const struct kt_item *isc_ksort_peek(struct isc_ksort *s, int *err);
 /* Takes the item isc_ksort_peek returned; 0 or a negative errno. */
 int isc_ksort_next(struct isc_ksort *s);
 void isc_ksort_free(struct isc_ksort *s);
+
+/* ---- one event's fields (kineto_scan.c picks, kineto_convert.c maps) ---- */
+/* The fields of one traceEvents element that the conversion reads; J_NONE when absent. */
+struct kt_event {
+	struct kt_jv ph, cat, name, pid, tid, ts, dur;
+	/* args */
+	struct kt_jv stream, correlation, bytes, device, cbid, cid, regs, shmem, aname, mem_bytes, sync_kind, event_id;
+	struct kt_jv mem_dtype, mem_did; /* [memory] args "Device Type" (1: CUDA), "Device Id" */
+	struct kt_jv mem_addr;           /* [memory] "Addr" (PyTorch 1.10 and later) */
+	struct kt_jv mem_talloc, mem_tres; /* [memory] "Total Allocated", "Total Reserved" (PyTorch 1.10+) */
+	bool graph, have_grid, have_block;
+	uint32_t grid[3], block[3];
+	const char *bad; /* wrong type: the event is skipped */
+	char badbuf[96];
+};
+
+/* s[0..n) is the C string lit. */
+static inline bool kt_keyeq(const char *s, size_t n, const char *lit)
+{
+	return strlen(lit) == n && !memcmp(s, lit, n);
+}
+
+/* ---- the conversion (kineto_convert.c) ---------------------------------- */
+#define KT_META_MAX 64          /* top-level members kept as metadata */
+#define KT_META_VALUE_MAX 4096  /* their longest value */
+
+struct kt_dev { /* deviceProperties[i] */
+	uint64_t id, sms, mem, major, minor;
+	char *name;
+};
+
+struct kt_meta {
+	char *key, *val;
+};
+
+/*
+ * What the conversion keeps besides the items it pushes into *sort: the
+ * names, the header material (epoch, command, devices, metadata) and the
+ * process and thread names.  Zeroed, with res and sort set, it is ready.
+ */
+struct kt_conv {
+	struct isc_kineto_result *res; /* counts */
+	struct isc_ksort *sort;        /* where the items go */
+	struct isc_strtab st;          /* the names of spans, calls, operations and marks */
+	bool have_base, have_min;
+	int64_t base_ns;               /* baseTimeNanoseconds */
+	int64_t min_ts;                /* the earliest item: the epoch */
+	struct isc_umap pid_events;    /* pid -> index in cpu_items: CPU-side items, for the command */
+	uint64_t *cpu_items;
+	size_t ncpu_items, capcpu_items;
+	struct isc_umap pnames, tnames; /* pid, pid << 32 | tid -> index in names */
+	char **names;
+	size_t nnames, capnames;
+	struct kt_dev *devs;
+	size_t ndevs, capdevs;
+	struct kt_meta metas[KT_META_MAX];
+	size_t nmetas;
+};
+
+/*
+ * Maps one event: an item pushed into the sort, a process or thread name
+ * kept, or a count only (flows, kinds not mapped).  0, with *why set when
+ * the event is bad (the caller counts it); -ENOMEM, or -E2BIG with a
+ * message pushed (too many names), when the import cannot go on.
+ */
+int isc_kconv_event(struct kt_conv *c, struct kt_event *ev, const char **why);
+/* A top-level member other than traceEvents, its value's JSON text t[0..n) (changed in place). */
+void isc_kconv_top(struct kt_conv *c, const char *key, char *t, size_t n);
+/* Keeps key = val[0..vlen) as a META record (at most KT_META_MAX, silently). */
+void isc_kconv_meta(struct kt_conv *c, const char *key, const char *val, size_t vlen);
+/* The command: the name of the named process with the most CPU-side items; NULL when none. */
+const char *isc_kconv_command(const struct kt_conv *c);
+/* The name a ph "M" event gave a process or a thread, NULL when none; valid until isc_kconv_free. */
+const char *isc_kconv_process_name(const struct kt_conv *c, uint32_t pid);
+const char *isc_kconv_thread_name(const struct kt_conv *c, uint32_t pid, uint32_t tid);
+void isc_kconv_free(struct kt_conv *c);
+
+/* ---- the streaming scanner (kineto_scan.c) ------------------------------ */
+/*
+ * The JSON text read front to back: every traceEvents element parsed into
+ * a kt_event, in place in the source window when it fits (64 KiB), else
+ * copied with a size and nesting limit first, and handed to
+ * isc_kconv_event; every other top-level member to isc_kconv_top.
+ * Damage (truncation, invalid JSON, bad events) is worded once into
+ * res->damage.
+ */
+struct kt_scan {
+	struct kt_src src;
+	struct kt_conv *conv;
+	struct isc_kineto_result *res;
+	unsigned max_depth;
+	struct isc_buf val;  /* the value being parsed, when not parsed in place */
+	char *arena;         /* unescaped strings of the event parsed in place */
+	bool stop;           /* structural damage: no more input is read */
+	bool have_events;    /* traceEvents was found */
+};
+
+/* Starts reading in (s zeroed); 0 or a negative errno.  Close with isc_kscan_close even when it failed. */
+int isc_kscan_open(struct kt_scan *s, FILE *in, struct kt_conv *conv, struct isc_kineto_result *res,
+		   unsigned max_depth);
+/*
+ * Reads the whole input.  0: read, or ended early by damage (res->damaged,
+ * s->stop); a negative errno with a message pushed: not a Kineto trace
+ * (-EBADMSG), an I/O error, or what isc_kconv_event returned.
+ */
+int isc_kscan_run(struct kt_scan *s);
+void isc_kscan_close(struct kt_scan *s);
 
 #endif

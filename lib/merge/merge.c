@@ -33,6 +33,7 @@
 #include "isc_trace_int.h"
 #include "isc_native_codec.h" /* native sampler records */
 #include "isc_merge.h"
+#include "strtab.h"
 
 struct mev {
 	uint64_t ts;
@@ -56,7 +57,7 @@ struct queue {
 	bool sorted;      /* GPU queue: events are inserted in time order */
 	struct thread *owner; /* the thread whose spans it holds, or whose calls (GPU) */
 	uint64_t gkey;    /* GPU queue: what it holds (see gpu_queue) */
-	struct queue *next_free, *gnext;
+	struct queue *next_free;
 };
 
 struct frame_entry { /* one open span */
@@ -74,13 +75,6 @@ struct thread {
 	uint64_t last_ts;
 	uint64_t *open;      /* ids of its python/op spans open in the output so far */
 	size_t nopen, capopen;
-	struct thread *next; /* hash chain */
-};
-
-struct strent {
-	uint64_t key;   /* input/pid/local id, or content hash */
-	uint32_t gid;
-	struct strent *next;
 };
 
 struct pexit { /* a process exit decoded but not yet applied */
@@ -101,6 +95,7 @@ struct input {
 	int end_status;
 	uint64_t end_flags;
 	uint64_t gpu_lag; /* GPU records start up to this long before their trace time */
+	struct isc_umap threads; /* pid << 32 | tid -> index in merge.threads */
 };
 
 struct merge {
@@ -108,19 +103,21 @@ struct merge {
 	size_t ninputs;
 	struct isc_sink *sink;
 	struct isc_merge_result *res;
-	struct thread *threads[4096];
-	struct strent *sbyid[8192], *sbycontent[8192];
-	struct isc_tl_string *strings; /* by gid, for dumps and END names */
-	size_t nstrings, capstrings;
+	struct thread **threads; /* in order of creation; by (pid, tid) in each input's map */
+	size_t nthreads, capthreads;
+	struct isc_strtab st;    /* the output's strings, by gid */
+	struct isc_umap local;   /* local_key(input, pid, id) -> gid */
 	uint64_t next_span, next_order, last_out;
 	struct queue **heap;
 	size_t nheap, capheap;
 	struct pexit *exits;
 	size_t nexits, capexits;
 	uint64_t buffered;
-	struct queue *gpuq[1024]; /* GPU queues by (input, pid, gkey) */
-	struct link *links;       /* launching calls by correlation id (gpu_link_*) */
-	uint32_t *link_heads;
+	struct queue **gpuqs;          /* GPU queues, in order of creation */
+	size_t ngpuqs, capgpuqs;
+	struct isc_hindex gpuq_index;  /* hash of (input, pid, gkey) -> index in gpuqs */
+	struct link *links;            /* launching calls (link_*): a ring of MERGE_LINK_MAX */
+	struct isc_hindex link_index;  /* hash of (input, pid, correlation) -> index in links */
 	size_t nlinks;
 	bool have_gap;
 	uint32_t unnamed_frame; /* the global string of a PY_SAMPLE frame of code_id 0, once made */
@@ -128,69 +125,38 @@ struct merge {
 
 /* ---- strings ------------------------------------------------------------ */
 
-static uint64_t content_hash(uint8_t kind, uint32_t line, const uint8_t *name, size_t nlen,
-			     const uint8_t *file, size_t flen)
+/* What isc_copy_bytes leaves as it is: no NUL byte, no trailing '?' (it trims those). */
+static bool copied_as_is(const uint8_t *p, size_t n)
 {
-	uint64_t h = 1469598103934665603ULL ^ kind ^ ((uint64_t)line << 8);
-	for (size_t i = 0; i < nlen; i++)
-		h = (h ^ name[i]) * 1099511628211ULL;
-	h = (h ^ 0xff) * 1099511628211ULL;
-	for (size_t i = 0; i < flen; i++)
-		h = (h ^ file[i]) * 1099511628211ULL;
-	return h;
+	return !memchr(p, 0, n) && !(n && p[n - 1] == '?');
 }
 
+/*
+ * The gid of a string, sent to the sink when new.  The table holds the
+ * bytes isc_copy_bytes makes of it ('?' for NUL bytes, trailing '?'
+ * trimmed); a string that copy changes is never found again by its bytes,
+ * so each of its definitions gets a gid of its own.
+ */
 static int strings_add(struct merge *m, uint8_t kind, uint32_t line, const uint8_t *name, size_t nlen,
 		       const uint8_t *file, size_t flen, uint32_t *gid)
 {
-	uint64_t h = content_hash(kind, line, name, nlen, file, flen);
-	struct strent **slot = &m->sbycontent[isc_mix64(h) % 8192];
-	for (struct strent *e = *slot; e; e = e->next) {
-		const struct isc_tl_string *s = &m->strings[e->gid];
-		if (e->key == h && s->kind == kind && s->line == line && strlen(s->name) == nlen &&
-		    !memcmp(s->name, name, nlen) && strlen(s->file) == flen && !memcmp(s->file, file, flen)) {
-			*gid = e->gid;
-			return 0;
+	int rc;
+	if (copied_as_is(name, nlen) && copied_as_is(file, flen)) {
+		rc = isc_strtab_intern(&m->st, kind, line, (const char *)name, nlen, (const char *)file, flen, gid);
+	} else {
+		char *n = malloc(nlen + 1), *f = malloc(flen + 1);
+		rc = -ENOMEM;
+		if (n && f) {
+			isc_copy_bytes(n, nlen + 1, name, nlen, '?');
+			isc_copy_bytes(f, flen + 1, file, flen, '?');
+			rc = isc_strtab_add(&m->st, kind, line, n, strlen(n), f, strlen(f), gid);
 		}
+		free(n);
+		free(f);
 	}
-	if (m->nstrings >= ISC_STRING_ID_LIMIT) {
-		isc_err_push("more than %u distinct names", ISC_STRING_ID_LIMIT - 1);
-		return -E2BIG;
-	}
-	if (m->nstrings == m->capstrings) {
-		size_t cap = m->capstrings ? m->capstrings * 2 : 1024;
-		struct isc_tl_string *n = realloc(m->strings, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		m->strings = n;
-		m->capstrings = cap;
-		if (m->nstrings == 0) { /* gid 0 is never used */
-			memset(&m->strings[0], 0, sizeof(m->strings[0]));
-			m->strings[0].name = m->strings[0].file = "";
-			m->nstrings = 1;
-		}
-	}
-	char *mem = malloc(nlen + flen + 2);
-	struct strent *e = malloc(sizeof(*e));
-	if (!mem || !e) {
-		free(mem);
-		free(e);
-		return -ENOMEM;
-	}
-	isc_copy_bytes(mem, nlen + 1, name, nlen, '?');
-	isc_copy_bytes(mem + nlen + 1, flen + 1, file, flen, '?');
-	struct isc_tl_string *s = &m->strings[m->nstrings];
-	s->id = (uint32_t)m->nstrings++;
-	s->kind = kind;
-	s->line = line;
-	s->name = mem;
-	s->file = mem + nlen + 1;
-	e->key = h;
-	e->gid = s->id;
-	e->next = *slot;
-	*slot = e;
-	*gid = s->id;
-	return m->sink->string ? m->sink->string(m->sink->ctx, s) : 0;
+	if (rc <= 0)
+		return rc;
+	return m->sink->string ? m->sink->string(m->sink->ctx, &m->st.v[*gid]) : 0;
 }
 
 static uint64_t local_key(unsigned input, uint32_t pid, uint64_t id)
@@ -201,22 +167,16 @@ static uint64_t local_key(unsigned input, uint32_t pid, uint64_t id)
 static uint32_t strings_lookup(struct merge *m, unsigned input, uint32_t pid, uint64_t id, uint8_t kind)
 {
 	uint64_t key = local_key(input, pid, id);
-	for (struct strent *e = m->sbyid[isc_mix64(key) % 8192]; e; e = e->next)
-		if (e->key == key)
-			return e->gid;
+	uint32_t gid = isc_umap_get(&m->local, key), *slot;
+	if (gid != ISC_UMAP_NONE)
+		return gid;
 	/* undefined (lost with a damaged frame or a full string area) */
 	char name[40];
-	uint32_t gid = 0;
 	int n = snprintf(name, sizeof(name), "<unknown #%llu>", (unsigned long long)id);
 	if (strings_add(m, kind, 0, (const uint8_t *)name, (size_t)n, (const uint8_t *)"", 0, &gid))
 		return 0;
-	struct strent *e = malloc(sizeof(*e));
-	if (e) {
-		e->key = key;
-		e->gid = gid;
-		e->next = m->sbyid[isc_mix64(key) % 8192];
-		m->sbyid[isc_mix64(key) % 8192] = e;
-	}
+	if (!isc_umap_slot(&m->local, key, &slot))
+		*slot = gid;
 	return gid;
 }
 
@@ -237,14 +197,10 @@ static int read_strings(struct merge *m, unsigned input, uint32_t pid, const uin
 		if ((rc = strings_add(m, d.kind, d.line > UINT32_MAX ? 0 : (uint32_t)d.line, d.name, d.nlen, d.file,
 				      d.flen, &gid)))
 			return rc;
-		uint64_t key = local_key(input, pid, id);
-		struct strent *ent = malloc(sizeof(*ent));
-		if (!ent)
+		uint32_t *slot;
+		if (isc_umap_slot(&m->local, local_key(input, pid, id), &slot))
 			return -ENOMEM;
-		ent->key = key;
-		ent->gid = gid;
-		ent->next = m->sbyid[isc_mix64(key) % 8192];
-		m->sbyid[isc_mix64(key) % 8192] = ent;
+		*slot = gid; /* a later definition of the same id wins */
 	}
 	return rc;
 }
@@ -303,14 +259,8 @@ static void heap_down(struct merge *m, size_t i)
 
 static int heap_insert(struct merge *m, struct queue *q)
 {
-	if (m->nheap == m->capheap) {
-		size_t cap = m->capheap ? m->capheap * 2 : 64;
-		struct queue **n = realloc(m->heap, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		m->heap = n;
-		m->capheap = cap;
-	}
+	if (isc_grow(&m->heap, &m->capheap, m->nheap, sizeof(*m->heap)))
+		return -ENOMEM;
 	m->heap[m->nheap] = q;
 	q->in_heap = true;
 	heap_up(m, m->nheap++);
@@ -377,19 +327,17 @@ struct link {
 	uint32_t pid, tid;
 	struct thread *owner; /* the call's thread */
 	bool known;           /* span is set: the call was written */
-	int32_t next;         /* hash chain, -1 at its end */
 };
 
-static uint32_t link_hash(unsigned input, uint32_t pid, uint64_t corr)
+static uint64_t link_hash(unsigned input, uint32_t pid, uint64_t corr)
 {
-	return (uint32_t)isc_mix64((uint64_t)input << 58 ^ (uint64_t)pid << 32 ^ corr) & (MERGE_LINK_MAX - 1);
+	return (uint64_t)input << 58 ^ (uint64_t)pid << 32 ^ corr;
 }
 
 static struct link *link_find(struct merge *m, unsigned input, uint32_t pid, uint64_t corr)
 {
-	if (!m->links)
-		return NULL;
-	for (int32_t i = (int32_t)m->link_heads[link_hash(input, pid, corr)]; i >= 0; i = m->links[i].next)
+	size_t pos = 0;
+	for (uint32_t i; (i = isc_hindex_next(&m->link_index, link_hash(input, pid, corr), &pos)) != ISC_UMAP_NONE;)
 		if (m->links[i].corr == corr && m->links[i].pid == pid && m->links[i].input == input)
 			return &m->links[i];
 	return NULL;
@@ -399,28 +347,18 @@ static struct link *link_find(struct merge *m, unsigned input, uint32_t pid, uin
  * runtime call: it starts before the driver call it makes) is kept. */
 static int link_put(struct merge *m, const struct link *l)
 {
-	if (!m->links) {
-		m->links = malloc(MERGE_LINK_MAX * sizeof(*m->links));
-		m->link_heads = malloc(MERGE_LINK_MAX * sizeof(*m->link_heads));
-		if (!m->links || !m->link_heads)
-			return -ENOMEM;
-		memset(m->link_heads, 0xff, MERGE_LINK_MAX * sizeof(*m->link_heads)); /* all -1 */
-	}
+	if (!m->links && !(m->links = malloc(MERGE_LINK_MAX * sizeof(*m->links))))
+		return -ENOMEM;
 	if (link_find(m, l->input, l->pid, l->corr))
 		return 0;
-	uint32_t slot = (uint32_t)(m->nlinks++ % MERGE_LINK_MAX);
+	uint32_t slot = (uint32_t)(m->nlinks % MERGE_LINK_MAX);
 	struct link *old = &m->links[slot];
-	if (m->nlinks > MERGE_LINK_MAX) { /* unchain the entry this slot held */
-		int32_t *pp = (int32_t *)&m->link_heads[link_hash(old->input, old->pid, old->corr)];
-		while (*pp >= 0 && *pp != (int32_t)slot)
-			pp = &m->links[*pp].next;
-		if (*pp == (int32_t)slot)
-			*pp = old->next;
-	}
-	uint32_t h = link_hash(l->input, l->pid, l->corr);
+	if (m->nlinks >= MERGE_LINK_MAX) /* the ring is full: this slot's entry is forgotten */
+		isc_hindex_del(&m->link_index, link_hash(old->input, old->pid, old->corr), slot);
+	if (isc_hindex_add(&m->link_index, link_hash(l->input, l->pid, l->corr), slot))
+		return -ENOMEM;
+	m->nlinks++;
 	*old = *l;
-	old->next = (int32_t)m->link_heads[h];
-	m->link_heads[h] = slot;
 	return 0;
 }
 
@@ -441,14 +379,8 @@ static int emit_links(struct merge *m, struct queue *q, struct isc_tl_event *ev)
 	switch (ev->type) {
 	case ISC_REC_TL_SPAN_BEGIN:
 		if (t && q == &t->q && ev->kind != ISC_SPAN_SCOPE) {
-			if (t->nopen == t->capopen) {
-				size_t cap = t->capopen ? t->capopen * 2 : 32;
-				uint64_t *o = realloc(t->open, cap * sizeof(*o));
-				if (!o)
-					return -ENOMEM;
-				t->open = o;
-				t->capopen = cap;
-			}
+			if (isc_grow(&t->open, &t->capopen, t->nopen, sizeof(*t->open)))
+				return -ENOMEM;
 			t->open[t->nopen++] = ev->span_id;
 		}
 		return 0;
@@ -569,13 +501,19 @@ static int emit_until(struct merge *m, uint64_t w)
 
 static struct thread *thread_get(struct merge *m, unsigned input, uint32_t pid, uint32_t tid)
 {
-	uint64_t h = isc_mix64((uint64_t)input << 56 ^ (uint64_t)pid << 28 ^ tid) % 4096;
-	for (struct thread *t = m->threads[h]; t; t = t->next)
-		if (t->input == input && t->pid == pid && t->tid == tid)
-			return t;
+	struct isc_umap *map = &m->inputs[input].threads;
+	uint64_t key = (uint64_t)pid << 32 | tid;
+	uint32_t i = isc_umap_get(map, key), *slot;
+	if (i != ISC_UMAP_NONE)
+		return m->threads[i];
 	struct thread *t = calloc(1, sizeof(*t));
-	if (!t)
+	if (!t || isc_grow(&m->threads, &m->capthreads, m->nthreads, sizeof(*m->threads)) ||
+	    isc_umap_slot(map, key, &slot)) {
+		free(t);
 		return NULL;
+	}
+	*slot = (uint32_t)m->nthreads;
+	m->threads[m->nthreads++] = t;
 	t->input = input;
 	t->pid = pid;
 	t->tid = tid;
@@ -584,21 +522,13 @@ static struct thread *thread_get(struct merge *m, unsigned input, uint32_t pid, 
 	t->q.tid = tid;
 	t->q.order = m->next_order++;
 	t->q.owner = t;
-	t->next = m->threads[h];
-	m->threads[h] = t;
 	return t;
 }
 
 static int push_frame(struct frame_entry **st, size_t *n, size_t *cap, struct frame_entry f)
 {
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 32;
-		struct frame_entry *x = realloc(*st, c * sizeof(*x));
-		if (!x)
-			return -ENOMEM;
-		*st = x;
-		*cap = c;
-	}
+	if (isc_grow(st, cap, *n, sizeof(**st)))
+		return -ENOMEM;
 	(*st)[(*n)++] = f;
 	return 0;
 }
@@ -650,13 +580,14 @@ static int close_exited(struct merge *m, uint64_t w)
 			i++;
 			continue;
 		}
-		for (size_t h = 0; h < 4096; h++)
-			for (struct thread *t = m->threads[h]; t; t = t->next)
-				if (t->input == x.input && t->pid == x.pid && (t->ncalls || t->nscopes)) {
-					int rc = close_all(m, t, t->last_ts > x.ts ? t->last_ts : x.ts);
-					if (rc)
-						return rc;
-				}
+		for (size_t j = 0; j < m->nthreads; j++) {
+			struct thread *t = m->threads[j];
+			if (t->input == x.input && t->pid == x.pid && (t->ncalls || t->nscopes)) {
+				int rc = close_all(m, t, t->last_ts > x.ts ? t->last_ts : x.ts);
+				if (rc)
+					return rc;
+			}
+		}
 		m->exits[i] = m->exits[--m->nexits];
 	}
 	return 0;
@@ -732,6 +663,23 @@ static int read_events(struct merge *m, unsigned ii, const struct isc_chunk_head
 			ev.value = isc_unzigzag(v2);
 			err = queue_push(m, &t->q, &ev);
 			break;
+		case ISC_REC_EXCEPTION_REF: { /* its string ids become the timeline's */
+			uint64_t f[4];
+			uint8_t body[40];
+			unsigned bl = 0;
+			static const uint8_t kinds[4] = { 0, ISC_STR_CODE, ISC_STR_TEXT, ISC_STR_TEXT };
+			for (int i = 0; i < 4; i++) {
+				if (isc_get_varint(&q, e, &f[i]))
+					return -EBADMSG;
+				bl += isc_put_varint(body + bl, i ? strings_lookup(m, ii, t->pid, f[i], kinds[i]) : f[i]);
+			}
+			if (!(ev.body = malloc(bl)))
+				return -ENOMEM;
+			memcpy(ev.body, body, bl);
+			ev.body_len = bl;
+			err = queue_push(m, &t->q, &ev);
+			break;
+		}
 		case ISC_REC_THREAD_END:
 			err = close_all(m, t, ts);
 			if (!err)
@@ -806,7 +754,7 @@ static int read_samples(struct merge *m, unsigned ii, const struct isc_chunk_hea
 {
 	struct input *in = &m->inputs[ii];
 	struct queue **qs = NULL;
-	size_t nq = 0;
+	size_t nq = 0, capq = 0;
 	struct isc_cursor c;
 	struct isc_rec r;
 	int rc;
@@ -838,33 +786,23 @@ static int read_samples(struct merge *m, unsigned ii, const struct isc_chunk_hea
 			uint64_t st = 0;
 			isc_get_varint(&b, e, &st);
 			ev.value = isc_unzigzag(st);
-			if (m->nexits == m->capexits) {
-				size_t cap = m->capexits ? m->capexits * 2 : 16;
-				struct pexit *x = realloc(m->exits, cap * sizeof(*x));
-				if (!x) {
-					rc = -ENOMEM;
-					break;
-				}
-				m->exits = x;
-				m->capexits = cap;
+			if (isc_grow(&m->exits, &m->capexits, m->nexits, sizeof(*m->exits))) {
+				rc = -ENOMEM;
+				break;
 			}
 			m->exits[m->nexits++] = (struct pexit){ ii, ev.pid, ev.ts };
 		}
 		if (ev.ts > in->max_ts)
 			in->max_ts = ev.ts;
-		struct queue *q = NULL;
+		struct queue *q = NULL; /* a chunk holds a few (pid, tid): a search beats a map */
 		for (size_t i = 0; i < nq && !q; i++)
 			if (qs[i]->pid == ev.pid && qs[i]->tid == ev.tid)
 				q = qs[i];
 		if (!q) {
-			struct queue **nqs = realloc(qs, (nq + 1) * sizeof(*qs));
-			if (!nqs || !(q = calloc(1, sizeof(*q)))) {
-				if (nqs)
-					qs = nqs;
+			if (isc_grow(&qs, &capq, nq, sizeof(*qs)) || !(q = calloc(1, sizeof(*q)))) {
 				rc = -ENOMEM;
 				break;
 			}
-			qs = nqs;
 			qs[nq++] = q;
 			*q = (struct queue){ .input = ii, .rank = 1, .pid = ev.pid, .tid = ev.tid,
 					     .order = m->next_order++, .transient = true };
@@ -956,30 +894,35 @@ static int gpu_summary(struct merge *m)
 #define GPU_LAG_MAX 60000000000ull /* the reorder delay never grows past 60 s */
 #define GKEY_CALLS (1ull << 63)    /* | tid: a thread's calls and NVTX ranges */
 #define GKEY_MISC (1ull << 62)     /* the process's other records */
+#define GKEY_ALLOC (1ull << 61)    /* | tid: allocation records (ALLOC chunks) of a thread; tid 0 the rest */
 
 /*
  * The GPU queue of (input, pid, gkey): device << 32 | stream for the
- * operations and memory records of a stream, GKEY_CALLS | tid, GKEY_MISC.
- * Queues live until the end of the merge.  Records of a queue share its
- * context: (pid, tid) for calls, (pid, 0) for the rest.
+ * operations and memory records of a stream, GKEY_CALLS | tid, GKEY_MISC;
+ * and the allocation queues, GKEY_ALLOC | tid (rank 3).  Queues live until
+ * the end of the merge.  Records of a queue share its context: (pid, tid)
+ * for calls and allocation records, (pid, 0) for the rest.
  */
 static struct queue *gpu_queue(struct merge *m, unsigned ii, uint32_t pid, uint64_t gkey)
 {
-	uint64_t h = isc_mix64((uint64_t)ii << 58 ^ (uint64_t)pid << 26 ^ gkey) % 1024;
-	for (struct queue *q = m->gpuq[h]; q; q = q->gnext)
-		if (q->input == ii && q->pid == pid && q->gkey == gkey)
-			return q;
+	uint64_t h = (uint64_t)ii << 58 ^ (uint64_t)pid << 26 ^ gkey;
+	size_t pos = 0;
+	for (uint32_t i; (i = isc_hindex_next(&m->gpuq_index, h, &pos)) != ISC_UMAP_NONE;)
+		if (m->gpuqs[i]->input == ii && m->gpuqs[i]->pid == pid && m->gpuqs[i]->gkey == gkey)
+			return m->gpuqs[i];
 	struct queue *q = calloc(1, sizeof(*q));
 	if (!q)
 		return NULL;
-	uint32_t tid = gkey & GKEY_CALLS ? (uint32_t)gkey : 0;
-	*q = (struct queue){ .input = ii, .rank = 2, .pid = pid, .tid = tid, .order = m->next_order++,
-			     .sorted = true, .gkey = gkey, .gnext = m->gpuq[h] };
-	if (tid && !(q->owner = thread_get(m, ii, pid, tid))) {
+	uint32_t tid = gkey & (GKEY_CALLS | GKEY_ALLOC) ? (uint32_t)gkey : 0;
+	*q = (struct queue){ .input = ii, .rank = gkey & GKEY_ALLOC ? 3 : 2, .pid = pid, .tid = tid,
+			     .order = m->next_order++, .sorted = true, .gkey = gkey };
+	if ((tid && (gkey & GKEY_CALLS) && !(q->owner = thread_get(m, ii, pid, tid))) ||
+	    isc_grow(&m->gpuqs, &m->capgpuqs, m->ngpuqs, sizeof(*m->gpuqs)) ||
+	    isc_hindex_add(&m->gpuq_index, h, (uint32_t)m->ngpuqs)) {
 		free(q);
 		return NULL;
 	}
-	m->gpuq[h] = q;
+	m->gpuqs[m->ngpuqs++] = q;
 	return q;
 }
 
@@ -1117,9 +1060,123 @@ static int read_gpu(struct merge *m, unsigned ii, const struct isc_chunk_header 
 			memset(&api, 0, sizeof(api));
 			if (!isc_gpu_decode(&api, r.type, body.data, body.len) && api.gpu.correlation &&
 			    (rc = link_put(m, &(struct link){ .corr = api.gpu.correlation, .ts = ev.ts, .input = ii,
-							      .pid = h->pid, .tid = ev.tid, .owner = gq->owner,
-							      .next = -1 })))
+							      .pid = h->pid, .tid = ev.tid, .owner = gq->owner })))
 				goto out;
+		}
+	}
+out:
+	isc_buf_free(&body);
+	return rc;
+}
+
+/* ---- ALLOC chunks: the allocation shim's records ----------------------- */
+
+/*
+ * An ALLOC or ALLOC_SITE body with the process's code ids made global
+ * (the timeline body, formats/timeline.md §4.5); -EBADMSG when it does
+ * not parse.
+ */
+static int alloc_body(struct merge *m, unsigned ii, uint32_t pid, uint8_t type, const uint8_t *p, size_t len,
+		      struct isc_buf *out)
+{
+	const uint8_t *pairs, *e = p + len;
+	uint64_t f[12], depth, id, line;
+	unsigned n = isc_record_nvarints(type);
+	int rc = 0;
+	if (isc_alloc_stack_parse(type, p, len, &pairs, &depth, f))
+		return -EBADMSG;
+	for (unsigned i = 0; i < n; i++)
+		rc |= isc_buf_put_varint(out, f[i]);
+	for (uint64_t k = 0; k < depth; k++) {
+		isc_get_varint(&pairs, e, &id); /* parsed above */
+		isc_get_varint(&pairs, e, &line);
+		rc |= isc_buf_put_varint(out, strings_lookup(m, ii, pid, id, ISC_STR_CODE));
+		rc |= isc_buf_put_varint(out, line);
+	}
+	rc |= isc_buf_put(out, pairs, (size_t)(e - pairs)); /* native frames, fields of a later version */
+	return rc ? -ENOMEM : 0;
+}
+
+/*
+ * Decodes an ALLOC chunk (formats/trace.md §6.6): the shim's rings, whose
+ * records each name their thread, and the recorder's site table of a dead
+ * process (tid 0).  Records go to one queue per (pid, thread), in time
+ * order (rings are not per thread, so a thread's records may come from
+ * two chunks), rank 3: after the agents' records, the samples and the GPU
+ * records of the same time.
+ */
+static int read_alloc(struct merge *m, unsigned ii, const struct isc_chunk_header *h, const uint8_t *p)
+{
+	struct input *in = &m->inputs[ii];
+	struct isc_buf body = { 0 };
+	struct isc_cursor c;
+	struct isc_rec r;
+	int rc;
+	isc_cursor_init(&c, p, h->payload_len, h->base_ts);
+	while ((rc = isc_cursor_next(&c, &r)) == 1) {
+		const uint8_t *q = r.body, *e = r.body + r.len;
+		uint64_t ts = out_ts(in, r.ts), v = 0, tid = 0;
+		struct mev ev = { .ts = ts, .pid = h->pid, .type = r.type };
+		if (r.type >= 0x80)
+			continue;
+		body.len = 0;
+		m->res->events_in++;
+		if (ts > in->max_ts)
+			in->max_ts = ts;
+		switch (r.type) {
+		case ISC_REC_ALLOC:
+		case ISC_REC_ALLOC_SITE:
+			if (r.type == ISC_REC_ALLOC && (isc_get_varint(&q, e, &tid) || tid > UINT32_MAX)) {
+				rc = -EBADMSG;
+				goto out;
+			}
+			if ((rc = alloc_body(m, ii, h->pid, r.type, r.body, r.len, &body)))
+				goto out;
+			ev.type = r.type == ISC_REC_ALLOC ? ISC_REC_TL_ALLOC : ISC_REC_TL_ALLOC_SITE;
+			break;
+		case ISC_REC_FREE:
+			if (isc_get_varint(&q, e, &tid) || tid > UINT32_MAX) {
+				rc = -EBADMSG;
+				goto out;
+			}
+			ev.type = ISC_REC_TL_FREE;
+			break;
+		case ISC_REC_ALLOC_INFO:
+			ev.type = ISC_REC_TL_ALLOC_INFO;
+			break;
+		case ISC_REC_WARNING: /* context: the record's process */
+			if (isc_get_varint(&q, e, &v) || v > UINT32_MAX) {
+				rc = -EBADMSG;
+				goto out;
+			}
+			ev.pid = (uint32_t)v;
+			break;
+		case ISC_REC_DROPPED: /* the shim's rings were full: written by the recorder */
+			if (isc_get_varint(&q, e, &v)) {
+				rc = -EBADMSG;
+				goto out;
+			}
+			in->drop_records += v;
+			break;
+		default:
+			break;
+		}
+		ev.tid = (uint32_t)tid;
+		if (!body.len && (rc = isc_buf_put(&body, r.body, r.len)))
+			goto out;
+		struct queue *aq = gpu_queue(m, ii, ev.pid, GKEY_ALLOC | tid);
+		ev.body = malloc(body.len ? body.len : 1);
+		if (!aq || !ev.body) {
+			free(ev.body);
+			rc = -ENOMEM;
+			goto out;
+		}
+		if (body.len)
+			memcpy(ev.body, body.data, body.len);
+		ev.body_len = (uint32_t)body.len;
+		if ((rc = queue_push(m, aq, &ev))) {
+			free(ev.body);
+			goto out;
 		}
 	}
 out:
@@ -1180,6 +1237,9 @@ static int read_round(struct merge *m, unsigned ii)
 			break;
 		case ISC_CHUNK_GPU_EVENTS:
 			rc = read_gpu(m, ii, &h, p);
+			break;
+		case ISC_CHUNK_ALLOC:
+			rc = read_alloc(m, ii, &h, p);
 			break;
 		case ISC_CHUNK_STRINGS:
 			rc = read_strings(m, ii, h.pid, p, h.payload_len);
@@ -1322,11 +1382,12 @@ int isc_merge(const struct isc_merge_input *inputs, size_t n, struct isc_sink *s
 			goto out;
 		if (m.inputs[pick].done) { /* still open: alive until the end of its data */
 			struct input *in = &m.inputs[pick];
-			for (size_t h = 0; h < 4096; h++)
-				for (struct thread *t = m.threads[h]; t; t = t->next)
-					if (t->input == pick &&
-					    (rc = close_all(&m, t, t->last_ts > in->max_ts ? t->last_ts : in->max_ts)))
-						goto out;
+			for (size_t i = 0; i < m.nthreads; i++) {
+				struct thread *t = m.threads[i];
+				if (t->input == pick &&
+				    (rc = close_all(&m, t, t->last_ts > in->max_ts ? t->last_ts : in->max_ts)))
+					goto out;
+			}
 		}
 		if ((rc = emit_until(&m, w)))
 			goto out;
@@ -1353,29 +1414,28 @@ int isc_merge(const struct isc_merge_input *inputs, size_t n, struct isc_sink *s
 		goto out;
 	rc = res->bad_input ? 1 : 0;
 out:
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		isc_reader_free(m.inputs[i].rd);
-	free(m.inputs);
-	for (size_t h = 0; h < 4096; h++) {
-		struct thread *t = m.threads[h];
-		while (t) {
-			struct thread *nx = t->next;
-			queue_free(&t->q);
-			free(t->calls);
-			free(t->scopes);
-			free(t->open);
-			free(t);
-			t = nx;
-		}
+		isc_umap_free(&m.inputs[i].threads);
 	}
-	for (size_t h = 0; h < 1024; h++)
-		for (struct queue *q = m.gpuq[h], *nx; q; q = nx) {
-			nx = q->gnext;
-			queue_free(q);
-			free(q);
-		}
+	free(m.inputs);
+	for (size_t i = 0; i < m.nthreads; i++) {
+		struct thread *t = m.threads[i];
+		queue_free(&t->q);
+		free(t->calls);
+		free(t->scopes);
+		free(t->open);
+		free(t);
+	}
+	free(m.threads);
+	for (size_t i = 0; i < m.ngpuqs; i++) {
+		queue_free(m.gpuqs[i]);
+		free(m.gpuqs[i]);
+	}
+	free(m.gpuqs);
+	isc_hindex_free(&m.gpuq_index);
 	free(m.links);
-	free(m.link_heads);
+	isc_hindex_free(&m.link_index);
 	for (size_t i = 0; i < m.nheap; i++)
 		if (m.heap[i]->transient) {
 			queue_free(m.heap[i]);
@@ -1383,17 +1443,7 @@ out:
 		}
 	free(m.heap);
 	free(m.exits);
-	for (size_t h = 0; h < 8192; h++)
-		for (int k = 0; k < 2; k++) {
-			struct strent *e = k ? m.sbycontent[h] : m.sbyid[h];
-			while (e) {
-				struct strent *nx = e->next;
-				free(e);
-				e = nx;
-			}
-		}
-	for (size_t i = 1; i < m.nstrings; i++)
-		free((char *)m.strings[i].name);
-	free(m.strings);
+	isc_strtab_free(&m.st);
+	isc_umap_free(&m.local);
 	return rc;
 }

@@ -48,6 +48,16 @@ unsigned isc_end_stats_encode(uint8_t *body, const struct isc_end_stats *e);
  */
 int isc_end_stats_read(const uint8_t *p, size_t len, struct isc_end_stats *e, bool *found);
 
+/*
+ * The leading varints of an ALLOC or ALLOC_SITE body (trace or timeline
+ * type) into f (8 or 12 of them), and where its depth (code id, line)
+ * pairs start.  Checks the pairs, and for ALLOC the native frames after
+ * them, parse within len; depth at most ISC_ALLOC_MAX_DEPTH.  0,
+ * -EBADMSG, or -EINVAL for another type.
+ */
+int isc_alloc_stack_parse(uint8_t type, const uint8_t *p, size_t len, const uint8_t **pairs, uint64_t *depth,
+			  uint64_t f[12]);
+
 /* Number of leading varint fields of a sample-class record type (0 if none). */
 unsigned isc_record_nvarints(uint8_t type);
 /*

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "isc_log.h"
+#include "isc_alloc.h"
 #include "isc_shm.h"
 #include "isc_trace_int.h" /* isc_ring_record_ok */
 #include "recorder.h"
@@ -170,14 +171,17 @@ static int proc_attach(struct recorder *r, struct rec_proc *p)
 }
 
 /*
- * A process's producer files: <pid>.shm from the Python agent, and
+ * A process's producer files: <pid>.shm from the Python agent,
  * <pid>.cuda.shm from the CUDA agent, whose streams go into GPU_EVENTS
- * chunks.  Each file is a struct rec_proc of its own; both share the pid's
- * string ids (the CUDA agent's start at ISC_STRING_ID_CUDA_BASE).
+ * chunks, and <pid>.alloc.shm from the allocation shim, whose streams go
+ * into ALLOC chunks.  Each file is a struct rec_proc of its own; all share the
+ * pid's string ids (the CUDA agent's start at ISC_STRING_ID_CUDA_BASE, the
+ * shim's at ISC_STRING_ID_ALLOC_BASE).
  */
 static const struct { const char *suffix; uint16_t chunk; } producers[] = {
 	{ ".shm", ISC_CHUNK_EVENTS },
 	{ ".cuda.shm", ISC_CHUNK_GPU_EVENTS },
+	{ ISC_ALLOC_SUFFIX, ISC_CHUNK_ALLOC },
 };
 
 struct rec_proc *isc_drain_proc_add(struct recorder *r, pid_t pid, unsigned producer)
@@ -195,6 +199,16 @@ struct rec_proc *isc_drain_proc_add(struct recorder *r, pid_t pid, unsigned prod
 	p->chunk = producers[producer].chunk;
 	p->fd = -1;
 	pthread_mutex_lock(&r->plock);
+	for (unsigned k = 0; k < r->nprocs; k++) /* another file of a process already gone */
+		if (r->procs[k]->pid == pid && r->procs[k]->exited) {
+			p->exited = true;
+			p->exit_ts = r->procs[k]->exit_ts;
+		}
+	for (unsigned k = 0; k < r->nreaped && k < 64; k++)
+		if (r->reaped[k].pid == pid) {
+			p->exited = true;
+			p->exit_ts = r->reaped[k].ts;
+		}
 	r->procs[r->nprocs++] = p;
 	pthread_mutex_unlock(&r->plock);
 	return p;
@@ -376,7 +390,10 @@ static void drain_strings(struct recorder *r, struct rec_proc *p)
 }
 
 /* PROC_INFO from the header.  Runs under shm_guard(): the fields are
- * copied out before anything is allocated. */
+ * copied out before anything is allocated.  Not from the allocation
+ * shim's file: a process that has only that one (a shell, a compiler) is
+ * not one of the session's processes (record.c, proc_first), and its first
+ * image may be a shell that exec'ed the Python whose agent names it. */
 static void write_proc_info(struct recorder *r, struct rec_proc *p, uint64_t now)
 {
 	struct isc_shm_proc *h = (struct isc_shm_proc *)p->map;
@@ -447,7 +464,7 @@ static void drain_proc(struct recorder *r, struct rec_proc *p, void *arg)
 	uint64_t now = *(const uint64_t *)arg;
 	if (!p->streams && proc_attach(r, p) <= 0)
 		return;
-	if (!p->info_written)
+	if (!p->info_written && p->chunk != ISC_CHUNK_ALLOC)
 		write_proc_info(r, p, now);
 	struct isc_shm_proc *h = (struct isc_shm_proc *)p->map;
 	uint32_t used = atomic_load_explicit(&h->nslots_used, memory_order_acquire);
@@ -470,6 +487,10 @@ static void drain_proc(struct recorder *r, struct rec_proc *p, void *arg)
 			(unsigned long long)(strd - p->str_dropped_seen));
 		p->str_dropped_seen = strd;
 	}
+	/* the allocation shim's live sites, once the process is gone: after its
+	 * rings, whose last records its table already counts */
+	if (p->chunk == ISC_CHUNK_ALLOC && (p->exited || r->stop) && !p->sites_done)
+		isc_alloc_sites_write(r, p);
 }
 
 void isc_drain_proc(struct recorder *r, struct rec_proc *p, uint64_t now)

@@ -420,6 +420,24 @@ static void walk_frames(struct isc_pyremote *r, uint64_t frame, struct isc_pysta
 		s->truncated = true;
 }
 
+int isc_pyremote_thread(struct isc_pyremote *r, uint64_t ts, struct isc_pystack *s)
+{
+	const struct isc_pylayout *L = &r->L;
+	uint64_t frame = 0;
+	s->depth = 0;
+	s->truncated = false;
+	if (L->ts_frame > OBJ_MAX || rd(r, ts + L->ts_frame, &frame, 8))
+		return -EFAULT;
+	if (L->cf_current_frame != ISC_PY_NONE && frame) {
+		uint64_t cf = 0;
+		if (L->cf_current_frame > OBJ_MAX || rd(r, frame + L->cf_current_frame, &cf, 8))
+			return -EFAULT;
+		frame = cf;
+	}
+	walk_frames(r, frame, s);
+	return 0;
+}
+
 int isc_pyremote_sample(struct isc_pyremote *r, struct isc_pystack *out, unsigned cap, unsigned *n)
 {
 	const struct isc_pylayout *L = &r->L;

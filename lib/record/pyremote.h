@@ -78,6 +78,14 @@ int isc_pyremote_debug_offsets(struct isc_pyremote *r, uint32_t *hexversion);
  */
 int isc_pyremote_sample(struct isc_pyremote *r, struct isc_pystack *out, unsigned cap, unsigned *n);
 
+/*
+ * The stack of one thread state at ts (its current frame, then the
+ * callers) into s; 0, or -EFAULT when the thread state cannot be read.
+ * The allocation sampler calls it in the process itself, on the calling
+ * thread's own state (tools/iscope-record/python/alloc_hooks.c).
+ */
+int isc_pyremote_thread(struct isc_pyremote *r, uint64_t ts, struct isc_pystack *s);
+
 /* Reads a str object as UTF-8 into buf (cap >= 4), NUL-terminated, cut at
  * ISC_PY_NAME_MAX bytes on a character boundary.  Returns the length or a
  * negative errno (-EBADMSG: not a compact str). */

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "isc_format.h"
+#include "isc_util.h" /* isc_hindex, isc_grow */
 #include "pysample.h"
 #include "isc_shm.h"
 #include "pyremote.h"
@@ -61,8 +62,9 @@ struct pyproc {
 	unsigned probes, tries, gen;
 	bool seen;
 	struct isc_pyremote r;
-	struct codeent *codes; /* open addressing, capcodes a power of two */
+	struct codeent *codes;       /* the code objects named so far */
 	size_t ncodes, capcodes;
+	struct isc_hindex code_index; /* code object address -> index in codes (an address is reused after a free) */
 	uint32_t next_id;
 	struct tfd *t;
 	size_t nt, capt;
@@ -381,14 +383,8 @@ static char thread_state(struct pyproc *p, pid_t tid, bool *waiting)
 		if (p->t[i].tid == tid)
 			t = &p->t[i];
 	if (!t) {
-		if (p->nt == p->capt) {
-			size_t cap = p->capt ? p->capt * 2 : 16;
-			struct tfd *n = cap <= 65536 ? realloc(p->t, cap * sizeof(*n)) : NULL;
-			if (!n)
-				return '?';
-			p->t = n;
-			p->capt = cap;
-		}
+		if (p->nt >= 65536 || isc_grow(&p->t, &p->capt, p->nt, sizeof(*p->t)))
+			return '?';
 		char path[64];
 		snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)p->pid, (int)tid);
 		t = &p->t[p->nt++];
@@ -440,33 +436,16 @@ static void threads_forget(struct pyproc *p)
  * the first time; 0 when it cannot be named. */
 static uint32_t code_id(struct isc_pysampler *s, struct pyproc *p, const struct isc_pyframe *f)
 {
-	if (p->ncodes * 2 >= p->capcodes) {
-		size_t cap = p->capcodes ? p->capcodes * 2 : 1024;
-		if (p->ncodes >= CODES_MAX)
-			return 0;
-		struct codeent *n = calloc(cap, sizeof(*n));
-		if (!n)
-			return 0;
-		for (size_t i = 0; i < p->capcodes; i++) {
-			if (!p->codes[i].id)
-				continue;
-			size_t j = isc_mix64(p->codes[i].code) & (cap - 1);
-			while (n[j].id)
-				j = (j + 1) & (cap - 1);
-			n[j] = p->codes[i];
-		}
-		free(p->codes);
-		p->codes = n;
-		p->capcodes = cap;
-	}
-	size_t j = isc_mix64(f->code) & (p->capcodes - 1);
-	for (; p->codes[j].id; j = (j + 1) & (p->capcodes - 1)) {
-		struct codeent *e = &p->codes[j];
+	if (p->ncodes >= CODES_MAX)
+		return 0;
+	size_t pos = 0;
+	for (uint32_t i; (i = isc_hindex_next(&p->code_index, f->code, &pos)) != ISC_UMAP_NONE;) {
+		const struct codeent *e = &p->codes[i];
 		if (e->code == f->code && e->name == f->name && e->qualname == f->qualname && e->file == f->file &&
 		    e->first == f->firstlineno)
 			return e->id;
 	}
-	if (p->next_id >= ISC_STRING_ID_LIMIT)
+	if (p->next_id >= ISC_STRING_ID_ALLOC_BASE) /* the allocation shim's ids start there */
 		return 0;
 	char name[ISC_PY_NAME_MAX + 4], file[ISC_PY_NAME_MAX + 4];
 	if ((!f->qualname || isc_pyremote_str(&p->r, f->qualname, name, sizeof(name)) < 0) &&
@@ -474,9 +453,11 @@ static uint32_t code_id(struct isc_pysampler *s, struct pyproc *p, const struct 
 		return 0;
 	if (isc_pyremote_str(&p->r, f->file, file, sizeof(file)) < 0)
 		snprintf(file, sizeof(file), "?");
+	if (isc_grow(&p->codes, &p->capcodes, p->ncodes, sizeof(*p->codes)) ||
+	    isc_hindex_add(&p->code_index, f->code, (uint32_t)p->ncodes))
+		return 0;
 	uint32_t id = p->next_id++;
-	p->codes[j] = (struct codeent){ f->code, f->name, f->qualname, f->file, f->firstlineno, id };
-	p->ncodes++;
+	p->codes[p->ncodes++] = (struct codeent){ f->code, f->name, f->qualname, f->file, f->firstlineno, id };
 	struct isc_buf *b = &s->body;
 	b->len = 0;
 	isc_buf_put_varint(b, id);
@@ -509,6 +490,8 @@ static void proc_close(struct pyproc *p)
 	free(p->codes);
 	p->codes = NULL;
 	p->ncodes = p->capcodes = 0;
+	isc_hindex_free(&p->code_index);
+	p->code_index = (struct isc_hindex){ 0 };
 	p->gen++;
 	threads_forget(p);
 	free(p->t);
@@ -587,14 +570,8 @@ void isc_pysampler_tick(struct isc_pysampler *s, const pid_t *pids, size_t n, ui
 			if (s->p[i].pid == pids[k])
 				p = &s->p[i];
 		if (!p) {
-			if (s->np == s->capp) {
-				size_t cap = s->capp ? s->capp * 2 : 8;
-				struct pyproc *np = realloc(s->p, cap * sizeof(*np));
-				if (!np)
-					return;
-				s->p = np;
-				s->capp = cap;
-			}
+			if (isc_grow(&s->p, &s->capp, s->np, sizeof(*s->p)))
+				return;
 			p = &s->p[s->np++];
 			memset(p, 0, sizeof(*p));
 			p->pid = pids[k];

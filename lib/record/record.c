@@ -62,6 +62,7 @@
 #include <unistd.h>
 
 #include "isc_config.h"
+#include "isc_alloc.h"
 #include "isc_log.h"
 #include "gpu_setup.h"
 #include "isc_trace_int.h"
@@ -276,11 +277,16 @@ struct sampler_ctx {
 	volatile int stop;
 };
 
-/* Whether procs[i] is the first file of its pid (a process may have two). */
+/* Whether procs[i] is the first agent file of its pid (a process may have
+ * two).  The allocation shim's file does not count: a process that has
+ * only that one (a shell, a compiler) is not sampled nor counted, as
+ * before the shim existed; its allocation records are kept. */
 static bool proc_first(const struct recorder *r, unsigned i)
 {
+	if (r->procs[i]->chunk == ISC_CHUNK_ALLOC)
+		return false;
 	for (unsigned j = 0; j < i; j++)
-		if (r->procs[j]->pid == r->procs[i]->pid)
+		if (r->procs[j]->pid == r->procs[i]->pid && r->procs[j]->chunk != ISC_CHUNK_ALLOC)
 			return false;
 	return true;
 }
@@ -693,25 +699,65 @@ static void check_python_agent(struct recorder *r)
 	isc_buf_free(&rec);
 }
 
+static void write_warning(struct recorder *r, pid_t pid, unsigned code, const char *msg);
+
+/*
+ * The allocation shim's variables (iscope-record(1), ALLOCATION SAMPLING):
+ * LD_PRELOAD with the shim first (the user's preloads after it), the
+ * sampling interval and its rings' size, the workload's pid (below),
+ * ASAN_OPTIONS with verify_asan_link_order=0; with sampling off, an interval
+ * of 0, which turns off a shim the user preloads himself.  Strings into
+ * r->alloc_env (owned).  0 or -ENOMEM.
+ */
+static int alloc_env(struct recorder *r, const char *preload, uint64_t ring_kb)
+{
+	uint64_t kb = ring_kb < ISC_ALLOC_DEFAULT_RING_KB ? ring_kb : ISC_ALLOC_DEFAULT_RING_KB;
+	int bad = asprintf(&r->alloc_env[0], "INFERSCOPE_ALLOC_INTERVAL=%llu",
+			   (unsigned long long)(r->o->alloc_shim ? r->o->memory_sampling : 0)) < 0;
+	if (r->o->alloc_shim) {
+		/* AddressSanitizer refuses to start when it is not the first
+		 * library; the shim calls the next malloc, ASan's: tell it so */
+		const char *asan = getenv("ASAN_OPTIONS");
+		if (asan && strstr(asan, "verify_asan_link_order")) /* the user's say */
+			bad |= asprintf(&r->alloc_env[4], "ASAN_OPTIONS=%s", asan) < 0;
+		else
+			bad |= asprintf(&r->alloc_env[4], "ASAN_OPTIONS=%s%sverify_asan_link_order=0", asan ? asan : "",
+					asan && *asan ? ":" : "") < 0;
+		/* the workload's pid, written by the child between fork and exec */
+		bad |= asprintf(&r->alloc_env[3], "INFERSCOPE_ALLOC_ROOT=%020d", 0) < 0;
+		bad |= asprintf(&r->alloc_env[1], "INFERSCOPE_ALLOC_RING_KB=%llu", (unsigned long long)kb) < 0;
+		bad |= asprintf(&r->alloc_env[2], "LD_PRELOAD=%s%s%s", r->o->alloc_shim, preload && *preload ? ":" : "",
+				preload ? preload : "") < 0;
+	}
+	return bad ? -ENOMEM : 0;
+}
+
 /* Environment of the workload: the user's plus our variables. */
 static char **child_env(struct recorder *r)
 {
 	size_t n = 0;
 	while (environ[n])
 		n++;
-	char **env = calloc(n + 7 + sizeof(r->gpu.env) / sizeof(r->gpu.env[0]), sizeof(char *));
+	char **env = calloc(n + 12 + sizeof(r->gpu.env) / sizeof(r->gpu.env[0]), sizeof(char *));
 	if (!env)
 		return NULL;
 	size_t k = 0;
-	const char *pypath = NULL;
+	const char *pypath = NULL, *preload = NULL;
 	for (size_t i = 0; i < n; i++) {
 		if (!strncmp(environ[i], "PYTHONPATH=", 11))
 			pypath = environ[i] + 11;
+		else if (r->o->alloc_shim && !strncmp(environ[i], "LD_PRELOAD=", 11))
+			preload = environ[i] + 11;
+		else if (r->o->alloc_shim && !strncmp(environ[i], "ASAN_OPTIONS=", 13))
+			continue; /* replaced (alloc_env) */
 		else if (strncmp(environ[i], "INFERSCOPE_SESSION=", 19) &&
 			 strncmp(environ[i], "INFERSCOPE_PYTHON_MODE=", 23) &&
 			 strncmp(environ[i], "INFERSCOPE_RING_KB=", 19) &&
 			 strncmp(environ[i], "INFERSCOPE_BIG_RING_KB=", 23) &&
 			 strncmp(environ[i], "INFERSCOPE_CUDA_DRIVER_API=", 27) &&
+			 strncmp(environ[i], "INFERSCOPE_ALLOC_INTERVAL=", 26) &&
+			 strncmp(environ[i], "INFERSCOPE_ALLOC_RING_KB=", 25) &&
+			 strncmp(environ[i], "INFERSCOPE_ALLOC_ROOT=", 22) &&
 			 (!r->gpu.replace_cuda || strncmp(environ[i], "CUDA_INJECTION64_PATH=", 22)) &&
 			 (!r->gpu.replace_nvtx || strncmp(environ[i], "NVTX_INJECTION64_PATH=", 22)))
 			env[k++] = environ[i];
@@ -735,7 +781,8 @@ static char **child_env(struct recorder *r)
 		     pypath ? pypath : "") < 0 ||
 	    asprintf(&ours[4], "INFERSCOPE_PYTHON_MODE=%s", r->python_sample ? "sample" : "exact") < 0 ||
 	    /* read by the CUDA agent: DRIVER activity only when asked for */
-	    asprintf(&ours[5], "INFERSCOPE_CUDA_DRIVER_API=%d", r->o->cuda_driver_api ? 1 : 0) < 0) {
+	    asprintf(&ours[5], "INFERSCOPE_CUDA_DRIVER_API=%d", r->o->cuda_driver_api ? 1 : 0) < 0 ||
+	    alloc_env(r, preload, big_kb) < 0) {
 		for (int i = 0; i < 6; i++) /* glibc leaves a failed one NULL */
 			free(ours[i]);
 		free(env);
@@ -743,8 +790,34 @@ static char **child_env(struct recorder *r)
 	}
 	for (int i = 0; i < 6; i++)
 		env[k++] = ours[i];
+	for (int i = 0; i < 5; i++)
+		if (r->alloc_env[i])
+			env[k++] = r->alloc_env[i];
 	env[k] = NULL;
 	return env;
+}
+
+/*
+ * Why allocations will not be sampled, said once at the start (a WARNING,
+ * code 16, and a note unless quiet): no shim in this installation, or a
+ * command that is a static executable.  pid: the workload's.
+ */
+static void check_alloc(struct recorder *r, pid_t pid)
+{
+	char msg[PATH_MAX + 200];
+	if (!r->o->memory_sampling)
+		return;
+	if (!r->o->alloc_shim)
+		snprintf(msg, sizeof(msg), "no libiscope-alloc.so in this installation: allocations were not sampled "
+			 "(reinstall InferScope, or set INFERSCOPE_ALLOC_SHIM)");
+	else if (isc_alloc_static_exe(r->o->argv[0]))
+		snprintf(msg, sizeof(msg), "%s is a static executable, which LD_PRELOAD cannot enter: its allocations "
+			 "were not sampled", r->o->argv[0]);
+	else
+		return;
+	if (!r->o->quiet)
+		isc_log(ISC_LOG_WARN, "note: %s", msg);
+	write_warning(r, pid, ISC_WARN_NO_ALLOC, msg);
 }
 
 /* fork + exec; an exec failure comes back through a close-on-exec pipe. */
@@ -817,6 +890,11 @@ static int start_child(struct recorder *r, char **env)
 		signal(SIGTERM, SIG_DFL);
 		if (r->o->child_stdout_to_stderr)
 			dup2(2, 1);
+		if (r->alloc_env[3]) { /* INFERSCOPE_ALLOC_ROOT=<our pid>, without allocating */
+			char *d = r->alloc_env[3] + 22 + 19;
+			for (long v = (long)getpid(); v > 0 && d >= r->alloc_env[3] + 22; v /= 10)
+				*d-- = (char)('0' + v % 10);
+		}
 		if (r->cg.procs_fd >= 0) { /* --memory-limit: join the cgroup before exec */
 			char b[24];
 			int n = snprintf(b, sizeof(b), "%d", (int)getpid());
@@ -943,13 +1021,21 @@ static void write_exit(struct recorder *r, pid_t pid, int status, unsigned how)
 /* Marks every file of pid as exited; false when one already was. */
 static bool mark_exited(struct recorder *r, pid_t pid)
 {
-	bool first = true;
+	bool first = true, found = false;
+	uint64_t now = isc_now_ns();
 	pthread_mutex_lock(&r->plock);
 	for (unsigned k = 0; k < r->nprocs; k++)
 		if (r->procs[k]->pid == pid) {
 			first = first && !r->procs[k]->exited;
+			if (!r->procs[k]->exit_ts)
+				r->procs[k]->exit_ts = now;
 			r->procs[k]->exited = true;
+			found = true;
 		}
+	if (!found) {
+		r->reaped[r->nreaped % 64].pid = pid;
+		r->reaped[r->nreaped++ % 64].ts = now;
+	}
 	pthread_mutex_unlock(&r->plock);
 	return first;
 }
@@ -968,8 +1054,17 @@ static void detect_gone(struct recorder *r)
 		struct rec_proc *p = r->procs[k];
 		if (p->exited || !p->streams || kill(p->pid, 0) == 0 || errno != ESRCH)
 			continue;
-		if (mark_exited(r, p->pid))
+		bool agent = false; /* a process only the allocation shim saw gets no PROC_EXIT */
+		for (unsigned j = 0; j < r->nprocs; j++)
+			agent |= r->procs[j]->pid == p->pid && r->procs[j]->chunk != ISC_CHUNK_ALLOC;
+		if (!agent) {
+			pthread_mutex_lock(&r->plock);
+			p->exit_ts = isc_now_ns();
+			p->exited = true;
+			pthread_mutex_unlock(&r->plock);
+		} else if (mark_exited(r, p->pid)) {
 			write_exit(r, p->pid, 0, 2);
+		}
 	}
 }
 
@@ -1140,6 +1235,7 @@ int isc_record_run(const struct isc_record_opts *o, struct isc_record_result *re
 		goto out_dir;
 	res->workload_started = true;
 	forward_pid = r.child;
+	check_alloc(&r, r.child);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = forward_signal;
 	sa.sa_flags = SA_SIGINFO; /* no SA_RESTART: waitpid must see late signals */
@@ -1271,6 +1367,8 @@ out_writer:
 				free(*e);
 		free(env);
 	}
+	for (int i = 0; i < 5; i++)
+		free(r.alloc_env[i]);
 	isc_gpu_setup_free(&r.gpu);
 	isc_native_free(r.native);
 	for (size_t i = 0; i < r.nframes; i++)

@@ -38,8 +38,8 @@ struct rec_stream {
 
 struct rec_proc {
 	pid_t pid;
-	const char *suffix; /* ".shm": the Python agent's file; ".cuda.shm": the CUDA agent's */
-	uint16_t chunk;     /* EVENTS, or GPU_EVENTS for the CUDA agent's streams */
+	const char *suffix; /* ".shm": the Python agent's file; ".cuda.shm": the CUDA agent's; ".alloc.shm": the allocation shim's */
+	uint16_t chunk;     /* EVENTS; GPU_EVENTS for the CUDA agent's streams; ALLOC for the shim's */
 	int fd;
 	uint8_t *map;
 	size_t map_len;
@@ -52,6 +52,8 @@ struct rec_proc {
 	bool faulted; /* its mapping raised SIGBUS: never touched again */
 	bool exited;  /* a PROC_EXIT was written for its pid (under plock) */
 	bool warned;  /* one warning per file for a file that is refused */
+	bool sites_done;  /* allocation shim's file: its site table was written (alloc_table.c) */
+	uint64_t exit_ts; /* when the recorder saw the process die (0: alive) */
 	uint64_t slot_dropped_seen, str_dropped_seen;
 };
 
@@ -102,8 +104,16 @@ struct recorder {
 	} strseq[REC_MAX_PROCS];
 	unsigned nstrseq;
 	bool py_warned; /* the Python sampler's first warning was printed */
+	/* processes reaped before any file of theirs was added (under plock):
+	 * a file found later is born exited, with that time */
+	struct {
+		pid_t pid;
+		uint64_t ts;
+	} reaped[64];
+	unsigned nreaped;
 	struct isc_memcg cg;      /* --memory-limit's cgroup; OOM-kill counters */
 	struct isc_native *native; /* --native: the perf events' sampler, NULL when off */
+	char *alloc_env[5];       /* the allocation shim's variables in the workload's environment (owned) */
 };
 
 /* ---- frames.c ---------------------------------------------------------- */
@@ -120,7 +130,7 @@ void isc_rec_emit_strings(struct recorder *r, pid_t pid, const void *payload, si
 /* SIGBUS handler (SA_SIGINFO): a fault while reading a traced process's
  * mapping closes that process; any other SIGBUS takes the default action. */
 void isc_drain_on_sigbus(int sig, siginfo_t *si, void *ctx);
-/* The process's producer file (0: <pid>.shm, 1: <pid>.cuda.shm), added
+/* The process's producer file (0: <pid>.shm, 1: <pid>.cuda.shm, 2: <pid>.alloc.shm), added
  * once; NULL when REC_MAX_PROCS are tracked or out of memory. */
 struct rec_proc *isc_drain_proc_add(struct recorder *r, pid_t pid, unsigned producer);
 /* Adds the producer files that appeared in the session directory. */
@@ -129,5 +139,12 @@ void isc_drain_scan(struct recorder *r);
 void isc_drain_proc(struct recorder *r, struct rec_proc *p, uint64_t now);
 /* Writes stream s's pending records (after p's new strings) as one frame. */
 void isc_drain_flush(struct recorder *r, struct rec_proc *p, struct rec_stream *s);
+
+/* ---- alloc_table.c ------------------------------------------------------ */
+/* 1 when the command is a static executable (LD_PRELOAD cannot enter it). */
+int isc_alloc_static_exe(const char *cmd);
+/* Writes the site table of an exited process's <pid>.alloc.shm (once), or a
+ * WARNING saying why not.  Runs under the drain's SIGBUS guard. */
+void isc_alloc_sites_write(struct recorder *r, struct rec_proc *p);
 
 #endif

@@ -228,6 +228,7 @@ json.dump(s, open(sys.argv[2], "w"))' "$SCHEMA" "$D/loose.schema.json"
 }
 
 @test "pipe analyze | report: headline names the share and the hot function with file:line" {
+	set -o pipefail
 	"$ANALYZE" "$D/basic.istl" | "$REPORT" >"$D/r.md"
 	[ "$(sed -n 1p "$D/r.md")" = "# InferScope report" ]
 	line3="$(sed -n 3p "$D/r.md")"
@@ -352,7 +353,11 @@ PY
 
 @test "iscope-report on a terminal: coloured summary; NO_COLOR, TERM=dumb, -o, -f and pipes" {
 	command -v script >/dev/null || skip "no script(1) (util-linux)"
-	tty() { script -qec "$1" /dev/null | tr -d '\r'; }
+	# script -e: the status of the command on the terminal (pipefail keeps it)
+	tty() {
+		set -o pipefail
+		script -qec "$1" /dev/null | tr -d '\r'
+	}
 	out="$(tty "env -u NO_COLOR TERM=xterm '$REPORT' '$REPORT_DATA/full.json'")"
 	echo "$out"
 	[[ "$out" == "InferScope: "$'\e[1;36m'"launch_bound"$'\e[0m'" (confidence 0.82, explains 73 % of the GPU span)"* ]]

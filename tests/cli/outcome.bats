@@ -37,6 +37,29 @@ teardown() {
 	[[ "$output" == *"P1 T2 X ValueError $T/thr.py:3 work: bad value"* ]]
 }
 
+@test "an exception's place, function and message are kept whole: a 150-byte path, a 90-byte qualified name, a 315-byte message" {
+	# built here: the file's path, the method's qualified name and the message's length are known before the run
+	D="$T/$(printf 'd%.0s' $(seq 1 60))/$(printf 'e%.0s' $(seq 1 60))"
+	mkdir -p "$D"
+	printf 'class AVeryLongClassNameThatKeepsGoingOnAndOn:\n    def a_method_with_a_very_long_name_indeed_to_test_cuts(self):\n        raise RuntimeError("m" * 300 + " end of message")\nAVeryLongClassNameThatKeepsGoingOnAndOn().a_method_with_a_very_long_name_indeed_to_test_cuts()\n' > "$D/long_module_name_for_a_test.py"
+	run --separate-stderr "$RECORD" -q -o "$T/t.isc" -- "$PY" "$D/long_module_name_for_a_test.py"
+	[ "$status" -eq 1 ]
+	"$ANALYZE" -o "$T/f.json" "$T/t.isc"
+	run jq -r '.run.exception.file' "$T/f.json"
+	[ "$output" = "$D/long_module_name_for_a_test.py" ]
+	run jq -r '.run.exception.function' "$T/f.json"
+	[ "$output" = "AVeryLongClassNameThatKeepsGoingOnAndOn.a_method_with_a_very_long_name_indeed_to_test_cuts" ]
+	run jq -r '.run.exception.line' "$T/f.json"
+	[ "$output" = 3 ]
+	run jq -r '.run.exception.message | length' "$T/f.json"
+	[ "$output" = 315 ]
+	run jq -r '.run.exception.message | endswith("m end of message")' "$T/f.json"
+	[ "$output" = true ]
+	# the dump line of the record, as for the short form
+	run "$MERGE" --dump "$T/t.isc"
+	[[ "$output" == *"X RuntimeError $D/long_module_name_for_a_test.py:3 AVeryLongClassNameThatKeepsGoingOnAndOn.a_method_with_a_very_long_name_indeed_to_test_cuts: mmm"*"m end of message"* ]]
+}
+
 @test "a user's own sys.excepthook still runs after ours" {
 	printf 'import sys\nsys.excepthook = lambda t, v, tb: print("mine:", t.__name__)\nraise KeyError("k")\n' > "$T/hook.py"
 	run --separate-stderr "$RECORD" -q -o "$T/t.isc" -- "$PY" "$T/hook.py"
@@ -46,7 +69,10 @@ teardown() {
 
 @test "a failed run: run.outcome failed with the exception, the report's first line says so" {
 	printf 'import os\ndef load():\n    import nosuchmodule_xyz\nload()\n' > "$T/fail.py"
-	"$RECORD" -q -o "$T/t.isc" -- "$PY" "$T/fail.py" 2>/dev/null || true
+	# iscope-record(1), EXIT STATUS: the workload's (Python's 1 for an uncaught exception)
+	run --separate-stderr "$RECORD" -q -o "$T/t.isc" -- "$PY" "$T/fail.py"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"ModuleNotFoundError: No module named 'nosuchmodule_xyz'"* ]]
 	"$ANALYZE" -o "$T/f.json" "$T/t.isc"
 	"$ISC_SRC/tests/lib/validate_findings.py" "$T/f.json"
 	run jq -r '[.run.outcome, .run.exit_status, .run.exception.type, .run.exception.function, .run.exception.line, .run.exception.main_thread] | @tsv' "$T/f.json"
@@ -66,7 +92,9 @@ teardown() {
 }
 
 @test "a killed run: outcome killed, signal, first line" {
-	"$RECORD" -q -o "$T/t.isc" -- "$PY" -c 'import os, signal; os.kill(os.getpid(), signal.SIGTERM)' || true
+	# iscope-record(1), EXIT STATUS: 128 plus the signal that killed the workload
+	run "$RECORD" -q -o "$T/t.isc" -- "$PY" -c 'import os, signal; os.kill(os.getpid(), signal.SIGTERM)'
+	[ "$status" -eq 143 ]
 	"$ANALYZE" -o "$T/f.json" "$T/t.isc"
 	run jq -r '[.run.outcome, .run.signal, .run.exit_status] | @tsv' "$T/f.json"
 	[ "$output" = "killed	15	143" ]

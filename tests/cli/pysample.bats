@@ -161,6 +161,7 @@ PY
 @test "analyze: python.samples shares, Wilson intervals, schema and the report in sample mode" {
 	run --separate-stderr "$RECORD" -q --python=sample -o "$T/s.isc" -- "$PY" "$T/shares.py" 4
 	[ "$status" -eq 0 ]
+	set -o pipefail
 	"$MERGE" "$T/s.isc" | "$ANALYZE" > "$T/f.json"
 	run python3 "$ISC_SRC/tests/lib/validate_findings.py" "$T/f.json"
 	[ "$status" -eq 0 ]

@@ -92,6 +92,7 @@ teardown() {
 @test "trace into a pipe: the recorder widens it to pipe-max-size, so a slow reader does not stall the drain" {
 	max=$(cat /proc/sys/fs/pipe-max-size)
 	(( max > 16777216 )) && max=16777216
+	set -o pipefail
 	"$RECORD" -q -- /bin/true | "$PY" -c 'import fcntl, sys; sys.stdin.buffer.read(); print(fcntl.fcntl(0, 1032))' > "$T/size"
 	echo "pipe size $(cat "$T/size"), pipe-max-size $max"
 	[ "$(cat "$T/size")" -eq "$max" ]
@@ -122,8 +123,12 @@ teardown() {
 @test "recording the same program twice gives the same dump" {
 	"$RECORD" -q -o "$T/1.isc" -- "$PY" "$T/calls.py" >/dev/null
 	"$RECORD" -q -o "$T/2.isc" -- "$PY" "$T/calls.py" >/dev/null
+	# pipefail: a failed merge and an empty dump must not compare equal
+	set -o pipefail
 	"$MERGE" --dump "$T/1.isc" | grep -v '^PROC\|^P[0-9]* PROC' > "$T/1.txt"
 	"$MERGE" --dump "$T/2.isc" | grep -v '^PROC\|^P[0-9]* PROC' > "$T/2.txt"
+	# what calls.py makes (the test above): 500 calls of leaf, in each dump
+	[ "$(grep -c ' B python leaf ' "$T/1.txt")" -eq 500 ]
 	diff "$T/1.txt" "$T/2.txt"
 }
 
@@ -225,6 +230,7 @@ PY
 
 @test "analyze reads a trace directly, the same as merge | analyze" {
 	"$RECORD" -q -o "$T/f.isc" -- "$PY" "$T/calls.py" >/dev/null
+	set -o pipefail
 	"$MERGE" "$T/f.isc" | "$ANALYZE" > "$T/piped.json"
 	"$ANALYZE" "$T/f.isc" > "$T/direct.json"
 	"$ANALYZE" < "$T/f.isc" > "$T/stdin.json"

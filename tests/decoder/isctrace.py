@@ -43,7 +43,7 @@ PAYLOAD_MAX = 16 << 20
 STRING_ID_LIMIT = 1 << 26
 
 CHUNK_NAMES = {1: "FILE_HEADER", 2: "EVENTS", 3: "STRINGS", 4: "SAMPLES", 5: "ROUND", 6: "END",
-               16: "TL_STRINGS", 17: "TL_EVENTS"}
+               9: "ALLOC", 16: "TL_STRINGS", 17: "TL_EVENTS"}
 
 # Record layouts (T §4, §6, §7, §9; L §4).  Field codes: v varint, z zigzag
 # varint, u8/u16/u32 fixed little-endian, rest = bytes to the end of the
@@ -61,6 +61,16 @@ RECORDS = {
     0x0B: ("DROPPED", ["v:count"]),
     0x0C: ("CALIBRATION", ["v:mechanism", "v:per_event_ps", "v:calls", "v:plain_ns", "v:hooked_ns", "v:events"]),
     0x0D: ("EXCEPTION", ["v:line", "cnt:type", "cnt:file", "cnt:function", "rest:message"]),
+    0x0E: ("EXCEPTION_REF", ["v:line", "v:where_id", "v:type_id", "v:message_id"]),
+    # allocation sampling (T §6.7; L §4.5: the timeline types, code ids global)
+    0x10: ("ALLOC", ["v:tid", "v:address", "v:size", "v:weight", "v:domain", "v:flags", "v:site", "v:depth",
+                     "pairs:frames", "arr:native"]),
+    0x11: ("FREE", ["v:tid", "v:address", "v:size", "v:weight", "v:domain", "v:site"]),
+    0x12: ("ALLOC_INFO", ["v:phase", "v:interval", "v:flags", "v:samples", "v:frees", "v:sites", "v:lost_sites",
+                          "v:lost_ptrs", "v:bad_sites"]),
+    0x13: ("ALLOC_SITE", ["v:site", "v:live", "v:live_err", "v:live_count", "v:alloc_bytes", "v:alloc_count",
+                          "v:free_bytes", "v:free_count", "v:peak_live", "v:peak_age_ns", "v:growth_age_ns", "v:depth",
+                          "pairs:frames"]),
     0x20: ("PROC_SAMPLE", ["v:pid", "v:utime_ns", "v:stime_ns", "v:rss_bytes", "v:minflt", "v:majflt",
                            "v:nthreads", "v:vcsw", "v:ivcsw"]),
     0x21: ("THREAD_SAMPLE", ["v:pid", "v:tid", "v:utime_ns", "v:stime_ns", "v:state", "v:last_cpu",
@@ -76,6 +86,10 @@ RECORDS = {
     0x2E: ("PY_SAMPLE", ["v:pid", "v:tid", "v:state", "v:flags", "v:depth", "pairs:frames"]),
     0x2F: ("PY_SAMPLER", ["v:hz", "v:ticks", "v:stacks", "v:reads", "v:failed", "v:cpu_ns"]),
     0x40: ("TL_CTX", ["v:pid", "v:tid"]),
+    0x48: ("TL_ALLOC", None),  # the layouts of 0x10-0x13 (filled in below)
+    0x49: ("TL_FREE", None),
+    0x4A: ("TL_ALLOC_SITE", None),
+    0x4B: ("TL_ALLOC_INFO", None),
     0x41: ("TL_SPAN_BEGIN", ["v:span_id", "v:parent_id", "v:depth", "v:kind", "v:name_id"]),
     0x42: ("TL_SPAN_END", ["v:span_id", "v:flags"]),
     0x81: ("STRING_DEF", ["v:id", "u8:kind", "v:line", "cnt:name", "cnt:file"]),
@@ -89,17 +103,23 @@ RECORDS = {
     0xA2: ("META", ["cnt:key", "rest:value"]),
 }
 
+for _tl, _tr in ((0x48, 0x10), (0x49, 0x11), (0x4A, 0x13), (0x4B, 0x12)):
+    RECORDS[_tl] = (RECORDS[_tl][0], RECORDS[_tr][1])
+
 HEADER_TYPES = {0x90, 0x91, 0x92, 0x93, 0x94, 0x95}
-AGENT_TYPES = {0x01, 0x02, 0x03, 0x04, 0x06, 0x07, 0x08, 0x09, 0x0A, 0x0B, 0x0C, 0x0D}
+ALLOC_TYPES = {0x10, 0x11, 0x12, 0x13, 0x0B}  # 0x0B: DROPPED, the recorder's (T §6.7)
+AGENT_TYPES = {0x01, 0x02, 0x03, 0x04, 0x06, 0x07, 0x08, 0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x0E}
 SAMPLE_TYPES = set(range(0x20, 0x2A)) | {0x2E, 0x2F}
 # Where each writer's string ids start in a trace (T §7): the Python agent,
 # the CUDA agent, the recorder's Python sampler; each counts up from there.
-STRING_ID_BASES = (1, 1 << 25, 3 << 24)
+STRING_ID_BASES = (1, 1 << 25, 3 << 24, 7 << 23)
 # Which known record types each chunk type may hold (T §3, §5; L §1, §4).
 ALLOWED = {
     # META (0xA2): the recorder's settings in SAMPLES chunks (T §6.2), kept in TL_EVENTS (L §4.4)
-    "trace": {1: HEADER_TYPES, 2: AGENT_TYPES, 3: {0x81}, 4: SAMPLE_TYPES | {0xA2}, 5: set(), 6: {0xA0}},
-    "timeline": {1: HEADER_TYPES, 16: {0x81}, 17: {0x40, 0x41, 0x42, 0x08, 0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0xA2} | SAMPLE_TYPES,
+    "trace": {1: HEADER_TYPES, 2: AGENT_TYPES, 3: {0x81}, 4: SAMPLE_TYPES | {0xA2}, 5: set(), 6: {0xA0},
+              9: ALLOC_TYPES},
+    "timeline": {1: HEADER_TYPES, 16: {0x81}, 17: {0x40, 0x41, 0x42, 0x08, 0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x0E, 0xA2,
+                                                0x48, 0x49, 0x4A, 0x4B} | SAMPLE_TYPES,
                  6: {0xA0}},
 }
 # String kind a reference must have (T §7; L §4.2).
@@ -530,6 +550,36 @@ class Decoder:
             self.watermark = max(self.watermark, base)
         elif ctype == 6:
             self.end_chunk(where, pid, tid, base, seq, payload, ctype)
+        elif ctype == 9:
+            self.alloc_chunk(where, pid, tid, base, payload)
+
+    def alloc_chunk(self, where, pid, tid, base, payload):
+        """T §6.7: the shim's ring records (tid: a ring's, counted in END
+        events), or the recorder's site table of a dead process (tid 0)."""
+        if not pid:
+            self.error("T §3: %s: ALLOC chunk without a pid" % where)
+        for rtype, rname, ts, f, timed in self.records_of(9, where, base, payload):
+            if not timed:
+                continue
+            self.check_watermark(ts, where, rname)
+            if tid:
+                self.events += 1
+                self.dropped_records += rtype == 0x0B
+            elif rtype in (0x10, 0x11, 0x0B):
+                self.error("T §6.7: %s: %s in the site table's chunk (tid 0)" % (where, rname))
+            if tid and rtype == 0x13:
+                self.error("T §6.7: %s: ALLOC_SITE in a ring's chunk (the recorder writes them, tid 0)" % where)
+            if rtype in (0x10, 0x13):
+                self.alloc_frames(pid, f, where, rname)
+
+    def alloc_frames(self, pid, f, where, rname):
+        if f["depth"] > 32:
+            self.error("T §6.7: %s: %s with %d frames (at most 32)" % (where, rname, f["depth"]))
+        for cid, line in f["frames"]:
+            if cid:
+                self.resolve(pid, cid, 0, where, rname)
+        if len(f.get("native", [])) > 64:
+            self.error("T §6.7: %s: %s with more than 64 native frames" % (where, rname))
 
     def check_watermark(self, ts, where, rname):
         if ts < self.watermark:
@@ -628,6 +678,9 @@ class Decoder:
                 name = self.resolve(pid, f[key], REF_KIND[rtype], where, rname)
                 if name is not None and name in self.counts and rtype in (0x01, 0x03, 0x06):
                     self.calls[name] += 1
+            elif rtype == 0x0E:  # T §6.1: where (CODE), type and message (TEXT)
+                for key, kind in (("where_id", 0), ("type_id", 4), ("message_id", 4)):
+                    self.resolve(pid, f[key], kind, where, rname)
         self.threads.setdefault((pid, tid), None)
 
     def end_chunk(self, where, pid, tid, base, seq, payload, ctype):
@@ -722,6 +775,8 @@ class Decoder:
                 self.resolve(0, f["name_id"], 3, where, rname)
             elif rtype == 0x2E:
                 self.py_sample(0, f, where, rname)
+            elif rtype in (0x48, 0x4A):
+                self.alloc_frames(0, f, where, rname)
             elif rtype == 0x09:
                 self.threads[ctx] = f["name"].decode("utf-8", "replace")
             elif rtype == 0x0A:

@@ -69,7 +69,8 @@ jqr() {
 # The dump format is not fixed yet: a begin line is taken to look like
 # "B <fields> FUNC <more fields>".
 count_calls() {
-	grep -c -E "B .* $1 " "$2" || true
+	# grep -c prints 0 and exits 1 when nothing matches; 2 (no file) fails
+	grep -c -E "B .* $1 " "$2" || [ $? -eq 1 ]
 }
 
 # report_lead REPORT: the opening sentence, i.e. the first non-empty line

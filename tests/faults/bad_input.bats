@@ -73,7 +73,9 @@ expect() {
 	expect analyze timeline-string-id-huge.istl 1 "corrupt string table chunk 2"
 	# ... in bounded memory (the table it once allocated was 2 GiB)
 	if [[ -x /usr/bin/time ]]; then
-		/usr/bin/time -f %M -o "$BATS_TEST_TMPDIR/rss" "$ANALYZE" "$BAD/timeline-string-id-huge.istl" >/dev/null 2>&1 || true
+		st=0
+		/usr/bin/time -f %M -o "$BATS_TEST_TMPDIR/rss" "$ANALYZE" "$BAD/timeline-string-id-huge.istl" >/dev/null 2>&1 || st=$?
+		[ "$st" -eq 1 ] # the same refusal as above, under time(1)
 		[ "$(tail -n 1 "$BATS_TEST_TMPDIR/rss")" -lt $((256 * 1024)) ]
 	fi
 	# the prefix of a truncated trace is kept and analyzed
@@ -87,6 +89,7 @@ expect() {
 	expect report findings-deep.json 1 "not findings JSON: parse error at byte 1000"
 	expect report findings-not-object.json 1 "the top level is not an object"
 	expect report findings-truncated.json 1 "not findings JSON: parse error at byte 37"
+	expect report findings-not-ours.json 1 "not a findings document (no schema_version and tool.name \"iscope-analyze\")"
 	expect report findings-huge-numbers.json 0 ""
 	expect report findings-nul-bytes.json 0 ""
 	# absurd magnitudes in exponent form, never a cut (wrong) number

@@ -10,6 +10,10 @@
 load helpers
 # exact Python mode: these tests check bursts of calls into tiny rings
 export INFERSCOPE_PYTHON_MODE=exact
+# and count the Python agent's events exactly: the allocation shim's
+# records (sampled: their number varies from run to run) are another
+# producer's, whose drops tests/alloc/faults.bats checks
+export INFERSCOPE_MEMORY_SAMPLING=off
 bats_require_minimum_version 1.5.0
 
 setup() {
@@ -52,7 +56,10 @@ print(e["events"], e["dropped"])' "$T/dec.json"
 	# big rings of the first threads are 1/16 of it, at least 64 KiB too)
 	"$RECORD" -q --trace-size 1M -o "$T/small.isc" -- "$PY" "$WL/overflow.py" 200000 "$T/small.txt"
 	read -r ev dr < <(counts "$T/small.isc")
-	[ "$dr" -gt 100000 ]
+	echo "small rings: delivered $ev, dropped $dr (reference: $bev events)"
+	# the premise: the burst overflowed the rings (how much depends on how
+	# fast the recorder drains on this machine: 81313 to 200000+ seen)
+	[ "$dr" -gt 4000 ]
 	gen=$(($(field "$T/small.txt" events) + $(field "$T/small.txt" dropped) + tail))
 	[ "$((ev + dr))" -eq "$gen" ]
 	# the same number of events as the reference run: nothing invented, nothing lost uncounted

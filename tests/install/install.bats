@@ -11,10 +11,11 @@ setup_file() {
 	export STAGE=$BATS_FILE_TMPDIR/stage
 	meson install -C "$ISC_BUILD" --no-rebuild --destdir "$STAGE" >"$BATS_FILE_TMPDIR/install.log" 2>&1 ||
 		{ cat "$BATS_FILE_TMPDIR/install.log"; return 1; }
+	set -o pipefail # a failed meson introspect fails the assignment
 	PREFIX=$(meson introspect "$ISC_BUILD" --buildoptions | jq -r '.[] | select(.name == "prefix") | .value')
 	LIBDIR=$(meson introspect "$ISC_BUILD" --buildoptions | jq -r '.[] | select(.name == "libdir") | .value')
-	export P=$STAGE$PREFIX LIBDIR
-	export CUPTI=$(meson introspect "$ISC_BUILD" --targets | jq -r '[.[] | select(.name == "iscope-cuda")] | length')
+	CUPTI=$(meson introspect "$ISC_BUILD" --targets | jq -r '[.[] | select(.name == "iscope-cuda")] | length')
+	export P=$STAGE$PREFIX LIBDIR CUPTI
 }
 
 setup() {

@@ -113,7 +113,7 @@ else
 fi
 
 # 3. the Kineto importer no longer flags ops with stream -1 ISC_GPU_FLAG_NO_STREAM
-mutation "accuracy: stream -1 (NO_STREAM flag removed)" lib/kineto_import.c \
+mutation "accuracy: stream -1 (NO_STREAM flag removed)" lib/merge/kineto_convert.c \
 	'/it.flags |= ISC_GPU_FLAG_NO_STREAM;/d' \
 	env ISC_KINETO_DIR="$KINETO" /usr/bin/python3 "$M/tests/accuracy/accuracy.py"
 

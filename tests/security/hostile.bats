@@ -134,3 +134,39 @@ attack() {
 	attack mode
 	[[ "$err" == *".shm: not owned by us with mode 0600"* ]]
 }
+
+# The allocation shim's file (<pid>.alloc.shm): its site table is read
+# once the process has died; what does not check out is a stated gap
+# (WARNING 15), the ring records before any damage are kept.
+
+@test "allocation site table: a header claiming 2^20 entries past its file is refused, a stated gap" {
+	attack alloc-header
+	[[ "$err" == *"the allocation site table of pid "*" is corrupt (it lies outside its file): not written, its allocation sites are unknown"* ]]
+	run -0 "$MERGE" --dump-times "$T/t.isc"
+	# the ten valid ALLOC records (tid 7, 100 bytes) are kept; the hostile
+	# process has no ALLOC_SITE and no last ALLOC_INFO, the legit one has
+	[ "$(grep -c ' T[0-9]* alloc malloc size=100 weight=524338 ' <<< "$output")" -eq 10 ]
+	[ "$(grep -c ' WARNING 15 the allocation site table of pid ' <<< "$output")" -eq 1 ]
+	[ "$(grep -c ' alloc_info phase=2 ' <<< "$output")" -eq 1 ]
+}
+
+@test "allocation site table: corrupt entries are left out and counted, the valid ones written" {
+	attack alloc-entries
+	[[ "$err" == *"the allocation site table of pid "*" had 5 corrupt entries: those sites are not written"* ]]
+	run -0 "$MERGE" --dump-times "$T/t.isc"
+	# entries 1 to 3: live 1000, 2000, 3000 (alloc live + 500, 500 freed)
+	[ "$(grep -cE ' alloc_site [123] live=(1000|2000|3000) err=0 n=1 alloc=[0-9]+/2 free=500/1 ' <<< "$output")" -eq 3 ]
+	[ "$(grep -cE ' alloc_site [4-8] ' <<< "$output")" -eq 0 ]
+	[ "$(grep -c ' alloc_info phase=2 interval=524288 flags=0 samples=0 frees=0 sites=3 lost_sites=0 lost_ptrs=0 bad=5' <<< "$output")" -eq 1 ]
+}
+
+@test "allocation site table: random bytes in it and in its header" {
+	attack alloc-random
+}
+
+@test "allocation records: an ALLOC with 100 frames breaks its ring, the records before it are kept" {
+	attack alloc-record
+	[[ "$err" == *"corrupt record in shared memory; rest of its ring discarded"* ]]
+	run -0 "$MERGE" --dump-times "$T/t.isc"
+	[ "$(grep -c ' T[0-9]* alloc malloc size=100 weight=524338 ' <<< "$output")" -eq 10 ]
+}

@@ -40,6 +40,19 @@
  *   fifo         <pid>.shm is a FIFO (opening it for reading could block)
  *   mode         a well-formed file with mode 0644
  *
+ * and, as the allocation shim (<pid>.alloc.shm, lib/isc_alloc.h; it then
+ * writes no <pid>.shm, and 10 valid ALLOC records into ring 0):
+ *
+ *   alloc-header   a site table whose header claims 2^20 entries lying
+ *                  past the end of the file
+ *   alloc-entries  8 entries in use: 3 valid (sites 1 to 3, depth 1,
+ *                  live 1000, 2000, 3000 bytes), 5 corrupt (depth 1000,
+ *                  more freed than allocated, a NaN variance, a string id
+ *                  past 2^26, more bytes freed than allocated)
+ *   alloc-random   the site table, its header included, random bytes
+ *   alloc-record   an ALLOC record with 100 frames (at most 32) after the
+ *                  valid ones
+ *
  * It exits 0 in every mode; it prints "hostile: MODE done" on stderr.
  */
 #include <dirent.h>
@@ -55,6 +68,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "isc_alloc.h"
 #include "isc_format.h"
 #include "isc_shm.h"
 
@@ -93,6 +107,7 @@ struct shm {
 };
 
 static uint64_t str_size_want = 65536; /* the string area make_file lays out */
+static uint64_t extra_want;            /* bytes after the rings (the shim's site table) */
 
 /* Creates path (O_EXCL|O_NOFOLLOW, mode) with a well-formed header. */
 static void make_file(struct shm *s, const char *path, mode_t mode)
@@ -104,7 +119,7 @@ static void make_file(struct shm *s, const char *path, mode_t mode)
 	uint64_t str_off = ISC_SHM_SLOTS_OFF + (uint64_t)NSLOTS * ISC_SHM_SLOT_SIZE;
 	str_off = (str_off + 4095) & ~4095ull;
 	uint64_t str_size = str_size_want, ring_off = str_off + str_size;
-	s->size = ring_off + (uint64_t)NSLOTS * s->ring;
+	s->size = ring_off + (uint64_t)NSLOTS * s->ring + extra_want;
 	snprintf(s->path, sizeof(s->path), "%s", path);
 	s->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
 	if (s->fd < 0)
@@ -195,6 +210,50 @@ static void *scribbler(void *arg)
 	return NULL;
 }
 
+#define ALLOC_SITES 16u
+
+/* The shim's header and table (isc_alloc.h) after the rings of s. */
+static struct isc_alloc_site *alloc_table(struct shm *s)
+{
+	struct isc_alloc_hdr *h = (struct isc_alloc_hdr *)(s->base + ISC_ALLOC_HDR_OFF);
+	h->version = ISC_ALLOC_VERSION;
+	h->interval = 524288;
+	h->sites_off = s->p->ring_off + (uint64_t)NSLOTS * s->ring;
+	h->sites_cap = ALLOC_SITES;
+	h->site_size = sizeof(struct isc_alloc_site);
+	h->depth_max = ISC_ALLOC_MAX_DEPTH;
+	h->magic = ISC_ALLOC_MAGIC;
+	return (struct isc_alloc_site *)(s->base + h->sites_off);
+}
+
+/* One valid entry: depth 1 (string id 0: unnamed), live bytes. */
+static void alloc_site(struct isc_alloc_site *e, uint32_t line, uint64_t live)
+{
+	e->key = 1000 + line;
+	e->alloc_count = 2;
+	e->alloc_bytes = live + 500;
+	e->free_count = 1;
+	e->free_bytes = 500;
+	e->depth = 1;
+	e->frames[0] = 0;
+	e->frames[1] = line;
+}
+
+/* n valid ALLOC records (depth 0) into ring 0 of the shim's file. */
+static void alloc_records(struct shm *s, unsigned n)
+{
+	struct isc_shm_slot *sl = slot(s, 0);
+	atomic_store(&sl->tid, (uint32_t)getpid());
+	atomic_store(&sl->state, ISC_SLOT_ACTIVE);
+	atomic_store(&s->p->nslots_used, NSLOTS);
+	for (unsigned k = 0; k < n; k++) {
+		/* delta 1, tid 7, address 4096 + k, size 100, weight 524338, domain 1, flags 0, site 0, depth 0, nnative 0 */
+		uint8_t rec[32] = { ISC_REC_ALLOC, 0, 1, 7, 0x80, 0x20 + (uint8_t)k, 100, 0xB2, 0x80, 0x20, 1, 0, 0, 0, 0 };
+		rec[1] = 13;
+		isc_ring_push(sl, ring(s, 0), s->ring, rec, 15);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const char *session = getenv("INFERSCOPE_SESSION");
@@ -207,6 +266,40 @@ int main(int argc, char **argv)
 	const char *mode = argv[1];
 	rng ^= (uint64_t)getpid();
 	snprintf(path, sizeof(path), "%s/%d.shm", session, (int)getpid());
+	if (!strncmp(mode, "alloc-", 6)) {
+		snprintf(path, sizeof(path), "%s/%d%s", session, (int)getpid(), ISC_ALLOC_SUFFIX);
+		extra_want = ALLOC_SITES * sizeof(struct isc_alloc_site);
+		make_file(&s, path, 0600);
+		alloc_records(&s, 10);
+		struct isc_alloc_site *t = alloc_table(&s);
+		struct isc_alloc_hdr *h = (struct isc_alloc_hdr *)(s.base + ISC_ALLOC_HDR_OFF);
+		if (!strcmp(mode, "alloc-header")) {
+			alloc_site(&t[1], 1, 1000);
+			h->sites_cap = 1u << 20;
+		} else if (!strcmp(mode, "alloc-entries")) {
+			for (uint32_t i = 1; i <= 8; i++)
+				alloc_site(&t[i], i, 1000 * i);
+			t[4].depth = 1000;
+			t[5].free_count = 9;
+			t[6].live_var = 0.0 / 0.0;
+			t[7].frames[0] = 1u << 26;
+			t[8].free_bytes = t[8].alloc_bytes + 1;
+		} else if (!strcmp(mode, "alloc-random")) {
+			for (uint64_t k = 0; k < ALLOC_SITES * sizeof(struct isc_alloc_site); k++)
+				((uint8_t *)t)[k] = (uint8_t)rnd();
+			for (size_t k = 8; k < sizeof(*h); k++) /* the magic and version stay */
+				((uint8_t *)h)[k] = (uint8_t)rnd();
+		} else if (!strcmp(mode, "alloc-record")) {
+			/* delta 1, tid 7, address 1, size 1, weight 1, domain 1, flags 0, site 0, depth 100 */
+			uint8_t rec[16] = { ISC_REC_ALLOC, 10, 1, 7, 1, 1, 1, 1, 0, 0, 100, 0 };
+			isc_ring_push(slot(&s, 0), ring(&s, 0), s.ring, rec, 12);
+		} else {
+			fprintf(stderr, "hostile: unknown mode %s\n", mode);
+			return 2;
+		}
+		fprintf(stderr, "hostile: %s done\n", mode);
+		return 0;
+	}
 
 	if (!strcmp(mode, "symlink")) {
 		char target[4096];

@@ -63,11 +63,15 @@ print(d, oct(stat.S_IMODE(ds.st_mode)), stat.S_ISDIR(ds.st_mode), ds.st_uid == o
 	[ ! -e "$T/victim" ]
 }
 
-@test "the workload's environment is the user's plus INFERSCOPE_SESSION, INFERSCOPE_[BIG_]RING_KB, INFERSCOPE_PYTHON_MODE, PYTHONPATH" {
+@test "the workload's environment is the user's plus INFERSCOPE_SESSION, INFERSCOPE_[BIG_]RING_KB, INFERSCOPE_PYTHON_MODE, PYTHONPATH and the allocation shim's" {
 	# (and CUDA_INJECTION64_PATH, NVTX_INJECTION64_PATH on a host with a CUDA driver)
 	# a user environment with hostile-looking values and variables of ours
+	local libc
+	libc=$(ldd /bin/sh | sed -n 's/.*libc\.so\.6 => \([^ ]*\) .*/\1/p')
+	[ -n "$libc" ]
 	env -i PATH="$PATH" HOME="$HOME" PYTHONPATH=/user/path 'ODD=a b;$(touch pwned)`x`' \
 		INFERSCOPE_SESSION=/user/session INFERSCOPE_RING_KB=4 INFERSCOPE_BIG_RING_KB=8 INFERSCOPE_TRACE_SIZE_MB=7 \
+		LD_PRELOAD="$libc" ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0 INFERSCOPE_ALLOC_INTERVAL=1 \
 		sh -c 'cd "$1" && env -0 > plain.env && "$2" -q -o t.isc -- env -0 > traced.env' _ "$T" "$RECORD"
 	run "$PY" - "$T/plain.env" "$T/traced.env" "$AGENT" <<'PY'
 import sys
@@ -84,8 +88,19 @@ assert added.pop("INFERSCOPE_PYTHON_MODE", None) in ("sample", "exact"), traced
 for k in ("CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH"):
     if k in added and added[k].endswith("libiscope-cuda.so"):
         del added[k]
+# the allocation shim (iscope-record(1), ALLOCATION SAMPLING): its ring
+# size, the workload's pid, first in LD_PRELOAD; AddressSanitizer told
+# not to mind it (the user's ASAN_OPTIONS says so already: kept as it is;
+# the recorder itself may be built with ASan, and the user's preload
+# reaches it too)
+assert added.pop("INFERSCOPE_ALLOC_RING_KB") == "256", traced
+assert added.pop("INFERSCOPE_ALLOC_ROOT").isdigit(), traced
 assert not added, added
-assert set(changed) == {"PYTHONPATH", "INFERSCOPE_SESSION", "INFERSCOPE_RING_KB", "INFERSCOPE_BIG_RING_KB"}, changed
+assert set(changed) == {"PYTHONPATH", "INFERSCOPE_SESSION", "INFERSCOPE_RING_KB", "INFERSCOPE_BIG_RING_KB",
+                        "LD_PRELOAD", "INFERSCOPE_ALLOC_INTERVAL"}, changed
+pre = traced["LD_PRELOAD"].split(":")
+assert len(pre) == 2 and pre[0].endswith("/libiscope-alloc.so") and pre[1] == plain["LD_PRELOAD"], pre
+assert traced["INFERSCOPE_ALLOC_INTERVAL"] == "524288", traced["INFERSCOPE_ALLOC_INTERVAL"]
 assert traced["PYTHONPATH"] == agent + ":/user/path", traced["PYTHONPATH"]
 assert traced["INFERSCOPE_SESSION"].startswith(("/dev/shm/inferscope-", "/tmp/inferscope-")), traced
 # 7 MiB: 8 big rings of 7 MiB / 16 rounded down to a power of two (256 KiB);
@@ -105,7 +120,19 @@ import sys
 load = lambda p: set(kv.split("=", 1)[0] for kv in open(p, "rb").read().decode().split("\0") if kv)
 cuda = {"CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH"}  # with a CUDA driver only
 print(" ".join(sorted(load(sys.argv[2]) - load(sys.argv[1]) - cuda)))' "$T/plain2.env" "$T/traced2.env"
-	[ "$output" = "INFERSCOPE_BIG_RING_KB INFERSCOPE_PYTHON_MODE INFERSCOPE_RING_KB INFERSCOPE_SESSION PYTHONPATH" ]
+	[ "$output" = "ASAN_OPTIONS INFERSCOPE_ALLOC_INTERVAL INFERSCOPE_ALLOC_RING_KB INFERSCOPE_ALLOC_ROOT INFERSCOPE_BIG_RING_KB INFERSCOPE_PYTHON_MODE INFERSCOPE_RING_KB INFERSCOPE_SESSION LD_PRELOAD PYTHONPATH" ]
+	run "$PY" -c '
+import sys
+print([kv for kv in open(sys.argv[1], "rb").read().decode().split("\0") if kv.startswith("ASAN_OPTIONS=")])' "$T/traced2.env"
+	[ "$output" = "['ASAN_OPTIONS=verify_asan_link_order=0']" ]
+	# --memory-sampling=off: only the interval, 0 (a shim the user preloads stays off)
+	env -i PATH="$PATH" sh -c 'cd "$1" && "$2" -q --memory-sampling=off -o t.isc -- env -0 > traced3.env' _ "$T" "$RECORD"
+	run "$PY" -c '
+import sys
+load = lambda p: dict(kv.split("=", 1) for kv in open(p, "rb").read().decode().split("\0") if kv)
+e = load(sys.argv[2])
+print(" ".join(sorted(k for k in set(e) - set(load(sys.argv[1])) if "ALLOC" in k or k in ("LD_PRELOAD", "ASAN_OPTIONS"))), e["INFERSCOPE_ALLOC_INTERVAL"])' "$T/plain2.env" "$T/traced3.env"
+	[ "$output" = "INFERSCOPE_ALLOC_INTERVAL 0" ]
 }
 
 @test "no shell: the tools run no shell and exec the workload's argv as it is" {

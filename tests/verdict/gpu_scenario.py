@@ -53,10 +53,13 @@ transfer_bound     30 steps: `load_batch` copies 4 x 32 MiB from pageable
                    them 3x faster from pinned memory. Top contributor: the
                    HtoD pageable copies from load_batch.
 sync_bound         2000 calls of `score`: one 40 us kernel, then
-                   cudaDeviceSynchronize (as .item() does): the host spends
-                   over 90 % of its time blocked in the synchronization,
-                   and the GPU idles between kernels for the round trip
-                   (the sync returning, the next launch): busy about 40 %.
+                   cudaDeviceSynchronize (as .item() does), which returns
+                   30 us after the kernel ends (FAKE_CUPTI_SYNC_NS=30000, a
+                   driver's wake-up): the host spends most of its time
+                   blocked in the synchronization, and the GPU idles
+                   between kernels for the round trip, at least 30 + 3 us
+                   (the sync returning, the next launch) of every 73 us
+                   and more: idle 45 % or more by construction.
                    Top contributor: cudaDeviceSynchronize called from score.
 memory_high        gpu_compute_bound with 37 GiB allocated on the 40 GiB
                    device (cudaMalloc, and NVML memory used 39000 MiB,

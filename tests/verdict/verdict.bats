@@ -81,10 +81,18 @@ workload() {
 	[[ -s $F ]] && return 0
 	mkdir -p "$d"
 	cut -d' ' -f1 /proc/loadavg >"$d/load"
-	"$REC" --quiet --python="$MODE" -o "$d/trace.isc" -- "$ISC_PY" "$WL/$1.py" >"$d/out" 2>"$d/err" || {
+	# the machine around the recording, measured from outside it
+	# (tests/lib/runqueue.py: other runnable threads, CPU pressure)
+	local st=0 rec
+	"$REC" --quiet --python="$MODE" -o "$d/trace.isc" -- "$ISC_PY" "$WL/$1.py" >"$d/out" 2>"$d/err" &
+	rec=$!
+	"$ROOT/tests/lib/runqueue.py" "$rec" "$d/machine.json"
+	wait "$rec" || st=$?
+	if [ "$st" -ne 0 ]; then
+		echo "iscope-record: status $st"
 		cat "$d/err"
 		return 1
-	}
+	fi
 	set -o pipefail
 	"$MERGE" "$d/trace.isc" | "$ANALYZE" >"$F.tmp"
 	"$ROOT/tests/lib/validate_findings.py" "$F.tmp"
@@ -96,16 +104,18 @@ workload() {
 # workload. Other processes keeping more threads runnable than there are
 # CPUs preempt it, and the recording rightly says thread_contention. Then
 # the class test skips, saying so; its signal tests still run.  Measured
-# by the CPU pressure during the recording (PSI "some", as the recorder
-# read it: memory.pressure.cpu.some_stall_pct) above 20 %: these
+# by the CPU pressure during the recording (PSI "some") above 20 %, as the
+# test read it around the recording (tests/lib/runqueue.py: the machine
+# measured by the test, not what the program under test wrote; these
+# workloads are single-threaded, so the pressure is others'): these
 # workloads alone gave 0.4-1.2 %, beside one CPU hog 3.9-5.2 % (verdicts
-# right), beside two 96 % (thread_contention, rightly; 2026-11-26).
-# Without PSI, the 1-minute load average above the CPU count when NAME
-# was recorded (which also counts the suite's previous workloads: it
-# skipped three classes in a CI run at 2.2-2.5 on 2 CPUs).
+# right), beside two 96 % (thread_contention, rightly; 2026-11-26, as
+# the recorder read it). Without PSI, the 1-minute load average above the
+# CPU count when NAME was recorded (which also counts the suite's previous
+# workloads: it skipped three classes in a CI run at 2.2-2.5 on 2 CPUs).
 quiet_machine() {
 	local load ncpu psi
-	psi=$(jq -r '.memory.pressure.cpu.some_stall_pct // "none"' "$BATS_FILE_TMPDIR/$1/findings.json")
+	psi=$(jq -r '.psi_some_pct // "none"' "$BATS_FILE_TMPDIR/$1/machine.json")
 	if [[ $psi != none ]]; then
 		if awk -v p="$psi" 'BEGIN { exit !(p > 20) }'; then
 			skip "MACHINE ASSUMPTION NOT MET: $1 needs CPUs to spare; CPU pressure $psi % while it was recorded"
@@ -219,8 +229,8 @@ def_line() {
 	if [ "$MODE" = exact ]; then # sample mode: no call spans, no op callers
 		jq -e '.cpu.in_iterations.top_op_callers[0].name == "forward"' "$F"
 	fi
-	# every CPU-class finding says what it judged
-	jq -e '[.findings[] | select(.id | IN("python_bound", "op_compute_bound", "thread_contention", "io_wait", "host_memory_bound", "gil_contention")) | .judged_on == "iterations"] | all' "$F"
+	# every CPU-class finding says what it judged (op_compute_bound's at least: one or more)
+	jq -e '[.findings[] | select(.id | IN("python_bound", "op_compute_bound", "thread_contention", "io_wait", "host_memory_bound", "gil_contention")) | .judged_on == "iterations"] | length > 0 and all' "$F"
 	run jq -r '[.findings[] | tostring | select(test("_imp\\.create_dynamic|find_spec|<frozen|_find_and_load"))] | length' "$F"
 	[ "$output" -eq 0 ]
 	run jq -r '[.verdict.limits[].reason | select(contains("start-up"))] | length' "$F"
@@ -246,9 +256,28 @@ contention_machine() {
 	((NCPU <= 16)) || skip "MACHINE ASSUMPTION NOT MET: thread_contention needs <= 16 CPUs (3 compute threads per CPU), this machine has $NCPU"
 }
 
+# contended_by_others NAME (after workload NAME): the second premise of
+# the thread_contention tests: the workload's own threads are what the
+# CPUs time-slice. Beside one CPU hog on 2 CPUs the class and the signals
+# held (thread_contention.py); beside one per CPU they did not in 4 of 4
+# runs (issue 28: the handlers got a fifth of the CPU, and the GIL holder,
+# preempted by the hogs, left the others blocked: blocked 24 % of the
+# off-CPU time, verdict op_compute_bound). Measured around the recording
+# by tests/lib/runqueue.py: the mean number of other runnable threads;
+# more than half the CPUs, and the tests skip, saying so.
+contended_by_others() {
+	local ext
+	ext=$(jq -r '.external_runnable_mean // 0' "$BATS_FILE_TMPDIR/$1/machine.json")
+	echo "machine: $(cat "$BATS_FILE_TMPDIR/$1/machine.json")"
+	if awk -v e="$ext" -v n="$NCPU" 'BEGIN { exit !(e > n / 2) }'; then
+		skip "MACHINE ASSUMPTION NOT MET: $1 needs its own threads to be the CPUs' load; $ext other runnable threads on average on $NCPU CPUs while it was recorded (> $NCPU / 2)"
+	fi
+}
+
 @test "thread_contention: 3 compute threads per core; verdict thread_contention, top contributor the preempted matmul" {
 	contention_machine
 	workload thread_contention
+	contended_by_others thread_contention
 	signals
 	jq -r '"threads: \([.processes[0].threads[] | select(.traced) | "\(.name) cpu \(.cpu_ns / 1e6 | round) ms off-CPU \(.off_cpu_ns / 1e6 | round) ms"] | join(", "))"' "$F"
 	[ "$(verdict_class)" = thread_contention ]
@@ -260,6 +289,7 @@ contention_machine() {
 @test "thread_contention: the finding names the Python caller of the preempted op, handle_request" {
 	contention_machine
 	workload thread_contention
+	contended_by_others thread_contention
 	top0
 	[[ $name == *handle_request ]] || mentions handle_request
 }
@@ -270,6 +300,7 @@ contention_machine() {
 @test "thread_contention: the signal: off-CPU dominates, more runnable threads than cores, samples rarely blocked" {
 	contention_machine
 	workload thread_contention
+	contended_by_others thread_contention
 	signals
 	jq -r '"state samples \(.cpu.state_samples), blocked \(.cpu.blocked_ns / 1e6 | round) ms of \(.cpu.split.off_cpu_ns / 1e6 | round) ms off-CPU"' "$F"
 	jq -e '.cpu.split.off_cpu_pct > 40' "$F"
@@ -304,7 +335,13 @@ contention_machine() {
 @test "host_memory_bound: the signal: steady growth after warm-up, fresh pages faulted in every step" {
 	workload host_memory_bound
 	signals
-	jq -e '.memory.rss_growth_after_warmup_bytes_per_s > 10 * 1048576' "$F"
+	# 2 MiB kept a step (host_memory_bound.py): the slope times the span
+	# after warm-up, per step in it, within 25 %; per second it follows the
+	# machine's speed (71 MiB/s at 28 ms a step, 8.6 MiB/s at 231 ms under
+	# other jobs' load, issue 28), so only the growth rule's floor, 1 MiB/s
+	jq -r '"growth a step after warm-up: \(.memory.rss_growth_after_warmup_bytes_per_s * .memory.after_warmup_span_ns / 1e9 / (.iterations.count - (.iterations.warmup_spans // 1)) / 1048576 * 100 | round / 100) MiB"' "$F"
+	jq -e '.memory.rss_growth_after_warmup_bytes_per_s * .memory.after_warmup_span_ns / 1e9 / (.iterations.count - (.iterations.warmup_spans // 1)) | . > 1.5 * 1048576 and . < 2.5 * 1048576' "$F"
+	jq -e '.memory.rss_growth_after_warmup_bytes_per_s > 1048576' "$F"
 	jq -e '.memory.after_warmup_span_ns >= 5e9' "$F"
 	# 48 MiB of fresh pages a step: over 2 million minor faults in 220 steps
 	jq -e '.memory.minor_faults > 1000000' "$F"
@@ -463,19 +500,19 @@ reason_top() {
 	# every tokenizer thread (7 or more: 4 x CPUs in all, the main thread included, which may
 	# finish its few steps within one 0.2 s turn and so is not required)
 	jq -e '[.processes[0].threads[] | select(.name | startswith("tokenizer-"))] | length >= 7' "$F"
-	jq -e '[.processes[0].threads[] | select(.name | startswith("tokenizer-")) | .gil_wait_ns > 0] | all' "$F"
-	# KNOWN FAILURE (issue 14's documented limit): the threads wait for the
-	# GIL only, but a wait to take it back at the end of a C call counts as
-	# thread_wait until 3 waits in Python code have named the GIL's futex
-	# word (iscope-analyze(1), Off-CPU reasons), and the main thread's waits
-	# in Thread.start() for each new thread to take the GIL are a lock's
-	# (thread_wait, rightly): gil came out at 79.35 % of the blocked time on
-	# a quiet machine (2026-11-25), 81.5-81.9 % in sample mode once the GIL
-	# word was learned (2026-11-26), against the > 80 % this test asks.
-	# Checked last, so the checks above always run.
-	if ! jq -e '.cpu.off_cpu_reasons[0].pct > 80' "$F"; then
-		skip "KNOWN FAILURE: gil is ${pct} % of the blocked time (<= 80 %): GIL waits after a C call count as thread_wait"
-	fi
+	jq -e '[.processes[0].threads[] | select(.name | startswith("tokenizer-")) | .gil_wait_ns > 0] | length >= 7 and all' "$F"
+	# What else is blocked time, by construction: the main thread's waits in
+	# Thread.start() for each new thread to take the GIL, a lock's
+	# (thread_wait, rightly: charged to Condition.wait). So gil holds more
+	# than 80 % of the blocked time: 82.6-90.8 % in 14 runs, both modes, on
+	# this machine under other sessions' load (2026-11-27; thread_wait
+	# 9-17 %, nearly all of it Condition.wait's). This was a skipped KNOWN
+	# FAILURE (79.35 % once in exact mode, 2026-11-25: GIL waits at the end
+	# of a C call count as thread_wait until the GIL's futex word is
+	# learned, iscope-analyze(1)); it no longer reproduces, so it is an
+	# ordinary check: a failure is a failure (issue 28).
+	jq -e '.cpu.off_cpu_reasons[0].pct > 80' "$F"
+	jq -e '.cpu.off_cpu_reasons[] | select(.reason == "thread_wait") | .top[0].name == "Condition.wait"' "$F"
 }
 
 @test "page_in: a memory-mapped file read page by page; verdict host_memory_bound, top contributor load_weights" {

@@ -23,7 +23,7 @@ setup() {
 	# hermetic: only what a scenario sets
 	unset LD_LIBRARY_PATH CUDA_INJECTION64_PATH NVTX_INJECTION64_PATH INFERSCOPE_CUDA_DRIVER INFERSCOPE_FORCE_CUDA \
 		INFERSCOPE_NO_CUDA INFERSCOPE_QUIET FAKE_CUDA_MODE FAKE_CUPTI_FAIL FAKE_CUPTI_VERSION \
-		FAKE_CUPTI_DROPPED FAKE_CUPTI_SKEW_NS FAKE_CUPTI_LAUNCH_NS FAKE_NVML FAKE_NVML_LATER \
+		FAKE_CUPTI_DROPPED FAKE_CUPTI_SKEW_NS FAKE_CUPTI_LAUNCH_NS FAKE_CUPTI_SYNC_NS FAKE_NVML FAKE_NVML_LATER \
 		INFERSCOPE_CUDA_LAG_MS INFERSCOPE_CUDA_FLUSH_MS INFERSCOPE_CUDA_SLOTS INFERSCOPE_CUDA_DRIVER_API \
 		INFERSCOPE_PYTHON_MODE
 	mkdir -p "$BATS_FILE_TMPDIR/lib"
@@ -42,11 +42,18 @@ scenario() {
 	C=$d/check
 	[[ -s $F ]] && return 0
 	mkdir -p "$d"
+	local st=0 pid
 	env LD_LIBRARY_PATH="$BATS_FILE_TMPDIR/lib" "$@" \
-		"$RECORD" -q ${ISC_PYTHON_MODE:+--python=$ISC_PYTHON_MODE} -o "$d/t.isc" -- "$PY" "$SCEN" "$name" >"$d/out" 2>"$d/err" || {
+		"$RECORD" -q ${ISC_PYTHON_MODE:+--python=$ISC_PYTHON_MODE} -o "$d/t.isc" -- "$PY" "$SCEN" "$name" >"$d/out" 2>"$d/err" &
+	pid=$!
+	# the machine around the recording (tests/lib/runqueue.py)
+	"$ISC_SRC/tests/lib/runqueue.py" "$pid" "$d/machine.json"
+	wait "$pid" || st=$?
+	if [ "$st" -ne 0 ]; then
+		echo "iscope-record: status $st"
 		cat "$d/out" "$d/err"
 		return 1
-	}
+	fi
 	grep -q "done, injected=1" "$d/out"
 	"$MERGE" -o "$d/t.istl" "$d/t.isc"
 	"$TL" "$d/t.istl" >"$C"
@@ -61,7 +68,7 @@ launch_dispatch() { scenario launch_dispatch FAKE_CUPTI_LAUNCH_NS=3000 FAKE_NVML
 cpu_bound() { scenario cpu_bound FAKE_NVML=util=5,reasons=0; }
 gpu_compute_bound() { scenario gpu_compute_bound FAKE_NVML=util=99,reasons=0; }
 transfer_bound() { scenario transfer_bound FAKE_NVML=util=5,reasons=0; }
-sync_bound() { scenario sync_bound FAKE_NVML=util=45,reasons=0; }
+sync_bound() { scenario sync_bound FAKE_CUPTI_SYNC_NS=30000 FAKE_NVML=util=45,reasons=0; }
 memory_high() { scenario memory_high FAKE_NVML=util=99,reasons=0,mem_used_mib=39000; }
 thermal_throttled() {
 	scenario thermal_throttled FAKE_NVML=util=99,reasons=0,temp_c=70 \
@@ -113,9 +120,29 @@ tb() { # tb FIELD: a number of device 0's temporal breakdown
 
 # ---- launch_bound ------------------------------------------------------------
 
+# host_cpus NAME (after the scenario ran): the premise of launch_bound:
+# the host thread runs, so that its time goes to the launch calls' 15 us
+# of CPU each. Beside other jobs (7-12 other runnable threads on 2 CPUs,
+# 2026-11-27) it was preempted 95 % of the time, the launch calls ran
+# during 12 % of the GPU's idle time, and the class was cpu_bound (so it
+# was with the double's launch cost spent in thread CPU time instead of
+# the clock: tried, no better). Measured by tests/lib/runqueue.py around
+# the recording: more other runnable threads than half the CPUs on
+# average, and the class test skips, saying so.
+host_cpus() {
+	local ext ncpu
+	ext=$(jq -r '.external_runnable_mean // 0' "$BATS_FILE_TMPDIR/$1/machine.json")
+	ncpu=$(jq -r '.ncpu' "$BATS_FILE_TMPDIR/$1/machine.json")
+	echo "machine: $(cat "$BATS_FILE_TMPDIR/$1/machine.json")"
+	if awk -v e="$ext" -v n="$ncpu" 'BEGIN { exit !(e > n / 2) }'; then
+		skip "MACHINE ASSUMPTION NOT MET: $1 needs the host's CPU for its launch calls; $ext other runnable threads on average on $ncpu CPUs while it was recorded (> $ncpu / 2)"
+	fi
+}
+
 @test "launch_bound: 10000 kernels of 1 us, 15 us launch calls; verdict launch_bound, top the short kernel or its launcher" {
 	launch_bound
 	signals
+	host_cpus launch_bound
 	[ "$(jq -r .verdict.class "$F")" = launch_bound ]
 	top0
 	[[ $name == vectorized_elementwise_kernel || $name == *decode_step || $name == cudaLaunchKernel* ]]
@@ -196,10 +223,18 @@ on_cpu_or_skip() {
 	[ "$name" = ampere_sgemm_128x64_tn ]
 }
 
-@test "gpu_compute_bound: the signal: GPU compute over 98 % of its span" {
+# The GPU's side is data (25 steps of 8 kernels of 5 ms, queued back to
+# back: 1 s of compute, nothing else); the gaps are between steps, where
+# the host returns from the sync and launches the next: all host_wait,
+# and their share of the span follows the host's scheduling (the check
+# this replaces, compute > 98 % of the span, failed beside other jobs'
+# load for thermal_throttled, the same scenario: issue 28).
+@test "gpu_compute_bound: the signal: 1 s of compute, the kernels' own, the GPU idle only between steps, for the host" {
 	gpu_compute_bound
 	signals
-	jq -e '.gpu.devices[0].temporal_breakdown.compute_pct > 98' "$F"
+	jq -e '.gpu.devices[0].temporal_breakdown | .compute_ns == 25 * 8 * 5000000 and .non_compute_ns == 0' "$F"
+	# (a launch delayed just as the queue ran dry can make a gap of < 3 us kernel_wait)
+	jq -e '.gpu.devices[0] | .temporal_breakdown.idle_ns - .streams[0].idle_breakdown.host_wait_ns < 100000' "$F"
 	[ "$(jq -r '.gpu.kernels.top[0].name' "$F")" = ampere_sgemm_128x64_tn ]
 }
 
@@ -220,12 +255,23 @@ on_cpu_or_skip() {
 	mentions load_batch
 }
 
-@test "transfer_bound: the signal: copies 90 % of GPU time, pageable, host blocked in cudaMemcpy" {
+# The GPU's side is data: 120 copies of 32 MiB at the double's 10 GB/s
+# (bytes / 10 + 1 us: 3356443 ns each) and 30 kernels of 0.5 ms, one
+# stream, no overlap: copies 402773160 of 417773160 ns busy, 96.4 %. The
+# time between them is the host's (a synchronous copy returns, Python
+# calls the next): it is idle waiting for the host, and its share of the
+# span follows how the host was scheduled (9.9 % of it beside other
+# sessions' load, 2026-11-27, where `non_compute_pct > 90`, the check this
+# replaces, read 79-89 %: issue 28), so it is not asserted.
+@test "transfer_bound: the signal: copies 96 % of the GPU's busy time, pageable, the GPU idle only for the host, host blocked in cudaMemcpy" {
 	transfer_bound
 	signals
 	jq -e '.gpu.memcpy[] | select(.direction == "HtoD" and .src_memory == "pageable") | .count == 120 and .bytes == 120 * 33554432' "$F"
-	jq -e '.gpu.devices[0].temporal_breakdown.non_compute_pct > 90' "$F"
-	jq -e '(.gpu.sync.api_calls[] | select(.name == "cudaMemcpy") | .total_ns) > 0.8 * .gpu.devices[0].temporal_breakdown.span_ns' "$F"
+	jq -e '.gpu.devices[0].temporal_breakdown.non_compute_ns == 120 * 3356443' "$F"
+	jq -e '.gpu.devices[0].temporal_breakdown.compute_ns == 30 * 500000' "$F"
+	jq -e '.gpu.devices[0] | .streams[0].idle_breakdown.host_wait_ns == .temporal_breakdown.idle_ns' "$F"
+	# synchronous: the host is in cudaMemcpy for each copy's whole duration
+	jq -e '(.gpu.sync.api_calls[] | select(.name == "cudaMemcpy") | .total_ns) >= 120 * 3356443' "$F"
 }
 
 # ---- sync_bound --------------------------------------------------------------
@@ -285,7 +331,10 @@ on_cpu_or_skip() {
 	echo "NVML samples: $n_cool at 1410 MHz, $n_hot throttled at 1005 MHz"
 	[ "$n_hot" -ge 5 ]
 	[ "$n_cool" -ge 1 ]
-	jq -e '.gpu.devices[0].temporal_breakdown.compute_pct > 98' "$F"
+	# busy: gpu_compute_bound's kernels, the idle time the host's (above)
+	jq -e '.gpu.devices[0].temporal_breakdown | .compute_ns == 25 * 8 * 5000000 and .non_compute_ns == 0' "$F"
+	# (a launch delayed just as the queue ran dry can make a gap of < 3 us kernel_wait)
+	jq -e '.gpu.devices[0] | .temporal_breakdown.idle_ns - .streams[0].idle_breakdown.host_wait_ns < 100000' "$F"
 }
 
 @test "idle_clocks: NVML reports 345 MHz with gpu_idle | sw_power_cap all along; no thermal_throttled, verdict cpu_bound" {

@@ -125,7 +125,7 @@ int main(int argc, char **argv)
 {
 	struct isc_config *c = NULL;
 	struct isc_analyze_opts ao = { 0 };
-	struct isc_analyze_result res;
+	struct isc_analyze_result res = { 0 };
 	struct progress prog = { { 0, 0 }, false };
 	cJSON *doc = NULL;
 	char *text = NULL;

@@ -42,6 +42,8 @@ static const struct isc_opt opts[] = {
 	  "record CUDA driver API calls too (CUPTI DRIVER activity): kernels launched through the driver alone (Triton's cuLaunchKernel) then have their launching call, at a cost per call" },
 	{ "memory-limit", 0, ISC_OPT_VALUE, "SIZE", "INFERSCOPE_MEMORY_LIMIT", "memory_limit", NULL,
 	  "run the workload in a memory cgroup limited to SIZE (a bare number is MiB), to reproduce an out-of-memory" },
+	{ "memory-sampling", 0, ISC_OPT_VALUE, "off|BYTES", "INFERSCOPE_MEMORY_SAMPLING", "memory_sampling", "512K",
+	  "sample one allocation per BYTES allocated on average (a bare number is bytes; 512K by default), or off" },
 	{ "force", 0, ISC_OPT_FLAG, NULL, NULL, NULL, "false",
 	  "replace a CUDA_INJECTION64_PATH or NVTX_INJECTION64_PATH set by another tool" },
 	ISC_OPT_LOG_LEVEL,
@@ -112,6 +114,23 @@ static const char *cuda_agent(char *buf, size_t len)
 }
 
 /*
+ * The allocation sampler: $INFERSCOPE_ALLOC_SHIM, else
+ * alloc/libiscope-alloc.so beside this binary (a build tree) or in its
+ * installation, else the configured install path; NULL when none exists.
+ * LD_PRELOAD wants an absolute path.
+ */
+static const char *alloc_shim(char *buf, size_t len)
+{
+	const char *env = getenv("INFERSCOPE_ALLOC_SHIM");
+	if (env && *env)
+		return env;
+	const char *p = agent_path(buf, len, "alloc/libiscope-alloc.so", "libiscope-alloc.so");
+	if (p)
+		return p;
+	return !access(ISC_ALLOC_SHIM, R_OK) ? ISC_ALLOC_SHIM : NULL;
+}
+
+/*
  * When the trace goes into a pipe, widen it to the largest size an
  * unprivileged process may set (/proc/sys/fs/pipe-max-size, 1 MiB by
  * default; the kernel's default is 64 KiB): the drain thread writes into
@@ -145,7 +164,7 @@ int main(int argc, char **argv)
 	struct isc_config *c = NULL;
 	struct isc_record_opts o = { 0 };
 	struct isc_record_result res;
-	char pathbuf[PATH_MAX], cudabuf[PATH_MAX];
+	char pathbuf[PATH_MAX], cudabuf[PATH_MAX], allocbuf[PATH_MAX];
 	uint64_t v;
 	FILE *out = stdout;
 	int first, rc, status = 1;
@@ -192,6 +211,17 @@ int main(int argc, char **argv)
 		status = 2;
 		goto out;
 	}
+	const char *ms = isc_config_get(c, "memory-sampling");
+	o.memory_sampling = 512u << 10;
+	if (ms && !strcmp(ms, "off")) {
+		o.memory_sampling = 0;
+	} else if (ms && (isc_parse_size(ms, &o.memory_sampling) < 0 || o.memory_sampling == 0)) {
+		isc_log(ISC_LOG_ERROR, "--memory-sampling must be off or a number of bytes above 0 (512K, 4M), not '%s'",
+			ms);
+		status = 2;
+		goto out;
+	}
+	o.alloc_shim = o.memory_sampling ? alloc_shim(allocbuf, sizeof(allocbuf)) : NULL;
 	o.python_mode = pm == 0 ? ISC_PY_AUTO : pm == 2 ? ISC_PY_SAMPLE : ISC_PY_EXACT;
 	if (o.python_hz < 1 || o.python_hz > 1000) {
 		isc_log(ISC_LOG_ERROR, "--python-hz must be 1..1000");

@@ -74,15 +74,18 @@ put('timeline-events-corrupt.istl',
 put('findings-deep.json', b'[' * 5000 + b']' * 5000)
 put('findings-not-object.json', b'[{"summary": {"wall_ns": 1}}]\n')
 put('findings-truncated.json', b'{"summary": {"wall_ns": 1, "events": 2')
+# a findings document says what it is (iscope-report refuses other JSON)
+OURS = '"schema_version": 2, "tool": {"name": "iscope-analyze", "version": "0.1.0"}, '
+put('findings-not-ours.json', b'{"summary": {"wall_ns": 1}}\n')
 put('findings-huge-numbers.json', (
-    '{"summary": {"wall_ns": 1e308, "events": -1e308, "dropped_events": 1.5, "exit_status": "x",'
+    '{' + OURS + '"summary": {"wall_ns": 1e308, "events": -1e308, "dropped_events": 1.5, "exit_status": "x",'
     ' "abrupt": "yes", "end_reason": 5},'
     ' "iterations": {"name": "s", "count": 1e300, "latency_ns": {"p50": -5e-324, "p90": 1e308}},'
     ' "cpu": {"top_functions": [{"name": "a", "kind": "python", "self_pct": 1e308, "line": -1e20,'
     ' "calls": 1e300}]}, "memory": {"rss_peak_bytes": 1e308},'
     ' "findings": [{"title": "x", "evidence": {"a": 1e308, "b": [1, 2], "c": {"d": "e"}},'
     ' "estimated_saving_pct": 1e308}]}\n').encode())
-put('findings-nul-bytes.json', b'{"environment": {"host": "a\\u0000b", "cmdline": "\\u0000"}}\n')
+put('findings-nul-bytes.json', ('{' + OURS + '"environment": {"host": "a\\u0000b", "cmdline": "\\u0000"}}\n').encode())
 
 # found by fuzz_timeline: an empty TL_EVENTS chunk first (memcpy from NULL)
 put('timeline-empty-events.istl', chunk(1, tlh) + chunk(17, b'') + chunk(17, rec(0x40, varint(1) + varint(2))))

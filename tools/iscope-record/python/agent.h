@@ -128,6 +128,9 @@ struct agent_state {
 	struct agent_ient *tab; /* owned; entries hold a reference (agent_intern.c: intern_define) */
 	uint32_t tab_mask, tab_count;
 	PyObject *scope_ids, *mark_ids; /* str -> int, this process's ids */
+	/* the module's own method tables [begin, end), set at init: not
+	 * recorded as C calls (mark, Scope.__exit__) */
+	const PyMethodDef *own[2][2];
 	_Atomic uint64_t events[ISC_SHM_MAX_SLOTS + 1]; /* committed records per slot; the last: calibration */
 };
 extern struct agent_state agent;
@@ -241,13 +244,19 @@ static inline struct agent_ient *tab_find(uintptr_t k1, uintptr_t k2)
 /*
  * The slow paths of _agent.c's lookups, for a key not in the table yet:
  * name the object, define its string, insert it.  The id, or AGENT_IGNORE
- * for our own functions (agent_own_method), 0 when the string area is full.
+ * for our own functions (agent.own), 0 when the string area is full.
  */
 uint32_t agent_intern_code_slow(PyObject *code);
 uint32_t agent_intern_callable_slow(PyObject *f, uintptr_t k1, uintptr_t k2, PyObject *ref);
 uint32_t agent_intern_descr_slow(PyMethodDef *ml, PyTypeObject *tp);
 /* Id of a scope or mark name (dict: agent.scope_ids or mark_ids), by content; 0 when it could not be defined. */
 uint32_t agent_intern_name(PyObject *dict, uint8_t kind, PyObject *name);
+/*
+ * Defines a string (not interned: each call a new id) of kind with name,
+ * file and line, in the string area; 0 when the area or the ids are full.
+ * For records whose text is rare and may be long (an exception's).
+ */
+uint32_t agent_define_text(uint8_t kind, const char *name, size_t nlen, const char *file, size_t flen, uint64_t line);
 /* Forgets everything interned by the parent (fork child). */
 void agent_intern_reset(void);
 /* o.attr when it is a str (new reference), else NULL with no error set. */
@@ -307,8 +316,6 @@ extern const struct agent_mon_event agent_mon_events[];
 extern const size_t agent_n_mon_events;
 
 /* ---- the module (agent_module.c, agent_exit.c) ------------------------------- */
-/* Is ml one of our own functions (not recorded as a C call: mark, Scope.__exit__)? */
-int agent_own_method(const PyMethodDef *ml);
 /* A MARK record of (name, v) on t's ring. */
 void agent_emit_mark(struct agent_tls *t, PyObject *name, long long v);
 /* exception(type, file, line, function, message) and exit_hook(): see agent_exit.c. */

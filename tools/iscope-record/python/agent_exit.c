@@ -14,18 +14,49 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* Appends a counted copy of at most max bytes of s (its last max bytes when tail) to buf. */
+/*
+ * Appends a counted copy of at most max bytes of s to buf, a longer s cut
+ * with a mark: "..." (three dots) where bytes were left out, at the start
+ * when tail (the end of a path is what names it), else at the end.
+ */
 static unsigned put_counted(uint8_t *buf, const char *s, size_t len, size_t max, int tail)
 {
-	const char *from = s;
-	if (len > max) {
-		if (tail)
-			from = s + len - max;
-		len = max;
+	if (len <= max) {
+		buf[0] = (uint8_t)len; /* < 128: one varint byte */
+		memcpy(buf + 1, s, len);
+		return 1 + (unsigned)len;
 	}
-	buf[0] = (uint8_t)len; /* < 128: one varint byte */
-	memcpy(buf + 1, from, len);
-	return 1 + (unsigned)len;
+	size_t keep = max - 3;
+	buf[0] = (uint8_t)max;
+	if (tail) {
+		memcpy(buf + 1, "...", 3);
+		memcpy(buf + 4, s + len - keep, keep);
+	} else {
+		memcpy(buf + 1, s, keep);
+		memcpy(buf + 1 + keep, "...", 3);
+	}
+	return 1 + (unsigned)max;
+}
+
+/* An exception's string longer than this is cut, the cut said in it (text_cut). */
+#define EXC_TEXT_MAX 4096
+
+/*
+ * s, or when longer than EXC_TEXT_MAX a marked cut of it in buf (at least
+ * EXC_TEXT_MAX + 48 bytes): its last EXC_TEXT_MAX bytes after
+ * "[N bytes left out] " when tail (the end of a path names it), else its
+ * first EXC_TEXT_MAX and " [N more bytes]".  Sets *len to the result's.
+ */
+static const char *text_cut(const char *s, size_t *len, int tail, char *buf, size_t cap)
+{
+	size_t n = *len;
+	if (n <= EXC_TEXT_MAX)
+		return s;
+	int k = tail ? snprintf(buf, cap, "[%zu bytes left out] %.*s", n - EXC_TEXT_MAX, EXC_TEXT_MAX,
+				s + n - EXC_TEXT_MAX)
+		     : snprintf(buf, cap, "%.*s [%zu more bytes]", EXC_TEXT_MAX, s, n - EXC_TEXT_MAX);
+	*len = k > 0 && (size_t)k < cap ? (size_t)k : cap - 1;
+	return buf;
 }
 
 /* The kB value of the "key:" line of smaps_rollup text s, in bytes; 0 when absent. */
@@ -91,7 +122,27 @@ PyObject *agent_exception(PyObject *mod, PyObject *args)
 	if ((ltype >= 11 && !memcmp(type + ltype - 11, "MemoryError", 11)) ||
 	    memmem(msg, (size_t)lmsg, "CUDA out of memory", 18))
 		emit_smaps(t);
-	/* 10 bytes of delta, 3 of line, 3 lengths: the strings share the rest */
+	/* the strings whole, in the string area: EXCEPTION_REF (formats/trace.md) */
+	uint64_t ln = line < 0 ? 0 : line > 2000000 ? 2000000 : (uint64_t)line;
+	char cuts[4][EXC_TEXT_MAX + 48]; /* 16 kB of stack, once per dying thread */
+	size_t nt = (size_t)ltype, nf = (size_t)lfile, nu = (size_t)lfunc, nm = (size_t)lmsg;
+	const char *ttext = text_cut(type, &nt, 0, cuts[0], sizeof(cuts[0]));
+	const char *ftext = text_cut(file, &nf, 1, cuts[1], sizeof(cuts[1]));
+	const char *utext = text_cut(func, &nu, 0, cuts[2], sizeof(cuts[2]));
+	const char *mtext = text_cut(msg, &nm, 0, cuts[3], sizeof(cuts[3]));
+	uint32_t where = agent_define_text(ISC_STR_CODE, utext, nu, ftext, nf, ln);
+	uint32_t tid = where ? agent_define_text(ISC_STR_TEXT, ttext, nt, "", 0, 0) : 0;
+	uint32_t mid = tid ? agent_define_text(ISC_STR_TEXT, mtext, nm, "", 0, 0) : 0;
+	if (mid) {
+		unsigned bl = 0;
+		bl += isc_put_varint(body + bl, ln);
+		bl += isc_put_varint(body + bl, where);
+		bl += isc_put_varint(body + bl, tid);
+		bl += isc_put_varint(body + bl, mid);
+		emit(t, ISC_REC_EXCEPTION_REF, 0, 0, 0, (const char *)body, bl);
+		Py_RETURN_NONE;
+	}
+	/* the string area full: the cut record, each cut marked; 10 bytes of delta, 3 of line, 3 lengths */
 	unsigned n = put_counted(body, type, (size_t)ltype, 40, 0);
 	n += put_counted(body + n, file, (size_t)lfile, 32, 1);
 	n += put_counted(body + n, func, (size_t)lfunc, 24, 0);
@@ -99,7 +150,7 @@ PyObject *agent_exception(PyObject *mod, PyObject *args)
 	size_t m = (size_t)lmsg < room ? (size_t)lmsg : room;
 	memcpy(body + n, msg, m);
 	n += (unsigned)m;
-	emit(t, ISC_REC_EXCEPTION, 1, line < 0 ? 0 : line > 2000000 ? 2000000 : (uint64_t)line, 0, (const char *)body, n);
+	emit(t, ISC_REC_EXCEPTION, 1, ln, 0, (const char *)body, n);
 	Py_RETURN_NONE;
 }
 

@@ -270,6 +270,15 @@ static void cfunc_names(struct agent_cfunc *c, PyObject **name, PyObject **file)
 	Py_DecRef(base);
 }
 
+/* One of the module's own functions (agent.own: mark, Scope.__exit__), not recorded as a C call? */
+static int own_method(const PyMethodDef *ml)
+{
+	for (int i = 0; i < 2; i++)
+		if (ml >= agent.own[i][0] && ml < agent.own[i][1])
+			return 1;
+	return 0;
+}
+
 /* Any other callable: __qualname__ (or __name__, or its type's name)
  * qualified with __module__ when not already dotted. */
 static void callable_names(PyObject *f, PyObject **name, PyObject **file)
@@ -298,7 +307,7 @@ uint32_t agent_intern_callable_slow(PyObject *f, uintptr_t k1, uintptr_t k2, PyO
 	PyErr_Fetch(&et, &ev, &tb);
 	if (k2 & 1) {
 		struct agent_cfunc *c = (struct agent_cfunc *)f;
-		if (agent_own_method(c->m_ml))
+		if (own_method(c->m_ml))
 			kind = AGENT_KIND_IGNORE;
 		else
 			cfunc_names(c, &name, &file);
@@ -319,7 +328,7 @@ uint32_t agent_intern_descr_slow(PyMethodDef *ml, PyTypeObject *tp)
 {
 	PyObject *et, *ev, *tb;
 	PyErr_Fetch(&et, &ev, &tb);
-	uint8_t kind = agent_own_method(ml) ? AGENT_KIND_IGNORE : ISC_STR_CFUNC;
+	uint8_t kind = own_method(ml) ? AGENT_KIND_IGNORE : ISC_STR_CFUNC;
 	PyObject *prefix = agent_getattr_str((PyObject *)tp, "__qualname__");
 	PyObject *file = agent_getattr_str((PyObject *)tp, "__module__");
 	PyObject *base = PyUnicode_FromString(ml->ml_name);
@@ -334,6 +343,15 @@ uint32_t agent_intern_descr_slow(PyMethodDef *ml, PyTypeObject *tp)
 	Py_DecRef(prefix);
 	Py_DecRef(file);
 	PyErr_Restore(et, ev, tb);
+	return id;
+}
+
+uint32_t agent_define_text(uint8_t kind, const char *name, size_t nlen, const char *file, size_t flen, uint64_t line)
+{
+	struct agent_def d = { NULL, NULL, name, file, nlen, flen, line };
+	pthread_mutex_lock(&agent.lock);
+	uint32_t id = define_locked(kind, &d);
+	pthread_mutex_unlock(&agent.lock);
 	return id;
 }
 

@@ -6,6 +6,7 @@
  * PyInit__agent, which attaches to the recording session (agent_shm.c).
  */
 #include "agent.h"
+#include "alloc_hooks.h"
 
 #include <structmember.h>
 
@@ -311,13 +312,6 @@ static PyMethodDef scope_methods[] = {
 };
 static const size_t n_scope_methods = sizeof(scope_methods) / sizeof(scope_methods[0]) - 1;
 
-/* Our own functions are not recorded as C calls (mark, Scope.__exit__). */
-int agent_own_method(const PyMethodDef *ml)
-{
-	return (ml >= agent_methods && ml < agent_methods + n_agent_methods) ||
-	       (ml >= scope_methods && ml < scope_methods + n_scope_methods);
-}
-
 static PyMemberDef scope_members[] = {
 	{ "name", T_OBJECT_EX, offsetof(ScopeObject, name), READONLY, NULL },
 	{ NULL, 0, 0, 0, NULL },
@@ -360,6 +354,11 @@ PyMODINIT_FUNC PyInit__agent(void)
 		Py_DecRef(m);
 		return NULL;
 	}
+	/* our own functions are not recorded as C calls (agent_intern.c) */
+	agent.own[0][0] = agent_methods;
+	agent.own[0][1] = agent_methods + n_agent_methods;
+	agent.own[1][0] = scope_methods;
+	agent.own[1][1] = scope_methods + n_scope_methods;
 	agent.scope_ids = PyDict_New();
 	agent.mark_ids = PyDict_New();
 	if (!agent.scope_ids || !agent.mark_ids) {
@@ -372,5 +371,6 @@ PyMODINIT_FUNC PyInit__agent(void)
 	agent.py312 = major > 3 || (major == 3 && minor >= 12);
 	if (!agent.enabled && !agent.need_attach)
 		agent_shm_attach();
+	isc_agent_alloc_start();
 	return m;
 }

@@ -24,7 +24,7 @@ def _inferscope_record_exception(agent, etype, value, tb):
         agent.exception(getattr(etype, "__qualname__", None) or str(etype),
                         code.co_filename if code else "", tb.tb_lineno if tb is not None else 0,
                         getattr(code, "co_qualname", None) or (code.co_name if code else ""),
-                        str(value).replace("\n", " ")[:200])
+                        str(value).replace("\n", " "))
     except Exception:
         pass
 

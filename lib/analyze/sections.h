@@ -1,5 +1,5 @@
 /*
- * analyze_sections.h - the sections of the findings document that
+ * sections.h - the sections of the findings document that
  * analyze_sections.c composes (isc_ana_build), written from the state
  * analyze.c's pass leaves (analyze_pass.h).  Private to lib/analyze.
  *
@@ -18,8 +18,8 @@
  * ana (its out member, the iteration times) by the section that computes
  * it, or passed in by the builder.
  */
-#ifndef ISC_ANALYZE_SECTIONS_H
-#define ISC_ANALYZE_SECTIONS_H
+#ifndef ISC_ANA_SECTIONS_H
+#define ISC_ANA_SECTIONS_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,0 +1,721 @@
+/*
+ * alloc_sites.c - the allocation site model (alloc_sites.h): sampled
+ * allocations and releases in, live bytes by site out.
+ *
+ *   TL_ALLOC  --> site(pid, innermost frame) += w; live[pid, addr] = (site, w, size)
+ *   TL_FREE   --> live[pid, addr] --> site -= w
+ *   TL_ALLOC_SITE (the shim's table at a death) --> the site's exact counts
+ *   boundary  --> B++ (each site remembers its value lazily, below)
+ *
+ * Three things are kept without copying every site at every moment:
+ *
+ * - live at the process's peak: when a modification of any site raises
+ *   the process's total to a new maximum, the process's version goes up;
+ *   a site about to change whose saved version is older saves its current
+ *   value first (copy on write).  Its value at the peak is that saved
+ *   value, or its current one when it did not change since.
+ * - live at each iteration boundary: the same, against the boundary
+ *   count: a site about to change appends (first boundary it did not see
+ *   change, its value) to its series; boundaries after its last change
+ *   have its current value.
+ * - live in the last seconds: 16 buckets of 250 ms per site, each the
+ *   value at the bucket's end, filled when the site next changes.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc_sites.h"
+
+#define DEFAULT_INTERVAL (512u << 10) /* iscope-record's, for a process without ALLOC_INFO */
+#define HIST_N 16
+#define HIST_NS 250000000ull
+
+struct bval { /* live from boundary from_b on, up to the next entry's */
+	uint32_t from_b;
+	double live, var;
+};
+
+struct site {
+	uint32_t pid, depth;
+	uint64_t key;
+	uint32_t *frames;
+	uint64_t nalloc, nfree;
+	double alloc, alloc_var, freed, freed_var, live, live_var;
+	uint32_t pver;          /* proc version when pval was saved */
+	double pval, pvar;
+	struct bval *ser;
+	uint32_t nser, capser, mark; /* mark: boundary count at its last change */
+	bool hist_on;
+	uint64_t hist_first, hist_at;
+	double hist[HIST_N];
+	uint64_t growth_ts;
+	bool table;
+	double t_live, t_err, t_alloc, t_freed;
+	uint64_t t_nalloc, t_nfree;
+};
+
+struct aproc {
+	uint32_t pid, ver;
+	double live, peak;
+	uint64_t peak_ts, interval;
+};
+
+/* open addressing, (a, b) -> v; state 0 empty, 1 used, 2 deleted */
+struct kent {
+	uint64_t a, b;
+	uint32_t v;
+	uint8_t state;
+	double w, size; /* live pointers: the sample's weight and size */
+};
+struct kmap {
+	struct kent *e;
+	size_t cap, used, dead;
+};
+
+struct isc_asite_model {
+	struct site *sites;
+	size_t nsites, capsites;
+	struct kmap by_stack; /* (pid, key) -> site; collisions resolved by probing the site's frames */
+	struct kmap live;     /* (pid, address) -> site, with weight and size */
+	struct kmap shm;      /* (pid, shim site index) -> site */
+	struct aproc *procs;
+	size_t nprocs, capprocs;
+	uint64_t *bts;        /* boundary times */
+	size_t nb, capb;
+	struct isc_asite_stats *out;
+	size_t *rank;
+	struct isc_asite_gaps gaps;
+};
+
+static uint64_t mix(uint64_t a, uint64_t b)
+{
+	uint64_t h = (a ^ 0x9E3779B97F4A7C15ull) * 0xBF58476D1CE4E5B9ull;
+	h ^= (b + 0x632BE59BD9B4E019ull) * 0x94D049BB133111EBull;
+	return h ^ (h >> 31);
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t size)
+{
+	if (need <= *cap)
+		return 0;
+	size_t c = *cap ? *cap : 16;
+	while (c < need)
+		c *= 2;
+	void *n = realloc(*p, c * size);
+	if (!n)
+		return -ENOMEM;
+	*p = n;
+	*cap = c;
+	return 0;
+}
+
+/* ---- the map ------------------------------------------------------------ */
+
+static int kmap_rehash(struct kmap *m, size_t cap)
+{
+	struct kent *e = calloc(cap, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->e[i].state == 1) {
+			size_t j = mix(m->e[i].a, m->e[i].b) & (cap - 1);
+			while (e[j].state)
+				j = (j + 1) & (cap - 1);
+			e[j] = m->e[i];
+		}
+	free(m->e);
+	m->e = e;
+	m->cap = cap;
+	m->dead = 0;
+	return 0;
+}
+
+/* The entry of (a, b), or NULL. */
+static struct kent *kmap_find(const struct kmap *m, uint64_t a, uint64_t b)
+{
+	if (!m->cap)
+		return NULL;
+	for (size_t i = mix(a, b) & (m->cap - 1), k = 0; k < m->cap && m->e[i].state; k++, i = (i + 1) & (m->cap - 1))
+		if (m->e[i].state == 1 && m->e[i].a == a && m->e[i].b == b)
+			return &m->e[i];
+	return NULL;
+}
+
+static struct kent *kmap_put(struct kmap *m, uint64_t a, uint64_t b)
+{
+	if ((m->used + m->dead + 1) * 4 > m->cap * 3 &&
+	    kmap_rehash(m, m->cap && (m->used + 1) * 2 > m->cap ? m->cap * 2 : m->cap ? m->cap : 64))
+		return NULL;
+	size_t i = mix(a, b) & (m->cap - 1);
+	while (m->e[i].state == 1)
+		i = (i + 1) & (m->cap - 1);
+	if (m->e[i].state == 2)
+		m->dead--;
+	m->e[i] = (struct kent){ a, b, 0, 1, 0, 0 };
+	m->used++;
+	return &m->e[i];
+}
+
+static void kmap_del(struct kmap *m, struct kent *e)
+{
+	e->state = 2;
+	m->used--;
+	m->dead++;
+}
+
+/* ---- model -------------------------------------------------------------- */
+
+int isc_asite_new(struct isc_asite_model **m)
+{
+	*m = calloc(1, sizeof(**m));
+	return *m ? 0 : -ENOMEM;
+}
+
+void isc_asite_free(struct isc_asite_model *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->nsites; i++) {
+		free(m->sites[i].frames);
+		free(m->sites[i].ser);
+	}
+	free(m->sites);
+	free(m->by_stack.e);
+	free(m->live.e);
+	free(m->shm.e);
+	free(m->procs);
+	free(m->bts);
+	free(m->out);
+	free(m->rank);
+	free(m);
+}
+
+static struct aproc *proc_get(struct isc_asite_model *m, uint32_t pid)
+{
+	for (size_t i = 0; i < m->nprocs; i++)
+		if (m->procs[i].pid == pid)
+			return &m->procs[i];
+	if (grow((void **)&m->procs, &m->capprocs, m->nprocs + 1, sizeof(*m->procs)))
+		return NULL;
+	m->procs[m->nprocs] = (struct aproc){ .pid = pid, .interval = DEFAULT_INTERVAL };
+	return &m->procs[m->nprocs++];
+}
+
+static uint64_t stack_key(const uint32_t *frames, uint32_t depth)
+{
+	uint64_t h = 1469598103934665603ull ^ depth;
+	for (uint32_t i = 0; i < 2 * depth; i++)
+		h = (h ^ frames[i]) * 1099511628211ull;
+	return h;
+}
+
+/*
+ * The site of (pid, innermost frame), made on first use with stack as its
+ * stack (the first one seen: a line reached from two callers is one site);
+ * its index, or -ENOMEM.
+ */
+static long site_get(struct isc_asite_model *m, uint32_t pid, const uint32_t *frames, uint32_t depth)
+{
+	uint32_t leaf = depth ? 1 : 0;
+	uint64_t key = stack_key(frames, leaf);
+	/* colliding keys are chained through b = key + k */
+	for (uint64_t k = 0;; k++) {
+		struct kent *e = kmap_find(&m->by_stack, pid, key + k);
+		if (!e)
+			break;
+		struct site *s = &m->sites[e->v];
+		if ((s->depth ? 1u : 0u) == leaf && !memcmp(s->frames, frames, (size_t)leaf * 2 * sizeof(uint32_t)))
+			return e->v;
+	}
+	if (grow((void **)&m->sites, &m->capsites, m->nsites + 1, sizeof(*m->sites)))
+		return -ENOMEM;
+	struct site *s = &m->sites[m->nsites];
+	memset(s, 0, sizeof(*s));
+	s->pid = pid;
+	s->depth = depth;
+	s->key = key;
+	s->frames = malloc((size_t)(depth ? depth : 1) * 2 * sizeof(uint32_t));
+	if (!s->frames)
+		return -ENOMEM;
+	memcpy(s->frames, frames, (size_t)depth * 2 * sizeof(uint32_t));
+	uint64_t k = 0;
+	while (kmap_find(&m->by_stack, pid, key + k))
+		k++;
+	struct kent *e = kmap_put(&m->by_stack, pid, key + k);
+	if (!e) {
+		free(s->frames);
+		return -ENOMEM;
+	}
+	e->v = (uint32_t)m->nsites;
+	return (long)m->nsites++;
+}
+
+/* Saves what the lazy views need before site s changes at ts. */
+static int before_change(struct isc_asite_model *m, struct site *s, struct aproc *p, uint64_t ts)
+{
+	if (s->pver != p->ver) { /* its value at the latest peak */
+		s->pval = s->live;
+		s->pvar = s->live_var;
+		s->pver = p->ver;
+	}
+	uint32_t nb = (uint32_t)m->nb;
+	if (s->mark < nb) { /* its value at the boundaries since its last change */
+		if (s->nser || s->live) {
+			size_t cap = s->capser;
+			if (grow((void **)&s->ser, &cap, (size_t)s->nser + 1, sizeof(*s->ser)))
+				return -ENOMEM;
+			s->capser = (uint32_t)cap;
+			s->ser[s->nser++] = (struct bval){ s->mark + 1, s->live, s->live_var };
+		}
+		s->mark = nb;
+	}
+	uint64_t b = ts / HIST_NS; /* its value at the end of the buckets since */
+	if (!s->hist_on) {
+		s->hist_on = true;
+		s->hist_first = s->hist_at = b;
+	} else if (b > s->hist_at) {
+		for (uint64_t k = b - s->hist_at > HIST_N ? b - HIST_N : s->hist_at; k < b; k++)
+			s->hist[k % HIST_N] = s->live;
+		s->hist_at = b;
+	}
+	return 0;
+}
+
+/* After s changed: the process's total, and a new peak. */
+static void after_change(struct aproc *p, double delta, uint64_t ts)
+{
+	p->live += delta;
+	if (p->live > p->peak) {
+		p->peak = p->live;
+		p->peak_ts = ts;
+		p->ver++;
+	}
+}
+
+/* (string id, line) pairs of a record body into frames; false when short. */
+static bool read_frames(const uint8_t *p, const uint8_t *e, uint64_t depth, uint32_t *frames)
+{
+	uint64_t v;
+	for (uint64_t i = 0; i < 2 * depth; i++) {
+		if (isc_get_varint(&p, e, &v))
+			return false;
+		frames[i] = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+	}
+	return true;
+}
+
+static int on_alloc(struct isc_asite_model *m, const struct isc_tl_event *ev)
+{
+	uint32_t frames[2 * ISC_ALLOC_MAX_DEPTH];
+	const uint64_t *f = ev->f; /* tid address size weight domain flags site depth */
+	if (ev->nf < 8 || f[7] > ISC_ALLOC_MAX_DEPTH || !read_frames(ev->bytes, ev->bytes + ev->nbytes, f[7], frames)) {
+		m->gaps.bad_records++;
+		return -EBADMSG;
+	}
+	struct aproc *p = proc_get(m, ev->pid);
+	long si = p ? site_get(m, ev->pid, frames, (uint32_t)f[7]) : -ENOMEM;
+	if (si < 0)
+		return -ENOMEM;
+	struct site *s = &m->sites[si];
+	double w = (double)f[3], size = (double)f[2], var = w * (w - size);
+	if (var < 0)
+		var = 0;
+	if (before_change(m, s, p, ev->ts))
+		return -ENOMEM;
+	s->nalloc++;
+	s->alloc += w;
+	s->alloc_var += var;
+	s->live += w;
+	s->live_var += var;
+	s->growth_ts = ev->ts;
+	after_change(p, w, ev->ts);
+	struct kent *e = kmap_find(&m->shm, ev->pid, f[6]);
+	if (!e && !(e = kmap_put(&m->shm, ev->pid, f[6])))
+		return -ENOMEM;
+	e->v = (uint32_t)si;
+	if (f[5] & ISC_ALLOC_F_UNTRACKED) {
+		m->gaps.untracked++;
+		return 0;
+	}
+	struct kent *l = kmap_find(&m->live, ev->pid, f[1]);
+	if (l) { /* its release was not recorded: it is gone */
+		struct site *o = &m->sites[l->v];
+		double ov = l->w * (l->w - l->size);
+		if (before_change(m, o, p, ev->ts))
+			return -ENOMEM;
+		o->live -= l->w;
+		o->live_var -= ov > 0 ? ov : 0;
+		after_change(p, -l->w, ev->ts);
+		m->gaps.unmatched_frees++;
+	} else if (!(l = kmap_put(&m->live, ev->pid, f[1]))) {
+		return -ENOMEM;
+	}
+	l->v = (uint32_t)si;
+	l->w = w;
+	l->size = size;
+	return 0;
+}
+
+static int on_free(struct isc_asite_model *m, const struct isc_tl_event *ev)
+{
+	const uint64_t *f = ev->f; /* tid address size weight domain site */
+	if (ev->nf < 6) {
+		m->gaps.bad_records++;
+		return -EBADMSG;
+	}
+	struct aproc *p = proc_get(m, ev->pid);
+	if (!p)
+		return -ENOMEM;
+	struct kent *l = kmap_find(&m->live, ev->pid, f[1]);
+	double w, size;
+	uint32_t si;
+	if (l) {
+		w = l->w;
+		size = l->size;
+		si = l->v;
+	} else { /* its ALLOC was lost: the shim's site index may still say where */
+		struct kent *e = kmap_find(&m->shm, ev->pid, f[5]);
+		m->gaps.unmatched_frees++;
+		if (!e)
+			return 0;
+		w = (double)f[3];
+		size = (double)f[2];
+		si = e->v;
+	}
+	struct site *s = &m->sites[si];
+	double var = w * (w - size);
+	if (var < 0)
+		var = 0;
+	if (before_change(m, s, p, ev->ts))
+		return -ENOMEM;
+	s->nfree++;
+	s->freed += w;
+	s->freed_var += var;
+	s->live -= w;
+	s->live_var -= var;
+	if (s->live_var < 0 || s->live < 0.5) /* float residue of equal sums */
+		s->live_var = 0;
+	if (s->live < 0.5 && s->live > -0.5)
+		s->live = 0;
+	after_change(p, -w, ev->ts);
+	if (l)
+		kmap_del(&m->live, l);
+	return 0;
+}
+
+/* The recorder's copy of the shim's table at the process's death. */
+static int on_table(struct isc_asite_model *m, const struct isc_tl_event *ev)
+{
+	uint32_t frames[2 * ISC_ALLOC_MAX_DEPTH];
+	const uint64_t *f = ev->f;
+	if (ev->nf < 12 || f[11] > ISC_ALLOC_MAX_DEPTH || !read_frames(ev->bytes, ev->bytes + ev->nbytes, f[11], frames)) {
+		m->gaps.bad_records++;
+		return -EBADMSG;
+	}
+	if (!proc_get(m, ev->pid))
+		return -ENOMEM;
+	long si = site_get(m, ev->pid, frames, (uint32_t)f[11]);
+	if (si < 0)
+		return -ENOMEM;
+	struct site *s = &m->sites[si]; /* the shim's entries are by whole stack: summed by line here */
+	s->table = true;
+	s->t_live += (double)f[1];
+	s->t_err = sqrt(s->t_err * s->t_err + (double)f[2] * (double)f[2]);
+	s->t_alloc += (double)f[4];
+	s->t_nalloc += f[5];
+	s->t_freed += (double)f[6];
+	s->t_nfree += f[7];
+	struct kent *e = kmap_find(&m->shm, ev->pid, f[0]);
+	if (!e && !(e = kmap_put(&m->shm, ev->pid, f[0])))
+		return -ENOMEM;
+	e->v = (uint32_t)si;
+	return 0;
+}
+
+int isc_asite_event(struct isc_asite_model *m, const struct isc_tl_event *ev)
+{
+	switch (ev->type) {
+	case ISC_REC_TL_ALLOC:
+		return on_alloc(m, ev);
+	case ISC_REC_TL_FREE:
+		return on_free(m, ev);
+	case ISC_REC_TL_ALLOC_SITE:
+		return on_table(m, ev);
+	case ISC_REC_TL_ALLOC_INFO: { /* phase interval ... */
+		struct aproc *p;
+		if (ev->nf < 2) {
+			m->gaps.bad_records++;
+			return -EBADMSG;
+		}
+		if (!(p = proc_get(m, ev->pid)))
+			return -ENOMEM;
+		if (ev->f[1]) {
+			p->interval = ev->f[1];
+			m->gaps.interval = ev->f[1];
+		}
+		return 0;
+	}
+	default:
+		return 0;
+	}
+}
+
+int isc_asite_boundary(struct isc_asite_model *m, uint64_t ts)
+{
+	if (grow((void **)&m->bts, &m->capb, m->nb + 1, sizeof(*m->bts)))
+		return -ENOMEM;
+	m->bts[m->nb++] = ts;
+	return 0;
+}
+
+void isc_asite_gaps(const struct isc_asite_model *m, struct isc_asite_gaps *g)
+{
+	*g = m->gaps;
+}
+
+/* ---- report ------------------------------------------------------------- */
+
+/* Live bytes (and variance) of s at boundary b (1-based). */
+static void at_boundary(const struct site *s, uint32_t b, double *live, double *var)
+{
+	if (b > s->mark) {
+		*live = s->live;
+		*var = s->live_var;
+		return;
+	}
+	*live = *var = 0; /* before its first entry: nothing live */
+	uint32_t lo = 0, hi = s->nser;
+	while (lo < hi) { /* the last entry with from_b <= b */
+		uint32_t mid = (lo + hi) / 2;
+		if (s->ser[mid].from_b <= b)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo) {
+		*live = s->ser[lo - 1].live;
+		*var = s->ser[lo - 1].var;
+	}
+}
+
+/* Slope of y over x (n points) and its standard error. */
+static void slope(const double *x, const double *y, size_t n, double *b, double *err)
+{
+	double mx = 0, my = 0, sxx = 0, sxy = 0, sse = 0;
+	*b = *err = 0;
+	if (n < 2)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		mx += x[i];
+		my += y[i];
+	}
+	mx /= (double)n;
+	my /= (double)n;
+	for (size_t i = 0; i < n; i++) {
+		sxx += (x[i] - mx) * (x[i] - mx);
+		sxy += (x[i] - mx) * (y[i] - my);
+	}
+	if (sxx <= 0)
+		return;
+	*b = sxy / sxx;
+	for (size_t i = 0; i < n; i++) {
+		double r = y[i] - my - *b * (x[i] - mx);
+		sse += r * r;
+	}
+	if (n > 2)
+		*err = sqrt(sse / (double)(n - 2) / sxx);
+}
+
+/* The steady-state part of a site's numbers (see isc_asite_report). */
+static int steady(const struct isc_asite_model *m, const struct site *s, uint64_t interval, uint32_t first,
+		  struct isc_asite_stats *o)
+{
+	uint32_t last = (uint32_t)m->nb;
+	size_t n = (size_t)(last - first) + 1; /* boundaries */
+	double *x = malloc(n * sizeof(double)), *t = malloc(n * sizeof(double)), *y = malloc(n * sizeof(double));
+	double *fl = malloc(n * sizeof(double)), var_last = 0;
+	if (!x || !t || !y || !fl) {
+		free(x);
+		free(t);
+		free(y);
+		free(fl);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		double v;
+		at_boundary(s, first + (uint32_t)i, &y[i], &v);
+		x[i] = (double)i;
+		t[i] = (double)(m->bts[first - 1 + i] - m->bts[first - 1]) / 1e9;
+		if (i == n - 1)
+			var_last = v;
+	}
+	o->intervals = (unsigned)(n - 1);
+	double e;
+	slope(x, y, n, &o->slope_per_iter, &o->slope_err);
+	slope(t, y, n, &o->slope_per_s, &e);
+	fl[n - 1] = y[n - 1];
+	for (size_t i = n - 1; i-- > 0;)
+		fl[i] = y[i] < fl[i + 1] ? y[i] : fl[i + 1];
+	o->retained = fl[n - 1] - fl[0];
+	o->retained_err = sqrt(var_last);
+	double per = o->retained / (double)(n - 1);
+	if (per > 0) {
+		double w = ceil(3.0 * (double)interval / per);
+		o->leak_window = w < 2 ? 2 : w > 1e6 ? 1000000 : (unsigned)w;
+	}
+	/* a floor that grows at least once in every leak_window iterations */
+	bool every = o->leak_window && o->intervals >= o->leak_window;
+	size_t since = 0;
+	for (size_t i = 1; i < n && every; i++) {
+		since = fl[i] > fl[i - 1] ? 0 : since + 1;
+		if (since >= o->leak_window)
+			every = false;
+	}
+	o->leak = every && o->intervals >= ISC_ASITE_LEAK_MIN_INTERVALS && o->retained > 2 * o->retained_err &&
+		  o->retained > 0;
+	o->leak_per_iter = o->leak ? per : 0;
+	free(x);
+	free(t);
+	free(y);
+	free(fl);
+	return 0;
+}
+
+static int rank_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct isc_asite_stats *o = ctx;
+	const struct isc_asite_stats *x = &o[*(const size_t *)a], *y = &o[*(const size_t *)b];
+	if (x->retained != y->retained)
+		return x->retained > y->retained ? -1 : 1;
+	if (x->live_end != y->live_end)
+		return x->live_end > y->live_end ? -1 : 1;
+	if (x->alloc_bytes != y->alloc_bytes)
+		return x->alloc_bytes > y->alloc_bytes ? -1 : 1;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
+}
+
+int isc_asite_report(struct isc_asite_model *m, unsigned steady_from, const struct isc_asite_stats **out,
+		     size_t *n)
+{
+	struct isc_asite_stats *o = calloc(m->nsites ? m->nsites : 1, sizeof(*o));
+	size_t *rank = calloc(m->nsites ? m->nsites : 1, sizeof(*rank));
+	if (!o || !rank) {
+		free(o);
+		free(rank);
+		return -ENOMEM;
+	}
+	bool iters = steady_from >= 1 && steady_from < m->nb;
+	for (size_t i = 0; i < m->nsites; i++) {
+		const struct site *s = &m->sites[i];
+		struct isc_asite_stats *r = &o[i];
+		struct aproc *p = proc_get(m, s->pid);
+		r->pid = s->pid;
+		r->depth = s->depth;
+		r->frames = s->frames;
+		r->alloc_count = s->nalloc;
+		r->free_count = s->nfree;
+		r->alloc_bytes = s->alloc;
+		r->alloc_err = sqrt(s->alloc_var);
+		r->freed_bytes = s->freed;
+		r->freed_err = sqrt(s->freed_var);
+		r->live_end = s->live;
+		r->live_end_err = sqrt(s->live_var > 0 ? s->live_var : 0);
+		bool saved = p && s->pver == p->ver;
+		r->live_peak = saved ? s->pval : s->live;
+		r->live_peak_err = sqrt(saved ? (s->pvar > 0 ? s->pvar : 0) : (s->live_var > 0 ? s->live_var : 0));
+		r->peak_ts = p ? p->peak_ts : 0;
+		r->growth_ts = s->growth_ts;
+		if (s->table && s->t_nalloc > s->nalloc) { /* records were lost: the shim's counts are whole */
+			r->from_table = true;
+			r->alloc_count = s->t_nalloc;
+			r->free_count = s->t_nfree;
+			r->alloc_bytes = s->t_alloc;
+			r->freed_bytes = s->t_freed;
+			r->live_end = s->t_live;
+			r->live_end_err = s->t_err;
+		}
+		if (iters && steady(m, s, p ? p->interval : DEFAULT_INTERVAL, steady_from, r)) {
+			free(o);
+			free(rank);
+			return -ENOMEM;
+		}
+		if (!iters) {
+			r->retained = r->live_end;
+			r->retained_err = r->live_end_err;
+		}
+		rank[i] = i;
+	}
+	qsort_r(rank, m->nsites, sizeof(*rank), rank_cmp, o);
+	struct isc_asite_stats *sorted = calloc(m->nsites ? m->nsites : 1, sizeof(*sorted));
+	if (!sorted) {
+		free(o);
+		free(rank);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < m->nsites; i++)
+		sorted[i] = o[rank[i]];
+	free(o);
+	free(m->out);
+	free(m->rank);
+	m->out = sorted;
+	m->rank = rank; /* rank[i]: the site of report entry i */
+	*out = sorted;
+	*n = m->nsites;
+	return 0;
+}
+
+/* Live bytes of s at time ts, from its last-seconds buckets. */
+static double live_at(const struct site *s, uint64_t ts)
+{
+	uint64_t q = ts / HIST_NS;
+	if (!s->hist_on || q <= s->hist_first)
+		return 0; /* it had not changed yet: nothing live */
+	if (q - 1 >= s->hist_at)
+		return s->live;
+	uint64_t k = q - 1;
+	if (s->hist_at - k >= HIST_N) /* older than the buckets: the oldest kept */
+		k = s->hist_at - (HIST_N - 1);
+	return s->hist[k % HIST_N];
+}
+
+static int death_cmp(const void *a, const void *b)
+{
+	const struct isc_asite_death *x = a, *y = b;
+	if (x->growing != y->growing)
+		return x->growing ? -1 : 1;
+	if (x->live != y->live)
+		return x->live > y->live ? -1 : 1;
+	return x->index < y->index ? -1 : 1;
+}
+
+size_t isc_asite_death(struct isc_asite_model *m, uint32_t pid, uint64_t ts, uint64_t window_ns,
+		       struct isc_asite_death *out, size_t cap)
+{
+	size_t n = 0;
+	struct isc_asite_death *all = calloc(m->nsites ? m->nsites : 1, sizeof(*all));
+	if (!all || !m->out)
+		goto done;
+	for (size_t i = 0; i < m->nsites; i++) {
+		const struct site *s = &m->sites[m->rank[i]];
+		if (s->pid != pid)
+			continue;
+		double before = live_at(s, ts > window_ns ? ts - window_ns : 0);
+		struct isc_asite_death *d = &all[n++];
+		d->index = i;
+		d->live = s->table ? s->t_live : s->live;
+		d->live_err = s->table ? s->t_err : sqrt(s->live_var > 0 ? s->live_var : 0);
+		d->growth = s->live - before;
+		d->growing = d->growth > 0;
+	}
+	qsort(all, n, sizeof(*all), death_cmp);
+	if (n > cap)
+		n = cap;
+	memcpy(out, all, n * sizeof(*out));
+done:
+	free(all);
+	return n;
+}

@@ -1,0 +1,134 @@
+/*
+ * alloc_sites.h - live bytes by allocation site, from the allocation
+ * sampler's records (issue 25; formats/timeline.md §4.5).
+ *
+ * Fed in timeline order with the allocation records of a timeline
+ * (TL_ALLOC, TL_FREE, TL_ALLOC_SITE, TL_ALLOC_INFO: isc_asite_event) and
+ * the iteration boundaries (isc_asite_boundary: the end of each iteration,
+ * in the same order), it yields per site (a process and a line: the
+ * innermost Python frame's function, file and line, with the first whole
+ * stack that reached it; a line reached from two callers is one site) what
+ * was allocated, freed, live at the process's peak and at the end, the
+ * growth over the steady-state iterations and whether it is a leak, each
+ * with its sampling error, ranked by retained bytes; and, at a process's
+ * death, the sites holding its memory and growing just before.
+ *
+ * Estimates.  A sample of size s drawn when one byte in T is sampled
+ * stands for w = s / (1 - exp(-s/T)) bytes (isc_alloc_weight): an
+ * unbiased (Horvitz-Thompson) estimate whose variance is w (w - s), so a
+ * sum of samples has the variance of the sum of theirs.  An allocation
+ * much larger than T is sampled with certainty (w = s, no error); one much
+ * smaller stands for T bytes with a standard error of T, so n of them have
+ * a relative error of 1 / sqrt(n).  Every *_err below is one standard
+ * error, in bytes; "within the sampling error" means within 2 of them.
+ *
+ * Memory: the sites, the sampled allocations still live, and per site one
+ * entry per iteration boundary at which its live bytes had changed since
+ * the previous one.
+ */
+#ifndef ISC_ALLOC_SITES_H
+#define ISC_ALLOC_SITES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "isc.h"
+#include "isc_format.h"
+
+#define ISC_ASITE_LEAK_MIN_INTERVALS 3 /* steady-state iterations needed to call a leak */
+#define ISC_ASITE_DEATH_WINDOW_NS 2000000000ull /* "the last seconds before a death" */
+
+struct isc_asite_model;
+
+/* One site's numbers (isc_asite_report).  Bytes are estimates; *_err one
+ * standard error of the estimate before it. */
+struct isc_asite_stats {
+	uint32_t pid;
+	uint32_t depth;
+	const uint32_t *frames; /* depth (string id, line) pairs, innermost first (the site's first stack);
+				 * valid until isc_asite_free */
+	uint64_t alloc_count, free_count; /* samples */
+	double alloc_bytes, alloc_err;
+	double freed_bytes, freed_err;
+	double live_end, live_end_err;   /* at the site's process's last record */
+	double live_peak, live_peak_err; /* when the estimated live bytes of its process were highest */
+	uint64_t peak_ts;                /* that time */
+	/* over the steady-state iteration boundaries (none: all zero, leak false) */
+	unsigned intervals;              /* steady-state iterations */
+	double slope_per_iter, slope_err; /* least-squares slope of live bytes at the boundaries, and its error */
+	double slope_per_s;              /* the same against the boundaries' times */
+	double retained, retained_err;   /* floor growth (below), or live_end without iterations: the ranking key */
+	bool leak;
+	double leak_per_iter;            /* retained / intervals, when a leak */
+	unsigned leak_window;            /* the floor grew at least once in every this many iterations */
+	bool from_table;                 /* alloc, freed and live_end taken from the shim's table (records were lost) */
+	uint64_t growth_ts;              /* last sample that raised its live bytes */
+};
+
+/* A site at a process's death (isc_asite_death). */
+struct isc_asite_death {
+	size_t index;       /* into the report's array */
+	double live, live_err; /* at the death */
+	double growth;      /* live at the death minus live window ns before */
+	bool growing;       /* growth above 0 */
+};
+
+int isc_asite_new(struct isc_asite_model **m);
+void isc_asite_free(struct isc_asite_model *m);
+
+/*
+ * Feeds one timeline event: the four allocation records change the
+ * model, every other type is ignored (0).  Events must come in timeline
+ * order.  0, -EBADMSG for an allocation record that does not parse
+ * (ignored otherwise), -ENOMEM.
+ */
+int isc_asite_event(struct isc_asite_model *m, const struct isc_tl_event *ev);
+
+/* The end of an iteration at ts (in order with the events); 0 or -ENOMEM. */
+int isc_asite_boundary(struct isc_asite_model *m, uint64_t ts);
+
+/*
+ * The sites, ranked: retained bytes first (a leak outranks churn of any
+ * size), then live at the end, then bytes allocated.  Steady state is
+ * boundaries steady_from (1-based) to the last: the intervals between
+ * them are the steady-state iterations (steady_from 0 or past the last:
+ * none).  *out is owned by the model, valid until the next report or
+ * isc_asite_free.  0 or -ENOMEM.
+ *
+ * retained: with at least two steady-state boundaries, the growth of the
+ * site's floor, F_i = the least live bytes at boundary i or any later
+ * one (the bytes of boundary i that stay), from the first steady-state
+ * boundary to the last; without, live at the end.  A leak: at least
+ * ISC_ASITE_LEAK_MIN_INTERVALS iterations, retained above twice its
+ * error, and a floor that grows at least once in every leak_window
+ * consecutive iterations, leak_window = max(2, ceil(3 T / (retained /
+ * intervals))): plateaus of one iteration (growth every other
+ * iteration) are a leak; longer ones only when the growth per iteration
+ * is small against the sampling interval T, whose samples then come
+ * every few iterations.
+ */
+int isc_asite_report(struct isc_asite_model *m, unsigned steady_from, const struct isc_asite_stats **out,
+		     size_t *n);
+
+/*
+ * The sites of process pid at its death (ts, after its last record),
+ * after isc_asite_report: into out (at most cap), growing ones first
+ * (growth over window_ns before ts), each group by live bytes at the
+ * death, highest first.  The first growing one is the site the death is
+ * charged to.  Live at the death is the shim's table when the recorder
+ * wrote it (TL_ALLOC_SITE), else the records'.  Returns how many.
+ */
+size_t isc_asite_death(struct isc_asite_model *m, uint32_t pid, uint64_t ts, uint64_t window_ns,
+		       struct isc_asite_death *out, size_t cap);
+
+/* Counters of what could not be attributed (for the stated gaps). */
+struct isc_asite_gaps {
+	uint64_t unmatched_frees; /* FREE of no sampled allocation the model knows */
+	uint64_t untracked;       /* ALLOC the shim could not remember: its release is never seen */
+	uint64_t bad_records;     /* allocation records that did not parse */
+	uint64_t interval;        /* the sampling interval of the last ALLOC_INFO (0: none seen) */
+};
+void isc_asite_gaps(const struct isc_asite_model *m, struct isc_asite_gaps *g);
+
+#endif

@@ -1,0 +1,187 @@
+#!/usr/bin/env bats
+# Allocation sampling end to end (issue 25, phase 1): planted truths
+# recorded for real (each workload of tests/alloc/workloads states its
+# truth at the top; lines come from the markers in the workload file),
+# checked at the trace and timeline level (iscope-merge --dump-times) and
+# through the site model (alloc_sites_dump, which runs
+# lib/analyze/alloc_sites.c over the recording).  Bytes are checked
+# within the sampling error the model states: four standard errors (an
+# estimate off by more has a probability of about 6e-5, so the checks do
+# not flake; that two errors cover 95 % of samplings is the unit test's
+# business, test_alloc_sites.c), plus half a byte a sample for the
+# weights' rounding.  Allocations much larger than the interval have an
+# error near 0: their checks are exact to the byte.
+
+load ../cli/helpers
+bats_require_minimum_version 1.5.0
+
+setup() {
+	T=$(mktemp -d)
+	WL=$ISC_SRC/tests/alloc/workloads
+	DUMP=$ISC_ALLOC_DUMP
+}
+
+teardown() {
+	rm -rf "$T"
+}
+
+# The line of FILE holding MARK.
+line_of() {
+	grep -n "$2" "$1" | head -1 | cut -d: -f1
+}
+
+# site FUNCTION LINE: the JSON line of that site (function, innermost line).
+site() {
+	jq -c "select(.function == \"$1\" and .line == $2)" "$T/sites"
+}
+
+# within GOT WANT ERR SAMPLES: |GOT - WANT| <= 4 ERR + SAMPLES / 2 (python, floats).
+within() {
+	python3 -c 'import sys; g, w, e, n = map(float, sys.argv[1:]); sys.exit(0 if abs(g - w) <= 4 * e + n / 2 else 1)' "$@"
+}
+
+@test "retained 4 MiB a step outranks churn of 20 MiB a step: site, line and bytes within the stated error" {
+	local retain churn
+	retain=$(line_of "$WL/retain_churn.py" "# RETAIN$")
+	churn=$(line_of "$WL/retain_churn.py" "# CHURN$")
+	# 256K: a 4 MiB allocation is missed with probability e^-16
+	run --separate-stderr "$RECORD" -q --memory-sampling=256K -o "$T/t.isc" -- "$PY" "$WL/retain_churn.py"
+	[ "$status" -eq 0 ]
+	"$DUMP" "$T/t.isc" > "$T/sites"
+	site cache_results "$retain" > "$T/r"
+	site scratch "$churn" > "$T/c"
+	[ "$(wc -l < "$T/r")" -eq 1 ]
+	[ "$(wc -l < "$T/c")" -eq 1 ]
+	# ranked first: the leak, however large the churn
+	[ "$(head -1 "$T/sites" | jq -r .function)" = cache_results ]
+	[ "$(jq .site "$T/r")" -lt "$(jq .site "$T/c")" ]
+	[[ $(jq -r .file "$T/r") == */retain_churn.py ]]
+	[ "$(jq .intervals "$T/r")" -eq 11 ]
+	[ "$(jq .leak "$T/r")" = true ]
+	[ "$(jq .leak_window "$T/r")" -eq 2 ]
+	# 4194305 bytes an iteration (the workload's header), within its error
+	within "$(jq .leak_per_iter "$T/r")" 4194305 "$(jq '.retained_err / 11' "$T/r")" 1
+	within "$(jq .slope "$T/r")" 4194305 "$(jq .slope_err "$T/r")" 1
+	# at the process's peak (during the last scratch) it held all 12, the
+	# churn its one 20 MiB buffer; at the end (the interpreter's teardown
+	# freed everything) nothing
+	within "$(jq .live_peak "$T/r")" $((12 * 4194305)) "$(jq .live_peak_err "$T/r")" 12
+	within "$(jq .live_peak "$T/c")" 20971521 "$(jq .live_peak_err "$T/c")" 1
+	# the churn: 12 x 20971521 bytes allocated and freed, nothing retained, no leak
+	within "$(jq .alloc "$T/c")" $((12 * 20971521)) "$(jq .alloc_err "$T/c")" 12
+	within "$(jq .freed "$T/c")" $((12 * 20971521)) "$(jq .freed_err "$T/c")" 12
+	[ "$(jq .retained "$T/c")" -eq 0 ]
+	[ "$(jq .leak "$T/c")" = false ]
+	[ "$(jq .live_end "$T/c")" -eq 0 ]
+	# five times the retained bytes allocated
+	python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) >= 4.9 * float(sys.argv[2]) else 1)' \
+		"$(jq .alloc "$T/c")" "$(jq .alloc "$T/r")"
+}
+
+@test "trace level: every 4 MiB and 20 MiB allocation sampled at its line, the site table equals the records" {
+	local retain churn
+	retain=$(line_of "$WL/retain_churn.py" "# RETAIN$")
+	churn=$(line_of "$WL/retain_churn.py" "# CHURN$")
+	run --separate-stderr "$RECORD" -q --memory-sampling=256K -o "$T/t.isc" -- "$PY" "$WL/retain_churn.py"
+	[ "$status" -eq 0 ]
+	"$MERGE" --dump-times -o "$T/dump" "$T/t.isc"
+	# the innermost frame NAME FILE:FIRSTLINE:LINE, then its caller
+	[ "$(grep -cE " alloc malloc size=4194305 .* cache_results [^ ]*retain_churn.py:[0-9]+:$retain <module> " "$T/dump")" -eq 12 ]
+	[ "$(grep -cE " alloc malloc size=20971521 .* scratch [^ ]*retain_churn.py:[0-9]+:$churn <module> " "$T/dump")" -eq 12 ]
+	[ "$(grep -cE " free malloc size=20971521 " "$T/dump")" -eq 12 ]
+	# the recorder wrote the shim's table at the end: the retained site's
+	# entry has the weights its ALLOC and FREE records sum to (the same
+	# numbers twice: the records and the table are kept apart)
+	idx=$(grep -E " alloc malloc size=4194305 .* cache_results " "$T/dump" | head -1 | sed 's/.* site=\([0-9]*\) .*/\1/')
+	sum() {
+		grep -E " $1 [a-z]+ size=[0-9]+ weight=[0-9]+ site=$idx " "$T/dump" | sed 's/.* weight=\([0-9]*\) .*/\1/' |
+			awk '{ s += $1 } END { print s + 0 }'
+	}
+	run grep -E " alloc_site $idx live=" "$T/dump"
+	[ "${#lines[@]}" -eq 1 ]
+	[[ ${lines[0]} =~ \ alloc=([0-9]+)/([0-9]+)\ free=([0-9]+)/([0-9]+)\  ]]
+	[ "${BASH_REMATCH[1]}" -eq "$(sum alloc)" ]
+	[ "${BASH_REMATCH[3]}" -eq "$(sum free)" ]
+	[ "${BASH_REMATCH[2]}" -ge 12 ]
+	[ "$(grep -c ' alloc_info phase=2 ' "$T/dump")" -eq 1 ]
+	[ "$(grep -c ' alloc_info phase=1 interval=262144 flags=13 ' "$T/dump")" -eq 1 ]
+}
+
+@test "the independent decoder (tests/decoder/isctrace.py) reads the allocation records of a trace and its timeline" {
+	/usr/bin/python3 -c 'import zstandard' 2>/dev/null || skip "no python3-zstandard for the decoder"
+	run --separate-stderr "$RECORD" -q --memory-sampling=256K -o "$T/t.isc" -- "$PY" "$WL/retain_churn.py"
+	[ "$status" -eq 0 ]
+	run /usr/bin/python3 "$ISC_SRC/tests/decoder/isctrace.py" "$T/t.isc"
+	[ "$status" -eq 0 ]
+	[ "$(jq '.errors | length' <<< "$output")" -eq 0 ]
+	[ "$(jq '.records.ALLOC' <<< "$output")" -ge 24 ]
+	[ "$(jq '.records.ALLOC_SITE' <<< "$output")" -ge 2 ]
+	"$MERGE" -o "$T/t.istl" "$T/t.isc"
+	run /usr/bin/python3 "$ISC_SRC/tests/decoder/isctrace.py" "$T/t.istl"
+	[ "$status" -eq 0 ]
+	[ "$(jq '.errors | length' <<< "$output")" -eq 0 ]
+	[ "$(jq '.records.TL_ALLOC' <<< "$output")" -ge 24 ]
+}
+
+@test "a leak in plateaus (every other iteration) is a leak, with its bytes per iteration" {
+	local keep
+	keep=$(line_of "$WL/plateau.py" "# KEEP$")
+	run --separate-stderr "$RECORD" -q --memory-sampling=256K -o "$T/t.isc" -- "$PY" "$WL/plateau.py"
+	[ "$status" -eq 0 ]
+	"$DUMP" "$T/t.isc" > "$T/sites"
+	site maybe_keep "$keep" > "$T/k"
+	[ "$(wc -l < "$T/k")" -eq 1 ]
+	[ "$(jq .intervals "$T/k")" -eq 12 ]
+	[ "$(jq .leak "$T/k")" = true ]
+	[ "$(jq .leak_window "$T/k")" -eq 2 ]
+	# 6 x 8388609 / 12 bytes an iteration (the workload's header)
+	within "$(jq .leak_per_iter "$T/k")" 4194304.5 "$(jq '.retained_err / 12' "$T/k")" 1
+	[ "$(head -1 "$T/sites" | jq -r .function)" = maybe_keep ]
+}
+
+@test "the default interval: 10 million 16-byte objects estimated within the stated error" {
+	# object() is one PyObject_Malloc(16) each: 160000000 bytes at the line;
+	# at 512 KiB about 305 samples, a relative error of about 6 %
+	run --separate-stderr "$RECORD" -q -o "$T/t.isc" -- "$PY" "$WL/storm.py" 10000000
+	[ "$status" -eq 0 ]
+	[ "$output" = "storm: 10000000" ]
+	"$DUMP" --warmup 0 "$T/t.isc" > "$T/sites"
+	site "<module>" "$(line_of "$WL/storm.py" "^    object()$")" > "$T/s"
+	[ "$(wc -l < "$T/s")" -eq 1 ]
+	within "$(jq .alloc "$T/s")" 160000000 "$(jq .alloc_err "$T/s")" "$(jq .alloc_count "$T/s")"
+	# the stated error is the one Poisson sampling implies: 1 / sqrt(samples) of the estimate
+	python3 -c 'import sys, math; a, e, n = map(float, sys.argv[1:]); sys.exit(0 if abs(e / a - 1 / math.sqrt(n)) < 0.01 else 1)' \
+		"$(jq .alloc "$T/s")" "$(jq .alloc_err "$T/s")" "$(jq .alloc_count "$T/s")"
+}
+
+@test "--memory-limit: torch killed by the OOM killer; the death is charged to the hoarding line" {
+	local py hoard churn
+	py=$(torch_python) || skip "no Python with torch: $py"
+	run --separate-stderr "$RECORD" --quiet --memory-limit=64M -o /dev/null -- true
+	if [ "$status" -ne 0 ]; then
+		skip "no writable memory cgroup: $stderr"
+	fi
+	hoard=$(line_of "$WL/hoard_oom.py" "# HOARD$")
+	churn=$(line_of "$WL/hoard_oom.py" "# CHURN$")
+	run --separate-stderr "$RECORD" --memory-limit=400M -o "$T/t.isc" -- "$py" "$WL/hoard_oom.py"
+	[ "$status" -eq 137 ]
+	[[ $stderr == *"was killed by the kernel's OOM killer"* ]]
+	"$MERGE" --dump-times -o "$T/dump" "$T/t.isc"
+	# every 10 MiB tensor kept at HOARD was sampled (probability 1 - e^-20)
+	n=$(grep -cE " alloc malloc size=10485760 .* hoard [^ ]*hoard_oom.py:[0-9]+:$hoard " "$T/dump")
+	[ "$n" -ge 5 ]
+	# the shim's table, read after the SIGKILL
+	[ "$(grep -c ' alloc_info phase=2 ' "$T/dump")" -eq 1 ]
+	"$DUMP" "$T/t.isc" > "$T/sites"
+	run jq -c 'select(.death) | .top[0]' "$T/sites"
+	echo "$output"
+	[ "$(jq -r .function <<< "$output")" = hoard ]
+	[ "$(jq .line <<< "$output")" -eq "$hoard" ]
+	[ "$(jq .growing <<< "$output")" = true ]
+	# it holds the n tensors it kept, none freed
+	within "$(jq .live <<< "$output")" $((n * 10485760)) "$(jq .live_err <<< "$output")" "$n"
+	# the churning line holds at most the one tensor of the step that died
+	site step "$churn" > "$T/c"
+	[ "$(wc -l < "$T/c")" -eq 1 ]
+	[ "$(jq .live_end "$T/c")" -le 10485761 ]
+}

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Allocation sampling cost (issue 25): whole-process wall time of
+# iscope-record with the allocation shim (--memory-sampling, default
+# 512K) over iscope-record without it (--memory-sampling=off), on the
+# allocation-heavy workloads; prints ratios, not a pass/fail test.
+#
+#   tests/bench/alloc.sh     env: ROUNDS (default 7, at least 5),
+#                                 ISC_BUILD (default build),
+#                                 INTERVAL (default: the recorder's, 512K),
+#                                 WORKLOADS (default: all, space separated)
+#
+# Workloads (tests/bench/workloads/, torch from scripts/find-python.sh):
+#   small_objects  a Python loop creating small objects (~10 M allocations)
+#   tensors10m     150 torch tensors of 10 MiB created and dropped
+#   tokenizer      the pure-Python tokenizer feeding a small model
+# Each round runs both modes once, in an order that alternates from round
+# to round, after one unmeasured warm-up run.  Printed per workload: the
+# median wall time without the shim, the median of the per-round wall
+# time ratios on/off with their min-max spread, the same for CPU time
+# (user + system of the recorder and the workload: on a loaded machine
+# less noisy than wall time, but it also counts the recorder draining the
+# samples), and the allocations sampled in the last run (from the trace).
+# Goal: <= 1.03 at the default interval.  The machine is shared: quote
+# medians, and rerun with more ROUNDS when the spread is wide.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+
+ROUNDS=${ROUNDS:-7}
+((ROUNDS >= 5)) || ROUNDS=5
+BUILD=${ISC_BUILD:-build}
+REC=$BUILD/tools/iscope-record/iscope-record
+MERGE=$BUILD/tools/iscope-merge/iscope-merge
+[[ -x $REC ]] || { echo "alloc.sh: $REC not built (scripts/build.sh)" >&2; exit 1; }
+PY=$(./scripts/find-python.sh)
+WL=tests/bench/workloads
+WORKLOADS=${WORKLOADS:-small_objects tensors10m tokenizer}
+ON=(--memory-sampling="${INTERVAL:-512K}")
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/iscope-bench.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+# timed CMD...: runs CMD (output discarded); prints its wall time in ns
+# and its CPU time (user + system, with the children it reaped) in s.
+timed() {
+	local t0 t1
+	t0=$(date +%s%N)
+	if ! /usr/bin/time -f '%U %S' -o "$tmp/time" "$@" >/dev/null 2>"$tmp/stderr"; then
+		cat "$tmp/stderr" >&2
+		echo "alloc.sh: failed: $*" >&2
+		exit 1
+	fi
+	t1=$(date +%s%N)
+	echo "$((t1 - t0)) $(awk '{ print $1 + $2 }' "$tmp/time")"
+}
+
+median() {
+	sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+spread() {
+	sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.3f-%.3f", lo, hi }'
+}
+
+# run MODE SCRIPT: one recorded run (MODE on or off); prints "wall_ns cpu_s".
+run() {
+	local opt=(--memory-sampling=off)
+	[[ $1 == on ]] && opt=("${ON[@]}")
+	timed "$REC" -q "${opt[@]}" -o "$tmp/$1.isc" -- "$PY" "$2"
+}
+
+printf '# %s, %s, %d rounds, %s, interval %s\n' "$(date -u +%Y-%m-%d)" \
+	"$("$PY" -c 'import sys; print("CPython %d.%d" % sys.version_info[:2])')" "$ROUNDS" \
+	"$(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)" "${INTERVAL:-512K}"
+printf '%-14s %8s %24s %24s %8s\n' workload off_s 'wall on/off (spread)' 'cpu on/off (spread)' samples
+for w in $WORKLOADS; do
+	script=$WL/$w.py
+	run off "$script" >/dev/null # warm-up: page cache, bytecode
+	: >"$tmp/off"
+	: >"$tmp/ratio"
+	: >"$tmp/cpu"
+	for ((r = 0; r < ROUNDS; r++)); do
+		if ((r % 2)); then
+			a=$(run on "$script")
+			b=$(run off "$script")
+		else
+			b=$(run off "$script")
+			a=$(run on "$script")
+		fi
+		echo "${b% *}" >>"$tmp/off"
+		awk -v a="${a% *}" -v b="${b% *}" 'BEGIN { print a / b }' >>"$tmp/ratio"
+		awk -v a="${a#* }" -v b="${b#* }" 'BEGIN { print a / b }' >>"$tmp/cpu"
+	done
+	samples=$("$MERGE" --dump-times "$tmp/on.isc" | grep -c ' alloc ' || true)
+	printf '%-14s %8.2f %7.3f (%s) %7.3f (%s) %8s\n' "$w" "$(median <"$tmp/off" | awk '{ print $1 / 1e9 }')" \
+		"$(median <"$tmp/ratio")" "$(spread <"$tmp/ratio")" "$(median <"$tmp/cpu")" "$(spread <"$tmp/cpu")" \
+		"$samples"
+done

@@ -1,0 +1,376 @@
+/*
+ * test_alloc_sites.c - the allocation site model (lib/analyze/alloc_sites.c)
+ * on constructed event streams whose answers are known by construction:
+ * estimates and their errors, a leak outranking churn five times its size,
+ * a leak in plateaus, growth that stops, live at the peak, the site a death
+ * is charged to, the shim's table when records were lost, and the stated
+ * error's coverage over many simulated Poisson samplings.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc_sites.h"
+#include "tap.h"
+
+#define MiB (1024.0 * 1024.0)
+#define T_IV 524288.0 /* the sampling interval of these streams */
+#define PID 100
+#define S 1000000000ull /* one second */
+
+/* The weight a sample of s bytes stands for at interval t: s / P(sampled). */
+static double weight(double s, double t)
+{
+	return s / -expm1(-s / t);
+}
+
+struct stream {
+	struct isc_asite_model *m;
+	uint8_t bytes[512];
+	int bad;
+};
+
+/* One TL_ALLOC of site "line" (one frame: string id 7, that line). */
+static void alloc_at(struct stream *st, uint64_t ts, uint64_t addr, double size, uint32_t line, uint64_t flags)
+{
+	struct isc_tl_event ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.type = ISC_REC_TL_ALLOC;
+	ev.ts = ts;
+	ev.pid = PID;
+	ev.tid = PID;
+	uint64_t f[8] = { PID, addr, (uint64_t)size, (uint64_t)llround(weight(size, T_IV)), ISC_ALLOC_MALLOC, flags, line,
+			  1 };
+	memcpy(ev.f, f, sizeof(f));
+	ev.nf = 8;
+	unsigned n = isc_put_varint(st->bytes, 7);
+	n += isc_put_varint(st->bytes + n, line);
+	n += isc_put_varint(st->bytes + n, 0); /* no native frames */
+	ev.bytes = st->bytes;
+	ev.nbytes = n;
+	st->bad |= isc_asite_event(st->m, &ev) != 0;
+}
+
+static void free_at(struct stream *st, uint64_t ts, uint64_t addr)
+{
+	struct isc_tl_event ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.type = ISC_REC_TL_FREE;
+	ev.ts = ts;
+	ev.pid = PID;
+	ev.tid = PID;
+	ev.f[1] = addr;
+	ev.nf = 6;
+	st->bad |= isc_asite_event(st->m, &ev) != 0;
+}
+
+static const struct isc_asite_stats *site_of(const struct isc_asite_stats *o, size_t n, uint32_t line)
+{
+	for (size_t i = 0; i < n; i++)
+		if (o[i].depth == 1 && o[i].frames[1] == line)
+			return &o[i];
+	return NULL;
+}
+
+static bool near(double a, double b, double tol)
+{
+	return fabs(a - b) <= tol;
+}
+
+/* Estimates of small and large allocations and their errors. */
+static void test_estimates(void)
+{
+	struct stream st = { 0 };
+	isc_asite_new(&st.m);
+	/* 40 samples of 1000 bytes (site 1), 3 of 64 MiB (site 2), none freed */
+	for (int i = 0; i < 40; i++)
+		alloc_at(&st, (uint64_t)(i + 1) * 1000, 0x1000 + (uint64_t)i * 0x100, 1000, 1, 0);
+	for (int i = 0; i < 3; i++)
+		alloc_at(&st, 100000 + (uint64_t)i, 0x900000 + (uint64_t)i * 0x10000000, 64 * MiB, 2, 0);
+	const struct isc_asite_stats *o;
+	size_t n;
+	ok(isc_asite_report(st.m, 0, &o, &n) == 0 && n == 2 && !st.bad, "two sites");
+	const struct isc_asite_stats *a = site_of(o, n, 1), *b = site_of(o, n, 2);
+	double w1 = (double)llround(weight(1000, T_IV));
+	/* by hand: w1 = 1000 / (1 - e^(-1000/524288)) = 524788.3, so 40 of them 20991532,
+	 * error sqrt(40 w1 (w1 - 1000)) = 3.316e6 (16 %: 1/sqrt(40)); 64 MiB: w = s, error 0 */
+	ok(a && near(a->alloc_bytes, 40 * w1, 1) && near(a->live_end, 40 * w1, 1), "small: 40 x weight (%.0f)",
+	   a ? a->alloc_bytes : -1);
+	ok(a && near(a->alloc_bytes, 20991532, 40), "small: the hand computation");
+	ok(a && near(a->live_end_err, sqrt(40 * w1 * (w1 - 1000)), 1) && near(a->live_end_err / a->live_end, 1 / sqrt(40), 0.002),
+	   "small: error sqrt(sum w(w-s)) = 1/sqrt(n) relative (%.4f)", a ? a->live_end_err / a->live_end : -1);
+	ok(b && near(b->alloc_bytes, 3 * 64 * MiB, 3) && b->alloc_err < 1, "large: exact, no error (%.1f)",
+	   b ? b->alloc_err : -1);
+	ok(o[0].frames[1] == 2, "ranked by live bytes without iterations: the 192 MiB site first");
+	isc_asite_free(st.m);
+}
+
+/*
+ * Ten iterations (boundaries at their ends, 1 s apart): site 13 keeps
+ * 4 MiB each, site 20 allocates and frees 20 MiB each; iteration 1 is
+ * warm-up (steady from boundary 1: 9 intervals).  Site 30 keeps 8 MiB
+ * every other iteration (a plateau leak), site 40 keeps 8 MiB in
+ * iterations 1 to 4 only, site 50 keeps 8 MiB each iteration and frees
+ * it all in the last one.
+ */
+static void test_leak_and_churn(void)
+{
+	struct stream st = { 0 };
+	isc_asite_new(&st.m);
+	uint64_t addr = 0x10000000;
+	uint64_t kept50[10];
+	for (int it = 1; it <= 10; it++) {
+		uint64_t t0 = (uint64_t)it * S;
+		alloc_at(&st, t0 + 1000, addr += 0x1000000, 4 * MiB, 13, 0);
+		alloc_at(&st, t0 + 2000, addr += 0x1000000, 20 * MiB, 20, 0);
+		free_at(&st, t0 + 3000, addr);
+		if (it % 2 == 0)
+			alloc_at(&st, t0 + 4000, addr += 0x1000000, 8 * MiB, 30, 0);
+		if (it <= 4)
+			alloc_at(&st, t0 + 5000, addr += 0x1000000, 8 * MiB, 40, 0);
+		alloc_at(&st, t0 + 6000, kept50[it - 1] = addr += 0x1000000, 8 * MiB, 50, 0);
+		if (it == 10)
+			for (int k = 0; k < 10; k++)
+				free_at(&st, t0 + 7000 + (uint64_t)k, kept50[k]);
+		isc_asite_boundary(st.m, t0 + 900000000);
+	}
+	const struct isc_asite_stats *o;
+	size_t n;
+	ok(isc_asite_report(st.m, 1, &o, &n) == 0 && n == 5 && !st.bad, "five sites");
+	const struct isc_asite_stats *leak = site_of(o, n, 13), *churn = site_of(o, n, 20), *plat = site_of(o, n, 30),
+				     *stop = site_of(o, n, 40), *gone = site_of(o, n, 50);
+	double w4 = (double)llround(weight(4 * MiB, T_IV)), w20 = (double)llround(weight(20 * MiB, T_IV)),
+	       w8 = (double)llround(weight(8 * MiB, T_IV));
+	ok(leak && leak->intervals == 9, "9 steady-state iterations");
+	/* floor at boundary 1 is 4 MiB, at 10 is 40 MiB: 36 MiB retained, 4 MiB an iteration */
+	ok(leak && leak->leak && near(leak->retained, 9 * w4, 1) && near(leak->leak_per_iter, w4, 1),
+	   "the 4 MiB site is a leak of 4 MiB per iteration (%.0f)", leak ? leak->leak_per_iter : -1);
+	ok(leak && near(leak->slope_per_iter, w4, 1) && leak->slope_err < 1, "its slope is 4 MiB per iteration, exact");
+	ok(leak && near(leak->slope_per_s, w4, 1), "and 4 MiB per second (boundaries 1 s apart)");
+	ok(churn && !churn->leak && churn->retained == 0 && near(churn->alloc_bytes, 10 * w20, 1) &&
+		   near(churn->freed_bytes, 10 * w20, 1),
+	   "the 20 MiB churn: allocated = freed = 200 MiB, nothing retained");
+	ok(leak && churn && leak < churn, "the leak outranks churn five times its size");
+	/* iterations 2, 4, 6, 8, 10 each keep 8 MiB, all after boundary 1 (where 0 was live) */
+	ok(plat && plat->leak && near(plat->leak_per_iter, 5 * w8 / 9, 1) && plat->leak_window == 2,
+	   "8 MiB every other iteration: a leak of 40/9 MiB per iteration (%.0f), window 2",
+	   plat ? plat->leak_per_iter : -1);
+	ok(stop && !stop->leak && near(stop->retained, 3 * w8, 1), "growth that stopped after iteration 4 is no leak");
+	ok(gone && !gone->leak && gone->retained == 0 && gone->live_end == 0, "memory freed at the end is no leak");
+	/* retained: plateau 5 x 8 = 40 MiB, leak 9 x 4 = 36, stop 3 x 8 = 24 (boundary 1 to 4),
+	 * churn and freed 0 each (then by bytes allocated: churn 200 MiB, freed 80 MiB) */
+	ok(o[0].frames[1] == 30 && o[1].frames[1] == 13 && o[2].frames[1] == 40, "ranked by retained bytes: 40, 36, 24 MiB");
+	ok(o[3].frames[1] == 20 && o[4].frames[1] == 50, "then what retains nothing, by bytes allocated");
+	ok(isc_asite_report(st.m, 8, &o, &n) == 0 && site_of(o, n, 13)->intervals == 2 && !site_of(o, n, 13)->leak,
+	   "two steady-state iterations are too few for a leak");
+	isc_asite_free(st.m);
+}
+
+/* One line reached from two callers (stacks that differ below it) is one site. */
+static void test_one_line_two_callers(void)
+{
+	struct stream st = { 0 };
+	isc_asite_new(&st.m);
+	for (uint64_t caller = 10; caller <= 20; caller += 10) {
+		struct isc_tl_event ev;
+		memset(&ev, 0, sizeof(ev));
+		ev.type = ISC_REC_TL_ALLOC;
+		ev.ts = caller;
+		ev.pid = PID;
+		uint64_t f[8] = { PID, 0x1000 * caller, 1 << 20, (uint64_t)llround(weight(1 << 20, T_IV)), 1, 0, caller, 2 };
+		memcpy(ev.f, f, sizeof(f));
+		ev.nf = 8;
+		unsigned n = isc_put_varint(st.bytes, 7);
+		n += isc_put_varint(st.bytes + n, 5);
+		n += isc_put_varint(st.bytes + n, 8);
+		n += isc_put_varint(st.bytes + n, caller);
+		n += isc_put_varint(st.bytes + n, 0);
+		ev.bytes = st.bytes;
+		ev.nbytes = n;
+		st.bad |= isc_asite_event(st.m, &ev) != 0;
+	}
+	const struct isc_asite_stats *o;
+	size_t n;
+	ok(isc_asite_report(st.m, 0, &o, &n) == 0 && n == 1 && !st.bad && o[0].alloc_count == 2,
+	   "line 5 called from lines 10 and 20: one site, two samples");
+	ok(n == 1 && o[0].depth == 2 && o[0].frames[3] == 10, "its stack is the first one seen");
+	isc_asite_free(st.m);
+}
+
+/* Live at the process's peak: A 10 MiB, then B 5 MiB (peak 15), A freed, B 3 more. */
+static void test_peak(void)
+{
+	struct stream st = { 0 };
+	isc_asite_new(&st.m);
+	alloc_at(&st, 10, 0xA000000, 10 * MiB, 1, 0);
+	alloc_at(&st, 20, 0xB000000, 5 * MiB, 2, 0);
+	free_at(&st, 30, 0xA000000);
+	alloc_at(&st, 40, 0xC000000, 3 * MiB, 2, 0);
+	const struct isc_asite_stats *o;
+	size_t n;
+	ok(isc_asite_report(st.m, 0, &o, &n) == 0 && n == 2, "two sites");
+	const struct isc_asite_stats *a = site_of(o, n, 1), *b = site_of(o, n, 2);
+	double w10 = (double)llround(weight(10 * MiB, T_IV)), w5 = (double)llround(weight(5 * MiB, T_IV)),
+	       w3 = (double)llround(weight(3 * MiB, T_IV));
+	ok(a && near(a->live_peak, w10, 1) && near(a->live_end, 0, 0), "A: 10 MiB at the peak, 0 at the end");
+	ok(b && near(b->live_peak, w5, 1) && near(b->live_end, w5 + w3, 1), "B: 5 MiB at the peak, 8 at the end");
+	ok(a && a->peak_ts == 20, "the peak was at t=20");
+	isc_asite_free(st.m);
+}
+
+/*
+ * A death at 10 s: site 1 holds 1 GiB since t=0 (not growing), site 2
+ * grows by 10 MiB every 100 ms from 5 s on (500 MiB), site 3 grew to
+ * 300 MiB until 5 s, site 4 churns 50 MiB up to the death.
+ */
+static void test_death(void)
+{
+	struct stream st = { 0 };
+	isc_asite_new(&st.m);
+	alloc_at(&st, 1000, 0x100000000, 1024 * MiB, 1, 0);
+	for (int i = 0; i < 30; i++)
+		alloc_at(&st, (uint64_t)i * S / 10 + 2000, 0x200000000 + (uint64_t)i * 0x2000000, 10 * MiB, 3, 0);
+	for (int i = 0; i < 50; i++) {
+		uint64_t t = 5 * S + (uint64_t)i * S / 10;
+		alloc_at(&st, t, 0x300000000 + (uint64_t)i * 0x1000000, 10 * MiB, 2, 0);
+		alloc_at(&st, t + 1, 0x500000000, 50 * MiB, 4, 0);
+		free_at(&st, t + 2, 0x500000000);
+	}
+	const struct isc_asite_stats *o;
+	size_t n;
+	struct isc_asite_death d[8];
+	ok(isc_asite_report(st.m, 0, &o, &n) == 0 && n == 4, "four sites");
+	size_t k = isc_asite_death(st.m, PID, 10 * S, ISC_ASITE_DEATH_WINDOW_NS, d, 8);
+	double w10 = (double)llround(weight(10 * MiB, T_IV));
+	ok(k == 4, "all four at the death");
+	ok(k && o[d[0].index].frames[1] == 2 && d[0].growing, "charged to the growing site (not the 1 GiB one)");
+	/* in the last 2 s (from 8 s) site 2 grew by 20 allocations; the buckets are
+	 * 250 ms, so the value 2 s before is read at 8.0 s exactly */
+	ok(k && near(d[0].live, 50 * w10, 1) && near(d[0].growth, 20 * w10, w10 + 1), "its live bytes and growth (%.0f MiB)",
+	   k ? d[0].growth / MiB : -1);
+	ok(k >= 2 && o[d[1].index].frames[1] == 1 && !d[1].growing, "then the 1 GiB site, not growing");
+	ok(k >= 3 && o[d[2].index].frames[1] == 3 && !d[2].growing, "then the site that stopped growing at 3 s");
+	ok(k >= 4 && o[d[3].index].frames[1] == 4 && d[3].live == 0, "the churn holds nothing");
+	ok(isc_asite_death(st.m, PID + 1, 10 * S, ISC_ASITE_DEATH_WINDOW_NS, d, 8) == 0, "another process: none");
+	isc_asite_free(st.m);
+}
+
+/* Records lost: the shim's table (TL_ALLOC_SITE) has the whole counts. */
+static void test_table(void)
+{
+	struct stream st = { 0 };
+	isc_asite_new(&st.m);
+	alloc_at(&st, 10, 0x1000, 10 * MiB, 5, 0);
+	alloc_at(&st, 20, 0x2000, 10 * MiB, 5, ISC_ALLOC_F_UNTRACKED);
+	free_at(&st, 30, 0x99999); /* its ALLOC was lost, site unknown */
+	struct isc_tl_event ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.type = ISC_REC_TL_ALLOC_SITE;
+	ev.ts = 40;
+	ev.pid = PID;
+	/* site live live_err live_count alloc_bytes alloc_count free_bytes free_count peak peak_age growth_age depth */
+	uint64_t f[12] = { 5, 50000000, 7, 5, 70000000, 7, 20000000, 2, 50000000, 1, 1, 1 };
+	memcpy(ev.f, f, sizeof(f));
+	ev.nf = 12;
+	unsigned nb = isc_put_varint(st.bytes, 7);
+	nb += isc_put_varint(st.bytes + nb, 5);
+	ev.bytes = st.bytes;
+	ev.nbytes = nb;
+	ok(isc_asite_event(st.m, &ev) == 0, "the table's record");
+	const struct isc_asite_stats *o;
+	size_t n;
+	struct isc_asite_gaps g;
+	ok(isc_asite_report(st.m, 0, &o, &n) == 0 && n == 1, "one site");
+	ok(o[0].from_table && o[0].alloc_count == 7 && o[0].live_end == 50000000 && o[0].live_end_err == 7,
+	   "records were lost (2 of 7): its numbers are the table's");
+	isc_asite_gaps(st.m, &g);
+	ok(g.untracked == 1 && g.unmatched_frees == 1 && g.bad_records == 0, "an untracked sample, an unmatched release");
+	ev.nf = 5;
+	ok(isc_asite_event(st.m, &ev) == -EBADMSG, "a record with too few fields is refused");
+	isc_asite_gaps(st.m, &g);
+	ok(g.bad_records == 1, "and counted");
+	isc_asite_free(st.m);
+}
+
+/*
+ * The stated error covers the truth: 300 runs of a Poisson sampling (as
+ * the shim's, an exponential countdown of mean T) of the same stream,
+ * 20000 objects of 60 to 4000 bytes at T = 64 KiB: the true total lies
+ * within 2 errors of the estimate in about 95 % of the runs (a normal
+ * approximation; here about 95 samples a run).
+ */
+static uint64_t rng = 88172645463325252ull;
+static double uniform(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (double)(rng >> 11) * 0x1.0p-53;
+}
+
+/* One sample of s bytes at interval t into the model (site 9). */
+static void sample(struct stream *st, uint64_t ts, double s, double t)
+{
+	struct isc_tl_event ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.type = ISC_REC_TL_ALLOC;
+	ev.ts = ts;
+	ev.pid = PID;
+	uint64_t f[8] = { PID, 0x1000 + ts * 16, (uint64_t)s, (uint64_t)llround(s / -expm1(-s / t)), ISC_ALLOC_MALLOC, 0,
+			  9, 1 };
+	memcpy(ev.f, f, sizeof(f));
+	ev.nf = 8;
+	unsigned n = isc_put_varint(st->bytes, 7);
+	n += isc_put_varint(st->bytes + n, 9);
+	n += isc_put_varint(st->bytes + n, 0);
+	ev.bytes = st->bytes;
+	ev.nbytes = n;
+	st->bad |= isc_asite_event(st->m, &ev) != 0;
+}
+
+static void test_coverage(void)
+{
+	const double t = 65536;
+	int covered = 0, runs = 300, bad = 0;
+	double truth = 0;
+	for (int i = 0; i < 20000; i++)
+		truth += 60 + (i * 7919) % 3941;
+	for (int r = 0; r < runs; r++) {
+		struct stream st = { 0 };
+		const struct isc_asite_stats *o;
+		size_t n;
+		double left = -log(1 - uniform()) * t;
+		uint64_t ts = 0;
+		isc_asite_new(&st.m);
+		for (int i = 0; i < 20000; i++) {
+			double s = 60 + (i * 7919) % 3941;
+			left -= s;
+			if (left > 0)
+				continue;
+			while (left <= 0)
+				left += -log(1 - uniform()) * t;
+			sample(&st, ++ts, s, t);
+		}
+		if (isc_asite_report(st.m, 0, &o, &n) || n != 1 || st.bad)
+			bad++;
+		else
+			covered += fabs(o[0].alloc_bytes - truth) <= 2 * o[0].alloc_err;
+		isc_asite_free(st.m);
+	}
+	ok(!bad, "every run made one site");
+	ok(covered >= 270 && covered <= 299, "the truth within 2 stated errors in %d of %d runs (about 95 %%)", covered,
+	   runs);
+}
+
+int main(void)
+{
+	test_estimates();
+	test_leak_and_churn();
+	test_one_line_two_callers();
+	test_peak();
+	test_death();
+	test_table();
+	test_coverage();
+	return tap_done();
+}
