@@ -90,12 +90,15 @@ idle_clocks        cpu_bound, with NVML reporting idle clocks all along
                    0x5): a sample whose reasons include gpu_idle is no
                    throttled work, so no thermal_throttled finding.
 throttle_idle      `forward` (8 kernels of 5 ms, 40 ms) and a sync, then
-                   `postprocess`: 2 s of Python with no GPU work.  The NVML
-                   double reports, from 1 s on, sw_thermal (0x20, no
-                   gpu_idle) and 1005 MHz (FAKE_NVML_LATER): every
-                   throttled sample falls after the last kernel, when no
-                   GPU work runs in its interval, so none is throttled work
-                   and there is no thermal_throttled finding.
+                   `postprocess`: 2 s of Python with no GPU work.  Once the
+                   sync has returned (the last kernel has ended) the
+                   workload creates FAKE_NVML_LATER_FILE; the NVML double
+                   reports from the second sample that finds it on
+                   sw_thermal (0x20, no gpu_idle) and 1005 MHz
+                   (FAKE_NVML_LATER): every throttled sample's interval
+                   starts after the last kernel, when no GPU work runs, so
+                   none is throttled work and there is no thermal_throttled
+                   finding, however long Python took to start.
 startup_gemm       the GPU judged on the steady iterations (issue 29): `load_model`
                    runs one 50 us kernel, then 1.5 s of host work with the
                    GPU idle (start-up); then 7 iterations, each a
@@ -116,6 +119,7 @@ thermal_throttled  gpu_compute_bound on a GPU that throttles: the NVML
                    reasons (throttle_reasons in gpu.nvml).
 """
 import ctypes
+import os
 import sys
 import time
 
@@ -233,6 +237,8 @@ def postprocess(seconds):
 def throttle_idle():
     forward()
     cuda.fake_sync(1)
+    with open(os.environ["FAKE_NVML_LATER_FILE"], "w"):
+        pass
     postprocess(2.0)
 
 
