@@ -33,7 +33,8 @@ static inline unsigned isc_put_varint(uint8_t *buf, uint64_t v)
 #define ISC_TRACE_MAGIC 0x54435349u /* "ISCT" */
 #define ISC_TIMELINE_MAGIC 0x4C545349u /* "ISTL" */
 #define ISC_FORMAT_VERSION_MAJOR 1
-#define ISC_FORMAT_VERSION_MINOR 5 /* 1.1: native stack sampling; 1.2: EXCEPTION_REF; 1.3: allocation sampling; 1.5: the CUDA agent's GPU_API site_id */
+#define ISC_FORMAT_VERSION_MINOR 5 /* 1.1: native stack sampling; 1.2: EXCEPTION_REF; 1.3: allocation sampling;
+				      1.4: PY_SAMPLE's C callee; 1.5: the CUDA agent's GPU_API site_id */
 #define ISC_CHUNK_HEADER_SIZE 32
 #define ISC_CHUNK_MAX_PAYLOAD (16u << 20) /* readers refuse larger chunks */
 /* A timeline time or GPU duration at or above this (2^62 ns, 146 years) is corrupt (formats/timeline.md §4). */
@@ -109,7 +110,8 @@ enum isc_record_type {
 	ISC_REC_WARNING = 0x2C,       /* pid (0 = session) code (enum isc_warning), rest = message */
 	ISC_REC_THREAD_WAIT = 0x2D,   /* pid tid call(enum isc_wait_call) nr+1 arg0 arg1 arg2 arg3 fd+1
 					 fd_kind(enum isc_fd_kind), rest = wchan */
-	ISC_REC_PY_SAMPLE = 0x2E,     /* pid tid state(char) flags depth, depth x (code_id line), innermost first */
+	ISC_REC_PY_SAMPLE = 0x2E,     /* pid tid state(char) flags depth, depth x (code_id line), innermost first,
+					 then (flags & ISC_PY_SAMPLE_CALLEE, 1.4) callee_id callee */
 	ISC_REC_PY_SAMPLER = 0x2F,    /* hz ticks stacks reads failed cpu_ns: the Python sampler's totals */
 
 	/* native stack sampler (NATIVE chunks, formats/trace.md §6.6); every
@@ -309,6 +311,23 @@ enum isc_fd_kind {
 	ISC_FD_CHARDEV = 8,
 	ISC_FD_BLOCKDEV = 9,
 	ISC_FD_OTHER = 10,
+};
+
+/* PY_SAMPLE flags (formats/trace.md §6.2) and its callee field (1.4). */
+#define ISC_PY_SAMPLE_OPCLASS 3u    /* bits 0-1: the innermost instruction: 0 bytecode, 1 a call, 2 an operator */
+#define ISC_PY_SAMPLE_TRUNCATED 4u
+#define ISC_PY_SAMPLE_WAITING 8u
+#define ISC_PY_SAMPLE_CALLEE 16u    /* callee_id and callee follow the frames */
+#define ISC_PY_CALLEE_TORCH 8u      /* callee bit 3: the callee's type derives from one of torch's */
+
+/* What the innermost frame runs in C (PY_SAMPLE callee bits 0-2). */
+enum isc_py_callee_kind {
+	ISC_PY_CALLEE_NONE = 0,     /* nothing: the interpreter's own work */
+	ISC_PY_CALLEE_FUNCTION = 1, /* a builtin function: time.sleep, torch._C._nn.linear */
+	ISC_PY_CALLEE_METHOD = 2,   /* a C method: Tensor.matmul, list.append */
+	ISC_PY_CALLEE_SLOT = 3,     /* an operator's type slot on an extension's object: Tensor.__matmul__ */
+	ISC_PY_CALLEE_OBJECT = 4,   /* an extension's class or callable object called: torch.Size */
+	ISC_PY_CALLEE_UNKNOWN = 5,  /* a call or operator whose callee could not be read */
 };
 
 /* String kinds (STRING_DEF) and span kinds (TL_SPAN_BEGIN). */

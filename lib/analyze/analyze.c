@@ -424,7 +424,8 @@ static const struct ana_frame *known_top(const struct ana_thread *th)
 		i--;
 	/* --python=sample: no call spans, at most scopes: the innermost Python
 	 * function of the thread's last stack sample is the better place */
-	if ((!i || th->stack[i - 1].kind == ISC_SPAN_SCOPE) && th->py_ts && th->py_frame.idx != ISC_UMAP_NONE)
+	if ((!i || th->stack[i - 1].kind == ISC_SPAN_SCOPE) && th->py_ts && !th->spans_begun &&
+	    th->py_frame.idx != ISC_UMAP_NONE)
 		return &th->py_frame;
 	return i ? &th->stack[i - 1] : NULL;
 }
@@ -473,7 +474,7 @@ static unsigned off_reason(struct ana_proc *p, struct ana_thread *th, uint64_t t
 	for (size_t i = th->depth; i > 0 && !f; i--)
 		if (th->stack[i - 1].idx != ISC_UMAP_NONE && th->stack[i - 1].kind != ISC_SPAN_SCOPE)
 			f = &th->stack[i - 1];
-	bool in_py = f ? f->kind == ISC_SPAN_PYTHON : th->py_ts && !th->py_in_c; /* sample mode: bytecode innermost */
+	bool in_py = f ? f->kind == ISC_SPAN_PYTHON : th->py_ts && !th->spans_begun && !th->py_in_c; /* sample mode: bytecode innermost */
 	unsigned r = isc_off_reason_of(th->wait_call, th->wait_kind, state, th->wait_fault ? "fault" : "",
 				       th->wait_fault ? 5 : 0, th->wait_timed, in_py);
 	r = gil_word(p, th, r);
@@ -941,10 +942,15 @@ static int on_event(struct ana *a, const struct isc_tl_event *ev)
 			a->ps_after++;
 			a->ps_in += th && th->open_scopes;
 		}
-		/* the innermost function stands in for call spans in off-CPU accounting */
+		/* the innermost function stands in for call spans in off-CPU
+		 * accounting, on a thread that has none (sample mode: exact mode
+		 * samples too, and its spans are the better account) */
 		const uint8_t *q = ev->bytes, *qe = ev->bytes + ev->nbytes;
 		uint64_t id;
-		if (!rc && th && ev->nf == 5 && ev->f[4] && !isc_get_varint(&q, qe, &id) && id <= UINT32_MAX) {
+		if (th && th->spans_begun)
+			th->py_ts = 0; /* a sample from before its first span (the agent starting up) is no stand-in */
+		if (!rc && th && !th->spans_begun && ev->nf == 5 && ev->f[4] && !isc_get_varint(&q, qe, &id) &&
+		    id <= UINT32_MAX) {
 			uint32_t fi = fn_get(a, (uint32_t)id, ISC_SPAN_PYTHON);
 			if (fi == ISC_UMAP_NONE)
 				return -ENOMEM;
@@ -952,7 +958,7 @@ static int on_event(struct ana *a, const struct isc_tl_event *ev)
 			th->py_frame.idx = th->py_frame.py_fn = fi;
 			th->py_frame.kind = ISC_SPAN_PYTHON;
 			th->py_ts = ev->ts;
-			th->py_in_c = (ev->f[3] & 3) != 0;
+			th->py_in_c = isc_pysamp_last_in_c(a->pys);
 			th->py_torch = th->py_in_c && isc_pysamp_last_torch(a->pys);
 		}
 		return rc;
@@ -991,6 +997,71 @@ static int on_event(struct ana *a, const struct isc_tl_event *ev)
 	default:
 		return 0;
 	}
+}
+
+/*
+ * Exact mode: an operator on an extension's object (x @ w on tensors)
+ * runs its C code with no call event, inside its Python function's self
+ * time.  The stack samples saw which share of that function's self time
+ * sat in each such slot (isc_pysamp_slots): that share moves from the
+ * function to an op row named after the slot (Tensor.__matmul__; calls
+ * not counted), and from each thread's Python time to its op (and torch
+ * op) time in proportion to the thread's samples of it.  Sample mode has
+ * no call spans: nothing to move, the samples make every row there.
+ */
+static int slots_to_ops(struct ana *a)
+{
+	struct isc_pysamp_slot *v;
+	size_t n;
+	uint64_t spans = 0;
+	for (size_t i = 0; i < a->nths; i++)
+		spans += a->ths[i]->spans_begun;
+	if (!spans || isc_pysamp_slots(a->pys, &v, &n))
+		return spans ? -ENOMEM : 0;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t fi = isc_umap_get(&a->fn_map, (uint64_t)ISC_SPAN_PYTHON << 32 | v[i].fn);
+		if (fi == ISC_UMAP_NONE || !v[i].eligible || !v[i].callee)
+			continue;
+		double share = (double)v[i].samples / (double)v[i].eligible;
+		share = share > 1 ? 1 : share;
+		uint64_t moved = (uint64_t)llround((double)a->fns[fi].self_ns * share);
+		uint64_t moved_in = (uint64_t)llround((double)a->fns[fi].scoped_self_ns * share);
+		uint32_t oi = fn_get(a, v[i].callee, ISC_SPAN_OP);
+		if (oi == ISC_UMAP_NONE) {
+			free(v);
+			return -ENOMEM;
+		}
+		struct ana_fn *f = &a->fns[fi], *op = &a->fns[oi];
+		op->sampled = true;
+		op->torch = op->torch || v[i].torch;
+		op->self_ns += moved;
+		op->total_ns += moved;
+		op->scoped_self_ns += moved_in;
+		f->self_ns -= moved;
+		f->scoped_self_ns -= moved_in;
+		f->ops_self_ns += moved;
+		f->scoped_ops_self_ns += moved_in;
+		for (size_t k = 0; k < a->nths; k++) {
+			struct ana_thread *th = a->ths[k];
+			uint64_t ts = isc_pysamp_slot_thread(a->pys, &v[i], th->pid, th->tid);
+			if (!ts)
+				continue;
+			double part = (double)ts / (double)v[i].samples;
+			uint64_t m = (uint64_t)llround((double)moved * part), mi = (uint64_t)llround((double)moved_in * part);
+			m = m < th->python_ns ? m : th->python_ns;
+			mi = mi < th->it_python_ns ? mi : th->it_python_ns;
+			th->python_ns -= m;
+			th->ops_ns += m;
+			th->it_python_ns -= mi;
+			th->it_ops_ns += mi;
+			if (op->torch) {
+				th->torch_ns += m;
+				th->it_torch_ns += mi;
+			}
+		}
+	}
+	free(v);
+	return 0;
 }
 
 static void ana_free(struct ana *a)
@@ -1146,6 +1217,8 @@ int isc_analyze_measure(struct isc_timeline *t, const struct isc_analyze_opts *o
 				goto done;
 		}
 	}
+	if ((rc = slots_to_ops(&a)))
+		goto done;
 	if (!(*out = isc_ana_build(&a, ndamage > 0))) {
 		rc = -ENOMEM;
 		goto done;

@@ -23,6 +23,7 @@ struct ana_fn {
 	uint8_t kind;
 	bool dataloader; /* DataLoader __next__ (is_dataloader_fn) */
 	bool torch;      /* an op of torch (isc_is_torch_op) */
+	bool sampled;    /* an operator's slot whose time came from stack samples: calls not counted */
 	uint64_t calls, self_ns, total_ns;
 	uint64_t ops_self_ns; /* python fns: self time of ops they call directly */
 	uint64_t scoped_calls, scoped_self_ns; /* while a scope was open on the thread */

@@ -11,6 +11,14 @@
  * the interval on the time is n x period times it.  The period is 1/hz of
  * the PY_SAMPLER record, or, in a trace cut before it, the mean spacing of
  * the ticks seen.
+ *
+ * A sample is in C when its innermost frame sits in a call of a C callee
+ * or an operator on an extension's object, as the recorder read it from
+ * the frame's value stack (PY_SAMPLE's callee, 1.4); the C time is kept
+ * by (callee, calling function), and counts as torch ops when the callee
+ * is torch's (its module, or a type deriving from one of torch's).  A
+ * trace before 1.4 (no callee) counts every call or operator as an unnamed C
+ * call, a torch op when made from torch's own Python code.
  */
 #include <errno.h>
 #include <math.h>
@@ -18,14 +26,26 @@
 #include <string.h>
 
 #include "isc_format.h"
+#include "isc_findings.h" /* isc_is_torch_op */
 #include "analyze_pysample.h"
+
+/* The name of C time whose callee the recorder could not read (or a trace's before 1.4). */
+#define UNNAMED_C "(a C call the sampler could not name)"
 
 struct row {
 	uint32_t name_id, line; /* line: 0 for function rows */
-	uint64_t self, total, native, native_on;
+	uint64_t self, total, native; /* native: innermost and in C */
 	uint64_t interp_self; /* function rows: innermost and running bytecode */
-	uint64_t s_interp_self, s_native; /* the same (and native) while a scope was open */
+	uint64_t s_interp_self; /* the same while a scope was open */
+	uint64_t cfm;  /* function rows: innermost in a call of a C function or method (a C call span in exact mode) */
 	uint64_t last; /* sample number that last counted total */
+};
+
+/* C time of one callee called from one function (the innermost frame's). */
+struct crow {
+	uint32_t callee, caller; /* string ids: CFUNC (0: unnamed), CODE */
+	uint64_t samples, on, s_samples;
+	uint8_t kind;            /* enum isc_py_callee_kind */
 	bool torch;
 };
 
@@ -36,15 +56,21 @@ struct trow {
 };
 
 struct isc_pysamp {
-	struct isc_umap fmap, lmap, tmap, torch_files, torch_pids; /* name_id -> row; (name_id, line) -> row; (pid, tid) -> trow */
+	struct isc_umap fmap, lmap, tmap, torch_files; /* name_id -> row; (name_id, line) -> row; (pid, tid) -> trow */
+	struct isc_umap cmap, slotmap; /* (callee, caller) -> crow; (thread, callee, caller) of slot samples -> count */
 	struct row *fn, *ln;
 	size_t nfn, capfn, nln, capln;
+	struct crow *cr;
+	size_t ncr, capcr;
+	uint64_t *slotn;
+	size_t nslotn, capslotn;
+	uint64_t unidentified; /* samples in C whose callee could not be read */
 	struct trow *th;
 	size_t nth, capth;
 	uint64_t n, truncated, ticks_seen, last_tick, first_tick;
 	uint64_t scoped_n; /* samples taken while a scope was open on the thread */
 	uint64_t py_on, torch_on, other_on, off_py, off_native;
-	bool last_torch; /* the last sample added was in a C call counted as a torch op */
+	bool last_torch, last_in_c; /* the last sample added: in C, counted as a torch op */
 	uint64_t s_py_on, s_torch_on, s_other_on, s_off_py, s_off_native; /* the same while a scope was open */
 	bool have_sampler;
 	uint64_t sampler[6]; /* hz ticks stacks reads failed cpu_ns */
@@ -64,7 +90,10 @@ void isc_pysamp_free(struct isc_pysamp *ps)
 	isc_umap_free(&ps->lmap);
 	isc_umap_free(&ps->tmap);
 	isc_umap_free(&ps->torch_files);
-	isc_umap_free(&ps->torch_pids);
+	isc_umap_free(&ps->cmap);
+	isc_umap_free(&ps->slotmap);
+	free(ps->cr);
+	free(ps->slotn);
 	free(ps->fn);
 	free(ps->ln);
 	free(ps->th);
@@ -125,15 +154,29 @@ static bool torch_code(struct isc_pysamp *ps, const struct isc_timeline *t, uint
 	return torch;
 }
 
-/* Code of the standard library (or frozen in the interpreter): its C calls
- * are builtins and import machinery, never torch ops. */
-static bool stdlib_code(const struct isc_timeline *t, uint32_t id)
+/* The crow of (callee, caller), made on first sight. */
+static struct crow *crow_get(struct isc_pysamp *ps, uint32_t callee, uint32_t caller)
 {
-	const struct isc_tl_string *s = isc_timeline_string_borrow(t, id);
-	if (!s || !s->file || !*s->file || s->file[0] == '<')
-		return true;
-	const char *lib = strstr(s->file, "/lib/python3");
-	return lib && !strstr(lib, "-packages/");
+	uint32_t *slot;
+	uint64_t key = (uint64_t)callee << 32 | caller;
+	if (isc_umap_slot(&ps->cmap, key, &slot))
+		return NULL;
+	if (*slot == ISC_UMAP_NONE) {
+		if (isc_grow(&ps->cr, &ps->capcr, ps->ncr, sizeof(*ps->cr))) {
+			isc_umap_del(&ps->cmap, key);
+			return NULL;
+		}
+		ps->cr[ps->ncr] = (struct crow){ callee, caller, 0, 0, 0, ISC_PY_CALLEE_UNKNOWN, false };
+		*slot = (uint32_t)ps->ncr++;
+	}
+	return &ps->cr[*slot];
+}
+
+/* Whether the C callee of string id id is torch's by its name and module. */
+static bool torch_callee(const struct isc_timeline *t, uint32_t id)
+{
+	const struct isc_tl_string *s = id ? isc_timeline_string_borrow(t, id) : NULL;
+	return s && isc_is_torch_op(s->name, s->file);
 }
 
 int isc_pysamp_add(struct isc_pysamp *ps, const struct isc_timeline *t, const struct isc_tl_event *ev, bool in_scope)
@@ -163,7 +206,8 @@ int isc_pysamp_add(struct isc_pysamp *ps, const struct isc_timeline *t, const st
 		ps->th[ps->nth] = (struct trow){ ev->pid, ev->tid, 0, 0, 0, 0, 0, 0, 0 };
 		*slot = (uint32_t)ps->nth++;
 	}
-	struct trow *tr = &ps->th[*slot];
+	uint32_t ti = *slot;
+	struct trow *tr = &ps->th[ti];
 	uint64_t sn = ps->n++;
 	if (!ps->ticks_seen || ev->ts != ps->last_tick) {
 		if (!ps->ticks_seen)
@@ -171,29 +215,39 @@ int isc_pysamp_add(struct isc_pysamp *ps, const struct isc_timeline *t, const st
 		ps->ticks_seen++;
 		ps->last_tick = ev->ts;
 	}
-	ps->truncated += (flags & 4) != 0;
+	ps->truncated += (flags & ISC_PY_SAMPLE_TRUNCATED) != 0;
 	ps->scoped_n += in_scope;
 	tr->samples++;
-	bool native = depth && op != 0, torch = false;
-	ps->last_torch = false;
-	/* a process with torch's code on a stack uses torch: its operators on
-	 * objects (tensor @ tensor) count as torch ops */
+	/* the callee after the frames (1.4); a trace before 1.4: every call or operator an unnamed C call */
 	const uint8_t *q = p;
-	bool uses_torch = isc_umap_get(&ps->torch_pids, ev->pid) != ISC_UMAP_NONE;
-	for (uint64_t k = 0; k < depth && !uses_torch; k++) {
-		uint64_t id, line;
-		if (isc_get_varint(&q, e, &id) || isc_get_varint(&q, e, &line) || id > UINT32_MAX)
-			return -EBADMSG;
-		if (torch_code(ps, t, (uint32_t)id)) {
-			uses_torch = true;
-			if (isc_umap_slot(&ps->torch_pids, ev->pid, &slot))
-				return -ENOMEM;
-			*slot = 1;
-		}
-	}
+	uint64_t callee_id = 0, ckind = ISC_PY_CALLEE_UNKNOWN, id, line, caller = 0;
 	for (uint64_t k = 0; k < depth; k++) {
-		uint64_t id, line;
-		if (isc_get_varint(&p, e, &id) || isc_get_varint(&p, e, &line) || id > UINT32_MAX || line > UINT32_MAX)
+		if (isc_get_varint(&q, e, &id) || isc_get_varint(&q, e, &line) || id > UINT32_MAX || line > UINT32_MAX)
+			return -EBADMSG;
+		if (!k)
+			caller = id;
+	}
+	bool named = depth && (flags & ISC_PY_SAMPLE_CALLEE);
+	if (named && (isc_get_varint(&q, e, &callee_id) || isc_get_varint(&q, e, &ckind) || callee_id > UINT32_MAX))
+		return -EBADMSG;
+	unsigned kind = named ? (unsigned)(ckind & 7) : op ? ISC_PY_CALLEE_UNKNOWN : ISC_PY_CALLEE_NONE;
+	/* in C: a C callee, or a call (instruction class 1) whose callee could not be read (an
+	 * operator that could not be read is most often the interpreter's) */
+	bool native = depth && ((kind >= ISC_PY_CALLEE_FUNCTION && kind <= ISC_PY_CALLEE_OBJECT) ||
+				(kind == ISC_PY_CALLEE_UNKNOWN && (named ? op == 1 : op != 0)));
+	bool torch = false;
+	if (native && kind != ISC_PY_CALLEE_UNKNOWN)
+		torch = (ckind & ISC_PY_CALLEE_TORCH) || torch_callee(t, (uint32_t)callee_id);
+	else if (native) /* unread: a call made from torch's own Python code */
+		torch = torch_code(ps, t, (uint32_t)caller);
+	if (native && kind == ISC_PY_CALLEE_UNKNOWN) {
+		callee_id = 0;
+		ps->unidentified++;
+	}
+	ps->last_in_c = native;
+	ps->last_torch = torch;
+	for (uint64_t k = 0; k < depth; k++) {
+		if (isc_get_varint(&p, e, &id) || isc_get_varint(&p, e, &line))
 			return -EBADMSG;
 		struct row *f = row_get(&ps->fmap, &ps->fn, &ps->nfn, &ps->capfn, (uint32_t)id, 0);
 		struct row *l = row_get(&ps->lmap, &ps->ln, &ps->nln, &ps->capln, (uint32_t)id, (uint32_t)line);
@@ -204,18 +258,34 @@ int isc_pysamp_add(struct isc_pysamp *ps, const struct isc_timeline *t, const st
 			l->self++;
 			f->interp_self += !native;
 			f->s_interp_self += !native && in_scope;
+			f->cfm += native && (kind == ISC_PY_CALLEE_FUNCTION || kind == ISC_PY_CALLEE_METHOD);
 			if (native) {
 				f->native++;
-				l->s_native += in_scope;
-				/* a C call from torch's Python code is a torch op; in a
-				 * process that runs torch, so is one from the user's own
-				 * code (torch.matmul(x, w), x @ w): the standard library's
-				 * calls stay other C code */
-				torch = torch_code(ps, t, (uint32_t)id) || (uses_torch && !stdlib_code(t, (uint32_t)id));
 				l->native++;
-				l->native_on += on;
-				l->torch = torch;
-				ps->last_torch = torch;
+				struct crow *c = crow_get(ps, (uint32_t)callee_id, (uint32_t)id);
+				if (!c)
+					return -ENOMEM;
+				c->samples++;
+				c->on += on;
+				c->s_samples += in_scope;
+				c->kind = (uint8_t)kind;
+				c->torch = c->torch || torch;
+				/* exact mode moves slot time out of the function by thread (isc_pysamp_slot_thread) */
+				if (kind == ISC_PY_CALLEE_SLOT && ti < 4096) {
+					uint64_t key = (uint64_t)ti << 52 | (uint64_t)(c - ps->cr);
+					uint32_t *sn;
+					if (isc_umap_slot(&ps->slotmap, key, &sn))
+						return -ENOMEM;
+					if (*sn == ISC_UMAP_NONE) {
+						if (isc_grow(&ps->slotn, &ps->capslotn, ps->nslotn, sizeof(*ps->slotn))) {
+							isc_umap_del(&ps->slotmap, key);
+							return -ENOMEM;
+						}
+						ps->slotn[ps->nslotn] = 0;
+						*sn = (uint32_t)ps->nslotn++;
+					}
+					ps->slotn[*sn]++;
+				}
 			}
 		}
 		if (f->last != sn) {
@@ -261,6 +331,43 @@ int isc_pysamp_add(struct isc_pysamp *ps, const struct isc_timeline *t, const st
 bool isc_pysamp_last_torch(const struct isc_pysamp *ps)
 {
 	return ps->last_torch;
+}
+
+bool isc_pysamp_last_in_c(const struct isc_pysamp *ps)
+{
+	return ps->last_in_c;
+}
+
+int isc_pysamp_slots(const struct isc_pysamp *ps, struct isc_pysamp_slot **out, size_t *n)
+{
+	size_t m = 0;
+	*out = NULL;
+	*n = 0;
+	for (size_t i = 0; i < ps->ncr; i++)
+		m += ps->cr[i].kind == ISC_PY_CALLEE_SLOT;
+	if (!m)
+		return 0;
+	struct isc_pysamp_slot *v = calloc(m, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < ps->ncr; i++) {
+		const struct crow *c = &ps->cr[i];
+		if (c->kind != ISC_PY_CALLEE_SLOT)
+			continue;
+		uint32_t fi = isc_umap_get(&ps->fmap, (uint64_t)c->caller << 32);
+		const struct row *f = fi != ISC_UMAP_NONE ? &ps->fn[fi] : NULL;
+		v[(*n)++] = (struct isc_pysamp_slot){ c->caller, c->callee, c->samples, f && f->self > f->cfm ? f->self - f->cfm : 0,
+						      c->torch, (uint32_t)i };
+	}
+	*out = v;
+	return 0;
+}
+
+uint64_t isc_pysamp_slot_thread(const struct isc_pysamp *ps, const struct isc_pysamp_slot *s, uint32_t pid, uint32_t tid)
+{
+	uint32_t ti = isc_umap_get(&ps->tmap, (uint64_t)pid << 32 | tid);
+	uint32_t k = ti != ISC_UMAP_NONE && ti < 4096 ? isc_umap_get(&ps->slotmap, (uint64_t)ti << 52 | s->row) : ISC_UMAP_NONE;
+	return k != ISC_UMAP_NONE ? ps->slotn[k] : 0;
 }
 
 /* The sampling period in ns: 1/hz, else the mean spacing of the ticks seen. */
@@ -354,20 +461,51 @@ static int by_self(const void *x, const void *y)
 	return a->name_id != b->name_id ? (a->name_id < b->name_id ? -1 : 1) : (a->line < b->line ? -1 : a->line > b->line);
 }
 
-static int by_native(const void *x, const void *y)
-{
-	const struct row *a = x, *b = y;
-	if (a->native != b->native)
-		return a->native < b->native ? 1 : -1;
-	return by_self(x, y);
-}
-
 static int by_thread(const void *x, const void *y)
 {
 	const struct trow *a = x, *b = y;
 	if (a->samples != b->samples)
 		return a->samples < b->samples ? 1 : -1;
 	return a->pid != b->pid ? (a->pid < b->pid ? -1 : 1) : (a->tid < b->tid ? -1 : a->tid > b->tid);
+}
+
+static int by_crow(const void *x, const void *y)
+{
+	const struct crow *a = x, *b = y;
+	if (a->samples != b->samples)
+		return a->samples < b->samples ? 1 : -1;
+	if (a->callee != b->callee)
+		return a->callee < b->callee ? -1 : 1;
+	return a->caller < b->caller ? -1 : a->caller > b->caller;
+}
+
+static const char *kind_name(uint8_t kind)
+{
+	switch (kind) {
+	case ISC_PY_CALLEE_FUNCTION: return "function";
+	case ISC_PY_CALLEE_METHOD: return "method";
+	case ISC_PY_CALLEE_SLOT: return "slot";
+	case ISC_PY_CALLEE_OBJECT: return "object";
+	default: return "unknown";
+	}
+}
+
+/* A C callee's name and module: its CFUNC string, or the unnamed one. */
+static void callee_loc(struct isc_jb *jb, cJSON *o, const struct isc_timeline *t, uint32_t id)
+{
+	const struct isc_tl_string *s = id ? isc_timeline_string_borrow(t, id) : NULL;
+	isc_jb_str(jb, o, "name", s ? s->name : UNNAMED_C);
+	isc_jb_str(jb, o, "file", s ? s->file : "");
+}
+
+/* "caller": the Python function (name, file, first line) whose frame made the call. */
+static void caller_obj(struct isc_jb *jb, cJSON *o, const struct isc_timeline *t, uint32_t id)
+{
+	const struct isc_tl_string *s = isc_timeline_string_borrow(t, id);
+	cJSON *c = isc_jb_obj(jb, o, "caller");
+	isc_jb_str(jb, c, "name", s ? s->name : "?");
+	isc_jb_str(jb, c, "file", s ? s->file : "");
+	isc_jb_num(jb, c, "line", s ? s->line : 0);
 }
 
 void isc_pysamp_emit(const struct isc_pysamp *ps, const struct isc_timeline *t, struct isc_jb *jb, cJSON *root,
@@ -393,11 +531,13 @@ void isc_pysamp_emit(const struct isc_pysamp *ps, const struct isc_timeline *t, 
 	isc_jb_num(jb, sp, "interpreter_pct", pct1(ps->py_on, n));
 	isc_jb_num(jb, sp, "native_pct", pct1(native_on, n));
 	isc_jb_num(jb, sp, "off_cpu_pct", pct1(off, n));
+	isc_jb_num(jb, sp, "unidentified_samples", (double)ps->unidentified);
 
 	/* sorted copies; the accumulators stay as they are */
 	size_t nf = ps->nfn, nl = ps->nln, nt = ps->nth;
 	struct row *fr = malloc((nf ? nf : 1) * sizeof(*fr)), *lr = malloc((nl ? nl : 1) * sizeof(*lr));
 	struct trow *tr = malloc((nt ? nt : 1) * sizeof(*tr));
+	struct crow *cr = NULL;
 	if (!fr || !lr || !tr) {
 		jb->oom = true;
 		goto out;
@@ -428,15 +568,25 @@ void isc_pysamp_emit(const struct isc_pysamp *ps, const struct isc_timeline *t, 
 		isc_jb_num(jb, o, "self_pct", pct1(lr[i].self, n));
 		isc_jb_num(jb, o, "native_samples", (double)lr[i].native);
 	}
-	rows_sort(lr, nl, sizeof(*lr), by_native);
+	/* C time by callee and calling function, most first */
+	size_t nc = ps->ncr;
+	cr = malloc((nc ? nc : 1) * sizeof(*cr));
+	if (!cr) {
+		jb->oom = true;
+		goto out;
+	}
+	rows_copy(cr, ps->cr, nc, sizeof(*cr));
+	rows_sort(cr, nc, sizeof(*cr), by_crow);
 	arr = isc_jb_arr(jb, s, "native_calls");
-	for (size_t i = 0; i < nl && i < top_n && lr[i].native; i++) {
+	for (size_t i = 0; i < nc && i < top_n; i++) {
 		cJSON *o = isc_jb_push_obj(jb, arr);
-		loc(jb, o, t, lr[i].name_id, lr[i].line);
-		isc_jb_num(jb, o, "samples", (double)lr[i].native);
-		isc_jb_num(jb, o, "on_cpu_samples", (double)lr[i].native_on);
-		times(jb, o, "ns", lr[i].native, n, per);
-		isc_jb_bool(jb, o, "torch", lr[i].torch);
+		callee_loc(jb, o, t, cr[i].callee);
+		isc_jb_str(jb, o, "callee_kind", kind_name(cr[i].kind));
+		caller_obj(jb, o, t, cr[i].caller);
+		isc_jb_num(jb, o, "samples", (double)cr[i].samples);
+		isc_jb_num(jb, o, "on_cpu_samples", (double)cr[i].on);
+		times(jb, o, "ns", cr[i].samples, n, per);
+		isc_jb_bool(jb, o, "torch", cr[i].torch);
 	}
 	rows_sort(tr, nt, sizeof(*tr), by_thread);
 	arr = isc_jb_arr(jb, s, "threads");
@@ -456,10 +606,43 @@ out:
 	free(fr);
 	free(lr);
 	free(tr);
+	free(cr);
+}
+
+/* One op row: a callee's C samples summed over its calling functions. */
+struct orow {
+	uint32_t callee, caller; /* caller: the calling function with the most of them */
+	uint64_t samples, s_samples, caller_samples;
+	bool torch;
+};
+
+static int by_callee(const void *x, const void *y)
+{
+	const struct crow *a = x, *b = y;
+	if (a->callee != b->callee)
+		return a->callee < b->callee ? -1 : 1;
+	if (a->samples != b->samples)
+		return a->samples < b->samples ? 1 : -1;
+	return a->caller < b->caller ? -1 : a->caller > b->caller;
+}
+
+/* The op rows of the CPU tables from the crows (n of them, sorted here) into o; returns their count. */
+static size_t op_rows(struct crow *c, size_t n, struct orow *o)
+{
+	rows_sort(c, n, sizeof(*c), by_callee);
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!m || o[m - 1].callee != c[i].callee)
+			o[m++] = (struct orow){ c[i].callee, c[i].caller, 0, 0, c[i].samples, false };
+		o[m - 1].samples += c[i].samples;
+		o[m - 1].s_samples += c[i].s_samples;
+		o[m - 1].torch = o[m - 1].torch || c[i].torch;
+	}
+	return m;
 }
 
 /* Sort keys of the merged tables: bytecode self samples of a function,
- * C samples of a line; all samples or only those inside a scope. */
+ * C samples of a callee; all samples or only those inside a scope. */
 static bool g_scoped;
 
 static uint64_t key_f(const struct row *r)
@@ -467,9 +650,9 @@ static uint64_t key_f(const struct row *r)
 	return g_scoped ? r->s_interp_self : r->interp_self;
 }
 
-static uint64_t key_l(const struct row *r)
+static uint64_t key_o(const struct orow *r)
 {
-	return g_scoped ? r->s_native : r->native;
+	return g_scoped ? r->s_samples : r->samples;
 }
 
 static int by_key_f(const void *x, const void *y)
@@ -478,98 +661,78 @@ static int by_key_f(const void *x, const void *y)
 	return a != b ? (a < b ? 1 : -1) : by_self(x, y);
 }
 
-static int by_key_l(const void *x, const void *y)
+static int by_key_o(const void *x, const void *y)
 {
-	uint64_t a = key_l(x), b = key_l(y);
-	return a != b ? (a < b ? 1 : -1) : by_self(x, y);
+	const struct orow *a = x, *b = y;
+	uint64_t ka = key_o(a), kb = key_o(b);
+	if (ka != kb)
+		return ka < kb ? 1 : -1;
+	return a->callee < b->callee ? -1 : a->callee > b->callee;
 }
 
 /*
- * python rows (bytecode self time) and op rows (a C call, named by its
- * calling line) merged by self time into arr, as the exact mode's tables;
- * self_pct of denom_ns.  The arrays are sorted here.
+ * python rows (bytecode self time) and op rows (a C callee, named as exact
+ * mode names it: the same rows for the same calls) merged by self time
+ * into arr, as the exact mode's tables; self_pct of denom_ns.  The arrays
+ * are sorted here.
  */
 static void merged_table(const struct isc_timeline *t, struct isc_jb *jb, cJSON *arr, struct row *fr, size_t nf,
-			 struct row *lr, size_t nl, bool scoped, double per, uint64_t denom_ns, unsigned top_n)
+			 struct orow *orw, size_t no, bool scoped, double per, uint64_t denom_ns, unsigned top_n)
 {
 	g_scoped = scoped;
 	rows_sort(fr, nf, sizeof(*fr), by_key_f);
-	rows_sort(lr, nl, sizeof(*lr), by_key_l);
-	size_t fi = 0, li = 0;
+	rows_sort(orw, no, sizeof(*orw), by_key_o);
+	size_t fi = 0, oi = 0;
 	for (unsigned k = 0; k < top_n; k++) {
-		uint64_t fs = fi < nf ? key_f(&fr[fi]) : 0, ls = li < nl ? key_l(&lr[li]) : 0;
-		if (!fs && !ls)
+		uint64_t fs = fi < nf ? key_f(&fr[fi]) : 0, os = oi < no ? key_o(&orw[oi]) : 0;
+		if (!fs && !os)
 			break;
-		bool isfn = fs >= ls;
-		const struct row *r = isfn ? &fr[fi++] : &lr[li++];
-		uint64_t self = isfn ? fs : ls;
-		const struct isc_tl_string *s = isc_timeline_string_borrow(t, r->name_id);
+		bool isfn = fs >= os;
+		uint64_t self = isfn ? fs : os;
 		cJSON *o = isc_jb_push_obj(jb, arr);
-		char name[1100];
-		snprintf(name, sizeof(name), isfn ? "%s" : "C call in %s", s ? s->name : "?");
-		isc_jb_str(jb, o, "name", name);
-		isc_jb_str(jb, o, "kind", isfn ? "python" : "op");
-		isc_jb_str(jb, o, "file", s ? s->file : "");
-		isc_jb_num(jb, o, "line", isfn ? (s ? s->line : 0) : r->line);
+		if (isfn) {
+			const struct row *r = &fr[fi++];
+			const struct isc_tl_string *s = isc_timeline_string_borrow(t, r->name_id);
+			isc_jb_str(jb, o, "name", s ? s->name : "?");
+			isc_jb_str(jb, o, "kind", "python");
+			isc_jb_str(jb, o, "file", s ? s->file : "");
+			isc_jb_num(jb, o, "line", s ? s->line : 0);
+		} else {
+			const struct orow *r = &orw[oi++];
+			callee_loc(jb, o, t, r->callee);
+			isc_jb_str(jb, o, "kind", "op");
+			isc_jb_num(jb, o, "line", 0);
+		}
 		isc_jb_num_or_null(jb, o, "calls", false, 0);
 		isc_jb_num(jb, o, "self_ns", round((double)self * per));
 		if (!scoped)
-			isc_jb_num(jb, o, "total_ns", round((double)(isfn ? r->total : self) * per));
+			isc_jb_num(jb, o, "total_ns", round((double)(isfn ? fr[fi - 1].total : self) * per));
 		isc_jb_num(jb, o, "self_pct", denom_ns ? round(10000.0 * (double)self * per / (double)denom_ns) / 100 : 0);
 		if (!scoped && isfn)
-			isc_jb_num(jb, o, "ops_self_ns", round((double)r->native * per));
-		if (!isfn) /* the rules' torch ops: a C call row has no op name to tell by */
-			isc_jb_bool(jb, o, "torch", r->torch);
+			isc_jb_num(jb, o, "ops_self_ns", round((double)fr[fi - 1].native * per));
+		if (!isfn) { /* torch's by the callee; the function calling it most (not part of the row's identity) */
+			isc_jb_bool(jb, o, "torch", orw[oi - 1].torch);
+			caller_obj(jb, o, t, orw[oi - 1].caller);
+		}
 	}
 }
 
-static int by_name_line(const void *x, const void *y)
+static int by_op_callers(const void *x, const void *y)
 {
 	const struct row *a = x, *b = y;
-	if (a->name_id != b->name_id)
-		return a->name_id < b->name_id ? -1 : 1;
-	return a->line < b->line ? -1 : a->line > b->line;
-}
-
-/*
- * The C-call rows of the CPU tables, one per calling function: the lines
- * of lr (n of them) summed into their function's first row, which keeps
- * the line with the most C samples (the exact mode's tables have one row
- * per op, not per call site; torch.matmul called from three lines of
- * forward is one "C call in forward", pointed at its heaviest line; the
- * per-line figures stay in python.samples and top_op_callers).  Returns
- * the new count.
- */
-static size_t per_function(struct row *lr, size_t n)
-{
-	rows_sort(lr, n, sizeof(*lr), by_name_line);
-	size_t m = 0;
-	for (size_t i = 0, j; i < n; i = j) {
-		struct row acc = lr[i];
-		uint64_t best = lr[i].native;
-		for (j = i + 1; j < n && lr[j].name_id == lr[i].name_id; j++) {
-			if (lr[j].native > best) {
-				best = lr[j].native;
-				acc.line = lr[j].line;
-			}
-			acc.self += lr[j].self;
-			acc.total += lr[j].total;
-			acc.native += lr[j].native;
-			acc.native_on += lr[j].native_on;
-			acc.s_native += lr[j].s_native;
-			acc.torch = acc.torch || lr[j].torch;
-		}
-		lr[m++] = acc;
-	}
-	return m;
+	if (a->native != b->native)
+		return a->native < b->native ? 1 : -1;
+	return a->name_id < b->name_id ? -1 : a->name_id > b->name_id;
 }
 
 void isc_pysamp_emit_cpu(const struct isc_pysamp *ps, const struct isc_timeline *t, struct isc_jb *jb, cJSON *cpu,
 			 uint64_t traced_ns, unsigned top_n)
 {
 	double per = period_ns(ps);
-	size_t nf = ps->nfn, nl = ps->nln;
-	struct row *fr = malloc((nf ? nf : 1) * sizeof(*fr)), *lr = malloc((nl ? nl : 1) * sizeof(*lr));
+	size_t nf = ps->nfn, nc = ps->ncr;
+	struct row *fr = malloc((nf ? nf : 1) * sizeof(*fr));
+	struct crow *cr = malloc((nc ? nc : 1) * sizeof(*cr));
+	struct orow *orw = malloc((nc ? nc : 1) * sizeof(*orw));
 	/* the span tables hold no time in sample mode (functions named only to
 	 * charge off-CPU time): replaced, not appended to */
 	cJSON_DeleteItemFromObject(cpu, "top_functions");
@@ -577,36 +740,32 @@ void isc_pysamp_emit_cpu(const struct isc_pysamp *ps, const struct isc_timeline 
 	cJSON_DeleteItemFromObject(cpu, "top_op_callers");
 	cJSON *top = isc_jb_arr(jb, cpu, "top_functions"), *callers = isc_jb_arr(jb, cpu, "top_op_callers");
 	cJSON *in = isc_jb_arr(jb, cpu, "top_functions_in_scopes");
-	if (!fr || !lr || !top || !callers || !in) {
-		jb->oom |= !fr || !lr;
+	if (!fr || !cr || !orw || !top || !callers || !in) {
+		jb->oom |= !fr || !cr || !orw;
 		goto out;
 	}
 	rows_copy(fr, ps->fn, nf, sizeof(*fr));
-	rows_copy(lr, ps->ln, nl, sizeof(*lr));
+	rows_copy(cr, ps->cr, nc, sizeof(*cr));
 	cJSON_DeleteItemFromObject(cpu, "functions");
 	isc_jb_num(jb, cpu, "functions", (double)nf);
-	size_t ncf = per_function(lr, nl);
-	merged_table(t, jb, top, fr, nf, lr, ncf, false, per, traced_ns, top_n);
+	size_t no = op_rows(cr, nc, orw);
+	merged_table(t, jb, top, fr, nf, orw, no, false, per, traced_ns, top_n);
 	uint64_t scoped_ns = (uint64_t)llround((double)ps->scoped_n * per);
 	cJSON_DeleteItemFromObject(cpu, "scoped_ns");
 	isc_jb_num(jb, cpu, "scoped_ns", (double)scoped_ns);
-	merged_table(t, jb, in, fr, nf, lr, ncf, true, per, scoped_ns, top_n);
-	/* the Python lines calling torch ops most (per line again) */
-	rows_copy(lr, ps->ln, nl, sizeof(*lr));
-	g_scoped = false;
-	rows_sort(lr, nl, sizeof(*lr), by_key_l);
-	for (size_t i = 0, k = 0; i < nl && k < top_n && lr[i].native; i++) {
-		if (!lr[i].torch)
-			continue;
-		k++;
+	merged_table(t, jb, in, fr, nf, orw, no, true, per, scoped_ns, top_n);
+	/* the Python functions whose frames were in C calls most, as exact mode's */
+	rows_sort(fr, nf, sizeof(*fr), by_op_callers);
+	for (size_t i = 0; i < nf && i < 10 && fr[i].native; i++) {
 		cJSON *o = isc_jb_push_obj(jb, callers);
-		loc(jb, o, t, lr[i].name_id, lr[i].line);
-		isc_jb_num(jb, o, "ops_self_ns", round((double)lr[i].native * per));
-		isc_jb_num(jb, o, "ops_pct", traced_ns ? round(10000.0 * (double)lr[i].native * per / (double)traced_ns) / 100 : 0);
+		loc(jb, o, t, fr[i].name_id, 0);
+		isc_jb_num(jb, o, "ops_self_ns", round((double)fr[i].native * per));
+		isc_jb_num(jb, o, "ops_pct", traced_ns ? round(10000.0 * (double)fr[i].native * per / (double)traced_ns) / 100 : 0);
 	}
 out:
 	free(fr);
-	free(lr);
+	free(cr);
+	free(orw);
 }
 
 void isc_pysamp_emit_sampler(const struct isc_pysamp *ps, struct isc_jb *jb, cJSON *obj, uint64_t wall_ns)

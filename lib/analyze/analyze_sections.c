@@ -140,9 +140,10 @@ cJSON *isc_ana_build(struct ana *a, bool damaged)
 	cJSON *cpu = isc_jb_obj(&a->jb, root, "cpu");
 	if (isc_ana_emit_functions(a, cpu, traced))
 		goto oom;
-	if (from_samples)
+	if (from_samples) {
 		isc_pysamp_emit_cpu(a->pys, a->t, &a->jb, cpu, traced, a->top_n);
-	isc_pysamp_emit(a->pys, a->t, &a->jb, root, a->top_n);
+		isc_pysamp_emit(a->pys, a->t, &a->jb, root, a->top_n);
+	}
 	isc_ana_emit_cpu_split(a, cpu, &whole, &sw);
 	isc_ana_emit_recording(a, root, traced);
 	if (isc_ana_emit_off_cpu(a, cpu) || isc_ana_emit_pools(a, cpu) ||

@@ -52,6 +52,7 @@ struct ana_fn_row {
 	uint8_t kind;
 	uint64_t calls, self_ns, total_ns, ops_self_ns, scoped_calls, scoped_self_ns, growth_bytes;
 	uint64_t scoped_ops_self_ns;
+	bool sampled; /* its time from stack samples (an operator's slot): calls not counted */
 };
 
 /* Orders source locations by name, file, line (strcmp-like). */

@@ -245,7 +245,7 @@ int isc_ana_emit_functions(struct ana *a, cJSON *cpu, uint64_t traced_ns)
 		isc_jb_str(&a->jb, o, "kind", rows[i].kind == ISC_SPAN_PYTHON ? "python" : "op");
 		isc_jb_str(&a->jb, o, "file", rows[i].file);
 		isc_jb_num(&a->jb, o, "line", rows[i].line);
-		isc_jb_num(&a->jb, o, "calls", (double)rows[i].calls);
+		isc_jb_num_or_null(&a->jb, o, "calls", !rows[i].sampled, (double)rows[i].calls);
 		isc_jb_num(&a->jb, o, "self_ns", (double)rows[i].self_ns);
 		isc_jb_num(&a->jb, o, "total_ns", (double)rows[i].total_ns);
 		isc_jb_num(&a->jb, o, "self_pct", pct(rows[i].self_ns, traced_ns));
@@ -267,7 +267,7 @@ int isc_ana_emit_functions(struct ana *a, cJSON *cpu, uint64_t traced_ns)
 		isc_jb_str(&a->jb, o, "kind", rows[i].kind == ISC_SPAN_PYTHON ? "python" : "op");
 		isc_jb_str(&a->jb, o, "file", rows[i].file);
 		isc_jb_num(&a->jb, o, "line", rows[i].line);
-		isc_jb_num(&a->jb, o, "calls", (double)rows[i].scoped_calls);
+		isc_jb_num_or_null(&a->jb, o, "calls", !rows[i].sampled, (double)rows[i].scoped_calls);
 		isc_jb_num(&a->jb, o, "self_ns", (double)rows[i].scoped_self_ns);
 		isc_jb_num(&a->jb, o, "self_pct", pct(rows[i].scoped_self_ns, scoped));
 	}

@@ -42,7 +42,8 @@ struct ana_fn_row *isc_ana_fn_rows(struct ana *a, size_t *m)
 		const struct isc_tl_string *s = isc_timeline_string_borrow(a->t, f->name_id);
 		rows[n++] = (struct ana_fn_row){ s ? s->name : "?", s ? s->file : "", s ? s->line : 0, f->kind,
 						 f->calls, f->self_ns, f->total_ns, f->ops_self_ns, f->scoped_calls,
-						 f->scoped_self_ns, f->growth_bytes, f->scoped_ops_self_ns };
+						 f->scoped_self_ns, f->growth_bytes, f->scoped_ops_self_ns,
+						 f->sampled && !f->calls };
 	}
 	qsort(rows, n, sizeof(*rows), isc_ana_fn_row_identity);
 	for (size_t i = 0; i < n; i++) {
@@ -56,6 +57,7 @@ struct ana_fn_row *isc_ana_fn_rows(struct ana *a, size_t *m)
 			r->scoped_self_ns += rows[i].scoped_self_ns;
 			r->growth_bytes += rows[i].growth_bytes;
 			r->scoped_ops_self_ns += rows[i].scoped_ops_self_ns;
+			r->sampled = r->sampled && rows[i].sampled;
 		} else {
 			rows[(*m)++] = rows[i];
 		}

@@ -130,6 +130,7 @@ struct item {
 	const char *view;   /* "cpu", "gpu" or "breakdown" */
 	double ns[2], calls[2]; /* per iteration: [0] baseline (mean over runs), [1] current */
 	bool seen[2];
+	bool counted[2];    /* a row of that side counted its calls (sample mode and sampled slots do not) */
 	double toward;      /* the change of this item in the direction of the whole change (sort key) */
 };
 
@@ -162,7 +163,7 @@ static struct item *item_get(struct items *it, const char *kind, const char *nam
 	return x;
 }
 
-/* Adds ns and calls (per iteration, already weighted) of one item of run side s. */
+/* Adds ns and calls (per iteration, already weighted; NAN: not counted) of one item of run side s. */
 static int add(struct items *it, int s, const char *kind, const char *name, const char *file, double line,
 	       const char *view, double ns, double calls)
 {
@@ -170,9 +171,39 @@ static int add(struct items *it, int s, const char *kind, const char *name, cons
 	if (!x)
 		return -ENOMEM;
 	x->ns[s] += ns;
-	x->calls[s] += calls;
+	if (!isnan(calls)) {
+		x->calls[s] += calls;
+		x->counted[s] = true;
+	}
 	x->seen[s] = true;
 	return 0;
+}
+
+/* A function row's calls times w, NAN when its mode did not count them (null). */
+static double row_calls(const cJSON *e, double w)
+{
+	const cJSON *c = cJSON_GetObjectItemCaseSensitive(e, "calls");
+	return cJSON_IsNumber(c) ? c->valuedouble * w : NAN;
+}
+
+/* Whether a run counts calls: a function row of it has a count.  A run
+ * that does not (sample mode) has no call count for a name it lacks either. */
+static bool counts_calls(const cJSON *doc)
+{
+	const cJSON *e;
+	cJSON_ArrayForEach(e, isc_doc_get(doc, "cpu.top_functions"))
+		if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(e, "calls")))
+			return true;
+	cJSON_ArrayForEach(e, isc_doc_get(doc, "cpu.top_functions_in_scopes"))
+		if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(e, "calls")))
+			return true;
+	return false;
+}
+
+/* Whether side s of x has a call count: its rows counted, or (no row) its runs count calls. */
+static bool calls_known(const struct item *x, int s, const bool doc_counts[2])
+{
+	return x->seen[s] ? x->counted[s] : doc_counts[s];
 }
 
 /* Iterations of a run, the divisor of every per-iteration cost (1 without iterations). */
@@ -216,7 +247,7 @@ static int collect(struct items *it, int s, const cJSON *doc, double w)
 		double ns = isc_doc_num(e, "self_ns", 0);
 		listed += ns;
 		rc |= add(it, s, isc_doc_str(e, "kind", NULL) ? isc_doc_str(e, "kind", NULL) : "op", isc_doc_str(e, "name", NULL),
-			  isc_doc_str(e, "file", NULL), isc_doc_num(e, "line", 0), "cpu", ns * per, isc_doc_num(e, "calls", 0) * per);
+			  isc_doc_str(e, "file", NULL), isc_doc_num(e, "line", 0), "cpu", ns * per, row_calls(e, per));
 	}
 	/* the rest of the iteration time, so that the cpu view adds up to the mean iteration */
 	rc |= add(it, s, "other", "(other time in iterations)", NULL, 0, "cpu",
@@ -296,7 +327,7 @@ static int collect_names(struct items *it, int s, const cJSON *doc, double w)
 	int rc = 0;
 	cJSON_ArrayForEach(e, isc_doc_get(doc, "cpu.top_functions"))
 		rc |= add(it, s, isc_doc_str(e, "kind", NULL) ? isc_doc_str(e, "kind", NULL) : "op", isc_doc_str(e, "name", NULL), NULL, 0,
-			  "names", 0, isc_doc_num(e, "calls", 0) * w);
+			  "names", 0, row_calls(e, w));
 	cJSON_ArrayForEach(e, isc_doc_get(doc, "iterations.scopes"))
 		rc |= add(it, s, "scope", isc_doc_str(e, "name", NULL), NULL, 0, "names", 0, isc_doc_num(e, "count", 0) * w);
 	cJSON_ArrayForEach(e, isc_doc_get(doc, "gpu.kernels.top"))
@@ -319,17 +350,21 @@ static int ops_diff(struct isc_jb *jb, cJSON *cmp, const cJSON *cur, const cJSON
 				 "gpu.kernels.top (each a top list: a name near its cut-off may just have crossed it)");
 	cJSON *add_a = isc_jb_arr(jb, o, "added"), *rem = isc_jb_arr(jb, o, "removed"),
 	      *chg = isc_jb_arr(jb, o, "count_changed");
+	bool dc[2] = { true, counts_calls(cur) };
+	for (size_t k = 0; k < nbase; k++)
+		dc[0] = dc[0] && counts_calls(base[k]);
 	for (size_t i = 0; i < it.n && !rc; i++) {
 		struct item *x = &it.v[i];
+		bool k0 = calls_known(x, 0, dc), k1 = calls_known(x, 1, dc);
 		cJSON *arr = !x->seen[0] ? add_a : !x->seen[1] ? rem
-			     : fabs(x->calls[1] - x->calls[0]) > 1e-9 * fmax(1, x->calls[0]) ? chg : NULL;
+			     : k0 && k1 && fabs(x->calls[1] - x->calls[0]) > 1e-9 * fmax(1, x->calls[0]) ? chg : NULL;
 		if (!arr || cJSON_GetArraySize(arr) >= 50)
 			continue;
 		cJSON *r = isc_jb_push_obj(jb, arr);
 		isc_jb_str(jb, r, "name", x->name);
 		isc_jb_str(jb, r, "kind", x->kind);
-		isc_jb_num(jb, r, "base_calls", round(x->calls[0] * 1000) / 1000);
-		isc_jb_num(jb, r, "calls", round(x->calls[1] * 1000) / 1000);
+		isc_jb_num_or_null(jb, r, "base_calls", k0, round(x->calls[0] * 1000) / 1000);
+		isc_jb_num_or_null(jb, r, "calls", k1, round(x->calls[1] * 1000) / 1000);
 	}
 	for (size_t i = 0; i < it.n; i++) {
 		free(it.v[i].key);
@@ -797,6 +832,9 @@ int isc_findings_compare(cJSON *cur, const cJSON *const *base, size_t nbase, con
 	}
 	qsort(it.v, it.n, sizeof(*it.v), by_delta);
 	cJSON *con = isc_jb_arr(&jb, cmp, "contributors");
+	bool dc[2] = { true, counts_calls(cur) }; /* whether each side's runs count calls */
+	for (size_t k = 0; k < nbase; k++)
+		dc[0] = dc[0] && counts_calls(base[k]);
 	size_t shown[2] = { 0, 0 }; /* additive, breakdown */
 	for (size_t i = 0; i < it.n; i++) {
 		struct item *x = &it.v[i];
@@ -817,13 +855,15 @@ int isc_findings_compare(cJSON *cur, const cJSON *const *base, size_t nbase, con
 		isc_jb_num(&jb, c, "delta_ns_per_iter", round(delta));
 		isc_jb_num(&jb, c, "base_ns_per_iter", round(x->ns[0]));
 		isc_jb_num(&jb, c, "ns_per_iter", round(x->ns[1]));
-		isc_jb_num(&jb, c, "base_calls_per_iter", round(x->calls[0] * 1000) / 1000);
-		isc_jb_num(&jb, c, "calls_per_iter", round(x->calls[1] * 1000) / 1000);
+		/* a count a mode did not make (sample mode, an operator's slot) is null, never 0 */
+		bool k0 = calls_known(x, 0, dc), k1 = calls_known(x, 1, dc);
+		isc_jb_num_or_null(&jb, c, "base_calls_per_iter", k0, round(x->calls[0] * 1000) / 1000);
+		isc_jb_num_or_null(&jb, c, "calls_per_iter", k1, round(x->calls[1] * 1000) / 1000);
 		/* more calls at the old cost per call; the rest is each call being slower */
 		double more = x->calls[0] > 0 ? (x->calls[1] - x->calls[0]) * (x->ns[0] / x->calls[0])
 			      : x->calls[1] > 0 ? delta : 0;
-		isc_jb_num(&jb, c, "more_calls_ns_per_iter", round(more));
-		isc_jb_num(&jb, c, "slower_calls_ns_per_iter", round(delta - more));
+		isc_jb_num_or_null(&jb, c, "more_calls_ns_per_iter", k0 && k1, round(more));
+		isc_jb_num_or_null(&jb, c, "slower_calls_ns_per_iter", k0 && k1, round(delta - more));
 		isc_jb_num_or_null(&jb, c, "share_pct", d != 0, d != 0 ? round(1e4 * delta / d) / 100 : 0);
 	}
 	rc = jb.oom ? -ENOMEM : 0;

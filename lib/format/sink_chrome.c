@@ -369,22 +369,26 @@ static void instant(struct chrome_sink *s, const struct isc_tl_event *ev, char s
 }
 
 /*
- * A Python stack sample (PY_SAMPLE, --python=sample) as an instant event on
- * its thread: named by the innermost function, with the stack root first
- * ("outer (a.py:3) > leaf (b.py:9)"), the thread's state and whether it
- * was on a CPU (state R, not preempted).  Viewers show them as ticks on
- * the thread's track; their args are the stack.
+ * A Python stack sample (PY_SAMPLE) as an instant event on its thread:
+ * named by the innermost function, with the stack root first ("outer
+ * (a.py:3) > leaf (b.py:9)"), the thread's state, whether it was on a CPU
+ * (state R, not preempted) and (1.1) the C callee the innermost frame
+ * runs, when it has one ("callee": "torch._C._nn.linear").  Viewers show
+ * them as ticks on the thread's track; their args are the stack.
  */
 #define SAMPLE_FRAMES_MAX 256
 static void py_sample(struct chrome_sink *s, const struct isc_tl_event *ev)
 {
-	uint64_t ids[SAMPLE_FRAMES_MAX], lines[SAMPLE_FRAMES_MAX];
+	uint64_t ids[SAMPLE_FRAMES_MAX], lines[SAMPLE_FRAMES_MAX], callee = 0, kind = 0;
 	size_t n = 0;
 	const uint8_t *p = ev->bytes, *e = ev->bytes + ev->nbytes;
 	if (ev->nf != 5)
 		return;
-	while (p < e && n < SAMPLE_FRAMES_MAX && !isc_get_varint(&p, e, &ids[n]) && !isc_get_varint(&p, e, &lines[n]))
+	/* the frames (depth of them), then the callee (flags bit 4) */
+	while (n < ev->f[4] && n < SAMPLE_FRAMES_MAX && !isc_get_varint(&p, e, &ids[n]) && !isc_get_varint(&p, e, &lines[n]))
 		n++;
+	if (n == ev->f[4] && (ev->f[3] & ISC_PY_SAMPLE_CALLEE) && (isc_get_varint(&p, e, &callee) || isc_get_varint(&p, e, &kind)))
+		callee = 0;
 	char state = ev->f[2] > 32 && ev->f[2] < 127 ? (char)ev->f[2] : '?';
 	const char *leaf = n ? name_of(s, (uint32_t)ids[0])->name : "(no Python frame)";
 	ev_start(s, 'i', ev->pid, ev->tid);
@@ -403,7 +407,12 @@ static void py_sample(struct chrome_sink *s, const struct isc_tl_event *ev)
 		put_frag(s->out, *nm->file ? nm->file : "?");
 		fputs(loc, s->out);
 	}
-	fputs("\"}}", s->out);
+	fputs("\"", s->out);
+	if (callee) {
+		fputs(",\"callee\":", s->out);
+		put_cstr(s->out, name_of(s, (uint32_t)callee)->name);
+	}
+	fputs("}}", s->out);
 }
 
 static int keep_meta(struct chrome_sink *s, const struct isc_tl_event *ev)

@@ -357,9 +357,12 @@ static int d_event(void *ctx, const struct isc_tl_event *ev)
 		fprintf(o, "py_sample %c %" PRIu64, ev->nf == 5 && ev->f[2] > 32 && ev->f[2] < 127 ? (char)ev->f[2] : '?',
 			ev->nf == 5 ? ev->f[3] : 0);
 		const uint8_t *p = ev->bytes, *e = ev->bytes + ev->nbytes;
-		uint64_t id, line;
-		while (p < e && !isc_get_varint(&p, e, &id) && !isc_get_varint(&p, e, &line))
+		uint64_t id, line, kind;
+		for (uint64_t k = 0; ev->nf == 5 && k < ev->f[4] && !isc_get_varint(&p, e, &id) && !isc_get_varint(&p, e, &line); k++)
 			fprintf(o, " %s:%" PRIu64, name_of(s, (uint32_t)id), line);
+		/* 1.4: the callee, after the frames: "-> NAME MODULE kind K" */
+		if (ev->nf == 5 && (ev->f[3] & ISC_PY_SAMPLE_CALLEE) && !isc_get_varint(&p, e, &id) && !isc_get_varint(&p, e, &kind))
+			fprintf(o, " -> %s kind %" PRIu64, id ? name_of(s, (uint32_t)id) : "-", kind);
 		fputc('\n', o);
 		break;
 	}

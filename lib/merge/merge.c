@@ -711,7 +711,8 @@ static int read_events(struct merge *m, unsigned ii, const struct isc_chunk_head
 
 /*
  * A PY_SAMPLE body with global string ids: pid tid state flags depth, then
- * depth (code id, line) pairs.  A body that does not parse is corrupt.
+ * depth (code id, line) pairs, then (flags bit 4, 1.4) the callee's id (of
+ * kind CFUNC) and kind.  A body that does not parse is corrupt.
  */
 static int py_sample_body(struct merge *m, unsigned ii, uint32_t pid, const uint8_t *p, size_t len, struct mev *ev)
 {
@@ -733,6 +734,13 @@ static int py_sample_body(struct merge *m, unsigned ii, uint32_t pid, const uint
 		}
 		if (isc_buf_put_varint(&b, id ? strings_lookup(m, ii, pid, id, ISC_STR_CODE) : m->unnamed_frame) ||
 		    isc_buf_put_varint(&b, line))
+			goto bad;
+	}
+	if (f[3] & ISC_PY_SAMPLE_CALLEE) {
+		uint64_t kind;
+		if (isc_get_varint(&p, e, &id) || isc_get_varint(&p, e, &kind) || id > UINT32_MAX ||
+		    isc_buf_put_varint(&b, id ? strings_lookup(m, ii, pid, (uint32_t)id, ISC_STR_CFUNC) : 0) ||
+		    isc_buf_put_varint(&b, kind))
 			goto bad;
 	}
 	if (p != e)

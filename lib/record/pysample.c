@@ -13,8 +13,11 @@
  * while the thread runs can be torn, which the type checks mostly catch.
  *
  * Each code object met becomes a STRING_DEF of kind CODE (qualname, file,
- * first line) with an id of the process from ISC_STRING_ID_SAMPLER_BASE up;
- * each thread stack a PY_SAMPLE record (formats/trace.md §6.2).
+ * first line) with an id of the process from ISC_STRING_ID_SAMPLER_BASE up,
+ * each C callee met (what the innermost frame's call or operator runs:
+ * pyremote.c) one of kind CFUNC (its name as the profile hook names it,
+ * its module) from the same ids; each thread stack a PY_SAMPLE record
+ * (formats/trace.md §6.2) with its callee.
  */
 #include <ctype.h>
 #include <elf.h>
@@ -48,6 +51,14 @@ struct codeent {
 	uint32_t first, id;
 };
 
+/* A callee's identity (its source, slot, PyMethodDef or type) and what it was named. */
+struct calleeent {
+	uint64_t k0, ml, type;
+	uint32_t id; /* 0: it could not be named */
+	uint8_t kind;
+	bool torch, used;
+};
+
 struct tfd {
 	pid_t tid;
 	int fd, fd_sched;
@@ -64,6 +75,8 @@ struct pyproc {
 	struct isc_pyremote r;
 	struct codeent *codes;       /* the code objects named so far */
 	size_t ncodes, capcodes;
+	struct calleeent *callees; /* open addressing, capcallees a power of two */
+	size_t ncallees, capcallees;
 	struct isc_hindex code_index; /* code object address -> index in codes (an address is reused after a free) */
 	uint32_t next_id;
 	struct tfd *t;
@@ -109,9 +122,12 @@ static uint32_t find_pthread_tid_off(void)
 
 /* ---- ELF ---------------------------------------------------------------- */
 
-enum { SYM_RUNTIME, SYM_VERSION, SYM_CODE, SYM_STR, SYM_BYTES, NSYM };
+enum { SYM_RUNTIME, SYM_VERSION, SYM_CODE, SYM_STR, SYM_BYTES, SYM_CFUNC, SYM_DESCR, SYM_MODULE, SYM_CAPSULE,
+       SYM_TYPE, SYM_FUNCTION, SYM_METHOD, NSYM };
 static const char *const sym_names[NSYM] = { "_PyRuntime", "Py_Version", "PyCode_Type", "PyUnicode_Type",
-					     "PyBytes_Type" };
+					     "PyBytes_Type", "PyCFunction_Type", "PyMethodDescr_Type",
+					     "PyModule_Type", "PyCapsule_Type", "PyType_Type", "PyFunction_Type",
+					     "PyMethod_Type" };
 
 struct elfinfo {
 	uint64_t load_vaddr; /* lowest PT_LOAD p_vaddr, page aligned */
@@ -268,6 +284,34 @@ static void known_versions(char *out, size_t cap)
 		snprintf(out, cap, "none");
 }
 
+/* The lowest and highest address of path's mappings in the process (the
+ * interpreter's image: its code and static types); 0, 0 when not found. */
+static void image_range(pid_t pid, const char *path, uint64_t *lo, uint64_t *hi)
+{
+	char mp[64], line[4096];
+	*lo = UINT64_MAX;
+	*hi = 0;
+	snprintf(mp, sizeof(mp), "/proc/%d/maps", (int)pid);
+	FILE *f = fopen(mp, "re");
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long long a, b;
+		int pos = 0;
+		if (sscanf(line, "%llx-%llx %*s %*s %*s %*s%n", &a, &b, &pos) < 2)
+			continue;
+		char *q = line + pos;
+		q += strspn(q, " ");
+		q[strcspn(q, "\n")] = '\0';
+		if (strcmp(q, path))
+			continue;
+		*lo = a < *lo ? a : *lo;
+		*hi = b > *hi ? b : *hi;
+	}
+	if (f)
+		fclose(f);
+	if (*lo >= *hi)
+		*lo = *hi = 0;
+}
+
 /*
  * Finds CPython in the process and sets up p->r.  Leaves p->state at
  * P_PROBE when there is no CPython yet (not exec'ed, or not Python at all),
@@ -354,6 +398,13 @@ static void probe(struct isc_pysampler *s, struct pyproc *p)
 	p->r.code_type = at[SYM_CODE];
 	p->r.str_type = at[SYM_STR];
 	p->r.bytes_type = at[SYM_BYTES];
+	/* callees are read when the interpreter's type objects are all known */
+	if (at[SYM_CFUNC] && at[SYM_DESCR] && at[SYM_MODULE] && at[SYM_CAPSULE] && at[SYM_TYPE] && at[SYM_FUNCTION] &&
+	    at[SYM_METHOD]) {
+		p->r.types = (struct isc_pytypes){ at[SYM_CFUNC], at[SYM_DESCR], at[SYM_MODULE], at[SYM_CAPSULE],
+						   at[SYM_TYPE], at[SYM_FUNCTION], at[SYM_METHOD] };
+		image_range(p->pid, file, &p->r.img_lo, &p->r.img_hi);
+	}
 	p->r.pthread_tid_off = s->pthread_tid_off;
 	if (minor >= 13) {
 		uint32_t hex = 0;
@@ -469,6 +520,67 @@ static uint32_t code_id(struct isc_pysampler *s, struct pyproc *p, const struct 
 	return id;
 }
 
+/*
+ * The string id (kind CFUNC) and kind of the callee c, named and defined
+ * (into s->strings) the first time it is met; id 0 when it cannot be named.
+ */
+static uint32_t callee_id(struct isc_pysampler *s, struct pyproc *p, const struct isc_pycallee *c, uint8_t *kind,
+			  bool *torch)
+{
+	uint64_t k0 = (uint64_t)c->src | (uint64_t)c->slot << 8 | (uint64_t)c->reflected << 16;
+	*kind = ISC_PY_CALLEE_UNKNOWN;
+	*torch = c->torch;
+	if (p->ncallees * 2 >= p->capcallees) {
+		size_t cap = p->capcallees ? p->capcallees * 2 : 256;
+		if (p->ncallees >= CODES_MAX)
+			return 0;
+		struct calleeent *n = calloc(cap, sizeof(*n));
+		if (!n)
+			return 0;
+		for (size_t i = 0; i < p->capcallees; i++) {
+			if (!p->callees[i].used)
+				continue;
+			size_t j = isc_mix64(p->callees[i].ml ^ p->callees[i].type ^ p->callees[i].k0) & (cap - 1);
+			while (n[j].used)
+				j = (j + 1) & (cap - 1);
+			n[j] = p->callees[i];
+		}
+		free(p->callees);
+		p->callees = n;
+		p->capcallees = cap;
+	}
+	size_t j = isc_mix64(c->ml ^ c->type ^ k0) & (p->capcallees - 1);
+	for (; p->callees[j].used; j = (j + 1) & (p->capcallees - 1)) {
+		struct calleeent *e = &p->callees[j];
+		if (e->k0 == k0 && e->ml == c->ml && e->type == c->type) {
+			*kind = e->kind;
+			*torch = e->torch;
+			return e->id;
+		}
+	}
+	char name[ISC_PY_NAME_MAX + 8], module[ISC_PY_NAME_MAX + 8];
+	struct calleeent *e = &p->callees[j];
+	*e = (struct calleeent){ k0, c->ml, c->type, 0, ISC_PY_CALLEE_UNKNOWN, c->torch, true };
+	p->ncallees++;
+	if (p->next_id >= ISC_STRING_ID_ALLOC_BASE || /* the allocation shim's ids start there */
+	    isc_pyremote_callee_name(&p->r, c, &e->kind, &e->torch, name, sizeof(name), module, sizeof(module))) {
+		e->kind = ISC_PY_CALLEE_UNKNOWN; /* kept as unnamed: not read again */
+		return 0;
+	}
+	e->id = p->next_id++;
+	*kind = e->kind;
+	*torch = e->torch;
+	struct isc_buf *b = &s->body;
+	b->len = 0;
+	isc_buf_put_varint(b, e->id);
+	isc_buf_put_u8(b, ISC_STR_CFUNC);
+	isc_buf_put_varint(b, 0);
+	isc_buf_put_bytes(b, name, strlen(name));
+	isc_buf_put_bytes(b, module, strlen(module));
+	isc_buf_put_record(&s->strings, ISC_REC_STRING_DEF, 0, NULL, b->data, b->len);
+	return e->id;
+}
+
 /* ---- the tick ------------------------------------------------------------ */
 
 int isc_pysampler_new(struct isc_pysampler **sp, const struct isc_pysampler_hooks *h)
@@ -490,6 +602,9 @@ static void proc_close(struct pyproc *p)
 	free(p->codes);
 	p->codes = NULL;
 	p->ncodes = p->capcodes = 0;
+	free(p->callees);
+	p->callees = NULL;
+	p->ncallees = p->capcallees = 0;
 	isc_hindex_free(&p->code_index);
 	p->code_index = (struct isc_hindex){ 0 };
 	p->gen++;
@@ -542,12 +657,22 @@ static bool sample_proc(struct isc_pysampler *s, struct pyproc *p, uint64_t now,
 		bl += isc_put_varint(body + bl, st->tid);
 		bool waiting;
 		bl += isc_put_varint(body + bl, (uint8_t)thread_state(p, (pid_t)st->tid, &waiting));
-		bl += isc_put_varint(body + bl, (st->depth ? st->frames[0].opclass & 3u : 0) | (st->truncated ? 4u : 0) |
-							(waiting ? 8u : 0));
+		bl += isc_put_varint(body + bl, (st->depth ? (st->frames[0].opclass & ISC_PY_SAMPLE_OPCLASS) | ISC_PY_SAMPLE_CALLEE : 0) |
+							(st->truncated ? ISC_PY_SAMPLE_TRUNCATED : 0) |
+							(waiting ? ISC_PY_SAMPLE_WAITING : 0));
 		bl += isc_put_varint(body + bl, st->depth);
 		for (uint32_t k = 0; k < st->depth; k++) {
 			bl += isc_put_varint(body + bl, code_id(s, p, &st->frames[k]));
 			bl += isc_put_varint(body + bl, st->frames[k].line);
+		}
+		if (st->depth) { /* what the innermost frame runs in C (1.4) */
+			uint8_t kind = st->callee.src == ISC_PY_SRC_NONE ? ISC_PY_CALLEE_NONE : ISC_PY_CALLEE_UNKNOWN;
+			bool torch = false;
+			uint32_t id = 0;
+			if (st->callee.src != ISC_PY_SRC_NONE && st->callee.src != ISC_PY_SRC_UNKNOWN)
+				id = callee_id(s, p, &st->callee, &kind, &torch);
+			bl += isc_put_varint(body + bl, id);
+			bl += isc_put_varint(body + bl, kind | (torch ? ISC_PY_CALLEE_TORCH : 0));
 		}
 		isc_buf_put_record(&recs, ISC_REC_PY_SAMPLE, now, last, body, bl);
 		s->stacks++;

@@ -394,16 +394,17 @@ static void py_warn(void *ctx, pid_t pid, const char *msg)
 }
 
 /*
- * --python=sample: every 1/python_hz s, the Python stacks of the workload
- * and of every process whose Python agent published a file, one SAMPLES
- * chunk per tick; at the end the sampler's totals (PY_SAMPLER).
+ * Every 1/python_hz s (both Python modes), the Python stacks of the
+ * workload and of every process whose Python agent published a file, one
+ * SAMPLES chunk per tick; at the end the sampler's totals (PY_SAMPLER).
  */
 static void *pysampler_main(void *arg)
 {
 	struct sampler_ctx *sc = arg;
 	struct recorder *r = sc->r;
 	struct isc_pysampler *smp = NULL;
-	struct isc_pysampler_hooks hooks = { r, py_strings, py_warn };
+	/* exact mode: stacks it cannot read are no loss worth a warning (the agent records every call) */
+	struct isc_pysampler_hooks hooks = { r, py_strings, r->python_sample ? py_warn : NULL };
 	struct isc_buf b = { 0 };
 	pid_t pids[REC_MAX_PROCS];
 	uint64_t period = 1000000000u / r->o->python_hz, next = isc_now_ns(), now;
@@ -1252,7 +1253,10 @@ int isc_record_run(const struct isc_record_opts *o, struct isc_record_result *re
 	drain_on = !pthread_create(&drain_thr, NULL, drain_main, &r);
 	if (o->sample_hz)
 		sampler_on = !pthread_create(&sampler_thr, NULL, sampler_main, &sc);
-	if (r.python_sample && o->python_hz)
+	/* exact mode samples the stacks too: an operator's C slot (x @ w) has
+	 * no call event, and the samples say which share of a function's
+	 * time sat in one (iscope-analyze moves it to an op row) */
+	if (o->python_hz)
 		py_on = !pthread_create(&py_thr, NULL, pysampler_main, &pc);
 	if (o->sample_hz && r.gpu.nvml)
 		isc_nvml_start(&nvml_thr, r.gpu.nvml, o->sample_hz, r.wake_fd, nvml_emit, &r);

@@ -187,13 +187,19 @@ static void contributors(struct isc_rep *m, const cJSON *cmp)
 			isc_rep_putf(m, " — %s", chg);
 		isc_rep_put(m, " | ");
 		isc_rep_md(m, isc_doc_str(c, "kind", NULL));
-		isc_rep_putf(m, " (%s) | %s | %s | %s | %.3g → %.3g | %s | %s |\n",
+		/* a count a run did not make (sample mode, an operator's slot) is n/a, never 0 */
+		char cb[2][32];
+		const cJSON *bc = isc_doc_get(c, "base_calls_per_iter"), *cc = isc_doc_get(c, "calls_per_iter");
+		const cJSON *mc = isc_doc_get(c, "more_calls_ns_per_iter"), *sc = isc_doc_get(c, "slower_calls_ns_per_iter");
+		snprintf(cb[0], sizeof(cb[0]), cJSON_IsNumber(bc) ? "%.3g" : "n/a", cJSON_IsNumber(bc) ? bc->valuedouble : 0);
+		snprintf(cb[1], sizeof(cb[1]), cJSON_IsNumber(cc) ? "%.3g" : "n/a", cJSON_IsNumber(cc) ? cc->valuedouble : 0);
+		isc_rep_putf(m, " (%s) | %s | %s | %s | %s → %s | %s | %s |\n",
 			     isc_doc_str(c, "view", NULL) ? isc_doc_str(c, "view", NULL) : "?",
 			     fmt_delta(d, sizeof(d), isc_doc_num(c, "delta_ns_per_iter", 0)),
 			     isc_rep_fmt_ns(a, sizeof(a), fabs(isc_doc_num(c, "base_ns_per_iter", 0))),
-			     isc_rep_fmt_ns(b, sizeof(b), fabs(isc_doc_num(c, "ns_per_iter", 0))), isc_doc_num(c, "base_calls_per_iter", 0),
-			     isc_doc_num(c, "calls_per_iter", 0), fmt_delta(e, sizeof(e), isc_doc_num(c, "more_calls_ns_per_iter", 0)),
-			     fmt_delta(f, sizeof(f), isc_doc_num(c, "slower_calls_ns_per_iter", 0)));
+			     isc_rep_fmt_ns(b, sizeof(b), fabs(isc_doc_num(c, "ns_per_iter", 0))), cb[0], cb[1],
+			     cJSON_IsNumber(mc) ? fmt_delta(e, sizeof(e), mc->valuedouble) : "n/a",
+			     cJSON_IsNumber(sc) ? fmt_delta(f, sizeof(f), sc->valuedouble) : "n/a");
 	}
 }
 

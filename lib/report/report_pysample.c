@@ -68,20 +68,30 @@ void isc_rep_python_samples(struct isc_rep *m, const cJSON *root)
 		isc_rep_put(m, " |\n");
 	}
 	if (cJSON_GetArraySize(isc_doc_get(s, "native_calls"))) {
-		isc_rep_put(m, "\n#### Time in C calls, by the Python line that called\n\n"
-			       "| # | Line | Function | Samples (on CPU) | Time | torch |\n|---:|---|---|---:|---:|---|\n");
+		isc_rep_put(m, "\n#### Time in C calls, by callee and calling function\n\n"
+			       "| # | Callee | Kind | Called from | Samples (on CPU) | Time | torch |\n"
+			       "|---:|---|---|---|---:|---:|---|\n");
 		i = 0;
 		cJSON_ArrayForEach(o, isc_doc_get(s, "native_calls")) {
+			const cJSON *c = isc_doc_get(o, "caller");
 			if (i >= ROWS)
 				break;
 			isc_rep_putf(m, "| %d | ", ++i);
-			isc_rep_location(m, o, false);
-			isc_rep_put(m, " | ");
 			isc_rep_md(m, isc_doc_str(o, "name", NULL));
-			isc_rep_putf(m, " | %.0f (%.0f) | ", isc_doc_num(o, "samples", 0), isc_doc_num(o, "on_cpu_samples", 0));
+			isc_rep_put(m, " | ");
+			isc_rep_md(m, isc_doc_str(o, "callee_kind", NULL));
+			isc_rep_put(m, " | ");
+			isc_rep_md(m, isc_doc_str(c, "name", NULL));
+			isc_rep_put(m, " (");
+			isc_rep_location(m, c, false);
+			isc_rep_putf(m, ") | %.0f (%.0f) | ", isc_doc_num(o, "samples", 0), isc_doc_num(o, "on_cpu_samples", 0));
 			est(m, o, "ns");
 			isc_rep_putf(m, " | %s |\n", cJSON_IsTrue(isc_doc_get(o, "torch")) ? "yes" : "no");
 		}
+		if (isc_doc_num(s, "split.unidentified_samples", 0) > 0)
+			isc_rep_putf(m, "\n%.0f samples in C calls whose callee the sampler could not read are counted as "
+					"\"(a C call the sampler could not name)\".\n",
+				     isc_doc_num(s, "split.unidentified_samples", 0));
 	}
 	isc_rep_put(m, "\n#### Sampled threads\n\n| Process | Thread | Samples | On CPU | Bytecode | C calls | Off CPU |\n"
 		       "|---:|---:|---:|---:|---:|---:|---:|\n");
@@ -94,9 +104,17 @@ void isc_rep_python_samples(struct isc_rep *m, const cJSON *root)
 void isc_rep_sampler_cost(struct isc_rep *m, const cJSON *root)
 {
 	const cJSON *s = isc_doc_get(root, "recording.sampler");
+	const char *mode = isc_doc_str(root, "recording.python_mode", "");
 	char b[2][64];
 	if (!s)
 		return;
+	if (!strcmp(mode, "exact")) { /* the samples only place operator time: the agent's calls are the measure */
+		if (isc_doc_get(s, "cpu_ns") && !cJSON_IsNull(isc_doc_get(s, "cpu_ns")))
+			isc_rep_putf(m, "\nThe stack sampler (%.0f Hz: which share of a function's time sat in an operator "
+					"on an extension's object, such as `x @ w` on tensors) used %s of CPU in the recorder.\n",
+				     isc_doc_num(s, "hz", 0), isc_rep_fmt_ns(b[0], 64, isc_doc_num(s, "cpu_ns", 0)));
+		return;
+	}
 	if (!isc_doc_get(s, "cpu_ns") || cJSON_IsNull(isc_doc_get(s, "cpu_ns"))) {
 		isc_rep_put(m, "\nRecording (sampled Python mode): the sampler's cost is unknown (the trace ended before "
 			       "its totals).\n");

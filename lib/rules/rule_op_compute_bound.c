@@ -98,7 +98,7 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 		if (cJSON_IsNumber(cJSON_GetObjectItem(fn, "calls")))
 			isc_fnd_detail(o, t, "%.0f calls, %.1f us each", isc_doc_num(fn, "calls", 0),
 				       isc_doc_num(fn, "calls", 0) > 0 ? isc_doc_num(fn, "self_ns", 0) / isc_doc_num(fn, "calls", 1) / 1e3 : 0);
-		else /* --python=sample: C time by calling line, from stack samples */
+		else /* --python=sample (C time by callee, from stack samples), an operator's slot in exact mode */
 			isc_fnd_detail(o, t, "calls not counted (sampled)");
 	}
 	if (caller)

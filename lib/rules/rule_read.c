@@ -104,7 +104,7 @@ double isc_rreason_ns(const cJSON *doc, const char *reason, bool no_dataloader)
 bool isc_rrow_torch(const cJSON *fn)
 {
 	const cJSON *flag = cJSON_GetObjectItemCaseSensitive(fn, "torch");
-	if (cJSON_IsBool(flag)) /* --python=sample: "C call in FUNCTION" says it itself */
+	if (cJSON_IsBool(flag)) /* --python=sample: the sampled callee's module or type said it */
 		return cJSON_IsTrue(flag);
 	return isc_is_torch_op(isc_doc_str(fn, "name", ""), isc_doc_str(fn, "file", ""));
 }

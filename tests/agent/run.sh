@@ -16,12 +16,13 @@ else
 	trap 'rm -rf "$pydir"' EXIT
 	mkdir -p "$pydir/inferscope"
 	# alloc_hooks.c walks frames with the recorder's walker and layout table
+	# (pyremote.c reads callees with pycode.c's stack depths)
 	"$here/../../scripts/gen-pylayouts.sh" "$pydir/pylayout_table.c" "$here/../../lib/record/pylayout_gen.c" \
 		${CC:-cc} >/dev/null
 	${CC:-cc} -shared -fPIC -O2 -Wall -Wextra -Werror -D_GNU_SOURCE \
 		-DPy_LIMITED_API=0x03090000 $(pkg-config --cflags python3) \
 		-fvisibility=hidden -I"$here/../../lib" -o "$pydir/_agent.abi3.so" "$src"/*.c \
-		"$here/../../lib/record/pyremote.c" "$pydir/pylayout_table.c" -ldl -lpthread
+		"$here/../../lib/record/pyremote.c" "$here/../../lib/record/pycode.c" "$pydir/pylayout_table.c" -ldl -lpthread
 	cp "$src/sitecustomize.py" "$pydir/"
 	cp "$src/inferscope/__init__.py" "$pydir/inferscope/"
 fi

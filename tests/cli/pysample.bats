@@ -50,6 +50,18 @@ share_ok() {
 		exit !(n >= 100 && d <= 4 * se) }'
 }
 
+@test "static stack depths (lib/record/pycode.c) as each CPython 3.9-3.13 found computes them, on ~2000 standard-library code objects" {
+	local p n=0
+	while read -r p; do
+		echo "# $p"
+		run "$p" "$ISC_SRC/tests/unit/check-pycode.py" "$ISC_BUILD/tests/pycode_tool"
+		echo "$output"
+		[ "$status" -eq 0 ]
+		n=$((n + 1))
+	done < <(pythons)
+	[ "$n" -ge 1 ]
+}
+
 @test "--python rejects an unknown mode and --python-hz out of range (usage, exit 2)" {
 	run --separate-stderr "$RECORD" --python=fast -o "$T/x.isc" -- true
 	[ "$status" -eq 2 ]
@@ -233,10 +245,11 @@ print(a["errors"], b["errors"], a["py_samples"], b["py_samples"], a["undefined_r
 	[ "${BASH_REMATCH[1]}" -ge 40 ]
 }
 
-@test "C calls from two lines of one function are one row of the CPU tables, at the heavier line" {
-	# work() calls C code (builtins.sum over a range) from two lines, the
-	# first with twice the work; exact mode has one row per op, so sample
-	# mode has one "C call in work", pointed at the first line
+@test "C calls from two lines of one function are one row of the CPU tables, named by the callee, its caller given" {
+	# work() calls builtins.sum from two lines; exact mode has one row per
+	# op, so sample mode has one "builtins.sum" row (module builtins, line
+	# 0, calls not counted), whose caller is work; the C time per (callee,
+	# caller) is one native_calls row too
 	cat > "$T/two_lines.py" <<'PY'
 import sys
 def work():
@@ -246,13 +259,14 @@ def work():
 for _ in range(int(sys.argv[1])):
     work()
 PY
-	want=$(grep -n 'sum(range(6000000))' "$T/two_lines.py" | cut -d: -f1)
 	"$RECORD" -q --python=sample --python-hz=200 -o "$T/t.isc" -- "$(torch_python)" "$T/two_lines.py" 8
 	"$ANALYZE" -q -o "$T/t.json" "$T/t.isc"
 	run "$PY" -c 'import json,sys
-rows = [r for r in json.load(open(sys.argv[1]))["cpu"]["top_functions"] if r["name"] == "C call in work"]
-print(len(rows), rows[0]["line"] if rows else "-")' "$T/t.json"
-	[ "$output" = "1 $want" ]
+d = json.load(open(sys.argv[1]))
+rows = [r for r in d["cpu"]["top_functions"] if r["kind"] == "op" and r["name"] == "builtins.sum"]
+nc = [r for r in d["python"]["samples"]["native_calls"] if r["name"] == "builtins.sum"]
+print(len(rows), rows[0]["file"], rows[0]["line"], rows[0]["calls"], rows[0]["caller"]["name"], len(nc), nc[0]["caller"]["name"], nc[0]["callee_kind"])' "$T/t.json"
+	[ "$output" = "1 builtins 0 None work 1 work function" ]
 }
 
 @test "sample mode imports threading only when the workload does; threads are still named and their exceptions recorded, on every CPython 3.9-3.13 found" {
@@ -297,9 +311,10 @@ PY
 	"$MERGE" --dump-times "$T/t.isc" > "$T/dump"
 	"$ANALYZE" -o "$T/f.json" "$T/t.isc"
 	# per thread from the dump: a sample is on CPU in state R without the
-	# preempted flag (8); on CPU in Python when it has frames and the
-	# innermost is bytecode (flags & 3 == 0), else in a call; each sample is
-	# one period of --python-hz (100 Hz: 10 ms)
+	# preempted flag (8); on CPU in C when it has frames and its callee
+	# ("-> NAME kind K", formats/trace.md §6.2) is of kind 1-4, or 5 (not
+	# read) at a call (flags & 3 == 1), else in Python; no frames: C; each
+	# sample is one period of --python-hz (100 Hz: 10 ms)
 	run python3 - "$T/dump" "$T/f.json" <<'PY'
 import json, sys
 names, want = {}, {}
@@ -309,8 +324,10 @@ for l in open(sys.argv[1]):
         names[w[1]] = w[3]
     if len(w) >= 5 and w[2] == "py_sample":
         state, flags, depth = w[3], int(w[4]), len(w) > 5
+        kind = int(w[-1]) & 7 if "->" in w else 5
+        in_c = not depth or 1 <= kind <= 4 or (kind == 5 and flags & 3 == 1)
         on = state == "R" and not flags & 8
-        k = ("python" if depth and flags & 3 == 0 else "ops") if on else "off"
+        k = ("ops" if in_c else "python") if on else "off"
         c = want.setdefault(w[1], {"python": 0, "ops": 0, "off": 0})
         c[k] += 10000000
 d = json.load(open(sys.argv[2]))
@@ -326,7 +343,7 @@ PY
 	[ "$output" = "ok True True" ]
 }
 
-@test "--format=chrome carries the stack samples: one instant per sample, named by the innermost function, stack root first" {
+@test "--format=chrome carries the stack samples: one instant per sample, named by the innermost function, stack root first, its C callee" {
 	cat > "$T/nest.py" <<'PY'
 import time
 def inner():
@@ -349,10 +366,15 @@ want = sum(1 for l in open(sys.argv[1]) if l.split()[3:4] == ["py_sample"])
 evs = [e for e in json.load(open(sys.argv[2]))["traceEvents"] if e.get("cat") == "python_sample"]
 nested = [e for e in evs if e["name"] == "inner" and "outer (" in e["args"]["stack"]
           and e["args"]["stack"].index("outer (") < e["args"]["stack"].index("inner (")]
-print(len(evs) == want, want > 10, len(nested) > 10)
+# the frames and nothing else: <module> > outer > inner, root first
+exact = [e for e in nested if e["args"]["stack"].split(" > ")[0].startswith("<module> (")
+         and e["args"]["stack"].split(" > ")[-1].startswith("inner (")]
+# the loop calls time.thread_time: samples in it name that callee
+callee = [e for e in nested if e["args"].get("callee") == "time.thread_time"]
+print(len(evs) == want, want > 10, len(nested) > 10, len(exact) == len(nested), len(callee) > 0)
 PY
 	echo "$output"
-	[ "$output" = "True True True" ]
+	[ "$output" = "True True True True True" ]
 }
 
 @test "the summary line counts the stack samples the trace holds (sample mode records few events)" {

@@ -83,7 +83,7 @@ RECORDS = {
     0x27: ("PROC_INFO", ["v:pid", "v:ppid", "cnt:cmdline"]),
     0x28: ("PROC_EXIT", ["v:pid", "z:status", "v:how"]),
     0x29: ("THREAD_NAME", ["v:pid", "v:tid", "rest:name"]),
-    0x2E: ("PY_SAMPLE", ["v:pid", "v:tid", "v:state", "v:flags", "v:depth", "pairs:frames"]),
+    0x2E: ("PY_SAMPLE", ["v:pid", "v:tid", "v:state", "v:flags", "v:depth", "pairs:frames", "callee:callee"]),
     0x2F: ("PY_SAMPLER", ["v:hz", "v:ticks", "v:stacks", "v:reads", "v:failed", "v:cpu_ns"]),
     0x40: ("TL_CTX", ["v:pid", "v:tid"]),
     0x48: ("TL_ALLOC", None),  # the layouts of 0x10-0x13 (filled in below)
@@ -241,6 +241,7 @@ class Decoder:
         self.strings = {}  # trace: (pid, id) -> (kind, name); timeline: id -> (kind, name)
         self.max_string_id = {}
         self.py_samples = 0
+        self.py_callees = 0
         self.contents = set()
         self.unnamed_refs = 0
         self.undefined = set()
@@ -444,6 +445,10 @@ class Decoder:
                     line, q = get_varint(b, q, end)
                     vals.append((cid, line))
                 f[name] = vals
+            elif code == "callee":  # PY_SAMPLE 1.4: callee_id, callee when flags bit 4 (T §6.2)
+                if self.minor >= 4 and f.get("flags", 0) & 16:
+                    f["callee_id"], q = get_varint(b, q, end)
+                    f["callee"], q = get_varint(b, q, end)
             elif code == "arr":
                 n, q = get_varint(b, q, end)
                 vals = []
@@ -792,8 +797,18 @@ class Decoder:
     def py_sample(self, pid, f, where, rname):
         """A sampled Python stack (T §6.2, §6.5): its frames name code objects of its process."""
         self.py_samples += 1
-        if f["flags"] >> 4:
+        if f["flags"] >> (5 if self.minor >= 4 else 4):
             self.error("T §6.2: %s: PY_SAMPLE flags %#x use reserved bits" % (where, f["flags"]))
+        if "callee" in f:  # 1.4: the innermost frame's C callee
+            self.py_callees += f["callee"] & 7 in (1, 2, 3, 4)
+            if f["callee"] >> 4 or f["callee"] & 7 > 5:
+                self.error("T §6.2: %s: PY_SAMPLE callee %#x is not a kind or uses reserved bits" % (where, f["callee"]))
+            elif f["callee"] & 7 in (0, 5) and f["callee_id"]:
+                self.error("T §6.2: %s: PY_SAMPLE callee of kind %d names string %d" % (where, f["callee"] & 7, f["callee_id"]))
+            elif f["callee_id"]:
+                self.resolve(pid, f["callee_id"], 1, where, rname)
+        elif self.minor >= 4 and f["depth"]:
+            self.error("T §6.2: %s: PY_SAMPLE of a 1.4 file with frames and no callee (flags bit 4)" % where)
         if f["state"] >= 128:
             self.error("T §6.2: %s: PY_SAMPLE state %d is not an ASCII letter" % (where, f["state"]))
         for cid, _line in f["frames"]:
@@ -890,6 +905,7 @@ class Decoder:
             "records": self.records,
             "unknown_records": self.unknown_records,
             "py_samples": self.py_samples,
+            "py_callees": self.py_callees,
             "events": self.events,
             "dropped_records": self.dropped_records,
             "strings": len(self.strings),

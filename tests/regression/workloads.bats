@@ -48,7 +48,7 @@ bats_require_minimum_version 1.5.0
 load ../cli/helpers
 
 setup_file() {
-	# exact Python mode: these tests check torch ops by name (sampled C calls are named by their calling line)
+	# exact Python mode: these tests check torch ops by name and their calls per step (sample mode counts no calls)
 	export INFERSCOPE_PYTHON_MODE=exact
 	export D="$BATS_FILE_TMPDIR"
 	TPY=$(torch_python)

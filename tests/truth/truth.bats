@@ -11,14 +11,21 @@ setup_file() {
 	export W=$ISC_SRC/tests/truth
 }
 
-# record NAME: tests/truth/NAME.py recorded and analyzed into $BATS_TEST_TMPDIR/NAME.json
+# record NAME [OUT [PYTHON]]: tests/truth/NAME.py recorded (by PYTHON, default
+# $PY) and analyzed into $BATS_TEST_TMPDIR/OUT.json (OUT defaults to NAME)
 record() {
-	run --separate-stderr "$RECORD" -q --python="$MODE" -o "$BATS_TEST_TMPDIR/$1.isc" -- "$PY" "$W/$1.py"
+	local out=${2:-$1} py=${3:-$PY}
+	run --separate-stderr "$RECORD" -q --python="$MODE" -o "$BATS_TEST_TMPDIR/$out.isc" -- "$py" "$W/$1.py"
 	[ "$status" -eq 0 ]
-	run --separate-stderr "$ANALYZE" -q -o "$BATS_TEST_TMPDIR/$1.json" "$BATS_TEST_TMPDIR/$1.isc"
+	run --separate-stderr "$ANALYZE" -q -o "$BATS_TEST_TMPDIR/$out.json" "$BATS_TEST_TMPDIR/$out.isc"
 	[ "$status" -eq 0 ]
-	valid_findings "$BATS_TEST_TMPDIR/$1.json"
-	jq -r '"verdict: \(.verdict.class) (\(.verdict.confidence)): \(.verdict.sentence)"' "$BATS_TEST_TMPDIR/$1.json"
+	valid_findings "$BATS_TEST_TMPDIR/$out.json"
+	jq -r '"verdict: \(.verdict.class) (\(.verdict.confidence)): \(.verdict.sentence)"' "$BATS_TEST_TMPDIR/$out.json"
+}
+
+# torch_or_skip: the interpreter with torch, or skip saying none is here
+torch_or_skip() {
+	TPY=$(torch_python) || skip "no CPython with torch on this machine"
 }
 
 @test "lock_wait.py: a step waiting for another thread's lock is lock_wait, where it waited named" {
@@ -31,4 +38,92 @@ record() {
 	# where it waited: the step loop, in the module of this file (the first row, or its Python caller)
 	run jq -r '.findings[] | select(.id == "lock_wait") | .evidence.top[0] | if .kind == "python" then "\(.name) \(.file)" else .detail end' "$F"
 	[[ "$output" == *"<module>"*"tests/truth/lock_wait.py"* ]]
+}
+
+@test "pure_python.py: arithmetic loops on ints are the interpreter's: no C time, no op row" {
+	record pure_python
+	F=$BATS_TEST_TMPDIR/pure_python.json
+	# of the on-CPU time in iterations (python_ns + ops_ns: a loaded machine
+	# adds off-CPU time), torch ops + other C code below 2 %
+	run jq -r '.cpu.in_iterations.split | (.torch_ops_ns + .other_c_ns) < 0.02 * (.python_ns + .ops_ns)' "$F"
+	[ "$output" = true ]
+	# no op row at 1 % or more of the time in iterations
+	run jq -r '[.cpu.top_functions_in_scopes[] | select(.kind == "op" and .self_pct >= 1) | .name] | join(",")' "$F"
+	[ "$output" = "" ]
+	# the three loop functions (one code object, loop) lead: loop is the top row
+	run jq -r '.cpu.top_functions_in_scopes[0] | "\(.kind) \(.name)"' "$F"
+	[ "$output" = "python loop" ]
+}
+
+@test "matmul_ops.py: six x @ w per step are torch ops (the matrix product named), never python_bound" {
+	torch_or_skip
+	record matmul_ops matmul_ops "$TPY"
+	F=$BATS_TEST_TMPDIR/matmul_ops.json
+	# op_compute_bound, or torch ops at least 80 % of the on-CPU time in iterations
+	# (python_ns + ops_ns: on a loaded machine the verdict may be the CPU contention)
+	run jq -r '.verdict.class == "op_compute_bound" or (.cpu.in_iterations.split | .torch_ops_ns >= 0.8 * (.python_ns + .ops_ns))' "$F"
+	[ "$output" = true ]
+	run jq -r '[.findings[] | select(.id == "python_bound")] | length' "$F"
+	[ "$output" = 0 ]
+	# the heaviest op row in iterations: the matrix product of a tensor, a torch op
+	run jq -r '[.cpu.top_functions_in_scopes[] | select(.kind == "op")][0] | "\(.name) \(.file)"' "$F"
+	echo "$output"
+	[[ "$output" == *matmul*" torch"* ]]
+}
+
+@test "tokenizer_torch.py: a Python tokenizer in a process that imported torch runs no torch op" {
+	torch_or_skip
+	record tokenizer_torch tokenizer_torch "$TPY"
+	F=$BATS_TEST_TMPDIR/tokenizer_torch.json
+	# torch ops below 2 % of the on-CPU time in iterations
+	run jq -r '.cpu.in_iterations.split | .torch_ops_ns < 0.02 * (.python_ns + .ops_ns)' "$F"
+	[ "$output" = true ]
+	run jq -r '[.findings[] | select(.id == "op_compute_bound")] | length' "$F"
+	[ "$output" = 0 ]
+}
+
+@test "aa_linear.py: two identical runs have the same op rows, named by their callee" {
+	torch_or_skip
+	record aa_linear aa1 "$TPY"
+	record aa_linear aa2 "$TPY"
+	local r
+	for r in aa1 aa2; do
+		# the linear calls: a row named as exact mode names the callee
+		run jq -r '[.cpu.top_functions_in_scopes[] | select(.kind == "op") | .name] | index("torch._C._nn.linear") != null' "$BATS_TEST_TMPDIR/$r.json"
+		[ "$output" = true ]
+	done
+	# every op row at 5 % or more in one run has a row of the same key in the other
+	run jq -rn --slurpfile a "$BATS_TEST_TMPDIR/aa1.json" --slurpfile b "$BATS_TEST_TMPDIR/aa2.json" '
+		def keys(d): [d.cpu.top_functions_in_scopes[] | select(.kind == "op") | "\(.name)\t\(.file):\(.line)"];
+		def big(d): [d.cpu.top_functions_in_scopes[] | select(.kind == "op" and .self_pct >= 5) | "\(.name)\t\(.file):\(.line)"];
+		(big($a[0]) - keys($b[0])) + (big($b[0]) - keys($a[0])) | join(" | ")'
+	echo "unmatched: $output"
+	[ "$output" = "" ]
+	# the comparison of the two: no op row of 5 % of an iteration appears or disappears
+	run --separate-stderr "$ANALYZE" -q --baseline "$BATS_TEST_TMPDIR/aa1.json" -o "$BATS_TEST_TMPDIR/cmp.json" "$BATS_TEST_TMPDIR/aa2.json"
+	[ "$status" -eq 0 ]
+	run jq -r '.comparison as $c | [$c.contributors[] | select(.kind == "op" and .change != "changed"
+		and ([.base_ns_per_iter, .ns_per_iter] | max) >= 0.05 * $c.base_ns_per_iter) | "\(.change) \(.name)"] | join(", ")' "$BATS_TEST_TMPDIR/cmp.json"
+	echo "$output"
+	[ "$output" = "" ]
+}
+
+@test "aa_linear.py: an exact run and a sampled run of it compare op row for op row, counts n/a where not counted" {
+	torch_or_skip
+	local m
+	for m in exact sample; do
+		run --separate-stderr "$RECORD" -q --python=$m -o "$BATS_TEST_TMPDIR/$m.isc" -- "$TPY" "$W/aa_linear.py"
+		[ "$status" -eq 0 ]
+		run --separate-stderr "$ANALYZE" -q -o "$BATS_TEST_TMPDIR/$m.json" "$BATS_TEST_TMPDIR/$m.isc"
+		[ "$status" -eq 0 ]
+	done
+	run --separate-stderr "$ANALYZE" -q --baseline "$BATS_TEST_TMPDIR/exact.json" -o "$BATS_TEST_TMPDIR/x.json" "$BATS_TEST_TMPDIR/sample.json"
+	[ "$status" -eq 0 ]
+	valid_findings "$BATS_TEST_TMPDIR/x.json"
+	# the linear calls are one row on both sides (not one appearing, one disappearing)
+	run jq -r '[.comparison.contributors[] | select(.kind == "op" and .name == "torch._C._nn.linear") | .change] | join(",")' "$BATS_TEST_TMPDIR/x.json"
+	[ "$output" = changed ]
+	# exact mode counted its calls (2 a step), sample mode did not: null, never 0
+	run jq -r '.comparison.contributors[] | select(.name == "torch._C._nn.linear") | "\(.base_calls_per_iter) \(.calls_per_iter) \(.more_calls_ns_per_iter)"' "$BATS_TEST_TMPDIR/x.json"
+	[ "$output" = "2 null null" ]
 }

@@ -17,7 +17,7 @@
 #include "pyremote.h"
 
 #define IMG_BASE 0x100000ull
-#define IMG_SIZE 65536u
+#define IMG_SIZE 65536u /* offsets above 0x8000: an extension's memory (img_callee) */
 
 /* Addresses of the fixture's objects (offsets into the image). */
 enum {
@@ -40,6 +40,26 @@ static const struct isc_pylayout img_layout = {
 	.str_length = 16, .str_state = 32, .str_ascii_size = 40, .str_compact_size = 56,
 	.str_kind_bit = 2, .str_compact_bit = 5, .str_ascii_bit = 6,
 	.opclass = { [171] = ISC_PY_OP_CALL, [122] = ISC_PY_OP_SLOT },
+	/* bytecode: 10 pushes one, 171 a call (3.13's layout: callable, self
+	 * or NULL, arguments), 122 a binary operator, 83 returns; any other
+	 * opcode is a no-op */
+	.co_stacksize = 76, .co_nlocalsplus = 72, .co_exceptiontable = 80, .fr_stack = 64,
+	.jump_unit = 2, .extended_arg = 144, .cmp_shift = 0,
+	.deopt = { [1] = 1, [10] = 10, [83] = 83, [122] = 122, [144] = 144, [171] = 171 },
+	.flow = { [83] = ISC_PY_FLOW_END },
+	.se_form = { [171] = ISC_PY_SE_ARG },
+	.se_base = { [10] = 1, [83] = -1, [122] = -1, [171] = -1 },
+	.se_jbase = { [10] = 1, [83] = -1, [122] = -1, [171] = -1 },
+	.se_mul = { [171] = -1 },
+	.callform = { [171] = ISC_PY_CF_SELF << 4 | 2 },
+	.slotform = { [122] = ISC_PY_SF_BINARY },
+	.nb_slot = { [0] = ISC_PY_SLOT_ADD, [4] = ISC_PY_SLOT_MATMUL },
+	.cf_ml = 16, .cf_self = 24, .cf_module = 32, .ml_name = 0, .ml_flags = 16, .meth_static = 0x20,
+	.md_type = 16, .md_method = 40, .pm_func = 16, .pm_self = 24,
+	.tp_name = 24, .tp_flags = 32, .tp_base = 40, .tp_dealloc = 48, .tp_dict = 56, .ht_qualname = 64,
+	.tpflags_heaptype = 1u << 9,
+	.dict_format = ISC_PY_DICT_311, .dict_keys = 32, .dict_values = 40,
+	.dk_size = 8, .dk_log2_index_bytes = 9, .dk_kind = 10, .dk_nentries = 16, .dk_indices = 32,
 };
 
 struct img {
@@ -153,6 +173,141 @@ static inline void img_build(uint8_t *m)
 	put_ascii(m, A_S_FILE, "/src/model.py");
 	uint16_t ge[2] = { 'g', 0xE9 };
 	put_str(m, A_S_UNI, ge, 2, false);
+}
+
+/*
+ * Callees (img_callee): the interpreter's image is IMG_BASE + [0, 0x8000),
+ * an extension's above.  Core types (static, in the image): builtin
+ * function, method descriptor, module, capsule, type, function, method,
+ * int, object.  The extension: torch._C._TensorBase (static), Tensor (a
+ * heap type deriving from it, __module__ "torch" in its dict).
+ */
+enum {
+	A_T_CFUNC = 0x5000, A_T_DESCR = 0x5080, A_T_MODULE = 0x5100, A_T_CAPSULE = 0x5180, A_T_TYPE = 0x5200,
+	A_T_FUNC = 0x5280, A_T_METHOD = 0x5300, A_T_INT = 0x5380, A_T_OBJECT = 0x5400, A_CSTR = 0x5800,
+	A_CODE3 = 0x5C00, A_MODOBJ = 0x5E00, A_INT1 = 0x5E40, A_INT2 = 0x5E60, A_FUNC = 0x5E80, A_ML1 = 0x5F00,
+	A_S_TIME = 0x6100, A_PYFUNC = 0x6200, A_BOUND = 0x6240, A_DEALLOC_CORE = 0x6800,
+	A_EXT = 0x8000, A_T_TBASE = 0x8000, A_T_TENSOR = 0x8100, A_S_TENSOR = 0x8300, A_DICT = 0x8400,
+	A_KEYS = 0x8440, A_S_DOC = 0x8500, A_S_MODKEY = 0x8540, A_S_TORCH = 0x8580, A_TEN1 = 0x8600, A_TEN2 = 0x8620,
+	A_DESCR = 0x8700, A_ML2 = 0x8780, A_DEALLOC_EXT = 0x9000,
+};
+
+/* A type object at at named name (a C string written at cstr), static unless heap. */
+static inline void put_type(uint8_t *m, uint32_t at, const char *name, uint32_t cstr, uint32_t base, uint32_t dealloc,
+			    bool heap)
+{
+	put64(m, at + 8, IMG_BASE + A_T_TYPE);
+	memcpy(m + cstr, name, strlen(name) + 1);
+	put64(m, at + 24, IMG_BASE + cstr);
+	put64(m, at + 32, heap ? 1u << 9 : 0);
+	put64(m, at + 40, base ? IMG_BASE + base : 0);
+	put64(m, at + 48, IMG_BASE + dealloc);
+}
+
+enum img_callee_case {
+	IMG_CALL_FUNCTION, /* time.sleep(1): a builtin function of a module */
+	IMG_CALL_METHOD,   /* t.matmul(u): a method descriptor of _TensorBase, self a Tensor */
+	IMG_CALL_PYTHON,   /* f(1): a Python function (its frame is about to be pushed) */
+	IMG_CALL_BOUND,    /* b(1): a bound method whose __func__ is time.sleep (3.9/3.10 call them whole) */
+	IMG_OP_TENSORS,    /* t @ u */
+	IMG_OP_INTS,       /* 1 + 2 */
+	IMG_OP_REFLECTED,  /* 1 + t: the tensor's reflected slot */
+};
+
+/*
+ * The fixture (img_build first) with thread 101's innermost frame in a
+ * code object (A_CODE3) whose value stack holds the operands of case c:
+ * calls at unit 3 of [push, push, push, call 1, return] (depth 3: the
+ * callable, its self or NULL, one argument); operators at unit 2 of
+ * [push, push, binary, return] (depth 2: the operands).
+ */
+static inline void img_callee(uint8_t *m, enum img_callee_case c)
+{
+	uint32_t cs = A_CSTR;
+	const struct { uint32_t at; const char *name; } types[] = {
+		{ A_T_CFUNC, "builtin_function_or_method" }, { A_T_DESCR, "method_descriptor" }, { A_T_MODULE, "module" },
+		{ A_T_CAPSULE, "PyCapsule" }, { A_T_TYPE, "type" }, { A_T_FUNC, "function" }, { A_T_METHOD, "method" },
+		{ A_T_INT, "int" }, { A_T_OBJECT, "object" },
+	};
+	for (unsigned i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		put_type(m, types[i].at, types[i].name, cs, types[i].at == A_T_OBJECT ? 0 : A_T_OBJECT, A_DEALLOC_CORE, false);
+		cs += 32;
+	}
+	put_type(m, A_T_TBASE, "torch._C._TensorBase", A_T_TBASE + 0x80, A_T_OBJECT, A_DEALLOC_EXT, false);
+	put_type(m, A_T_TENSOR, "Tensor", A_T_TENSOR + 0x80, A_T_TBASE, A_DEALLOC_CORE, true);
+	put_ascii(m, A_S_TENSOR, "Tensor");
+	put64(m, A_T_TENSOR + 64, IMG_BASE + A_S_TENSOR);
+	put64(m, A_T_TENSOR + 56, IMG_BASE + A_DICT);
+	/* Tensor's dict: a unicode-keys table of 8 slots, 2 entries */
+	put64(m, A_DICT + 32, IMG_BASE + A_KEYS);
+	m[A_KEYS + 8] = 3;
+	m[A_KEYS + 9] = 3;
+	m[A_KEYS + 10] = 1;
+	put64(m, A_KEYS + 16, 2);
+	put_ascii(m, A_S_DOC, "__doc__");
+	put_ascii(m, A_S_MODKEY, "__module__");
+	put_ascii(m, A_S_TORCH, "torch");
+	put64(m, A_KEYS + 40, IMG_BASE + A_S_DOC);
+	put64(m, A_KEYS + 48, IMG_BASE + A_S_DOC);
+	put64(m, A_KEYS + 56, IMG_BASE + A_S_MODKEY);
+	put64(m, A_KEYS + 64, IMG_BASE + A_S_TORCH);
+	/* objects */
+	put64(m, A_MODOBJ + 8, IMG_BASE + A_T_MODULE);
+	put64(m, A_INT1 + 8, IMG_BASE + A_T_INT);
+	put64(m, A_INT2 + 8, IMG_BASE + A_T_INT);
+	put64(m, A_TEN1 + 8, IMG_BASE + A_T_TENSOR);
+	put64(m, A_TEN2 + 8, IMG_BASE + A_T_TENSOR);
+	put64(m, A_PYFUNC + 8, IMG_BASE + A_T_FUNC);
+	put64(m, A_BOUND + 8, IMG_BASE + A_T_METHOD);
+	put64(m, A_BOUND + 16, IMG_BASE + A_FUNC);
+	put64(m, A_BOUND + 24, IMG_BASE + A_TEN1);
+	put64(m, A_FUNC + 8, IMG_BASE + A_T_CFUNC);
+	put64(m, A_FUNC + 16, IMG_BASE + A_ML1);
+	put64(m, A_FUNC + 24, IMG_BASE + A_MODOBJ);
+	put64(m, A_FUNC + 32, IMG_BASE + A_S_TIME);
+	memcpy(m + A_ML1 + 0x40, "sleep", 6);
+	put64(m, A_ML1, IMG_BASE + A_ML1 + 0x40);
+	put32(m, A_ML1 + 16, 0x8);
+	put_ascii(m, A_S_TIME, "time");
+	put64(m, A_DESCR + 8, IMG_BASE + A_T_DESCR);
+	put64(m, A_DESCR + 16, IMG_BASE + A_T_TBASE);
+	put64(m, A_DESCR + 40, IMG_BASE + A_ML2);
+	memcpy(m + A_ML2 + 0x40, "matmul", 7);
+	put64(m, A_ML2, IMG_BASE + A_ML2 + 0x40);
+	put32(m, A_ML2 + 16, 0x8);
+	/* the code object and the frame */
+	bool call = c <= IMG_CALL_BOUND;
+	static const uint8_t callcode[] = { 10, 0, 10, 0, 10, 0, 171, 1, 83, 0 }, opcode[] = { 10, 0, 10, 0, 122, 4, 83, 0 };
+	put_code(m, A_CODE3, A_S_F, A_S_FILE, 30, A_TAB);
+	memset(m + A_CODE3 + 128, 0, 32);
+	memcpy(m + A_CODE3 + 128, call ? callcode : opcode, call ? sizeof(callcode) : sizeof(opcode));
+	if (c == IMG_OP_INTS || c == IMG_OP_REFLECTED)
+		m[A_CODE3 + 128 + 5] = 0; /* + */
+	put64(m, A_CODE3 + 16, call ? 5 : 4);
+	put32(m, A_CODE3 + 76, 4);
+	put_frame(m, A_FR1, A_SHIM, A_CODE3, call ? 3 : 2, 0);
+	uint64_t s[3] = { 0, 0, 0 };
+	switch (c) {
+	case IMG_CALL_FUNCTION: s[0] = A_FUNC; s[2] = A_INT1; break;
+	case IMG_CALL_METHOD: s[0] = A_DESCR; s[1] = A_TEN1; s[2] = A_TEN2; break;
+	case IMG_CALL_PYTHON: s[0] = A_PYFUNC; s[2] = A_INT1; break;
+	case IMG_CALL_BOUND: s[0] = A_BOUND; s[2] = A_INT1; break;
+	case IMG_OP_TENSORS: s[0] = A_TEN1; s[1] = A_TEN2; break;
+	case IMG_OP_INTS: s[0] = A_INT1; s[1] = A_INT2; break;
+	case IMG_OP_REFLECTED: s[0] = A_INT1; s[1] = A_TEN1; break;
+	}
+	for (int i = 0; i < 3; i++)
+		put64(m, A_FR1 + 64 + 8 * (uint32_t)i, s[i] ? IMG_BASE + s[i] : 0);
+}
+
+/* The interpreter's types and image for callees (the fixture's). */
+static inline void img_callee_remote(struct isc_pyremote *r)
+{
+	r->types = (struct isc_pytypes){ IMG_BASE + A_T_CFUNC, IMG_BASE + A_T_DESCR, IMG_BASE + A_T_MODULE,
+					 IMG_BASE + A_T_CAPSULE, IMG_BASE + A_T_TYPE, IMG_BASE + A_T_FUNC,
+					 IMG_BASE + A_T_METHOD };
+	r->img_lo = IMG_BASE;
+	r->img_hi = IMG_BASE + A_EXT;
 }
 
 static inline int img_remote(struct isc_pyremote *r, struct img *im)

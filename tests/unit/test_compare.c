@@ -345,6 +345,56 @@ static void test_compare(void)
  * Runs are the unit, on the ratio scale (compare.c): numbers computed here
  * from the constructed runs' medians, not read off the program.
  */
+/* The calls of every function row of d made null: how a sample-mode run has them. */
+static cJSON *uncounted(cJSON *d)
+{
+	cJSON *f;
+	cJSON_ArrayForEach(f, isc_doc_get(d, "cpu.top_functions_in_scopes"))
+		cJSON_ReplaceItemInObjectCaseSensitive(f, "calls", cJSON_CreateNull());
+	return d;
+}
+
+static const cJSON *contributor(const cJSON *d, const char *name)
+{
+	const cJSON *c;
+	cJSON_ArrayForEach(c, isc_doc_get(d, "comparison.contributors"))
+		if (!strcmp(isc_doc_str(c, "name", ""), name))
+			return c;
+	return NULL;
+}
+
+/*
+ * Counts a mode did not make are null, never 0 (issue 24): an exact
+ * baseline against a sampled run, and the reverse.  doc() gives each op
+ * 2 calls per iteration (2 (n + 1) calls over n + 1 iterations).
+ */
+static void test_uncounted(void)
+{
+	struct isc_compare_opts o = { 0, 0 };
+	cJSON *b[1] = { doc(30, 100, 0, 60, 0, 1) };
+	cJSON *cur = uncounted(doc(30, 120, 5, 60, 20, 1));
+	ok(isc_findings_compare(cur, (const cJSON *const *)b, 1, &o) == 0, "exact baseline, sampled run: compared");
+	const cJSON *mm = contributor(cur, "aten::mm"), *sl = contributor(cur, "time.sleep");
+	ok(mm && isc_doc_num(mm, "base_calls_per_iter", -1) == 2, "aten::mm: the baseline's 2 calls per iteration");
+	ok(mm && cJSON_IsNull(isc_doc_get(mm, "calls_per_iter")), "aten::mm: the sampled run's calls null, not 0");
+	ok(mm && cJSON_IsNull(isc_doc_get(mm, "more_calls_ns_per_iter")) && cJSON_IsNull(isc_doc_get(mm, "slower_calls_ns_per_iter")),
+	   "aten::mm: no split into more and slower calls without both counts");
+	ok(sl && isc_doc_num(sl, "base_calls_per_iter", -1) == 0, "time.sleep, new: 0 calls in the baseline, which counts calls");
+	ok(sl && cJSON_IsNull(isc_doc_get(sl, "calls_per_iter")), "time.sleep: null in the sampled run");
+	cJSON *sb[1] = { uncounted(doc(30, 100, 0, 60, 0, 1)) };
+	cJSON *ex = doc(30, 120, 5, 60, 20, 1);
+	ok(isc_findings_compare(ex, (const cJSON *const *)sb, 1, &o) == 0, "sampled baseline, exact run: compared");
+	mm = contributor(ex, "aten::mm");
+	sl = contributor(ex, "time.sleep");
+	ok(mm && cJSON_IsNull(isc_doc_get(mm, "base_calls_per_iter")) && isc_doc_num(mm, "calls_per_iter", -1) == 2,
+	   "aten::mm: null in the sampled baseline, 2 in the exact run");
+	ok(sl && cJSON_IsNull(isc_doc_get(sl, "base_calls_per_iter")), "time.sleep, new: null in the baseline, which counts no calls");
+	cJSON_Delete(b[0]);
+	cJSON_Delete(cur);
+	cJSON_Delete(sb[0]);
+	cJSON_Delete(ex);
+}
+
 static void test_runs(void)
 {
 	const char *v;
@@ -480,6 +530,7 @@ int main(void)
 	test_stats();
 	test_compare();
 	test_runs();
+	test_uncounted();
 	test_history();
 	return tap_done();
 }

@@ -174,6 +174,81 @@ static void test_lies(void)
 	free(st);
 }
 
+/* Thread 101's callee in case c, named: "src kind torch name module", or what failed. */
+static void callee_case(enum img_callee_case c, char *out, size_t cap)
+{
+	struct img im = { mem, IMG_SIZE, 0 };
+	struct isc_pyremote r;
+	static struct isc_pystack st[4];
+	unsigned n = 0;
+	char name[200], module[200];
+	uint8_t kind = 9;
+	bool torch = false;
+	img_build(mem);
+	img_callee(mem, c);
+	img_remote(&r, &im);
+	img_callee_remote(&r);
+	if (isc_pyremote_sample(&r, st, 4, &n) || n < 1 || st[0].depth < 1) {
+		snprintf(out, cap, "no stack");
+	} else if (st[0].callee.src == ISC_PY_SRC_NONE || st[0].callee.src == ISC_PY_SRC_UNKNOWN) {
+		snprintf(out, cap, "%s", st[0].callee.src == ISC_PY_SRC_NONE ? "none" : "unknown");
+	} else if (isc_pyremote_callee_name(&r, &st[0].callee, &kind, &torch, name, sizeof(name), module, sizeof(module))) {
+		snprintf(out, cap, "src %u: unnamed", st[0].callee.src);
+	} else {
+		snprintf(out, cap, "src %u kind %u %s %s %s", st[0].callee.src, kind, torch ? "torch" : "-", name, module);
+	}
+	isc_pyremote_fini(&r);
+}
+
+/*
+ * The callee of the innermost frame, from its value stack at the depth
+ * pycode.c computes (the fixture's code objects: img_callee): names as the
+ * profile hook gives them, the operand's slot for an operator, nothing
+ * for a Python function or the interpreter's own types.
+ */
+static void test_callee(void)
+{
+	char got[512];
+	callee_case(IMG_CALL_FUNCTION, got, sizeof(got));
+	ok_str(got, "src 1 kind 1 - time.sleep time", "a builtin function of a module: time.sleep, a function, not torch's");
+	callee_case(IMG_CALL_METHOD, got, sizeof(got));
+	ok_str(got, "src 2 kind 2 torch Tensor.matmul torch",
+	       "a method descriptor of torch._C._TensorBase called on a Tensor: Tensor.matmul (its type's __qualname__, "
+	       "__module__ from its dict), torch's");
+	callee_case(IMG_CALL_PYTHON, got, sizeof(got));
+	ok_str(got, "none", "a call of a Python function: no C callee");
+	callee_case(IMG_CALL_BOUND, got, sizeof(got));
+	ok_str(got, "src 1 kind 1 - time.sleep time", "a bound method: its __func__, a builtin function");
+	callee_case(IMG_OP_TENSORS, got, sizeof(got));
+	ok_str(got, "src 3 kind 3 torch Tensor.__matmul__ torch", "t @ u on tensors: the Tensor's slot, torch's");
+	callee_case(IMG_OP_INTS, got, sizeof(got));
+	ok_str(got, "none", "1 + 2 on ints: the interpreter's own arithmetic, no C callee");
+	callee_case(IMG_OP_REFLECTED, got, sizeof(got));
+	ok_str(got, "src 3 kind 3 torch Tensor.__radd__ torch", "1 + t: the tensor's reflected slot");
+	/* the old fixture's call: its code object has no size, so no depth: unknown */
+	struct img im = { mem, IMG_SIZE, 0 };
+	struct isc_pyremote r;
+	static struct isc_pystack st[4];
+	unsigned n = 0;
+	img_build(mem);
+	img_remote(&r, &im);
+	img_callee_remote(&r);
+	int rc = isc_pyremote_sample(&r, st, 4, &n);
+	ok(!rc && n == 2 && st[0].callee.src == ISC_PY_SRC_UNKNOWN && st[1].callee.src == ISC_PY_SRC_NONE,
+	   "a call in a code object that cannot be analysed: unknown; bytecode innermost: none (%u %u)", st[0].callee.src,
+	   st[1].callee.src);
+	isc_pyremote_fini(&r);
+	/* a lying stack: the callable slot points at a type-less object */
+	img_build(mem);
+	img_callee(mem, IMG_CALL_FUNCTION);
+	put64(mem, A_FR1 + 64, IMG_BASE + 0xF000);
+	img_remote(&r, &im);
+	img_callee_remote(&r);
+	rc = isc_pyremote_sample(&r, st, 4, &n);
+	ok(!rc && st[0].callee.src == ISC_PY_SRC_UNKNOWN, "a callable with no type: unknown (%u)", st[0].callee.src);
+	isc_pyremote_fini(&r);
+}
+
 static void test_debug_offsets(void)
 {
 	struct img im = { mem, IMG_SIZE, 0 };
@@ -225,6 +300,7 @@ int main(void)
 	test_lines();
 	test_walk();
 	test_lies();
+	test_callee();
 	test_debug_offsets();
 	test_table();
 	return tap_done();

@@ -15,8 +15,8 @@
 #
 # ISC_PYTHON_MODE=sample records with iscope-record --python=sample (stack
 # samples, no call spans; default exact).  The classes and the top
-# contributors are asserted in both modes (a C call is then named by its
-# Python caller, "C call in forward"); what needs call spans (off-CPU time
+# contributors are asserted in both modes (a C call is named by its callee
+# in both: torch.matmul); what needs call spans (off-CPU time
 # and memory growth charged to a function, per-call counts) is asserted in
 # exact mode and skipped, saying so, in sample mode.
 
@@ -66,10 +66,11 @@ charged_to() {
 	fi
 }
 
-# op_name EXACT CALLER: the name an op row has in this mode: the op
-# (exact), or "C call in CALLER" (sample: C time named by its caller).
+# op_name OP CALLER: the name an op row has: the op, in both modes (sample
+# mode reads the callee from the stack, issue 24; CALLER is its calling
+# function, which sample mode gives as the row's caller).
 op_name() {
-	if [ "$MODE" = exact ]; then echo "$1"; else echo "C call in $2"; fi
+	echo "$1"
 }
 
 # workload NAME: record tests/verdict/NAME.py once per file run (a second
