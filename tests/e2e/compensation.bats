@@ -96,11 +96,19 @@ used = [x for x in cals if x["used"]]
 cal = used[0] if used else cals[0]
 L0 = plain["min_ns"]
 spans = [e - b for b, e in r["iterations"]["spans"]]  # recorded times, in order
-Lr, Lc = r["iterations"]["latency_ns"]["min"], c["iterations"]["latency_ns_estimated"]["min"]
+Lr = r["iterations"]["latency_ns"]["min"]
+est, le = c["iterations"]["latency_ns_estimated"], c["iterations"]["latency_estimate"]
 # the removal, computed here from the calibration's timings (formats/trace.md
 # 6.1): per-event cost in ps, times 2 x (calls + 1) events, rounded to ns
 ps = (cal["hooked_ns"] - cal["plain_ns"]) * 1000 // cal["events"]
 want = (ps * 2 * (5000 + 1) + 500) // 1000
+# the estimate is withheld when it would remove more than max_removed_pct
+# (50) of the steady iterations (issue 29): 5000 empty calls under a hook
+# can come near that on a loaded machine.  Then the band judges the
+# calibrated removal (the checks below still hold the document's own
+# iteration_overhead_removed_ns to it)
+withheld = est is None
+Lc = Lr - want if withheld else est["min"]
 speeds = {"the calibration": cal["plain_ns"] / cal["calls"], "the plain run": plain["probe_ns_per_call"]}
 slow = ["%s at %.1f ns a call" % (k, v) for k, v in speeds.items() if v > 1.15 * fastest]
 removed = round(100 * (Lr - Lc) / (Lr - L0)) if Lr > L0 else 0
@@ -129,6 +137,9 @@ checks = [
         c["iterations"]["latency_ns"], r["iterations"]["latency_ns"])),
     # the removal is the calibrated cost of the iteration's events (ps rounding: 1 ns)
     (Lr - Lc == want, "removed %d ns, calibration says %d" % (Lr - Lc, want)),
+    (le is not None and le["withheld"] == withheld and
+     (not withheld or (le["reason"] and (le["removed_pct"] > le["max_removed_pct"] or min(spans[1:]) <= want))),
+     "latency_estimate %r with the estimate %r" % (le, est)),
     (rc["overhead_ns"] > 0 and 0 < rc["overhead_pct"] < 100, "overhead %r" % rc),
     # every steady iteration lost the same calibrated amount
     (rc["iteration_overhead_removed_ns"] == c["iterations"]["samples"] * want,
