@@ -302,7 +302,16 @@ static int span_pop(struct ana *a, struct ana_thread *th, uint64_t end_ts, bool 
 		s->total_ns += dur; /* measured: compensation only estimates (sections_run.c) */
 		if (--th->open_scopes == 0 && a->scoped_threads)
 			a->scoped_threads--;
+		/* the with-block's own code (a wait in `with lock:`, whose
+		 * __enter__ no profile event brackets) ran inside the iteration:
+		 * counted once, at the outermost scope, whose self time holds
+		 * that of the scopes inside it */
+		if (!parent || parent->kind != ISC_SPAN_SCOPE) {
+			th->it_python_ns += self;
+			a->after_scope_ns += self;
+		}
 		a->after_at_scope_end = a->after_scope_ns;
+		a->cpu_after_at_scope_end = a->cpu_after_scope_ns;
 		if (parent)
 			parent->child_ns += dur - self;
 		else
@@ -595,6 +604,10 @@ static int on_thread_sample(struct ana *a, struct ana_thread *th, const struct i
 	if (th->py_ts && ev->ts - th->py_ts > PY_SAMPLE_FRESH_NS)
 		th->py_ts = 0; /* its stack samples stopped: no stand-in frame */
 	bool in_scope = th->open_scopes > 0;
+	/* the work of traced threads since the first scope began: CPU time
+	 * (cpu.in_iterations.share_pct) */
+	if (th->traced && th->have_cpu && ev->ts > th->sample_ts && a->scope_seen)
+		a->cpu_after_scope_ns += cpu > th->cpu_ns ? cpu - th->cpu_ns : 0;
 	if (th->have_cpu && ev->ts > th->sample_ts && th->prev_in_scope && in_scope) {
 		/* an interval inside iterations: its CPU, system and wall time, its switches */
 		th->it_pairs++;
@@ -938,9 +951,12 @@ static int on_event(struct ana *a, const struct isc_tl_event *ev)
 		uint32_t ti = isc_umap_get(&a->th_map, (uint64_t)ev->pid << 32 | ev->tid);
 		th = ti != ISC_UMAP_NONE ? a->ths[ti] : NULL;
 		int rc = isc_pysamp_add(a->pys, a->t, ev, th && th->open_scopes);
-		if (a->scope_seen) {
+		if (a->scope_seen && ev->nf == 5) {
+			bool busy = isc_pysamp_last_busy(a->pys);
 			a->ps_after++;
 			a->ps_in += th && th->open_scopes;
+			a->ps_busy_after += busy;
+			a->ps_busy_in += busy && th && th->open_scopes;
 		}
 		/* the innermost function stands in for call spans in off-CPU
 		 * accounting, on a thread that has none (sample mode: exact mode

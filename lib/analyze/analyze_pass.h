@@ -253,7 +253,12 @@ struct ana {
 	uint64_t scope_ts;
 	uint64_t after_scope_ns; /* traced self time of spans that began after the first scope began */
 	uint64_t after_at_scope_end; /* after_scope_ns when the last scope so far ended (shutdown left out) */
-	uint64_t ps_after, ps_in; /* --python=sample: stack samples after the first scope began, and inside one */
+	/* CPU time of traced threads (thread samples) since the first scope
+	 * began, and its value when the last scope so far ended */
+	uint64_t cpu_after_scope_ns, cpu_after_at_scope_end;
+	/* --python=sample: stack samples after the first scope began, and inside one;
+	 * the same of the samples whose thread was busy (running or runnable) */
+	uint64_t ps_after, ps_in, ps_busy_after, ps_busy_in;
 	bool round_in_it;
 	uint64_t it_rounds, it_runnable_sum, it_runnable_max;
 	struct ana_off_acc it_off; /* blocked time inside iterations */

@@ -71,6 +71,7 @@ struct isc_pysamp {
 	uint64_t scoped_n; /* samples taken while a scope was open on the thread */
 	uint64_t py_on, torch_on, other_on, off_py, off_native;
 	bool last_torch, last_in_c; /* the last sample added: in C, counted as a torch op */
+	bool last_busy;             /* the last sample added: its thread running or runnable (state R) */
 	uint64_t s_py_on, s_torch_on, s_other_on, s_off_py, s_off_native; /* the same while a scope was open */
 	bool have_sampler;
 	uint64_t sampler[6]; /* hz ticks stacks reads failed cpu_ns */
@@ -194,6 +195,7 @@ int isc_pysamp_add(struct isc_pysamp *ps, const struct isc_timeline *t, const st
 	uint64_t depth = ev->f[4], flags = ev->f[3];
 	/* on CPU: running, not runnable and kept waiting for a CPU (flags bit 3) */
 	bool on = ev->f[2] == 'R' && !(flags & 8);
+	ps->last_busy = ev->f[2] == 'R';
 	unsigned op = flags & 3;
 	uint32_t *slot;
 	if (isc_umap_slot(&ps->tmap, (uint64_t)ev->pid << 32 | ev->tid, &slot))
@@ -326,6 +328,11 @@ int isc_pysamp_add(struct isc_pysamp *ps, const struct isc_timeline *t, const st
 		}
 	}
 	return 0;
+}
+
+bool isc_pysamp_last_busy(const struct isc_pysamp *ps)
+{
+	return ps->last_busy;
 }
 
 bool isc_pysamp_last_torch(const struct isc_pysamp *ps)

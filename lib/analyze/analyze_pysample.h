@@ -26,6 +26,9 @@ int isc_pysamp_add(struct isc_pysamp *ps, const struct isc_timeline *t, const st
  * callee innermost), and whether that counts as a torch op. */
 bool isc_pysamp_last_in_c(const struct isc_pysamp *ps);
 bool isc_pysamp_last_torch(const struct isc_pysamp *ps);
+/* Whether the last sample's thread was running or runnable (state R):
+ * working, or wanting a CPU to work; not blocked. */
+bool isc_pysamp_last_busy(const struct isc_pysamp *ps);
 
 /*
  * Exact mode (call spans measure the time; the samples only say where it

@@ -658,7 +658,22 @@ int isc_ana_emit_in_iterations(struct ana *a, cJSON *cpu, bool from_samples)
 	uint64_t after = a->after_at_scope_end > c.python + c.ops ? a->after_at_scope_end : c.python + c.ops;
 	a->out.in_it = true;
 	a->out.in_it_traced_ns = c.python + c.ops;
-	a->out.in_it_share_pct = from_samples ? pct(a->ps_in, a->ps_after) : pct(c.python + c.ops, after);
+	/* of the work: a thread blocked all along (a lock's holder asleep, an
+	 * idle helper) holds none the iterations could fail to stand for.
+	 * Sample mode: the samples of busy threads (all samples when no thread
+	 * was ever seen busy); exact mode: the traced threads' CPU time from
+	 * the thread samples (the traced time when there are none) */
+	uint64_t it_cpu = 0;
+	for (size_t i = 0; i < a->nths; i++)
+		if (a->ths[i]->traced)
+			it_cpu += a->ths[i]->it_cpu_ns;
+	if (from_samples)
+		a->out.in_it_share_pct = a->ps_busy_after ? pct(a->ps_busy_in, a->ps_busy_after) : pct(a->ps_in, a->ps_after);
+	else /* exact mode: of the traced threads' CPU time, as sample mode's busy samples */
+		a->out.in_it_share_pct = a->cpu_after_at_scope_end && it_cpu
+						 ? pct(it_cpu < a->cpu_after_at_scope_end ? it_cpu : a->cpu_after_at_scope_end,
+						       a->cpu_after_at_scope_end)
+						 : pct(c.python + c.ops, after);
 	isc_jb_num(&a->jb, it, "share_pct", a->out.in_it_share_pct);
 	isc_jb_num_or_null(&a->jb, it, "system_ns", c.measured, (double)sys);
 	isc_jb_num_or_null(&a->jb, it, "blocked_ns", a->rounds, (double)a->it_off.blocked_ns);

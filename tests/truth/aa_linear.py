@@ -1,10 +1,13 @@
 """Planted truth for A/A: the same run twice gives the same rows.
 
 A model whose forward calls torch.nn.functional.linear from two lines of
-equal cost (two 256 x 512 by 512 x 512 products), then relu: 25 steps
+equal cost (two 256 x 512 by 512 x 512 products), then relu: 600 steps
 (scope "step"), one thread.  The two linear lines cost the same, so which
 line gets more samples is chance; the callee and the calling function do
-not change between two identical runs.
+not change between two identical runs.  600 steps of about 6 ms: 3.6 s,
+some 360 stack samples at 100 Hz, so that the cheap ops (the add and the
+relu, about 2 % each) cannot reach 5 % by chance (18 samples where 7 are
+expected; with the 25 steps of an earlier version one sample was 6 %).
 
 Expected, by construction: in sample mode the C-call rows are named by
 their callee (torch._C._nn.linear, as exact mode names it), and two
@@ -37,6 +40,6 @@ def forward(v):
 
 
 forward(x)
-for i in range(25):
+for i in range(600):
     with scope("step"):
         forward(x)

@@ -1,11 +1,14 @@
 """Planted truth: the main thread's steps wait for a lock another thread holds.
 
-Each of 25 steps (scope "step") computes 2 ms in Python, then takes the
-lock `lock`, which the thread "holder" keeps for 40 ms at a time while it
-sleeps (it lets go for 0.5 ms between holds).  So about 95 % of a step is
-the main thread blocked in the lock's acquisition (a futex wait: off-CPU
-reason thread_wait) on the line `with lock:` of the step loop, and the
-holder is off-CPU in time.sleep (reason sleep) meanwhile.
+Each of 25 steps (scope "step") computes 2 ms in Python, then asks the
+thread "holder" to take the lock `lock` (the event `go`), waits until it
+holds it (the event `held`), and takes the lock itself: the holder keeps
+it for 40 ms while it sleeps.  So every step, by construction (not by how
+the threads happen to be scheduled: an earlier version raced for the lock
+and most steps never waited), is about 2 ms of computing and 40 ms of the
+main thread blocked in the lock's acquisition (a futex wait: off-CPU
+reason thread_wait) on the line `with lock:` of the step loop, while the
+holder is off-CPU in time.sleep (reason sleep).
 
 Expected, by construction: verdict lock_wait (not io_wait: the step's
 thread waits on another thread, not on I/O; not unknown); the lock_wait
@@ -23,14 +26,20 @@ except ImportError:
         return contextlib.nullcontext()
 
 lock = threading.Lock()
+go = threading.Event()
+held = threading.Event()
 stop = False
 
 
 def holder():
-    while not stop:
+    while True:
+        go.wait()
+        go.clear()
+        if stop:
+            return
         with lock:
+            held.set()
             time.sleep(0.04)
-        time.sleep(0.0005)
 
 
 def compute(ms):
@@ -41,11 +50,14 @@ def compute(ms):
 
 t = threading.Thread(target=holder, name="holder")
 t.start()
-time.sleep(0.01)
 for step in range(25):
     with scope("step"):
         compute(2)
+        held.clear()
+        go.set()
+        held.wait()
         with lock:
             pass
 stop = True
+go.set()
 t.join()

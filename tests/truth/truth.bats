@@ -40,6 +40,15 @@ torch_or_skip() {
 	[[ "$output" == *"<module>"*"tests/truth/lock_wait.py"* ]]
 }
 
+@test "lock_wait.py: judged on the steps, where the work is" {
+	record lock_wait
+	# the holder, asleep while it holds the lock, is no work the iterations
+	# leave out: of the busy samples (sample mode) or of the traced
+	# threads' CPU time (exact mode), the steps hold most
+	run jq -r '.findings[] | select(.id == "lock_wait") | .judged_on' "$BATS_TEST_TMPDIR/lock_wait.json"
+	[ "$output" = iterations ]
+}
+
 @test "pure_python.py: arithmetic loops on ints are the interpreter's: no C time, no op row" {
 	record pure_python
 	F=$BATS_TEST_TMPDIR/pure_python.json
