@@ -34,7 +34,7 @@ static inline unsigned isc_put_varint(uint8_t *buf, uint64_t v)
 #define ISC_TIMELINE_MAGIC 0x4C545349u /* "ISTL" */
 #define ISC_FORMAT_VERSION_MAJOR 1
 #define ISC_FORMAT_VERSION_MINOR 6 /* 1.1: native stack sampling; 1.2: EXCEPTION_REF; 1.3: allocation sampling;
-				    1.4: PY_SAMPLE's C callee; 1.5: assigned to another branch; 1.6: timeline
+				    1.4: PY_SAMPLE's C callee; 1.5: the CUDA agent's GPU_API site_id; 1.6: timeline
 				    sources (TL_CTX source, SOURCE_INFO: a job merge's inputs, formats/timeline.md §11) */
 #define ISC_CHUNK_HEADER_SIZE 32
 #define ISC_CHUNK_MAX_PAYLOAD (16u << 20) /* readers refuse larger chunks */

@@ -306,7 +306,7 @@ static int span_pop(struct ana *a, struct ana_thread *th, uint64_t end_ts, bool 
 			return -ENOMEM;
 		s->s[s->n++] = (struct ana_iter){ f->begin_ts, dur, lat, f->dl_at_begin, dl_time(a, end_ts), th->pid,
 						     complete, isc_asite_nmarks(a->asites) };
-		s->total_ns += lat;
+		s->total_ns += dur; /* measured: compensation only estimates (sections_run.c) */
 		if (!s->collective && th->open_scopes && --th->open_scopes == 0 && a->scoped_threads)
 			a->scoped_threads--;
 		/* the with-block's own code (a wait in `with lock:`, whose

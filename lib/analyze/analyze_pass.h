@@ -209,6 +209,8 @@ struct ana {
 	 */
 	struct {
 		const char *it_name;          /* iterations.name, NULL without iterations */
+		uint32_t it_name_id;          /* its scope's name id (the first ProfilerStep#N when it_step) */
+		bool it_step;                 /* the iterations are ProfilerStep#N */
 		uint64_t it_count, it_samples; /* iterations.count, iterations.samples */
 		bool in_it;                   /* cpu.in_iterations was written (not null) */
 		uint64_t in_it_traced_ns;     /* cpu.in_iterations.split.traced_ns */

@@ -153,7 +153,8 @@ cJSON *isc_ana_build(struct ana *a, bool damaged)
 	    isc_ana_emit_in_iterations(a, cpu, from_samples) || isc_ana_emit_memory(a, root) ||
 	    isc_numa_emit(a->numa, a->out.memory))
 		goto oom;
-	if (isc_gpu_ana_emit(a->gpu, root) ||
+	struct isc_gpu_iter git = { a->out.it_name_id, a->out.it_step, a->out.it_name, a->out.it_samples };
+	if (isc_gpu_ana_emit(a->gpu, root, a->out.it_name ? &git : NULL) ||
 	    isc_series_emit(a->series, a->first_ts, a->last_ts, h->ncpu, root))
 		goto oom;
 	struct isc_oom_gpu gf;

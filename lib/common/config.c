@@ -77,7 +77,7 @@ static const struct known_key {
 	{ "record", "python", true },        { "record", "python_hz", true },
 	{ "record", "memory_limit", true },  { "record", "native", true },
 	{ "record", "native_hz", true },     { "record", "native_stack", true },
-	{ "record", "memory_sampling", true },
+	{ "record", "cuda_driver_api", true }, { "record", "memory_sampling", true },
 	{ "merge", "format", false },        { "merge", "quiet", true },
 	{ "merge", "sort_memory", true },    { "merge", "log_level", true },
 	{ "analyze", "pretty", true },       { "analyze", "top", true },

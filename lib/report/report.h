@@ -96,6 +96,8 @@ void isc_rep_sec_cpu(struct isc_rep *m, const cJSON *root);
 /* report_pysample.c: python.samples as a CPU subsection; recording.sampler's cost line. */
 void isc_rep_python_samples(struct isc_rep *m, const cJSON *root);
 void isc_rep_sampler_cost(struct isc_rep *m, const cJSON *root);
+/* The CUDA agent's own cost (gpu.agent), when it ran (report_gpu.c). */
+void isc_rep_cuda_agent_cost(struct isc_rep *m, const cJSON *root);
 /* report_gpu.c: "## GPU". */
 void isc_rep_sec_gpu(struct isc_rep *m, const cJSON *root);
 /* report_memory.c: "## Memory", host then device memory. */

@@ -219,6 +219,11 @@ static void cpu_classes(void)
 	",\"compute_ns\":" #compute "},\"streams\":[{\"id\":7,\"ops\":10,\"idle_breakdown\":{\"host_wait_ns\":0,"  \
 	"\"kernel_wait_ns\":" #kw ",\"other_ns\":" #other "},\"queue_length\":{\"mean\":0.2}}],"                    \
 	"\"host_during_idle\":{\"python\":[{\"name\":\"prep\",\"file\":\"serve.py\",\"line\":40,\"idle_ns\":5,\"self_idle_ns\":4}]}}]"
+/* A device whose stream 7 spent launch_gaps ns of its host wait in gaps of at most 50 us before launched ops. */
+#define GPU_DEV_LG(span, idle, compute, launch_gaps)                                                              \
+	"\"devices\":[{\"id\":0,\"temporal_breakdown\":{\"span_ns\":" #span ",\"idle_ns\":" #idle                 \
+	",\"compute_ns\":" #compute "},\"streams\":[{\"id\":7,\"ops\":10,\"idle_breakdown\":{\"host_wait_ns\":" #idle \
+	",\"host_wait_launch_ns\":" #launch_gaps ",\"kernel_wait_ns\":0,\"other_ns\":0},\"queue_length\":{\"mean\":0.2}}]}]"
 
 static void gpu_classes(void)
 {
@@ -257,14 +262,23 @@ static void gpu_classes(void)
 	   "a 2 us kernel in a 10 s step: cpu_bound, the GPU waited 99.9+ %% (%s)", cls(d));
 	cJSON_Delete(d);
 
-	/* same, with NVML saying 80 %% of samples throttled by HW slowdown */
+	/* same, with NVML saying 80 %% of the samples taken while the GPU worked (80 %% of that time) throttled by HW slowdown */
 	d = eval("{\"summary\":{\"wall_ns\":1000000000},\"gpu\":{\"ops\":10," GPU_DEV(1000000000, 50000000, 900000000, 0, 0)
 		 ",\"nvml\":[{\"device\":0,\"samples\":100,\"throttled_samples\":80,\"sm_mhz_min\":900,\"sm_mhz_max\":1800,"
-		 "\"throttle_reasons\":{\"hw_slowdown\":80}}]}}");
+		 "\"busy_samples\":100,\"throttled_busy_samples\":80,\"busy_ns\":900000000,\"throttled_busy_ns\":720000000,"
+		 "\"sm_mhz_min_throttled\":900,\"sm_mhz_max_busy\":1800,\"throttle_reasons\":{\"hw_slowdown\":80}}]}}");
 	ok(!strcmp(cls(d), "thermal_throttled"), "busy GPU throttled 80 %% of samples: thermal_throttled (%s)", cls(d));
 	f = finding(d, "thermal_throttled");
 	ok(f && !strcmp(isc_doc_str(f, "severity", NULL), "critical"), "slowdown in >= 50 %% of samples: critical");
 	ok(f && fabs(num(f, "suggestion.estimated_saving_ns") - 0.9e9 * 0.8 * 0.5) < 1, "throttle what-if: 0.72 s x (1 - 900/1800)");
+	cJSON_Delete(d);
+	/* the same samples throttled, none while the GPU worked (idle clocks, or no work in their interval) */
+	d = eval("{\"summary\":{\"wall_ns\":1000000000},\"gpu\":{\"ops\":10," GPU_DEV(1000000000, 50000000, 900000000, 0, 0)
+		 ",\"nvml\":[{\"device\":0,\"samples\":100,\"throttled_samples\":80,\"sm_mhz_min\":345,\"sm_mhz_max\":1800,"
+		 "\"busy_samples\":20,\"throttled_busy_samples\":0,\"busy_ns\":900000000,\"throttled_busy_ns\":0,"
+		 "\"sm_mhz_min_throttled\":null,\"sm_mhz_max_busy\":1800,\"throttle_reasons\":{\"gpu_idle\":80,\"sw_power_cap\":80}}]}}");
+	ok(!finding(d, "thermal_throttled") && !strcmp(cls(d), "gpu_compute_bound"),
+	   "80 throttled samples, none with work running: no thermal_throttled, gpu_compute_bound (%s)", cls(d));
 	cJSON_Delete(d);
 
 	/* launch pattern: 20000 launches (25 us each), 80 %% short kernels, queue 0.2, 0.5 s in launch calls */
@@ -274,6 +288,29 @@ static void gpu_classes(void)
 	ok(!strcmp(cls(d), "launch_bound"), "short kernels, empty queue, 0.5 s launching: launch_bound (%s)", cls(d));
 	ok(finding(d, "cpu_bound") && num(finding(d, "cpu_bound"), "suggestion.estimated_saving_ns") == 2e8,
 	   "the rest of the host wait (0.2 s) stays cpu_bound: idle is not counted twice");
+	cJSON_Delete(d);
+	/*
+	 * the launch signature with most of the per-op host time outside the
+	 * launch call (Python and dispatch): 20000 launches of 3 us (60 ms),
+	 * 0.6 s of the 0.7 s host wait in gaps of at most 50 us between them:
+	 * launch 0.6 s, cpu 0.1 s: launch_bound, saving 0.6 s
+	 */
+	d = eval("{\"summary\":{\"wall_ns\":1000000000},\"gpu\":{\"ops\":1000," GPU_DEV_LG(1000000000, 700000000, 300000000, 600000000)
+		 ",\"launch\":{\"launches\":20000,\"kernels\":20000,\"short_kernels_under_10us\":20000,"
+		 "\"gpu_op_shorter_than_launch\":20000,\"api_total_ns\":60000000}}}");
+	ok(!strcmp(cls(d), "launch_bound"), "short gaps between short kernels, dispatch outside the call: launch_bound (%s)",
+	   cls(d));
+	f = finding(d, "launch_bound");
+	ok(f && num(f, "suggestion.estimated_saving_ns") == 6e8 && num(finding(d, "cpu_bound"), "suggestion.estimated_saving_ns") == 1e8,
+	   "the launch part is the short gaps (0.6 s), the rest of the host wait (0.1 s) cpu_bound");
+	ok(f && strstr(isc_doc_str(f, "suggestion.action", ""), "CUDA graph") && strstr(isc_doc_str(f, "suggestion.action", ""), "torch.compile"),
+	   "launch_bound suggests CUDA graphs and torch.compile");
+	cJSON_Delete(d);
+	/* the same gaps without the signature (kernels long, ops longer than their calls): cpu_bound */
+	d = eval("{\"summary\":{\"wall_ns\":1000000000},\"gpu\":{\"ops\":1000," GPU_DEV_LG(1000000000, 700000000, 300000000, 600000000)
+		 ",\"launch\":{\"launches\":20000,\"kernels\":20000,\"short_kernels_under_10us\":0,"
+		 "\"gpu_op_shorter_than_launch\":0,\"api_total_ns\":60000000}}}");
+	ok(!finding(d, "launch_bound") && !strcmp(cls(d), "cpu_bound"), "short gaps, long kernels: no launch_bound (%s)", cls(d));
 	cJSON_Delete(d);
 	d = eval("{\"summary\":{\"wall_ns\":1000000000},\"gpu\":{\"ops\":1000," GPU_DEV(1000000000, 700000000, 300000000, 0, 0)
 		 ",\"launch\":{\"launches\":99,\"kernels\":99,\"short_kernels_under_10us\":99,\"api_total_ns\":500000000}}}");
