@@ -127,6 +127,7 @@ struct isc_tl_event {
 	uint8_t type;  /* ISC_REC_* */
 	uint64_t ts;   /* ns since the session epoch */
 	uint32_t pid, tid;
+	uint32_t source; /* the input it came from (TL_CTX, formats/timeline.md §4.1): 0 for the first */
 	/* SPAN_BEGIN / SPAN_END */
 	uint64_t span_id, parent_id;
 	uint32_t depth;
@@ -160,6 +161,9 @@ struct isc_tl_event {
 		/* GPU_OP: innermost Python/op span open on api_tid at the call;
 		 * GPU_API: the same for the call itself; 0 none or unknown */
 		uint64_t launch_span_id;
+		/* GPU_API: the Python line that made the call (a CODE string whose
+		 * line is that line; the CUDA agent in sample mode), 0 unknown */
+		uint32_t py_site;
 		bool has_context;
 		uint32_t context;    /* CUDA context id (CUPTI) */
 	} gpu;

@@ -28,9 +28,17 @@
 struct isc_compare_opts {
 	double threshold_pct; /* smallest change called regressed/improved; 0 = the default */
 	double alpha;         /* significance level; 0 = the default */
+	/*
+	 * contributors ranked by their own growth, the largest increase first,
+	 * instead of by their part in the whole change: what one rank does
+	 * more than the others (the job view's straggler cause), whatever its
+	 * iterations did
+	 */
+	bool growth_first;
 };
 
 /* ---- iscope-analyze's whole job (analyze_run.c) ----------------------- */
+#define ISC_ANALYZE_NATIVE_NODES_DEFAULT 4096
 struct isc_analyze_opts {
 	unsigned top_n; /* length of cpu.top_functions; 0 = ISC_ANALYZE_TOP_DEFAULT */
 	/* Called every 2^16 events and once at the end when set (progress display). */
@@ -42,6 +50,8 @@ struct isc_analyze_opts {
 	/* keep the recorder's measured per-event cost in the times (no overhead
 	 * compensation; see iscope-analyze(1)) */
 	bool raw_times;
+	/* native.tree: at most this many nodes; 0 = ISC_ANALYZE_NATIVE_NODES_DEFAULT */
+	unsigned native_nodes;
 	/* The per-event cost each process's times lose, found by
 	 * isc_analyze_calibrations() in a first pass over the same timeline;
 	 * NULL: a process's first CALIBRATION, from where it is read on. */

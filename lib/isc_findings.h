@@ -28,7 +28,9 @@
 /*
  * The CPU classes judge the time inside iterations (cpu.in_iterations)
  * when the iterations hold at least this share of the traced time from the
- * first iteration on (in_iterations.share_pct); iscope-analyze(1), Verdict.
+ * first iteration on (in_iterations.share_pct), the GPU classes the GPU
+ * inside them (gpu.in_iterations) when they hold this share of the GPU
+ * work launched from the first on; iscope-analyze(1), Verdict.
  */
 #define ISC_ITER_SHARE_MIN_PCT 50
 

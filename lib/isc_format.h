@@ -33,12 +33,15 @@ static inline unsigned isc_put_varint(uint8_t *buf, uint64_t v)
 #define ISC_TRACE_MAGIC 0x54435349u /* "ISCT" */
 #define ISC_TIMELINE_MAGIC 0x4C545349u /* "ISTL" */
 #define ISC_FORMAT_VERSION_MAJOR 1
-#define ISC_FORMAT_VERSION_MINOR 4 /* 1.1: native stack sampling; 1.2: EXCEPTION_REF; 1.3: allocation sampling;
-				      1.4: PY_SAMPLE's C callee */
+#define ISC_FORMAT_VERSION_MINOR 6 /* 1.1: native stack sampling; 1.2: EXCEPTION_REF; 1.3: allocation sampling;
+				    1.4: PY_SAMPLE's C callee; 1.5: the CUDA agent's GPU_API site_id; 1.6: timeline
+				    sources (TL_CTX source, SOURCE_INFO: a job merge's inputs, formats/timeline.md §11) */
 #define ISC_CHUNK_HEADER_SIZE 32
 #define ISC_CHUNK_MAX_PAYLOAD (16u << 20) /* readers refuse larger chunks */
 /* A timeline time or GPU duration at or above this (2^62 ns, 146 years) is corrupt (formats/timeline.md §4). */
 #define ISC_TL_TIME_LIMIT ((uint64_t)1 << 62)
+/* Most inputs (sources) one timeline holds: a larger TL_CTX source is corrupt (formats/timeline.md §4.1). */
+#define ISC_TL_MAX_SOURCES 65535u
 #define ISC_STRING_ID_LIMIT (1u << 26)    /* string ids are 1 .. limit - 1 */
 
 /* Chunk header, little-endian on disk (see formats/trace.md §3). */
@@ -125,7 +128,7 @@ enum isc_record_type {
 	ISC_REC_NATIVE_STATS = 0x36,   /* pid0 tid0 samples lost throttled bytes kernel_ips cpu_ns: totals at exit */
 
 	/* timeline-only records (TL_EVENTS chunks) */
-	ISC_REC_TL_CTX = 0x40,        /* varint pid, varint tid: context of following records */
+	ISC_REC_TL_CTX = 0x40,        /* varint pid, varint tid[, varint source]: context of following records */
 	ISC_REC_TL_SPAN_BEGIN = 0x41, /* span_id parent_id depth kind name_id */
 	ISC_REC_TL_SPAN_END = 0x42,   /* span_id flags(1 = closed by merge, not by a return) */
 	/* allocation records in a timeline: the trace bodies, code ids global (formats/timeline.md §4.5) */
@@ -167,7 +170,13 @@ enum isc_record_type {
 				      link_bw_bytes_per_s, bytes name */
 	ISC_REC_META = 0xA2,       /* varint klen + key, rest value: free-form metadata
 				      (distributedInfo, source format...) */
+	ISC_REC_SOURCE_INFO = 0xA3, /* timeline: varint source kind zigzag offset_ns, varint uncertainty_ns
+				       method collectives, rest name NUL host NUL boot_id: one input of a job merge */
 };
+
+/* SOURCE_INFO kind and method (formats/timeline.md §4.6, version 1.6) */
+enum { ISC_SOURCE_TRACES = 1, ISC_SOURCE_KINETO = 2 };
+enum { ISC_ALIGN_REFERENCE = 0, ISC_ALIGN_COLLECTIVES = 1, ISC_ALIGN_WALL_CLOCK = 2 };
 
 /* END_STATS flags */
 #define ISC_END_ABRUPT 1u   /* the recording did not end cleanly (timeline: an input had no END) */

@@ -75,6 +75,8 @@ enum isc_input_kind { ISC_INPUT_UNKNOWN, ISC_INPUT_TRACE, ISC_INPUT_TIMELINE, IS
  * then the rest.  Close *f (before in).  No seeks: works on pipes.
  */
 int isc_input_open(FILE *in, FILE **f, enum isc_input_kind *kind);
+/* isc_input_open, and for a trace or a timeline its file header into *hdr (zeroed otherwise). */
+int isc_input_open_hdr(FILE *in, FILE **f, enum isc_input_kind *kind, struct isc_tl_header *hdr);
 
 /*
  * Sends an open timeline through sink (header, strings before their first

@@ -44,6 +44,7 @@ struct isc_record_opts {
 	bool progress;          /* live line on stderr */
 	const char *cuda_agent; /* absolute path of libiscope-cuda.so, NULL: not built */
 	int cuda_mode;          /* enum isc_cuda_mode: auto, off (--no-cuda), force */
+	bool cuda_driver_api;   /* --cuda-driver-api: the CUDA agent records driver API calls too */
 	bool quiet;             /* no notes on stderr (GPU collection off and why) */
 	uint64_t memory_limit;  /* --memory-limit: run the workload in a cgroup of this many bytes; 0 none */
 	int native_mode;        /* enum isc_native_mode */

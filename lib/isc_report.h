@@ -15,13 +15,16 @@
 enum isc_report_format {
 	ISC_REPORT_MD = 0,
 	ISC_REPORT_HTML = 1, /* the Markdown rendered by cmark (safe mode; tables converted here) in one page */
+	ISC_REPORT_FOLDED = 2,     /* native.tree as folded stacks: "thread;frame;...;frame COUNT", root first */
+	ISC_REPORT_SPEEDSCOPE = 3, /* native.tree in speedscope's file format: a sampled profile per thread */
 };
 
 /*
  * Renders a findings document.  Missing or mistyped fields are tolerated
  * (shown as "n/a" or left out).  *out is a malloc'd NUL-terminated string
- * the caller frees.  Returns 0, -EINVAL when root is not a JSON object, or
- * -ENOMEM.
+ * the caller frees.  Returns 0, -EINVAL when root is not a JSON object (or,
+ * for the flame-graph formats, has no usable native.tree: the message
+ * says which), or -ENOMEM.
  */
 int isc_report_render(const cJSON *root, enum isc_report_format f, char **out);
 

@@ -32,9 +32,9 @@
 #define HIST_N 16
 #define HIST_NS 250000000ull
 
-struct bval { /* live from boundary from_b on, up to the next entry's */
+struct bval { /* live (and allocated so far) from boundary from_b on, up to the next entry's */
 	uint32_t from_b;
-	double live, var;
+	double live, var, alloc, avar;
 };
 
 struct site {
@@ -45,6 +45,9 @@ struct site {
 	double alloc, alloc_var, freed, freed_var, live, live_var;
 	uint32_t pver;          /* proc version when pval was saved */
 	double pval, pvar;
+	uint32_t sver;          /* snapshot version when sval was saved */
+	double sval, svar;
+	double objects;
 	struct bval *ser;
 	uint32_t nser, capser, mark; /* mark: boundary count at its last change */
 	bool hist_on;
@@ -60,6 +63,7 @@ struct aproc {
 	uint32_t pid, ver;
 	double live, peak;
 	uint64_t peak_ts, interval;
+	uint64_t first_ts, last_ts; /* of its ALLOC and FREE records */
 };
 
 /* open addressing, (a, b) -> v; state 0 empty, 1 used, 2 deleted */
@@ -84,6 +88,8 @@ struct isc_asite_model {
 	size_t nprocs, capprocs;
 	uint64_t *bts;        /* boundary times */
 	size_t nb, capb;
+	uint32_t snap_ver;    /* snapshots taken */
+	uint64_t snap_ts;
 	struct isc_asite_stats *out;
 	size_t *rank;
 	struct isc_asite_gaps gaps;
@@ -260,14 +266,23 @@ static int before_change(struct isc_asite_model *m, struct site *s, struct aproc
 		s->pvar = s->live_var;
 		s->pver = p->ver;
 	}
+	if (s->sver != m->snap_ver) { /* its value at the snapshot */
+		s->sval = s->live;
+		s->svar = s->live_var;
+		s->sver = m->snap_ver;
+	}
+	if (!p->first_ts || ts < p->first_ts)
+		p->first_ts = ts;
+	if (ts > p->last_ts)
+		p->last_ts = ts;
 	uint32_t nb = (uint32_t)m->nb;
 	if (s->mark < nb) { /* its value at the boundaries since its last change */
-		if (s->nser || s->live) {
+		if (s->nser || s->live || s->alloc) { /* a new site has nothing to keep; churn (live 0) has its bytes allocated */
 			size_t cap = s->capser;
 			if (grow((void **)&s->ser, &cap, (size_t)s->nser + 1, sizeof(*s->ser)))
 				return -ENOMEM;
 			s->capser = (uint32_t)cap;
-			s->ser[s->nser++] = (struct bval){ s->mark + 1, s->live, s->live_var };
+			s->ser[s->nser++] = (struct bval){ s->mark + 1, s->live, s->live_var, s->alloc, s->alloc_var };
 		}
 		s->mark = nb;
 	}
@@ -325,6 +340,7 @@ static int on_alloc(struct isc_asite_model *m, const struct isc_tl_event *ev)
 	if (before_change(m, s, p, ev->ts))
 		return -ENOMEM;
 	s->nalloc++;
+	s->objects += size > 0 ? w / size : 0;
 	s->alloc += w;
 	s->alloc_var += var;
 	s->live += w;
@@ -464,10 +480,21 @@ int isc_asite_event(struct isc_asite_model *m, const struct isc_tl_event *ev)
 
 int isc_asite_boundary(struct isc_asite_model *m, uint64_t ts)
 {
-	if (grow((void **)&m->bts, &m->capb, m->nb + 1, sizeof(*m->bts)))
+	if (m->nb >= UINT32_MAX - 1 || grow((void **)&m->bts, &m->capb, m->nb + 1, sizeof(*m->bts)))
 		return -ENOMEM;
 	m->bts[m->nb++] = ts;
 	return 0;
+}
+
+uint32_t isc_asite_nmarks(const struct isc_asite_model *m)
+{
+	return (uint32_t)m->nb;
+}
+
+void isc_asite_snapshot(struct isc_asite_model *m, uint64_t ts)
+{
+	m->snap_ver++;
+	m->snap_ts = ts;
 }
 
 void isc_asite_gaps(const struct isc_asite_model *m, struct isc_asite_gaps *g)
@@ -477,15 +504,17 @@ void isc_asite_gaps(const struct isc_asite_model *m, struct isc_asite_gaps *g)
 
 /* ---- report ------------------------------------------------------------- */
 
-/* Live bytes (and variance) of s at boundary b (1-based). */
-static void at_boundary(const struct site *s, uint32_t b, double *live, double *var)
+/* Live bytes (and variance), and bytes allocated so far (and variance), of s at boundary b (1-based). */
+static void at_boundary(const struct site *s, uint32_t b, double *live, double *var, double *alloc, double *avar)
 {
 	if (b > s->mark) {
 		*live = s->live;
 		*var = s->live_var;
+		*alloc = s->alloc;
+		*avar = s->alloc_var;
 		return;
 	}
-	*live = *var = 0; /* before its first entry: nothing live */
+	*live = *var = *alloc = *avar = 0; /* before its first entry: nothing live, nothing allocated */
 	uint32_t lo = 0, hi = s->nser;
 	while (lo < hi) { /* the last entry with from_b <= b */
 		uint32_t mid = (lo + hi) / 2;
@@ -497,6 +526,8 @@ static void at_boundary(const struct site *s, uint32_t b, double *live, double *
 	if (lo) {
 		*live = s->ser[lo - 1].live;
 		*var = s->ser[lo - 1].var;
+		*alloc = s->ser[lo - 1].alloc;
+		*avar = s->ser[lo - 1].avar;
 	}
 }
 
@@ -528,14 +559,12 @@ static void slope(const double *x, const double *y, size_t n, double *b, double 
 		*err = sqrt(sse / (double)(n - 2) / sxx);
 }
 
-/* The steady-state part of a site's numbers (see isc_asite_report). */
-static int steady(const struct isc_asite_model *m, const struct site *s, uint64_t interval, uint32_t first,
-		  struct isc_asite_stats *o)
+/* The steady-state part of a site's numbers over boundaries marks[0, n), n >= 2 (see isc_asite_report). */
+static int steady(const struct isc_asite_model *m, const struct site *s, uint64_t interval, const uint32_t *marks,
+		  size_t n, struct isc_asite_stats *o)
 {
-	uint32_t last = (uint32_t)m->nb;
-	size_t n = (size_t)(last - first) + 1; /* boundaries */
 	double *x = malloc(n * sizeof(double)), *t = malloc(n * sizeof(double)), *y = malloc(n * sizeof(double));
-	double *fl = malloc(n * sizeof(double)), var_last = 0;
+	double *fl = malloc(n * sizeof(double)), var_last = 0, a0 = 0, av0 = 0;
 	if (!x || !t || !y || !fl) {
 		free(x);
 		free(t);
@@ -543,13 +572,22 @@ static int steady(const struct isc_asite_model *m, const struct site *s, uint64_
 		free(fl);
 		return -ENOMEM;
 	}
+	uint64_t t0 = m->bts[marks[0] - 1];
 	for (size_t i = 0; i < n; i++) {
-		double v;
-		at_boundary(s, first + (uint32_t)i, &y[i], &v);
+		double v, al, av;
+		at_boundary(s, marks[i], &y[i], &v, &al, &av);
 		x[i] = (double)i;
-		t[i] = (double)(m->bts[first - 1 + i] - m->bts[first - 1]) / 1e9;
-		if (i == n - 1)
+		t[i] = (double)(m->bts[marks[i] - 1] - t0) / 1e9;
+		if (i == 0) {
+			a0 = al;
+			av0 = av;
+		}
+		if (i == n - 1) {
 			var_last = v;
+			o->alloc_steady = al - a0;
+			o->alloc_steady_err = sqrt(av - av0 > 0 ? av - av0 : 0);
+			o->steady_ns = m->bts[marks[i] - 1] - t0;
+		}
 	}
 	o->intervals = (unsigned)(n - 1);
 	double e;
@@ -562,7 +600,9 @@ static int steady(const struct isc_asite_model *m, const struct site *s, uint64_
 	o->retained_err = sqrt(var_last);
 	double per = o->retained / (double)(n - 1);
 	if (per > 0) {
-		double w = ceil(3.0 * (double)interval / per);
+		/* an iteration allocating per bytes goes unsampled with probability e^(-per/T): w such that w
+		 * such misses in a row happen anywhere in the run with probability below ISC_ASITE_LEAK_MISS */
+		double w = ceil(log((double)(n - 1) / ISC_ASITE_LEAK_MISS) * (double)interval / per);
 		o->leak_window = w < 2 ? 2 : w > 1e6 ? 1000000 : (unsigned)w;
 	}
 	/* a floor that grows at least once in every leak_window iterations */
@@ -598,8 +638,12 @@ static int rank_cmp(const void *a, const void *b, void *ctx)
 	return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
 }
 
-int isc_asite_report(struct isc_asite_model *m, unsigned steady_from, const struct isc_asite_stats **out,
-		     size_t *n)
+/*
+ * The report over the steady states st[0, nst) (by process), or, when all
+ * is not NULL, over the boundaries all[0, nall) for every process.
+ */
+static int report(struct isc_asite_model *m, const struct isc_asite_steady *st, size_t nst, const uint32_t *all,
+		  size_t nall, const struct isc_asite_stats **out, size_t *n)
 {
 	struct isc_asite_stats *o = calloc(m->nsites ? m->nsites : 1, sizeof(*o));
 	size_t *rank = calloc(m->nsites ? m->nsites : 1, sizeof(*rank));
@@ -608,7 +652,6 @@ int isc_asite_report(struct isc_asite_model *m, unsigned steady_from, const stru
 		free(rank);
 		return -ENOMEM;
 	}
-	bool iters = steady_from >= 1 && steady_from < m->nb;
 	for (size_t i = 0; i < m->nsites; i++) {
 		const struct site *s = &m->sites[i];
 		struct isc_asite_stats *r = &o[i];
@@ -629,6 +672,15 @@ int isc_asite_report(struct isc_asite_model *m, unsigned steady_from, const stru
 		r->live_peak_err = sqrt(saved ? (s->pvar > 0 ? s->pvar : 0) : (s->live_var > 0 ? s->live_var : 0));
 		r->peak_ts = p ? p->peak_ts : 0;
 		r->growth_ts = s->growth_ts;
+		r->objects = s->objects;
+		r->first_ts = p ? p->first_ts : 0;
+		r->last_ts = p ? p->last_ts : 0;
+		if (m->snap_ver) {
+			bool snap = s->sver == m->snap_ver;
+			double v = snap ? s->svar : s->live_var;
+			r->live_snap = snap ? s->sval : s->live;
+			r->live_snap_err = sqrt(v > 0 ? v : 0);
+		}
 		if (s->table && s->t_nalloc > s->nalloc) { /* records were lost: the shim's counts are whole */
 			r->from_table = true;
 			r->alloc_count = s->t_nalloc;
@@ -638,7 +690,18 @@ int isc_asite_report(struct isc_asite_model *m, unsigned steady_from, const stru
 			r->live_end = s->t_live;
 			r->live_end_err = s->t_err;
 		}
-		if (iters && steady(m, s, p ? p->interval : DEFAULT_INTERVAL, steady_from, r)) {
+		const uint32_t *marks = all;
+		size_t nmarks = nall;
+		for (size_t k = 0; !all && k < nst; k++)
+			if (st[k].pid == s->pid) {
+				marks = st[k].marks;
+				nmarks = st[k].n;
+				break;
+			}
+		bool iters = marks && nmarks >= 2;
+		for (size_t k = 0; iters && k < nmarks; k++) /* named boundaries must exist, in order */
+			iters = marks[k] >= 1 && marks[k] <= m->nb && (!k || marks[k] > marks[k - 1]);
+		if (iters && steady(m, s, p ? p->interval : DEFAULT_INTERVAL, marks, nmarks, r)) {
 			free(o);
 			free(rank);
 			return -ENOMEM;
@@ -666,6 +729,29 @@ int isc_asite_report(struct isc_asite_model *m, unsigned steady_from, const stru
 	*out = sorted;
 	*n = m->nsites;
 	return 0;
+}
+
+int isc_asite_report(struct isc_asite_model *m, unsigned steady_from, const struct isc_asite_stats **out,
+		     size_t *n)
+{
+	uint32_t *all = NULL;
+	size_t nall = 0;
+	if (steady_from >= 1 && steady_from < m->nb) {
+		if (!(all = malloc((m->nb - steady_from + 1) * sizeof(*all))))
+			return -ENOMEM;
+		for (size_t b = steady_from; b <= m->nb; b++)
+			all[nall++] = (uint32_t)b;
+	}
+	static const uint32_t none[1];
+	int rc = report(m, NULL, 0, all ? all : none, nall, out, n);
+	free(all);
+	return rc;
+}
+
+int isc_asite_report_steady(struct isc_asite_model *m, const struct isc_asite_steady *st, size_t nst,
+			    const struct isc_asite_stats **out, size_t *n)
+{
+	return report(m, st, nst, NULL, 0, out, n);
 }
 
 /* Live bytes of s at time ts, from its last-seconds buckets. */

@@ -37,6 +37,7 @@
 #include "isc_format.h"
 
 #define ISC_ASITE_LEAK_MIN_INTERVALS 3 /* steady-state iterations needed to call a leak */
+#define ISC_ASITE_LEAK_MISS 0.01        /* chance that sampling alone breaks a leak's growth (leak_window) */
 #define ISC_ASITE_DEATH_WINDOW_NS 2000000000ull /* "the last seconds before a death" */
 
 struct isc_asite_model;
@@ -64,6 +65,11 @@ struct isc_asite_stats {
 	unsigned leak_window;            /* the floor grew at least once in every this many iterations */
 	bool from_table;                 /* alloc, freed and live_end taken from the shim's table (records were lost) */
 	uint64_t growth_ts;              /* last sample that raised its live bytes */
+	double objects;                  /* allocations it stands for: the sum of weight / size over its samples */
+	double alloc_steady, alloc_steady_err; /* allocated between the first and the last steady-state boundary */
+	uint64_t steady_ns;              /* from the first steady-state boundary to the last (0: none) */
+	uint64_t first_ts, last_ts;      /* its process's first and last allocation record */
+	double live_snap, live_snap_err; /* at the snapshot (isc_asite_snapshot; 0 without one) */
 };
 
 /* A site at a process's death (isc_asite_death). */
@@ -85,8 +91,25 @@ void isc_asite_free(struct isc_asite_model *m);
  */
 int isc_asite_event(struct isc_asite_model *m, const struct isc_tl_event *ev);
 
-/* The end of an iteration at ts (in order with the events); 0 or -ENOMEM. */
+/*
+ * A boundary at ts (in order with the events), numbered 1, 2, 3 ... in the
+ * order of the calls: the end of an iteration.  The caller may mark more
+ * boundaries than it will use (every scope's end, before it knows which
+ * scope is the iteration) and name the ones that count at the report
+ * (isc_asite_report_steady).  0 or -ENOMEM.
+ */
 int isc_asite_boundary(struct isc_asite_model *m, uint64_t ts);
+/* Boundaries marked so far: the number of the latest one. */
+uint32_t isc_asite_nmarks(const struct isc_asite_model *m);
+
+/*
+ * Keeps every site's live bytes at ts (in order with the events) as the
+ * snapshot the report gives (live_snap); a later call replaces it.  The
+ * analysis takes one at each new peak of the processes' resident memory:
+ * what the sampled sites held at the RSS peak.  O(1): a site saves its
+ * value when it next changes.
+ */
+void isc_asite_snapshot(struct isc_asite_model *m, uint64_t ts);
 
 /*
  * The sites, ranked: retained bytes first (a leak outranks churn of any
@@ -102,14 +125,37 @@ int isc_asite_boundary(struct isc_asite_model *m, uint64_t ts);
  * boundary to the last; without, live at the end.  A leak: at least
  * ISC_ASITE_LEAK_MIN_INTERVALS iterations, retained above twice its
  * error, and a floor that grows at least once in every leak_window
- * consecutive iterations, leak_window = max(2, ceil(3 T / (retained /
- * intervals))): plateaus of one iteration (growth every other
- * iteration) are a leak; longer ones only when the growth per iteration
- * is small against the sampling interval T, whose samples then come
- * every few iterations.
+ * consecutive iterations, leak_window = max(2, ceil(ln(intervals /
+ * ISC_ASITE_LEAK_MISS) T / g)), g = retained / intervals: plateaus of one
+ * iteration (growth every other iteration) are a leak; longer ones only
+ * when g is small against the sampling interval T.  An iteration that
+ * allocates g bytes goes unsampled with probability e^(-g/T), so w of
+ * them in a row somewhere in n iterations have a chance below n e^(-w g/T):
+ * with this window, below ISC_ASITE_LEAK_MISS (a leak of 1 MiB an
+ * iteration at T = 512 KiB over 59 iterations: window 5; with 3 T / g,
+ * window 2, 62 % of such leaks were missed).
  */
 int isc_asite_report(struct isc_asite_model *m, unsigned steady_from, const struct isc_asite_stats **out,
 		     size_t *n);
+
+/*
+ * The steady state of one process: the numbers of its steady-state
+ * boundaries (isc_asite_boundary), ascending: the end of its warm-up,
+ * then the end of each steady-state iteration.
+ */
+struct isc_asite_steady {
+	uint32_t pid;
+	const uint32_t *marks;
+	size_t n;
+};
+
+/*
+ * isc_asite_report with each process's own steady state: a site of a
+ * process in st[0, nst) has its iterations between that entry's marks; a
+ * process without an entry (or with fewer than two marks) has none.
+ */
+int isc_asite_report_steady(struct isc_asite_model *m, const struct isc_asite_steady *st, size_t nst,
+			    const struct isc_asite_stats **out, size_t *n);
 
 /*
  * The sites of process pid at its death (ts, after its last record),

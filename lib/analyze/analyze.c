@@ -43,7 +43,9 @@
 #include "analyze_wait.h"
 #include "analyze_oom.h"
 #include "analyze_pass.h"
+#include "alloc_sites.h"
 #include "isc_trace_int.h" /* EXCEPTION strings */
+#include "isc_dist.h"      /* isc_coll_scope */
 
 /* Orders isc_analyze_calib entries by pid. */
 static int calib_cmp(const void *x, const void *y)
@@ -181,6 +183,8 @@ static uint32_t scope_get(struct ana *a, uint32_t name_id)
 		a->scs[a->nscs].name_id = name_id;
 		a->scs[a->nscs].dataloader = is_dataloader(a, name_id, ISC_SPAN_SCOPE);
 		a->scs[a->nscs].profiler_step = step;
+		const struct isc_tl_string *cs = isc_timeline_string_borrow(a->t, name_id);
+		a->scs[a->nscs].collective = cs && isc_coll_scope(cs->name) != ISC_COLL_NONE;
 		if (step)
 			a->step_scope = (uint32_t)a->nscs + 1;
 		*slot = (uint32_t)a->nscs++;
@@ -209,11 +213,13 @@ static int span_begin(struct ana *a, struct ana_thread *th, const struct isc_tl_
 	if (ev->kind == ISC_SPAN_SCOPE) {
 		if ((f->idx = scope_get(a, ev->name_id)) == ISC_UMAP_NONE)
 			return -ENOMEM;
-		if (th->open_scopes++ == 0)
-			a->scoped_threads++;
-		if (!a->scope_seen || ev->ts < a->scope_ts)
-			a->scope_ts = ev->ts;
-		a->scope_seen = true;
+		if (!a->scs[f->idx].collective) { /* a collective call is not an iteration's scope */
+			if (th->open_scopes++ == 0)
+				a->scoped_threads++;
+			if (!a->scope_seen || ev->ts < a->scope_ts)
+				a->scope_ts = ev->ts;
+			a->scope_seen = true;
+		}
 		f->dl_at_begin = dl_time(a, ev->ts);
 		dl = a->scs[f->idx].dataloader;
 	} else if (ev->kind == ISC_SPAN_PYTHON || ev->kind == ISC_SPAN_OP) {
@@ -295,12 +301,13 @@ static int span_pop(struct ana *a, struct ana_thread *th, uint64_t end_ts, bool 
 	}
 	if (f->kind == ISC_SPAN_SCOPE) {
 		struct ana_scope *s = &a->scs[f->idx];
-		if (isc_grow(&s->s, &s->cap, s->n, sizeof(*s->s)))
+		/* every scope's end is a boundary of the site model: which scope is the iteration is known at the end */
+		if (isc_grow(&s->s, &s->cap, s->n, sizeof(*s->s)) || isc_asite_boundary(a->asites, end_ts))
 			return -ENOMEM;
 		s->s[s->n++] = (struct ana_iter){ f->begin_ts, dur, lat, f->dl_at_begin, dl_time(a, end_ts), th->pid,
-						     complete };
-		s->total_ns += lat;
-		if (--th->open_scopes == 0 && a->scoped_threads)
+						     complete, isc_asite_nmarks(a->asites) };
+		s->total_ns += dur; /* measured: compensation only estimates (sections_run.c) */
+		if (!s->collective && th->open_scopes && --th->open_scopes == 0 && a->scoped_threads)
 			a->scoped_threads--;
 		/* the with-block's own code (a wait in `with lock:`, whose
 		 * __enter__ no profile event brackets) ran inside the iteration:
@@ -738,8 +745,11 @@ static int on_proc_sample(struct ana *a, struct ana_proc *p, const struct isc_tl
 	if (rss > p->rss_peak)
 		p->rss_peak = rss;
 	a->rss_total += rss;
-	if (!a->have_rss || a->rss_total > a->rss_total_peak)
+	if (!a->have_rss || a->rss_total > a->rss_total_peak) {
 		a->rss_total_peak = a->rss_total;
+		a->rss_peak_ts = ev->ts;
+		isc_asite_snapshot(a->asites, ev->ts); /* what the sampled sites hold at the RSS peak */
+	}
 	a->have_rss = true;
 	(void)isc_lsq_add(a->rss_lsq, ev->ts, (double)a->rss_total); /* ts are ordered */
 	return isc_series_point(a->series, ISC_SER_RSS, ev->ts, (double)a->rss_total);
@@ -783,6 +793,8 @@ static void on_meta(struct ana *a, const struct isc_tl_event *ev)
 	memcpy(key, ev->bytes, klen);
 	key[klen] = '\0';
 	char *val = isc_text_dup(ev->bytes + klen, ev->nbytes - klen, '?', true);
+	if (val && !strcmp(key, "record.memory_limit")) /* bytes, decimal */
+		a->memory_limit = strtoull(val, NULL, 10);
 	if (!val || (!a->meta && !(a->meta = cJSON_CreateObject()))) {
 		free(val);
 		a->jb.oom = true;
@@ -981,6 +993,14 @@ static int on_event(struct ana *a, const struct isc_tl_event *ev)
 	}
 	case ISC_REC_PY_SAMPLER:
 		return isc_pysamp_add(a->pys, a->t, ev, false);
+	case ISC_REC_TL_ALLOC:
+	case ISC_REC_TL_FREE:
+	case ISC_REC_TL_ALLOC_SITE:
+	case ISC_REC_TL_ALLOC_INFO: {
+		a->alloc_records = true;
+		int rc = isc_asite_event(a->asites, ev);
+		return rc == -ENOMEM ? rc : 0; /* a record that does not parse is counted (memory.sampling.bad_records) */
+	}
 	case ISC_REC_EXCEPTION:
 	case ISC_REC_EXCEPTION_REF: {
 		struct isc_exception x;
@@ -1080,7 +1100,7 @@ static int slots_to_ops(struct ana *a)
 	return 0;
 }
 
-static void ana_free(struct ana *a)
+void isc_ana_release(struct ana *a)
 {
 	cJSON_Delete(a->meta);
 	for (size_t i = 0; i < a->nexcs; i++) {
@@ -1127,7 +1147,11 @@ static void ana_free(struct ana *a)
 	free(a->gs);
 	isc_series_free(a->series);
 	isc_pysamp_free(a->pys);
+	isc_nat_free(a->nat);
 	isc_numa_free(a->numa);
+	isc_asite_free(a->asites);
+	free(a->asteady);
+	free(a->amarks);
 }
 
 /*
@@ -1139,7 +1163,7 @@ static void ana_free(struct ana *a)
  * isc_analyze_calibrations, and the measuring one) read through it, so they
  * see the same events.
  */
-static int ana_next(struct isc_timeline *t, struct isc_tl_event *ev, uint64_t *ndamage, char *first_err, size_t errlen)
+int isc_ana_next(struct isc_timeline *t, struct isc_tl_event *ev, uint64_t *ndamage, char *first_err, size_t errlen)
 {
 	int rc;
 	while ((rc = isc_timeline_next(t, ev)) < 0) {
@@ -1158,6 +1182,12 @@ static int ana_next(struct isc_timeline *t, struct isc_tl_event *ev, uint64_t *n
 /* The first pass (isc_analyze.h): each process's lowest nonzero calibration. */
 int isc_analyze_calibrations(struct isc_timeline *t, struct isc_analyze_calib **out, size_t *n)
 {
+	return isc_ana_first_pass(t, out, n, NULL, NULL, false);
+}
+
+int isc_ana_first_pass(struct isc_timeline *t, struct isc_analyze_calib **out, size_t *n,
+		       int (*hook)(void *ctx, const struct isc_tl_event *ev), void *ctx, bool untimed_only)
+{
 	struct isc_umap map = { 0 };
 	struct isc_analyze_calib *v = NULL;
 	size_t nv = 0, cap = 0;
@@ -1166,9 +1196,11 @@ int isc_analyze_calibrations(struct isc_timeline *t, struct isc_analyze_calib **
 	int rc;
 	*out = NULL;
 	*n = 0;
-	while ((rc = ana_next(t, &ev, &ndamage, NULL, 0)) != 0) { /* past damage, which the analysis reports */
-		if (rc < 0)
+	while ((rc = isc_ana_next(t, &ev, &ndamage, NULL, 0)) != 0) { /* past damage, which the analysis reports */
+		if (rc < 0 || (hook && (rc = hook(ctx, &ev))))
 			goto fail;
+		if (untimed_only && ev.type < 0x80)
+			break;
 		if (ev.type != ISC_REC_CALIBRATION || ev.nf != 6)
 			continue;
 		uint32_t *slot;
@@ -1194,64 +1226,93 @@ fail:
 	isc_umap_free(&map);
 	free(v);
 	isc_err_push("out of memory");
-	return -ENOMEM;
+	return rc < 0 ? rc : -ENOMEM;
+}
+
+int isc_ana_init(struct ana *a, struct isc_timeline *t, const struct isc_analyze_opts *o)
+{
+	*a = (struct ana){ .t = t, .top_n = o && o->top_n ? o->top_n : ISC_ANALYZE_TOP_DEFAULT,
+			   .raw_times = o && o->raw_times, .calibs = o ? o->calibs : NULL,
+			   .ncalibs = o && o->calibs ? o->ncalibs : 0 };
+	int rc;
+	if ((rc = isc_lsq_new(&a->rss_lsq)) || (rc = isc_series_new(&a->series)) || (rc = isc_pysamp_new(&a->pys)) ||
+	    (rc = isc_nat_new(&a->nat, o && o->native_nodes ? o->native_nodes : ISC_ANALYZE_NATIVE_NODES_DEFAULT)) ||
+	    (rc = isc_numa_new(&a->numa)) || (rc = isc_oom_new(&a->oom)) || (rc = isc_asite_new(&a->asites)) ||
+	    (rc = isc_gpu_ana_new(&a->gpu, t, o && o->hta_compat, a->series)))
+		return rc;
+	return 0;
+}
+
+int isc_ana_event(struct ana *a, const struct isc_tl_event *ev)
+{
+	int rc;
+	if ((rc = on_event(a, ev)) || (rc = isc_gpu_ana_event(a->gpu, ev)) || (rc = isc_numa_event(a->numa, ev)) ||
+	    (rc = isc_nat_event(a->nat, a, ev)))
+		return rc;
+	return 0;
+}
+
+cJSON *isc_ana_finish(struct ana *a, bool damaged, int *rc)
+{
+	cJSON *doc;
+	isc_nat_finish(a->nat, a);
+	if ((*rc = round_close(a)))
+		return NULL;
+	/* spans still open: their end was never recorded; close them at the last time seen */
+	for (size_t i = 0; i < a->nths; i++) {
+		struct ana_thread *th = a->ths[i];
+		while (th->depth) {
+			a->unclosed_spans++;
+			if ((*rc = span_pop(a, th, a->last_ts, false)))
+				return NULL;
+		}
+	}
+	if ((*rc = slots_to_ops(a)))
+		return NULL;
+	if (!(doc = isc_ana_build(a, damaged)))
+		*rc = -ENOMEM;
+	return doc;
 }
 
 int isc_analyze_measure(struct isc_timeline *t, const struct isc_analyze_opts *o, cJSON **out)
 {
-	struct ana a = { .t = t, .top_n = o && o->top_n ? o->top_n : ISC_ANALYZE_TOP_DEFAULT,
-			 .raw_times = o && o->raw_times, .calibs = o ? o->calibs : NULL,
-			 .ncalibs = o && o->calibs ? o->ncalibs : 0 };
+	struct ana a;
 	struct isc_tl_event ev;
 	char first_err[512] = "";
 	uint64_t ndamage = 0;
 	int rc;
 	*out = NULL;
-	if ((rc = isc_lsq_new(&a.rss_lsq)) || (rc = isc_series_new(&a.series)) || (rc = isc_pysamp_new(&a.pys)) || (rc = isc_numa_new(&a.numa)) ||
-	    (rc = isc_oom_new(&a.oom)) ||
-	    (rc = isc_gpu_ana_new(&a.gpu, t, o && o->hta_compat, a.series)))
+	if ((rc = isc_ana_init(&a, t, o)))
 		goto done;
-	while ((rc = ana_next(t, &ev, &ndamage, first_err, sizeof(first_err))) != 0) {
+	while ((rc = isc_ana_next(t, &ev, &ndamage, first_err, sizeof(first_err))) != 0) {
 		if (rc < 0)
 			goto done;
-		if ((rc = on_event(&a, &ev)) || (rc = isc_gpu_ana_event(a.gpu, &ev)) ||
-		    (rc = isc_numa_event(a.numa, &ev)))
+		if ((rc = isc_ana_event(&a, &ev)))
 			goto done;
 		if (o && o->progress && !(isc_timeline_stats_borrow(t)->events & 0xffff))
 			o->progress(o->progress_ctx, isc_timeline_stats_borrow(t)->events, ev.ts);
 	}
 	if (o && o->progress)
 		o->progress(o->progress_ctx, isc_timeline_stats_borrow(t)->events, a.last_ts);
-	if ((rc = round_close(&a)))
+	if (!(*out = isc_ana_finish(&a, ndamage > 0, &rc)))
 		goto done;
-	/* spans still open: their end was never recorded; close them at the last time seen */
-	for (size_t i = 0; i < a.nths; i++) {
-		struct ana_thread *th = a.ths[i];
-		while (th->depth) {
-			a.unclosed_spans++;
-			if ((rc = span_pop(&a, th, a.last_ts, false)))
-				goto done;
-		}
-	}
-	if ((rc = slots_to_ops(&a)))
-		goto done;
-	if (!(*out = isc_ana_build(&a, ndamage > 0))) {
-		rc = -ENOMEM;
-		goto done;
-	}
-	rc = 0;
-	if (ndamage) {
-		unsigned long long kept = (unsigned long long)isc_timeline_stats_borrow(t)->events;
-		if (ndamage > 1)
-			isc_err_push("%s (and %llu more damaged chunks; analyzed %llu events)", first_err,
-				     (unsigned long long)ndamage - 1, kept);
-		else
-			isc_err_push("%s (analyzed %llu events)", first_err, kept);
-		rc = -EBADMSG;
-	}
+	rc = isc_ana_damage(t, ndamage, first_err);
 done:
 	if (rc == -ENOMEM)
 		isc_err_push("out of memory");
-	ana_free(&a);
+	isc_ana_release(&a);
 	return rc;
+}
+
+int isc_ana_damage(struct isc_timeline *t, uint64_t ndamage, const char *first_err)
+{
+	if (!ndamage)
+		return 0;
+	unsigned long long kept = (unsigned long long)isc_timeline_stats_borrow(t)->events;
+	if (ndamage > 1)
+		isc_err_push("%s (and %llu more damaged chunks; analyzed %llu events)", first_err,
+			     (unsigned long long)ndamage - 1, kept);
+	else
+		isc_err_push("%s (analyzed %llu events)", first_err, kept);
+	return -EBADMSG;
 }

@@ -22,7 +22,10 @@
  *   idle breakdown, per stream, cuda_sync left out: the gap before an op
  *             (its start - the previous op's end) is host_wait when its
  *             launch call started after the previous op ended, else
- *             kernel_wait when shorter than 30 µs, else other
+ *             kernel_wait when shorter than 30 µs, else other; of
+ *             host_wait, host_wait_launch: the gaps of at most 50 µs
+ *             before an op of a launch call (ours: the host's per-launch
+ *             overhead, dispatch and the call, the launch_bound part)
  *   launch    pairs (launch call, op) with the same correlation; calls are
  *             cudaLaunchKernel(ExC), cudaMemcpyAsync, cudaMemsetAsync, the
  *             driver cuLaunchKernel(Ex) and their hip equivalents.  delay =
@@ -65,6 +68,7 @@
  * length.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,6 +77,7 @@
 
 #define LAUNCH_MAX (1u << 18)     /* launch calls waiting for their op */
 #define NV_THROTTLE 0xECull /* sw_power_cap hw_slowdown sw_thermal hw_thermal hw_power_brake */
+#define NV_IDLE 0x1ull      /* gpu_idle: the clocks are idle clocks */
 
 int isc_gpu_ana_new(struct isc_gpu_ana **out, struct isc_timeline *t, bool hta_compat, struct isc_series *ser)
 {
@@ -87,6 +92,7 @@ int isc_gpu_ana_new(struct isc_gpu_ana **out, struct isc_timeline *t, bool hta_c
 	 * where the session epoch's wall-clock time has whole µs */
 	g->us_off = (int64_t)(isc_timeline_header_borrow(t)->epoch_realtime_ns % 1000);
 	g->acc[0].delay.rng = g->acc[1].delay.rng = 0x9e3779b97f4a7c15ull;
+	g->driver_api = -1;
 	if (isc_devmem_new(&g->dm)) {
 		free(g);
 		return -ENOMEM;
@@ -156,28 +162,50 @@ static int launch_put(struct isc_gpu_ana *g, const struct isc_tl_event *ev, int6
 	size_t pos = (g->lr_head + g->lr_n++) & (g->lr_cap - 1);
 	g->lr[pos] = (struct gpu_launch){ .corr = corr, .ts = ts, .end = end, .ts_exact = (int64_t)ev->ts,
 					  .end_exact = (int64_t)(ev->ts + ev->gpu.dur_ns), .pid = ev->pid, .tid = ev->tid,
-					  .name_id = ev->name_id, .site = site, .cls = (uint16_t)cls, .live = true };
+					  .name_id = ev->name_id, .site = site, .cls = (uint16_t)cls,
+					  .it_mask = g->it_mask, .py_site = ev->gpu.py_site, .live = true };
 	*slot = (uint32_t)pos;
 	return 0;
 }
 
 /* ---- synchronizing calls ------------------------------------------------- */
-/* Counts a synchronizing call api_id of dur ns at site; a blocking copy also in sync.blocking_copies. */
-static int sync_call(struct isc_gpu_ana *g, uint32_t api_id, uint32_t site, int64_t dur, bool copy)
+int isc_gpu_sync_call(struct gpu_sync *s, uint32_t api_id, uint32_t site, int64_t dur, bool api, bool copy)
 {
 	bool fresh;
-	uint32_t i = isc_gpu_map_index(&g->cs_map, (uint64_t)api_id << 32 | site, &g->cs, &g->ncs, &g->cs_cap,
-				       sizeof(*g->cs), &fresh);
+	if (api && isc_gpu_nstat_add(&s->sapi_map, &s->sapi, &s->nsapi, &s->sapi_cap, api_id, 0, dur))
+		return -ENOMEM;
+	uint32_t i = isc_gpu_map_index(&s->cs_map, (uint64_t)api_id << 32 | site, &s->cs, &s->ncs, &s->cs_cap,
+				       sizeof(*s->cs), &fresh);
 	if (i == ISC_UMAP_NONE)
 		return -ENOMEM;
-	g->cs[i].api_id = api_id;
-	g->cs[i].site = site;
-	g->cs[i].count++;
-	g->cs[i].total += dur;
+	s->cs[i].api_id = api_id;
+	s->cs[i].site = site;
+	s->cs[i].count++;
+	s->cs[i].total += dur;
 	if (copy) {
-		g->bcopies++;
-		g->bcopies_ns += dur;
+		s->bcopies++;
+		s->bcopies_ns += dur;
 	}
+	return 0;
+}
+
+void isc_gpu_sync_free(struct gpu_sync *s)
+{
+	isc_umap_free(&s->sapi_map);
+	free(s->sapi);
+	isc_umap_free(&s->cs_map);
+	free(s->cs);
+}
+
+/* A synchronizing call into the run's statistics and those of the iteration slots of mask. */
+static int sync_call(struct isc_gpu_ana *g, uint8_t mask, uint32_t api_id, uint32_t site, int64_t dur, bool api,
+		     bool copy)
+{
+	if (isc_gpu_sync_call(&g->sy, api_id, site, dur, api, copy))
+		return -ENOMEM;
+	for (size_t k = 0; k < g->nits; k++)
+		if (mask >> k & 1 && isc_gpu_sync_call(&g->its[k].sync, api_id, site, dur, api, copy))
+			return -ENOMEM;
 	return 0;
 }
 
@@ -202,7 +230,7 @@ static int on_span_begin(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 		}
 		g->have_step = true;
 	}
-	return isc_gpu_host_begin(g, ev);
+	return isc_gpu_iter_begin(g, ev) ? -ENOMEM : isc_gpu_host_begin(g, ev);
 }
 
 /*
@@ -225,14 +253,18 @@ static int on_api(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 		th->rt_end = end;
 	if (ev->gpu.flags & ISC_GPU_API_FLAG_ERROR && cls & GPU_NC_ALLOC) { /* out of device memory */
 		uint32_t id;
-		enum isc_dm_site_kind k = isc_gpu_mem_site(g, ev->pid, ev->tid, &id);
+		enum isc_dm_site_kind k = isc_gpu_mem_site(g, ev->pid, ev->tid, ev->gpu.py_site, &id);
 		isc_devmem_failure(g->dm, ts, g->last_mem_dev, 0, k, id);
 	}
-	uint32_t site = cls & GPU_NC_SITE ? isc_gpu_call_site(g, ev->pid, ev->tid) : ISC_UMAP_NONE;
+	if (ev->gpu.kind == 3 && isc_gpu_nstat_add(&g->ovh_map, &g->ovh, &g->novh, &g->ovh_cap, ev->name_id, 0,
+						    (int64_t)ev->gpu.dur_ns))
+		return -ENOMEM; /* CUPTI's overhead on a thread */
+	if (cls & (GPU_NC_LAUNCH | GPU_NC_GRAPH))
+		g->launch_calls++;
+	uint32_t site = cls & (GPU_NC_SITE | GPU_NC_LAUNCH) ? isc_gpu_call_site(g, ev->pid, ev->tid, ev->gpu.py_site)
+							  : ISC_UMAP_NONE;
 	if (cls & GPU_NC_SYNC && !nested &&
-	    (isc_gpu_nstat_add(&g->sapi_map, &g->sapi, &g->nsapi, &g->sapi_cap, ev->name_id, 0,
-			       (int64_t)ev->gpu.dur_ns) ||
-	     sync_call(g, ev->name_id, site, (int64_t)ev->gpu.dur_ns, cls & GPU_NC_BLOCKING_COPY)))
+	    sync_call(g, g->it_mask, ev->name_id, site, (int64_t)ev->gpu.dur_ns, true, cls & GPU_NC_BLOCKING_COPY))
 		return -ENOMEM;
 	if (!ev->gpu.correlation)
 		return 0;
@@ -281,8 +313,14 @@ static int on_op(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 	/* Kineto "stream": -1, or the CUDA agent's context sync (no device, no stream) */
 	op.streamless = (f->flags & ISC_GPU_FLAG_NO_STREAM) || f->device == ISC_GPU_NONE;
 	op.compute = f->kind == ISC_GPU_KERNEL && !(isc_gpu_name_class(g, ev->name_id) & GPU_NC_NONCOMPUTE);
+	const char *nm;
+	if (f->kind == ISC_GPU_OTHER && (nm = isc_gpu_str_name(g, ev->name_id)) && !strncmp(nm, "overhead", 8) &&
+	    isc_gpu_nstat_add(&g->ovh_map, &g->ovh, &g->novh, &g->ovh_cap, ev->name_id, 0, (int64_t)f->dur_ns))
+		return -ENOMEM; /* CUPTI's overhead on a device */
 	uint32_t li = f->correlation ? isc_umap_get(&g->l_map, f->correlation) : ISC_UMAP_NONE;
 	uint32_t pid = 0;
+	uint8_t mask = g->it_mask; /* without a launch call: the iterations open at its start */
+	int64_t launch_ts = op.ts, launch_end = op.ts;
 	/* correlation ids are per process: when the merge linked the op to its
 	 * call, a call of another process with the same id is not it */
 	if (li != ISC_UMAP_NONE && f->has_link &&
@@ -300,10 +338,13 @@ static int on_op(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 		op.first_of_call = !l->used;
 		l->used = true;
 		pid = l->pid;
+		mask = l->it_mask;
+		launch_ts = l->ts_exact;
+		launch_end = l->end_exact;
 		/* an async copy from or to pageable memory waits for the host */
 		if (l->cls & GPU_NC_ASYNC_COPY && op.kind == ISC_GPU_MEMCPY && op.first_of_call &&
 		    (op.src_mem == ISC_MEM_PAGEABLE || op.dst_mem == ISC_MEM_PAGEABLE) &&
-		    sync_call(g, l->name_id, l->site, op.api_dur, true))
+		    sync_call(g, mask, l->name_id, l->site, op.api_dur, false, true))
 			return -ENOMEM;
 		/* one call, one op; a graph launch owns many, kept until evicted */
 		if (!(l->cls & GPU_NC_GRAPH) && !(f->flags & ISC_GPU_FLAG_GRAPH)) {
@@ -311,8 +352,9 @@ static int on_op(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 			isc_umap_del(&g->l_map, f->correlation);
 		}
 	}
+	uint32_t hi = ISC_UMAP_NONE;
 	if (op.kind == ISC_GPU_KERNEL || op.kind == ISC_GPU_MEMCPY || op.kind == ISC_GPU_MEMSET) {
-		uint32_t hi = isc_gpu_hdev_index(g, op.device);
+		hi = isc_gpu_hdev_index(g, op.device);
 		busy_add(g, op.ts, op.end);
 		if (hi != ISC_UMAP_NONE) {
 			isc_gpu_host_op(g, hi, op.ts, op.end);
@@ -324,6 +366,13 @@ static int on_op(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 			}
 		}
 	}
+	struct gpu_op exact = op; /* the iterations' statistics take exact times, also under --hta-compat */
+	if (exact.has_api) {
+		exact.api_ts = launch_ts;
+		exact.api_end = launch_end;
+	}
+	if (isc_gpu_iter_op(g, &exact, mask, launch_ts, hi))
+		return -ENOMEM;
 	if (!g->hta)
 		return isc_gpu_acc_op(&g->acc[0], &op, false);
 	op.end = floor_us(g, op.end);
@@ -373,11 +422,27 @@ static void on_gpu_info(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 	d->info_total = ev->f[4];
 }
 
+/* Busy time of device id (all ops, every op's accumulator) up to t; 0 before its first op. */
+static int64_t dev_busy_at(struct isc_gpu_ana *g, uint32_t id, int64_t t)
+{
+	uint32_t i = isc_umap_get(&g->acc[0].dev_map, id);
+	return i == ISC_UMAP_NONE ? 0 : isc_gpu_union_busy_at(&g->acc[0].devs[i].all, t);
+}
+
 /*
  * GPU_SAMPLE: index util_gpu_pct util_mem_pct mem_used mem_total sm_mhz
  * mem_mhz power_mw temp_c clock_event_reasons ...; a query the sampler
  * could not make is 0.  Feeds timeseries.gpu_util_pct (each sample) and
  * gpu_mem_used_bytes (the latest used memory of every device, summed).
+ *
+ * Throttled work: a sample stands for the interval since the previous
+ * sample of its device (its first, since the trace began).  It is a busy
+ * sample when GPU work (a kernel, copy or memset of the CUDA device of the
+ * same id) ran in that interval and its reasons do not include gpu_idle
+ * (idle clocks, whatever ran); a busy sample with a throttle reason
+ * (NV_THROTTLE) is throttled work, and the work of its interval the
+ * throttled busy time.  Ops arrive by start: at the sample's time every op
+ * that started before it is known.
  */
 static void on_gpu_sample(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 {
@@ -386,6 +451,25 @@ static void on_gpu_sample(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 	if (!d)
 		return;
 	const uint64_t *f = ev->f;
+	int64_t busy = dev_busy_at(g, d->index, (int64_t)ev->ts), work = busy - d->prev_busy;
+	d->prev_busy = busy;
+	isc_gpu_nv_add(d, f, work);
+	for (size_t k = 0; k < g->nits; k++) {
+		struct gpu_nvdev *x = g->it_mask >> k & 1 ? isc_gpu_iter_nvdev(g, k, d->index) : NULL;
+		if (x)
+			isc_gpu_nv_add(x, f, work);
+	}
+	if (!g->ser)
+		return;
+	for (size_t i = 0; i < g->nnv; i++)
+		used += g->nv[i].used_last;
+	/* point channels: cannot fail */
+	(void)isc_series_point(g->ser, ISC_SER_GPU_UTIL, ev->ts, (double)f[1]);
+	(void)isc_series_point(g->ser, ISC_SER_GPU_MEM, ev->ts, (double)used);
+}
+
+void isc_gpu_nv_add(struct gpu_nvdev *d, const uint64_t *f, int64_t work)
+{
 	d->samples++;
 	d->util_sum += (double)f[1];
 	d->used_last = f[3];
@@ -404,13 +488,18 @@ static void on_gpu_sample(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 	for (size_t i = 0; i < GPU_NV_REASONS; i++)
 		d->reasons[i] += (f[9] & isc_gpu_nv_reasons[i].bit) != 0;
 	d->throttled += (f[9] & NV_THROTTLE) != 0;
-	if (!g->ser)
-		return;
-	for (size_t i = 0; i < g->nnv; i++)
-		used += g->nv[i].used_last;
-	/* point channels: cannot fail */
-	(void)isc_series_point(g->ser, ISC_SER_GPU_UTIL, ev->ts, (double)f[1]);
-	(void)isc_series_point(g->ser, ISC_SER_GPU_MEM, ev->ts, (double)used);
+	if (work > 0 && !(f[9] & NV_IDLE)) {
+		d->busy_samples++;
+		d->busy_ns += work;
+		if (f[5] && f[5] <= UINT32_MAX && f[5] > d->sm_max_busy)
+			d->sm_max_busy = (uint32_t)f[5];
+		if (f[9] & NV_THROTTLE) {
+			d->thr_busy_samples++;
+			d->thr_busy_ns += work;
+			if (f[5] && f[5] <= UINT32_MAX && (!d->sm_min_thr || f[5] < d->sm_min_thr))
+				d->sm_min_thr = (uint32_t)f[5];
+		}
+	}
 }
 
 /* GPU_MEMORY: device stream op(1 alloc, 2 free) mem_kind bytes ...: device memory allocated, net. */
@@ -430,19 +519,20 @@ static int on_gpu_memory(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 		m->peak = m->net;
 	/* the allocating thread: the call of the same correlation id (CUPTI), else
 	 * the [memory] MARK just before (Kineto), else none */
-	uint32_t pid = ev->pid, tid = 0, id = 0, li;
+	uint32_t pid = ev->pid, tid = 0, id = 0, li, py_site = 0;
 	enum isc_dm_site_kind kind = ISC_DM_NONE;
 	bool known = false;
 	if (ev->nf > 6 && ev->f[6] && (li = isc_umap_get(&g->l_map, ev->f[6])) != ISC_UMAP_NONE &&
 	    g->lr[li].pid == ev->pid) {
 		tid = g->lr[li].tid;
+		py_site = g->lr[li].py_site;
 		known = true;
 	} else if (g->kineto && g->mark_pid == ev->pid && g->mark_ts == ev->ts) {
 		tid = g->mark_tid;
 		known = true;
 	}
 	if (known)
-		kind = isc_gpu_mem_site(g, pid, tid, &id);
+		kind = isc_gpu_mem_site(g, pid, tid, py_site, &id);
 	int rc = isc_devmem_event(g->dm, (int64_t)ev->ts, ev->pid, (uint32_t)ev->f[0], ev->f[2] == 1, ev->f[4],
 				  ev->nf > 5 ? ev->f[5] : 0, g->kineto ? ISC_DM_SRC_ALLOCATOR : ISC_DM_SRC_DRIVER, kind,
 				  id);
@@ -451,11 +541,45 @@ static int on_gpu_memory(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 	return rc;
 }
 
-/* META distributedInfo (JSON): its rank, when it has one; META source=kineto. */
+/* META cuda.agent.*: the CUDA agent's own cost, written at its exit (cuda_agent.c), summed over processes. */
+static void on_agent_meta(struct isc_gpu_ana *g, const char *k, size_t klen, const uint8_t *v, size_t vlen)
+{
+	static const struct { const char *key; size_t off; } nums[] = {
+		{ "cuda.agent.cpu_ns", offsetof(struct isc_gpu_ana, agent_cpu_ns) },
+		{ "cuda.agent.records", offsetof(struct isc_gpu_ana, agent_records) },
+		{ "cuda.agent.callbacks", offsetof(struct isc_gpu_ana, agent_callbacks) },
+		{ "cuda.agent.callback_ns", offsetof(struct isc_gpu_ana, agent_callback_ns) },
+	};
+	char buf[32];
+	if (klen == 21 && !memcmp(k, "cuda.agent.driver_api", 21)) {
+		bool on = vlen == 2 && !memcmp(v, "on", 2);
+		g->driver_api = on || g->driver_api == 1 ? 1 : 0;
+		return;
+	}
+	if (vlen == 0 || vlen >= sizeof(buf))
+		return;
+	memcpy(buf, v, vlen);
+	buf[vlen] = '\0';
+	char *end;
+	unsigned long long x = strtoull(buf, &end, 10);
+	if (*end)
+		return;
+	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++)
+		if (strlen(nums[i].key) == klen && !memcmp(k, nums[i].key, klen)) {
+			*(uint64_t *)((char *)g + nums[i].off) += x;
+			g->agent_cost_procs += i == 0; /* a process's cost was written */
+		}
+}
+
+/* META distributedInfo (JSON): its rank, when it has one; META source=kineto; cuda.agent.*. */
 static void on_meta(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 {
 	size_t klen = (size_t)ev->f[0];
 	static const char key[] = "distributedInfo", src[] = "source", kin[] = "kineto";
+	if (klen <= ev->nbytes && klen > 11 && !memcmp(ev->bytes, "cuda.agent.", 11)) {
+		on_agent_meta(g, (const char *)ev->bytes, klen, ev->bytes + klen, ev->nbytes - klen);
+		return;
+	}
 	if (klen == sizeof(src) - 1 && klen <= ev->nbytes && !memcmp(ev->bytes, src, klen) &&
 	    ev->nbytes - klen == sizeof(kin) - 1 && !memcmp(ev->bytes + klen, kin, sizeof(kin) - 1))
 		g->kineto = true;
@@ -488,7 +612,8 @@ int isc_gpu_ana_event(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 		rc = on_span_begin(g, ev);
 		break;
 	case ISC_REC_TL_SPAN_END:
-		rc = isc_gpu_host_end(g, ev);
+		if (!(rc = isc_gpu_host_end(g, ev)))
+			rc = isc_gpu_iter_end(g, ev);
 		break;
 	case ISC_REC_GPU_API:
 		rc = on_api(g, ev);
@@ -516,6 +641,9 @@ int isc_gpu_ana_event(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 	case ISC_REC_GPU_MEMORY:
 		rc = on_gpu_memory(g, ev);
 		break;
+	case ISC_REC_GPU_AGENT:
+		g->agents++;
+		break;
 	default:
 		break;
 	}
@@ -523,8 +651,9 @@ int isc_gpu_ana_event(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 }
 
 /* Ends the pass and writes root.gpu (gpu_emit.c). */
-int isc_gpu_ana_emit(struct isc_gpu_ana *g, cJSON *root)
+int isc_gpu_ana_emit(struct isc_gpu_ana *g, cJSON *root, const struct isc_gpu_iter *it)
 {
+	struct gpu_itslot *slot = it && it->samples >= 2 ? isc_gpu_iter_slot(g, it->name_id, it->step) : NULL;
 	struct gpu_acc *a = &g->acc[0];
 	isc_gpu_host_finish(g);
 	busy_flush(g);
@@ -534,7 +663,7 @@ int isc_gpu_ana_emit(struct isc_gpu_ana *g, cJSON *root)
 			return -ENOMEM;
 		a = &g->acc[1];
 	}
-	return isc_gpu_emit(g, a, root);
+	return isc_gpu_emit(g, a, root, slot, it ? it->name : NULL);
 }
 
 void isc_gpu_ana_failure(const struct isc_gpu_ana *g, struct isc_oom_gpu *out)
@@ -565,12 +694,12 @@ void isc_gpu_ana_free(struct isc_gpu_ana *g)
 	free(g->dd);
 	isc_umap_free(&g->gm_map);
 	free(g->gm);
-	isc_umap_free(&g->sapi_map);
-	free(g->sapi);
+	isc_gpu_sync_free(&g->sy);
+	isc_umap_free(&g->ovh_map);
+	free(g->ovh);
 	isc_umap_free(&g->site_map);
 	free(g->sites);
-	isc_umap_free(&g->cs_map);
-	free(g->cs);
+	isc_gpu_iter_free(g);
 	isc_umap_free(&g->pid_mask);
 	isc_umap_free(&g->th_map);
 	for (size_t i = 0; i < g->nths; i++)

@@ -28,8 +28,20 @@ int isc_gpu_ana_new(struct isc_gpu_ana **g, struct isc_timeline *t, bool hta_com
 /* Feeds one timeline event of any type, in timeline order.  0 or -ENOMEM. */
 int isc_gpu_ana_event(struct isc_gpu_ana *g, const struct isc_tl_event *ev);
 
-/* Ends the pass and adds root.gpu (always present; no devices without GPU operations).  0 or -ENOMEM. */
-int isc_gpu_ana_emit(struct isc_gpu_ana *g, cJSON *root);
+/* The iteration scope of iterations.* (sections_run.c): its name id, or every ProfilerStep#N when step. */
+struct isc_gpu_iter {
+	uint32_t name_id;
+	bool step;
+	const char *name;  /* iterations.name */
+	uint64_t samples;  /* iterations.samples: steady-state iterations */
+};
+
+/*
+ * Ends the pass and adds root.gpu (always present; no devices without GPU
+ * operations); gpu.in_iterations from the iteration scope it (NULL: none;
+ * null with fewer than 2 steady-state iterations).  0 or -ENOMEM.
+ */
+int isc_gpu_ana_emit(struct isc_gpu_ana *g, cJSON *root, const struct isc_gpu_iter *it);
 
 /* The latest device allocation that failed (out of memory), with its site: out->have false when none. */
 void isc_gpu_ana_failure(const struct isc_gpu_ana *g, struct isc_oom_gpu *out);

@@ -294,16 +294,21 @@ static int cmp_grow(const void *x, const void *y)
 	return a->fn < b->fn ? -1 : a->fn > b->fn;
 }
 
-/* growth_before of p up to end: the RSS increase in the window, by function; the top one in *top. */
+/*
+ * growth_before of p (may be NULL: no RSS samples) up to end: the RSS
+ * increase in the window; top: the allocation sites at the death when
+ * sites is not NULL, else the RSS increase by function, the top one in
+ * *top.
+ */
 static void growth(const struct oproc *p, uint64_t end, struct isc_jb *jb, cJSON *oom, const struct isc_timeline *t,
-		   uint32_t *top)
+		   const struct isc_oom_sites *sites, uint32_t *top)
 {
 	struct grow g[RING];
 	size_t ng = 0;
 	uint64_t first = 0, up = 0;
 	bool any = false;
 	*top = 0;
-	for (size_t i = 1; i < p->n; i++) {
+	for (size_t i = 1; p && i < p->n; i++) {
 		const struct sample *a = &p->r[(p->head + i - 1) % RING], *b = &p->r[(p->head + i) % RING];
 		if (b->ts > end || end - b->ts > GROWTH_WINDOW_NS)
 			continue;
@@ -321,11 +326,27 @@ static void growth(const struct oproc *p, uint64_t end, struct isc_jb *jb, cJSON
 		g[k].bytes += b->rss - a->rss;
 	}
 	cJSON *gb = isc_jb_obj(jb, oom, "growth_before");
-	isc_jb_num(jb, gb, "window_ns", any ? (double)(end - first) : 0);
-	isc_jb_num(jb, gb, "rss_increase_bytes", (double)up);
+	isc_jb_num_or_null(jb, gb, "window_ns", p, any ? (double)(end - first) : 0);
+	isc_jb_num_or_null(jb, gb, "rss_increase_bytes", p, (double)up);
+	isc_jb_str(jb, gb, "source", sites ? "allocation_samples" : "rss_samples");
+	cJSON *arr = isc_jb_arr(jb, gb, "top");
+	if (sites) {
+		isc_jb_num(jb, gb, "sites_window_ns", (double)sites->window_ns);
+		for (size_t k = 0; k < sites->n; k++) {
+			const struct isc_oom_site *s = &sites->top[k];
+			cJSON *x = isc_jb_push_obj(jb, arr);
+			isc_jb_str(jb, x, "name", s->name);
+			isc_jb_str(jb, x, "file", s->file);
+			isc_jb_num(jb, x, "line", s->line);
+			isc_jb_num(jb, x, "bytes", s->growth > 0 ? (double)(uint64_t)(s->growth + 0.5) : 0);
+			isc_jb_num(jb, x, "live_bytes", s->live);
+			isc_jb_num(jb, x, "live_err_bytes", s->live_err);
+			isc_jb_bool(jb, x, "growing", s->growing);
+		}
+		return;
+	}
 	if (ng > 1)
 		qsort(g, ng, sizeof(*g), cmp_grow);
-	cJSON *arr = isc_jb_arr(jb, gb, "top");
 	for (size_t k = 0, shown = 0; k < ng && shown < TOP; k++) {
 		if (!g[k].fn)
 			continue;
@@ -337,8 +358,23 @@ static void growth(const struct oproc *p, uint64_t end, struct isc_jb *jb, cJSON
 	}
 }
 
+bool isc_oom_host_death(const struct isc_oom *o, uint32_t *pid, uint64_t *ts)
+{
+	if (o->killed) {
+		*pid = o->kill_pid;
+		*ts = o->kill_ts;
+		return true;
+	}
+	if (o->exc && !o->exc_cuda) {
+		*pid = o->exc_pid;
+		*ts = o->exc_ts;
+		return true;
+	}
+	return false;
+}
+
 int isc_oom_emit(const struct isc_oom *o, struct isc_jb *jb, cJSON *root, uint64_t start_ns, int exit_status,
-		 const struct isc_oom_gpu *gpu, const struct isc_timeline *t,
+		 const struct isc_oom_gpu *gpu, const struct isc_oom_sites *sites, const struct isc_timeline *t,
 		 const char *(*command)(void *ctx, uint32_t pid), void *ctx)
 {
 	const char *kind;
@@ -360,9 +396,11 @@ int isc_oom_emit(const struct isc_oom *o, struct isc_jb *jb, cJSON *root, uint64
 	isc_jb_str(jb, oom, "command", pid && command ? command(ctx, pid) : NULL);
 	isc_jb_num(jb, oom, "at_ns", ts > start_ns ? (double)(ts - start_ns) : 0);
 	const struct oproc *p = pid ? proc_of((struct isc_oom *)o, pid, false) : NULL;
+	/* the dead process's allocation sites, when it had samples (a host death) */
+	const struct isc_oom_sites *by_sites = sites && sites->sampled && strcmp(kind, "cuda_oom") ? sites : NULL;
 	uint32_t top = 0;
-	if (p)
-		growth(p, ts, jb, oom, t, &top);
+	if (p || by_sites)
+		growth(p, ts, jb, oom, t, by_sites, &top);
 	else
 		isc_jb_chk(jb, cJSON_AddNullToObject(oom, "growth_before"));
 
@@ -370,7 +408,12 @@ int isc_oom_emit(const struct isc_oom *o, struct isc_jb *jb, cJSON *root, uint64
 	const char *how, *evidence;
 	char ev[700];
 	const struct isc_tl_string *at = NULL;
-	if (o->killed) {
+	const struct isc_oom_site *live = NULL;
+	if (o->killed && by_sites && by_sites->n) { /* the site holding the most live bytes, growing first */
+		live = &by_sites->top[0];
+		how = "live_bytes";
+		evidence = o->kill_msg;
+	} else if (o->killed) {
 		const struct sample *last = p && p->n ? &p->r[(p->head + p->n - 1) % RING] : NULL;
 		uint32_t f = top ? top : last ? last->fn : 0;
 		how = top ? "rss_growth" : f ? "python_stack" : "unknown";
@@ -385,7 +428,15 @@ int isc_oom_emit(const struct isc_oom *o, struct isc_jb *jb, cJSON *root, uint64
 		at = gpu->site;
 		evidence = "a device memory allocation failed (CUDA agent) and the workload exited with an error";
 	}
-	if (at || (o->exc && !o->killed)) {
+	if (live) {
+		cJSON *site = isc_jb_obj(jb, oom, "site");
+		isc_jb_str(jb, site, "name", live->name);
+		isc_jb_str(jb, site, "file", live->file);
+		isc_jb_num(jb, site, "line", live->line);
+		isc_jb_num(jb, site, "live_bytes", live->live);
+		isc_jb_num(jb, site, "live_err_bytes", live->live_err);
+		isc_jb_bool(jb, site, "growing", live->growing);
+	} else if (at || (o->exc && !o->killed)) {
 		cJSON *site = isc_jb_obj(jb, oom, "site");
 		isc_jb_str(jb, site, "name", at ? at->name : o->exc_fn);
 		isc_jb_str(jb, site, "file", at ? at->file : o->exc_file);

@@ -59,13 +59,36 @@ struct isc_oom_gpu {
 };
 
 /*
+ * The process a host out-of-memory death took (the OOM killer's victim,
+ * or the process that raised MemoryError) and when: false when there was
+ * none (no death, or only a device one).
+ */
+bool isc_oom_host_death(const struct isc_oom *o, uint32_t *pid, uint64_t *ts);
+
+#define ISC_OOM_SITES_MAX 5
+
+/* The allocation sites of the dead process at its death (sections_alloc.c, from the site model). */
+struct isc_oom_sites {
+	bool sampled;       /* the process had allocation samples */
+	uint64_t window_ns; /* "growing": live bytes rose over this window before the death */
+	size_t n;
+	struct isc_oom_site {
+		const char *name, *file; /* borrowed from the timeline */
+		uint32_t line;
+		double live, live_err, growth; /* bytes at the death, one standard error, growth over the window */
+		bool growing;
+	} top[ISC_OOM_SITES_MAX]; /* growing ones first, each group by live bytes */
+};
+
+/*
  * Adds root.oom: null, or the out-of-memory death of the run (kinds and
  * their evidence at the top of analyze_oom.c).  exit_status is the
  * workload's (summary), start_ns the document's time origin; command(pid)
- * names a process (may return NULL).  0 or -ENOMEM.
+ * names a process (may return NULL); sites (may be NULL) the dead
+ * process's allocation sites (isc_oom_host_death).  0 or -ENOMEM.
  */
 int isc_oom_emit(const struct isc_oom *o, struct isc_jb *jb, cJSON *root, uint64_t start_ns, int exit_status,
-		 const struct isc_oom_gpu *gpu, const struct isc_timeline *t,
+		 const struct isc_oom_gpu *gpu, const struct isc_oom_sites *sites, const struct isc_timeline *t,
 		 const char *(*command)(void *ctx, uint32_t pid), void *ctx);
 
 #endif

@@ -15,6 +15,8 @@
 #include "isc_jbuild.h"
 #include "analyze_wait.h"
 #include "analyze_pysample.h"
+#include "alloc_sites.h"
+#include "analyze_native.h"
 
 
 /* ---- analysis state ----------------------------------------------------- */
@@ -123,12 +125,14 @@ struct ana_iter {
 	uint64_t dl_begin, dl_end; /* dl_time() at its begin and end */
 	uint32_t pid;
 	bool complete;
+	uint32_t mark; /* its end's boundary in the allocation site model (isc_asite_boundary) */
 };
 
 struct ana_scope {
 	uint32_t name_id;
 	bool dataloader; /* a Kineto enumerate(DataLoader) annotation */
 	bool profiler_step; /* every Kineto ProfilerStep#N, as one scope */
+	bool collective; /* a collective call ("nccl:all_reduce", "gloo:all_gather"): never an iteration, not "in a scope" */
 	uint64_t total_ns;
 	struct ana_iter *s;
 	size_t n, cap;
@@ -205,6 +209,8 @@ struct ana {
 	 */
 	struct {
 		const char *it_name;          /* iterations.name, NULL without iterations */
+		uint32_t it_name_id;          /* its scope's name id (the first ProfilerStep#N when it_step) */
+		bool it_step;                 /* the iterations are ProfilerStep#N */
 		uint64_t it_count, it_samples; /* iterations.count, iterations.samples */
 		bool in_it;                   /* cpu.in_iterations was written (not null) */
 		uint64_t in_it_traced_ns;     /* cpu.in_iterations.split.traced_ns */
@@ -281,6 +287,15 @@ struct ana {
 	struct isc_series *series; /* timeseries.* (analyze_series.c) */
 	struct isc_numa *numa;     /* memory.numa (analyze_numa.c) */
 	struct isc_pysamp *pys;    /* python.samples (analyze_pysample.c) */
+	/* allocation sampling (sections_alloc.c): the site model, fed every allocation record and every scope's end */
+	struct isc_asite_model *asites;
+	bool alloc_records;        /* some allocation record (TL_ALLOC, TL_FREE, TL_ALLOC_SITE, TL_ALLOC_INFO) */
+	struct isc_asite_steady *asteady; /* per process, its steady-state boundaries (set by isc_ana_emit_iterations) */
+	size_t nasteady;
+	uint32_t *amarks;          /* their marks */
+	uint64_t rss_peak_ts;      /* when rss_total_peak was reached */
+	uint64_t memory_limit;     /* iscope-record --memory-limit (META record.memory_limit), 0: none */
+	struct isc_nat *nat;       /* native stacks (analyze_native.c) */
 	uint32_t step_scope;       /* 1 + index of the ProfilerStep#N scope, 0 before one */
 	bool raw_times;            /* --no-compensation: keep the recording cost in */
 	uint64_t removed_iter_ns;  /* ... out of the latencies of the iteration scope's spans */
@@ -305,5 +320,34 @@ void isc_ana_emit_recording(struct ana *a, cJSON *root, uint64_t traced_ns);
 
 /* Builds the whole findings document from the finished pass; NULL when out of memory. */
 cJSON *isc_ana_build(struct ana *a, bool damaged);
+
+/*
+ * The measuring pass in parts (analyze.c), so that one pass over a
+ * timeline can feed several analyses (distributed.c: one per rank):
+ * isc_ana_init, then isc_ana_event for each event the analysis sees, then
+ * isc_ana_finish (the document, NULL with *rc set on failure), and
+ * isc_ana_release in every case (also after a failed init).  0 or a
+ * negative errno.
+ */
+int isc_ana_init(struct ana *a, struct isc_timeline *t, const struct isc_analyze_opts *o);
+int isc_ana_event(struct ana *a, const struct isc_tl_event *ev);
+cJSON *isc_ana_finish(struct ana *a, bool damaged, int *rc);
+void isc_ana_release(struct ana *a);
+/*
+ * The next event of t for an analysis pass: 1, or 0 at the end or when it
+ * stops at damage, or -ENOMEM; damaged chunks are skipped and counted in
+ * *ndamage, the first one's message kept in first_err (may be NULL).
+ */
+int isc_ana_next(struct isc_timeline *t, struct isc_tl_event *ev, uint64_t *ndamage, char *first_err, size_t errlen);
+/*
+ * The first pass (isc_analyze_calibrations): each process's chosen
+ * calibration, and hook (may be NULL) called with every event; with
+ * untimed_only it stops at the first timed record (the preamble only).
+ * 0, or -ENOMEM or what hook returned.
+ */
+int isc_ana_first_pass(struct isc_timeline *t, struct isc_analyze_calib **out, size_t *n,
+		       int (*hook)(void *ctx, const struct isc_tl_event *ev), void *ctx, bool untimed_only);
+/* After a pass: 0 without damage, else -EBADMSG with the message pushed (what was damaged, what analyzed). */
+int isc_ana_damage(struct isc_timeline *t, uint64_t ndamage, const char *first_err);
 
 #endif

@@ -10,6 +10,7 @@
  *   cpu (functions, split)              sections_cpu.c (--python=sample:
  *                                       analyze_pysample.c adds to it)
  *   python                              analyze_pysample.c
+ *   native                              analyze_native.c
  *   recording                           analyze_recording.c
  *   cpu (off-CPU, pools, in_iterations) sections_cpu.c
  *   memory                              sections_run.c (numa: analyze_numa.c)
@@ -43,7 +44,7 @@ static const char *warning_kind(uint64_t code)
 	static const char *const names[] = { "other", "no_driver", "stub_driver", "injection_taken", "not_built",
 					     "no_nvml", "cupti_version", "cupti_privileges", "cupti_subscriber",
 					     "cupti_error", "cupti_kinds", [ISC_WARN_NO_PY_AGENT] = "no_python_agent",
-					     [ISC_WARN_OOM_KILL] = "oom_kill" };
+					     [ISC_WARN_OOM_KILL] = "oom_kill", [ISC_WARN_NATIVE] = "native_not_sampled" };
 	return code < sizeof(names) / sizeof(names[0]) && names[code] ? names[code] : "other";
 }
 
@@ -144,18 +145,26 @@ cJSON *isc_ana_build(struct ana *a, bool damaged)
 		isc_pysamp_emit_cpu(a->pys, a->t, &a->jb, cpu, traced, a->top_n);
 		isc_pysamp_emit(a->pys, a->t, &a->jb, root, a->top_n);
 	}
+	if (isc_nat_emit(a->nat, a, root))
+		goto oom;
 	isc_ana_emit_cpu_split(a, cpu, &whole, &sw);
 	isc_ana_emit_recording(a, root, traced);
 	if (isc_ana_emit_off_cpu(a, cpu) || isc_ana_emit_pools(a, cpu) ||
 	    isc_ana_emit_in_iterations(a, cpu, from_samples) || isc_ana_emit_memory(a, root) ||
 	    isc_numa_emit(a->numa, a->out.memory))
 		goto oom;
-	if (isc_gpu_ana_emit(a->gpu, root) ||
+	struct isc_gpu_iter git = { a->out.it_name_id, a->out.it_step, a->out.it_name, a->out.it_samples };
+	if (isc_gpu_ana_emit(a->gpu, root, a->out.it_name ? &git : NULL) ||
 	    isc_series_emit(a->series, a->first_ts, a->last_ts, h->ncpu, root))
 		goto oom;
 	struct isc_oom_gpu gf;
+	struct isc_oom_sites os = { 0 };
+	uint32_t dpid;
+	uint64_t dts;
 	isc_gpu_ana_failure(a->gpu, &gf);
-	if (isc_oom_emit(a->oom, &a->jb, root, a->first_ts, st->have_end ? st->exit_status : 0, &gf, a->t,
+	if (isc_oom_host_death(a->oom, &dpid, &dts))
+		isc_ana_oom_sites(a, dpid, dts, &os);
+	if (isc_oom_emit(a->oom, &a->jb, root, a->first_ts, st->have_end ? st->exit_status : 0, &gf, &os, a->t,
 			 proc_command, a))
 		goto oom;
 

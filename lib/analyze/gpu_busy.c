@@ -17,7 +17,11 @@
  * Idle breakdown of a stream, per gap before an op (cuda_sync left out):
  *
  *     op k ]........[ op k+1          host_wait    its launch call started
- *          '--gap--'                               after op k ended
+ *          '--gap--'                               after op k ended (of it,
+ *                                                  host_wait_launch: a gap of
+ *                                                  at most 50 µs before an op
+ *                                                  of a launch call, the
+ *                                                  host's per-launch cost)
  *                                     kernel_wait  else, gap < 30 µs
  *                                     other        else
  *
@@ -59,7 +63,7 @@
 #define LONG_DELAY_NS 100000
 
 /* ---- union of intervals ------------------------------------------------- */
-static void u_add(struct gpu_union *u, int64_t s, int64_t e)
+void isc_gpu_union_add(struct gpu_union *u, int64_t s, int64_t e)
 {
 	if (!u->any) {
 		u->any = true;
@@ -81,6 +85,17 @@ static void u_add(struct gpu_union *u, int64_t s, int64_t e)
 int64_t isc_gpu_union_busy(const struct gpu_union *u)
 {
 	return u->any ? u->busy + u->g_e - u->g_s : 0;
+}
+
+/*
+ * Intervals arrive by start, so at t no later one can cover time before
+ * t: the closed groups and the part of the open group before t are final.
+ */
+int64_t isc_gpu_union_busy_at(const struct gpu_union *u, int64_t t)
+{
+	if (!u->any || t <= u->g_s)
+		return u->any ? u->busy : 0;
+	return u->busy + (t < u->g_e ? t : u->g_e) - u->g_s;
 }
 
 int64_t isc_gpu_union_span(const struct gpu_union *u)
@@ -183,7 +198,7 @@ static void dev_add(struct gpu_acc *a, struct gpu_dev *d, const struct gpu_op *o
 			a->top_gaps[i] = x;
 		}
 	}
-	u_add(u, op->ts, op->end);
+	isc_gpu_union_add(u, op->ts, op->end);
 }
 
 /* Counts the bytes of op for its call site in memcpy row m. */
@@ -228,7 +243,7 @@ int isc_gpu_acc_op(struct gpu_acc *a, const struct gpu_op *op, bool hta)
 	d->ops++;
 	dev_add(a, d, op);
 	if (op->compute)
-		u_add(&d->comp, op->ts, op->end);
+		isc_gpu_union_add(&d->comp, op->ts, op->end);
 	if (op->kind == ISC_GPU_SYNC)
 		return 0;
 
@@ -242,9 +257,11 @@ int isc_gpu_acc_op(struct gpu_acc *a, const struct gpu_op *op, bool hta)
 	s->ops++;
 	if (s->has_prev) {
 		int64_t gap = op->ts - s->prev_end;
-		if (op->has_api && op->api_ts > s->prev_end)
+		if (op->has_api && op->api_ts > s->prev_end) {
 			s->host_wait += gap;
-		else if (gap < KERNEL_WAIT_NS)
+			if (op->api_launch && gap <= ISC_LAUNCH_CALL_LONG_NS)
+				s->host_wait_launch += gap;
+		} else if (gap < KERNEL_WAIT_NS)
 			s->kernel_wait += gap;
 		else
 			s->other += gap;
@@ -274,6 +291,15 @@ int isc_gpu_acc_op(struct gpu_acc *a, const struct gpu_op *op, bool hta)
 		if (op->has_api) {
 			a->launch_kernels += dur;
 			a->launch_api += op->first_of_call ? op->api_dur : 0;
+		}
+		if (op->has_api && op->site != ISC_UMAP_NONE) { /* the kernels of each launch call site */
+			uint32_t li = isc_gpu_map_index(&a->ls_map, op->site, &a->ls, &a->nls, &a->ls_cap, sizeof(*a->ls),
+							&fresh);
+			if (li == ISC_UMAP_NONE)
+				return -ENOMEM;
+			a->ls[li].site = op->site;
+			a->ls[li].launches += op->first_of_call;
+			a->ls[li].kernel_ns += dur;
 		}
 	} else {
 		size_t i = 0;
@@ -318,6 +344,8 @@ void isc_gpu_acc_free(struct gpu_acc *a)
 	isc_umap_free(&a->s_map);
 	isc_umap_free(&a->mc_map);
 	free(a->mcs);
+	isc_umap_free(&a->ls_map);
+	free(a->ls);
 	for (size_t i = 0; i < a->nsts; i++)
 		free(a->sts[i].q);
 	free(a->devs);

@@ -15,7 +15,12 @@
  *   ├ memcpy[]   per kind, direction and memories, with its top call site
  *   ├ sync       sync ops and calls by name, the TOP_SITES call sites
  *   ├ gaps       the longest device gaps
- *   └ nvml[]     per NVML device with samples
+ *   ├ nvml[]     per NVML device with samples
+ *   └ in_iterations  the same inside the steady-state iterations of the
+ *                iteration scope (gpu_iter.c), null without 2 of them:
+ *                devices[] (the windows' breakdown, the streams of the ops
+ *                launched inside, host_during_idle of the spans begun
+ *                inside), kernels, launch, memcpy, sync, gaps, nvml
  */
 #include <errno.h>
 #include <math.h>
@@ -234,13 +239,12 @@ static void emit_site(struct out *o, cJSON *x, const struct srow *r)
 	isc_jb_num(&o->jb, p, "line", r->line);
 }
 
-/* gpu.devices[].host_during_idle of device hd[hi]. */
-static int emit_host(struct out *o, cJSON *d, size_t hi)
+/* gpu.devices[].host_during_idle of device hd[hi]: the rows of slot (0: the run), of idle ns of idle time. */
+static int emit_host(struct out *o, cJSON *d, size_t hi, unsigned slot, int64_t idle)
 {
 	struct isc_gpu_ana *g = o->g;
-	const struct gpu_hdev *h = &g->hd[hi];
 	cJSON *hd = isc_jb_obj(&o->jb, d, "host_during_idle");
-	isc_jb_num(&o->jb, hd, "idle_ns", (double)h->closed);
+	isc_jb_num(&o->jb, hd, "idle_ns", (double)idle);
 	for (int k = 0; k < 2; k++) {
 		uint8_t kind = k ? ISC_SPAN_PYTHON : ISC_SPAN_OP;
 		struct row *rows = calloc(g->nfns ? g->nfns : 1, sizeof(*rows));
@@ -249,7 +253,7 @@ static int emit_host(struct out *o, cJSON *d, size_t hi)
 			return -ENOMEM;
 		for (size_t i = 0; i < g->nfns; i++) {
 			const struct gpu_hfn *f = &g->fns[i];
-			if (f->hdev != hi || f->kind != kind)
+			if (f->hdev != hi || f->kind != kind || f->slot != slot)
 				continue;
 			const struct isc_tl_string *s = isc_timeline_string_borrow(g->t, f->name_id);
 			rows[n++] = (struct row){ .name = s ? s->name : "?", .file = s ? s->file : "",
@@ -267,7 +271,7 @@ static int emit_host(struct out *o, cJSON *d, size_t hi)
 			}
 			isc_jb_num(&o->jb, x, "idle_ns", (double)rows[i].total);
 			isc_jb_num(&o->jb, x, "self_idle_ns", (double)rows[i].self);
-			isc_jb_num(&o->jb, x, "idle_pct", pct2(rows[i].total, h->closed));
+			isc_jb_num(&o->jb, x, "idle_pct", pct2(rows[i].total, idle));
 		}
 		free(rows);
 	}
@@ -315,15 +319,60 @@ static void emit_dev_memory(struct out *o, cJSON *d, uint32_t id)
 	}
 }
 
-static int emit_devices(struct out *o, cJSON *gpu, struct gpu_acc *a)
+/* The streams of a, by device and id; NULL when out of memory.  Freed by the caller. */
+static struct gpu_stream **sorted_streams(struct gpu_acc *a)
 {
-	struct isc_gpu_ana *g = o->g;
 	struct gpu_stream **sts = calloc(a->nsts ? a->nsts : 1, sizeof(*sts));
 	if (!sts)
-		return -ENOMEM;
+		return NULL;
 	for (size_t i = 0; i < a->nsts; i++)
 		sts[i] = &a->sts[i];
 	sort_n(sts, a->nsts, sizeof(*sts), cmp_stream);
+	return sts;
+}
+
+/* d.streams[]: the streams sts[0..n) of device id. */
+static void emit_streams(struct out *o, cJSON *d, struct gpu_stream **sts, size_t n, uint32_t id)
+{
+	cJSON *ss = isc_jb_arr(&o->jb, d, "streams");
+	for (size_t j = 0; j < n; j++) {
+		const struct gpu_stream *s = sts[j];
+		if (s->device != id)
+			continue;
+		cJSON *x = isc_jb_push_obj(&o->jb, ss);
+		isc_jb_num(&o->jb, x, "id", s->id);
+		isc_jb_num(&o->jb, x, "ops", (double)s->ops);
+		cJSON *ib = isc_jb_obj(&o->jb, x, "idle_breakdown");
+		isc_jb_num(&o->jb, ib, "host_wait_ns", (double)s->host_wait);
+		isc_jb_num(&o->jb, ib, "host_wait_launch_ns", (double)s->host_wait_launch);
+		isc_jb_num(&o->jb, ib, "kernel_wait_ns", (double)s->kernel_wait);
+		isc_jb_num(&o->jb, ib, "other_ns", (double)s->other);
+		cJSON *q = isc_jb_obj(&o->jb, x, "queue_length");
+		int64_t w = s->q_last - s->q_first;
+		isc_jb_num_or_null(&o->jb, q, "mean", s->q_any && w > 0, w > 0 ? round(100 * (double)s->q_sum / (double)w) / 100 : 0);
+		isc_jb_num_or_null(&o->jb, q, "max", s->q_any, (double)s->q_max);
+	}
+}
+
+/* d.temporal_breakdown of a span with busy and comp ns of it busy, computing. */
+static void emit_breakdown(struct out *o, cJSON *d, int64_t span, int64_t busy, int64_t comp)
+{
+	cJSON *tb = isc_jb_obj(&o->jb, d, "temporal_breakdown");
+	isc_jb_num(&o->jb, tb, "span_ns", (double)span);
+	isc_jb_num(&o->jb, tb, "idle_ns", (double)(span - busy));
+	isc_jb_num(&o->jb, tb, "compute_ns", (double)comp);
+	isc_jb_num(&o->jb, tb, "non_compute_ns", (double)(busy - comp));
+	isc_jb_num(&o->jb, tb, "idle_pct", pct2(span - busy, span));
+	isc_jb_num(&o->jb, tb, "compute_pct", pct2(comp, span));
+	isc_jb_num(&o->jb, tb, "non_compute_pct", pct2(busy - comp, span));
+}
+
+static int emit_devices(struct out *o, cJSON *gpu, struct gpu_acc *a)
+{
+	struct isc_gpu_ana *g = o->g;
+	struct gpu_stream **sts = sorted_streams(a);
+	if (!sts)
+		return -ENOMEM;
 	/* a device with memory records but no GPU op still has its entry (ops 0) */
 	size_t nm = isc_devmem_devices(g->dm, NULL, 0);
 	uint32_t *mids = malloc((nm ? nm : 1) * sizeof(*mids));
@@ -357,36 +406,13 @@ static int emit_devices(struct out *o, cJSON *gpu, struct gpu_acc *a)
 		isc_jb_num(&o->jb, d, "busy_ns", (double)busy);
 		emit_dev_memory(o, d, dv->id);
 		isc_devmem_emit(g->dm, &o->jb, d, dv->id, dev_total(g, dv->id), (int64_t)g->first_ts, g->t);
-		cJSON *tb = isc_jb_obj(&o->jb, d, "temporal_breakdown");
-		isc_jb_num(&o->jb, tb, "span_ns", (double)span);
-		isc_jb_num(&o->jb, tb, "idle_ns", (double)(span - busy));
-		isc_jb_num(&o->jb, tb, "compute_ns", (double)comp);
-		isc_jb_num(&o->jb, tb, "non_compute_ns", (double)(busy - comp));
-		isc_jb_num(&o->jb, tb, "idle_pct", pct2(span - busy, span));
-		isc_jb_num(&o->jb, tb, "compute_pct", pct2(comp, span));
-		isc_jb_num(&o->jb, tb, "non_compute_pct", pct2(busy - comp, span));
-		cJSON *ss = isc_jb_arr(&o->jb, d, "streams");
-		for (size_t j = 0; j < a->nsts; j++) {
-			const struct gpu_stream *s = sts[j];
-			if (s->device != dv->id)
-				continue;
-			cJSON *x = isc_jb_push_obj(&o->jb, ss);
-			isc_jb_num(&o->jb, x, "id", s->id);
-			isc_jb_num(&o->jb, x, "ops", (double)s->ops);
-			cJSON *ib = isc_jb_obj(&o->jb, x, "idle_breakdown");
-			isc_jb_num(&o->jb, ib, "host_wait_ns", (double)s->host_wait);
-			isc_jb_num(&o->jb, ib, "kernel_wait_ns", (double)s->kernel_wait);
-			isc_jb_num(&o->jb, ib, "other_ns", (double)s->other);
-			cJSON *q = isc_jb_obj(&o->jb, x, "queue_length");
-			int64_t w = s->q_last - s->q_first;
-			isc_jb_num_or_null(&o->jb, q, "mean", s->q_any && w > 0, w > 0 ? round(100 * (double)s->q_sum / (double)w) / 100 : 0);
-			isc_jb_num_or_null(&o->jb, q, "max", s->q_any, (double)s->q_max);
-		}
+		emit_breakdown(o, d, span, busy, comp);
+		emit_streams(o, d, sts, a->nsts, dv->id);
 		uint32_t hi = ISC_UMAP_NONE;
 		for (size_t j = 0; j < g->nhd; j++)
 			if (g->hd[j].id == dv->id)
 				hi = (uint32_t)j;
-		if (hi != ISC_UMAP_NONE && emit_host(o, d, hi)) {
+		if (hi != ISC_UMAP_NONE && emit_host(o, d, hi, 0, g->hd[hi].closed)) {
 			free(sts);
 			return -ENOMEM;
 		}
@@ -489,7 +515,8 @@ static void emit_nstats(struct out *o, cJSON *parent, const char *k, struct gpu_
 		isc_jb_num(&o->jb, x, "total_ns", (double)s[i].total);
 		total += s[i].total;
 	}
-	isc_jb_num(&o->jb, parent, tk, (double)total);
+	if (tk)
+		isc_jb_num(&o->jb, parent, tk, (double)total);
 }
 
 /* gpu.gaps: the device gaps of at least GPU_GAP_NS, longest first. */
@@ -531,22 +558,22 @@ static void emit_top_site(struct out *o, cJSON *x, const struct gpu_acc *a, cons
 	emit_site(o, isc_jb_obj(&o->jb, x, "top_call_site"), &rows[0]);
 }
 
-/* gpu.sync.call_sites (the TOP_SITES longest) and gpu.sync.blocking_copies. */
-static int emit_call_sites(struct out *o, cJSON *sy)
+/* gpu.sync.call_sites (the TOP_SITES longest) and gpu.sync.blocking_copies of y. */
+static int emit_call_sites(struct out *o, cJSON *sy, const struct gpu_sync *y)
 {
 	struct isc_gpu_ana *g = o->g;
-	struct srow *rows = calloc(g->ncs ? g->ncs : 1, sizeof(*rows));
+	struct srow *rows = calloc(y->ncs ? y->ncs : 1, sizeof(*rows));
 	if (!rows)
 		return -ENOMEM;
-	for (size_t i = 0; i < g->ncs; i++) {
-		const char *api = isc_gpu_str_name(g, g->cs[i].api_id);
-		rows[i] = (struct srow){ .api = api ? api : "?", .count = g->cs[i].count, .total = g->cs[i].total };
-		srow_site(g, g->cs[i].site, &rows[i]);
+	for (size_t i = 0; i < y->ncs; i++) {
+		const char *api = isc_gpu_str_name(g, y->cs[i].api_id);
+		rows[i] = (struct srow){ .api = api ? api : "?", .count = y->cs[i].count, .total = y->cs[i].total };
+		srow_site(g, y->cs[i].site, &rows[i]);
 	}
 	int64_t total = 0;
-	for (size_t i = 0; i < g->ncs; i++)
-		total += g->cs[i].total;
-	size_t n = merge_by(rows, g->ncs, sizeof(*rows), srow_identity, srow_add, srow_by_total);
+	for (size_t i = 0; i < y->ncs; i++)
+		total += y->cs[i].total;
+	size_t n = merge_by(rows, y->ncs, sizeof(*rows), srow_identity, srow_add, srow_by_total);
 	cJSON *cs = isc_jb_arr(&o->jb, sy, "call_sites");
 	for (size_t i = 0; i < n && i < TOP_SITES; i++) {
 		cJSON *x = isc_jb_push_obj(&o->jb, cs);
@@ -558,8 +585,8 @@ static int emit_call_sites(struct out *o, cJSON *sy)
 	free(rows);
 	isc_jb_num(&o->jb, sy, "call_sites_total_ns", (double)total);
 	cJSON *bc = isc_jb_obj(&o->jb, sy, "blocking_copies");
-	isc_jb_num(&o->jb, bc, "count", (double)g->bcopies);
-	isc_jb_num(&o->jb, bc, "total_ns", (double)g->bcopies_ns);
+	isc_jb_num(&o->jb, bc, "count", (double)y->bcopies);
+	isc_jb_num(&o->jb, bc, "total_ns", (double)y->bcopies_ns);
 	return 0;
 }
 
@@ -569,14 +596,13 @@ static int cmp_nvdev(const void *x, const void *y)
 	return a->index < b->index ? -1 : a->index > b->index;
 }
 
-/* gpu.nvml: one entry per NVML device with samples, by index. */
-static void emit_nvml(struct out *o, cJSON *gpu)
+/* gpu.nvml: one entry per NVML device of nv[0..n) with samples, by index. */
+static void emit_nvml(struct out *o, cJSON *gpu, struct gpu_nvdev *nv, size_t n)
 {
-	struct isc_gpu_ana *g = o->g;
-	sort_n(g->nv, g->nnv, sizeof(*g->nv), cmp_nvdev);
+	sort_n(nv, n, sizeof(*nv), cmp_nvdev);
 	cJSON *a = isc_jb_arr(&o->jb, gpu, "nvml");
-	for (size_t i = 0; i < g->nnv; i++) {
-		const struct gpu_nvdev *d = &g->nv[i];
+	for (size_t i = 0; i < n; i++) {
+		const struct gpu_nvdev *d = &nv[i];
 		uint64_t total = d->total ? d->total : d->info_total;
 		if (!d->samples)
 			continue;
@@ -591,6 +617,12 @@ static void emit_nvml(struct out *o, cJSON *gpu)
 		isc_jb_num_or_null(&o->jb, x, "temp_c_max", d->temp_max, d->temp_max);
 		isc_jb_num_or_null(&o->jb, x, "power_w_max", d->power_max, (double)d->power_max / 1000);
 		isc_jb_num(&o->jb, x, "throttled_samples", (double)d->throttled);
+		isc_jb_num(&o->jb, x, "busy_samples", (double)d->busy_samples);
+		isc_jb_num(&o->jb, x, "throttled_busy_samples", (double)d->thr_busy_samples);
+		isc_jb_num(&o->jb, x, "busy_ns", (double)d->busy_ns);
+		isc_jb_num(&o->jb, x, "throttled_busy_ns", (double)d->thr_busy_ns);
+		isc_jb_num_or_null(&o->jb, x, "sm_mhz_min_throttled", d->sm_min_thr, d->sm_min_thr);
+		isc_jb_num_or_null(&o->jb, x, "sm_mhz_max_busy", d->sm_max_busy, d->sm_max_busy);
 		cJSON *r = isc_jb_obj(&o->jb, x, "throttle_reasons");
 		for (size_t k = 0; k < GPU_NV_REASONS; k++)
 			if (d->reasons[k])
@@ -598,7 +630,38 @@ static void emit_nvml(struct out *o, cJSON *gpu)
 	}
 }
 
-static int emit_rest(struct out *o, cJSON *gpu, struct gpu_acc *a)
+/*
+ * gpu.launch.call_sites: the TOP_SITES call sites whose calls launched the
+ * most kernel time (the op and the Python function that made the call: in
+ * exact mode the nearest Python function, in sample mode the Python line
+ * the CUDA agent read at the call), with their launches and that time.
+ */
+static int emit_launch_sites(struct out *o, cJSON *l, const struct gpu_acc *a)
+{
+	struct srow *rows = calloc(a->nls ? a->nls : 1, sizeof(*rows));
+	size_t n = 0;
+	if (!rows)
+		return -ENOMEM;
+	for (size_t i = 0; i < a->nls; i++) {
+		rows[n] = (struct srow){ .count = a->ls[i].launches, .total = a->ls[i].kernel_ns };
+		srow_site(o->g, a->ls[i].site, &rows[n]);
+		n += rows[n].op || rows[n].py;
+	}
+	n = merge_by(rows, n, sizeof(*rows), srow_identity, srow_add, srow_by_total);
+	cJSON *cs = isc_jb_arr(&o->jb, l, "call_sites");
+	for (size_t i = 0; i < n && i < TOP_SITES; i++) {
+		cJSON *x = isc_jb_push_obj(&o->jb, cs);
+		emit_site(o, x, &rows[i]);
+		isc_jb_num(&o->jb, x, "launches", (double)rows[i].count);
+		isc_jb_num(&o->jb, x, "kernel_ns", (double)rows[i].total);
+	}
+	free(rows);
+	return 0;
+}
+
+/* launch, memcpy, sync, gaps and nvml of gpu: the ops of a, the calls of y, the samples nv[0..nnv). */
+static int emit_rest(struct out *o, cJSON *gpu, struct gpu_acc *a, const struct gpu_sync *y, struct gpu_nvdev *nv,
+		     size_t nnv)
 {
 	cJSON *l = isc_jb_obj(&o->jb, gpu, "launch");
 	isc_jb_num(&o->jb, l, "launches", (double)a->launches);
@@ -617,6 +680,8 @@ static int emit_rest(struct out *o, cJSON *gpu, struct gpu_acc *a)
 	isc_jb_num(&o->jb, l, "ops_without_launch_call", (double)a->no_api);
 	isc_jb_num(&o->jb, l, "api_total_ns", (double)a->launch_api);
 	isc_jb_num(&o->jb, l, "kernel_total_ns", (double)a->launch_kernels);
+	if (emit_launch_sites(o, l, a))
+		return -ENOMEM;
 
 	struct srow *rows = calloc(a->nmcs ? a->nmcs : 1, sizeof(*rows));
 	if (!rows)
@@ -642,11 +707,117 @@ static int emit_rest(struct out *o, cJSON *gpu, struct gpu_acc *a)
 	free(rows);
 	cJSON *sy = isc_jb_obj(&o->jb, gpu, "sync");
 	emit_nstats(o, sy, "ops", a->ss, a->nss, "ops_total_ns");
-	emit_nstats(o, sy, "api_calls", o->g->sapi, o->g->nsapi, "api_total_ns");
-	if (emit_call_sites(o, sy))
+	emit_nstats(o, sy, "api_calls", y->sapi, y->nsapi, "api_total_ns");
+	if (emit_call_sites(o, sy, y))
 		return -ENOMEM;
 	emit_gaps(o, gpu, a);
-	emit_nvml(o, gpu);
+	emit_nvml(o, gpu, nv, nnv);
+	return 0;
+}
+
+/*
+ * gpu.agent: what the CUDA agent cost the workload, as far as the trace
+ * knows it: CUPTI's OVERHEAD records (buffer flushes, instrumentation...)
+ * summed by kind, the agent's CPU time converting records and in its
+ * launch callbacks (its META cuda.agent.*, written at exit: null when no
+ * process wrote them), and that per launch call (runtime or driver calls
+ * that launch work: the agent's cost grows with them).  CUPTI's own cost
+ * inside each CUDA call is in no record: it shows only against a run
+ * without the agent (tests/device/check.sh).  Null without a GPU_AGENT.
+ */
+static void emit_agent(struct out *o, cJSON *gpu)
+{
+	struct isc_gpu_ana *g = o->g;
+	if (!g->agents) {
+		isc_jb_chk(&o->jb, gpu ? cJSON_AddNullToObject(gpu, "agent") : NULL);
+		return;
+	}
+	int64_t ovh = 0;
+	uint64_t novh = 0;
+	for (size_t i = 0; i < g->novh; i++) {
+		ovh += g->ovh[i].total;
+		novh += g->ovh[i].count;
+	}
+	bool known = g->agent_cost_procs > 0;
+	cJSON *a = isc_jb_obj(&o->jb, gpu, "agent");
+	isc_jb_num(&o->jb, a, "agents", (double)g->agents);
+	if (g->driver_api < 0)
+		isc_jb_chk(&o->jb, a ? cJSON_AddNullToObject(a, "driver_api") : NULL);
+	else
+		isc_jb_bool(&o->jb, a, "driver_api", g->driver_api == 1);
+	isc_jb_num(&o->jb, a, "cupti_overhead_ns", (double)ovh);
+	isc_jb_num(&o->jb, a, "cupti_overhead_records", (double)novh);
+	emit_nstats(o, a, "overhead_kinds", g->ovh, g->novh, NULL);
+	isc_jb_num_or_null(&o->jb, a, "agent_cpu_ns", known, (double)g->agent_cpu_ns);
+	isc_jb_num_or_null(&o->jb, a, "records", known, (double)g->agent_records);
+	isc_jb_num_or_null(&o->jb, a, "callbacks", known, (double)g->agent_callbacks);
+	isc_jb_num_or_null(&o->jb, a, "callback_ns", known, (double)g->agent_callback_ns);
+	isc_jb_num(&o->jb, a, "launches", (double)g->launch_calls);
+	double all = (double)ovh + (double)g->agent_cpu_ns + (double)g->agent_callback_ns;
+	isc_jb_num_or_null(&o->jb, a, "per_launch_ns", known && g->launch_calls, g->launch_calls ? round(all / (double)g->launch_calls) : 0);
+}
+
+/*
+ * gpu.in_iterations from slot s (gpu_iter.c): each followed device with
+ * work inside the windows or ops launched there, its breakdown over the
+ * windows, the streams of the ops launched inside, host_during_idle of the
+ * spans begun inside; the tables of those ops; share_pct: of the GPU work
+ * launched from the first window's start on, the part the windows hold.
+ */
+static int emit_in_iterations(struct out *o, cJSON *gpu, struct gpu_itslot *s, const char *name)
+{
+	struct isc_gpu_ana *g = o->g;
+	if (!s || s->steady < 2 || s->window_ns <= 0) {
+		isc_jb_chk(&o->jb, gpu ? cJSON_AddNullToObject(gpu, "in_iterations") : NULL);
+		return 0;
+	}
+	cJSON *it = isc_jb_obj(&o->jb, gpu, "in_iterations");
+	isc_jb_str(&o->jb, it, "scope", name);
+	isc_jb_str(&o->jb, it, "rule", "inside the steady-state iterations: the union of the iteration scope's spans "
+		   "after the first of each process (the warm-up), all threads; the device's busy and compute time "
+		   "inside them; the statistics of the ops launched inside them; host_during_idle of the spans begun "
+		   "inside them");
+	isc_jb_num(&o->jb, it, "iterations", (double)s->steady);
+	isc_jb_num(&o->jb, it, "window_ns", (double)s->window_ns);
+	int64_t in = 0, after = 0;
+	for (size_t i = 0; i < g->nhd && i < GPU_MAX_HDEV; i++) {
+		in += s->dev[i].busy;
+		after += isc_gpu_union_busy(&s->dev[i].after);
+	}
+	isc_jb_num(&o->jb, it, "share_pct", pct2(in, after > in ? after : in));
+	isc_jb_num(&o->jb, it, "ops", (double)s->acc.ops);
+	struct gpu_stream **sts = sorted_streams(&s->acc);
+	if (!sts)
+		return -ENOMEM;
+	size_t order[GPU_MAX_HDEV], n = 0; /* the followed devices by id */
+	for (size_t i = 0; i < g->nhd && i < GPU_MAX_HDEV; i++) {
+		size_t j = n++;
+		for (; j > 0 && g->hd[order[j - 1]].id > g->hd[i].id; j--)
+			order[j] = order[j - 1];
+		order[j] = i;
+	}
+	cJSON *ds = isc_jb_arr(&o->jb, it, "devices");
+	for (size_t k = 0; k < n; k++) {
+		size_t i = order[k];
+		uint32_t id = g->hd[i].id, ai = isc_umap_get(&s->acc.dev_map, id);
+		const struct gpu_dev *dv = ai == ISC_UMAP_NONE ? NULL : &s->acc.devs[ai];
+		if (!s->dev[i].busy && !dv)
+			continue;
+		cJSON *d = isc_jb_push_obj(&o->jb, ds);
+		isc_jb_num(&o->jb, d, "id", id);
+		isc_jb_str(&o->jb, d, "name", dev_name(g, id));
+		isc_jb_num(&o->jb, d, "ops", dv ? (double)dv->ops : 0);
+		isc_jb_num(&o->jb, d, "busy_ns", (double)s->dev[i].busy);
+		emit_breakdown(o, d, s->window_ns, s->dev[i].busy, s->dev[i].comp);
+		emit_streams(o, d, sts, s->acc.nsts, id);
+		if (emit_host(o, d, i, (unsigned)(s - g->its) + 1, isc_gpu_iter_idle(g, s, i))) {
+			free(sts);
+			return -ENOMEM;
+		}
+	}
+	free(sts);
+	if (emit_kernels(o, it, &s->acc) || emit_rest(o, it, &s->acc, &s->sync, s->nv, s->nnv))
+		return -ENOMEM;
 	return 0;
 }
 
@@ -671,7 +842,7 @@ static void step_rule(struct isc_gpu_ana *g, char *buf, size_t cap, uint64_t all
 			 g->pq_forced ? " (the step was too long to hold: some ops were dropped before it ended)" : "");
 }
 
-int isc_gpu_emit(struct isc_gpu_ana *g, struct gpu_acc *a, cJSON *root)
+int isc_gpu_emit(struct isc_gpu_ana *g, struct gpu_acc *a, cJSON *root, struct gpu_itslot *it, const char *it_name)
 {
 	struct out o = { g, { .ctl = true } };
 	char rule[512];
@@ -684,7 +855,9 @@ int isc_gpu_emit(struct isc_gpu_ana *g, struct gpu_acc *a, cJSON *root)
 	isc_jb_num_or_null(&o.jb, gpu, "world_size", g->have_world, g->world_size);
 	isc_jb_num(&o.jb, gpu, "ops", (double)a->ops);
 	isc_jb_num(&o.jb, gpu, "dropped_ops", (double)(g->acc[0].ops - a->ops));
-	if (emit_devices(&o, gpu, a) || emit_kernels(&o, gpu, a) || emit_rest(&o, gpu, a))
+	if (emit_devices(&o, gpu, a) || emit_kernels(&o, gpu, a) || emit_rest(&o, gpu, a, &g->sy, g->nv, g->nnv) ||
+	    emit_in_iterations(&o, gpu, it, it_name))
 		return -ENOMEM;
+	emit_agent(&o, gpu);
 	return o.jb.oom || g->oom ? -ENOMEM : 0;
 }

@@ -22,7 +22,9 @@
  * A span counts for the devices its process launched work on (pid_mask),
  * for at most GPU_MAX_HDEV devices.  A function's inclusive overlap counts
  * at its outermost activation only; its self overlap leaves out what its
- * children (scopes pass theirs up) overlapped.
+ * children (scopes pass theirs up) overlapped.  A span that began while a
+ * steady iteration of an iteration slot was open (gpu_iter.c) counts
+ * again in that slot's rows: gpu.in_iterations' host_during_idle.
  *
  * Memory: per thread its open spans, per function and device one row.
  */
@@ -62,6 +64,7 @@ int isc_gpu_host_begin(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 	f->name_id = ev->name_id;
 	f->kind = ev->kind;
 	f->begin = (int64_t)ev->ts;
+	f->it_mask = g->it_mask;
 	f->outermost = true;
 	for (size_t i = 0; i < th->depth && f->outermost; i++)
 		if (th->st[i].name_id == ev->name_id && th->st[i].kind == ev->kind)
@@ -107,9 +110,12 @@ static int host_pop(struct isc_gpu_ana *g, struct gpu_hthread *th, int64_t end)
 		int64_t tail = h->any && end > from ? end - from : 0;
 		int64_t ctail = f->cseq[i] == h->seq ? f->ctail[i] : 0;
 		int64_t up = fn ? incl : f->cidle[i], uptail = fn ? tail : ctail;
-		if (fn && (mask >> i & 1) && incl > 0) {
+		/* the run's row (slot 0), then the row of each iteration slot open at its begin */
+		for (unsigned slot = 0; fn && (mask >> i & 1) && incl > 0 && slot <= GPU_IT_SLOTS; slot++) {
 			bool fresh;
-			uint64_t key = (uint64_t)i << 40 | (uint64_t)f->kind << 32 | f->name_id;
+			if (slot && !(f->it_mask >> (slot - 1) & 1))
+				continue;
+			uint64_t key = (uint64_t)slot << 44 | (uint64_t)i << 40 | (uint64_t)f->kind << 32 | f->name_id;
 			uint32_t k = isc_gpu_map_index(&g->fn_map, key, &g->fns, &g->nfns, &g->fns_cap, sizeof(*g->fns),
 						       &fresh);
 			if (k == ISC_UMAP_NONE)
@@ -119,6 +125,7 @@ static int host_pop(struct isc_gpu_ana *g, struct gpu_hthread *th, int64_t end)
 				s->name_id = f->name_id;
 				s->kind = f->kind;
 				s->hdev = (uint8_t)i;
+				s->slot = (uint8_t)slot;
 				s->pseq = h->seq;
 			}
 			hfn_add(s, f->outermost, incl, tail, incl - f->cidle[i], tail - ctail, h->seq);
@@ -173,9 +180,12 @@ int isc_gpu_host_end(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
  * as Python ones, "<built-in method ...>"; without such a function, the
  * nearest Python function), and the op that function called (the outermost
  * op above it; with no Python function, the outermost op; ProfilerStep#N is
- * not an op).  Returns its index in sites[], ISC_UMAP_NONE when out of memory.
+ * not an op).  Without a Python function with a file (the sampled Python
+ * mode records no call spans), the Python line the CUDA agent read at the
+ * call (py_site).  Returns its index in sites[], ISC_UMAP_NONE when out of
+ * memory.
  */
-uint32_t isc_gpu_call_site(struct isc_gpu_ana *g, uint32_t pid, uint32_t tid)
+uint32_t isc_gpu_call_site(struct isc_gpu_ana *g, uint32_t pid, uint32_t tid, uint32_t py_site)
 {
 	uint32_t op = 0, py = 0, ti = isc_umap_get(&g->th_map, (uint64_t)pid << 32 | tid);
 	bool fresh;
@@ -199,6 +209,9 @@ uint32_t isc_gpu_call_site(struct isc_gpu_ana *g, uint32_t pid, uint32_t tid)
 			if (th->st[i].kind == ISC_SPAN_OP && !(isc_gpu_name_class(g, th->st[i].name_id) & GPU_NC_STEP))
 				op = th->st[i].name_id;
 	}
+	const struct isc_tl_string *ps = py ? isc_timeline_string_borrow(g->t, py) : NULL;
+	if (py_site && (!ps || !ps->file[0]))
+		py = py_site; /* no Python function with a file open (sample mode): the call's own line */
 	uint32_t s = isc_gpu_map_index(&g->site_map, (uint64_t)op << 32 | py, &g->sites, &g->nsites, &g->sites_cap,
 				       sizeof(*g->sites), &fresh);
 	if (s == ISC_UMAP_NONE) {
@@ -211,15 +224,18 @@ uint32_t isc_gpu_call_site(struct isc_gpu_ana *g, uint32_t pid, uint32_t tid)
 
 /*
  * The allocation site of device memory allocated now on thread (pid, tid):
- * the nearest Python function with a source file open on it, else its
- * outermost op (ProfilerStep#N is not one), else its innermost scope.
+ * the nearest Python function with a source file open on it, else the
+ * Python line of the allocating call (py_site, 0: none; the CUDA agent in
+ * sample mode), else its outermost op (ProfilerStep#N is not one), else
+ * its innermost scope.
  */
-enum isc_dm_site_kind isc_gpu_mem_site(struct isc_gpu_ana *g, uint32_t pid, uint32_t tid, uint32_t *id)
+enum isc_dm_site_kind isc_gpu_mem_site(struct isc_gpu_ana *g, uint32_t pid, uint32_t tid, uint32_t py_site,
+				       uint32_t *id)
 {
 	uint32_t ti = isc_umap_get(&g->th_map, (uint64_t)pid << 32 | tid);
-	*id = 0;
+	*id = py_site;
 	if (ti == ISC_UMAP_NONE)
-		return ISC_DM_NONE;
+		return py_site ? ISC_DM_PYTHON : ISC_DM_NONE;
 	const struct gpu_hthread *th = &g->ths[ti];
 	for (size_t i = th->depth; i > 0; i--) {
 		const struct gpu_hframe *f = &th->st[i - 1];
@@ -229,6 +245,8 @@ enum isc_dm_site_kind isc_gpu_mem_site(struct isc_gpu_ana *g, uint32_t pid, uint
 			return ISC_DM_PYTHON;
 		}
 	}
+	if (py_site) /* no Python function with a file open (sample mode): the call's own line */
+		return ISC_DM_PYTHON;
 	for (size_t i = 0; i < th->depth; i++)
 		if (th->st[i].kind == ISC_SPAN_OP && !(isc_gpu_name_class(g, th->st[i].name_id) & GPU_NC_STEP)) {
 			*id = th->st[i].name_id;

@@ -107,6 +107,19 @@ void isc_ana_emit_processes(struct ana *a, cJSON *root, struct ana_switches *cs)
 int isc_ana_emit_iterations(struct ana *a, cJSON *root);
 /* memory (sets a->out.memory).  0 or -ENOMEM. */
 int isc_ana_emit_memory(struct ana *a, cJSON *root);
+/* ---- allocation sites (sections_alloc.c) --------------------------------- */
+/*
+ * memory.sampling, memory.sites, memory.growth_sites and
+ * growth_sites_source (when allocation samples exist), memory.peak_composition
+ * into m: nothing without allocation records.  *growth: growth_sites was
+ * written (else the caller writes the RSS-tick one).  After
+ * isc_ana_emit_iterations.  0 or -ENOMEM.
+ */
+int isc_ana_emit_alloc(struct ana *a, cJSON *m, bool *growth);
+struct isc_oom_sites;
+/* The allocation sites of process pid at its death at ts (after isc_ana_emit_alloc), for the oom section. */
+void isc_ana_oom_sites(struct ana *a, uint32_t pid, uint64_t ts, struct isc_oom_sites *out);
+
 /* run: outcome, exception, start-up, too_short (after cpu.in_iterations); traced: the traced ns. */
 void isc_ana_emit_run(struct ana *a, cJSON *root, const struct isc_tl_stats *st, uint64_t traced,
 		      uint64_t call_spans);

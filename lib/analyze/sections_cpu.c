@@ -112,6 +112,7 @@ void isc_ana_cpu_totals(struct ana *a, bool from_samples, struct ana_cpu_split *
 	for (size_t i = 0; i < a->nths; i++) {
 		struct ana_thread *th = a->ths[i];
 		thread_split(th);
+		isc_nat_resplit_thread(a->nat, th, NULL); /* native stacks' classes, where there are */
 		w->python += th->python_ns;
 		w->ops += th->ops_ns;
 		w->torch += th->torch_ns;
@@ -146,6 +147,7 @@ void isc_ana_cpu_totals(struct ana *a, bool from_samples, struct ana_cpu_split *
 		th->ops_ns = ss.torch_on_ns + ss.other_c_on_ns + ss.off_native_ns;
 		th->torch_ns = ss.torch_on_ns;
 		th->off_torch_ns = 0;
+		isc_nat_resplit_thread(a->nat, th, w);
 	}
 }
 
@@ -516,6 +518,8 @@ struct pool {
 	bool traced;
 	uint64_t futex; /* 0: none shared */
 	uint64_t threads, cpu_ns, r_samples;
+	uint64_t nat_samples, nat_dispatched, top_samples; /* native stacks; of its busiest thread top_tid */
+	uint32_t top_tid;
 };
 
 static int pool_by_identity(const void *x, const void *y)
@@ -570,6 +574,9 @@ int isc_ana_emit_pools(struct ana *a, cJSON *cpu)
 		p->threads = 1;
 		p->cpu_ns = th->cpu_ns;
 		p->r_samples = th->r_samples;
+		isc_nat_thread_counts(a->nat, th->pid, th->tid, &p->nat_samples, &p->nat_dispatched);
+		p->top_samples = p->nat_samples;
+		p->top_tid = th->tid;
 		total += th->cpu_ns;
 	}
 	qsort(ps, n, sizeof(*ps), pool_by_identity);
@@ -578,6 +585,12 @@ int isc_ana_emit_pools(struct ana *a, cJSON *cpu)
 			ps[m - 1].threads++;
 			ps[m - 1].cpu_ns += ps[i].cpu_ns;
 			ps[m - 1].r_samples += ps[i].r_samples;
+			ps[m - 1].nat_samples += ps[i].nat_samples;
+			ps[m - 1].nat_dispatched += ps[i].nat_dispatched;
+			if (ps[i].top_samples > ps[m - 1].top_samples) {
+				ps[m - 1].top_samples = ps[i].top_samples;
+				ps[m - 1].top_tid = ps[i].top_tid;
+			}
 		} else {
 			ps[m++] = ps[i];
 		}
@@ -599,6 +612,8 @@ int isc_ana_emit_pools(struct ana *a, cJSON *cpu)
 		isc_jb_num_or_null(&a->jb, o, "runnable_mean", a->rounds,
 				   a->rounds ? round(100 * (double)ps[i].r_samples / (double)a->rounds) / 100 : 0);
 		isc_jb_str(&a->jb, o, "futex", ps[i].futex ? fx : NULL);
+		isc_nat_emit_pool(a->nat, &a->jb, o, ps[i].pid, ps[i].top_tid, ps[i].nat_samples, ps[i].nat_dispatched,
+				  ps[i].cpu_ns);
 	}
 	free(ps);
 	return 0;
@@ -648,6 +663,7 @@ int isc_ana_emit_in_iterations(struct ana *a, cJSON *cpu, bool from_samples)
 		c.off_torch = 0;
 		c.measured = c.python + c.ops > 0;
 	}
+	isc_nat_resplit_split(a->nat, &c, true);
 	cJSON *it = isc_jb_obj(&a->jb, cpu, "in_iterations");
 	isc_jb_str(&a->jb, it, "scope", a->out.it_name);
 	isc_jb_str(&a->jb, it, "rule", "while a scope was open on the thread (the iterations, warm-up included; "

@@ -44,6 +44,12 @@ static int cmp_u64(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
+static int cmp_u32(const void *x, const void *y)
+{
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+	return a < b ? -1 : a > b;
+}
+
 static int cmp_iter(const void *x, const void *y)
 {
 	const struct ana_iter *a = x, *b = y;
@@ -123,6 +129,60 @@ static void emit_histogram(struct ana *a, cJSON *it, const uint64_t *lat, size_t
 }
 
 /*
+ * Overhead compensation (iscope-analyze(1)) estimates what an iteration
+ * would have lasted unrecorded, assuming its work is fixed: each recorded
+ * event cost the calibrated per-event time, which recording added.  The
+ * measured latency stays the headline (iterations.latency_ns); the
+ * estimate goes beside it (latency_ns_estimated), and is withheld when it
+ * removes more than COMP_MAX_PCT of the measured time, or takes an
+ * iteration to nothing: then the loop's time is not made of its events
+ * (a loop that polls, or works until a deadline, lasts the deadline
+ * however many events it makes), or recording more than doubled it, and
+ * the subtraction would not be a latency the workload can have.
+ */
+#define COMP_MAX_PCT 50
+
+/* iterations.latency_estimate and latency_ns_estimated, from the sorted compensated latencies est[0..n). */
+static void emit_estimate(struct ana *a, cJSON *it, bool compensated, bool clipped, const uint64_t *est, size_t n,
+			  uint64_t measured)
+{
+	if (!compensated) {
+		isc_jb_chk(&a->jb, cJSON_AddNullToObject(it, "latency_ns_estimated"));
+		isc_jb_chk(&a->jb, cJSON_AddNullToObject(it, "latency_estimate"));
+		return;
+	}
+	uint64_t kept = 0;
+	for (size_t i = 0; i < n; i++)
+		kept += est[i];
+	double removed = measured > kept ? 100.0 * (double)(measured - kept) / (double)measured : 0;
+	bool withheld = removed > COMP_MAX_PCT || clipped;
+	char why[320];
+	snprintf(why, sizeof(why), "the recording cost would remove %.1f %% of the measured iteration time%s: the "
+		 "iterations' time is not made of their events (a loop that polls or works until a deadline lasts "
+		 "the deadline however many events it makes), or recording more than doubled it",
+		 round(removed * 100) / 100, clipped ? ", all of some iterations" : "");
+	if (withheld) {
+		isc_jb_chk(&a->jb, cJSON_AddNullToObject(it, "latency_ns_estimated"));
+	} else {
+		static const struct { const char *k; double p; } qs[] = { { "p50", .5 }, { "p90", .9 }, { "p99", .99 } };
+		cJSON *e = isc_jb_obj(&a->jb, it, "latency_ns_estimated");
+		for (size_t i = 0; i < 3; i++)
+			isc_jb_num(&a->jb, e, qs[i].k, (double)isc_quantile_sorted(est, n, qs[i].p));
+		isc_jb_num(&a->jb, e, "mean", round((double)kept / (double)n));
+		isc_jb_num(&a->jb, e, "min", (double)est[0]);
+		isc_jb_num(&a->jb, e, "max", (double)est[n - 1]);
+	}
+	cJSON *x = isc_jb_obj(&a->jb, it, "latency_estimate");
+	isc_jb_str(&a->jb, x, "assumption", "each recorded Python event cost the calibrated per-event time "
+		   "(recording.per_event_ns), which recording added to the iteration that holds it; without it the "
+		   "iteration does the same work, faster");
+	isc_jb_num(&a->jb, x, "removed_pct", round(removed * 100) / 100);
+	isc_jb_num(&a->jb, x, "max_removed_pct", COMP_MAX_PCT);
+	isc_jb_bool(&a->jb, x, "withheld", withheld);
+	isc_jb_str(&a->jb, x, "reason", withheld ? why : NULL);
+}
+
+/*
  * The iteration scope is the PyTorch profiler's step (ProfilerStep#N, one
  * scope) when it has 2 or more spans: torch.profiler's schedule and HTA
  * call that the iteration, and an inner annotation that repeats more often
@@ -141,9 +201,11 @@ int isc_ana_emit_iterations(struct ana *a, cJSON *root)
 {
 	cJSON *it = isc_jb_obj(&a->jb, root, "iterations");
 	struct ana_scope *best = NULL;
+	bool coll = false; /* some scope is a collective call (said in the rule only then) */
 	for (size_t i = 0; i < a->nscs; i++) {
 		struct ana_scope *s = &a->scs[i];
-		if (s->dataloader)
+		coll |= s->collective;
+		if (s->dataloader || s->collective)
 			continue;
 		if (s->profiler_step && s->n >= 2) {
 			best = s;
@@ -153,16 +215,21 @@ int isc_ana_emit_iterations(struct ana *a, cJSON *root)
 			best = s;
 	}
 	a->out.it_name = best ? scope_name(a, best) : NULL;
+	a->out.it_name_id = best ? best->name_id : 0;
+	a->out.it_step = best && best->profiler_step;
 	a->out.it_count = best ? best->n : 0;
 	isc_jb_str(&a->jb, it, "name", a->out.it_name);
 	isc_jb_num(&a->jb, it, "count", (double)a->out.it_count);
-	isc_jb_str(&a->jb, it, "rule", isc_timeline_stats_borrow(a->t)->window
-		   ? "iterations = ProfilerStep#N when it has 2 or more spans, else spans of the most frequent scope name (DataLoader annotations left out); warm-up = "
-		     "the first iteration of each process that started inside the window of this flight recording "
-		     "(--ring) and ran at least 2; the others' first iterations were evicted"
-		   : "iterations = ProfilerStep#N when it has 2 or more spans, else spans of the most frequent scope name (DataLoader annotations "
-		     "left out); warm-up = the first iteration of each process that ran at least 2");
-	uint64_t *lat = NULL;
+	char rule[512];
+	snprintf(rule, sizeof(rule), "iterations = ProfilerStep#N when it has 2 or more spans, else spans of the most frequent "
+		 "scope name (DataLoader annotations%s left out); warm-up = %s", coll ? " and collective calls" : "",
+		 isc_timeline_stats_borrow(a->t)->window
+		 ? "the first iteration of each process that started inside the window of this flight recording "
+		   "(--ring) and ran at least 2; the others' first iterations were evicted"
+		 : "the first iteration of each process that ran at least 2");
+	isc_jb_str(&a->jb, it, "rule", rule);
+	uint64_t *lat = NULL, *est = NULL, measured = 0;
+	bool compensated = false, clipped = false;
 	struct span_out *spans = NULL;
 	size_t nlat = 0, warm = 0, incomplete = 0, nspans = 0;
 	/* the steady-state period and the DataLoader time stamps at its ends */
@@ -170,15 +237,29 @@ int isc_ana_emit_iterations(struct ana *a, cJSON *root)
 	/* a flight recording evicted the first iterations of the processes it did not see start */
 	bool window = isc_timeline_stats_borrow(a->t)->window;
 	if (best && best->n) {
-		if (!(lat = malloc(best->n * sizeof(*lat))) || !(spans = malloc(best->n * sizeof(*spans)))) {
+		if (!(lat = malloc(best->n * sizeof(*lat))) || !(est = malloc(best->n * sizeof(*est))) ||
+		    !(spans = malloc(best->n * sizeof(*spans))) || !(a->amarks = malloc(best->n * sizeof(*a->amarks))) ||
+		    !(a->asteady = calloc(best->n, sizeof(*a->asteady)))) {
 			free(lat);
+			free(est);
+			free(spans);
 			return -ENOMEM;
 		}
+		size_t nmarks = 0;
 		qsort(best->s, best->n, sizeof(*best->s), cmp_iter);
 		for (size_t i = 0, j; i < best->n; i = j) {
 			for (j = i; j < best->n && best->s[j].pid == best->s[i].pid; j++)
 				;
 			bool warm_rule = !window || started_in_window(a, best->s[i].pid);
+			/* the process's steady state for the site model: its warm-up's end, its steady iterations' ends */
+			struct isc_asite_steady *sd = &a->asteady[a->nasteady++];
+			sd->pid = best->s[i].pid;
+			sd->marks = a->amarks + nmarks;
+			for (size_t k = i; k < j; k++)
+				if ((k == i && j - i >= 2 && warm_rule) || best->s[k].complete)
+					a->amarks[nmarks + sd->n++] = best->s[k].mark;
+			qsort(a->amarks + nmarks, sd->n, sizeof(*a->amarks), cmp_u32);
+			nmarks += sd->n;
 			for (size_t k = i; k < j; k++) {
 				const struct ana_iter *x = &best->s[k];
 				uint64_t end = x->begin_ts + x->dur;
@@ -194,7 +275,12 @@ int isc_ana_emit_iterations(struct ana *a, cJSON *root)
 				} else if (!x->complete) {
 					incomplete++;
 				} else {
-					lat[nlat++] = x->lat;
+					/* the measured time is the latency; the compensated one an estimate beside it */
+					est[nlat] = x->lat;
+					lat[nlat++] = x->dur;
+					measured += x->dur;
+					compensated |= x->lat != x->dur;
+					clipped |= x->lat == 0 && x->dur > 0;
 					a->removed_iter_ns += x->dur - x->lat;
 					spans[nspans++] = (struct span_out){ x->begin_ts, end, false };
 					if (x->begin_ts < st_from) {
@@ -209,6 +295,7 @@ int isc_ana_emit_iterations(struct ana *a, cJSON *root)
 			}
 		}
 		qsort(lat, nlat, sizeof(*lat), cmp_u64);
+		qsort(est, nlat, sizeof(*est), cmp_u64);
 		qsort(spans, nspans, sizeof(*spans), cmp_span_out);
 	}
 	isc_jb_num(&a->jb, it, "warmup_excluded", (double)warm);
@@ -232,8 +319,10 @@ int isc_ana_emit_iterations(struct ana *a, cJSON *root)
 	isc_jb_num_or_null(&a->jb, l, "mean", nlat, nlat ? round(sum / (double)nlat) : 0);
 	isc_jb_num_or_null(&a->jb, l, "min", nlat, nlat ? (double)lat[0] : 0);
 	isc_jb_num_or_null(&a->jb, l, "max", nlat, nlat ? (double)lat[nlat - 1] : 0);
+	emit_estimate(a, it, compensated && nlat, clipped, est, nlat, measured);
 	emit_histogram(a, it, lat, nlat);
 	free(lat);
+	free(est);
 	cJSON *sc = isc_jb_arr(&a->jb, it, "scopes");
 	for (size_t i = 0; i < a->nscs && i < 20; i++) {
 		cJSON *o = isc_jb_push_obj(&a->jb, sc);
@@ -465,7 +554,13 @@ int isc_ana_emit_memory(struct ana *a, cJSON *root)
 		isc_jb_num(&a->jb, o, "growth_bytes", (double)rows[i].growth_bytes);
 	}
 	free(rows);
-	emit_growth_sites(a, m);
+	bool from_alloc;
+	if (isc_ana_emit_alloc(a, m, &from_alloc))
+		return -ENOMEM;
+	if (!from_alloc) /* no allocation samples: RSS increases charged at the sampler's ticks */
+		emit_growth_sites(a, m);
+	if (a->memory_limit)
+		isc_jb_num(&a->jb, m, "limit_bytes", (double)a->memory_limit);
 	/*
 	 * what the resident memory was made of at the end: per process, the
 	 * smaps_rollup record of its highest RSS of the last 2 s

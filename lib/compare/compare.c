@@ -45,6 +45,7 @@
 #include "isc_analyze.h"
 #include "isc_findings.h"
 #include "isc_stats.h"
+#include "compare_native.h" /* isc_compare_native */
 
 #define MIN_SAMPLES 5     /* per side: 5 vs 5 is the least where exact p < 0.01 is possible */
 #define MAX_CONTRIB 30
@@ -817,7 +818,7 @@ int isc_findings_compare(cJSON *cur, const cJSON *const *base, size_t nbase, con
 	isc_jb_num(&jb, cmp, "ns_per_iter", round(c_iter));
 	isc_jb_num(&jb, cmp, "delta_ns_per_iter", round(c_iter - b_iter));
 	env_diff(&jb, cmp, cur, base, nbase);
-	if ((rc = ops_diff(&jb, cmp, cur, base, nbase)))
+	if ((rc = ops_diff(&jb, cmp, cur, base, nbase)) || (rc = isc_compare_native(&jb, cmp, cur, base, nbase)))
 		goto out;
 	/*
 	 * Ranked by share of the change, largest first: an item that moved
@@ -828,7 +829,7 @@ int isc_findings_compare(cJSON *cur, const cJSON *const *base, size_t nbase, con
 	double d = c_iter - b_iter;
 	for (size_t i = 0; i < it.n; i++) {
 		double delta = it.v[i].ns[1] - it.v[i].ns[0];
-		it.v[i].toward = d > 0 ? delta : d < 0 ? -delta : fabs(delta);
+		it.v[i].toward = o && o->growth_first ? delta : d > 0 ? delta : d < 0 ? -delta : fabs(delta);
 	}
 	qsort(it.v, it.n, sizeof(*it.v), by_delta);
 	cJSON *con = isc_jb_arr(&jb, cmp, "contributors");

@@ -8,7 +8,8 @@
  * then ISC_GPU_FLAG_CONTEXT (context).
  * Bodies written before those flags existed have the launch group with no
  * flag: it is recognised by the bytes left after the 11 fields.
- * GPU_API: 6 varints, then an optional span_id.
+ * GPU_API: 6 varints, then an optional span_id, then an optional py_site
+ * (span_id written, 0 when none, whenever py_site is).
  */
 #include <errno.h>
 #include <string.h>
@@ -20,9 +21,9 @@ int isc_gpu_encode(struct isc_buf *b, const struct isc_tl_event *ev)
 	const struct isc_gpu_fields *g = &ev->gpu;
 	int rc = 0;
 	if (ev->type == ISC_REC_GPU_API) {
-		uint64_t v[7] = { ev->name_id, g->dur_ns, g->correlation, g->kind, g->cbid, g->flags,
-				  g->launch_span_id };
-		for (int i = 0; i < (g->launch_span_id ? 7 : 6); i++)
+		uint64_t v[8] = { ev->name_id, g->dur_ns, g->correlation, g->kind, g->cbid, g->flags,
+				  g->launch_span_id, g->py_site };
+		for (int i = 0; i < (g->py_site ? 8 : g->launch_span_id ? 7 : 6); i++)
 			rc |= isc_buf_put_varint(b, v[i]);
 		return rc ? -ENOMEM : 0;
 	}
@@ -67,6 +68,10 @@ int isc_gpu_decode(struct isc_tl_event *ev, uint8_t type, const uint8_t *p, size
 		g->flags = (uint32_t)v[5];
 		if (p < e && isc_get_varint(&p, e, &g->launch_span_id))
 			return -EBADMSG;
+		uint64_t site = 0;
+		if (p < e && (isc_get_varint(&p, e, &site) || site > UINT32_MAX))
+			return -EBADMSG;
+		g->py_site = (uint32_t)site;
 		return 0;
 	}
 	for (int i = 0; i < 11; i++)

@@ -36,6 +36,7 @@ unsigned isc_record_nvarints(uint8_t type)
 	case ISC_REC_GPU_AGENT: return 4; /* then the agent's version */
 	case ISC_REC_DEVICE: return 6; /* then name bytes */
 	case ISC_REC_META: return 1;   /* key length, then key and value bytes */
+	case ISC_REC_SOURCE_INFO: return 6; /* then name NUL host NUL boot id */
 	case ISC_REC_CALIBRATION: return 6;
 	case ISC_REC_EXCEPTION: return 1; /* then counted type, file, function; the message */
 	case ISC_REC_EXCEPTION_REF: return 4;

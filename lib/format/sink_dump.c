@@ -47,12 +47,19 @@ static unsigned ordinal(struct idmap *m, uint32_t key, uint32_t pid)
 	return ++m->n;
 }
 
-static unsigned thread_ordinal(struct dump_sink *s, uint32_t pid, uint32_t tid)
+/* A process's ordinal: by (source, pid), the source a merge of several inputs gave it (0 for the first). */
+static unsigned proc_ordinal(struct dump_sink *s, uint32_t source, uint32_t pid)
+{
+	return ordinal(&s->pids, pid, source);
+}
+
+static unsigned thread_ordinal(struct dump_sink *s, uint32_t source, uint32_t pid, uint32_t tid)
 {
 	/* number threads within their process */
-	unsigned n = 0, k = ordinal(&s->tids, tid, pid);
+	uint32_t proc = proc_ordinal(s, source, pid);
+	unsigned n = 0, k = ordinal(&s->tids, tid, proc);
 	for (unsigned i = 0; i < k && i < s->tids.n; i++)
-		if (s->tids.pid_of[i] == pid)
+		if (s->tids.pid_of[i] == proc)
 			n++;
 	return n;
 }
@@ -176,7 +183,7 @@ static void put_native(struct dump_sink *s, const struct isc_tl_event *ev)
 			break;
 		fprintf(o, "native_task %s ", whats[t.what < 5 ? t.what : 0]);
 		if (t.what == ISC_NATIVE_TASK_FORK)
-			fprintf(o, "from P%u T%u ", ordinal(&s->pids, t.ppid, 0), thread_ordinal(s, t.ppid, t.ptid));
+			fprintf(o, "from P%u T%u ", proc_ordinal(s, ev->source, t.ppid), thread_ordinal(s, ev->source, t.ppid, t.ptid));
 		put_text(o, t.comm, t.comm_len);
 		fputc('\n', o);
 		break;
@@ -235,10 +242,12 @@ static int d_event(void *ctx, const struct isc_tl_event *ev)
 		return 0;
 	if (s->times)
 		fprintf(o, "%" PRIu64 " ", ev->ts);
+	if (ev->source) /* a merge of several inputs: the input, numbered from 0 */
+		fprintf(o, "S%u ", ev->source);
 	if (ev->pid)
-		fprintf(o, "P%u ", ordinal(&s->pids, ev->pid, 0));
+		fprintf(o, "P%u ", proc_ordinal(s, ev->source, ev->pid));
 	if (ev->tid)
-		fprintf(o, "T%u ", thread_ordinal(s, ev->pid, ev->tid));
+		fprintf(o, "T%u ", thread_ordinal(s, ev->source, ev->pid, ev->tid));
 	switch (ev->type) {
 	case ISC_REC_TL_SPAN_BEGIN:
 		fprintf(o, "B %s %s d%u\n", kind_name(ev->kind), name_of(s, ev->name_id), ev->depth);
@@ -312,7 +321,7 @@ static int d_event(void *ctx, const struct isc_tl_event *ev)
 		if (g->flags & ISC_GPU_FLAG_NO_STREAM)
 			fputs(" no-stream", o);
 		if (g->has_link)
-			fprintf(o, " launch=T%u", thread_ordinal(s, ev->pid, g->api_tid));
+			fprintf(o, " launch=T%u", thread_ordinal(s, ev->source, ev->pid, g->api_tid));
 		fputc('\n', o);
 		break;
 	}
@@ -343,6 +352,18 @@ static int d_event(void *ctx, const struct isc_tl_event *ev)
 				   " events=%" PRIu64, ev->f[1], ev->f[2], ev->f[3], ev->f[4], ev->f[5]);
 		fputc('\n', o);
 		break;
+	case ISC_REC_SOURCE_INFO: {
+		static const char *const methods[] = { "reference", "collectives", "wall-clock" };
+		const uint8_t *host = memchr(ev->bytes, 0, ev->nbytes);
+		const uint8_t *hend = host ? memchr(host + 1, 0, ev->nbytes - (size_t)(host + 1 - ev->bytes)) : NULL;
+		fprintf(o, "SOURCE %" PRIu64 " %s offset=%" PRId64 " uncertainty=%" PRIu64 " method=%s collectives=%" PRIu64
+			   " host=", ev->f[0], ev->f[1] == ISC_SOURCE_KINETO ? "kineto" : "traces", isc_unzigzag(ev->f[2]),
+			ev->f[3], ev->f[4] < 3 ? methods[ev->f[4]] : "?", ev->f[5]);
+		if (host)
+			put_text(o, host + 1, (size_t)((hend ? hend : ev->bytes + ev->nbytes) - (host + 1)));
+		fputc('\n', o);
+		break;
+	}
 	case ISC_REC_META:
 		if (ev->nf == 1 && ev->f[0] <= ev->nbytes) {
 			fputs("META ", o);

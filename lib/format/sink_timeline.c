@@ -19,7 +19,7 @@ struct tl_sink {
 	struct isc_writer *w;
 	struct isc_buf strings, events, tmp;
 	uint64_t chunk_base, last;
-	uint32_t pid, tid, seq;
+	uint32_t pid, tid, source, seq;
 	bool ctx_valid;
 };
 
@@ -87,13 +87,16 @@ static int tl_event(void *ctx, const struct isc_tl_event *ev)
 		s->chunk_base = s->last = ev->ts;
 		s->ctx_valid = false;
 	}
-	if (!s->ctx_valid || ev->pid != s->pid || ev->tid != s->tid) {
+	if (!s->ctx_valid || ev->pid != s->pid || ev->tid != s->tid || ev->source != s->source) {
 		s->tmp.len = 0;
 		rc |= isc_buf_put_varint(&s->tmp, ev->pid);
 		rc |= isc_buf_put_varint(&s->tmp, ev->tid);
+		if (ev->source) /* 1.6: written only for a source other than the first */
+			rc |= isc_buf_put_varint(&s->tmp, ev->source);
 		rc |= isc_buf_put_record(&s->events, ISC_REC_TL_CTX, ev->ts, &s->last, s->tmp.data, s->tmp.len);
 		s->pid = ev->pid;
 		s->tid = ev->tid;
+		s->source = ev->source;
 		s->ctx_valid = true;
 	}
 	s->tmp.len = 0;

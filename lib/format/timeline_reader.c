@@ -20,7 +20,7 @@ struct isc_timeline {
 	size_t ndefs;  /* STRING_DEF records read */
 	struct isc_cursor cur; /* within the current events chunk */
 	bool in_events;
-	uint32_t pid, tid; /* TL_CTX */
+	uint32_t pid, tid, source; /* TL_CTX */
 	uint8_t *chunk;    /* copy of the current events chunk payload */
 	size_t chunk_cap;
 };
@@ -139,6 +139,7 @@ static int decode(struct isc_timeline *t, const struct isc_rec *r, struct isc_tl
 	ev->nraw = r->len;
 	ev->pid = t->pid;
 	ev->tid = t->tid;
+	ev->source = t->source;
 	if (r->ts >= ISC_TL_TIME_LIMIT)
 		return -EBADMSG;
 	switch (r->type) {
@@ -147,6 +148,10 @@ static int decode(struct isc_timeline *t, const struct isc_rec *r, struct isc_tl
 			return -EBADMSG;
 		t->pid = (uint32_t)v[0];
 		t->tid = (uint32_t)v[1];
+		/* 1.6: the source, when the merge had several (absent: the first) */
+		if (p < e && (isc_get_varint(&p, e, &v[2]) || v[2] > ISC_TL_MAX_SOURCES))
+			return -EBADMSG;
+		t->source = (uint32_t)v[2];
 		return 0;
 	case ISC_REC_TL_SPAN_BEGIN:
 		for (int i = 0; i < 5; i++)
@@ -211,6 +216,11 @@ static int decode(struct isc_timeline *t, const struct isc_rec *r, struct isc_tl
 		uint64_t f[12], depth;
 		if (isc_alloc_stack_parse(r->type, r->body, r->len, &pairs, &depth, f))
 			return -EBADMSG; /* the frames (and native frames) must parse */
+		ev->bytes = p;
+		ev->nbytes = (size_t)(e - p);
+	} else if (r->type == ISC_REC_SOURCE_INFO) {
+		if (ev->f[0] > ISC_TL_MAX_SOURCES)
+			return -EBADMSG;
 		ev->bytes = p;
 		ev->nbytes = (size_t)(e - p);
 	} else if (r->type == ISC_REC_THREAD_NAME || r->type == ISC_REC_DEVICE || r->type == ISC_REC_META ||

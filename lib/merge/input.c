@@ -18,6 +18,7 @@
 #include "isc_trace_int.h"
 #include "isc_kineto.h"
 #include "isc_merge.h"
+#include "openspans.h"
 
 #define PEEK_MAX (256u << 10)
 
@@ -54,8 +55,8 @@ static int peek_close(void *cookie)
 	return 0;
 }
 
-/* File magic of the header chunk in the first frame of buf, 0 if unknown. */
-static uint32_t first_magic(const uint8_t *buf, size_t len)
+/* File magic of the header chunk in the first frame of buf, 0 if unknown; the header into *hdr (may be NULL). */
+static uint32_t first_magic(const uint8_t *buf, size_t len, struct isc_tl_header *hdr)
 {
 	size_t fsize = ZSTD_findFrameCompressedSize(buf, len);
 	unsigned long long dsize = ZSTD_getFrameContentSize(buf, len);
@@ -71,6 +72,8 @@ static uint32_t first_magic(const uint8_t *buf, size_t len)
 	if (!ZSTD_isError(got) && got == dsize &&
 	    isc_header_parse(out + ISC_CHUNK_HEADER_SIZE, got - ISC_CHUNK_HEADER_SIZE, &h, &magic))
 		magic = 0;
+	if (magic && hdr)
+		*hdr = h;
 	isc_err_clear();
 	free(out);
 	return magic;
@@ -92,6 +95,11 @@ static bool is_findings(const uint8_t *buf, size_t len)
 
 int isc_input_open(FILE *in, FILE **f, enum isc_input_kind *kind)
 {
+	return isc_input_open_hdr(in, f, kind, NULL);
+}
+
+int isc_input_open_hdr(FILE *in, FILE **f, enum isc_input_kind *kind, struct isc_tl_header *hdr)
+{
 	struct peek *p = calloc(1, sizeof(*p));
 	*f = NULL;
 	*kind = ISC_INPUT_UNKNOWN;
@@ -107,7 +115,9 @@ int isc_input_open(FILE *in, FILE **f, enum isc_input_kind *kind)
 		peek_close(p);
 		return rc ? rc : -EIO;
 	}
-	uint32_t magic = first_magic(p->buf, p->len);
+	if (hdr)
+		memset(hdr, 0, sizeof(*hdr));
+	uint32_t magic = first_magic(p->buf, p->len, hdr);
 	if (magic == ISC_TRACE_MAGIC)
 		*kind = ISC_INPUT_TRACE;
 	else if (magic == ISC_TIMELINE_MAGIC)
@@ -128,65 +138,10 @@ int isc_input_open(FILE *in, FILE **f, enum isc_input_kind *kind)
 	return 0;
 }
 
-/*
- * Open spans by span_id: a SPAN_END read from a file has no name or kind,
- * the merge's do.  span_id -> index in v (isc_umap); the entries of ended
- * spans are chained from free_head (through name_id) and reused.
- */
-struct open_span {
-	uint32_t name_id;
-	uint8_t kind;
-};
-
-struct open_set {
-	struct isc_umap byid;
-	struct open_span *v;
-	size_t n, cap;
-	uint32_t free_head; /* ISC_UMAP_NONE: none free */
-};
-
-static int open_add(struct open_set *o, uint64_t id, uint32_t name_id, uint8_t kind)
-{
-	uint32_t *slot;
-	if (!id) /* never an open span: 0 is no span */
-		return 0;
-	if (isc_grow(&o->v, &o->cap, o->n, sizeof(*o->v)) || isc_umap_slot(&o->byid, id, &slot))
-		return -ENOMEM;
-	if (*slot == ISC_UMAP_NONE) {
-		if (o->free_head != ISC_UMAP_NONE) {
-			*slot = o->free_head;
-			o->free_head = o->v[*slot].name_id;
-		} else {
-			*slot = (uint32_t)o->n++;
-		}
-	}
-	o->v[*slot] = (struct open_span){ name_id, kind };
-	return 0;
-}
-
-static bool open_take(struct open_set *o, uint64_t id, struct open_span *out)
-{
-	uint32_t i = id ? isc_umap_get(&o->byid, id) : ISC_UMAP_NONE;
-	if (i == ISC_UMAP_NONE)
-		return false;
-	*out = o->v[i];
-	isc_umap_del(&o->byid, id);
-	o->v[i].name_id = o->free_head;
-	o->free_head = i;
-	return true;
-}
-
-static void open_free(struct open_set *o)
-{
-	isc_umap_free(&o->byid);
-	free(o->v);
-	*o = (struct open_set){ .free_head = ISC_UMAP_NONE };
-}
-
 int isc_timeline_replay(struct isc_timeline *t, struct isc_sink *sink, char *damage, size_t dlen)
 {
 	struct isc_tl_event ev;
-	struct open_set open = { .free_head = ISC_UMAP_NONE };
+	struct isc_openspans open = { .free_head = ISC_UMAP_NONE };
 	uint32_t sent = 0; /* strings 1..sent went to the sink; ids are dense, defined in order */
 	int rc = 0, got;
 	if (damage && dlen)
@@ -195,22 +150,22 @@ int isc_timeline_replay(struct isc_timeline *t, struct isc_sink *sink, char *dam
 		return rc;
 	while ((got = isc_timeline_next(t, &ev)) == 1) {
 		const struct isc_tl_string *s;
-		struct open_span o;
+		struct isc_openspan o;
 		while ((s = isc_timeline_string_borrow(t, sent + 1)))
 			if (sink->string && (rc = sink->string(sink->ctx, s)))
 				goto out;
 			else
 				sent++;
-		if (ev.type == ISC_REC_TL_SPAN_BEGIN && (rc = open_add(&open, ev.span_id, ev.name_id, ev.kind)))
+		if (ev.type == ISC_REC_TL_SPAN_BEGIN && (rc = isc_openspans_add(&open, ev.span_id, ev.name_id, ev.kind)))
 			goto out;
-		if (ev.type == ISC_REC_TL_SPAN_END && open_take(&open, ev.span_id, &o)) {
+		if (ev.type == ISC_REC_TL_SPAN_END && isc_openspans_take(&open, ev.span_id, &o)) {
 			ev.name_id = o.name_id;
 			ev.kind = o.kind;
 		}
 		if ((rc = sink->event(sink->ctx, &ev)))
 			goto out;
 	}
-	open_free(&open);
+	isc_openspans_free(&open);
 	if (got < 0 && got != -EBADMSG && got != -EFBIG)
 		return got;
 	if (got < 0 && damage)
@@ -225,7 +180,7 @@ int isc_timeline_replay(struct isc_timeline *t, struct isc_sink *sink, char *dam
 		return rc;
 	return got < 0 ? 1 : 0;
 out:
-	open_free(&open);
+	isc_openspans_free(&open);
 	return rc;
 }
 

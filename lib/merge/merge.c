@@ -950,6 +950,8 @@ static int gpu_body(struct merge *m, unsigned ii, uint32_t pid, uint8_t type, co
 		if (isc_gpu_decode(&t, type, p, (size_t)(e - p)))
 			return -EBADMSG;
 		t.name_id = strings_lookup(m, ii, pid, t.name_id, ISC_STR_CFUNC);
+		if (t.gpu.py_site) /* the Python line of the call (the CUDA agent, sample mode) */
+			t.gpu.py_site = strings_lookup(m, ii, pid, t.gpu.py_site, ISC_STR_CODE);
 		t.gpu.has_link = false; /* links are the merge's to make */
 		t.gpu.launch_span_id = 0;
 		*gkey = type == ISC_REC_GPU_API ? GKEY_CALLS | tid : (uint64_t)t.gpu.device << 32 | t.gpu.stream;

@@ -76,7 +76,7 @@ int isc_mix_pick(uint64_t ts, uint64_t prev_ts, uint64_t next_ts, uint64_t max_g
 /* ---- pairing over a timeline ---------------------------------------------- */
 
 struct pending {
-	uint64_t ts;
+	uint64_t ts, tag;
 	struct isc_stack *st; /* only its first n frames are used */
 };
 
@@ -132,7 +132,7 @@ static void emit(struct isc_mixq *q, struct mthread *t, size_t i, const struct i
 {
 	unsigned elided = 0;
 	isc_mix_stacks(t->wait[i].st, py, npy, &q->tmp, &elided);
-	q->fn(q->ctx, t->pid, t->tid, t->wait[i].ts, &q->tmp, npy > 0, elided);
+	q->fn(q->ctx, t->pid, t->tid, t->wait[i].ts, &q->tmp, npy > 0, elided, t->wait[i].tag);
 	free(t->wait[i].st);
 }
 
@@ -158,7 +158,8 @@ static void resolve(struct isc_mixq *q, struct mthread *t, uint64_t limit, uint6
 	t->nwait = k;
 }
 
-int isc_mixq_native(struct isc_mixq *q, uint32_t pid, uint32_t tid, uint64_t ts, const struct isc_stack *s)
+int isc_mixq_native(struct isc_mixq *q, uint32_t pid, uint32_t tid, uint64_t ts, const struct isc_stack *s,
+		    uint64_t tag)
 {
 	struct mthread *t = thread_of(q, pid, tid);
 	if (!t)
@@ -178,7 +179,7 @@ int isc_mixq_native(struct isc_mixq *q, uint32_t pid, uint32_t tid, uint64_t ts,
 	memcpy(c, s, sz); /* the frames in use; n and truncated follow the array */
 	c->n = s->n;
 	c->truncated = s->truncated;
-	t->wait[t->nwait++] = (struct pending){ ts, c };
+	t->wait[t->nwait++] = (struct pending){ ts, tag, c };
 	return 0;
 }
 

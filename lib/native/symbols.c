@@ -230,6 +230,33 @@ const char *isc_syms_intern(struct isc_syms *s, const char *str, size_t len)
 	return p->s;
 }
 
+/*
+ * Cuts a demangled function name before its parameter list, as perf
+ * report shows names: the last "(...)" and what may follow it (" const",
+ * " &&", " [clone .cold]").  "X::operator()(int)" keeps "X::operator()";
+ * a name whose end is not a parameter list (a template, "vtable for X")
+ * stays whole.
+ */
+static void cut_params(char *s)
+{
+	size_t n = strlen(s);
+	while (n && s[n - 1] != ')') {
+		if (s[n - 1] == '>' || s[n - 1] == ':')
+			return;
+		n--;
+	}
+	int depth = 0;
+	for (size_t i = n; i-- > 0;) {
+		if (s[i] == ')') {
+			depth++;
+		} else if (s[i] == '(' && --depth == 0) {
+			if (i > 0)
+				s[i] = '\0';
+			return;
+		}
+	}
+}
+
 const char *isc_syms_demangle(const char *name, char *buf, size_t cap)
 {
 	int st = -1;
@@ -242,6 +269,7 @@ const char *isc_syms_demangle(const char *name, char *buf, size_t cap)
 	}
 	snprintf(buf, cap, "%s", d);
 	free(d);
+	cut_params(buf);
 	return buf;
 }
 

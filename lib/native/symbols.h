@@ -35,7 +35,8 @@ int isc_syms_report(struct isc_syms *s, Dwfl *dwfl, struct isc_nmap *map);
  * Cached per (build id, address in the file).
  */
 const char *isc_syms_name(struct isc_syms *s, Dwfl_Module *mod, const struct isc_nmap *map, uint64_t pc);
-/* Demangles an Itanium C++ ABI name into buf; the name itself when it is not one. */
+/* Demangles an Itanium C++ ABI name into buf without its parameter list
+ * ("at::_ops::mm::call"); the name itself when it is not one. */
 const char *isc_syms_demangle(const char *name, char *buf, size_t cap);
 
 #endif

@@ -15,7 +15,8 @@
  * .eh_frame_hdr and to read symbols ourselves; libdw does both and is
  * what perf (unwind-libdw.c), eu-stack and systemd-coredump use.
  * C++ names are demangled with __cxa_demangle (libstdc++, the
- * compiler's own demangler).
+ * compiler's own demangler) and shown without their parameter list, as
+ * perf report shows them (overloads of one name are one function).
  *
  * A frame that cannot be named is kept as "library+0xOFFSET" (the
  * address in the file's own ELF address space, what addr2line -e FILE
@@ -50,6 +51,8 @@ enum isc_frame_kind {
 	ISC_FRAME_KERNEL = 4,    /* a kernel function (NATIVE_KSYM), lib "[kernel]" */
 	ISC_FRAME_TRUNCATED = 5, /* the stack copy ended here: "[truncated]" */
 	ISC_FRAME_PYTHON = 6,    /* a Python frame (mix.c): name, file, line */
+	ISC_FRAME_OP = 7,        /* a torch op a worker thread ran for its dispatcher (the analysis): "aten::mm" */
+	ISC_FRAME_OTHER = 8,     /* stacks too small to keep, merged (the findings' bounded tree): "[other]" */
 };
 
 struct isc_frame {
@@ -134,17 +137,19 @@ void isc_mix_stacks(const struct isc_stack *native, const struct isc_frame *py, 
  * time order (mix.c): each native stack waits until the same thread's
  * next Python sample arrives or max_gap has passed, is paired by
  * isc_mix_pick with that sample or the one before it, mixed, and handed
- * to out (paired: a Python sample was used).  max_gap is the Python
+ * to out (paired: a Python sample was used) with the tag it came with.  max_gap is the Python
  * sampler's period (10 ms at 100 Hz): with a sample every period, the
  * nearest is at most half a period away.  The Python frames' strings must
  * stay valid until isc_mixq_free (a timeline's string table does).
  */
 typedef void (*isc_mixq_out)(void *ctx, uint32_t pid, uint32_t tid, uint64_t ts, const struct isc_stack *mixed,
-			     bool paired, unsigned elided);
+			     bool paired, unsigned elided, uint64_t tag);
 struct isc_mixq;
 int isc_mixq_new(struct isc_mixq **out, uint64_t max_gap, isc_mixq_out fn, void *ctx);
-/* A native stack of (pid, tid) at ts (copied); 0 or -ENOMEM. */
-int isc_mixq_native(struct isc_mixq *q, uint32_t pid, uint32_t tid, uint64_t ts, const struct isc_stack *s);
+/* A native stack of (pid, tid) at ts (copied), handed out with tag (the
+ * caller's: what it knew of the thread at ts); 0 or -ENOMEM. */
+int isc_mixq_native(struct isc_mixq *q, uint32_t pid, uint32_t tid, uint64_t ts, const struct isc_stack *s,
+		    uint64_t tag);
 /* A Python sample of (pid, tid) at ts, frames innermost first (copied); 0 or -ENOMEM. */
 int isc_mixq_python(struct isc_mixq *q, uint32_t pid, uint32_t tid, uint64_t ts, const struct isc_frame *py,
 		    unsigned n);
@@ -161,5 +166,36 @@ void isc_mixq_free(struct isc_mixq *q);
  * prev, 1 for next, 0 for neither.  Ties go to the earlier sample.
  */
 int isc_mix_pick(uint64_t ts, uint64_t prev_ts, uint64_t next_ts, uint64_t max_gap);
+
+/* ---- classify.c --------------------------------------------------------- */
+/*
+ * A mixed stack's native part: the frames inside its innermost Python
+ * frame (or, unpaired, inside its innermost evaluation loop, less the
+ * interpreter's call machinery there).
+ *
+ * The torch op it runs, into buf: a frame of kind ISC_FRAME_OP (not
+ * "[worker threads]", an op not known), or a
+ * "at::_ops::NAME::call" (or ::redispatch) frame, named "aten::NAME"
+ * (NAME is the at::_ops struct's: an overload joins it with '_',
+ * "add__Tensor").  outermost: the op the Python line called, else the
+ * innermost (the op doing the work).  false when there is none.
+ */
+bool isc_native_op(const struct isc_stack *s, bool outermost, char *buf, size_t cap);
+
+/*
+ * Whose CPU time a sample of a Python thread is (cpu.split with native
+ * stacks): TORCH when a frame of the native part is a torch library's
+ * (isc_native_torch_lib) or an op; else INTERP when the native part is
+ * empty (bytecode), or its outermost user-space frame is the
+ * interpreter's own file or the C library it calls (malloc, memcpy, a
+ * system call's wrapper), kernel frames inside it included, and no frame
+ * is the dynamic loader's (loading an extension is not the interpreter's
+ * work); else OTHER (builtins of other files, C extensions, ctypes).  NONE: not a Python
+ * code's stack (no Python frame, no evaluation loop).
+ */
+enum isc_cpu_class { ISC_CPU_NONE = 0, ISC_CPU_INTERP = 1, ISC_CPU_TORCH = 2, ISC_CPU_OTHER = 3 };
+enum isc_cpu_class isc_native_class(const struct isc_stack *s);
+/* A torch library: libtorch*, libc10*, or a file under a "torch" directory (torch/_C.so). */
+bool isc_native_torch_lib(const char *path);
 
 #endif

@@ -567,17 +567,25 @@ static void write_environment(struct recorder *r)
 		isc_rec_emit(r, ISC_CHUNK_SAMPLES, 0, 0, now, 0, r->tmp.data, r->tmp.len, true);
 }
 
-/* META "record.python_mode": which Python mode r->python_sample chose, and why. */
+/*
+ * META "record.python_mode": which Python mode r->python_sample chose, and
+ * why; with --memory-limit, "record.memory_limit": the limit in bytes.
+ */
 static void write_python_mode(struct recorder *r)
 {
 	int m = r->o->python_mode;
 	const char *v = m == ISC_PY_SAMPLE ? "sample (--python=sample)"
 			: m == ISC_PY_EXACT ? "exact (--python=exact)"
-			: r->python_sample ? "sample (--python=auto: GPU activity not traced)"
-					   : "exact (--python=auto: GPU activity traced, kernels tied to the Python calls that launched them)";
+			: r->gpu.replace_cuda ? "sample (--python=auto: GPU activity traced, the CUDA agent reads the Python line of each CUDA call)"
+					      : "sample (--python=auto: GPU activity not traced)";
 	uint64_t now = isc_now_ns(), last = now;
+	char lim[32];
 	r->tmp.len = 0;
 	put_meta(&r->tmp, now, &last, "record.python_mode", v);
+	if (r->o->memory_limit) {
+		snprintf(lim, sizeof(lim), "%llu", (unsigned long long)r->o->memory_limit);
+		put_meta(&r->tmp, now, &last, "record.memory_limit", lim);
+	}
 	isc_rec_emit(r, ISC_CHUNK_SAMPLES, 0, 0, now, 0, r->tmp.data, r->tmp.len, true);
 }
 
@@ -739,7 +747,7 @@ static char **child_env(struct recorder *r)
 	size_t n = 0;
 	while (environ[n])
 		n++;
-	char **env = calloc(n + 11 + sizeof(r->gpu.env) / sizeof(r->gpu.env[0]), sizeof(char *));
+	char **env = calloc(n + 12 + sizeof(r->gpu.env) / sizeof(r->gpu.env[0]), sizeof(char *));
 	if (!env)
 		return NULL;
 	size_t k = 0;
@@ -755,6 +763,7 @@ static char **child_env(struct recorder *r)
 			 strncmp(environ[i], "INFERSCOPE_PYTHON_MODE=", 23) &&
 			 strncmp(environ[i], "INFERSCOPE_RING_KB=", 19) &&
 			 strncmp(environ[i], "INFERSCOPE_BIG_RING_KB=", 23) &&
+			 strncmp(environ[i], "INFERSCOPE_CUDA_DRIVER_API=", 27) &&
 			 strncmp(environ[i], "INFERSCOPE_ALLOC_INTERVAL=", 26) &&
 			 strncmp(environ[i], "INFERSCOPE_ALLOC_RING_KB=", 25) &&
 			 strncmp(environ[i], "INFERSCOPE_ALLOC_ROOT=", 22) &&
@@ -773,20 +782,22 @@ static char **child_env(struct recorder *r)
 	if (big_kb <= kb)
 		big_kb = kb;
 	r->ring_max = big_kb * 1024;
-	char *ours[5] = { NULL, NULL, NULL, NULL, NULL };
+	char *ours[6] = { NULL, NULL, NULL, NULL, NULL, NULL };
 	if (asprintf(&ours[0], "INFERSCOPE_SESSION=%s", r->dir) < 0 ||
 	    asprintf(&ours[1], "INFERSCOPE_RING_KB=%llu", (unsigned long long)kb) < 0 ||
 	    asprintf(&ours[2], "INFERSCOPE_BIG_RING_KB=%llu", (unsigned long long)big_kb) < 0 ||
 	    asprintf(&ours[3], "PYTHONPATH=%s%s%s", r->o->agent_dir, pypath && *pypath ? ":" : "",
 		     pypath ? pypath : "") < 0 ||
 	    asprintf(&ours[4], "INFERSCOPE_PYTHON_MODE=%s", r->python_sample ? "sample" : "exact") < 0 ||
+	    /* read by the CUDA agent: DRIVER activity only when asked for */
+	    asprintf(&ours[5], "INFERSCOPE_CUDA_DRIVER_API=%d", r->o->cuda_driver_api ? 1 : 0) < 0 ||
 	    alloc_env(r, preload, big_kb) < 0) {
-		for (int i = 0; i < 5; i++) /* glibc leaves a failed one NULL */
+		for (int i = 0; i < 6; i++) /* glibc leaves a failed one NULL */
 			free(ours[i]);
 		free(env);
 		return NULL;
 	}
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < 6; i++)
 		env[k++] = ours[i];
 	for (int i = 0; i < 5; i++)
 		if (r->alloc_env[i])
@@ -1203,10 +1214,10 @@ int isc_record_run(const struct isc_record_opts *o, struct isc_record_result *re
 		goto out_dir;
 	if (r.gpu.warnings.len)
 		isc_rec_emit(&r, ISC_CHUNK_SAMPLES, 0, 0, r.gpu.warnings_ts, 0, r.gpu.warnings.data, r.gpu.warnings.len, true);
-	/* --python=auto samples, unless the CUDA agent is injected: GPU kernels
-	 * are tied to the Python calls open at their launch, which only exact
-	 * mode records */
-	r.python_sample = o->python_mode == ISC_PY_SAMPLE || (o->python_mode == ISC_PY_AUTO && !r.gpu.replace_cuda);
+	/* --python=auto samples, with a GPU too: the CUDA agent then reads the
+	 * Python line of each CUDA call in the process (issue 29), which exact
+	 * mode's call spans gave at the cost of a hook on every call */
+	r.python_sample = o->python_mode != ISC_PY_EXACT;
 	write_python_mode(&r);
 	if (!(env = child_env(&r))) {
 		rc = -ENOMEM;
@@ -1364,7 +1375,7 @@ out_writer:
 		for (char **e = env; *e; e++)
 			if (!strncmp(*e, "INFERSCOPE_SESSION=", 19) || !strncmp(*e, "INFERSCOPE_RING_KB=", 19) ||
 			    !strncmp(*e, "INFERSCOPE_BIG_RING_KB=", 23) || !strncmp(*e, "INFERSCOPE_PYTHON_MODE=", 23) ||
-			    !strncmp(*e, "PYTHONPATH=", 11))
+			    !strncmp(*e, "INFERSCOPE_CUDA_DRIVER_API=", 27) || !strncmp(*e, "PYTHONPATH=", 11))
 				free(*e);
 		free(env);
 	}

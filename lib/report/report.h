@@ -96,6 +96,8 @@ void isc_rep_sec_cpu(struct isc_rep *m, const cJSON *root);
 /* report_pysample.c: python.samples as a CPU subsection; recording.sampler's cost line. */
 void isc_rep_python_samples(struct isc_rep *m, const cJSON *root);
 void isc_rep_sampler_cost(struct isc_rep *m, const cJSON *root);
+/* The CUDA agent's own cost (gpu.agent), when it ran (report_gpu.c). */
+void isc_rep_cuda_agent_cost(struct isc_rep *m, const cJSON *root);
 /* report_gpu.c: "## GPU". */
 void isc_rep_sec_gpu(struct isc_rep *m, const cJSON *root);
 /* report_memory.c: "## Memory", host then device memory. */
@@ -103,6 +105,17 @@ void isc_rep_sec_memory(struct isc_rep *m, const cJSON *root);
 /* report_findings.c: "## Findings", then "## Suggestions" (the findings' suggestions alone). */
 void isc_rep_sec_findings(struct isc_rep *m, const cJSON *root);
 void isc_rep_sec_suggestions(struct isc_rep *m, const cJSON *root);
+/* report_native.c: native.* as a CPU subsection "### Native stacks" (flame graphs in HTML). */
+void isc_rep_native(struct isc_rep *m, const cJSON *root);
+/* report_native.c: a thread pool's native stacks (cpu.thread_pools[].native) as a table cell and its "|". */
+void isc_rep_native_pool(struct isc_rep *m, const cJSON *nat);
+/*
+ * report_native.c: native.tree as Brendan Gregg's folded stacks, or as
+ * speedscope's file format, into *out (malloc'd).  0; -EINVAL (message
+ * pushed) when the findings have no native stacks or the tree is
+ * malformed; -ENOMEM.
+ */
+int isc_rep_stacks(const cJSON *root, bool speedscope, char **out);
 /* report_environment.c: "## Environment". */
 void isc_rep_sec_environment(struct isc_rep *m, const cJSON *root);
 

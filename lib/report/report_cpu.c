@@ -85,8 +85,11 @@ static void thread_pools(struct isc_rep *m, const cJSON *root)
 	char b[4][64];
 	if (cJSON_GetArraySize(isc_doc_arr(root, "cpu.thread_pools")) == 0)
 		return;
+	/* with native stacks: what each pool ran, and for whom */
+	bool nat = cJSON_IsObject(isc_doc_get(cJSON_GetArrayItem(isc_doc_arr(root, "cpu.thread_pools"), 0), "native"));
 	isc_rep_put(m, "\nThreads by pool (traced or not; untraced threads grouped by the futex they wait on):\n\n");
-	isc_rep_put(m, "| Pool | Traced | Threads | CPU | Runnable (mean) |\n|---|---|---:|---:|---:|\n");
+	isc_rep_put(m, nat ? "| Pool | Traced | Threads | CPU | Runnable (mean) | Native stacks |\n|---|---|---:|---:|---:|---|\n"
+			   : "| Pool | Traced | Threads | CPU | Runnable (mean) |\n|---|---|---:|---:|---:|\n");
 	cJSON_ArrayForEach(p, isc_doc_arr(root, "cpu.thread_pools")) {
 		isc_rep_put(m, "| ");
 		isc_rep_md(m, isc_doc_str(p, "name", "?"));
@@ -95,9 +98,12 @@ static void thread_pools(struct isc_rep *m, const cJSON *root)
 			isc_rep_md(m, isc_doc_str(p, "futex", ""));
 			isc_rep_put(m, ")");
 		}
-		isc_rep_putf(m, " | %s | %s | %s (%s) | %s |\n", cJSON_IsTrue(isc_doc_get(p, "traced")) ? "yes" : "no",
+		isc_rep_putf(m, " | %s | %s | %s (%s) | %s |", cJSON_IsTrue(isc_doc_get(p, "traced")) ? "yes" : "no",
 			     isc_rep_field(b[0], 64, p, "threads", 'i'), isc_rep_field(b[1], 64, p, "cpu_ns", 'n'),
 			     isc_rep_field(b[2], 64, p, "cpu_pct", 'p'), isc_rep_field(b[3], 64, p, "runnable_mean", 'f'));
+		if (nat)
+			isc_rep_native_pool(m, isc_doc_get(p, "native"));
+		isc_rep_put(m, "\n");
 	}
 }
 
@@ -149,6 +155,7 @@ void isc_rep_sec_cpu(struct isc_rep *m, const cJSON *root)
 				       "code called from one Python line.\n");
 	}
 	isc_rep_python_samples(m, root);
+	isc_rep_native(m, root);
 	if (cJSON_GetArraySize(isc_doc_arr(root, "cpu.top_functions_in_scopes"))) {
 		isc_rep_put(m, "\n### Top functions inside iterations\n\nThe same while a `scope` was open (start-up and "
 		       "imports left out); self % is of the ");

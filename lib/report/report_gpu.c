@@ -1,7 +1,8 @@
 /*
  * report_gpu.c - the report's "## GPU" section: GPU use over time, then
  * per device its time breakdown (idle, compute, non-compute), idle time by
- * stream and what the host did while it sat idle; then the top kernels,
+ * stream and what the host did while it sat idle; the same inside the
+ * steady iterations (gpu.in_iterations); then the top kernels,
  * launches, memcpy and memset, and synchronization.  Device memory is in
  * the Memory section (report_memory.c).
  */
@@ -78,6 +79,71 @@ static void host_idle_table(struct isc_rep *m, const cJSON *dev)
 	       "its children.\n");
 }
 
+/*
+ * The CUDA agent's own cost (gpu.agent), for the report's recording part:
+ * it runs inside the workload, so a run with it never ran "no extra code".
+ */
+void isc_rep_cuda_agent_cost(struct isc_rep *m, const cJSON *root)
+{
+	char b[4][64];
+	const cJSON *a = isc_doc_get(root, "gpu.agent");
+	double n, cpu;
+	if (!cJSON_IsObject(a))
+		return;
+	n = isc_doc_num(a, "cupti_overhead_records", 0);
+	isc_rep_putf(m, "\nThe CUDA agent ran in the workload: CUPTI reported %s of its own overhead (%.0f record%s)",
+		     isc_rep_fmt_ns(b[0], 64, isc_doc_num(a, "cupti_overhead_ns", 0)), n, n == 1 ? "" : "s");
+	if (isc_doc_have(a, "agent_cpu_ns", &cpu)) {
+		isc_rep_putf(m, ", the agent used %s of CPU converting %s records", isc_rep_fmt_ns(b[1], 64, cpu),
+			     isc_rep_field(b[2], 64, a, "records", 'i'));
+		if (isc_doc_num(a, "callbacks", 0) > 0)
+			isc_rep_putf(m, " and about %s in %s launch callbacks", isc_rep_fmt_ns(b[1], 64, isc_doc_num(a, "callback_ns", 0)),
+				     isc_rep_field(b[2], 64, a, "callbacks", 'i'));
+	} else {
+		isc_rep_put(m, "; the agent's own totals are missing (it did not reach its exit)");
+	}
+	if (isc_doc_have(a, "per_launch_ns", &cpu))
+		isc_rep_putf(m, ": about %s per launch call (%s launches)", isc_rep_fmt_ns(b[3], 64, cpu),
+			     isc_rep_field(b[2], 64, a, "launches", 'i'));
+	isc_rep_putf(m, ".  CUPTI's cost inside each CUDA call is in no record: compare with a run without the agent "
+			"(`--no-cuda`).  Driver API calls %s.\n",
+		     cJSON_IsTrue(isc_doc_get(a, "driver_api")) ? "recorded (`--cuda-driver-api`)"
+								 : "not recorded (kernels launched through the driver alone, "
+								   "such as Triton's, have no launching call; `--cuda-driver-api`)");
+}
+
+/* gpu.in_iterations: the device inside the steady iterations, which the GPU verdict classes judge. */
+static void in_iterations(struct isc_rep *m, const cJSON *root)
+{
+	char b[8][64];
+	const cJSON *it = isc_doc_get(root, "gpu.in_iterations"), *dev, *s;
+	if (!cJSON_IsObject(it))
+		return;
+	isc_rep_put(m, "\n### Inside the steady iterations\n\n");
+	isc_rep_putf(m, "%s steady iterations of ", isc_rep_field(b[0], 64, it, "iterations", 'i'));
+	isc_rep_code(m, isc_doc_str(it, "scope", "?"));
+	isc_rep_putf(m, " (the first of each process left out as the warm-up), %s in all, holding %s of the GPU work "
+		     "launched from the first one on; %s ops launched inside them.  The GPU classes judge these numbers "
+		     "when that share is at least 50 %%; the tables above are the whole run's.\n\n",
+		     isc_rep_field(b[1], 64, it, "window_ns", 'n'), isc_rep_field(b[2], 64, it, "share_pct", 'p'),
+		     isc_rep_field(b[3], 64, it, "ops", 'i'));
+	isc_rep_put(m, "| Device | Idle | Compute | Non-compute | Host wait | Kernels | Launches | Kernels < 10 µs | "
+		       "Ops shorter than their call |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+	cJSON_ArrayForEach(dev, isc_doc_arr(it, "devices")) {
+		double hw = 0;
+		cJSON_ArrayForEach(s, isc_doc_arr(dev, "streams"))
+			hw += isc_doc_num(s, "idle_breakdown.host_wait_ns", 0);
+		isc_rep_putf(m, "| %s | %s | %s | %s | ", isc_rep_field(b[0], 64, dev, "id", 'i'),
+			     isc_rep_field(b[1], 64, dev, "temporal_breakdown.idle_pct", 'p'),
+			     isc_rep_field(b[2], 64, dev, "temporal_breakdown.compute_pct", 'p'),
+			     isc_rep_field(b[3], 64, dev, "temporal_breakdown.non_compute_pct", 'p'));
+		isc_rep_putf(m, "%s | %s | %s | %s | %s |\n", isc_rep_fmt_ns(b[4], 64, hw),
+			     isc_rep_field(b[5], 64, it, "kernels.count", 'i'), isc_rep_field(b[6], 64, it, "launch.launches", 'i'),
+			     isc_rep_field(b[7], 64, it, "launch.short_kernels_under_10us", 'i'),
+			     isc_rep_field(b[0], 64, it, "launch.gpu_op_shorter_than_launch", 'i'));
+	}
+}
+
 void isc_rep_sec_gpu(struct isc_rep *m, const cJSON *root)
 {
 	char b[8][64];
@@ -146,6 +212,7 @@ void isc_rep_sec_gpu(struct isc_rep *m, const cJSON *root)
 		}
 		host_idle_table(m, dev);
 	}
+	in_iterations(m, root);
 
 	isc_rep_put(m, "\n### Top kernels\n\n");
 	isc_rep_putf(m, "%s kernels of %s names, %s in all; these cover %s of the time.\n\n",

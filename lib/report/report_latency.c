@@ -64,6 +64,8 @@ static void recording_notes(struct isc_rep *m, const cJSON *root)
 		double c;
 		listed += isc_doc_have(w, "count", &c) && c > 0 ? c : 1;
 		isc_rep_put(m, "- ");
+		if (!strcmp(isc_doc_str(w, "kind", ""), "native_not_sampled"))
+			isc_rep_put(m, "Native stacks were not sampled, this report is from Python stacks only: ");
 		isc_rep_md(m, isc_doc_str(w, "message", "?"));
 		double pid, n;
 		if (isc_doc_have(w, "pid", &pid) && pid > 0)
@@ -105,14 +107,15 @@ static void recording_cost(struct isc_rep *m, const cJSON *root)
 					"estimated; `--python=sample` costs far less", slow);
 		isc_rep_put(m, "); ");
 		if (cJSON_IsTrue(isc_doc_get(root, "recording.compensated")))
-			isc_rep_putf(m, "figures corrected (%s taken out of self times, %s out of the iteration "
-					"latencies).\n",
+			isc_rep_putf(m, "figures corrected (%s taken out of self times; %s would come out of the "
+					"iteration latencies, shown as an estimate beside the measured ones).\n",
 				     isc_rep_field(b[1], 64, root, "recording.overhead_ns", 'n'),
 				     isc_rep_field(b[2], 64, root, "recording.iteration_overhead_removed_ns", 'n'));
 		else
 			isc_rep_put(m, "figures not corrected (--no-compensation).\n");
 	}
 	isc_rep_sampler_cost(m, root);
+	isc_rep_cuda_agent_cost(m, root);
 	const cJSON *ts = isc_doc_arr(root, "recording.threads_with_drops"), *t;
 	if (!cJSON_GetArraySize(ts))
 		return;
@@ -127,6 +130,30 @@ static void recording_cost(struct isc_rep *m, const cJSON *root)
 		isc_rep_putf(m, " of %.0f (%s)", isc_doc_num(t, "events", 0) + isc_doc_num(t, "dropped_events", 0),
 			     isc_rep_field(b[0], 64, t, "dropped_pct", 'p'));
 	}
+	isc_rep_put(m, ".\n");
+}
+
+/* The latency without the recording's cost (iterations.latency_estimate), beside the measured one. */
+static void estimate(struct isc_rep *m, const cJSON *root)
+{
+	char b[4][64];
+	const cJSON *e = isc_doc_get(root, "iterations.latency_estimate");
+	if (!cJSON_IsObject(e))
+		return;
+	if (cJSON_IsTrue(isc_doc_get(e, "withheld"))) {
+		isc_rep_put(m, "\nThe latencies above are measured, recording included; the estimate without the recording "
+			       "cost withheld: ");
+		isc_rep_md(m, isc_doc_str(e, "reason", "?"));
+		isc_rep_putf(m, " (more than %s).\n", isc_rep_field(b[0], 64, e, "max_removed_pct", 'p'));
+		return;
+	}
+	isc_rep_putf(m, "\nThe latencies above are measured, recording included.  Without the recording cost "
+		       "(an estimate: %s less), p50 %s, mean %s, min %s; assumed: ",
+		     isc_rep_field(b[0], 64, e, "removed_pct", 'p'),
+		     isc_rep_field(b[1], 64, root, "iterations.latency_ns_estimated.p50", 'n'),
+		     isc_rep_field(b[2], 64, root, "iterations.latency_ns_estimated.mean", 'n'),
+		     isc_rep_field(b[3], 64, root, "iterations.latency_ns_estimated.min", 'n'));
+	isc_rep_md(m, isc_doc_str(e, "assumption", "?"));
 	isc_rep_put(m, ".\n");
 }
 
@@ -164,6 +191,7 @@ void isc_rep_sec_latency(struct isc_rep *m, const cJSON *root)
 				isc_rep_putf(m, " %s needs more iterations%s", q[i], i < 2 ? ";" : ".");
 		}
 		isc_rep_put(m, "\n");
+		estimate(m, root);
 		const char *rule = isc_doc_str(root, "iterations.rule", NULL);
 		if (rule) {
 			isc_rep_put(m, "\nRule: ");

@@ -13,7 +13,8 @@
  *   the verdict line            class, confidence, share explained, limits
  *   the run's size              wall time, iterations, start-up, damage
  *   ## End-to-end latency       report_latency.c (and ### Marks)
- *   ## CPU                      report_cpu.c (### Python samples: report_pysample.c)
+ *   ## CPU                      report_cpu.c (### Python samples: report_pysample.c,
+ *                               ### Native stacks: report_native.c)
  *   ## GPU                      report_gpu.c
  *   ## Memory                   report_memory.c
  *   ## Findings                 report_findings.c
@@ -36,16 +37,19 @@
 
 /*
  * Was the verdict's finding judged on the time inside iterations
- * (findings[].judged_on)?  Then the CPU numbers that back it are
- * cpu.in_iterations' and cpu.top_functions_in_scopes.
+ * (findings[].judged_on)?  Then the numbers that back it are
+ * cpu.in_iterations' and cpu.top_functions_in_scopes (a CPU class), or
+ * gpu.in_iterations' (a GPU class): section is "cpu" or "gpu".
  */
-static bool judged_iterations(const cJSON *root)
+static bool judged_iterations(const cJSON *root, const char *section)
 {
 	const char *id = isc_doc_str(root, "verdict.finding", NULL);
 	const cJSON *f;
+	char path[32];
+	snprintf(path, sizeof(path), "%s.in_iterations", section);
 	cJSON_ArrayForEach(f, isc_doc_arr(root, "findings"))
 		if (id && !strcmp(isc_doc_str(f, "id", ""), id))
-			return !strcmp(isc_doc_str(f, "judged_on", ""), "iterations") && cJSON_IsObject(isc_doc_get(root, "cpu.in_iterations"));
+			return !strcmp(isc_doc_str(f, "judged_on", ""), "iterations") && cJSON_IsObject(isc_doc_get(root, path));
 	return false;
 }
 
@@ -77,8 +81,11 @@ static void verdict_line(struct isc_rep *m, const cJSON *root, const char *cls)
 		if (part[i].fmt)
 			isc_rep_putf(m, part[i].fmt, v);
 		else
-			isc_rep_putf(m, "explains %.0f %% of %s", v, isc_verdict_class_is_gpu(cls) ? "the GPU span"
-						 : judged_iterations(root) ? "traced time inside iterations" : "traced time");
+			isc_rep_putf(m, "explains %.0f %% of %s", v,
+				     isc_verdict_class_is_gpu(cls)
+					     ? (judged_iterations(root, "gpu") ? "the GPU's time inside the steady iterations"
+									       : "the GPU span")
+				     : judged_iterations(root, "cpu") ? "traced time inside iterations" : "traced time");
 		sep = ", ";
 	}
 	const char *fid = isc_doc_str(root, "verdict.finding", NULL);
@@ -253,6 +260,8 @@ int isc_report_render(const cJSON *root, enum isc_report_format f, char **out)
 		isc_err_push("not a findings document (not a JSON object)");
 		return -EINVAL;
 	}
+	if (f == ISC_REPORT_FOLDED || f == ISC_REPORT_SPEEDSCOPE)
+		return isc_rep_stacks(root, f == ISC_REPORT_SPEEDSCOPE, out);
 	if (render_md(root, &m))
 		goto oom;
 	if (f == ISC_REPORT_MD) {

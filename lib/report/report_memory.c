@@ -148,6 +148,93 @@ static void device_memory(struct isc_rep *m, const cJSON *dev)
 			     isc_rep_field(b[2], 64, mem, "failures.last_ns", 'n'));
 }
 
+/* A site: `name` (file:line). */
+static void site_cell(struct isc_rep *m, const cJSON *x)
+{
+	isc_rep_code(m, isc_doc_str(x, "name", "?"));
+	if (*isc_doc_str(x, "file", ""))
+		isc_rep_put(m, " ");
+	isc_rep_location(m, x, true);
+}
+
+/* An estimate "12.0 MiB ± 1.5 MiB" (just the value when its error is 0; n/a when missing). */
+static const char *estimate(char *buf, size_t cap, const cJSON *x, const char *key, const char *err_key)
+{
+	char v[64], e[64];
+	isc_rep_field(v, sizeof(v), x, key, 'b');
+	if (isc_doc_num(x, err_key, 0) >= 1 && strcmp(v, "n/a"))
+		snprintf(buf, cap, "%s ± %s", v, isc_rep_field(e, sizeof(e), x, err_key, 'b'));
+	else
+		snprintf(buf, cap, "%s", v);
+	return buf;
+}
+
+#define SITES_SHOWN 10
+
+/*
+ * memory.sites (the allocation samples, issue 25): live bytes by line,
+ * ranked by retained bytes; then memory.peak_composition, the sites that
+ * held the RSS peak.
+ */
+static void alloc_sites(struct isc_rep *m, const cJSON *root)
+{
+	const cJSON *sites = isc_doc_arr(root, "memory.sites"), *x;
+	char b[6][96];
+	int n = cJSON_GetArraySize(sites), i = 0;
+	if (n <= 0)
+		return;
+	isc_rep_putf(m, "\n### Memory by allocation site\n\nFrom %s allocation samples, one per %s allocated on "
+			"average: each number is an estimate, ± one standard error.\n",
+		     isc_rep_field(b[0], 96, root, "memory.sampling.samples", 'i'),
+		     isc_rep_field(b[1], 96, root, "memory.sampling.interval_bytes", 'b'));
+	isc_rep_put(m, "\n| # | Site | Allocated | Freed | Live at the peak | Live at the end | Retained | "
+		       "Growth per iteration | Leak |\n|---:|---|---:|---:|---:|---:|---:|---:|---|\n");
+	cJSON_ArrayForEach(x, sites) {
+		if (i == SITES_SHOWN)
+			break;
+		isc_rep_putf(m, "| %d | ", ++i);
+		site_cell(m, x);
+		double g;
+		char grow[96] = "n/a";
+		if (isc_doc_have(x, "growth_per_iteration_bytes", &g) && isfinite(g)) {
+			char v[64];
+			snprintf(grow, sizeof(grow), "%s%s", g < 0 ? "-" : "", isc_rep_fmt_bytes(v, sizeof(v), fabs(g)));
+		}
+		char leak[96] = "no";
+		if (cJSON_IsTrue(isc_doc_get(x, "leak")))
+			snprintf(leak, sizeof(leak), "yes, %s per iteration",
+				 isc_rep_field(b[5], 96, x, "leak_per_iteration_bytes", 'b'));
+		isc_rep_putf(m, " | %s | %s | %s | %s | %s | %s | %s |\n",
+			     estimate(b[0], 96, x, "allocated_bytes", "allocated_err_bytes"),
+			     estimate(b[1], 96, x, "freed_bytes", "freed_err_bytes"),
+			     estimate(b[2], 96, x, "live_peak_bytes", "live_peak_err_bytes"),
+			     estimate(b[3], 96, x, "live_end_bytes", "live_end_err_bytes"),
+			     estimate(b[4], 96, x, "retained_bytes", "retained_err_bytes"), grow, leak);
+	}
+	if (n > i)
+		isc_rep_putf(m, "\nAnd %d more.\n", n - i);
+	isc_rep_put(m, "\nRetained: what a line kept over the steady-state iterations (live at the end without "
+		       "iterations); a leak outranks churn of any size.\n");
+	const cJSON *pc = isc_doc_get(root, "memory.peak_composition");
+	if (!cJSON_IsObject(pc))
+		return;
+	isc_rep_putf(m, "\nAt the RSS peak (%s, at %s) the sampled sites held %s; %s is not attributed to a site "
+			"(the interpreter, libraries, allocator overhead).\n",
+		     isc_rep_field(b[0], 96, pc, "rss_bytes", 'b'), isc_rep_field(b[1], 96, pc, "at_ns", 'n'),
+		     estimate(b[2], 96, pc, "sampled_live_bytes", "sampled_live_err_bytes"),
+		     isc_rep_field(b[3], 96, pc, "unattributed_bytes", 'b'));
+	const cJSON *ps = isc_doc_arr(pc, "sites");
+	if (cJSON_GetArraySize(ps) <= 0)
+		return;
+	isc_rep_put(m, "\n| Live at the RSS peak | Of RSS | Site |\n|---:|---:|---|\n");
+	cJSON_ArrayForEach(x, ps) {
+		isc_rep_putf(m, "| %s | %s | ", estimate(b[0], 96, x, "live_bytes", "live_err_bytes"),
+			     isc_rep_field(b[1], 96, x, "pct_of_rss", 'p'));
+		site_cell(m, x);
+		isc_rep_put(m, " |\n");
+	}
+}
+
 void isc_rep_sec_memory(struct isc_rep *m, const cJSON *root)
 {
 	char b[8][64], growth[80];
@@ -174,7 +261,16 @@ void isc_rep_sec_memory(struct isc_rep *m, const cJSON *root)
 		{ "gpu_mem_used_bytes", "GPU memory used", "#c0392b", true, 'b' },
 	};
 	const cJSON *gs = isc_doc_arr(root, "memory.growth_sites"), *x;
-	if (cJSON_GetArraySize(gs) > 0) {
+	bool sampled = !strcmp(isc_doc_str(root, "memory.growth_sites_source", ""), "allocation_samples");
+	if (cJSON_GetArraySize(gs) > 0 && sampled) {
+		/* from the allocation samples: what each line kept over the steady state, no scope */
+		isc_rep_put(m, "\n| Retained | Site | Leak |\n|---:|---|---|\n");
+		cJSON_ArrayForEach(x, gs) {
+			isc_rep_putf(m, "| %s | ", isc_rep_field(b[0], 64, x, "bytes", 'b'));
+			site_cell(m, x);
+			isc_rep_putf(m, " | %s |\n", cJSON_IsTrue(isc_doc_get(x, "leak")) ? "yes" : "no");
+		}
+	} else if (cJSON_GetArraySize(gs) > 0) {
 		isc_rep_put(m, "\n| RSS growth | Site | Scope |\n|---:|---|---|\n");
 		cJSON_ArrayForEach(x, gs) {
 			isc_rep_putf(m, "| %s | ", isc_rep_field(b[0], 64, x, "bytes", 'b'));
@@ -188,6 +284,7 @@ void isc_rep_sec_memory(struct isc_rep *m, const cJSON *root)
 			isc_rep_put(m, " |\n");
 		}
 	}
+	alloc_sites(m, root);
 	const cJSON *co = isc_doc_get(root, "memory.composition");
 	if (cJSON_IsObject(co))
 		isc_rep_putf(m, "\nResident at the end (smaps_rollup): %s anonymous, %s file-backed, %s swapped.\n",
@@ -206,6 +303,12 @@ void isc_rep_sec_memory(struct isc_rep *m, const cJSON *root)
 			if (*isc_doc_str(site, "file", ""))
 				isc_rep_put(m, " ");
 			isc_rep_location(m, site, true);
+			if (!strcmp(isc_doc_str(oom, "site_source", ""), "live_bytes"))
+				isc_rep_putf(m, ", the site holding the most live bytes%s (%s)",
+					     cJSON_IsTrue(isc_doc_get(site, "growing")) ? " among those growing before the death" : "",
+					     estimate(b[0], 64, site, "live_bytes", "live_err_bytes"));
+		} else {
+			isc_rep_put(m, ". Site: unknown");
 		}
 		isc_rep_putf(m, ". At the end: RSS %s (anonymous %s, file-backed %s), device memory live %s",
 			     isc_rep_field(b[0], 64, oom, "memory_at_end.rss_bytes", 'b'),
@@ -216,6 +319,16 @@ void isc_rep_sec_memory(struct isc_rep *m, const cJSON *root)
 			isc_rep_putf(m, "; RSS rose %s in the last %s before", isc_rep_field(b[4], 64, oom, "growth_before.rss_increase_bytes", 'b'),
 				     isc_rep_field(b[5], 64, oom, "growth_before.window_ns", 'n'));
 		isc_rep_put(m, ".\n");
+		const cJSON *top = isc_doc_arr(oom, "growth_before.top");
+		if (!strcmp(isc_doc_str(oom, "growth_before.source", ""), "allocation_samples") && cJSON_GetArraySize(top) > 0) {
+			isc_rep_put(m, "\n| Live at the death | Growing | Site |\n|---:|---|---|\n");
+			cJSON_ArrayForEach(x, top) {
+				isc_rep_putf(m, "| %s | %s | ", estimate(b[0], 64, x, "live_bytes", "live_err_bytes"),
+					     cJSON_IsTrue(isc_doc_get(x, "growing")) ? "yes" : "no");
+				site_cell(m, x);
+				isc_rep_put(m, " |\n");
+			}
+		}
 	}
 	isc_rep_over_time(m, root, "Memory over time", mem_series, 2, ISC_REP_UNIT_BYTES);
 	const cJSON *dev;

@@ -120,9 +120,14 @@ void isc_rep_sampler_cost(struct isc_rep *m, const cJSON *root)
 			       "its totals).\n");
 		return;
 	}
-	isc_rep_putf(m, "\nRecording (sampled Python mode, %.0f Hz): the workload ran no extra code; the sampler "
+	/* the sampler adds no code to the workload; the CUDA agent, when it ran, does (isc_rep_cuda_agent_cost) */
+	isc_rep_putf(m, "\nRecording (sampled Python mode, %.0f Hz): %s; the sampler "
 			"thread used %s of CPU (%.2f %% of one CPU over the run, %s per tick).  Figures are not "
 			"corrected.\n",
-		     isc_doc_num(s, "hz", 0), isc_rep_fmt_ns(b[0], 64, isc_doc_num(s, "cpu_ns", 0)), isc_doc_num(s, "cpu_pct", 0),
+		     isc_doc_num(s, "hz", 0),
+		     cJSON_IsObject(isc_doc_get(root, "gpu.agent")) ? "the Python sampler ran no code in the workload "
+								     "(the CUDA agent did: below)"
+								   : "the workload ran no extra code",
+		     isc_rep_fmt_ns(b[0], 64, isc_doc_num(s, "cpu_ns", 0)), isc_doc_num(s, "cpu_pct", 0),
 		     isc_rep_fmt_ns(b[1], 64, isc_doc_num(s, "per_tick_ns", 0)));
 }

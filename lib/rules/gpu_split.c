@@ -6,19 +6,27 @@
  * idle time and never count it twice:
  *
  *   host_wait  = device idle x host_wait share of the streams' idle gaps
- *   launch     = min(host time in launch calls (each counted up to 50 µs:
- *                start-up calls can take seconds), host_wait) when the launch
- *                pattern holds (>= 100 launches, half the kernels < 10 µs or
- *                half the ops shorter than their launch call, mean queue of
- *                the busiest stream < 1), else 0; without the launch-call
- *                total, host_wait x the share of ops shorter than their call
+ *   launch     = min(the larger of the host time in launch calls (each
+ *                counted up to 50 µs: start-up calls can take seconds) and
+ *                the streams' host-wait gaps of at most 50 µs before launched
+ *                ops (host_wait_launch_ns: the idle between launches, the
+ *                host's per-op cost, dispatch included, that CUDA graphs and
+ *                fusion remove), host_wait) when the launch pattern holds
+ *                (>= 100 launches, half the kernels < 10 µs or half the ops
+ *                shorter than their launch call, mean queue of the busiest
+ *                stream < 1), else 0; without the launch-call total, the
+ *                larger of the gaps and host_wait x the share of ops shorter
+ *                than their call
  *   sync       = min(host time blocked in synchronising calls and blocking
  *                copies (gpu.sync.call_sites_total_ns) x idle share,
  *                host_wait - launch) + idle waiting on other streams
  *                (HTA's "other" gaps: launched in time, started late)
  *   cpu        = host_wait - launch - (sync's host part)
- *   compute    = compute time x (1 - throttled share of NVML samples)
- *   throttled  = compute time x throttled share
+ *   compute    = compute time x (1 - throttled share)
+ *   throttled  = compute time x throttled share, the share of the GPU's
+ *                work in the NVML sample intervals that ran throttled
+ *                (gpu.nvml[]: throttled_busy_ns / busy_ns; idle clocks
+ *                and intervals without work are not throttled work)
  */
 #include "rules.h"
 
@@ -39,7 +47,10 @@ void isc_gpu_split(const struct rule_ctx *c, struct isc_gpu_split *s)
 		/* one-off start-up calls can take seconds: at most ISC_LAUNCH_CALL_LONG_NS per launch */
 		double max = launches * ISC_LAUNCH_CALL_LONG_NS;
 		double api = c->g.launch_api < max ? c->g.launch_api : max;
-		s->launch = c->g.launch_api >= 0 ? (api < hw ? api : hw) : hw * s->shorter_share;
+		double l = c->g.launch_api >= 0 ? api : hw * s->shorter_share;
+		if (c->g.launch_gaps > l)
+			l = c->g.launch_gaps;
+		s->launch = l < hw ? l : hw;
 	}
 	double idle_share = c->g.span > 0 ? c->g.idle / c->g.span : 0;
 	double sync_host = c->g.sync_api * idle_share;
@@ -48,8 +59,8 @@ void isc_gpu_split(const struct rule_ctx *c, struct isc_gpu_split *s)
 	s->sync = sync_host + c->g.other_wait;
 	s->cpu = hw - s->launch - sync_host;
 	cJSON_ArrayForEach(n, isc_doc_arr(d, "gpu.nvml")) {
-		samples += isc_doc_num(n, "samples", 0);
-		thr += isc_doc_num(n, "throttled_samples", 0);
+		samples += isc_doc_num(n, "busy_ns", 0);
+		thr += isc_doc_num(n, "throttled_busy_ns", 0);
 	}
 	s->throttled_share = samples > 0 ? thr / samples : 0;
 	s->compute = c->g.compute * (1 - s->throttled_share);

@@ -11,12 +11,16 @@
  * inclusively and names nothing), the longest gaps as time ranges
  * (gpu.gaps.top); first of all the DataLoader when it takes more than 5 %
  * of the step (the dataloader rule's threshold): its batches are fetched
- * on the thread that launches the GPU work.
+ * on the thread that launches the GPU work.  A run recorded with
+ * --python=sample has no call spans, so no idle time per function: then
+ * the Python functions with the most samples (cpu.top_functions, of the
+ * iterations when judged on them) stand for the host's work.
  * What-if: the host-wait idle removed (the GPU kept fed), i.e. the cpu
  * part — an upper bound reached when host work overlaps GPU work.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "rules.h"
 
@@ -56,7 +60,14 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	const cJSON *pys[TOP_IN], *ops[TOP_IN];
 	size_t npy = by_self_idle(isc_doc_arr(c->dev, "host_during_idle.python"), pys);
 	size_t nop = by_self_idle(isc_doc_arr(c->dev, "host_during_idle.ops"), ops);
-	const cJSON *py = npy ? pys[0] : NULL, *op = nop ? ops[0] : NULL;
+	/* no call spans (sample mode): the host's most sampled Python functions */
+	const cJSON *sampled[TOP], *fn;
+	size_t ns = 0;
+	if (!npy && !nop)
+		cJSON_ArrayForEach(fn, isc_doc_arr(c->doc, "cpu.top_functions"))
+			if (ns < TOP && !strcmp(isc_doc_str(fn, "kind", ""), "python") && isc_doc_num(fn, "self_ns", 0) > 0)
+				sampled[ns++] = fn;
+	const cJSON *py = npy ? pys[0] : ns ? sampled[0] : NULL, *op = nop ? ops[0] : NULL;
 	char w[600] = "";
 	const cJSON *dl = isc_doc_get(c->doc, "iterations.dataloader");
 	double dl_pct = isc_doc_num(dl, "pct_of_step", 0);
@@ -80,6 +91,11 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	for (size_t i = 0; i < nop && i < TOP; i++)
 		isc_fnd_detail(o, isc_fnd_top(o, f, ops[i], NULL, "op", isc_doc_num(ops[i], "self_idle_ns", 0), -1),
 			   "%.1f ms of GPU idle inside it, its callees included", isc_doc_num(ops[i], "idle_ns", 0) / 1e6);
+	for (size_t i = 0; i < ns; i++)
+		isc_fnd_detail(o, isc_fnd_top(o, f, sampled[i], NULL, "python", isc_doc_num(sampled[i], "self_ns", 0),
+					      isc_doc_num(sampled[i], "self_pct", -1)),
+			   "%.0f %% of the host's time in its own code (stack samples: no call spans tell the GPU's idle "
+			   "time per function)", isc_doc_num(sampled[i], "self_pct", 0));
 	int n = 0;
 	cJSON_ArrayForEach(x, isc_doc_arr(c->doc, "gpu.gaps.top"))
 		if (n++ < TOP) {

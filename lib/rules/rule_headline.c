@@ -9,7 +9,8 @@
  *   {"code": "name"}              a name from the workload (a function, an op)
  *   {"file": "f.py", "line": 12}  where that name is, "(f.py:12)" when shown
  *
- * and verdict.sentence is the same parts as plain text.  For the CPU
+ * and verdict.sentence is the same parts as plain text; with native
+ * stacks a dominant native function is named after it (native_clause).  For the CPU
  * classes (python_bound, op_compute_bound, thread_contention, io_wait) with
  * a top function the sentence is made here from the verdict's share and
  * the top functions; for every other verdict it is the backing finding's
@@ -281,6 +282,46 @@ static bool cpu_sentence(struct headline *h, const cJSON *root, const char *cls)
 	return true;
 }
 
+/*
+ * With native stacks, the native function the time is in when one
+ * dominates: the first of native.functions holds at least
+ * NATIVE_DOMINANT_PCT of the samples by self time and at least twice the
+ * second's share.  Named with its library and what its samples mostly ran
+ * under (the torch op, the Python frame).
+ */
+#define NATIVE_DOMINANT_PCT 25
+static void native_clause(struct headline *h, const cJSON *root)
+{
+	const cJSON *fns = isc_doc_arr(root, "native.functions"), *f = cJSON_GetArrayItem(fns, 0),
+		    *g = cJSON_GetArrayItem(fns, 1), *ab = cJSON_GetArrayItem(isc_doc_arr(f, "above"), 0);
+	double p = isc_doc_num(f, "self_pct", 0), q = isc_doc_num(g, "self_pct", 0);
+	if (!f || !(p >= NATIVE_DOMINANT_PCT && p <= 100) || !(p >= 2 * q))
+		return;
+	const char *lib = isc_doc_str(f, "library", ""), *base = strrchr(lib, '/');
+	text(h, h->plain.len ? " Native stacks: %.0f %% of the sampled CPU time is in " : "Native stacks: %.0f %% of the "
+		"sampled CPU time is in ", p);
+	code(h, isc_doc_str(f, "name", "?"));
+	if (*lib) {
+		text(h, " (");
+		code(h, base ? base + 1 : lib);
+		text(h, ")");
+	}
+	const char *op = isc_doc_str(ab, "op", NULL);
+	const cJSON *py = isc_doc_get(ab, "python");
+	if (op || cJSON_IsObject(py))
+		text(h, ", mostly under ");
+	if (op)
+		code(h, op);
+	if (op && cJSON_IsObject(py))
+		text(h, " called from ");
+	if (cJSON_IsObject(py)) {
+		code(h, isc_doc_str(py, "name", "?"));
+		text(h, " ");
+		loc(h, py);
+	}
+	text(h, ".");
+}
+
 int isc_rules_headline(cJSON *root)
 {
 	cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "verdict");
@@ -293,6 +334,7 @@ int isc_rules_headline(cJSON *root)
 		put(&h, &h.text, isc_doc_str(v, "sentence", ""));
 		put(&h, &h.plain, isc_doc_str(v, "sentence", ""));
 	}
+	native_clause(&h, root);
 	flush(&h);
 	put(&h, &h.plain, ""); /* a sentence of no parts is "" */
 	cJSON *s = h.oom ? NULL : cJSON_CreateString((const char *)h.plain.data);

@@ -5,8 +5,12 @@
  * exit).  Severity critical.  It is the verdict whatever else the run
  * shows (rules.c: an oom candidate wins over every class, CPU or GPU),
  * with explained_pct 100: the run ended there.
- * Evidence: the site that ended it, the memory at the end, the growth
- * just before.  No time saving.
+ * Evidence: the site that ended it (for the OOM killer with allocation
+ * samples: the site holding the most live bytes, growing; the title says
+ * how much), the memory at the end, the growth just before (the
+ * allocation sites with their live bytes, or the functions RSS grew in).
+ * The suggestion points at the site only when there is one.  No time
+ * saving.
  */
 #include <stdio.h>
 #include <string.h>
@@ -26,9 +30,16 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	const char *what = !strcmp(kind, "host_oom_killer") ? "the kernel's OOM killer killed it"
 			 : !strcmp(kind, "cuda_oom")	    ? "the GPU ran out of memory"
 							    : "a host allocation failed (MemoryError)";
-	const char *near = !strcmp(isc_doc_str(m, "site_source", ""), "rss_growth") ? "while memory grew in" : "at";
-	cJSON *f = isc_fnd_new(o, "oom", "critical", c->quality, "The workload died of out-of-memory: %s, %s %s", what,
-			       near, w);
+	const char *src = isc_doc_str(m, "site_source", "");
+	const char *near = !strcmp(src, "rss_growth") ? "while memory grew in" : "at";
+	double live = -1;
+	cJSON *f;
+	if (!strcmp(src, "live_bytes") && isc_doc_have(site, "live_bytes", &live)) /* the allocation samples' site */
+		f = isc_fnd_new(o, "oom", "critical", c->quality, "The workload died of out-of-memory: %s; %s held %.1f MiB%s",
+				what, w, live / 1048576, cJSON_IsTrue(isc_doc_get(site, "growing")) ? " and was growing" : "");
+	else
+		f = isc_fnd_new(o, "oom", "critical", c->quality, "The workload died of out-of-memory: %s, %s %s", what, near,
+				w);
 	double v;
 	if (isc_doc_have(m, "pid", &v))
 		isc_fnd_metric(o, f, "pid", v);
@@ -41,10 +52,17 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 		isc_fnd_metric(o, f, "gpu_live_end_bytes", v);
 	if (isc_doc_have(m, "growth_before.rss_increase_bytes", &v))
 		isc_fnd_metric(o, f, "rss_increase_before_bytes", v);
-	if (cJSON_IsObject(site))
+	if (live >= 0)
+		isc_fnd_metric(o, f, "site_live_bytes", live);
+	bool sites = !strcmp(isc_doc_str(m, "growth_before.source", ""), "allocation_samples");
+	if (cJSON_IsObject(site) && (!sites || live < 0)) /* else the first of the sites that follow */
 		isc_fnd_top(o, f, site, NULL, "python", -1, -1);
-	cJSON_ArrayForEach(x, isc_doc_arr(m, "growth_before.top"))
-		isc_fnd_top(o, f, x, NULL, "python", -1, -1);
+	cJSON_ArrayForEach(x, isc_doc_arr(m, "growth_before.top")) {
+		cJSON *t = isc_fnd_top(o, f, x, NULL, "python", -1, -1);
+		if (sites)
+			isc_fnd_detail(o, t, "%.1f MiB live at the death%s", isc_doc_num(x, "live_bytes", 0) / 1048576,
+				       cJSON_IsTrue(isc_doc_get(x, "growing")) ? ", growing" : "");
+	}
 	isc_fnd_range(o, f, isc_doc_num(m, "at_ns", 0), isc_doc_num(m, "at_ns", 0), "the out-of-memory death");
 	const char *act =
 		!strcmp(kind, "cuda_oom")
@@ -52,9 +70,14 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 			  "bfloat16/float16, freeing references before large allocations; if reserved memory far "
 			  "exceeds allocated, PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True. gpu.devices[].memory "
 			  "shows what was live at the peak."
-			: "Bound the memory the process holds at the site shown: process inputs in chunks or "
+		: cJSON_IsObject(site)
+			? "Bound the memory the process holds at the site shown: process inputs in chunks or "
 			  "smaller batches, drop references to tensors and lists kept across iterations, run under "
-			  "torch.inference_mode(); or give the process more memory (a higher cgroup limit).";
+			  "torch.inference_mode(); or give the process more memory (a higher cgroup limit)."
+			: "Bound the memory the process holds: process inputs in chunks or smaller batches, drop "
+			  "references to tensors and lists kept across iterations, run under torch.inference_mode(); "
+			  "or give the process more memory (a higher cgroup limit). No site is known: record with the "
+			  "allocation sampler on (iscope-record --memory-sampling) to see which line holds the memory.";
 	isc_fnd_suggest(c, o, f, -1, act, NULL, "%s: %s.", what, isc_doc_str(m, "evidence", ""));
 	isc_fnd_candidate(o, f, "oom", 100, c->quality);
 }

@@ -9,7 +9,10 @@
  * start-up: torch's import alone adds hundreds of MiB in a second).
  * Trigger: slope >= 1 MiB/s and growth over the steady span >= 10 % of
  * the peak RSS.  Severity warning.
- * Evidence: slope, peak, the site where RSS grew most (memory.growth_sites:
+ * Evidence: slope, peak, the site: with allocation samples
+ * (memory.growth_sites_source allocation_samples) the line that retained
+ * the most bytes, in the title, and every line that retained bytes with
+ * its share of them (Share); else where RSS grew most (memory.growth_sites:
  * the Python function and the scope open; else memory.growth_top), the
  * functions where it grew (memory.growth_top).
  * What-if: none (growth costs time only once it causes faults or swap,
@@ -50,13 +53,27 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	if (top)
 		isc_doc_where(w, sizeof(w), top);
 	const char *scope = isc_doc_str(top, "scope", NULL);
+	bool sampled = !strcmp(isc_doc_str(d, "memory.growth_sites_source", ""), "allocation_samples");
 	if (top && scope && strcmp(isc_doc_str(top, "kind", ""), "scope")) {
 		size_t n = strlen(w);
 		snprintf(w + n, sizeof(w) - n, " inside scope %s", scope);
 	}
-	cJSON *f = isc_fnd_new(o, "rss_growth", "warning", c->quality,
-			   "Resident memory grows by %.1f MiB/s after warm-up%s%s", slope / 1048576,
-			   top ? ", most of it in " : "", w);
+	cJSON *f = sampled && top ? isc_fnd_new(o, "rss_growth", "warning", c->quality,
+						"Resident memory grows by %.1f MiB/s after warm-up; %s retained %.1f MiB",
+						slope / 1048576, w, isc_doc_num(top, "bytes", 0) / 1048576)
+				  : isc_fnd_new(o, "rss_growth", "warning", c->quality,
+						"Resident memory grows by %.1f MiB/s after warm-up%s%s", slope / 1048576,
+						top ? ", most of it in " : "", w);
+	if (sampled && top) { /* every line that retained bytes, its share of what they retained */
+		double all = 0;
+		cJSON_ArrayForEach(x, isc_doc_arr(d, "memory.growth_sites"))
+			all += isc_doc_num(x, "bytes", 0);
+		cJSON_ArrayForEach(x, isc_doc_arr(d, "memory.growth_sites"))
+			isc_fnd_detail(o, isc_fnd_top(o, f, x, NULL, !strcmp(isc_doc_str(x, "kind", ""), "python") ? "python" : "unknown",
+						  -1, all > 0 ? 100 * isc_doc_num(x, "bytes", 0) / all : -1),
+				       "%.1f MiB retained (± %.1f MiB)%s", isc_doc_num(x, "bytes", 0) / 1048576,
+				       isc_doc_num(x, "bytes_err", 0) / 1048576, cJSON_IsTrue(isc_doc_get(x, "leak")) ? ", a leak" : "");
+	}
 	isc_fnd_metric(o, f, "rss_growth_bytes_per_s", slope);
 	isc_fnd_metric(o, f, "rss_peak_bytes", peak);
 	isc_fnd_metric(o, f, "steady_span_ns", span);

@@ -17,13 +17,19 @@
  * A run that died of out-of-memory (rule_oom.c) gets "oom", before any
  * other class and without a runner-up.
  *
- * The iterations, not the start-up (issue 18).  A run without GPU
- * operations and with cpu.in_iterations (at least 2 steady-state
- * iterations, holding at least half of the traced time from the first
- * iteration on) is judged through iteration_view(): every rule reads the
- * time inside iterations in place of the whole run's CPU members, so
- * importing torch weighs nothing; the CPU class findings say which in
- * judged_on, and their titles begin "Inside the iterations:".
+ * The iterations, not the start-up (issues 18 and 29).  A run with
+ * cpu.in_iterations (at least 2 steady-state iterations, holding at least
+ * half of the traced time from the first iteration on) is judged through
+ * iteration_view(): every rule reads the time inside iterations in place
+ * of the whole run's CPU members, so importing torch weighs nothing.  A
+ * run with GPU operations and gpu.in_iterations (at least 2 steady-state
+ * iterations, holding at least half of the GPU work launched from the
+ * first one on) has its gpu members replaced the same way: the GPU
+ * classes judge the device inside the steady iterations (their windows'
+ * breakdown, the ops launched there), not start-up gaps or the warm-up;
+ * the whole-run figures stay in the document.  The CPU and GPU class
+ * findings judged so say it in judged_on, and their titles begin
+ * "Inside the iterations:".
  *
  *   confidence = S x Q x (1 - S2 / (2 S))        rounded to 0.01
  *
@@ -92,7 +98,7 @@ static const struct rule *const rules[] = {
 	&isc_rule_python_bound, &isc_rule_op_compute_bound, &isc_rule_thread_contention, &isc_rule_host_memory_bound, &isc_rule_io_wait,
 	&isc_rule_lock_wait, &isc_rule_gil_contention,
 	/* findings without a class of their own */
-	&isc_rule_rss_growth, &isc_rule_numa_remote, &isc_rule_dataloader, &isc_rule_tail_latency,
+	&isc_rule_rss_growth, &isc_rule_memory_leak, &isc_rule_memory_churn, &isc_rule_numa_remote, &isc_rule_dataloader, &isc_rule_tail_latency,
 	&isc_rule_gpu_memory_peak_site, &isc_rule_gpu_memory_leak, &isc_rule_gpu_memory_headroom,
 	&isc_rule_gpu_memory_fragmentation,
 };
@@ -298,6 +304,7 @@ static void gpu_facts(struct rule_ctx *c)
 	c->g.idle += outside;
 	c->g.compute = isc_doc_num(c->dev, "temporal_breakdown.compute_ns", 0);
 	cJSON_ArrayForEach(st, isc_doc_arr(c->dev, "streams")) {
+		c->g.launch_gaps += isc_doc_num(st, "idle_breakdown.host_wait_launch_ns", 0);
 		kw += isc_doc_num(st, "idle_breakdown.kernel_wait_ns", 0);
 		other += isc_doc_num(st, "idle_breakdown.other_ns", 0);
 		if (isc_doc_num(st, "ops", 0) > most) {
@@ -316,32 +323,24 @@ static void gpu_facts(struct rule_ctx *c)
 		c->g.sync_api = isc_doc_num(c->doc, "gpu.sync.api_total_ns", 0);
 }
 
-/*
- * The document as the CPU rules see it when the run has iterations: every
- * section a reference to doc's, but cpu's members replaced by those of
- * cpu.in_iterations (split, blocked_ns, state_samples, runnable threads,
- * top_op_callers, off_cpu_top, off_cpu_reasons, system_ns) and
- * cpu.top_functions by cpu.top_functions_in_scopes.  NULL when
- * cpu.in_iterations is null (fewer than 2 steady-state iterations), when
- * the iterations hold less than ISC_ITER_SHARE_MIN_PCT % of the traced time from
- * the first iteration on (in_iterations.share_pct: the work is mostly
- * elsewhere, threads or code outside any scope, and the iterations do not
- * stand for it), or out of memory.  Freed with cJSON_Delete (references
- * only: doc is left alone).
- */
-static cJSON *iteration_view(const cJSON *doc)
+/* Whether section k's in_iterations (cpu, gpu) is there and holds the work: the rules judge it. */
+static bool judge_iterations(const cJSON *doc, const char *k)
 {
-	const cJSON *cpu = cJSON_GetObjectItemCaseSensitive(doc, "cpu"), *ch;
-	const cJSON *it = cJSON_GetObjectItemCaseSensitive(cpu, "in_iterations");
-	if (!cJSON_IsObject(it) || isc_doc_num(it, "share_pct", 0) < ISC_ITER_SHARE_MIN_PCT)
-		return NULL;
-	cJSON *v = cJSON_CreateObject(), *vc = cJSON_CreateObject();
-	bool ok = v && vc && cJSON_AddItemToObject(v, "cpu", vc);
-	if (!ok)
-		cJSON_Delete(vc);
-	for (ch = doc->child; ok && ch; ch = ch->next)
-		if (strcmp(ch->string, "cpu"))
-			ok = cJSON_AddItemReferenceToObject(v, ch->string, (cJSON *)ch);
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, k), "in_iterations");
+	return cJSON_IsObject(it) && isc_doc_num(it, "share_pct", 0) >= ISC_ITER_SHARE_MIN_PCT;
+}
+
+/*
+ * cpu as the CPU rules see it when the run has iterations: cpu's members
+ * replaced by those of cpu.in_iterations (split, blocked_ns,
+ * state_samples, runnable threads, top_op_callers, off_cpu_top,
+ * off_cpu_reasons, system_ns) and cpu.top_functions by
+ * cpu.top_functions_in_scopes, into vc; false out of memory.
+ */
+static bool cpu_view(const cJSON *cpu, cJSON *vc)
+{
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(cpu, "in_iterations"), *ch;
+	bool ok = true;
 	for (ch = cpu->child; ok && ch; ch = ch->next) {
 		if (!strcmp(ch->string, "in_iterations") || cJSON_GetObjectItemCaseSensitive(it, ch->string))
 			continue;
@@ -354,6 +353,98 @@ static cJSON *iteration_view(const cJSON *doc)
 	for (ch = it->child; ok && ch; ch = ch->next)
 		if (strcmp(ch->string, "scope") && strcmp(ch->string, "rule") && strcmp(ch->string, "share_pct"))
 			ok = cJSON_AddItemReferenceToObject(vc, ch->string, (cJSON *)ch);
+	return ok;
+}
+
+/* References to src's members that dst has not, into dst; false out of memory. */
+static bool add_missing(cJSON *dst, const cJSON *src)
+{
+	const cJSON *ch;
+	for (ch = src ? src->child : NULL; ch; ch = ch->next)
+		if (!cJSON_GetObjectItemCaseSensitive(dst, ch->string) &&
+		    !cJSON_AddItemReferenceToObject(dst, ch->string, (cJSON *)ch))
+			return false;
+	return true;
+}
+
+/*
+ * gpu as the GPU rules see it inside the steady iterations: the members
+ * gpu.in_iterations has (devices, kernels, launch, memcpy, sync, gaps,
+ * nvml) in place of the whole run's, each device merged with the whole
+ * run's entry of the same id for what the iterations do not measure (its
+ * memory); the rest (ops, mode, rank...) the run's.  Into vg; false out of
+ * memory.
+ */
+static bool gpu_view(const cJSON *gpu, cJSON *vg)
+{
+	static const char *const own[] = { "scope", "rule", "iterations", "window_ns", "share_pct", "ops" };
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(gpu, "in_iterations"), *ch, *d;
+	bool ok = true;
+	for (ch = it->child; ok && ch; ch = ch->next) {
+		bool skip = false;
+		for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+			skip |= !strcmp(ch->string, own[i]);
+		if (skip)
+			continue;
+		if (strcmp(ch->string, "devices")) {
+			ok = cJSON_AddItemReferenceToObject(vg, ch->string, (cJSON *)ch);
+			continue;
+		}
+		cJSON *ds = cJSON_CreateArray();
+		ok = ds && cJSON_AddItemToObject(vg, "devices", ds);
+		if (!ok)
+			cJSON_Delete(ds);
+		cJSON_ArrayForEach(d, ch) {
+			const cJSON *whole = NULL, *w;
+			cJSON *x = cJSON_CreateObject();
+			if (!ok || !x || !cJSON_AddItemToArray(ds, x)) {
+				cJSON_Delete(x);
+				ok = false;
+				break;
+			}
+			cJSON_ArrayForEach(w, isc_doc_arr(gpu, "devices"))
+				if (isc_doc_num(w, "id", -1) == isc_doc_num(d, "id", -2))
+					whole = w;
+			ok = add_missing(x, d) && add_missing(x, whole);
+		}
+	}
+	for (ch = gpu->child; ok && ch; ch = ch->next)
+		if (strcmp(ch->string, "in_iterations") && !cJSON_GetObjectItemCaseSensitive(vg, ch->string))
+			ok = cJSON_AddItemReferenceToObject(vg, ch->string, (cJSON *)ch);
+	return ok;
+}
+
+/*
+ * The document as the rules see it when the run has iterations: every
+ * section a reference to doc's, but cpu's (cpu_it) and gpu's (gpu_it)
+ * members replaced by those of their in_iterations (cpu_view, gpu_view).
+ * NULL when neither applies (fewer than 2 steady-state iterations, or the
+ * iterations hold less than ISC_ITER_SHARE_MIN_PCT % of the work from the
+ * first iteration on: in_iterations.share_pct, the work is mostly
+ * elsewhere, threads or code outside any scope, and the iterations do not
+ * stand for it), or out of memory.  Freed with cJSON_Delete (references
+ * only: doc is left alone).
+ */
+static cJSON *iteration_view(const cJSON *doc, bool cpu_it, bool gpu_it)
+{
+	const cJSON *ch;
+	if (!cpu_it && !gpu_it)
+		return NULL;
+	cJSON *v = cJSON_CreateObject();
+	bool ok = v != NULL;
+	for (ch = v ? doc->child : NULL; ok && ch; ch = ch->next) {
+		bool c = cpu_it && !strcmp(ch->string, "cpu"), g = gpu_it && !strcmp(ch->string, "gpu");
+		if (!c && !g) {
+			ok = cJSON_AddItemReferenceToObject(v, ch->string, (cJSON *)ch);
+			continue;
+		}
+		cJSON *x = cJSON_CreateObject();
+		ok = x && cJSON_AddItemToObject(v, ch->string, x);
+		if (!ok)
+			cJSON_Delete(x);
+		else
+			ok = c ? cpu_view(ch, x) : gpu_view(ch, x);
+	}
 	if (!ok) {
 		cJSON_Delete(v);
 		return NULL;
@@ -372,19 +463,33 @@ static bool cpu_class_finding(const char *id)
 	return false;
 }
 
+/* The findings of the GPU verdict classes and gpu_gaps, which read gpu's time breakdown. */
+static bool gpu_class_finding(const char *id)
+{
+	return isc_verdict_class_is_gpu(id) || !strcmp(id, "gpu_gaps");
+}
+
 /*
- * finding.judged_on of the CPU class findings: "iterations" (and the title
- * begins "Inside the iterations:") or "run".
+ * finding.judged_on of the CPU class findings (iterations: on cpu's view)
+ * and, in a run with GPU operations, of the GPU class findings (gpu_it: on
+ * gpu's view): "iterations" (and the title begins "Inside the
+ * iterations:") or "run".
  */
-static void mark_judged(struct rule_out *o, bool iterations)
+static void mark_judged(struct rule_out *o, bool iterations, bool gpu, bool gpu_it)
 {
 	cJSON *f;
 	cJSON_ArrayForEach(f, o->arr) {
-		if (!cpu_class_finding(isc_doc_str(f, "id", "")))
+		const char *id = isc_doc_str(f, "id", "");
+		bool it;
+		if (cpu_class_finding(id))
+			it = iterations;
+		else if (gpu && gpu_class_finding(id))
+			it = gpu_it;
+		else
 			continue;
-		chk(o, cJSON_AddStringToObject(f, "judged_on", iterations ? "iterations" : "run"));
+		chk(o, cJSON_AddStringToObject(f, "judged_on", it ? "iterations" : "run"));
 		cJSON *t = cJSON_GetObjectItemCaseSensitive(f, "title");
-		if (!iterations || !cJSON_IsString(t))
+		if (!it || !cJSON_IsString(t))
 			continue;
 		char buf[1200];
 		snprintf(buf, sizeof(buf), "Inside the iterations: %s", t->valuestring);
@@ -403,11 +508,14 @@ static void context(const cJSON *doc, struct rule_ctx *c)
 	c->ncpu = isc_doc_num(doc, "environment.ncpu", 0);
 	c->gpu = isc_doc_num(doc, "gpu.ops", 0) > 0;
 	c->quality = quality(doc);
+	double busy = -1;
 	cJSON_ArrayForEach(d, isc_doc_arr(doc, "gpu.devices")) {
-		double span = isc_doc_num(d, "temporal_breakdown.span_ns", 0);
-		if (span > c->gpu_span_ns) {
+		/* inside the iterations every device's span is the windows': then the busiest */
+		double span = isc_doc_num(d, "temporal_breakdown.span_ns", 0), b = isc_doc_num(d, "busy_ns", 0);
+		if (span > c->gpu_span_ns || (span == c->gpu_span_ns && span > 0 && b > busy)) {
 			c->gpu_span_ns = span;
 			c->dev = d;
+			busy = b;
 		}
 	}
 	gpu_facts(c);
@@ -722,17 +830,17 @@ int isc_findings_evaluate(cJSON *root)
 	int rc;
 	if (!o.arr)
 		return -ENOMEM;
-	context(root, &c);
-	/* the CPU classes judge the iterations when there are some (a GPU run's classes rest on the GPU span) */
-	cJSON *view = c.gpu ? NULL : iteration_view(root);
-	if (view) {
-		c.doc = view;
-		c.iterations = true;
-	}
+	/* the CPU classes judge the iterations when there are some, and the GPU classes the GPU inside them */
+	bool gpu = isc_doc_num(root, "gpu.ops", 0) > 0;
+	bool cpu_it = judge_iterations(root, "cpu"), gpu_it = gpu && judge_iterations(root, "gpu");
+	cJSON *view = iteration_view(root, cpu_it, gpu_it);
+	context(view ? view : root, &c);
+	c.iterations = view && cpu_it;
+	c.gpu_iterations = view && gpu_it;
 	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
 		rules[i]->eval(&c, &o);
 	bound_savings(&c, &o);
-	mark_judged(&o, c.iterations);
+	mark_judged(&o, c.iterations, c.gpu, c.gpu_iterations);
 	if (o.oom || (rc = set_verdict(root, &c, &o)) || (rc = rank(o.arr))) {
 		cJSON_Delete(o.arr);
 		cJSON_Delete(view);

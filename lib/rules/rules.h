@@ -39,6 +39,7 @@ struct rule_ctx {
 	double gpu_span_ns;   /* its temporal_breakdown.span_ns (0 without) */
 	double quality;       /* data quality factor in [0,1] (rules.c, quality()) */
 	bool iterations;      /* doc is the iteration view: cpu.* of the time inside iterations (rules.c) */
+	bool gpu_iterations;  /* doc's gpu.* are gpu.in_iterations' (the GPU inside the steady iterations) */
 	/*
 	 * GPU facts of dev, in ns (rules.c, gpu_facts()).  span: the device's
 	 * span, or the steady-state iterations' total time when longer (the
@@ -49,6 +50,7 @@ struct rule_ctx {
 		double other_wait; /* idle in the streams' "other" gaps (launched in time, started late) */
 		double host_wait;  /* idle - other_wait - kernel_wait gaps: no work queued anywhere */
 		double launch_api; /* host time in launch calls (gpu.launch.api_total_ns), -1 unknown */
+		double launch_gaps; /* host-wait gaps of at most 50 us before launched ops (streams' host_wait_launch_ns) */
 		double sync_api;   /* host time in synchronising calls and blocking copies */
 		double queue_mean; /* mean queue length of the busiest stream */
 	} g;
@@ -194,7 +196,7 @@ extern const struct rule isc_rule_python_bound, isc_rule_op_compute_bound, isc_r
 	isc_rule_host_memory_bound, isc_rule_lock_wait, isc_rule_gil_contention, isc_rule_rss_growth, isc_rule_numa_remote, isc_rule_tail_latency, isc_rule_dataloader;
 extern const struct rule isc_rule_gpu_compute_bound, isc_rule_launch_bound, isc_rule_cpu_bound, isc_rule_transfer_bound,
 	isc_rule_sync_bound, isc_rule_gpu_gaps, isc_rule_gpu_low_util, isc_rule_gpu_memory_high, isc_rule_thermal_throttled;
-extern const struct rule isc_rule_oom;
+extern const struct rule isc_rule_oom, isc_rule_memory_leak, isc_rule_memory_churn;
 extern const struct rule isc_rule_gpu_memory_peak_site, isc_rule_gpu_memory_leak, isc_rule_gpu_memory_headroom,
 	isc_rule_gpu_memory_fragmentation;
 

@@ -22,7 +22,8 @@
 #include <stdio.h>
 
 /* A frame as the caller sees it; kind is lib/native's enum isc_frame_kind
- * (1 native, 2 unnamed lib+offset, 3 jit, 4 kernel, 5 truncated, 6 python). */
+ * (1 native, 2 unnamed lib+offset, 3 jit, 4 kernel, 5 truncated, 6 python,
+ * 7 a torch op, 8 small stacks merged: "[other]"). */
 struct isc_sframe {
 	const char *name;
 	const char *file; /* a Python frame's file, a native frame's library; may be NULL */
@@ -54,6 +55,15 @@ int isc_stree_name_thread(struct isc_stree *t, uint32_t pid, uint32_t tid, const
  */
 int isc_stree_add(struct isc_stree *t, uint32_t pid, uint32_t tid, const struct isc_sframe *frames, unsigned n,
 		  uint64_t count);
+/* The same, and *leaf = the node the stack ends at (its frames are the
+ * parents up to the thread's root). */
+int isc_stree_add_at(struct isc_stree *t, uint32_t pid, uint32_t tid, const struct isc_sframe *frames, unsigned n,
+		     uint64_t count, uint32_t *leaf);
+/* The index of frame f in the frame table, added (strings copied) when
+ * new, without counting anything; 0 or -ENOMEM. */
+int isc_stree_intern(struct isc_stree *t, const struct isc_sframe *f, uint32_t *idx);
+/* Thread i's index for (pid, tid), created with its root when new; 0 or -ENOMEM. */
+int isc_stree_thread_index(struct isc_stree *t, uint32_t pid, uint32_t tid, uint32_t *idx);
 
 /* Read access: counts, and element i (valid until the next add or free). */
 uint32_t isc_stree_nframes(const struct isc_stree *t);
@@ -65,7 +75,8 @@ const struct isc_sthread *isc_stree_thread(const struct isc_stree *t, uint32_t i
 
 /* A frame as one line of text: "name (file:line)" for Python frames,
  * "name_[k]" for kernel functions (flamegraph.pl colours them), the
- * name otherwise; ';' becomes ':', control characters spaces. */
+ * name otherwise (a torch op, "[other]"); ';' becomes ':', control
+ * characters spaces. */
 void isc_stree_frame_text(const struct isc_sframe *f, char *buf, size_t cap);
 
 /*

@@ -169,7 +169,7 @@ static int child(struct isc_stree *t, uint32_t parent, uint32_t frame, uint32_t 
 	return 0;
 }
 
-static int thread_index(struct isc_stree *t, uint32_t pid, uint32_t tid, uint32_t *idx)
+int isc_stree_thread_index(struct isc_stree *t, uint32_t pid, uint32_t tid, uint32_t *idx)
 {
 	for (uint32_t i = 0; i < t->nthreads; i++)
 		if (t->threads[i].pid == pid && t->threads[i].tid == tid) {
@@ -196,7 +196,7 @@ int isc_stree_name_thread(struct isc_stree *t, uint32_t pid, uint32_t tid, const
 {
 	uint32_t i;
 	char *n = strdup(name);
-	if (!n || thread_index(t, pid, tid, &i)) {
+	if (!n || isc_stree_thread_index(t, pid, tid, &i)) {
 		free(n);
 		return -ENOMEM;
 	}
@@ -205,11 +205,22 @@ int isc_stree_name_thread(struct isc_stree *t, uint32_t pid, uint32_t tid, const
 	return 0;
 }
 
+int isc_stree_intern(struct isc_stree *t, const struct isc_sframe *f, uint32_t *idx)
+{
+	return frame_index(t, f, idx);
+}
+
 int isc_stree_add(struct isc_stree *t, uint32_t pid, uint32_t tid, const struct isc_sframe *frames, unsigned n,
 		  uint64_t count)
 {
+	return isc_stree_add_at(t, pid, tid, frames, n, count, NULL);
+}
+
+int isc_stree_add_at(struct isc_stree *t, uint32_t pid, uint32_t tid, const struct isc_sframe *frames, unsigned n,
+		     uint64_t count, uint32_t *leaf)
+{
 	uint32_t ti, node, fi;
-	if (thread_index(t, pid, tid, &ti))
+	if (isc_stree_thread_index(t, pid, tid, &ti))
 		return -ENOMEM;
 	node = t->threads[ti].root;
 	uint32_t path[1024];
@@ -223,6 +234,8 @@ int isc_stree_add(struct isc_stree *t, uint32_t pid, uint32_t tid, const struct 
 	for (unsigned i = 0; i < depth; i++)
 		t->nodes[path[i]].total += count;
 	t->nodes[node].self += count;
+	if (leaf)
+		*leaf = node;
 	return 0;
 }
 

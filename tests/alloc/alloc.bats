@@ -1,16 +1,18 @@
 #!/usr/bin/env bats
-# Allocation sampling end to end (issue 25, phase 1): planted truths
-# recorded for real (each workload of tests/alloc/workloads states its
-# truth at the top; lines come from the markers in the workload file),
-# checked at the trace and timeline level (iscope-merge --dump-times) and
-# through the site model (alloc_sites_dump, which runs
-# lib/analyze/alloc_sites.c over the recording).  Bytes are checked
-# within the sampling error the model states: four standard errors (an
-# estimate off by more has a probability of about 6e-5, so the checks do
-# not flake; that two errors cover 95 % of samplings is the unit test's
-# business, test_alloc_sites.c), plus half a byte a sample for the
-# weights' rounding.  Allocations much larger than the interval have an
-# error near 0: their checks are exact to the byte.
+# Allocation sampling end to end (issue 25): planted truths recorded for
+# real (each workload of tests/alloc/workloads states its truth at the
+# top; lines come from the markers in the workload file), checked at the
+# trace and timeline level (iscope-merge --dump-times), through the site
+# model (alloc_sites_dump, which runs lib/analyze/alloc_sites.c over the
+# recording) and through the whole pipe (iscope-analyze's memory.sites,
+# growth_sites, peak_composition and oom; the memory_leak, memory_churn
+# and oom findings; iscope-report's rows).  Bytes are checked within the
+# sampling error the model states: four standard errors (an estimate off
+# by more has a probability of about 6e-5, so the checks do not flake;
+# that two errors cover 95 % of samplings is the unit test's business,
+# test_alloc_sites.c), plus half a byte a sample for the weights'
+# rounding.  Allocations much larger than the interval have an error near
+# 0: their checks are exact to the byte.
 
 load ../cli/helpers
 bats_require_minimum_version 1.5.0
@@ -76,6 +78,81 @@ within() {
 	# five times the retained bytes allocated
 	python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) >= 4.9 * float(sys.argv[2]) else 1)' \
 		"$(jq .alloc "$T/c")" "$(jq .alloc "$T/r")"
+}
+
+@test "findings: memory.sites and growth_sites rank cache_results first, a memory_leak of 4 MiB an iteration, scratch churns; the report's rows" {
+	local retain churn
+	retain=$(line_of "$WL/retain_churn.py" "# RETAIN$")
+	churn=$(line_of "$WL/retain_churn.py" "# CHURN$")
+	run --separate-stderr "$RECORD" -q --memory-sampling=256K -o "$T/t.isc" -- "$PY" "$WL/retain_churn.py"
+	[ "$status" -eq 0 ]
+	"$ANALYZE" -o "$T/f.json" "$T/t.isc"
+	valid_findings "$T/f.json"
+	[ "$(jq .memory.sampling.interval_bytes "$T/f.json")" -eq 262144 ]
+	# memory.sites: the leak first, however large the churn
+	jq -c '.memory.sites[0]' "$T/f.json" > "$T/r"
+	[ "$(jq -r .name "$T/r")" = cache_results ]
+	[ "$(jq .line "$T/r")" -eq "$retain" ]
+	[ "$(jq .iterations "$T/r")" -eq 11 ]
+	[ "$(jq .leak "$T/r")" = true ]
+	within "$(jq .leak_per_iteration_bytes "$T/r")" 4194305 "$(jq '.retained_err_bytes / 11' "$T/r")" 1
+	within "$(jq .retained_bytes "$T/r")" $((11 * 4194305)) "$(jq .retained_err_bytes "$T/r")" 11
+	jq -c --argjson l "$churn" '[.memory.sites[] | select(.name == "scratch" and .line == $l)]' "$T/f.json" > "$T/c"
+	[ "$(jq length "$T/c")" -eq 1 ]
+	[ "$(jq '.[0].retained_bytes' "$T/c")" -eq 0 ]
+	[ "$(jq '.[0].leak' "$T/c")" = false ]
+	within "$(jq '.[0].allocated_bytes' "$T/c")" $((12 * 20971521)) "$(jq '.[0].allocated_err_bytes' "$T/c")" 12
+	within "$(jq '.[0].freed_bytes' "$T/c")" $((12 * 20971521)) "$(jq '.[0].freed_err_bytes' "$T/c")" 12
+	# the steady state's 11 iterations allocated 20971521 bytes each
+	within "$(jq '.[0].allocated_per_iteration_bytes' "$T/c")" 20971521 "$(jq '.[0].allocated_err_bytes / 11' "$T/c")" 1
+	# growth_sites from the samples: what was retained, so cache_results and never scratch
+	[ "$(jq -r .memory.growth_sites_source "$T/f.json")" = allocation_samples ]
+	[ "$(jq -r '.memory.growth_sites[0].name' "$T/f.json")" = cache_results ]
+	[ "$(jq '.memory.growth_sites[0].line' "$T/f.json")" -eq "$retain" ]
+	[ "$(jq '[.memory.growth_sites[] | select(.name == "scratch")] | length' "$T/f.json")" -eq 0 ]
+	# the finding: a leak at that line, 4 MiB an iteration
+	jq -c '.findings[] | select(.id == "memory_leak")' "$T/f.json" > "$T/l"
+	[ "$(wc -l < "$T/l")" -eq 1 ]
+	[ "$(jq -r '.evidence.top[0].name' "$T/l")" = cache_results ]
+	[ "$(jq '.evidence.top[0].line' "$T/l")" -eq "$retain" ]
+	[[ $(jq -r .title "$T/l") == "Memory leak: cache_results ("*"retain_churn.py:$retain) keeps 4.0 MiB per iteration (11 iterations, growing in each)" ]]
+	# peak composition: its numbers add up; cache_results held a whole number of its 4194305-byte buffers
+	[ "$(jq '.memory.peak_composition | (.sampled_live_bytes + .unattributed_bytes - .rss_bytes) as $d | $d <= 1 and $d >= -1' "$T/f.json")" = true ]
+	jq -c '.memory.peak_composition.sites[] | select(.name == "cache_results")' "$T/f.json" > "$T/p"
+	[ "$(wc -l < "$T/p")" -eq 1 ]
+	python3 -c 'import sys; k = float(sys.argv[1]) / 4194305; sys.exit(0 if 1 <= round(k) <= 12 and abs(k - round(k)) < 0.01 else 1)' \
+		"$(jq .live_bytes "$T/p")"
+	# the report: the site table's row and the leak
+	"$REPORT" -o "$T/r.md" "$T/f.json"
+	grep -q '^### Memory by allocation site$' "$T/r.md"
+	run grep -E "^\| 1 \| \`cache_results\` \(.*retain_churn.py:$retain\) \|.*\| yes, 4.0 MiB per iteration \|$" "$T/r.md"
+	[ "$status" -eq 0 ]
+	run grep -E "^\| [0-9]+ \| \`scratch\` \(.*retain_churn.py:$churn\) \| 240.0 MiB \| 240.0 MiB \| 20.0 MiB \| 0 B \| 0 B \|" "$T/r.md"
+	[ "$status" -eq 0 ]
+}
+
+@test "findings: churn that costs page faults is a memory_churn finding at its line, a retained line is not churn" {
+	local churn keep
+	churn=$(line_of "$WL/churn.py" "# CHURN$")
+	keep=$(line_of "$WL/churn.py" "# KEEP$")
+	run --separate-stderr env MALLOC_MMAP_THRESHOLD_=131072 "$RECORD" -q -o "$T/t.isc" -- "$PY" "$WL/churn.py"
+	[ "$status" -eq 0 ]
+	"$ANALYZE" -o "$T/f.json" "$T/t.isc"
+	valid_findings "$T/f.json"
+	jq -c '.findings[] | select(.id == "memory_churn")' "$T/f.json" > "$T/c"
+	[ "$(wc -l < "$T/c")" -eq 1 ]
+	[[ $(jq -r .title "$T/c") == "Allocation churn: scratch ("*"churn.py:$churn) allocates and frees "*" MiB/s, 20.0 MiB per iteration while page faults take "* ]]
+	# 59 steady-state iterations of 20971521 bytes (sampled with certainty at
+	# the default 512 KiB: weight = size), none retained
+	[ "$(jq .evidence.metrics.churn_bytes "$T/c")" -eq $((59 * 20971521)) ]
+	[ "$(jq '.evidence.top | length' "$T/c")" -eq 1 ]
+	[ "$(jq -r '.evidence.top[0].name' "$T/c")" = scratch ]
+	[ "$(jq '.evidence.top[0].line' "$T/c")" -eq "$churn" ]
+	# keep retained its 1 MiB an iteration: a leak, not churn
+	jq -c --argjson l "$keep" '.memory.sites[] | select(.name == "keep" and .line == $l)' "$T/f.json" > "$T/k"
+	[ "$(wc -l < "$T/k")" -eq 1 ]
+	within "$(jq .retained_bytes "$T/k")" $((59 * 1048577)) "$(jq .retained_err_bytes "$T/k")" 59
+	[ "$(jq -r '.findings[] | select(.id == "memory_leak") | .evidence.top[0].name' "$T/f.json")" = keep ]
 }
 
 @test "trace level: every 4 MiB and 20 MiB allocation sampled at its line, the site table equals the records" {
@@ -184,4 +261,23 @@ within() {
 	site step "$churn" > "$T/c"
 	[ "$(wc -l < "$T/c")" -eq 1 ]
 	[ "$(jq .live_end "$T/c")" -le 10485761 ]
+	# the findings: oom.site is that line, from live bytes, growing; the
+	# sites at the death start with it; the finding and the report say so
+	"$ANALYZE" -o "$T/f.json" "$T/t.isc"
+	valid_findings "$T/f.json"
+	[ "$(jq -r .oom.kind "$T/f.json")" = host_oom_killer ]
+	[ "$(jq -r .oom.site.name "$T/f.json")" = hoard ]
+	[ "$(jq .oom.site.line "$T/f.json")" -eq "$hoard" ]
+	[ "$(jq -r .oom.site_source "$T/f.json")" = live_bytes ]
+	[ "$(jq .oom.site.growing "$T/f.json")" = true ]
+	within "$(jq .oom.site.live_bytes "$T/f.json")" $((n * 10485760)) "$(jq .oom.site.live_err_bytes "$T/f.json")" "$n"
+	[ "$(jq -r .oom.growth_before.source "$T/f.json")" = allocation_samples ]
+	[ "$(jq -r '.oom.growth_before.top[0].name' "$T/f.json")" = hoard ]
+	[ "$(jq '.oom.growth_before.top[0].line' "$T/f.json")" -eq "$hoard" ]
+	[ "$(jq -r '.findings[0].id' "$T/f.json")" = oom ]
+	[[ $(jq -r '.findings[0].title' "$T/f.json") == "The workload died of out-of-memory: the kernel's OOM killer killed it; hoard ("*"hoard_oom.py:$hoard) held "*" MiB and was growing" ]]
+	[ "$(jq -r '.findings[0].evidence.top[0].name' "$T/f.json")" = hoard ]
+	"$REPORT" -o "$T/r.md" "$T/f.json"
+	run grep -E "Site: \`hoard\` \(.*hoard_oom.py:$hoard\), the site holding the most live bytes among those growing before the death" "$T/r.md"
+	[ "$status" -eq 0 ]
 }

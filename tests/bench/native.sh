@@ -22,9 +22,12 @@
 # the native samples per second, and the trace bytes native adds per
 # minute of the workload (median over rounds: (size_native - size_off) /
 # wall time of native x 60).  Then, on the last native trace of each
-# workload: iscope-merge's time, and the unwinding speed of
+# workload: iscope-merge's time, the unwinding speed of
 # tests/native/nstacks (stacks per second, wall time; files opened and
-# parsed on first use included: the speed of a cold analysis).
+# parsed on first use included: the speed of a cold analysis), and
+# iscope-analyze's time on that timeline (unwinding, mixing, dispatch and
+# the native section included) beside its time on the last trace without
+# native stacks.
 # Goal: native/off <= 1.05 at the default rate.
 set -euo pipefail
 
@@ -35,8 +38,9 @@ ROUNDS=${ROUNDS:-5}
 BUILD=${ISC_BUILD:-build}
 REC=$BUILD/tools/iscope-record/iscope-record
 MERGE=$BUILD/tools/iscope-merge/iscope-merge
+ANALYZE=$BUILD/tools/iscope-analyze/iscope-analyze
 NSTACKS=$BUILD/tests/nstacks
-for b in "$REC" "$MERGE" "$NSTACKS"; do
+for b in "$REC" "$MERGE" "$ANALYZE" "$NSTACKS"; do
 	[[ -x $b ]] || { echo "native.sh: $b not built (meson compile -C $BUILD)" >&2; exit 1; }
 done
 PY=$(./scripts/find-python.sh)
@@ -73,7 +77,7 @@ run() {
 
 printf '# native.sh: %d rounds, %s, %s\n' "$ROUNDS" "$(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)" \
 	"native args: ${NATIVE_ARGS:-(defaults)}"
-printf '%-13s %7s %21s %10s %12s %9s %12s\n' workload off_s native/off samples/s MB/min merge_s unwind/s
+printf '%-13s %7s %21s %10s %12s %9s %12s %10s %14s\n' workload off_s native/off samples/s MB/min merge_s unwind/s analyze_s analyze_off_s
 for w in $WORKLOADS; do
 	script=$WL/$w.py
 	run off "$script" "$tmp/warm.isc" >/dev/null
@@ -103,10 +107,18 @@ for w in $WORKLOADS; do
 	"$NSTACKS" --mix --folded "$tmp/n.istl" >/dev/null 2>"$tmp/nst.err"
 	t2=$(date +%s%N)
 	stacks=$(sed -n 's/^samples \([0-9]*\) .*/\1/p' "$tmp/nst.err")
-	printf '%-13s %7.2f %7.3f (%s) %10.0f %12.1f %9.2f %12.0f\n' "$w" \
+	"$MERGE" "$tmp/o.isc" -o "$tmp/o.istl"
+	t3=$(date +%s%N)
+	"$ANALYZE" -q -o "$tmp/n.json" "$tmp/n.istl"
+	t4=$(date +%s%N)
+	"$ANALYZE" -q -o "$tmp/o.json" "$tmp/o.istl"
+	t5=$(date +%s%N)
+	printf '%-13s %7.2f %7.3f (%s) %10.0f %12.1f %9.2f %12.0f %10.2f %14.2f\n' "$w" \
 		"$(median <"$tmp/off" | awk '{ print $1 / 1e9 }')" \
 		"$(median <"$tmp/ratio")" "$(spread <"$tmp/ratio")" \
 		"$(median <"$tmp/rate")" "$(median <"$tmp/growth")" \
 		"$(awk -v a="$t0" -v b="$t1" 'BEGIN { print (b - a) / 1e9 }')" \
-		"$(awk -v s="${stacks:-0}" -v a="$t1" -v b="$t2" 'BEGIN { print s / ((b - a) / 1e9) }')"
+		"$(awk -v s="${stacks:-0}" -v a="$t1" -v b="$t2" 'BEGIN { print s / ((b - a) / 1e9) }')" \
+		"$(awk -v a="$t3" -v b="$t4" 'BEGIN { print (b - a) / 1e9 }')" \
+		"$(awk -v a="$t4" -v b="$t5" 'BEGIN { print (b - a) / 1e9 }')"
 done

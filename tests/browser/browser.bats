@@ -3,8 +3,10 @@
 # (file://), takes a screenshot, and webdriver_check.py asserts no console
 # error, no network request but the document, no dialog, every chart <svg>
 # present with a rendered size and its data drawn, and the hostile names
-# (tests/data/report/full.json) shown literally as text; then the reports of
-# a torch run recorded here and of a real V100 Kineto trace.  A negative control
+# (tests/data/report/full.json) shown literally as text; the flame graphs of
+# native stacks (tests/data/report/native.json, and a torch run recorded here
+# with --native=on); then the reports of a torch run recorded here and of a
+# real V100 Kineto trace.  A negative control
 # page shows that each of those checks can fail.
 
 load ../cli/helpers
@@ -60,6 +62,31 @@ teardown() {
 	run "$PY" "$CHECK" "$T/run.html" "$T/run.png" --chart 'CPU use over time' --chart 'Memory over time' \
 		--chart 'Iteration latency distribution (steady state)' --chart 'Where the traced CPU time goes' \
 		--text 'crunch'
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+@test "native stacks: the flame graph and its differential, hostile names shown as text" {
+	"$REPORT" -o "$T/native.html" "$FIXTURES/native.json"
+	run "$PY" "$CHECK" "$T/native.html" "$T/native.png" --charts 9 \
+		--chart 'Flame graph: native and Python stacks, all threads' \
+		--chart 'Differential flame graph: this run against the baselines' \
+		--text '<script>alert(1)</script>' --text '<img src=x onerror=alert(1)>_sgemm'
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+@test "a real run's flame graph: a torch GEMM recorded with native stacks" {
+	py=$(torch_python) || skip "no Python with torch (scripts/find-python.sh)"
+	"$RECORD" -q --native=on --no-cuda -o "$T/probe.isc" -- /bin/true 2>/dev/null ||
+		skip "MACHINE ASSUMPTION NOT MET: perf_event_open refused here"
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 "$RECORD" -q --native=on --no-cuda -o "$T/mm.isc" -- \
+		"$py" "$ISC_SRC/tests/native/matmul.py" 1
+	"$ANALYZE" -o "$T/mm.json" "$T/mm.isc"
+	valid_findings "$T/mm.json"
+	"$REPORT" -o "$T/mm.html" "$T/mm.json"
+	run "$PY" "$CHECK" "$T/mm.html" "$T/mm.png" --chart 'Flame graph: native and Python stacks, all threads' \
+		--chart 'CPU use over time' --text 'Native stacks'
 	echo "$output"
 	[ "$status" -eq 0 ]
 }

@@ -16,7 +16,10 @@ preferences browser=ALL, performance=ALL.  After loading file://PAGE:
 - N chart <svg> elements (when --charts is given), one titled TITLE for
   each --chart, each with width, height, viewBox, role="img" and a
   title, a rendered size above 0 (getBoundingClientRect) and every element
-  drawn from data (data-series) with a bounding box above 0,
+  drawn from data (data-series) with a bounding box above 0; in a flame
+  graph (elements with data-series="frame") every frame with a width and a
+  height, the root the widest and lowest, every frame within its width and
+  no two frames of a row overlapping,
 - each STRING appears literally in the page's text (innerText),
 - the screenshot is a PNG of the viewport's size with more than a few colours.
 
@@ -97,15 +100,46 @@ const charts = Array.from(document.querySelectorAll('svg')).map(s => {
   const drawn = Array.from(s.querySelectorAll('[data-series]')).map(e => {
     const b = e.getBBox(); return [b.width, b.height];
   });
+  const frames = Array.from(s.querySelectorAll('[data-series="frame"]')).map(e => {
+    const b = e.getBBox(); return [b.x, b.y, b.width, b.height];
+  });
   return {title: t ? t.textContent : null, w: r.width, h: r.height,
           attrs: ['width', 'height', 'viewBox', 'role'].filter(a => s.hasAttribute(a)),
-          role: s.getAttribute('role'), drawn: drawn};
+          role: s.getAttribute('role'), drawn: drawn, frames: frames};
 });
 return {charts: charts,
         active: document.querySelectorAll('script, img, iframe, object, embed, link, frame').length,
         text: document.body ? document.body.innerText : '',
         viewport: [Math.round(innerWidth * devicePixelRatio), Math.round(innerHeight * devicePixelRatio)]};
 """
+
+
+def flame_problems(frames):
+    """A flame graph's frames (x, y, width, height of each data-series="frame"
+    element), as drawn: each with a width and a height, the widest one (the
+    root) at the bottom, every frame within its x range, and frames of one
+    row side by side, never overlapping by more than a rounding."""
+    if not frames:
+        return []
+    out = []
+    empty = [f for f in frames if not (f[2] > 0 and f[3] > 0)]
+    if empty:
+        out.append("%d of %d flame graph frames have no width or height" % (len(empty), len(frames)))
+    root = max(frames, key=lambda f: f[2])
+    if root[1] < max(f[1] for f in frames) - 0.5:
+        out.append("the widest frame is not the bottom row")
+    outside = [f for f in frames if f[0] < root[0] - 0.5 or f[0] + f[2] > root[0] + root[2] + 0.5]
+    if outside:
+        out.append("%d frames outside the root's width" % len(outside))
+    rows = {}
+    for f in frames:
+        rows.setdefault(round(f[1], 1), []).append(f)
+    for y, row in rows.items():
+        row.sort()
+        if any(a[0] + a[2] > b[0] + 0.6 for a, b in zip(row, row[1:])):
+            out.append("frames overlap in the row at y=%s" % y)
+            break
+    return out
 
 
 def png_problems(path, width, height):
@@ -191,6 +225,7 @@ def check(wd, page, shot, charts, titles, texts):
         flat = [d for d in c["drawn"] if not (d[0] > 0 or d[1] > 0)]
         if not c["drawn"] or flat:
             problems.append("%s: %d elements drawn from data, %d of them empty" % (name, len(c["drawn"]), len(flat)))
+        problems += ["%s: %s" % (name, p) for p in flame_problems(c["frames"])]
     for t in texts:
         if t not in info["text"]:
             problems.append("not in the page's text: %r" % t)

@@ -82,7 +82,7 @@ file_keys() {
 	printf 'format: htm\n' >.inferscope.yaml
 	run --separate-stderr "$REPORT" -o r.out
 	[ "$status" -eq 2 ]
-	[[ "$stderr" == *"invalid value 'htm' for --format (from ./.inferscope.yaml:1): expected md, markdown or html"* ]]
+	[[ "$stderr" == *"invalid value 'htm' for --format (from ./.inferscope.yaml:1): expected md, markdown, html, folded or speedscope"* ]]
 	[ ! -e r.out ]
 }
 

@@ -2,8 +2,9 @@
 # The device check (issue 29): on a machine with an NVIDIA GPU, workloads
 # whose bottleneck is known by construction (workloads.py) run plain, under
 # iscope-record and under torch.profiler; prints a Markdown table of the
-# verdict against the truth, the kernel count and kernel time of the steady
-# steps against torch.profiler's trace of the same steps (within 2 %), and
+# verdict against the truth, the GPU op count (kernels, copies, memsets) and
+# GPU time of the steady steps against torch.profiler's trace of the same
+# steps (within 2 %), and
 # ms per step plain / recorded / profiled.  Needs nothing from the network.
 #
 #   tests/device/check.sh [BIN_DIR]     BIN_DIR: where iscope-record etc. are
@@ -42,7 +43,7 @@ declare -A truth=([gemm]=gpu_compute_bound [tiny]=launch_bound [pageable]=transf
 	[resnet1]="" [resnet64]="")
 bad=0
 "$PY" -c 'import torch; print("#", torch.cuda.get_device_name(0), "torch", torch.__version__, "CUDA", torch.version.cuda)'
-echo "| workload | truth | ours | torch.profiler's trace | kernels ours / tp | kernel time ours / tp | ms/step plain / ours / tp |"
+echo "| workload | truth | ours | torch.profiler's trace | GPU ops ours / tp | GPU time ours / tp | ms/step plain / ours / tp |"
 echo "|---|---|---|---|---:|---:|---|"
 for w in $WORKLOADS; do
 	if [[ $w == resnet* ]] && ! "$PY" -c 'import torchvision' 2>/dev/null; then
@@ -57,8 +58,9 @@ for w in $WORKLOADS; do
 	"$ANALYZE" -q -o "$tmp/$w.json" "$tmp/$w.isc" 2>>"$tmp/$w.rec.err"
 	"$ANALYZE" -q -o "$tmp/$w.tp.json" "$tmp/$w.kineto.json" 2>>"$tmp/$w.tp.err"
 	"$MERGE" --dump-times -o "$tmp/$w.dump" "$tmp/$w.isc" 2>>"$tmp/$w.rec.err"
-	# kernels launched in the steady steps (the 6th on): ours from the dump, torch.profiler's from its
-	# trace (its active steps are those same steps)
+	# GPU ops (kernels, copies, memsets) of the steady steps (the 6th on): ours from the dump,
+	# torch.profiler's from its trace (its active steps are those same steps); a workload with
+	# no kernel (pageable) is still compared, on its copies
 	read -r ok_count kn_ours kn_tp kt_ours kt_tp < <("$PY" - "$tmp/$w.dump" "$tmp/$w.kineto.json" <<'PY'
 import json, re, sys
 steps, kern = [], []
@@ -68,16 +70,17 @@ for l in open(sys.argv[1]):
         steps.append([int(w[0]), None])
     elif len(w) >= 6 and w[3:6] == ["E", "scope", "step"] and steps and steps[-1][1] is None:
         steps[-1][1] = int(w[0])
-    m = re.search(r" GPU dev\d+ s\d+ kernel .* dur=(\d+)", l)
+    m = re.search(r" GPU dev\d+ s\d+ (kernel|memcpy|memset) .* dur=(\d+)", l)
     if m:
-        kern.append((int(w[0]), int(m.group(1))))
+        kern.append((int(w[0]), int(m.group(2))))
 lo, hi = (steps[5][0], steps[-1][1]) if len(steps) > 5 and steps[-1][1] else (0, 0)
 mine = [d for t, d in kern if lo <= t <= hi]
 tr = json.load(open(sys.argv[2]))
-tk = [e for e in tr.get("traceEvents", []) if e.get("cat") == "kernel" and e.get("ph") == "X"]
+tk = [e for e in tr.get("traceEvents", [])
+      if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset") and e.get("ph") == "X"]
 n1, n2 = len(mine), len(tk)
 t1, t2 = sum(mine) / 1e6, sum(float(e.get("dur", 0)) for e in tk) / 1e3
-ok = n2 > 0 and abs(n1 - n2) <= 0.02 * n2 and t2 > 0 and abs(t1 - t2) <= 0.02 * t2
+ok = n1 > 0 and n2 > 0 and abs(n1 - n2) <= 0.02 * n2 and t2 > 0 and abs(t1 - t2) <= 0.02 * t2
 print(int(ok), n1, n2, "%.2f" % t1, "%.2f" % t2)
 PY
 )

@@ -15,8 +15,9 @@ warm-up), for a like-for-like kernel count.
              shorter than its launch call -> launch_bound
   pageable   a 512 MiB copy from pageable host memory per step, nothing
              else -> transfer_bound
-  python     60 ms of pure Python per step, the GPU idle -> cpu_bound
-             (the host starves the GPU)
+  python     60 ms of pure Python per step, then one small kernel: the GPU
+             idle, waiting for the host -> cpu_bound (the host starves
+             the GPU; without a kernel the run has no GPU span to judge)
   resnet1    torchvision ResNet-50, batch 1, fp32 (eager): host-bound on
              a fast GPU (launch- or cpu-bound); reported, not judged
   resnet64   the same at batch 64, fp16; reported, not judged
@@ -61,11 +62,14 @@ def make(name):
             dst.copy_(host, non_blocking=True)
         return step
     if name == "python":
+        x = torch.zeros(16, device=dev)
+
         def step():
             end = time.perf_counter() + 0.06
             s = 0
             while time.perf_counter() < end:
                 s += 1
+            x.add_(1.0)
         return step
     if name.startswith("resnet"):
         import torchvision
@@ -102,8 +106,10 @@ def main():
 
     if a.profile:
         from torch.profiler import ProfilerActivity, profile, schedule
+        # repeat=1: one cycle; with the default (0, repeat forever) the cycle after the
+        # last step would begin a new warm-up, and the trace exported could be that
         with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
-                     schedule=schedule(wait=0, warmup=5, active=a.steps - 5)) as p:
+                     schedule=schedule(wait=0, warmup=5, active=a.steps - 5, repeat=1)) as p:
             run_steps(p)
         p.export_chrome_trace(a.profile)
     else:

@@ -96,11 +96,19 @@ used = [x for x in cals if x["used"]]
 cal = used[0] if used else cals[0]
 L0 = plain["min_ns"]
 spans = [e - b for b, e in r["iterations"]["spans"]]  # recorded times, in order
-Lr, Lc = r["iterations"]["latency_ns"]["min"], c["iterations"]["latency_ns"]["min"]
+Lr = r["iterations"]["latency_ns"]["min"]
+est, le = c["iterations"]["latency_ns_estimated"], c["iterations"]["latency_estimate"]
 # the removal, computed here from the calibration's timings (formats/trace.md
 # 6.1): per-event cost in ps, times 2 x (calls + 1) events, rounded to ns
 ps = (cal["hooked_ns"] - cal["plain_ns"]) * 1000 // cal["events"]
 want = (ps * 2 * (5000 + 1) + 500) // 1000
+# the estimate is withheld when it would remove more than max_removed_pct
+# (50) of the steady iterations (issue 29): 5000 empty calls under a hook
+# can come near that on a loaded machine.  Then the band judges the
+# calibrated removal (the checks below still hold the document's own
+# iteration_overhead_removed_ns to it)
+withheld = est is None
+Lc = Lr - want if withheld else est["min"]
 speeds = {"the calibration": cal["plain_ns"] / cal["calls"], "the plain run": plain["probe_ns_per_call"]}
 slow = ["%s at %.1f ns a call" % (k, v) for k, v in speeds.items() if v > 1.15 * fastest]
 removed = round(100 * (Lr - Lc) / (Lr - L0)) if Lr > L0 else 0
@@ -124,8 +132,14 @@ checks = [
     (len(spans) == 200 and all(sp <= wl for sp, wl in zip(spans, rec["latencies_ns"])),
      "spans %r not inside the workload's own %r" % (spans[:5], rec["latencies_ns"][:5])),
     (Lr == min(spans[1:]), "raw min %d, shortest steady span %d" % (Lr, min(spans[1:]))),
+    # the measured latency stays the headline, compensated or not (issue 29)
+    (c["iterations"]["latency_ns"] == r["iterations"]["latency_ns"], "compensated headline %r, raw %r" % (
+        c["iterations"]["latency_ns"], r["iterations"]["latency_ns"])),
     # the removal is the calibrated cost of the iteration's events (ps rounding: 1 ns)
     (Lr - Lc == want, "removed %d ns, calibration says %d" % (Lr - Lc, want)),
+    (le is not None and le["withheld"] == withheld and
+     (not withheld or (le["reason"] and (le["removed_pct"] > le["max_removed_pct"] or min(spans[1:]) <= want))),
+     "latency_estimate %r with the estimate %r" % (le, est)),
     (rc["overhead_ns"] > 0 and 0 < rc["overhead_pct"] < 100, "overhead %r" % rc),
     # every steady iteration lost the same calibrated amount
     (rc["iteration_overhead_removed_ns"] == c["iterations"]["samples"] * want,
@@ -190,11 +204,13 @@ monitoring() {
 	"$ANALYZE" -q -o "$t/c.json" "$t/k.isc"
 	run "$REPORT" "$t/c.json"
 	[ "$status" -eq 0 ]
-	[[ "$output" == *"Recording (exact Python mode, setprofile) added about "*" per call ("*" % of traced time"*"); figures corrected ("*" taken out of self times, "*" out of the iteration latencies)."* ]]
+	[[ "$output" == *"Recording (exact Python mode, setprofile) added about "*" per call ("*" % of traced time"*"); figures corrected ("*" taken out of self times; "*" would come out of the iteration latencies, shown as an estimate beside the measured ones)."* ]]
 	# how much longer the traced code ran, from the figures of the findings: before / (before - removed)
 	slow=$(jq -r .recording.traced_slowdown "$t/c.json")
 	if [ "$(jq -r '.recording.traced_slowdown >= 1.05' "$t/c.json")" = true ]; then
-		[[ "$output" == *"the traced code ran about $(printf '%.1f' "$slow")x as long as it would without recording, estimated"* ]]
+		# rounded as the report's C does, in double (bash's printf rounds a long double: 1.45 gives 1.5, C 1.4)
+		slow1=$(awk -v s="$slow" 'BEGIN { printf "%.1f", s }')
+		[[ "$output" == *"the traced code ran about ${slow1}x as long as it would without recording, estimated"* ]]
 	fi
 	"$ANALYZE" -q --no-compensation -o "$t/r.json" "$t/k.isc"
 	run "$REPORT" "$t/r.json"
@@ -244,4 +260,67 @@ PY
 	want=$output
 	run jq -c '[.recording, .iterations.latency_ns, .cpu.top_functions]' "$t/b.json"
 	[ "$output" = "$want" ]
+}
+
+@test "compensation never replaces a measured latency: a loop bounded by 60 ms keeps its 60 ms, the estimate withheld" {
+	t=$BATS_TEST_TMPDIR
+	# 6 iterations that each poll until 60 ms have passed (the first is the warm-up)
+	"$REC" -q -o "$t/d.isc" -- "$ISC_PY" "$WL/deadline_loop.py" 6 60 "$t/rec.json"
+	"$ANALYZE" -q -o "$t/d.json" "$t/d.isc"
+	run /usr/bin/python3 - "$t/d.json" "$t/rec.json" <<'PY'
+import json, sys
+d, rec = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+it = d["iterations"]
+lat, est = it["latency_ns"], it["latency_estimate"]
+print("latency_ns", lat, "estimate", est, "estimated", it["latency_ns_estimated"])
+bad = []
+# the headline is what was measured: each steady scope lasts until its 60 ms deadline, less the
+# microseconds between the workload's clock reading and the scope's begin (0.5 ms allowed)
+if it["samples"] != 5:
+    bad.append("samples %r, want 5" % it["samples"])
+if not 59.5e6 <= lat["min"] <= max(rec["latencies_ns"][1:]):
+    bad.append("min %r: not the measured 60 ms (the workload timed %r)" % (lat["min"], rec["latencies_ns"]))
+if not lat["p50"] >= 59.5e6:
+    bad.append("p50 %r under the 60 ms deadline" % lat["p50"])
+# the share removed, from the document's own numbers: what the events cost of the steady iterations' time
+share = round(10000 * d["recording"]["iteration_overhead_removed_ns"] / (it["samples"] * lat["mean"])) / 100
+if abs(est["removed_pct"] - share) > 0.02 or est["max_removed_pct"] != 50:
+    bad.append("removed_pct %r, computed %r, max %r" % (est["removed_pct"], share, est["max_removed_pct"]))
+if est["withheld"] != (share > 50) or (it["latency_ns_estimated"] is None) != est["withheld"]:
+    bad.append("withheld %r for %r %%, estimated %r" % (est["withheld"], share, it["latency_ns_estimated"]))
+# the planted truth: the loop is all calls, so the events' calibrated cost is most of its time, when
+# the thread ran (on a loaded machine it waits for a CPU and the events are fewer: a machine assumption)
+th = [x for p in d["processes"] for x in p["threads"] if x["name"] == "MainThread"][0]
+off = 100 * th["off_cpu_ns"] / (th["off_cpu_ns"] + th["cpu_ns"]) if th["cpu_ns"] else 100
+if off > 15:
+    print("\n".join(bad) or "MACHINE ASSUMPTION NOT MET: the loop's thread was off CPU %.0f %% of the time: %.1f %% removed" % (off, share))
+    sys.exit(0)
+if not (share > 50 and est["withheld"] is True and "deadline" in est["reason"]):
+    bad.append("%.1f %% removed with the thread on CPU: want over 50 %%, withheld, reason %r" % (share, est["reason"]))
+print("\n".join(bad) or "ok")
+PY
+	echo "$output"
+	[ "$status" -eq 0 ]
+	if [[ ${lines[-1]} == "MACHINE ASSUMPTION NOT MET"* ]]; then
+		skip "${lines[-1]}"
+	fi
+	[ "${lines[-1]}" = ok ]
+	run "$REPORT" "$t/d.json"
+	[[ "$output" == *"estimate without the recording cost withheld"* ]]
+}
+
+@test "compensation: a loop of fixed work keeps the measured latency as the headline and shows the estimate beside it" {
+	t=$BATS_TEST_TMPDIR
+	"$REC" -q -o "$t/k.isc" -- "$ISC_PY" "$WL/known_calls.py" 20 2000 "$t/rec.json"
+	"$ANALYZE" -q -o "$t/c.json" "$t/k.isc"
+	"$ANALYZE" -q --no-compensation -o "$t/r.json" "$t/k.isc"
+	# the headline is the raw one; the estimate is below it, by the events' calibrated cost
+	run jq -c '.iterations.latency_ns' "$t/r.json"
+	raw=$output
+	run jq -c '.iterations.latency_ns' "$t/c.json"
+	[ "$output" = "$raw" ]
+	jq -e '.iterations.latency_estimate.withheld == false and .iterations.latency_estimate.removed_pct < 50' "$t/c.json"
+	jq -e '.iterations.latency_ns_estimated.min < .iterations.latency_ns.min' "$t/c.json"
+	jq -e '.iterations.latency_ns_estimated.min == .iterations.latency_ns.min - .recording.iteration_overhead_removed_ns / .iterations.samples' "$t/c.json"
+	jq -e '.iterations.latency_estimate == null and .iterations.latency_ns_estimated == null' "$t/r.json"
 }

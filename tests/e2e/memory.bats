@@ -64,12 +64,28 @@ need_memcg() {
 	file=$(jq -r '.oom.memory_at_end.file_bytes' "$d/f.json")
 	[ $((anon + file)) -le $((rss + 20971520)) ]
 	[ $((anon + file)) -ge $((rss - 20971520)) ]
-	# host memory by site: the RSS grew in grow() inside scope("step")
+	# host memory by site, from the allocation samples: grow() kept 16 MiB a
+	# step at the raising line, at least 256 MiB before the limit hit
+	[ "$(jq -r '.memory.growth_sites_source' "$d/f.json")" = allocation_samples ]
 	[ "$(jq -r '.memory.growth_sites[0].name' "$d/f.json")" = grow ]
-	[ "$(jq -r '.memory.growth_sites[0].scope' "$d/f.json")" = step ]
+	[ "$(jq -r '.memory.growth_sites[0].line' "$d/f.json")" -eq "$(line_of "$WL/memory_error.py" "# RAISES$")" ]
 	[ "$(jq -r '.memory.growth_sites[0].bytes' "$d/f.json")" -gt 268435456 ]
 	"$REPORT" -o "$d/r.md" "$d/f.json"
 	grep -q '^\*\*The workload died of out-of-memory: a host allocation failed (MemoryError), at grow' "$d/r.md"
+}
+
+@test "--memory-sampling=off: growth sites from RSS samples, the function and the scope open" {
+	local d=$BATS_TEST_TMPDIR
+	run "$REC" --quiet --memory-sampling=off -o "$d/t.isc" -- "$ISC_PY" "$WL/memory_error.py"
+	[ "$status" -eq 1 ]
+	"$ANALYZE" -o "$d/f.json" "$d/t.isc"
+	"$ROOT/tests/lib/validate_findings.py" "$d/f.json"
+	# no allocation records: the old attribution, and the document's old shape
+	[ "$(jq -r '.memory | has("sampling")' "$d/f.json")" = false ]
+	[ "$(jq -r '.memory | has("growth_sites_source")' "$d/f.json")" = false ]
+	[ "$(jq -r '.memory.growth_sites[0].name' "$d/f.json")" = grow ]
+	[ "$(jq -r '.memory.growth_sites[0].scope' "$d/f.json")" = step ]
+	[ "$(jq -r '.memory.growth_sites[0].bytes' "$d/f.json")" -gt 268435456 ]
 }
 
 @test "the memory held when MemoryError was raised (>= 256 MiB anonymous)" {
@@ -151,13 +167,30 @@ raise MemoryError("planted")' "$d/smaps"
 	[ "$status" -eq 137 ]
 	[[ $stderr == *"was killed by the kernel's OOM killer"* ]]
 	"$ANALYZE" -o "$d/f.json" "$d/t.isc"
+	"$ROOT/tests/lib/validate_findings.py" "$d/f.json"
 	[ "$(jq -r '.oom.kind' "$d/f.json")" = host_oom_killer ]
+	# from the allocation samples: the line in step() that keeps 16 MiB a step
 	[ "$(jq -r '.oom.site.name' "$d/f.json")" = step ]
 	[ "$(jq -r '.oom.site.file' "$d/f.json")" = "$WL/oom_killer.py" ]
-	[ "$(jq -r '.oom.site_source' "$d/f.json")" = rss_growth ]
+	[ "$(jq -r '.oom.site.line' "$d/f.json")" -eq "$(line_of "$WL/oom_killer.py" "keep.append")" ]
+	[ "$(jq -r '.oom.site_source' "$d/f.json")" = live_bytes ]
+	[ "$(jq -r '.oom.site.growing' "$d/f.json")" = true ]
+	[ "$(jq -r '.memory.limit_bytes' "$d/f.json")" -eq 419430400 ]
 	[[ $(jq -r '.oom.evidence' "$d/f.json") == *"memory cgroup (v"*"limit 419430400 bytes"* ]]
 	[ "$(jq -r '.verdict.class' "$d/f.json")" = oom ]
 	[ "$(jq -r '.summary.warnings[] | select(.kind == "oom_kill") | .pid' "$d/f.json")" = "$(jq -r '.oom.pid' "$d/f.json")" ]
+}
+
+@test "--memory-limit --memory-sampling=off: the OOM killer's site from RSS growth (no allocation samples)" {
+	need_memcg
+	local d=$BATS_TEST_TMPDIR
+	run --separate-stderr "$REC" --memory-sampling=off --memory-limit=400M -o "$d/t.isc" -- "$ISC_PY" "$WL/oom_killer.py"
+	[ "$status" -eq 137 ]
+	"$ANALYZE" -o "$d/f.json" "$d/t.isc"
+	[ "$(jq -r '.oom.kind' "$d/f.json")" = host_oom_killer ]
+	[ "$(jq -r '.oom.site.name' "$d/f.json")" = step ]
+	[ "$(jq -r '.oom.site_source' "$d/f.json")" = rss_growth ]
+	[ "$(jq -r '.oom.growth_before.source' "$d/f.json")" = rss_samples ]
 }
 
 @test "--memory-limit: a workload killed by SIGKILL with memory to spare is killed, not an OOM kill" {

@@ -71,6 +71,8 @@ expect() {
 	expect analyze timeline-time-huge.istl 1 "corrupt record (type 0x42) in events chunk 2 (analyzed 1 events)"
 	expect analyze timeline-empty-events.istl 0 ""
 	expect analyze timeline-string-id-huge.istl 1 "corrupt string table chunk 2"
+	expect analyze timeline-source-huge.istl 1 "corrupt record (type 0x40) in events chunk 2 (analyzed 0 events)"
+	expect analyze timeline-source-info-huge.istl 1 "corrupt record (type 0xa3) in events chunk 2 (analyzed 0 events)"
 	# ... in bounded memory (the table it once allocated was 2 GiB)
 	if [[ -x /usr/bin/time ]]; then
 		st=0

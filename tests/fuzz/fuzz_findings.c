@@ -1,6 +1,7 @@
 /*
  * fuzz_findings.c - any bytes as findings JSON through iscope-report's
- * renderer, as Markdown and as HTML (the path iscope-report takes: parse
+ * renderer, as Markdown, as HTML and as the flame-graph formats of the
+ * native stacks (the path iscope-report takes: parse
  * with cJSON, refuse anything but an object, render).  Then the rule
  * engine (which reads only the document) on the same object, and the report
  * of its result: findings files are edited by hand and by scripts.  Then
@@ -26,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_rejected = 1;
 	if (!doc)
 		return 0;
-	for (int f = ISC_REPORT_MD; f <= ISC_REPORT_HTML; f++) {
+	for (int f = ISC_REPORT_MD; f <= ISC_REPORT_SPEEDSCOPE; f++) {
 		int rc = isc_report_render(doc, (enum isc_report_format)f, &out);
 		if (f == ISC_REPORT_MD)
 			fuzz_rejected = rc != 0;

@@ -33,12 +33,18 @@ static int img_read(void *ctx, uint64_t off, void *buf, size_t len)
 }
 
 static void to_tree(void *ctx, uint32_t pid, uint32_t tid, uint64_t ts, const struct isc_stack *st, bool paired,
-		    unsigned elided)
+		    unsigned elided, uint64_t tag)
 {
 	struct isc_sframe f[ISC_STACK_MAX];
+	char op[64];
 	(void)ts;
 	(void)paired;
 	(void)elided;
+	(void)tag;
+	/* what the analysis asks of every mixed stack */
+	(void)isc_native_op(st, true, op, sizeof(op));
+	(void)isc_native_op(st, false, op, sizeof(op));
+	(void)isc_native_class(st);
 	for (unsigned i = 0; i < st->n; i++)
 		f[i] = (struct isc_sframe){ st->f[i].name, st->f[i].lib, st->f[i].line, st->f[i].kind };
 	isc_stree_add(ctx, pid, tid, f, st->n, 1);
@@ -72,7 +78,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			continue;
 		isc_mixq_advance(q, r.ts);
 		if (isc_unwinder_unwind(u, &s, &st) == 0)
-			isc_mixq_native(q, s.pid, s.tid, r.ts, &st);
+			isc_mixq_native(q, s.pid, s.tid, r.ts, &st, 0);
 		if (s.flags & 8) /* let some inputs have a Python sample too */
 			isc_mixq_python(q, s.pid, s.tid, r.ts + 1, py, 2);
 	}

@@ -2,7 +2,7 @@
 # Runs every libFuzzer target for SECONDS each (default 60) in a clang
 # ASan+UBSan build (build-fuzz/), one after the other.
 #
-#   tests/fuzz/run-fuzzers.sh [SECONDS] [TARGET...]     targets: trace timeline config findings kineto native
+#   tests/fuzz/run-fuzzers.sh [SECONDS] [TARGET...]     targets: trace timeline config findings kineto native job
 #
 # Each target starts from its seed corpus (tests/fuzz/corpus/TARGET, plus
 # every file of tests/data/bad) and grows a working corpus in
@@ -16,7 +16,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 secs=${1:-60}
 shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(trace timeline config findings kineto native)
+((${#targets[@]})) || targets=(trace timeline config findings kineto native job)
 dir=build-fuzz
 if [[ ! -d $dir ]]; then
 	CC=clang meson setup "$dir" -Dfuzz=enabled -Db_sanitize=address,undefined -Db_lundef=false >/dev/null

@@ -30,6 +30,7 @@ static struct {
 	void *agent;
 	void (*launch)(const char *, uint32_t, uint64_t, const int *, const int *);
 	void (*graph)(int, uint32_t, uint64_t);
+	void (*launch_driver)(const char *, uint32_t, uint64_t);
 	void (*memcpy_)(uint64_t, uint8_t, uint8_t, uint8_t, uint32_t, int);
 	void (*memset_)(uint64_t, uint32_t);
 	void (*sync)(uint32_t);
@@ -71,6 +72,7 @@ static void init_once(void)
 	/* the CUPTI double, as loaded by the agent (dlsym searches its dependencies) */
 	d.launch = (void (*)(const char *, uint32_t, uint64_t, const int *, const int *))dlsym(d.agent, "fakecupti_launch");
 	d.graph = (void (*)(int, uint32_t, uint64_t))dlsym(d.agent, "fakecupti_graph_launch");
+	d.launch_driver = (void (*)(const char *, uint32_t, uint64_t))dlsym(d.agent, "fakecupti_launch_driver");
 	d.memcpy_ = (void (*)(uint64_t, uint8_t, uint8_t, uint8_t, uint32_t, int))dlsym(d.agent, "fakecupti_memcpy");
 	d.memset_ = (void (*)(uint64_t, uint32_t))dlsym(d.agent, "fakecupti_memset");
 	d.sync = (void (*)(uint32_t))dlsym(d.agent, "fakecupti_sync");
@@ -121,6 +123,12 @@ EXPORT void fake_launch(const char *kernel, unsigned stream, unsigned long long 
 {
 	static const int grid[3] = { 4, 2, 1 }, block[3] = { 128, 1, 1 };
 	fake_launch_cfg(kernel, stream, dur_ns, grid, block);
+}
+
+EXPORT void fake_launch_driver(const char *kernel, unsigned stream, unsigned long long dur_ns)
+{
+	if (d.launch_driver)
+		d.launch_driver(kernel, stream, dur_ns);
 }
 
 EXPORT void fake_graph_launch(int kernels, unsigned stream, unsigned long long dur_ns)

@@ -16,6 +16,8 @@ void fake_launch(const char *kernel, unsigned stream, unsigned long long dur_ns)
 void fake_launch_cfg(const char *kernel, unsigned stream, unsigned long long dur_ns, const int grid[3],
 		     const int block[3]);
 void fake_graph_launch(int kernels, unsigned stream, unsigned long long dur_ns);
+/* cuLaunchKernel alone, no runtime call (as Triton launches its kernels) */
+void fake_launch_driver(const char *kernel, unsigned stream, unsigned long long dur_ns);
 /* copy_kind, src, dst: CUPTI's values (CUPTI_ACTIVITY_MEMCPY_KIND_*, _MEMORY_KIND_*) */
 void fake_memcpy(unsigned long long bytes, int copy_kind, int src, int dst, unsigned stream, int async);
 void fake_memset(unsigned long long bytes, unsigned stream);

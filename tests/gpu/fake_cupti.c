@@ -18,6 +18,10 @@
  *           cuptiActivityFlushAll hands the stream queues over first, so
  *           the client sees operations before the calls that launched them
  *
+ * Callbacks: the subscriber's function is called at the entry of each
+ * runtime call it was enabled on (cuptiEnableCallback), with the call's
+ * correlation id, on the calling thread; FAKE_CUPTI_STATS=1 prints at exit
+ * how many were enabled and run ("fake-cupti-stats: ...").
  * Knobs (environment): FAKE_CUPTI_VERSION=N (cuptiGetVersion),
  * FAKE_CUPTI_FAIL=subscribe|privileges|memory2, FAKE_CUPTI_DROPPED=N
  * (reported once by cuptiActivityGetNumDroppedRecords), FAKE_CUPTI_SKEW_NS=N
@@ -82,6 +86,12 @@ static struct {
 	int64_t skew;
 	uint64_t launch_ns, sync_ns;
 	uint8_t runtime_off[1024], driver_off[1024];
+	/* the callback API: the subscriber's function, the runtime calls it is enabled on */
+	CUpti_CallbackFunc cb;
+	void *cb_ud;
+	uint8_t cb_runtime[1024];
+	unsigned cb_enabled, cb_domains; /* cbids enabled, whole domains enabled */
+	uint64_t cb_fired;
 } f = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
 static __thread uint32_t nvtx_stack[64];
@@ -243,10 +253,25 @@ static void api(CUpti_ActivityKind kind, CUpti_CallbackId cbid, uint64_t start, 
 	append(0, &a);
 }
 
+/* The subscriber's callback at the entry of runtime call cbid, when enabled on it (sample mode). */
+static void fire(CUpti_CallbackId cbid, uint32_t corr)
+{
+	if (!f.cb || cbid >= 1024 || !f.cb_runtime[cbid] || f.forked)
+		return;
+	CUpti_CallbackData d;
+	memset(&d, 0, sizeof(d));
+	d.callbackSite = CUPTI_API_ENTER;
+	d.correlationId = corr;
+	d.functionName = "fake";
+	f.cb_fired++;
+	f.cb(f.cb_ud, CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &d);
+}
+
 /* A runtime call wrapping a driver call, [t0, now]; returns t0 via *start. */
 static uint32_t calls(CUpti_CallbackId rt, CUpti_CallbackId drv, uint64_t t0)
 {
 	uint32_t corr = ++f.corr;
+	fire(rt, corr);
 	uint64_t t1 = stamp();
 	api(CUPTI_ACTIVITY_KIND_DRIVER, drv, t0 + (t1 - t0) / 4, t1 - (t1 - t0) / 4, corr);
 	api(CUPTI_ACTIVITY_KIND_RUNTIME, rt, t0, t1, corr);
@@ -315,6 +340,19 @@ EXPORT void fakecupti_launch(const char *name, uint32_t stream, uint64_t dur, co
 	 * as in real traces (the 3 us of gpu_start counted back) */
 	kernel(name, stream, f.launch_ns > 4000 ? t0 + f.launch_ns - 4000 : t0, dur, corr, grid ? grid : g1,
 	       block ? block : g1, 0);
+	complete(false);
+	pthread_mutex_unlock(&f.mu);
+}
+
+/* A kernel launched through the driver API alone (cuLaunchKernel, as Triton does): no runtime call. */
+EXPORT void fakecupti_launch_driver(const char *name, uint32_t stream, uint64_t dur)
+{
+	static const int g1[3] = { 1, 1, 1 };
+	pthread_mutex_lock(&f.mu);
+	uint64_t t0 = stamp();
+	uint32_t corr = ++f.corr;
+	api(CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, t0, stamp() + 500, corr);
+	kernel(name, stream, t0, dur, corr, g1, g1, 0);
 	complete(false);
 	pthread_mutex_unlock(&f.mu);
 }
@@ -611,11 +649,11 @@ EXPORT CUptiResult cuptiGetResultString(CUptiResult result, const char **str)
 
 EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback, void *userdata)
 {
-	(void)callback;
-	(void)userdata;
 	if (!strcmp(env_fail(), "subscribe") || f.subscribed)
 		return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
 	f.subscribed = true;
+	f.cb = callback;
+	f.cb_ud = userdata;
 	*subscriber = (CUpti_SubscriberHandle)&f;
 	return CUPTI_SUCCESS;
 }
@@ -624,6 +662,30 @@ EXPORT CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle subscriber)
 {
 	(void)subscriber;
 	f.subscribed = false;
+	f.cb = NULL;
+	return CUPTI_SUCCESS;
+}
+
+/* Only runtime calls are simulated: a callback on any other domain counts, never fires. */
+EXPORT CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle subscriber, CUpti_CallbackDomain domain,
+				       CUpti_CallbackId cbid)
+{
+	(void)subscriber;
+	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid < 1024) {
+		f.cb_enabled += enable && !f.cb_runtime[cbid];
+		f.cb_runtime[cbid] = enable != 0;
+	} else {
+		f.cb_enabled += enable != 0;
+	}
+	return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle subscriber, CUpti_CallbackDomain domain)
+{
+	(void)subscriber;
+	f.cb_domains += enable != 0;
+	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
+		memset(f.cb_runtime, enable != 0, sizeof(f.cb_runtime));
 	return CUPTI_SUCCESS;
 }
 
@@ -814,6 +876,14 @@ static void atfork_child(void)
 {
 	pthread_mutex_init(&f.mu, NULL);
 	f.forked = true;
+}
+
+/* FAKE_CUPTI_STATS=1: what the client asked of the callback API, and how often it ran, at exit. */
+__attribute__((destructor)) static void fake_stats(void)
+{
+	if (getenv("FAKE_CUPTI_STATS") && !f.forked)
+		fprintf(stderr, "fake-cupti-stats: callbacks enabled=%u domains=%u fired=%llu\n", f.cb_enabled, f.cb_domains,
+			(unsigned long long)f.cb_fired);
 }
 
 __attribute__((constructor)) static void fake_init(void)

@@ -12,13 +12,24 @@
  *                                       readings from after_ms ms after
  *                                       nvmlInit_v2 on (a GPU that heats
  *                                       up and throttles during the run)
- * A key not given keeps its value from before.
+ *   FAKE_NVML_LATER_FILE=PATH           instead of after_ms: the later
+ *                                       readings from the second sample
+ *                                       that finds PATH on (the first one
+ *                                       still reads the earlier values), so
+ *                                       a workload that creates PATH after
+ *                                       its last kernel has ended gets one
+ *                                       sample of the earlier readings
+ *                                       whose interval holds no later
+ *                                       change, whatever its start-up took
+ * A key not given keeps its value from before.  A sample starts with
+ * nvmlDeviceGetUtilizationRates (lib/record/nvml.c reads it first).
  */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -32,6 +43,8 @@ struct readings {
 static struct readings now_r = { 42, 12 << 10, 1410, 65, 250000, 0x4, 0 }, later_r;
 static int have_later;
 static struct timespec t_init;
+static const char *later_file; /* FAKE_NVML_LATER_FILE */
+static int file_seen, file_later; /* PATH found by a sample; later readings */
 
 /* Applies "key=value,..." from the environment variable var to r;
  * returns 1 when the variable is set. */
@@ -72,6 +85,8 @@ static const struct readings *cur(void)
 	struct timespec ts;
 	if (!have_later)
 		return &now_r;
+	if (later_file)
+		return file_later ? &later_r : &now_r;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	long long ms = (ts.tv_sec - t_init.tv_sec) * 1000LL + (ts.tv_nsec - t_init.tv_nsec) / 1000000;
 	return ms >= (long long)later_r.after_ms ? &later_r : &now_r;
@@ -82,6 +97,9 @@ EXPORT int nvmlInit_v2(void)
 	parse("FAKE_NVML", &now_r);
 	later_r = now_r;
 	have_later = parse("FAKE_NVML_LATER", &later_r);
+	later_file = getenv("FAKE_NVML_LATER_FILE");
+	if (later_file && !*later_file)
+		later_file = NULL;
 	clock_gettime(CLOCK_MONOTONIC, &t_init);
 	return 0;
 }
@@ -100,6 +118,10 @@ EXPORT int nvmlDeviceGetUUID(void *d, char *uuid, unsigned len)
 EXPORT int nvmlDeviceGetUtilizationRates(void *d, struct util *u)
 {
 	(void)d;
+	if (later_file && !file_later) { /* a new sample: the state it reads */
+		file_later = file_seen;
+		file_seen = access(later_file, F_OK) == 0;
+	}
 	u->gpu = (unsigned)cur()->util;
 	u->memory = 17;
 	return 0;

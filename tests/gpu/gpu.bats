@@ -24,7 +24,7 @@ setup() {
 	unset LD_LIBRARY_PATH CUDA_INJECTION64_PATH NVTX_INJECTION64_PATH INFERSCOPE_CUDA_DRIVER INFERSCOPE_FORCE_CUDA \
 		INFERSCOPE_NO_CUDA INFERSCOPE_QUIET FAKE_CUDA_MODE FAKE_CUPTI_FAIL FAKE_CUPTI_VERSION \
 		FAKE_CUPTI_DROPPED FAKE_CUPTI_SKEW_NS INFERSCOPE_CUDA_LAG_MS INFERSCOPE_CUDA_FLUSH_MS \
-		INFERSCOPE_CUDA_SLOTS INFERSCOPE_PYTHON_MODE
+		INFERSCOPE_CUDA_SLOTS INFERSCOPE_PYTHON_MODE INFERSCOPE_CUDA_DRIVER_API FAKE_CUPTI_STATS
 }
 
 teardown() {
@@ -60,10 +60,12 @@ summary() { # summary FIELD: a number of tlcheck's summary line
 	run -0 "$RECORD" -q -o "$T/env.isc" -- env
 	[[ "$output" == *"CUDA_INJECTION64_PATH=$AGENT"* ]]
 	[[ "$output" == *"NVTX_INJECTION64_PATH=$AGENT"* ]]
-	# GPU activity traced: --python=auto records Python exactly (kernels tie to their calls), and says why
-	[[ "$output" == *"INFERSCOPE_PYTHON_MODE=exact"* ]]
+	# GPU activity traced: --python=auto samples Python all the same (the CUDA agent reads each call's
+	# Python line), and says why
+	[[ "$output" == *"INFERSCOPE_PYTHON_MODE=sample"* ]]
+	[[ "$output" == *"INFERSCOPE_CUDA_DRIVER_API=0"* ]]
 	run -0 "$MERGE" --dump "$T/env.isc"
-	[[ "$output" == *"META record.python_mode=exact (--python=auto: GPU activity traced, "* ]]
+	[[ "$output" == *"META record.python_mode=sample (--python=auto: GPU activity traced, the CUDA agent reads the Python line of each CUDA call)"* ]]
 	trace -q -- "$W" all
 	[ "$(cat "$T/status")" -eq 0 ]
 	grep -qx 'done all injected=1' "$T/out"
@@ -77,7 +79,8 @@ summary() { # summary FIELD: a number of tlcheck's summary line
 
 @test "every CUPTI record kind converts with all its fields" {
 	doubles libcuda.so.1 libcupti.so.13
-	trace -q -- "$W" all
+	# --cuda-driver-api: DRIVER activity too (off by default)
+	trace -q --cuda-driver-api -- "$W" all
 	c=$T/check
 	# Kernel10: demangled name, device, stream, grid, block, registers, shared memory, context, correlation
 	grep -q '^op kernel gemm_kernel(float const\*, float const\*, float\*, int) dev=0 stream=1 dur=200000 corr=[0-9]* bytes=0 copy=0 src=0 dst=0 flags=0 grid=8,4,2 block=256,2,1 regs=32 shmem=4096 ctx=1 launch=main' "$c"
@@ -126,7 +129,8 @@ summary() { # summary FIELD: a number of tlcheck's summary line
 
 @test "every kernel has its launching call and its Python stack, on every thread" {
 	doubles libcuda.so.1 libcupti.so.13
-	trace -q -- "$PY" "$ISC_SRC/tests/gpu/stack.py" 3 threads
+	# exact mode: the Python stack of a call is the call spans open on its thread
+	trace -q --python=exact -- "$PY" "$ISC_SRC/tests/gpu/stack.py" 3 threads
 	grep -qx 'stack.py done, injected=1' "$T/out"
 	c=$T/check
 	# 2 threads x 3 steps x (1 copy + 2 kernels + 3 graph kernels + 1 sync)
@@ -149,6 +153,89 @@ summary() { # summary FIELD: a number of tlcheck's summary line
 	# and the pipeline goes on to the analysis
 	run -0 "$ANALYZE" -o "$T/f.json" "$T/t.istl"
 	valid_findings "$T/f.json"
+}
+
+@test "DRIVER activity only with --cuda-driver-api: by default no driver call, and a kernel launched by cuLaunchKernel alone has no launching call" {
+	doubles libcuda.so.1 libcupti.so.13
+	# 3 kernels through the driver API alone (Triton), 2 through the runtime, a sync
+	trace -q -- "$W" driver
+	grep -qx 'done driver injected=1' "$T/out"
+	run ! grep -q '^api .* kind=2 ' "$T/check"
+	grep -qx 'meta cuda.agent.driver_api=off' "$T/check"
+	[ "$(summary kernels)" -eq 5 ]
+	[ "$(grep -c '^op kernel triton_kernel ' "$T/check")" -eq 3 ]
+	run ! grep -q '^op kernel triton_kernel .*launch=main' "$T/check"
+	[ "$(summary linked)" -eq 3 ]
+	# asked for: the driver calls, the Triton kernels linked to their cuLaunchKernel
+	trace -q --cuda-driver-api -- "$W" driver
+	grep -qx 'meta cuda.agent.driver_api=on' "$T/check"
+	[ "$(grep -c '^api cuLaunchKernel kind=2 ' "$T/check")" -eq 5 ]
+	[ "$(grep -c '^op kernel triton_kernel .*launch=main' "$T/check")" -eq 3 ]
+	[ "$(summary linked)" -eq 6 ]
+	# the environment variable does the same
+	INFERSCOPE_CUDA_DRIVER_API=1 trace -q -- "$W" driver
+	[ "$(summary linked)" -eq 6 ]
+}
+
+@test "the agent's own cost is reported: CUPTI's overhead records, its conversion time, per launch; never 'no extra code' while it ran" {
+	doubles libcuda.so.1 libcupti.so.13
+	# sample mode: the report's recording line is the sampler's
+	trace -q --python=sample -- "$PY" "$ISC_SRC/tests/gpu/stack.py" 3
+	run -0 "$ANALYZE" -o "$T/f.json" "$T/t.istl"
+	valid_findings "$T/f.json"
+	# the double writes one OVERHEAD record (a 1500 ns buffer flush); 3 steps of 2 kernel
+	# launches, a cudaMemcpyAsync and a graph launch: 12 launches
+	jq -c '.gpu.agent' "$T/f.json"
+	jq -e '.gpu.agent.agents == 1 and .gpu.agent.cupti_overhead_ns == 1500 and .gpu.agent.cupti_overhead_records == 1' "$T/f.json"
+	jq -e '.gpu.agent.overhead_kinds == [{"name": "overhead: CUPTI buffer flush", "count": 1, "total_ns": 1500}]' "$T/f.json"
+	jq -e '.gpu.agent.launches == 12 and .gpu.agent.agent_cpu_ns > 0 and .gpu.agent.driver_api == false' "$T/f.json"
+	jq -e '.gpu.agent | .per_launch_ns == ((.cupti_overhead_ns + .agent_cpu_ns + .callback_ns) / .launches | round)' "$T/f.json"
+	run -0 "$REPORT" "$T/f.json"
+	[[ "$output" == *"Recording (sampled Python mode"* ]]
+	[[ "$output" != *"no extra code"* ]]
+	[[ "$output" == *"The CUDA agent ran in the workload: CUPTI reported 1.5 µs of its own overhead (1 record)"* ]]
+}
+
+@test "sample mode, the default with a GPU: every CUDA call has its Python line, read in the process at the call" {
+	doubles libcuda.so.1 libcupti.so.13
+	FAKE_CUPTI_STATS=1 trace -q -- "$PY" "$ISC_SRC/tests/gpu/stack.py" 3 threads
+	grep -qx 'stack.py done, injected=1' "$T/out"
+	c=$T/check
+	grep -qx 'meta cuda.agent.python_lines=on' "$c"
+	# the lines of the calls in stack.py, found here in its source
+	s=$ISC_SRC/tests/gpu/stack.py
+	l_copy=$(grep -n 'cuda.fake_memcpy(1 << 16' "$s" | cut -d: -f1)
+	l_lin=$(grep -n 'fake_launch(b"_Z6linearPKfPf"' "$s" | cut -d: -f1)
+	l_gelu=$(grep -n 'fake_launch(b"_Z4geluPf"' "$s" | cut -d: -f1)
+	l_graph=$(grep -n 'cuda.fake_graph_launch(3' "$s" | cut -d: -f1)
+	l_sync=$(grep -n 'cuda.fake_sync(stream)' "$s" | cut -d: -f1)
+	# 2 threads x 3 steps: each call with its function and line, no call spans
+	[ "$(grep -c "^api cudaMemcpyAsync .* span=- site=copy_in@stack.py:$l_copy$" "$c")" -eq 6 ]
+	[ "$(grep -c "^api cudaLaunchKernel .* span=- site=forward@stack.py:$l_lin$" "$c")" -eq 6 ]
+	[ "$(grep -c "^api cudaLaunchKernel .* span=- site=forward@stack.py:$l_gelu$" "$c")" -eq 6 ]
+	[ "$(grep -c "^api cudaGraphLaunch .* span=- site=graph@stack.py:$l_graph$" "$c")" -eq 6 ]
+	[ "$(grep -c "^api cudaStreamSynchronize .* span=- site=step@stack.py:$l_sync$" "$c")" -eq 6 ]
+	run ! grep -q '^api cuda.* span=-$' "$c"
+	# the callback ran on those 30 calls only, enabled on runtime calls, no whole domain
+	grep -q '^fake-cupti-stats: callbacks enabled=22 domains=0 fired=30$' "$T/err"
+	# the analysis ties kernels, copies and syncs to those lines
+	run -0 "$ANALYZE" -o "$T/f.json" "$T/t.istl"
+	valid_findings "$T/f.json"
+	jq -e --argjson l "$l_lin" '.gpu.launch.call_sites[0] | .python.name == "forward" and .python.line == $l and .launches == 6 and .kernel_ns == 120000' "$T/f.json"
+	jq -e --argjson l "$l_copy" '.gpu.memcpy[0].top_call_site.python | .name == "copy_in" and .line == $l' "$T/f.json"
+	jq -e --argjson l "$l_sync" '.gpu.sync.call_sites[0] | .api == "cudaStreamSynchronize" and .python.name == "step" and .python.line == $l and .count == 6' "$T/f.json"
+	jq -e '.gpu.agent.callbacks == 30' "$T/f.json"
+}
+
+@test "exact mode: no CUPTI callback at all (the activity records suffice); a C program in sample mode: no Python lines" {
+	doubles libcuda.so.1 libcupti.so.13
+	FAKE_CUPTI_STATS=1 trace -q --python=exact -- "$PY" "$ISC_SRC/tests/gpu/stack.py" 2
+	grep -q '^fake-cupti-stats: callbacks enabled=0 domains=0 fired=0$' "$T/err"
+	run ! grep -q ' site=' "$T/check"
+	run ! grep -q '^meta cuda.agent.python_lines' "$T/check"
+	FAKE_CUPTI_STATS=1 trace -q -- "$W" kernels 5
+	grep -qx 'meta cuda.agent.python_lines=no CPython in the process' "$T/check"
+	grep -q '^fake-cupti-stats: callbacks enabled=0 domains=0 fired=0$' "$T/err"
 }
 
 @test "GPU times are on the trace's clock: the smallest launch gap is the double's 3 us" {
@@ -184,8 +271,8 @@ summary() { # summary FIELD: a number of tlcheck's summary line
 	FAKE_CUPTI_DROPPED=7 trace -q -- "$W" kernels 20
 	grep -qx 'gpu_dropped 7' "$T/check"
 	run -0 "$MERGE" --log-level=info -o /dev/null "$T/t.isc"
-	# 20 kernels and a sync; 2 calls each and an overhead call
-	[[ "$output" == *"GPU: 21 operations, 21 of them linked to their launching call; 43 calls; 7 records lost by CUPTI"* ]]
+	# 20 kernels and a sync; a runtime call each (no DRIVER activity by default) and an overhead call
+	[[ "$output" == *"GPU: 21 operations, 21 of them linked to their launching call; 22 calls; 7 records lost by CUPTI"* ]]
 }
 
 @test "records the agent's rings cannot hold are dropped and counted, one for one" {
@@ -194,9 +281,11 @@ summary() { # summary FIELD: a number of tlcheck's summary line
 	INFERSCOPE_CUDA_SLOTS=1 trace -q --trace-size=4M -- "$W" kernels 20000
 	dropped=$(summary dropped)
 	[ "$dropped" -gt 0 ]
-	# written: GPU_AGENT, 3 a launch (2 calls, a kernel), sync (2 calls, an op),
-	# an overhead call, a DEVICE, 4 META (driver version, uuid, bandwidth, context)
-	[ $(( $(summary gpu_records) + dropped )) -eq $(( 3 * 20000 + 10 )) ]
+	# written: GPU_AGENT, 2 a launch (a runtime call, a kernel), sync (a call,
+	# an op), an overhead call, a DEVICE, 4 META (driver version, uuid,
+	# bandwidth, context), 6 META of the agent's own (DRIVER off, no Python
+	# lines in a C program, 4 of its cost at exit)
+	[ $(( $(summary gpu_records) + dropped )) -eq $(( 2 * 20000 + 15 )) ]
 	"$MERGE" --dump "$T/t.isc" > "$T/dump"
 	grep -q "^END events=0 dropped=$dropped " "$T/dump"
 }
@@ -206,7 +295,7 @@ summary() { # summary FIELD: a number of tlcheck's summary line
 	# CUPTI buffers handed over only at exit, 2 s into the run: the records
 	# are up to 2 s late, inside a 10 s window
 	INFERSCOPE_CUDA_FLUSH_MS=60000 INFERSCOPE_CUDA_LAG_MS=10000 \
-		trace -q --flush-ms=200 -- "$PY" "$ISC_SRC/tests/gpu/stack.py" 10 sleep
+		trace -q --flush-ms=200 --python=exact -- "$PY" "$ISC_SRC/tests/gpu/stack.py" 10 sleep
 	run -0 "$MERGE" --log-level=info -o /dev/null "$T/t.isc"
 	[[ "$output" != *"after their reorder window"* ]]
 	[ "$(summary ops)" -eq 70 ]

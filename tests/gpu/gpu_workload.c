@@ -9,6 +9,9 @@
  *   gpu_workload fork     launches, a fork child that launches and exits,
  *                         a fork+exec child that records on its own, more
  *                         launches
+ *   gpu_workload driver   3 kernels launched through the driver API alone
+ *                         (cuLaunchKernel, as Triton does) and 2 through the
+ *                         runtime, then a sync
  *   gpu_workload noinit   no cuInit: no GPU agent at all
  */
 #include <stdio.h>
@@ -67,6 +70,10 @@ int main(int argc, char **argv)
 		all();
 	} else if (!strcmp(mode, "kernels")) {
 		kernels(n, 1);
+	} else if (!strcmp(mode, "driver")) {
+		for (int i = 0; i < 3; i++)
+			fake_launch_driver("triton_kernel", 1, 4000);
+		kernels(2, 1);
 	} else if (!strcmp(mode, "pending")) {
 		kernels(n, 1);
 		exit(0); /* atexit handlers run: the agent's forced flush */

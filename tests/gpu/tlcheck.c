@@ -10,7 +10,8 @@
  *     that call's span; launch_gap_ns is its start minus the call's start;
  *   - every record's time is >= the previous one's.
  *
- * Output lines (tests/gpu/gpu.bats greps them): "op ...", "api ...",
+ * Output lines (tests/gpu/gpu.bats greps them): "op ...", "api ..." (with
+ * " site=FUNCTION@FILE:LINE" when the call has its Python line),
  * "nvtx ...", "mem ...", "device ...", "meta ...", "warning ...",
  * "agent ...", "gpu_dropped N", "gpu_sample ...", "gpu_info ...", then
  *   "summary ops=N kernels=N linked=N stack=N bad_links=N unordered=N
@@ -148,9 +149,15 @@ int main(int argc, char **argv)
 			break;
 		case ISC_REC_GPU_API: {
 			uint64_t inner = th && th->depth ? th->stack[th->depth - 1] : 0;
-			printf("api %s kind=%u cbid=%u corr=%" PRIu64 " tid=%s flags=%u span=%s%s\n", name(t, ev.name_id),
+			printf("api %s kind=%u cbid=%u corr=%" PRIu64 " tid=%s flags=%u span=%s%s", name(t, ev.name_id),
 			       g->kind, g->cbid, g->correlation, ev.tid == ev.pid ? "main" : "other", g->flags,
 			       span_str(t, g->launch_span_id), g->launch_span_id == inner ? "" : " SPAN-MISMATCH");
+			if (g->py_site) { /* the Python line of the call: function@basename(file):line */
+				const struct isc_tl_string *ps = isc_timeline_string_borrow(t, g->py_site);
+				const char *base = ps && strrchr(ps->file, '/') ? strrchr(ps->file, '/') + 1 : ps ? ps->file : "";
+				printf(" site=%s@%s:%u", ps ? ps->name : "?", base, ps ? ps->line : 0);
+			}
+			printf("\n");
 			if (g->launch_span_id != inner)
 				bad++;
 			struct api *a = api_slot(ev.pid, g->correlation);

@@ -364,10 +364,11 @@ PY
 	gzip -dc "$f" | "$ANALYZE" > /dev/null
 }
 
-@test "a Kineto trace must be the only input" {
+@test "two Kineto traces are one job's ranks: two traces of rank 0 are refused" {
 	run --separate-stderr "$MERGE" --dump "$DATA/a100_simple_add.json.gz" "$DATA/a100_alexnet.json.gz"
 	[ "$status" -eq 2 ]
-	[[ "$stderr" == *"a Kineto trace must be the only input (got 2 inputs)"* ]]
+	[[ "$stderr" == *"not one job: rank 0 is in two inputs (1 and 2)"* ]]
+	[ -z "$output" ]
 }
 
 # Bad inputs: exit 1, one line on stderr, what was read before the damage kept.

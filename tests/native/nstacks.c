@@ -26,10 +26,11 @@ struct ctx {
 };
 
 static void out_stack(void *arg, uint32_t pid, uint32_t tid, uint64_t ts, const struct isc_stack *st, bool paired,
-		      unsigned elided)
+		      unsigned elided, uint64_t tag)
 {
 	struct ctx *c = arg;
 	(void)ts;
+	(void)tag;
 	c->mixed++;
 	c->paired += paired;
 	c->elided += elided;
@@ -112,9 +113,9 @@ int main(int argc, char **argv)
 			s.stack_len = cut;
 		isc_unwinder_unwind(u, &s, &st);
 		if (mix)
-			isc_mixq_native(q, ev.pid, ev.tid, ev.ts, &st);
+			isc_mixq_native(q, ev.pid, ev.tid, ev.ts, &st, 0);
 		else
-			out_stack(&c, ev.pid, ev.tid, ev.ts, &st, false, 0);
+			out_stack(&c, ev.pid, ev.tid, ev.ts, &st, false, 0, 0);
 	}
 	isc_mixq_free(q);
 	if (folded)

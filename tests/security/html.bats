@@ -184,3 +184,17 @@ print(d["cpu"]["top_functions_in_scopes"][0]["name"], d["cpu"]["top_functions_in
 		"<img src=x onerror=alert(1)>" "$H holds the interpre…"
 	[ "$(grep -c '<svg ' "$T/hostile.html")" -eq 7 ]
 }
+
+@test "native stacks with hostile names: the flame graphs and their tables add no tag or attribute" {
+	# native.json is native-benign.json with hostile Python function, file, worker
+	# thread and native function names (tests/data/report)
+	same_markup "$ISC_SRC/tests/data/report/native-benign.json" "$ISC_SRC/tests/data/report/native.json" "$H" \
+		"<img src=x onerror=alert(1)>_sgemm" "a\"b'c<d>&e.py"
+	[ "$(grep -c '<svg ' "$T/hostile.html")" -eq 9 ]
+	# speedscope's JSON carries the names as they are, escaped as JSON
+	"$REPORT" -f speedscope -o "$T/s.json" "$ISC_SRC/tests/data/report/native.json"
+	run "$PY" -c 'import json, sys; d = json.load(open(sys.argv[1])); print(sorted(f["name"] for f in d["shared"]["frames"])[-1])' "$T/s.json"
+	[ "$output" = "start_thread" ]
+	run "$PY" -c 'import json, sys; d = json.load(open(sys.argv[1])); print(any(f["name"] == sys.argv[2] for f in d["shared"]["frames"]))' "$T/s.json" "$H"
+	[ "$output" = True ]
+}

@@ -63,7 +63,7 @@ print(d, oct(stat.S_IMODE(ds.st_mode)), stat.S_ISDIR(ds.st_mode), ds.st_uid == o
 	[ ! -e "$T/victim" ]
 }
 
-@test "the workload's environment is the user's plus INFERSCOPE_SESSION, INFERSCOPE_[BIG_]RING_KB, INFERSCOPE_PYTHON_MODE, PYTHONPATH and the allocation shim's" {
+@test "the workload's environment is the user's plus INFERSCOPE_SESSION, INFERSCOPE_[BIG_]RING_KB, INFERSCOPE_PYTHON_MODE, INFERSCOPE_CUDA_DRIVER_API, PYTHONPATH and the allocation shim's" {
 	# (and CUDA_INJECTION64_PATH, NVTX_INJECTION64_PATH on a host with a CUDA driver)
 	# a user environment with hostile-looking values and variables of ours
 	local libc
@@ -84,6 +84,8 @@ removed = plain.keys() - traced.keys()
 assert not removed, removed
 # the recorder tells the agent its mode (--python, sample or exact)
 assert added.pop("INFERSCOPE_PYTHON_MODE", None) in ("sample", "exact"), traced
+# and the CUDA agent whether to record DRIVER activity (--cuda-driver-api, off)
+assert added.pop("INFERSCOPE_CUDA_DRIVER_API", None) == "0", traced
 # on a host with a CUDA driver: the CUDA agent's injection variables
 for k in ("CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH"):
     if k in added and added[k].endswith("libiscope-cuda.so"):
@@ -120,7 +122,7 @@ import sys
 load = lambda p: set(kv.split("=", 1)[0] for kv in open(p, "rb").read().decode().split("\0") if kv)
 cuda = {"CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH"}  # with a CUDA driver only
 print(" ".join(sorted(load(sys.argv[2]) - load(sys.argv[1]) - cuda)))' "$T/plain2.env" "$T/traced2.env"
-	[ "$output" = "ASAN_OPTIONS INFERSCOPE_ALLOC_INTERVAL INFERSCOPE_ALLOC_RING_KB INFERSCOPE_ALLOC_ROOT INFERSCOPE_BIG_RING_KB INFERSCOPE_PYTHON_MODE INFERSCOPE_RING_KB INFERSCOPE_SESSION LD_PRELOAD PYTHONPATH" ]
+	[ "$output" = "ASAN_OPTIONS INFERSCOPE_ALLOC_INTERVAL INFERSCOPE_ALLOC_RING_KB INFERSCOPE_ALLOC_ROOT INFERSCOPE_BIG_RING_KB INFERSCOPE_CUDA_DRIVER_API INFERSCOPE_PYTHON_MODE INFERSCOPE_RING_KB INFERSCOPE_SESSION LD_PRELOAD PYTHONPATH" ]
 	run "$PY" -c '
 import sys
 print([kv for kv in open(sys.argv[1], "rb").read().decode().split("\0") if kv.startswith("ASAN_OPTIONS=")])' "$T/traced2.env"

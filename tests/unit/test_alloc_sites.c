@@ -31,16 +31,17 @@ struct stream {
 	int bad;
 };
 
-/* One TL_ALLOC of site "line" (one frame: string id 7, that line). */
-static void alloc_at(struct stream *st, uint64_t ts, uint64_t addr, double size, uint32_t line, uint64_t flags)
+/* One TL_ALLOC of process pid at site "line" (one frame: string id 7, that line). */
+static void alloc_pid(struct stream *st, uint32_t pid, uint64_t ts, uint64_t addr, double size, uint32_t line,
+		      uint64_t flags)
 {
 	struct isc_tl_event ev;
 	memset(&ev, 0, sizeof(ev));
 	ev.type = ISC_REC_TL_ALLOC;
 	ev.ts = ts;
-	ev.pid = PID;
-	ev.tid = PID;
-	uint64_t f[8] = { PID, addr, (uint64_t)size, (uint64_t)llround(weight(size, T_IV)), ISC_ALLOC_MALLOC, flags, line,
+	ev.pid = pid;
+	ev.tid = pid;
+	uint64_t f[8] = { pid, addr, (uint64_t)size, (uint64_t)llround(weight(size, T_IV)), ISC_ALLOC_MALLOC, flags, line,
 			  1 };
 	memcpy(ev.f, f, sizeof(f));
 	ev.nf = 8;
@@ -50,6 +51,11 @@ static void alloc_at(struct stream *st, uint64_t ts, uint64_t addr, double size,
 	ev.bytes = st->bytes;
 	ev.nbytes = n;
 	st->bad |= isc_asite_event(st->m, &ev) != 0;
+}
+
+static void alloc_at(struct stream *st, uint64_t ts, uint64_t addr, double size, uint32_t line, uint64_t flags)
+{
+	alloc_pid(st, PID, ts, addr, size, line, flags);
 }
 
 static void free_at(struct stream *st, uint64_t ts, uint64_t addr)
@@ -103,6 +109,10 @@ static void test_estimates(void)
 	ok(b && near(b->alloc_bytes, 3 * 64 * MiB, 3) && b->alloc_err < 1, "large: exact, no error (%.1f)",
 	   b ? b->alloc_err : -1);
 	ok(o[0].frames[1] == 2, "ranked by live bytes without iterations: the 192 MiB site first");
+	/* the allocations they stand for: 40 x w1 / 1000 = 20991.5, and 3 */
+	ok(a && near(a->objects, 40 * w1 / 1000, 0.01) && b && near(b->objects, 3, 0.001),
+	   "objects: sum of weight / size (%.1f, %.3f)", a ? a->objects : -1, b ? b->objects : -1);
+	ok(a && a->first_ts == 1000 && a->last_ts == 100002, "the process's first and last record");
 	isc_asite_free(st.m);
 }
 
@@ -152,6 +162,9 @@ static void test_leak_and_churn(void)
 		   near(churn->freed_bytes, 10 * w20, 1),
 	   "the 20 MiB churn: allocated = freed = 200 MiB, nothing retained");
 	ok(leak && churn && leak < churn, "the leak outranks churn five times its size");
+	/* boundary 1 to 10: iterations 2 to 10 allocate 20 MiB each, freed within the iteration */
+	ok(churn && near(churn->alloc_steady, 9 * w20, 1) && churn->steady_ns == 9 * S,
+	   "the churn allocated 9 x 20 MiB in the steady state (%.0f MiB)", churn ? churn->alloc_steady / MiB : -1);
 	/* iterations 2, 4, 6, 8, 10 each keep 8 MiB, all after boundary 1 (where 0 was live) */
 	ok(plat && plat->leak && near(plat->leak_per_iter, 5 * w8 / 9, 1) && plat->leak_window == 2,
 	   "8 MiB every other iteration: a leak of 40/9 MiB per iteration (%.0f), window 2",
@@ -164,6 +177,82 @@ static void test_leak_and_churn(void)
 	ok(o[3].frames[1] == 20 && o[4].frames[1] == 50, "then what retains nothing, by bytes allocated");
 	ok(isc_asite_report(st.m, 8, &o, &n) == 0 && site_of(o, n, 13)->intervals == 2 && !site_of(o, n, 13)->leak,
 	   "two steady-state iterations are too few for a leak");
+	isc_asite_free(st.m);
+}
+
+/*
+ * Two processes with their own iterations, the boundaries of both marked
+ * in one sequence (as the analysis marks every scope's end): A (pid 100)
+ * ends an iteration at 1, 2, ... 8 s, B (pid 200) at 1.5, 2.5, ... 8.5 s;
+ * a third scope's ends (0.25 s into each second) are marked too and belong
+ * to no one.  A keeps 4 MiB an iteration at line 1 (after each of its
+ * boundaries), B keeps 2 MiB an iteration at line 2; C (pid 300) keeps
+ * 1 MiB at line 3 with no iterations.  A's steady marks are its 8 ends
+ * (7 intervals); B's its last 6 (5 intervals: say its first two were
+ * warm-up and an incomplete one).
+ */
+static void test_steady_by_process(void)
+{
+	struct stream st = { 0 };
+	isc_asite_new(&st.m);
+	uint32_t ma[8], mb[8];
+	uint64_t addr = 0x10000000;
+	for (int k = 0; k < 8; k++) {
+		uint64_t t = (uint64_t)(k + 1) * S;
+		isc_asite_boundary(st.m, t - S + S / 4); /* the third scope */
+		isc_asite_boundary(st.m, t);
+		ma[k] = isc_asite_nmarks(st.m);
+		alloc_pid(&st, 100, t + 1000, addr += 0x1000000, 4 * MiB, 1, 0);
+		alloc_pid(&st, 300, t + 2000, addr += 0x1000000, 1 * MiB, 3, 0);
+		isc_asite_boundary(st.m, t + S / 2);
+		mb[k] = isc_asite_nmarks(st.m);
+		alloc_pid(&st, 200, t + S / 2 + 1000, addr += 0x1000000, 2 * MiB, 2, 0);
+	}
+	ok(isc_asite_nmarks(st.m) == 24 && ma[0] == 2 && mb[0] == 3 && ma[7] == 23, "24 boundaries numbered in order");
+	struct isc_asite_steady sd[2] = { { 100, ma, 8 }, { 200, mb + 2, 6 } };
+	const struct isc_asite_stats *o;
+	size_t n;
+	ok(isc_asite_report_steady(st.m, sd, 2, &o, &n) == 0 && n == 3 && !st.bad, "three sites");
+	const struct isc_asite_stats *a = site_of(o, n, 1), *b = site_of(o, n, 2), *c = site_of(o, n, 3);
+	double w4 = (double)llround(weight(4 * MiB, T_IV)), w2 = (double)llround(weight(2 * MiB, T_IV)),
+	       w1 = (double)llround(weight(1 * MiB, T_IV));
+	ok(a && a->intervals == 7 && a->leak && near(a->leak_per_iter, w4, 1) && near(a->slope_per_iter, w4, 1),
+	   "A: 7 iterations of its own, 4 MiB each (%.0f)", a ? a->leak_per_iter : -1);
+	ok(b && b->intervals == 5 && b->leak && near(b->leak_per_iter, w2, 1) && near(b->slope_per_s, w2, 1) &&
+		   near(b->alloc_steady, 5 * w2, 1),
+	   "B: 5 iterations of its own, 2 MiB each, 2 MiB/s");
+	/* A allocated 7 x 4 MiB between its first and last steady boundary (1 s and 8 s) */
+	ok(a && near(a->alloc_steady, 7 * w4, 1) && a->steady_ns == 7 * S, "A: allocated in the steady state, its span");
+	ok(c && c->intervals == 0 && !c->leak && near(c->retained, 8 * w1, 1), "C: no iterations: retained = live at the end");
+	ok(o[0].frames[1] == 1 && o[1].frames[1] == 2 && o[2].frames[1] == 3, "ranked by retained: 28, 10, 8 MiB");
+	uint32_t bad[2] = { 5, 4 };
+	struct isc_asite_steady sb = { 100, bad, 2 };
+	ok(isc_asite_report_steady(st.m, &sb, 1, &o, &n) == 0 && site_of(o, n, 1)->intervals == 0,
+	   "boundaries out of order: no steady state");
+	isc_asite_free(st.m);
+}
+
+/* The snapshot: A 10 MiB at 10, snapshot at 15, B 5 MiB at 20, A freed at 30; a second snapshot at 35. */
+static void test_snapshot(void)
+{
+	struct stream st = { 0 };
+	isc_asite_new(&st.m);
+	const struct isc_asite_stats *o;
+	size_t n;
+	alloc_at(&st, 10, 0xA000000, 10 * MiB, 1, 0);
+	ok(isc_asite_report(st.m, 0, &o, &n) == 0 && n == 1 && o[0].live_snap == 0, "no snapshot: 0");
+	isc_asite_snapshot(st.m, 15);
+	alloc_at(&st, 20, 0xB000000, 5 * MiB, 2, 0);
+	free_at(&st, 30, 0xA000000);
+	double w10 = (double)llround(weight(10 * MiB, T_IV)), w5 = (double)llround(weight(5 * MiB, T_IV));
+	ok(isc_asite_report(st.m, 0, &o, &n) == 0 && n == 2, "two sites");
+	ok(near(site_of(o, n, 1)->live_snap, w10, 1) && site_of(o, n, 2)->live_snap == 0,
+	   "at the snapshot: A 10 MiB, B (made later) nothing");
+	ok(near(site_of(o, n, 1)->live_snap_err, sqrt(w10 * (w10 - 10 * MiB)), 1), "with A's error");
+	isc_asite_snapshot(st.m, 35);
+	ok(isc_asite_report(st.m, 0, &o, &n) == 0 && site_of(o, n, 1)->live_snap == 0 &&
+		   near(site_of(o, n, 2)->live_snap, w5, 1),
+	   "a later snapshot replaces it: A 0, B 5 MiB");
 	isc_asite_free(st.m);
 }
 
@@ -363,10 +452,43 @@ static void test_coverage(void)
 	   runs);
 }
 
+/*
+ * A leak whose samples miss some iterations, as byte sampling does: 1 MiB
+ * kept in each of 60 iterations (iteration 1 warm-up: 59 steady ones),
+ * each allocation sampled with probability 1 - e^-2 = 0.86 at 512 KiB;
+ * here iterations 10, 11 and 30, 31 drew no sample (two in a row: with
+ * 59 iterations that happens in 62 % of runs).  Retained: the 55
+ * samples after boundary 1, 55 w; g = 55 w / 59 = 1.078 MiB; the window
+ * max(2, ceil(ln(59 / 0.01) x 512 KiB / g)) = ceil(8.683 x 0.4638) = 5.
+ */
+static void test_leak_with_misses(void)
+{
+	struct stream st = { 0 };
+	isc_asite_new(&st.m);
+	uint64_t addr = 0x10000000;
+	for (int it = 1; it <= 60; it++) {
+		if (it != 10 && it != 11 && it != 30 && it != 31)
+			alloc_at(&st, (uint64_t)it * S + 1000, addr += 0x200000, MiB, 24, 0);
+		isc_asite_boundary(st.m, (uint64_t)it * S + 900000000);
+	}
+	const struct isc_asite_stats *o;
+	size_t n;
+	ok(isc_asite_report(st.m, 1, &o, &n) == 0 && n == 1 && !st.bad, "one site");
+	double w = (double)llround(weight(MiB, T_IV)), g = 55 * w / 59;
+	unsigned win = (unsigned)ceil(log(59 / 0.01) * T_IV / g);
+	ok(n == 1 && win == 5 && o[0].leak_window == win, "window 5 (%u, by hand %u)", n ? o[0].leak_window : 0, win);
+	ok(n == 1 && o[0].leak && near(o[0].retained, 55 * w, 1),
+	   "two unsampled iterations in a row do not hide a leak of 1 MiB an iteration");
+	isc_asite_free(st.m);
+}
+
 int main(void)
 {
 	test_estimates();
 	test_leak_and_churn();
+	test_leak_with_misses();
+	test_steady_by_process();
+	test_snapshot();
 	test_one_line_two_callers();
 	test_peak();
 	test_death();

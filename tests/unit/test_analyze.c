@@ -383,8 +383,14 @@ static void test_compensation(void)
 			ok(FN(d, "crunch", "self_ns") == 960 && FN(d, "crunch", "total_ns") == 1140,
 			   "compensation: f self 280 + 680, total 370 + 770 (%g %g)", FN(d, "crunch", "self_ns"),
 			   FN(d, "crunch", "total_ns"));
-			ok(N(d, "iterations.latency_ns.min") == 960 && N(d, "recording.iteration_overhead_removed_ns") == 40,
-			   "compensation: the iteration's latency loses its 4 events (%g)", N(d, "iterations.latency_ns.min"));
+			ok(N(d, "iterations.latency_ns.min") == 1000 && N(d, "iterations.latency_ns_estimated.min") == 960 &&
+			   N(d, "recording.iteration_overhead_removed_ns") == 40,
+			   "compensation: the iteration measured 1000, estimated without its 4 events 960 (%g %g)",
+			   N(d, "iterations.latency_ns.min"), N(d, "iterations.latency_ns_estimated.min"));
+			ok(N(d, "iterations.latency_estimate.removed_pct") == 4 &&
+			   cJSON_IsFalse(isc_doc_get(d, "iterations.latency_estimate.withheld")) &&
+			   cJSON_IsNull(isc_doc_get(d, "iterations.latency_estimate.reason")),
+			   "compensation: 4 %% removed, the estimate shown");
 			ok(N(d, "cpu.split.python_ns") == 270 + 280 + 680 + 190 && N(d, "cpu.split.ops_ns") == 290 + 180,
 			   "compensation: the CPU split adds up the corrected self times (%g %g)",
 			   N(d, "cpu.split.python_ns"), N(d, "cpu.split.ops_ns"));
@@ -394,8 +400,10 @@ static void test_compensation(void)
 		} else {
 			ok(FN(d, "<module>", "self_ns") == 300 && FN(d, "<module>", "total_ns") == 1000 &&
 			   FN(d, "crunch", "self_ns") == 1000 && N(d, "iterations.latency_ns.min") == 1000 &&
-			   N(d, "recording.iteration_overhead_removed_ns") == 0,
-			   "--no-compensation: times as recorded");
+			   N(d, "recording.iteration_overhead_removed_ns") == 0 &&
+			   cJSON_IsNull(isc_doc_get(d, "iterations.latency_ns_estimated")) &&
+			   cJSON_IsNull(isc_doc_get(d, "iterations.latency_estimate")),
+			   "--no-compensation: times as recorded, no estimate");
 			ok(!cJSON_IsTrue(isc_doc_get(d, "recording.compensated")), "--no-compensation: compensated false");
 		}
 		/* both: the cost found in self times, and its share of the time before correction */
@@ -409,6 +417,40 @@ static void test_compensation(void)
 		   N(d, "recording.traced_slowdown"));
 		cJSON_Delete(d);
 	}
+}
+
+/*
+ * The same spans at 150 ns an event: the step's 4 events would take 600 of
+ * its measured 1000 ns, 60 % (over the 50 % the estimate may remove): the
+ * headline stays 1000, the estimate is withheld and says why.
+ */
+static void test_compensation_withheld(void)
+{
+	FILE *f = tmpfile();
+	struct tl t;
+	tl_open(&t, f, "python3 infer.py");
+	common_strings(&t);
+	const uint64_t cal[6] = { 1, 150000, 5000, 200000, 1700000, 10002 };
+	tl_rec(&t, ISC_REC_CALIBRATION, 0, 10, 10, 6, cal, NULL, 0, false);
+	compensation_spans(&t);
+	tl_close(&t, 0, 0, 0);
+	struct isc_timeline *tl = NULL;
+	struct isc_analyze_opts o = { 0 };
+	cJSON *d = NULL;
+	rewind(f);
+	int rc = isc_timeline_open(&tl, f);
+	if (!rc)
+		rc = isc_analyze_timeline(tl, &o, &d);
+	isc_timeline_free(tl);
+	fclose(f);
+	ok(rc == 0 && N(d, "iterations.latency_ns.min") == 1000 && N(d, "iterations.latency_ns.p50") == 1000,
+	   "150 ns an event: the measured 1000 ns stays the latency (%g)", N(d, "iterations.latency_ns.min"));
+	ok(N(d, "iterations.latency_estimate.removed_pct") == 60 &&
+	   cJSON_IsTrue(isc_doc_get(d, "iterations.latency_estimate.withheld")) &&
+	   cJSON_IsNull(isc_doc_get(d, "iterations.latency_ns_estimated")) &&
+	   strstr(isc_doc_str(d, "iterations.latency_estimate.reason", ""), "60.0 %"),
+	   "60 %% of it would go: the estimate withheld, with the share in the reason");
+	cJSON_Delete(d);
 }
 
 /*
@@ -453,8 +495,8 @@ static void test_calibration_lowest(void)
 			ok(FN(d, "<module>", "self_ns") == 270 && FN(d, "<module>", "total_ns") == 930,
 			   "the lower (exit) cost: main self 270 total 930 (%g %g)", FN(d, "<module>", "self_ns"),
 			   FN(d, "<module>", "total_ns"));
-			ok(N(d, "iterations.latency_ns.min") == 960, "the lower cost: the iteration loses 4 x 10 (%g)",
-			   N(d, "iterations.latency_ns.min"));
+			ok(N(d, "iterations.latency_ns_estimated.min") == 960, "the lower cost: the iteration loses 4 x 10 (%g)",
+			   N(d, "iterations.latency_ns_estimated.min"));
 			ok(N(d, "recording.per_event_ns") == 10, "the lower cost: per_event_ns 10 (%g)",
 			   N(d, "recording.per_event_ns"));
 			ok(cJSON_IsFalse(cJSON_GetObjectItem(c0, "used")), "the start record (20 ns): used false");
@@ -1934,6 +1976,7 @@ int main(int argc, char **argv)
 		return write_fixture(argv[2], argv[3]);
 	test_self_total();
 	test_compensation();
+	test_compensation_withheld();
 	test_calibration_lowest();
 	test_calibration_choice();
 	test_recursion();

@@ -241,7 +241,7 @@ static const cJSON *at(const cJSON *d, const char *path, int i)
 enum {
 	S_GEMM = 1, S_NCCL, S_MEMCPY, S_SSYNC, S_CSYNC, S_LAUNCH, S_MCPYA, S_SSYNCA, S_DSYNCA, S_FEED, S_COPY, S_SMALL,
 	S_WAIT, S_TEAR, S_STEP1, S_STEP2, S_STEP3, S_GRAPH, S_EVREC, S_MEMSET, S_MCPY, S_CUMCPY, S_ESYNCA,
-	S_PINNED, S_DTOH, S_INNER, S_BUILTIN, S_CULAUNCH,
+	S_PINNED, S_DTOH, S_INNER, S_BUILTIN, S_CULAUNCH, S_SCOPE_STEP,
 };
 
 static void strings(struct tl *t)
@@ -274,6 +274,7 @@ static void strings(struct tl *t)
 	tl_string(t, S_INNER, ISC_STR_CFUNC, 0, "aten::_copy_inner", "");
 	tl_string(t, S_BUILTIN, ISC_STR_CODE, 0, "<built-in method synchronize>", ""); /* as Kineto names C functions */
 	tl_string(t, S_CULAUNCH, ISC_STR_CFUNC, 0, "cuLaunchKernel", "");
+	tl_string(t, S_SCOPE_STEP, ISC_STR_SCOPE, 0, "step", "");
 }
 
 static struct op kern(uint32_t stream, uint32_t name, uint64_t dur, uint64_t corr)
@@ -297,7 +298,8 @@ static struct op kern(uint32_t stream, uint32_t name, uint64_t dur, uint64_t cor
  *
  * Default: span 298, busy [10,50) [80,90) [95,96) [180,185) [200,210) [305,308)
  * = 69, idle 229, compute (no nccl) 39, non-compute 30.
- * s7 gaps: M1 50 host (call 40 > 30), K3 5 kernel (< 30), K4 104 other,
+ * s7 gaps: M1 50 host (call 40 > 30; launched by cudaMemcpyAsync, a launch
+ * call, and at most 50: a launch gap), K3 5 kernel (< 30), K4 104 other,
  * K5 95 host (sync op left out, call 300 > 210); s8: K6 130 host.
  * Queue s7: launches 0,40,85,87,300, ends 30,90,96,210,308: in flight at
  * each launch 1,1,2,3,1 -> max 3; mean = sum(end - launch) 222 / (308 - 0).
@@ -381,6 +383,8 @@ static void test_exact(void)
 	   "stream 7: host wait 145, kernel wait 5, other 104 µs (sync op left out)");
 	ok(N(s8, "idle_breakdown.host_wait_ns") == U(130) && N(s8, "idle_breakdown.kernel_wait_ns") == 0 &&
 	   N(s8, "idle_breakdown.other_ns") == 0, "stream 8: host wait 130 µs");
+	ok(N(s7, "idle_breakdown.host_wait_launch_ns") == U(50) && N(s8, "idle_breakdown.host_wait_launch_ns") == 0,
+	   "launch gaps: M1's 50 µs (at most 50 µs, before a launched op), not K5's 95 or K6's 130");
 	ok(N(s7, "queue_length.max") == 3 && N(s7, "queue_length.mean") == 0.72 && N(s8, "queue_length.max") == 1 &&
 	   N(s8, "queue_length.mean") == 0.67, "queue length: stream 7 max 3 mean 0.72, stream 8 max 1 mean 0.67");
 
@@ -883,6 +887,15 @@ static void tl_mem(struct tl *t, uint64_t us, uint64_t op, uint64_t kind, uint64
  * (0 %, 1 GiB, 1200 MHz); dev 1 at 650 (10 %, 2 GiB of 16, clocks, power
  * and temperature not read, hw_slowdown + hw_thermal).  Bucket 0: util
  * (40 + 80 + 10) / 3, memory max 3 + 2 GiB; bucket 5: 0 %, 1 + 2 GiB.
+ * Throttled work (NVML samples against the work that ran in the interval
+ * since the device's previous sample): dev 0 at 200 is gpu_idle (idle
+ * clocks whatever ran: not a busy sample); at 600 (200,600] held 400 µs of
+ * work ([200,500) K1 and [300,600) K2, overlapping): busy, throttled; at
+ * 5200 (600,5200] held [600,800) + [2800,3000) + [3500,3600) = 500: busy,
+ * not throttled.  busy_samples 2, throttled_busy_samples 1, busy_ns 900,
+ * throttled_busy_ns 400, throttled SM 1500 MHz, busiest clock 1500.  Dev 1
+ * at 650 is throttled (hw_slowdown + hw_thermal) before its first op
+ * (1000): no work in its interval, not a busy sample.
  * GPU_INFO of index 1: link 31507692304 B/s.  GPU_MEMORY dev 0: +100 MB
  * +50 -100 +20 device (peak 150), +1 GiB pinned (not device memory).
  */
@@ -971,6 +984,12 @@ static void test_gaps_nvml(void)
 	   cJSON_IsNull(isc_doc_get(n1, "temp_c_max")) && cJSON_IsNull(isc_doc_get(n1, "power_w_max")) &&
 	   N(n1, "throttled_samples") == 1 && cJSON_GetArraySize(r1) == 2 && N(r1, "hw_slowdown") == 1 &&
 	   N(r1, "hw_thermal") == 1, "nvml device 1: unread values are null; hw_slowdown + hw_thermal");
+	ok(N(n0, "busy_samples") == 2 && N(n0, "throttled_busy_samples") == 1 && N(n0, "busy_ns") == U(900) &&
+	   N(n0, "throttled_busy_ns") == U(400) && N(n0, "sm_mhz_min_throttled") == 1500 && N(n0, "sm_mhz_max_busy") == 1500,
+	   "nvml device 0: the gpu_idle sample is no work; 2 samples with work, 1 throttled (400 of 900 us)");
+	ok(N(n1, "busy_samples") == 0 && N(n1, "throttled_busy_samples") == 0 && N(n1, "throttled_busy_ns") == 0 &&
+	   cJSON_IsNull(isc_doc_get(n1, "sm_mhz_min_throttled")) && cJSON_IsNull(isc_doc_get(n1, "sm_mhz_max_busy")),
+	   "nvml device 1: throttled before its first op: no throttled work");
 	static const double busy[10] = { 70, 50, 20, 10, 10, 0, 0, 0, 0, 40 };
 	double util[10], mem[10];
 	for (int i = 0; i < 10; i++)
@@ -987,6 +1006,103 @@ static void test_gaps_nvml(void)
 	fclose(f);
 }
 
+/*
+ * Scenario E (µs), device 0, stream 7, scope("step") on the host thread:
+ *   call c1 [0,1) -> K0 gemm [5,15)                       start-up
+ *   step #1 [100,200): c2 [110,111) -> K1 gemm [120,150)  the warm-up
+ *   step #2 [300,400): c3 [310,311) -> K2 gemm [320,380); NVML sample at
+ *            350; feed [380,395) (the GPU idle from 380 to K3 at 520)
+ *   cudaStreamSynchronize [420,430); NVML sample at 450   between steps
+ *   step #3 [500,600): c4 [505,506) -> K3 nccl [520,540); c5 [550,551) ->
+ *            K4 gemm [590,650) (past the step's end); cudaStreamSynchronize
+ *            [560,580)
+ *   step #4 from 700, never ended: c6 [710,711) -> K5 gemm [720,730)
+ * Steady: #2 and #3 (#4 is incomplete: its window is not counted).
+ * Window 100 + 100 = 200; busy inside: K2 60, K3 20, K4's [590,600) 10 =
+ * 90; compute (nccl is not): 70; idle 110.  Launched inside steady steps:
+ * K2, K3, K4, K5 (4 ops, 4 kernels, 4 launches).  share: busy of the ops
+ * launched from 300 on: 60 + 20 + 60 + 10 = 150, of which 90 inside: 60 %.
+ * Sync calls inside: the 20 µs one (the run: 30).  NVML inside: 1 sample
+ * (the run: 2).  Host during idle inside: feed, 15 of 110 µs (13.64 %).
+ * Whole run unchanged: 6 kernels, span 725, busy 190.
+ */
+static void write_e(FILE *f)
+{
+	struct tl t;
+	uint64_t nv[12] = { 0, 50, 0, GIB, 8 * GIB, 1400, 800, 200000, 60, 0, 0, 0 };
+	tl_open(&t, f);
+	strings(&t);
+	tl_device(&t, 0, "Test GPU");
+	tl_api(&t, U(0), U(1), S_LAUNCH, 1);
+	tl_op(&t, U(5), kern(7, S_GEMM, U(10), 1));
+	tl_begin(&t, U(100), ISC_SPAN_SCOPE, S_SCOPE_STEP);
+	tl_api(&t, U(110), U(1), S_LAUNCH, 2);
+	tl_op(&t, U(120), kern(7, S_GEMM, U(30), 2));
+	tl_end(&t, U(200));
+	tl_begin(&t, U(300), ISC_SPAN_SCOPE, S_SCOPE_STEP);
+	tl_api(&t, U(310), U(1), S_LAUNCH, 3);
+	tl_op(&t, U(320), kern(7, S_GEMM, U(60), 3));
+	tl_raw(&t, ISC_REC_GPU_SAMPLE, U(350), nv, 12);
+	tl_begin(&t, U(380), ISC_SPAN_PYTHON, S_FEED);
+	tl_end(&t, U(395));
+	tl_end(&t, U(400));
+	tl_api(&t, U(420), U(10), S_SSYNCA, 0);
+	tl_raw(&t, ISC_REC_GPU_SAMPLE, U(450), nv, 12);
+	tl_begin(&t, U(500), ISC_SPAN_SCOPE, S_SCOPE_STEP);
+	tl_api(&t, U(505), U(1), S_LAUNCH, 4);
+	tl_op(&t, U(520), kern(7, S_NCCL, U(20), 4));
+	tl_api(&t, U(550), U(1), S_LAUNCH, 5);
+	tl_api(&t, U(560), U(20), S_SSYNCA, 0);
+	tl_op(&t, U(590), kern(7, S_GEMM, U(60), 5));
+	tl_end(&t, U(600));
+	tl_begin(&t, U(700), ISC_SPAN_SCOPE, S_SCOPE_STEP);
+	tl_api(&t, U(710), U(1), S_LAUNCH, 6);
+	tl_op(&t, U(720), kern(7, S_GEMM, U(10), 6));
+	tl_close(&t);
+}
+
+static void test_iterations(void)
+{
+	FILE *f = tmpfile();
+	write_e(f);
+	cJSON *prev = NULL;
+	for (int hta = 0; hta < 2; hta++) {
+		cJSON *d = analyze(f, hta);
+		const char *m = hta ? "hta-compat" : "exact";
+		const cJSON *it = isc_doc_get(d, "gpu.in_iterations"), *d0 = at(it, "devices", 0);
+		ok(N(d, "iterations.samples") == 2 && !strcmp(S(it, "scope"), "step") && N(it, "iterations") == 2 &&
+		   N(it, "window_ns") == U(200), "%s: 2 steady steps (the warm-up and the incomplete one out), 200 us", m);
+		ok(cJSON_GetArraySize(isc_doc_get(it, "devices")) == 1 && N(d0, "busy_ns") == U(90) &&
+		   N(d0, "temporal_breakdown.span_ns") == U(200) && N(d0, "temporal_breakdown.idle_ns") == U(110) &&
+		   N(d0, "temporal_breakdown.compute_ns") == U(70) && N(d0, "temporal_breakdown.non_compute_ns") == U(20) &&
+		   N(d0, "temporal_breakdown.compute_pct") == 35, "%s: inside the steps busy 90, compute 70, idle 110 of 200", m);
+		ok(N(it, "ops") == 4 && N(it, "kernels.count") == 4 && N(it, "launch.launches") == 4 &&
+		   N(d0, "ops") == 4 && N(at(d0, "streams", 0), "ops") == 4,
+		   "%s: the 4 ops launched inside steady steps (K5's step never ended, launched inside all the same)", m);
+		ok(N(it, "share_pct") == 60, "%s: share 90 of 150 us launched from the first steady step on (%g)", m,
+		   N(it, "share_pct"));
+		ok(N(it, "sync.api_total_ns") == U(20) && N(d, "gpu.sync.api_total_ns") == U(30) &&
+		   cJSON_GetArraySize(isc_doc_get(it, "nvml")) == 1 && N(at(it, "nvml", 0), "samples") == 1 &&
+		   N(at(d, "gpu.nvml", 0), "samples") == 2, "%s: the sync call and the NVML sample inside, not those between", m);
+		const cJSON *h = at(d0, "host_during_idle.python", 0);
+		ok(N(d0, "host_during_idle.idle_ns") == U(110) && !strcmp(S(h, "name"), "feed") && N(h, "idle_ns") == U(15) &&
+		   N(h, "idle_pct") == 13.64, "%s: host during idle inside: feed, 15 of 110 us", m);
+		ok(N(d, "gpu.kernels.count") == 6 && (hta || (N(at(d, "gpu.devices", 0), "temporal_breakdown.span_ns") == U(725) &&
+							     N(at(d, "gpu.devices", 0), "busy_ns") == U(190))),
+		   "%s: the whole run's figures stay: 6 kernels, span 725, busy 190", m);
+		if (prev) {
+			char *a = cJSON_PrintUnformatted(isc_doc_get(prev, "gpu.in_iterations")), *b = cJSON_PrintUnformatted(it);
+			ok(a && b && !strcmp(a, b), "--hta-compat: the same in_iterations (exact times)");
+			free(a);
+			free(b);
+		}
+		cJSON_Delete(prev);
+		prev = d;
+	}
+	cJSON_Delete(prev);
+	fclose(f);
+}
+
 int main(void)
 {
 	test_exact();
@@ -999,6 +1115,7 @@ int main(void)
 	test_nested_driver_call();
 	test_call_sites();
 	test_gaps_nvml();
+	test_iterations();
 	test_cpu_only_and_report();
 	return tap_done();
 }

@@ -2,7 +2,9 @@
  * test_native.c - the native stack pieces below the recorder: the record
  * codec (lib/format/native_codec.c), the build-id reader
  * (lib/record/buildid.c), the mappings model (lib/native/maps.c), the
- * mixed-stack rule (lib/native/mix.c), and the unwinder on a stack saved
+ * mixed-stack rule (lib/native/mix.c), what a mixed stack's native frames
+ * say (lib/native/classify.c: the torch op, the CPU class), C++ names
+ * without parameters (symbols.c), and the unwinder on a stack saved
  * from this very process (lib/native/unwind.c): a known call chain
  * level1 -> level2 -> level3 -> capture copies its registers and stack,
  * returns, and the copy is unwound afterwards like a recorded sample.
@@ -19,6 +21,7 @@
 #include "native.h" /* lib/record: isc_build_id_of_path */
 #include "isc_native_codec.h"
 #include "maps.h"
+#include "symbols.h" /* isc_syms_demangle */
 #include "tap.h"
 #include "unwind.h"
 
@@ -223,14 +226,14 @@ static char got[16][64];
 static unsigned ngot;
 
 static void got_one(void *ctx, uint32_t pid, uint32_t tid, uint64_t ts, const struct isc_stack *m, bool paired,
-		    unsigned elided)
+		    unsigned elided, uint64_t tag)
 {
 	(void)ctx;
 	(void)pid;
 	(void)elided;
 	if (ngot < 16)
-		snprintf(got[ngot++], 64, "%u@%llu:%s<%s%s", tid, (unsigned long long)ts, m->f[0].name,
-			 m->n > 1 ? m->f[m->n - 1].name : "-", paired ? "" : " (unpaired)");
+		snprintf(got[ngot++], 64, "%u@%llu:%s<%s%s#%llu", tid, (unsigned long long)ts, m->f[0].name,
+			 m->n > 1 ? m->f[m->n - 1].name : "-", paired ? "" : " (unpaired)", (unsigned long long)tag);
 }
 
 static void test_mixq(void)
@@ -246,23 +249,116 @@ static void test_mixq(void)
 	/* thread 1: Python samples at 100 (A) and 110 (B); natives at 103
 	 * (nearer A), 108 (nearer B), 125 (B is 15 away: beyond 10, none) */
 	isc_mixq_python(q, 1, 1, 100, &pa, 1);
-	isc_mixq_native(q, 1, 1, 103, &n);
-	isc_mixq_native(q, 1, 1, 108, &n);
+	isc_mixq_native(q, 1, 1, 103, &n, 3);
+	isc_mixq_native(q, 1, 1, 108, &n, 8);
 	isc_mixq_advance(q, 109);
 	ok(ngot == 0, "nothing handed out before the next Python sample or the gap");
 	isc_mixq_python(q, 1, 1, 110, &pb, 1);
-	isc_mixq_native(q, 1, 1, 125, &n);
+	isc_mixq_native(q, 1, 1, 125, &n, 25);
 	/* thread 2 never has a Python sample: its stack waits out the gap */
-	isc_mixq_native(q, 1, 2, 105, &n);
+	isc_mixq_native(q, 1, 2, 105, &n, 5);
 	isc_mixq_advance(q, 116);
 	isc_mixq_free(q);
 	ok(ngot == 4, "4 stacks handed out (%u)", ngot);
-	ok(ngot == 4 && !strcmp(got[0], "1@103:leaf<A") && !strcmp(got[1], "1@108:leaf<B"),
-	   "103 gets A, 108 gets B (%s, %s)", got[0], got[1]);
-	ok(ngot == 4 && !strcmp(got[2], "2@105:leaf<_PyEval_EvalFrameDefault (unpaired)"),
+	ok(ngot == 4 && !strcmp(got[0], "1@103:leaf<A#3") && !strcmp(got[1], "1@108:leaf<B#8"),
+	   "103 gets A, 108 gets B, each with its tag (%s, %s)", got[0], got[1]);
+	ok(ngot == 4 && !strcmp(got[2], "2@105:leaf<_PyEval_EvalFrameDefault (unpaired)#5"),
 	   "a thread without Python samples keeps its native stack (%s)", got[2]);
-	ok(ngot == 4 && !strcmp(got[3], "1@125:leaf<_PyEval_EvalFrameDefault (unpaired)"),
+	ok(ngot == 4 && !strcmp(got[3], "1@125:leaf<_PyEval_EvalFrameDefault (unpaired)#25"),
 	   "15 ns after the last sample, beyond the 10 ns gap: unpaired (%s)", got[3]);
+}
+
+/* ---- classify ---------------------------------------------------------------- */
+
+static const struct isc_frame PYF = { "forward", "model.py", 12, ISC_FRAME_PYTHON, false, false };
+
+/* A stack of the given native frames (innermost first) under one Python frame (py) or none. */
+static void stack_of(struct isc_stack *s, const struct isc_frame *f, unsigned n, bool py)
+{
+	s->n = 0;
+	s->truncated = false;
+	for (unsigned i = 0; i < n; i++)
+		s->f[s->n++] = f[i];
+	if (py)
+		s->f[s->n++] = PYF;
+}
+
+static void test_classify(void)
+{
+	static struct isc_stack s;
+	char op[64];
+	/* THPVariable_matmul > at::_ops::matmul::call > at::_ops::mm::call > sgemm */
+	struct isc_frame mm[] = { nf("sgemm_kernel_ZEN", "/usr/lib/libopenblasp-r0.3.21.so", false, false),
+				  nf("at::_ops::mm::call", "/usr/lib/libtorch_cpu.so.1.13", false, false),
+				  nf("at::_ops::matmul::call", "/usr/lib/libtorch_cpu.so.1.13", false, false),
+				  nf("THPVariable_matmul", "/usr/lib/libtorch_python.so", false, false) };
+	stack_of(&s, mm, 4, true);
+	ok(isc_native_op(&s, true, op, sizeof(op)) && !strcmp(op, "aten::matmul"), "outermost op: aten::matmul (%s)", op);
+	ok(isc_native_op(&s, false, op, sizeof(op)) && !strcmp(op, "aten::mm"), "innermost op: aten::mm (%s)", op);
+	ok(isc_native_class(&s) == ISC_CPU_TORCH, "a torch library's frame inside the Python frame: torch");
+	/* the op's overload and redispatch; not a call */
+	struct isc_frame rd[] = { nf("at::_ops::add__Tensor::redispatch", "/x/libtorch_cpu.so", false, false),
+				  nf("at::_ops::foo::other", "/x/libtorch_cpu.so", false, false) };
+	stack_of(&s, rd, 1, true);
+	ok(isc_native_op(&s, true, op, sizeof(op)) && !strcmp(op, "aten::add__Tensor"), "::redispatch names the op (%s)", op);
+	stack_of(&s, rd + 1, 1, true);
+	ok(!isc_native_op(&s, true, op, sizeof(op)), "at::_ops::foo::other is no op entry");
+	/* bytecode: no native frame inside the Python one */
+	stack_of(&s, NULL, 0, true);
+	ok(isc_native_class(&s) == ISC_CPU_INTERP, "only Python frames: interpreter");
+	/* the interpreter calls the C library itself; the kernel on its behalf */
+	struct isc_frame lc[] = { { "clear_page_erms", "[kernel]", 0, ISC_FRAME_KERNEL, false, false },
+				  nf("__memmove_avx_unaligned_erms", "/lib/x86_64-linux-gnu/libc.so.6", false, false) };
+	stack_of(&s, lc, 2, true);
+	ok(isc_native_class(&s) == ISC_CPU_INTERP, "libc called by the interpreter (a page fault inside): interpreter");
+	stack_of(&s, lc, 1, true);
+	ok(isc_native_class(&s) == ISC_CPU_INTERP, "only kernel frames under Python: interpreter");
+	/* ctypes into libm; the loader */
+	struct isc_frame ct[] = { nf("cos", "/lib/x86_64-linux-gnu/libm.so.6", false, false),
+				  nf("ffi_call", "/lib/x86_64-linux-gnu/libffi.so.8", false, false) };
+	stack_of(&s, ct, 2, true);
+	ok(isc_native_class(&s) == ISC_CPU_OTHER, "ctypes (libffi) into libm: other C code");
+	struct isc_frame ld[] = { nf("do_lookup_x", "/lib64/ld-linux-x86-64.so.2", false, false),
+				  nf("dlopen", "/lib/x86_64-linux-gnu/libc.so.6", false, false) };
+	stack_of(&s, ld, 2, true);
+	ok(isc_native_class(&s) == ISC_CPU_OTHER, "dlopen's loader under libc: other C code, not the interpreter");
+	/* unpaired: the evaluation loop stands for the Python frames, its call machinery inside it left out */
+	struct isc_frame up[] = { nf("leaf", "/x/libext.so", false, false), nf("PyObject_Call", "/usr/bin/python3.11", false, true),
+				  nf("_PyEval_EvalFrameDefault", "/usr/bin/python3.11", true, true),
+				  nf("main", "/usr/bin/python3.11", false, true) };
+	stack_of(&s, up, 4, false);
+	ok(isc_native_class(&s) == ISC_CPU_OTHER, "unpaired: the frame inside the loop's call machinery decides");
+	stack_of(&s, up + 1, 3, false);
+	ok(isc_native_class(&s) == ISC_CPU_INTERP, "unpaired, nothing inside the loop: interpreter");
+	/* no Python frame and no loop: a worker's own stack */
+	struct isc_frame wk[] = { nf("sgemm_kernel_ZEN", "/usr/lib/libopenblasp-r0.3.21.so", false, false),
+				  nf("start_thread", "/lib/x86_64-linux-gnu/libc.so.6", false, false) };
+	stack_of(&s, wk, 2, false);
+	ok(isc_native_class(&s) == ISC_CPU_NONE, "a worker's own stack is no Python code's");
+	ok(!isc_native_op(&s, true, op, sizeof(op)), "and runs no op");
+	/* a dispatched worker stack: the op frame the analysis put there, "[worker threads]" is none */
+	struct isc_frame dw[] = { nf("sgemm_kernel_ZEN", "/usr/lib/libopenblasp-r0.3.21.so", false, false),
+				  { "aten::addmm", NULL, 0, ISC_FRAME_OP, false, false } };
+	stack_of(&s, dw, 2, true);
+	ok(isc_native_op(&s, true, op, sizeof(op)) && !strcmp(op, "aten::addmm"), "an op frame names the op");
+	ok(isc_native_class(&s) == ISC_CPU_TORCH, "and counts as torch");
+	dw[1].name = "[worker threads]";
+	stack_of(&s, dw, 2, true);
+	ok(!isc_native_op(&s, true, op, sizeof(op)), "[worker threads] is no op");
+	ok(isc_native_torch_lib("/usr/lib/python3/dist-packages/torch/_C.cpython-311-x86_64-linux-gnu.so") &&
+		   isc_native_torch_lib("/usr/lib/x86_64-linux-gnu/libc10.so.1.13") && !isc_native_torch_lib("/lib/libm.so.6"),
+	   "torch libraries: under torch/, libc10, not libm");
+}
+
+static void test_demangle(void)
+{
+	char buf[256];
+	ok(!strcmp(isc_syms_demangle("_ZN2at4_ops2mm4callERKNS_6TensorES4_", buf, sizeof(buf)), "at::_ops::mm::call"),
+	   "parameters cut (%s)", buf);
+	ok(!strcmp(isc_syms_demangle("_ZNK1XclEi", buf, sizeof(buf)), "X::operator()"), "operator() kept (%s)", buf);
+	ok(!strcmp(isc_syms_demangle("_Z3fooi.cold", buf, sizeof(buf)), "foo"), "a [clone .cold] part too (%s)", buf);
+	ok(!strcmp(isc_syms_demangle("_ZTV1X", buf, sizeof(buf)), "vtable for X"), "no parameter list: whole (%s)", buf);
+	ok(!strcmp(isc_syms_demangle("sgemm_kernel_ZEN", buf, sizeof(buf)), "sgemm_kernel_ZEN"), "a C name as it is");
 }
 
 /* ---- the unwinder on a saved stack ---------------------------------------- */
@@ -415,6 +511,8 @@ int main(void)
 	test_maps();
 	test_mix();
 	test_mixq();
+	test_classify();
+	test_demangle();
 	test_unwind();
 	return tap_done();
 }

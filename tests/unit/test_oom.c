@@ -2,11 +2,14 @@
  * test_oom.c - analyze_oom.c: what a process held at its end
  * (isc_oom_mem_at, and oom.memory_at_end through isc_oom_emit): the
  * highest RSS reading of the 2 s ending at the last reading at or before
- * the end, with the latest smaps_rollup record at or before it (TAP).
+ * the end, with the latest smaps_rollup record at or before it; the OOM
+ * killer's site from the allocation sites at the death, and without them
+ * (TAP).
  */
 #include <string.h>
 
 #include "analyze_oom.h"
+#include "isc_format.h" /* ISC_WARN_OOM_KILL */
 #include "isc_trace_int.h" /* struct isc_exception */
 #include "tap.h"
 
@@ -17,6 +20,68 @@ static double num(const cJSON *o, const char *a, const char *b)
 {
 	const cJSON *x = cJSON_GetObjectItem(cJSON_GetObjectItem(o, a), b);
 	return cJSON_IsNumber(x) ? x->valuedouble : -1;
+}
+
+static const char *str(const cJSON *o, const char *a, const char *b)
+{
+	const cJSON *x = b ? cJSON_GetObjectItem(cJSON_GetObjectItem(o, a), b) : cJSON_GetObjectItem(o, a);
+	return cJSON_IsString(x) ? x->valuestring : cJSON_IsNull(x) ? "null" : "?";
+}
+
+/*
+ * The OOM killer kills pid 5 at 10 s; its RSS samples name no function.
+ * sites: what the site model found at the death (NULL or not sampled:
+ * none).  The document's oom object, owned by *root.
+ */
+static const cJSON *kill_with(cJSON **root, const struct isc_oom_sites *sites)
+{
+	struct isc_oom *o;
+	struct isc_jb jb = { 0 };
+	static const char msg[] = "killed by the kernel's OOM killer";
+	*root = cJSON_CreateObject();
+	if (isc_oom_new(&o))
+		return NULL;
+	isc_oom_rss(o, 8 * S, 5, 100 * MIB, 0);
+	isc_oom_rss(o, 9 * S, 5, 300 * MIB, 0);
+	isc_oom_warning(o, 10 * S, 5, ISC_WARN_OOM_KILL, (const uint8_t *)msg, strlen(msg));
+	uint32_t pid = 0;
+	uint64_t ts = 0;
+	bool dead = isc_oom_host_death(o, &pid, &ts);
+	int rc = isc_oom_emit(o, &jb, *root, 0, 137, NULL, sites, NULL, NULL, NULL);
+	isc_oom_free(o);
+	return dead && pid == 5 && ts == 10 * S && !rc ? cJSON_GetObjectItem(*root, "oom") : NULL;
+}
+
+static void test_kill_site(void)
+{
+	struct isc_oom_sites s = { .sampled = true, .window_ns = 2 * S, .n = 2,
+				   .top = { { "hoard", "h.py", 13, 150.0 * MIB, 0, 20.0 * MIB, true },
+					    { "load", "h.py", 4, 900.0 * MIB, 1000, 0, false } } };
+	cJSON *root;
+	const cJSON *oom = kill_with(&root, &s), *top;
+	ok(oom != NULL, "a kill of pid 5 at 10 s");
+	ok(!strcmp(str(oom, "site", "name"), "hoard") && num(oom, "site", "line") == 13, "site: the first site given");
+	ok(!strcmp(str(oom, "site_source", NULL), "live_bytes"), "site_source live_bytes");
+	ok(num(oom, "site", "live_bytes") == 150.0 * MIB && cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(oom, "site"), "growing")),
+	   "with its live bytes, growing");
+	ok(!strcmp(str(oom, "growth_before", "source"), "allocation_samples"), "growth_before from the samples");
+	top = cJSON_GetObjectItem(cJSON_GetObjectItem(oom, "growth_before"), "top");
+	ok(cJSON_GetArraySize(top) == 2, "both sites listed");
+	ok(cJSON_GetObjectItem(cJSON_GetArrayItem(top, 1), "live_bytes")->valuedouble == 900.0 * MIB &&
+		   cJSON_GetObjectItem(cJSON_GetArrayItem(top, 0), "bytes")->valuedouble == 20.0 * MIB,
+	   "live bytes and growth of each");
+	ok(num(oom, "growth_before", "rss_increase_bytes") == (double)(200 * MIB), "the RSS increase still from the samples");
+	cJSON_Delete(root);
+
+	s.sampled = false; /* no allocation sampled: no site from them; the RSS samples name no function */
+	oom = kill_with(&root, &s);
+	ok(oom && !strcmp(str(oom, "site", NULL), "null") && !strcmp(str(oom, "site_source", NULL), "unknown"),
+	   "not sampled: site null, unknown");
+	ok(!strcmp(str(oom, "growth_before", "source"), "rss_samples"), "growth_before from RSS samples");
+	cJSON_Delete(root);
+	oom = kill_with(&root, NULL);
+	ok(oom && !strcmp(str(oom, "site_source", NULL), "unknown"), "no sites at all: unknown");
+	cJSON_Delete(root);
 }
 
 int main(void)
@@ -80,7 +145,7 @@ int main(void)
 	ok(isc_oom_exception(o, 7 * S + S / 2, 7, &x, 19) == 0, "exception");
 	cJSON *root = cJSON_CreateObject();
 	struct isc_jb jb = { 0 };
-	ok(isc_oom_emit(o, &jb, root, 0, 1, NULL, NULL, NULL, NULL) == 0, "emit");
+	ok(isc_oom_emit(o, &jb, root, 0, 1, NULL, NULL, NULL, NULL, NULL) == 0, "emit");
 	const cJSON *oom = cJSON_GetObjectItem(root, "oom");
 	ok(num(oom, "memory_at_end", "rss_bytes") == (double)(800 * MIB), "memory_at_end.rss_bytes 800 MiB");
 	ok(num(oom, "memory_at_end", "anon_bytes") == (double)(450 * MIB), "memory_at_end.anon_bytes 450 MiB");
@@ -88,5 +153,6 @@ int main(void)
 	ok(num(oom, "memory_at_end", "swap_bytes") == (double)(1 * MIB), "memory_at_end.swap_bytes 1 MiB");
 	cJSON_Delete(root);
 	isc_oom_free(o);
+	test_kill_site();
 	return tap_done();
 }

@@ -262,6 +262,83 @@ static void test_damaged_fields(void)
 	cJSON_Delete(full);
 }
 
+/*
+ * Native stacks (native.json: tests/data/report/README.md): the section,
+ * the flame graphs, the folded stacks known by construction, and the
+ * native fields damaged as above.
+ */
+static void test_native(void)
+{
+	cJSON *d = load("native.json");
+	char *html = render(d, ISC_REPORT_HTML), *md = render(d, ISC_REPORT_MD), *fo = render(d, ISC_REPORT_FOLDED);
+	ok(md && strstr(md, "### Native stacks") && strstr(md, "| 1 | \\<img src=x onerror=alert(1)\\>\\_sgemm | libopenblas.so.0 | 860.0 ms (86.0 %) |"),
+	   "the section and its first function row");
+	ok(html && check_svgs(html) == 9, "9 charts, the two flame graphs among them, well-formed");
+	/* merged over the two threads: all, <module>, the function, its kernel, clear_page, [other],
+	 * aten::addmm, the kernel under it, start_thread: 9 frames a graph */
+	ok(html && count(html, "data-series=\"frame\"") == 18, "9 frames in each flame graph (%zu in all)",
+	   html ? count(html, "data-series=\"frame\"") : 0);
+	ok(html && strstr(html, "12.50 percentage points)</text>"), "the differential's largest change in its legend");
+	const char *want =
+		"MainThread 100/100;<module> (run.py:3);<script>alert(1)</script> (a\"b'c<d>&e.py:12) 5\n"
+		"MainThread 100/100;<module> (run.py:3);<script>alert(1)</script> (a\"b'c<d>&e.py:12);<img src=x onerror=alert(1)>_sgemm 48\n"
+		"MainThread 100/100;<module> (run.py:3);<script>alert(1)</script> (a\"b'c<d>&e.py:12);<img src=x onerror=alert(1)>_sgemm;clear_page_erms_[k] 2\n"
+		"MainThread 100/100;<module> (run.py:3);<script>alert(1)</script> (a\"b'c<d>&e.py:12);[other] 5\n"
+		"<img src=x onerror=alert(1)> 100/101;<module> (run.py:3);<script>alert(1)</script> (a\"b'c<d>&e.py:12);aten::addmm;<img src=x onerror=alert(1)>_sgemm 38\n"
+		"<img src=x onerror=alert(1)> 100/101;start_thread 2\n";
+	ok(fo && !strcmp(fo, want), "folded stacks of the tree, as built by hand");
+	free(html);
+	free(md);
+	free(fo);
+	static const char *const paths[] = {
+		"native", "native.tree", "native.tree.parent", "native.tree.parent.3", "native.tree.frame",
+		"native.tree.frame.3", "native.tree.self", "native.tree.self.3", "native.tree.total", "native.tree.total.0",
+		"native.tree.frames", "native.tree.frames.1", "native.tree.frames.1.name", "native.tree.frames.1.kind",
+		"native.tree.frames.1.line", "native.tree.threads", "native.tree.threads.0.root", "native.tree.threads.0.pid",
+		"native.functions", "native.functions.0.above", "native.functions.0.above.0.python", "native.ops.0.kernels",
+		"native.threads.0", "native.threads.1.dispatched_by", "native.unwind", "native.sampler.period_ns",
+		"comparison.native.node_delta_pct", "comparison.native.node_delta_pct.2", "comparison.native.functions.0",
+	};
+	static const char *const bad[] = { "null", "\"x\"", "-1", "0", "1e308", "1e999", "-1e999", "0.5", "[]", "{}",
+					   "[null]", "[1e999, -5, \"a\", [], 1e308]", "true", "7" };
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]) && d; i++) {
+		int fails = 0;
+		for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+			cJSON *x = cJSON_Duplicate(d, true);
+			if (!set_path(x, paths[i], cJSON_Parse(bad[k]))) {
+				printf("# %s: no such path\n", paths[i]);
+				fails++;
+			}
+			char *m = render(x, ISC_REPORT_MD), *h = render(x, ISC_REPORT_HTML), *f = NULL, *sp = NULL;
+			/* the flame-graph formats: written, or refused with a message; never a crash */
+			int rf = isc_report_render(x, ISC_REPORT_FOLDED, &f), rs = isc_report_render(x, ISC_REPORT_SPEEDSCOPE, &sp);
+			isc_err_clear();
+			if (!m || !h || check_svgs(h) < 0 || (rf && rf != -EINVAL) || (rs && rs != -EINVAL)) {
+				printf("# %s = %s\n", paths[i], bad[k]);
+				fails++;
+			}
+			free(m);
+			free(h);
+			free(f);
+			free(sp);
+			cJSON_Delete(x);
+		}
+		ok(!fails, "%s damaged %zu ways: renders, charts well-formed", paths[i], sizeof(bad) / sizeof(bad[0]));
+	}
+	/* a child before its parent is refused: no flame graph, the formats say so */
+	cJSON *x = cJSON_Duplicate(d, true);
+	set_path(x, "native.tree.parent.3", cJSON_CreateNumber(5));
+	char *f = NULL;
+	ok(isc_report_render(x, ISC_REPORT_FOLDED, &f) == -EINVAL && !strcmp(isc_err_msg(), "native.tree is malformed"),
+	   "a parent after its child: native.tree is malformed");
+	isc_err_clear();
+	html = render(x, ISC_REPORT_HTML);
+	ok(html && check_svgs(html) == 7 && strstr(html, "Native stacks"), "the page without its flame graphs");
+	free(html);
+	cJSON_Delete(x);
+	cJSON_Delete(d);
+}
+
 /* Sizes at and past the limits: many buckets, many spans, one-value histogram. */
 static void test_limits(void)
 {
@@ -446,6 +523,7 @@ int main(int argc, char **argv)
 	test_full();
 	test_old_shape();
 	test_damaged_fields();
+	test_native();
 	test_limits();
 	test_summary();
 	test_headline_parts();

@@ -239,6 +239,11 @@ static void cpu_classes(void)
 	",\"compute_ns\":" #compute "},\"streams\":[{\"id\":7,\"ops\":10,\"idle_breakdown\":{\"host_wait_ns\":0,"  \
 	"\"kernel_wait_ns\":" #kw ",\"other_ns\":" #other "},\"queue_length\":{\"mean\":0.2}}],"                    \
 	"\"host_during_idle\":{\"python\":[{\"name\":\"prep\",\"file\":\"serve.py\",\"line\":40,\"idle_ns\":5,\"self_idle_ns\":4}]}}]"
+/* A device whose stream 7 spent launch_gaps ns of its host wait in gaps of at most 50 us before launched ops. */
+#define GPU_DEV_LG(span, idle, compute, launch_gaps)                                                              \
+	"\"devices\":[{\"id\":0,\"temporal_breakdown\":{\"span_ns\":" #span ",\"idle_ns\":" #idle                 \
+	",\"compute_ns\":" #compute "},\"streams\":[{\"id\":7,\"ops\":10,\"idle_breakdown\":{\"host_wait_ns\":" #idle \
+	",\"host_wait_launch_ns\":" #launch_gaps ",\"kernel_wait_ns\":0,\"other_ns\":0},\"queue_length\":{\"mean\":0.2}}]}]"
 
 static void gpu_classes(void)
 {
@@ -277,14 +282,23 @@ static void gpu_classes(void)
 	   "a 2 us kernel in a 10 s step: cpu_bound, the GPU waited 99.9+ %% (%s)", cls(d));
 	cJSON_Delete(d);
 
-	/* same, with NVML saying 80 %% of samples throttled by HW slowdown */
+	/* same, with NVML saying 80 %% of the samples taken while the GPU worked (80 %% of that time) throttled by HW slowdown */
 	d = eval("{\"summary\":{\"wall_ns\":1000000000},\"gpu\":{\"ops\":10," GPU_DEV(1000000000, 50000000, 900000000, 0, 0)
 		 ",\"nvml\":[{\"device\":0,\"samples\":100,\"throttled_samples\":80,\"sm_mhz_min\":900,\"sm_mhz_max\":1800,"
-		 "\"throttle_reasons\":{\"hw_slowdown\":80}}]}}");
+		 "\"busy_samples\":100,\"throttled_busy_samples\":80,\"busy_ns\":900000000,\"throttled_busy_ns\":720000000,"
+		 "\"sm_mhz_min_throttled\":900,\"sm_mhz_max_busy\":1800,\"throttle_reasons\":{\"hw_slowdown\":80}}]}}");
 	ok(!strcmp(cls(d), "thermal_throttled"), "busy GPU throttled 80 %% of samples: thermal_throttled (%s)", cls(d));
 	f = finding(d, "thermal_throttled");
 	ok(f && !strcmp(isc_doc_str(f, "severity", NULL), "critical"), "slowdown in >= 50 %% of samples: critical");
 	ok(f && fabs(num(f, "suggestion.estimated_saving_ns") - 0.9e9 * 0.8 * 0.5) < 1, "throttle what-if: 0.72 s x (1 - 900/1800)");
+	cJSON_Delete(d);
+	/* the same samples throttled, none while the GPU worked (idle clocks, or no work in their interval) */
+	d = eval("{\"summary\":{\"wall_ns\":1000000000},\"gpu\":{\"ops\":10," GPU_DEV(1000000000, 50000000, 900000000, 0, 0)
+		 ",\"nvml\":[{\"device\":0,\"samples\":100,\"throttled_samples\":80,\"sm_mhz_min\":345,\"sm_mhz_max\":1800,"
+		 "\"busy_samples\":20,\"throttled_busy_samples\":0,\"busy_ns\":900000000,\"throttled_busy_ns\":0,"
+		 "\"sm_mhz_min_throttled\":null,\"sm_mhz_max_busy\":1800,\"throttle_reasons\":{\"gpu_idle\":80,\"sw_power_cap\":80}}]}}");
+	ok(!finding(d, "thermal_throttled") && !strcmp(cls(d), "gpu_compute_bound"),
+	   "80 throttled samples, none with work running: no thermal_throttled, gpu_compute_bound (%s)", cls(d));
 	cJSON_Delete(d);
 
 	/* launch pattern: 20000 launches (25 us each), 80 %% short kernels, queue 0.2, 0.5 s in launch calls */
@@ -294,6 +308,29 @@ static void gpu_classes(void)
 	ok(!strcmp(cls(d), "launch_bound"), "short kernels, empty queue, 0.5 s launching: launch_bound (%s)", cls(d));
 	ok(finding(d, "cpu_bound") && num(finding(d, "cpu_bound"), "suggestion.estimated_saving_ns") == 2e8,
 	   "the rest of the host wait (0.2 s) stays cpu_bound: idle is not counted twice");
+	cJSON_Delete(d);
+	/*
+	 * the launch signature with most of the per-op host time outside the
+	 * launch call (Python and dispatch): 20000 launches of 3 us (60 ms),
+	 * 0.6 s of the 0.7 s host wait in gaps of at most 50 us between them:
+	 * launch 0.6 s, cpu 0.1 s: launch_bound, saving 0.6 s
+	 */
+	d = eval("{\"summary\":{\"wall_ns\":1000000000},\"gpu\":{\"ops\":1000," GPU_DEV_LG(1000000000, 700000000, 300000000, 600000000)
+		 ",\"launch\":{\"launches\":20000,\"kernels\":20000,\"short_kernels_under_10us\":20000,"
+		 "\"gpu_op_shorter_than_launch\":20000,\"api_total_ns\":60000000}}}");
+	ok(!strcmp(cls(d), "launch_bound"), "short gaps between short kernels, dispatch outside the call: launch_bound (%s)",
+	   cls(d));
+	f = finding(d, "launch_bound");
+	ok(f && num(f, "suggestion.estimated_saving_ns") == 6e8 && num(finding(d, "cpu_bound"), "suggestion.estimated_saving_ns") == 1e8,
+	   "the launch part is the short gaps (0.6 s), the rest of the host wait (0.1 s) cpu_bound");
+	ok(f && strstr(isc_doc_str(f, "suggestion.action", ""), "CUDA graph") && strstr(isc_doc_str(f, "suggestion.action", ""), "torch.compile"),
+	   "launch_bound suggests CUDA graphs and torch.compile");
+	cJSON_Delete(d);
+	/* the same gaps without the signature (kernels long, ops longer than their calls): cpu_bound */
+	d = eval("{\"summary\":{\"wall_ns\":1000000000},\"gpu\":{\"ops\":1000," GPU_DEV_LG(1000000000, 700000000, 300000000, 600000000)
+		 ",\"launch\":{\"launches\":20000,\"kernels\":20000,\"short_kernels_under_10us\":0,"
+		 "\"gpu_op_shorter_than_launch\":0,\"api_total_ns\":60000000}}}");
+	ok(!finding(d, "launch_bound") && !strcmp(cls(d), "cpu_bound"), "short gaps, long kernels: no launch_bound (%s)", cls(d));
 	cJSON_Delete(d);
 	d = eval("{\"summary\":{\"wall_ns\":1000000000},\"gpu\":{\"ops\":1000," GPU_DEV(1000000000, 700000000, 300000000, 0, 0)
 		 ",\"launch\":{\"launches\":99,\"kernels\":99,\"short_kernels_under_10us\":99,\"api_total_ns\":500000000}}}");
@@ -605,6 +642,24 @@ static void rss_growth_site(void)
 	const cJSON *f = finding(d, "rss_growth");
 	ok(f && strstr(isc_doc_str(f, "title", NULL), "grow (m.py:18) inside scope step"), "rss_growth names the site: %s",
 	   f ? isc_doc_str(f, "title", NULL) : "(none)");
+	cJSON_Delete(d);
+
+	/* from allocation samples: the lines that retained bytes, 30 and 10 MiB: shares 75 and 25 % */
+	d = eval("{\"summary\":{\"wall_ns\":20000000000},\"memory\":{\"rss_peak_bytes\":1073741824,"
+		 "\"rss_growth_after_warmup_bytes_per_s\":20971520,\"after_warmup_span_ns\":10000000000,"
+		 "\"growth_sites_source\":\"allocation_samples\",\"growth_sites\":[{\"name\":\"cache_results\","
+		 "\"file\":\"m.py\",\"line\":13,\"kind\":\"python\",\"scope\":null,\"bytes\":31457280,\"bytes_err\":0,"
+		 "\"leak\":true},{\"name\":\"keep\",\"file\":\"m.py\",\"line\":30,\"kind\":\"python\",\"scope\":null,"
+		 "\"bytes\":10485760,\"bytes_err\":1048576,\"leak\":false}]}}");
+	f = finding(d, "rss_growth");
+	ok(f && strstr(isc_doc_str(f, "title", NULL), "; cache_results (m.py:13) retained 30.0 MiB"),
+	   "with allocation samples rss_growth names the retaining line: %s", f ? isc_doc_str(f, "title", NULL) : "(none)");
+	const cJSON *top = isc_doc_get(f, "evidence.top");
+	ok(cJSON_GetArraySize(top) == 2 && num(cJSON_GetArrayItem(top, 0), "pct") == 75 &&
+		   num(cJSON_GetArrayItem(top, 1), "pct") == 25 &&
+		   !strcmp(isc_doc_str(cJSON_GetArrayItem(top, 0), "detail", ""), "30.0 MiB retained (± 0.0 MiB), a leak") &&
+		   !strcmp(isc_doc_str(cJSON_GetArrayItem(top, 1), "detail", ""), "10.0 MiB retained (± 1.0 MiB)"),
+	   "its contributors: both lines, shares 75 and 25 %% of what they retained");
 	cJSON_Delete(d);
 }
 
@@ -923,6 +978,146 @@ static void tail_latency(void)
 	cJSON_Delete(d);
 }
 
+/*
+ * Memory by allocation site (issue 25): memory.sites[] as the analysis
+ * writes it for the issue's planted truth (cache_results keeps 4 MiB an
+ * iteration at m.py:13, scratch allocates and frees 20 MiB an iteration at
+ * m.py:17, 11 steady-state iterations of 1 s).
+ */
+#define SITE_LEAK(name, line, retained, per, rate, leak)                                                         \
+	"{\"name\":\"" name "\",\"file\":\"m.py\",\"line\":" #line ",\"kind\":\"python\",\"iterations\":11,"         \
+	"\"retained_bytes\":" #retained ",\"retained_err_bytes\":0,\"leak\":" #leak ",\"leak_per_iteration_bytes\":" \
+	#per ",\"leak_bytes_per_s\":" #rate "}"
+/*
+ * cache_results 11 x 4194305 retained, keep_some 11 x 1 MiB, a leak of
+ * 512 KiB (below the 1 MiB minimum), scratch no leak.
+ */
+#define LEAK_SITES                                                                                                \
+	"\"sites\":[" SITE_LEAK("cache_results", 13, 46137355, 4194305, 4194305, true) ","                           \
+	SITE_LEAK("keep_some", 30, 11534336, 1048576, 1048576, true) ","                                             \
+	SITE_LEAK("small", 40, 524288, 47662, 47662, true) "," SITE_LEAK("scratch", 17, 0, null, null, false) "]"
+
+static void memory_leak(void)
+{
+	/*
+	 * Room: 400 MiB limit - 100 MiB peak = 314572800 bytes at 4194305 +
+	 * 1048576 bytes/s: 60.0 s (59.99998).  Shares of the 57671691 leaked
+	 * bytes: 80 %, 20 %.
+	 */
+	cJSON *d = eval("{\"summary\":{\"wall_ns\":20000000000},\"memory\":{\"rss_peak_bytes\":104857600,"
+			"\"limit_bytes\":419430400," LEAK_SITES "}}");
+	const cJSON *f = finding(d, "memory_leak");
+	ok(f && strstr(isc_doc_str(f, "title", ""), "cache_results (m.py:13) keeps 4.0 MiB per iteration (11 iterations"),
+	   "memory_leak names the retaining line: %s", f ? isc_doc_str(f, "title", "") : "(none)");
+	/* metrics are rounded: to 0.01 below 100, to 1 from 100 on */
+	ok(f && num(f, "evidence.metrics.time_to_limit_s") == 60 &&
+		   num(f, "evidence.metrics.room_bytes") == 314572800 && num(f, "evidence.metrics.room_is_limit") == 1,
+	   "300 MiB left below the limit at 5 MiB/s: 60 s (%g)", num(f, "evidence.metrics.time_to_limit_s"));
+	ok(f && !strcmp(isc_doc_str(f, "severity", ""), "warning"), "60 s is past the 20 s the run lasted: warning");
+	ok(f && num(f, "evidence.metrics.leaking_sites") == 2 && cJSON_GetArraySize(isc_doc_get(f, "evidence.top")) == 2,
+	   "two leaking sites; the 512 KiB one left out");
+	const cJSON *t0 = cJSON_GetArrayItem(isc_doc_get(f, "evidence.top"), 0),
+		    *t1 = cJSON_GetArrayItem(isc_doc_get(f, "evidence.top"), 1);
+	ok(t0 && !strcmp(isc_doc_str(t0, "name", ""), "cache_results") && num(t0, "pct") == 80 && t1 && num(t1, "pct") == 20,
+	   "shares of the leaked bytes: 80 %%, 20 %% (%g, %g)", num(t0, "pct"), num(t1, "pct"));
+	ok(f && num(f, "suggestion.estimated_saving_bytes") == 57671691, "saving: the bytes they retained");
+	cJSON_Delete(d);
+
+	d = eval("{\"summary\":{\"wall_ns\":100000000000},\"memory\":{\"rss_peak_bytes\":104857600,"
+		 "\"limit_bytes\":419430400," LEAK_SITES "}}");
+	ok(!strcmp(isc_doc_str(finding(d, "memory_leak"), "severity", ""), "critical"),
+	   "the limit reached within the run's 100 s: critical");
+	cJSON_Delete(d);
+
+	/* no limit: MemAvailable at its lowest, 1 GiB: 1073741824 / 5242881 = 204.8 s, rounded 205 */
+	d = eval("{\"summary\":{\"wall_ns\":20000000000},\"memory\":{\"rss_peak_bytes\":104857600,"
+		 "\"mem_available_bytes_min\":1073741824," LEAK_SITES "}}");
+	f = finding(d, "memory_leak");
+	ok(f && num(f, "evidence.metrics.room_is_limit") == 0 &&
+		   num(f, "evidence.metrics.time_to_limit_s") == 205,
+	   "without a limit: MemAvailable's 1 GiB at 5 MiB/s (%g s)", num(f, "evidence.metrics.time_to_limit_s"));
+	cJSON_Delete(d);
+
+	d = eval("{\"summary\":{\"wall_ns\":20000000000},\"memory\":{\"rss_peak_bytes\":104857600,\"sites\":["
+		 SITE_LEAK("cache_results", 13, 46137355, null, null, false) "," SITE_LEAK("scratch", 17, 0, null, null, false) "]}}");
+	ok(!finding(d, "memory_leak"), "retained bytes that are no leak: no memory_leak");
+	cJSON_Delete(d);
+}
+
+/*
+ * memory_churn: 40 % of the 10 s traced in the kernel at 50k faults/s.
+ * scratch: 11 steady iterations of 20971521 bytes, nothing retained:
+ * 230686731 bytes churned.  cache_results allocated 11 x 4194305 and kept
+ * all of it (freed only at the exit: 12 x 4194305): no churn.  An import
+ * line allocated and freed 524432 bytes before the iterations: no churn.
+ * scratch's share 100 %: the saving is the whole fault time, 4 s.
+ */
+#define SITE_CHURN(name, line, per, retained, alloc, freed)                                                      \
+	"{\"name\":\"" name "\",\"file\":\"m.py\",\"line\":" #line ",\"kind\":\"python\",\"iterations\":11,"         \
+	"\"allocated_per_iteration_bytes\":" #per ",\"retained_bytes\":" #retained ",\"allocated_bytes\":" #alloc    \
+	",\"freed_bytes\":" #freed ",\"allocation_rate_bytes_per_s\":" #per "}"
+#define CHURN_DOC(faults, per)                                                                                    \
+	"{" CPU(20, 30, 5, 10, 1) ",\"processes\":[{\"system_ns\":4000000000,\"minor_faults\":" #faults "}],"         \
+	"\"memory\":{\"sites\":[" SITE_CHURN("cache_results", 13, 4194305, 46137355, 50331660, 50331660) ","          \
+	SITE_CHURN("scratch", 17, per, 0, 251658252, 251658252) ","                                                  \
+	SITE_CHURN("_compile_bytecode", 729, 0, 0, 524432, 524432) "]}}"
+
+static void memory_churn(void)
+{
+	cJSON *d = eval(CHURN_DOC(500000, 20971521));
+	const cJSON *f = finding(d, "memory_churn");
+	ok(f && strstr(isc_doc_str(f, "title", ""), "scratch (m.py:17) allocates and frees 20 MiB/s, 20.0 MiB per iteration"),
+	   "memory_churn names the churning line: %s", f ? isc_doc_str(f, "title", "") : "(none)");
+	ok(f && num(f, "evidence.metrics.churn_bytes") == 11.0 * 20971521 && num(f, "evidence.metrics.churn_share_pct") == 100,
+	   "11 x 20 MiB churned, all of the churn: a leak freed at the exit is not churn (%g, %g %%)",
+	   num(f, "evidence.metrics.churn_bytes"), num(f, "evidence.metrics.churn_share_pct"));
+	ok(f && cJSON_GetArraySize(isc_doc_get(f, "evidence.top")) == 1, "one churning site shown");
+	ok(f && num(f, "suggestion.estimated_saving_ns") == 4e9, "saving: its share of the 4 s of fault time");
+	cJSON_Delete(d);
+	d = eval(CHURN_DOC(5000, 20971521));
+	ok(!finding(d, "memory_churn"), "the same churn at 500 faults/s costs no time: no memory_churn");
+	cJSON_Delete(d);
+	d = eval(CHURN_DOC(500000, 1048576));
+	ok(!finding(d, "memory_churn"), "11 MiB of churn (below 64 MiB): no memory_churn");
+	cJSON_Delete(d);
+}
+
+/*
+ * oom: the OOM killer with allocation samples names the site holding the
+ * most live bytes, growing (hoard, 200 MiB), then the other sites; without
+ * a site the suggestion promises none.
+ */
+static void oom_sites(void)
+{
+	cJSON *d = eval("{\"summary\":{\"wall_ns\":10000000000},\"oom\":{\"kind\":\"host_oom_killer\",\"pid\":7,"
+			"\"at_ns\":9000000000,\"evidence\":\"killed\",\"site_source\":\"live_bytes\",\"site\":{\"name\":\"hoard\","
+			"\"file\":\"h.py\",\"line\":14,\"live_bytes\":209715200,\"growing\":true},\"growth_before\":{"
+			"\"source\":\"allocation_samples\",\"top\":[{\"name\":\"hoard\",\"file\":\"h.py\",\"line\":14,"
+			"\"live_bytes\":209715200,\"growing\":true},{\"name\":\"step\",\"file\":\"h.py\",\"line\":18,"
+			"\"live_bytes\":10485760,\"growing\":false}]}}}");
+	const cJSON *f = finding(d, "oom");
+	ok(f && strstr(isc_doc_str(f, "title", ""), "hoard (h.py:14) held 200.0 MiB and was growing"),
+	   "oom names the hoarding line and its live bytes: %s", f ? isc_doc_str(f, "title", "") : "(none)");
+	ok(f && num(f, "evidence.metrics.site_live_bytes") == 209715200, "site_live_bytes");
+	const cJSON *top = isc_doc_get(f, "evidence.top");
+	ok(cJSON_GetArraySize(top) == 2 && !strcmp(isc_doc_str(cJSON_GetArrayItem(top, 0), "name", ""), "hoard") &&
+		   !strcmp(isc_doc_str(cJSON_GetArrayItem(top, 0), "detail", ""), "200.0 MiB live at the death, growing") &&
+		   !strcmp(isc_doc_str(cJSON_GetArrayItem(top, 1), "detail", ""), "10.0 MiB live at the death"),
+	   "the sites at the death, hoard once, with their live bytes");
+	ok(f && strstr(isc_doc_str(f, "suggestion.action", ""), "at the site shown"), "the suggestion points at it");
+	cJSON_Delete(d);
+
+	d = eval("{\"summary\":{\"wall_ns\":10000000000},\"oom\":{\"kind\":\"host_oom_killer\",\"pid\":7,"
+		 "\"at_ns\":9000000000,\"evidence\":\"killed\",\"site_source\":\"unknown\",\"site\":null,"
+		 "\"growth_before\":{\"source\":\"rss_samples\",\"top\":[]}}}");
+	f = finding(d, "oom");
+	ok(f && strstr(isc_doc_str(f, "title", ""), "at an unknown site"), "no site: unknown");
+	ok(f && !strstr(isc_doc_str(f, "suggestion.action", ""), "site shown") &&
+		   strstr(isc_doc_str(f, "suggestion.action", ""), "No site is known"),
+	   "and the suggestion does not promise one");
+	cJSON_Delete(d);
+}
+
 int main(void)
 {
 	headline();
@@ -930,6 +1125,9 @@ int main(void)
 	user_code();
 	device_memory();
 	rss_growth_site();
+	memory_leak();
+	memory_churn();
+	oom_sites();
 	cpu_classes();
 	startup_apart();
 	window_limit();

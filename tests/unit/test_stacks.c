@@ -128,6 +128,18 @@ int main(void)
 	   "no period: unit none");
 	cJSON_Delete(j);
 	free(s);
+	/* add_at: the node the stack ends at, its frames the parents; intern: the same index for the same frame */
+	uint32_t leaf, idx, idx2;
+	ok(isc_stree_add_at(tree, 100, 7, a, 3, 1, &leaf) == 0, "add_at");
+	const struct isc_snode *ln = isc_stree_node(tree, leaf);
+	ok(!strcmp(isc_stree_frame(tree, ln->frame)->name, "sgemm_kernel") && ln->total == 41 &&
+		   !strcmp(isc_stree_frame(tree, isc_stree_node(tree, ln->parent)->frame)->name, "forward"),
+	   "the leaf is sgemm_kernel (41 through it now) under forward");
+	struct isc_sframe op = { "aten::mm", NULL, 0, 7 }, op2 = { "aten::mm", NULL, 0, 1 };
+	uint32_t nf = isc_stree_nframes(tree);
+	ok(isc_stree_intern(tree, &op, &idx) == 0 && idx == nf && isc_stree_intern(tree, &op, &idx2) == 0 && idx2 == idx,
+	   "an op frame interned once, nothing counted");
+	ok(isc_stree_intern(tree, &op2, &idx2) == 0 && idx2 != idx, "the same name of another kind is another frame");
 	isc_stree_free(tree);
 	return tap_done();
 }

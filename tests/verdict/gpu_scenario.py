@@ -22,6 +22,20 @@ launch_bound       40 steps of `decode_step`: 250 launches of a 1 us
                    GPU busy about 6 % of it. Top
                    contributor: the kernel vectorized_elementwise_kernel /
                    the launches from decode_step.
+launch_dispatch    launch-bound with the per-op host cost mostly outside the
+                   launch call, as eager PyTorch's (issue 29: 3000 tiny adds
+                   a step were called cpu_bound): 40 steps of `eager_step`,
+                   250 ops each: `dispatch` (about 10 us of Python, the
+                   framework's per-op work) then a launch call of 3 us
+                   (FAKE_CUPTI_LAUNCH_NS=3000) of a 1 us kernel, which starts
+                   as the call returns.  Every kernel is shorter than its
+                   launch call, the queue stays below one op, and the GPU
+                   idles about 13 us between kernels, waiting for the host:
+                   gaps of at most 50 us that a CUDA graph or fusion
+                   removes.  Truth: launch_bound (not cpu_bound: the launch
+                   calls alone are a fifth of the idle), suggesting CUDA
+                   graphs / torch.compile, top contributor the short
+                   kernel.
 cpu_bound          20 steps: `tokenize` (about 15 ms of Python loop), then
                    `forward` launches 3 kernels of 300 us and syncs: the GPU
                    is idle over 90 % of the time, waiting for the host,
@@ -71,6 +85,31 @@ memory_oom         `load_weights` 30 GiB, then `alloc_kv_cache` calls
                    cudaMalloc, which fails (out of memory: the CUPTI double's
                    fakecupti_malloc_fail), and the program exits with status
                    1 as a server would: cuda_oom at alloc_kv_cache.
+idle_clocks        cpu_bound, with NVML reporting idle clocks all along
+                   (FAKE_NVML: 345 MHz, reasons gpu_idle | sw_power_cap,
+                   0x5): a sample whose reasons include gpu_idle is no
+                   throttled work, so no thermal_throttled finding.
+throttle_idle      `forward` (8 kernels of 5 ms, 40 ms) and a sync, then
+                   `postprocess`: 2 s of Python with no GPU work.  Once the
+                   sync has returned (the last kernel has ended) the
+                   workload creates FAKE_NVML_LATER_FILE; the NVML double
+                   reports from the second sample that finds it on
+                   sw_thermal (0x20, no gpu_idle) and 1005 MHz
+                   (FAKE_NVML_LATER): every throttled sample's interval
+                   starts after the last kernel, when no GPU work runs, so
+                   none is throttled work and there is no thermal_throttled
+                   finding, however long Python took to start.
+startup_gemm       the GPU judged on the steady iterations (issue 29): `load_model`
+                   runs one 50 us kernel, then 1.5 s of host work with the
+                   GPU idle (start-up); then 7 iterations, each a
+                   scope("step") around `forward_big` (8 kernels of 10 ms
+                   back to back) and a stream sync.  Whole run: the GPU span
+                   holds the 1.5 s start-up gap, compute about 25 %.  Inside
+                   the 6 steady steps (the first is the warm-up) the GPU
+                   computes 80 of each step's 80 ms and the host's return
+                   from the sync and next launch (under 1 ms on a quiet
+                   machine): over 90 %, gpu_compute_bound, judged on the
+                   iterations, top contributor the kernel.
 thermal_throttled  gpu_compute_bound on a GPU that throttles: the NVML
                    double reports, from 300 ms on, the thermal clock-event
                    reasons (sw_thermal 0x20 | hw_thermal 0x40), 92 C and
@@ -80,7 +119,9 @@ thermal_throttled  gpu_compute_bound on a GPU that throttles: the NVML
                    reasons (throttle_reasons in gpu.nvml).
 """
 import ctypes
+import os
 import sys
+import time
 
 cuda = ctypes.CDLL("libcuda.so.1")
 cuda.fake_launch.argtypes = [ctypes.c_char_p, ctypes.c_uint, ctypes.c_ulonglong]
@@ -112,6 +153,26 @@ def decode_step():
     for i in range(250):
         kernel_args(i)
         cuda.fake_launch(b"vectorized_elementwise_kernel", 1, 1 * US)
+
+
+def dispatch(i):
+    """The framework's host work for one op (argument checks, dispatch): about 10 us of Python."""
+    n = i
+    for d in range(150):
+        n = (n * 31 + d) % 1000003
+    return n
+
+
+def eager_step():
+    for i in range(250):
+        dispatch(i)
+        cuda.fake_launch(b"vectorized_elementwise_kernel", 1, 1 * US)
+
+
+def launch_dispatch():
+    for _ in range(40):
+        eager_step()
+        cuda.fake_sync(1)
 
 
 def launch_bound():
@@ -162,6 +223,43 @@ def load_batch():
 
 def forward_one():
     cuda.fake_launch(b"ampere_sgemm_128x64_tn", 1, 500 * US)
+
+
+def postprocess(seconds):
+    """Python work with the GPU idle, for a fixed time."""
+    end = time.monotonic() + seconds
+    n = 0
+    while time.monotonic() < end:
+        n += sum(range(200))
+    return n
+
+
+def throttle_idle():
+    forward()
+    cuda.fake_sync(1)
+    with open(os.environ["FAKE_NVML_LATER_FILE"], "w"):
+        pass
+    postprocess(2.0)
+
+
+def load_model():
+    cuda.fake_launch(b"init_weights_kernel", 1, 50 * US)
+    cuda.fake_sync(1)
+    postprocess(1.5)
+
+
+def forward_big():
+    for _ in range(8):
+        cuda.fake_launch(b"ampere_sgemm_128x64_tn", 1, 10 * MS)
+
+
+def startup_gemm():
+    from inferscope import scope
+    load_model()
+    for _ in range(7):
+        with scope("step"):
+            forward_big()
+            cuda.fake_sync(1)
 
 
 def transfer_bound():
@@ -256,12 +354,16 @@ def memory_oom():
 
 SCENARIOS = {
     "launch_bound": launch_bound,
+    "launch_dispatch": launch_dispatch,
     "cpu_bound": cpu_bound,
     "gpu_compute_bound": gpu_compute_bound,
     "transfer_bound": transfer_bound,
     "sync_bound": sync_bound,
     "memory_high": memory_high,
     "thermal_throttled": gpu_compute_bound,
+    "idle_clocks": cpu_bound,
+    "throttle_idle": throttle_idle,
+    "startup_gemm": startup_gemm,
     "memory_leak": memory_leak,
     "memory_peak": memory_peak,
     "memory_oom": memory_oom,

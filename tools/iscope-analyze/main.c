@@ -29,6 +29,8 @@ static const struct isc_opt opts[] = {
 	  "exit with status 3 when the comparison (or the history) says regressed" },
 	{ "no-compensation", 0, ISC_OPT_FLAG, NULL, "INFERSCOPE_ANALYZE_NO_COMPENSATION", "no_compensation", "false",
 	  "keep the recorder's measured cost per event in the times (exact Python mode)" },
+	{ "native-nodes", 0, ISC_OPT_VALUE, "N", "INFERSCOPE_ANALYZE_NATIVE_NODES", "native_nodes", "4096",
+	  "at most N nodes in the native stack tree (native.tree, the flame graphs), 16 to 1000000" },
 	{ "quiet", 'q', ISC_OPT_FLAG, NULL, "INFERSCOPE_QUIET", "quiet", "false",
 	  "no progress line and no summary on stderr" },
 	ISC_OPT_LOG_LEVEL,
@@ -137,7 +139,7 @@ int main(int argc, char **argv)
 	bool written = false;
 	cJSON **bdocs = NULL;
 	size_t nb = 0, nloaded = 0;
-	struct isc_compare_opts co = { 0, 0 };
+	struct isc_compare_opts co = { 0, 0, false };
 
 	status = isc_tool_start(&tool, argc, argv, &c, &first);
 	if (status >= 0)
@@ -146,6 +148,12 @@ int main(int argc, char **argv)
 	if (isc_config_get_u64(c, "top", &top) < 0 || top == 0 || top > 100000) {
 		isc_log(ISC_LOG_ERROR, "invalid value '%s' for --top: expected 1 to 100000", isc_config_get(c, "top"));
 		status = 2;
+		goto out;
+	}
+	uint64_t nodes = 0;
+	if (isc_config_get_u64(c, "native-nodes", &nodes) < 0 || nodes < 16 || nodes > 1000000) {
+		status = isc_tool_usage_error(&tool, "invalid value '%s' for --native-nodes: expected 16 to 1000000",
+					      isc_config_get(c, "native-nodes"));
 		goto out;
 	}
 	co.threshold_pct = ISC_COMPARE_THRESHOLD_DEFAULT;
@@ -201,6 +209,7 @@ int main(int argc, char **argv)
 	ao.top_n = (unsigned)top;
 	ao.hta_compat = isc_config_flag(c, "hta-compat");
 	ao.raw_times = isc_config_flag(c, "no-compensation");
+	ao.native_nodes = (unsigned)nodes;
 	ao.baselines = (const cJSON *const *)bdocs;
 	ao.nbaselines = nb;
 	ao.compare = co;

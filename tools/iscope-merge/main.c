@@ -6,6 +6,7 @@
 
 #include "isc_config.h"
 #include "isc_config_api.h"
+#include "isc_job.h"
 #include "isc_kineto.h"
 #include "isc_merge.h"
 #include "tool.h"
@@ -27,7 +28,8 @@ static const struct isc_tool tool = {
 	"iscope-merge", opts, sizeof(opts) / sizeof(opts[0]), false, "[OPTION]... [TRACE]...",
 	"Merges one or more traces (.isc; stdin when none or '-') into one timeline\n"
 	"ordered by time, with calls paired into spans; or imports one PyTorch\n"
-	"profiler (Kineto) trace (.json, .json.gz).",
+	"profiler (Kineto) trace (.json, .json.gz); or merges every rank's Kineto\n"
+	"trace of one distributed job, their clocks aligned on the collectives.",
 };
 #define MAX_INPUTS 64
 
@@ -63,6 +65,45 @@ static int import_kineto(const struct isc_merge_input *in, struct isc_sink *sink
 	return rc == 1 ? 1 : 0;
 }
 
+/* Merges the n Kineto traces of one job (and any traces with them); returns the exit status. */
+static int merge_job(const struct isc_merge_input *in, const enum isc_input_kind *kind,
+		     const struct isc_tl_header *hdr, size_t n, struct isc_sink *sink, size_t sort_mib, bool quiet)
+{
+	struct isc_kineto_opts ko = { .sort_budget = sort_mib << 20 };
+	struct isc_job_result jr;
+	int rc = isc_job_merge(in, kind, hdr, n, sink, &ko, &jr);
+	if (rc == -EINVAL && jr.conflict[0]) {
+		isc_log(ISC_LOG_ERROR, "not one job: %s", jr.conflict);
+		isc_job_result_free(&jr);
+		return 2;
+	}
+	if (rc < 0) {
+		isc_log(ISC_LOG_ERROR, "%s", isc_err_msg());
+		isc_job_result_free(&jr);
+		return 1;
+	}
+	if (rc == 1)
+		isc_log(ISC_LOG_ERROR, "%s: %s (kept %llu events)", in[jr.bad_input - 1].name, jr.damage,
+			(unsigned long long)jr.kept);
+	static const char *const methods[] = { "reference", "collectives", "wall clock" };
+	for (size_t s = 0; s < jr.nsources; s++) {
+		const struct isc_job_source *js = &jr.sources[s];
+		if (!js->ranks[0])
+			isc_log(ISC_LOG_WARN, "%s: no rank (no distributedInfo): merged on its own clock, as it is",
+				js->name);
+		if (quiet)
+			continue;
+		isc_log(ISC_LOG_INFO, "%s: rank %s, clock offset %+.3f ms (+/- %.3f ms, %s, %llu collectives)", js->name,
+			js->ranks[0] ? js->ranks : "?", (double)js->offset_ns / 1e6, (double)js->uncertainty_ns / 1e6,
+			js->method >= 0 && js->method < 3 ? methods[js->method] : "?", (unsigned long long)js->collectives);
+	}
+	if (jr.nmissing)
+		isc_log(ISC_LOG_WARN, "%zu of %u ranks present; missing ranks %s%s", jr.nranks, jr.world_size, jr.missing,
+			strlen(jr.missing) + 1 >= sizeof(jr.missing) ? "..." : "");
+	isc_job_result_free(&jr);
+	return rc == 1 ? 1 : 0;
+}
+
 /* Sends the timeline in in[0] through sink (a conversion); returns the exit status. */
 static int replay_timeline(const struct isc_merge_input *in, struct isc_sink *sink)
 {
@@ -85,6 +126,7 @@ int main(int argc, char **argv)
 	struct isc_merge_input in[MAX_INPUTS];
 	FILE *raw[MAX_INPUTS];
 	enum isc_input_kind kind[MAX_INPUTS];
+	struct isc_tl_header hdr[MAX_INPUTS];
 	struct isc_merge_result res;
 	struct isc_sink *sink = NULL;
 	struct isc_tool_out outf = { 0 };
@@ -122,7 +164,7 @@ int main(int argc, char **argv)
 		const char *name = i < argc ? argv[i] : "-";
 		if (!(raw[n] = isc_tool_in_open(name, &in[n].name)))
 			goto out;
-		if (isc_input_open(raw[n], &in[n].in, &kind[n])) { /* the type, by the first bytes */
+		if (isc_input_open_hdr(raw[n], &in[n].in, &kind[n], &hdr[n])) { /* the type, by the first bytes */
 			isc_log(ISC_LOG_ERROR, "%s: %s", name, isc_err_msg());
 			isc_tool_in_close(raw[n]);
 			goto out;
@@ -143,13 +185,22 @@ int main(int argc, char **argv)
 	     : chrome ? isc_sink_chrome_new(&sink, out) : isc_sink_timeline_new(&sink, out);
 	if (rc)
 		goto out;
+	bool job = false; /* several Kineto traces: one job's ranks */
 	for (size_t i = 0; i < n && n > 1; i++)
-		if (kind[i] == ISC_INPUT_KINETO || kind[i] == ISC_INPUT_TIMELINE) {
+		job |= kind[i] == ISC_INPUT_KINETO;
+	for (size_t i = 0; i < n && n > 1; i++)
+		if ((!job && kind[i] == ISC_INPUT_KINETO) || kind[i] == ISC_INPUT_TIMELINE) {
 			isc_log(ISC_LOG_ERROR, "%s: a %s must be the only input (got %zu inputs)", in[i].name,
 				kind[i] == ISC_INPUT_KINETO ? "Kineto trace" : "timeline", n);
 			status = 2;
 			goto out;
 		}
+	if (job) {
+		status = merge_job(in, kind, hdr, n, sink, sort_mib, isc_config_flag(c, "quiet"));
+		if (status == 2) /* refused before anything was written: a file this run created goes */
+			outf.written = false;
+		goto out;
+	}
 	if (kind[0] == ISC_INPUT_KINETO) {
 		status = import_kineto(&in[0], sink, sort_mib, isc_config_flag(c, "quiet"));
 		goto out;

@@ -22,7 +22,7 @@ static const struct isc_opt opts[] = {
 	{ "sample-hz", 0, ISC_OPT_VALUE, "N", "INFERSCOPE_SAMPLE_HZ", "sample_hz", "20",
 	  "sampler rate for /proc, pressure and NUMA (0 = off)" },
 	{ "python", 0, ISC_OPT_VALUE, "MODE", "INFERSCOPE_PYTHON_MODE", "python", "auto",
-	  "Python recording: sample (stacks read from outside at --python-hz), exact (every call: sys.monitoring on CPython 3.12+, the profile hook before) or auto (sample, exact when GPU activity is traced)" },
+	  "Python recording: sample (stacks read from outside at --python-hz; with GPU tracing, the Python line of each CUDA call), exact (every call: sys.monitoring on CPython 3.12+, the profile hook before) or auto (sample)" },
 	{ "python-hz", 0, ISC_OPT_VALUE, "N", "INFERSCOPE_PYTHON_HZ", "python_hz", "100",
 	  "Python stack samples per second and thread (1..1000); in exact mode they place the time of operators on extension objects (x @ w)" },
 	{ "native", 0, ISC_OPT_VALUE, "MODE", "INFERSCOPE_NATIVE", "native", "off",
@@ -38,6 +38,8 @@ static const struct isc_opt opts[] = {
 	  "no live status line, no summary and no notes" },
 	{ "no-cuda", 0, ISC_OPT_FLAG, NULL, "INFERSCOPE_NO_CUDA", "no_cuda", "false",
 	  "record no GPU activity and no GPU samples (no CUDA agent, no NVML)" },
+	{ "cuda-driver-api", 0, ISC_OPT_FLAG, NULL, "INFERSCOPE_CUDA_DRIVER_API", "cuda_driver_api", "false",
+	  "record CUDA driver API calls too (CUPTI DRIVER activity): kernels launched through the driver alone (Triton's cuLaunchKernel) then have their launching call, at a cost per call" },
 	{ "memory-limit", 0, ISC_OPT_VALUE, "SIZE", "INFERSCOPE_MEMORY_LIMIT", "memory_limit", NULL,
 	  "run the workload in a memory cgroup limited to SIZE (a bare number is MiB), to reproduce an out-of-memory" },
 	{ "memory-sampling", 0, ISC_OPT_VALUE, "off|BYTES", "INFERSCOPE_MEMORY_SAMPLING", "memory_sampling", "512K",
@@ -181,6 +183,7 @@ int main(int argc, char **argv)
 	o.agent_dir = agent_dir(pathbuf, sizeof(pathbuf));
 	o.cuda_agent = cuda_agent(cudabuf, sizeof(cudabuf));
 	o.cuda_mode = isc_config_flag(c, "no-cuda") ? ISC_CUDA_OFF : isc_config_flag(c, "force") ? ISC_CUDA_FORCE : ISC_CUDA_AUTO;
+	o.cuda_driver_api = isc_config_flag(c, "cuda-driver-api");
 	o.buffer_bytes = 100u << 20;
 	o.sample_hz = 20;
 	o.python_hz = 100;

@@ -14,7 +14,8 @@ static const struct isc_opt opts[] = {
 	{ "output", 'o', ISC_OPT_VALUE, "FILE", NULL, NULL, NULL,
 	  "write the report to FILE instead of stdout (*.html / *.htm imply -f html)" },
 	{ "format", 'f', ISC_OPT_VALUE, "FMT", "INFERSCOPE_REPORT_FORMAT", "format", NULL,
-	  "md (Markdown, the default) or html (one self-contained page)" },
+	  "md (Markdown, the default), html (one self-contained page), or the native stacks as folded "
+	  "(flamegraph.pl's input) or speedscope (speedscope.app's file format)" },
 	{ "quiet", 'q', ISC_OPT_FLAG, NULL, "INFERSCOPE_QUIET", "quiet", "false",
 	  "no informational messages (errors are always printed)" },
 	ISC_OPT_LOG_LEVEL,
@@ -23,7 +24,8 @@ static const struct isc_opt opts[] = {
 static const struct isc_tool tool = {
 	"iscope-report", opts, sizeof(opts) / sizeof(opts[0]), false, "[OPTION]... [FINDINGS]",
 	"Reads findings JSON (from iscope-analyze; stdin when none or '-') and writes\n"
-	"a report: Markdown by default, or one self-contained HTML page.",
+	"a report: Markdown by default, or one self-contained HTML page; or the\n"
+	"native stacks of the findings for flame-graph tools (folded, speedscope).",
 };
 #define MAX_INPUT (256u << 20)
 
@@ -90,7 +92,7 @@ int main(int argc, char **argv)
 		return status;
 	status = 1;
 	path = isc_config_get(c, "output");
-	static const char *const formats[] = { "md", "markdown", "html", NULL };
+	static const char *const formats[] = { "md", "markdown", "html", "folded", "speedscope", NULL };
 	int fi = 0;
 	fmt = isc_config_get(c, "format");
 	if (isc_config_get_choice(c, "format", formats, &fi) < 0) {
@@ -99,6 +101,10 @@ int main(int argc, char **argv)
 	}
 	if (fmt && fi == 2)
 		f = ISC_REPORT_HTML;
+	else if (fmt && fi == 3)
+		f = ISC_REPORT_FOLDED;
+	else if (fmt && fi == 4)
+		f = ISC_REPORT_SPEEDSCOPE;
 	else if (!fmt && path && (ends_with(path, ".html") || ends_with(path, ".htm")))
 		f = ISC_REPORT_HTML;
 	if (argc - first > 1) {

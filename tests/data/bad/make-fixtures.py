@@ -103,3 +103,11 @@ put('timeline-time-huge.istl',
 # timeline cannot hold it) and keeps the rest
 put('time-beyond-limit.isc',
     chunk(1, hdr) + chunk(2, rec(0x01, varint(1), 2000) + rec(0x02, b'', 10) + rec(0x01, varint(1), 1 << 62), 1, 1, 0))
+# 1.6 (a job merge): a TL_CTX source above 65535 is corrupt (formats/timeline.md §4.1)
+put('timeline-source-huge.istl',
+    chunk(1, tlh) + chunk(17, rec(0x40, varint(1) + varint(2) + varint(65536)) + rec(0x42, varint(0) + varint(0), 5)))
+# ... and so is a SOURCE_INFO source above 65535 (§4.6)
+put('timeline-source-info-huge.istl',
+    chunk(1, tlh) + chunk(17, rec(0x40, varint(1) + varint(2)) +
+                          rec(0xA3, varint(65536) + varint(2) + varint(0) + varint(0) + varint(1) + varint(0) +
+                              b'rank0.json\0host\0boot') + rec(0x42, varint(0) + varint(0), 5)))

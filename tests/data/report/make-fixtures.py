@@ -151,9 +151,63 @@ def old_shape():
     }
 
 
+def native(h1, h2, f1):
+    """full() with native stacks (h1: a Python function, h2: a worker
+    thread and a native function, f1: a file) and a comparison with them:
+    the flame graph and the differential, their tables."""
+    doc = full(h1, h2)
+    ms10 = 10 * MS
+    frames = [{"kind": "python", "name": "<module>", "file": "run.py", "line": 3},
+              {"kind": "python", "name": h1, "file": f1, "line": 12},
+              {"kind": "op", "name": "aten::addmm", "file": None, "line": 0},
+              {"kind": "native", "name": h2 + "_sgemm", "file": "/usr/lib/libopenblas.so.0", "line": 0},
+              {"kind": "kernel", "name": "clear_page_erms", "file": "[kernel]", "line": 0},
+              {"kind": "native", "name": "start_thread", "file": "/lib/x86_64-linux-gnu/libc.so.6", "line": 0},
+              {"kind": "other", "name": "[other]", "file": None, "line": 0}]
+    # main thread: 60 samples, 48 in the kernel under h1; worker: 40, 38 of them dispatched by h1
+    parent = [-1, 0, 1, 2, 3, 2, -1, 6, 7, 8, 9, 6]
+    frame = [-1, 0, 1, 3, 4, 6, -1, 0, 1, 2, 3, 5]
+    self_ = [0, 0, 5, 48, 2, 5, 0, 0, 0, 0, 38, 2]
+    total = [60, 60, 60, 50, 2, 5, 40, 38, 38, 38, 38, 2]
+    where = {"name": h1, "file": f1, "line": 12}
+    row = {"name": h2 + "_sgemm", "library": "/usr/lib/libopenblas.so.0", "samples": 86, "pct": 86}
+    ctx = {"op": "aten::addmm", "python": where, "samples": 38, "pct": 95}
+    doc["native"] = {
+        "sampler": {"event": "cpu-clock", "period_ns": ms10, "hz": 100, "stack_bytes": 32768, "kernel_stacks": True},
+        "samples": 100, "lost_records": 0, "sampled_cpu_ns": 100 * ms10, "process_cpu_ns": 1020 * MS,
+        "cpu_covered_pct": 98.04, "python_stacks": 60, "paired_pct": 100, "interpreter_samples": 5,
+        "worker_samples": 40, "dispatched_samples": 38, "dispatched_pct": 95,
+        "unwind": {"frames": 200, "unnamed_frames": 4, "unnamed_pct": 2, "jit_frames": 0, "jit_pct": 0,
+                   "kernel_frames": 2, "truncated_stacks": 0, "truncated_pct": 0, "no_user_samples": 0,
+                   "files_missing": 0, "files_changed": 0,
+                   "unnamed_by_library": [{"library": "/usr/lib/libtorch_cpu.so", "frames": 4, "pct": 100}]},
+        "functions": [{"name": h2 + "_sgemm", "library": "/usr/lib/libopenblas.so.0", "kind": "native",
+                       "self_samples": 86, "total_samples": 88, "self_ns": 86 * ms10, "total_ns": 88 * ms10,
+                       "self_pct": 86, "total_pct": 88,
+                       "above": [{"op": None, "python": where, "samples": 50, "pct": 56.82}, ctx]}],
+        "op_samples": 38,
+        "ops": [{"name": "aten::addmm", "samples": 38, "ns": 38 * ms10, "pct": 38, "python": where,
+                 "kernels": [dict(row, samples=38, pct=100)], "inner_ops": []}],
+        "threads": [{"pid": 100, "tid": 100, "name": "MainThread", "python": True, "samples": 60, "ns": 60 * ms10,
+                     "dispatched_samples": 0, "top": [dict(row, samples=48, pct=80)], "dispatched_by": []},
+                    {"pid": 100, "tid": 101, "name": h2, "python": False, "samples": 40, "ns": 40 * ms10,
+                     "dispatched_samples": 38, "top": [dict(row, samples=38, pct=95)], "dispatched_by": [ctx]}],
+        "tree": {"max_nodes": 4096, "min_total_samples": 3, "elided_samples": 5, "frames": frames,
+                 "threads": [{"pid": 100, "tid": 100, "name": "MainThread", "root": 0},
+                             {"pid": 100, "tid": 101, "name": h2, "root": 6}],
+                 "parent": parent, "frame": frame, "self": self_, "total": total}}
+    doc["comparison"] = {"native": {"baselines": 1, "rule": "fixture",
+                                    "node_delta_pct": [0, 0, 12.5, 10, -0.5, 2, 0, 0, 12.5, -8, -8, 0],
+                                    "functions": [{"name": h2 + "_sgemm", "library": "/usr/lib/libopenblas.so.0",
+                                                   "self_pct": 86, "base_self_pct": 90, "delta_pct": -4}]}}
+    return doc
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
-    docs = {"full.json": full(H1, H2), "benign.json": full("forward", "gemm_kernel"), "old-shape.json": old_shape()}
+    docs = {"full.json": full(H1, H2), "benign.json": full("forward", "gemm_kernel"), "old-shape.json": old_shape(),
+            "native.json": native(H1, H2, "a\"b'c<d>&e.py"),
+            "native-benign.json": native("forward", "gemm_kernel", "model.py")}
     for name, doc in docs.items():
         with open(os.path.join(out, name), "w", encoding="utf-8") as f:
             json.dump(doc, f, indent=1, ensure_ascii=False)

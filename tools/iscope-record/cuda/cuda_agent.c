@@ -14,7 +14,25 @@
  *   CUDA calls --CUPTI--> activity buffers --buf_done()--> convert, sort
  *                                                   by start, push --> ring
  *   flusher thread: cuptiActivityFlushAll(0) every flush_ms
- *   atexit: forced flush, dropped counts, cuptiFinalize
+ *   atexit: forced flush, dropped counts, the agent's cost, cuptiFinalize
+ *
+ * What it costs the workload (issue 29).  Activity records only: runtime
+ * calls (RUNTIME) give every launch its call; DRIVER activity, which
+ * doubles the API records (each runtime call makes a driver call), only
+ * with INFERSCOPE_CUDA_DRIVER_API=1 (iscope-record --cuda-driver-api):
+ * without it a kernel launched through the driver alone (Triton's
+ * cuLaunchKernel) has no launching call.  No callback domain is enabled:
+ * the subscriber's callback does nothing (the subscription claims CUPTI).
+ * Buffers: CUPTI asks for one on the thread that fills the last one (a
+ * workload thread); they come from a pool the buffers handed back refill,
+ * so after the first few a request is a pop, with no allocation or page
+ * faults on the workload's thread; the conversion (buf_done) runs on the
+ * flusher (or CUPTI's) thread under g.mu, which no workload thread takes,
+ * and a full ring drops and counts, never waits.  The agent's own CPU time
+ * converting records is measured (CLOCK_THREAD_CPUTIME_ID around each
+ * buffer) and written at exit with the records and callbacks counted
+ * (META cuda.agent.*), beside CUPTI's OVERHEAD records: iscope-analyze
+ * states them per launch (gpu.agent).
  *
  * Times: CUPTI stamps every record with our timestamp callback
  * (CLOCK_MONOTONIC ns, the trace's clock), registered before any kind is
@@ -52,10 +70,12 @@
 #include "isc_config.h"
 #include "isc_format.h"
 #include "isc_shm.h"
+#include "pyframe.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
 #define BUF_SIZE (1u << 20)      /* one CUPTI activity buffer */
+#define POOL_MAX 64              /* buffers kept for reuse (64 MiB at most) */
 #define DEFAULT_RING_KB 1024     /* per ring; iscope-record sets INFERSCOPE_RING_KB */
 #define DEFAULT_SLOTS 8
 #define DEFAULT_STR_KB 4096
@@ -66,14 +86,23 @@
 #define OPEN_MARKERS 4096        /* NVTX ranges open at once that we follow */
 #define NO_TIME(s, e) ((s) == 0 && (e) == 0) /* CUPTI_TIMESTAMP_UNKNOWN: incomplete at a forced flush */
 #define MAX_CONTEXTS 256
+#define SITES (1u << 16)         /* correlation id -> Python line of the call, direct-mapped */
+#define SITE_CACHE 4096          /* (code object, offset) -> string id */
+#define CB_TIMED 256             /* one launch callback in so many is timed */
 
 enum { OFF, RECORDING, STOPPED };
 
 struct name_ent { /* interned name, by content */
 	uint64_t hash;
-	uint32_t id;
+	uint32_t id, line;
 	uint8_t kind;
-	char *text;
+	char *text, *file;
+};
+
+struct site_ent { /* a Python line that made CUDA calls */
+	uint64_t code;
+	int64_t off;
+	uint32_t id;
 };
 
 struct marker { /* an NVTX range or instant not yet written */
@@ -100,7 +129,8 @@ static struct {
 	uint8_t *str, *rings;
 	uint32_t ring_size, nslots, cur; /* rings; the one written now */
 	uint64_t str_size, last_commit;
-	/* interning */
+	/* interning (under smu: the conversion and the launch callbacks intern) */
+	pthread_mutex_t smu;
 	uint32_t next_id;
 	struct name_ent *names;
 	uint32_t names_mask, names_count;
@@ -121,12 +151,25 @@ static struct {
 	bool subscribed;
 	CUpti_ActivityKind enabled[20];
 	int nenabled;
+	bool driver_api;      /* DRIVER activity enabled (INFERSCOPE_CUDA_DRIVER_API=1) */
 	/* flusher thread */
 	pthread_t flusher;
 	bool flusher_on, stop;
 	pthread_mutex_t fmu;
 	pthread_cond_t fcv;
-} g = { .mu = PTHREAD_MUTEX_INITIALIZER, .fmu = PTHREAD_MUTEX_INITIALIZER };
+	/* buffers handed back, for the next requests (under pmu, held for a pop or a push) */
+	pthread_mutex_t pmu;
+	uint8_t *pool[POOL_MAX];
+	unsigned npool;
+	/* the agent's own cost (under mu): CPU time converting, records converted */
+	uint64_t cpu_ns, records;
+	_Atomic uint64_t callbacks, callback_ns;
+	/* sample mode: the Python line of each call (launch callbacks) */
+	bool py_sites;
+	_Atomic uint64_t sites[SITES];       /* correlation << 32 | string id */
+	struct site_ent cache[SITE_CACHE];   /* under smu */
+} g = { .mu = PTHREAD_MUTEX_INITIALIZER, .fmu = PTHREAD_MUTEX_INITIALIZER, .pmu = PTHREAD_MUTEX_INITIALIZER,
+	.smu = PTHREAD_MUTEX_INITIALIZER };
 
 /* ---- small helpers --------------------------------------------------- */
 
@@ -134,6 +177,14 @@ static uint64_t now_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* CPU time of the calling thread. */
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
@@ -255,15 +306,17 @@ static uint64_t hash_name(uint8_t kind, const char *s, size_t n)
 }
 
 /*
- * The id of name (n bytes) of the given string kind, defining it in the
- * string area the first time.  Ids start at ISC_STRING_ID_CUDA_BASE.
- * Returns 0 when the name cannot be kept (area full: counted in
- * str_dropped).  Caller holds g.mu.
+ * The id of name (n bytes) of the given string kind, with file and line
+ * (a CODE string: the Python line of a call), defining it in the string
+ * area the first time.  Ids start at ISC_STRING_ID_CUDA_BASE.  Returns 0
+ * when the name cannot be kept (area full: counted in str_dropped).
+ * Caller holds g.smu.
  */
-static uint32_t intern(uint8_t kind, const char *name, size_t n)
+static uint32_t intern_at(uint8_t kind, const char *name, size_t n, const char *file, uint32_t line)
 {
 	n = cut_utf8(name, n < NAME_MAX_BYTES ? n : NAME_MAX_BYTES);
-	uint64_t h = hash_name(kind, name, n);
+	size_t fn = cut_utf8(file, NAME_MAX_BYTES);
+	uint64_t h = hash_name(kind, name, n) ^ hash_name(kind, file, fn) * 31 ^ line;
 	if (g.names_count * 2 >= g.names_mask) { /* grow: keep the load under 1/2 */
 		uint32_t mask = g.names_mask ? g.names_mask * 2 + 1 : 1023;
 		struct name_ent *t = calloc((size_t)mask + 1, sizeof(*t));
@@ -282,40 +335,54 @@ static uint32_t intern(uint8_t kind, const char *name, size_t n)
 	}
 	uint32_t i = (uint32_t)h & g.names_mask;
 	for (; g.names[i].text; i = (i + 1) & g.names_mask)
-		if (g.names[i].hash == h && g.names[i].kind == kind && strlen(g.names[i].text) == n &&
-		    !memcmp(g.names[i].text, name, n))
+		if (g.names[i].hash == h && g.names[i].kind == kind && g.names[i].line == line &&
+		    strlen(g.names[i].text) == n && !memcmp(g.names[i].text, name, n) &&
+		    strlen(g.names[i].file) == fn && !memcmp(g.names[i].file, file, fn))
 			return g.names[i].id;
 	if (g.next_id >= ISC_STRING_ID_SAMPLER_BASE) /* the Python sampler's ids start there */
 		return 0;
-	/* STRING_DEF: id, kind, line 0, counted name, empty file */
-	uint8_t hdr[32];
+	/* STRING_DEF: id, kind, line, counted name, counted file */
+	uint8_t hdr[32], fh[10];
 	unsigned hl = isc_put_varint(hdr, g.next_id);
 	hdr[hl++] = kind;
-	hl += isc_put_varint(hdr + hl, 0);
+	hl += isc_put_varint(hdr + hl, line);
 	hl += isc_put_varint(hdr + hl, n);
+	unsigned fl = isc_put_varint(fh, fn);
 	uint8_t rh[12];
 	unsigned rl = 0;
 	rh[rl++] = ISC_REC_STRING_DEF;
-	rl += isc_put_varint(rh + rl, (uint64_t)hl + n + 1);
+	rl += isc_put_varint(rh + rl, (uint64_t)hl + n + fl + fn);
 	uint64_t at = atomic_load_explicit(&g.proc->str_committed, memory_order_relaxed);
-	if (at + rl + hl + n + 1 > g.str_size) {
+	if (at + rl + hl + n + fl + fn > g.str_size) {
 		atomic_fetch_add_explicit(&g.proc->str_dropped, 1, memory_order_relaxed);
 		return 0;
 	}
-	char *copy = malloc(n + 1);
+	char *copy = malloc(n + 1 + fn + 1);
 	if (!copy)
 		return 0;
 	memcpy(copy, name, n);
 	copy[n] = '\0';
+	memcpy(copy + n + 1, file, fn);
+	copy[n + 1 + fn] = '\0';
 	uint8_t *dst = g.str + at;
 	memcpy(dst, rh, rl);
 	memcpy(dst + rl, hdr, hl);
 	memcpy(dst + rl + hl, name, n);
-	dst[rl + hl + n] = 0; /* empty file */
-	atomic_store_explicit(&g.proc->str_committed, at + rl + hl + n + 1, memory_order_release);
-	g.names[i] = (struct name_ent){ h, g.next_id, kind, copy };
+	memcpy(dst + rl + hl + n, fh, fl);
+	memcpy(dst + rl + hl + n + fl, file, fn);
+	atomic_store_explicit(&g.proc->str_committed, at + rl + hl + n + fl + fn, memory_order_release);
+	g.names[i] = (struct name_ent){ h, g.next_id, line, kind, copy, copy + n + 1 };
 	g.names_count++;
 	return g.next_id++;
+}
+
+/* A name without file or line; takes g.smu. */
+static uint32_t intern(uint8_t kind, const char *name, size_t n)
+{
+	pthread_mutex_lock(&g.smu);
+	uint32_t id = intern_at(kind, name, n, "", 0);
+	pthread_mutex_unlock(&g.smu);
+	return id;
 }
 
 static uint32_t intern_str(uint8_t kind, const char *s)
@@ -483,6 +550,7 @@ static uint64_t span(uint64_t start, uint64_t end)
 }
 
 static void meta(const char *key, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static uint32_t py_site_of(uint32_t corr);
 
 /* A META record (untimed), staged first in the sort. */
 static void meta(const char *key, const char *fmt, ...)
@@ -588,6 +656,11 @@ static void convert_api(const CUpti_ActivityAPI *a, uint64_t commit)
 	put(&e, rt ? 1 : 2);
 	put(&e, a->cbid);
 	put(&e, a->returnValue ? ISC_GPU_API_FLAG_ERROR : 0);
+	uint32_t site = rt && g.py_sites ? py_site_of(a->correlationId) : 0;
+	if (site) { /* span_id 0 (the merge's to set), then the Python line of the call */
+		put(&e, 0);
+		put(&e, site);
+	}
 	stage(ISC_REC_GPU_API, a->start, &e);
 }
 
@@ -814,11 +887,29 @@ static void note_driver_version(void)
 
 /* ---- CUPTI callbacks ------------------------------------------------- */
 
+/* A buffer for CUPTI, from the pool when it has one; called on a workload thread. */
 static void CUPTIAPI buf_request(uint8_t **buffer, size_t *size, size_t *max_records)
 {
-	*buffer = aligned_alloc(8, BUF_SIZE);
+	uint8_t *b = NULL;
+	pthread_mutex_lock(&g.pmu);
+	if (g.npool)
+		b = g.pool[--g.npool];
+	pthread_mutex_unlock(&g.pmu);
+	*buffer = b ? b : aligned_alloc(8, BUF_SIZE);
 	*size = *buffer ? BUF_SIZE : 0; /* none: CUPTI drops and counts */
 	*max_records = 0;
+}
+
+/* A buffer CUPTI handed back: kept for the next request, or freed when the pool is full. */
+static void buf_release(uint8_t *b)
+{
+	pthread_mutex_lock(&g.pmu);
+	if (g.npool < POOL_MAX) {
+		g.pool[g.npool++] = b;
+		b = NULL;
+	}
+	pthread_mutex_unlock(&g.pmu);
+	free(b);
 }
 
 static void CUPTIAPI buf_done(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size, size_t valid)
@@ -832,32 +923,87 @@ static void CUPTIAPI buf_done(CUcontext ctx, uint32_t stream, uint8_t *buffer, s
 			free(buffer);
 			return;
 		}
+		uint64_t cpu0 = thread_cpu_ns();
 		uint64_t commit = now_ns();
 		if (commit < g.last_commit)
 			commit = g.last_commit;
 		g.last_commit = commit;
 		if (!g.driver_version_written)
 			note_driver_version();
-		while (valid && cuptiActivityGetNextRecord(buffer, valid, &r) == CUPTI_SUCCESS)
+		while (valid && cuptiActivityGetNextRecord(buffer, valid, &r) == CUPTI_SUCCESS) {
 			convert(r, commit);
+			g.records++;
+		}
 		for (unsigned i = 0; i < OPEN_MARKERS; i++)
 			if (g.markers[i].used && g.markers[i].instant)
 				marker_emit(&g.markers[i], commit);
 		note_dropped(ctx, stream);
 		push_staged(commit);
+		g.cpu_ns += thread_cpu_ns() - cpu0;
 		pthread_mutex_unlock(&g.mu);
 	}
-	free(buffer);
+	buf_release(buffer);
 }
 
-/* Never enabled for any domain: the subscription claims CUPTI for us, so
- * that a second tool is told, and we are told when one was first. */
+/*
+ * The string id of the Python line the calling thread runs (a CODE string
+ * whose line is the current line), 0 when none: from the cache, else read
+ * (pyframe.c) and interned under g.smu, which the conversion holds only
+ * while it interns a name.
+ */
+static uint32_t py_site_now(void)
+{
+	uint64_t code;
+	int64_t off;
+	if (!isc_cuda_py_frame(&code, &off))
+		return 0;
+	struct site_ent *e = &g.cache[((code >> 4) ^ (uint64_t)off * 0x9e3779b1u) % SITE_CACHE];
+	pthread_mutex_lock(&g.smu);
+	uint32_t id = e->code == code && e->off == off ? e->id : 0;
+	if (!id) {
+		char name[NAME_MAX_BYTES + 1], file[NAME_MAX_BYTES + 1];
+		uint32_t line;
+		if (isc_cuda_py_describe(code, off, name, sizeof(name), file, sizeof(file), &line) &&
+		    (id = intern_at(ISC_STR_CODE, name, strlen(name), file, line)))
+			*e = (struct site_ent){ code, off, id };
+	}
+	pthread_mutex_unlock(&g.smu);
+	return id;
+}
+
+/*
+ * The subscription claims CUPTI for us (a second tool is told, and we are
+ * told when one was first).  Only in the sampled Python mode are callbacks
+ * enabled, on the runtime calls that launch, copy, set, synchronize or
+ * allocate (py_site_cbids): at a call's entry, its Python line, kept by
+ * correlation id for the call's activity record (convert_api).  For the
+ * cost the agent reports, the first CB_TIMED are timed, then one in
+ * CB_TIMED.
+ */
 static void CUPTIAPI callback(void *ud, CUpti_CallbackDomain d, CUpti_CallbackId id, const void *data)
 {
+	const CUpti_CallbackData *cb = data;
 	(void)ud;
-	(void)d;
 	(void)id;
-	(void)data;
+	if (d != CUPTI_CB_DOMAIN_RUNTIME_API || !cb || cb->callbackSite != CUPTI_API_ENTER ||
+	    atomic_load_explicit(&g.state, memory_order_relaxed) != RECORDING)
+		return;
+	/* the first CB_TIMED callbacks are timed each, then one in CB_TIMED stands for CB_TIMED */
+	uint64_t n = atomic_fetch_add_explicit(&g.callbacks, 1, memory_order_relaxed);
+	uint64_t w = n < CB_TIMED ? 1 : n % CB_TIMED == 0 ? CB_TIMED : 0, t0 = w ? now_ns() : 0;
+	uint32_t site = py_site_now();
+	if (site)
+		atomic_store_explicit(&g.sites[cb->correlationId % SITES], (uint64_t)cb->correlationId << 32 | site,
+				      memory_order_release);
+	if (w)
+		atomic_fetch_add_explicit(&g.callback_ns, (now_ns() - t0) * w, memory_order_relaxed);
+}
+
+/* The Python line kept for the call of correlation corr, 0 when none (or overwritten since). */
+static uint32_t py_site_of(uint32_t corr)
+{
+	uint64_t v = atomic_load_explicit(&g.sites[corr % SITES], memory_order_acquire);
+	return corr && v >> 32 == corr ? (uint32_t)v : 0;
 }
 
 /* ---- flusher thread, exit and fork ------------------------------------ */
@@ -946,6 +1092,11 @@ static void at_exit(void)
 	for (unsigned i = 0; i < OPEN_MARKERS; i++)
 		g.markers[i].used = false; /* ranges never ended are not written */
 	note_dropped(NULL, 0);
+	/* the agent's own cost (iscope-analyze: gpu.agent) */
+	meta("cuda.agent.cpu_ns", "%llu", (unsigned long long)g.cpu_ns);
+	meta("cuda.agent.records", "%llu", (unsigned long long)g.records);
+	meta("cuda.agent.callbacks", "%llu", (unsigned long long)atomic_load(&g.callbacks));
+	meta("cuda.agent.callback_ns", "%llu", (unsigned long long)atomic_load(&g.callback_ns));
 	push_staged(now_ns());
 	atomic_store(&g.state, STOPPED);
 	pthread_mutex_unlock(&g.mu);
@@ -1078,6 +1229,7 @@ static const char *kind_name(CUpti_ActivityKind k)
 	}
 }
 
+/* DRIVER is added when asked for (g.driver_api): it doubles the API records */
 static const CUpti_ActivityKind required_kinds[] = {
 	CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
 	CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER,
@@ -1086,6 +1238,22 @@ static const CUpti_ActivityKind optional_kinds[] = {
 	CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONTEXT, CUPTI_ACTIVITY_KIND_MEMCPY2,
 	CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_NAME, CUPTI_ACTIVITY_KIND_MARKER,
 	CUPTI_ACTIVITY_KIND_MARKER_DATA, CUPTI_ACTIVITY_KIND_OVERHEAD, CUPTI_ACTIVITY_KIND_MEMORY2,
+};
+
+/* Sample mode: the runtime calls whose Python line is kept (the launch callbacks). */
+static const CUpti_CallbackId py_site_cbids[] = {
+	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
+	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_ptds_v7000, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000, CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemset_ptds_v7000, CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_ptsz_v7000, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_ptsz_v7000, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020,
 };
 
 /* Calls that are frequent, cheap and say nothing about GPU work. */
@@ -1156,8 +1324,13 @@ static int start_cupti(void)
 	if ((rc = cuptiActivityRegisterCallbacks(buf_request, buf_done)) != CUPTI_SUCCESS)
 		return fail(ISC_WARN_CUPTI_ERROR, "cuptiActivityRegisterCallbacks", rc);
 	atomic_store(&g.state, RECORDING); /* buf_done keeps what comes from now on */
+	pthread_mutex_lock(&g.mu);
+	meta("cuda.agent.driver_api", "%s", g.driver_api ? "on" : "off"); /* pushed with the first buffer */
+	pthread_mutex_unlock(&g.mu);
 	for (size_t i = 0; i < sizeof(required_kinds) / sizeof(required_kinds[0]); i++) {
 		char what[64];
+		if (required_kinds[i] == CUPTI_ACTIVITY_KIND_DRIVER && !g.driver_api)
+			continue;
 		snprintf(what, sizeof(what), "cuptiActivityEnable(%s)", kind_name(required_kinds[i]));
 		if ((rc = cuptiActivityEnable(required_kinds[i])) != CUPTI_SUCCESS)
 			return fail(rc == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES ? ISC_WARN_CUPTI_PRIVILEGES
@@ -1179,6 +1352,19 @@ static int start_cupti(void)
 		cuptiActivityEnableRuntimeApi(quiet_runtime[i], 0);
 	for (size_t i = 0; i < sizeof(quiet_driver) / sizeof(quiet_driver[0]); i++)
 		cuptiActivityEnableDriverApi(quiet_driver[i], 0);
+	/* sample mode: no call spans say which Python line made a call; the launch callbacks do */
+	const char *pm = getenv("INFERSCOPE_PYTHON_MODE");
+	char why[128];
+	if (pm && !strcmp(pm, "sample")) {
+		if (isc_cuda_py_init(why, sizeof(why)) == 0) {
+			for (size_t i = 0; i < sizeof(py_site_cbids) / sizeof(py_site_cbids[0]); i++)
+				if (cuptiEnableCallback(1, g.sub, CUPTI_CB_DOMAIN_RUNTIME_API, py_site_cbids[i]) == CUPTI_SUCCESS)
+					g.py_sites = true;
+		}
+		pthread_mutex_lock(&g.mu);
+		meta("cuda.agent.python_lines", "%s", g.py_sites ? "on" : why);
+		pthread_mutex_unlock(&g.mu);
+	}
 	if (flusher_start() < 0)
 		return fail(ISC_WARN_OTHER, "cannot start the flush thread", CUPTI_SUCCESS);
 	if (ml) { /* recording, without some records */
@@ -1216,6 +1402,7 @@ EXPORT int InitializeInjection(void)
 	strcpy(g.session, getenv("INFERSCOPE_SESSION"));
 	g.lag_ms = isc_shm_env_u32("INFERSCOPE_CUDA_LAG_MS", DEFAULT_LAG_MS, 10, 600000);
 	g.flush_ms = isc_shm_env_u32("INFERSCOPE_CUDA_FLUSH_MS", DEFAULT_FLUSH_MS, 1, 60000);
+	g.driver_api = isc_shm_env_u32("INFERSCOPE_CUDA_DRIVER_API", 0, 0, 1) == 1;
 	if (cuptiGetVersion(&g.cupti_version) != CUPTI_SUCCESS)
 		g.cupti_version = 0;
 	g.next_id = ISC_STRING_ID_CUDA_BASE;

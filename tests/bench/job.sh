@@ -1,0 +1,38 @@
+#!/bin/bash
+# Cost of the job view (issue 27): merging and analysing the 8 DLRM rank
+# files of tests/data/real/kineto-ranks as one job, against analysing each
+# rank file alone (8 analyses), in the same run.  Prints the median wall
+# time of REPS repetitions (default 7) of each, their ratio (the goal: 1.0
+# or less), and the peak RSS of the job's analysis and of one rank's.
+# Not pass/fail; the machine is shared, so quote the medians.
+#
+#   tests/bench/job.sh [REPS]   (build in ./build)
+set -euo pipefail
+here=$(cd "$(dirname "$0")/../.." && pwd)
+build=${ISC_BUILD:-$here/build}
+reps=${1:-7}
+M=$build/tools/iscope-merge/iscope-merge
+A=$build/tools/iscope-analyze/iscope-analyze
+D=$here/tests/data/real/kineto-ranks/dlrm_v100_8rank
+dir=$(mktemp -d "${TMPDIR:-/tmp}/job_bench.XXXXXX")
+trap 'rm -rf "$dir"' EXIT
+now() { date +%s%N; }
+job=() single=()
+for ((i = 0; i < reps; i++)); do
+	t0=$(now)
+	"$M" -q -o "$dir/job.istl" "$D"/rank*.json.gz
+	"$A" -q "$dir/job.istl" > /dev/null
+	t1=$(now)
+	for f in "$D"/rank*.json.gz; do "$A" -q "$f" > /dev/null; done
+	t2=$(now)
+	job+=($(((t1 - t0) / 1000000)))
+	single+=($(((t2 - t1) / 1000000)))
+done
+median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+mj=$(median "${job[@]}")
+ms=$(median "${single[@]}")
+echo "merge + analyse 8 ranks as a job: median $mj ms (runs: ${job[*]})"
+echo "analyse 8 rank files alone:       median $ms ms (runs: ${single[*]})"
+awk -v a="$mj" -v b="$ms" 'BEGIN { printf "ratio job / 8 singles: %.2f (goal <= 1.00)\n", a / b }'
+/usr/bin/time -f "peak RSS, the job's analysis: %M KiB" "$A" -q "$dir/job.istl" > /dev/null
+/usr/bin/time -f "peak RSS, one rank's analysis: %M KiB" "$A" -q "$D/rank0.json.gz" > /dev/null

@@ -1,0 +1,219 @@
+#!/usr/bin/env bats
+# One job, many ranks (issue 27): iscope-merge of every rank's Kineto trace
+# and iscope-analyze's job view, on the real 8-rank DLRM job and the 2 of
+# 128 sampled ranks of tests/data/real/kineto-ranks.  Expected values come
+# from the JSON alone: job_expect.py (offsets, uncertainties, waits, last
+# arrivals, lateness, by the rules of formats/timeline.md §11.3) and
+# hta_overlap.py (HTA's overlap); job_variants.py makes the altered copies
+# (a clock 5 s off, a planted straggler, a wrong world size, a truncated
+# file) in a temporary directory.
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	ISC_BUILD=${ISC_BUILD:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)/build}
+	ISC_SRC=${ISC_SRC:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}
+	MERGE=$ISC_BUILD/tools/iscope-merge/iscope-merge
+	ANALYZE=$ISC_BUILD/tools/iscope-analyze/iscope-analyze
+	PY=/usr/bin/python3
+	EXPECT="$PY $ISC_SRC/tests/dist/job_expect.py"
+	HTA="$PY $ISC_SRC/tests/dist/hta_overlap.py"
+	VARY="$PY $ISC_SRC/tests/dist/job_variants.py"
+	DLRM=$ISC_SRC/tests/data/real/kineto-ranks/dlrm_v100_8rank
+	SAMPLED=$ISC_SRC/tests/data/real/kineto-ranks/sampled_2of128
+	T=$(mktemp -d "${BATS_TMPDIR:-/tmp}/dist.XXXXXX")
+	set -o pipefail
+}
+
+teardown() {
+	rm -rf "$T"
+}
+
+dlrm() {
+	for r in 0 1 2 3 4 5 6 7; do echo "$DLRM/rank$r.json.gz"; done
+}
+
+# The SOURCE lines the merge must write for rank files given in rank order (source k = rank k).
+expected_sources() {
+	$EXPECT "$@" | awk '{ printf "%sSOURCE %d kineto offset=%s uncertainty=%s method=%s collectives=%s host=\n",
+		($2 ? "S" $2 " " : ""), $2, $6, $8, ($2 ? "collectives" : "reference"), $10 }'
+}
+
+# Per rank, from job_expect.py and from a findings document: rank, world, offset, uncertainty, wait, last, lateness.
+expected_ranks() {
+	$EXPECT "$@" | awk '{ print $2, $4, $6, $8, $12, $14, $16 }'
+}
+found_ranks() {
+	jq -r '.distributed.ranks[] | "\(.rank) \(.world_size) \(.clock_offset_ns) \(.clock_uncertainty_ns) \(.wait_ns) \(.last_arrivals) \(.lateness_ns)"' "$1"
+}
+
+@test "the 8 DLRM ranks merge into one timeline: one source per rank, clock offsets and uncertainties as computed from the JSON" {
+	run --separate-stderr "$MERGE" -o "$T/job.istl" $(dlrm)
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	"$MERGE" --dump "$T/job.istl" | grep ' SOURCE \|^SOURCE ' > "$T/sources.txt"
+	expected_sources $(dlrm) > "$T/expected.txt"
+	[ "$(wc -l < "$T/expected.txt")" -eq 8 ]
+	diff "$T/expected.txt" "$T/sources.txt"
+}
+
+@test "the reference clock is the lowest rank's, whatever the order of the inputs" {
+	"$MERGE" -o "$T/job.istl" $(dlrm | sort -r)
+	"$MERGE" --dump "$T/job.istl" | grep -c 'SOURCE' > "$T/n"
+	[ "$(cat "$T/n")" -eq 8 ]
+	"$MERGE" --dump "$T/job.istl" | grep -F 'SOURCE 7 kineto offset=0 uncertainty=0 method=reference'
+	"$ANALYZE" "$T/job.istl" > "$T/f.json"
+	found_ranks "$T/f.json" > "$T/found.txt"
+	expected_ranks $(dlrm) > "$T/expected.txt"
+	diff "$T/expected.txt" "$T/found.txt"
+}
+
+@test "the job view of the DLRM job: every rank's offset, wait in collectives, last arrivals and lateness as computed from the JSON" {
+	"$MERGE" -o "$T/job.istl" $(dlrm)
+	run --separate-stderr "$ANALYZE" "$T/job.istl"
+	[ "$status" -eq 0 ]
+	echo "$output" > "$T/f.json"
+	jq -e '.distributed.world_size == 8' "$T/f.json"
+	jq -e '.distributed.ranks_present == 8' "$T/f.json"
+	jq -e '.distributed.ranks_missing == 0' "$T/f.json"
+	jq -e '.distributed.backend == "nccl"' "$T/f.json"
+	jq -e '.distributed.match_by == "order"' "$T/f.json"
+	jq -e '.distributed.collectives.matched == 8' "$T/f.json"
+	found_ranks "$T/f.json" > "$T/found.txt"
+	expected_ranks $(dlrm) > "$T/expected.txt"
+	[ "$(wc -l < "$T/expected.txt")" -eq 8 ]
+	diff "$T/expected.txt" "$T/found.txt"
+	$PY "$ISC_SRC/tests/lib/validate_findings.py" "$T/f.json"
+}
+
+@test "each rank's communication/computation overlap equals HTA's, computed from the JSON, within 0.01 pp" {
+	"$MERGE" -o "$T/job.istl" $(dlrm)
+	"$ANALYZE" "$T/job.istl" > "$T/f.json"
+	jq -r '.distributed.ranks[] | "\(.rank) \(.overlap_pct)"' "$T/f.json" > "$T/found.txt"
+	$HTA $(dlrm) > "$T/hta.txt"
+	[ "$(wc -l < "$T/hta.txt")" -eq 8 ]
+	run $PY -c 'import sys
+a = dict(l.split() for l in open(sys.argv[1]))
+b = dict(l.split() for l in open(sys.argv[2]))
+bad = [r for r in a if abs(float(a[r]) - float(b[r])) > 0.01]
+print(bad)
+sys.exit(1 if bad or set(a) != set(b) else 0)' "$T/hta.txt" "$T/found.txt"
+	[ "$status" -eq 0 ]
+}
+
+@test "the DLRM job is balanced: no straggler" {
+	"$MERGE" -o "$T/job.istl" $(dlrm)
+	"$ANALYZE" "$T/job.istl" > "$T/f.json"
+	jq -e '.distributed.stragglers == []' "$T/f.json"
+	jq -e '[.distributed.ranks[] | select(.straggler)] == []' "$T/f.json"
+}
+
+@test "a planted straggler: every other rank arrives 2 ms earlier in each collective; rank 6 is named, with its lateness" {
+	mkdir "$T/s"
+	$VARY straggler 6 2 "$T/s" $(dlrm)
+	"$MERGE" -o "$T/job.istl" "$T"/s/rank*.json.gz
+	"$ANALYZE" "$T/job.istl" > "$T/f.json"
+	$EXPECT "$T"/s/rank*.json.gz | awk '$2 == 6 { print $16 }' > "$T/late"
+	[ "$(cat "$T/late")" -gt 1900000 ]
+	jq -e '.distributed.stragglers | length == 1' "$T/f.json"
+	jq -e '.distributed.stragglers[0].rank == 6' "$T/f.json"
+	jq -e ".distributed.stragglers[0].lateness_ns == $(cat "$T/late")" "$T/f.json"
+	jq -e '.distributed.stragglers[0].last_pct == 100' "$T/f.json"
+	jq -e '.distributed.stragglers[0].waiting_ranks == [0, 1, 2, 3, 4, 5, 7]' "$T/f.json"
+	jq -e '.distributed.detail_rank == 6' "$T/f.json"
+	found_ranks "$T/f.json" > "$T/found.txt"
+	expected_ranks "$T"/s/rank*.json.gz > "$T/expected.txt"
+	diff "$T/expected.txt" "$T/found.txt"
+	# late, but for no work of its own: no cause (noise below 5 % of its lateness is not one)
+	jq -e '.distributed.stragglers[0].cause == []' "$T/f.json"
+	jq -e ".distributed.stragglers[0].cause_min_ns_per_iter == ($(cat "$T/late") * 0.05 | round)" "$T/f.json"
+}
+
+@test "a planted straggler with extra work: one of its kernels 2 ms longer is named as the cause" {
+	mkdir "$T/s"
+	$VARY straggler 6 2 "$T/s" $(dlrm)
+	$VARY slowkernel "$T/s/rank6.json.gz" volta_sgemm_128x32_nt 2 "$T/s/rank6.json.gz"
+	"$MERGE" -o "$T/job.istl" "$T"/s/rank*.json.gz
+	"$ANALYZE" "$T/job.istl" > "$T/f.json"
+	jq -e '.distributed.stragglers[0].rank == 6' "$T/f.json"
+	jq -e '.distributed.stragglers[0].cause | length == 1' "$T/f.json"
+	jq -e '.distributed.stragglers[0].cause[0].name == "volta_sgemm_128x32_nt"' "$T/f.json"
+	jq -e '.distributed.stragglers[0].cause[0].view == "gpu"' "$T/f.json"
+}
+
+@test "a rank whose clock is 5 s off is aligned, its offset reported, and no rank's metric changes" {
+	mkdir "$T/c"
+	for r in 0 1 2 4 5 6 7; do cp "$DLRM/rank$r.json.gz" "$T/c/"; done
+	$VARY shift "$DLRM/rank3.json.gz" 5 "$T/c/rank3.json.gz"
+	"$MERGE" -o "$T/shifted.istl" "$T"/c/rank*.json.gz
+	"$MERGE" --dump "$T/shifted.istl" | grep -F 'S3 SOURCE 3 kineto offset=-4999998500 uncertainty=3500 method=collectives collectives=8'
+	"$MERGE" -o "$T/job.istl" $(dlrm)
+	"$ANALYZE" "$T/shifted.istl" > "$T/shifted.json"
+	"$ANALYZE" "$T/job.istl" > "$T/job.json"
+	jq -e '.distributed.ranks[3].clock_offset_ns == -4999998500' "$T/shifted.json"
+	found_ranks "$T/shifted.json" > "$T/found.txt"
+	expected_ranks "$T"/c/rank*.json.gz > "$T/expected.txt"
+	diff "$T/expected.txt" "$T/found.txt"
+	metrics='[.distributed.ranks[] | del(.clock_offset_ns, .merge_clock, .epoch_s, .epoch_ns, .origin_ns, .input, .profile.environment, .profile.generated_at, .profile.input)]'
+	jq -S "$metrics" "$T/shifted.json" > "$T/a.json"
+	jq -S "$metrics" "$T/job.json" > "$T/b.json"
+	diff "$T/b.json" "$T/a.json"
+	jq -S '.distributed | del(.ranks, .clock)' "$T/shifted.json" > "$T/a.json"
+	jq -S '.distributed | del(.ranks, .clock)' "$T/job.json" > "$T/b.json"
+	diff "$T/b.json" "$T/a.json"
+}
+
+@test "2 of 128 ranks: the missing ranks are stated, and what is there is analysed as computed from the JSON" {
+	run --separate-stderr "$MERGE" -o "$T/job.istl" "$SAMPLED/rank0.json.gz" "$SAMPLED/rank1.json.gz"
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"2 of 128 ranks present; missing ranks 2-127"* ]]
+	"$ANALYZE" "$T/job.istl" > "$T/f.json"
+	jq -e '.distributed.world_size == 128' "$T/f.json"
+	jq -e '.distributed.ranks_missing == 126' "$T/f.json"
+	jq -e '.distributed.missing == "2-127"' "$T/f.json"
+	found_ranks "$T/f.json" > "$T/found.txt"
+	expected_ranks "$SAMPLED/rank0.json.gz" "$SAMPLED/rank1.json.gz" > "$T/expected.txt"
+	diff "$T/expected.txt" "$T/found.txt"
+	jq -r '.distributed.ranks[] | "\(.rank) \(.overlap_pct)"' "$T/f.json" > "$T/found.txt"
+	$HTA "$SAMPLED/rank0.json.gz" "$SAMPLED/rank1.json.gz" | awk '{ printf "%s %.2f\n", $1, $2 }' > "$T/hta.txt"
+	diff "$T/hta.txt" "$T/found.txt"
+}
+
+@test "bad: the same rank twice is refused, exit 2, nothing written" {
+	run --separate-stderr "$MERGE" -o "$T/job.istl" "$DLRM/rank0.json.gz" "$DLRM/rank1.json.gz" "$DLRM/rank0.json.gz"
+	[ "$status" -eq 2 ]
+	[ "$stderr" = "iscope-merge: not one job: rank 0 is in two inputs (1 and 3)" ]
+	[ ! -e "$T/job.istl" ]
+}
+
+@test "bad: ranks of different world sizes (mixed jobs) are refused, exit 2, nothing written" {
+	$VARY world "$DLRM/rank1.json.gz" 16 "$T/rank1.json.gz"
+	run --separate-stderr "$MERGE" -o "$T/job.istl" "$DLRM/rank0.json.gz" "$T/rank1.json.gz"
+	[ "$status" -eq 2 ]
+	[ "$stderr" = "iscope-merge: not one job: mixed jobs: world size 8 (rank 0) and 16 (rank 1)" ]
+	[ ! -e "$T/job.istl" ]
+}
+
+@test "bad: a truncated rank file keeps what precedes the damage, exit 1, the file named; the other ranks are whole" {
+	$VARY truncate "$DLRM/rank5.json.gz" 0.5 "$T/rank5.json.gz"
+	run --separate-stderr "$MERGE" -o "$T/job.istl" "$DLRM"/rank[0-4].json.gz "$T/rank5.json.gz" "$DLRM"/rank[67].json.gz
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == "iscope-merge: $T/rank5.json.gz: truncated gzip data after byte "* ]]
+	"$MERGE" --dump "$T/job.istl" | grep -c 'SOURCE' > "$T/n"
+	[ "$(cat "$T/n")" -eq 8 ]
+	"$MERGE" --dump "$T/job.istl" | grep -F 'S7 SOURCE 7 kineto offset=1000 uncertainty=2000 method=collectives collectives=8'
+	run "$ANALYZE" "$T/job.istl"
+	[ "$status" -eq 0 ]
+	echo "$output" | jq -e '.distributed.ranks_present == 8'
+}
+
+@test "a rank file without distributedInfo is merged on its own clock, with a warning" {
+	$PY -c 'import gzip, json, sys
+d = json.load(gzip.open(sys.argv[1]))
+del d["distributedInfo"]
+json.dump(d, gzip.open(sys.argv[2], "wt"))' "$DLRM/rank1.json.gz" "$T/norank.json.gz"
+	run --separate-stderr "$MERGE" -o "$T/job.istl" "$DLRM/rank0.json.gz" "$T/norank.json.gz"
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"$T/norank.json.gz: no rank (no distributedInfo): merged on its own clock, as it is"* ]]
+	"$MERGE" --dump "$T/job.istl" | grep -F 'S1 SOURCE 1 kineto offset=0 uncertainty=0 method=wall-clock collectives=0'
+}
