@@ -45,6 +45,8 @@ teardown() {
 	run --separate-stderr "$RECORD" -q -o "$T/t.isc" -- "$PY" "$D/long_module_name_for_a_test.py"
 	[ "$status" -eq 1 ]
 	"$ANALYZE" -o "$T/f.json" "$T/t.isc"
+	run jq -r '.run.exception.type' "$T/f.json"
+	[ "$output" = RuntimeError ]
 	run jq -r '.run.exception.file' "$T/f.json"
 	[ "$output" = "$D/long_module_name_for_a_test.py" ]
 	run jq -r '.run.exception.function' "$T/f.json"
@@ -58,6 +60,22 @@ teardown() {
 	# the dump line of the record, as for the short form
 	run "$MERGE" --dump "$T/t.isc"
 	[[ "$output" == *"X RuntimeError $D/long_module_name_for_a_test.py:3 AVeryLongClassNameThatKeepsGoingOnAndOn.a_method_with_a_very_long_name_indeed_to_test_cuts: mmm"*"m end of message"* ]]
+}
+
+@test "an exception's path longer than 4 kB keeps its end (the file's name) and says how much was left out" {
+	# a code object's file name is any string: here 5006 bytes, "/", 4989 p, "/tail_of_path.py";
+	# its last 4096 bytes are 4080 p and the 16 bytes of "/tail_of_path.py", 910 bytes left out
+	run --separate-stderr "$RECORD" -q -o "$T/t.isc" -- "$PY" -c '
+name = "/" + "p" * 4989 + "/tail_of_path.py"
+exec(compile("def f():\n    raise KeyError(\"k\")\nf()\n", name, "exec"))'
+	[ "$status" -eq 1 ]
+	"$ANALYZE" -o "$T/f.json" "$T/t.isc"
+	run jq -r '.run.exception.file' "$T/f.json"
+	[ "$output" = "[910 bytes left out] $(printf 'p%.0s' $(seq 1 4080))/tail_of_path.py" ]
+	run jq -r '.run.exception.function' "$T/f.json"
+	[ "$output" = f ]
+	run jq -r '.run.exception.line' "$T/f.json"
+	[ "$output" = 2 ]
 }
 
 @test "a user's own sys.excepthook still runs after ours" {

@@ -385,3 +385,27 @@ for i in range(3000000): s += i * i % 13'
 	[ "$want" -gt 10 ]
 	[[ "$stderr" == *" and $want stack samples from 1 processes, "* ]]
 }
+
+@test "--python=sample records no call spans and --python=exact one per call (the mode is the one asked for)" {
+	# f() is called 20000 times: exact mode writes a begin record per call
+	# (20000 named f), sample mode none (it reads stacks instead)
+	cat > "$T/calls.py" <<'PY'
+def f(i):
+    return i * i % 13
+s = 0
+for i in range(20000):
+    s += f(i)
+PY
+	run --separate-stderr "$RECORD" --python=sample -o "$T/s.isc" -- "$PY" "$T/calls.py"
+	[ "$status" -eq 0 ]
+	run --separate-stderr "$RECORD" --python=exact -o "$T/e.isc" -- "$PY" "$T/calls.py"
+	[ "$status" -eq 0 ]
+	run --separate-stderr "$MERGE" --dump-times "$T/s.isc"
+	[ "$status" -eq 0 ]
+	sample_begins=$(awk '$4 == "B"' <<<"$output" | wc -l)
+	[ "$sample_begins" -eq 0 ]
+	run --separate-stderr "$MERGE" --dump-times "$T/e.isc"
+	[ "$status" -eq 0 ]
+	exact_f=$(awk '$4 == "B" && $5 == "python" && $6 == "f"' <<<"$output" | wc -l)
+	[ "$exact_f" -eq 20000 ]
+}

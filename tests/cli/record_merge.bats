@@ -120,6 +120,19 @@ teardown() {
 	[ "$(grep -c ' B python mid ' <<< "$output")" -eq 50 ]
 }
 
+@test "a name longer than 1024 bytes is cut at a character boundary: f and 511 of its 600 two-byte characters" {
+	# f then 600 x U+00E9 (2 bytes each): 1201 bytes; the agent keeps at most
+	# 1024 bytes of whole characters: f and 511 of them, 1023 bytes.  The
+	# function loops, so that it is the run's top Python function.
+	"$PY" -c 'e = "\u00e9" * 600
+print("def f%s():\n    x = 0\n    for i in range(300000):\n        x += i\n    return x\nfor _ in range(3):\n    f%s()" % (e, e))' > "$T/long.py"
+	"$RECORD" -q -o "$T/l.isc" -- "$PY" "$T/long.py"
+	"$ANALYZE" -o "$T/l.json" "$T/l.isc"
+	run jq -r '.cpu.top_functions[] | select(.name | startswith("f")) | .name' "$T/l.json"
+	[ "$status" -eq 0 ]
+	[ "$output" = "f$(printf '\xc3\xa9%.0s' $(seq 1 511))" ]
+}
+
 @test "recording the same program twice gives the same dump" {
 	"$RECORD" -q -o "$T/1.isc" -- "$PY" "$T/calls.py" >/dev/null
 	"$RECORD" -q -o "$T/2.isc" -- "$PY" "$T/calls.py" >/dev/null

@@ -110,6 +110,37 @@ need_memcg() {
 	[ "${BASH_REMATCH[1]}" -ge 268435456 ]
 }
 
+@test "the agent's SMAPS record before a MemoryError: Rss and Anonymous as smaps_rollup states them, in bytes" {
+	# the workload holds 300 MiB it wrote, copies smaps_rollup as it reads it,
+	# then raises MemoryError itself: the agent reads the same file a moment
+	# later, so its record is the workload's copy (kB x 1024) within 2 MiB
+	local d=$BATS_TEST_TMPDIR
+	run "$REC" --quiet -o "$d/t.isc" -- "$ISC_PY" -c '
+import sys
+keep = b"\x01" * (300 << 20)
+with open("/proc/self/smaps_rollup") as f:
+    text = f.read()
+with open(sys.argv[1], "w") as f:
+    f.write(text)
+raise MemoryError("planted")' "$d/smaps"
+	[ "$status" -eq 1 ]
+	local rss_kb anon_kb
+	rss_kb=$(awk '$1 == "Rss:" { print $2 }' "$d/smaps")
+	anon_kb=$(awk '$1 == "Anonymous:" { print $2 }' "$d/smaps")
+	[ "$anon_kb" -ge 307200 ]
+	"$ISC_BUILD/tools/iscope-merge/iscope-merge" --dump-times -o "$d/dump" "$d/t.isc"
+	run grep -B1 ' X MemoryError' "$d/dump"
+	echo "$output"
+	# pid rss pss swap anon
+	[[ ${lines[0]} =~ \ P1\ T1\ smaps\ [0-9]+\ ([0-9]+)\ [0-9]+\ [0-9]+\ ([0-9]+)$ ]]
+	local rss=${BASH_REMATCH[1]} anon=${BASH_REMATCH[2]}
+	echo "agent: rss $rss anon $anon; workload: rss $((rss_kb * 1024)) anon $((anon_kb * 1024))"
+	[ "$rss" -ge $((rss_kb * 1024 - 2097152)) ]
+	[ "$rss" -le $((rss_kb * 1024 + 2097152)) ]
+	[ "$anon" -ge $((anon_kb * 1024 - 2097152)) ]
+	[ "$anon" -le $((anon_kb * 1024 + 2097152)) ]
+}
+
 @test "memory.composition: a workload that frees 512 MiB 0.3 s before it exits held it at its end" {
 	local d=$BATS_TEST_TMPDIR
 	"$REC" --quiet -o "$d/t.isc" -- "$ISC_PY" "$WL/free_before_exit.py"

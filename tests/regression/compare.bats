@@ -23,6 +23,7 @@ setup_file() {
 	"$PY" "$SYNTH" "$D/basic.json" --series "$D/flat" --runs 40 --seed 5 --outlier-at 20 --outlier-pct 40
 	"$PY" "$SYNTH" "$D/basic.json" --series "$D/step" --runs 40 --seed 6 --step-at 25 --step-pct 15 \
 		--outlier-at 10 --outlier-pct 40
+	"$PY" "$SYNTH" "$D/basic.json" --series "$D/recover" --runs 50 --seed 7 --step-at 20 --step-pct 15 --recover-at 35
 }
 
 jq1() {
@@ -121,6 +122,17 @@ B3=(--baseline "$BATS_FILE_TMPDIR/b1.json" --baseline "$BATS_FILE_TMPDIR/b2.json
 	[ "$("$PY" -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["history"]["metrics"][0]["change_points"]))' "$D/h.json")" = 1 ]
 	run "$ISC_SRC/tests/lib/validate_findings.py" "$D/h.json"
 	[ "$status" -eq 0 ]
+}
+
+@test "history: +15 % at run 20, back at run 35: two change points, the newest an improvement, so no failure" {
+	run --separate-stderr "$ANALYZE" --history --fail-on-regression -o "$D/rc.json" "$D"/recover/run-*.json
+	[ "$status" -eq 0 ]
+	[ "$(jq1 "$D/rc.json" history.metrics.0.metric)" = "iteration p50" ]
+	[ "$(jq1 "$D/rc.json" history.metrics.0.change_points.0.run)" = 20 ]
+	[ "$(jq1 "$D/rc.json" history.metrics.0.change_points.0.direction)" = regressed ]
+	[ "$(jq1 "$D/rc.json" history.metrics.0.change_points.1.run)" = 35 ]
+	[ "$(jq1 "$D/rc.json" history.metrics.0.change_points.1.direction)" = improved ]
+	[ "$("$PY" -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["history"]["metrics"][0]["change_points"]))' "$D/rc.json")" = 2 ]
 }
 
 @test "history: a flat noisy series with one outlier has no change point" {

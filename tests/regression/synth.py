@@ -7,10 +7,12 @@ costing OP_MS per iteration, torch threads as a mark.
     synth.py TEMPLATE OUT [--n N] [--ms MS] [--noise PCT] [--seed S]
              [--op NAME:MS] [--threads T]
     synth.py TEMPLATE --series DIR --runs R [--step-at K --step-pct P]
-             [--outlier-at J --outlier-pct Q] [--noise PCT] [--seed S]
+             [--recover-at L] [--outlier-at J --outlier-pct Q] [--noise PCT]
+             [--seed S]
 
 Series mode writes DIR/run-0000.json ... with the iteration p50 (the
-history's headline) of run i = MS x (1 + noise) x (1 + P/100 from run K on).
+history's headline) of run i = MS x (1 + noise) x (1 + P/100 from run K on,
+until run L when --recover-at is given).
 """
 import argparse
 import json
@@ -67,6 +69,7 @@ def main():
     ap.add_argument("--runs", type=int, default=40)
     ap.add_argument("--step-at", type=int, default=-1)
     ap.add_argument("--step-pct", type=float, default=0)
+    ap.add_argument("--recover-at", type=int, default=-1)
     ap.add_argument("--outlier-at", type=int, default=-1)
     ap.add_argument("--outlier-pct", type=float, default=0)
     a = ap.parse_args()
@@ -79,7 +82,7 @@ def main():
     os.makedirs(a.series, exist_ok=True)
     for r in range(a.runs):
         ms = a.ms * (1 + rng.gauss(0, a.noise / 100.0))
-        if a.step_at >= 0 and r >= a.step_at:
+        if a.step_at >= 0 and r >= a.step_at and not (a.recover_at >= 0 and r >= a.recover_at):
             ms *= 1 + a.step_pct / 100.0
         if r == a.outlier_at:
             ms *= 1 + a.outlier_pct / 100.0

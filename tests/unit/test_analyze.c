@@ -670,6 +670,9 @@ static void test_scopes_and_iterations(void)
 	ok(!strcmp(isc_doc_str(d, "iterations.name", NULL), "step"), "iteration scope = most frequent scope name");
 	ok(N(d, "iterations.count") == 5, "count = all iterations");
 	ok(N(d, "iterations.warmup_excluded") == 1 && N(d, "iterations.samples") == 4, "first iteration is warm-up");
+	ok(cJSON_IsTrue(isc_doc_get(d, "run.too_short")) &&
+		   !strcmp(isc_doc_str(d, "run.too_short_reason", ""), "4 steady-state iterations (fewer than 5)"),
+	   "4 steady-state iterations: too short, said (%s)", isc_doc_str(d, "run.too_short_reason", "(null)"));
 	ok(N(d, "iterations.latency_ns.p50") == 200 && N(d, "iterations.latency_ns.p90") == 400 &&
 	   N(d, "iterations.latency_ns.p99") == 400, "nearest-rank p50/p90/p99 = 200/400/400");
 	ok(N(d, "iterations.latency_ns.mean") == 250 && N(d, "iterations.latency_ns.min") == 100 &&
@@ -768,6 +771,61 @@ static void test_scopes_and_iterations(void)
 	for (int i = 0; i < cJSON_GetArraySize(isc_doc_get(d, "iterations.histogram.counts")); i++)
 		hsum += NA(d, "iterations.histogram.counts", i);
 	ok(hsum == 1099 && hsum == N(d, "iterations.samples"), "histogram counts sum to samples (%g)", hsum);
+	cJSON_Delete(d);
+	fclose(f);
+}
+
+/* Five steady-state iterations (six, the first a warm-up) of 30 ms, 25 ms of op each: not too short. */
+static void test_five_iterations(void)
+{
+	FILE *f = tmpfile();
+	struct tl t;
+	const uint64_t MS = 1000000;
+	tl_open(&t, f, "python3 serve.py");
+	common_strings(&t);
+	tl_call(&t, 0, 5, 5, ISC_SPAN_PYTHON, S_MAIN);
+	for (uint64_t i = 0; i < 6; i++) {
+		uint64_t b = 10 * MS + i * 31 * MS;
+		tl_call(&t, b, 5, 5, ISC_SPAN_SCOPE, S_STEP);
+		tl_leaf(&t, b + MS, b + 26 * MS, 5, 5, ISC_SPAN_OP, S_X);
+		tl_ret(&t, b + 30 * MS, 5, 5);
+	}
+	tl_ret(&t, 200 * MS, 5, 5);
+	tl_close(&t, 0, 0, 0);
+	cJSON *d = analyze(f);
+	ok(N(d, "iterations.count") == 6 && N(d, "iterations.samples") == 5, "6 iterations, 5 after the warm-up");
+	ok(N(d, "cpu.split.traced_ns") >= 50 * MS, "premise: 200 ms traced, above the 50 ms of too_short (%g)",
+	   N(d, "cpu.split.traced_ns"));
+	ok(cJSON_IsFalse(isc_doc_get(d, "run.too_short")) && cJSON_IsNull(isc_doc_get(d, "run.too_short_reason")),
+	   "5 steady-state iterations (the least): not too short (%s)", isc_doc_str(d, "run.too_short_reason", "null"));
+	cJSON_Delete(d);
+	fclose(f);
+}
+
+/*
+ * memory.composition from the smaps_rollup record at the end (SMAPS: pid
+ * rss pss swap anon): RSS 500 MiB, PSS 490, swap 1, anonymous 450; the
+ * file-backed part is RSS less anonymous, 50 MiB.
+ */
+static void test_composition(void)
+{
+	FILE *f = tmpfile();
+	struct tl t;
+	const uint64_t MS = 1000000, MB = 1048576;
+	tl_open(&t, f, "python3 hold.py");
+	common_strings(&t);
+	tl_leaf(&t, 0, 900 * MS, 30, 30, ISC_SPAN_PYTHON, S_MAIN);
+	for (uint64_t i = 0; i < 9; i++)
+		tl_proc_sample(&t, i * 100 * MS + 1, 30, 500 * MB, 0, 0);
+	uint64_t sm[5] = { 30, 500 * MB, 490 * MB, 1 * MB, 450 * MB };
+	tl_rec(&t, ISC_REC_SMAPS, 850 * MS, 0, 0, 5, sm, NULL, 0, false);
+	tl_close(&t, 0, 0, 0);
+	cJSON *d = analyze(f);
+	ok(N(d, "memory.composition.rss_bytes") == 500 * MB && N(d, "memory.composition.pss_bytes") == 490 * MB &&
+		   N(d, "memory.composition.anon_bytes") == 450 * MB && N(d, "memory.composition.swap_bytes") == 1 * MB,
+	   "composition: RSS, PSS, anonymous and swap of the smaps record");
+	ok(N(d, "memory.composition.file_bytes") == 50 * MB, "composition: file-backed = RSS - anonymous = 50 MiB (got %g MiB)",
+	   N(d, "memory.composition.file_bytes") / MB);
 	cJSON_Delete(d);
 	fclose(f);
 }
@@ -1297,6 +1355,113 @@ static void write_basic(FILE *f)
 	tl_close(&t, 0, 0, 0);
 }
 
+/*
+ * run.outcome from the end record and the exceptions (sections_run.c):
+ * truncated (no clean end) before killed (a signal: status 128 + N) before
+ * failed (a non-zero status, or an exception in a main thread) before
+ * window before completed.  The exception shown is a main thread's
+ * (tid == pid) over any worker's, whichever came first; an EXCEPTION_REF
+ * names its strings by id (line, where, type, message).
+ */
+enum { S_EXC_WHERE = 40, S_EXC_TYPE, S_EXC_MSG };
+
+/* An EXCEPTION record: varint line, counted type, file, function, then the message. */
+static void tl_exception(struct tl *t, uint64_t ts, uint32_t pid, uint32_t tid, uint64_t line, const char *type,
+			 const char *file, const char *func, const char *msg)
+{
+	struct isc_buf b = { 0 };
+	isc_buf_put_bytes(&b, type, strlen(type));
+	isc_buf_put_bytes(&b, file, strlen(file));
+	isc_buf_put_bytes(&b, func, strlen(func));
+	isc_buf_put(&b, msg, strlen(msg));
+	tl_rec(t, ISC_REC_EXCEPTION, ts, pid, tid, 1, &line, b.data, b.len, false);
+	isc_buf_free(&b);
+}
+
+/*
+ * A 50 ms run of process 100 (main thread 100, worker 101) ended with
+ * flags and status; excs: 0 none, 1 a worker's exception, 2 a worker's,
+ * then the main thread's (an EXCEPTION_REF), then another worker's.
+ */
+static cJSON *outcome_run(uint64_t flags, int status, int excs)
+{
+	FILE *f = tmpfile();
+	struct tl t;
+	const uint64_t MS = 1000000;
+	tl_open(&t, f, "python3 infer.py");
+	common_strings(&t);
+	tl_string(&t, S_EXC_WHERE, ISC_STR_CODE, 7, "load_batch", "/srv/app/data.py");
+	tl_string(&t, S_EXC_TYPE, ISC_STR_TEXT, 0, "ValueError", "");
+	tl_string(&t, S_EXC_MSG, ISC_STR_TEXT, 0, "bad shape (3, 4)", "");
+	tl_call(&t, 0, 100, 100, ISC_SPAN_PYTHON, S_MAIN);
+	tl_leaf(&t, MS, 40 * MS, 100, 100, ISC_SPAN_PYTHON, S_F);
+	tl_leaf(&t, MS, 30 * MS, 100, 101, ISC_SPAN_PYTHON, S_G);
+	if (excs >= 1)
+		tl_exception(&t, 30 * MS, 100, 101, 22, "KeyError", "rec.py", "g", "'x'");
+	if (excs >= 2) {
+		uint64_t ref[4] = { 7, S_EXC_WHERE, S_EXC_TYPE, S_EXC_MSG };
+		tl_rec(&t, ISC_REC_EXCEPTION_REF, 45 * MS, 100, 100, 4, ref, NULL, 0, false);
+		tl_exception(&t, 46 * MS, 100, 101, 23, "OSError", "rec.py", "g", "late");
+	}
+	tl_ret(&t, 50 * MS, 100, 100);
+	tl_close(&t, 0, flags, status);
+	cJSON *d = analyze(f);
+	fclose(f);
+	return d;
+}
+
+static void test_run_outcome(void)
+{
+	static const struct {
+		uint64_t flags;
+		int status;
+		const char *outcome;
+		double exit_status, signal; /* -1: null */
+		const char *why;
+	} c[] = {
+		{ 0, 0, "completed", 0, -1, "a clean end, status 0" },
+		{ 0, 1, "failed", 1, -1, "status 1" },
+		{ ISC_END_SIGNALED, 137, "killed", 137, 9, "SIGKILL: status 128 + 9" },
+		{ ISC_END_SIGNALED, 143, "killed", 143, 15, "SIGTERM: status 128 + 15" },
+		{ ISC_END_ABRUPT, 0, "truncated", -1, -1, "no clean end" },
+		{ ISC_END_ABRUPT | ISC_END_SIGNALED, 137, "truncated", -1, -1, "no clean end wins over a signal" },
+		{ ISC_END_WINDOW, 0, "window", 0, -1, "a flight recording" },
+		{ ISC_END_WINDOW, 2, "failed", 2, -1, "a failed flight recording" },
+	};
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		cJSON *d = outcome_run(c[i].flags, c[i].status, 0);
+		const cJSON *es = isc_doc_get(d, "run.exit_status"), *sg = isc_doc_get(d, "run.signal");
+		ok(d && !strcmp(isc_doc_str(d, "run.outcome", "?"), c[i].outcome), "%s: outcome %s (got %s)", c[i].why,
+		   c[i].outcome, isc_doc_str(d, "run.outcome", "?"));
+		ok(c[i].exit_status < 0 ? cJSON_IsNull(es) : cJSON_IsNumber(es) && es->valuedouble == c[i].exit_status,
+		   "%s: exit_status %g (-1: null)", c[i].why, c[i].exit_status);
+		ok(c[i].signal < 0 ? cJSON_IsNull(sg) : cJSON_IsNumber(sg) && sg->valuedouble == c[i].signal,
+		   "%s: signal %g (-1: null)", c[i].why, c[i].signal);
+		cJSON_Delete(d);
+	}
+	/* a worker thread's exception does not fail a run that exited 0 */
+	cJSON *d = outcome_run(0, 0, 1);
+	ok(d && !strcmp(isc_doc_str(d, "run.outcome", "?"), "completed"), "a worker's exception, status 0: completed (%s)",
+	   isc_doc_str(d, "run.outcome", "?"));
+	ok(!strcmp(isc_doc_str(d, "run.exception.type", "?"), "KeyError") &&
+	   cJSON_IsFalse(isc_doc_get(d, "run.exception.main_thread")) && N(d, "run.exception.tid") == 101,
+	   "the worker's exception is listed, not in a main thread");
+	cJSON_Delete(d);
+	/* worker, main (EXCEPTION_REF), worker: the main thread's is the run's */
+	d = outcome_run(0, 1, 2);
+	ok(d && !strcmp(isc_doc_str(d, "run.outcome", "?"), "failed"), "a main thread's exception, status 1: failed");
+	ok(N(d, "run.exceptions_total") == 3, "3 exceptions counted (%g)", N(d, "run.exceptions_total"));
+	ok(N(d, "run.exception.tid") == 100 && cJSON_IsTrue(isc_doc_get(d, "run.exception.main_thread")),
+	   "the main thread's exception is shown over the workers' before and after it (tid %g)",
+	   N(d, "run.exception.tid"));
+	ok_str(isc_doc_str(d, "run.exception.type", NULL), "ValueError", "EXCEPTION_REF: the type from its type id");
+	ok_str(isc_doc_str(d, "run.exception.message", NULL), "bad shape (3, 4)", "EXCEPTION_REF: the message from its id");
+	ok_str(isc_doc_str(d, "run.exception.function", NULL), "load_batch", "EXCEPTION_REF: the function from its place");
+	ok_str(isc_doc_str(d, "run.exception.file", NULL), "/srv/app/data.py", "EXCEPTION_REF: the file from its place");
+	ok(N(d, "run.exception.line") == 7, "EXCEPTION_REF: the line its record states (%g)", N(d, "run.exception.line"));
+	cJSON_Delete(d);
+}
+
 static void test_hostile_json_and_report(void)
 {
 	FILE *f = tmpfile();
@@ -1724,6 +1889,51 @@ static void test_sampled_preemption(void)
 	cJSON_Delete(d);
 }
 
+/*
+ * --python=sample, a recursive function: a function's total counts a
+ * sample once however deep it is on the stack.  10 stack samples every
+ * 10 ms at 100 Hz (period 10 ms), innermost first: 4 x fact;fact;fact
+ * (fact innermost, 3 deep) and 6 x crunch;fact;fact.  By construction:
+ * fact self 4, total 10 (not 4 x 3 + 6 x 2 = 24); crunch self 6, total 6;
+ * fact's total 10 x 10 ms = 100 ms, the whole of the sampled time.
+ */
+static void test_sampled_recursion(void)
+{
+	const uint64_t MS = 1000000;
+	FILE *f = tmpfile();
+	struct tl t;
+	tl_open(&t, f, "python3 rec.py");
+	common_strings(&t);
+	tl_rec(&t, ISC_REC_THREAD_BEGIN, 0, 1, 1, 0, NULL, "MainThread", 10, false);
+	for (uint64_t k = 0; k < 10; k++) {
+		uint64_t pf[5] = { 1, 1, 'R', 0, 3 };
+		uint8_t frames[32];
+		unsigned n = 0;
+		for (int d = 0; d < 3; d++) {
+			n += isc_put_varint(frames + n, k >= 4 && d == 0 ? S_F : S_FACT);
+			n += isc_put_varint(frames + n, k >= 4 && d == 0 ? 13 : 4);
+		}
+		tl_rec(&t, ISC_REC_PY_SAMPLE, (10 + 10 * k) * MS, 1, 1, 5, pf, frames, n, false);
+	}
+	uint64_t sampler[6] = { 100, 10, 10, 30, 0, 1 * MS };
+	tl_rec(&t, ISC_REC_PY_SAMPLER, 110 * MS, 0, 0, 6, sampler, NULL, 0, false);
+	tl_close(&t, 0, 0, 0);
+	cJSON *d = analyze(f);
+	const cJSON *fact = row_where(d, "python.samples.functions", "name", "fact");
+	const cJSON *crunch = row_where(d, "python.samples.functions", "name", "crunch");
+	ok(N(d, "python.samples.samples") == 10 && N(d, "python.samples.period_ns") == 10 * MS,
+	   "10 samples at 100 Hz (got %g, period %g ns)", N(d, "python.samples.samples"),
+	   N(d, "python.samples.period_ns"));
+	ok(fact && N(fact, "self_samples") == 4, "fact innermost in 4 samples (got %g)", N(fact, "self_samples"));
+	ok(fact && N(fact, "total_samples") == 10, "fact 3 and 2 deep counted once per sample: total 10, not 24 (got %g)",
+	   N(fact, "total_samples"));
+	ok(fact && N(fact, "total_ns") == 100 * MS, "fact's total time 10 x 10 ms (got %g)", N(fact, "total_ns"));
+	ok(crunch && N(crunch, "self_samples") == 6 && N(crunch, "total_samples") == 6,
+	   "crunch innermost in the other 6: self 6, total 6 (got %g, %g)", N(crunch, "self_samples"),
+	   N(crunch, "total_samples"));
+	cJSON_Delete(d);
+}
+
 /* A short D wait that ended before its system call was read takes the thread's last reason, for 1 s. */
 static void test_off_reason_sticky(void)
 {
@@ -1771,6 +1981,7 @@ int main(int argc, char **argv)
 	test_calibration_choice();
 	test_recursion();
 	test_scopes_and_iterations();
+	test_five_iterations();
 	test_quantiles();
 	test_histogram();
 	test_dataloader();
@@ -1779,10 +1990,13 @@ int main(int argc, char **argv)
 	test_off_reasons();
 	test_gil_word();
 	test_sampled_preemption();
+	test_sampled_recursion();
 	test_off_reason_sticky();
 	test_memory_processes();
+	test_composition();
 	test_damage();
 	test_span_repair();
+	test_run_outcome();
 	test_hostile_json_and_report();
 	test_report();
 	test_soup();

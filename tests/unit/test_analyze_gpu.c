@@ -558,6 +558,35 @@ static void test_rounding(void)
 	fclose(f);
 }
 
+/*
+ * An op inside a longer one (ns, device 0): kernel s7 [1000,5000), kernel
+ * s8 [2000,2500) wholly inside it, kernel s7 [6000,7000).  By the union:
+ * busy 4000 + 1000 = 5000 (the short kernel adds nothing and does not end
+ * the first group early), compute 5000, span 6000, idle 1000.
+ */
+static void test_nested_ops(void)
+{
+	FILE *f = tmpfile();
+	struct tl t;
+	tl_open(&t, f);
+	strings(&t);
+	tl_op(&t, 1000, kern(7, S_GEMM, 4000, 0));
+	tl_op(&t, 2000, kern(8, S_GEMM, 500, 0));
+	tl_op(&t, 6000, kern(7, S_GEMM, 1000, 0));
+	tl_close(&t);
+	cJSON *d = analyze(f, false);
+	const cJSON *dev = at(d, "gpu.devices", 0);
+	ok(N(dev, "temporal_breakdown.span_ns") == 6000, "span 1000 .. 7000 (got %g)",
+	   N(dev, "temporal_breakdown.span_ns"));
+	ok(N(dev, "busy_ns") == 5000, "a kernel inside a longer one adds no busy time and cuts none: 5000 (got %g)",
+	   N(dev, "busy_ns"));
+	ok(N(dev, "temporal_breakdown.idle_ns") == 1000 && N(dev, "temporal_breakdown.compute_ns") == 5000,
+	   "idle 1000 (the gap 5000 .. 6000), compute 5000 (got %g, %g)", N(dev, "temporal_breakdown.idle_ns"),
+	   N(dev, "temporal_breakdown.compute_ns"));
+	cJSON_Delete(d);
+	fclose(f);
+}
+
 /* One cudaGraphLaunch [0,5) owns 3 kernels [10,20) [20,30) [40,50): all see the call. */
 static void test_graph(void)
 {
@@ -1079,6 +1108,7 @@ int main(void)
 	test_exact();
 	test_step_rule();
 	test_rounding();
+	test_nested_ops();
 	test_graph();
 	test_bounded();
 	test_linked();

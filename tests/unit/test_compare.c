@@ -4,6 +4,7 @@
  * (brute-force enumeration, written before the C code), and
  * isc_findings_compare / isc_findings_history on small synthetic findings.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,6 +82,12 @@ static void test_stats(void)
 	double v[] = { 1, 2, 3, 4, 100 }, med, mad;
 	isc_median_mad(v, 5, &med, &mad);
 	ok(med == 3 && mad == 1, "median 3, MAD 1 of 1 2 3 4 100 (got %g, %g)", med, mad);
+	double v4[] = { 10, 1, 3, 2 };
+	isc_median_mad(v4, 4, &med, &mad);
+	ok(med == 2.5 && mad == 1, "median 2.5, MAD 1 of 1 2 3 10 (deviations 1.5 0.5 0.5 7.5) (got %g, %g)", med, mad);
+	int64_t s4[] = { 1, 2, 3, 10 }, s2[] = { 5, 8 };
+	ok(isc_median_sorted(s4, 4) == 2.5 && isc_median_sorted(s2, 2) == 6.5 && isc_median_sorted(s4, 3) == 2,
+	   "sorted median: 2.5 of 1 2 3 10, 6.5 of 5 8, 2 of 1 2 3");
 	ok(near(isc_norm_isf(0.025), 1.959964, 1e-6), "z(0.975) = 1.959964");
 	/* Student t quantiles from printed tables (two-sided levels 95 % and 99 %) */
 	ok(near(isc_t_isf(0.025, 1), 12.7062, 1e-4), "t(0.975, 1) = 12.7062 (got %.5f)", isc_t_isf(0.025, 1));
@@ -307,6 +314,22 @@ static void test_compare(void)
 	ok(!strcmp(v, "inconclusive") && !strcmp(isc_doc_str(self, "comparison.conditions.reason", ""),
 						 "the run compared is one of its baselines"),
 	   "a run against itself: inconclusive, said (got %s)", v);
+	cJSON *self2 = cJSON_Duplicate(one, true), *pair[2] = { twice[0], b[1] };
+	v = verdict_of(self2, pair, 2);
+	ok(!strcmp(v, "inconclusive") && !strcmp(isc_doc_str(self2, "comparison.conditions.reason", ""),
+						 "the run compared is one of its baselines"),
+	   "a run against itself and another run, itself first: still not comparable (got %s)", v);
+	cJSON_Delete(self2);
+	/* documents without a start time are never taken for one run, however alike */
+	cJSON *nostart[2] = { cJSON_Duplicate(b[0], true), cJSON_Duplicate(b[0], true) };
+	cJSON *cur2 = doc(30, 100, 3, 60, 0, 1);
+	verdict_of(cur2, nostart, 2);
+	ok(isc_doc_num(cur2, "comparison.baselines", 0) == 2 && isc_doc_num(cur2, "comparison.duplicate_baselines", -1) == 0,
+	   "two baselines without a start time: 2 baselines, no duplicate (got %g, %g)",
+	   isc_doc_num(cur2, "comparison.baselines", 0), isc_doc_num(cur2, "comparison.duplicate_baselines", -1));
+	cJSON_Delete(cur2);
+	cJSON_Delete(nostart[0]);
+	cJSON_Delete(nostart[1]);
 	cJSON *prog = doc(30, 80, 5, 40, 0, 1);
 	cJSON_ReplaceItemInObject(cJSON_GetObjectItem(prog, "environment"), "cmdline",
 				  cJSON_CreateString("/usr/bin/python3 /tmp/other.py --fast"));
@@ -448,6 +471,77 @@ static void test_runs(void)
 		cJSON_Delete(s[k]);
 }
 
+/*
+ * Runs whose iterations are noisy but whose medians agree: 25 iterations
+ * spread evenly over 50..150 ms (plus shift_ms), after one warm-up.  The
+ * median's standard error from order statistics (n = 25: ranks 7 and 18,
+ * 11 steps of 100/24 ms apart, over 2 x 1.96) is 11.69 ms, 11.7 %% of the
+ * median, far more than medians of 99, 100 and 101 ms differ (1 %%).
+ */
+static cJSON *noisy(double shift_ms, unsigned seed)
+{
+	cJSON *d = doc(24, 100, seed, 60, 0, 1);
+	cJSON *it = cJSON_GetObjectItem(d, "iterations"), *spans = cJSON_CreateArray();
+	double at = 0;
+	for (int i = 0; i <= 25; i++) {
+		/* warm-up first, then the 25 values in an order that is not sorted */
+		double ms = i == 0 ? 300 : 50 + (double)((i * 7 + (int)seed) % 25) * 100.0 / 24 + shift_ms;
+		double pair[2] = { at, at + round(ms * 1e6) };
+		cJSON_AddItemToArray(spans, cJSON_CreateDoubleArray(pair, 2));
+		at = pair[1] + 1000;
+	}
+	cJSON_ReplaceItemInObject(it, "spans", spans);
+	return d;
+}
+
+static void test_noisy_runs(void)
+{
+	cJSON *b[3] = { noisy(-1, 0), noisy(0, 1), noisy(1, 2) };
+	/* the between-run spread is what the medians vary beyond their own sampling error: none here */
+	double m = (log(99) + log(100) + log(101)) / 3;
+	double var = ((log(99) - m) * (log(99) - m) + (log(100) - m) * (log(100) - m) + (log(101) - m) * (log(101) - m)) / 2;
+	double se = 11 * 100.0 / 24 / (2 * 1.959964), w = (se / 101) * (se / 101); /* the smallest of the three */
+	cJSON *cur = noisy(5, 3);
+	struct isc_compare_opts o = { 25, 0, false };
+	ok(isc_findings_compare(cur, (const cJSON *const *)b, 3, &o) == 0, "noisy runs compared");
+	ok(var < w, "premise: the medians' variance on the log scale %.2g is below their sampling variance %.2g", var, w);
+	ok(isc_doc_num(cur, "comparison.runs_spread_pct", -1) == 0,
+	   "runs_spread_pct 0: the medians differ less than their sampling error (got %g)",
+	   isc_doc_num(cur, "comparison.runs_spread_pct", -1));
+	/* +5 %% with a 25 %% threshold: the interval reaches past +25 %%, so not "unchanged" */
+	const cJSON *sc = cJSON_GetArrayItem(isc_doc_get(cur, "comparison.scopes"), 0);
+	double lo = isc_doc_num(sc, "ci_low_pct", -1000), hi = isc_doc_num(sc, "ci_high_pct", -1000);
+	ok(lo >= -25 && lo < 0 && hi > 25, "premise: the interval %.1f .. %.1f %% holds 0 and crosses +25 %% only", lo, hi);
+	ok(!strcmp(isc_doc_str(cur, "comparison.verdict", "?"), "inconclusive"),
+	   "an interval past the threshold on one side: inconclusive, not unchanged (%s)",
+	   isc_doc_str(cur, "comparison.verdict", "?"));
+	cJSON_Delete(cur);
+	for (int k = 0; k < 3; k++)
+		cJSON_Delete(b[k]);
+
+	/*
+	 * aten::mm per iteration: baselines 2 calls, 60 ms (30 ms a call); now
+	 * 4 calls, 90 ms: more calls 2 x 30 = +60 ms at the old cost, the calls
+	 * themselves 30 ms cheaper in all (-30 ms)
+	 */
+	cJSON *mb[3] = { doc(30, 100, 0, 60, 0, 1), doc(30, 101, 7, 60, 0, 1), doc(30, 99, 13, 60, 0, 1) };
+	cJSON *more = doc(30, 130, 5, 90, 0, 1);
+	cJSON *mm = cJSON_GetArrayItem(isc_doc_get(more, "cpu.top_functions_in_scopes"), 0);
+	cJSON_ReplaceItemInObject(mm, "calls", cJSON_CreateNumber(4.0 * 31));
+	struct isc_compare_opts o0 = { 0, 0, false };
+	isc_findings_compare(more, (const cJSON *const *)mb, 3, &o0);
+	const cJSON *c, *row = NULL;
+	cJSON_ArrayForEach(c, isc_doc_get(more, "comparison.contributors"))
+		if (!strcmp(isc_doc_str(c, "name", ""), "aten::mm"))
+			row = c;
+	ok(row && isc_doc_num(row, "more_calls_ns_per_iter", 0) == 6e7 && isc_doc_num(row, "slower_calls_ns_per_iter", 0) == -3e7,
+	   "2 more calls at the old 30 ms: +60 ms more calls, -30 ms slower calls (got %g, %g)",
+	   isc_doc_num(row, "more_calls_ns_per_iter", 0), isc_doc_num(row, "slower_calls_ns_per_iter", 0));
+	cJSON_Delete(more);
+	for (int k = 0; k < 3; k++)
+		cJSON_Delete(mb[k]);
+}
+
 /* A findings document with an iteration median and an off-CPU share, for the history. */
 static cJSON *hist_doc(double p50, double off_pct)
 {
@@ -521,8 +615,80 @@ static void test_history(void)
 	ok(isc_doc_num(out, "history.min_runs", 0) == 8, "min_runs: 8");
 	ok(cJSON_GetArraySize(isc_doc_get(out, "history.metrics")) == 0, "no metric listed");
 	cJSON_Delete(out);
+	/*
+	 * 8 runs, the least that is tested: p50 100 102 98 101 99 103 100 100.
+	 * Run 5 against runs 0-4: median 100, MAD 1, sigma 1.4826 MAD = 1.4826,
+	 * z = 3 / 1.4826 = 2.0235, S+ = 2.0235 - 0.5 = 1.5235.  Run 6 against
+	 * runs 0-5: median 100.5, MAD 1.5, sigma 2.2239, z = -0.2248, S+ =
+	 * 1.5235 - 0.2248 - 0.5 = 0.7986.  Run 7 against runs 0-6: median 100,
+	 * z = 0, S+ = 0.2986.  S- stays 0 (z - k never goes below 0 for it).
+	 */
+	static const double eight[8] = { 100, 102, 98, 101, 99, 103, 100, 100 };
+	cJSON *e8[8];
+	for (int i = 0; i < 8; i++)
+		e8[i] = hist_doc(eight[i], 10);
+	out = cJSON_Duplicate(e8[7], true);
+	ok(isc_findings_history(out, (const cJSON *const *)e8, NULL, 8, &o) == 0, "history of 8 runs");
+	ok(cJSON_IsTrue(isc_doc_get(out, "history.tested")), "8 runs (min_runs): tested");
+	p50 = hist_metric(out, "iterations.latency_ns.p50");
+	ok(isc_doc_num(p50, "baseline_median", 0) == 100 && isc_doc_num(p50, "baseline_mad", -1) == 1,
+	   "baseline of runs 0-4: median 100, MAD 1");
+	ok(isc_doc_num(p50, "cusum_up", -1) == 0.299, "CUSUM up with sigma = 1.4826 MAD: 0.299 (got %g)",
+	   isc_doc_num(p50, "cusum_up", -1));
+	ok(isc_doc_num(p50, "cusum_down", -1) == 0, "CUSUM down: 0 (got %g)", isc_doc_num(p50, "cusum_down", -1));
+	ok(cJSON_GetArraySize(isc_doc_get(p50, "change_points")) == 0, "no change point in noise");
+	cJSON_Delete(out);
+	for (int i = 0; i < 8; i++)
+		cJSON_Delete(e8[i]);
 	for (int i = 0; i < N; i++)
 		cJSON_Delete(docs[i]);
+}
+
+/*
+ * What a findings document is (isc_findings_check): an object with a
+ * numeric schema_version and tool.name "iscope-analyze"; and reading one
+ * from a stream (isc_findings_read) whatever its size, around the reader's
+ * first buffer of 64 KiB.
+ */
+static void test_findings_read(void)
+{
+	static const char *const not_findings[] = {
+		"{}",
+		"{\"schema_version\": 3}",
+		"{\"schema_version\": 3, \"tool\": {}}",
+		"{\"schema_version\": 3, \"tool\": {\"name\": \"other-tool\"}}",
+		"{\"schema_version\": \"3\", \"tool\": {\"name\": \"iscope-analyze\"}}",
+		"[1, 2]",
+	};
+	for (size_t i = 0; i < sizeof(not_findings) / sizeof(not_findings[0]); i++) {
+		cJSON *d = cJSON_Parse(not_findings[i]);
+		ok(d && isc_findings_check(d) == -EINVAL, "not findings: %s", not_findings[i]);
+		cJSON_Delete(d);
+	}
+	cJSON *yes = cJSON_Parse("{\"schema_version\": 3, \"tool\": {\"name\": \"iscope-analyze\"}}");
+	ok(yes && isc_findings_check(yes) == 0, "schema_version and tool.name iscope-analyze: findings");
+	cJSON_Delete(yes);
+
+	/* documents of 65535, 65536, 65537 and 300000 bytes: a padding string fills them */
+	static const size_t sizes[] = { 65535, 65536, 65537, 300000 };
+	const char head[] = "{\"schema_version\": 3, \"tool\": {\"name\": \"iscope-analyze\"}, \"pad\": \"";
+	const char tail[] = "\", \"last\": 42}";
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		size_t n = sizes[i], fill = n - (sizeof(head) - 1) - (sizeof(tail) - 1);
+		char *text = malloc(n + 1);
+		memcpy(text, head, sizeof(head) - 1);
+		memset(text + sizeof(head) - 1, 'x', fill);
+		memcpy(text + n - (sizeof(tail) - 1), tail, sizeof(tail));
+		FILE *f = fmemopen(text, n, "r");
+		cJSON *d = NULL;
+		int rc = f ? isc_findings_read(f, &d) : -1;
+		ok(rc == 0 && isc_doc_num(d, "last", 0) == 42 && strlen(isc_doc_str(d, "pad", "")) == fill,
+		   "a document of %zu bytes read whole from a stream (rc %d)", n, rc);
+		cJSON_Delete(d);
+		if (f)
+			fclose(f);
+		free(text);
+	}
 }
 
 int main(void)
@@ -530,7 +696,9 @@ int main(void)
 	test_stats();
 	test_compare();
 	test_runs();
+	test_noisy_runs();
 	test_uncounted();
 	test_history();
+	test_findings_read();
 	return tap_done();
 }

@@ -506,6 +506,66 @@ static void test_sizes(void)
 	free(path);
 }
 
+/*
+ * The choice and number getters: a choice matches one of the list whole
+ * (no prefix, no empty value); the message lists them "a, b or c"; a
+ * number must lie strictly between its bounds.
+ */
+static const struct isc_opt choice_opts[] = {
+	{ "mode", 0, ISC_OPT_VALUE, "MODE", NULL, "mode", "auto", "auto, exact or sample" },
+	{ "ratio", 0, ISC_OPT_VALUE, "PCT", NULL, "ratio", NULL, "above 0, below 1000" },
+};
+
+static void test_choice_double(void)
+{
+	static const char *const modes[] = { "auto", "exact", "sample", NULL };
+	struct isc_config *c;
+	int idx;
+	double d;
+	isc_config_new(&c, "iscope-record", choice_opts, 2);
+	int rc;
+	idx = -1;
+	rc = isc_config_get_choice(c, "mode", modes, &idx);
+	ok(rc == 1 && idx == 0, "choice: the default 'auto' is choice 0 (%d, %d)", rc, idx);
+	isc_config_set(c, "mode", "sample");
+	rc = isc_config_get_choice(c, "mode", modes, &idx);
+	ok(rc == 1 && idx == 2, "choice: 'sample' is choice 2 (%d, %d)", rc, idx);
+	static const char *const refused[] = { "ex", "", "exactly", "Exact" };
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		isc_config_set(c, "mode", refused[i]);
+		isc_err_clear();
+		idx = -1;
+		ok(isc_config_get_choice(c, "mode", modes, &idx) == -EINVAL && idx == -1, "choice: '%s' refused, index untouched",
+		   refused[i]);
+	}
+	ok_str(isc_err_msg(), "invalid value 'Exact' for --mode (from command line): expected auto, exact or sample",
+	       "choice: the message lists the choices");
+
+	d = 7;
+	ok(isc_config_get_double(c, "ratio", 0, 1000, &d) == 0 && d == 7, "number: unset is 0, out untouched");
+	static const struct {
+		const char *s;
+		double v;
+	} good[] = { { "5", 5 }, { "0.5", 0.5 }, { "999.5", 999.5 }, { "1e-3", 0.001 } };
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		isc_config_set(c, "ratio", good[i].s);
+		d = -1;
+		rc = isc_config_get_double(c, "ratio", 0, 1000, &d);
+		ok(rc == 1 && d == good[i].v, "number: '%s' is %g (got %d, %g)", good[i].s, good[i].v, rc, d);
+	}
+	/* the bounds themselves are outside: 0 % and 1000 % are refused */
+	static const char *const bad[] = { "0", "1000", "-5", "1e9", "abc", "5x", "", "nan" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		isc_config_set(c, "ratio", bad[i]);
+		isc_err_clear();
+		d = 7;
+		ok(isc_config_get_double(c, "ratio", 0, 1000, &d) == -EINVAL && d == 7, "number: '%s' refused", bad[i]);
+	}
+	ok_str(isc_err_msg(), "invalid value 'nan' for --ratio (from command line): expected a number above 0 and below 1000",
+	       "number: the message states the bounds");
+	isc_config_free(c);
+}
+
 /* ---- show-config ------------------------------------------------------- */
 static void test_show(void)
 {
@@ -602,6 +662,7 @@ int main(void)
 	test_file_keys_across_tools();
 	test_env();
 	test_sizes();
+	test_choice_double();
 	test_show();
 	test_table();
 	test_log();

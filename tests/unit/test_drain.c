@@ -228,6 +228,19 @@ int main(void)
 	ok(n == 0 && e.res.warnings == 1, "mode 0666: refused, one warning (%u, %u)", n, e.res.warnings);
 	teardown(&e);
 
+	/* and one others may only read: the rings hold the workload's names and arguments */
+	static const mode_t readable[] = { 0640, 0604, 0644 };
+	for (size_t i = 0; i < sizeof(readable) / sizeof(readable[0]); i++) {
+		setup(&e, readable[i]);
+		ring = slot(&e, 0, 110 + (uint32_t)i, &s);
+		push_calls(s, ring, 4);
+		publish(&e);
+		n = drain(&e, 110 + (uint32_t)i);
+		ok(n == 0 && e.res.warnings == 1, "mode 0%o: refused, one warning (%u, %u)", (unsigned)readable[i], n,
+		   e.res.warnings);
+		teardown(&e);
+	}
+
 	/* a header whose rings do not fit the file */
 	setup(&e, 0600);
 	ring = slot(&e, 0, 107, &s);

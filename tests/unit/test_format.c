@@ -83,6 +83,43 @@ static void test_cursor(void)
 	isc_buf_free(&b);
 }
 
+/*
+ * Timed records whose delta needs 1, 2, ... 10 varint bytes, each width at
+ * both of its ends (127 and 128, 16383 and 16384, ..., 2^63): the record's size
+ * counts the delta's bytes, so every record reads back with its time and
+ * its one-byte body.
+ */
+static void test_delta_widths(void)
+{
+	struct isc_buf b = { 0 };
+	uint64_t deltas[20], last = 0, t = 0;
+	size_t n = 0;
+	for (unsigned w = 7; w <= 56; w += 7) {
+		deltas[n++] = (1ull << w) - 1; /* the last of w / 7 bytes */
+		deltas[n++] = 1ull << w;       /* the first of one more */
+	}
+	deltas[n++] = 1ull << 63; /* ten bytes; the times' sum stays below 2^64 */
+	for (size_t i = 0; i < n; i++) {
+		uint8_t body = (uint8_t)(0xa0 + i);
+		t += deltas[i];
+		isc_buf_put_record(&b, ISC_REC_PY_CALL, t, &last, &body, 1);
+	}
+	struct isc_cursor c;
+	struct isc_rec r;
+	size_t got = 0, right = 0;
+	int rc;
+	t = 0;
+	isc_cursor_init(&c, b.data, b.len, 0);
+	while ((rc = isc_cursor_next(&c, &r)) == 1 && got < n) {
+		t += deltas[got];
+		right += r.type == ISC_REC_PY_CALL && r.ts == t && r.len == 1 && r.body[0] == 0xa0 + got;
+		got++;
+	}
+	ok(rc == 0 && got == n, "%zu records with deltas at each varint width's ends, clean end (%d, %zu)", n, rc, got);
+	ok(right == n, "each with its time and its body: %zu of %zu", right, n);
+	isc_buf_free(&b);
+}
+
 static void test_header(void)
 {
 	struct isc_tl_header h, g;
@@ -225,6 +262,7 @@ static void test_container(void)
 int main(void)
 {
 	test_varint();
+	test_delta_widths();
 	test_cursor();
 	test_header();
 	test_container();

@@ -116,6 +116,9 @@ int main(int argc, char **argv)
 	ok(kind_of(kineto, strlen(kineto), false, &same) == ISC_INPUT_KINETO && same, "Kineto JSON: any other object");
 	const char *late = "{\"tool\": {}, \"schema_version\": 2}";
 	ok(kind_of(late, strlen(late), false, &same) == ISC_INPUT_KINETO, "schema_version not first: not findings");
+	const char *longer = "{\"schema_versions\": 2, \"traceEvents\": []}";
+	ok(kind_of(longer, strlen(longer), false, &same) == ISC_INPUT_KINETO, "a first key that only starts with "
+	   "schema_version: not findings");
 	const unsigned char gz[] = { 0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3 };
 	ok(kind_of(gz, sizeof(gz), false, &same) == ISC_INPUT_KINETO && same, "gzip: Kineto");
 	ok(kind_of("hello", 5, false, &same) == ISC_INPUT_UNKNOWN && same, "text: unknown, bytes kept");

@@ -238,6 +238,9 @@ static void test_pairing(void)
 		else if (c->ev[i].type == ISC_REC_TL_SPAN_BEGIN && c->ev[i].ts == 60)
 			stuck = c->ev[i].depth == 1;
 	ok(stuck && closed == 2, "calls that never return are closed at the thread's last event, flagged");
+	/* matmul (its return lost), then stuck and the second main (never returned) */
+	ok(res.closed_by_merge == 3, "the result counts the 3 spans the merge closed (%llu)",
+	   (unsigned long long)res.closed_by_merge);
 	int mk = find(c, ISC_REC_MARK, 5, 6, 80, -3);
 	ok(mk >= 0 && strstr(c->names[mk], "unknown #7"), "an undefined string id gets a placeholder name");
 	ok(c->st.abrupt, "a trace without an end chunk is marked abrupt");

@@ -122,6 +122,9 @@ static void test_full(void)
 	ok(html && !strstr(html, "\x01") && !strstr(html, "\x02"), "chart markers do not leak into the page");
 
 	ok(md && !strstr(md, "<svg"), "Markdown: no SVG");
+	/* full.json's iterations.latency_ns: p50 253, p90 273, p99 428, mean 257.4, min 231, max 428 ms */
+	ok(md && strstr(md, "| step | 40 | 2 | 253.0 ms | 273.0 ms | 428.0 ms | 257.4 ms | 231.0 ms | 428.0 ms |"),
+	   "Markdown: the latency table's columns p50, p90, p99, mean, min, max each its own value");
 	const char *cpu = md ? strstr(md, "### CPU use over time\n\n| Part of run | Time | CPU cores used (mean) | "
 					  "runnable threads (mean) | Iterations started |")
 			     : NULL;

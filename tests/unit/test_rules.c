@@ -97,6 +97,26 @@ static void cpu_classes(void)
 	   "the estimate says it was bounded: %s", isc_doc_str(f, "suggestion.estimate", ""));
 	cJSON_Delete(d);
 
+	/* the trigger itself: Python at exactly 20 %% is python_bound's */
+	d = eval("{" CPU(20, 70, 10, 5, 1) "}");
+	ok(finding(d, "python_bound") && num(finding(d, "python_bound"), "evidence.metrics.python_pct") == 20,
+	   "python exactly 20 %% (the trigger): a python_bound finding");
+	cJSON_Delete(d);
+
+	/*
+	 * three candidates: python 60, ops 24, off-CPU 16 (5 voluntary of 6
+	 * switches blocked: io_wait 13.3).  The runner-up is the largest
+	 * below the verdict, ops: S = 0.6, separation 1 - 0.24 / 1.2 = 0.8,
+	 * confidence 0.48 (io_wait's 0.133 would give 0.53)
+	 */
+	d = eval("{" CPU(60, 24, 16, 5, 1) "}");
+	ok(!strcmp(cls(d), "python_bound") && finding(d, "io_wait") && finding(d, "op_compute_bound"),
+	   "python 60, ops 24, off-CPU 16: python_bound, with op_compute_bound and io_wait below (%s)", cls(d));
+	ok(fabs(num(d, "verdict.evidence_quality") - 0.8) < 1e-9 && fabs(num(d, "verdict.confidence") - 0.48) < 1e-9,
+	   "the runner-up is ops (24), not io_wait (13.3): quality 0.8, confidence 0.48 (got %g, %g)",
+	   num(d, "verdict.evidence_quality"), num(d, "verdict.confidence"));
+	cJSON_Delete(d);
+
 	d = eval("{" CPU(19, 30, 10, 5, 1) "}");
 	ok(!finding(d, "python_bound"), "python 19 %% < 20 %%: no python_bound finding");
 	ok(!strcmp(cls(d), "op_compute_bound"), "ops lead: op_compute_bound (%s)", cls(d));
@@ -333,6 +353,24 @@ static void gpu_classes(void)
 	   f ? num(f, "suggestion.estimated_saving_ns") : -1);
 	cJSON_Delete(d);
 
+	/*
+	 * copies fill the GPU: span 1 s, idle 0.1 s, compute 0.2 s, 0.7 s of
+	 * pageable copies: transfer_bound 70 %% of the GPU span is the verdict
+	 * (a GPU class on a GPU run), its saving bounded by that span
+	 */
+	d = eval("{\"summary\":{\"wall_ns\":1000000000},\"cpu\":{\"split\":{\"traced_ns\":1000}},\"gpu\":{\"ops\":10,"
+		 GPU_DEV(1000000000, 100000000, 200000000, 0, 0)
+		 ",\"memcpy\":[{\"kind\":\"memcpy\",\"direction\":\"HtoD\",\"src_memory\":\"pageable\",\"dst_memory\":\"device\","
+		 "\"count\":7,\"bytes\":2800000000,\"total_ns\":700000000,\"bandwidth_gb_per_s\":4}]}}");
+	ok(!strcmp(cls(d), "transfer_bound") && num(d, "verdict.explained_pct") == 70,
+	   "copies 70 %% of the GPU span: verdict transfer_bound, 70 %% (%s %g)", cls(d), num(d, "verdict.explained_pct"));
+	f = finding(d, "transfer_bound");
+	/* no pinned copy seen: the link's 0.8 x 15.75 GB/s; 0.7 s - 2.8 GB / 12.6 GB/s = 0.478 s, under 70 %% of 1 s */
+	ok(f && fabs(num(f, "suggestion.estimated_saving_ns") - (7e8 - 2.8e9 / 12.6e9 * 1e9)) < 2,
+	   "its saving, 0.478 s, is bounded by the GPU span, not by the 1 us of traced CPU time (%g)",
+	   f ? num(f, "suggestion.estimated_saving_ns") : -1);
+	cJSON_Delete(d);
+
 	/* sync: 0.6 s blocked in syncs, GPU 70 %% idle; idle 0.7 s */
 	d = eval("{\"summary\":{\"wall_ns\":1000000000},\"gpu\":{\"ops\":10," GPU_DEV(1000000000, 700000000, 300000000, 0, 0)
 		 ",\"sync\":{\"api_total_ns\":600000000,\"call_sites\":[{\"api\":\"cudaStreamSynchronize\",\"op\":\"aten::item\","
@@ -543,6 +581,14 @@ static void off_cpu_reasons(void)
 	   "io_wait's evidence and title start at its own I/O row, not the thread_wait row before it (%s)",
 	   iw ? isc_doc_str(iw, "title", "") : "none");
 	cJSON_Delete(d);
+	/* a lock wait of exactly 30 %% (80 x 6/8 x 3/6): critical from 30 %% */
+	d = eval(WAITS(10, 0, 80, 6000000000, 1, REASON("thread_wait", 3000000000, 0, 0) ","
+		       REASON("sleep", 3000000000, 0, 0), ""));
+	lw = finding(d, "lock_wait");
+	ok(lw && num(lw, "evidence.metrics.wait_pct") == 30 && !strcmp(isc_doc_str(lw, "severity", ""), "critical"),
+	   "a lock wait of 30 %% of traced time: critical (%g %s)", lw ? num(lw, "evidence.metrics.wait_pct") : -1,
+	   lw ? isc_doc_str(lw, "severity", "") : "none");
+	cJSON_Delete(d);
 	/* GIL waits are half the blocked time: 80 x 6/8 x 3/6 = 30 %%, not the whole blocked share */
 	d = eval(WAITS(10, 0, 80, 6000000000, 1.5, REASON("gil", 3000000000, 0, 0) "," REASON("sleep", 3000000000, 0, 0), ""));
 	ok(finding(d, "gil_contention") && num(finding(d, "gil_contention"), "evidence.metrics.gil_wait_pct") == 30,
@@ -696,6 +742,24 @@ static void startup_apart(void)
 	ok(!finding(d, "python_bound"), "10 %% Python inside the iterations: no python_bound");
 	ok(!names_imports(d), "no finding names the import machinery");
 	ok(!has_startup_limit(d), "judged on the iterations: no start-up limit");
+	cJSON_Delete(d);
+
+	/*
+	 * the iterations Python-side (interpreter 60 %%, C builtins 20 %%), the
+	 * whole run 15 %% and 40 %%: the headline of a verdict judged on the
+	 * iterations states the iterations' parts
+	 */
+	d = eval(STARTUP_DOC("{\"scope\":\"step\",\"rule\":\"r\",\"share_pct\":95,\"split\":{\"python_pct\":60,"
+			     "\"other_c_pct\":20,\"torch_ops_pct\":20,\"ops_pct\":40,\"torch_ops_ns\":600000000,"
+			     "\"off_cpu_pct\":0,\"traced_ns\":3000000000,\"off_cpu_ns\":0,\"off_cpu_measured\":true,"
+			     "\"voluntary_switches\":0,\"involuntary_switches\":0},\"system_ns\":0,\"blocked_ns\":0,"
+			     "\"state_samples\":60,\"runnable_threads_mean\":1,\"runnable_threads_max\":1,"
+			     "\"top_op_callers\":[],\"off_cpu_top\":[],\"off_cpu_reasons\":[]}"));
+	ok(!strcmp(cls(d), "python_bound") && !strcmp(isc_doc_str(finding(d, "python_bound"), "judged_on", ""), "iterations"),
+	   "iterations 80 %% Python-side: python_bound judged on them (%s)", cls(d));
+	ok(strstr(isc_doc_str(d, "verdict.sentence", ""), "Inside the iterations: 80 % of traced CPU time is Python-side "
+							   "work (interpreter 60 %, C builtins and other extensions 20 %)"),
+	   "the headline states the iterations' interpreter and C shares: %s", isc_doc_str(d, "verdict.sentence", ""));
 	cJSON_Delete(d);
 
 	d = eval(STARTUP_DOC("null"));
@@ -899,6 +963,18 @@ static void tail_latency(void)
 	d = eval("{" CPU(5, 5, 2, 5, 1) "}");
 	ok(!strcmp(cls(d), "unknown") && strstr(isc_doc_str(d, "verdict.sentence", ""), "of 10000.0 ms traced, 5 % Python"),
 	   "unknown with traced time: the sentence states it (%s)", isc_doc_str(d, "verdict.sentence", ""));
+	ok_str(isc_doc_str(d, "verdict.sentence", NULL),
+	       "No cause explains 10 % or more of the run: of 10000.0 ms traced, 5 % Python, 5 % ops, 2 % off-CPU, none of "
+	       "it in one place a rule recognizes; no GPU operations were recorded.",
+	       "a CPU run's unknown sentence, whole: it says no GPU operations were recorded");
+	cJSON_Delete(d);
+	/* the same on a GPU run (ops traced, nothing above a trigger): it does not say no GPU operations */
+	d = eval("{" CPU(5, 5, 2, 5, 1) ",\"gpu\":{\"ops\":10}}");
+	ok(!strcmp(cls(d), "unknown") && strstr(isc_doc_str(d, "verdict.sentence", ""), "none of it in one place a rule "
+										   "recognizes.") &&
+		   !strstr(isc_doc_str(d, "verdict.sentence", ""), "GPU"),
+	   "a GPU run's unknown sentence does not say no GPU operations were recorded (%s)",
+	   isc_doc_str(d, "verdict.sentence", ""));
 	cJSON_Delete(d);
 }
 

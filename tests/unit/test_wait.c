@@ -61,6 +61,7 @@ static void syscalls(void)
 		{ "write-socket", ISC_WAIT_WRITE, 1, 0, 5 },
 		{ "fsync", ISC_WAIT_FILE, 74, 0, 6 },
 		{ "poll-none", ISC_WAIT_SLEEP, 7, ISC_FDARG_NONE, 0 },
+		{ "select-none", ISC_WAIT_SLEEP, 270, ISC_FDARG_NONE, 0 }, /* nfds 0, the sets' pointers not NULL */
 	};
 #if defined(__x86_64__)
 	for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++) {
