@@ -120,6 +120,7 @@ void isc_umap_free(struct isc_umap *m)
 {
 	free(m->k);
 	free(m->v);
+	*m = (struct isc_umap){ 0 }; /* empty again: finds nothing, can be filled anew */
 }
 
 int isc_hindex_add(struct isc_hindex *x, uint64_t h, uint32_t id)

@@ -214,15 +214,25 @@ static double iters(const cJSON *doc)
 	return c >= 1 ? c : 1;
 }
 
-/* Mean wall time of one iteration (all of them, warm-up included), or the run's wall time. */
+/*
+ * Mean wall time of one iteration (all of them, warm-up included), or the
+ * run's wall time.  The scopes' totals are measured; the functions' self
+ * times are compensated (exact mode): so that the rows and "(other time in
+ * iterations)" add up on one basis, the part the recording cost
+ * (iterations.latency_estimate.removed_pct, of the steady iterations) is
+ * taken out of the measured mean as well, unless the estimate was withheld.
+ */
 static double iter_mean_ns(const cJSON *doc)
 {
 	const char *name = isc_doc_str(doc, "iterations.name", NULL);
-	const cJSON *s;
+	const cJSON *s, *est = isc_doc_get(doc, "iterations.latency_estimate");
+	double keep = 1;
+	if (cJSON_IsObject(est) && !cJSON_IsTrue(isc_doc_get(est, "withheld")))
+		keep = 1 - isc_doc_num(est, "removed_pct", 0) / 100;
 	cJSON_ArrayForEach(s, isc_doc_get(doc, "iterations.scopes")) {
 		const char *n = isc_doc_str(s, "name", NULL);
 		if (name && n && !strcmp(n, name))
-			return isc_doc_num(s, "total_ns", 0) / iters(doc);
+			return isc_doc_num(s, "total_ns", 0) / iters(doc) * (keep > 0 ? keep : 0);
 	}
 	return isc_doc_num(doc, "summary.wall_ns", 0);
 }

@@ -71,6 +71,9 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	if (ops < TRIGGER_PCT || !top || c->gpu)
 		return;
 	isc_doc_where(w, sizeof(w), top);
+	/* no call spans (--python=sample): the heaviest op row's own calling function */
+	if (!caller && cJSON_IsObject(isc_doc_get(top, "caller")))
+		caller = isc_doc_get(top, "caller");
 	if (caller)
 		isc_doc_where(cw, sizeof(cw), caller);
 	double q = c->quality * (cJSON_IsTrue(isc_doc_get(c->doc, "cpu.split.off_cpu_measured")) ? 1 : 0.8);
@@ -98,7 +101,11 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 		if (cJSON_IsNumber(cJSON_GetObjectItem(fn, "calls")))
 			isc_fnd_detail(o, t, "%.0f calls, %.1f us each", isc_doc_num(fn, "calls", 0),
 				       isc_doc_num(fn, "calls", 0) > 0 ? isc_doc_num(fn, "self_ns", 0) / isc_doc_num(fn, "calls", 1) / 1e3 : 0);
-		else /* --python=sample (C time by callee, from stack samples), an operator's slot in exact mode */
+		else if (cJSON_IsObject(isc_doc_get(fn, "caller"))) { /* --python=sample: C time by callee, from stack samples */
+			char fw[600];
+			isc_doc_where(fw, sizeof(fw), isc_doc_get(fn, "caller"));
+			isc_fnd_detail(o, t, "calls not counted (sampled); called from %s", fw);
+		} else /* an operator's slot in exact mode */
 			isc_fnd_detail(o, t, "calls not counted (sampled)");
 	}
 	if (caller)

@@ -363,7 +363,7 @@ static void test_demangle(void)
 
 /* ---- the unwinder on a saved stack ---------------------------------------- */
 
-static uint8_t saved_stack[16384];
+static uint8_t saved_stack[65528]; /* the most the kernel copies (PERF_SAMPLE_STACK_USER): ASan frames and a large environment above main need more than 16 KiB */
 static struct isc_native_sample saved;
 static uint64_t stack_top; /* end of the [stack] mapping: the copy stops there, as the kernel's does */
 

@@ -183,7 +183,8 @@ on_cpu_or_skip() {
 	[ "$name" = vectorized_elementwise_kernel ]
 	jq -e '.findings[] | select(.id == "launch_bound") | .suggestion.action | contains("CUDA graph") and contains("torch.compile")' "$F"
 	# the saving is the idle the short gaps explain, never more than the launch part's share of the span
-	jq -e '.findings[] | select(.id == "launch_bound") | .suggestion.estimated_saving_ns <= .evidence.metrics.launch_idle_pct / 100 * .evidence.metrics.gpu_span_ns + 1' "$F"
+	# (launch_idle_pct is rounded to 2 decimals: half a unit of its last place more)
+	jq -e '.findings[] | select(.id == "launch_bound") | .suggestion.estimated_saving_ns <= (.evidence.metrics.launch_idle_pct + 0.005) / 100 * .evidence.metrics.gpu_span_ns + 1' "$F"
 }
 
 @test "launch_dispatch: the signal: launch calls a fifth of the host wait, the short gaps most of it" {
@@ -343,8 +344,11 @@ on_cpu_or_skip() {
 	idle_clocks
 	signals
 	n=$(grep -c '^gpu_sample index=0 .* sm=345 .* reasons=0x5 ' "$C")
-	echo "NVML samples at idle clocks: $n"
-	[ "$n" -ge 5 ]
+	n_all=$(grep -c '^gpu_sample index=0 ' "$C")
+	echo "NVML samples at idle clocks: $n of $n_all"
+	# all along: every sample (how many depends on how long the host took)
+	[ "$n" -ge 1 ]
+	[ "$n" -eq "$n_all" ]
 	jq -e '.gpu.nvml[0].busy_samples == 0 and .gpu.nvml[0].throttled_busy_samples == 0' "$F"
 	run -0 jq -r '[.findings[].id] | index("thermal_throttled")' "$F"
 	[ "$output" = null ]
