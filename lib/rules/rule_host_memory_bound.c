@@ -22,7 +22,9 @@
  * Evidence: the share, fault rates, swap, pressure, the Python functions
  * that waited for pages from the disk (the page_in reason's top[]), and
  * where RSS grows (memory.growth_top, functions with file:line; judged on
- * the iterations, the first GROWTH_TOP memory.growth_sites inside a scope).
+ * the iterations, the first GROWTH_TOP memory.growth_sites inside a scope, or
+ * all of them when they come from allocation samples, retained over the
+ * steady iterations).
  * What-if: the fault and stall time gone, as when buffers are reused
  * instead of freshly allocated (an upper bound).
  * Thresholds: 1000 faults/s is ~4 MiB/s of first-touched 4 KiB pages, the
@@ -87,8 +89,11 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 						   "waited for pages from the disk (page faults outside any system call)");
 	if (c->iterations) { /* where RSS grew while a scope was open, not start-up's imports */
 		int n = 0;
+		/* RSS growth charged inside a scope; or allocation sites, whose
+		 * retained bytes are measured over the steady iterations */
+		bool alloc = !strcmp(isc_doc_str(c->doc, "memory.growth_sites_source", ""), "allocation_samples");
 		cJSON_ArrayForEach(x, isc_doc_arr(c->doc, "memory.growth_sites"))
-			if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(x, "scope")) && n++ < GROWTH_TOP)
+			if ((alloc || cJSON_IsString(cJSON_GetObjectItemCaseSensitive(x, "scope"))) && n++ < GROWTH_TOP)
 				isc_fnd_top(o, f, x, NULL, "python", -1, -1);
 	} else {
 		cJSON_ArrayForEach(x, isc_doc_arr(c->doc, "memory.growth_top"))

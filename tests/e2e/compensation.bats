@@ -319,8 +319,19 @@ PY
 	raw=$output
 	run jq -c '.iterations.latency_ns' "$t/c.json"
 	[ "$output" = "$raw" ]
-	jq -e '.iterations.latency_estimate.withheld == false and .iterations.latency_estimate.removed_pct < 50' "$t/c.json"
-	jq -e '.iterations.latency_ns_estimated.min < .iterations.latency_ns.min' "$t/c.json"
-	jq -e '.iterations.latency_ns_estimated.min == .iterations.latency_ns.min - .recording.iteration_overhead_removed_ns / .iterations.samples' "$t/c.json"
 	jq -e '.iterations.latency_estimate == null and .iterations.latency_ns_estimated == null' "$t/r.json"
+	# This loop is all calls: recording about doubles it (2 events of ~76 ns
+	# per call of ~60 ns), so the estimate may be withheld (over 50 %
+	# removed); identical runs gave 28-62 % removed on 2026-11-28, which
+	# issue 29 item 3 has to explain.  Either way the measured latency is
+	# the headline (above), and the estimate is the one the rule says.
+	run jq -r '.iterations.latency_estimate | if .withheld then "withheld \(.removed_pct)" else "kept \(.removed_pct)" end' "$t/c.json"
+	echo "estimate: $output"
+	if [[ $output == withheld* ]]; then
+		jq -e '.iterations.latency_estimate.removed_pct > 50 and .iterations.latency_ns_estimated == null' "$t/c.json"
+	else
+		jq -e '.iterations.latency_estimate.removed_pct <= 50' "$t/c.json"
+		jq -e '.iterations.latency_ns_estimated.min < .iterations.latency_ns.min' "$t/c.json"
+		jq -e '.iterations.latency_ns_estimated.min == .iterations.latency_ns.min - .recording.iteration_overhead_removed_ns / .iterations.samples' "$t/c.json"
+	fi
 }
