@@ -115,20 +115,6 @@ static int64_t med_i64(int64_t *v, size_t n)
 	return a + (b - a) / 2;
 }
 
-/* The ranks a list of ranks covers, as ranges: "2-5, 9". */
-static void ranges(char *buf, size_t cap, const uint32_t *v, size_t n)
-{
-	size_t used = 0;
-	buf[0] = '\0';
-	for (size_t i = 0; i < n && used < cap;) {
-		size_t j = i;
-		while (j + 1 < n && v[j + 1] == v[j] + 1)
-			j++;
-		used += (size_t)(j > i ? snprintf(buf + used, cap - used, "%s%u-%u", used ? ", " : "", v[i], v[j])
-				       : snprintf(buf + used, cap - used, "%s%u", used ? ", " : "", v[i]));
-		i = j + 1;
-	}
-}
 
 /* Decodes an entry's log into r->c (formats/findings.schema.json, distributed.ranks[].log). */
 static int decode_log(struct rk *r)
@@ -629,7 +615,7 @@ int isc_dist_reduce(const cJSON *const *entries, const unsigned *doc_of, size_t 
 			miss[nmiss++] = w;
 	}
 	char rbuf[512];
-	ranges(rbuf, sizeof(rbuf), miss, nmiss);
+	isc_rank_ranges(rbuf, sizeof(rbuf), miss, nmiss);
 	free(miss);
 	isc_jb_num(&jb, sec, "ranks_missing", (double)nmiss);
 	isc_jb_str(&jb, sec, "missing", nmiss ? rbuf : NULL);

@@ -555,19 +555,6 @@ static int merge_sources(struct jm *m, struct isc_job_result *res)
 }
 
 /* ---- the whole ------------------------------------------------------------------ */
-static void ranges_of(char *buf, size_t cap, const uint32_t *v, size_t n)
-{
-	size_t used = 0;
-	buf[0] = '\0';
-	for (size_t i = 0; i < n && used < cap;) {
-		size_t j = i;
-		while (j + 1 < n && v[j + 1] == v[j] + 1)
-			j++;
-		used += (size_t)(j > i ? snprintf(buf + used, cap - used, "%s%u-%u", used ? ", " : "", v[i], v[j])
-				       : snprintf(buf + used, cap - used, "%s%u", used ? ", " : "", v[i]));
-		i = j + 1;
-	}
-}
 
 int isc_job_merge(const struct isc_merge_input *in, const enum isc_input_kind *kinds, const struct isc_tl_header *hdrs,
 		  size_t n, struct isc_sink *sink, const struct isc_kineto_opts *ko, struct isc_job_result *res)
@@ -653,7 +640,7 @@ int isc_job_merge(const struct isc_merge_input *in, const enum isc_input_kind *k
 		for (size_t k = 0; k < facts.nranks && nm < 128; k++)
 			if (facts.ranks[k].source == s)
 				mine[nm++] = facts.ranks[k].rank;
-		ranges_of(js->ranks, sizeof(js->ranks), mine, nm);
+		isc_rank_ranges(js->ranks, sizeof(js->ranks), mine, nm);
 		js->inputs = (unsigned)m.srcs[s].ninputs;
 		js->kineto = m.srcs[s].kineto;
 		js->offset_ns = m.srcs[s].offset;
@@ -679,7 +666,7 @@ int isc_job_merge(const struct isc_merge_input *in, const enum isc_input_kind *k
 		if (k >= facts.nranks || present[k] != w)
 			missing[res->nmissing++] = w;
 	}
-	ranges_of(res->missing, sizeof(res->missing), missing, res->nmissing);
+	isc_rank_ranges(res->missing, sizeof(res->missing), missing, res->nmissing);
 	free(missing);
 	free(present);
 	rc = merge_sources(&m, res);
