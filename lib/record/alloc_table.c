@@ -37,19 +37,7 @@
 int isc_alloc_static_exe(const char *cmd)
 {
 	char path[PATH_MAX];
-	const char *found = NULL;
-	if (strchr(cmd, '/')) {
-		found = cmd;
-	} else {
-		const char *pp = getenv("PATH");
-		for (const char *d = pp ? pp : "/usr/local/bin:/usr/bin:/bin"; d && !found;
-		     d = strchr(d, ':') ? strchr(d, ':') + 1 : NULL) {
-			size_t n = strcspn(d, ":");
-			if ((size_t)snprintf(path, sizeof(path), "%.*s/%s", (int)n, n ? d : ".", cmd) < sizeof(path) &&
-			    !access(path, X_OK))
-				found = path;
-		}
-	}
+	const char *found = isc_rec_find_command(cmd, path, sizeof(path));
 	int fd = found ? open(found, O_RDONLY | O_CLOEXEC | O_NONBLOCK) : -1;
 	Elf64_Ehdr eh;
 	int st = 0;

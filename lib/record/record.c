@@ -612,6 +612,24 @@ static uint64_t ring_kb(uint64_t bytes)
 }
 
 /*
+ * The file execvp would run for cmd: cmd itself when it holds a '/', else
+ * the first executable PATH entry (the default PATH when unset), into
+ * path[cap].  NULL when none is found.
+ */
+const char *isc_rec_find_command(const char *cmd, char *path, size_t cap)
+{
+	if (strchr(cmd, '/'))
+		return cmd;
+	const char *pp = getenv("PATH");
+	for (const char *d = pp ? pp : "/usr/local/bin:/usr/bin:/bin"; d; d = strchr(d, ':') ? strchr(d, ':') + 1 : NULL) {
+		size_t n = strcspn(d, ":");
+		if ((size_t)snprintf(path, cap, "%.*s/%s", (int)n, n ? d : ".", cmd) < cap && !access(path, X_OK))
+			return path;
+	}
+	return NULL;
+}
+
+/*
  * Whether the command runs CPython: its program (looked up in PATH as
  * execvp does; after env(1) and its settings when it starts with env) is
  * named python* (a shim too), or is a script whose #! line names python,
@@ -634,18 +652,7 @@ static bool runs_python(char *const *argv)
 	const char *named = strrchr(cmd, '/') ? strrchr(cmd, '/') + 1 : cmd;
 	if (!strncmp(named, "python", 6)) /* a pyenv or venv shim too */
 		return true;
-	if (strchr(cmd, '/')) {
-		found = cmd;
-	} else {
-		const char *pp = getenv("PATH");
-		for (const char *d = pp ? pp : "/usr/local/bin:/usr/bin:/bin"; d && !found;
-		     d = strchr(d, ':') ? strchr(d, ':') + 1 : NULL) {
-			size_t n = strcspn(d, ":");
-			if ((size_t)snprintf(path, sizeof(path), "%.*s/%s", (int)n, n ? d : ".", cmd) < sizeof(path) &&
-			    !access(path, X_OK))
-				found = path;
-		}
-	}
+	found = isc_rec_find_command(cmd, path, sizeof(path));
 	if (!found)
 		return false;
 	int fd = open(found, O_RDONLY | O_CLOEXEC | O_NONBLOCK);

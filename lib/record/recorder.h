@@ -125,6 +125,9 @@ void isc_rec_emit_locked(struct recorder *r, uint16_t type, uint32_t pid, uint32
 			 uint32_t seq, const void *payload, size_t len, bool keep);
 /* A STRINGS chunk of pid, with the pid's next seq (formats/trace.md §3). */
 void isc_rec_emit_strings(struct recorder *r, pid_t pid, const void *payload, size_t len);
+/* The file execvp would run for cmd (record.c): cmd when it holds a '/', else the first
+ * executable PATH entry, into path[cap]; NULL when none. */
+const char *isc_rec_find_command(const char *cmd, char *path, size_t cap);
 
 /* ---- drain.c ----------------------------------------------------------- */
 /* SIGBUS handler (SA_SIGINFO): a fault while reading a traced process's
