@@ -49,7 +49,8 @@
 
 #define MIN_SAMPLES 5     /* per side: 5 vs 5 is the least where exact p < 0.01 is possible */
 #define MAX_CONTRIB 30
-#define MAX_BREAKDOWN 10  /* of the 30: at most 20 cpu/gpu rows, then 10 breakdown rows */
+#define MAX_BREAKDOWN 10  /* of the 30: at most 20 cpu/gpu rows (the recording's one of them), then 10 breakdown rows */
+#define RECORDING_ROW "(recording's estimated cost)"
 #define NQUANT 21         /* p0, p5, ..., p100 */
 #define RUNS_LEVEL 0.95   /* the run-level interval: two-sided, one side 2.5 % */
 /*
@@ -215,26 +216,35 @@ static double iters(const cJSON *doc)
 }
 
 /*
- * Mean wall time of one iteration (all of them, warm-up included), or the
- * run's wall time.  The scopes' totals are measured; the functions' self
- * times are compensated (exact mode): so that the rows and "(other time in
- * iterations)" add up on one basis, the part the recording cost
- * (iterations.latency_estimate.removed_pct, of the steady iterations) is
- * taken out of the measured mean as well, unless the estimate was withheld.
+ * Mean wall time of one iteration (all of them, warm-up included), as
+ * measured, or the run's wall time.
  */
 static double iter_mean_ns(const cJSON *doc)
 {
 	const char *name = isc_doc_str(doc, "iterations.name", NULL);
-	const cJSON *s, *est = isc_doc_get(doc, "iterations.latency_estimate");
-	double keep = 1;
-	if (cJSON_IsObject(est) && !cJSON_IsTrue(isc_doc_get(est, "withheld")))
-		keep = 1 - isc_doc_num(est, "removed_pct", 0) / 100;
+	const cJSON *s;
 	cJSON_ArrayForEach(s, isc_doc_get(doc, "iterations.scopes")) {
 		const char *n = isc_doc_str(s, "name", NULL);
 		if (name && n && !strcmp(n, name))
-			return isc_doc_num(s, "total_ns", 0) / iters(doc) * (keep > 0 ? keep : 0);
+			return isc_doc_num(s, "total_ns", 0) / iters(doc);
 	}
 	return isc_doc_num(doc, "summary.wall_ns", 0);
+}
+
+/*
+ * The part of that mean the recording cost by its own estimate
+ * (iterations.latency_estimate.removed_pct), withheld or not: the
+ * functions' self times are compensated either way (exact mode), so the
+ * cpu view shows the estimate as a row of its own and "(other time in
+ * iterations)" is what neither explains.  0 without an estimate.
+ */
+static double iter_recording_ns(const cJSON *doc)
+{
+	const cJSON *est = isc_doc_get(doc, "iterations.latency_estimate");
+	if (!cJSON_IsObject(est))
+		return 0;
+	double pct = isc_doc_num(est, "removed_pct", 0);
+	return pct > 0 && pct <= 100 ? iter_mean_ns(doc) * pct / 100 : 0;
 }
 
 static const char *idle_names[][2] = {
@@ -260,9 +270,12 @@ static int collect(struct items *it, int s, const cJSON *doc, double w)
 		rc |= add(it, s, isc_doc_str(e, "kind", NULL) ? isc_doc_str(e, "kind", NULL) : "op", isc_doc_str(e, "name", NULL),
 			  isc_doc_str(e, "file", NULL), isc_doc_num(e, "line", 0), "cpu", ns * per, row_calls(e, per));
 	}
-	/* the rest of the iteration time, so that the cpu view adds up to the mean iteration */
+	/* the recording's own cost and the rest, so that the cpu view adds up to the measured mean iteration */
+	double rec = iter_recording_ns(doc);
+	if (rec > 0)
+		rc |= add(it, s, "recording", RECORDING_ROW, NULL, 0, "cpu", rec * w, NAN);
 	rc |= add(it, s, "other", "(other time in iterations)", NULL, 0, "cpu",
-		  iter_mean_ns(doc) * w - listed * per, 0);
+		  (iter_mean_ns(doc) - rec) * w - listed * per, 0);
 	cJSON_ArrayForEach(e, isc_doc_get(doc, "gpu.kernels.top"))
 		rc |= add(it, s, "kernel", isc_doc_str(e, "name", NULL), NULL, 0, "gpu", isc_doc_num(e, "total_ns", 0) * per,
 			  isc_doc_num(e, "count", 0) * per);
@@ -311,15 +324,23 @@ static int collect(struct items *it, int s, const cJSON *doc, double w)
 }
 
 /*
- * Additive views (cpu, gpu) first, then breakdown rows (they overlap the
- * others: a sleep is both time.sleep and off-CPU sleep), each by share of the change (see the sort below).
+ * Additive views (cpu, gpu) first, then the recording's estimated cost (a
+ * cost of measuring, not of the program: a planted cause comes before it
+ * even when recording its calls cost more), then breakdown rows (they
+ * overlap the others: a sleep is both time.sleep and off-CPU sleep), each
+ * by share of the change (see the sort below).
  */
+static int rank_class(const struct item *x)
+{
+	return !strcmp(x->view, "breakdown") ? 2 : !strcmp(x->kind, "recording") ? 1 : 0;
+}
+
 static int by_delta(const void *a, const void *b)
 {
 	const struct item *x = a, *y = b;
-	bool bx = !strcmp(x->view, "breakdown"), by = !strcmp(y->view, "breakdown");
-	if (bx != by)
-		return bx ? 1 : -1;
+	int cx = rank_class(x), cy = rank_class(y);
+	if (cx != cy)
+		return cx > cy ? 1 : -1;
 	if (x->toward != y->toward)
 		return x->toward > y->toward ? -1 : 1;
 	return strcmp(x->key ? x->key : "", y->key ? y->key : "");
@@ -846,16 +867,17 @@ int isc_findings_compare(cJSON *cur, const cJSON *const *base, size_t nbase, con
 	bool dc[2] = { true, counts_calls(cur) }; /* whether each side's runs count calls */
 	for (size_t k = 0; k < nbase; k++)
 		dc[0] = dc[0] && counts_calls(base[k]);
-	size_t shown[2] = { 0, 0 }; /* additive, breakdown */
+	/* per rank class: the causes (one place kept for the recording's row), the recording, breakdown */
+	size_t shown[3] = { 0, 0, 0 }, cap[3] = { MAX_CONTRIB - MAX_BREAKDOWN - 1, 1, MAX_BREAKDOWN };
 	for (size_t i = 0; i < it.n; i++) {
 		struct item *x = &it.v[i];
-		int br = !strcmp(x->view, "breakdown");
-		if (shown[br] == (br ? MAX_BREAKDOWN : MAX_CONTRIB - MAX_BREAKDOWN))
+		int cl = rank_class(x);
+		if (shown[cl] == cap[cl])
 			continue;
 		double delta = x->ns[1] - x->ns[0];
 		if (fabs(delta) < 1 && fabs(x->calls[1] - x->calls[0]) <= 1e-9 * fmax(1, x->calls[0]))
 			continue; /* unchanged (baselines are averaged in floating point) */
-		shown[br]++;
+		shown[cl]++;
 		cJSON *c = isc_jb_push_obj(&jb, con);
 		isc_jb_str(&jb, c, "name", x->name);
 		isc_jb_str(&jb, c, "kind", x->kind);

@@ -691,6 +691,63 @@ static void test_findings_read(void)
 	}
 }
 
+/* iterations.latency_estimate of an exact-mode document: removed_pct of the measured iterations, withheld or not */
+static cJSON *estimated(cJSON *d, double removed_pct, bool withheld)
+{
+	cJSON *est = cJSON_AddObjectToObject(cJSON_GetObjectItem(d, "iterations"), "latency_estimate");
+	cJSON_AddNumberToObject(est, "removed_pct", removed_pct);
+	cJSON_AddNumberToObject(est, "max_removed_pct", 50);
+	cJSON_AddBoolToObject(est, "withheld", withheld);
+	return d;
+}
+
+/*
+ * The recording's estimated cost is a cpu row of its own, after the
+ * causes (the CI failure of a65d0e3: 80x more list comprehension calls
+ * made recording cost 52 % of the iterations, the estimate was withheld,
+ * and "(other time in iterations)" holding that cost ranked above the
+ * planted function).  Baselines: 10 % removed; the run: 20 ms of
+ * time.sleep appeared, 52 % removed but withheld.  By construction the
+ * row is 0.52 x the run's measured mean iteration against 0.10 x the
+ * baselines', and other = mean - recording - functions on each side.
+ */
+static void test_recording_row(void)
+{
+	struct isc_compare_opts o = { 0, 0, false };
+	cJSON *b[3] = { estimated(doc(30, 100, 0, 60, 0, 1), 10, false), estimated(doc(30, 101, 7, 60, 0, 1), 10, false),
+			estimated(doc(30, 99, 13, 60, 0, 1), 10, false) };
+	cJSON *cur = estimated(doc(30, 250, 5, 60, 20, 1), 52, true);
+	ok(isc_findings_compare(cur, (const cJSON *const *)b, 3, &o) == 0, "withheld estimate: compared");
+	const cJSON *c0 = cJSON_GetArrayItem(isc_doc_get(cur, "comparison.contributors"), 0);
+	ok(c0 && !strcmp(isc_doc_str(c0, "name", ""), "time.sleep"), "the planted op first, before the recording's cost (got %s)",
+	   c0 ? isc_doc_str(c0, "name", "") : "none");
+	const cJSON *rec = contributor(cur, "(recording's estimated cost)"), *oth = contributor(cur, "(other time in iterations)");
+	double mean = isc_doc_num(cur, "comparison.ns_per_iter", 0), bmean = isc_doc_num(cur, "comparison.base_ns_per_iter", 0);
+	ok(rec && !strcmp(isc_doc_str(rec, "kind", ""), "recording") && !strcmp(isc_doc_str(rec, "view", ""), "cpu"),
+	   "a cpu row of kind recording");
+	ok(rec && fabs(isc_doc_num(rec, "ns_per_iter", 0) - 0.52 * mean) <= 1, "the run's row: 52 %% of its mean iteration");
+	ok(rec && fabs(isc_doc_num(rec, "base_ns_per_iter", 0) - 0.10 * bmean) <= 1, "the baselines': 10 %% of theirs");
+	ok(rec && cJSON_IsNull(isc_doc_get(rec, "calls_per_iter")), "the recording's row counts no calls");
+	ok(oth && fabs(isc_doc_num(oth, "ns_per_iter", 0) - (0.48 * mean - 80e6)) <= 2,
+	   "other = mean - recording - functions (60 + 20 ms)");
+	int i = 0, i_rec = -1, i_last_cause = -1;
+	const cJSON *c;
+	double sum = 0;
+	cJSON_ArrayForEach(c, isc_doc_get(cur, "comparison.contributors")) {
+		const char *k = isc_doc_str(c, "kind", ""), *v = isc_doc_str(c, "view", "");
+		i_rec = !strcmp(k, "recording") ? i : i_rec;
+		i_last_cause = strcmp(k, "recording") && strcmp(v, "breakdown") ? i : i_last_cause;
+		sum += !strcmp(v, "cpu") ? isc_doc_num(c, "delta_ns_per_iter", 0) : 0;
+		i++;
+	}
+	ok(i_rec > i_last_cause, "the recording's row after every cpu and gpu row (%d after %d)", i_rec, i_last_cause);
+	ok(fabs(sum - isc_doc_num(cur, "comparison.delta_ns_per_iter", 0)) <= 4,
+	   "cpu rows add up to the change of the measured mean iteration");
+	for (int k = 0; k < 3; k++)
+		cJSON_Delete(b[k]);
+	cJSON_Delete(cur);
+}
+
 int main(void)
 {
 	test_stats();
@@ -698,6 +755,7 @@ int main(void)
 	test_runs();
 	test_noisy_runs();
 	test_uncounted();
+	test_recording_row();
 	test_history();
 	test_findings_read();
 	return tap_done();
