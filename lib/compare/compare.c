@@ -2,6 +2,16 @@
  * compare.c - `comparison`: this run against one or more baseline runs,
  * from findings documents alone (iscope-analyze --baseline).
  *
+ * The basis: an iteration's time less the time its thread waited for a
+ * CPU (runnable, not running: schedstat's run-queue wait, carried by the
+ * Python samples from format 1.9, iterations.cpu_wait_ns) when every run
+ * has it and no run's own threads outnumbered its CPUs
+ * (comparison.latency_basis "wall_less_cpu_wait"); else the wall time
+ * ("wall").  Other programs' load lengthens iterations by exactly that
+ * wait: on the shared 2-core machine identical runs of a CPU-bound step
+ * took 4.8-38 ms of wall time and 3.0-4.4 ms less their waits.  A sleep,
+ * I/O, a lock or more work stays in; only the waits for a CPU go.
+ *
  * Latency: runs are the unit.  Iterations of one run share its
  * conditions (the machine's speed state, its load, clocks, memory
  * layout), so identical code in two runs differs by more than the
@@ -79,13 +89,21 @@ static struct run_sum run_sum(const int64_t *v, size_t n)
 
 /* ---- reading the documents --------------------------------------------- */
 
-/*
- * Steady-state iteration durations of doc into a malloc'd sorted array;
- * with no iterations, the run's wall time as one sample (*wall = true).
- */
-static int run_samples(const cJSON *doc, int64_t **out, size_t *n, bool *wall)
+/* Whether doc has a run-queue wait for each of its iteration spans (iterations.cpu_wait_ns). */
+static bool has_cpu_wait(const cJSON *doc)
 {
-	const cJSON *spans = isc_doc_get(doc, "iterations.spans");
+	const cJSON *w = isc_doc_get(doc, "iterations.cpu_wait_ns"), *spans = isc_doc_get(doc, "iterations.spans");
+	return cJSON_IsArray(w) && cJSON_GetArraySize(spans) > 0 && cJSON_GetArraySize(w) == cJSON_GetArraySize(spans);
+}
+
+/*
+ * Steady-state iteration durations of doc into a malloc'd sorted array,
+ * less_wait: each less its thread's wait for a CPU; with no iterations,
+ * the run's wall time as one sample (*wall = true).
+ */
+static int run_samples(const cJSON *doc, bool less_wait, int64_t **out, size_t *n, bool *wall)
+{
+	const cJSON *spans = isc_doc_get(doc, "iterations.spans"), *waits = isc_doc_get(doc, "iterations.cpu_wait_ns");
 	double ws = isc_doc_num(doc, "iterations.warmup_spans", 0);
 	size_t skip = ws > 0 && ws < 1e9 ? (size_t)ws : 0, m = 0, cap = (size_t)cJSON_GetArraySize(spans);
 	int64_t *v = malloc((cap ? cap : 1) * sizeof(*v));
@@ -97,10 +115,12 @@ static int run_samples(const cJSON *doc, int64_t **out, size_t *n, bool *wall)
 		if (i++ < skip || cJSON_GetArraySize(s) != 2)
 			continue;
 		double a = cJSON_GetArrayItem(s, 0)->valuedouble, b = cJSON_GetArrayItem(s, 1)->valuedouble;
+		const cJSON *wv = less_wait ? cJSON_GetArrayItem(waits, (int)i - 1) : NULL;
+		double w = cJSON_IsNumber(wv) && wv->valuedouble > 0 && wv->valuedouble <= b - a ? wv->valuedouble : 0;
 		/* a hand-edited document may hold anything: below 2e18 ns (63 years), the
 		 * pairwise differences and their bisection (stats.c) stay inside int64 */
 		if (b >= a && b - a < 2e18)
-			v[m++] = (int64_t)(b - a);
+			v[m++] = (int64_t)(b - a - w);
 	}
 	*wall = !m;
 	if (!m) {
@@ -624,7 +644,7 @@ static bool own_load_within_cpus(const cJSON *doc)
  * one, or the current run is one of the baselines (*comparable false then).
  */
 static void conditions(struct isc_jb *jb, cJSON *cmp, const cJSON *cur, const cJSON *const *base, size_t nbase,
-		       bool *busier, bool *quieter, bool *other)
+		       bool less_wait, bool *busier, bool *quieter, bool *other)
 {
 	cJSON *c = isc_jb_obj(jb, cmp, "conditions");
 	double pc = 0, lo = 101, hi = -1, r = 0;
@@ -645,8 +665,9 @@ static void conditions(struct isc_jb *jb, cJSON *cmp, const cJSON *cur, const cJ
 	bool have_r = isc_doc_have(cur, "cpu.runnable_threads_mean", &r);
 	isc_jb_num_or_null(jb, c, "runnable_threads_mean", have_r, r);
 	all = all && own_load_within_cpus(cur);
-	*busier = all && pc > hi + PRESSURE_GAP;
-	*quieter = all && lo > pc + PRESSURE_GAP;
+	/* on the wall_less_cpu_wait basis the other programs' share of the CPUs is taken out already */
+	*busier = all && !less_wait && pc > hi + PRESSURE_GAP;
+	*quieter = all && !less_wait && lo > pc + PRESSURE_GAP;
 	char prog[256], bprog[256], why[600];
 	bool itself = false, differs = false;
 	program_of(cur, prog, sizeof(prog));
@@ -722,7 +743,16 @@ int isc_findings_compare(cJSON *cur, const cJSON *const *base, size_t nbase, con
 	base = ub;
 	nbase = nub;
 	cJSON_DeleteItemFromObjectCaseSensitive(cur, "comparison");
-	if ((rc = run_samples(cur, &ys, &ny, &wall)))
+	/*
+	 * The latency's basis: each iteration less its thread's wait for a CPU
+	 * when every run measured it and no run's own threads outnumbered its
+	 * CPUs (then the waits are the other programs' doing, not the code's:
+	 * more threads than CPUs is a change the comparison must see).
+	 */
+	bool less_wait = has_cpu_wait(cur) && own_load_within_cpus(cur);
+	for (size_t k = 0; k < nbase; k++)
+		less_wait = less_wait && has_cpu_wait(base[k]) && own_load_within_cpus(base[k]);
+	if ((rc = run_samples(cur, less_wait, &ys, &ny, &wall)))
 		goto out;
 	rc = -ENOMEM;
 	if (!(meds = calloc(nbase, sizeof(*meds))) || !(rs = calloc(nbase, sizeof(*rs))))
@@ -731,7 +761,7 @@ int isc_findings_compare(cJSON *cur, const cJSON *const *base, size_t nbase, con
 	cJSON *runs = NULL;
 	for (size_t k = 0; k < nbase; k++) {
 		size_t n1;
-		if ((rc = run_samples(base[k], &one, &n1, &bwall)))
+		if ((rc = run_samples(base[k], less_wait, &one, &n1, &bwall)))
 			goto out;
 		int64_t *grown = realloc(xs, (nx + n1 + 1) * sizeof(*xs));
 		if (!grown) {
@@ -762,6 +792,7 @@ int isc_findings_compare(cJSON *cur, const cJSON *const *base, size_t nbase, con
 		   "the iterations differing (Mann-Whitney U, p < alpha) and |change| > threshold");
 	isc_jb_num(&jb, cmp, "baselines", (double)nbase);
 	isc_jb_num(&jb, cmp, "duplicate_baselines", (double)ndup);
+	isc_jb_str(&jb, cmp, "latency_basis", less_wait ? "wall_less_cpu_wait" : "wall");
 	runs = isc_jb_arr(&jb, cmp, "baseline_runs");
 	for (size_t k = 0; k < nbase; k++) {
 		cJSON *r = isc_jb_push_obj(&jb, runs);
@@ -827,7 +858,7 @@ int isc_findings_compare(cJSON *cur, const cJSON *const *base, size_t nbase, con
 		isc_jb_num_or_null(&jb, sc, "p_value", false, 0);
 	}
 	bool busier, quieter, other;
-	conditions(&jb, cmp, cur, base, nbase, &busier, &quieter, &other);
+	conditions(&jb, cmp, cur, base, nbase, less_wait, &busier, &quieter, &other);
 	if ((busier && !strcmp(verdict, "regressed")) || (quieter && !strcmp(verdict, "improved")) || other)
 		verdict = "inconclusive";
 	isc_jb_str(&jb, sc, "verdict", verdict);

@@ -748,6 +748,54 @@ static void test_recording_row(void)
 	cJSON_Delete(cur);
 }
 
+/*
+ * A run whose thread waited for a CPU a fraction f of each iteration
+ * (iterations.cpu_wait_ns), on_ms of work (and sleep) per iteration: its
+ * spans last on_ms / (1 - f).  own: its mean runnable threads (2 CPUs).
+ */
+static cJSON *waited(double on_ms, double f, unsigned seed, double own)
+{
+	cJSON *d = loaded(doc(30, on_ms / (1 - f), seed, 60, 0, 1), 10 + 80 * f, own);
+	cJSON *w = cJSON_AddArrayToObject(cJSON_GetObjectItem(d, "iterations"), "cpu_wait_ns"), *sp;
+	cJSON_ArrayForEach(sp, isc_doc_get(d, "iterations.spans")) {
+		double dur = cJSON_GetArrayItem(sp, 1)->valuedouble - cJSON_GetArrayItem(sp, 0)->valuedouble;
+		cJSON_AddItemToArray(w, cJSON_CreateNumber(round(dur * f)));
+	}
+	return d;
+}
+
+/*
+ * The latency less the waits for a CPU (issue 24's gate): three baselines
+ * of 100 ms of work a step waited 10, 50 and 30 % of their wall time
+ * (wall medians 111, 200 and 143 ms).  The same work waiting 70 % (wall
+ * 333 ms) is no regression; 30 ms more (a sleep) waiting 40 % is +30 %;
+ * with its own threads above its CPUs the waits may be its own doing and
+ * the wall time is compared.
+ */
+static void test_cpu_wait(void)
+{
+	cJSON *b[3] = { waited(100, 0.1, 0, 1), waited(100, 0.5, 7, 1), waited(100, 0.3, 13, 1) };
+	cJSON *same = waited(100, 0.7, 3, 1), *slow = waited(130, 0.4, 5, 1), *own = waited(100, 0.7, 3, 4);
+	const char *v = verdict_of(same, b, 3);
+	ok(!strcmp(isc_doc_str(same, "comparison.latency_basis", ""), "wall_less_cpu_wait"), "basis: wall less the waits");
+	ok(!strcmp(v, "unchanged"), "the same work waiting 70 %% of its wall time: unchanged (got %s)", v);
+	double chg = isc_doc_num(cJSON_GetArrayItem(isc_doc_get(same, "comparison.scopes"), 0), "change_pct", NAN);
+	ok(fabs(chg) < 5, "its change within the +-3 %% the runs vary by (got %.1f %%)", chg);
+	v = verdict_of(slow, b, 3);
+	chg = isc_doc_num(cJSON_GetArrayItem(isc_doc_get(slow, "comparison.scopes"), 0), "change_pct", NAN);
+	ok(!strcmp(v, "regressed"), "30 ms more a step, waiting 40 %%: regressed (got %s)", v);
+	ok(chg > 25 && chg < 35, "its change +30 %% (got %.1f %%)", chg);
+	verdict_of(own, b, 3);
+	ok(!strcmp(isc_doc_str(own, "comparison.latency_basis", ""), "wall"), "own threads above the CPUs: wall basis");
+	chg = isc_doc_num(cJSON_GetArrayItem(isc_doc_get(own, "comparison.scopes"), 0), "change_pct", NAN);
+	ok(chg > 100, "and the wall time's change shows (got %.1f %%)", chg);
+	for (int k = 0; k < 3; k++)
+		cJSON_Delete(b[k]);
+	cJSON_Delete(same);
+	cJSON_Delete(slow);
+	cJSON_Delete(own);
+}
+
 int main(void)
 {
 	test_stats();
@@ -756,6 +804,7 @@ int main(void)
 	test_noisy_runs();
 	test_uncounted();
 	test_recording_row();
+	test_cpu_wait();
 	test_history();
 	test_findings_read();
 	return tap_done();
