@@ -749,7 +749,7 @@ int isc_findings_compare(cJSON *cur, const cJSON *const *base, size_t nbase, con
 	 * CPUs (then the waits are the other programs' doing, not the code's:
 	 * more threads than CPUs is a change the comparison must see).
 	 */
-	bool less_wait = has_cpu_wait(cur) && own_load_within_cpus(cur);
+	bool less_wait = !(o && o->wall_only) && has_cpu_wait(cur) && own_load_within_cpus(cur);
 	for (size_t k = 0; k < nbase; k++)
 		less_wait = less_wait && has_cpu_wait(base[k]) && own_load_within_cpus(base[k]);
 	if ((rc = run_samples(cur, less_wait, &ys, &ny, &wall)))

@@ -181,7 +181,7 @@ static cJSON *loaded(cJSON *d, double pressure, double runnable)
 
 static const char *verdict_of(cJSON *cur, cJSON **base, size_t nb)
 {
-	struct isc_compare_opts o = { 0, 0, false };
+	struct isc_compare_opts o = { 0, 0, false, false };
 	if (isc_findings_compare(cur, (const cJSON *const *)base, nb, &o))
 		return "error";
 	return isc_doc_str(cur, "comparison.verdict", NULL);
@@ -393,7 +393,7 @@ static const cJSON *contributor(const cJSON *d, const char *name)
  */
 static void test_uncounted(void)
 {
-	struct isc_compare_opts o = { 0, 0, false };
+	struct isc_compare_opts o = { 0, 0, false, false };
 	cJSON *b[1] = { doc(30, 100, 0, 60, 0, 1) };
 	cJSON *cur = uncounted(doc(30, 120, 5, 60, 20, 1));
 	ok(isc_findings_compare(cur, (const cJSON *const *)b, 1, &o) == 0, "exact baseline, sampled run: compared");
@@ -502,7 +502,7 @@ static void test_noisy_runs(void)
 	double var = ((log(99) - m) * (log(99) - m) + (log(100) - m) * (log(100) - m) + (log(101) - m) * (log(101) - m)) / 2;
 	double se = 11 * 100.0 / 24 / (2 * 1.959964), w = (se / 101) * (se / 101); /* the smallest of the three */
 	cJSON *cur = noisy(5, 3);
-	struct isc_compare_opts o = { 25, 0, false };
+	struct isc_compare_opts o = { 25, 0, false, false };
 	ok(isc_findings_compare(cur, (const cJSON *const *)b, 3, &o) == 0, "noisy runs compared");
 	ok(var < w, "premise: the medians' variance on the log scale %.2g is below their sampling variance %.2g", var, w);
 	ok(isc_doc_num(cur, "comparison.runs_spread_pct", -1) == 0,
@@ -528,7 +528,7 @@ static void test_noisy_runs(void)
 	cJSON *more = doc(30, 130, 5, 90, 0, 1);
 	cJSON *mm = cJSON_GetArrayItem(isc_doc_get(more, "cpu.top_functions_in_scopes"), 0);
 	cJSON_ReplaceItemInObject(mm, "calls", cJSON_CreateNumber(4.0 * 31));
-	struct isc_compare_opts o0 = { 0, 0, false };
+	struct isc_compare_opts o0 = { 0, 0, false, false };
 	isc_findings_compare(more, (const cJSON *const *)mb, 3, &o0);
 	const cJSON *c, *row = NULL;
 	cJSON_ArrayForEach(c, isc_doc_get(more, "comparison.contributors"))
@@ -574,7 +574,7 @@ static void test_history(void)
 	enum { N = 40 };
 	cJSON *docs[N], *out = NULL;
 	double v[N];
-	struct isc_compare_opts o = { 0, 0, false };
+	struct isc_compare_opts o = { 0, 0, false, false };
 	for (int i = 0; i < N; i++) {
 		v[i] = i < 20 ? 100 : i < N - 1 ? 130 : 131.3;
 		docs[i] = hist_doc(v[i], i < 20 ? 10 : 58);
@@ -713,7 +713,7 @@ static cJSON *estimated(cJSON *d, double removed_pct, bool withheld)
  */
 static void test_recording_row(void)
 {
-	struct isc_compare_opts o = { 0, 0, false };
+	struct isc_compare_opts o = { 0, 0, false, false };
 	cJSON *b[3] = { estimated(doc(30, 100, 0, 60, 0, 1), 10, false), estimated(doc(30, 101, 7, 60, 0, 1), 10, false),
 			estimated(doc(30, 99, 13, 60, 0, 1), 10, false) };
 	cJSON *cur = estimated(doc(30, 250, 5, 60, 20, 1), 52, true);
@@ -789,6 +789,9 @@ static void test_cpu_wait(void)
 	ok(!strcmp(isc_doc_str(own, "comparison.latency_basis", ""), "wall"), "own threads above the CPUs: wall basis");
 	chg = isc_doc_num(cJSON_GetArrayItem(isc_doc_get(own, "comparison.scopes"), 0), "change_pct", NAN);
 	ok(chg > 100, "and the wall time's change shows (got %.1f %%)", chg);
+	struct isc_compare_opts wall = { 0, 0, false, true };
+	isc_findings_compare(same, (const cJSON *const *)b, 3, &wall);
+	ok(!strcmp(isc_doc_str(same, "comparison.latency_basis", ""), "wall"), "--latency-basis=wall: the wall basis");
 	for (int k = 0; k < 3; k++)
 		cJSON_Delete(b[k]);
 	cJSON_Delete(same);
