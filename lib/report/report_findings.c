@@ -65,10 +65,16 @@ static void contributors(struct isc_rep *m, const cJSON *top)
 	char b[3][64];
 	const cJSON *x;
 	int i = 0, n = cJSON_GetArraySize(top);
+	bool ns = false, bytes = false; /* which columns the rows fill: a memory finding ranks by bytes */
 	if (!n)
 		return;
-	isc_rep_put(m, "| # | Top contributor | Kind | Location | Time | Share | Detail |\n"
-		       "|---:|---|---|---|---:|---:|---|\n");
+	cJSON_ArrayForEach(x, top) {
+		ns = ns || cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(x, "value_ns"));
+		bytes = bytes || cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(x, "value_bytes"));
+	}
+	isc_rep_putf(m, "| # | Top contributor | Kind | Location | %s%s | Share | Detail |\n"
+		       "|---:|---|---|---|%s---:|---:|---|\n", bytes ? "Memory" : "Time", bytes && ns ? " | Time" : "",
+		     bytes && ns ? "---:|" : "");
 	cJSON_ArrayForEach(x, top) {
 		if (i == FINDING_TOP_MAX)
 			break;
@@ -78,8 +84,11 @@ static void contributors(struct isc_rep *m, const cJSON *top)
 		isc_rep_md(m, isc_doc_str(x, "kind", ""));
 		isc_rep_put(m, " | ");
 		isc_rep_location(m, x, false);
-		isc_rep_putf(m, " | %s | %s | ", isc_rep_field(b[0], 64, x, "value_ns", 'n'),
-			     isc_rep_field(b[1], 64, x, "pct", 'p'));
+		if (bytes)
+			isc_rep_putf(m, " | %s", isc_rep_field(b[2], 64, x, "value_bytes", 'b'));
+		if (ns || !bytes)
+			isc_rep_putf(m, " | %s", isc_rep_field(b[0], 64, x, "value_ns", 'n'));
+		isc_rep_putf(m, " | %s | ", isc_rep_field(b[1], 64, x, "pct", 'p'));
 		isc_rep_md_cut(m, isc_doc_str(x, "detail", ""), 200);
 		isc_rep_put(m, " |\n");
 	}

@@ -94,10 +94,10 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 		bool alloc = !strcmp(isc_doc_str(c->doc, "memory.growth_sites_source", ""), "allocation_samples");
 		cJSON_ArrayForEach(x, isc_doc_arr(c->doc, "memory.growth_sites"))
 			if ((alloc || cJSON_IsString(cJSON_GetObjectItemCaseSensitive(x, "scope"))) && n++ < GROWTH_TOP)
-				isc_fnd_top(o, f, x, NULL, "python", -1, -1);
+				isc_fnd_bytes(o, isc_fnd_top(o, f, x, NULL, "python", -1, -1), isc_doc_num(x, "bytes", -1));
 	} else {
 		cJSON_ArrayForEach(x, isc_doc_arr(c->doc, "memory.growth_top"))
-			isc_fnd_top(o, f, x, NULL, "python", -1, -1);
+			isc_fnd_bytes(o, isc_fnd_top(o, f, x, NULL, "python", -1, -1), isc_doc_num(x, "growth_bytes", -1));
 	}
 	isc_fnd_suggest(c, o, f, share / 100 * traced,
 		    "Allocate less per step: reuse preallocated buffers (out= arguments, in-place ops), drop references "

@@ -80,9 +80,10 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 		if (k >= SHOWN || churn(x) < MIN_CHURN / 4 || churn(x) * 20 < total)
 			continue;
 		k++;
-		isc_fnd_detail(o, isc_fnd_top(o, f, x, NULL, !strcmp(isc_doc_str(x, "kind", ""), "python") ? "python" : "unknown",
-					  -1, 100 * churn(x) / total),
-			       "%.0f MiB/s allocated, %.0f MiB allocated and freed", isc_doc_num(x, "allocation_rate_bytes_per_s", 0) / 1048576,
+		cJSON *t = isc_fnd_top(o, f, x, NULL, !strcmp(isc_doc_str(x, "kind", ""), "python") ? "python" : "unknown", -1,
+				       100 * churn(x) / total);
+		isc_fnd_bytes(o, t, churn(x));
+		isc_fnd_detail(o, t, "%.0f MiB/s allocated, %.0f MiB allocated and freed", isc_doc_num(x, "allocation_rate_bytes_per_s", 0) / 1048576,
 			       churn(x) / 1048576);
 	}
 	isc_fnd_suggest(c, o, f, cost * share,

@@ -79,9 +79,10 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 		if (k >= SHOWN || !cJSON_IsTrue(isc_doc_get(x, "leak")) || isc_doc_num(x, "retained_bytes", 0) < MIN_RETAINED)
 			continue;
 		k++;
-		isc_fnd_detail(o, isc_fnd_top(o, f, x, NULL, !strcmp(isc_doc_str(x, "kind", ""), "python") ? "python" : "unknown", -1,
-					  100 * isc_doc_num(x, "retained_bytes", 0) / retained),
-			       "%.1f MiB per iteration, %.1f MiB retained (± %.1f MiB)",
+		cJSON *t = isc_fnd_top(o, f, x, NULL, !strcmp(isc_doc_str(x, "kind", ""), "python") ? "python" : "unknown", -1,
+				       100 * isc_doc_num(x, "retained_bytes", 0) / retained);
+		isc_fnd_bytes(o, t, isc_doc_num(x, "retained_bytes", -1));
+		isc_fnd_detail(o, t, "%.1f MiB per iteration, %.1f MiB retained (± %.1f MiB)",
 			       isc_doc_num(x, "leak_per_iteration_bytes", 0) / 1048576,
 			       isc_doc_num(x, "retained_bytes", 0) / 1048576, isc_doc_num(x, "retained_err_bytes", 0) / 1048576);
 	}

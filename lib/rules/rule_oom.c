@@ -59,6 +59,7 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 		isc_fnd_top(o, f, site, NULL, "python", -1, -1);
 	cJSON_ArrayForEach(x, isc_doc_arr(m, "growth_before.top")) {
 		cJSON *t = isc_fnd_top(o, f, x, NULL, "python", -1, -1);
+		isc_fnd_bytes(o, t, sites ? isc_doc_num(x, "live_bytes", -1) : isc_doc_num(x, "bytes", -1));
 		if (sites)
 			isc_fnd_detail(o, t, "%.1f MiB live at the death%s", isc_doc_num(x, "live_bytes", 0) / 1048576,
 				       cJSON_IsTrue(isc_doc_get(x, "growing")) ? ", growing" : "");

@@ -68,18 +68,20 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 		double all = 0;
 		cJSON_ArrayForEach(x, isc_doc_arr(d, "memory.growth_sites"))
 			all += isc_doc_num(x, "bytes", 0);
-		cJSON_ArrayForEach(x, isc_doc_arr(d, "memory.growth_sites"))
-			isc_fnd_detail(o, isc_fnd_top(o, f, x, NULL, !strcmp(isc_doc_str(x, "kind", ""), "python") ? "python" : "unknown",
-						  -1, all > 0 ? 100 * isc_doc_num(x, "bytes", 0) / all : -1),
-				       "%.1f MiB retained (± %.1f MiB)%s", isc_doc_num(x, "bytes", 0) / 1048576,
+		cJSON_ArrayForEach(x, isc_doc_arr(d, "memory.growth_sites")) {
+			cJSON *t = isc_fnd_top(o, f, x, NULL, !strcmp(isc_doc_str(x, "kind", ""), "python") ? "python" : "unknown",
+					       -1, all > 0 ? 100 * isc_doc_num(x, "bytes", 0) / all : -1);
+			isc_fnd_bytes(o, t, isc_doc_num(x, "bytes", -1));
+			isc_fnd_detail(o, t, "%.1f MiB retained (± %.1f MiB)%s", isc_doc_num(x, "bytes", 0) / 1048576,
 				       isc_doc_num(x, "bytes_err", 0) / 1048576, cJSON_IsTrue(isc_doc_get(x, "leak")) ? ", a leak" : "");
+		}
 	}
 	isc_fnd_metric(o, f, "rss_growth_bytes_per_s", slope);
 	isc_fnd_metric(o, f, "rss_peak_bytes", peak);
 	isc_fnd_metric(o, f, "steady_span_ns", span);
 	isc_fnd_range(o, f, c->wall_ns - span, c->wall_ns, "span the slope was fitted over");
 	cJSON_ArrayForEach(x, isc_doc_arr(d, "memory.growth_top"))
-		isc_fnd_top(o, f, x, NULL, "python", -1, -1);
+		isc_fnd_bytes(o, isc_fnd_top(o, f, x, NULL, "python", -1, -1), isc_doc_num(x, "growth_bytes", -1));
 	char when[160] = "";
 	if (isc_doc_have(d, "memory.mem_available_bytes_min", &avail) && avail > 0)
 		snprintf(when, sizeof(when), " At this slope the %.0f MiB still available last %.0f s.", avail / 1048576,

@@ -197,6 +197,12 @@ cJSON *isc_fnd_top(struct rule_out *o, cJSON *f, const cJSON *src, const char *n
 	return t;
 }
 
+void isc_fnd_bytes(struct rule_out *o, cJSON *top, double bytes)
+{
+	if (top && bytes >= 0 && isfinite(bytes))
+		chk(o, cJSON_AddNumberToObject(top, "value_bytes", round(bytes)));
+}
+
 void isc_fnd_detail(struct rule_out *o, cJSON *top, const char *fmt, ...)
 {
 	char s[1024];

@@ -177,6 +177,8 @@ void isc_fnd_range(struct rule_out *o, cJSON *f, double start_ns, double end_ns,
 cJSON *isc_fnd_top(struct rule_out *o, cJSON *f, const cJSON *src, const char *name, const char *kind,
 	       double value_ns, double pct);
 void isc_fnd_detail(struct rule_out *o, cJSON *top, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* A top contributor's memory (value_bytes): what a memory finding ranks it by; < 0 left out. */
+void isc_fnd_bytes(struct rule_out *o, cJSON *top, double bytes);
 /*
  * The suggestion: saving_ns < 0 means no what-if could be computed (null);
  * estimated_saving_pct = saving_ns / wall_ns.  rationale is a format.

@@ -517,6 +517,27 @@ static void test_waits(void)
 	cJSON_Delete(d);
 }
 
+/* A memory finding's contributors are ranked by bytes: a Memory column, no empty Time column (issue 25). */
+static void test_memory_rows(void)
+{
+	cJSON *d = load("full.json"), *f;
+	cJSON_ArrayForEach(f, cJSON_GetObjectItem(d, "findings"))
+		if (!strcmp(isc_doc_str(f, "id", ""), "rss_growth"))
+			break;
+	cJSON *top = cJSON_Parse("[{\"name\":\"cache_results\",\"file\":\"m.py\",\"line\":13,\"kind\":\"python\","
+				 "\"value_bytes\":31457280,\"pct\":75},{\"name\":\"keep\",\"file\":\"m.py\",\"line\":30,"
+				 "\"kind\":\"python\",\"value_bytes\":10485760,\"pct\":25}]");
+	ok(f && top && cJSON_ReplaceItemInObjectCaseSensitive(cJSON_GetObjectItem(f, "evidence"), "top", top),
+	   "rss_growth's contributors replaced by two ranked by bytes");
+	char *md = render(d, ISC_REPORT_MD);
+	ok(md && strstr(md, "| # | Top contributor | Kind | Location | Memory | Share | Detail |\n"),
+	   "the table has a Memory column and no Time column");
+	ok(md && strstr(md, "| 1 | cache_results | python | m.py:13 | 30.0 MiB | 75.0 % |"), "the first row: 30 MiB, 75 %%");
+	ok(md && strstr(md, "| 2 | keep | python | m.py:30 | 10.0 MiB | 25.0 % |"), "the second row: 10 MiB, 25 %%");
+	free(md);
+	cJSON_Delete(d);
+}
+
 int main(int argc, char **argv)
 {
 	dir = argc > 1 ? argv[1] : "tests/data/report";
@@ -530,5 +551,6 @@ int main(int argc, char **argv)
 	test_marks();
 	test_quantile_rows();
 	test_waits();
+	test_memory_rows();
 	return tap_done();
 }

@@ -660,6 +660,9 @@ static void rss_growth_site(void)
 		   !strcmp(isc_doc_str(cJSON_GetArrayItem(top, 0), "detail", ""), "30.0 MiB retained (± 0.0 MiB), a leak") &&
 		   !strcmp(isc_doc_str(cJSON_GetArrayItem(top, 1), "detail", ""), "10.0 MiB retained (± 1.0 MiB)"),
 	   "its contributors: both lines, shares 75 and 25 %% of what they retained");
+	ok(num(cJSON_GetArrayItem(top, 0), "value_bytes") == 31457280 && num(cJSON_GetArrayItem(top, 1), "value_bytes") == 10485760 &&
+		   !isc_doc_get(cJSON_GetArrayItem(top, 0), "value_ns"),
+	   "each ranked by the bytes it retained (value_bytes), no time");
 	cJSON_Delete(d);
 }
 
