@@ -1,0 +1,227 @@
+#!/usr/bin/env bats
+# Recorded jobs (issue 27 items 1-4 and 9): torch.distributed gloo jobs run
+# on this machine (localhost, a few seconds each) under iscope-record, whose
+# Python agent marks each process's rank and wraps its collectives
+# (inferscope/_dist.py).  tests/dist/gloo_job.py is the job: a launcher
+# whose children are the ranks, or one rank per recorder (-o trace.%r.isc);
+# per step an MLP forward, all_reduce, all_gather, and a planted straggler:
+# slow_preprocess, 20 ms of Python work by the wall clock, on one rank (the
+# balanced twin: on every rank).  Expected values come from the ranks' own
+# logs (the CLOCK_MONOTONIC time each rank called each collective, written
+# by gloo_job.py) through tests/dist/gloo_expect.py, and from the planted
+# 20 ms; never from what InferScope wrote.
+
+bats_require_minimum_version 1.5.0
+
+setup_file() {
+	ISC_BUILD=${ISC_BUILD:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)/build}
+	ISC_SRC=${ISC_SRC:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}
+	export REC=$ISC_BUILD/tools/iscope-record/iscope-record
+	export MERGE=$ISC_BUILD/tools/iscope-merge/iscope-merge
+	export ANALYZE=$ISC_BUILD/tools/iscope-analyze/iscope-analyze
+	export PY=/usr/bin/python3
+	export JOB=$ISC_SRC/tests/dist/gloo_job.py
+	export EXPECT=$ISC_SRC/tests/dist/gloo_expect.py
+	export VALIDATE=$ISC_SRC/tests/lib/validate_findings.py
+	export D=$BATS_FILE_TMPDIR
+}
+
+# job NAME MODE RANKS SLOW_MS WHO: records a launcher of RANKS ranks once per
+# file run (--python=MODE), analyses it into $D/NAME/f.json and the logs'
+# expectations into $D/NAME/expect; sets W to $D/NAME.
+job() {
+	W=$D/$1
+	[[ -s $W/f.json ]] && return 0
+	mkdir -p "$W"
+	"$REC" --quiet --python="$2" -o "$W/job.isc" -- "$PY" "$JOB" launch "$3" 30 "$4" "$5" "$W" \
+		>"$W/out" 2>"$W/err" || { cat "$W/err"; return 1; }
+	"$ANALYZE" "$W/job.isc" >"$W/f.tmp"
+	"$VALIDATE" "$W/f.tmp"
+	"$PY" "$EXPECT" "$W" >"$W/expect"
+	mv "$W/f.tmp" "$W/f.json"
+}
+
+# per_rank NAME MODE RANKS SLOW_MS WHO: one recorder per rank, started as
+# torchrun starts the ranks (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR,
+# MASTER_PORT), each writing -o trace.%r.isc; merged and analysed once.
+per_rank() {
+	W=$D/$1
+	[[ -s $W/f.json ]] && return 0
+	mkdir -p "$W"
+	local port r pids=() st=0
+	port=$("$PY" "$JOB" port)
+	for ((r = 0; r < $3; r++)); do
+		RANK=$r LOCAL_RANK=$r WORLD_SIZE=$3 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+			"$REC" --quiet --python="$2" -o "$W/trace.%r.isc" -- "$PY" "$JOB" env 30 "$4" "$5" "$W" \
+			>"$W/out.$r" 2>"$W/err.$r" &
+		pids+=($!)
+	done
+	for r in "${pids[@]}"; do
+		wait "$r" || st=1
+	done
+	[ "$st" -eq 0 ] || { cat "$W"/err.*; return 1; }
+	"$MERGE" -o "$W/job.istl" "$W"/trace.*.isc
+	"$ANALYZE" "$W/job.istl" >"$W/f.tmp"
+	"$VALIDATE" "$W/f.tmp"
+	"$PY" "$EXPECT" "$W" >"$W/expect"
+	mv "$W/f.tmp" "$W/f.json"
+}
+
+# fact NAME: a value gloo_expect.py computed from the ranks' logs.
+fact() {
+	awk -v k="$1" '$1 == k { print $2 }' "$W/expect"
+}
+
+# near FOUND EXPECTED: |FOUND - EXPECTED| <= 2 ms + 1 % of EXPECTED (the
+# recorder's scope begins a few microseconds after the log's timestamp;
+# a preemption between the two on a busy machine can add a little more).
+near() {
+	awk -v f="$1" -v e="$2" 'BEGIN { d = f - e; if (d < 0) d = -d; exit !(d <= 2e6 + 0.01 * (e < 0 ? -e : e)) }'
+}
+
+# planted_premise: rank 0's own work per step (an MLP forward: 0.2 ms on an
+# idle core, measured alone) was at most 2 ms in the median, and the planted
+# slow_preprocess took at most 21 ms: then rank 0 waits the planted 20 ms
+# less that (a busy machine that delays rank 0 shortens its wait: 4-12 ms of
+# own work, and 12 ms waits, were measured here beside other builds).
+planted_premise() {
+	local own slow
+	own=$(fact own_work0)
+	slow=$(fact slow)
+	if ((own > 2000000 || slow > 21000000)); then
+		skip "MACHINE ASSUMPTION NOT MET: rank 0's own work per step $((own / 1000)) us (at most 2000), slow_preprocess $((slow / 1000)) us (at most 21000)"
+	fi
+}
+
+@test "-o: %h and %r expand to the host name and the rank in the environment, %% to a percent sign" {
+	cd "$BATS_TEST_TMPDIR"
+	RANK=3 "$REC" --quiet -o "t.%h.%r.%%.isc" -- true
+	[ -s "t.$(uname -n).3.%.isc" ]
+	env -u RANK SLURM_PROCID=7 "$REC" --quiet -o "s.%r.isc" -- true
+	[ -s s.7.isc ]
+}
+
+@test "-o: %r without a rank in the environment, an unknown % and a lone % are refused, exit 2, nothing run" {
+	cd "$BATS_TEST_TMPDIR"
+	run env -u RANK -u SLURM_PROCID -u OMPI_COMM_WORLD_RANK -u PMI_RANK "$REC" --quiet -o "t.%r.isc" -- touch ran1
+	[ "$status" -eq 2 ]
+	[[ $output == *"%r: no rank in the environment"* ]]
+	[ ! -e ran1 ]
+	run "$REC" --quiet -o "t.%x.isc" -- touch ran2
+	[ "$status" -eq 2 ]
+	[[ $output == *"unknown %x"* ]]
+	[ ! -e ran2 ]
+	run "$REC" --quiet -o "t.%" -- touch ran3
+	[ "$status" -eq 2 ]
+	[ ! -e ran3 ]
+}
+
+@test "a launcher's recording (2 gloo ranks, its children): each rank process is a rank of the job, the launcher none" {
+	job straggler sample 2 20 1
+	jq -e '.distributed.world_size == 2' "$W/f.json"
+	jq -e '.distributed.backend == "gloo"' "$W/f.json"
+	jq -e '.distributed.ranks_present == 2' "$W/f.json"
+	jq -e '.distributed.ranks_missing == 0' "$W/f.json"
+	[ "$(fact ranks)" -eq 2 ]
+	jq -e ".distributed.ranks[0].pids == [$(fact pid.0)]" "$W/f.json"
+	jq -e ".distributed.ranks[1].pids == [$(fact pid.1)]" "$W/f.json"
+	jq -e ".distributed.hosts == [{\"host\": \"$(uname -n)\", \"ranks\": [0, 1]}]" "$W/f.json"
+	# ranks on one host share its clock: nothing to align
+	jq -e '.distributed.clock.uncertainty_ns == 0' "$W/f.json"
+}
+
+@test "the job's collectives are its torch.distributed calls: counts, bytes and type per operation as the ranks made them" {
+	job straggler sample 2 20 1
+	jq -e ".distributed.collectives.matched == $(($(fact count.barrier) + $(fact count.all_reduce) + $(fact count.all_gather)))" "$W/f.json"
+	jq -e '.distributed.collectives.mismatched == 0' "$W/f.json"
+	jq -e '.distributed.match_by == "sequence"' "$W/f.json"
+	jq -e ".distributed.collectives.by_op[] | select(.op == \"all_reduce\") | .count == $(fact count.all_reduce)" "$W/f.json"
+	jq -e ".distributed.collectives.by_op[] | select(.op == \"all_gather\") | .count == $(fact count.all_gather)" "$W/f.json"
+	jq -e ".distributed.collectives.by_op[] | select(.op == \"barrier\") | .count == $(fact count.barrier)" "$W/f.json"
+	# each rank's input: 128 float32 (the MLP's output summed over the batch)
+	jq -e '.distributed.collectives.by_op[] | select(.op == "all_reduce") | .bytes == 512' "$W/f.json"
+	jq -e '.distributed.collectives.by_op[] | select(.op == "all_reduce") | .dtype == "float32"' "$W/f.json"
+	jq -e '.distributed.collectives.by_op[] | select(.op == "all_gather") | .bytes == 512' "$W/f.json"
+}
+
+@test "each rank's wait in collectives, and the all_reduce skew, are the ranks' own logs' (within 2 ms + 1 %)" {
+	job straggler sample 2 20 1
+	near "$(jq '.distributed.ranks[0].wait_ns' "$W/f.json")" "$(fact wait.0)"
+	near "$(jq '.distributed.ranks[1].wait_ns' "$W/f.json")" "$(fact wait.1)"
+	near "$(jq '.distributed.collectives.by_op[] | select(.op == "all_reduce") | .start_skew_ns_mean' "$W/f.json")" \
+		"$(fact skew_mean.all_reduce)"
+}
+
+@test "the planted straggler is named: rank 1, late in all_reduce, slow_preprocess its cause; rank 0 waits for it" {
+	job straggler sample 2 20 1
+	jq -e '.distributed.stragglers | length == 1' "$W/f.json"
+	jq -e '.distributed.stragglers[0].rank == 1' "$W/f.json"
+	jq -e '.distributed.stragglers[0].late_in == "all_reduce"' "$W/f.json"
+	jq -e '.distributed.stragglers[0].waited_in == "all_reduce"' "$W/f.json"
+	jq -e '.distributed.stragglers[0].waiting_ranks == [0]' "$W/f.json"
+	jq -e '.distributed.stragglers[0].cause[0].name == "slow_preprocess"' "$W/f.json"
+	jq -e '.distributed.stragglers[0].cause[0].file | endswith("tests/dist/gloo_job.py")' "$W/f.json"
+	jq -e '.distributed.ranks[0].straggler == false' "$W/f.json"
+}
+
+@test "rank 0 waits the planted 20 ms per step in all_reduce (less its own work, at most 2 ms)" {
+	job straggler sample 2 20 1
+	planted_premise
+	local per_step
+	per_step=$(jq '[.distributed.stragglers[0].others_wait_ns / 30] | .[0] | round' "$W/f.json")
+	echo "rank 0's wait per step in all_reduce: $per_step ns"
+	((per_step >= 17000000))
+	((per_step <= 21000000))
+	jq -e '.distributed.stragglers[0].late_in_ns >= 17000000' "$W/f.json"
+	jq -e '.distributed.stragglers[0].late_in_ns <= 21000000' "$W/f.json"
+}
+
+@test "the balanced twin (every rank runs slow_preprocess) has no straggler" {
+	job balanced sample 2 20 all
+	# the premise: the job was balanced in fact, by the ranks' own logs (a
+	# rank late in an operation's median by 5 % of a step would be a
+	# straggler the machine made)
+	local late step
+	late=$(fact late_max)
+	step=$(fact step)
+	if ((late * 20 >= step)); then
+		skip "MACHINE ASSUMPTION NOT MET: rank $(fact late_rank) of the balanced job arrived $((late / 1000)) us late in the median of an operation (5 % of its $((step / 1000)) us step or more)"
+	fi
+	jq -e '.distributed.ranks_present == 2' "$W/f.json"
+	jq -e '.distributed.collectives.matched == 61' "$W/f.json"
+	jq -e '.distributed.stragglers == []' "$W/f.json"
+	jq -e '[.distributed.ranks[] | select(.straggler)] == []' "$W/f.json"
+}
+
+@test "one recording per rank (-o trace.%r.isc, exact mode, ranks from RANK and env://) merged together is the job" {
+	per_rank perrank exact 2 20 1
+	[ -s "$W/trace.0.isc" ]
+	[ -s "$W/trace.1.isc" ]
+	jq -e '.distributed.ranks_present == 2' "$W/f.json"
+	jq -e '.distributed.world_size == 2' "$W/f.json"
+	jq -e ".distributed.ranks[0].pids == [$(fact pid.0)]" "$W/f.json"
+	jq -e ".distributed.ranks[1].pids == [$(fact pid.1)]" "$W/f.json"
+	jq -e '[.distributed.ranks[].local_rank] == [0, 1]' "$W/f.json"
+	# both dist.env.* (the environment) and dist.* (init_process_group) were written
+	"$MERGE" --dump "$W/job.istl" | grep -c ' M dist.env.rank ' >"$W/n_env"
+	[ "$(cat "$W/n_env")" -eq 2 ]
+	"$MERGE" --dump "$W/job.istl" | grep -c ' M dist.rank ' >"$W/n_init"
+	[ "$(cat "$W/n_init")" -eq 2 ]
+	jq -e '.distributed.stragglers | length == 1' "$W/f.json"
+	jq -e '.distributed.stragglers[0].rank == 1' "$W/f.json"
+	jq -e '.distributed.stragglers[0].cause[0].name == "slow_preprocess"' "$W/f.json"
+	near "$(jq '.distributed.ranks[0].wait_ns' "$W/f.json")" "$(fact wait.0)"
+}
+
+@test "4 gloo ranks with rank 2 the straggler: the others wait for it, slow_preprocess its cause" {
+	job four sample 4 20 2
+	jq -e '.distributed.ranks_present == 4' "$W/f.json"
+	jq -e '[.distributed.ranks[].rank] == [0, 1, 2, 3]' "$W/f.json"
+	jq -e ".distributed.ranks[3].pids == [$(fact pid.3)]" "$W/f.json"
+	jq -e '.distributed.stragglers | length == 1' "$W/f.json"
+	jq -e '.distributed.stragglers[0].rank == 2' "$W/f.json"
+	jq -e '.distributed.stragglers[0].waiting_ranks == [0, 1, 3]' "$W/f.json"
+	jq -e '.distributed.stragglers[0].cause[0].name == "slow_preprocess"' "$W/f.json"
+	near "$(jq '.distributed.ranks[0].wait_ns' "$W/f.json")" "$(fact wait.0)"
+	near "$(jq '.distributed.ranks[3].wait_ns' "$W/f.json")" "$(fact wait.3)"
+}
