@@ -203,9 +203,10 @@ planted_premise() {
 	jq -e ".distributed.ranks[1].pids == [$(fact pid.1)]" "$W/f.json"
 	jq -e '[.distributed.ranks[].local_rank] == [0, 1]' "$W/f.json"
 	# both dist.env.* (the environment) and dist.* (init_process_group) were written
-	"$MERGE" --dump "$W/job.istl" | grep -c ' M dist.env.rank ' >"$W/n_env"
+	"$MERGE" --dump "$W/job.istl" >"$W/dump"
+	grep -c ' M dist.env.rank ' "$W/dump" >"$W/n_env"
 	[ "$(cat "$W/n_env")" -eq 2 ]
-	"$MERGE" --dump "$W/job.istl" | grep -c ' M dist.rank ' >"$W/n_init"
+	grep -c ' M dist.rank ' "$W/dump" >"$W/n_init"
 	[ "$(cat "$W/n_init")" -eq 2 ]
 	jq -e '.distributed.stragglers | length == 1' "$W/f.json"
 	jq -e '.distributed.stragglers[0].rank == 1' "$W/f.json"
