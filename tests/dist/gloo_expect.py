@@ -15,8 +15,9 @@ prints one line per fact, "name value":
     wait.R NS               rank R's total wait: over every collective, the
                             latest arrival of any rank minus its own
     step_wait0 NS           rank 0's median wait per step in all_reduce
-    own_work0 NS            rank 0's median time from leaving one step's
-                            all_gather to calling the next all_reduce (its
+    own_work NS             the largest over ranks of a rank's median time
+                            from leaving one step's all_gather to calling
+                            the next all_reduce, less slow_preprocess (its
                             own work per step: an MLP forward)
     slow NS                 median measured duration of slow_preprocess (0
                             when none ran)
@@ -62,9 +63,14 @@ def main(out):
     step = [max(logs[r]["arrivals"][k][1] for r in ranks) - logs[0]["arrivals"][k][1]
             for k in range(n) if logs[0]["arrivals"][k][0] == "all_reduce"]
     print("step_wait0", round(statistics.median(step)))
-    left = logs[0]["left"]
-    own = [a - l for l, a in zip(left, a0[1:])]
-    print("own_work0", round(statistics.median(own)) if own else 0)
+    own_max = 0
+    for r in ranks:  # from leaving a step's all_gather to calling the next all_reduce, less slow_preprocess
+        ar = [t for op, t in logs[r]["arrivals"] if op == "all_reduce"]
+        sl = logs[r]["slow_ns"]
+        own = [a - l - (sl[i + 1] if i + 1 < len(sl) else 0) for i, (l, a) in enumerate(zip(logs[r]["left"], ar[1:]))]
+        if own:
+            own_max = max(own_max, round(statistics.median(own)))
+    print("own_work", own_max)
     slow = [s for r in ranks for s in logs[r]["slow_ns"]]
     print("slow", round(statistics.median(slow)) if slow else 0)
     print("step", round(statistics.median([b - a for a, b in zip(a0, a0[1:])])))

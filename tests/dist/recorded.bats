@@ -79,17 +79,21 @@ near() {
 	awk -v f="$1" -v e="$2" 'BEGIN { d = f - e; if (d < 0) d = -d; exit !(d <= 2e6 + 0.01 * (e < 0 ? -e : e)) }'
 }
 
-# planted_premise: rank 0's own work per step (an MLP forward: 0.2 ms on an
-# idle core, measured alone) was at most 2 ms in the median, and the planted
-# slow_preprocess took at most 21 ms: then rank 0 waits the planted 20 ms
-# less that (a busy machine that delays rank 0 shortens its wait: 4-12 ms of
-# own work, and 12 ms waits, were measured here beside other builds).
+# planted_premise: every rank's own work per step (an MLP forward: 0.2 ms
+# on an idle core, measured alone) took at most 2 ms in the median, and the
+# planted slow_preprocess at most 21 ms: then the straggler's median
+# lateness, which is the other ranks' median wait, is the planted 20 ms
+# within 3 ms (its own work and the others' at most 2 ms, the overshoot
+# at most 1 ms).  A busy machine that delays one rank's own work moves the
+# wait by as much (4-12 ms of rank 0's own work, and 12 ms waits, were
+# measured here beside other builds, load 6 on 2 cores): skipped, with the
+# figures.
 planted_premise() {
 	local own slow
-	own=$(fact own_work0)
+	own=$(fact own_work)
 	slow=$(fact slow)
 	if ((own > 2000000 || slow > 21000000)); then
-		skip "MACHINE ASSUMPTION NOT MET: rank 0's own work per step $((own / 1000)) us (at most 2000), slow_preprocess $((slow / 1000)) us (at most 21000)"
+		skip "MACHINE ASSUMPTION NOT MET: a rank's own work per step $((own / 1000)) us (at most 2000), slow_preprocess $((slow / 1000)) us (at most 21000)"
 	fi
 }
 
@@ -164,16 +168,13 @@ planted_premise() {
 	jq -e '.distributed.ranks[0].straggler == false' "$W/f.json"
 }
 
-@test "rank 0 waits the planted 20 ms per step in all_reduce (less its own work, at most 2 ms)" {
+@test "rank 0 waits the planted 20 ms per step in all_reduce, within 3 ms (the median over the steps)" {
 	job straggler sample 2 20 1
 	planted_premise
-	local per_step
-	per_step=$(jq '[.distributed.stragglers[0].others_wait_ns / 30] | .[0] | round' "$W/f.json")
-	echo "rank 0's wait per step in all_reduce: $per_step ns"
-	((per_step >= 17000000))
-	((per_step <= 21000000))
+	# with two ranks the straggler's lateness in all_reduce is rank 0's wait there
 	jq -e '.distributed.stragglers[0].late_in_ns >= 17000000' "$W/f.json"
-	jq -e '.distributed.stragglers[0].late_in_ns <= 21000000' "$W/f.json"
+	jq -e '.distributed.stragglers[0].late_in_ns <= 23000000' "$W/f.json"
+	near "$(jq '.distributed.stragglers[0].late_in_ns' "$W/f.json")" "$(fact step_wait0)"
 }
 
 @test "the balanced twin (every rank runs slow_preprocess) has no straggler" {
