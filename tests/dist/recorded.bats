@@ -227,3 +227,41 @@ planted_premise() {
 	near "$(jq '.distributed.ranks[0].wait_ns' "$W/f.json")" "$(fact wait.0)"
 	near "$(jq '.distributed.ranks[3].wait_ns' "$W/f.json")" "$(fact wait.3)"
 }
+
+# env_launcher FILE PORT0 PORT1: a launcher (no torch) whose two children get
+# RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT as torchrun sets
+# them and call no torch.distributed; it prints their pids.
+env_launcher() {
+	cat >"$1" <<PY
+import os, subprocess, sys
+ps = [subprocess.Popen([sys.executable, "-c", "pass"],
+                       env=dict(os.environ, RANK=str(r), WORLD_SIZE="2", LOCAL_RANK=str(r),
+                                MASTER_ADDR="127.0.0.1", MASTER_PORT=str((${2}, ${3})[r])))
+      for r in range(2)]
+print(" ".join(str(p.pid) for p in ps))
+sys.exit(max(p.wait() for p in ps))
+PY
+}
+
+@test "without torch.distributed, the ranks come from the environment (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR:PORT)" {
+	cd "$BATS_TEST_TMPDIR"
+	env_launcher l.py 29500 29500
+	env -u RANK -u WORLD_SIZE -u LOCAL_RANK "$REC" --quiet -o e.isc -- "$PY" l.py >pids
+	read -r p0 p1 <pids
+	"$ANALYZE" e.isc >f.json
+	jq -e '.distributed.world_size == 2' f.json
+	jq -e '.distributed.ranks_present == 2' f.json
+	jq -e ".distributed.ranks[0].pids == [$p0]" f.json
+	jq -e ".distributed.ranks[1].pids == [$p1]" f.json
+	jq -e '[.distributed.ranks[].local_rank] == [0, 1]' f.json
+	jq -e '.distributed.ranks[0].job == .distributed.ranks[1].job' f.json
+}
+
+@test "two ranks whose environments name different rendezvous (MASTER_PORT) are refused as not one job" {
+	cd "$BATS_TEST_TMPDIR"
+	env_launcher l.py 29500 29501
+	env -u RANK -u WORLD_SIZE -u LOCAL_RANK "$REC" --quiet -o e.isc -- "$PY" l.py >pids
+	run --separate-stderr "$ANALYZE" e.isc
+	[ "$status" -ne 0 ]
+	[[ $stderr == *"mixed jobs: ranks "[01]" and "[01]" joined different rendezvous"* ]]
+}
