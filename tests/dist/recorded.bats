@@ -265,3 +265,56 @@ PY
 	[ "$status" -ne 0 ]
 	[[ $stderr == *"mixed jobs: ranks "[01]" and "[01]" joined different rendezvous"* ]]
 }
+
+# two_hosts: rank 1 recorded as if on another host (its own UTS and mount
+# namespaces: host name fakehost1 and another boot id), rank 0 on this one,
+# each writing -o trace.%h.isc; merged and analysed once into $D/hosts.
+# Skips when namespaces cannot be made here (not root, no unshare).
+two_hosts() {
+	W=$D/hosts
+	[[ -s $W/f.json ]] && return 0
+	unshare -mu true 2>/dev/null || skip "no mount and UTS namespaces here (unshare -mu): cannot make a second host"
+	mkdir -p "$W"
+	echo "fake-boot-id-of-fakehost1" >"$W/boot1"
+	local port st=0 p0
+	port=$("$PY" "$JOB" port)
+	RANK=0 LOCAL_RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+		"$REC" --quiet -o "$W/trace.%h.isc" -- "$PY" "$JOB" env 30 20 1 "$W" >"$W/out.0" 2>"$W/err.0" &
+	p0=$!
+	RANK=1 LOCAL_RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+		unshare -mu sh -c 'hostname fakehost1 && mount --bind "$1" /proc/sys/kernel/random/boot_id && shift && exec "$@"' \
+		sh "$W/boot1" "$REC" --quiet -o "$W/trace.%h.isc" -- "$PY" "$JOB" env 30 20 1 "$W" >"$W/out.1" 2>"$W/err.1" || st=1
+	wait "$p0" || st=1
+	[ "$st" -eq 0 ] || { cat "$W"/err.*; return 1; }
+	"$MERGE" --log-level=info -o "$W/job.istl" "$W/trace.$(uname -n).isc" "$W/trace.fakehost1.isc" 2>"$W/merge.err"
+	"$ANALYZE" "$W/job.istl" >"$W/f.tmp"
+	"$VALIDATE" "$W/f.tmp"
+	"$PY" "$EXPECT" "$W" >"$W/expect"
+	mv "$W/f.tmp" "$W/f.json"
+}
+
+@test "one recording per host (-o trace.%h.isc, two boots): merged as a job, the second host aligned on the collectives" {
+	two_hosts
+	[ -s "$W/trace.fakehost1.isc" ]
+	jq -e ".distributed.hosts == [{\"host\": \"$(uname -n)\", \"ranks\": [0]}, {\"host\": \"fakehost1\", \"ranks\": [1]}]" "$W/f.json"
+	jq -e '.distributed.clock.domains == 2' "$W/f.json"
+	jq -e '.distributed.ranks[1].merge_clock.method == "collectives"' "$W/f.json"
+	jq -e ".distributed.ranks[1].pids == [$(fact pid.1)]" "$W/f.json"
+	grep -F 'trace.fakehost1.isc: rank 1, clock offset' "$W/merge.err"
+	jq -e '.distributed.stragglers[0].rank == 1' "$W/f.json"
+	jq -e '.distributed.stragglers[0].cause[0].name == "slow_preprocess"' "$W/f.json"
+}
+
+@test "the two hosts share one clock in truth (one machine): the offset found is 0 within the uncertainty it reports, and the waits within what that allows" {
+	two_hosts
+	local off unc n
+	off=$(jq '.distributed.ranks[1].clock_offset_ns' "$W/f.json")
+	unc=$(jq '.distributed.ranks[1].clock_uncertainty_ns' "$W/f.json")
+	echo "offset $off ns, uncertainty $unc ns"
+	((off <= unc))
+	((-off <= unc))
+	# each collective's wait moves by at most the offset's error
+	n=$(($(fact count.barrier) + $(fact count.all_reduce) + $(fact count.all_gather)))
+	awk -v f="$(jq '.distributed.ranks[0].wait_ns' "$W/f.json")" -v e="$(fact wait.0)" -v b="$((n * ${off#-} + 2000000))" \
+		'BEGIN { d = f - e; if (d < 0) d = -d; exit !(d <= b) }'
+}
