@@ -118,12 +118,23 @@ def _input_bytes(x):
         return 0, None
 
 
+def _group_index(fn):
+    """The position of fn's parameter group, None when it has none."""
+    try:
+        import inspect
+        names = list(inspect.signature(fn).parameters)
+        return names.index("group") if "group" in names else None
+    except Exception:
+        return None
+
+
 def _wrap(agent, c10d, fname, fn, word, argi, kw, state):
     default_group = getattr(c10d, "GroupMember", None)
+    gi = _group_index(fn)
 
     def collective(*args, **kwargs):
         try:
-            group = kwargs.get("group")
+            group = args[gi] if gi is not None and len(args) > gi else kwargs.get("group")
             default = group is None or group is getattr(default_group, "WORLD", None)
             backend = state.backend if default else None
             if backend is None:
