@@ -80,6 +80,7 @@ struct rk {
 	bool have_p50;
 	double loss; /* time the job lost to this rank (its lead over the next latest, where it was last) */
 	double wait_op[ISC_COLL_N]; /* the others' waits in collectives where it was last, by op */
+	double matched_op[ISC_COLL_N], last_op[ISC_COLL_N]; /* matched and last, by op */
 };
 
 struct member {
@@ -492,6 +493,7 @@ int isc_dist_reduce(const cJSON *const *entries, const unsigned *doc_of, size_t 
 			struct rk *r = &rs[mem[q].r];
 			r->wait += (double)(smax - starts[q - a]);
 			r->matched++;
+			r->matched_op[op]++;
 			size_t k = 0;
 			for (size_t u = a; u < b; u++)
 				if (u != q)
@@ -506,6 +508,7 @@ int isc_dist_reduce(const cJSON *const *entries, const unsigned *doc_of, size_t 
 				if (q != lastq && starts[q - a] > second)
 					second = starts[q - a];
 			r->last++;
+			r->last_op[op]++;
 			r->loss += (double)(smax - second);
 			for (size_t q = a; q < b; q++)
 				if (q != lastq)
@@ -633,9 +636,12 @@ int isc_dist_reduce(const cJSON *const *entries, const unsigned *doc_of, size_t 
 	size_t nstrag = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct rk *r = &rs[i];
-		named[i] = (double)lmed[i] >= thresh || !op_of[i] || opmed[i] < lmed[i] ? lmed[i] : opmed[i];
-		strag[i] = n >= 2 && r->matched >= STRAGGLER_MIN_MATCHED && base > 0 && (double)named[i] >= thresh &&
-			   r->last >= STRAGGLER_LAST_SHARE * r->matched;
+		/* late over all its collectives and last in half of them, else late in one operation's and last in half of those */
+		bool all = (double)lmed[i] >= thresh && r->last >= STRAGGLER_LAST_SHARE * r->matched,
+		     one = op_of[i] && (double)opmed[i] >= thresh &&
+			   r->last_op[op_of[i]] >= STRAGGLER_LAST_SHARE * r->matched_op[op_of[i]];
+		named[i] = all || !one ? lmed[i] : opmed[i];
+		strag[i] = n >= 2 && r->matched >= STRAGGLER_MIN_MATCHED && base > 0 && (all || one);
 		nstrag += strag[i];
 	}
 
@@ -799,8 +805,8 @@ int isc_dist_reduce(const cJSON *const *entries, const unsigned *doc_of, size_t 
 	isc_jb_str(&jb, sec, "straggler_rule",
 		   "late against the median of the other ranks' arrivals by at least 5 % of the median iteration "
 		   "(without iterations: of the median time between a rank's collectives), in the median over its "
-		   "collectives or over its collectives of one operation (3 or more), and last to arrive in at least "
-		   "half of them (3 or more shared)");
+		   "collectives and last to arrive in at least half of them, or in the median over its collectives of "
+		   "one operation (3 or more) and last to arrive in at least half of those (3 or more shared in all)");
 	for (size_t done = 0; done < nstrag; done++) {
 		size_t who = SIZE_MAX;
 		for (size_t i = 0; i < n; i++) {
@@ -822,6 +828,10 @@ int isc_dist_reduce(const cJSON *const *entries, const unsigned *doc_of, size_t 
 		isc_jb_num_or_null(&jb, s, "late_in_ns", op_of[who], (double)opmed[who]);
 		isc_jb_num(&jb, s, "judged_lateness_ns", (double)named[who]);
 		isc_jb_num(&jb, s, "last_pct", r->matched > 0 ? round(1e4 * r->last / r->matched) / 100 : 0);
+		isc_jb_num_or_null(&jb, s, "late_in_last_pct", op_of[who] && r->matched_op[op_of[who]] > 0,
+				   op_of[who] && r->matched_op[op_of[who]] > 0
+					   ? round(1e4 * r->last_op[op_of[who]] / r->matched_op[op_of[who]]) / 100
+					   : 0);
 		isc_jb_num(&jb, s, "loss_ns", r->loss);
 		double iters = r->iters;
 		isc_jb_num_or_null(&jb, s, "loss_per_iteration_ns", iters >= 1, iters >= 1 ? round(r->loss / iters) : 0);

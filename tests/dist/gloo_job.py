@@ -13,6 +13,10 @@ planted straggler, for the recorded-job tests of tests/dist/recorded.bats.
                                     one rank as torchrun starts it: RANK,
                                     WORLD_SIZE, MASTER_ADDR, MASTER_PORT
                                     (init from env://)
+    gloo_job.py spawn N STEPS SLOW_MS WHO OUT
+                                    the launcher as the issue's job had it:
+                                    torch.multiprocessing.spawn starts the N
+                                    ranks (and Python's resource tracker)
     gloo_job.py port                prints a free TCP port of 127.0.0.1
 
 Each step (an inferscope scope "step"): the rank WHO (a number), or every
@@ -94,6 +98,10 @@ def run_rank(rank, world, init_method, steps, slow_ms, who, out):
         json.dump({"rank": rank, "world": world, "pid": os.getpid(), "arrivals": arrivals, "slow_ns": slow, "left": left}, f)
 
 
+def _spawned(rank, world, port, steps, slow_ms, who, out):
+    run_rank(rank, world, "tcp://127.0.0.1:%d" % port, steps, slow_ms, who, out)
+
+
 def free_port():
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
@@ -111,6 +119,12 @@ def main(argv):
         procs = [subprocess.Popen([sys.executable, os.path.abspath(__file__), "rank", str(r), str(n), port,
                                    steps, slow_ms, who, out], env=env) for r in range(n)]
         return max(p.wait() for p in procs)
+    if argv[1:2] == ["spawn"]:
+        import torch.multiprocessing as mp
+        n = int(argv[2])
+        mp.spawn(_spawned, args=(n, free_port(), int(argv[3]), float(argv[4]), argv[5], argv[6]), nprocs=n,
+                 join=True)
+        return 0
     if argv[1:2] == ["rank"]:
         run_rank(int(argv[2]), int(argv[3]), "tcp://127.0.0.1:" + argv[4], int(argv[5]), float(argv[6]), argv[7],
                  argv[8])

@@ -26,14 +26,15 @@ setup_file() {
 	export D=$BATS_FILE_TMPDIR
 }
 
-# job NAME MODE RANKS SLOW_MS WHO: records a launcher of RANKS ranks once per
-# file run (--python=MODE), analyses it into $D/NAME/f.json and the logs'
+# job NAME MODE RANKS SLOW_MS WHO [LAUNCH]: records a launcher of RANKS ranks
+# (gloo_job.py LAUNCH: launch, or spawn) once per file run
+# (--python=MODE), analyses it into $D/NAME/f.json and the logs'
 # expectations into $D/NAME/expect; sets W to $D/NAME.
 job() {
 	W=$D/$1
 	[[ -s $W/f.json ]] && return 0
 	mkdir -p "$W"
-	"$REC" --quiet --python="$2" -o "$W/job.isc" -- "$PY" "$JOB" launch "$3" 30 "$4" "$5" "$W" \
+	"$REC" --quiet --python="$2" -o "$W/job.isc" -- "$PY" "$JOB" "${6:-launch}" "$3" 30 "$4" "$5" "$W" \
 		>"$W/out" 2>"$W/err" || { cat "$W/err"; return 1; }
 	"$ANALYZE" "$W/job.isc" >"$W/f.tmp"
 	"$VALIDATE" "$W/f.tmp"
@@ -317,4 +318,15 @@ two_hosts() {
 	n=$(($(fact count.barrier) + $(fact count.all_reduce) + $(fact count.all_gather)))
 	awk -v f="$(jq '.distributed.ranks[0].wait_ns' "$W/f.json")" -v e="$(fact wait.0)" -v b="$((n * ${off#-} + 2000000))" \
 		'BEGIN { d = f - e; if (d < 0) d = -d; exit !(d <= b) }'
+}
+
+@test "torch.multiprocessing.spawn as the launcher (the issue's job: 4 processes, with Python's resource tracker): 2 ranks, rank 1 the straggler" {
+	job spawn sample 2 20 1 spawn
+	jq -e '.distributed.ranks_present == 2' "$W/f.json"
+	jq -e ".distributed.ranks[0].pids == [$(fact pid.0)]" "$W/f.json"
+	jq -e ".distributed.ranks[1].pids == [$(fact pid.1)]" "$W/f.json"
+	jq -e '.distributed.stragglers | length == 1' "$W/f.json"
+	jq -e '.distributed.stragglers[0].rank == 1' "$W/f.json"
+	jq -e '.distributed.stragglers[0].cause[0].name == "slow_preprocess"' "$W/f.json"
+	near "$(jq '.distributed.ranks[0].wait_ns' "$W/f.json")" "$(fact wait.0)"
 }
