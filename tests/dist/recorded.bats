@@ -81,20 +81,20 @@ near() {
 }
 
 # planted_premise: every rank's own work per step (an MLP forward: 0.2 ms
-# on an idle core, measured alone) took at most 2 ms in the median, and the
-# planted slow_preprocess at most 21 ms: then the straggler's median
-# lateness, which is the other ranks' median wait, is the planted 20 ms
-# within 3 ms (its own work and the others' at most 2 ms, the overshoot
-# at most 1 ms).  A busy machine that delays one rank's own work moves the
-# wait by as much (4-12 ms of rank 0's own work, and 12 ms waits, were
-# measured here beside other builds, load 6 on 2 cores): skipped, with the
-# figures.
+# on an idle core, measured alone) took at most 2 ms in the median: then
+# the straggler's median lateness in all_reduce, which is the other rank's
+# median wait there, is the planted work's median duration (20 ms by the
+# wall clock, more when the machine preempts rank 1 inside it: 23 ms was
+# measured once under load) within 3 ms (its own work and the other's at
+# most 2 ms each, in opposite directions, and 1 ms for the rest).  A busy
+# machine that delays a rank's own work moves the wait by as much (7-12 ms
+# of rank 0's own work, and 12 ms waits, were measured here beside other
+# builds, load 6 on 2 cores): skipped, with the figure.
 planted_premise() {
-	local own slow
+	local own
 	own=$(fact own_work)
-	slow=$(fact slow)
-	if ((own > 2000000 || slow > 21000000)); then
-		skip "MACHINE ASSUMPTION NOT MET: a rank's own work per step $((own / 1000)) us (at most 2000), slow_preprocess $((slow / 1000)) us (at most 21000)"
+	if ((own > 2000000)); then
+		skip "MACHINE ASSUMPTION NOT MET: a rank's own work per step took $((own / 1000)) us in the median (at most 2000)"
 	fi
 }
 
@@ -172,9 +172,13 @@ planted_premise() {
 @test "rank 0 waits the planted 20 ms per step in all_reduce, within 3 ms (the median over the steps)" {
 	job straggler sample 2 20 1
 	planted_premise
+	local slow
+	slow=$(fact slow)
+	# by construction: slow_preprocess runs until 20 ms have passed
+	((slow >= 20000000))
 	# with two ranks the straggler's lateness in all_reduce is rank 0's wait there
-	jq -e '.distributed.stragglers[0].late_in_ns >= 17000000' "$W/f.json"
-	jq -e '.distributed.stragglers[0].late_in_ns <= 23000000' "$W/f.json"
+	jq -e ".distributed.stragglers[0].late_in_ns >= $slow - 3000000" "$W/f.json"
+	jq -e ".distributed.stragglers[0].late_in_ns <= $slow + 3000000" "$W/f.json"
 	near "$(jq '.distributed.stragglers[0].late_in_ns' "$W/f.json")" "$(fact step_wait0)"
 }
 
