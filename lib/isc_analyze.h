@@ -35,6 +35,8 @@ struct isc_compare_opts {
 	 * iterations did
 	 */
 	bool growth_first;
+	/* latencies compared as wall time even when every run has its waits for a CPU (--latency-basis=wall) */
+	bool wall_only;
 };
 
 /* ---- iscope-analyze's whole job (analyze_run.c) ----------------------- */

@@ -33,9 +33,10 @@ static inline unsigned isc_put_varint(uint8_t *buf, uint64_t v)
 #define ISC_TRACE_MAGIC 0x54435349u /* "ISCT" */
 #define ISC_TIMELINE_MAGIC 0x4C545349u /* "ISTL" */
 #define ISC_FORMAT_VERSION_MAJOR 1
-#define ISC_FORMAT_VERSION_MINOR 6 /* 1.1: native stack sampling; 1.2: EXCEPTION_REF; 1.3: allocation sampling;
+#define ISC_FORMAT_VERSION_MINOR 9 /* 1.1: native stack sampling; 1.2: EXCEPTION_REF; 1.3: allocation sampling;
 				    1.4: PY_SAMPLE's C callee; 1.5: the CUDA agent's GPU_API site_id; 1.6: timeline
-				    sources (TL_CTX source, SOURCE_INFO: a job merge's inputs, formats/timeline.md §11) */
+				    sources (TL_CTX source, SOURCE_INFO: a job merge's inputs, formats/timeline.md §11);
+				    1.9: PY_SAMPLE's thread schedstat (run and run-queue wait times) */
 #define ISC_CHUNK_HEADER_SIZE 32
 #define ISC_CHUNK_MAX_PAYLOAD (16u << 20) /* readers refuse larger chunks */
 /* A timeline time or GPU duration at or above this (2^62 ns, 146 years) is corrupt (formats/timeline.md §4). */
@@ -114,7 +115,8 @@ enum isc_record_type {
 	ISC_REC_THREAD_WAIT = 0x2D,   /* pid tid call(enum isc_wait_call) nr+1 arg0 arg1 arg2 arg3 fd+1
 					 fd_kind(enum isc_fd_kind), rest = wchan */
 	ISC_REC_PY_SAMPLE = 0x2E,     /* pid tid state(char) flags depth, depth x (code_id line), innermost first,
-					 then (flags & ISC_PY_SAMPLE_CALLEE, 1.4) callee_id callee */
+					 then (flags & ISC_PY_SAMPLE_CALLEE, 1.4) callee_id callee,
+					 then (flags & ISC_PY_SAMPLE_SCHED, 1.9) run_ns wait_ns */
 	ISC_REC_PY_SAMPLER = 0x2F,    /* hz ticks stacks reads failed cpu_ns: the Python sampler's totals */
 
 	/* native stack sampler (NATIVE chunks, formats/trace.md §6.6); every
@@ -327,6 +329,7 @@ enum isc_fd_kind {
 #define ISC_PY_SAMPLE_TRUNCATED 4u
 #define ISC_PY_SAMPLE_WAITING 8u
 #define ISC_PY_SAMPLE_CALLEE 16u    /* callee_id and callee follow the frames */
+#define ISC_PY_SAMPLE_SCHED 32u     /* 1.9: run_ns and wait_ns (the thread's schedstat) follow the callee */
 #define ISC_PY_CALLEE_TORCH 8u      /* callee bit 3: the callee's type derives from one of torch's */
 
 /* What the innermost frame runs in C (PY_SAMPLE callee bits 0-2). */

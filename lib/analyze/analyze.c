@@ -305,7 +305,7 @@ static int span_pop(struct ana *a, struct ana_thread *th, uint64_t end_ts, bool 
 		if (isc_grow(&s->s, &s->cap, s->n, sizeof(*s->s)) || isc_asite_boundary(a->asites, end_ts))
 			return -ENOMEM;
 		s->s[s->n++] = (struct ana_iter){ f->begin_ts, dur, lat, f->dl_at_begin, dl_time(a, end_ts), th->pid,
-						     complete, isc_asite_nmarks(a->asites) };
+						     complete, isc_asite_nmarks(a->asites), th->tid };
 		s->total_ns += dur; /* measured: compensation only estimates (sections_run.c) */
 		if (!s->collective && th->open_scopes && --th->open_scopes == 0 && a->scoped_threads)
 			a->scoped_threads--;

@@ -126,6 +126,7 @@ struct ana_iter {
 	uint32_t pid;
 	bool complete;
 	uint32_t mark; /* its end's boundary in the allocation site model (isc_asite_boundary) */
+	uint32_t tid;  /* the thread it ran on */
 };
 
 struct ana_scope {

@@ -49,10 +49,17 @@ struct crow {
 	bool torch;
 };
 
+/* A thread's run-queue wait so far (schedstat, 1.9) at a sample's time. */
+struct wpoint {
+	uint64_t ts, wait_ns;
+};
+
 struct trow {
 	uint32_t pid, tid;
 	uint64_t samples, on, interp_on, native_on, off;
 	uint64_t torch_on, off_py; /* of native_on: torch ops; of off: bytecode innermost */
+	struct wpoint *w;          /* its samples' schedstat waits, in time order */
+	size_t nw, capw;
 };
 
 struct isc_pysamp {
@@ -97,6 +104,8 @@ void isc_pysamp_free(struct isc_pysamp *ps)
 	free(ps->slotn);
 	free(ps->fn);
 	free(ps->ln);
+	for (size_t i = 0; i < ps->nth; i++)
+		free(ps->th[i].w);
 	free(ps->th);
 	free(ps);
 }
@@ -205,7 +214,7 @@ int isc_pysamp_add(struct isc_pysamp *ps, const struct isc_timeline *t, const st
 			isc_umap_del(&ps->tmap, (uint64_t)ev->pid << 32 | ev->tid);
 			return -ENOMEM;
 		}
-		ps->th[ps->nth] = (struct trow){ ev->pid, ev->tid, 0, 0, 0, 0, 0, 0, 0 };
+		ps->th[ps->nth] = (struct trow){ .pid = ev->pid, .tid = ev->tid };
 		*slot = (uint32_t)ps->nth++;
 	}
 	uint32_t ti = *slot;
@@ -232,6 +241,17 @@ int isc_pysamp_add(struct isc_pysamp *ps, const struct isc_timeline *t, const st
 	bool named = depth && (flags & ISC_PY_SAMPLE_CALLEE);
 	if (named && (isc_get_varint(&q, e, &callee_id) || isc_get_varint(&q, e, &ckind) || callee_id > UINT32_MAX))
 		return -EBADMSG;
+	/* 1.9: the thread's schedstat after the callee; its wait so far, kept when it never goes back */
+	uint64_t run_ns, wait_ns;
+	if (flags & ISC_PY_SAMPLE_SCHED) {
+		if (isc_get_varint(&q, e, &run_ns) || isc_get_varint(&q, e, &wait_ns))
+			return -EBADMSG;
+		if (!tr->nw || (ev->ts > tr->w[tr->nw - 1].ts && wait_ns >= tr->w[tr->nw - 1].wait_ns)) {
+			if (isc_grow(&tr->w, &tr->capw, tr->nw, sizeof(*tr->w)))
+				return -ENOMEM;
+			tr->w[tr->nw++] = (struct wpoint){ ev->ts, wait_ns };
+		}
+	}
 	unsigned kind = named ? (unsigned)(ckind & 7) : op ? ISC_PY_CALLEE_UNKNOWN : ISC_PY_CALLEE_NONE;
 	/* in C: a C callee, or a call (instruction class 1) whose callee could not be read (an
 	 * operator that could not be read is most often the interpreter's) */
@@ -328,6 +348,38 @@ int isc_pysamp_add(struct isc_pysamp *ps, const struct isc_timeline *t, const st
 		}
 	}
 	return 0;
+}
+
+/* The wait so far at time ts, linear between the samples around it; false outside them. */
+static bool wait_at(const struct trow *tr, uint64_t ts, double *w)
+{
+	size_t lo = 0, hi = tr->nw;
+	if (!tr->nw || ts < tr->w[0].ts || ts > tr->w[tr->nw - 1].ts)
+		return false;
+	while (hi - lo > 1) { /* the last point at or before ts */
+		size_t mid = lo + (hi - lo) / 2;
+		if (tr->w[mid].ts <= ts)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	const struct wpoint *a = &tr->w[lo], *b = lo + 1 < tr->nw ? &tr->w[lo + 1] : a;
+	*w = (double)a->wait_ns;
+	if (b->ts > a->ts)
+		*w += (double)(b->wait_ns - a->wait_ns) * (double)(ts - a->ts) / (double)(b->ts - a->ts);
+	return true;
+}
+
+bool isc_pysamp_cpu_wait(const struct isc_pysamp *ps, uint32_t pid, uint32_t tid, uint64_t from, uint64_t to,
+			 uint64_t *wait_ns)
+{
+	uint32_t ti = isc_umap_get(&ps->tmap, (uint64_t)pid << 32 | tid);
+	double a, b;
+	if (ti == ISC_UMAP_NONE || to < from || !wait_at(&ps->th[ti], from, &a) || !wait_at(&ps->th[ti], to, &b))
+		return false;
+	double w = b - a > 0 ? b - a : 0;
+	*wait_ns = (uint64_t)llround(w < (double)(to - from) ? w : (double)(to - from));
+	return true;
 }
 
 bool isc_pysamp_last_busy(const struct isc_pysamp *ps)

@@ -29,6 +29,14 @@ bool isc_pysamp_last_torch(const struct isc_pysamp *ps);
 /* Whether the last sample's thread was running or runnable (state R):
  * working, or wanting a CPU to work; not blocked. */
 bool isc_pysamp_last_busy(const struct isc_pysamp *ps);
+/*
+ * How long thread (pid, tid) waited for a CPU (runnable, not running)
+ * between from and to, from the schedstat its samples carry (1.9), linear
+ * between the samples around each end and at most to - from; false when
+ * the samples do not surround both ends.
+ */
+bool isc_pysamp_cpu_wait(const struct isc_pysamp *ps, uint32_t pid, uint32_t tid, uint64_t from, uint64_t to,
+			 uint64_t *wait_ns);
 
 /*
  * Exact mode (call spans measure the time; the samples only say where it

@@ -62,6 +62,8 @@ static int cmp_iter(const void *x, const void *y)
 struct span_out {
 	uint64_t begin, end;
 	bool warm;
+	bool have_wait;   /* wait is known (isc_pysamp_cpu_wait) */
+	uint64_t wait;    /* its thread's time waiting for a CPU inside it */
 };
 
 static int cmp_span_out(const void *x, const void *y)
@@ -269,9 +271,11 @@ int isc_ana_emit_iterations(struct ana *a, cJSON *root)
 					a->iter_begin_ts = x->begin_ts;
 				if (k == i && j - i >= 2 && warm_rule && end > a->warm_end_ts)
 					a->warm_end_ts = end;
+				uint64_t w = 0;
+				bool hw = isc_pysamp_cpu_wait(a->pys, x->pid, x->tid, x->begin_ts, end, &w);
 				if (k == i && j - i >= 2 && warm_rule) {
 					warm++;
-					spans[nspans++] = (struct span_out){ x->begin_ts, end, true };
+					spans[nspans++] = (struct span_out){ x->begin_ts, end, true, hw, w };
 				} else if (!x->complete) {
 					incomplete++;
 				} else {
@@ -282,7 +286,7 @@ int isc_ana_emit_iterations(struct ana *a, cJSON *root)
 					compensated |= x->lat != x->dur;
 					clipped |= x->lat == 0 && x->dur > 0;
 					a->removed_iter_ns += x->dur - x->lat;
-					spans[nspans++] = (struct span_out){ x->begin_ts, end, false };
+					spans[nspans++] = (struct span_out){ x->begin_ts, end, false, hw, w };
 					if (x->begin_ts < st_from) {
 						st_from = x->begin_ts;
 						dl_from = x->dl_begin;
@@ -344,6 +348,17 @@ int isc_ana_emit_iterations(struct ana *a, cJSON *root)
 		isc_jb_push_num(&a->jb, pair, (double)(spans[i].end - a->first_ts));
 	}
 	isc_jb_bool(&a->jb, it, "spans_truncated", nspans > ITER_SPANS_MAX);
+	/* each span's run-queue wait (its thread's schedstat in the samples, 1.9): when all are known */
+	bool all_wait = nspans > 0;
+	for (size_t i = 0; i < nspans && i < ITER_SPANS_MAX; i++)
+		all_wait = all_wait && spans[i].have_wait;
+	if (all_wait) {
+		cJSON *cw = isc_jb_arr(&a->jb, it, "cpu_wait_ns");
+		for (size_t i = 0; i < nspans && i < ITER_SPANS_MAX && cw; i++)
+			isc_jb_push_num(&a->jb, cw, (double)spans[i].wait);
+	} else {
+		isc_jb_num_or_null(&a->jb, it, "cpu_wait_ns", false, 0);
+	}
 	isc_jb_num(&a->jb, it, "warmup_spans", (double)(warm < ITER_SPANS_MAX ? warm : ITER_SPANS_MAX));
 	free(spans);
 	emit_dataloader(a, it, nlat > 0, st_from, st_to, dl_to > dl_from ? dl_to - dl_from : 0);

@@ -2,6 +2,16 @@
  * compare.c - `comparison`: this run against one or more baseline runs,
  * from findings documents alone (iscope-analyze --baseline).
  *
+ * The basis: an iteration's time less the time its thread waited for a
+ * CPU (runnable, not running: schedstat's run-queue wait, carried by the
+ * Python samples from format 1.9, iterations.cpu_wait_ns) when every run
+ * has it and no run's own threads outnumbered its CPUs
+ * (comparison.latency_basis "wall_less_cpu_wait"); else the wall time
+ * ("wall").  Other programs' load lengthens iterations by exactly that
+ * wait: on the shared 2-core machine identical runs of a CPU-bound step
+ * took 4.8-38 ms of wall time and 3.0-4.4 ms less their waits.  A sleep,
+ * I/O, a lock or more work stays in; only the waits for a CPU go.
+ *
  * Latency: runs are the unit.  Iterations of one run share its
  * conditions (the machine's speed state, its load, clocks, memory
  * layout), so identical code in two runs differs by more than the
@@ -49,7 +59,8 @@
 
 #define MIN_SAMPLES 5     /* per side: 5 vs 5 is the least where exact p < 0.01 is possible */
 #define MAX_CONTRIB 30
-#define MAX_BREAKDOWN 10  /* of the 30: at most 20 cpu/gpu rows, then 10 breakdown rows */
+#define MAX_BREAKDOWN 10  /* of the 30: at most 20 cpu/gpu rows (the recording's one of them), then 10 breakdown rows */
+#define RECORDING_ROW "(recording's estimated cost)"
 #define NQUANT 21         /* p0, p5, ..., p100 */
 #define RUNS_LEVEL 0.95   /* the run-level interval: two-sided, one side 2.5 % */
 /*
@@ -78,13 +89,21 @@ static struct run_sum run_sum(const int64_t *v, size_t n)
 
 /* ---- reading the documents --------------------------------------------- */
 
-/*
- * Steady-state iteration durations of doc into a malloc'd sorted array;
- * with no iterations, the run's wall time as one sample (*wall = true).
- */
-static int run_samples(const cJSON *doc, int64_t **out, size_t *n, bool *wall)
+/* Whether doc has a run-queue wait for each of its iteration spans (iterations.cpu_wait_ns). */
+static bool has_cpu_wait(const cJSON *doc)
 {
-	const cJSON *spans = isc_doc_get(doc, "iterations.spans");
+	const cJSON *w = isc_doc_get(doc, "iterations.cpu_wait_ns"), *spans = isc_doc_get(doc, "iterations.spans");
+	return cJSON_IsArray(w) && cJSON_GetArraySize(spans) > 0 && cJSON_GetArraySize(w) == cJSON_GetArraySize(spans);
+}
+
+/*
+ * Steady-state iteration durations of doc into a malloc'd sorted array,
+ * less_wait: each less its thread's wait for a CPU; with no iterations,
+ * the run's wall time as one sample (*wall = true).
+ */
+static int run_samples(const cJSON *doc, bool less_wait, int64_t **out, size_t *n, bool *wall)
+{
+	const cJSON *spans = isc_doc_get(doc, "iterations.spans"), *waits = isc_doc_get(doc, "iterations.cpu_wait_ns");
 	double ws = isc_doc_num(doc, "iterations.warmup_spans", 0);
 	size_t skip = ws > 0 && ws < 1e9 ? (size_t)ws : 0, m = 0, cap = (size_t)cJSON_GetArraySize(spans);
 	int64_t *v = malloc((cap ? cap : 1) * sizeof(*v));
@@ -96,10 +115,12 @@ static int run_samples(const cJSON *doc, int64_t **out, size_t *n, bool *wall)
 		if (i++ < skip || cJSON_GetArraySize(s) != 2)
 			continue;
 		double a = cJSON_GetArrayItem(s, 0)->valuedouble, b = cJSON_GetArrayItem(s, 1)->valuedouble;
+		const cJSON *wv = less_wait ? cJSON_GetArrayItem(waits, (int)i - 1) : NULL;
+		double w = cJSON_IsNumber(wv) && wv->valuedouble > 0 && wv->valuedouble <= b - a ? wv->valuedouble : 0;
 		/* a hand-edited document may hold anything: below 2e18 ns (63 years), the
 		 * pairwise differences and their bisection (stats.c) stay inside int64 */
 		if (b >= a && b - a < 2e18)
-			v[m++] = (int64_t)(b - a);
+			v[m++] = (int64_t)(b - a - w);
 	}
 	*wall = !m;
 	if (!m) {
@@ -215,26 +236,35 @@ static double iters(const cJSON *doc)
 }
 
 /*
- * Mean wall time of one iteration (all of them, warm-up included), or the
- * run's wall time.  The scopes' totals are measured; the functions' self
- * times are compensated (exact mode): so that the rows and "(other time in
- * iterations)" add up on one basis, the part the recording cost
- * (iterations.latency_estimate.removed_pct, of the steady iterations) is
- * taken out of the measured mean as well, unless the estimate was withheld.
+ * Mean wall time of one iteration (all of them, warm-up included), as
+ * measured, or the run's wall time.
  */
 static double iter_mean_ns(const cJSON *doc)
 {
 	const char *name = isc_doc_str(doc, "iterations.name", NULL);
-	const cJSON *s, *est = isc_doc_get(doc, "iterations.latency_estimate");
-	double keep = 1;
-	if (cJSON_IsObject(est) && !cJSON_IsTrue(isc_doc_get(est, "withheld")))
-		keep = 1 - isc_doc_num(est, "removed_pct", 0) / 100;
+	const cJSON *s;
 	cJSON_ArrayForEach(s, isc_doc_get(doc, "iterations.scopes")) {
 		const char *n = isc_doc_str(s, "name", NULL);
 		if (name && n && !strcmp(n, name))
-			return isc_doc_num(s, "total_ns", 0) / iters(doc) * (keep > 0 ? keep : 0);
+			return isc_doc_num(s, "total_ns", 0) / iters(doc);
 	}
 	return isc_doc_num(doc, "summary.wall_ns", 0);
+}
+
+/*
+ * The part of that mean the recording cost by its own estimate
+ * (iterations.latency_estimate.removed_pct), withheld or not: the
+ * functions' self times are compensated either way (exact mode), so the
+ * cpu view shows the estimate as a row of its own and "(other time in
+ * iterations)" is what neither explains.  0 without an estimate.
+ */
+static double iter_recording_ns(const cJSON *doc)
+{
+	const cJSON *est = isc_doc_get(doc, "iterations.latency_estimate");
+	if (!cJSON_IsObject(est))
+		return 0;
+	double pct = isc_doc_num(est, "removed_pct", 0);
+	return pct > 0 && pct <= 100 ? iter_mean_ns(doc) * pct / 100 : 0;
 }
 
 static const char *idle_names[][2] = {
@@ -260,9 +290,12 @@ static int collect(struct items *it, int s, const cJSON *doc, double w)
 		rc |= add(it, s, isc_doc_str(e, "kind", NULL) ? isc_doc_str(e, "kind", NULL) : "op", isc_doc_str(e, "name", NULL),
 			  isc_doc_str(e, "file", NULL), isc_doc_num(e, "line", 0), "cpu", ns * per, row_calls(e, per));
 	}
-	/* the rest of the iteration time, so that the cpu view adds up to the mean iteration */
+	/* the recording's own cost and the rest, so that the cpu view adds up to the measured mean iteration */
+	double rec = iter_recording_ns(doc);
+	if (rec > 0)
+		rc |= add(it, s, "recording", RECORDING_ROW, NULL, 0, "cpu", rec * w, NAN);
 	rc |= add(it, s, "other", "(other time in iterations)", NULL, 0, "cpu",
-		  iter_mean_ns(doc) * w - listed * per, 0);
+		  (iter_mean_ns(doc) - rec) * w - listed * per, 0);
 	cJSON_ArrayForEach(e, isc_doc_get(doc, "gpu.kernels.top"))
 		rc |= add(it, s, "kernel", isc_doc_str(e, "name", NULL), NULL, 0, "gpu", isc_doc_num(e, "total_ns", 0) * per,
 			  isc_doc_num(e, "count", 0) * per);
@@ -311,15 +344,23 @@ static int collect(struct items *it, int s, const cJSON *doc, double w)
 }
 
 /*
- * Additive views (cpu, gpu) first, then breakdown rows (they overlap the
- * others: a sleep is both time.sleep and off-CPU sleep), each by share of the change (see the sort below).
+ * Additive views (cpu, gpu) first, then the recording's estimated cost (a
+ * cost of measuring, not of the program: a planted cause comes before it
+ * even when recording its calls cost more), then breakdown rows (they
+ * overlap the others: a sleep is both time.sleep and off-CPU sleep), each
+ * by share of the change (see the sort below).
  */
+static int rank_class(const struct item *x)
+{
+	return !strcmp(x->view, "breakdown") ? 2 : !strcmp(x->kind, "recording") ? 1 : 0;
+}
+
 static int by_delta(const void *a, const void *b)
 {
 	const struct item *x = a, *y = b;
-	bool bx = !strcmp(x->view, "breakdown"), by = !strcmp(y->view, "breakdown");
-	if (bx != by)
-		return bx ? 1 : -1;
+	int cx = rank_class(x), cy = rank_class(y);
+	if (cx != cy)
+		return cx > cy ? 1 : -1;
 	if (x->toward != y->toward)
 		return x->toward > y->toward ? -1 : 1;
 	return strcmp(x->key ? x->key : "", y->key ? y->key : "");
@@ -603,7 +644,7 @@ static bool own_load_within_cpus(const cJSON *doc)
  * one, or the current run is one of the baselines (*comparable false then).
  */
 static void conditions(struct isc_jb *jb, cJSON *cmp, const cJSON *cur, const cJSON *const *base, size_t nbase,
-		       bool *busier, bool *quieter, bool *other)
+		       bool less_wait, bool *busier, bool *quieter, bool *other)
 {
 	cJSON *c = isc_jb_obj(jb, cmp, "conditions");
 	double pc = 0, lo = 101, hi = -1, r = 0;
@@ -624,8 +665,9 @@ static void conditions(struct isc_jb *jb, cJSON *cmp, const cJSON *cur, const cJ
 	bool have_r = isc_doc_have(cur, "cpu.runnable_threads_mean", &r);
 	isc_jb_num_or_null(jb, c, "runnable_threads_mean", have_r, r);
 	all = all && own_load_within_cpus(cur);
-	*busier = all && pc > hi + PRESSURE_GAP;
-	*quieter = all && lo > pc + PRESSURE_GAP;
+	/* on the wall_less_cpu_wait basis the other programs' share of the CPUs is taken out already */
+	*busier = all && !less_wait && pc > hi + PRESSURE_GAP;
+	*quieter = all && !less_wait && lo > pc + PRESSURE_GAP;
 	char prog[256], bprog[256], why[600];
 	bool itself = false, differs = false;
 	program_of(cur, prog, sizeof(prog));
@@ -701,7 +743,16 @@ int isc_findings_compare(cJSON *cur, const cJSON *const *base, size_t nbase, con
 	base = ub;
 	nbase = nub;
 	cJSON_DeleteItemFromObjectCaseSensitive(cur, "comparison");
-	if ((rc = run_samples(cur, &ys, &ny, &wall)))
+	/*
+	 * The latency's basis: each iteration less its thread's wait for a CPU
+	 * when every run measured it and no run's own threads outnumbered its
+	 * CPUs (then the waits are the other programs' doing, not the code's:
+	 * more threads than CPUs is a change the comparison must see).
+	 */
+	bool less_wait = !(o && o->wall_only) && has_cpu_wait(cur) && own_load_within_cpus(cur);
+	for (size_t k = 0; k < nbase; k++)
+		less_wait = less_wait && has_cpu_wait(base[k]) && own_load_within_cpus(base[k]);
+	if ((rc = run_samples(cur, less_wait, &ys, &ny, &wall)))
 		goto out;
 	rc = -ENOMEM;
 	if (!(meds = calloc(nbase, sizeof(*meds))) || !(rs = calloc(nbase, sizeof(*rs))))
@@ -710,7 +761,7 @@ int isc_findings_compare(cJSON *cur, const cJSON *const *base, size_t nbase, con
 	cJSON *runs = NULL;
 	for (size_t k = 0; k < nbase; k++) {
 		size_t n1;
-		if ((rc = run_samples(base[k], &one, &n1, &bwall)))
+		if ((rc = run_samples(base[k], less_wait, &one, &n1, &bwall)))
 			goto out;
 		int64_t *grown = realloc(xs, (nx + n1 + 1) * sizeof(*xs));
 		if (!grown) {
@@ -741,6 +792,7 @@ int isc_findings_compare(cJSON *cur, const cJSON *const *base, size_t nbase, con
 		   "the iterations differing (Mann-Whitney U, p < alpha) and |change| > threshold");
 	isc_jb_num(&jb, cmp, "baselines", (double)nbase);
 	isc_jb_num(&jb, cmp, "duplicate_baselines", (double)ndup);
+	isc_jb_str(&jb, cmp, "latency_basis", less_wait ? "wall_less_cpu_wait" : "wall");
 	runs = isc_jb_arr(&jb, cmp, "baseline_runs");
 	for (size_t k = 0; k < nbase; k++) {
 		cJSON *r = isc_jb_push_obj(&jb, runs);
@@ -806,7 +858,7 @@ int isc_findings_compare(cJSON *cur, const cJSON *const *base, size_t nbase, con
 		isc_jb_num_or_null(&jb, sc, "p_value", false, 0);
 	}
 	bool busier, quieter, other;
-	conditions(&jb, cmp, cur, base, nbase, &busier, &quieter, &other);
+	conditions(&jb, cmp, cur, base, nbase, less_wait, &busier, &quieter, &other);
 	if ((busier && !strcmp(verdict, "regressed")) || (quieter && !strcmp(verdict, "improved")) || other)
 		verdict = "inconclusive";
 	isc_jb_str(&jb, sc, "verdict", verdict);
@@ -846,16 +898,17 @@ int isc_findings_compare(cJSON *cur, const cJSON *const *base, size_t nbase, con
 	bool dc[2] = { true, counts_calls(cur) }; /* whether each side's runs count calls */
 	for (size_t k = 0; k < nbase; k++)
 		dc[0] = dc[0] && counts_calls(base[k]);
-	size_t shown[2] = { 0, 0 }; /* additive, breakdown */
+	/* per rank class: the causes (one place kept for the recording's row), the recording, breakdown */
+	size_t shown[3] = { 0, 0, 0 }, cap[3] = { MAX_CONTRIB - MAX_BREAKDOWN - 1, 1, MAX_BREAKDOWN };
 	for (size_t i = 0; i < it.n; i++) {
 		struct item *x = &it.v[i];
-		int br = !strcmp(x->view, "breakdown");
-		if (shown[br] == (br ? MAX_BREAKDOWN : MAX_CONTRIB - MAX_BREAKDOWN))
+		int cl = rank_class(x);
+		if (shown[cl] == cap[cl])
 			continue;
 		double delta = x->ns[1] - x->ns[0];
 		if (fabs(delta) < 1 && fabs(x->calls[1] - x->calls[0]) <= 1e-9 * fmax(1, x->calls[0]))
 			continue; /* unchanged (baselines are averaged in floating point) */
-		shown[br]++;
+		shown[cl]++;
 		cJSON *c = isc_jb_push_obj(&jb, con);
 		isc_jb_str(&jb, c, "name", x->name);
 		isc_jb_str(&jb, c, "kind", x->kind);

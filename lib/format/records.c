@@ -28,7 +28,8 @@ unsigned isc_record_nvarints(uint8_t type)
 	case ISC_REC_GPU_INFO: return 5; /* then uuid NUL name */
 	case ISC_REC_WARNING: return 2;  /* then the message */
 	case ISC_REC_THREAD_WAIT: return 10; /* then wchan bytes */
-	case ISC_REC_PY_SAMPLE: return 5;    /* then depth x (code_id, line), then (flags bit 4) callee_id callee */
+	case ISC_REC_PY_SAMPLE: return 5;    /* then depth x (code_id, line), then (flags bit 4) callee_id callee,
+					      then (flags bit 5) run_ns wait_ns */
 	case ISC_REC_PY_SAMPLER: return 6;
 	case ISC_REC_NVTX_RANGE: return 6;
 	case ISC_REC_GPU_MEMORY: return 8;

@@ -384,6 +384,9 @@ static int d_event(void *ctx, const struct isc_tl_event *ev)
 		/* 1.4: the callee, after the frames: "-> NAME MODULE kind K" */
 		if (ev->nf == 5 && (ev->f[3] & ISC_PY_SAMPLE_CALLEE) && !isc_get_varint(&p, e, &id) && !isc_get_varint(&p, e, &kind))
 			fprintf(o, " -> %s kind %" PRIu64, id ? name_of(s, (uint32_t)id) : "-", kind);
+		/* 1.9: the thread's schedstat: "sched RUN WAIT" (ns so far) */
+		if (ev->nf == 5 && (ev->f[3] & ISC_PY_SAMPLE_SCHED) && !isc_get_varint(&p, e, &id) && !isc_get_varint(&p, e, &kind))
+			fprintf(o, " sched %" PRIu64 " %" PRIu64, id, kind);
 		fputc('\n', o);
 		break;
 	}

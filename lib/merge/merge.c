@@ -712,7 +712,8 @@ static int read_events(struct merge *m, unsigned ii, const struct isc_chunk_head
 /*
  * A PY_SAMPLE body with global string ids: pid tid state flags depth, then
  * depth (code id, line) pairs, then (flags bit 4, 1.4) the callee's id (of
- * kind CFUNC) and kind.  A body that does not parse is corrupt.
+ * kind CFUNC) and kind, then (flags bit 5, 1.9) the thread's run and wait
+ * times.  A body that does not parse is corrupt.
  */
 static int py_sample_body(struct merge *m, unsigned ii, uint32_t pid, const uint8_t *p, size_t len, struct mev *ev)
 {
@@ -741,6 +742,12 @@ static int py_sample_body(struct merge *m, unsigned ii, uint32_t pid, const uint
 		if (isc_get_varint(&p, e, &id) || isc_get_varint(&p, e, &kind) || id > UINT32_MAX ||
 		    isc_buf_put_varint(&b, id ? strings_lookup(m, ii, pid, (uint32_t)id, ISC_STR_CFUNC) : 0) ||
 		    isc_buf_put_varint(&b, kind))
+			goto bad;
+	}
+	if (f[3] & ISC_PY_SAMPLE_SCHED) { /* 1.9: run_ns wait_ns, copied */
+		uint64_t run, wait;
+		if (isc_get_varint(&p, e, &run) || isc_get_varint(&p, e, &wait) || isc_buf_put_varint(&b, run) ||
+		    isc_buf_put_varint(&b, wait))
 			goto bad;
 	}
 	if (p != e)

@@ -425,10 +425,13 @@ static void probe(struct isc_pysampler *s, struct pyproc *p)
  * and *waiting: the thread is runnable (R) but spent more of the time since
  * its previous sample waiting for a CPU than on one (task/TID/schedstat:
  * run and run-queue wait times), so it was most likely not running.
+ * *sched: the thread's entry holding those times as read now, NULL when
+ * they could not be read.
  */
-static char thread_state(struct pyproc *p, pid_t tid, bool *waiting)
+static char thread_state(struct pyproc *p, pid_t tid, bool *waiting, const struct tfd **sched)
 {
 	*waiting = false;
+	*sched = NULL;
 	struct tfd *t = NULL;
 	for (size_t i = 0; i < p->nt; i++)
 		if (p->t[i].tid == tid)
@@ -463,6 +466,7 @@ static char thread_state(struct pyproc *p, pid_t tid, bool *waiting)
 			t->have_sched = true;
 			t->run_ns = run;
 			t->wait_ns = wait;
+			*sched = t;
 		}
 	}
 	return state;
@@ -656,10 +660,11 @@ static bool sample_proc(struct isc_pysampler *s, struct pyproc *p, uint64_t now,
 		unsigned bl = isc_put_varint(body, (uint64_t)p->pid);
 		bl += isc_put_varint(body + bl, st->tid);
 		bool waiting;
-		bl += isc_put_varint(body + bl, (uint8_t)thread_state(p, (pid_t)st->tid, &waiting));
+		const struct tfd *sched;
+		bl += isc_put_varint(body + bl, (uint8_t)thread_state(p, (pid_t)st->tid, &waiting, &sched));
 		bl += isc_put_varint(body + bl, (st->depth ? (st->frames[0].opclass & ISC_PY_SAMPLE_OPCLASS) | ISC_PY_SAMPLE_CALLEE : 0) |
 							(st->truncated ? ISC_PY_SAMPLE_TRUNCATED : 0) |
-							(waiting ? ISC_PY_SAMPLE_WAITING : 0));
+							(waiting ? ISC_PY_SAMPLE_WAITING : 0) | (sched ? ISC_PY_SAMPLE_SCHED : 0));
 		bl += isc_put_varint(body + bl, st->depth);
 		for (uint32_t k = 0; k < st->depth; k++) {
 			bl += isc_put_varint(body + bl, code_id(s, p, &st->frames[k]));
@@ -673,6 +678,10 @@ static bool sample_proc(struct isc_pysampler *s, struct pyproc *p, uint64_t now,
 				id = callee_id(s, p, &st->callee, &kind, &torch);
 			bl += isc_put_varint(body + bl, id);
 			bl += isc_put_varint(body + bl, kind | (torch ? ISC_PY_CALLEE_TORCH : 0));
+		}
+		if (sched) { /* 1.9: the thread's time on a CPU and waiting for one, so far */
+			bl += isc_put_varint(body + bl, sched->run_ns);
+			bl += isc_put_varint(body + bl, sched->wait_ns);
 		}
 		isc_buf_put_record(&recs, ISC_REC_PY_SAMPLE, now, last, body, bl);
 		s->stacks++;

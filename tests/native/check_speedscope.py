@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """check_speedscope.py FILE [SAMPLES]: FILE follows speedscope's file
-format, as its JSON schema (draft-06, generated from speedscope's
-src/lib/file-format-spec.ts) requires: an object with "$schema" equal to
+format: valid against its published JSON schema (draft-06, generated
+from speedscope's src/lib/file-format-spec.ts; a copy in
+tests/data/speedscope, validated with python3-jsonschema), which asks for
+an object with "$schema" equal to
 https://www.speedscope.app/file-format-schema.json, "shared" with a
 "frames" array of objects with a string "name" (optional string "file",
 numbers "line" and "col"), and "profiles", here all "sampled" ones with
@@ -14,7 +16,10 @@ of the weights.  With SAMPLES, the weights of all profiles add up to
 SAMPLES x the period (unit nanoseconds) or SAMPLES (unit none).
 Prints what is wrong and exits 1; prints "ok" otherwise."""
 import json
+import os
 import sys
+
+SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "speedscope", "file-format-schema.json")
 
 UNITS = {"bytes", "microseconds", "milliseconds", "nanoseconds", "none", "seconds"}
 
@@ -26,6 +31,18 @@ def num(v):
 def main():
     doc = json.load(open(sys.argv[1], encoding="utf-8"))
     bad = []
+    try:
+        import jsonschema
+    except ImportError:
+        print("python3-jsonschema is missing: cannot validate against speedscope's schema")
+        return 1
+    schema = json.load(open(SCHEMA, encoding="utf-8"))
+    for e in sorted(jsonschema.Draft6Validator(schema).iter_errors(doc), key=lambda e: [str(x) for x in e.absolute_path])[:10]:
+        where = "/".join(str(x) for x in e.absolute_path) or "(root)"
+        if e.validator == "anyOf" and len(e.absolute_path) == 2 and e.absolute_path[0] == "profiles":
+            bad.append("schema: %s is not valid under any of speedscope's profile types" % where)
+        else:
+            bad.append("schema: %s: %s" % (where, e.message[:160]))
     if not isinstance(doc, dict):
         print("not an object")
         return 1

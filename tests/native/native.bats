@@ -214,6 +214,23 @@ check_chain() {
 	[ "$output" = ok ]
 }
 
+@test "check_speedscope.py: speedscope's own sample profile passes, one without weights or with a unit it lacks fails its schema" {
+	run "$ISC_SRC/tests/native/check_speedscope.py" "$ISC_SRC/tests/data/speedscope/two-sampled.speedscope.json"
+	[ "$output" = ok ]
+	"$PY" -c 'import json,sys
+d = json.load(open(sys.argv[1]))
+del d["profiles"][0]["weights"]
+json.dump(d, open(sys.argv[2], "w"))' "$ISC_SRC/tests/data/speedscope/two-sampled.speedscope.json" "$T/noweights.json"
+	run ! "$ISC_SRC/tests/native/check_speedscope.py" "$T/noweights.json"
+	[ "${lines[0]}" = "schema: profiles/0 is not valid under any of speedscope's profile types" ]
+	"$PY" -c 'import json,sys
+d = json.load(open(sys.argv[1]))
+d["profiles"][1]["unit"] = "ticks"
+json.dump(d, open(sys.argv[2], "w"))' "$ISC_SRC/tests/data/speedscope/two-sampled.speedscope.json" "$T/ticks.json"
+	run ! "$ISC_SRC/tests/native/check_speedscope.py" "$T/ticks.json"
+	[ "${lines[0]}" = "schema: profiles/1 is not valid under any of speedscope's profile types" ]
+}
+
 # record_mm MODE [ARGS...]: matmul.py (one thread, ARGS: seconds [exp]) recorded in
 # Python mode MODE with native stacks and analyzed: $T/mm.json
 record_mm() {

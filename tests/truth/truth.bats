@@ -161,3 +161,33 @@ torch_or_skip() {
 	run jq -r '.verdict.sentence' "$F"
 	[[ "$output" == *"of the sampled CPU time is in $name (libc.so.6)"* ]]
 }
+
+@test "cpu_wait.py: each step's wait for a CPU beside CPU hogs (iterations.cpu_wait_ns) adds up to what the step's own schedstat says" {
+	local hogs=() i
+	for ((i = 0; i < $(nproc); i++)); do
+		"$PY" -c 'while True: pass' >/dev/null 2>&1 3>&- &
+		hogs+=($!)
+	done
+	export CPU_WAIT_OUT=$BATS_TEST_TMPDIR/truth.txt
+	record cpu_wait
+	kill "${hogs[@]}"
+	F=$BATS_TEST_TMPDIR/cpu_wait.json
+	# the steady steps (the spans after the warm-up) against the same steps' own figures
+	run "$PY" -c 'import json,sys
+it = json.load(open(sys.argv[1]))["iterations"]
+truth = [tuple(map(int, l.split())) for l in open(sys.argv[2])]
+w, k = it["cpu_wait_ns"], it["warmup_spans"]
+assert len(w) == len(it["spans"]) == len(truth), (len(w), len(it["spans"]), len(truth))
+est, exact, wall = sum(w[k:]), sum(t[1] for t in truth[k:]), sum(t[0] for t in truth[k:])
+print("%.0f %.0f %.0f" % (est / 1e6, exact / 1e6, wall / 1e6))' "$F" "$CPU_WAIT_OUT"
+	[ "$status" -eq 0 ]
+	read -r est exact wall <<<"$output"
+	echo "estimated $est ms, exact $exact ms of waits in $wall ms of steps"
+	# the premise: the hogs kept the steps waiting (else there is nothing to measure)
+	if [ "$((exact * 5))" -lt "$wall" ]; then
+		skip "MACHINE ASSUMPTION NOT MET: the steps waited $exact ms of $wall (under 20 %)"
+	fi
+	# within 10 % and a sampling period (10 ms) at each of the two ends
+	[ "$((est - exact))" -le "$((exact / 10 + 20))" ]
+	[ "$((exact - est))" -le "$((exact / 10 + 20))" ]
+}

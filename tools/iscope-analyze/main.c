@@ -25,6 +25,8 @@ static const struct isc_opt opts[] = {
 	  "the operands are findings of a series, oldest first: adds history (change points) to the newest" },
 	{ "threshold", 0, ISC_OPT_VALUE, "PCT", "INFERSCOPE_ANALYZE_THRESHOLD", "threshold", "5",
 	  "smallest change of the median called regressed or improved, percent" },
+	{ "latency-basis", 0, ISC_OPT_VALUE, "BASIS", "INFERSCOPE_ANALYZE_LATENCY_BASIS", "latency_basis", "auto",
+	  "auto: iterations less their waits for a CPU when every run has them; wall: wall time" },
 	{ "fail-on-regression", 0, ISC_OPT_FLAG, NULL, "INFERSCOPE_FAIL_ON_REGRESSION", "fail_on_regression", "false",
 	  "exit with status 3 when the comparison (or the history) says regressed" },
 	{ "no-compensation", 0, ISC_OPT_FLAG, NULL, "INFERSCOPE_ANALYZE_NO_COMPENSATION", "no_compensation", "false",
@@ -139,7 +141,7 @@ int main(int argc, char **argv)
 	bool written = false;
 	cJSON **bdocs = NULL;
 	size_t nb = 0, nloaded = 0;
-	struct isc_compare_opts co = { 0, 0, false };
+	struct isc_compare_opts co = { 0, 0, false, false };
 
 	status = isc_tool_start(&tool, argc, argv, &c, &first);
 	if (status >= 0)
@@ -161,6 +163,13 @@ int main(int argc, char **argv)
 		status = isc_tool_usage_error(&tool, "%s", isc_err_msg());
 		goto out;
 	}
+	static const char *const bases[] = { "auto", "wall", NULL };
+	int bi = 0;
+	if (isc_config_get_choice(c, "latency-basis", bases, &bi) < 0) {
+		status = isc_tool_usage_error(&tool, "%s", isc_err_msg());
+		goto out;
+	}
+	co.wall_only = bi == 1;
 	if (!(bnames = calloc((size_t)argc + 1, sizeof(*bnames))) ||
 	    !(bdocs = calloc((size_t)argc + 1, sizeof(*bdocs)))) {
 		isc_log(ISC_LOG_ERROR, "out of memory");
