@@ -15,6 +15,8 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 ./scripts/install-deps.sh --tests
+# the speedscope app for the browser suite (npm; skipped, saying so, without it)
+./scripts/fetch-speedscope.sh >/dev/null
 
 # Sanitizer findings must fail the test that triggered them.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:halt_on_error=1:detect_leaks=1}

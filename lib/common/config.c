@@ -82,7 +82,7 @@ static const struct known_key {
 	{ "merge", "sort_memory", true },    { "merge", "log_level", true },
 	{ "analyze", "pretty", true },       { "analyze", "top", true },
 	{ "analyze", "hta_compat", true },   { "analyze", "quiet", true },
-	{ "analyze", "log_level", true },    { "analyze", "threshold", true },
+	{ "analyze", "log_level", true },    { "analyze", "threshold", true }, { "analyze", "latency_basis", true },
 	{ "analyze", "fail_on_regression", true }, { "analyze", "no_compensation", true },
 	{ "analyze", "native_nodes", true },
 	{ "report", "format", true },

@@ -91,6 +91,32 @@ teardown() {
 	[ "$status" -eq 0 ]
 }
 
+# speedscope_or_skip: $APP, the speedscope app's dist/release (scripts/fetch-speedscope.sh)
+speedscope_or_skip() {
+	APP=${ISC_SPEEDSCOPE_APP:-$("$ISC_SRC/scripts/fetch-speedscope.sh" --no-fetch)}
+	[ -n "$APP" ] || skip "the speedscope app is not fetched (scripts/fetch-speedscope.sh needs npm and its registry)"
+}
+
+@test "speedscope: -f speedscope output opens in the speedscope app itself, every thread a profile, hostile names imported" {
+	speedscope_or_skip
+	"$REPORT" -f speedscope -o "$T/native.speedscope.json" "$FIXTURES/native.json"
+	run "$PY" "$BATS_TEST_DIRNAME/speedscope_app.py" "$APP" "$T/native.speedscope.json" "$T/ss.png" \
+		"$(jq '.native.tree.threads | length' "$FIXTURES/native.json")"
+	echo "$output"
+	[ "$output" = ok ]
+}
+
+@test "speedscope negative control: a frame index out of range and a wrong profile count fail in the app" {
+	speedscope_or_skip
+	"$REPORT" -f speedscope -o "$T/n.json" "$FIXTURES/native.json"
+	jq '.profiles[0].samples[0] = [0, 99999]' "$T/n.json" >"$T/bad.json"
+	run ! "$PY" "$BATS_TEST_DIRNAME/speedscope_app.py" "$APP" "$T/bad.json" "$T/bad.png" 2
+	echo "$output"
+	[ "${lines[0]}" = "title 'speedscope', expected 'InferScope: python3 infer.py - speedscope' (the import did not finish)" ]
+	run ! "$PY" "$BATS_TEST_DIRNAME/speedscope_app.py" "$APP" "$T/n.json" "$T/n.png" 3
+	[[ ${lines[0]} == "the toolbar does not show 'MainThread 100/100' (1/3): "* ]]
+}
+
 @test "a real GPU trace: the report of a Kineto trace recorded on a V100" {
 	trace=${ISC_KINETO_DATA:-$ISC_SRC/tests/data/real/kineto}/v100_resnet50_num_workers_0.pt.trace.json.gz
 	"$ANALYZE" -o "$T/v100.json" "$trace"

@@ -243,6 +243,11 @@ print(a["errors"], b["errors"], a["py_samples"], b["py_samples"], a["undefined_r
 	[[ "$output" =~ ^\[\]\ \[\]\ ([0-9]+)\ ([0-9]+)\ 0\ 0$ ]]
 	[ "${BASH_REMATCH[1]}" -eq "${BASH_REMATCH[2]}" ]
 	[ "${BASH_REMATCH[1]}" -ge 40 ]
+	# 1.9: every sample carries its thread's schedstat (this kernel has /proc/PID/task/TID/schedstat), in both files
+	run python3 -c 'import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+print(a["py_sched"] == a["py_samples"], b["py_sched"] == b["py_samples"])' "$T/trace.json" "$T/tl.json"
+	[ "$output" = "True True" ]
 }
 
 @test "C calls from two lines of one function are one row of the CPU tables, named by the callee, its caller given" {
@@ -322,6 +327,8 @@ for l in open(sys.argv[1]):
     w = l.split()[1:]  # after the time
     if len(w) >= 4 and w[2] == "TB":
         names[w[1]] = w[3]
+    if len(w) >= 3 and w[-3] == "sched":  # 1.9: " sched RUN WAIT" ends the line
+        w = w[:-3]
     if len(w) >= 5 and w[2] == "py_sample":
         state, flags, depth = w[3], int(w[4]), len(w) > 5
         kind = int(w[-1]) & 7 if "->" in w else 5

@@ -83,7 +83,7 @@ RECORDS = {
     0x27: ("PROC_INFO", ["v:pid", "v:ppid", "cnt:cmdline"]),
     0x28: ("PROC_EXIT", ["v:pid", "z:status", "v:how"]),
     0x29: ("THREAD_NAME", ["v:pid", "v:tid", "rest:name"]),
-    0x2E: ("PY_SAMPLE", ["v:pid", "v:tid", "v:state", "v:flags", "v:depth", "pairs:frames", "callee:callee"]),
+    0x2E: ("PY_SAMPLE", ["v:pid", "v:tid", "v:state", "v:flags", "v:depth", "pairs:frames", "callee:callee", "sched:sched"]),
     0x2F: ("PY_SAMPLER", ["v:hz", "v:ticks", "v:stacks", "v:reads", "v:failed", "v:cpu_ns"]),
     0x40: ("TL_CTX", ["v:pid", "v:tid"]),
     0x48: ("TL_ALLOC", None),  # the layouts of 0x10-0x13 (filled in below)
@@ -242,6 +242,8 @@ class Decoder:
         self.max_string_id = {}
         self.py_samples = 0
         self.py_callees = 0
+        self.py_sched = 0   # PY_SAMPLEs with the thread's schedstat (1.9)
+        self.sched = {}     # (pid, tid) -> the last (run_ns, wait_ns) read
         self.contents = set()
         self.unnamed_refs = 0
         self.undefined = set()
@@ -449,6 +451,10 @@ class Decoder:
                 if self.minor >= 4 and f.get("flags", 0) & 16:
                     f["callee_id"], q = get_varint(b, q, end)
                     f["callee"], q = get_varint(b, q, end)
+            elif code == "sched":  # PY_SAMPLE 1.9: run_ns, wait_ns when flags bit 5 (T §6.2)
+                if self.minor >= 9 and f.get("flags", 0) & 32:
+                    f["run_ns"], q = get_varint(b, q, end)
+                    f["wait_ns"], q = get_varint(b, q, end)
             elif code == "arr":
                 n, q = get_varint(b, q, end)
                 vals = []
@@ -797,7 +803,7 @@ class Decoder:
     def py_sample(self, pid, f, where, rname):
         """A sampled Python stack (T §6.2, §6.5): its frames name code objects of its process."""
         self.py_samples += 1
-        if f["flags"] >> (5 if self.minor >= 4 else 4):
+        if f["flags"] >> (6 if self.minor >= 9 else 5 if self.minor >= 4 else 4):
             self.error("T §6.2: %s: PY_SAMPLE flags %#x use reserved bits" % (where, f["flags"]))
         if "callee" in f:  # 1.4: the innermost frame's C callee
             self.py_callees += f["callee"] & 7 in (1, 2, 3, 4)
@@ -811,6 +817,14 @@ class Decoder:
             self.error("T §6.2: %s: PY_SAMPLE of a 1.4 file with frames and no callee (flags bit 4)" % where)
         if f["state"] >= 128:
             self.error("T §6.2: %s: PY_SAMPLE state %d is not an ASCII letter" % (where, f["state"]))
+        if "wait_ns" in f:  # 1.9: the thread's schedstat, which only grows
+            key = (f["pid"], f["tid"])
+            last = self.sched.get(key)
+            if last and (f["run_ns"] < last[0] or f["wait_ns"] < last[1]):
+                self.error("T §6.2: %s: PY_SAMPLE schedstat of thread %d went back (%d, %d after %d, %d)"
+                           % (where, f["tid"], f["run_ns"], f["wait_ns"], last[0], last[1]))
+            self.sched[key] = (f["run_ns"], f["wait_ns"])
+            self.py_sched += 1
         for cid, _line in f["frames"]:
             if cid:  # 0: the recorder could not read the name
                 self.resolve(pid, cid, 0, where, rname)
@@ -906,6 +920,7 @@ class Decoder:
             "unknown_records": self.unknown_records,
             "py_samples": self.py_samples,
             "py_callees": self.py_callees,
+            "py_sched": self.py_sched,
             "events": self.events,
             "dropped_records": self.dropped_records,
             "strings": len(self.strings),

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """check_speedscope.py FILE [SAMPLES]: FILE follows speedscope's file
-format: valid against its published JSON schema (draft-06, generated
+format: valid against its published JSON schema (draft-07, generated
 from speedscope's src/lib/file-format-spec.ts; a copy in
 tests/data/speedscope, validated with python3-jsonschema), which asks for
 an object with "$schema" equal to
@@ -37,7 +37,7 @@ def main():
         print("python3-jsonschema is missing: cannot validate against speedscope's schema")
         return 1
     schema = json.load(open(SCHEMA, encoding="utf-8"))
-    for e in sorted(jsonschema.Draft6Validator(schema).iter_errors(doc), key=lambda e: [str(x) for x in e.absolute_path])[:10]:
+    for e in sorted(jsonschema.validators.validator_for(schema)(schema).iter_errors(doc), key=lambda e: [str(x) for x in e.absolute_path])[:10]:
         where = "/".join(str(x) for x in e.absolute_path) or "(root)"
         if e.validator == "anyOf" and len(e.absolute_path) == 2 and e.absolute_path[0] == "profiles":
             bad.append("schema: %s is not valid under any of speedscope's profile types" % where)
