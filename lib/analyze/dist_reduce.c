@@ -74,11 +74,13 @@ struct rk {
 	bool aligned;
 	double wait, matched, last;
 	int64_t *late;
+	uint8_t *late_op; /* the operation of each late[] */
 	size_t nlate;
 	double iters, it_p50;
 	bool have_p50;
 	double loss; /* time the job lost to this rank (its lead over the next latest, where it was last) */
 	double wait_op[ISC_COLL_N]; /* the others' waits in collectives where it was last, by op */
+	double matched_op[ISC_COLL_N], last_op[ISC_COLL_N]; /* matched and last, by op */
 };
 
 struct member {
@@ -284,6 +286,7 @@ static void free_ranks(struct rk *rs, size_t n)
 	for (size_t i = 0; rs && i < n; i++) {
 		free(rs[i].c);
 		free(rs[i].late);
+		free(rs[i].late_op);
 	}
 	free(rs);
 }
@@ -430,7 +433,8 @@ int isc_dist_reduce(const cJSON *const *entries, const unsigned *doc_of, size_t 
 		rs[i].off = x->offset_ns;
 		rs[i].aligned = x->aligned;
 		rs[i].unc = rs[i].domain == rs[0].domain ? 0 : x->aligned ? x->uncertainty_ns : rs[i].applied_unc;
-		if (!(rs[i].late = malloc((rs[i].nc ? rs[i].nc : 1) * sizeof(*rs[i].late))))
+		if (!(rs[i].late = malloc((rs[i].nc ? rs[i].nc : 1) * sizeof(*rs[i].late))) ||
+		    !(rs[i].late_op = malloc(rs[i].nc ? rs[i].nc : 1)))
 			goto out;
 	}
 	/* per collective: arrivals on the aligned clock */
@@ -489,10 +493,12 @@ int isc_dist_reduce(const cJSON *const *entries, const unsigned *doc_of, size_t 
 			struct rk *r = &rs[mem[q].r];
 			r->wait += (double)(smax - starts[q - a]);
 			r->matched++;
+			r->matched_op[op]++;
 			size_t k = 0;
 			for (size_t u = a; u < b; u++)
 				if (u != q)
 					tmp[k++] = starts[u - a];
+			r->late_op[r->nlate] = op;
 			r->late[r->nlate++] = starts[q - a] - med_i64(tmp, k);
 		}
 		if (nmax == 1) { /* one rank arrived last: what the job lost to it */
@@ -502,6 +508,7 @@ int isc_dist_reduce(const cJSON *const *entries, const unsigned *doc_of, size_t 
 				if (q != lastq && starts[q - a] > second)
 					second = starts[q - a];
 			r->last++;
+			r->last_op[op]++;
 			r->loss += (double)(smax - second);
 			for (size_t q = a; q < b; q++)
 				if (q != lastq)
@@ -567,11 +574,50 @@ int isc_dist_reduce(const cJSON *const *entries, const unsigned *doc_of, size_t 
 			qsort(p50s, np50, sizeof(*p50s), cmp_dbl);
 		med_it = (p50s[(np50 - 1) / 2] + p50s[np50 / 2]) / 2;
 	}
-	int64_t *lmed = calloc(n ? n : 1, sizeof(*lmed));
-	if (!lmed)
+	/*
+	 * lmed: the median lateness over a rank's collectives; opmed: over its
+	 * collectives of one operation (3 or more), the latest such operation
+	 * (op_of).  A rank late in one collective of each step (the first
+	 * after its extra work) and on time in the others (which every rank
+	 * then enters together) is late in that operation's median, not in
+	 * the median over all of them.  named: the lateness it is judged by.
+	 */
+	int64_t *lmed = calloc(n ? n : 1, sizeof(*lmed)), *opmed = calloc(n ? n : 1, sizeof(*opmed)),
+		*named = calloc(n ? n : 1, sizeof(*named));
+	uint8_t *op_of = calloc(n ? n : 1, 1);
+	if (!lmed || !opmed || !named || !op_of) {
+		free(lmed);
+		free(opmed);
+		free(named);
+		free(op_of);
 		goto out;
-	for (size_t i = 0; i < n; i++)
-		lmed[i] = rs[i].nlate ? med_i64(rs[i].late, rs[i].nlate) : 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct rk *r = &rs[i];
+		int64_t *buf = r->nlate ? malloc(r->nlate * sizeof(*buf)) : NULL;
+		if (r->nlate && !buf) {
+			free(lmed);
+			free(opmed);
+			free(named);
+			free(op_of);
+			goto out;
+		}
+		for (unsigned o = 1; buf && o < ISC_COLL_N; o++) {
+			size_t k = 0;
+			for (size_t q = 0; q < r->nlate; q++)
+				if (r->late_op[q] == o)
+					buf[k++] = r->late[q];
+			if (k < STRAGGLER_MIN_MATCHED)
+				continue;
+			int64_t m = med_i64(buf, k);
+			if (!op_of[i] || m > opmed[i]) {
+				opmed[i] = m;
+				op_of[i] = (uint8_t)o;
+			}
+		}
+		free(buf);
+		lmed[i] = r->nlate ? med_i64(r->late, r->nlate) : 0;
+	}
 	/* without iterations: the median period between a rank's consecutive collectives */
 	double period = 0;
 	if (!np50) {
@@ -590,8 +636,12 @@ int isc_dist_reduce(const cJSON *const *entries, const unsigned *doc_of, size_t 
 	size_t nstrag = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct rk *r = &rs[i];
-		strag[i] = n >= 2 && r->matched >= STRAGGLER_MIN_MATCHED && base > 0 && (double)lmed[i] >= thresh &&
-			   r->last >= STRAGGLER_LAST_SHARE * r->matched;
+		/* late over all its collectives and last in half of them, else late in one operation's and last in half of those */
+		bool all = (double)lmed[i] >= thresh && r->last >= STRAGGLER_LAST_SHARE * r->matched,
+		     one = op_of[i] && (double)opmed[i] >= thresh &&
+			   r->last_op[op_of[i]] >= STRAGGLER_LAST_SHARE * r->matched_op[op_of[i]];
+		named[i] = all || !one ? lmed[i] : opmed[i];
+		strag[i] = n >= 2 && r->matched >= STRAGGLER_MIN_MATCHED && base > 0 && (all || one);
 		nstrag += strag[i];
 	}
 
@@ -599,6 +649,9 @@ int isc_dist_reduce(const cJSON *const *entries, const unsigned *doc_of, size_t 
 	cJSON *sec = cJSON_CreateObject();
 	if (!sec) {
 		free(lmed);
+		free(opmed);
+		free(named);
+		free(op_of);
 		goto out;
 	}
 	*section = sec;
@@ -642,7 +695,7 @@ int isc_dist_reduce(const cJSON *const *entries, const unsigned *doc_of, size_t 
 	/* the detail rank: the latest straggler, else the lowest rank */
 	size_t det = 0;
 	for (size_t i = 0; i < n; i++)
-		if (strag[i] && (!strag[det] || lmed[i] > lmed[det]))
+		if (strag[i] && (!strag[det] || named[i] > named[det]))
 			det = i;
 	*detail = n ? rs[det].rank : 0;
 	isc_jb_num(&jb, sec, "detail_rank", *detail);
@@ -752,7 +805,8 @@ int isc_dist_reduce(const cJSON *const *entries, const unsigned *doc_of, size_t 
 	isc_jb_str(&jb, sec, "straggler_rule",
 		   "late against the median of the other ranks' arrivals by at least 5 % of the median iteration "
 		   "(without iterations: of the median time between a rank's collectives), in the median over its "
-		   "collectives, and last to arrive in at least half of them (3 or more shared)");
+		   "collectives and last to arrive in at least half of them, or in the median over its collectives of "
+		   "one operation (3 or more) and last to arrive in at least half of those (3 or more shared in all)");
 	for (size_t done = 0; done < nstrag; done++) {
 		size_t who = SIZE_MAX;
 		for (size_t i = 0; i < n; i++) {
@@ -760,7 +814,7 @@ int isc_dist_reduce(const cJSON *const *entries, const unsigned *doc_of, size_t 
 			const cJSON *x;
 			cJSON_ArrayForEach(x, sa)
 				taken |= isc_doc_num(x, "rank", -1) == rs[i].rank;
-			if (strag[i] && !taken && (who == SIZE_MAX || lmed[i] > lmed[who]))
+			if (strag[i] && !taken && (who == SIZE_MAX || named[i] > named[who]))
 				who = i;
 		}
 		if (who == SIZE_MAX)
@@ -770,7 +824,14 @@ int isc_dist_reduce(const cJSON *const *entries, const unsigned *doc_of, size_t 
 		isc_jb_num(&jb, s, "rank", r->rank);
 		isc_jb_str(&jb, s, "host", isc_doc_str(r->e, "host", NULL));
 		isc_jb_num(&jb, s, "lateness_ns", (double)lmed[who]);
+		isc_jb_str(&jb, s, "late_in", op_of[who] ? isc_coll_op_name(op_of[who]) : NULL);
+		isc_jb_num_or_null(&jb, s, "late_in_ns", op_of[who], (double)opmed[who]);
+		isc_jb_num(&jb, s, "judged_lateness_ns", (double)named[who]);
 		isc_jb_num(&jb, s, "last_pct", r->matched > 0 ? round(1e4 * r->last / r->matched) / 100 : 0);
+		isc_jb_num_or_null(&jb, s, "late_in_last_pct", op_of[who] && r->matched_op[op_of[who]] > 0,
+				   op_of[who] && r->matched_op[op_of[who]] > 0
+					   ? round(1e4 * r->last_op[op_of[who]] / r->matched_op[op_of[who]]) / 100
+					   : 0);
 		isc_jb_num(&jb, s, "loss_ns", r->loss);
 		double iters = r->iters;
 		isc_jb_num_or_null(&jb, s, "loss_per_iteration_ns", iters >= 1, iters >= 1 ? round(r->loss / iters) : 0);
@@ -786,13 +847,19 @@ int isc_dist_reduce(const cJSON *const *entries, const unsigned *doc_of, size_t 
 		for (size_t i = 0; i < n; i++)
 			if (!strag[i])
 				isc_jb_push_num(&jb, wr, rs[i].rank);
-		if ((rc = cause_of(&jb, s, rs, n, who, strag, (double)lmed[who]))) {
+		if ((rc = cause_of(&jb, s, rs, n, who, strag, (double)named[who]))) {
 			free(lmed);
+			free(opmed);
+			free(named);
+			free(op_of);
 			goto out;
 		}
 		rc = -ENOMEM;
 	}
 	free(lmed);
+	free(opmed);
+	free(named);
+	free(op_of);
 	rc = jb.oom ? -ENOMEM : 0;
 out:
 	if (rc && *section) {

@@ -24,6 +24,6 @@ else
 		-fvisibility=hidden -I"$here/../../lib" -o "$pydir/_agent.abi3.so" "$src"/*.c \
 		"$here/../../lib/record/pyremote.c" "$here/../../lib/record/pycode.c" "$pydir/pylayout_table.c" -ldl -lpthread
 	cp "$src/sitecustomize.py" "$pydir/"
-	cp "$src/inferscope/__init__.py" "$pydir/inferscope/"
+	cp "$src/inferscope/__init__.py" "$src/inferscope/_dist.py" "$pydir/inferscope/"
 fi
 exec "$runner" "$here/check_shm.py" "$pydir"

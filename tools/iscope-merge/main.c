@@ -29,7 +29,8 @@ static const struct isc_tool tool = {
 	"Merges one or more traces (.isc; stdin when none or '-') into one timeline\n"
 	"ordered by time, with calls paired into spans; or imports one PyTorch\n"
 	"profiler (Kineto) trace (.json, .json.gz); or merges every rank's Kineto\n"
-	"trace of one distributed job, their clocks aligned on the collectives.",
+	"trace, or every host's recording, of one distributed job, their clocks\n"
+	"aligned on the collectives.",
 };
 #define MAX_INPUTS 64
 
@@ -89,8 +90,8 @@ static int merge_job(const struct isc_merge_input *in, const enum isc_input_kind
 	for (size_t s = 0; s < jr.nsources; s++) {
 		const struct isc_job_source *js = &jr.sources[s];
 		if (!js->ranks[0])
-			isc_log(ISC_LOG_WARN, "%s: no rank (no distributedInfo): merged on its own clock, as it is",
-				js->name);
+			isc_log(ISC_LOG_WARN, "%s: no rank (%s): merged on its own clock, as it is", js->name,
+				js->kineto ? "no distributedInfo" : "no dist.* marks");
 		if (quiet)
 			continue;
 		isc_log(ISC_LOG_INFO, "%s: rank %s, clock offset %+.3f ms (+/- %.3f ms, %s, %llu collectives)", js->name,
@@ -185,9 +186,12 @@ int main(int argc, char **argv)
 	     : chrome ? isc_sink_chrome_new(&sink, out) : isc_sink_timeline_new(&sink, out);
 	if (rc)
 		goto out;
-	bool job = false; /* several Kineto traces: one job's ranks */
-	for (size_t i = 0; i < n && n > 1; i++)
+	bool job = false; /* several Kineto traces, or traces of several boots (hosts): one job's ranks */
+	for (size_t i = 0; i < n && n > 1; i++) {
 		job |= kind[i] == ISC_INPUT_KINETO;
+		for (size_t j = 0; j < i && kind[i] == ISC_INPUT_TRACE; j++)
+			job |= kind[j] == ISC_INPUT_TRACE && strcmp(hdr[i].boot_id, hdr[j].boot_id);
+	}
 	for (size_t i = 0; i < n && n > 1; i++)
 		if ((!job && kind[i] == ISC_INPUT_KINETO) || kind[i] == ISC_INPUT_TIMELINE) {
 			isc_log(ISC_LOG_ERROR, "%s: a %s must be the only input (got %zu inputs)", in[i].name,

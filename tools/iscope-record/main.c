@@ -14,7 +14,8 @@
 #include "tool.h"
 
 static const struct isc_opt opts[] = {
-	{ "output", 'o', ISC_OPT_VALUE, "FILE", NULL, NULL, NULL, "write the trace to FILE instead of stdout" },
+	{ "output", 'o', ISC_OPT_VALUE, "FILE", NULL, NULL, NULL,
+	  "write the trace to FILE instead of stdout; in FILE %h is the host name, %r the rank (RANK, SLURM_PROCID, OMPI_COMM_WORLD_RANK or PMI_RANK), %% a %" },
 	{ "ring", 0, ISC_OPT_VALUE, "SIZE", "INFERSCOPE_RING", "ring", NULL,
 	  "flight-recorder mode: keep only the newest SIZE of trace, written at exit (a bare number is MiB)" },
 	{ "trace-size", 0, ISC_OPT_VALUE, "SIZE", "INFERSCOPE_TRACE_SIZE_MB", "trace_size_mb", "100M",
@@ -54,6 +55,77 @@ static const struct isc_tool tool = {
 	"Runs COMMAND, records Python calls, torch ops, GPU activity and samples of\n"
 	"every process it starts, and writes a trace (.isc) to stdout or FILE.",
 };
+
+/*
+ * The output path with %h (the host name, as the trace's header has it),
+ * %r (the rank the environment gives, as the Python agent reads it:
+ * RANK, SLURM_PROCID, OMPI_COMM_WORLD_RANK, PMI_RANK) and %% expanded, in
+ * a new string; NULL with a one-line reason in why when it cannot be.
+ */
+static char *expand_output(const char *pat, char *why, size_t cap)
+{
+	static const char *const rank_env[] = { "RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK" };
+	size_t n = 0, sz = strlen(pat) + 1;
+	char *o = malloc(sz);
+	for (const char *p = pat; o && *p && !*why; p++) {
+		char host[256], one[2] = { *p, '\0' };
+		const char *add = one;
+		if (*p == '%') {
+			switch (*++p) {
+			case '%':
+				add = "%";
+				break;
+			case 'h':
+				if (gethostname(host, sizeof(host)))
+					snprintf(why, cap, "%s: %%h: no host name: %s", pat, strerror(errno));
+				host[sizeof(host) - 1] = '\0';
+				add = host;
+				break;
+			case 'r':
+				add = NULL;
+				for (size_t i = 0; i < sizeof(rank_env) / sizeof(rank_env[0]) && !add; i++) {
+					const char *v = getenv(rank_env[i]);
+					if (v && *v && strlen(v) < 11 && strspn(v, "0123456789") == strlen(v))
+						add = v;
+				}
+				if (!add)
+					snprintf(why, cap,
+						 "%s: %%r: no rank in the environment (RANK, SLURM_PROCID, "
+						 "OMPI_COMM_WORLD_RANK, PMI_RANK)",
+						 pat);
+				break;
+			case '\0':
+				snprintf(why, cap, "%s: a lone %% ends the output name (%%h host, %%r rank, %%%% a %%)", pat);
+				break;
+			default:
+				snprintf(why, cap, "%s: unknown %%%.1s in the output name (%%h host, %%r rank, %%%% a %%)", pat, p);
+				break;
+			}
+			if (*why)
+				break;
+		}
+		size_t k = strlen(add);
+		if (n + k + 1 > sz) {
+			char *g = realloc(o, sz = (n + k + 1) * 2);
+			if (!g) {
+				free(o);
+				o = NULL;
+				break;
+			}
+			o = g;
+		}
+		memcpy(o + n, add, k + 1);
+		n += k;
+	}
+	if (o && !*why) {
+		o[n] = '\0';
+		return o;
+	}
+	if (!*why)
+		snprintf(why, cap, "out of memory");
+	free(o);
+	return NULL;
+}
 
 /*
  * An agent file beside this binary (a build tree: beside/NAME), else in
@@ -167,6 +239,7 @@ int main(int argc, char **argv)
 	char pathbuf[PATH_MAX], cudabuf[PATH_MAX], allocbuf[PATH_MAX];
 	uint64_t v;
 	FILE *out = stdout;
+	char *opath = NULL; /* -o with %h, %r expanded */
 	int first, rc, status = 1;
 
 	status = isc_tool_start(&tool, argc, argv, &c, &first);
@@ -250,6 +323,13 @@ int main(int argc, char **argv)
 	o.native_stack = (uint32_t)nstack;
 	const char *path = isc_config_get(c, "output");
 	if (path && strcmp(path, "-")) {
+		char why[512] = "";
+		if (!(opath = expand_output(path, why, sizeof(why)))) {
+			isc_log(ISC_LOG_ERROR, "%s", why);
+			status = 2;
+			goto out;
+		}
+		path = opath;
 		out = fopen(path, "we");
 		if (!out) {
 			isc_log(ISC_LOG_ERROR, "%s: %s", path, strerror(errno));
@@ -308,9 +388,10 @@ int main(int argc, char **argv)
 	}
 out:
 	if (out && out != stdout && fclose(out) && status == 0) {
-		isc_log(ISC_LOG_ERROR, "%s: %s", isc_config_get(c, "output"), strerror(errno));
+		isc_log(ISC_LOG_ERROR, "%s: %s", opath ? opath : isc_config_get(c, "output"), strerror(errno));
 		status = 1;
 	}
+	free(opath);
 	isc_config_free(c);
 	return status;
 }

@@ -75,6 +75,7 @@ def _inferscope_start():
                 threading.setprofile(_agent.thread_hook)
             _agent.start(threading.current_thread().name)
             _inferscope_hook_exceptions(_agent, threading)
+            _inferscope_distributed(_agent)
             return
         os.register_at_fork(after_in_child=_agent.fork_attach)
         # the main thread before threading exists (its name then is always
@@ -86,9 +87,32 @@ def _inferscope_start():
         if "threading" in sys.modules:
             _inferscope_patch_threading(_agent, sys.modules["threading"])
         else:
-            sys.meta_path.insert(0, _InferscopeThreadingFinder(_agent))
+            sys.meta_path.insert(0, _InferscopeImportFinder(
+                "threading", lambda m: _inferscope_patch_threading(_agent, m)))
+        _inferscope_distributed(_agent)
     except Exception as e:
         _inferscope_say("cannot attach: %s" % (e,))
+
+
+# Environment variables that give a process its rank (inferscope/_dist.py)
+_INFERSCOPE_RANK_ENV = ("RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK")
+
+
+def _inferscope_distributed(agent):
+    """The rank the launcher's environment gives (dist.env.* marks), and
+    torch.distributed's init and collectives once the workload imports
+    it (inferscope/_dist.py: dist.* marks, BACKEND:OP scopes)."""
+    if any(os.environ.get(k) for k in _INFERSCOPE_RANK_ENV):
+        try:
+            from inferscope import _dist
+            _dist.env_marks(agent)
+        except Exception as e:
+            _inferscope_say("cannot read the rank: %s" % (e,))
+
+    def patch(module):
+        from inferscope import _dist
+        _dist.patch(agent, module)
+    sys.meta_path.insert(0, _InferscopeImportFinder("torch.distributed.distributed_c10d", patch))
 
 
 def _inferscope_patch_threading(agent, threading):
@@ -106,13 +130,14 @@ def _inferscope_patch_threading(agent, threading):
     _inferscope_hook_exceptions(agent, threading, threads_only=True)
 
 
-class _InferscopeThreadingLoader(object):
-    """The real loader of threading, which then patches the module it ran;
-    anything else (get_source, is_package...) is the real loader's."""
+class _InferscopeImportLoader(object):
+    """The real loader of a module, which then calls after(module) on the
+    module it ran; anything else (get_source, is_package...) is the real
+    loader's."""
 
-    def __init__(self, real, agent):
+    def __init__(self, real, after):
         self._inferscope_real = real
-        self._inferscope_agent = agent
+        self._inferscope_after = after
 
     def __getattr__(self, name):
         return getattr(self._inferscope_real, name)
@@ -124,20 +149,23 @@ class _InferscopeThreadingLoader(object):
     def exec_module(self, module):
         self._inferscope_real.exec_module(module)
         try:
-            _inferscope_patch_threading(self._inferscope_agent, module)
+            self._inferscope_after(module)
         except Exception as e:
-            _inferscope_say("cannot name threads: %s" % (e,))
+            _inferscope_say("cannot patch %s: %s" % (module.__name__, e))
 
 
-class _InferscopeThreadingFinder(object):
-    """Finds nothing itself: the first import of threading gets the spec the
-    other finders give, with its loader wrapped (patched once it ran)."""
+class _InferscopeImportFinder(object):
+    """Finds nothing itself: the first import of the module name gets the
+    spec the other finders give, with its loader wrapped (after(module) is
+    called once it ran): threading in sample mode (names threads),
+    torch.distributed.distributed_c10d (ranks and collectives)."""
 
-    def __init__(self, agent):
-        self.agent = agent
+    def __init__(self, name, after):
+        self.name = name
+        self.after = after
 
     def find_spec(self, name, path=None, target=None):
-        if name != "threading":
+        if name != self.name:
             return None
         try:
             sys.meta_path.remove(self)
@@ -151,7 +179,7 @@ class _InferscopeThreadingFinder(object):
         else:
             return None
         if getattr(spec.loader, "exec_module", None) is not None:
-            spec.loader = _InferscopeThreadingLoader(spec.loader, self.agent)
+            spec.loader = _InferscopeImportLoader(spec.loader, self.after)
         return spec
 
 
