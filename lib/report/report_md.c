@@ -82,7 +82,8 @@ static void verdict_line(struct isc_rep *m, const cJSON *root, const char *cls)
 			isc_rep_putf(m, part[i].fmt, v);
 		else
 			isc_rep_putf(m, "explains %.0f %% of %s", v,
-				     isc_verdict_class_is_gpu(cls)
+				     isc_verdict_class_is_job(cls) ? "the job's time"
+				     : isc_verdict_class_is_gpu(cls)
 					     ? (judged_iterations(root, "gpu") ? "the GPU's time inside the steady iterations"
 									       : "the GPU span")
 				     : judged_iterations(root, "cpu") ? "traced time inside iterations" : "traced time");

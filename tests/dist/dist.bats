@@ -217,3 +217,70 @@ json.dump(d, gzip.open(sys.argv[2], "wt"))' "$DLRM/rank1.json.gz" "$T/norank.jso
 	[[ "$stderr" == *"$T/norank.json.gz: no rank (no distributedInfo): merged on its own clock, as it is"* ]]
 	"$MERGE" --dump "$T/job.istl" | grep -F 'S1 SOURCE 1 kineto offset=0 uncertainty=0 method=wall-clock collectives=0'
 }
+
+# ---- verdicts of a job (straggler, communication_bound) on synthetic rank sets
+# whose answer is known by construction: job_synth.py writes expected.json
+# from the construction alone, before any analysis.
+
+synth() { # KIND WORLD STEPS [STRAGGLER [EXTRA_US]] -> $T/KIND/, analysed into $T/KIND.json
+	$PY "$ISC_SRC/tests/dist/job_synth.py" "$1" "$2" "$3" "$T/$1" "${@:4}"
+	"$MERGE" -o "$T/$1.istl" "$T/$1"/rank*.json.gz
+	"$ANALYZE" "$T/$1.istl" > "$T/$1.json"
+}
+
+@test "synthetic straggler: rank 2 runs 3 ms more per step; verdict straggler, its lateness, loss, cause and the waiting ranks as constructed" {
+	synth straggler 4 10 2 3000
+	E=$T/straggler/expected.json
+	jq -e '.distributed.stragglers | length == 1' "$T/straggler.json"
+	jq -e --slurpfile e "$E" '.distributed.stragglers[0].rank == $e[0].straggler' "$T/straggler.json"
+	jq -e --slurpfile e "$E" '.distributed.stragglers[0].lateness_ns == $e[0].ranks[2].lateness_ns' "$T/straggler.json"
+	jq -e --slurpfile e "$E" '.distributed.stragglers[0].loss_per_iteration_ns == $e[0].ranks[2].loss_per_iteration_ns' "$T/straggler.json"
+	jq -e --slurpfile e "$E" '.distributed.stragglers[0].waiting_ranks == $e[0].waiting_ranks' "$T/straggler.json"
+	jq -e --slurpfile e "$E" '.distributed.stragglers[0].cause[0].name == $e[0].cause' "$T/straggler.json"
+	jq -e --slurpfile e "$E" '.distributed.stragglers[0].cause[0].delta_ns_per_iter == $e[0].cause_delta_ns_per_iter' "$T/straggler.json"
+	jq -e '.verdict.class == "straggler"' "$T/straggler.json"
+	jq -e '.verdict.finding == "straggler"' "$T/straggler.json"
+	jq -e '[.findings[] | select(.id == "straggler")] | length == 1' "$T/straggler.json"
+	jq -e --slurpfile e "$E" '[.findings[] | select(.id == "straggler")][0].evidence.metrics.lateness_ns == $e[0].ranks[2].lateness_ns' "$T/straggler.json"
+	jq -e '[.findings[] | select(.id == "communication_bound")] == []' "$T/straggler.json"
+	# the share it explains: the job's loss per iteration of the median iteration (10 steps of 100+8000+3000+500+100 us)
+	jq -e '.verdict.explained_pct == (3000 / 11700 * 1000 | round / 10)' "$T/straggler.json"
+	jq -e '.verdict.sentence == "Rank 2 is 3.0 ms late to its collectives, slower in slow_preprocess_kernel (+3.0 ms per iteration); ranks 0-1, 3 wait for it in all_reduce: the job loses 3.0 ms per iteration (25.6 % of an iteration) to it."' "$T/straggler.json"
+	jq -e '.verdict.headline[1].code == "slow_preprocess_kernel"' "$T/straggler.json"
+	$PY "$ISC_SRC/tests/lib/validate_findings.py" "$T/straggler.json"
+}
+
+@test "synthetic balanced twin: every rank within 40 us of the others; no straggler finding, no job verdict" {
+	synth balanced 4 10
+	jq -e '.straggler == null and .communication_bound == false' "$T/balanced/expected.json"
+	jq -e '.distributed.stragglers == []' "$T/balanced.json"
+	jq -e '[.findings[] | select(.id == "straggler" or .id == "communication_bound")] == []' "$T/balanced.json"
+	jq -e '.verdict.class != "straggler" and .verdict.class != "communication_bound"' "$T/balanced.json"
+}
+
+@test "synthetic communication-bound job: exposed communication as constructed, verdict communication_bound" {
+	synth comm 4 10
+	E=$T/comm/expected.json
+	jq -e '.communication_bound' "$E"
+	jq -r '.ranks[] | "\(.rank) \(.exposed_comm_pct)"' "$E" > "$T/expected.txt"
+	jq -r '.distributed.ranks[] | "\(.rank) \(.exposed_comm_pct)"' "$T/comm.json" > "$T/found.txt"
+	diff "$T/expected.txt" "$T/found.txt"
+	jq -e '.verdict.class == "communication_bound"' "$T/comm.json"
+	jq -e --slurpfile e "$E" '.verdict.explained_pct == ($e[0].exposed_pct_median * 10 | round / 10)' "$T/comm.json"
+	jq -e '[.findings[] | select(.id == "straggler")] == []' "$T/comm.json"
+	jq -e '.verdict.sentence == "Exposed communication is 65 % of the median rank'"'"'s GPU time (at most 65 % on one rank) and no rank is late: the job is communication bound; most of it is in all_reduce (10 calls, 6.0 ms each at the fastest rank)."' "$T/comm.json"
+	$PY "$ISC_SRC/tests/lib/validate_findings.py" "$T/comm.json"
+}
+
+@test "verdicts on the real DLRM job: balanced and not communication bound, so the rank's own class; its planted straggler gets the straggler verdict" {
+	"$MERGE" -o "$T/job.istl" $(dlrm)
+	"$ANALYZE" "$T/job.istl" > "$T/f.json"
+	jq -e '[.findings[] | select(.id == "straggler" or .id == "communication_bound")] == []' "$T/f.json"
+	jq -e '.verdict.class == "cpu_bound"' "$T/f.json"
+	mkdir "$T/s"
+	$VARY straggler 6 2 "$T/s" $(dlrm)
+	"$MERGE" -o "$T/s.istl" "$T"/s/rank*.json.gz
+	"$ANALYZE" "$T/s.istl" > "$T/s.json"
+	jq -e '.verdict.class == "straggler"' "$T/s.json"
+	jq -e '.verdict.sentence | startswith("Rank 6 is 2.0 ms late to its collectives for no extra work its profile shows (compared with 7 ranks); ranks 0-5, 7 wait for it in send_recv")' "$T/s.json"
+}
