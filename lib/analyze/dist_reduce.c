@@ -309,6 +309,13 @@ struct slow {
 	bool have_last;
 };
 
+/* The members of a rank's entry that the reduce writes (the rest is the map's). */
+static const char *const reduced_keys[] = {
+	"clock_offset_ns", "clock_uncertainty_ns", "clock_method", "origin_ns", "matched", "wait_ns",
+	"wait_per_iteration_ns", "last_arrivals", "last_pct", "lateness_ns", "iteration_p50_ns", "straggler",
+	"exposed_comm_pct",
+};
+
 int isc_dist_reduce(const cJSON *const *entries, const unsigned *doc_of, size_t n, cJSON **section, unsigned *detail)
 {
 	struct isc_jb jb = { false, true };
@@ -673,6 +680,9 @@ int isc_dist_reduce(const cJSON *const *entries, const unsigned *doc_of, size_t 
 			jb.oom = true;
 			break;
 		}
+		/* an entry reduced before (a rank's own findings, gathered by --job): what this reduce says instead */
+		for (size_t k = 0; k < sizeof(reduced_keys) / sizeof(reduced_keys[0]); k++)
+			cJSON_DeleteItemFromObjectCaseSensitive(o, reduced_keys[k]);
 		isc_jb_num(&jb, o, "clock_offset_ns", (double)(r->applied + r->off));
 		isc_jb_num(&jb, o, "clock_uncertainty_ns", (double)r->unc);
 		isc_jb_str(&jb, o, "clock_method",
@@ -813,7 +823,7 @@ out:
 }
 
 /* ---- iscope-analyze --job ------------------------------------------------- */
-int isc_dist_job(const cJSON *const *docs, size_t n, cJSON **out)
+int isc_analyze_job(const cJSON *const *docs, size_t n, cJSON **out)
 {
 	const cJSON **entries = NULL;
 	unsigned *doc_of = NULL;

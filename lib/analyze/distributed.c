@@ -193,7 +193,7 @@ int isc_dist_first_pass(struct isc_timeline *t, struct isc_rank_facts *f, bool f
 
 bool isc_dist_is_job(const struct isc_rank_facts *f)
 {
-	if (f->nranks < 2) /* one rank alone (a single rank's Kineto file): nothing to compare it with */
+	if (f->nranks < 1) /* a rank alone (one rank's Kineto file) is one too: its entry is the map step of --job */
 		return false;
 	for (size_t i = 0; i < f->nranks; i++)
 		if (f->ranks[i].world != ISC_RANK_NONE && f->ranks[i].world >= 2)

@@ -284,3 +284,69 @@ synth() { # KIND WORLD STEPS [STRAGGLER [EXTRA_US]] -> $T/KIND/, analysed into $
 	jq -e '.verdict.class == "straggler"' "$T/s.json"
 	jq -e '.verdict.sentence | startswith("Rank 6 is 2.0 ms late to its collectives for no extra work its profile shows (compared with 7 ranks); ranks 0-5, 7 wait for it in send_recv")' "$T/s.json"
 }
+
+# ---- the reduce from findings alone (iscope-analyze --job): each rank
+# analysed on its own (the map step, where its trace is), then the job view
+# from the small documents; it must equal the view from the merged traces.
+
+# What a job view says, the same from traces and from findings: the job's
+# section without the ranks' entries, and per rank what the reduce and the
+# time split give (not the times on each rank's own origin, which a merged
+# timeline and a lone file count from different epochs).
+job_view() {
+	jq -S '{verdict: .verdict.class, sentence: .verdict.sentence, job: (.distributed | del(.ranks)),
+		ranks: [.distributed.ranks[] | {rank, world_size, clock_offset_ns, clock_uncertainty_ns, clock_method, matched,
+			wait_ns, wait_per_iteration_ns, last_arrivals, last_pct, lateness_ns, iteration_p50_ns, straggler,
+			window_ns, compute_ns, comm_ns, exposed_comm_ns, exposed_comm_pct, idle_ns, overlap_pct}]}' "$1"
+}
+
+@test "--job: the DLRM job view from the 8 ranks' own findings equals the view from the merged traces" {
+	"$MERGE" -o "$T/job.istl" $(dlrm)
+	"$ANALYZE" "$T/job.istl" > "$T/traces.json"
+	mkdir "$T/f"
+	for r in 0 1 2 3 4 5 6 7; do "$ANALYZE" -q -o "$T/f/findings-$r.json" "$DLRM/rank$r.json.gz"; done
+	jq -e '.distributed.ranks | length == 1' "$T/f/findings-3.json"
+	jq -e '.distributed.ranks[0].rank == 3' "$T/f/findings-3.json"
+	run --separate-stderr "$ANALYZE" --job "$T"/f/findings-*.json
+	[ "$status" -eq 0 ]
+	echo "$output" > "$T/findings.json"
+	jq -e '.distributed.ranks_present == 8' "$T/findings.json"
+	job_view "$T/traces.json" > "$T/a.json"
+	job_view "$T/findings.json" > "$T/b.json"
+	diff "$T/a.json" "$T/b.json"
+	found_ranks "$T/findings.json" > "$T/found.txt"
+	expected_ranks $(dlrm) > "$T/expected.txt"
+	diff "$T/expected.txt" "$T/found.txt"
+	$PY "$ISC_SRC/tests/lib/validate_findings.py" "$T/findings.json"
+}
+
+@test "--job: a synthetic straggler's verdict, cause and loss from the ranks' findings equal those from the traces" {
+	synth straggler 4 10 2 3000
+	mkdir "$T/f"
+	for r in 0 1 2 3; do "$ANALYZE" -q -o "$T/f/findings-$r.json" "$T/straggler/rank$r.json.gz"; done
+	"$ANALYZE" --job "$T"/f/findings-*.json > "$T/findings.json"
+	jq -e '.verdict.class == "straggler"' "$T/findings.json"
+	jq -e '.distributed.detail_rank == 2' "$T/findings.json"
+	job_view "$T/straggler.json" > "$T/a.json"
+	job_view "$T/findings.json" > "$T/b.json"
+	diff "$T/a.json" "$T/b.json"
+}
+
+@test "--job bad inputs: a rank twice, mixed world sizes, a document of no rank: exit 2, one line, nothing written" {
+	mkdir "$T/f"
+	"$ANALYZE" -q -o "$T/f/r0.json" "$DLRM/rank0.json.gz"
+	"$ANALYZE" -q -o "$T/f/r1.json" "$DLRM/rank1.json.gz"
+	run --separate-stderr "$ANALYZE" --job -o "$T/out.json" "$T/f/r0.json" "$T/f/r1.json" "$T/f/r0.json"
+	[ "$status" -eq 2 ]
+	[ "$stderr" = "iscope-analyze: not one job: rank 0 is given twice (inputs 1 and 3)" ]
+	[ ! -e "$T/out.json" ]
+	$VARY world "$DLRM/rank1.json.gz" 16 "$T/w16.json.gz"
+	"$ANALYZE" -q -o "$T/f/w16.json" "$T/w16.json.gz"
+	run --separate-stderr "$ANALYZE" --job "$T/f/r0.json" "$T/f/w16.json"
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == "iscope-analyze: not one job: mixed jobs: rank 0 (world size 8"* ]]
+	"$ANALYZE" -q -o "$T/f/single.json" "$ISC_SRC/tests/data/real/kineto/a100_simple_add.json.gz"
+	run --separate-stderr "$ANALYZE" --job "$T/f/r0.json" "$T/f/single.json"
+	[ "$status" -eq 2 ]
+	[ "$stderr" = "iscope-analyze: not one job: input 2 is not the analysis of a rank of a distributed job (no distributed.ranks)" ]
+}
