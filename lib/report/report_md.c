@@ -9,6 +9,7 @@
  *   # InferScope report
  *   ## Comparison, ## History   report_compare.c, when the findings have them
  *   the run line                a failed, killed, cut or windowed run
+ *   ## Job                      report_job.c, a distributed job's view
  *   the headline                verdict.headline as the rules worded it, bold
  *   the verdict line            class, confidence, share explained, limits
  *   the run's size              wall time, iterations, start-up, damage
@@ -239,6 +240,7 @@ static int render_md(const cJSON *root, struct isc_rep *m)
 	isc_rep_put(m, "# InferScope report\n\n");
 	isc_rep_comparison(m, root); /* first when there is one: did it get slower, and why */
 	run_line(m, root);           /* a failure or a window before any bottleneck */
+	isc_rep_sec_job(m, root);    /* a distributed job: the job before its detail rank */
 	headline(m, root);
 	isc_rep_sec_latency(m, root);
 	isc_rep_sec_marks(m, root);

@@ -350,3 +350,64 @@ job_view() {
 	[ "$status" -eq 2 ]
 	[ "$stderr" = "iscope-analyze: not one job: input 2 is not the analysis of a rank of a distributed job (no distributed.ranks)" ]
 }
+
+# ---- the report of a job (iscope-report): the job first, a table of the
+# ranks and one of the collectives; in HTML, swimlanes and a heatmap.
+
+@test "report of a synthetic straggler job: the job first, the straggler, one row per rank, the collectives" {
+	synth straggler 4 10 2 3000
+	REPORT=$ISC_BUILD/tools/iscope-report/iscope-report
+	"$REPORT" -o "$T/r.md" "$T/straggler.json"
+	# the job is the first section, before the verdict's headline
+	grep -m1 -n '^## ' "$T/r.md" > "$T/first"
+	[ "$(cat "$T/first")" = "3:## Job" ]
+	[ "$(grep -n '^\*\*Rank 2 is 3.0 ms late' "$T/r.md" | cut -d: -f1)" -gt 3 ]
+	grep -F 'A job of **4 ranks**, backend nccl, 1 host' "$T/r.md"
+	grep -F "**Straggler: rank 2**, 3.0 ms late to its collectives (median), last in 100 % of them; ranks 0-1, 3 wait for it in all_reduce: the job loses 3.0 ms per iteration (25.6 % of an iteration)." "$T/r.md"
+	grep -F -- '- `slow_preprocess_kernel` (gpu): 3.0 ms per iteration against 0 ns, +3.0 ms' "$T/r.md"
+	sed -n '/^### Ranks/,/^$/p;/^### Ranks/,/^### Collectives/p' "$T/r.md" | grep -c '^| [0-9]' > "$T/rows"
+	[ "$(cat "$T/rows")" -eq 4 ]
+	grep -c '(straggler) |' "$T/r.md" > "$T/n"
+	[ "$(cat "$T/n")" -eq 1 ]
+	grep -F '| 2 (straggler) | n/a | 11.7 ms |' "$T/r.md"
+	# all_reduce (float32 by its kernel's name): 10 calls, 4 ranks, 500 us transfer, rank 2 3 ms after the others (the skew), 3 ranks x 3 ms x 10 waited
+	grep -F '| all_reduce | n/a | float32 | 10 | 4.00 | 500.0 µs | 3.0 ms | 3.0 ms | 0 ns | 90.0 ms | n/a |' "$T/r.md"
+}
+
+@test "report of the balanced twin says so; a rank's own findings get no job section" {
+	synth balanced 4 10
+	REPORT=$ISC_BUILD/tools/iscope-report/iscope-report
+	"$REPORT" -o "$T/r.md" "$T/balanced.json"
+	grep -F '**Balanced**: no rank is late to the collectives by 5 % of an iteration or more.' "$T/r.md"
+	run ! grep -F 'Straggler' "$T/r.md"
+	"$ANALYZE" -q "$T/balanced/rank0.json.gz" | "$REPORT" -o "$T/one.md"
+	run ! grep -F '## Job' "$T/one.md"
+}
+
+@test "HTML report of a job: per-rank swimlanes (iterations, collectives, the last arrivals) and a rank x iteration heatmap, self-contained" {
+	synth straggler 4 10 2 3000
+	REPORT=$ISC_BUILD/tools/iscope-report/iscope-report
+	"$REPORT" -f html -o "$T/r.html" "$T/straggler.json"
+	# by construction: 4 ranks x 10 iterations, 10 all_reduce each, rank 2 the last to arrive at all 10
+	$PY - "$T/r.html" <<'PYEOF'
+import re, sys
+h = open(sys.argv[1]).read()
+svgs = re.findall(r"<svg.*?</svg>", h, re.S)
+lanes = [s for s in svgs if "<title id=" in s and ">Ranks over time<" in s]
+heat = [s for s in svgs if ">Iteration time by rank<" in s]
+assert len(lanes) == 1 and len(heat) == 1, (len(lanes), len(heat))
+s = lanes[0]
+assert s.count('fill="#c9c9c9" stroke') == 40, s.count('fill="#c9c9c9" stroke')
+s = re.sub(r'<rect [^>]*width="12" height="10"[^>]*/>', '', s)  # the legend's swatches
+blue = len(re.findall(r'<rect [^>]*fill="#3b6fb6"/>', s))
+red = re.findall(r'<rect x="[^"]*" y="([^"]*)" [^>]*fill="#d0453c"/>', s)
+assert blue == 30 and len(red) == 10, (blue, len(red))
+assert len(set(red)) == 1, set(red)  # all on one lane
+lane_y = sorted({float(y) for y in re.findall(r'<rect x="[^"]*" y="([^"]*)" [^>]*fill="#3b6fb6"/>', s)})
+# lanes in rank order, evenly spaced: the red ones are on the third, rank 2's (the blue ones on lanes 0, 1 and 3)
+assert float(red[0]) - lane_y[0] == 2 * (lane_y[1] - lane_y[0]) and len(lane_y) == 3, (red[0], lane_y)
+cells = re.findall(r"<rect [^>]*fill=\"rgb\([^)]*\)\"><title>([0-9.]+) ms</title>", heat[0])
+assert len(cells) == 40 and set(cells) == {"11.700"}, (len(cells), set(cells))
+assert "<script" not in h and not re.search(r'(src|href)="(https?:)?//', h)
+PYEOF
+}
