@@ -411,3 +411,37 @@ assert len(cells) == 40 and set(cells) == {"11.700"}, (len(cells), set(cells))
 assert "<script" not in h and not re.search(r'(src|href)="(https?:)?//', h)
 PYEOF
 }
+
+@test "Chrome export of a job: each rank its own processes (two ranks' pid 4242 and GPU 0 apart), arrows only within a rank" {
+	mkdir "$T/s"
+	JOB_SYNTH_SAME_IDS=1 $PY "$ISC_SRC/tests/dist/job_synth.py" straggler 4 3 "$T/s" 2 3000
+	"$MERGE" --format=chrome -o "$T/job.json" "$T"/s/rank*.json.gz
+	$PY - "$T/job.json" "$T"/s/rank*.json.gz <<'PYEOF'
+import collections, gzip, json, re, sys
+out = json.load(open(sys.argv[1]))["traceEvents"]
+# expected from the rank files alone: per rank, its kernels and the kernels a cuda_runtime call launched
+want_k, want_flows = {}, 0
+for path in sys.argv[2:]:
+    d = json.load(gzip.open(path))
+    r = d["distributedInfo"]["rank"]
+    ev = d["traceEvents"]
+    assert {e["pid"] for e in ev if e.get("cat") == "cpu_op"} == {4242}
+    launch = {e["args"]["correlation"] for e in ev if e.get("cat") == "cuda_runtime"}
+    kern = [e for e in ev if e.get("cat") == "kernel"]
+    want_k[r] = len(kern)
+    want_flows += sum(e["args"]["correlation"] in launch for e in kern)
+names = {e["pid"]: e["args"]["name"] for e in out if e["ph"] == "M" and e["name"] == "process_name"}
+rank = {}
+for pid, n in names.items():
+    m = re.match(r"rank (\d+): (process 4242|GPU 0 \(Synthetic GPU\))$", n)
+    assert m, n
+    rank[pid] = int(m.group(1))
+assert len(names) == 8 and collections.Counter(rank.values()) == {0: 2, 1: 2, 2: 2, 3: 2}, names
+got_k = collections.Counter(rank[e["pid"]] for e in out if e["ph"] == "X" and e.get("cat") == "kernel")
+assert got_k == want_k, (got_k, want_k)
+starts = {e["id"]: e["pid"] for e in out if e["ph"] == "s"}
+ends = [e for e in out if e["ph"] == "f"]
+assert len(starts) == want_flows == len(ends), (len(starts), want_flows, len(ends))
+assert all(rank[starts[e["id"]]] == rank[e["pid"]] for e in ends)
+PYEOF
+}

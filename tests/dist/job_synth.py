@@ -13,7 +13,10 @@ KIND is one of
   comm       communication bound: a short computation, then a long
              all_reduce on every rank, no rank late
 
-Every rank has one process and one GPU (device = rank).  Step k of rank r,
+Every rank has one process and one GPU (device = rank); with
+JOB_SYNTH_SAME_IDS=1 in the environment, every rank's process is pid 4242
+on GPU 0, as ranks on different hosts may be (correlation ids always
+repeat across ranks: each rank counts from 1001).  Step k of rank r,
 in µs on one clock shared by all ranks (each file's clock is its own, as
 Kineto writes it; they agree here):
 
@@ -41,6 +44,8 @@ import os
 import statistics
 import sys
 
+SAME = os.environ.get("JOB_SYNTH_SAME_IDS") == "1"
+
 JITTER_US = 40
 SHAPES = {  # kind: (COMPUTE, TRANSFER) in µs
     "straggler": (8000, 500),
@@ -67,14 +72,15 @@ def build(kind, world, steps, strag, extra):
     def kernel(r, name, ts, dur, stream):
         corr[r] += 1
         c = corr[r]
-        pid, tid = 1000 + r, 1000 + r
+        pid = tid = 4242 if SAME else 1000 + r
+        dev = 0 if SAME else r
         ev[r].append({"ph": "X", "cat": "cpu_op", "name": "slow_preprocess" if "slow" in name else
                       ("c10d::allreduce_" if "nccl" in name else "aten::mm"), "pid": pid, "tid": tid,
                       "ts": ts - 20, "dur": 10, "args": {"External id": c}})
         ev[r].append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": pid, "tid": tid,
                       "ts": ts - 18, "dur": 5, "args": {"External id": c, "correlation": c}})
-        ev[r].append({"ph": "X", "cat": "kernel", "name": name, "pid": r, "tid": stream, "ts": ts, "dur": dur,
-                      "args": {"External id": c, "device": r, "stream": stream, "correlation": c,
+        ev[r].append({"ph": "X", "cat": "kernel", "name": name, "pid": dev, "tid": stream, "ts": ts, "dur": dur,
+                      "args": {"External id": c, "device": dev, "stream": stream, "correlation": c,
                                "context": 1}})
         t = truth[r]
         t["first"] = ts if t["first"] is None else min(t["first"], ts)
@@ -99,8 +105,9 @@ def build(kind, world, steps, strag, extra):
             if arr[r] == max(arr.values()) and sorted(arr.values())[-2] < arr[r]:
                 truth[r]["loss"] += arr[r] - sorted(arr.values())[-2]
         for r in range(world):
-            ev[r].append({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % k, "pid": 1000 + r,
-                          "tid": 1000 + r, "ts": s, "dur": end + 100 - s, "args": {"External id": 0}})
+            p = 4242 if SAME else 1000 + r
+            ev[r].append({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % k, "pid": p,
+                          "tid": p, "ts": s, "dur": end + 100 - s, "args": {"External id": 0}})
         s = end + 100
     return ev, truth
 
@@ -114,7 +121,7 @@ def main():
     ranks = []
     for r in range(world):
         doc = {"schemaVersion": 1, "distributedInfo": {"backend": "nccl", "rank": r, "world_size": world},
-               "deviceProperties": [{"id": r, "name": "Synthetic GPU"}],
+               "deviceProperties": [{"id": 0 if SAME else r, "name": "Synthetic GPU"}],
                "traceEvents": sorted(ev[r], key=lambda e: e["ts"])}
         with gzip.open(os.path.join(out, "rank%d.json.gz" % r), "wt") as f:
             json.dump(doc, f)
