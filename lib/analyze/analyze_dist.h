@@ -56,11 +56,13 @@ int isc_dist_measure(struct isc_timeline *t, const struct isc_analyze_opts *o, c
 /*
  * The reduce: the job's section from rank entries (map outputs; entries[i]
  * came from document doc_of[i], which tells clock domains apart when they
- * have no boot id).  Entries are copied.  *section gets the new object;
+ * have no boot id).  Entries are copied; with owned (may be NULL: owned[i]
+ * is entries[i], the caller's to give) they are moved into the section
+ * instead, and owned[i] set to NULL.  *section gets the new object;
  * *detail the rank whose analysis the document should show.  0, -ENOMEM,
  * or -EINVAL with a message pushed (a rank given twice, mixed jobs).
  */
-int isc_dist_reduce(const cJSON *const *entries, const unsigned *doc_of, size_t n, cJSON **section,
+int isc_dist_reduce(const cJSON *const *entries, const unsigned *doc_of, size_t n, cJSON **owned, cJSON **section,
 		    unsigned *detail);
 
 /* iscope-analyze --job is isc_analyze_job (isc_analyze.h), in dist_reduce.c. */
