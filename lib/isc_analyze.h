@@ -88,6 +88,18 @@ struct isc_analyze_result {
  */
 int isc_analyze_run(FILE *in, const struct isc_analyze_opts *o, cJSON **out, struct isc_analyze_result *r);
 
+/*
+ * iscope-analyze --job, the reduce of a job view from findings alone: the
+ * distributed.ranks[] entries of n findings documents (each rank's own
+ * analysis, or job views) reduced as one job (clocks aligned on the
+ * collectives' ends, collectives matched, waits, stragglers and their
+ * cause).  *out is a copy of the document that holds the detail rank (the
+ * latest straggler, else the lowest rank) with the job's distributed
+ * section and its rules evaluated again.  0, or a negative errno with a
+ * message pushed (a document without ranks, a rank twice, mixed jobs).
+ */
+int isc_analyze_job(const cJSON *const *docs, size_t n, cJSON **out);
+
 /* A process's chosen CALIBRATION record (formats/trace.md 6.1). */
 struct isc_analyze_calib {
 	uint32_t pid;

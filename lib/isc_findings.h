@@ -82,6 +82,12 @@ void isc_doc_where(char *buf, size_t cap, const cJSON *o);
 /* Is verdict class cls (may be NULL) one of the GPU classes, whose share is of the GPU span? */
 bool isc_verdict_class_is_gpu(const char *cls);
 /*
+ * Is cls one of a distributed job's classes (straggler,
+ * communication_bound), whose share is of the job's iterations or of its
+ * ranks' windows, and which is chosen before a rank's own classes?
+ */
+bool isc_verdict_class_is_job(const char *cls);
+/*
  * A C callable is a torch op when its module (the CFUNC string's file) is
  * torch or under it, or a package named torch... (torchvision, torchaudio,
  * torch_xla); or, without a module, when its name has "::" (the Kineto

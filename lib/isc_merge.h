@@ -20,6 +20,8 @@ struct isc_sink {
 
 /* Binary timeline (.istl) writer sink; free with isc_sink_free. */
 int isc_sink_timeline_new(struct isc_sink **s, FILE *out);
+/* The same with zstd level level (isc_sink_timeline_new: 3); a temporary timeline read once takes a fast one. */
+int isc_sink_timeline_new_level(struct isc_sink **s, FILE *out, int level);
 /*
  * Deterministic text dump: processes and threads numbered in order of
  * appearance (P1, T1), times printed only when with_times.

@@ -1197,8 +1197,13 @@ int isc_ana_first_pass(struct isc_timeline *t, struct isc_analyze_calib **out, s
 	*out = NULL;
 	*n = 0;
 	while ((rc = isc_ana_next(t, &ev, &ndamage, NULL, 0)) != 0) { /* past damage, which the analysis reports */
-		if (rc < 0 || (hook && (rc = hook(ctx, &ev))))
+		int hr = rc < 0 || !hook ? 0 : hook(ctx, &ev);
+		if (rc < 0 || (hr && hr != ISC_ANA_STOP)) {
+			rc = rc < 0 ? rc : hr;
 			goto fail;
+		}
+		if (hr == ISC_ANA_STOP)
+			break;
 		if (untimed_only && ev.type < 0x80)
 			break;
 		if (ev.type != ISC_REC_CALIBRATION || ev.nf != 6)

@@ -37,9 +37,10 @@ int isc_dist_first_pass(struct isc_timeline *t, struct isc_rank_facts *f, bool f
 			struct isc_analyze_calib **cals, size_t *ncals);
 
 /*
- * Whether the resolved facts make a job to analyze rank by rank: two ranks
- * or more, and some rank with a world size of 2 or more (one rank's file
- * alone is analyzed as any single trace).
+ * Whether the resolved facts make a job, or a part of one, to analyze rank
+ * by rank: some rank with a world size of 2 or more.  One rank's file
+ * alone is one: its document is analyzed as any single trace and gets a
+ * distributed section with its one entry (the map step of --job).
  */
 bool isc_dist_is_job(const struct isc_rank_facts *f);
 
@@ -55,21 +56,15 @@ int isc_dist_measure(struct isc_timeline *t, const struct isc_analyze_opts *o, c
 /*
  * The reduce: the job's section from rank entries (map outputs; entries[i]
  * came from document doc_of[i], which tells clock domains apart when they
- * have no boot id).  Entries are copied.  *section gets the new object;
+ * have no boot id).  Entries are copied; with owned (may be NULL: owned[i]
+ * is entries[i], the caller's to give) they are moved into the section
+ * instead, and owned[i] set to NULL.  *section gets the new object;
  * *detail the rank whose analysis the document should show.  0, -ENOMEM,
  * or -EINVAL with a message pushed (a rank given twice, mixed jobs).
  */
-int isc_dist_reduce(const cJSON *const *entries, const unsigned *doc_of, size_t n, cJSON **section,
+int isc_dist_reduce(const cJSON *const *entries, const unsigned *doc_of, size_t n, cJSON **owned, cJSON **section,
 		    unsigned *detail);
 
-/*
- * iscope-analyze --job: the job view from n documents (findings, or
- * analyzed from traces by the caller): their distributed.ranks[] reduced;
- * *out is a copy of the document that holds the detail rank, with the
- * job's distributed section and its rules evaluated again.  0, or a
- * negative errno with a message pushed (a document without ranks, mixed
- * jobs).
- */
-int isc_dist_job(const cJSON *const *docs, size_t n, cJSON **out);
+/* iscope-analyze --job is isc_analyze_job (isc_analyze.h), in dist_reduce.c. */
 
 #endif

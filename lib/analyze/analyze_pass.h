@@ -343,9 +343,12 @@ int isc_ana_next(struct isc_timeline *t, struct isc_tl_event *ev, uint64_t *ndam
 /*
  * The first pass (isc_analyze_calibrations): each process's chosen
  * calibration, and hook (may be NULL) called with every event; with
- * untimed_only it stops at the first timed record (the preamble only).
- * 0, or -ENOMEM or what hook returned.
+ * untimed_only it stops at the first timed record (the preamble only), and
+ * so it does when hook returns ISC_ANA_STOP (hook knows there is nothing
+ * more to find: no calibration can follow).  0, or -ENOMEM or what else
+ * hook returned.
  */
+#define ISC_ANA_STOP 1
 int isc_ana_first_pass(struct isc_timeline *t, struct isc_analyze_calib **out, size_t *n,
 		       int (*hook)(void *ctx, const struct isc_tl_event *ev), void *ctx, bool untimed_only);
 /* After a pass: 0 without damage, else -EBADMSG with the message pushed (what was damaged, what analyzed). */

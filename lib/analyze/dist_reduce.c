@@ -312,7 +312,15 @@ struct slow {
 	bool have_last;
 };
 
-int isc_dist_reduce(const cJSON *const *entries, const unsigned *doc_of, size_t n, cJSON **section, unsigned *detail)
+/* The members of a rank's entry that the reduce writes (the rest is the map's). */
+static const char *const reduced_keys[] = {
+	"clock_offset_ns", "clock_uncertainty_ns", "clock_method", "origin_ns", "matched", "wait_ns",
+	"wait_per_iteration_ns", "last_arrivals", "last_pct", "lateness_ns", "iteration_p50_ns", "straggler",
+	"exposed_comm_pct",
+};
+
+int isc_dist_reduce(const cJSON *const *entries, const unsigned *doc_of, size_t n, cJSON **owned, cJSON **section,
+		    unsigned *detail)
 {
 	struct isc_jb jb = { false, true };
 	struct rk *rs = calloc(n ? n : 1, sizeof(*rs));
@@ -720,12 +728,22 @@ int isc_dist_reduce(const cJSON *const *entries, const unsigned *doc_of, size_t 
 	size_t nexp = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct rk *r = &rs[i];
-		cJSON *o = isc_jb_chk(&jb, cJSON_Duplicate(r->e, true));
+		size_t own = SIZE_MAX; /* the caller's entry to move, when it gives it */
+		for (size_t k = 0; owned && k < n && own == SIZE_MAX; k++)
+			if (owned[k] && owned[k] == r->e)
+				own = k;
+		cJSON *o = own != SIZE_MAX ? owned[own] : isc_jb_chk(&jb, cJSON_Duplicate(r->e, true));
 		if (!o || !cJSON_AddItemToArray(ra, o)) {
-			cJSON_Delete(o);
+			if (own == SIZE_MAX)
+				cJSON_Delete(o);
 			jb.oom = true;
 			break;
 		}
+		if (own != SIZE_MAX)
+			owned[own] = NULL;
+		/* an entry reduced before (a rank's own findings, gathered by --job): what this reduce says instead */
+		for (size_t k = 0; k < sizeof(reduced_keys) / sizeof(reduced_keys[0]); k++)
+			cJSON_DeleteItemFromObjectCaseSensitive(o, reduced_keys[k]);
 		isc_jb_num(&jb, o, "clock_offset_ns", (double)(r->applied + r->off));
 		isc_jb_num(&jb, o, "clock_uncertainty_ns", (double)r->unc);
 		isc_jb_str(&jb, o, "clock_method",
@@ -880,7 +898,7 @@ out:
 }
 
 /* ---- iscope-analyze --job ------------------------------------------------- */
-int isc_dist_job(const cJSON *const *docs, size_t n, cJSON **out)
+int isc_analyze_job(const cJSON *const *docs, size_t n, cJSON **out)
 {
 	const cJSON **entries = NULL;
 	unsigned *doc_of = NULL;
@@ -908,7 +926,7 @@ int isc_dist_job(const cJSON *const *docs, size_t n, cJSON **out)
 			goto out;
 		}
 	}
-	if ((rc = isc_dist_reduce(entries, doc_of, ne, &section, &detail)))
+	if ((rc = isc_dist_reduce(entries, doc_of, ne, NULL, &section, &detail)))
 		goto out;
 	/* the document that holds the detail rank, with the job's section */
 	size_t pick = 0;

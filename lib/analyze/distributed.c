@@ -180,20 +180,50 @@ static const char *name_of(void *ctx, uint32_t id, uint8_t *kind)
 	return s ? s->name : NULL;
 }
 
+struct first_pass {
+	struct isc_rank_facts *f;
+	size_t sources, kineto; /* SOURCE_INFO records: all, of Kineto files */
+	bool *timed;            /* a source's timed record seen (sources entries) */
+	size_t ntimed;
+};
+
+/*
+ * The rank facts from every record.  In a job merge whose sources are all
+ * Kineto files (SOURCE_INFO kind 2, written first), the pass stops once
+ * every source has had a timed record: a Kineto file has no calibration,
+ * and its facts are in its preamble, before its first timed record.
+ */
 static int facts_hook(void *ctx, const struct isc_tl_event *ev)
 {
-	return isc_rankfacts_event(ctx, ev);
+	struct first_pass *fp = ctx;
+	if (ev->type == ISC_REC_SOURCE_INFO && ev->nf >= 2) {
+		fp->sources++;
+		fp->kineto += ev->f[1] == 2;
+	}
+	if (ev->type < 0x80 && fp->sources && fp->sources == fp->kineto && ev->source < fp->sources) {
+		if (!fp->timed && !(fp->timed = calloc(fp->sources, sizeof(*fp->timed))))
+			return -ENOMEM;
+		if (!fp->timed[ev->source]) {
+			fp->timed[ev->source] = true;
+			if (++fp->ntimed == fp->sources)
+				return ISC_ANA_STOP;
+		}
+	}
+	return isc_rankfacts_event(fp->f, ev);
 }
 
 int isc_dist_first_pass(struct isc_timeline *t, struct isc_rank_facts *f, bool facts_only,
 			struct isc_analyze_calib **cals, size_t *ncals)
 {
-	return isc_ana_first_pass(t, cals, ncals, facts_hook, f, facts_only);
+	struct first_pass fp = { f, 0, 0, NULL, 0 };
+	int rc = isc_ana_first_pass(t, cals, ncals, facts_hook, &fp, facts_only);
+	free(fp.timed);
+	return rc;
 }
 
 bool isc_dist_is_job(const struct isc_rank_facts *f)
 {
-	if (f->nranks < 2) /* one rank alone (a single rank's Kineto file): nothing to compare it with */
+	if (f->nranks < 1) /* a rank alone (one rank's Kineto file) is one too: its entry is the map step of --job */
 		return false;
 	for (size_t i = 0; i < f->nranks; i++)
 		if (f->ranks[i].world != ISC_RANK_NONE && f->ranks[i].world >= 2)
@@ -630,7 +660,7 @@ int isc_dist_measure(struct isc_timeline *t, const struct isc_analyze_opts *o, c
 			goto done;
 		}
 	}
-	if ((rc = isc_dist_reduce((const cJSON *const *)entries, doc_of, d.nr, &section, &detail)))
+	if ((rc = isc_dist_reduce((const cJSON *const *)entries, doc_of, d.nr, entries, &section, &detail)))
 		goto done;
 	size_t pick = 0;
 	for (size_t k = 0; k < d.nr; k++)

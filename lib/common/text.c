@@ -68,3 +68,17 @@ char *isc_text_dup(const uint8_t *p, size_t n, char nul, bool ctl)
 	return s;
 }
 
+/* The ranks a sorted list of ranks covers, as ranges: "2-5, 9" (cut at cap). */
+void isc_rank_ranges(char *buf, size_t cap, const uint32_t *v, size_t n)
+{
+	size_t used = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && used < cap;) {
+		size_t j = i;
+		while (j + 1 < n && v[j + 1] == v[j] + 1)
+			j++;
+		used += (size_t)(j > i ? snprintf(buf + used, cap - used, "%s%u-%u", used ? ", " : "", v[i], v[j])
+				       : snprintf(buf + used, cap - used, "%s%u", used ? ", " : "", v[i]));
+		i = j + 1;
+	}
+}

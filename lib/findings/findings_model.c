@@ -30,6 +30,11 @@ bool isc_verdict_class_is_gpu(const char *cls)
 	return false;
 }
 
+bool isc_verdict_class_is_job(const char *cls)
+{
+	return cls && (!strcmp(cls, "straggler") || !strcmp(cls, "communication_bound"));
+}
+
 bool isc_is_torch_op(const char *name, const char *module)
 {
 	if (!module || !*module)

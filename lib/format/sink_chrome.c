@@ -17,6 +17,16 @@
  * open spans, not the trace).  GPU operations go to a pseudo-process per
  * device, pid GPU_PID + device, one thread per stream.  The file is not
  * sorted by time; both viewers sort on load.
+ *
+ * A job (a timeline of several sources, SOURCE_INFO: iscope-merge of many
+ * ranks' traces) puts each rank in its own group: the pid of every
+ * process and GPU device of a source is a number of its own, given in
+ * order of appearance (two ranks' pid 1234 or "GPU 0" never meet), named
+ * "rank R: ..." (the source's META rank, else "source K") with the
+ * original pid in the name, and sorted by rank so that a rank's processes
+ * and devices sit together; flow ids are the output pid << 32 |
+ * correlation, and an API call's correlation only meets its own source's
+ * GPU operations.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -41,7 +51,7 @@ struct open {
 	uint8_t kind;
 };
 
-enum { NS_THREAD, NS_PROC, NS_DEVICE, NS_STREAM };
+enum { NS_THREAD, NS_PROC, NS_DEVICE, NS_STREAM, NS_PMAP };
 
 struct ctx { /* one (pid, tid): its open spans; a process; a device; a device stream */
 	uint64_t key;
@@ -53,12 +63,13 @@ struct ctx { /* one (pid, tid): its open spans; a process; a device; a device st
 	bool tname_begin;
 	uint64_t cpu_ns, cpu_ts; /* PROC_SAMPLE: last CPU time, for the CPU counter */
 	bool have_cpu;
+	uint32_t out;   /* NS_PMAP: the output pid of (source, pid) in a job */
 	struct ctx *next;
 };
 
 struct api { /* an API call, or a GPU op that came before its API call (same start) */
 	uint64_t corr, ts;
-	uint32_t pid, tid;
+	uint32_t pid, tid, source;
 	bool used, started;
 };
 
@@ -77,7 +88,13 @@ struct chrome_sink {
 	size_t nmetas;
 	uint64_t last_ts;
 	bool kineto; /* META source=kineto: one process, flow id = correlation */
+	bool job;    /* SOURCE_INFO seen: pids per source (job_pid) */
+	uint32_t npids; /* output pids given in a job */
+	int64_t *src_rank; /* a job's sources' ranks (META rank), -1 unknown */
+	size_t nsrc;
 };
+
+#define JOB_PID_BASE 1000u /* a job's output pids, from here */
 
 static struct ctx *ctx_get(struct chrome_sink *s, uint8_t ns, uint64_t key)
 {
@@ -182,6 +199,58 @@ static void sort_index(struct chrome_sink *s, uint32_t pid, int64_t idx)
 	fprintf(s->out, ",\"name\":\"process_sort_index\",\"args\":{\"sort_index\":%" PRId64 "}}", idx);
 }
 
+static int64_t rank_of(const struct chrome_sink *s, uint32_t source)
+{
+	return source < s->nsrc ? s->src_rank[source] : -1;
+}
+
+/*
+ * The output pid of pid (a process, or GPU_PID + device) of source in a
+ * job, named and sorted by rank the first time; pid itself outside a job.
+ * 0 when out of memory.
+ */
+static uint32_t job_pid(struct chrome_sink *s, uint32_t source, uint32_t pid)
+{
+	if (!s->job)
+		return pid;
+	struct ctx *c = ctx_get(s, NS_PMAP, (uint64_t)source << 32 | pid);
+	if (!c)
+		return 0;
+	if (c->out)
+		return c->out;
+	c->out = JOB_PID_BASE + s->npids++;
+	char buf[320];
+	int64_t r = rank_of(s, source);
+	int n = r >= 0 ? snprintf(buf, sizeof(buf), "rank %" PRId64 ": ", r) : snprintf(buf, sizeof(buf), "source %" PRIu32 ": ", source);
+	if (pid >= GPU_PID) {
+		uint32_t dev = pid - GPU_PID;
+		const char *dn = dev < s->ndev_names && s->dev_names[dev] ? s->dev_names[dev] : "";
+		n += snprintf(buf + n, sizeof(buf) - (size_t)n, dn[0] ? "GPU %" PRIu32 " (%s)" : "GPU %" PRIu32, dev, dn);
+	} else {
+		n += snprintf(buf + n, sizeof(buf) - (size_t)n, "process %" PRIu32, pid);
+	}
+	meta_name(s, "process_name", c->out, 0, (const uint8_t *)buf, (size_t)n);
+	/* a rank's processes, then its devices, together; ranks in order */
+	sort_index(s, c->out, (r >= 0 ? r : 1000000 + (int64_t)source) * 1000000 + (pid >= GPU_PID ? 500000 : 0) + (c->out - JOB_PID_BASE));
+	return c->out;
+}
+
+static int keep_source(struct chrome_sink *s, const struct isc_tl_event *ev)
+{
+	s->job = true;
+	if (ev->nf < 1 || ev->f[0] >= ISC_TL_MAX_SOURCES || ev->f[0] < s->nsrc)
+		return 0;
+	size_t n = (size_t)ev->f[0] + 1;
+	int64_t *v = realloc(s->src_rank, n * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = s->nsrc; i < n; i++)
+		v[i] = -1;
+	s->src_rank = v;
+	s->nsrc = n;
+	return 0;
+}
+
 static int c_begin(void *cx, const struct isc_tl_header *h)
 {
 	struct chrome_sink *s = cx;
@@ -237,8 +306,19 @@ static void write_span(struct chrome_sink *s, uint32_t pid, uint32_t tid, const 
 	fputs("}}", s->out);
 }
 
-static void gpu_names(struct chrome_sink *s, uint32_t dev, uint32_t stream)
+static void gpu_names(struct chrome_sink *s, uint32_t dev, uint32_t stream, uint32_t pid)
 {
+	if (s->job) { /* named by job_pid; its streams by its output pid */
+		struct ctx *st = ctx_get(s, NS_STREAM, (uint64_t)pid << 32 | stream);
+		if (st && !st->named) {
+			char buf[64];
+			int n = stream == ISC_GPU_NONE ? snprintf(buf, sizeof(buf), "no stream (context and device syncs)")
+						       : snprintf(buf, sizeof(buf), "stream %" PRIu32, stream);
+			meta_name(s, "thread_name", pid, stream, (const uint8_t *)buf, (size_t)n);
+			st->named = true;
+		}
+		return;
+	}
 	struct ctx *d = ctx_get(s, NS_DEVICE, dev);
 	struct ctx *st = ctx_get(s, NS_STREAM, (uint64_t)dev << 32 | stream);
 	char buf[320];
@@ -259,15 +339,21 @@ static void gpu_names(struct chrome_sink *s, uint32_t dev, uint32_t stream)
 
 static void flow(struct chrome_sink *s, struct api *a, uint32_t pid, uint32_t tid, uint64_t ts);
 
+/* The slot of a correlation id of a source (a job's ranks count theirs alike). */
+static size_t corr_slot(uint32_t source, uint64_t corr)
+{
+	return (size_t)((corr + (uint64_t)source * 0x9E3779B1u) % CORR_SLOTS);
+}
+
 static void write_gpu_op(struct chrome_sink *s, const struct isc_tl_event *ev)
 {
 	static const char *cats[] = { "gpu_op", "kernel", "gpu_memcpy", "gpu_memset", "cuda_sync", "gpu_other" };
 	static const char *copies[] = { "", "HtoD", "DtoH", "DtoD", "HtoH", "PtoP" };
 	static const char *mems[] = { "unknown", "pageable", "pinned", "device", "managed" };
 	const struct isc_gpu_fields *g = &ev->gpu;
-	uint32_t pid = GPU_PID + g->device;
+	uint32_t pid = job_pid(s, ev->source, GPU_PID + g->device);
 	FILE *o = s->out;
-	gpu_names(s, g->device, g->stream);
+	gpu_names(s, g->device, g->stream, pid);
 	ev_start(s, 'X', pid, g->stream);
 	fprintf(o, ",\"cat\":\"%s\",\"name\":",
 		g->flags & ISC_GPU_FLAG_ANNOTATION ? "gpu_user_annotation" : cats[g->kind < 6 ? g->kind : 0]);
@@ -295,11 +381,11 @@ static void write_gpu_op(struct chrome_sink *s, const struct isc_tl_event *ev)
 		fputs(",\"graph\":true", o);
 	fputs("}}", o);
 	/* the arrow from the launching call, once per correlation, then to every op it launched */
-	struct api *a = g->correlation ? &s->apis[g->correlation % CORR_SLOTS] : NULL;
-	if (a && a->used && a->corr == g->correlation && !s->kineto && ev->pid && a->pid != ev->pid)
+	struct api *a = g->correlation ? &s->apis[corr_slot(ev->source, g->correlation)] : NULL;
+	if (a && a->used && a->corr == g->correlation && !s->kineto && ev->pid && a->pid != job_pid(s, ev->source, ev->pid))
 		return; /* correlation ids are per process: another process's call */
-	if (a && (!a->used || a->corr != g->correlation)) { /* its call starts at the same time, later in the order */
-		s->early[g->correlation % CORR_SLOTS] = (struct api){ g->correlation, ev->ts, pid, g->stream, true, false };
+	if (a && (!a->used || a->corr != g->correlation || a->source != ev->source)) { /* its call starts at the same time, later in the order */
+		s->early[corr_slot(ev->source, g->correlation)] = (struct api){ g->correlation, ev->ts, pid, g->stream, ev->source, true, false };
 		return;
 	}
 	if (a)
@@ -310,7 +396,7 @@ static void write_gpu_op(struct chrome_sink *s, const struct isc_tl_event *ev)
 static void flow(struct chrome_sink *s, struct api *a, uint32_t pid, uint32_t tid, uint64_t ts)
 {
 	FILE *o = s->out;
-	uint64_t id = s->kineto ? a->corr : (uint64_t)a->pid << 32 | (a->corr & 0xffffffffu);
+	uint64_t id = s->kineto && !s->job ? a->corr : (uint64_t)a->pid << 32 | (a->corr & 0xffffffffu);
 	if (!a->started) {
 		ev_start(s, 's', a->pid, a->tid);
 		fprintf(o, ",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":%" PRIu64 ",\"ts\":", id);
@@ -341,9 +427,9 @@ static void write_api(struct chrome_sink *s, const struct isc_tl_event *ev)
 	fprintf(o, "\"cbid\":%" PRIu32 "}}", g->cbid);
 	if (!g->correlation)
 		return;
-	struct api *a = &s->apis[g->correlation % CORR_SLOTS], *e = &s->early[g->correlation % CORR_SLOTS];
-	*a = (struct api){ g->correlation, ev->ts, ev->pid, ev->tid, true, false };
-	if (e->used && e->corr == g->correlation) { /* an op that started with its call */
+	struct api *a = &s->apis[corr_slot(ev->source, g->correlation)], *e = &s->early[corr_slot(ev->source, g->correlation)];
+	*a = (struct api){ g->correlation, ev->ts, ev->pid, ev->tid, ev->source, true, false };
+	if (e->used && e->corr == g->correlation && e->source == ev->source) { /* an op that started with its call */
 		flow(s, a, e->pid, e->tid, e->ts);
 		e->used = false;
 	}
@@ -430,6 +516,12 @@ static int keep_meta(struct chrome_sink *s, const struct isc_tl_event *ev)
 	if (m[s->nmetas - 2] && m[s->nmetas - 1] && !strcmp(m[s->nmetas - 2], "source") &&
 	    !strcmp(m[s->nmetas - 1], "kineto"))
 		s->kineto = true;
+	if (m[s->nmetas - 2] && m[s->nmetas - 1] && !strcmp(m[s->nmetas - 2], "rank") && ev->source < s->nsrc) {
+		char *end;
+		long long r = strtoll(m[s->nmetas - 1], &end, 10);
+		if (!*end && end != m[s->nmetas - 1] && r >= 0 && r < INT32_MAX)
+			s->src_rank[ev->source] = r;
+	}
 	return m[s->nmetas - 2] && m[s->nmetas - 1] ? 0 : -ENOMEM;
 }
 
@@ -450,10 +542,20 @@ static int keep_device(struct chrome_sink *s, const struct isc_tl_event *ev)
 	return (s->dev_names[id] = strndup((const char *)ev->bytes, ev->nbytes)) ? 0 : -ENOMEM;
 }
 
-static int c_event(void *cx, const struct isc_tl_event *ev)
+static int c_event(void *cx, const struct isc_tl_event *evin)
 {
 	struct chrome_sink *s = cx;
 	struct ctx *c;
+	struct isc_tl_event local;
+	const struct isc_tl_event *ev = evin;
+	if (evin->type == ISC_REC_SOURCE_INFO)
+		return keep_source(s, evin);
+	if (s->job && evin->pid && evin->type != ISC_REC_GPU_OP) { /* a process of a rank: its own pid */
+		local = *evin;
+		if (!(local.pid = job_pid(s, evin->source, evin->pid)))
+			return -ENOMEM;
+		ev = &local;
+	}
 	if (ev->ts > s->last_ts && ev->type < 0x80)
 		s->last_ts = ev->ts;
 	switch (ev->type) {
@@ -504,6 +606,15 @@ static int c_event(void *cx, const struct isc_tl_event *ev)
 			n--;
 		for (size_t i = 0; i < n; i++)
 			buf[i] = ev->bytes[i] ? (char)ev->bytes[i] : ' ';
+		if (s->job) { /* "rank R: its command line (pid P)", sorted by job_pid */
+			char named[1200];
+			int64_t r = rank_of(s, ev->source);
+			int k = r >= 0 ? snprintf(named, sizeof(named), "rank %" PRId64 ": %.*s (pid %" PRIu32 ")", r, (int)n, buf, evin->pid)
+				       : snprintf(named, sizeof(named), "source %" PRIu32 ": %.*s (pid %" PRIu32 ")", ev->source, (int)n,
+						  buf, evin->pid);
+			meta_name(s, "process_name", ev->pid, 0, (const uint8_t *)named, k > 0 && (size_t)k < sizeof(named) ? (size_t)k : 0);
+			break;
+		}
 		meta_name(s, "process_name", ev->pid, 0, (const uint8_t *)buf, n);
 		sort_index(s, ev->pid, ev->pid);
 		break;
@@ -599,6 +710,7 @@ static void c_destroy(void *cx)
 	free(s->metas);
 	free(s->apis);
 	free(s->early);
+	free(s->src_rank);
 	free(s);
 }
 

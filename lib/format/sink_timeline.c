@@ -160,10 +160,15 @@ static void tl_destroy(void *ctx)
 
 int isc_sink_timeline_new(struct isc_sink **out, FILE *f)
 {
+	return isc_sink_timeline_new_level(out, f, 3);
+}
+
+int isc_sink_timeline_new_level(struct isc_sink **out, FILE *f, int level)
+{
 	struct tl_sink *s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	int rc = isc_writer_new(&s->w, f, 3);
+	int rc = isc_writer_new(&s->w, f, level);
 	if (rc) {
 		free(s);
 		return rc;

@@ -28,6 +28,9 @@
 #include "openspans.h"
 #include "strtab.h"
 
+/* zstd level of a source's temporary timeline */
+#define TMP_LEVEL (-5)
+
 /* ---- one source, collected while its temporary timeline is written ------ */
 struct src {
 	uint32_t index;
@@ -137,7 +140,8 @@ static int collect(struct src *s, const struct isc_merge_input *in, const struct
 		isc_err_push("Cannot create a temporary file: %s", strerror(errno));
 		return rc;
 	}
-	if ((rc = isc_sink_timeline_new(&s->tl, s->tmp)))
+	/* read back once, by this merge: compressed fast (8 DLRM ranks: 17 M fewer instructions than level 3) */
+	if ((rc = isc_sink_timeline_new_level(&s->tl, s->tmp, TMP_LEVEL)))
 		return rc;
 	struct isc_sink c = { s, c_begin, c_string, c_event, c_end, NULL };
 	if (s->kineto) {

@@ -51,8 +51,6 @@ enum isc_coll_op {
 const char *isc_coll_op_name(unsigned op);
 /* The op of a name isc_coll_op_name gives, ISC_COLL_NONE when none. */
 unsigned isc_coll_op_parse(const char *name);
-/* The ranks a sorted list covers, as ranges into buf: "2-5, 9" (cut at cap). */
-void isc_rank_ranges(char *buf, size_t cap, const uint32_t *v, size_t n);
 /*
  * A symmetric collective: every rank of the group leaves it together,
  * within the network's latency (all_reduce, all_gather, reduce_scatter,

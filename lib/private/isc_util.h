@@ -105,5 +105,7 @@ void isc_copy_bytes(char *dst, size_t cap, const uint8_t *src, size_t len, char 
  * out of memory.
  */
 char *isc_text_dup(const uint8_t *p, size_t n, char nul, bool ctl);
+/* The ranks a sorted list covers, as ranges into buf: "2-5, 9" (cut at cap; common/text.c). */
+void isc_rank_ranges(char *buf, size_t cap, const uint32_t *v, size_t n);
 
 #endif

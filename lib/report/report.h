@@ -225,6 +225,24 @@ struct isc_rep_bar {
 void isc_svg_bars(struct isc_rep *r, const char *title, const char *xlabel, double xmax,
 		  const struct isc_rep_bar *bars, size_t n);
 
+/* A distributed job's per-rank swimlanes: each lane a rank's iterations and collectives on the job's clock (ns from its t0). */
+struct isc_rep_iv {
+	double s, e;
+	bool last; /* a collective the rank arrived at last, alone */
+};
+struct isc_rep_lane {
+	const char *label;
+	const struct isc_rep_iv *it, *coll;
+	size_t nit, ncoll;
+};
+void isc_svg_swimlanes(struct isc_rep *r, const char *title, const struct isc_rep_lane *lanes, size_t n, double t_end);
+/* A heatmap of v (nrows x ncols, row-major, ns; NAN: no cell), rows labelled. */
+void isc_svg_heatmap(struct isc_rep *r, const char *title, const char *const *rows, size_t nrows, size_t ncols,
+		     const double *v);
+
+/* report_job.c: "## Job", a distributed job's view (world size, straggler or balance, ranks, collectives), first. */
+void isc_rep_sec_job(struct isc_rep *m, const cJSON *root);
+
 /* ---- charts in the Markdown (report_chart.c) ----------------------------- */
 /* isc_svg_bars between the chart markers (callers write it for the HTML page only). */
 void isc_rep_chart_bars(struct isc_rep *m, const char *title, const char *xlabel, double xmax,

@@ -9,6 +9,7 @@
  *   # InferScope report
  *   ## Comparison, ## History   report_compare.c, when the findings have them
  *   the run line                a failed, killed, cut or windowed run
+ *   ## Job                      report_job.c, a distributed job's view
  *   the headline                verdict.headline as the rules worded it, bold
  *   the verdict line            class, confidence, share explained, limits
  *   the run's size              wall time, iterations, start-up, damage
@@ -82,7 +83,8 @@ static void verdict_line(struct isc_rep *m, const cJSON *root, const char *cls)
 			isc_rep_putf(m, part[i].fmt, v);
 		else
 			isc_rep_putf(m, "explains %.0f %% of %s", v,
-				     isc_verdict_class_is_gpu(cls)
+				     isc_verdict_class_is_job(cls) ? "the job's time"
+				     : isc_verdict_class_is_gpu(cls)
 					     ? (judged_iterations(root, "gpu") ? "the GPU's time inside the steady iterations"
 									       : "the GPU span")
 				     : judged_iterations(root, "cpu") ? "traced time inside iterations" : "traced time");
@@ -238,6 +240,7 @@ static int render_md(const cJSON *root, struct isc_rep *m)
 	isc_rep_put(m, "# InferScope report\n\n");
 	isc_rep_comparison(m, root); /* first when there is one: did it get slower, and why */
 	run_line(m, root);           /* a failure or a window before any bottleneck */
+	isc_rep_sec_job(m, root);    /* a distributed job: the job before its detail rank */
 	headline(m, root);
 	isc_rep_sec_latency(m, root);
 	isc_rep_sec_marks(m, root);

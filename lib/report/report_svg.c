@@ -531,3 +531,91 @@ void isc_svg_bars(struct isc_rep *r, const char *title, const char *xlabel, doub
 	x_axis(r, &p, p.y1, 1, xlabel);
 	isc_rep_put(r, "</svg>\n");
 }
+
+/* ---- a distributed job (report_job.c) ------------------------------------ */
+void isc_svg_swimlanes(struct isc_rep *r, const char *title, const struct isc_rep_lane *lanes, size_t n, double t_end)
+{
+	const char *unit;
+	double lh = 22, top = 46, hgt = top + lh * (double)n + 40, div = time_unit(t_end, &unit);
+	struct plot p = { 80, W - 16, top, top + lh * (double)n, 0, t_end > 0 ? t_end : 1, 0, 1 };
+	size_t nit = 0, nco = 0;
+	for (size_t i = 0; i < n; i++) {
+		nit += lanes[i].nit;
+		nco += lanes[i].ncoll;
+	}
+	svg_open(r, hgt, title);
+	isc_rep_putf(r, "%zu ranks on the job's aligned clock, %.1f %s: %zu iterations (grey) and %zu collectives "
+		     "(blue; red: the rank arrived last).", n, t_end / div, unit, nit, nco);
+	svg_body(r, hgt, title);
+	double lx = p.x0;
+	legend(r, &lx, 36, "#c9c9c9", "iteration");
+	legend(r, &lx, 36, "#3b6fb6", "collective");
+	legend(r, &lx, 36, "#d0453c", "collective, arrived last");
+	for (size_t i = 0; i < n; i++) {
+		const struct isc_rep_lane *l = &lanes[i];
+		double y = top + lh * (double)i;
+		isc_rep_putf(r, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", p.x0 - 6, y + 15);
+		isc_rep_xml(r, l->label, 24);
+		isc_rep_put(r, "</text>\n");
+		for (size_t k = 0; k < l->nit; k++) {
+			double a = px(&p, l->it[k].s), b = px(&p, l->it[k].e);
+			isc_rep_putf(r, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#c9c9c9\" "
+				     "stroke=\"#fff\" stroke-width=\"0.5\"/>\n", a, y + 3, b - a > 0.5 ? b - a : 0.5, lh - 6);
+		}
+		for (size_t k = 0; k < l->ncoll; k++) {
+			double a = px(&p, l->coll[k].s), b = px(&p, l->coll[k].e);
+			isc_rep_putf(r, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>\n", a, y + 7,
+				     b - a > 0.8 ? b - a : 0.8, lh - 14, l->coll[k].last ? "#d0453c" : "#3b6fb6");
+		}
+	}
+	double step = nice_step(p.xmax / div, 6);
+	for (double t = 0; t <= p.xmax / div + 1e-9 && step > 0; t += step) {
+		double x = px(&p, t * div);
+		isc_rep_putf(r, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#888\"/>"
+			     "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g</text>\n", x, p.y1, x, p.y1 + 4, x,
+			     p.y1 + 16, t);
+	}
+	isc_rep_putf(r, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">time (%s)</text>\n</svg>\n",
+		     (p.x0 + p.x1) / 2, hgt - 6, unit);
+}
+
+void isc_svg_heatmap(struct isc_rep *r, const char *title, const char *const *rows, size_t nrows, size_t ncols,
+		     const double *v)
+{
+	double lo = INFINITY, hi = -INFINITY;
+	for (size_t i = 0; i < nrows * ncols; i++)
+		if (!isnan(v[i])) {
+			lo = v[i] < lo ? v[i] : lo;
+			hi = v[i] > hi ? v[i] : hi;
+		}
+	if (!(hi >= lo))
+		lo = hi = 0;
+	const char *unit;
+	double div = time_unit(hi, &unit);
+	double cw = ncols ? (W - 96) / (double)ncols : 1, ch = nrows > 40 ? 8 : 16, top = 46;
+	double hgt = top + ch * (double)nrows + 40;
+	svg_open(r, hgt, title);
+	isc_rep_putf(r, "The iteration time of each rank (rows) and iteration (columns), from %.2f %s (light) to %.2f %s "
+		     "(dark).", lo / div, unit, hi / div, unit);
+	svg_body(r, hgt, title);
+	isc_rep_putf(r, "<text x=\"80\" y=\"36\">light: %.2f %s, dark: %.2f %s</text>\n", lo / div, unit, hi / div, unit);
+	for (size_t i = 0; i < nrows; i++) {
+		double y = top + ch * (double)i;
+		if (ch >= 12 || i % 8 == 0) {
+			isc_rep_putf(r, "<text x=\"74\" y=\"%.1f\" text-anchor=\"end\">", y + ch - 3);
+			isc_rep_xml(r, rows[i], 24);
+			isc_rep_put(r, "</text>\n");
+		}
+		for (size_t k = 0; k < ncols; k++) {
+			double x = v[i * ncols + k];
+			if (isnan(x))
+				continue;
+			double f = hi > lo ? (x - lo) / (hi - lo) : 0.5;
+			int c = (int)(235 - 190 * clamp01(f));
+			isc_rep_putf(r, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"rgb(%d,%d,255)\">"
+				     "<title>%.3f %s</title></rect>\n", 80 + cw * (double)k, y, cw, ch, c, c, x / div, unit);
+		}
+	}
+	isc_rep_putf(r, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">iteration (1 to %zu)</text>\n</svg>\n",
+		     80 + (W - 96) / 2, hgt - 6, ncols);
+}

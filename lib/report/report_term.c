@@ -113,7 +113,8 @@ static void verdict(struct term *t, const cJSON *root)
 	if (!isnan(e)) {
 		const char *cls = isc_doc_str(root, "verdict.class", NULL);
 		isc_rep_putf(&t->r, "explains %.0f %% of %s)", e,
-			     isc_verdict_class_is_gpu(cls) ? "the GPU span" : "traced time");
+			     isc_verdict_class_is_gpu(cls) ? "the GPU span"
+			     : isc_verdict_class_is_job(cls) ? "the job's time" : "traced time");
 	}
 	isc_rep_put(&t->r, "\n");
 	if (sentence) {

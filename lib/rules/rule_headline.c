@@ -13,8 +13,10 @@
  * stacks a dominant native function is named after it (native_clause).  For the CPU
  * classes (python_bound, op_compute_bound, thread_contention, io_wait) with
  * a top function the sentence is made here from the verdict's share and
- * the top functions; for every other verdict it is the backing finding's
- * title (set_verdict in rules.c), one text part.  The share is the
+ * the top functions; for a distributed job's classes (straggler,
+ * communication_bound) from the job's section (job_sentence); for every
+ * other verdict it is the backing finding's title (set_verdict in
+ * rules.c), one text part.  The share is the
  * verdict's, not the split's: op time less its page faults, off-CPU time
  * less (or only) its blocked part.  When the verdict's finding was judged
  * on the time inside iterations, the numbers are cpu.in_iterations' and
@@ -24,8 +26,10 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <string.h>
 
+#include "isc_util.h"
 #include "rules.h"
 
 struct headline {
@@ -282,6 +286,78 @@ static bool cpu_sentence(struct headline *h, const cJSON *root, const char *cls)
 	return true;
 }
 
+/* "rank 3" / "ranks 0-2, 5" of a JSON array of ranks (sorted, as the reduce writes them). */
+static void ranks_text(char *buf, size_t cap, const cJSON *arr)
+{
+	uint32_t v[256];
+	size_t n = 0;
+	const cJSON *x;
+	cJSON_ArrayForEach(x, arr)
+		if (n < sizeof(v) / sizeof(v[0]) && cJSON_IsNumber(x) && x->valuedouble >= 0 && x->valuedouble < UINT32_MAX)
+			v[n++] = (uint32_t)x->valuedouble;
+	char list[200];
+	isc_rank_ranges(list, sizeof(list), v, n);
+	snprintf(buf, cap, "%s %s%s", n == 1 ? "rank" : "ranks", list,
+		 (size_t)cJSON_GetArraySize(arr) > n ? " and more" : "");
+}
+
+/*
+ * The job classes' sentence (the straggler named with its cause and who
+ * waits for it in what; communication bound with its share and the
+ * collective that takes most time) into h; false for any other class.
+ */
+static bool job_sentence(struct headline *h, const cJSON *root, const char *cls)
+{
+	if (!strcmp(cls, "straggler")) {
+		const cJSON *s = cJSON_GetArrayItem(isc_doc_arr(root, "distributed.stragglers"), 0);
+		const cJSON *cause = cJSON_GetArrayItem(isc_doc_arr(s, "cause"), 0);
+		const char *file;
+		double per, pct, line;
+		if (!s)
+			return false;
+		text(h, "Rank %.0f is %.1f ms late to its collectives", isc_doc_num(s, "rank", 0),
+		     isc_doc_num(s, "lateness_ns", 0) / 1e6);
+		if (cause) {
+			text(h, ", slower in ");
+			code(h, isc_doc_str(cause, "name", "?"));
+			if (isc_doc_loc(cause, &file, &line)) {
+				text(h, " ");
+				loc(h, cause);
+			}
+			text(h, " (+%.1f ms per iteration)", isc_doc_num(cause, "delta_ns_per_iter", 0) / 1e6);
+		} else {
+			text(h, " for no extra work its profile shows (compared with %.0f ranks)",
+			     isc_doc_num(s, "compared_with", 0));
+		}
+		char who[300];
+		ranks_text(who, sizeof(who), isc_doc_arr(s, "waiting_ranks"));
+		text(h, "; %s %s for it in %s", who, cJSON_GetArraySize(isc_doc_arr(s, "waiting_ranks")) == 1 ? "waits" : "wait",
+		     isc_doc_str(s, "waited_in", "its collectives"));
+		if (isc_doc_have(s, "loss_per_iteration_ns", &per) && isc_doc_have(s, "loss_pct_of_iteration", &pct))
+			text(h, ": the job loses %.1f ms per iteration (%.1f %% of an iteration) to it.", per / 1e6, pct);
+		else
+			text(h, ": the job loses %.1f ms to it.", isc_doc_num(s, "loss_ns", 0) / 1e6);
+		return true;
+	}
+	if (!strcmp(cls, "communication_bound")) {
+		const cJSON *op = isc_rcomm_top_op(root), *r0 = cJSON_GetArrayItem(isc_doc_arr(root, "distributed.ranks"), 0);
+		text(h, "Exposed communication is %.0f %% of the median rank's %s time (at most %.0f %% on one rank) and no "
+			"rank is late: the job is communication bound",
+		     isc_doc_num(root, "distributed.communication.exposed_pct_median", 0),
+		     !strcmp(isc_doc_str(r0, "device", ""), "gpu") ? "GPU" : "iteration",
+		     isc_doc_num(root, "distributed.communication.exposed_pct_max", 0));
+		if (op) {
+			text(h, "; most of it is in ");
+			code(h, isc_doc_str(op, "op", "?"));
+			text(h, " (%.0f calls, %.1f ms each at the fastest rank)", isc_doc_num(op, "count", 0),
+			     isc_doc_num(op, "transfer_ns_mean", 0) / 1e6);
+		}
+		text(h, ".");
+		return true;
+	}
+	return false;
+}
+
 /*
  * With native stacks, the native function the time is in when one
  * dominates: the first of native.functions holds at least
@@ -330,7 +406,8 @@ int isc_rules_headline(cJSON *root)
 		cJSON_Delete(h.parts);
 		return -ENOMEM;
 	}
-	if (!cpu_sentence(&h, root, isc_doc_str(v, "class", "unknown"))) {
+	const char *cls = isc_doc_str(v, "class", "unknown");
+	if (!cpu_sentence(&h, root, cls) && !job_sentence(&h, root, cls)) {
 		put(&h, &h.text, isc_doc_str(v, "sentence", ""));
 		put(&h, &h.plain, isc_doc_str(v, "sentence", ""));
 	}

@@ -16,6 +16,13 @@
  * candidates the class is "unknown".
  * A run that died of out-of-memory (rule_oom.c) gets "oom", before any
  * other class and without a runner-up.
+ * A distributed job (a document with a distributed section: one rank's
+ * analysis with the job's view) gets a job class when one is nominated,
+ * before the rank's own classes and without a runner-up among them:
+ * straggler (rule_straggler.c: a rank the others wait for) or
+ * communication_bound (rule_communication_bound.c: exposed communication
+ * dominates and no rank is late; the two exclude each other).  The rank's
+ * own findings are still listed.
  *
  * The iterations, not the start-up (issues 18 and 29).  A run with
  * cpu.in_iterations (at least 2 steady-state iterations, holding at least
@@ -91,6 +98,8 @@
 
 static const struct rule *const rules[] = {
 	&isc_rule_oom, &isc_rule_data_loss, &isc_rule_abrupt_end, &isc_rule_gpu_not_traced,
+	/* job classes (a distributed job's section) */
+	&isc_rule_straggler, &isc_rule_communication_bound,
 	/* GPU classes */
 	&isc_rule_gpu_compute_bound, &isc_rule_launch_bound, &isc_rule_cpu_bound, &isc_rule_transfer_bound, &isc_rule_sync_bound,
 	&isc_rule_thermal_throttled, &isc_rule_gpu_gaps, &isc_rule_gpu_low_util, &isc_rule_gpu_memory_high,
@@ -704,6 +713,7 @@ static int set_verdict(cJSON *root, const struct rule_ctx *c, const struct rule_
 		return -ENOMEM;
 	}
 	double factor = outcome_limits(c->doc, limits, c->gpu, c->iterations);
+	bool job = false; /* a job class chosen: the rank's own classes are not its rivals */
 	for (unsigned i = 0; i < o->ncand && !(w && !strcmp(w->cls, "oom")); i++) {
 		const struct rule_cand *k = &o->cand[i];
 		const char *what, *how;
@@ -712,7 +722,14 @@ static int set_verdict(cJSON *root, const struct rule_ctx *c, const struct rule_
 			second = NULL;
 			continue;
 		}
-		if (isc_verdict_class_is_gpu(k->cls) != c->gpu)
+		if (isc_verdict_class_is_job(k->cls)) { /* the job's, before the rank's */
+			if (!job || k->explained_pct > w->explained_pct)
+				w = k;
+			job = true;
+			second = NULL;
+			continue;
+		}
+		if (job || isc_verdict_class_is_gpu(k->cls) != c->gpu)
 			continue;
 		if (evidence_missing(c->doc, k->cls, buf, sizeof(buf), &what, &how)) {
 			cJSON *m = cJSON_CreateObject();
@@ -813,7 +830,8 @@ static void bound_savings(const struct rule_ctx *c, struct rule_out *o)
 		const struct rule_cand *k = &o->cand[i];
 		cJSON *s = cJSON_GetObjectItemCaseSensitive(k->finding, "suggestion");
 		double saving, base = isc_verdict_class_is_gpu(k->cls) ? c->g.span : isc_doc_num(c->doc, "cpu.split.traced_ns", 0);
-		if (!s || !isc_doc_have(s, "estimated_saving_ns", &saving) || base <= 0 || k->explained_pct < 0)
+		if (!s || isc_verdict_class_is_job(k->cls) || !isc_doc_have(s, "estimated_saving_ns", &saving) || base <= 0 ||
+		    k->explained_pct < 0)
 			continue;
 		double cap = round(k->explained_pct / 100 * base);
 		if (saving <= cap)

@@ -153,6 +153,8 @@ const struct isc_gpu_split *isc_rgpu_split(const struct rule_ctx *c);
 /* The first of cpu_bound, sync_bound, launch_bound found so far, or NULL:
  * GPU idle time already in the estimate of a cause (gpu_gaps, gpu_low_util). */
 const char *isc_rgpu_idle_covered(const struct rule_out *o);
+/* The entry of distributed.collectives.by_op that takes most time (count x transfer), or NULL (rule_communication_bound.c). */
+const cJSON *isc_rcomm_top_op(const cJSON *doc);
 /* Value of mark name (its sum / count, the last value for a once-set mark), false when absent. */
 bool isc_rmark(const cJSON *doc, const char *name, double *v);
 
@@ -199,6 +201,7 @@ extern const struct rule isc_rule_python_bound, isc_rule_op_compute_bound, isc_r
 extern const struct rule isc_rule_gpu_compute_bound, isc_rule_launch_bound, isc_rule_cpu_bound, isc_rule_transfer_bound,
 	isc_rule_sync_bound, isc_rule_gpu_gaps, isc_rule_gpu_low_util, isc_rule_gpu_memory_high, isc_rule_thermal_throttled;
 extern const struct rule isc_rule_oom, isc_rule_memory_leak, isc_rule_memory_churn;
+extern const struct rule isc_rule_straggler, isc_rule_communication_bound;
 extern const struct rule isc_rule_gpu_memory_peak_site, isc_rule_gpu_memory_leak, isc_rule_gpu_memory_headroom,
 	isc_rule_gpu_memory_fragmentation;
 

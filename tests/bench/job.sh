@@ -4,7 +4,10 @@
 # rank file alone (8 analyses), in the same run.  Prints the median wall
 # time of REPS repetitions (default 7) of each, their ratio (the goal: 1.0
 # or less), and the peak RSS of the job's analysis and of one rank's.
-# Not pass/fail; the machine is shared, so quote the medians.
+# Not pass/fail; the machine is shared, so quote the medians.  With
+# valgrind installed it also prints the ratio of instructions executed
+# (callgrind's Ir: merge + job analysis against the 8 analyses), which the
+# machine's load does not move.
 #
 #   tests/bench/job.sh [REPS]   (build in ./build)
 set -euo pipefail
@@ -36,3 +39,11 @@ echo "analyse 8 rank files alone:       median $ms ms (runs: ${single[*]})"
 awk -v a="$mj" -v b="$ms" 'BEGIN { printf "ratio job / 8 singles: %.2f (goal <= 1.00)\n", a / b }'
 /usr/bin/time -f "peak RSS, the job's analysis: %M KiB" "$A" -q "$dir/job.istl" > /dev/null
 /usr/bin/time -f "peak RSS, one rank's analysis: %M KiB" "$A" -q "$D/rank0.json.gz" > /dev/null
+if command -v valgrind > /dev/null; then
+	ir() { valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 > /dev/null | awk '/Collected :/ { print $NF }'; }
+	jm=$(ir "$M" -q -o "$dir/job.istl" "$D"/rank*.json.gz)
+	ja=$(ir "$A" -q "$dir/job.istl")
+	si=0
+	for f in "$D"/rank*.json.gz; do si=$((si + $(ir "$A" -q "$f"))); done
+	awk -v m="$jm" -v a="$ja" -v s="$si" 'BEGIN { printf "instructions: merge %d + job analysis %d against 8 analyses %d: ratio %.3f (goal <= 1.000)\n", m, a, s, (m + a) / s }'
+fi

@@ -23,6 +23,8 @@ static const struct isc_opt opts[] = {
 	  "compare with the findings FILE of an earlier run (repeat for several runs): adds comparison" },
 	{ "history", 0, ISC_OPT_FLAG, NULL, NULL, NULL, "false",
 	  "the operands are findings of a series, oldest first: adds history (change points) to the newest" },
+	{ "job", 0, ISC_OPT_FLAG, NULL, NULL, NULL, "false",
+	  "the operands are findings of the ranks of one job (each rank analysed where it ran): the job view from them" },
 	{ "threshold", 0, ISC_OPT_VALUE, "PCT", "INFERSCOPE_ANALYZE_THRESHOLD", "threshold", "5",
 	  "smallest change of the median called regressed or improved, percent" },
 	{ "latency-basis", 0, ISC_OPT_VALUE, "BASIS", "INFERSCOPE_ANALYZE_LATENCY_BASIS", "latency_basis", "auto",
@@ -40,7 +42,8 @@ static const struct isc_opt opts[] = {
 
 static const struct isc_tool tool = {
 	"iscope-analyze", opts, sizeof(opts) / sizeof(opts[0]), false,
-	"[OPTION]... [--baseline FILE]... [TIMELINE|TRACE|FINDINGS]\n   or: iscope-analyze --history [OPTION]... FINDINGS...",
+	"[OPTION]... [--baseline FILE]... [TIMELINE|TRACE|FINDINGS]\n   or: iscope-analyze --history [OPTION]... FINDINGS...\n"
+	"   or: iscope-analyze --job [OPTION]... FINDINGS...",
 	"Reads a timeline (.istl from iscope-merge), a trace (.isc, merged on the fly)\n"
 	"or a PyTorch profiler trace (Kineto JSON); stdin when none or '-'.  Writes\n"
 	"findings JSON: summary, processes and threads, iterations and latency,\n"
@@ -177,6 +180,28 @@ int main(int argc, char **argv)
 	}
 	nb = baselines(argc, argv, first, bnames);
 	path = isc_config_get(c, "output");
+	if (isc_config_flag(c, "job")) {
+		if (nb || isc_config_flag(c, "history")) {
+			status = isc_tool_usage_error(&tool, "--job mixes with neither --baseline nor --history");
+			goto out;
+		}
+		if (first >= argc) {
+			status = isc_tool_usage_error(&tool, "--job needs the findings of the job's ranks");
+			goto out;
+		}
+		if (isc_tool_out_open(&out, path))
+			goto out;
+		for (int i = first; i < argc; i++, nloaded++)
+			if (load_findings(argv[i], &bdocs[nloaded]))
+				goto out;
+		if ((rc = isc_analyze_job((const cJSON *const *)bdocs, nloaded, &doc))) {
+			isc_log(ISC_LOG_ERROR, "%s%s", rc == -EINVAL ? "not one job: " : "", isc_err_msg());
+			status = rc == -EINVAL ? 2 : 1;
+			rc = 0;
+			goto out;
+		}
+		goto write;
+	}
 	if (isc_config_flag(c, "history")) {
 		if (nb) {
 			status = isc_tool_usage_error(&tool, "--history and --baseline do not mix");
