@@ -277,6 +277,19 @@ on_cpu_or_skip() {
 	jq -e '(.gpu.sync.api_calls[] | select(.name == "cudaMemcpy") | .total_ns) >= 120 * 3356443' "$F"
 }
 
+# The host-side wait is the double's data (its clock, tests/gpu/fake_cupti.c):
+# each cudaMemcpy starts its copy 3 us after the call (the stream is free:
+# the step before ended with a sync) and returns when the copy ends, so the
+# calls last 120 x (3000 + 3356443) ns in all, exactly, however late the
+# host thread woke from them (a double that returned on the host's waking
+# read 56 us a call more at the median beside other jobs: issue 28).
+@test "transfer_bound: the host blocked in cudaMemcpy exactly the copies' time, 120 x 3.36 ms, whatever the host's load" {
+	transfer_bound
+	jq -e '.gpu.sync.blocking_copies.count == 120' "$F"
+	jq -r '.gpu.sync.api_calls[] | select(.name == "cudaMemcpy") | "cudaMemcpy: \(.count) calls, \(.total_ns) ns"' "$F"
+	jq -e '.gpu.sync.api_calls[] | select(.name == "cudaMemcpy") | .count == 120 and .total_ns == 120 * (3000 + 3356443)' "$F"
+}
+
 # ---- sync_bound --------------------------------------------------------------
 
 @test "sync_bound: cudaDeviceSynchronize after every 40 us kernel; verdict sync_bound, top contributor the sync in score" {
@@ -297,6 +310,29 @@ on_cpu_or_skip() {
 	jq -e '.gpu.sync.api_calls[] | select(.name == "cudaDeviceSynchronize") | .count == 2000' "$F"
 	jq -e '(.gpu.sync.api_calls[] | select(.name == "cudaDeviceSynchronize") | .total_ns) > 0.7 * .gpu.devices[0].temporal_breakdown.span_ns' "$F"
 	jq -e '.gpu.devices[0].temporal_breakdown.idle_pct > 30' "$F"
+}
+
+# returns_after KERNEL CALL: per CALL (in order), its end minus the end of
+# the n-th KERNEL (tlcheck -t's times), one line each.
+returns_after() {
+	"$TL" -t "$BATS_FILE_TMPDIR/sync_bound/t.istl" | awk -v k="^op kernel $1 " -v c="^api $2 " '
+		function end_of(line) { sub(/.* end=/, "", line); return line + 0 }
+		$0 ~ k { ke[nk++] = end_of($0) }
+		$0 ~ c { ce[nc++] = end_of($0) }
+		END { for (i = 0; i < nc; i++) print ce[i] - ke[i] }'
+}
+
+# The wake-up is the double's data: every cudaDeviceSynchronize returns
+# 30 us after its kernel ends (FAKE_CUPTI_SYNC_NS), on the double's clock,
+# whatever the host's load (the host's own time between calls stays its
+# own); a double that returned on the host's waking read 30 us plus the
+# host's delay (issue 28: sync_bound's idle followed the host's speed).
+@test "sync_bound: every device sync returns exactly 30 us after its kernel ends, whatever the host's load" {
+	sync_bound
+	returns_after reduce_kernel cudaDeviceSynchronize | sort -n | uniq -c > "$BATS_FILE_TMPDIR/sync_returns"
+	cat "$BATS_FILE_TMPDIR/sync_returns"
+	[ "$(wc -l < "$BATS_FILE_TMPDIR/sync_returns")" -eq 1 ]
+	[ "$(awk '{ print $1, $2 }' "$BATS_FILE_TMPDIR/sync_returns")" = "2000 30000" ]
 }
 
 # ---- device memory above 90 % ------------------------------------------------
