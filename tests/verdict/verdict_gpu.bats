@@ -136,7 +136,7 @@ host_cpus() {
 	ncpu=$(jq -r '.ncpu' "$BATS_FILE_TMPDIR/$1/machine.json")
 	echo "machine: $(cat "$BATS_FILE_TMPDIR/$1/machine.json")"
 	if awk -v e="$ext" -v n="$ncpu" 'BEGIN { exit !(e > n / 2) }'; then
-		skip "MACHINE ASSUMPTION NOT MET: $1 needs the host's CPU for its launch calls; $ext other runnable threads on average on $ncpu CPUs while it was recorded (> $ncpu / 2)"
+		skip "MACHINE ASSUMPTION NOT MET: $1 needs the host's CPU between its CUDA calls; $ext other runnable threads on average on $ncpu CPUs while it was recorded (> $ncpu / 2)"
 	fi
 }
 
@@ -292,9 +292,19 @@ on_cpu_or_skip() {
 
 # ---- sync_bound --------------------------------------------------------------
 
+# The premise of sync_bound's class and share: the host thread runs its
+# loop between the syncs.  The double's clock makes the syncs and the GPU's
+# work data (the test below); the host's own time between a sync's return
+# and the next launch (about 20 us of Python) stays the host's, and beside
+# other CPU-bound jobs it is preemption: with a hog on each core and 5-10
+# other runnable threads (2026-11-28, tests/bench/gpu_clock_load.sh) the
+# syncs were 44-82 % of the span and the class cpu_bound once in 11 runs.
+# (The double that returned on the host's waking counted the late wake-ups
+# in the syncs, which kept them above 84 %.)  Measured as launch_bound's.
 @test "sync_bound: cudaDeviceSynchronize after every 40 us kernel; verdict sync_bound, top contributor the sync in score" {
 	sync_bound
 	signals
+	host_cpus sync_bound
 	[ "$(jq -r .verdict.class "$F")" = sync_bound ]
 	top0
 	if [[ $name == cudaDeviceSynchronize* ]]; then
@@ -308,31 +318,47 @@ on_cpu_or_skip() {
 	sync_bound
 	signals
 	jq -e '.gpu.sync.api_calls[] | select(.name == "cudaDeviceSynchronize") | .count == 2000' "$F"
-	jq -e '(.gpu.sync.api_calls[] | select(.name == "cudaDeviceSynchronize") | .total_ns) > 0.7 * .gpu.devices[0].temporal_breakdown.span_ns' "$F"
 	jq -e '.gpu.devices[0].temporal_breakdown.idle_pct > 30' "$F"
+	host_cpus sync_bound
+	jq -e '(.gpu.sync.api_calls[] | select(.name == "cudaDeviceSynchronize") | .total_ns) > 0.7 * .gpu.devices[0].temporal_breakdown.span_ns' "$F"
 }
 
-# returns_after KERNEL CALL: per CALL (in order), its end minus the end of
-# the n-th KERNEL (tlcheck -t's times), one line each.
-returns_after() {
-	"$TL" -t "$BATS_FILE_TMPDIR/sync_bound/t.istl" | awk -v k="^op kernel $1 " -v c="^api $2 " '
-		function end_of(line) { sub(/.* end=/, "", line); return line + 0 }
-		$0 ~ k { ke[nk++] = end_of($0) }
-		$0 ~ c { ce[nc++] = end_of($0) }
-		END { for (i = 0; i < nc; i++) print ce[i] - ke[i] }'
+# sync_returns: per cudaDeviceSynchronize of sync_bound (in order), how it
+# returned on the double's clock (tlcheck -t's times): "after_kernel N"
+# (its end N ns after its kernel's), or "at_once N" when it was called
+# after the kernel's end + 30 us less 1 us (the host came late, the work
+# was done: a 1 us call), with N its end minus its start.
+sync_returns() {
+	"$TL" -t "$BATS_FILE_TMPDIR/sync_bound/t.istl" | awk '
+		function end_of(l) { sub(/.* end=/, "", l); return l + 0 }
+		function start_of(l) { sub(/.* t=/, "", l); sub(/ .*/, "", l); return l + 0 }
+		BEGIN { nk = 0; nc = 0 }
+		/^op kernel reduce_kernel / { ke[nk++] = end_of($0) }
+		/^api cudaDeviceSynchronize / { cs[nc] = start_of($0); ce[nc++] = end_of($0) }
+		END {
+			for (i = 0; i < nc; i++)
+				if (cs[i] + 1000 >= ke[i] + 30000)
+					print "at_once", ce[i] - cs[i]
+				else
+					print "after_kernel", ce[i] - ke[i]
+		}'
 }
 
-# The wake-up is the double's data: every cudaDeviceSynchronize returns
-# 30 us after its kernel ends (FAKE_CUPTI_SYNC_NS), on the double's clock,
-# whatever the host's load (the host's own time between calls stays its
-# own); a double that returned on the host's waking read 30 us plus the
-# host's delay (issue 28: sync_bound's idle followed the host's speed).
+# The wake-up is the double's data: a cudaDeviceSynchronize returns 30 us
+# after its kernel ends (FAKE_CUPTI_SYNC_NS), on the double's clock, or
+# after 1 us when the host called it once that had passed, whatever the
+# host's load (the host's own time between calls stays its own); a double
+# that returned on the host's waking read 30 us plus the host's delay
+# (issue 28: sync_bound's idle followed the host's speed).
 @test "sync_bound: every device sync returns exactly 30 us after its kernel ends, whatever the host's load" {
 	sync_bound
-	returns_after reduce_kernel cudaDeviceSynchronize | sort -n | uniq -c > "$BATS_FILE_TMPDIR/sync_returns"
+	sync_returns | sort | uniq -c > "$BATS_FILE_TMPDIR/sync_returns"
 	cat "$BATS_FILE_TMPDIR/sync_returns"
-	[ "$(wc -l < "$BATS_FILE_TMPDIR/sync_returns")" -eq 1 ]
-	[ "$(awk '{ print $1, $2 }' "$BATS_FILE_TMPDIR/sync_returns")" = "2000 30000" ]
+	[ "$(awk '{ n += $1 } END { print n }' "$BATS_FILE_TMPDIR/sync_returns")" -eq 2000 ]
+	run -0 awk '$2 == "after_kernel" && $3 != 30000 || $2 == "at_once" && $3 != 1000' "$BATS_FILE_TMPDIR/sync_returns"
+	[ -z "$output" ]
+	# the host called most of them while the kernel ran
+	[ "$(awk '$2 == "after_kernel" { print $1 }' "$BATS_FILE_TMPDIR/sync_returns")" -ge 1000 ]
 }
 
 # ---- device memory above 90 % ------------------------------------------------
