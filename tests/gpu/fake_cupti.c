@@ -28,8 +28,9 @@
  *           what it does between calls stays the host's time.  The double's
  *           clock lags the host's by the sum of those wake-up delays
  *           (FAKE_CUPTI_STATS prints it): microseconds a call on a quiet
- *           machine; a cudaMalloc or cudaFree sets it back to the host's
- *           (reanchor()).  FAKE_CUPTI_WAKE_LATE_NS=N makes every blocking call
+ *           machine; given back where no instant of the model moves (a
+ *           launch on a stream with work still queued: repay()), and at a
+ *           cudaMalloc or cudaFree (reanchor()).  FAKE_CUPTI_WAKE_LATE_NS=N makes every blocking call
  *           wake N ns late on purpose (tests/gpu/gpu.bats shows the
  *           records do not move).
  *   buffers: one queue for API/marker/device records, one per stream;
@@ -147,6 +148,30 @@ static uint64_t stamp(void)
 		return f.vlast;
 	f.vlast = v;
 	return v;
+}
+
+/*
+ * The lag is given back where that changes no instant of the model: a
+ * call that does not block (a launch, an asynchronous copy or memset) on a
+ * stream busy until 3 us after bound starts its work when the stream is
+ * free, whenever it is made before bound, and lasts the host's own time:
+ * it may be stamped as late as bound on the double's clock (the callers
+ * leave 1 us to spare).  (Not a blocking call: its start is the start of
+ * the host's wait.)  Caller holds f.mu, before it stamps the call.
+ */
+static void repay(uint64_t bound)
+{
+	uint64_t v = host() - f.late;
+	if (!f.late || bound <= v)
+		return;
+	f.late -= bound - v < f.late ? bound - v : f.late;
+}
+
+/* repay() before a launch or copy on stream s (none with a launch cost: its kernel starts with the call). */
+static void repay_stream(uint32_t s)
+{
+	if (!f.launch_ns && f.stream_free[s % 64] > 4000)
+		repay(f.stream_free[s % 64] - 4000); /* 1 us to spare: the host's clock moves on while it stamps */
 }
 
 /* A blocking call returns at until on the double's clock: whatever the
@@ -397,6 +422,7 @@ EXPORT void fakecupti_launch(const char *name, uint32_t stream, uint64_t dur, co
 {
 	static const int g1[3] = { 1, 1, 1 };
 	pthread_mutex_lock(&f.mu);
+	repay_stream(stream);
 	uint64_t t0 = stamp();
 	api(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, t0, t0 + 100, ++f.corr);
 	launch_cost(t0);
@@ -414,6 +440,7 @@ EXPORT void fakecupti_launch_driver(const char *name, uint32_t stream, uint64_t 
 {
 	static const int g1[3] = { 1, 1, 1 };
 	pthread_mutex_lock(&f.mu);
+	repay_stream(stream);
 	uint64_t t0 = stamp();
 	uint32_t corr = ++f.corr;
 	api(CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, t0, stamp() + 500, corr);
@@ -426,6 +453,7 @@ EXPORT void fakecupti_graph_launch(int n, uint32_t stream, uint64_t dur)
 {
 	static const int g1[3] = { 2, 1, 1 }, b1[3] = { 64, 1, 1 };
 	pthread_mutex_lock(&f.mu);
+	repay_stream(stream);
 	uint64_t t0 = stamp();
 	uint32_t corr = calls(CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, t0);
 	for (int i = 0; i < n; i++)
@@ -463,6 +491,8 @@ static void wait_until(uint64_t until)
 EXPORT void fakecupti_memcpy(uint64_t bytes, uint8_t copy_kind, uint8_t src, uint8_t dst, uint32_t stream, int async)
 {
 	pthread_mutex_lock(&f.mu);
+	if (async)
+		repay_stream(stream);
 	uint64_t t0 = stamp(), dur = bytes / 10 + 1000;
 	uint64_t start = gpu_start(stream, t0, dur);
 	if (!async)
@@ -494,6 +524,7 @@ EXPORT void fakecupti_memcpy(uint64_t bytes, uint8_t copy_kind, uint8_t src, uin
 EXPORT void fakecupti_memset(uint64_t bytes, uint32_t stream)
 {
 	pthread_mutex_lock(&f.mu);
+	repay_stream(stream);
 	uint64_t t0 = stamp(), dur = bytes / 20 + 500;
 	uint32_t corr = calls(CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020, CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async, t0);
 	CUpti_ActivityMemset4 s;
@@ -536,7 +567,7 @@ static void sync_(enum sync_what what, uint32_t id)
 				 CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE },
 	};
 	pthread_mutex_lock(&f.mu);
-	uint64_t t0 = stamp(), until;
+	uint64_t t0, until;
 	if (what == SYNC_EVENT) {
 		until = f.events[id % 64];
 	} else {
@@ -546,6 +577,7 @@ static void sync_(enum sync_what what, uint32_t id)
 				if (f.stream_free[i] > until)
 					until = f.stream_free[i];
 	}
+	t0 = stamp();
 	uint64_t ret = until + f.sync_ns > t0 + 1000 ? until + f.sync_ns : t0 + 1000;
 	wait_until(ret);
 	uint32_t corr = calls_until(k[what].rt, k[what].drv, t0, ret);
