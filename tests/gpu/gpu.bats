@@ -250,7 +250,8 @@ summary() { # summary FIELD: a number of tlcheck's summary line
 # returns: per blocking call of `gpu_workload syncs`, in order, "CALL the
 # call's end minus the end of the work it waits for" (tlcheck -t's times).
 returns() {
-	"$TL" -t "$T/t.istl" | awk '
+	"$TL" -t "$T/t.istl" > "$T/times"
+	awk '
 		function end_of(line) { sub(/.* end=/, "", line); return line + 0 }
 		/^op kernel sync_kernel /      { k1[n1++] = end_of($0) }
 		/^op kernel event_kernel /     { k2[n2++] = end_of($0) }
@@ -262,7 +263,7 @@ returns() {
 			for (i = 0; i < c1; i++) print "cudaDeviceSynchronize", s1[i] - k1[i]
 			for (i = 0; i < c2; i++) print "cudaEventSynchronize", s2[i] - k2[i]
 			for (i = 0; i < c3; i++) print "cudaMemcpy", s3[i] - m[i]
-		}'
+		}' "$T/times"
 }
 
 # The double's clock (fake_cupti.c's top): a host-side wait is data.  The
