@@ -458,11 +458,17 @@ sync_returns() {
 @test "startup_gemm: the signal: 6 steady steps of 8 kernels, compute over 90 % inside them; the whole run's figures kept, mostly idle" {
 	startup_gemm
 	jq -e '.gpu.in_iterations.iterations == 6 and .gpu.in_iterations.kernels.count == 48' "$F"
-	jq -e '.gpu.in_iterations.devices[0].temporal_breakdown.compute_pct > 90' "$F"
+	# the GPU's side is the double's data: 48 kernels of 10 ms inside the steps
+	jq -e '.gpu.in_iterations.devices[0].temporal_breakdown.compute_ns == 48 * 10000000' "$F"
 	jq -e '.gpu.in_iterations.share_pct > 95' "$F"
 	# the steps' total time is the window: 6 x 80 ms and the syncs' return
 	jq -e '.gpu.in_iterations.window_ns >= 480000000 and .gpu.in_iterations.window_ns < 700000000' "$F"
 	# whole run: 57 kernels (the start-up one and the warm-up step's 8 too), the start-up gap
 	jq -e '.gpu.kernels.count == 57 and .gpu.devices[0].temporal_breakdown.idle_pct > 60' "$F"
 	[ "$(jq -r '.iterations.name' "$F")" = step ]
+	# compute over 90 % of the steps: the host's return from each sync and
+	# its next launch under 9 ms a step, its own time (beside a hog per core,
+	# 2026-11-28, once 90 % or less: preemption): measured, as launch_bound's
+	host_cpus startup_gemm
+	jq -e '.gpu.in_iterations.devices[0].temporal_breakdown.compute_pct > 90' "$F"
 }
