@@ -35,6 +35,8 @@ static struct {
 	void (*memset_)(uint64_t, uint32_t);
 	void (*sync)(uint32_t);
 	void (*device_sync)(void);
+	void (*event_record)(uint32_t, uint32_t);
+	void (*event_sync)(uint32_t);
 	void (*malloc_)(uint64_t, uint64_t);
 	void (*free_)(uint64_t, uint64_t);
 	void (*malloc_fail)(uint64_t);
@@ -77,6 +79,8 @@ static void init_once(void)
 	d.memset_ = (void (*)(uint64_t, uint32_t))dlsym(d.agent, "fakecupti_memset");
 	d.sync = (void (*)(uint32_t))dlsym(d.agent, "fakecupti_sync");
 	d.device_sync = (void (*)(void))dlsym(d.agent, "fakecupti_device_sync");
+	d.event_record = (void (*)(uint32_t, uint32_t))dlsym(d.agent, "fakecupti_event_record");
+	d.event_sync = (void (*)(uint32_t))dlsym(d.agent, "fakecupti_event_sync");
 	d.malloc_ = (void (*)(uint64_t, uint64_t))dlsym(d.agent, "fakecupti_malloc");
 	d.free_ = (void (*)(uint64_t, uint64_t))dlsym(d.agent, "fakecupti_free");
 	d.malloc_fail = (void (*)(uint64_t))dlsym(d.agent, "fakecupti_malloc_fail");
@@ -159,6 +163,18 @@ EXPORT void fake_device_sync(void)
 {
 	if (d.device_sync)
 		d.device_sync();
+}
+
+EXPORT void fake_event_record(unsigned event, unsigned stream)
+{
+	if (d.event_record)
+		d.event_record(event, stream);
+}
+
+EXPORT void fake_event_sync(unsigned event)
+{
+	if (d.event_sync)
+		d.event_sync(event);
 }
 
 EXPORT void fake_malloc(unsigned long long bytes, unsigned long long address)

@@ -23,6 +23,8 @@ void fake_memcpy(unsigned long long bytes, int copy_kind, int src, int dst, unsi
 void fake_memset(unsigned long long bytes, unsigned stream);
 void fake_sync(unsigned stream);        /* cudaStreamSynchronize */
 void fake_device_sync(void);            /* cudaDeviceSynchronize */
+void fake_event_record(unsigned event, unsigned stream); /* cudaEventRecord (events 0..63) */
+void fake_event_sync(unsigned event);   /* cudaEventSynchronize */
 void fake_malloc(unsigned long long bytes, unsigned long long address);
 void fake_free(unsigned long long bytes, unsigned long long address);
 void fake_malloc_fail(unsigned long long bytes); /* cudaMalloc returning out of memory */

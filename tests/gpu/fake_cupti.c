@@ -12,8 +12,30 @@
  *           and reaches a buffer when it completes (completion order)
  *   copy:   10 GB/s; a synchronous copy (cudaMemcpy) returns when the
  *           copy is done, as the real one does
- *   sync:   stream (cudaStreamSynchronize) or device (cudaDeviceSynchronize)
- *           synchronization: waits, really, until the work is done
+ *   sync:   stream (cudaStreamSynchronize), event (cudaEventSynchronize) or
+ *           device (cudaDeviceSynchronize) synchronization: returns when
+ *           the work is done
+ *   clock:  the double's own (stamp()): the client's clock, less the time
+ *           the host took beyond the model to come back from the double's
+ *           blocking calls (f.late).  What the GPU does and how long a
+ *           host-side wait lasts are data: a kernel runs for its given
+ *           duration, a blocking call (a sync, a synchronous copy, a launch
+ *           with FAKE_CUPTI_LAUNCH_NS) returns at the instant the model
+ *           says, in its records and on the double's clock, however late
+ *           the host thread really woke up (beside other jobs: tens of us
+ *           to ms).  The host thread still waits, really, until then, so
+ *           that the host's own timeline (its Python spans) holds the call;
+ *           what it does between calls stays the host's time.  The double's
+ *           clock lags the host's by the sum of those wake-up delays
+ *           (FAKE_CUPTI_STATS prints it): microseconds a call on a quiet
+ *           machine; given back where no instant of the model moves (a
+ *           launch on a stream with work still queued: repay()), at a
+ *           cudaMalloc or cudaFree (reanchor()), and when the host thread
+ *           calls more than FAKE_CUPTI_HOST_OWN_NS (50 us) after it came
+ *           back (own_time(): its events in between stay before the
+ *           call).  FAKE_CUPTI_WAKE_LATE_NS=N makes every blocking call
+ *           wake N ns late on purpose (tests/gpu/gpu.bats shows the
+ *           records do not move).
  *   buffers: one queue for API/marker/device records, one per stream;
  *           cuptiActivityFlushAll hands the stream queues over first, so
  *           the client sees operations before the calls that launched them
@@ -21,7 +43,11 @@
  * Callbacks: the subscriber's function is called at the entry of each
  * runtime call it was enabled on (cuptiEnableCallback), with the call's
  * correlation id, on the calling thread; FAKE_CUPTI_STATS=1 prints at exit
- * how many were enabled and run ("fake-cupti-stats: ...").
+ * how many were enabled and run ("fake-cupti-stats: ...") and how far the
+ * double's clock lags the host's ("fake-cupti-clock: woke_late_ns=N
+ * late_ns=N late_max_ns=N": how much later than asked the host thread
+ * woke from the double's waits, in all; the lag, in all and the most one
+ * call added).
  * Knobs (environment): FAKE_CUPTI_VERSION=N (cuptiGetVersion),
  * FAKE_CUPTI_FAIL=subscribe|privileges|memory2, FAKE_CUPTI_DROPPED=N
  * (reported once by cuptiActivityGetNumDroppedRecords), FAKE_CUPTI_SKEW_NS=N
@@ -32,7 +58,8 @@
  * 1 us before the call returns: tests/verdict's launch-bound scenario),
  * FAKE_CUPTI_SYNC_NS=N (a synchronization returns N ns after the work it
  * waits for is done, as a driver's wake-up does; the GPU is idle for that
- * time by construction: tests/verdict's sync-bound scenario).
+ * time by construction: tests/verdict's sync-bound scenario; on the
+ * double's clock, so exactly N).
  * Mistakes of the client are printed on stderr with "fake-cupti:".
  */
 #include <cupti.h>
@@ -85,6 +112,13 @@ static struct {
 	bool dropped_reported;
 	int64_t skew;
 	uint64_t launch_ns, sync_ns;
+	/* the double's clock: the host's less late, never before vlast (the
+	 * latest instant handed out); wake_late: FAKE_CUPTI_WAKE_LATE_NS */
+	uint64_t late, vlast, wake_late, late_max, woke_late;
+	uint64_t woke_at; /* the host's clock when a thread last came back from a blocking call, and which */
+	pid_t woke_tid;
+	uint64_t own_ns;  /* FAKE_CUPTI_HOST_OWN_NS: own_time() */
+	uint64_t events[64]; /* cudaEventRecord: the instant each event completes */
 	uint8_t runtime_off[1024], driver_off[1024];
 	/* the callback API: the subscriber's function, the runtime calls it is enabled on */
 	CUpti_CallbackFunc cb;
@@ -105,9 +139,80 @@ static uint64_t own_clock(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + 1000000000000000ull;
 }
 
-static uint64_t stamp(void)
+/* The host's clock: the client's timestamp callback. */
+static uint64_t host(void)
 {
 	return f.ts_cb && !f.ts_ignored ? f.ts_cb() : own_clock();
+}
+
+/* The double's clock (see the top): the host's less the wake-up delays
+ * the model does not count, monotonic.  Caller holds f.mu. */
+static uint64_t stamp(void)
+{
+	uint64_t v = host() - f.late;
+	if (v < f.vlast)
+		return f.vlast;
+	f.vlast = v;
+	return v;
+}
+
+/*
+ * The lag is given back where that changes no instant of the model: a
+ * call that does not block (a launch, an asynchronous copy or memset) on a
+ * stream busy until 3 us after bound starts its work when the stream is
+ * free, whenever it is made before bound, and lasts the host's own time:
+ * it may be stamped as late as bound on the double's clock (the callers
+ * leave 1 us to spare).  (Not a blocking call: its start is the start of
+ * the host's wait.)  Caller holds f.mu, before it stamps the call.
+ */
+static void repay(uint64_t bound)
+{
+	uint64_t v = host() - f.late;
+	if (!f.late || bound <= v)
+		return;
+	f.late -= bound - v < f.late ? bound - v : f.late;
+}
+
+/*
+ * The lag is kept for a call the host thread makes soon after it came
+ * back from a blocking one: within FAKE_CUPTI_HOST_OWN_NS (50 us) on the
+ * host's clock, as the next launch of a loop that synchronizes each step
+ * (.item()).  A thread that took longer, or another thread, may have made
+ * events of its own on the host's clock in between (the end of a step:
+ * tests/verdict's startup_gemm in exact mode lost a step's first kernel
+ * from its iteration beside other jobs) that a lagging stamp would put
+ * after this call: the clock goes back to the host's, and the wake-up's
+ * delay is host time before the call.  (Counting the thread's CPU time
+ * instead, so that a preempted thread keeps the lag, was tried: sync_bound's
+ * syncs were 24-28 % of the span in two runs without our hogs on this
+ * shared machine, cpu_bound; with the host's clock, 51 and 87 %.)
+ */
+static void own_time(void)
+{
+	if (f.late && (gettid() != f.woke_tid || host() - f.woke_at > f.own_ns))
+		f.late = 0;
+}
+
+/* repay() before a launch or copy on stream s (none with a launch cost: its kernel starts with the call). */
+static void repay_stream(uint32_t s)
+{
+	own_time();
+	if (!f.launch_ns && f.stream_free[s % 64] > 4000)
+		repay(f.stream_free[s % 64] - 4000); /* 1 us to spare: the host's clock moves on while it stamps */
+}
+
+/* A blocking call returns at until on the double's clock: whatever the
+ * host took beyond it (it woke up late) is not the double's time. */
+static void settle(uint64_t until)
+{
+	uint64_t h = host();
+	if (h - f.late > until) {
+		if (h - f.late - until > f.late_max)
+			f.late_max = h - f.late - until;
+		f.late = h - until;
+	}
+	if (f.vlast < until)
+		f.vlast = until;
 }
 
 static uint32_t thread_id(void)
@@ -267,15 +372,22 @@ static void fire(CUpti_CallbackId cbid, uint32_t corr)
 	f.cb(f.cb_ud, CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &d);
 }
 
-/* A runtime call wrapping a driver call, [t0, now]; returns t0 via *start. */
-static uint32_t calls(CUpti_CallbackId rt, CUpti_CallbackId drv, uint64_t t0)
+/* A runtime call wrapping a driver call, [t0, t1]: t1 0 is now (after
+ * the subscriber's callback ran), else the instant a blocking call returns. */
+static uint32_t calls_until(CUpti_CallbackId rt, CUpti_CallbackId drv, uint64_t t0, uint64_t t1)
 {
 	uint32_t corr = ++f.corr;
 	fire(rt, corr);
-	uint64_t t1 = stamp();
+	if (!t1)
+		t1 = stamp();
 	api(CUPTI_ACTIVITY_KIND_DRIVER, drv, t0 + (t1 - t0) / 4, t1 - (t1 - t0) / 4, corr);
 	api(CUPTI_ACTIVITY_KIND_RUNTIME, rt, t0, t1, corr);
 	return corr;
+}
+
+static uint32_t calls(CUpti_CallbackId rt, CUpti_CallbackId drv, uint64_t t0)
+{
+	return calls_until(rt, drv, t0, 0);
 }
 
 /* ---- the simulated GPU, driven by fake_cuda.c -------------------------- */
@@ -321,17 +433,23 @@ static void kernel(const char *name, uint32_t stream, uint64_t call, uint64_t du
 	pend_add(stream_queue(stream), k.end - (uint64_t)f.skew, &k);
 }
 
-/* The CPU cost of a launch call (FAKE_CUPTI_LAUNCH_NS): spins until t0 + ns. */
+/* The CPU cost of a launch call (FAKE_CUPTI_LAUNCH_NS): spins until t0 +
+ * ns, on the host's clock as the double's counts it; a thread preempted
+ * meanwhile comes back late, which the double's clock leaves out. */
 static void launch_cost(uint64_t t0)
 {
-	while (f.launch_ns && stamp() - t0 < f.launch_ns)
+	if (!f.launch_ns)
+		return;
+	while (host() - f.late < t0 + f.launch_ns)
 		;
+	settle(t0 + f.launch_ns);
 }
 
 EXPORT void fakecupti_launch(const char *name, uint32_t stream, uint64_t dur, const int *grid, const int *block)
 {
 	static const int g1[3] = { 1, 1, 1 };
 	pthread_mutex_lock(&f.mu);
+	repay_stream(stream);
 	uint64_t t0 = stamp();
 	api(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, t0, t0 + 100, ++f.corr);
 	launch_cost(t0);
@@ -349,6 +467,7 @@ EXPORT void fakecupti_launch_driver(const char *name, uint32_t stream, uint64_t 
 {
 	static const int g1[3] = { 1, 1, 1 };
 	pthread_mutex_lock(&f.mu);
+	repay_stream(stream);
 	uint64_t t0 = stamp();
 	uint32_t corr = ++f.corr;
 	api(CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, t0, stamp() + 500, corr);
@@ -361,6 +480,7 @@ EXPORT void fakecupti_graph_launch(int n, uint32_t stream, uint64_t dur)
 {
 	static const int g1[3] = { 2, 1, 1 }, b1[3] = { 64, 1, 1 };
 	pthread_mutex_lock(&f.mu);
+	repay_stream(stream);
 	uint64_t t0 = stamp();
 	uint32_t corr = calls(CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, t0);
 	for (int i = 0; i < n; i++)
@@ -369,38 +489,48 @@ EXPORT void fakecupti_graph_launch(int n, uint32_t stream, uint64_t dur)
 	pthread_mutex_unlock(&f.mu);
 }
 
-/* Waits, with the lock released, until the clock passes until: one sleep
- * to 200 us before it, then a spin on the clock, as the CUDA driver spins
- * in a synchronous call.  (Sleeping 20 us at a time, as this did, made
- * each 3.4 ms copy of tests/verdict's transfer_bound wait for about 170
- * wake-ups, each one late under host load: the call returned 56 us after
- * the copy ended at the median, beside other CPU-bound jobs; now 3 us.
- * What the host does between calls stays the host's: a sync call is
- * issued when the host issues it.) */
+/* Waits, with the lock released, until the double's clock passes until
+ * (one sleep to 200 us before it, then a spin, as the CUDA driver spins
+ * in a synchronous call), then settles the clock at until: the call
+ * returns then, whenever the host thread really woke up.  (It took the
+ * host's instant of waking, as it was: each 3.4 ms copy of tests/verdict's
+ * transfer_bound returned 56 us after the copy ended at the median beside
+ * other CPU-bound jobs, and sync_bound's idle followed the host's load.)
+ * FAKE_CUPTI_WAKE_LATE_NS=N: wakes N ns late on purpose. */
 static void wait_until(uint64_t until)
 {
+	uint64_t target = until + f.late + f.wake_late;
 	pthread_mutex_unlock(&f.mu);
-	uint64_t now = stamp();
-	if (until > now + 200000) {
-		uint64_t ns = until - now - 200000;
+	uint64_t now = host();
+	if (target > now + 200000) {
+		uint64_t ns = target - now - 200000;
 		struct timespec ts = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
 		nanosleep(&ts, NULL);
 	}
-	while (stamp() < until)
+	while ((now = host()) < target)
 		;
 	pthread_mutex_lock(&f.mu);
+	f.woke_late += now - (target - f.wake_late); /* the premise, measured on the host's clock */
+	settle(until);
+	f.woke_at = host();
+	f.woke_tid = gettid();
 }
 
 /* 10 GB/s: bytes / 10 ns.  A synchronous copy returns when it is done. */
 EXPORT void fakecupti_memcpy(uint64_t bytes, uint8_t copy_kind, uint8_t src, uint8_t dst, uint32_t stream, int async)
 {
 	pthread_mutex_lock(&f.mu);
+	if (async)
+		repay_stream(stream);
+	else
+		own_time();
 	uint64_t t0 = stamp(), dur = bytes / 10 + 1000;
 	uint64_t start = gpu_start(stream, t0, dur);
 	if (!async)
 		wait_until(start + dur);
 	uint32_t corr = async ? calls(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync, t0)
-			      : calls(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, CUPTI_DRIVER_TRACE_CBID_cuMemcpy, t0);
+			      : calls_until(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, CUPTI_DRIVER_TRACE_CBID_cuMemcpy, t0,
+					    start + dur);
 	CUpti_ActivityMemcpy6 c;
 	memset(&c, 0, sizeof(c));
 	c.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
@@ -425,6 +555,7 @@ EXPORT void fakecupti_memcpy(uint64_t bytes, uint8_t copy_kind, uint8_t src, uin
 EXPORT void fakecupti_memset(uint64_t bytes, uint32_t stream)
 {
 	pthread_mutex_lock(&f.mu);
+	repay_stream(stream);
 	uint64_t t0 = stamp(), dur = bytes / 20 + 500;
 	uint32_t corr = calls(CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020, CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async, t0);
 	CUpti_ActivityMemset4 s;
@@ -445,32 +576,53 @@ EXPORT void fakecupti_memset(uint64_t bytes, uint32_t stream)
 	pthread_mutex_unlock(&f.mu);
 }
 
-/* A synchronization of one stream (device: false) or of the whole device
- * (every stream): waits, really, until the work is done. */
-static void sync_(uint32_t stream, bool device)
+/* The synchronizations: of one stream, of the whole device (every
+ * stream) or of an event (the work its stream had when it was recorded).
+ * The call returns, on the double's clock, when that work is done and
+ * FAKE_CUPTI_SYNC_NS more (the driver's wake-up), or 1 us after it began
+ * when the work was done already: an instant of the model, not of the
+ * host's waking. */
+enum sync_what { SYNC_STREAM, SYNC_DEVICE, SYNC_EVENT };
+
+static void sync_(enum sync_what what, uint32_t id)
 {
+	static const struct { CUpti_CallbackId rt, drv; CUpti_ActivitySynchronizationType type; } k[] = {
+		[SYNC_STREAM] = { CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
+				  CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize,
+				  CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE },
+		[SYNC_DEVICE] = { CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020,
+				  CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize,
+				  CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE },
+		[SYNC_EVENT] = { CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020,
+				 CUPTI_DRIVER_TRACE_CBID_cuEventSynchronize,
+				 CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE },
+	};
 	pthread_mutex_lock(&f.mu);
-	uint64_t t0 = stamp(), until = f.stream_free[stream % 64];
-	if (device)
-		for (int i = 0; i < 64; i++)
-			if (f.stream_free[i] > until)
-				until = f.stream_free[i];
-	wait_until(until + f.sync_ns);
-	uint32_t corr = device ? calls(CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020,
-				       CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize, t0)
-			       : calls(CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
-				       CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize, t0);
+	uint64_t t0, until;
+	own_time();
+	if (what == SYNC_EVENT) {
+		until = f.events[id % 64];
+	} else {
+		until = f.stream_free[id % 64];
+		if (what == SYNC_DEVICE)
+			for (int i = 0; i < 64; i++)
+				if (f.stream_free[i] > until)
+					until = f.stream_free[i];
+	}
+	t0 = stamp();
+	uint64_t ret = until + f.sync_ns > t0 + 1000 ? until + f.sync_ns : t0 + 1000;
+	wait_until(ret);
+	uint32_t corr = calls_until(k[what].rt, k[what].drv, t0, ret);
 	CUpti_ActivitySynchronization2 s;
 	memset(&s, 0, sizeof(s));
 	s.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
-	s.type = device ? CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE
-			: CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;
+	s.type = k[what].type;
 	s.start = t0 + 500;
-	s.end = stamp();
+	s.end = ret;
 	s.correlationId = corr;
 	s.contextId = 1;
-	s.streamId = device ? CUPTI_SYNCHRONIZATION_INVALID_VALUE : stream;
-	s.cudaEventId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
+	s.streamId = what == SYNC_STREAM ? id : CUPTI_SYNCHRONIZATION_INVALID_VALUE;
+	s.cudaEventId = what == SYNC_EVENT ? id : CUPTI_SYNCHRONIZATION_INVALID_VALUE;
 	s.cudaEventSyncId = 0;
 	append(0, &s);
 	complete(false);
@@ -479,16 +631,46 @@ static void sync_(uint32_t stream, bool device)
 
 EXPORT void fakecupti_sync(uint32_t stream)
 {
-	sync_(stream, false);
+	sync_(SYNC_STREAM, stream);
 }
 
 EXPORT void fakecupti_device_sync(void)
 {
-	sync_(0, true);
+	sync_(SYNC_DEVICE, 0);
+}
+
+/* cudaEventRecord(event, stream): the event completes when the work queued
+ * on the stream so far is done. */
+EXPORT void fakecupti_event_record(uint32_t event, uint32_t stream)
+{
+	pthread_mutex_lock(&f.mu);
+	uint64_t t0 = stamp();
+	calls(CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020, CUPTI_DRIVER_TRACE_CBID_cuEventRecord, t0);
+	f.events[event % 64] = f.stream_free[stream % 64];
+	complete(false);
+	pthread_mutex_unlock(&f.mu);
+}
+
+EXPORT void fakecupti_event_sync(uint32_t event)
+{
+	sync_(SYNC_EVENT, event);
+}
+
+/* A call that queues no GPU work (cudaMalloc, cudaFree) puts the double's
+ * clock back on the host's: its records are what the analysis places among
+ * the host's own spans (the iteration a device allocation belongs to:
+ * tests/gpu/memory.bats), which a lagging clock would move before the
+ * scope that made them.  The lag is given back to the host there, so a gap
+ * before the next kernel holds the host's wake-up delays since the last
+ * such call: none in the verdict scenarios without device memory calls. */
+static void reanchor(void)
+{
+	f.late = 0;
 }
 
 static void memory(CUpti_ActivityMemoryOperationType op, uint64_t bytes, uint64_t address)
 {
+	reanchor();
 	uint64_t t0 = stamp();
 	uint32_t corr = op == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION
 				? calls(CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, t0)
@@ -524,6 +706,7 @@ EXPORT void fakecupti_malloc_fail(uint64_t bytes)
 	(void)bytes; /* CUPTI's API records carry no size */
 	pthread_mutex_lock(&f.mu);
 	api_error = 2;
+	reanchor();
 	calls(CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, stamp());
 	api_error = 0;
 	pthread_mutex_unlock(&f.mu);
@@ -836,6 +1019,10 @@ EXPORT CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cb
 		{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, "cudaStreamSynchronize_v3020" },
 		{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020, "cudaDeviceSynchronize_v3020" },
 		{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, "cudaGraphLaunch_v10000" },
+		{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020, "cudaEventRecord_v3020" },
+		{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020, "cudaEventSynchronize_v3020" },
+		{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuEventRecord, "cuEventRecord" },
+		{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuEventSynchronize, "cuEventSynchronize" },
 		{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, "cudaMalloc_v3020" },
 		{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020, "cudaFree_v3020" },
 		{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, "cuLaunchKernel" },
@@ -882,8 +1069,12 @@ static void atfork_child(void)
 __attribute__((destructor)) static void fake_stats(void)
 {
 	if (getenv("FAKE_CUPTI_STATS") && !f.forked)
+	{
 		fprintf(stderr, "fake-cupti-stats: callbacks enabled=%u domains=%u fired=%llu\n", f.cb_enabled, f.cb_domains,
 			(unsigned long long)f.cb_fired);
+		fprintf(stderr, "fake-cupti-clock: woke_late_ns=%llu late_ns=%llu late_max_ns=%llu\n",
+			(unsigned long long)f.woke_late, (unsigned long long)f.late, (unsigned long long)f.late_max);
+	}
 }
 
 __attribute__((constructor)) static void fake_init(void)
@@ -894,5 +1085,9 @@ __attribute__((constructor)) static void fake_init(void)
 	f.launch_ns = s ? strtoull(s, NULL, 10) : 0;
 	s = getenv("FAKE_CUPTI_SYNC_NS");
 	f.sync_ns = s ? strtoull(s, NULL, 10) : 0;
+	s = getenv("FAKE_CUPTI_HOST_OWN_NS");
+	f.own_ns = s ? strtoull(s, NULL, 10) : 50000;
+	s = getenv("FAKE_CUPTI_WAKE_LATE_NS");
+	f.wake_late = s ? strtoull(s, NULL, 10) : 0;
 	pthread_atfork(NULL, NULL, atfork_child);
 }

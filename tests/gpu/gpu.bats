@@ -24,7 +24,8 @@ setup() {
 	unset LD_LIBRARY_PATH CUDA_INJECTION64_PATH NVTX_INJECTION64_PATH INFERSCOPE_CUDA_DRIVER INFERSCOPE_FORCE_CUDA \
 		INFERSCOPE_NO_CUDA INFERSCOPE_QUIET FAKE_CUDA_MODE FAKE_CUPTI_FAIL FAKE_CUPTI_VERSION \
 		FAKE_CUPTI_DROPPED FAKE_CUPTI_SKEW_NS INFERSCOPE_CUDA_LAG_MS INFERSCOPE_CUDA_FLUSH_MS \
-		INFERSCOPE_CUDA_SLOTS INFERSCOPE_PYTHON_MODE INFERSCOPE_CUDA_DRIVER_API FAKE_CUPTI_STATS
+		INFERSCOPE_CUDA_SLOTS INFERSCOPE_PYTHON_MODE INFERSCOPE_CUDA_DRIVER_API FAKE_CUPTI_STATS \
+		FAKE_CUPTI_SYNC_NS FAKE_CUPTI_LAUNCH_NS FAKE_CUPTI_WAKE_LATE_NS FAKE_CUPTI_HOST_OWN_NS
 }
 
 teardown() {
@@ -244,6 +245,51 @@ summary() { # summary FIELD: a number of tlcheck's summary line
 	grep -qx 'meta gpu.min_launch_gap_ns=3000' "$T/check"
 	run ! grep -q 'clock_skew' "$T/check"
 	[ ! -s "$T/merge.err" ]
+}
+
+# returns: per blocking call of `gpu_workload syncs`, in order, "CALL the
+# call's end minus the end of the work it waits for" (tlcheck -t's times).
+returns() {
+	"$TL" -t "$T/t.istl" > "$T/times"
+	awk '
+		function end_of(line) { sub(/.* end=/, "", line); return line + 0 }
+		/^op kernel sync_kernel /      { k1[n1++] = end_of($0) }
+		/^op kernel event_kernel /     { k2[n2++] = end_of($0) }
+		/^op memcpy /                  { m[nm++] = end_of($0) }
+		/^api cudaDeviceSynchronize /  { s1[c1++] = end_of($0) }
+		/^api cudaEventSynchronize /   { s2[c2++] = end_of($0) }
+		/^api cudaMemcpy /             { s3[c3++] = end_of($0) }
+		END {
+			for (i = 0; i < c1; i++) print "cudaDeviceSynchronize", s1[i] - k1[i]
+			for (i = 0; i < c2; i++) print "cudaEventSynchronize", s2[i] - k2[i]
+			for (i = 0; i < c3; i++) print "cudaMemcpy", s3[i] - m[i]
+		}' "$T/times"
+}
+
+# The double's clock (fake_cupti.c's top): a host-side wait is data.  The
+# host thread is made to wake 20 ms late from each of the 15 blocking calls
+# (FAKE_CUPTI_WAKE_LATE_NS, what a loaded machine does by some us to ms);
+# each call still returns, in its records, exactly when the work it waits
+# for is done: + FAKE_CUPTI_SYNC_NS for a synchronization, + 0 for a
+# synchronous copy.  (A double whose calls return on the host's waking,
+# as it did, gives 20030000 and more here.)
+@test "the double's clock: a blocking call returns when its work is done, however late the host thread wakes" {
+	doubles libcuda.so.1 libcupti.so.13
+	FAKE_CUPTI_STATS=1 FAKE_CUPTI_SYNC_NS=30000 FAKE_CUPTI_WAKE_LATE_NS=20000000 trace -q -- "$W" syncs 5
+	[ "$(cat "$T/status")" -eq 0 ]
+	# the premise: the host really came back at least 20 ms late from each call
+	late=$(sed -n 's/^fake-cupti-clock: woke_late_ns=\([0-9]*\) .*/\1/p' "$T/err")
+	echo "host later than the model: $late ns in all"
+	[ "$late" -ge $((15 * 20000000)) ]
+	returns > "$T/returns"
+	cat "$T/returns"
+	[ "$(grep -cx 'cudaDeviceSynchronize 30000' "$T/returns")" -eq 5 ]
+	[ "$(grep -cx 'cudaEventSynchronize 30000' "$T/returns")" -eq 5 ]
+	[ "$(grep -cx 'cudaMemcpy 0' "$T/returns")" -eq 5 ]
+	[ "$(wc -l < "$T/returns")" -eq 15 ]
+	# the synchronization records end with their calls
+	[ "$(grep -c '^op sync Context Sync ' "$T/check")" -eq 5 ]
+	[ "$(grep -c '^op sync Event Sync ' "$T/check")" -eq 5 ]
 }
 
 @test "clock skew: a negative launch gap is reported with its size" {

@@ -12,6 +12,11 @@
  *   gpu_workload driver   3 kernels launched through the driver API alone
  *                         (cuLaunchKernel, as Triton does) and 2 through the
  *                         runtime, then a sync
+ *   gpu_workload syncs N  N rounds of: a 50 us kernel on stream 1 and
+ *                         cudaDeviceSynchronize, a 20 us kernel on stream 2,
+ *                         an event recorded after it and
+ *                         cudaEventSynchronize, a 1 MiB synchronous copy
+ *                         (the blocking calls of tests/gpu's clock test)
  *   gpu_workload noinit   no cuInit: no GPU agent at all
  */
 #include <stdio.h>
@@ -74,6 +79,15 @@ int main(int argc, char **argv)
 		for (int i = 0; i < 3; i++)
 			fake_launch_driver("triton_kernel", 1, 4000);
 		kernels(2, 1);
+	} else if (!strcmp(mode, "syncs")) {
+		for (int i = 0; i < n; i++) {
+			fake_launch("sync_kernel", 1, 50000);
+			fake_device_sync();
+			fake_launch("event_kernel", 2, 20000);
+			fake_event_record(3, 2);
+			fake_event_sync(3);
+			fake_memcpy(1 << 20, HTOD, PINNED, DEVICE, 1, 0);
+		}
 	} else if (!strcmp(mode, "pending")) {
 		kernels(n, 1);
 		exit(0); /* atexit handlers run: the agent's forced flush */

@@ -19,11 +19,13 @@
  * where stack counts linked operations whose launch span is a Python
  * function, gpu_records the records a CUDA agent wrote (GPU_*, DEVICE,
  * its META) and dropped the counts of the DROPPED records.  Exit status
- * 0, or 1 when a link is wrong or the input bad.
+ * 0, or 1 when a link is wrong or the input bad.  With -t, every "op" and
+ * "api" line ends with " t=START end=END" (ns, the timeline's clock).
  *
- *   tlcheck TIMELINE
+ *   tlcheck [-t] TIMELINE
  */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,6 +118,11 @@ int main(int argc, char **argv)
 	struct isc_tl_event ev;
 	uint64_t last = 0, ops = 0, kernels = 0, linked = 0, stack = 0, bad = 0, unordered = 0, gpu_records = 0,
 		 dropped = 0;
+	bool times = argc > 1 && !strcmp(argv[1], "-t");
+	if (times) {
+		argv++;
+		argc--;
+	}
 	FILE *in = argc > 1 ? fopen(argv[1], "rb") : NULL;
 	int rc;
 	if (!in || isc_timeline_open(&t, in)) {
@@ -157,6 +164,8 @@ int main(int argc, char **argv)
 				const char *base = ps && strrchr(ps->file, '/') ? strrchr(ps->file, '/') + 1 : ps ? ps->file : "";
 				printf(" site=%s@%s:%u", ps ? ps->name : "?", base, ps ? ps->line : 0);
 			}
+			if (times)
+				printf(" t=%" PRIu64 " end=%" PRIu64, ev.ts, ev.ts + g->dur_ns);
 			printf("\n");
 			if (g->launch_span_id != inner)
 				bad++;
@@ -209,7 +218,10 @@ int main(int argc, char **argv)
 			} else {
 				printf(" launch=none");
 			}
-			printf(" p=%d pid_ctx=%s\n", proc_ordinal(ev.pid), ev.pid && !ev.tid ? "ok" : "bad");
+			printf(" p=%d pid_ctx=%s", proc_ordinal(ev.pid), ev.pid && !ev.tid ? "ok" : "bad");
+			if (times)
+				printf(" t=%" PRIu64 " end=%" PRIu64, ev.ts, ev.ts + g->dur_ns);
+			printf("\n");
 			break;
 		}
 		case ISC_REC_NVTX_RANGE:
