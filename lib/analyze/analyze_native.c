@@ -523,7 +523,8 @@ static int on_py_sample(struct isc_nat *n, struct ana *a, const struct isc_tl_ev
 	const uint8_t *p = ev->bytes, *e = ev->bytes + ev->nbytes;
 	uint64_t id, line;
 	unsigned k = 0;
-	while (k < PY_MAX && p < e && !isc_get_varint(&p, e, &id) && !isc_get_varint(&p, e, &line)) {
+	/* its depth (code id, line) pairs; what follows them (the callee, 1.4; the schedstat, 1.9) is no frame */
+	while (k < PY_MAX && k < ev->f[4] && !isc_get_varint(&p, e, &id) && !isc_get_varint(&p, e, &line)) {
 		const struct isc_tl_string *s = id <= UINT32_MAX ? isc_timeline_string_borrow(a->t, (uint32_t)id) : NULL;
 		py[k++] = (struct isc_frame){ s ? s->name : "?", s ? s->file : "", (uint32_t)line, ISC_FRAME_PYTHON, false,
 					      false };
