@@ -53,18 +53,9 @@ def main():
     with open(script, "w") as f:
         f.write("speedscope.loadFileFromBase64(%s, %s)" % (json.dumps(name), json.dumps(base64.b64encode(open(prof, "rb").read()).decode())))
     url = "file://%s#localProfilePath=%s" % (os.path.abspath(os.path.join(app, "index.html")), script)
-    driver_bin = os.environ.get("CHROMEDRIVER") or shutil.which("chromedriver") or "/usr/bin/chromedriver"
-    chromium = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-    proc, wd = wc.start_driver(driver_bin)
     problems = []
     try:
-        caps = {"browserName": "chrome", "unhandledPromptBehavior": "ignore",
-                "goog:loggingPrefs": {"browser": "ALL"},
-                "goog:chromeOptions": {"binary": chromium,
-                                       "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,800",
-                                                "--allow-file-access-from-files", "--user-data-dir=" + os.path.join(work, "profile")]}}
-        wd.sid = wd.call("POST", "/session", {"capabilities": {"alwaysMatch": caps}}, timeout=120)["sessionId"]
-        try:
+        with wc.browser(("browser",), "1280,800", ["--allow-file-access-from-files"]) as wd:
             wd.call("POST", "/session/{sid}/url", {"url": url})
             want = "%s - speedscope" % title
             state = {}
@@ -92,11 +83,7 @@ def main():
             for e in wd.call("POST", "/session/{sid}/se/log", {"type": "browser"}):
                 if e.get("level") == "SEVERE":
                     problems.append("console error: %s" % e.get("message", "")[:300])
-        finally:
-            wd.call("DELETE", "/session/{sid}")
     finally:
-        proc.terminate()
-        proc.wait(timeout=30)
         shutil.rmtree(work, ignore_errors=True)
     for p in problems:
         print(p)

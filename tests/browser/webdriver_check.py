@@ -28,6 +28,7 @@ line otherwise.  CHROMEDRIVER and CHROMIUM override the binaries' paths.
 """
 import argparse
 import base64
+import contextlib
 import json
 import os
 import shutil
@@ -232,6 +233,33 @@ def check(wd, page, shot, charts, titles, texts):
     return problems, len(got), requests
 
 
+@contextlib.contextmanager
+def browser(logs, window, extra_args=()):
+    """A chromedriver and a headless Chromium session (logging preferences
+    logs, window "WxH"), torn down on leaving; yields the WebDriver."""
+    driver_bin = os.environ.get("CHROMEDRIVER") or shutil.which("chromedriver") or "/usr/bin/chromedriver"
+    chromium = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+    proc, wd = start_driver(driver_bin)
+    profile = tempfile.mkdtemp(prefix="iscope-browser-")
+    try:
+        caps = {"browserName": "chrome", "unhandledPromptBehavior": "ignore",
+                "goog:loggingPrefs": {k: "ALL" for k in logs},
+                "goog:chromeOptions": {"binary": chromium,
+                                       "args": ["--headless=new", "--no-sandbox", "--disable-gpu",
+                                                "--window-size=" + window, "--user-data-dir=" + profile]
+                                       + list(extra_args)}}
+        session = wd.call("POST", "/session", {"capabilities": {"alwaysMatch": caps}}, timeout=120)
+        wd.sid = session["sessionId"]
+        try:
+            yield wd
+        finally:
+            wd.call("DELETE", "/session/{sid}")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        shutil.rmtree(profile, ignore_errors=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("page")
@@ -240,27 +268,8 @@ def main():
     ap.add_argument("--chart", action="append", default=[])
     ap.add_argument("--text", action="append", default=[])
     a = ap.parse_args()
-    driver_bin = os.environ.get("CHROMEDRIVER") or shutil.which("chromedriver") or "/usr/bin/chromedriver"
-    chromium = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-    proc, wd = start_driver(driver_bin)
-    profile = tempfile.mkdtemp(prefix="iscope-browser-")
-    try:
-        caps = {"browserName": "chrome", "unhandledPromptBehavior": "ignore",
-                "goog:loggingPrefs": {"browser": "ALL", "performance": "ALL"},
-                "goog:chromeOptions": {"binary": chromium,
-                                       "args": ["--headless=new", "--no-sandbox", "--disable-gpu",
-                                                "--window-size=%d,%d" % (WIDTH, HEIGHT),
-                                                "--hide-scrollbars", "--user-data-dir=" + profile]}}
-        session = wd.call("POST", "/session", {"capabilities": {"alwaysMatch": caps}}, timeout=120)
-        wd.sid = session["sessionId"]
-        try:
-            problems, n, requests = check(wd, a.page, a.shot, a.charts, a.chart, a.text)
-        finally:
-            wd.call("DELETE", "/session/{sid}")
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-        shutil.rmtree(profile, ignore_errors=True)
+    with browser(("browser", "performance"), "%d,%d" % (WIDTH, HEIGHT), ["--hide-scrollbars"]) as wd:
+        problems, n, requests = check(wd, a.page, a.shot, a.charts, a.chart, a.text)
     for p in problems:
         print(p)
     if not problems:
