@@ -1222,8 +1222,7 @@ int isc_ana_first_pass(struct isc_timeline *t, struct isc_analyze_calib **out, s
 		}
 	}
 	isc_umap_free(&map);
-	if (nv)
-		qsort(v, nv, sizeof(*v), calib_cmp);
+	isc_sort(v, nv, sizeof(*v), calib_cmp);
 	*out = v;
 	*n = nv;
 	return 0;

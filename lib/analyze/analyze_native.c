@@ -1198,8 +1198,7 @@ int isc_nat_emit(struct isc_nat *n, struct ana *a, cJSON *root)
 	isc_jb_num(jb, uw, "no_user_samples", (double)us->no_user);
 	isc_jb_num(jb, uw, "files_missing", (double)us->files_missing);
 	isc_jb_num(jb, uw, "files_changed", (double)us->files_changed);
-	if (n->nul > 1) /* n->ul is NULL when no frame was unnamed: qsort(NULL) is undefined even for 0 */
-		qsort(n->ul, n->nul, sizeof(*n->ul), ul_cmp);
+	isc_sort(n->ul, n->nul, sizeof(*n->ul), ul_cmp); /* n->ul is NULL when no frame was unnamed */
 	cJSON *ua = isc_jb_arr(jb, uw, "unnamed_by_library");
 	for (size_t i = 0; i < n->nul && i < 5; i++) {
 		cJSON *o = isc_jb_push_obj(jb, ua);

@@ -345,8 +345,7 @@ static void growth(const struct oproc *p, uint64_t end, struct isc_jb *jb, cJSON
 		}
 		return;
 	}
-	if (ng > 1)
-		qsort(g, ng, sizeof(*g), cmp_grow);
+	isc_sort(g, ng, sizeof(*g), cmp_grow);
 	for (size_t k = 0, shown = 0; k < ng && shown < TOP; k++) {
 		if (!g[k].fn)
 			continue;

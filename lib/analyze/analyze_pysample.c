@@ -496,20 +496,6 @@ static void loc(struct isc_jb *jb, cJSON *o, const struct isc_timeline *t, uint3
 	isc_jb_num(jb, o, "line", line ? line : s ? s->line : 0);
 }
 
-/* memcpy and qsort with a NULL table are undefined even for 0 rows (a
- * timeline with stack samples but no functions, which the fuzzer makes) */
-static void rows_copy(void *dst, const void *src, size_t n, size_t size)
-{
-	if (n)
-		memcpy(dst, src, n * size);
-}
-
-static void rows_sort(void *rows, size_t n, size_t size, int (*cmp)(const void *, const void *))
-{
-	if (n > 1)
-		qsort(rows, n, size, cmp);
-}
-
 static int by_self(const void *x, const void *y)
 {
 	const struct row *a = x, *b = y;
@@ -601,10 +587,10 @@ void isc_pysamp_emit(const struct isc_pysamp *ps, const struct isc_timeline *t, 
 		jb->oom = true;
 		goto out;
 	}
-	rows_copy(fr, ps->fn, nf, sizeof(*fr));
-	rows_copy(lr, ps->ln, nl, sizeof(*lr));
-	rows_copy(tr, ps->th, nt, sizeof(*tr));
-	rows_sort(fr, nf, sizeof(*fr), by_self);
+	isc_copy_n(fr, ps->fn, nf, sizeof(*fr));
+	isc_copy_n(lr, ps->ln, nl, sizeof(*lr));
+	isc_copy_n(tr, ps->th, nt, sizeof(*tr));
+	isc_sort(fr, nf, sizeof(*fr), by_self);
 	cJSON *arr = isc_jb_arr(jb, s, "functions");
 	for (size_t i = 0; i < nf && i < top_n; i++) {
 		cJSON *o = isc_jb_push_obj(jb, arr);
@@ -616,7 +602,7 @@ void isc_pysamp_emit(const struct isc_pysamp *ps, const struct isc_timeline *t, 
 		isc_jb_num(jb, o, "self_pct", pct1(fr[i].self, n));
 		isc_jb_num(jb, o, "total_pct", pct1(fr[i].total, n));
 	}
-	rows_sort(lr, nl, sizeof(*lr), by_self);
+	isc_sort(lr, nl, sizeof(*lr), by_self);
 	arr = isc_jb_arr(jb, s, "lines");
 	for (size_t i = 0; i < nl && i < top_n && lr[i].self; i++) {
 		cJSON *o = isc_jb_push_obj(jb, arr);
@@ -634,8 +620,8 @@ void isc_pysamp_emit(const struct isc_pysamp *ps, const struct isc_timeline *t, 
 		jb->oom = true;
 		goto out;
 	}
-	rows_copy(cr, ps->cr, nc, sizeof(*cr));
-	rows_sort(cr, nc, sizeof(*cr), by_crow);
+	isc_copy_n(cr, ps->cr, nc, sizeof(*cr));
+	isc_sort(cr, nc, sizeof(*cr), by_crow);
 	arr = isc_jb_arr(jb, s, "native_calls");
 	for (size_t i = 0; i < nc && i < top_n; i++) {
 		cJSON *o = isc_jb_push_obj(jb, arr);
@@ -647,7 +633,7 @@ void isc_pysamp_emit(const struct isc_pysamp *ps, const struct isc_timeline *t, 
 		times(jb, o, "ns", cr[i].samples, n, per);
 		isc_jb_bool(jb, o, "torch", cr[i].torch);
 	}
-	rows_sort(tr, nt, sizeof(*tr), by_thread);
+	isc_sort(tr, nt, sizeof(*tr), by_thread);
 	arr = isc_jb_arr(jb, s, "threads");
 	for (size_t i = 0; i < nt; i++) {
 		cJSON *o = isc_jb_push_obj(jb, arr);
@@ -688,7 +674,7 @@ static int by_callee(const void *x, const void *y)
 /* The op rows of the CPU tables from the crows (n of them, sorted here) into o; returns their count. */
 static size_t op_rows(struct crow *c, size_t n, struct orow *o)
 {
-	rows_sort(c, n, sizeof(*c), by_callee);
+	isc_sort(c, n, sizeof(*c), by_callee);
 	size_t m = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (!m || o[m - 1].callee != c[i].callee)
@@ -739,8 +725,8 @@ static void merged_table(const struct isc_timeline *t, struct isc_jb *jb, cJSON 
 			 struct orow *orw, size_t no, bool scoped, double per, uint64_t denom_ns, unsigned top_n)
 {
 	g_scoped = scoped;
-	rows_sort(fr, nf, sizeof(*fr), by_key_f);
-	rows_sort(orw, no, sizeof(*orw), by_key_o);
+	isc_sort(fr, nf, sizeof(*fr), by_key_f);
+	isc_sort(orw, no, sizeof(*orw), by_key_o);
 	size_t fi = 0, oi = 0;
 	for (unsigned k = 0; k < top_n; k++) {
 		uint64_t fs = fi < nf ? key_f(&fr[fi]) : 0, os = oi < no ? key_o(&orw[oi]) : 0;
@@ -803,8 +789,8 @@ void isc_pysamp_emit_cpu(const struct isc_pysamp *ps, const struct isc_timeline 
 		jb->oom |= !fr || !cr || !orw;
 		goto out;
 	}
-	rows_copy(fr, ps->fn, nf, sizeof(*fr));
-	rows_copy(cr, ps->cr, nc, sizeof(*cr));
+	isc_copy_n(fr, ps->fn, nf, sizeof(*fr));
+	isc_copy_n(cr, ps->cr, nc, sizeof(*cr));
 	cJSON_DeleteItemFromObject(cpu, "functions");
 	isc_jb_num(jb, cpu, "functions", (double)nf);
 	size_t no = op_rows(cr, nc, orw);
@@ -814,7 +800,7 @@ void isc_pysamp_emit_cpu(const struct isc_pysamp *ps, const struct isc_timeline 
 	isc_jb_num(jb, cpu, "scoped_ns", (double)scoped_ns);
 	merged_table(t, jb, in, fr, nf, orw, no, true, per, scoped_ns, top_n);
 	/* the Python functions whose frames were in C calls most, as exact mode's */
-	rows_sort(fr, nf, sizeof(*fr), by_op_callers);
+	isc_sort(fr, nf, sizeof(*fr), by_op_callers);
 	for (size_t i = 0; i < nf && i < 10 && fr[i].native; i++) {
 		cJSON *o = isc_jb_push_obj(jb, callers);
 		loc(jb, o, t, fr[i].name_id, 0);

@@ -111,8 +111,7 @@ static int cmp_dbl(const void *a, const void *b)
 
 static int64_t med_i64(int64_t *v, size_t n)
 {
-	if (n > 1) /* qsort may not be given NULL, which an empty list can be */
-		qsort(v, n, sizeof(*v), cmp_i64);
+	isc_sort(v, n, sizeof(*v), cmp_i64);
 	int64_t a = v[(n - 1) / 2], b = v[n / 2];
 	return a + (b - a) / 2;
 }
@@ -196,8 +195,7 @@ static void iteration_p50(struct rk *r)
 		if (i++ >= warm && cJSON_IsNumber(d))
 			v[n++] = d->valuedouble;
 	if (n) {
-		if (n > 1) /* qsort may not be given NULL, which an empty list can be */
-			qsort(v, n, sizeof(*v), cmp_dbl);
+		isc_sort(v, n, sizeof(*v), cmp_dbl);
 		r->it_p50 = (v[(n - 1) / 2] + v[n / 2]) / 2;
 		r->have_p50 = true;
 	}
@@ -375,8 +373,7 @@ int isc_dist_reduce(const cJSON *const *entries, const unsigned *doc_of, size_t 
 		iteration_p50(r);
 		rc = -ENOMEM;
 	}
-	if (n > 1) /* qsort may not be given NULL, which an empty list can be */
-		qsort(rs, n, sizeof(*rs), rank_cmp);
+	isc_sort(rs, n, sizeof(*rs), rank_cmp);
 	for (size_t i = 1; i < n; i++) {
 		if (rs[i].rank == rs[i - 1].rank) {
 			isc_err_push("rank %u is given twice (inputs %u and %u)", rs[i].rank, rs[i - 1].doc + 1, rs[i].doc + 1);
@@ -414,8 +411,7 @@ int isc_dist_reduce(const cJSON *const *entries, const unsigned *doc_of, size_t 
 			mem[nmem++] = (struct member){ by_seq ? (uint64_t)x->pg << 40 | x->seq : (uint64_t)x->chan << 40 | x->idx,
 						       (uint32_t)i, (uint32_t)k };
 		}
-	if (nmem > 1) /* qsort may not be given NULL, which an empty list can be */
-		qsort(mem, nmem, sizeof(*mem), by_key);
+	isc_sort(mem, nmem, sizeof(*mem), by_key);
 	/* clocks: the ends of symmetric collectives shared by two domains or more */
 	for (size_t a = 0; a < nmem;) {
 		size_t b = a;
@@ -578,8 +574,7 @@ int isc_dist_reduce(const cJSON *const *entries, const unsigned *doc_of, size_t 
 		if (rs[i].have_p50)
 			p50s[np50++] = rs[i].it_p50;
 	if (np50) {
-		if (np50 > 1) /* qsort may not be given NULL, which an empty list can be */
-			qsort(p50s, np50, sizeof(*p50s), cmp_dbl);
+		isc_sort(p50s, np50, sizeof(*p50s), cmp_dbl);
 		med_it = (p50s[(np50 - 1) / 2] + p50s[np50 / 2]) / 2;
 	}
 	/*
@@ -635,8 +630,7 @@ int isc_dist_reduce(const cJSON *const *entries, const unsigned *doc_of, size_t 
 			if (rs[i].nc >= 2)
 				per[npe++] = (double)(rs[i].c[rs[i].nc - 1].start - rs[i].c[0].start) / (double)(rs[i].nc - 1);
 		if (npe) {
-			if (npe > 1) /* qsort may not be given NULL, which an empty list can be */
-				qsort(per, npe, sizeof(*per), cmp_dbl);
+			isc_sort(per, npe, sizeof(*per), cmp_dbl);
 			period = (per[(npe - 1) / 2] + per[npe / 2]) / 2;
 		}
 	}
@@ -810,8 +804,7 @@ int isc_dist_reduce(const cJSON *const *entries, const unsigned *doc_of, size_t 
 	cJSON *cm = isc_jb_obj(&jb, sec, "communication");
 	double exp_med = 0;
 	if (nexp) {
-		if (nexp > 1) /* qsort may not be given NULL, which an empty list can be */
-			qsort(exp_share, nexp, sizeof(*exp_share), cmp_dbl);
+		isc_sort(exp_share, nexp, sizeof(*exp_share), cmp_dbl);
 		exp_med = (exp_share[(nexp - 1) / 2] + exp_share[nexp / 2]) / 2;
 	}
 	isc_jb_num_or_null(&jb, cm, "exposed_pct_median", nexp > 0, round(1e4 * exp_med) / 100);

@@ -452,8 +452,7 @@ static int seg_cmp(const void *a, const void *b)
 static size_t seg_merge(struct seg *v, size_t n)
 {
 	size_t m = 0;
-	if (n > 1) /* qsort may not be given NULL, which an empty list can be */
-		qsort(v, n, sizeof(*v), seg_cmp);
+	isc_sort(v, n, sizeof(*v), seg_cmp);
 	for (size_t i = 0; i < n; i++) {
 		if (m && v[i].s <= v[m - 1].e) {
 			if (v[i].e > v[m - 1].e)

@@ -35,13 +35,6 @@
 #define TOP_HOST 10
 #define TOP_SITES 5
 
-/* qsort, which must not be given a NULL array even when empty. */
-static void sort_n(void *p, size_t n, size_t sz, int (*cmp)(const void *, const void *))
-{
-	if (n > 1)
-		qsort(p, n, sz, cmp);
-}
-
 static int cmp_i64(const void *x, const void *y)
 {
 	int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
@@ -130,14 +123,14 @@ static size_t merge_by(void *a, size_t n, size_t sz, int (*same)(const void *, c
 {
 	char *p = a;
 	size_t m = 0;
-	sort_n(a, n, sz, same);
+	isc_sort(a, n, sz, same);
 	for (size_t i = 0; i < n; i++) {
 		if (m && !same(p + (m - 1) * sz, p + i * sz))
 			add(p + (m - 1) * sz, p + i * sz);
 		else
 			memmove(p + m++ * sz, p + i * sz, sz);
 	}
-	sort_n(a, m, sz, order);
+	isc_sort(a, m, sz, order);
 	return m;
 }
 
@@ -327,7 +320,7 @@ static struct gpu_stream **sorted_streams(struct gpu_acc *a)
 		return NULL;
 	for (size_t i = 0; i < a->nsts; i++)
 		sts[i] = &a->sts[i];
-	sort_n(sts, a->nsts, sizeof(*sts), cmp_stream);
+	isc_sort(sts, a->nsts, sizeof(*sts), cmp_stream);
 	return sts;
 }
 
@@ -393,7 +386,7 @@ static int emit_devices(struct out *o, cJSON *gpu, struct gpu_acc *a)
 		a->devs[di].id = mids[i];
 	}
 	free(mids);
-	sort_n(a->devs, a->ndevs, sizeof(*a->devs), cmp_dev); /* dev_map is not used after this */
+	isc_sort(a->devs, a->ndevs, sizeof(*a->devs), cmp_dev); /* dev_map is not used after this */
 	cJSON *ds = isc_jb_arr(&o->jb, gpu, "devices");
 	for (size_t i = 0; i < a->ndevs; i++) {
 		const struct gpu_dev *dv = &a->devs[i];
@@ -505,7 +498,7 @@ static void emit_nstats(struct out *o, cJSON *parent, const char *k, struct gpu_
 {
 	static const char *const sync_kind[] = { "Sync", "Event Sync", "Stream Wait Event", "Stream Sync", "Context Sync" };
 	int64_t total = 0;
-	sort_n(s, n, sizeof(*s), cmp_nstat);
+	isc_sort(s, n, sizeof(*s), cmp_nstat);
 	cJSON *a = isc_jb_arr(&o->jb, parent, k);
 	for (size_t i = 0; i < n; i++) {
 		cJSON *x = isc_jb_push_obj(&o->jb, a);
@@ -599,7 +592,7 @@ static int cmp_nvdev(const void *x, const void *y)
 /* gpu.nvml: one entry per NVML device of nv[0..n) with samples, by index. */
 static void emit_nvml(struct out *o, cJSON *gpu, struct gpu_nvdev *nv, size_t n)
 {
-	sort_n(nv, n, sizeof(*nv), cmp_nvdev);
+	isc_sort(nv, n, sizeof(*nv), cmp_nvdev);
 	cJSON *a = isc_jb_arr(&o->jb, gpu, "nvml");
 	for (size_t i = 0; i < n; i++) {
 		const struct gpu_nvdev *d = &nv[i];
@@ -667,7 +660,7 @@ static int emit_rest(struct out *o, cJSON *gpu, struct gpu_acc *a, const struct 
 	isc_jb_num(&o->jb, l, "launches", (double)a->launches);
 	cJSON *dl = isc_jb_obj(&o->jb, l, "delay_ns");
 	struct gpu_samples *s = &a->delay;
-	sort_n(s->v, s->n, sizeof(*s->v), cmp_i64);
+	isc_sort(s->v, s->n, sizeof(*s->v), cmp_i64);
 	isc_jb_num_or_null(&o->jb, dl, "p50", s->n, s->n ? quantile_lin(s->v, s->n, 0.5) : 0);
 	isc_jb_num_or_null(&o->jb, dl, "p90", s->n, s->n ? quantile_lin(s->v, s->n, 0.9) : 0);
 	isc_jb_num_or_null(&o->jb, dl, "max", s->n, (double)s->max);
@@ -686,7 +679,7 @@ static int emit_rest(struct out *o, cJSON *gpu, struct gpu_acc *a, const struct 
 	struct srow *rows = calloc(a->nmcs ? a->nmcs : 1, sizeof(*rows));
 	if (!rows)
 		return -ENOMEM;
-	sort_n(a->ms, a->nms, sizeof(*a->ms), cmp_mstat);
+	isc_sort(a->ms, a->nms, sizeof(*a->ms), cmp_mstat);
 	cJSON *mc = isc_jb_arr(&o->jb, gpu, "memcpy");
 	for (size_t i = 0; i < a->nms; i++) {
 		const struct gpu_mstat *m = &a->ms[i];

@@ -418,10 +418,9 @@ void isc_ana_emit_processes(struct ana *a, cJSON *root, struct ana_switches *sw)
 {
 	const struct isc_tl_header *h = isc_timeline_header_borrow(a->t);
 	cJSON *ps = isc_jb_arr(&a->jb, root, "processes");
-	if (a->nprs) /* NULL arrays when a timeline has no process (only GPU operations) */
-		qsort(a->prs, a->nprs, sizeof(*a->prs), cmp_proc);
-	if (a->nths)
-		qsort(a->ths, a->nths, sizeof(*a->ths), cmp_thread);
+	/* NULL arrays when a timeline has no process (only GPU operations) */
+	isc_sort(a->prs, a->nprs, sizeof(*a->prs), cmp_proc);
+	isc_sort(a->ths, a->nths, sizeof(*a->ths), cmp_thread);
 	size_t ti = 0;
 	for (size_t i = 0; i < a->nprs; i++) {
 		const struct ana_proc *p = a->prs[i];
@@ -493,8 +492,7 @@ static int cmp_gsite(const void *x, const void *y)
 /* memory.growth_sites: the GROWTH_TOP (Python function, scope) pairs RSS grew in most. */
 static void emit_growth_sites(struct ana *a, cJSON *m)
 {
-	if (a->ngs > 1)
-		qsort(a->gs, a->ngs, sizeof(*a->gs), cmp_gsite); /* gs_map is not used after the pass */
+	isc_sort(a->gs, a->ngs, sizeof(*a->gs), cmp_gsite); /* gs_map is not used after the pass */
 	cJSON *arr = isc_jb_arr(&a->jb, m, "growth_sites");
 	for (size_t i = 0; i < a->ngs && i < GROWTH_TOP; i++) {
 		const struct gsite *g = &a->gs[i];

@@ -1,6 +1,6 @@
 /*
  * containers.c - the u64 -> u32 hash map, the hash index and growing
- * arrays every stage uses (isc_util.h).
+ * arrays (sorted and copied even when empty) every stage uses (isc_util.h).
  *
  * Both tables keep keys and values in two arrays of a power-of-two
  * capacity, at most half full; a key lives at hash(key) & mask or after it:
@@ -168,4 +168,16 @@ int isc_grow(void *arr, size_t *cap, size_t n, size_t sz)
 	*(void **)arr = p;
 	*cap = c;
 	return 0;
+}
+
+void isc_sort(void *base, size_t n, size_t sz, int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, sz, cmp);
+}
+
+void isc_copy_n(void *dst, const void *src, size_t n, size_t sz)
+{
+	if (n)
+		memcpy(dst, src, n * sz);
 }

@@ -893,7 +893,7 @@ int isc_findings_compare(cJSON *cur, const cJSON *const *base, size_t nbase, con
 		double delta = it.v[i].ns[1] - it.v[i].ns[0];
 		it.v[i].toward = o && o->growth_first ? delta : d > 0 ? delta : d < 0 ? -delta : fabs(delta);
 	}
-	qsort(it.v, it.n, sizeof(*it.v), by_delta);
+	isc_sort(it.v, it.n, sizeof(*it.v), by_delta); /* it.v is NULL when no item was seen */
 	cJSON *con = isc_jb_arr(&jb, cmp, "contributors");
 	bool dc[2] = { true, counts_calls(cur) }; /* whether each side's runs count calls */
 	for (size_t k = 0; k < nbase; k++)

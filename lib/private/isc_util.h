@@ -1,8 +1,9 @@
 /*
  * isc_util.h - what the common stage offers every other stage of lib/ (not
  * the tools): a u64 -> u32 hash map, a hash index (u64 -> several u32, for
- * keys that do not fit 64 bits), arrays that grow by doubling, and workload
- * bytes copied into C strings.
+ * keys that do not fit 64 bits), arrays that grow by doubling and are
+ * sorted and copied even when empty, and workload bytes copied into C
+ * strings.
  */
 #ifndef ISC_UTIL_H
 #define ISC_UTIL_H
@@ -94,6 +95,14 @@ void isc_hindex_free(struct isc_hindex *x);
  * index n fits (doubling).  0 or -ENOMEM (*arr and *cap unchanged).
  */
 int isc_grow(void *arr, size_t *cap, size_t n, size_t sz);
+
+/*
+ * qsort and memcpy of n elements of sz bytes that take an empty table:
+ * base, dst and src may be NULL when n is 0 (an array isc_grow never
+ * grew), where the C library's own are undefined even for 0 elements.
+ */
+void isc_sort(void *base, size_t n, size_t sz, int (*cmp)(const void *, const void *));
+void isc_copy_n(void *dst, const void *src, size_t n, size_t sz);
 
 /* ---- text ---------------------------------------------------------------- */
 /* Copies at most cap-1 bytes, replacing NULs by sep, always terminating. */

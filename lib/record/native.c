@@ -52,6 +52,7 @@
 
 #include "isc.h"
 #include "isc_native_codec.h" /* record bodies */
+#include "isc_util.h"         /* isc_sort */
 #include "native.h"
 
 #define RING_PAGES 256u  /* data pages per CPU ring (1 MiB with 4 KiB pages): 0.6 s of samples at 100 Hz, 16 KiB */
@@ -392,7 +393,7 @@ static void load_ksyms(struct isc_native *n)
 		n->ksyms[n->nksyms++].start = a;
 	}
 	fclose(f);
-	qsort(n->ksyms, n->nksyms, sizeof(*n->ksyms), ksym_cmp);
+	isc_sort(n->ksyms, n->nksyms, sizeof(*n->ksyms), ksym_cmp); /* NULL when kallsyms hides every address */
 }
 
 /* A NATIVE_KSYM (at ts, before the sample that needs it) for the kernel
@@ -611,7 +612,7 @@ static void flush_samples(struct isc_native *n)
  */
 static void emit_pending(struct isc_native *n, uint64_t now)
 {
-	qsort(n->pend, n->npend, sizeof(*n->pend), pend_cmp);
+	isc_sort(n->pend, n->npend, sizeof(*n->pend), pend_cmp);
 	uint64_t base = 0, last = 0;
 	n->out_keep.len = 0;
 	for (size_t i = 0; i < n->npend; i++) {

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "isc_stats.h"
+#include "isc_util.h" /* isc_sort */
 
 static int cmp_i64(const void *a, const void *b)
 {
@@ -23,7 +24,7 @@ static int cmp_dbl(const void *a, const void *b)
 
 void isc_sort_i64(int64_t *v, size_t n)
 {
-	qsort(v, n, sizeof(*v), cmp_i64);
+	isc_sort(v, n, sizeof(*v), cmp_i64);
 }
 
 double isc_median_sorted(const int64_t *x, size_t n)

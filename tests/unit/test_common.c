@@ -2,7 +2,9 @@
  * test_common.c - the common stage's containers and text (isc_util.h):
  * the u64 -> u32 hash map against a plain array doing the same
  * operations, and workload bytes into C strings (UTF-8 checked byte by
- * byte against RFC 3629's table) (TAP).
+ * byte against RFC 3629's table), and the empty-safe sort and copy: a NULL
+ * table of 0 elements, which the C library's qsort and memcpy may not be
+ * given (the sanitizer build's nonnull check sees it) (TAP).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -113,9 +115,45 @@ static void test_text(void)
 	ok(!strcmp(b, "abc"), "copy_bytes keeps cap - 1 bytes and terminates (%s)", b);
 }
 
+/* ---- sort and copy, empty tables included ------------------------------ */
+static unsigned ncmp;
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+	ncmp++;
+	return a < b ? -1 : a > b;
+}
+
+static void test_sort_copy(void)
+{
+	uint64_t *none = NULL; /* an array isc_grow never grew */
+	isc_sort(none, 0, sizeof(*none), cmp_u64);
+	isc_copy_n(none, none, 0, sizeof(*none));
+	ok(ncmp == 0, "a NULL table of 0 elements is sorted and copied without a comparison");
+	uint64_t one = 7;
+	isc_sort(&one, 1, sizeof(one), cmp_u64);
+	ok(one == 7 && ncmp == 0, "one element: left as it is, no comparison");
+
+	enum { N = 200 };
+	uint64_t v[N], w[N + 1], count[16] = { 0 }, seen[16] = { 0 };
+	for (size_t i = 0; i < N; i++)
+		count[(v[i] = rnd() % 16)]++;
+	isc_sort(v, N, sizeof(*v), cmp_u64);
+	bool sorted = true;
+	for (size_t i = 0; i < N; i++) {
+		sorted &= !i || v[i - 1] <= v[i];
+		seen[v[i] % 16]++;
+	}
+	ok(sorted && !memcmp(count, seen, sizeof(count)), "%d values: ascending, the same multiset", N);
+	w[N] = UINT64_MAX;
+	isc_copy_n(w, v, N, sizeof(*v));
+	ok(!memcmp(w, v, sizeof(v)) && w[N] == UINT64_MAX, "copy_n copies n elements and not one byte more");
+}
+
 int main(void)
 {
 	test_umap();
 	test_text();
+	test_sort_copy();
 	return tap_done();
 }
