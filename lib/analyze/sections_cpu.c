@@ -188,45 +188,61 @@ void isc_ana_emit_cpu_split(struct ana *a, cJSON *cpu, const struct ana_cpu_spli
 	isc_jb_num_or_null(&a->jb, cpu, "state_samples", a->rounds, (double)a->state_samples);
 }
 
+/* ---- row orders --------------------------------------------------------- */
+/*
+ * Every ranking below is a chain of keys, most significant first, ending
+ * in an identity that no two rows share, so that ties never depend on
+ * qsort.  A step (desc, asc, strcmp) gives below, equal or above zero; the
+ * chain goes on to the next key while a step gives 0.
+ */
+static int desc(uint64_t a, uint64_t b) /* the larger first */
+{
+	return a > b ? -1 : a < b;
+}
+
+static int asc(uint64_t a, uint64_t b) /* the smaller first */
+{
+	return a < b ? -1 : a > b;
+}
+
+/* Rows by key ka, kb, the larger first; a tie by identity(x, y), called only then. */
+static int desc_then(uint64_t ka, uint64_t kb, int (*identity)(const void *, const void *), const void *x,
+		     const void *y)
+{
+	int c = desc(ka, kb);
+	return c ? c : identity(x, y);
+}
+
 /* ---- functions --------------------------------------------------------- */
 static int row_by_self(const void *x, const void *y)
 {
 	const struct ana_fn_row *a = x, *b = y;
-	if (a->self_ns != b->self_ns)
-		return a->self_ns > b->self_ns ? -1 : 1;
-	if (a->total_ns != b->total_ns)
-		return a->total_ns > b->total_ns ? -1 : 1;
-	return isc_ana_fn_row_identity(x, y);
+	int c = desc(a->self_ns, b->self_ns);
+	return c ? c : desc_then(a->total_ns, b->total_ns, isc_ana_fn_row_identity, x, y);
 }
 
 static int row_by_scoped(const void *x, const void *y)
 {
 	const struct ana_fn_row *a = x, *b = y;
-	if (a->scoped_self_ns != b->scoped_self_ns)
-		return a->scoped_self_ns > b->scoped_self_ns ? -1 : 1;
-	return isc_ana_fn_row_identity(x, y);
+	return desc_then(a->scoped_self_ns, b->scoped_self_ns, isc_ana_fn_row_identity, x, y);
+}
+
+/* The op self time a row's function calls (scoped: inside scopes); 0 for a row not a Python function. */
+static uint64_t py_ops_ns(const struct ana_fn_row *r, bool scoped)
+{
+	return r->kind != ISC_SPAN_PYTHON ? 0 : scoped ? r->scoped_ops_self_ns : r->ops_self_ns;
 }
 
 /* Python functions by the op self time they call, non-Python rows last. */
 static int row_by_ops(const void *x, const void *y)
 {
-	const struct ana_fn_row *a = x, *b = y;
-	uint64_t va = a->kind == ISC_SPAN_PYTHON ? a->ops_self_ns : 0;
-	uint64_t vb = b->kind == ISC_SPAN_PYTHON ? b->ops_self_ns : 0;
-	if (va != vb)
-		return va > vb ? -1 : 1;
-	return isc_ana_fn_row_identity(x, y);
+	return desc_then(py_ops_ns(x, false), py_ops_ns(y, false), isc_ana_fn_row_identity, x, y);
 }
 
 /* The same inside scopes. */
 static int row_by_scoped_ops(const void *x, const void *y)
 {
-	const struct ana_fn_row *a = x, *b = y;
-	uint64_t va = a->kind == ISC_SPAN_PYTHON ? a->scoped_ops_self_ns : 0;
-	uint64_t vb = b->kind == ISC_SPAN_PYTHON ? b->scoped_ops_self_ns : 0;
-	if (va != vb)
-		return va > vb ? -1 : 1;
-	return isc_ana_fn_row_identity(x, y);
+	return desc_then(py_ops_ns(x, true), py_ops_ns(y, true), isc_ana_fn_row_identity, x, y);
 }
 
 /* cpu.top_functions, top_functions_in_scopes, top_op_callers. */
@@ -322,9 +338,7 @@ static int off_by_identity(const void *x, const void *y)
 {
 	const struct off_out *a = x, *b = y;
 	int c;
-	if (a->reason != b->reason)
-		return a->reason < b->reason ? -1 : 1;
-	if ((c = strcmp(a->kind, b->kind)) ||
+	if ((c = asc(a->reason, b->reason)) || (c = strcmp(a->kind, b->kind)) ||
 	    (c = isc_ana_cmp_location(a->name, a->file, a->line, b->name, b->file, b->line)))
 		return c;
 	if (!a->py_name || !b->py_name)
@@ -335,9 +349,7 @@ static int off_by_identity(const void *x, const void *y)
 static int off_by_ns(const void *x, const void *y)
 {
 	const struct off_out *a = x, *b = y;
-	if (a->ns != b->ns)
-		return a->ns > b->ns ? -1 : 1;
-	return off_by_identity(x, y);
+	return desc_then(a->ns, b->ns, off_by_identity, x, y);
 }
 
 /* Python callers of one reason: by location, then by ns */
@@ -350,9 +362,7 @@ static int caller_by_identity(const void *x, const void *y)
 static int caller_by_ns(const void *x, const void *y)
 {
 	const struct off_out *a = x, *b = y;
-	if (a->ns != b->ns)
-		return a->ns > b->ns ? -1 : 1;
-	return caller_by_identity(x, y);
+	return desc_then(a->ns, b->ns, caller_by_identity, x, y);
 }
 
 #define OFF_CPU_TOP 10
@@ -526,23 +536,16 @@ static int pool_by_identity(const void *x, const void *y)
 {
 	const struct pool *a = x, *b = y;
 	int c;
-	if (a->pid != b->pid)
-		return a->pid < b->pid ? -1 : 1;
-	if ((c = strcmp(a->name, b->name)))
+	if ((c = asc(a->pid, b->pid)) || (c = strcmp(a->name, b->name)) || (c = desc(a->traced, b->traced)))
 		return c;
-	if (a->traced != b->traced)
-		return a->traced ? -1 : 1;
-	return a->futex < b->futex ? -1 : a->futex > b->futex;
+	return asc(a->futex, b->futex);
 }
 
 static int pool_by_cpu(const void *x, const void *y)
 {
 	const struct pool *a = x, *b = y;
-	if (a->cpu_ns != b->cpu_ns)
-		return a->cpu_ns > b->cpu_ns ? -1 : 1;
-	if (a->threads != b->threads)
-		return a->threads > b->threads ? -1 : 1;
-	return pool_by_identity(x, y);
+	int c = desc(a->cpu_ns, b->cpu_ns);
+	return c ? c : desc_then(a->threads, b->threads, pool_by_identity, x, y);
 }
 
 #define POOLS_TOP 20
