@@ -561,26 +561,57 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path ? path : "";
 }
 
-/* "op at name (file:line)" of a native_context object, escaped for a table cell. */
+/* "name (file:line)" of a Python frame object, escaped for a table cell; nothing when py is not one. */
+static void py_frame(struct isc_rep *m, const cJSON *py)
+{
+	if (!cJSON_IsObject(py))
+		return;
+	isc_rep_md(m, isc_doc_str(py, "name", "?"));
+	isc_rep_put(m, " ");
+	isc_rep_location(m, py, true);
+}
+
+/* "op in name (file:line)" of a native_context object, escaped for a table cell. */
 static void context(struct isc_rep *m, const cJSON *c)
 {
 	const char *op = isc_doc_str(c, "op", NULL);
 	const cJSON *py = isc_doc_get(c, "python");
 	if (op)
 		isc_rep_md(m, op);
-	if (cJSON_IsObject(py)) {
-		isc_rep_put(m, op ? " in " : "");
-		isc_rep_md(m, isc_doc_str(py, "name", "?"));
-		isc_rep_put(m, " ");
-		isc_rep_location(m, py, true);
-	}
+	if (op && cJSON_IsObject(py))
+		isc_rep_put(m, " in ");
+	py_frame(m, py);
 	if (!op && !cJSON_IsObject(py))
 		isc_rep_put(m, "no Python frame");
 }
 
+/*
+ * A table cell listing at most max (0: all) entries of arr, each with its
+ * share ("pct"): with cut, the entry's name cut at cut bytes, joined by
+ * ", "; with cut 0, its context, joined by "; ".  The share in
+ * parentheses when paren.
+ */
+static void share_list(struct isc_rep *m, const cJSON *arr, int max, size_t cut, bool paren)
+{
+	const cJSON *x;
+	char b[64];
+	int n = 0;
+	cJSON_ArrayForEach(x, arr) {
+		if (max && n == max)
+			break;
+		if (n++)
+			isc_rep_put(m, cut ? ", " : "; ");
+		if (cut)
+			isc_rep_md_cut(m, isc_doc_str(x, "name", "?"), cut);
+		else
+			context(m, x);
+		isc_rep_putf(m, paren ? " (%s)" : " %s", isc_rep_field(b, sizeof(b), x, "pct", 'p'));
+	}
+}
+
 static void functions(struct isc_rep *m, const cJSON *root)
 {
-	const cJSON *fn, *ab;
+	const cJSON *fn;
 	char b[4][64];
 	int i = 0;
 	isc_rep_put(m, "\n| # | Native function | Library | Self | Total | Under (share of its samples) |\n"
@@ -595,21 +626,15 @@ static void functions(struct isc_rep *m, const cJSON *root)
 		isc_rep_putf(m, " | %s (%s) | %s (%s) | ", isc_rep_field(b[0], 64, fn, "self_ns", 'n'),
 			     isc_rep_field(b[1], 64, fn, "self_pct", 'p'), isc_rep_field(b[2], 64, fn, "total_ns", 'n'),
 			     isc_rep_field(b[3], 64, fn, "total_pct", 'p'));
-		int k = 0;
-		cJSON_ArrayForEach(ab, isc_doc_arr(fn, "above")) {
-			if (k++)
-				isc_rep_put(m, "; ");
-			context(m, ab);
-			isc_rep_putf(m, " (%s)", isc_rep_field(b[0], 64, ab, "pct", 'p'));
-		}
+		share_list(m, isc_doc_arr(fn, "above"), 0, 0, true);
 		isc_rep_put(m, " |\n");
 	}
 }
 
 static void ops(struct isc_rep *m, const cJSON *root)
 {
-	const cJSON *op, *k;
-	char b[3][64];
+	const cJSON *op;
+	char b[2][64];
 	int i = 0;
 	if (!cJSON_GetArraySize(isc_doc_arr(root, "native.ops")))
 		return;
@@ -623,27 +648,16 @@ static void ops(struct isc_rep *m, const cJSON *root)
 		isc_rep_md(m, isc_doc_str(op, "name", "?"));
 		isc_rep_putf(m, " | %s | %s | ", isc_rep_field(b[0], 64, op, "ns", 'n'),
 			     isc_rep_field(b[1], 64, op, "pct", 'p'));
-		const cJSON *py = isc_doc_get(op, "python");
-		if (cJSON_IsObject(py)) {
-			isc_rep_md(m, isc_doc_str(py, "name", "?"));
-			isc_rep_put(m, " ");
-			isc_rep_location(m, py, true);
-		}
+		py_frame(m, isc_doc_get(op, "python"));
 		isc_rep_put(m, " | ");
-		int n = 0;
-		cJSON_ArrayForEach(k, isc_doc_arr(op, "kernels")) {
-			if (n++)
-				isc_rep_put(m, ", ");
-			isc_rep_md_cut(m, isc_doc_str(k, "name", "?"), 100);
-			isc_rep_putf(m, " %s", isc_rep_field(b[2], 64, k, "pct", 'p'));
-		}
+		share_list(m, isc_doc_arr(op, "kernels"), 0, 100, false);
 		isc_rep_put(m, " |\n");
 	}
 }
 
 static void threads(struct isc_rep *m, const cJSON *root)
 {
-	const cJSON *t, *x;
+	const cJSON *t;
 	char b[4][64];
 	int i = 0;
 	isc_rep_put(m, "\nThreads (a worker's samples are put under the Python line and op of the one Python thread "
@@ -658,23 +672,9 @@ static void threads(struct isc_rep *m, const cJSON *root)
 		isc_rep_putf(m, " %s/%s | %s | %s | %s | ", isc_rep_field(b[0], 64, t, "pid", 'i'),
 			     isc_rep_field(b[1], 64, t, "tid", 'i'), cJSON_IsTrue(isc_doc_get(t, "python")) ? "yes" : "no",
 			     isc_rep_field(b[2], 64, t, "ns", 'n'), isc_rep_field(b[3], 64, t, "dispatched_samples", 'i'));
-		int n = 0;
-		cJSON_ArrayForEach(x, isc_doc_arr(t, "top")) {
-			if (n++ == 3)
-				break;
-			if (n > 1)
-				isc_rep_put(m, ", ");
-			isc_rep_md_cut(m, isc_doc_str(x, "name", "?"), 80);
-			isc_rep_putf(m, " %s", isc_rep_field(b[0], 64, x, "pct", 'p'));
-		}
+		share_list(m, isc_doc_arr(t, "top"), 3, 80, false);
 		isc_rep_put(m, " | ");
-		n = 0;
-		cJSON_ArrayForEach(x, isc_doc_arr(t, "dispatched_by")) {
-			if (n++)
-				isc_rep_put(m, "; ");
-			context(m, x);
-			isc_rep_putf(m, " %s", isc_rep_field(b[0], 64, x, "pct", 'p'));
-		}
+		share_list(m, isc_doc_arr(t, "dispatched_by"), 0, 0, false);
 		isc_rep_put(m, " |\n");
 	}
 }

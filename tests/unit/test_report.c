@@ -273,6 +273,14 @@ static void test_native(void)
 	char *html = render(d, ISC_REPORT_HTML), *md = render(d, ISC_REPORT_MD), *fo = render(d, ISC_REPORT_FOLDED);
 	ok(md && strstr(md, "### Native stacks") && strstr(md, "| 1 | \\<img src=x onerror=alert(1)\\>\\_sgemm | libopenblas.so.0 | 860.0 ms (86.0 %) |"),
 	   "the section and its first function row");
+	/* the list cells (tests/data/report/native.json): contexts joined by "; ", the share in
+	 * parentheses under a function, bare under an op or a thread */
+	ok(md && strstr(md, "| 1 | \\<img src=x onerror=alert(1)\\>\\_sgemm | libopenblas.so.0 | 860.0 ms (86.0 %) | 880.0 ms (88.0 %) | \\<script\\>alert(1)\\</script\\> (a\"b'c\\<d\\>\\&e.py:12) (56.8 %); aten::addmm in \\<script\\>alert(1)\\</script\\> (a\"b'c\\<d\\>\\&e.py:12) (95.0 %) |\n"),
+	   "the first function's cell of what it is under: Python line alone, then op in line");
+	ok(md && strstr(md, "| aten::addmm | 380.0 ms | 38.0 % | \\<script\\>alert(1)\\</script\\> (a\"b'c\\<d\\>\\&e.py:12) | \\<img src=x onerror=alert(1)\\>\\_sgemm 100.0 % |\n"),
+	   "the op row: its Python line and its kernels with their shares");
+	ok(md && strstr(md, "| \\<img src=x onerror=alert(1)\\> 100/101 | no | 400.0 ms | 38 | \\<img src=x onerror=alert(1)\\>\\_sgemm 95.0 % | aten::addmm in \\<script\\>alert(1)\\</script\\> (a\"b'c\\<d\\>\\&e.py:12) 95.0 % |\n"),
+	   "the worker thread's row: its top function and the op that dispatched it");
 	ok(html && check_svgs(html) == 9, "9 charts, the two flame graphs among them, well-formed");
 	/* merged over the two threads: all, <module>, the function, its kernel, clear_page, [other],
 	 * aten::addmm, the kernel under it, start_thread: 9 frames a graph */
