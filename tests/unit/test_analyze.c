@@ -188,12 +188,17 @@ static void tl_thread_state(struct tl *t, uint64_t ts, uint32_t pid, uint32_t ti
 	tl_rec(t, ISC_REC_THREAD_SAMPLE, ts, 0, 0, 9, f, NULL, 0, false);
 }
 
-/* THREAD_WAIT: call family, descriptor kind, first argument, wchan. */
-static void tl_wait(struct tl *t, uint64_t ts, uint32_t pid, uint32_t tid, uint64_t call, uint64_t kind, uint64_t a0,
-		    const char *wchan)
+/*
+ * A thread found off CPU in state ('S', 'D'): its THREAD_WAIT (call
+ * family, descriptor kind, first argument, wchan), then the THREAD_SAMPLE
+ * at the same instant (every test here writes the two together).
+ */
+static void tl_blocked(struct tl *t, uint64_t ts, uint32_t pid, uint32_t tid, char state, uint64_t call, uint64_t kind,
+		       uint64_t a0, const char *wchan)
 {
 	uint64_t f[10] = { pid, tid, call, 0, a0, 0, 0, call == ISC_WAIT_FUTEX ? 0x7ffd0000 : 0, kind ? 4 : 0, kind };
 	tl_rec(t, ISC_REC_THREAD_WAIT, ts, 0, 0, 10, f, wchan, strlen(wchan), false);
+	tl_thread_state(t, ts, pid, tid, state);
 }
 
 /* PROC_SAMPLE with CPU time (utime), RSS and thread count. */
@@ -307,6 +312,20 @@ static void common_strings(struct tl *t)
 	tl_string(t, S_READ, ISC_STR_CFUNC, 0, "posix.read", "posix");
 }
 
+/* A timeline of cmdline into f, with the common strings defined. */
+static void tl_open_common(struct tl *t, FILE *f, const char *cmdline)
+{
+	tl_open(t, f, cmdline);
+	common_strings(t);
+}
+
+/* Ends t (exit status 0) and analyses what f holds; NULL (said why) when the analysis fails. */
+static cJSON *tl_close_analyze(struct tl *t, FILE *f)
+{
+	tl_close(t, 0, 0, 0);
+	return analyze(f);
+}
+
 /* Item i of the array at path, as a number. */
 static double NA(const cJSON *d, const char *path, int i)
 {
@@ -353,26 +372,37 @@ static void compensation_spans(struct tl *t)
  *     = 770; B 90; the with-block's own 200 - 10 (f's hooks) = 190
  * Overhead found: thread 10: 30 + 10 + 20 + 10, thread 11: 10 + 20 + 10.
  */
+/*
+ * The document of compensation_spans() in a process calibrated at cal
+ * (CALIBRATION's six fields), raw: --no-compensation.  0 or the error of
+ * reading or analysing; the caller frees *d.
+ */
+static int analyze_calibrated(const uint64_t cal[6], bool raw, cJSON **d)
+{
+	FILE *f = tmpfile();
+	struct tl t;
+	tl_open_common(&t, f, "python3 infer.py");
+	tl_rec(&t, ISC_REC_CALIBRATION, 0, 10, 10, 6, cal, NULL, 0, false);
+	compensation_spans(&t);
+	tl_close(&t, 0, 0, 0);
+	struct isc_timeline *tl = NULL;
+	struct isc_analyze_opts o = { .raw_times = raw };
+	*d = NULL;
+	rewind(f);
+	int rc = isc_timeline_open(&tl, f);
+	if (!rc)
+		rc = isc_analyze_timeline(tl, &o, d);
+	isc_timeline_free(tl);
+	fclose(f);
+	return rc;
+}
+
 static void test_compensation(void)
 {
 	for (int raw = 0; raw < 2; raw++) {
-		FILE *f = tmpfile();
-		struct tl t;
-		tl_open(&t, f, "python3 infer.py");
-		common_strings(&t);
 		const uint64_t cal[6] = { 1, 10000, 5000, 200000, 300000, 10002 };
-		tl_rec(&t, ISC_REC_CALIBRATION, 0, 10, 10, 6, cal, NULL, 0, false);
-		compensation_spans(&t);
-		tl_close(&t, 0, 0, 0);
-		struct isc_timeline *tl = NULL;
-		struct isc_analyze_opts o = { .raw_times = raw };
-		cJSON *d = NULL;
-		rewind(f);
-		int rc = isc_timeline_open(&tl, f);
-		if (!rc)
-			rc = isc_analyze_timeline(tl, &o, &d);
-		isc_timeline_free(tl);
-		fclose(f);
+		cJSON *d;
+		int rc = analyze_calibrated(cal, raw, &d);
 		ok(rc == 0 && d, "compensation%s: analysis succeeds", raw ? " (raw)" : "");
 		if (!raw) {
 			ok(FN(d, "<module>", "self_ns") == 270 && FN(d, "<module>", "total_ns") == 930,
@@ -426,23 +456,9 @@ static void test_compensation(void)
  */
 static void test_compensation_withheld(void)
 {
-	FILE *f = tmpfile();
-	struct tl t;
-	tl_open(&t, f, "python3 infer.py");
-	common_strings(&t);
 	const uint64_t cal[6] = { 1, 150000, 5000, 200000, 1700000, 10002 };
-	tl_rec(&t, ISC_REC_CALIBRATION, 0, 10, 10, 6, cal, NULL, 0, false);
-	compensation_spans(&t);
-	tl_close(&t, 0, 0, 0);
-	struct isc_timeline *tl = NULL;
-	struct isc_analyze_opts o = { 0 };
-	cJSON *d = NULL;
-	rewind(f);
-	int rc = isc_timeline_open(&tl, f);
-	if (!rc)
-		rc = isc_analyze_timeline(tl, &o, &d);
-	isc_timeline_free(tl);
-	fclose(f);
+	cJSON *d;
+	int rc = analyze_calibrated(cal, 0, &d);
 	ok(rc == 0 && N(d, "iterations.latency_ns.min") == 1000 && N(d, "iterations.latency_ns.p50") == 1000,
 	   "150 ns an event: the measured 1000 ns stays the latency (%g)", N(d, "iterations.latency_ns.min"));
 	ok(N(d, "iterations.latency_estimate.removed_pct") == 60 &&
@@ -464,8 +480,7 @@ static void test_calibration_lowest(void)
 	for (int prepass = 0; prepass < 2; prepass++) {
 		FILE *f = tmpfile();
 		struct tl t;
-		tl_open(&t, f, "python3 infer.py");
-		common_strings(&t);
+		tl_open_common(&t, f, "python3 infer.py");
 		const uint64_t start[6] = { 2, 20000, 5000, 200000, 400000, 10002 };
 		const uint64_t exit_[6] = { 2, 10000, 5000, 150000, 250000, 10002 };
 		tl_rec(&t, ISC_REC_CALIBRATION, 0, 10, 10, 6, start, NULL, 0, false);
@@ -522,8 +537,7 @@ static void test_calibration_choice(void)
 {
 	FILE *f = tmpfile();
 	struct tl t;
-	tl_open(&t, f, "python3 infer.py");
-	common_strings(&t);
+	tl_open_common(&t, f, "python3 infer.py");
 	const uint64_t recs[][2] = { { 21, 8000 }, { 20, 0 }, { 22, 0 }, { 20, 15000 }, { 21, 12000 } };
 	for (size_t i = 0; i < sizeof(recs) / sizeof(recs[0]); i++) {
 		const uint64_t cal[6] = { 1, recs[i][1], 5000, 200000, 300000, 10002 };
@@ -551,8 +565,7 @@ static void test_self_total(void)
 {
 	FILE *f = tmpfile();
 	struct tl t;
-	tl_open(&t, f, "python3 infer.py");
-	common_strings(&t);
+	tl_open_common(&t, f, "python3 infer.py");
 	/* main [0,1000): op A [100,400), python f [500,900) with op B [600,700) */
 	tl_call(&t, 0, 10, 10, ISC_SPAN_PYTHON, S_MAIN);
 	tl_leaf(&t, 100, 400, 10, 10, ISC_SPAN_OP, S_A);
@@ -560,8 +573,7 @@ static void test_self_total(void)
 	tl_leaf(&t, 600, 700, 10, 10, ISC_SPAN_OP, S_B);
 	tl_ret(&t, 900, 10, 10);
 	tl_ret(&t, 1000, 10, 10);
-	tl_close(&t, 0, 0, 0);
-	cJSON *d = analyze(f);
+	cJSON *d = tl_close_analyze(&t, f);
 	ok(d != NULL, "analysis of a simple timeline succeeds");
 	ok(FN(d, "<module>", "self_ns") == 300 && FN(d, "<module>", "total_ns") == 1000,
 	   "self = duration - children (300), total = duration (1000)");
@@ -610,8 +622,7 @@ static void test_recursion(void)
 {
 	FILE *f = tmpfile();
 	struct tl t;
-	tl_open(&t, f, "python3 rec.py");
-	common_strings(&t);
+	tl_open_common(&t, f, "python3 rec.py");
 	/* fact -> fact -> fact: [0,900) [100,800) [200,700) */
 	tl_call(&t, 0, 1, 1, ISC_SPAN_PYTHON, S_FACT);
 	tl_call(&t, 100, 1, 1, ISC_SPAN_PYTHON, S_FACT);
@@ -628,8 +639,7 @@ static void test_recursion(void)
 	tl_ret(&t, 1800, 1, 1);
 	tl_ret(&t, 1900, 1, 1);
 	tl_ret(&t, 2000, 1, 1);
-	tl_close(&t, 0, 0, 0);
-	cJSON *d = analyze(f);
+	cJSON *d = tl_close_analyze(&t, f);
 	ok(FN(d, "fact", "calls") == 5, "recursive calls all counted");
 	ok(FN(d, "fact", "total_ns") == 900 + 800 + 100, "recursion counted once in total_ns, per thread (got %g)",
 	   FN(d, "fact", "total_ns"));
@@ -644,8 +654,7 @@ static void test_scopes_and_iterations(void)
 {
 	FILE *f = tmpfile();
 	struct tl t;
-	tl_open(&t, f, "python3 serve.py");
-	common_strings(&t);
+	tl_open_common(&t, f, "python3 serve.py");
 	/* main [0, 100000): scope step x5 with durations 1000 (warm-up), 100, 200, 300, 400 */
 	tl_call(&t, 0, 5, 5, ISC_SPAN_PYTHON, S_MAIN);
 	uint64_t ts = 10, durs[5] = { 1000, 100, 200, 300, 400 };
@@ -665,8 +674,7 @@ static void test_scopes_and_iterations(void)
 	tl_call(&t, 200000, 5, 6, ISC_SPAN_SCOPE, S_REQ);
 	tl_leaf(&t, 200100, 200400, 5, 6, ISC_SPAN_OP, S_X);
 	tl_ret(&t, 201000, 5, 6);
-	tl_close(&t, 0, 0, 0);
-	cJSON *d = analyze(f);
+	cJSON *d = tl_close_analyze(&t, f);
 	ok(!strcmp(isc_doc_str(d, "iterations.name", NULL), "step"), "iteration scope = most frequent scope name");
 	ok(N(d, "iterations.count") == 5, "count = all iterations");
 	ok(N(d, "iterations.warmup_excluded") == 1 && N(d, "iterations.samples") == 4, "first iteration is warm-up");
@@ -706,8 +714,7 @@ static void test_scopes_and_iterations(void)
 
 	/* two processes x 3 iterations: one warm-up each; a single iteration is kept */
 	f = tmpfile();
-	tl_open(&t, f, "python3 mp.py");
-	common_strings(&t);
+	tl_open_common(&t, f, "python3 mp.py");
 	ts = 0;
 	for (uint64_t i = 0; i < 3; i++) {
 		tl_call(&t, ts, 7, 7, ISC_SPAN_SCOPE, S_STEP);
@@ -716,8 +723,7 @@ static void test_scopes_and_iterations(void)
 		tl_ret(&t, ts + 1 + 1000 * (i + 1), 8, 8);
 		ts += 5000;
 	}
-	tl_close(&t, 0, 0, 0);
-	d = analyze(f);
+	d = tl_close_analyze(&t, f);
 	ok(N(d, "iterations.count") == 6 && N(d, "iterations.warmup_excluded") == 2,
 	   "warm-up: first iteration of each process");
 	ok(N(d, "iterations.latency_ns.min") == 200 && N(d, "iterations.latency_ns.max") == 3000,
@@ -729,11 +735,9 @@ static void test_scopes_and_iterations(void)
 	fclose(f);
 
 	f = tmpfile();
-	tl_open(&t, f, "python3 one.py");
-	common_strings(&t);
+	tl_open_common(&t, f, "python3 one.py");
 	tl_leaf(&t, 0, 500, 7, 7, ISC_SPAN_SCOPE, S_STEP);
-	tl_close(&t, 0, 0, 0);
-	d = analyze(f);
+	d = tl_close_analyze(&t, f);
 	ok(N(d, "iterations.count") == 1 && N(d, "iterations.warmup_excluded") == 0 &&
 	   N(d, "iterations.latency_ns.p50") == 500, "a single iteration is not warm-up");
 	ok(cJSON_GetArraySize(isc_doc_get(d, "iterations.histogram.counts")) == 1 &&
@@ -743,11 +747,9 @@ static void test_scopes_and_iterations(void)
 	fclose(f);
 
 	f = tmpfile();
-	tl_open(&t, f, "python3 none.py");
-	common_strings(&t);
+	tl_open_common(&t, f, "python3 none.py");
 	tl_leaf(&t, 0, 500, 7, 7, ISC_SPAN_PYTHON, S_MAIN);
-	tl_close(&t, 0, 0, 0);
-	d = analyze(f);
+	d = tl_close_analyze(&t, f);
 	ok(N(d, "iterations.count") == 0 && cJSON_IsNull(isc_doc_get(d, "iterations.name")) &&
 	   cJSON_IsNull(isc_doc_get(d, "iterations.latency_ns.p50")), "no scopes: count 0, nulls");
 	ok(cJSON_IsNull(isc_doc_get(d, "iterations.histogram")) &&
@@ -758,12 +760,10 @@ static void test_scopes_and_iterations(void)
 
 	/* more iterations than spans keeps: the first 1000 */
 	f = tmpfile();
-	tl_open(&t, f, "python3 many.py");
-	common_strings(&t);
+	tl_open_common(&t, f, "python3 many.py");
 	for (uint64_t i = 0; i < 1100; i++)
 		tl_leaf(&t, 100 * i, 100 * i + 50, 7, 7, ISC_SPAN_SCOPE, S_STEP);
-	tl_close(&t, 0, 0, 0);
-	d = analyze(f);
+	d = tl_close_analyze(&t, f);
 	ok(cJSON_GetArraySize(isc_doc_get(d, "iterations.spans")) == 1000 &&
 	   cJSON_IsTrue(isc_doc_get(d, "iterations.spans_truncated")) && span_is(d, 999, 99900, 99950),
 	   "spans: at most 1000, the first ones, truncation flagged");
@@ -781,8 +781,7 @@ static void test_five_iterations(void)
 	FILE *f = tmpfile();
 	struct tl t;
 	const uint64_t MS = 1000000;
-	tl_open(&t, f, "python3 serve.py");
-	common_strings(&t);
+	tl_open_common(&t, f, "python3 serve.py");
 	tl_call(&t, 0, 5, 5, ISC_SPAN_PYTHON, S_MAIN);
 	for (uint64_t i = 0; i < 6; i++) {
 		uint64_t b = 10 * MS + i * 31 * MS;
@@ -791,8 +790,7 @@ static void test_five_iterations(void)
 		tl_ret(&t, b + 30 * MS, 5, 5);
 	}
 	tl_ret(&t, 200 * MS, 5, 5);
-	tl_close(&t, 0, 0, 0);
-	cJSON *d = analyze(f);
+	cJSON *d = tl_close_analyze(&t, f);
 	ok(N(d, "iterations.count") == 6 && N(d, "iterations.samples") == 5, "6 iterations, 5 after the warm-up");
 	ok(N(d, "cpu.split.traced_ns") >= 50 * MS, "premise: 200 ms traced, above the 50 ms of too_short (%g)",
 	   N(d, "cpu.split.traced_ns"));
@@ -812,15 +810,13 @@ static void test_composition(void)
 	FILE *f = tmpfile();
 	struct tl t;
 	const uint64_t MS = 1000000, MB = 1048576;
-	tl_open(&t, f, "python3 hold.py");
-	common_strings(&t);
+	tl_open_common(&t, f, "python3 hold.py");
 	tl_leaf(&t, 0, 900 * MS, 30, 30, ISC_SPAN_PYTHON, S_MAIN);
 	for (uint64_t i = 0; i < 9; i++)
 		tl_proc_sample(&t, i * 100 * MS + 1, 30, 500 * MB, 0, 0);
 	uint64_t sm[5] = { 30, 500 * MB, 490 * MB, 1 * MB, 450 * MB };
 	tl_rec(&t, ISC_REC_SMAPS, 850 * MS, 0, 0, 5, sm, NULL, 0, false);
-	tl_close(&t, 0, 0, 0);
-	cJSON *d = analyze(f);
+	cJSON *d = tl_close_analyze(&t, f);
 	ok(N(d, "memory.composition.rss_bytes") == 500 * MB && N(d, "memory.composition.pss_bytes") == 490 * MB &&
 		   N(d, "memory.composition.anon_bytes") == 450 * MB && N(d, "memory.composition.swap_bytes") == 1 * MB,
 	   "composition: RSS, PSS, anonymous and swap of the smaps record");
@@ -856,8 +852,7 @@ static void test_dataloader(void)
 {
 	FILE *f = tmpfile();
 	struct tl t;
-	tl_open(&t, f, "python3 loader.py");
-	common_strings(&t);
+	tl_open_common(&t, f, "python3 loader.py");
 	/* DataLoader [0,100) (a nested __next__ inside), step [100,200) warm-up,
 	 * DL [200,300), step [300,500), DL [500,600), step [600,800), DL [800,1000);
 	 * on thread 2, four Kineto enumerate(DataLoader) annotations of 10 ns in [510,580) */
@@ -875,8 +870,7 @@ static void test_dataloader(void)
 	tl_leaf(&t, 600, 800, 1, 1, ISC_SPAN_SCOPE, S_STEP);
 	tl_leaf(&t, 800, 1000, 1, 1, ISC_SPAN_PYTHON, S_DL);
 	tl_ret(&t, 1000, 1, 1);
-	tl_close(&t, 0, 0, 0);
-	cJSON *d = analyze(f);
+	cJSON *d = tl_close_analyze(&t, f);
 	ok(!strcmp(isc_doc_str(d, "iterations.name", NULL), "step") && N(d, "iterations.count") == 3,
 	   "DataLoader annotations are never the iterations, even when more frequent");
 	ok(N(d, "iterations.dataloader.total_ns") == 540 && N(d, "iterations.dataloader.calls") == 8,
@@ -895,8 +889,7 @@ static void test_cpu_samples(void)
 	FILE *f = tmpfile();
 	struct tl t;
 	const uint64_t MS = 1000000, MB = 1048576;
-	tl_open(&t, f, "python3 threads.py");
-	common_strings(&t);
+	tl_open_common(&t, f, "python3 threads.py");
 	/* pid 1: <module> -> time.sleep [50, 250) ms on tid 1; tid 2, 3 sampler-only.
 	 * pid 2: crunch [0, 300) ms on its main thread.  pid 3: g on tid 4 only. */
 	tl_call(&t, 0, 1, 1, ISC_SPAN_PYTHON, S_MAIN);
@@ -932,8 +925,7 @@ static void test_cpu_samples(void)
 	tl_ret(&t, 300 * MS, 1, 1);
 	tl_ret(&t, 300 * MS, 2, 2);
 	tl_ret(&t, 300 * MS, 3, 4);
-	tl_close(&t, 0, 0, 0);
-	cJSON *d = analyze(f);
+	cJSON *d = tl_close_analyze(&t, f);
 	ok(N(d, "cpu.runnable_threads_mean") == 1.6 && N(d, "cpu.runnable_threads_max") == 3,
 	   "runnable threads per round: 2, 1, 3, 1, 1 (mean %g, max %g)", N(d, "cpu.runnable_threads_mean"),
 	   N(d, "cpu.runnable_threads_max"));
@@ -984,8 +976,7 @@ static void test_cpu_samples(void)
 	tl_proc_cpu(&t, 0, 1, 0, MB, 1);
 	tl_proc_cpu(&t, 10 * MS, 1, 60 * MS, MB, 1);
 	tl_proc_cpu(&t, 20 * MS, 1, 60 * MS, MB, 1);
-	tl_close(&t, 0, 0, 0);
-	d = analyze(f);
+	d = tl_close_analyze(&t, f);
 	ok(NA(d, "timeseries.cpu_cores", 5) == 4 && NA(d, "timeseries.cpu_cores", 15) == 0,
 	   "cpu_cores is capped at ncpu (clock-tick rounding)");
 	ok(cJSON_IsNull(isc_doc_get(d, "cpu.runnable_threads_mean")) && cJSON_IsNull(isc_doc_get(d, "cpu.blocked_ns")) &&
@@ -1022,8 +1013,7 @@ static void test_split_offcpu(void)
 {
 	FILE *f = tmpfile();
 	struct tl t;
-	tl_open(&t, f, "python3 io.py");
-	common_strings(&t);
+	tl_open_common(&t, f, "python3 io.py");
 	/* 10 s main; op time.sleep [2 s, 8 s) off CPU; CPU 4 s over the window */
 	const uint64_t S = 1000000000ull;
 	tl_call(&t, 0, 3, 3, ISC_SPAN_PYTHON, S_MAIN);
@@ -1035,8 +1025,7 @@ static void test_split_offcpu(void)
 	uint64_t nf[2] = { 3, 4 };
 	tl_rec(&t, ISC_REC_THREAD_NAME, 10 * S, 0, 0, 2, nf, "pool-1", 6, false);
 	tl_thread_sample(&t, 10 * S, 3, 4, 3 * S);
-	tl_close(&t, 0, 0, 0);
-	cJSON *d = analyze(f);
+	cJSON *d = tl_close_analyze(&t, f);
 	ok(N(d, "cpu.split.off_cpu_ns") == 6 * S && N(d, "cpu.split.ops_ns") == 0 && N(d, "cpu.split.python_ns") == 4 * S,
 	   "blocked time is taken from op time: off 6 s, ops 0, python 4 s");
 	ok(cJSON_IsTrue(isc_doc_get(d, "cpu.split.off_cpu_measured")) && N(d, "cpu.split.off_cpu_pct") == 60,
@@ -1053,15 +1042,13 @@ static void test_split_offcpu(void)
 
 	/* CPU below the Python share: the excess off-CPU comes from Python time */
 	f = tmpfile();
-	tl_open(&t, f, "python3 gil.py");
-	common_strings(&t);
+	tl_open_common(&t, f, "python3 gil.py");
 	tl_call(&t, 0, 3, 3, ISC_SPAN_PYTHON, S_MAIN);
 	tl_thread_sample(&t, 0, 3, 3, 0);
 	tl_leaf(&t, 1 * S, 2 * S, 3, 3, ISC_SPAN_OP, S_A);
 	tl_thread_sample(&t, 10 * S, 3, 3, 5 * S);
 	tl_ret(&t, 10 * S, 3, 3);
-	tl_close(&t, 0, 0, 0);
-	d = analyze(f);
+	d = tl_close_analyze(&t, f);
 	ok(N(d, "cpu.split.off_cpu_ns") == 5 * S && N(d, "cpu.split.ops_ns") == 0 &&
 	   N(d, "cpu.split.python_ns") == 5 * S && N(d, "cpu.split.off_cpu_from_python_ns") == 4 * S,
 	   "off-CPU beyond op time is taken from Python time");
@@ -1070,14 +1057,12 @@ static void test_split_offcpu(void)
 
 	/* off-CPU leads and the threads were preempted, not blocked: contention */
 	f = tmpfile();
-	tl_open(&t, f, "python3 busy.py");
-	common_strings(&t);
+	tl_open_common(&t, f, "python3 busy.py");
 	tl_call(&t, 0, 3, 3, ISC_SPAN_PYTHON, S_MAIN);
 	tl_thread_sample_sw(&t, 0, 3, 3, 0, 10, 100);
 	tl_thread_sample_sw(&t, 10 * S, 3, 3, 3 * S, 12, 900);
 	tl_ret(&t, 10 * S, 3, 3);
-	tl_close(&t, 0, 0, 0);
-	d = analyze(f);
+	d = tl_close_analyze(&t, f);
 	ok(!strcmp(isc_doc_str(d, "verdict.class", NULL), "thread_contention") &&
 	   N(d, "cpu.split.involuntary_switches") == 800 && N(d, "cpu.split.voluntary_switches") == 2,
 	   "off-CPU with mostly involuntary switches: thread_contention (%s)", isc_doc_str(d, "verdict.sentence", NULL));
@@ -1087,15 +1072,13 @@ static void test_split_offcpu(void)
 	/* ops lead, without thread samples: whether the op time was on-CPU is
 	 * not known, so op_compute_bound is not chosen (issue 18) */
 	f = tmpfile();
-	tl_open(&t, f, "python3 mm.py");
-	common_strings(&t);
+	tl_open_common(&t, f, "python3 mm.py");
 	tl_call(&t, 0, 3, 3, ISC_SPAN_PYTHON, S_MAIN);
 	tl_call(&t, 10, 3, 3, ISC_SPAN_PYTHON, S_F);
 	tl_leaf(&t, 20, 900, 3, 3, ISC_SPAN_OP, S_A);
 	tl_ret(&t, 950, 3, 3);
 	tl_ret(&t, 1000, 3, 3);
-	tl_close(&t, 0, 0, 0);
-	d = analyze(f);
+	d = tl_close_analyze(&t, f);
 	ok(strcmp(isc_doc_str(d, "verdict.class", NULL), "op_compute_bound") &&
 	   !strcmp(isc_doc_str(cJSON_GetArrayItem(isc_doc_get(d, "verdict.missing"), 0), "class", NULL), "op_compute_bound") &&
 	   strstr(isc_doc_str(cJSON_GetArrayItem(isc_doc_get(d, "verdict.missing"), 0), "how", NULL), "--sample-hz"),
@@ -1106,8 +1089,7 @@ static void test_split_offcpu(void)
 
 	/* ops lead, on-CPU by the thread samples */
 	f = tmpfile();
-	tl_open(&t, f, "python3 mm.py");
-	common_strings(&t);
+	tl_open_common(&t, f, "python3 mm.py");
 	tl_call(&t, 0, 3, 3, ISC_SPAN_PYTHON, S_MAIN);
 	tl_thread_sample(&t, 5, 3, 3, 0);
 	tl_call(&t, 10, 3, 3, ISC_SPAN_PYTHON, S_F);
@@ -1115,8 +1097,7 @@ static void test_split_offcpu(void)
 	tl_ret(&t, 950, 3, 3);
 	tl_thread_sample(&t, 990, 3, 3, 985);
 	tl_ret(&t, 1000, 3, 3);
-	tl_close(&t, 0, 0, 0);
-	d = analyze(f);
+	d = tl_close_analyze(&t, f);
 	ok(!strcmp(isc_doc_str(d, "verdict.class", NULL), "op_compute_bound"), "verdict op_compute_bound when ops lead (%s)",
 	   isc_doc_str(d, "verdict.class", NULL));
 	ok(!strcmp(isc_doc_str(cJSON_GetArrayItem(isc_doc_get(d, "cpu.top_op_callers"), 0), "name", NULL), "crunch"),
@@ -1132,8 +1113,7 @@ static void test_memory_processes(void)
 	FILE *f = tmpfile();
 	struct tl t;
 	const uint64_t S = 1000000000ull, MB = 1048576;
-	tl_open(&t, f, "python3 grow.py");
-	common_strings(&t);
+	tl_open_common(&t, f, "python3 grow.py");
 	uint8_t cmd[] = "python3\0infer.py\0--n\0003\0";
 	uint64_t pi[2] = { 20, 1 };
 	tl_rec(&t, ISC_REC_PROC_INFO, 0, 0, 0, 2, pi, cmd, sizeof(cmd) - 1, true);
@@ -1152,8 +1132,7 @@ static void test_memory_processes(void)
 	tl_rec(&t, ISC_REC_MEMINFO, 10 * S + 20, 0, 0, 4, mi, NULL, 0, false);
 	uint64_t ps[4] = { 1, 100, 50, 1234 };
 	tl_rec(&t, ISC_REC_PRESSURE, 10 * S + 30, 0, 0, 4, ps, NULL, 0, false);
-	tl_close(&t, 0, 0, 0);
-	cJSON *d = analyze(f);
+	cJSON *d = tl_close_analyze(&t, f);
 	ok(N(d, "memory.rss_peak_bytes") == 550 * MB, "RSS peak is the peak of the processes' sum");
 	double slope = N(d, "memory.rss_growth_bytes_per_s");
 	ok(fabs(slope - 2.0 * MB) < 0.01 * MB, "RSS slope after the first 10 %% = 2 MiB/s (got %.0f)", slope);
@@ -1176,8 +1155,7 @@ static void test_memory_processes(void)
 
 	/* steady-state growth: between the warm-up iteration's end and the last iteration's end */
 	f = tmpfile();
-	tl_open(&t, f, "python3 leak.py");
-	common_strings(&t);
+	tl_open_common(&t, f, "python3 leak.py");
 	tl_call(&t, 0, 30, 30, ISC_SPAN_PYTHON, S_MAIN);
 	for (uint64_t ms = 0, it = 1; ms <= 10000; ms += 50) {
 		uint64_t ts = ms * 1000000;
@@ -1192,8 +1170,7 @@ static void test_memory_processes(void)
 		tl_proc_sample(&t, ts + 1, 30, rss, 0, 0);
 	}
 	tl_ret(&t, 10 * S + 5, 30, 30);
-	tl_close(&t, 0, 0, 0);
-	d = analyze(f);
+	d = tl_close_analyze(&t, f);
 	slope = N(d, "memory.rss_growth_after_warmup_bytes_per_s");
 	ok(N(d, "iterations.count") == 8 && fabs(slope - 5.0 * MB) < 0.01 * MB && N(d, "memory.after_warmup_span_ns") == 7 * S,
 	   "RSS growth after warm-up, teardown excluded: 5 MiB/s (got %.0f)", slope);
@@ -1229,8 +1206,7 @@ static void test_damage(void)
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 	struct tl t;
-	tl_open(&t, f, "python3 killed.py");
-	common_strings(&t);
+	tl_open_common(&t, f, "python3 killed.py");
 	tl_call(&t, 0, 1, 1, ISC_SPAN_PYTHON, S_MAIN);
 	for (int i = 0; i < 50; i++)
 		tl_leaf(&t, 10 + 20 * (uint64_t)i, 20 + 20 * (uint64_t)i, 1, 1, ISC_SPAN_OP, S_A);
@@ -1279,8 +1255,7 @@ static void test_span_repair(void)
 {
 	FILE *f = tmpfile();
 	struct tl t;
-	tl_open(&t, f, "python3 x.py");
-	common_strings(&t);
+	tl_open_common(&t, f, "python3 x.py");
 	/* main [0,1000) -> f [100, ?) -> op [200, ?): main's END arrives first */
 	uint64_t m = tl_call(&t, 0, 1, 1, ISC_SPAN_PYTHON, S_MAIN);
 	tl_call(&t, 100, 1, 1, ISC_SPAN_PYTHON, S_F);
@@ -1337,8 +1312,7 @@ static void write_basic(FILE *f)
 {
 	struct tl t;
 	const uint64_t MS = 1000000;
-	tl_open(&t, f, "python3 infer.py");
-	common_strings(&t);
+	tl_open_common(&t, f, "python3 infer.py");
 	tl_call(&t, 0, 100, 100, ISC_SPAN_PYTHON, S_MAIN);
 	for (uint64_t i = 0; i < 20; i++) {
 		uint64_t b = MS + i * 10 * MS;
@@ -1388,8 +1362,7 @@ static cJSON *outcome_run(uint64_t flags, int status, int excs)
 	FILE *f = tmpfile();
 	struct tl t;
 	const uint64_t MS = 1000000;
-	tl_open(&t, f, "python3 infer.py");
-	common_strings(&t);
+	tl_open_common(&t, f, "python3 infer.py");
 	tl_string(&t, S_EXC_WHERE, ISC_STR_CODE, 7, "load_batch", "/srv/app/data.py");
 	tl_string(&t, S_EXC_TYPE, ISC_STR_TEXT, 0, "ValueError", "");
 	tl_string(&t, S_EXC_MSG, ISC_STR_TEXT, 0, "bad shape (3, 4)", "");
@@ -1691,8 +1664,7 @@ static void test_off_reasons(void)
 	const uint64_t MS = 1000000;
 	FILE *f = tmpfile();
 	struct tl t;
-	tl_open(&t, f, "python3 waits.py");
-	common_strings(&t);
+	tl_open_common(&t, f, "python3 waits.py");
 	static const struct {
 		uint32_t tid;
 		const char *comm;
@@ -1714,31 +1686,21 @@ static void test_off_reasons(void)
 	for (uint32_t tid = 1; tid <= 7; tid++)
 		tl_thread_state(&t, 0, 1, tid, 'R');
 	/* 100 ms: everyone blocked, each THREAD_WAIT before its THREAD_SAMPLE */
-	tl_wait(&t, 100 * MS, 1, 1, ISC_WAIT_READ, ISC_FD_PIPE, 3, "");
-	tl_thread_state(&t, 100 * MS, 1, 1, 'S');
-	tl_wait(&t, 100 * MS, 1, 2, ISC_WAIT_FUTEX, 0, 0x5000, "");
-	tl_thread_state(&t, 100 * MS, 1, 2, 'S');
-	tl_wait(&t, 100 * MS, 1, 3, ISC_WAIT_FUTEX, 0, 0x6000, "");
-	tl_thread_state(&t, 100 * MS, 1, 3, 'S');
-	tl_wait(&t, 100 * MS, 1, 7, ISC_WAIT_READ, ISC_FD_PIPE, 5, "");
-	tl_thread_state(&t, 100 * MS, 1, 7, 'S');
-	tl_wait(&t, 100 * MS, 1, 4, ISC_WAIT_FUTEX, 0, 0xabc, "");
-	tl_thread_state(&t, 100 * MS, 1, 4, 'S');
-	tl_wait(&t, 100 * MS, 1, 5, ISC_WAIT_FUTEX, 0, 0xabc, "");
-	tl_thread_state(&t, 100 * MS, 1, 5, 'S');
-	tl_wait(&t, 100 * MS, 1, 6, ISC_WAIT_FUTEX, 0, 0xdef, "");
-	tl_thread_state(&t, 100 * MS, 1, 6, 'S');
+	tl_blocked(&t, 100 * MS, 1, 1, 'S', ISC_WAIT_READ, ISC_FD_PIPE, 3, "");
+	tl_blocked(&t, 100 * MS, 1, 2, 'S', ISC_WAIT_FUTEX, 0, 0x5000, "");
+	tl_blocked(&t, 100 * MS, 1, 3, 'S', ISC_WAIT_FUTEX, 0, 0x6000, "");
+	tl_blocked(&t, 100 * MS, 1, 7, 'S', ISC_WAIT_READ, ISC_FD_PIPE, 5, "");
+	tl_blocked(&t, 100 * MS, 1, 4, 'S', ISC_WAIT_FUTEX, 0, 0xabc, "");
+	tl_blocked(&t, 100 * MS, 1, 5, 'S', ISC_WAIT_FUTEX, 0, 0xabc, "");
+	tl_blocked(&t, 100 * MS, 1, 6, 'S', ISC_WAIT_FUTEX, 0, 0xdef, "");
 	tl_ret(&t, 150 * MS, 1, 1);
 	tl_call(&t, 150 * MS, 1, 1, ISC_SPAN_OP, S_SLEEP);
 	/* 200 ms: 1 sleeps; 2 is blocked with no THREAD_WAIT (other); 4 parks on its pool's futex again */
-	tl_wait(&t, 200 * MS, 1, 1, ISC_WAIT_SLEEP, 0, 1, "");
-	tl_thread_state(&t, 200 * MS, 1, 1, 'S');
+	tl_blocked(&t, 200 * MS, 1, 1, 'S', ISC_WAIT_SLEEP, 0, 1, "");
 	tl_thread_state(&t, 200 * MS, 1, 2, 'S');
-	tl_wait(&t, 200 * MS, 1, 4, ISC_WAIT_FUTEX, 0, 0xabc, "");
-	tl_thread_state(&t, 200 * MS, 1, 4, 'S');
+	tl_blocked(&t, 200 * MS, 1, 4, 'S', ISC_WAIT_FUTEX, 0, 0xabc, "");
 	/* 300 ms: 2 waits for the disk in a page fault (D, no system call) */
-	tl_wait(&t, 300 * MS, 1, 2, ISC_WAIT_NO_SYSCALL, 0, 0, "filemap_fault");
-	tl_thread_state(&t, 300 * MS, 1, 2, 'D');
+	tl_blocked(&t, 300 * MS, 1, 2, 'D', ISC_WAIT_NO_SYSCALL, 0, 0, "filemap_fault");
 	tl_ret(&t, 400 * MS, 1, 1);
 	tl_ret(&t, 400 * MS, 1, 1);
 	tl_ret(&t, 400 * MS, 1, 2);
@@ -1746,8 +1708,7 @@ static void test_off_reasons(void)
 	tl_ret(&t, 400 * MS, 1, 3);
 	tl_ret(&t, 400 * MS, 1, 7);
 	tl_ret(&t, 400 * MS, 1, 7);
-	tl_close(&t, 0, 0, 0);
-	cJSON *d = analyze(f);
+	cJSON *d = tl_close_analyze(&t, f);
 	ok(N(d, "cpu.blocked_ns") == 700 * MS, "blocked: 4 x 100 ms at 100 ms, 2 x 100 at 200, 100 at 300 (got %g)",
 	   N(d, "cpu.blocked_ns"));
 	const cJSON *r = isc_doc_get(d, "cpu.off_cpu_reasons");
@@ -1810,8 +1771,7 @@ static void test_gil_word(void)
 	const uint64_t MS = 1000000;
 	FILE *f = tmpfile();
 	struct tl t;
-	tl_open(&t, f, "python3 gil.py");
-	common_strings(&t);
+	tl_open_common(&t, f, "python3 gil.py");
 	/* tid 2 runs Python (crunch), no C call; tid 3 is inside a C call (S_A) */
 	tl_call(&t, 0, 1, 2, ISC_SPAN_PYTHON, S_F);
 	tl_call(&t, 0, 1, 3, ISC_SPAN_PYTHON, S_MAIN);
@@ -1819,25 +1779,20 @@ static void test_gil_word(void)
 	tl_thread_state(&t, 0, 1, 2, 'R');
 	tl_thread_state(&t, 0, 1, 3, 'R');
 	/* 100 ms: 3 waits on the GIL's word before anything voted for it */
-	tl_wait(&t, 100 * MS, 1, 3, ISC_WAIT_FUTEX, 0, 0x5000, "");
-	tl_thread_state(&t, 100 * MS, 1, 3, 'S');
+	tl_blocked(&t, 100 * MS, 1, 3, 'S', ISC_WAIT_FUTEX, 0, 0x5000, "");
 	for (uint64_t k = 1; k <= 3; k++) { /* 100, 200, 300 ms: 2's GIL waits in Python code */
-		tl_wait(&t, k * 100 * MS, 1, 2, ISC_WAIT_FUTEX, 0, 0x5000, "");
-		tl_thread_state(&t, k * 100 * MS, 1, 2, 'S');
+		tl_blocked(&t, k * 100 * MS, 1, 2, 'S', ISC_WAIT_FUTEX, 0, 0x5000, "");
 		if (k > 1)
 			tl_thread_state(&t, k * 100 * MS, 1, 3, 'R');
 	}
 	tl_thread_state(&t, 400 * MS, 1, 2, 'R');
 	/* 400 ms: 3 waits on the learned word; 500 ms: on another one */
-	tl_wait(&t, 400 * MS, 1, 3, ISC_WAIT_FUTEX, 0, 0x5000, "");
-	tl_thread_state(&t, 400 * MS, 1, 3, 'S');
-	tl_wait(&t, 500 * MS, 1, 3, ISC_WAIT_FUTEX, 0, 0x6000, "");
-	tl_thread_state(&t, 500 * MS, 1, 3, 'S');
+	tl_blocked(&t, 400 * MS, 1, 3, 'S', ISC_WAIT_FUTEX, 0, 0x5000, "");
+	tl_blocked(&t, 500 * MS, 1, 3, 'S', ISC_WAIT_FUTEX, 0, 0x6000, "");
 	tl_ret(&t, 600 * MS, 1, 2);
 	tl_ret(&t, 600 * MS, 1, 3);
 	tl_ret(&t, 600 * MS, 1, 3);
-	tl_close(&t, 0, 0, 0);
-	cJSON *d = analyze(f);
+	cJSON *d = tl_close_analyze(&t, f);
 	double gil = N(row_where(d, "cpu.off_cpu_reasons", "reason", "gil"), "ns");
 	double tw = N(row_where(d, "cpu.off_cpu_reasons", "reason", "thread_wait"), "ns");
 	double g2 = N(thread_tid(d, 2), "gil_wait_ns"), g3 = N(thread_tid(d, 3), "gil_wait_ns");
@@ -1845,6 +1800,34 @@ static void test_gil_word(void)
 	ok(tw == 200 * MS, "thread_wait: 3's wait before the word was learned and its wait on another word (got %g)", tw);
 	ok(g2 == 300 * MS && g3 == 100 * MS, "gil_wait_ns: thread 2 300 ms, thread 3 100 ms (got %g, %g)", g2, g3);
 	cJSON_Delete(d);
+}
+
+/*
+ * The start of a --python=sample recording: the common strings and
+ * MainThread (pid 1, tid 1) beginning at 0.
+ */
+static void tl_open_sampled(struct tl *t, FILE *f, const char *cmdline)
+{
+	tl_open_common(t, f, cmdline);
+	tl_rec(t, ISC_REC_THREAD_BEGIN, 0, 1, 1, 0, NULL, "MainThread", 10, false);
+}
+
+/*
+ * PY_SAMPLE of MainThread running, with flags (bit 3: preempted) and its
+ * stack of depth (string id, line) frames, innermost first (at most 4).
+ */
+static void tl_py_sample(struct tl *t, uint64_t ts, uint64_t flags, const uint32_t (*fr)[2], unsigned depth)
+{
+	uint64_t pf[5] = { 1, 1, 'R', flags, depth };
+	uint8_t b[4 * 2 * 10];
+	unsigned n = 0;
+	if (depth > 4)
+		abort();
+	for (unsigned i = 0; i < depth; i++) {
+		n += isc_put_varint(b + n, fr[i][0]);
+		n += isc_put_varint(b + n, fr[i][1]);
+	}
+	tl_rec(t, ISC_REC_PY_SAMPLE, ts, 1, 1, 5, pf, b, n, false);
 }
 
 /*
@@ -1862,24 +1845,17 @@ static void test_sampled_preemption(void)
 	const uint64_t MS = 1000000;
 	FILE *f = tmpfile();
 	struct tl t;
-	tl_open(&t, f, "python3 spin.py");
-	common_strings(&t);
-	tl_rec(&t, ISC_REC_THREAD_BEGIN, 0, 1, 1, 0, NULL, "MainThread", 10, false);
+	tl_open_sampled(&t, f, "python3 spin.py");
+	const uint32_t crunch[1][2] = { { S_F, 13 } };
 	for (uint64_t ms = 0; ms <= 500; ms += 5) {
 		if (ms % 50 == 0)
 			tl_thread_sample_sw(&t, ms * MS, 1, 1, ms / 2 * MS, 0, ms / 10);
-		if (ms % 10 == 5) {
-			uint64_t pf[5] = { 1, 1, 'R', (ms / 10) % 2 ? 8u : 0u, 1 };
-			uint8_t frames[12];
-			unsigned n = isc_put_varint(frames, S_F);
-			n += isc_put_varint(frames + n, 13);
-			tl_rec(&t, ISC_REC_PY_SAMPLE, ms * MS, 1, 1, 5, pf, frames, n, false);
-		}
+		if (ms % 10 == 5)
+			tl_py_sample(&t, ms * MS, (ms / 10) % 2 ? 8u : 0u, crunch, 1);
 	}
 	uint64_t sampler[6] = { 100, 50, 50, 150, 0, 5 * MS };
 	tl_rec(&t, ISC_REC_PY_SAMPLER, 500 * MS, 0, 0, 6, sampler, NULL, 0, false);
-	tl_close(&t, 0, 0, 0);
-	cJSON *d = analyze(f);
+	cJSON *d = tl_close_analyze(&t, f);
 	ok(N(d, "cpu.split.involuntary_switches") == 45 && N(d, "cpu.split.voluntary_switches") == 0,
 	   "switches of the sampled window: 45 involuntary, 0 voluntary (got %g, %g)",
 	   N(d, "cpu.split.involuntary_switches"), N(d, "cpu.split.voluntary_switches"));
@@ -1902,23 +1878,14 @@ static void test_sampled_recursion(void)
 	const uint64_t MS = 1000000;
 	FILE *f = tmpfile();
 	struct tl t;
-	tl_open(&t, f, "python3 rec.py");
-	common_strings(&t);
-	tl_rec(&t, ISC_REC_THREAD_BEGIN, 0, 1, 1, 0, NULL, "MainThread", 10, false);
-	for (uint64_t k = 0; k < 10; k++) {
-		uint64_t pf[5] = { 1, 1, 'R', 0, 3 };
-		uint8_t frames[32];
-		unsigned n = 0;
-		for (int d = 0; d < 3; d++) {
-			n += isc_put_varint(frames + n, k >= 4 && d == 0 ? S_F : S_FACT);
-			n += isc_put_varint(frames + n, k >= 4 && d == 0 ? 13 : 4);
-		}
-		tl_rec(&t, ISC_REC_PY_SAMPLE, (10 + 10 * k) * MS, 1, 1, 5, pf, frames, n, false);
-	}
+	tl_open_sampled(&t, f, "python3 rec.py");
+	const uint32_t fact3[3][2] = { { S_FACT, 4 }, { S_FACT, 4 }, { S_FACT, 4 } };
+	const uint32_t crunch_fact2[3][2] = { { S_F, 13 }, { S_FACT, 4 }, { S_FACT, 4 } };
+	for (uint64_t k = 0; k < 10; k++)
+		tl_py_sample(&t, (10 + 10 * k) * MS, 0, k >= 4 ? crunch_fact2 : fact3, 3);
 	uint64_t sampler[6] = { 100, 10, 10, 30, 0, 1 * MS };
 	tl_rec(&t, ISC_REC_PY_SAMPLER, 110 * MS, 0, 0, 6, sampler, NULL, 0, false);
-	tl_close(&t, 0, 0, 0);
-	cJSON *d = analyze(f);
+	cJSON *d = tl_close_analyze(&t, f);
 	const cJSON *fact = row_where(d, "python.samples.functions", "name", "fact");
 	const cJSON *crunch = row_where(d, "python.samples.functions", "name", "crunch");
 	ok(N(d, "python.samples.samples") == 10 && N(d, "python.samples.period_ns") == 10 * MS,
@@ -1940,27 +1907,21 @@ static void test_off_reason_sticky(void)
 	const uint64_t MS = 1000000;
 	FILE *f = tmpfile();
 	struct tl t;
-	tl_open(&t, f, "python3 mmap.py");
-	common_strings(&t);
+	tl_open_common(&t, f, "python3 mmap.py");
 	tl_call(&t, 0, 1, 1, ISC_SPAN_PYTHON, S_F);
 	tl_call(&t, 0, 1, 2, ISC_SPAN_PYTHON, S_F);
 	tl_thread_state(&t, 0, 1, 1, 'R');
 	tl_thread_state(&t, 0, 1, 2, 'R');
 	/* 100 ms: thread 1 in a page fault; thread 2 in D, "running" by the time the file was read, nothing known */
-	tl_wait(&t, 100 * MS, 1, 1, ISC_WAIT_NO_SYSCALL, 0, 0, "");
-	tl_thread_state(&t, 100 * MS, 1, 1, 'D');
-	tl_wait(&t, 100 * MS, 1, 2, ISC_WAIT_RUNNING, 0, 0, "");
-	tl_thread_state(&t, 100 * MS, 1, 2, 'D');
+	tl_blocked(&t, 100 * MS, 1, 1, 'D', ISC_WAIT_NO_SYSCALL, 0, 0, "");
+	tl_blocked(&t, 100 * MS, 1, 2, 'D', ISC_WAIT_RUNNING, 0, 0, "");
 	/* 200 ms: thread 1 in D, "running": its page fault of 100 ms ago stands in */
-	tl_wait(&t, 200 * MS, 1, 1, ISC_WAIT_RUNNING, 0, 0, "");
-	tl_thread_state(&t, 200 * MS, 1, 1, 'D');
+	tl_blocked(&t, 200 * MS, 1, 1, 'D', ISC_WAIT_RUNNING, 0, 0, "");
 	/* 1200 ms: the same, 1.1 s after the last known reason: other */
-	tl_wait(&t, 1200 * MS, 1, 1, ISC_WAIT_RUNNING, 0, 0, "");
-	tl_thread_state(&t, 1200 * MS, 1, 1, 'D');
+	tl_blocked(&t, 1200 * MS, 1, 1, 'D', ISC_WAIT_RUNNING, 0, 0, "");
 	tl_ret(&t, 1300 * MS, 1, 1);
 	tl_ret(&t, 1300 * MS, 1, 2);
-	tl_close(&t, 0, 0, 0);
-	cJSON *d = analyze(f);
+	cJSON *d = tl_close_analyze(&t, f);
 	const cJSON *r = isc_doc_get(d, "cpu.off_cpu_reasons");
 	double page_in = N(row_where(d, "cpu.off_cpu_reasons", "reason", "page_in"), "ns");
 	double other = N(row_where(d, "cpu.off_cpu_reasons", "reason", "other"), "ns");
