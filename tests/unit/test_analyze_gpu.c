@@ -20,6 +20,7 @@
 #include "isc_report.h"
 #include "isc_trace_int.h"
 #include "tap.h"
+#include "tlwrite.h"
 
 #define U(x) ((uint64_t)(x) * 1000u)
 #define HOST 100 /* pid = tid of the host thread */
@@ -34,43 +35,22 @@ struct tl {
 	bool open, ctx;
 };
 
-static void tl_chunk(struct tl *t, uint16_t type, uint64_t base, const struct isc_buf *b)
-{
-	struct isc_chunk_header h = { ISC_CHUNK_MAGIC, type, 0, 0, 0, base, 0, (uint32_t)b->len };
-	if (isc_writer_chunk(t->w, &h, b->data))
-		abort();
-}
-
 static void tl_open(struct tl *t, FILE *f)
 {
 	struct isc_tl_header h;
-	struct isc_buf b = { 0 };
 	memset(t, 0, sizeof(*t));
 	memset(&h, 0, sizeof(h));
 	strcpy(h.host, "gpuhost");
 	strcpy(h.cmdline, "python3 serve.py");
 	h.ncpu = 8;
 	h.epoch_realtime_ns = 1700000000000000000ull; /* whole µs: --hta-compat rounds on this grid */
-	if (isc_writer_new(&t->w, f, 1) || isc_header_encode(&b, ISC_TIMELINE_MAGIC, &h))
-		abort();
-	tl_chunk(t, ISC_CHUNK_FILE_HEADER, 0, &b);
-	isc_buf_free(&b);
+	tlw_open(&t->w, f, &h);
 	t->next_span = 1;
 }
 
 static void tl_string(struct tl *t, uint32_t id, uint8_t kind, uint32_t line, const char *name, const char *file)
 {
-	struct isc_buf b = { 0 }, r = { 0 };
-	uint64_t ts = 0;
-	isc_buf_put_varint(&r, id);
-	isc_buf_put_u8(&r, kind);
-	isc_buf_put_varint(&r, line);
-	isc_buf_put_bytes(&r, name, strlen(name));
-	isc_buf_put_bytes(&r, file, strlen(file));
-	isc_buf_put_record(&b, ISC_REC_STRING_DEF, 0, &ts, r.data, r.len);
-	tl_chunk(t, ISC_CHUNK_TL_STRINGS, 0, &b);
-	isc_buf_free(&b);
-	isc_buf_free(&r);
+	tlw_string(t->w, id, kind, line, name, file);
 }
 
 /* Appends one record of context (pid, tid) with body r. */
@@ -191,11 +171,11 @@ static void tl_close(struct tl *t)
 	struct isc_buf b = { 0 }, r = { 0 };
 	uint64_t ts = 0, f[5] = { t->nevents, 0, 0, 0, 0 };
 	if (t->open)
-		tl_chunk(t, ISC_CHUNK_TL_EVENTS, t->base, &t->ev);
+		tlw_chunk(t->w, ISC_CHUNK_TL_EVENTS, t->base, &t->ev);
 	for (int i = 0; i < 5; i++)
 		isc_buf_put_varint(&r, f[i]);
 	isc_buf_put_record(&b, ISC_REC_END_STATS, 0, &ts, r.data, r.len);
-	tl_chunk(t, ISC_CHUNK_END, 0, &b);
+	tlw_chunk(t->w, ISC_CHUNK_END, 0, &b);
 	isc_writer_flush(t->w);
 	isc_writer_free(t->w);
 	isc_buf_free(&b);

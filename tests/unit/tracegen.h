@@ -11,6 +11,7 @@
 
 #include "isc_trace_int.h"
 #include "isc_shm.h"
+#include "tlwrite.h" /* tlw_string_def */
 
 struct tg {
 	struct isc_writer *w;
@@ -60,15 +61,7 @@ static inline void tg_rec(struct tg *g, uint8_t type, uint64_t ts, int n, ...)
 static inline void tg_string(struct tg *g, uint64_t id, uint8_t kind, uint32_t line, const char *name,
 			     const char *file)
 {
-	struct isc_buf t = { 0 };
-	uint64_t ts = 0;
-	isc_buf_put_varint(&t, id);
-	isc_buf_put_u8(&t, kind);
-	isc_buf_put_varint(&t, line);
-	isc_buf_put_bytes(&t, name, strlen(name));
-	isc_buf_put_bytes(&t, file, strlen(file));
-	isc_buf_put_record(&g->b, ISC_REC_STRING_DEF, 0, &ts, t.data, t.len);
-	isc_buf_free(&t);
+	tlw_string_def(&g->b, id, kind, line, name, file);
 }
 
 /* Writes the records built since tg_begin as one chunk. */
