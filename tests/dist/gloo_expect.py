@@ -83,6 +83,10 @@ def main(out):
     worst = max((statistics.median(v), r) for (r, op), v in late.items() if len(v) >= 3)
     print("late_max", round(worst[0]))
     print("late_rank", worst[1])
+    # how much later rank 0 left each step's all_gather than rank 1, on the one clock they share (the
+    # median): the alignment's premise is that ranks leave a collective together
+    if 0 in logs and 1 in logs:
+        print("exit_skew_01", round(statistics.median(a - b for a, b in zip(logs[0]["left"], logs[1]["left"]))))
 
 
 if __name__ == "__main__":
