@@ -101,6 +101,20 @@ uint64_t isc_reader_offset(const struct isc_reader *r); /* compressed bytes cons
 uint64_t isc_reader_chunks(const struct isc_reader *r);
 void isc_reader_free(struct isc_reader *r);
 
+/*
+ * A temporary container written once and read back by this process: its
+ * chunks stay in memory uncompressed up to budget bytes, then all go
+ * compressed at level into a tmpfile() (container.c).  The writer (one)
+ * and readers (any number, one after another) see the same chunks as the
+ * FILE ones; the spool outlives them.
+ */
+struct isc_spool;
+int isc_spool_new(struct isc_spool **sp, size_t budget, int level);
+bool isc_spool_spilled(const struct isc_spool *sp);
+void isc_spool_free(struct isc_spool *sp);
+int isc_writer_new_spool(struct isc_writer **w, struct isc_spool *sp);
+int isc_reader_new_spool(struct isc_reader **r, const struct isc_spool *sp);
+
 /* ---- timeline reader (timeline_reader.c) ------------------------------- */
 struct isc_tl_string {
 	uint32_t id;
@@ -187,6 +201,8 @@ struct isc_tl_stats {
 
 struct isc_timeline;
 int isc_timeline_open(struct isc_timeline **t, FILE *in);
+/* The same from a spool a timeline sink wrote (isc_sink_timeline_new_spool); read it as often as needed. */
+int isc_timeline_open_spool(struct isc_timeline **t, const struct isc_spool *sp);
 /* 1 got an event, 0 end, negative on damage (events before it were good). */
 int isc_timeline_next(struct isc_timeline *t, struct isc_tl_event *ev);
 const struct isc_tl_header *isc_timeline_header_borrow(const struct isc_timeline *t);

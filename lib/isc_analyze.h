@@ -89,6 +89,18 @@ struct isc_analyze_result {
 int isc_analyze_run(FILE *in, const struct isc_analyze_opts *o, cJSON **out, struct isc_analyze_result *r);
 
 /*
+ * The same for the n inputs of one distributed job (Kineto traces, or the
+ * traces of several hosts, opened with isc_input_open_hdr): merged as
+ * iscope-merge does (isc_job_merge, *jr its result; jr->conflict set and
+ * -EINVAL when they are not one job) into a timeline kept in memory, then
+ * analysed as that timeline would be.  A damaged input: r->merge says so.
+ */
+struct isc_job_result;
+int isc_analyze_run_job(const struct isc_merge_input *in, const enum isc_input_kind *kinds,
+			const struct isc_tl_header *hdrs, size_t n, const struct isc_analyze_opts *o, cJSON **out,
+			struct isc_analyze_result *r, struct isc_job_result *jr);
+
+/*
  * iscope-analyze --job, the reduce of a job view from findings alone: the
  * distributed.ranks[] entries of n findings documents (each rank's own
  * analysis, or job views) reduced as one job (clocks aligned on the

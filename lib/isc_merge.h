@@ -22,6 +22,8 @@ struct isc_sink {
 int isc_sink_timeline_new(struct isc_sink **s, FILE *out);
 /* The same with zstd level level (isc_sink_timeline_new: 3); a temporary timeline read once takes a fast one. */
 int isc_sink_timeline_new_level(struct isc_sink **s, FILE *out, int level);
+/* The same into a spool (isc.h), read back with isc_timeline_open_spool. */
+int isc_sink_timeline_new_spool(struct isc_sink **s, struct isc_spool *sp);
 /*
  * Deterministic text dump: processes and threads numbered in order of
  * appearance (P1, T1), times printed only when with_times.

@@ -14,6 +14,12 @@
  *
  * A damaged frame therefore costs only itself; a truncated last frame is
  * reported and the reader ends cleanly on the next call.
+ *
+ * Spool: a temporary container that one process writes and then reads
+ * back (the job merge's per-source timelines).  Its chunks stay in memory
+ * uncompressed (header + payload, no frame) up to a budget; past it, they
+ * and all later ones go compressed into a tmpfile().  A spooled writer and
+ * reader give and take the same chunks as the FILE ones.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -25,8 +31,16 @@
 
 #define ZSTD_MAGIC 0xFD2FB528u
 
+struct isc_spool {
+	struct isc_buf mem; /* chunks: 32-byte header + payload each */
+	size_t budget;
+	int level;
+	FILE *file;         /* once spilled: every chunk, compressed */
+};
+
 struct isc_writer {
 	FILE *out;
+	struct isc_spool *spool; /* not spilled yet: chunks go to spool->mem */
 	ZSTD_CCtx *cctx;
 	size_t ocap; /* zstd's recommended output step */
 	struct isc_buf frame;
@@ -39,6 +53,30 @@ static void put_le64(uint8_t *p, uint64_t v) { for (int i = 0; i < 8; i++) p[i] 
 static uint16_t get_le16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
 static uint32_t get_le32(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
 static uint64_t get_le64(const uint8_t *p) { return (uint64_t)get_le32(p) | (uint64_t)get_le32(p + 4) << 32; }
+
+static void header_put(uint8_t *hb, const struct isc_chunk_header *h)
+{
+	put_le32(hb, ISC_CHUNK_MAGIC);
+	put_le16(hb + 4, h->type);
+	put_le16(hb + 6, 0);
+	put_le32(hb + 8, h->pid);
+	put_le32(hb + 12, h->tid);
+	put_le64(hb + 16, h->base_ts);
+	put_le32(hb + 24, h->seq);
+	put_le32(hb + 28, h->payload_len);
+}
+
+static void header_get(const uint8_t *b, struct isc_chunk_header *h)
+{
+	h->magic = ISC_CHUNK_MAGIC;
+	h->type = get_le16(b + 4);
+	h->flags = 0;
+	h->pid = get_le32(b + 8);
+	h->tid = get_le32(b + 12);
+	h->base_ts = get_le64(b + 16);
+	h->seq = get_le32(b + 24);
+	h->payload_len = get_le32(b + 28);
+}
 
 int isc_writer_new(struct isc_writer **wp, FILE *out, int level)
 {
@@ -63,14 +101,7 @@ int isc_writer_encode(struct isc_writer *w, const struct isc_chunk_header *h, co
 		      struct isc_buf *out)
 {
 	uint8_t hb[ISC_CHUNK_HEADER_SIZE];
-	put_le32(hb, ISC_CHUNK_MAGIC);
-	put_le16(hb + 4, h->type);
-	put_le16(hb + 6, 0);
-	put_le32(hb + 8, h->pid);
-	put_le32(hb + 12, h->tid);
-	put_le64(hb + 16, h->base_ts);
-	put_le32(hb + 24, h->seq);
-	put_le32(hb + 28, h->payload_len);
+	header_put(hb, h);
 	ZSTD_CCtx_reset(w->cctx, ZSTD_reset_session_only);
 	ZSTD_CCtx_setPledgedSrcSize(w->cctx, ISC_CHUNK_HEADER_SIZE + (uint64_t)h->payload_len);
 	ZSTD_inBuffer parts[2] = { { hb, sizeof(hb), 0 }, { payload, h->payload_len, 0 } };
@@ -104,8 +135,48 @@ int isc_writer_raw(struct isc_writer *w, const void *frames, size_t len)
 	return 0;
 }
 
+/* The spool's chunks so far, compressed into its tmpfile: the writer writes there from now on. */
+static int spool_spill(struct isc_writer *w)
+{
+	struct isc_spool *sp = w->spool;
+	int rc;
+	if (!(sp->file = tmpfile())) {
+		rc = -errno;
+		isc_err_push("Cannot create a temporary file: %s", strerror(errno));
+		return rc;
+	}
+	if (!(w->cctx = ZSTD_createCCtx()))
+		return -ENOMEM;
+	w->ocap = ZSTD_CStreamOutSize();
+	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, sp->level);
+	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1);
+	w->out = sp->file;
+	w->spool = NULL;
+	for (size_t pos = 0; pos < sp->mem.len;) {
+		struct isc_chunk_header h;
+		header_get(sp->mem.data + pos, &h);
+		pos += ISC_CHUNK_HEADER_SIZE;
+		if ((rc = isc_writer_chunk(w, &h, sp->mem.data + pos)))
+			return rc;
+		pos += h.payload_len;
+	}
+	isc_buf_free(&sp->mem);
+	return 0;
+}
+
 int isc_writer_chunk(struct isc_writer *w, const struct isc_chunk_header *h, const void *payload)
 {
+	if (w->spool) {
+		struct isc_buf *m = &w->spool->mem;
+		if (isc_buf_reserve(m, ISC_CHUNK_HEADER_SIZE + (size_t)h->payload_len))
+			return -ENOMEM;
+		header_put(m->data + m->len, h);
+		if (h->payload_len)
+			memcpy(m->data + m->len + ISC_CHUNK_HEADER_SIZE, payload, h->payload_len);
+		m->len += ISC_CHUNK_HEADER_SIZE + (size_t)h->payload_len;
+		w->bytes += ISC_CHUNK_HEADER_SIZE + (size_t)h->payload_len;
+		return m->len > w->spool->budget ? spool_spill(w) : 0;
+	}
 	w->frame.len = 0;
 	int rc = isc_writer_encode(w, h, payload, &w->frame);
 	return rc ? rc : isc_writer_raw(w, w->frame.data, w->frame.len);
@@ -113,6 +184,8 @@ int isc_writer_chunk(struct isc_writer *w, const struct isc_chunk_header *h, con
 
 int isc_writer_flush(struct isc_writer *w)
 {
+	if (w->spool)
+		return 0;
 	if (fflush(w->out) || ferror(w->out)) {
 		int e = errno ? errno : EIO;
 		isc_err_push("Failed to write: %s", strerror(e));
@@ -137,6 +210,7 @@ void isc_writer_free(struct isc_writer *w)
 
 struct isc_reader {
 	FILE *in;
+	const struct isc_spool *spool; /* not spilled: chunks read from spool->mem at ipos */
 	ZSTD_DCtx *dctx;
 	uint8_t *ibuf;   /* compressed bytes [0, ilen); frame being decoded starts at fstart */
 	size_t ilen, icap, ipos, fstart;
@@ -236,6 +310,17 @@ static int bad_frame(struct isc_reader *r, const char *what)
 
 int isc_reader_next(struct isc_reader *r, struct isc_chunk_header *h, const uint8_t **payload)
 {
+	if (r->spool) { /* written by this process: whole chunks */
+		const struct isc_buf *m = &r->spool->mem;
+		if (r->ipos + ISC_CHUNK_HEADER_SIZE > m->len)
+			return 0;
+		header_get(m->data + r->ipos, h);
+		*payload = m->data + r->ipos + ISC_CHUNK_HEADER_SIZE;
+		r->ipos += ISC_CHUNK_HEADER_SIZE + (size_t)h->payload_len;
+		r->fstart = r->ipos;
+		r->chunks++;
+		return 1;
+	}
 	for (;;) {
 		if (r->done)
 			return 0;
@@ -287,14 +372,7 @@ int isc_reader_next(struct isc_reader *r, struct isc_chunk_header *h, const uint
 				     (unsigned long long)(r->base_off + start));
 			return -EBADMSG;
 		}
-		h->magic = ISC_CHUNK_MAGIC;
-		h->type = get_le16(b + 4);
-		h->flags = 0;
-		h->pid = get_le32(b + 8);
-		h->tid = get_le32(b + 12);
-		h->base_ts = get_le64(b + 16);
-		h->seq = get_le32(b + 24);
-		h->payload_len = get_le32(b + 28);
+		header_get(b, h);
 		*payload = b + ISC_CHUNK_HEADER_SIZE;
 		r->chunks++;
 		return 1;
@@ -319,4 +397,60 @@ void isc_reader_free(struct isc_reader *r)
 	free(r->ibuf);
 	free(r->obuf);
 	free(r);
+}
+
+int isc_spool_new(struct isc_spool **sp, size_t budget, int level)
+{
+	if (!(*sp = calloc(1, sizeof(**sp))))
+		return -ENOMEM;
+	(*sp)->budget = budget;
+	(*sp)->level = level;
+	return 0;
+}
+
+bool isc_spool_spilled(const struct isc_spool *sp)
+{
+	return sp->file != NULL;
+}
+
+void isc_spool_free(struct isc_spool *sp)
+{
+	if (!sp)
+		return;
+	isc_buf_free(&sp->mem);
+	if (sp->file)
+		fclose(sp->file);
+	free(sp);
+}
+
+int isc_writer_new_spool(struct isc_writer **wp, struct isc_spool *sp)
+{
+	if (sp->file || sp->mem.len) {
+		isc_err_push("a spool is written once");
+		return -EINVAL;
+	}
+	struct isc_writer *w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->spool = sp;
+	*wp = w;
+	return 0;
+}
+
+int isc_reader_new_spool(struct isc_reader **rp, const struct isc_spool *sp)
+{
+	if (sp->file) {
+		if (fflush(sp->file) || fseek(sp->file, 0, SEEK_SET)) {
+			int rc = -errno;
+			isc_err_push("Failed to read a temporary file: %s", strerror(errno));
+			return rc;
+		}
+		return isc_reader_new(rp, sp->file);
+	}
+	struct isc_reader *r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->spool = sp;
+	*rp = r;
+	return 0;
 }

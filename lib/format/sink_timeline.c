@@ -163,12 +163,13 @@ int isc_sink_timeline_new(struct isc_sink **out, FILE *f)
 	return isc_sink_timeline_new_level(out, f, 3);
 }
 
-int isc_sink_timeline_new_level(struct isc_sink **out, FILE *f, int level)
+/* A timeline sink writing to FILE f at level, or (f NULL) to spool sp. */
+static int sink_new(struct isc_sink **out, FILE *f, int level, struct isc_spool *sp)
 {
 	struct tl_sink *s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	int rc = isc_writer_new(&s->w, f, level);
+	int rc = f ? isc_writer_new(&s->w, f, level) : isc_writer_new_spool(&s->w, sp);
 	if (rc) {
 		free(s);
 		return rc;
@@ -176,6 +177,16 @@ int isc_sink_timeline_new_level(struct isc_sink **out, FILE *f, int level)
 	s->base = (struct isc_sink){ s, tl_begin, tl_string, tl_event, tl_end, tl_destroy };
 	*out = &s->base;
 	return 0;
+}
+
+int isc_sink_timeline_new_level(struct isc_sink **out, FILE *f, int level)
+{
+	return sink_new(out, f, level, NULL);
+}
+
+int isc_sink_timeline_new_spool(struct isc_sink **out, struct isc_spool *sp)
+{
+	return sink_new(out, NULL, 0, sp);
 }
 
 void isc_sink_free(struct isc_sink *s)

@@ -69,7 +69,8 @@ static int add_string(struct isc_timeline *t, const struct isc_rec *r)
 	return 0;
 }
 
-int isc_timeline_open(struct isc_timeline **tp, FILE *in)
+/* Opens a timeline from FILE in, or (in NULL) from spool sp. */
+static int open_from(struct isc_timeline **tp, FILE *in, const struct isc_spool *sp)
 {
 	struct isc_timeline *t = calloc(1, sizeof(*t));
 	struct isc_chunk_header h;
@@ -78,7 +79,7 @@ int isc_timeline_open(struct isc_timeline **tp, FILE *in)
 	int rc;
 	if (!t)
 		return -ENOMEM;
-	if ((rc = isc_reader_new(&t->rd, in)))
+	if ((rc = in ? isc_reader_new(&t->rd, in) : isc_reader_new_spool(&t->rd, sp)))
 		goto fail;
 	rc = isc_reader_next(t->rd, &h, &p);
 	if (rc == 0) {
@@ -105,6 +106,16 @@ int isc_timeline_open(struct isc_timeline **tp, FILE *in)
 fail:
 	isc_timeline_free(t);
 	return rc;
+}
+
+int isc_timeline_open(struct isc_timeline **tp, FILE *in)
+{
+	return open_from(tp, in, NULL);
+}
+
+int isc_timeline_open_spool(struct isc_timeline **tp, const struct isc_spool *sp)
+{
+	return open_from(tp, NULL, sp);
 }
 
 static int read_end(struct isc_timeline *t, const uint8_t *p, size_t len)

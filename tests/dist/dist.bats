@@ -300,6 +300,38 @@ job_view() {
 			window_ns, compute_ns, comm_ns, exposed_comm_ns, exposed_comm_pct, idle_ns, overlap_pct}]}' "$1"
 }
 
+@test "rank files given to iscope-analyze: the findings of iscope-merge then iscope-analyze, byte for byte (DLRM, a planted straggler)" {
+	"$MERGE" -q -o "$T/job.istl" $(dlrm)
+	"$ANALYZE" -q -o "$T/piped.json" "$T/job.istl"
+	run --separate-stderr "$ANALYZE" -q -o "$T/direct.json" $(dlrm)
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	cmp "$T/piped.json" "$T/direct.json"
+	jq -e '.distributed.ranks_present == 8' "$T/direct.json"
+	mkdir "$T/s"
+	$VARY straggler 6 2 "$T/s" $(dlrm)
+	"$MERGE" -q -o "$T/s.istl" "$T"/s/rank*.json.gz
+	"$ANALYZE" -q -o "$T/s-piped.json" "$T/s.istl"
+	"$ANALYZE" -q -o "$T/s-direct.json" "$T"/s/rank*.json.gz
+	cmp "$T/s-piped.json" "$T/s-direct.json"
+	jq -e '.verdict.class == "straggler"' "$T/s-direct.json"
+}
+
+@test "rank files given to iscope-analyze, bad: a rank twice exits 2 with one line and writes nothing; a truncated rank exits 1, named, its prefix analysed as iscope-merge keeps it" {
+	run --separate-stderr "$ANALYZE" -o "$T/out.json" "$DLRM/rank0.json.gz" "$DLRM/rank1.json.gz" "$DLRM/rank0.json.gz"
+	[ "$status" -eq 2 ]
+	[ "$stderr" = "iscope-analyze: not one job: rank 0 is in two inputs (1 and 3)" ]
+	[ ! -e "$T/out.json" ]
+	$VARY truncate "$DLRM/rank5.json.gz" 0.5 "$T/rank5.json.gz"
+	run "$MERGE" -q -o "$T/job.istl" "$DLRM"/rank[0-4].json.gz "$T/rank5.json.gz" "$DLRM"/rank[67].json.gz
+	[ "$status" -eq 1 ]
+	"$ANALYZE" -q -o "$T/piped.json" "$T/job.istl"
+	run --separate-stderr "$ANALYZE" -q -o "$T/direct.json" "$DLRM"/rank[0-4].json.gz "$T/rank5.json.gz" "$DLRM"/rank[67].json.gz
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == "iscope-analyze: $T/rank5.json.gz: truncated gzip data after byte "* ]]
+	cmp "$T/piped.json" "$T/direct.json"
+}
+
 @test "--job: the DLRM job view from the 8 ranks' own findings equals the view from the merged traces" {
 	"$MERGE" -o "$T/job.istl" $(dlrm)
 	"$ANALYZE" "$T/job.istl" > "$T/traces.json"

@@ -259,6 +259,56 @@ static void test_container(void)
 	free(buf);
 }
 
+/*
+ * A spool gives back the chunks written to it, header fields and payload
+ * bytes, to each of two readers in turn: kept in memory (budget not
+ * reached) and spilled to a compressed file (budget passed at chunk 3).
+ */
+static bool spool_round_trip(size_t budget, bool *spilled)
+{
+	enum { N = 7 };
+	struct isc_spool *sp;
+	struct isc_writer *w;
+	uint8_t pay[N][300];
+	bool good = !isc_spool_new(&sp, budget, -5) && !isc_writer_new_spool(&w, sp);
+	for (int i = 0; good && i < N; i++) {
+		struct isc_chunk_header h = { ISC_CHUNK_MAGIC, (uint16_t)(100 + i), 0, (uint32_t)(1000 + i),
+					      (uint32_t)(2000 + i), 0x1122334455667700ull + (uint64_t)i, (uint32_t)(7 * i),
+					      (uint32_t)(i == 2 ? 0 : 40 * i + 1) };
+		for (size_t k = 0; k < sizeof(pay[i]); k++)
+			pay[i][k] = (uint8_t)(i * 31 + k * 7);
+		good = !isc_writer_chunk(w, &h, pay[i]) && !isc_writer_flush(w);
+	}
+	isc_writer_free(w);
+	*spilled = isc_spool_spilled(sp);
+	for (int pass = 0; good && pass < 2; pass++) {
+		struct isc_reader *r;
+		struct isc_chunk_header h;
+		const uint8_t *p;
+		int i = 0;
+		good = !isc_reader_new_spool(&r, sp);
+		for (; good && isc_reader_next(r, &h, &p) == 1; i++) {
+			uint32_t len = i == 2 ? 0 : 40 * (uint32_t)i + 1;
+			good = i < N && h.type == 100 + i && h.pid == (uint32_t)(1000 + i) && h.tid == (uint32_t)(2000 + i) &&
+			       h.base_ts == 0x1122334455667700ull + (uint64_t)i && h.seq == (uint32_t)(7 * i) &&
+			       h.payload_len == len && !memcmp(p, pay[i], len);
+		}
+		good = good && i == N;
+		isc_reader_free(r);
+	}
+	isc_spool_free(sp);
+	return good;
+}
+
+static void test_spool(void)
+{
+	bool spilled;
+	ok(spool_round_trip(1 << 20, &spilled), "a spool in memory gives back its 7 chunks, twice");
+	ok(!spilled, "under its budget a spool stays in memory");
+	ok(spool_round_trip(200, &spilled), "a spool spilled to a file gives back its 7 chunks, twice");
+	ok(spilled, "past its budget a spool spills");
+}
+
 int main(void)
 {
 	test_varint();
@@ -266,5 +316,6 @@ int main(void)
 	test_cursor();
 	test_header();
 	test_container();
+	test_spool();
 	return tap_done();
 }

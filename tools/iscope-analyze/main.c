@@ -11,6 +11,7 @@
 #include "isc_config_api.h"
 #include "tool.h"
 #include "isc_merge.h"
+#include "isc_job.h"
 
 static const struct isc_opt opts[] = {
 	{ "output", 'o', ISC_OPT_VALUE, "FILE", NULL, NULL, NULL, "write the findings to FILE instead of stdout" },
@@ -42,7 +43,8 @@ static const struct isc_opt opts[] = {
 
 static const struct isc_tool tool = {
 	"iscope-analyze", opts, sizeof(opts) / sizeof(opts[0]), false,
-	"[OPTION]... [--baseline FILE]... [TIMELINE|TRACE|FINDINGS]\n   or: iscope-analyze --history [OPTION]... FINDINGS...\n"
+	"[OPTION]... [--baseline FILE]... [TIMELINE|TRACE|FINDINGS]\n"
+	"   or: iscope-analyze [OPTION]... RANK_TRACE...\n   or: iscope-analyze --history [OPTION]... FINDINGS...\n"
 	"   or: iscope-analyze --job [OPTION]... FINDINGS...",
 	"Reads a timeline (.istl from iscope-merge), a trace (.isc, merged on the fly)\n"
 	"or a PyTorch profiler trace (Kineto JSON); stdin when none or '-'.  Writes\n"
@@ -83,6 +85,80 @@ static int load_findings(const char *name, cJSON **doc)
 		isc_log(ISC_LOG_ERROR, "%s: %s", name, isc_err_msg());
 	isc_tool_in_close(f);
 	return rc ? -1 : 0;
+}
+
+/*
+ * The n inputs of one job (names: Kineto traces, or the traces of several
+ * hosts) merged in memory as iscope-merge would and analysed (*doc, *res);
+ * returns the exit status: 0, 1 (*doc may be set: a damaged input) or 2
+ * (not one job, or inputs that are not a job's), the errors printed.
+ */
+static int analyze_job_inputs(int n, char **names, const struct isc_analyze_opts *ao, cJSON **doc,
+			      struct isc_analyze_result *res)
+{
+	struct isc_merge_input *in = calloc((size_t)n, sizeof(*in));
+	FILE **raw = calloc((size_t)n, sizeof(*raw));
+	enum isc_input_kind *kind = calloc((size_t)n, sizeof(*kind));
+	struct isc_tl_header *hdr = calloc((size_t)n, sizeof(*hdr));
+	struct isc_job_result jr = { 0 };
+	int status = 1, opened = 0;
+	if (!in || !raw || !kind || !hdr) {
+		isc_log(ISC_LOG_ERROR, "out of memory");
+		goto out;
+	}
+	for (; opened < n; opened++) {
+		if (!(raw[opened] = isc_tool_in_open(names[opened], &in[opened].name)))
+			goto out;
+		if (isc_input_open_hdr(raw[opened], &in[opened].in, &kind[opened], &hdr[opened])) {
+			isc_log(ISC_LOG_ERROR, "%s: %s", names[opened], isc_err_msg());
+			isc_tool_in_close(raw[opened]);
+			goto out;
+		}
+	}
+	/* iscope-merge's rule: several Kineto traces, or traces of several boots (hosts) */
+	bool job = false;
+	for (int i = 0; i < n; i++) {
+		job |= kind[i] == ISC_INPUT_KINETO;
+		for (int j = 0; j < i && kind[i] == ISC_INPUT_TRACE; j++)
+			job |= kind[j] == ISC_INPUT_TRACE && strcmp(hdr[i].boot_id, hdr[j].boot_id);
+	}
+	for (int i = 0; i < n; i++)
+		if (!job || (kind[i] != ISC_INPUT_KINETO && kind[i] != ISC_INPUT_TRACE)) {
+			status = isc_tool_usage_error(&tool, "%s: several inputs must be one job's ranks (Kineto traces, or "
+							     "traces of several hosts); merge them first with iscope-merge",
+						      in[i].name);
+			goto out;
+		}
+	int rc = isc_analyze_run_job(in, kind, hdr, (size_t)n, ao, doc, res, &jr);
+	if (rc == -EINVAL && jr.conflict[0]) {
+		isc_log(ISC_LOG_ERROR, "not one job: %s", jr.conflict);
+		status = 2;
+		goto out;
+	}
+	if (res->merge.bad_input) /* a damaged input: the job is analysed with its prefix, then exit 1 */
+		isc_log(ISC_LOG_ERROR, "%s: %s (kept %llu events)", in[res->merge.bad_input - 1].name, res->merge.damage,
+			(unsigned long long)res->merge.events_out);
+	if (rc < 0)
+		isc_log(ISC_LOG_ERROR, "%s", isc_err_msg());
+	for (size_t s = 0; s < jr.nsources; s++)
+		if (!jr.sources[s].ranks[0])
+			isc_log(ISC_LOG_WARN, "%s: no rank (%s): merged on its own clock, as it is", jr.sources[s].name,
+				jr.sources[s].kineto ? "no distributedInfo" : "no dist.* marks");
+	if (jr.nmissing)
+		isc_log(ISC_LOG_WARN, "%zu of %u ranks present; missing ranks %s%s", jr.nranks, jr.world_size, jr.missing,
+			strlen(jr.missing) + 1 >= sizeof(jr.missing) ? "..." : "");
+	status = rc < 0 || res->merge.bad_input ? 1 : 0;
+out:
+	for (int i = 0; i < opened; i++) {
+		fclose(in[i].in);
+		isc_tool_in_close(raw[i]);
+	}
+	free(in);
+	free(raw);
+	free(kind);
+	free(hdr);
+	isc_job_result_free(&jr);
+	return status;
 }
 
 /*
@@ -224,14 +300,25 @@ int main(int argc, char **argv)
 		}
 		goto write;
 	}
-	if (argc - first > 1) {
-		status = isc_tool_usage_error(&tool, "one timeline at a time (got %d); merge them first with iscope-merge",
-					      argc - first);
-		goto out;
-	}
 	for (; nloaded < nb; nloaded++)
 		if (load_findings(bnames[nloaded], &bdocs[nloaded]))
 			goto out;
+	ao.top_n = (unsigned)top;
+	ao.hta_compat = isc_config_flag(c, "hta-compat");
+	ao.raw_times = isc_config_flag(c, "no-compensation");
+	ao.native_nodes = (unsigned)nodes;
+	ao.baselines = (const cJSON *const *)bdocs;
+	ao.nbaselines = nb;
+	ao.compare = co;
+	if (argc - first > 1) { /* one job's ranks: merged here, in memory */
+		if (isc_tool_out_open(&out, path))
+			goto out;
+		if ((status = analyze_job_inputs(argc - first, argv + first, &ao, &doc, &res)) == 2 || !doc)
+			goto out;
+		rc = status && !res.merge.bad_input ? -EIO : 0;
+		name = "the job";
+		goto write;
+	}
 	if (!(in = isc_tool_in_open(first < argc ? argv[first] : NULL, &name)))
 		goto out;
 	if (in == stdin && isatty(STDIN_FILENO)) {
@@ -240,13 +327,6 @@ int main(int argc, char **argv)
 	}
 	if (isc_tool_out_open(&out, path)) /* before the analysis: a bad path fails at once */
 		goto out;
-	ao.top_n = (unsigned)top;
-	ao.hta_compat = isc_config_flag(c, "hta-compat");
-	ao.raw_times = isc_config_flag(c, "no-compensation");
-	ao.native_nodes = (unsigned)nodes;
-	ao.baselines = (const cJSON *const *)bdocs;
-	ao.nbaselines = nb;
-	ao.compare = co;
 	if (!isc_config_flag(c, "quiet") && isatty(STDERR_FILENO)) {
 		clock_gettime(CLOCK_MONOTONIC, &prog.start);
 		ao.progress = show_progress;
