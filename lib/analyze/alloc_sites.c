@@ -89,6 +89,10 @@ struct isc_asite_model {
 	struct kmap by_stack; /* (pid, key) -> site; collisions resolved by probing the site's frames */
 	struct kmap live;     /* (pid, address) -> site, with weight and size */
 	struct kmap shm;      /* (pid, shim site index) -> site */
+	struct kmap bysize;   /* exact records without an address: (space pid, size) -> top of its stack in szs */
+	struct szent { uint32_t site, next; } *szs; /* live allocations paired by size; next: below it, or free list */
+	size_t nszs, capszs;
+	uint32_t szfree;      /* free list through next (UINT32_MAX: none) */
 	struct aproc *procs;
 	size_t nprocs, capprocs;
 	uint64_t *bts;        /* boundary times */
@@ -96,6 +100,7 @@ struct isc_asite_model {
 	uint32_t snap_ver;    /* snapshots taken */
 	uint64_t snap_ts;
 	struct isc_asite_stats *out;
+	size_t nout; /* entries of out */
 	size_t *rank;
 	struct isc_asite_gaps gaps;
 	bool has_device;
@@ -182,6 +187,8 @@ static void kmap_del(struct kmap *m, struct kent *e)
 int isc_asite_new(struct isc_asite_model **m)
 {
 	*m = calloc(1, sizeof(**m));
+	if (*m)
+		(*m)->szfree = UINT32_MAX;
 	return *m ? 0 : -ENOMEM;
 }
 
@@ -197,6 +204,8 @@ void isc_asite_free(struct isc_asite_model *m)
 	free(m->by_stack.e);
 	free(m->live.e);
 	free(m->shm.e);
+	free(m->bysize.e);
+	free(m->szs);
 	free(m->procs);
 	free(m->bts);
 	free(m->out);
@@ -509,15 +518,60 @@ static int exact_change(struct isc_asite_model *m, struct site *s, struct aproc 
 	return 0;
 }
 
+/*
+ * A record without an address (older Kineto files): a release pairs with
+ * the latest live allocation of the same size (a stack per size, as
+ * analyze_devmem.c pairs them: temporaries are freed soon after they are
+ * made).
+ */
+static int exact_by_size(struct isc_asite_model *m, const struct isc_asite_exact *x, struct aproc *p, uint64_t a)
+{
+	struct kent *e = kmap_find(&m->bysize, a, x->size);
+	if (!x->alloc) {
+		if (!e)
+			return 0; /* made before the trace */
+		uint32_t i = e->v, site = m->szs[i].site;
+		if (m->szs[i].next == UINT32_MAX)
+			kmap_del(&m->bysize, e);
+		else
+			e->v = m->szs[i].next;
+		m->szs[i].next = m->szfree;
+		m->szfree = i;
+		return exact_change(m, &m->sites[site], p, -(double)x->size, x->ts);
+	}
+	long si = site_get(m, x->pid, p->space, x->what, x->frames, x->depth);
+	if (si < 0)
+		return -ENOMEM;
+	uint32_t i = m->szfree;
+	if (i != UINT32_MAX)
+		m->szfree = m->szs[i].next;
+	else if (m->nszs >= UINT32_MAX - 1 || grow((void **)&m->szs, &m->capszs, m->nszs + 1, sizeof(*m->szs)))
+		return -ENOMEM;
+	else
+		i = (uint32_t)m->nszs++;
+	uint32_t below = e ? e->v : UINT32_MAX;
+	if (!e && !(e = kmap_put(&m->bysize, a, x->size))) {
+		m->szs[i].next = m->szfree;
+		m->szfree = i;
+		return -ENOMEM;
+	}
+	m->szs[i] = (struct szent){ (uint32_t)si, below };
+	e->v = i;
+	m->has_device = true;
+	return exact_change(m, &m->sites[si], p, (double)x->size, x->ts);
+}
+
 int isc_asite_exact(struct isc_asite_model *m, const struct isc_asite_exact *x)
 {
-	if (!x->address || x->depth > ISC_ALLOC_MAX_DEPTH || x->device >= UINT32_MAX - 1 || x->size > (UINT64_C(1) << 53))
+	if (x->depth > ISC_ALLOC_MAX_DEPTH || x->device >= UINT32_MAX - 1 || x->size > (UINT64_C(1) << 53))
 		return 0;
 	uint32_t space = x->device + 1;
 	uint64_t a = (uint64_t)space << 32 | x->pid;
 	struct aproc *p = proc_get(m, x->pid, space);
 	if (!p)
 		return -ENOMEM;
+	if (!x->address)
+		return exact_by_size(m, x, p, a);
 	struct kent *l = kmap_find(&m->live, a, x->address);
 	if (l) { /* a release, or an allocation at a live address: its release was lost */
 		uint32_t v = l->v;
@@ -537,6 +591,13 @@ int isc_asite_exact(struct isc_asite_model *m, const struct isc_asite_exact *x)
 	l->w = l->size = (double)x->size;
 	m->has_device = true;
 	return exact_change(m, &m->sites[si], p, (double)x->size, x->ts);
+}
+
+bool isc_asite_last(const struct isc_asite_model *m, const struct isc_asite_stats **out, size_t *n)
+{
+	*out = m->out;
+	*n = m->out ? m->nout : 0;
+	return m->out != NULL;
 }
 
 bool isc_asite_has_device(const struct isc_asite_model *m)
@@ -795,6 +856,7 @@ static int report(struct isc_asite_model *m, const struct isc_asite_steady *st, 
 	free(m->rank);
 	m->out = sorted;
 	m->rank = rank; /* rank[i]: the site of report entry i */
+	m->nout = m->nsites;
 	*out = sorted;
 	*n = m->nsites;
 	return 0;

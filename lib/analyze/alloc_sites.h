@@ -117,8 +117,10 @@ int isc_asite_event(struct isc_asite_model *m, const struct isc_tl_event *ev);
  * by process pid at ts, in timeline order with the events.  The site is
  * what (enum isc_asite_what) and frames[0, 2 depth) ((string id, line)
  * pairs, innermost first).  A release pairs with the live allocation of
- * (pid, device, address); one with none is ignored (made before the
- * trace), and address 0 (no address recorded) is not fed.  0 or -ENOMEM.
+ * (pid, device, address); address 0 (no address recorded: older Kineto
+ * files) with the latest live allocation of the same size on the device,
+ * as analyze_devmem.c pairs them.  A release with none is ignored (made
+ * before the trace).  0 or -ENOMEM.
  */
 struct isc_asite_exact {
 	uint64_t ts, address, size;
@@ -207,6 +209,12 @@ int isc_asite_report_steady(struct isc_asite_model *m, const struct isc_asite_st
  */
 size_t isc_asite_death(struct isc_asite_model *m, uint32_t pid, uint64_t ts, uint64_t window_ns,
 		       struct isc_asite_death *out, size_t cap);
+
+/*
+ * The latest report (isc_asite_report, isc_asite_report_steady): false
+ * when none was made.  Valid as the report's.
+ */
+bool isc_asite_last(const struct isc_asite_model *m, const struct isc_asite_stats **out, size_t *n);
 
 /* Counters of what could not be attributed (for the stated gaps). */
 struct isc_asite_gaps {

@@ -513,7 +513,8 @@ static const struct isc_asite_stats *site_in(const struct isc_asite_stats *o, si
  * and line 6 allocates and frees 64 MiB there: exactly 40 MiB retained, a
  * leak of 8 MiB an iteration, no error; line 6 retains 0 and allocated
  * 5 x 64 MiB in the steady state.  A release of no live allocation and a
- * record without an address change nothing.
+ * release without an address pairs by size: lines 9 then 8 allocate 64 MiB
+ * each at t=5, 6 with no address, one release of 64 MiB at t=7 is line 8's.
  */
 static void test_device_exact(void)
 {
@@ -521,8 +522,10 @@ static void test_device_exact(void)
 	isc_asite_new(&st.m);
 	const uint64_t M = 1048576;
 	ok(!isc_asite_has_device(st.m), "no device memory yet");
-	dev_rec(&st, 5, 0, true, 0, 64 * M, 9); /* no address: not fed */
-	ok(!isc_asite_has_device(st.m), "a record without an address is not fed");
+	/* no address: a release pairs with the latest live allocation of its size */
+	dev_rec(&st, 5, 0, true, 0, 64 * M, 9);
+	dev_rec(&st, 6, 0, true, 0, 64 * M, 8);
+	dev_rec(&st, 7, 0, false, 0, 64 * M, 0);
 	alloc_at(&st, 10, 0xA000000, 10 * MiB, 1, 0);
 	dev_rec(&st, 20, 0, true, 0xA000000, 100 * M, 1);
 	dev_rec(&st, 25, 0, false, 0xA000000, 100 * M, 1);
@@ -540,7 +543,11 @@ static void test_device_exact(void)
 	const struct isc_asite_stats *o = NULL;
 	size_t n = 0;
 	ok(!st.bad && isc_asite_has_device(st.m), "fed");
-	ok(isc_asite_report(st.m, 1, &o, &n) == 0 && n == 6, "six sites: line 1 three times, lines 3, 5, 6 (%zu)", n);
+	ok(isc_asite_report(st.m, 1, &o, &n) == 0 && n == 8, "eight sites: line 1 three times, lines 3, 5, 6, 8, 9 (%zu)",
+	   n);
+	const struct isc_asite_stats *s9 = site_in(o, n, 9, true, 0), *s8 = site_in(o, n, 8, true, 0);
+	ok(s9 && s9->live_end == 64.0 * M && s8 && s8->live_end == 0 && s8->freed_bytes == 64.0 * M,
+	   "without an address: the release paired with the latest allocation of its size (line 8's)");
 	const struct isc_asite_stats *h = site_in(o, n, 1, false, 0), *d0 = site_in(o, n, 1, true, 0),
 				     *d1 = site_in(o, n, 1, true, 1), *lk = site_in(o, n, 5, true, 0),
 				     *ch = site_in(o, n, 6, true, 0);
@@ -565,6 +572,11 @@ static void test_device_exact(void)
 	for (size_t i = 0; i < k; i++)
 		host_only &= !o[dd[i].index].device_mem;
 	ok(k == 2 && host_only, "a death: the host sites only (%zu)", k);
+	dev_rec(&st, 200, 0, false, 0, 64 * M, 0);
+	dev_rec(&st, 201, 0, false, 0, 64 * M, 0); /* none left of that size: made before the trace */
+	ok(!st.bad && isc_asite_report(st.m, 1, &o, &n) == 0 && (s9 = site_in(o, n, 9, true, 0)) && s9->live_end == 0 &&
+		   s9->freed_bytes == 64.0 * M,
+	   "the next release of that size is line 9's; one more finds none");
 	isc_asite_free(st.m);
 }
 
