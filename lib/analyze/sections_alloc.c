@@ -35,7 +35,7 @@
 #include "analyze_oom.h"  /* struct isc_oom_sites */
 #include "sections.h"
 
-#define SITES_MAX 20       /* memory.sites */
+#define SITES_MAX 20       /* memory.sites, of each memory kind (host, device) */
 #define STACK_MAX 8        /* frames of a site's stack written */
 #define GROWTH_MAX 5       /* memory.growth_sites */
 #define PEAK_SITES_MAX 10  /* memory.peak_composition.sites */
@@ -97,8 +97,11 @@ static const char *site_kind(const struct isc_asite_stats *s)
 static void emit_sites(struct ana *a, cJSON *m, const struct isc_asite_stats *o, size_t n)
 {
 	cJSON *arr = isc_jb_arr(&a->jb, m, "sites");
-	for (size_t i = 0; i < n && i < SITES_MAX; i++) {
+	size_t shown[2] = { 0, 0 }; /* host, device: device sites do not push host ones out */
+	for (size_t i = 0; i < n; i++) {
 		const struct isc_asite_stats *s = &o[i];
+		if (shown[s->device_mem]++ >= SITES_MAX)
+			continue;
 		cJSON *x = isc_jb_push_obj(&a->jb, arr);
 		if (!x)
 			return;
