@@ -5,6 +5,9 @@
  *   TL_ALLOC  --> site(pid, innermost frame) += w; live[pid, addr] = (site, w, size)
  *   TL_FREE   --> live[pid, addr] --> site -= w
  *   TL_ALLOC_SITE (the shim's table at a death) --> the site's exact counts
+ *   isc_asite_exact (device memory) --> as ALLOC / FREE, weight = size, in
+ *                    the space (pid, 1 + device): sites, live pointers and
+ *                    the peak apart from the host's (space 0)
  *   boundary  --> B++ (each site remembers its value lazily, below)
  *
  * Three things are kept without copying every site at every moment:
@@ -39,6 +42,8 @@ struct bval { /* live (and allocated so far) from boundary from_b on, up to the 
 
 struct site {
 	uint32_t pid, depth;
+	uint32_t space; /* 0: host memory; 1 + device: that device's memory */
+	uint8_t what;   /* enum isc_asite_what */
 	uint64_t key;
 	uint32_t *frames;
 	uint64_t nalloc, nfree;
@@ -60,7 +65,7 @@ struct site {
 };
 
 struct aproc {
-	uint32_t pid, ver;
+	uint32_t pid, space, ver;
 	double live, peak;
 	uint64_t peak_ts, interval;
 	uint64_t first_ts, last_ts; /* of its ALLOC and FREE records */
@@ -84,6 +89,10 @@ struct isc_asite_model {
 	struct kmap by_stack; /* (pid, key) -> site; collisions resolved by probing the site's frames */
 	struct kmap live;     /* (pid, address) -> site, with weight and size */
 	struct kmap shm;      /* (pid, shim site index) -> site */
+	struct kmap bysize;   /* exact records without an address: (space pid, size) -> top of its stack in szs */
+	struct szent { uint32_t site, next; } *szs; /* live allocations paired by size; next: below it, or free list */
+	size_t nszs, capszs;
+	uint32_t szfree;      /* free list through next (UINT32_MAX: none) */
 	struct aproc *procs;
 	size_t nprocs, capprocs;
 	uint64_t *bts;        /* boundary times */
@@ -91,8 +100,10 @@ struct isc_asite_model {
 	uint32_t snap_ver;    /* snapshots taken */
 	uint64_t snap_ts;
 	struct isc_asite_stats *out;
+	size_t nout; /* entries of out */
 	size_t *rank;
 	struct isc_asite_gaps gaps;
+	bool has_device;
 };
 
 static uint64_t mix(uint64_t a, uint64_t b)
@@ -176,6 +187,8 @@ static void kmap_del(struct kmap *m, struct kent *e)
 int isc_asite_new(struct isc_asite_model **m)
 {
 	*m = calloc(1, sizeof(**m));
+	if (*m)
+		(*m)->szfree = UINT32_MAX;
 	return *m ? 0 : -ENOMEM;
 }
 
@@ -191,6 +204,8 @@ void isc_asite_free(struct isc_asite_model *m)
 	free(m->by_stack.e);
 	free(m->live.e);
 	free(m->shm.e);
+	free(m->bysize.e);
+	free(m->szs);
 	free(m->procs);
 	free(m->bts);
 	free(m->out);
@@ -198,14 +213,16 @@ void isc_asite_free(struct isc_asite_model *m)
 	free(m);
 }
 
-static struct aproc *proc_get(struct isc_asite_model *m, uint32_t pid)
+/* The process pid's memory of space (0: host; 1 + device). */
+static struct aproc *proc_get(struct isc_asite_model *m, uint32_t pid, uint32_t space)
 {
 	for (size_t i = 0; i < m->nprocs; i++)
-		if (m->procs[i].pid == pid)
+		if (m->procs[i].pid == pid && m->procs[i].space == space)
 			return &m->procs[i];
 	if (grow((void **)&m->procs, &m->capprocs, m->nprocs + 1, sizeof(*m->procs)))
 		return NULL;
-	m->procs[m->nprocs] = (struct aproc){ .pid = pid, .interval = DEFAULT_INTERVAL };
+	/* exact records: no sampling interval (the leak window is its least, 2) */
+	m->procs[m->nprocs] = (struct aproc){ .pid = pid, .space = space, .interval = space ? 0 : DEFAULT_INTERVAL };
 	return &m->procs[m->nprocs++];
 }
 
@@ -222,17 +239,19 @@ static uint64_t stack_key(const uint32_t *frames, uint32_t depth)
  * stack (the first one seen: a line reached from two callers is one site);
  * its index, or -ENOMEM.
  */
-static long site_get(struct isc_asite_model *m, uint32_t pid, const uint32_t *frames, uint32_t depth)
+static long site_get(struct isc_asite_model *m, uint32_t pid, uint32_t space, uint8_t what, const uint32_t *frames,
+		     uint32_t depth)
 {
 	uint32_t leaf = depth ? 1 : 0;
-	uint64_t key = stack_key(frames, leaf);
+	uint64_t key = stack_key(frames, leaf) ^ what, a = (uint64_t)space << 32 | pid;
 	/* colliding keys are chained through b = key + k */
 	for (uint64_t k = 0;; k++) {
-		struct kent *e = kmap_find(&m->by_stack, pid, key + k);
+		struct kent *e = kmap_find(&m->by_stack, a, key + k);
 		if (!e)
 			break;
 		struct site *s = &m->sites[e->v];
-		if ((s->depth ? 1u : 0u) == leaf && !memcmp(s->frames, frames, (size_t)leaf * 2 * sizeof(uint32_t)))
+		if ((s->depth ? 1u : 0u) == leaf && s->what == what &&
+		    !memcmp(s->frames, frames, (size_t)leaf * 2 * sizeof(uint32_t)))
 			return e->v;
 	}
 	if (grow((void **)&m->sites, &m->capsites, m->nsites + 1, sizeof(*m->sites)))
@@ -240,6 +259,8 @@ static long site_get(struct isc_asite_model *m, uint32_t pid, const uint32_t *fr
 	struct site *s = &m->sites[m->nsites];
 	memset(s, 0, sizeof(*s));
 	s->pid = pid;
+	s->space = space;
+	s->what = what;
 	s->depth = depth;
 	s->key = key;
 	s->frames = malloc((size_t)(depth ? depth : 1) * 2 * sizeof(uint32_t));
@@ -247,9 +268,9 @@ static long site_get(struct isc_asite_model *m, uint32_t pid, const uint32_t *fr
 		return -ENOMEM;
 	memcpy(s->frames, frames, (size_t)depth * 2 * sizeof(uint32_t));
 	uint64_t k = 0;
-	while (kmap_find(&m->by_stack, pid, key + k))
+	while (kmap_find(&m->by_stack, a, key + k))
 		k++;
-	struct kent *e = kmap_put(&m->by_stack, pid, key + k);
+	struct kent *e = kmap_put(&m->by_stack, a, key + k);
 	if (!e) {
 		free(s->frames);
 		return -ENOMEM;
@@ -329,8 +350,8 @@ static int on_alloc(struct isc_asite_model *m, const struct isc_tl_event *ev)
 		m->gaps.bad_records++;
 		return -EBADMSG;
 	}
-	struct aproc *p = proc_get(m, ev->pid);
-	long si = p ? site_get(m, ev->pid, frames, (uint32_t)f[7]) : -ENOMEM;
+	struct aproc *p = proc_get(m, ev->pid, 0);
+	long si = p ? site_get(m, ev->pid, 0, ISC_ASITE_STACK, frames, (uint32_t)f[7]) : -ENOMEM;
 	if (si < 0)
 		return -ENOMEM;
 	struct site *s = &m->sites[si];
@@ -381,7 +402,7 @@ static int on_free(struct isc_asite_model *m, const struct isc_tl_event *ev)
 		m->gaps.bad_records++;
 		return -EBADMSG;
 	}
-	struct aproc *p = proc_get(m, ev->pid);
+	struct aproc *p = proc_get(m, ev->pid, 0);
 	if (!p)
 		return -ENOMEM;
 	struct kent *l = kmap_find(&m->live, ev->pid, f[1]);
@@ -430,9 +451,9 @@ static int on_table(struct isc_asite_model *m, const struct isc_tl_event *ev)
 		m->gaps.bad_records++;
 		return -EBADMSG;
 	}
-	if (!proc_get(m, ev->pid))
+	if (!proc_get(m, ev->pid, 0))
 		return -ENOMEM;
-	long si = site_get(m, ev->pid, frames, (uint32_t)f[11]);
+	long si = site_get(m, ev->pid, 0, ISC_ASITE_STACK, frames, (uint32_t)f[11]);
 	if (si < 0)
 		return -ENOMEM;
 	struct site *s = &m->sites[si]; /* the shim's entries are by whole stack: summed by line here */
@@ -465,7 +486,7 @@ int isc_asite_event(struct isc_asite_model *m, const struct isc_tl_event *ev)
 			m->gaps.bad_records++;
 			return -EBADMSG;
 		}
-		if (!(p = proc_get(m, ev->pid)))
+		if (!(p = proc_get(m, ev->pid, 0)))
 			return -ENOMEM;
 		if (ev->f[1]) {
 			p->interval = ev->f[1];
@@ -476,6 +497,112 @@ int isc_asite_event(struct isc_asite_model *m, const struct isc_tl_event *ev)
 	default:
 		return 0;
 	}
+}
+
+/* Site s (of process p) changes by delta bytes, exactly (no variance), at ts. */
+static int exact_change(struct isc_asite_model *m, struct site *s, struct aproc *p, double delta, uint64_t ts)
+{
+	if (before_change(m, s, p, ts))
+		return -ENOMEM;
+	if (delta > 0) {
+		s->nalloc++;
+		s->objects += 1;
+		s->alloc += delta;
+		s->growth_ts = ts;
+	} else {
+		s->nfree++;
+		s->freed -= delta;
+	}
+	s->live += delta;
+	after_change(p, delta, ts);
+	return 0;
+}
+
+/*
+ * A record without an address (older Kineto files): a release pairs with
+ * the latest live allocation of the same size (a stack per size, as
+ * analyze_devmem.c pairs them: temporaries are freed soon after they are
+ * made).
+ */
+static int exact_by_size(struct isc_asite_model *m, const struct isc_asite_exact *x, struct aproc *p, uint64_t a)
+{
+	struct kent *e = kmap_find(&m->bysize, a, x->size);
+	if (!x->alloc) {
+		if (!e)
+			return 0; /* made before the trace */
+		uint32_t i = e->v, site = m->szs[i].site;
+		if (m->szs[i].next == UINT32_MAX)
+			kmap_del(&m->bysize, e);
+		else
+			e->v = m->szs[i].next;
+		m->szs[i].next = m->szfree;
+		m->szfree = i;
+		return exact_change(m, &m->sites[site], p, -(double)x->size, x->ts);
+	}
+	long si = site_get(m, x->pid, p->space, x->what, x->frames, x->depth);
+	if (si < 0)
+		return -ENOMEM;
+	uint32_t i = m->szfree;
+	if (i != UINT32_MAX)
+		m->szfree = m->szs[i].next;
+	else if (m->nszs >= UINT32_MAX - 1 || grow((void **)&m->szs, &m->capszs, m->nszs + 1, sizeof(*m->szs)))
+		return -ENOMEM;
+	else
+		i = (uint32_t)m->nszs++;
+	uint32_t below = e ? e->v : UINT32_MAX;
+	if (!e && !(e = kmap_put(&m->bysize, a, x->size))) {
+		m->szs[i].next = m->szfree;
+		m->szfree = i;
+		return -ENOMEM;
+	}
+	m->szs[i] = (struct szent){ (uint32_t)si, below };
+	e->v = i;
+	m->has_device = true;
+	return exact_change(m, &m->sites[si], p, (double)x->size, x->ts);
+}
+
+int isc_asite_exact(struct isc_asite_model *m, const struct isc_asite_exact *x)
+{
+	if (x->depth > ISC_ALLOC_MAX_DEPTH || x->device >= UINT32_MAX - 1 || x->size > (UINT64_C(1) << 53))
+		return 0;
+	uint32_t space = x->device + 1;
+	uint64_t a = (uint64_t)space << 32 | x->pid;
+	struct aproc *p = proc_get(m, x->pid, space);
+	if (!p)
+		return -ENOMEM;
+	if (!x->address)
+		return exact_by_size(m, x, p, a);
+	struct kent *l = kmap_find(&m->live, a, x->address);
+	if (l) { /* a release, or an allocation at a live address: its release was lost */
+		uint32_t v = l->v;
+		double w = l->w;
+		kmap_del(&m->live, l);
+		if (exact_change(m, &m->sites[v], p, -w, x->ts))
+			return -ENOMEM;
+	}
+	if (!x->alloc)
+		return 0; /* with no live allocation: made before the trace */
+	long si = site_get(m, x->pid, space, x->what, x->frames, x->depth);
+	if (si < 0)
+		return -ENOMEM;
+	if (!(l = kmap_put(&m->live, a, x->address)))
+		return -ENOMEM;
+	l->v = (uint32_t)si;
+	l->w = l->size = (double)x->size;
+	m->has_device = true;
+	return exact_change(m, &m->sites[si], p, (double)x->size, x->ts);
+}
+
+bool isc_asite_last(const struct isc_asite_model *m, const struct isc_asite_stats **out, size_t *n)
+{
+	*out = m->out;
+	*n = m->out ? m->nout : 0;
+	return m->out != NULL;
+}
+
+bool isc_asite_has_device(const struct isc_asite_model *m)
+{
+	return m->has_device;
 }
 
 int isc_asite_boundary(struct isc_asite_model *m, uint64_t ts)
@@ -655,8 +782,11 @@ static int report(struct isc_asite_model *m, const struct isc_asite_steady *st, 
 	for (size_t i = 0; i < m->nsites; i++) {
 		const struct site *s = &m->sites[i];
 		struct isc_asite_stats *r = &o[i];
-		struct aproc *p = proc_get(m, s->pid);
+		struct aproc *p = proc_get(m, s->pid, s->space);
 		r->pid = s->pid;
+		r->device_mem = s->space > 0;
+		r->device = s->space ? s->space - 1 : 0;
+		r->what = s->what;
 		r->depth = s->depth;
 		r->frames = s->frames;
 		r->alloc_count = s->nalloc;
@@ -726,6 +856,7 @@ static int report(struct isc_asite_model *m, const struct isc_asite_steady *st, 
 	free(m->rank);
 	m->out = sorted;
 	m->rank = rank; /* rank[i]: the site of report entry i */
+	m->nout = m->nsites;
 	*out = sorted;
 	*n = m->nsites;
 	return 0;
@@ -787,8 +918,8 @@ size_t isc_asite_death(struct isc_asite_model *m, uint32_t pid, uint64_t ts, uin
 		goto done;
 	for (size_t i = 0; i < m->nsites; i++) {
 		const struct site *s = &m->sites[m->rank[i]];
-		if (s->pid != pid)
-			continue;
+		if (s->pid != pid || s->space)
+			continue; /* host memory only: the OOM killer's */
 		double before = live_at(s, ts > window_ns ? ts - window_ns : 0);
 		struct isc_asite_death *d = &all[n++];
 		d->index = i;

@@ -22,6 +22,15 @@
  * a relative error of 1 / sqrt(n).  Every *_err below is one standard
  * error, in bytes; "within the sampling error" means within 2 of them.
  *
+ * Device memory (isc_asite_exact): the GPU pass feeds the exact records of
+ * device memory (the CUDA agent's and Kineto's [memory] events) into the
+ * same model, each weighing its size with no error.  A site is then keyed
+ * by (process, memory kind, device, site), so a line that allocates host
+ * and device memory is two sites, and "its process's peak" is per
+ * (process, memory kind, device): a device allocation does not move the
+ * host peak.  The RSS snapshot and a process's death concern host sites
+ * only.
+ *
  * Memory: the sites, the sampled allocations still live, and per site one
  * entry per iteration boundary at which its live bytes had changed since
  * the previous one.
@@ -44,8 +53,19 @@ struct isc_asite_model;
 
 /* One site's numbers (isc_asite_report).  Bytes are estimates; *_err one
  * standard error of the estimate before it. */
+/* What a site's frames name (device sites: gpu_host.c's site kinds). */
+enum isc_asite_what {
+	ISC_ASITE_STACK = 0, /* a Python stack (depth 0: none, native) */
+	ISC_ASITE_OP,        /* frames[0]: a torch op's name, no line */
+	ISC_ASITE_SCOPE,     /* frames[0]: a scope's name, no line */
+	ISC_ASITE_UNKNOWN,   /* no site known (depth 0) */
+};
+
 struct isc_asite_stats {
 	uint32_t pid;
+	bool device_mem;  /* device memory (isc_asite_exact), else host memory */
+	uint32_t device;  /* when device_mem */
+	uint8_t what;     /* enum isc_asite_what */
 	uint32_t depth;
 	const uint32_t *frames; /* depth (string id, line) pairs, innermost first (the site's first stack);
 				 * valid until isc_asite_free */
@@ -90,6 +110,28 @@ void isc_asite_free(struct isc_asite_model *m);
  * (ignored otherwise), -ENOMEM.
  */
 int isc_asite_event(struct isc_asite_model *m, const struct isc_tl_event *ev);
+
+/*
+ * One exact record of device memory (no sampling: weight = size, no
+ * error): an allocation or release of size bytes at address on device,
+ * by process pid at ts, in timeline order with the events.  The site is
+ * what (enum isc_asite_what) and frames[0, 2 depth) ((string id, line)
+ * pairs, innermost first).  A release pairs with the live allocation of
+ * (pid, device, address); address 0 (no address recorded: older Kineto
+ * files) with the latest live allocation of the same size on the device,
+ * as analyze_devmem.c pairs them.  A release with none is ignored (made
+ * before the trace).  0 or -ENOMEM.
+ */
+struct isc_asite_exact {
+	uint64_t ts, address, size;
+	uint32_t pid, device, depth;
+	bool alloc;
+	uint8_t what;
+	const uint32_t *frames;
+};
+int isc_asite_exact(struct isc_asite_model *m, const struct isc_asite_exact *x);
+/* Whether isc_asite_exact fed an allocation. */
+bool isc_asite_has_device(const struct isc_asite_model *m);
 
 /*
  * A boundary at ts (in order with the events), numbered 1, 2, 3 ... in the
@@ -167,6 +209,12 @@ int isc_asite_report_steady(struct isc_asite_model *m, const struct isc_asite_st
  */
 size_t isc_asite_death(struct isc_asite_model *m, uint32_t pid, uint64_t ts, uint64_t window_ns,
 		       struct isc_asite_death *out, size_t cap);
+
+/*
+ * The latest report (isc_asite_report, isc_asite_report_steady): false
+ * when none was made.  Valid as the report's.
+ */
+bool isc_asite_last(const struct isc_asite_model *m, const struct isc_asite_stats **out, size_t *n);
 
 /* Counters of what could not be attributed (for the stated gaps). */
 struct isc_asite_gaps {

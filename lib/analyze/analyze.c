@@ -1244,6 +1244,7 @@ int isc_ana_init(struct ana *a, struct isc_timeline *t, const struct isc_analyze
 	    (rc = isc_numa_new(&a->numa)) || (rc = isc_oom_new(&a->oom)) || (rc = isc_asite_new(&a->asites)) ||
 	    (rc = isc_gpu_ana_new(&a->gpu, t, o && o->hta_compat, a->series)))
 		return rc;
+	isc_gpu_ana_set_sites(a->gpu, a->asites); /* device memory by site in memory.sites too */
 	return 0;
 }
 

@@ -30,14 +30,13 @@
  *   site X change after the peak: snap = live before the change, once
  *
  * Iterations: an outermost scope ending (ProfilerStep#N, scope("step"))
- * samples each site's live bytes, up to BOUND_MAX samples (then every
- * second one is dropped and the stride doubles).  A leak candidate is a
- * site whose live bytes at the last sample exceed those at the first (the
- * end of the first iteration: warm-up growth is left out) and never fell
- * between more than 20 % of consecutive samples; bytes per iteration =
- * growth / iterations between the two samples.  Churn: allocations made
- * between the end of the first and of the last iteration, per iteration,
- * and the share of them released in the iteration that made them.
+ * marks the baseline (the least live bytes at an iteration end after the
+ * first) and the churn: allocations made between the end of the first and
+ * of the last iteration, per iteration, and the share of them released in
+ * the iteration that made them.  Leak candidates are not computed here:
+ * the same records feed the allocation site model (alloc_sites.c, through
+ * isc_asite_exact), whose device sites with leak true they are, so
+ * memory.sites[] and gpu_memory_leak read the same numbers.
  *
  * Over time: BUCKETS buckets, 1 ms wide at first, doubling (pairs merged)
  * when the run outgrows them, as analyze_series.c; per device the live
@@ -52,6 +51,7 @@
  * bucket array and its iteration samples; per live allocation 32 bytes.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,7 +60,6 @@
 #define NONE ISC_UMAP_NONE
 #define BUCKETS 256
 #define MIN_NS 1000000
-#define BOUND_MAX 1024
 #define TOP_SITES 10
 #define CHART_SITES 5
 #define TOP_LEAKS 5
@@ -71,8 +70,6 @@ struct dsite {
 	uint8_t kind;
 	int64_t live, snap;
 	uint64_t snap_epoch, allocs;
-	int64_t *bv;    /* live at the sampled boundaries; nbv (< m->nbs when made later: 0 before) */
-	size_t nbv, bv_cap;
 	int64_t ser[BUCKETS]; /* live at the bucket's end, UNSET: unchanged in it */
 };
 
@@ -110,8 +107,6 @@ struct isc_devmem {
 	size_t nlv, lv_cap;
 	uint32_t lv_free; /* free list through next */
 	uint64_t nb;      /* boundaries seen */
-	size_t nbs;       /* boundaries sampled */
-	uint64_t stride;
 	bool started;
 	int64_t origin, width, last_bucket;
 	bool fail;
@@ -128,7 +123,6 @@ int isc_devmem_new(struct isc_devmem **out)
 	if (!m)
 		return -ENOMEM;
 	m->lv_free = NONE;
-	m->stride = 1;
 	m->width = MIN_NS;
 	return 0;
 }
@@ -137,8 +131,6 @@ void isc_devmem_free(struct isc_devmem *m)
 {
 	if (!m)
 		return;
-	for (size_t i = 0; i < m->nsites; i++)
-		free(m->sites[i].bv);
 	isc_umap_free(&m->dev_map);
 	isc_umap_free(&m->site_map);
 	isc_umap_free(&m->live_map);
@@ -384,31 +376,6 @@ int isc_devmem_boundary(struct isc_devmem *m, int64_t ts)
 		d->last_bytes = d->cum_bytes;
 		d->last_short = d->cum_short;
 	}
-	if ((m->nb - 1) % m->stride)
-		return 0;
-	if (m->nbs == BOUND_MAX) { /* keep every second sample, double the stride */
-		for (size_t i = 0; i < m->nsites; i++) {
-			struct dsite *s = &m->sites[i];
-			size_t k = 0;
-			for (size_t j = 0; j < s->nbv; j += 2)
-				s->bv[k++] = s->bv[j];
-			s->nbv = k;
-		}
-		m->nbs = (m->nbs + 1) / 2;
-		m->stride *= 2;
-		if ((m->nb - 1) % m->stride)
-			return 0;
-	}
-	for (size_t i = 0; i < m->nsites; i++) {
-		struct dsite *s = &m->sites[i];
-		while (s->nbv <= m->nbs) { /* a site made after some samples: 0 there */
-			if (isc_grow(&s->bv, &s->bv_cap, s->nbv, sizeof(*s->bv)))
-				return -ENOMEM;
-			s->bv[s->nbv] = s->nbv == m->nbs ? s->live : 0;
-			s->nbv++;
-		}
-	}
-	m->nbs++;
 	return 0;
 }
 
@@ -513,17 +480,15 @@ static int64_t at_peak(const struct ddev *d, const struct dsite *s)
 	return s->snap_epoch == d->epoch ? s->snap : s->live;
 }
 
-/* Leak test of site s over the iteration samples; growth and changes that fell. */
-static bool leak_of(const struct isc_devmem *m, const struct dsite *s, int64_t *growth)
+/* A device site of the site model: its kind as emit_site's. */
+static uint8_t asite_kind(const struct isc_asite_stats *s)
 {
-	size_t n = m->nbs, falls = 0;
-	*growth = 0;
-	if (n < 3 || s->nbv < n)
-		return false;
-	for (size_t j = 1; j < n; j++)
-		falls += s->bv[j] < s->bv[j - 1];
-	*growth = s->bv[n - 1] - s->bv[0];
-	return *growth > 0 && falls * 5 <= n - 1;
+	switch (s->what) {
+	case ISC_ASITE_OP: return ISC_DM_OP;
+	case ISC_ASITE_SCOPE: return ISC_DM_SCOPE;
+	case ISC_ASITE_STACK: return s->depth ? ISC_DM_PYTHON : ISC_DM_NONE;
+	default: return ISC_DM_NONE;
+	}
 }
 
 static void emit_over_time(const struct isc_devmem *m, struct isc_jb *jb, cJSON *mem, const struct ddev *d,
@@ -576,7 +541,7 @@ static void emit_over_time(const struct isc_devmem *m, struct isc_jb *jb, cJSON 
 }
 
 void isc_devmem_emit(const struct isc_devmem *m, struct isc_jb *jb, cJSON *dev, uint32_t device, uint64_t total_bytes,
-		     int64_t start_ns, const struct isc_timeline *t)
+		     int64_t start_ns, const struct isc_timeline *t, const struct isc_asite_stats *sites, size_t nsites)
 {
 	uint32_t di = isc_umap_get(&m->dev_map, device);
 	if (di == NONE) {
@@ -642,27 +607,22 @@ void isc_devmem_emit(const struct isc_devmem *m, struct isc_jb *jb, cJSON *dev, 
 	isc_jb_num(jb, mem, "peak_sites_other_bytes", (double)other);
 	emit_over_time(m, jb, mem, d, r, n, start_ns, t);
 
-	/* leak candidates */
-	n = 0;
-	for (size_t i = 0; i < m->nsites; i++) {
-		int64_t g;
-		if (m->sites[i].device == device && leak_of(m, &m->sites[i], &g))
-			r[n++] = (struct rank){ (uint32_t)i, g };
-	}
-	if (n > 1)
-		qsort(r, n, sizeof(*r), cmp_rank);
-	uint64_t iters = m->nbs >= 2 ? (uint64_t)(m->nbs - 1) * m->stride : 0;
-	cJSON *lk = isc_jb_arr(jb, mem, "leak_candidates");
-	for (size_t i = 0; i < n && i < TOP_LEAKS; i++) {
-		const struct dsite *s = &m->sites[r[i].site];
-		cJSON *o = isc_jb_push_obj(jb, lk);
-		emit_site(jb, o, s->kind, s->name_id, t);
-		isc_jb_num(jb, o, "growth_bytes", (double)r[i].v);
-		isc_jb_num(jb, o, "iterations", (double)iters);
-		isc_jb_num(jb, o, "bytes_per_iteration", (double)(r[i].v / (int64_t)iters));
-		isc_jb_num(jb, o, "live_bytes_end", (double)s->live);
-	}
 	free(r);
+
+	/* leak candidates: the site model's (ranked by retained bytes), exact */
+	cJSON *lk = isc_jb_arr(jb, mem, "leak_candidates");
+	for (size_t i = 0, k = 0; i < nsites && k < TOP_LEAKS; i++) {
+		const struct isc_asite_stats *s = &sites[i];
+		if (!s->device_mem || s->device != device || !s->leak || !s->intervals)
+			continue;
+		k++;
+		cJSON *o = isc_jb_push_obj(jb, lk);
+		emit_site(jb, o, asite_kind(s), s->depth ? s->frames[0] : 0, t);
+		isc_jb_num(jb, o, "growth_bytes", s->retained);
+		isc_jb_num(jb, o, "iterations", s->intervals);
+		isc_jb_num(jb, o, "bytes_per_iteration", floor(s->retained / s->intervals));
+		isc_jb_num(jb, o, "live_bytes_end", s->live_end);
+	}
 
 	/* churn between the end of the first and of the last iteration */
 	cJSON *ch = isc_jb_obj(jb, mem, "churn");

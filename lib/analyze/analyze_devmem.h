@@ -17,6 +17,7 @@
 #include "isc.h"
 #include "isc_util.h"
 #include "isc_jbuild.h"
+#include "alloc_sites.h"
 
 /* What a site names: a Python function, a torch op, a scope, or nothing known. */
 enum isc_dm_site_kind { ISC_DM_NONE, ISC_DM_PYTHON, ISC_DM_OP, ISC_DM_SCOPE };
@@ -45,7 +46,7 @@ int isc_devmem_event(struct isc_devmem *m, int64_t ts, uint32_t pid, uint32_t de
  */
 int isc_devmem_totals(struct isc_devmem *m, int64_t ts, uint32_t device, uint64_t allocated, uint64_t reserved);
 
-/* An iteration ended at ts (an outermost scope ended): samples every site for the leak test.  0 or -ENOMEM. */
+/* An iteration ended at ts (an outermost scope ended): the baseline and the churn's counts.  0 or -ENOMEM. */
 int isc_devmem_boundary(struct isc_devmem *m, int64_t ts);
 
 /* A device memory allocation failed on device at ts, at the site given (CUDA out of memory). */
@@ -65,10 +66,12 @@ size_t isc_devmem_devices(const struct isc_devmem *m, uint32_t *ids, size_t max)
 /*
  * Adds dev.memory for device (null members where unknown): total_bytes is
  * the device's memory (0: unknown); start_ns the document's time origin;
- * names come from t's string table.
+ * names come from t's string table.  leak_candidates come from the
+ * allocation site model's report sites[0, nsites) (alloc_sites.c, fed the
+ * same records: its device sites of device with leak true).
  */
 void isc_devmem_emit(const struct isc_devmem *m, struct isc_jb *jb, cJSON *dev, uint32_t device, uint64_t total_bytes,
-		     int64_t start_ns, const struct isc_timeline *t);
+		     int64_t start_ns, const struct isc_timeline *t, const struct isc_asite_stats *sites, size_t nsites);
 
 /*
  * The latest device memory failure, for the oom section: false when none;

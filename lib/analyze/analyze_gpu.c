@@ -502,6 +502,29 @@ void isc_gpu_nv_add(struct gpu_nvdev *d, const uint64_t *f, int64_t work)
 	}
 }
 
+/*
+ * A GPU_MEMORY record into the allocation site model, its
+ * site as analyze_devmem.c's: a Python function (its string id and line),
+ * an op or a scope (its name), or none.
+ */
+static int dev_site(struct isc_gpu_ana *g, const struct isc_tl_event *ev, enum isc_dm_site_kind kind, uint32_t id)
+{
+	const struct isc_tl_string *s = kind != ISC_DM_NONE ? isc_timeline_string_borrow(g->t, id) : NULL;
+	uint32_t frames[2] = { id, kind == ISC_DM_PYTHON && s ? s->line : 0 };
+	struct isc_asite_exact x = {
+		.ts = ev->ts, .address = ev->nf > 5 ? ev->f[5] : 0, .size = ev->f[4], .pid = ev->pid, .device = (uint32_t)ev->f[0],
+		.depth = s ? 1 : 0, .alloc = ev->f[2] == 1, .frames = frames,
+		.what = !s ? ISC_ASITE_UNKNOWN : kind == ISC_DM_OP ? ISC_ASITE_OP : kind == ISC_DM_SCOPE ? ISC_ASITE_SCOPE
+											   : ISC_ASITE_STACK,
+	};
+	return isc_asite_exact(g->asites, &x);
+}
+
+void isc_gpu_ana_set_sites(struct isc_gpu_ana *g, struct isc_asite_model *m)
+{
+	g->asites = m;
+}
+
 /* GPU_MEMORY: device stream op(1 alloc, 2 free) mem_kind bytes ...: device memory allocated, net. */
 static int on_gpu_memory(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 {
@@ -536,6 +559,8 @@ static int on_gpu_memory(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 	int rc = isc_devmem_event(g->dm, (int64_t)ev->ts, ev->pid, (uint32_t)ev->f[0], ev->f[2] == 1, ev->f[4],
 				  ev->nf > 5 ? ev->f[5] : 0, g->kineto ? ISC_DM_SRC_ALLOCATOR : ISC_DM_SRC_DRIVER, kind,
 				  id);
+	if (!rc && g->asites) /* the same record into the site model (host and device) */
+		rc = dev_site(g, ev, kind, id);
 	if (!rc && ev->nf >= 10 && (ev->f[7] & ISC_GPU_MEM_TOTALS))
 		rc = isc_devmem_totals(g->dm, (int64_t)ev->ts, (uint32_t)ev->f[0], ev->f[8], ev->f[9]);
 	return rc;

@@ -15,6 +15,7 @@
 #include "analyze_series.h"
 
 struct isc_gpu_ana;
+struct isc_asite_model;
 
 /*
  * New GPU analysis of the timeline t, whose string table and header are
@@ -24,6 +25,12 @@ struct isc_gpu_ana;
  * the GPU channels of timeseries.*.  0 or -ENOMEM.
  */
 int isc_gpu_ana_new(struct isc_gpu_ana **g, struct isc_timeline *t, bool hta_compat, struct isc_series *ser);
+
+/*
+ * Device memory records with an address go, with their site, into the
+ * allocation site model m as well (isc_asite_exact; borrowed, NULL: not).
+ */
+void isc_gpu_ana_set_sites(struct isc_gpu_ana *g, struct isc_asite_model *m);
 
 /* Feeds one timeline event of any type, in timeline order.  0 or -ENOMEM. */
 int isc_gpu_ana_event(struct isc_gpu_ana *g, const struct isc_tl_event *ev);

@@ -4,7 +4,7 @@
  * host did while a device was idle (gpu.devices[].host_during_idle), the
  * call site of a CUDA call, the site of a device memory allocation, and
  * the end of each iteration for the device memory analysis
- * (analyze_devmem.c's leak test).
+ * (analyze_devmem.c's baseline and churn).
  *
  * Host during idle always uses the default definitions (exact times, every
  * op): idle_cum(t), the idle time of the device from its first op up to t,

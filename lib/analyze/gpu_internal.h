@@ -40,6 +40,7 @@
 #include "isc_util.h"       /* struct isc_umap, isc_grow */
 #include "analyze_devmem.h" /* struct isc_devmem, enum isc_dm_site_kind */
 #include "analyze_series.h" /* struct isc_series */
+#include "alloc_sites.h"    /* struct isc_asite_model */
 
 #define GPU_MAX_HDEV 8             /* devices followed for host_during_idle */
 #define GPU_SAMPLES_MAX (1u << 20) /* launch delays kept for the quantiles */
@@ -431,6 +432,7 @@ struct isc_gpu_ana {
 	double rank, world_size;
 	/* device memory by site (analyze_devmem.c) */
 	struct isc_devmem *dm;
+	struct isc_asite_model *asites; /* the allocation site model (borrowed, may be NULL): device sites */
 	bool kineto;               /* META source=kineto: GPU_MEMORY records follow their [memory] MARK */
 	uint32_t mark_pid, mark_tid; /* the latest MARK */
 	uint32_t last_mem_dev;     /* device of the latest GPU_MEMORY: a failed allocation's (API records have none) */

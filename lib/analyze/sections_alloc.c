@@ -8,7 +8,9 @@
  *                             not be attributed
  *   memory.sites[]            live bytes by site (process, innermost
  *                             Python line), ranked by retained bytes, each
- *                             estimate with its standard error
+ *                             estimate with its standard error; with the
+ *                             device memory sites the GPU pass fed
+ *                             (memory "device", exact: no error)
  *   memory.growth_sites[]     the sites that retained bytes (replaces the
  *                             RSS-tick attribution when there are samples)
  *   memory.peak_composition   which sites held the RSS peak
@@ -20,7 +22,10 @@
  * then each complete steady-state iteration's end); a process without
  * iterations has none, and its retained bytes are its live bytes at the
  * end.  Nothing is written without allocation records, so documents of
- * recordings without the sampler keep their old shape.
+ * recordings without the sampler keep their old shape; with device memory
+ * records (addressed) and no sampler, memory.sites alone.  The sampling
+ * counts, growth_sites, peak_composition and the OOM killer's sites are
+ * host memory only.
  */
 #include <errno.h>
 #include <math.h>
@@ -30,12 +35,13 @@
 #include "analyze_oom.h"  /* struct isc_oom_sites */
 #include "sections.h"
 
-#define SITES_MAX 20       /* memory.sites */
+#define SITES_MAX 20       /* memory.sites, of each memory kind (host, device) */
 #define STACK_MAX 8        /* frames of a site's stack written */
 #define GROWTH_MAX 5       /* memory.growth_sites */
 #define PEAK_SITES_MAX 10  /* memory.peak_composition.sites */
 
 static const char NO_STACK[] = "(no Python stack)";
+static const char NO_DEVICE_SITE[] = "(no site: no Python function, op or scope open)"; /* analyze_devmem.c's */
 
 /* An estimate, rounded to a byte, never negative. */
 static double bytes(double v)
@@ -48,7 +54,7 @@ static void site_loc(struct ana *a, const struct isc_asite_stats *s, const char 
 		     uint32_t *line)
 {
 	const struct isc_tl_string *f = s->depth ? isc_timeline_string_borrow(a->t, s->frames[0]) : NULL;
-	*name = s->depth ? (f ? f->name : "?") : NO_STACK;
+	*name = s->depth ? (f ? f->name : "?") : s->what == ISC_ASITE_UNKNOWN ? NO_DEVICE_SITE : NO_STACK;
 	*file = f ? f->file : "";
 	*line = s->depth ? s->frames[1] : 0;
 }
@@ -77,18 +83,34 @@ static bool alloc_rate(const struct isc_asite_stats *s, double *rate)
 	return false;
 }
 
+/* What the site names: python or native (host), python, op, scope or unknown (device). */
+static const char *site_kind(const struct isc_asite_stats *s)
+{
+	switch (s->what) {
+	case ISC_ASITE_OP: return "op";
+	case ISC_ASITE_SCOPE: return "scope";
+	case ISC_ASITE_UNKNOWN: return "unknown";
+	default: return s->depth ? "python" : "native";
+	}
+}
+
 static void emit_sites(struct ana *a, cJSON *m, const struct isc_asite_stats *o, size_t n)
 {
 	cJSON *arr = isc_jb_arr(&a->jb, m, "sites");
-	for (size_t i = 0; i < n && i < SITES_MAX; i++) {
+	size_t shown[2] = { 0, 0 }; /* host, device: device sites do not push host ones out */
+	for (size_t i = 0; i < n; i++) {
 		const struct isc_asite_stats *s = &o[i];
+		if (shown[s->device_mem]++ >= SITES_MAX)
+			continue;
 		cJSON *x = isc_jb_push_obj(&a->jb, arr);
 		if (!x)
 			return;
 		put_site(a, x, s);
-		isc_jb_str(&a->jb, x, "kind", s->depth ? "python" : "native");
+		isc_jb_str(&a->jb, x, "kind", site_kind(s));
+		isc_jb_str(&a->jb, x, "memory", s->device_mem ? "device" : "host");
+		isc_jb_num_or_null(&a->jb, x, "device", s->device_mem, s->device);
 		cJSON *st = isc_jb_arr(&a->jb, x, "stack");
-		for (uint32_t k = 0; k < s->depth && k < STACK_MAX; k++) {
+		for (uint32_t k = 0; s->what == ISC_ASITE_STACK && k < s->depth && k < STACK_MAX; k++) {
 			const struct isc_tl_string *f = isc_timeline_string_borrow(a->t, s->frames[2 * k]);
 			isc_ana_jloc(a, isc_jb_push_obj(&a->jb, st), f ? f->name : "?", f ? f->file : "", s->frames[2 * k + 1]);
 		}
@@ -128,8 +150,8 @@ static void emit_growth(struct ana *a, cJSON *m, const struct isc_asite_stats *o
 	cJSON *arr = isc_jb_arr(&a->jb, m, "growth_sites");
 	for (size_t i = 0, k = 0; i < n && k < GROWTH_MAX; i++) {
 		const struct isc_asite_stats *s = &o[i];
-		if (!(s->retained > 0 && s->retained > 2 * s->retained_err))
-			continue;
+		if (s->device_mem || !(s->retained > 0 && s->retained > 2 * s->retained_err))
+			continue; /* host memory only */
 		const char *name, *file;
 		uint32_t line;
 		site_loc(a, s, &name, &file, &line);
@@ -166,11 +188,15 @@ static int emit_peak(struct ana *a, cJSON *m, const struct isc_asite_stats *o, s
 	if (!v)
 		return -ENOMEM;
 	double live = 0, var = 0, rss = (double)a->rss_total_peak, shown = 0;
+	size_t nv = 0;
 	for (size_t i = 0; i < n; i++) {
-		v[i] = &o[i];
+		if (o[i].device_mem)
+			continue; /* the RSS peak: host memory */
+		v[nv++] = &o[i];
 		live += o[i].live_snap;
 		var += o[i].live_snap_err * o[i].live_snap_err;
 	}
+	n = nv;
 	qsort(v, n, sizeof(*v), by_snap);
 	cJSON *p = isc_jb_obj(&a->jb, m, "peak_composition");
 	isc_jb_num(&a->jb, p, "at_ns", (double)(a->rss_peak_ts > a->first_ts ? a->rss_peak_ts - a->first_ts : 0));
@@ -199,19 +225,26 @@ int isc_ana_emit_alloc(struct ana *a, cJSON *m, bool *growth)
 	const struct isc_asite_stats *o;
 	size_t n;
 	*growth = false;
-	if (!a->alloc_records)
+	if (!a->alloc_records && !isc_asite_has_device(a->asites))
 		return 0;
 	if (isc_asite_report_steady(a->asites, a->asteady, a->nasteady, &o, &n))
 		return -ENOMEM;
+	if (!a->alloc_records) { /* device memory only */
+		emit_sites(a, m, o, n);
+		return 0;
+	}
 	struct isc_asite_gaps g;
 	isc_asite_gaps(a->asites, &g);
-	uint64_t samples = 0;
+	uint64_t samples = 0, nhost = 0;
 	for (size_t i = 0; i < n; i++)
-		samples += o[i].alloc_count;
+		if (!o[i].device_mem) {
+			samples += o[i].alloc_count;
+			nhost++;
+		}
 	cJSON *sm = isc_jb_obj(&a->jb, m, "sampling");
 	isc_jb_num_or_null(&a->jb, sm, "interval_bytes", g.interval > 0, (double)g.interval);
 	isc_jb_num(&a->jb, sm, "samples", (double)samples);
-	isc_jb_num(&a->jb, sm, "sites", (double)n);
+	isc_jb_num(&a->jb, sm, "sites", (double)nhost);
 	isc_jb_num(&a->jb, sm, "unmatched_releases", (double)g.unmatched_frees);
 	isc_jb_num(&a->jb, sm, "untracked_samples", (double)g.untracked);
 	isc_jb_num(&a->jb, sm, "bad_records", (double)g.bad_records);
@@ -222,7 +255,7 @@ int isc_ana_emit_alloc(struct ana *a, cJSON *m, bool *growth)
 	} else {
 		isc_jb_str(&a->jb, m, "growth_sites_source", "rss_samples");
 	}
-	return n ? emit_peak(a, m, o, n) : 0;
+	return nhost ? emit_peak(a, m, o, n) : 0;
 }
 
 void isc_ana_oom_sites(struct ana *a, uint32_t pid, uint64_t ts, struct isc_oom_sites *out)

@@ -183,10 +183,18 @@ static void alloc_sites(struct isc_rep *m, const cJSON *root)
 	int n = cJSON_GetArraySize(sites), i = 0;
 	if (n <= 0)
 		return;
-	isc_rep_putf(m, "\n### Memory by allocation site\n\nFrom %s allocation samples, one per %s allocated on "
-			"average: each number is an estimate, ± one standard error.\n",
-		     isc_rep_field(b[0], 96, root, "memory.sampling.samples", 'i'),
-		     isc_rep_field(b[1], 96, root, "memory.sampling.interval_bytes", 'b'));
+	bool dev = false;
+	cJSON_ArrayForEach(x, sites)
+		dev |= !strcmp(isc_doc_str(x, "memory", "host"), "device");
+	if (cJSON_IsObject(isc_doc_get(root, "memory.sampling")))
+		isc_rep_putf(m, "\n### Memory by allocation site\n\nFrom %s allocation samples, one per %s allocated on "
+				"average: each number is an estimate, ± one standard error.%s\n",
+			     isc_rep_field(b[0], 96, root, "memory.sampling.samples", 'i'),
+			     isc_rep_field(b[1], 96, root, "memory.sampling.interval_bytes", 'b'),
+			     dev ? " Device memory sites are exact: every allocation was recorded." : "");
+	else
+		isc_rep_put(m, "\n### Memory by allocation site\n\nFrom the device memory records: every allocation, "
+			       "exact.\n");
 	isc_rep_put(m, "\n| # | Site | Allocated | Freed | Live at the peak | Live at the end | Retained | "
 		       "Growth per iteration | Leak |\n|---:|---|---:|---:|---:|---:|---:|---:|---|\n");
 	cJSON_ArrayForEach(x, sites) {
@@ -194,6 +202,9 @@ static void alloc_sites(struct isc_rep *m, const cJSON *root)
 			break;
 		isc_rep_putf(m, "| %d | ", ++i);
 		site_cell(m, x);
+		double dv;
+		if (!strcmp(isc_doc_str(x, "memory", "host"), "device") && isc_doc_have(x, "device", &dv))
+			isc_rep_putf(m, ", device %.0f memory", dv);
 		double g;
 		char grow[96] = "n/a";
 		if (isc_doc_have(x, "growth_per_iteration_bytes", &g) && isfinite(g)) {

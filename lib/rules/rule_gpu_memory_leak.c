@@ -3,9 +3,9 @@
  * site survives iterations and grows.
  *
  * Trigger: gpu.devices[].memory.leak_candidates[0] grew >= 8 MiB over the
- * iterations compared (analyze's leak test: live bytes at the end of the
- * last iteration above those at the end of the first, falling between no
- * more than 20 % of consecutive iterations).  8 MiB is ours: above the
+ * steady-state iterations (the allocation site model's leak test, the
+ * device sites of memory.sites: a floor that grew at least once in every 2
+ * iterations, over at least 3).  8 MiB is ours: above the
  * caching allocator's rounding of small blocks (2 MiB segments, 512-byte
  * blocks) repeated a few times.  Severity warning.
  * Evidence: the candidates with bytes per iteration; how many more

@@ -53,6 +53,8 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	if (fault_pct < MIN_FAULT_PCT)
 		return;
 	cJSON_ArrayForEach(x, isc_doc_arr(c->doc, "memory.sites")) {
+		if (!isc_rhost_site(x))
+			continue; /* device memory: no page faults of the host's */
 		total += churn(x);
 		if (!top || churn(x) > churn(top))
 			top = x;
@@ -77,7 +79,7 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	isc_fnd_metric(o, f, "page_faults_per_s", rate);
 	int k = 0;
 	cJSON_ArrayForEach(x, isc_doc_arr(c->doc, "memory.sites")) {
-		if (k >= SHOWN || churn(x) < MIN_CHURN / 4 || churn(x) * 20 < total)
+		if (k >= SHOWN || !isc_rhost_site(x) || churn(x) < MIN_CHURN / 4 || churn(x) * 20 < total)
 			continue;
 		k++;
 		cJSON *t = isc_fnd_top(o, f, x, NULL, !strcmp(isc_doc_str(x, "kind", ""), "python") ? "python" : "unknown", -1,

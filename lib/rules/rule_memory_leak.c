@@ -33,7 +33,8 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	double rate = 0, retained = 0;
 	int n = 0;
 	cJSON_ArrayForEach(x, isc_doc_arr(c->doc, "memory.sites")) {
-		if (!cJSON_IsTrue(isc_doc_get(x, "leak")) || isc_doc_num(x, "retained_bytes", 0) < MIN_RETAINED)
+		if (!isc_rhost_site(x) || !cJSON_IsTrue(isc_doc_get(x, "leak")) ||
+		    isc_doc_num(x, "retained_bytes", 0) < MIN_RETAINED)
 			continue;
 		if (!top)
 			top = x; /* the sites are ranked by retained bytes */
@@ -76,7 +77,8 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	}
 	int k = 0;
 	cJSON_ArrayForEach(x, isc_doc_arr(c->doc, "memory.sites")) {
-		if (k >= SHOWN || !cJSON_IsTrue(isc_doc_get(x, "leak")) || isc_doc_num(x, "retained_bytes", 0) < MIN_RETAINED)
+		if (k >= SHOWN || !isc_rhost_site(x) || !cJSON_IsTrue(isc_doc_get(x, "leak")) ||
+		    isc_doc_num(x, "retained_bytes", 0) < MIN_RETAINED)
 			continue;
 		k++;
 		cJSON *t = isc_fnd_top(o, f, x, NULL, !strcmp(isc_doc_str(x, "kind", ""), "python") ? "python" : "unknown", -1,

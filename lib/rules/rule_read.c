@@ -46,6 +46,11 @@ double isc_rsystem_ns(const struct rule_ctx *c, bool *of_threads)
 	return have ? thr : proc;
 }
 
+bool isc_rhost_site(const cJSON *x)
+{
+	return !strcmp(isc_doc_str(x, "memory", "host"), "host");
+}
+
 double isc_rfault_pct(const struct rule_ctx *c, double *faults_per_s)
 {
 	const cJSON *p;

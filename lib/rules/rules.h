@@ -108,6 +108,13 @@ double isc_rsystem_ns(const struct rule_ctx *c, bool *of_threads);
  */
 double isc_rfault_pct(const struct rule_ctx *c, double *faults_per_s);
 /*
+ * Whether memory.sites[] entry x is host memory: memory "host", or no
+ * memory member (a document from before device sites).  The host rules
+ * (memory_leak, memory_churn) read only these; device memory sites are
+ * gpu_memory_leak's and gpu_memory_peak_site's (gpu.devices[].memory).
+ */
+bool isc_rhost_site(const cJSON *x);
+/*
  * Blocked share of the traced threads' off-CPU time, 0-1: cpu.blocked_ns /
  * cpu.split.off_cpu_ns from thread samples (state S or D) when some
  * sample caught a thread blocked or at least 20 samples were taken inside

@@ -70,6 +70,31 @@ m() {
 	[ "$(m .baseline_bytes)" -eq $((272 * MIB)) ]
 }
 
+@test "planted leak in the one site model: memory.sites has keep_outputs' cudaMalloc line as a device site, 8 MiB a step, exact" {
+	scenario memory_leak 0
+	line=$(grep -n 'cuda.fake_malloc(8 << 20' "$SCEN" | cut -d: -f1)
+	k='.memory.sites[] | select(.memory == "device" and .name == "keep_outputs")'
+	[ "$(jq -r "$k | \"\(.line) \(.device) \(.kind)\"" "$F")" = "$line 0 python" ]
+	[ "$(jq -r "$k | .file" "$F")" = "$SCEN" ]
+	[ "$(jq "$k | .leak" "$F")" = true ]
+	[ "$(jq "$k | .leak_per_iteration_bytes" "$F")" -eq $((8 * MIB)) ]
+	# 11 steady steps (the first step is the warm-up), nothing estimated
+	[ "$(jq "$k | .retained_bytes" "$F")" -eq $((88 * MIB)) ]
+	[ "$(jq "$k | .retained_err_bytes" "$F")" -eq 0 ]
+	[ "$(jq "$k | .allocated_bytes" "$F")" -eq $((96 * MIB)) ]
+	[ "$(jq "$k | .live_peak_bytes" "$F")" -eq $((88 * MIB)) ]
+	t='.memory.sites[] | select(.memory == "device" and .name == "forward_tmp")'
+	[ "$(jq "$t | .allocated_bytes" "$F")" -eq $((12 * 64 * MIB)) ]
+	[ "$(jq "$t | .freed_bytes" "$F")" -eq $((12 * 64 * MIB)) ]
+	[ "$(jq "$t | .retained_bytes" "$F")" -eq 0 ]
+	[ "$(jq '.memory.sites[] | select(.memory == "device" and .name == "load_weights") | .live_end_bytes' "$F")" -eq $((256 * MIB)) ]
+	# the same numbers as gpu_memory_leak's; host memory's rules and growth sites see no device site
+	[ "$(m '.leak_candidates[0].bytes_per_iteration')" -eq "$(jq "$k | .leak_per_iteration_bytes" "$F")" ]
+	[ "$(jq '[.findings[] | select(.id == "memory_leak")] | length' "$F")" -eq 0 ]
+	[ "$(jq '[.memory.growth_sites[] | select(.name == "keep_outputs")] | length' "$F")" -eq 0 ]
+	[ "$(jq '[.memory.sites[] | select(.memory == "host" and .device != null)] | length' "$F")" -eq 0 ]
+}
+
 @test "planted peak site: attention_scores holds 2 GiB of the 2624 MiB peak; the rule says what would shrink it" {
 	scenario memory_peak 0
 	[ "$(m .peak_bytes)" -eq $((2624 * MIB)) ]

@@ -99,6 +99,43 @@ traces() {
 	[ "$(jq -r '.gpu.devices[0].memory.releases_unmatched' "$T/f.json")" -eq 0 ]
 }
 
+@test "CUDA [memory] events with Addr feed memory.sites: one device site per op, exact bytes, no host sampling" {
+	"$ANALYZE" -o "$T/f.json" "$ISC_SRC/tests/data/kineto/memory_addr.json"
+	# the fixture: op_a 100 bytes freed by address, op_b 100 and op_c 150 live to the end (the peak, 250)
+	s='.memory.sites[] | "\(.name) \(.kind) \(.memory) \(.device) \(.pid) \(.allocated_bytes) \(.freed_bytes) \(.live_peak_bytes) \(.live_end_bytes) \(.allocated_err_bytes)"'
+	[ "$(jq -r "$s" "$T/f.json" | sort | tr '\n' ';')" = "op_a op device 0 7 100 100 0 0 0;op_b op device 0 7 100 0 100 100 0;op_c op device 0 7 150 0 150 150 0;" ]
+	[ "$(jq -r '.memory.sampling' "$T/f.json")" = null ]
+	[ "$(jq -r '.memory.growth_sites_source' "$T/f.json")" = null ]
+}
+
+@test "Kineto device leak in ProfilerSteps: memory.sites names keep_outputs (leak.py:14), 2 MiB a step, exact; scratch churns 16 MiB a step" {
+	f=$ISC_SRC/tests/data/kineto/memory_leak_steps.json
+	"$ANALYZE" -o "$T/f.json" "$f"
+	# from the fixture itself: keep_outputs' Bytes in all, and in the steps after the first (the warm-up)
+	kept=$(jq '[.traceEvents | to_entries[] | select(.value.name == "[memory]" and .value.args.Bytes > 0 and .value.args.Bytes < 16777216) | .value.args.Bytes] | add' "$f")
+	steps=$(jq '[.traceEvents[] | select(.name | startswith("ProfilerStep#"))] | length' "$f")
+	per=$((kept / steps))
+	k='.memory.sites[] | select(.name == "keep_outputs")'
+	[ "$(jq -r "$k | \"\(.file):\(.line) \(.memory) \(.device) \(.kind)\"" "$T/f.json")" = "leak.py:14 device 0 python" ]
+	[ "$(jq "$k | .leak" "$T/f.json")" = true ]
+	[ "$(jq "$k | .leak_per_iteration_bytes" "$T/f.json")" -eq "$per" ]
+	[ "$(jq "$k | .retained_bytes" "$T/f.json")" -eq $((per * (steps - 1))) ]
+	[ "$(jq "$k | .retained_err_bytes" "$T/f.json")" -eq 0 ]
+	[ "$(jq "$k | .live_end_bytes" "$T/f.json")" -eq "$kept" ]
+	[ "$(jq -r '.memory.sites[0].name' "$T/f.json")" = keep_outputs ]
+	c='.memory.sites[] | select(.name == "scratch")'
+	[ "$(jq "$c | .allocated_bytes" "$T/f.json")" -eq $((steps * 16777216)) ]
+	[ "$(jq "$c | .retained_bytes" "$T/f.json")" -eq 0 ]
+	[ "$(jq "$c | .leak" "$T/f.json")" = false ]
+	# the device rule names the same site and bytes; the host leak rule reads host sites only
+	[ "$(jq -r '.gpu.devices[0].memory.leak_candidates[0] | "\(.name) \(.bytes_per_iteration)"' "$T/f.json")" = "keep_outputs $per" ]
+	[ "$(jq '[.findings[] | select(.id == "memory_leak")] | length' "$T/f.json")" -eq 0 ]
+	[ "$(jq '[.findings[] | select(.id == "gpu_memory_leak")] | length' "$T/f.json")" -eq 1 ]
+	"$REPORT" -o "$T/r.md" "$T/f.json"
+	grep -F '| 1 | `keep_outputs` (leak.py:14), device 0 memory | 12.0 MiB | 0 B |' "$T/r.md"
+	grep -F 'From the device memory records: every allocation, exact.' "$T/r.md"
+}
+
 @test "CUDA [memory] Total Allocated / Total Reserved: peaks and ends per device match Python's json" {
 	f=$ISC_SRC/tests/data/kineto/memory_reserved.json
 	want=$($REF gpu-mem-totals "$f")

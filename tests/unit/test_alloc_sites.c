@@ -482,6 +482,104 @@ static void test_leak_with_misses(void)
 	isc_asite_free(st.m);
 }
 
+/* One exact device record: pid PID, site "line" (string id 7). */
+static void dev_rec(struct stream *st, uint64_t ts, uint32_t device, bool alloc, uint64_t addr, uint64_t size,
+		    uint32_t line)
+{
+	uint32_t frames[2] = { 7, line };
+	struct isc_asite_exact x = { .ts = ts, .address = addr, .size = size, .pid = PID, .device = device,
+				     .depth = 1, .alloc = alloc, .what = ISC_ASITE_STACK, .frames = frames };
+	st->bad |= isc_asite_exact(st->m, &x) != 0;
+}
+
+/* The site of line in memory kind (device_mem, device). */
+static const struct isc_asite_stats *site_in(const struct isc_asite_stats *o, size_t n, uint32_t line, bool dev,
+					     uint32_t device)
+{
+	for (size_t i = 0; i < n; i++)
+		if (o[i].depth == 1 && o[i].frames[1] == line && o[i].device_mem == dev && (!dev || o[i].device == device))
+			return &o[i];
+	return NULL;
+}
+
+/*
+ * Device memory in the same model (isc_asite_exact): line 1 allocates
+ * 10 MiB of host memory (sampled) at t=10 and 100 MiB on device 0 at the
+ * same address at t=20, freed at t=25, and 1 MiB on device 1 at t=26; the
+ * host line 1 frees at 28, line 3 allocates 5 MiB of host at 30.  Three
+ * sites of line 1 (host, device 0, device 1); the host peak stays at t=10
+ * (10 MiB: the device's 100 MiB do not move it); device 0's is at t=82.
+ * Then 6 boundaries: each of 5 iterations line 5 keeps 8 MiB on device 0
+ * and line 6 allocates and frees 64 MiB there: exactly 40 MiB retained, a
+ * leak of 8 MiB an iteration, no error; line 6 retains 0 and allocated
+ * 5 x 64 MiB in the steady state.  A release of no live allocation and a
+ * release without an address pairs by size: lines 9 then 8 allocate 64 MiB
+ * each at t=5, 6 with no address, one release of 64 MiB at t=7 is line 8's.
+ */
+static void test_device_exact(void)
+{
+	struct stream st = { 0 };
+	isc_asite_new(&st.m);
+	const uint64_t M = 1048576;
+	ok(!isc_asite_has_device(st.m), "no device memory yet");
+	/* no address: a release pairs with the latest live allocation of its size */
+	dev_rec(&st, 5, 0, true, 0, 64 * M, 9);
+	dev_rec(&st, 6, 0, true, 0, 64 * M, 8);
+	dev_rec(&st, 7, 0, false, 0, 64 * M, 0);
+	alloc_at(&st, 10, 0xA000000, 10 * MiB, 1, 0);
+	dev_rec(&st, 20, 0, true, 0xA000000, 100 * M, 1);
+	dev_rec(&st, 25, 0, false, 0xA000000, 100 * M, 1);
+	dev_rec(&st, 26, 1, true, 0xA000000, 1 * M, 1);
+	dev_rec(&st, 27, 0, false, 0xF000000, 3 * M, 1); /* made before the trace */
+	free_at(&st, 28, 0xA000000);
+	alloc_at(&st, 30, 0xB000000, 5 * MiB, 3, 0);
+	isc_asite_boundary(st.m, 40);
+	for (uint64_t i = 0; i < 5; i++) {
+		dev_rec(&st, 41 + 10 * i, 0, true, 0x10000000 + i * 8 * M, 8 * M, 5);
+		dev_rec(&st, 42 + 10 * i, 0, true, 0x20000000, 64 * M, 6);
+		dev_rec(&st, 43 + 10 * i, 0, false, 0x20000000, 64 * M, 6);
+		isc_asite_boundary(st.m, 50 + 10 * i);
+	}
+	const struct isc_asite_stats *o = NULL;
+	size_t n = 0;
+	ok(!st.bad && isc_asite_has_device(st.m), "fed");
+	ok(isc_asite_report(st.m, 1, &o, &n) == 0 && n == 8, "eight sites: line 1 three times, lines 3, 5, 6, 8, 9 (%zu)",
+	   n);
+	const struct isc_asite_stats *s9 = site_in(o, n, 9, true, 0), *s8 = site_in(o, n, 8, true, 0);
+	ok(s9 && s9->live_end == 64.0 * M && s8 && s8->live_end == 0 && s8->freed_bytes == 64.0 * M,
+	   "without an address: the release paired with the latest allocation of its size (line 8's)");
+	const struct isc_asite_stats *h = site_in(o, n, 1, false, 0), *d0 = site_in(o, n, 1, true, 0),
+				     *d1 = site_in(o, n, 1, true, 1), *lk = site_in(o, n, 5, true, 0),
+				     *ch = site_in(o, n, 6, true, 0);
+	double w10 = (double)llround(weight(10 * MiB, T_IV));
+	ok(h && near(h->live_peak, w10, 0) && h->peak_ts == 10 && near(h->live_end, 0, 0),
+	   "host line 1: its 10 MiB at the host peak, t=10 (the device's 100 MiB do not move it)");
+	ok(d0 && d0->alloc_bytes == 100.0 * M && d0->freed_bytes == 100.0 * M && d0->live_end == 0 &&
+		   d0->alloc_err == 0 && d0->alloc_count == 1 && d0->free_count == 1,
+	   "device 0 line 1: 100 MiB allocated and freed, exact");
+	ok(d0 && d0->peak_ts == 82 && d0->live_peak == 0,
+	   "device 0's peak is its own: t=82, 40 MiB kept + 64 MiB of churn (above line 1's 100 MiB)");
+	ok(d1 && d1->alloc_bytes == 1.0 * M && d1->live_end == 1.0 * M, "device 1 line 1: 1 MiB, a site apart");
+	ok(lk && lk->retained == 40.0 * M && lk->retained_err == 0 && lk->leak && lk->leak_per_iter == 8.0 * M &&
+		   lk->intervals == 5 && lk->live_peak == 40.0 * M,
+	   "device leak: 40 MiB retained over 5 iterations, 8 MiB each, exact");
+	ok(ch && ch->retained == 0 && !ch->leak && ch->alloc_steady == 5 * 64.0 * M && ch->live_peak == 64.0 * M,
+	   "device churn: 5 x 64 MiB allocated in the steady state, none retained");
+	ok(n && o[0].device_mem && o[0].frames[1] == 5, "the device leak ranks first");
+	struct isc_asite_death dd[8];
+	size_t k = isc_asite_death(st.m, PID, 100, 1000, dd, 8);
+	bool host_only = true;
+	for (size_t i = 0; i < k; i++)
+		host_only &= !o[dd[i].index].device_mem;
+	ok(k == 2 && host_only, "a death: the host sites only (%zu)", k);
+	dev_rec(&st, 200, 0, false, 0, 64 * M, 0);
+	dev_rec(&st, 201, 0, false, 0, 64 * M, 0); /* none left of that size: made before the trace */
+	ok(!st.bad && isc_asite_report(st.m, 1, &o, &n) == 0 && (s9 = site_in(o, n, 9, true, 0)) && s9->live_end == 0 &&
+		   s9->freed_bytes == 64.0 * M,
+	   "the next release of that size is line 9's; one more finds none");
+	isc_asite_free(st.m);
+}
+
 int main(void)
 {
 	test_estimates();
@@ -494,5 +592,6 @@ int main(void)
 	test_death();
 	test_table();
 	test_coverage();
+	test_device_exact();
 	return tap_done();
 }

@@ -1045,6 +1045,13 @@ static void memory_leak(void)
 		 SITE_LEAK("cache_results", 13, 46137355, null, null, false) "," SITE_LEAK("scratch", 17, 0, null, null, false) "]}}");
 	ok(!finding(d, "memory_leak"), "retained bytes that are no leak: no memory_leak");
 	cJSON_Delete(d);
+	/* a device site's leak (memory "device") is gpu_memory_leak's, not the host's */
+	d = eval("{\"summary\":{\"wall_ns\":20000000000},\"memory\":{\"rss_peak_bytes\":104857600,\"sites\":[{"
+		 "\"name\":\"keep_outputs\",\"file\":\"m.py\",\"line\":9,\"kind\":\"python\",\"memory\":\"device\","
+		 "\"device\":0,\"retained_bytes\":92274688,\"retained_err_bytes\":0,\"iterations\":11,\"leak\":true,"
+		 "\"leak_per_iteration_bytes\":8388608,\"leak_bytes_per_s\":8388608}]}}");
+	ok(!finding(d, "memory_leak"), "a device site's leak: no memory_leak");
+	cJSON_Delete(d);
 }
 
 /*
@@ -1082,6 +1089,17 @@ static void memory_churn(void)
 	cJSON_Delete(d);
 	d = eval(CHURN_DOC(500000, 1048576));
 	ok(!finding(d, "memory_churn"), "11 MiB of churn (below 64 MiB): no memory_churn");
+	cJSON_Delete(d);
+	/* a device site (memory "device") churning 11 x 256 MiB: no page faults of the host's, not counted */
+	d = eval("{" CPU(20, 30, 5, 10, 1) ",\"processes\":[{\"system_ns\":4000000000,\"minor_faults\":500000}],"
+		 "\"memory\":{\"sites\":[{\"name\":\"forward_tmp\",\"file\":\"m.py\",\"line\":5,\"kind\":\"python\","
+		 "\"memory\":\"device\",\"device\":0,\"iterations\":11,\"allocated_per_iteration_bytes\":268435456,"
+		 "\"retained_bytes\":0,\"allocated_bytes\":2952790016,\"freed_bytes\":2952790016,"
+		 "\"allocation_rate_bytes_per_s\":268435456}," SITE_CHURN("scratch", 17, 20971521, 0, 251658252, 251658252) "]}}");
+	f = finding(d, "memory_churn");
+	ok(f && strstr(isc_doc_str(f, "title", ""), "scratch (m.py:17)") && num(f, "evidence.metrics.churn_share_pct") == 100 &&
+		   cJSON_GetArraySize(isc_doc_get(f, "evidence.top")) == 1,
+	   "a device site's churn is not the host's: scratch, 100 %% (%s)", f ? isc_doc_str(f, "title", "") : "(none)");
 	cJSON_Delete(d);
 }
 
