@@ -319,6 +319,8 @@ static int span_pop(struct ana *a, struct ana_thread *th, uint64_t end_ts, bool 
 		}
 		a->after_at_scope_end = a->after_scope_ns;
 		a->cpu_after_at_scope_end = a->cpu_after_scope_ns;
+		a->ps_at_scope_end = a->ps_after;
+		a->ps_busy_at_scope_end = a->ps_busy_after;
 		if (parent)
 			parent->child_ns += dur - self;
 		else

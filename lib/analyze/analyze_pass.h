@@ -264,6 +264,7 @@ struct ana {
 	/* --python=sample: stack samples after the first scope began, and inside one;
 	 * the same of the samples whose thread was busy (running or runnable) */
 	uint64_t ps_after, ps_in, ps_busy_after, ps_busy_in;
+	uint64_t ps_at_scope_end, ps_busy_at_scope_end; /* ps_after, ps_busy_after when the last scope so far ended */
 	bool round_in_it;
 	uint64_t it_rounds, it_runnable_sum, it_runnable_max;
 	struct ana_off_acc it_off; /* blocked time inside iterations */

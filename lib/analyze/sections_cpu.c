@@ -686,8 +686,11 @@ int isc_ana_emit_in_iterations(struct ana *a, cJSON *cpu, bool from_samples)
 	for (size_t i = 0; i < a->nths; i++)
 		if (a->ths[i]->traced)
 			it_cpu += a->ths[i]->it_cpu_ns;
-	if (from_samples)
-		a->out.in_it_share_pct = a->ps_busy_after ? pct(a->ps_busy_in, a->ps_busy_after) : pct(a->ps_in, a->ps_after);
+	if (from_samples) /* up to the last scope's end, as exact mode: shutdown (and a scope never ended) left out */
+		a->out.in_it_share_pct = a->ps_busy_at_scope_end
+						 ? pct(a->ps_busy_in < a->ps_busy_at_scope_end ? a->ps_busy_in : a->ps_busy_at_scope_end,
+						       a->ps_busy_at_scope_end)
+						 : pct(a->ps_in < a->ps_at_scope_end ? a->ps_in : a->ps_at_scope_end, a->ps_at_scope_end);
 	else /* exact mode: of the traced threads' CPU time, as sample mode's busy samples */
 		a->out.in_it_share_pct = a->cpu_after_at_scope_end && it_cpu
 						 ? pct(it_cpu < a->cpu_after_at_scope_end ? it_cpu : a->cpu_after_at_scope_end,

@@ -74,6 +74,15 @@ torch_or_skip() {
 	# (python_ns + ops_ns: on a loaded machine the verdict may be the CPU contention)
 	run jq -r '.verdict.class == "op_compute_bound" or (.cpu.in_iterations.split | .torch_ops_ns >= 0.8 * (.python_ns + .ops_ns))' "$F"
 	[ "$output" = true ]
+	# from the first step's start to the last one's end the steps are all the work (the loop between
+	# them is microseconds): the iterations hold it, whatever the interpreter's shutdown costs after
+	# (sample mode counted the shutdown: 59-70 %, python_bound on the whole run once in CI). Exact
+	# mode measures the share from the 20 Hz thread CPU samples, about 3 intervals in these 140 ms
+	# of steps (57-67 % for the same work): not asserted there, a known weakness (issue 24's note)
+	if [ "$MODE" = sample ]; then
+		run jq -r '.cpu.in_iterations.share_pct >= 90' "$F"
+		[ "$output" = true ]
+	fi
 	run jq -r '[.findings[] | select(.id == "python_bound")] | length' "$F"
 	[ "$output" = 0 ]
 	# the heaviest op row in iterations: the matrix product of a tensor, a torch op
