@@ -204,6 +204,25 @@ static bool history_regressed(const cJSON *doc)
 	return any;
 }
 
+/*
+ * The operands of --job and --history: the findings documents
+ * argv[first..], loaded into docs (*n of them) once the output is open.
+ * 0, or the exit status: 2 when none was given (saying need), 1 when the
+ * output or a document failed (said).
+ */
+static int operand_docs(int argc, char **argv, int first, const char *need, struct isc_tool_out *out, const char *path,
+			cJSON **docs, size_t *n)
+{
+	if (first >= argc)
+		return isc_tool_usage_error(&tool, "%s", need);
+	if (isc_tool_out_open(out, path))
+		return 1;
+	for (int i = first; i < argc; i++, (*n)++)
+		if (load_findings(argv[i], &docs[*n]))
+			return 1;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct isc_config *c = NULL;
@@ -261,15 +280,10 @@ int main(int argc, char **argv)
 			status = isc_tool_usage_error(&tool, "--job mixes with neither --baseline nor --history");
 			goto out;
 		}
-		if (first >= argc) {
-			status = isc_tool_usage_error(&tool, "--job needs the findings of the job's ranks");
+		if ((status = operand_docs(argc, argv, first, "--job needs the findings of the job's ranks", &out, path,
+					   bdocs, &nloaded)))
 			goto out;
-		}
-		if (isc_tool_out_open(&out, path))
-			goto out;
-		for (int i = first; i < argc; i++, nloaded++)
-			if (load_findings(argv[i], &bdocs[nloaded]))
-				goto out;
+		status = 1;
 		if ((rc = isc_analyze_job((const cJSON *const *)bdocs, nloaded, &doc))) {
 			isc_log(ISC_LOG_ERROR, "%s%s", rc == -EINVAL ? "not one job: " : "", isc_err_msg());
 			status = rc == -EINVAL ? 2 : 1;
@@ -283,15 +297,10 @@ int main(int argc, char **argv)
 			status = isc_tool_usage_error(&tool, "--history and --baseline do not mix");
 			goto out;
 		}
-		if (first >= argc) {
-			status = isc_tool_usage_error(&tool, "--history needs the findings of a series, oldest first");
+		if ((status = operand_docs(argc, argv, first, "--history needs the findings of a series, oldest first", &out,
+					   path, bdocs, &nloaded)))
 			goto out;
-		}
-		if (isc_tool_out_open(&out, path))
-			goto out;
-		for (int i = first; i < argc; i++, nloaded++)
-			if (load_findings(argv[i], &bdocs[nloaded]))
-				goto out;
+		status = 1;
 		doc = cJSON_Duplicate(bdocs[nloaded - 1], true);
 		if (!doc || isc_findings_history(doc, (const cJSON *const *)bdocs, (const char *const *)argv + first,
 						 nloaded, &co)) {
