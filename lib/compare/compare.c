@@ -252,19 +252,19 @@ static double iter_mean_ns(const cJSON *doc)
 }
 
 /*
- * The part of that mean the recording cost by its own estimate
+ * The part of that mean (mean_ns) the recording cost by its own estimate
  * (iterations.latency_estimate.removed_pct), withheld or not: the
  * functions' self times are compensated either way (exact mode), so the
  * cpu view shows the estimate as a row of its own and "(other time in
  * iterations)" is what neither explains.  0 without an estimate.
  */
-static double iter_recording_ns(const cJSON *doc)
+static double iter_recording_ns(const cJSON *doc, double mean_ns)
 {
 	const cJSON *est = isc_doc_get(doc, "iterations.latency_estimate");
 	if (!cJSON_IsObject(est))
 		return 0;
 	double pct = isc_doc_num(est, "removed_pct", 0);
-	return pct > 0 && pct <= 100 ? iter_mean_ns(doc) * pct / 100 : 0;
+	return pct > 0 && pct <= 100 ? mean_ns * pct / 100 : 0;
 }
 
 static const char *idle_names[][2] = {
@@ -291,11 +291,11 @@ static int collect(struct items *it, int s, const cJSON *doc, double w)
 			  isc_doc_str(e, "file", NULL), isc_doc_num(e, "line", 0), "cpu", ns * per, row_calls(e, per));
 	}
 	/* the recording's own cost and the rest, so that the cpu view adds up to the measured mean iteration */
-	double rec = iter_recording_ns(doc);
+	double mean = iter_mean_ns(doc), rec = iter_recording_ns(doc, mean);
 	if (rec > 0)
 		rc |= add(it, s, "recording", RECORDING_ROW, NULL, 0, "cpu", rec * w, NAN);
 	rc |= add(it, s, "other", "(other time in iterations)", NULL, 0, "cpu",
-		  (iter_mean_ns(doc) - rec) * w - listed * per, 0);
+		  (mean - rec) * w - listed * per, 0);
 	cJSON_ArrayForEach(e, isc_doc_get(doc, "gpu.kernels.top"))
 		rc |= add(it, s, "kernel", isc_doc_str(e, "name", NULL), NULL, 0, "gpu", isc_doc_num(e, "total_ns", 0) * per,
 			  isc_doc_num(e, "count", 0) * per);
