@@ -48,6 +48,17 @@ static unsigned utf8_len(const unsigned char *q)
 	return len;
 }
 
+bool isc_utf8_valid(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n;) {
+		unsigned len = utf8_len((const unsigned char *)s + i);
+		if (!len || len > n - i)
+			return false;
+		i += len;
+	}
+	return true;
+}
+
 char *isc_text_dup(const uint8_t *p, size_t n, char nul, bool ctl)
 {
 	char *s = malloc(n + 1);

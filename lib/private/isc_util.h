@@ -114,6 +114,8 @@ void isc_copy_bytes(char *dst, size_t cap, const uint8_t *src, size_t len, char 
  * out of memory.
  */
 char *isc_text_dup(const uint8_t *p, size_t n, char nul, bool ctl);
+/* Whether s[0..n) is well-formed UTF-8 (s NUL-terminated at n or later). */
+bool isc_utf8_valid(const char *s, size_t n);
 /* The ranks a sorted list covers, as ranges into buf: "2-5, 9" (cut at cap; common/text.c). */
 void isc_rank_ranges(char *buf, size_t cap, const uint32_t *v, size_t n);
 

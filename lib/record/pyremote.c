@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "isc_format.h" /* enum isc_py_callee_kind */
+#include "private/isc_util.h" /* isc_utf8_valid (common/text.c) */
 #include "pycode.h"
 #include "pyremote.h"
 
@@ -398,7 +399,7 @@ static bool in_image(const struct isc_pyremote *r, uint64_t a)
 /*
  * A NUL-terminated C string at addr (tp_name, ml_name) into buf: read a
  * page at a time, so that no read reaches past the page of the NUL.
- * Printable bytes only.  The length, or a negative errno.
+ * Printable, well-formed UTF-8 only.  The length, or a negative errno.
  */
 static int read_cstr(struct isc_pyremote *r, uint64_t addr, char *buf, size_t cap)
 {
@@ -419,6 +420,9 @@ static int read_cstr(struct isc_pyremote *r, uint64_t addr, char *buf, size_t ca
 			for (size_t i = 0; i < n; i++)
 				if ((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f)
 					return -EBADMSG;
+			/* a stale pointer's bytes are rarely well-formed UTF-8 (a real name always is) */
+			if (!isc_utf8_valid(buf, n))
+				return -EBADMSG;
 			return (int)n;
 		}
 		n += chunk;

@@ -174,6 +174,10 @@ static void test_lies(void)
 	free(st);
 }
 
+/* When set, the bytes (NUL included) callee_case writes over time.sleep's ml_name. */
+static const char *ml1_name;
+static size_t ml1_len;
+
 /* Thread 101's callee in case c, named: "src kind torch name module", or what failed. */
 static void callee_case(enum img_callee_case c, char *out, size_t cap)
 {
@@ -186,6 +190,8 @@ static void callee_case(enum img_callee_case c, char *out, size_t cap)
 	bool torch = false;
 	img_build(mem);
 	img_callee(mem, c);
+	if (ml1_name)
+		memcpy(mem + A_ML1 + 0x40, ml1_name, ml1_len);
 	img_remote(&r, &im);
 	img_callee_remote(&r);
 	if (isc_pyremote_sample(&r, st, 4, &n) || n < 1 || st[0].depth < 1) {
@@ -215,6 +221,14 @@ static void test_callee(void)
 	ok_str(got, "src 2 kind 2 torch Tensor.matmul torch",
 	       "a method descriptor of torch._C._TensorBase called on a Tensor: Tensor.matmul (its type's __qualname__, "
 	       "__module__ from its dict), torch's");
+	/* a name read through a stale pointer (seen on a real run: "builtins.\xc3"): refused, not recorded */
+	ml1_name = "\xc3", ml1_len = 2;
+	callee_case(IMG_CALL_FUNCTION, got, sizeof(got));
+	ok_str(got, "src 1: unnamed", "a C function name that is not UTF-8 (a lone 0xc3): no name");
+	ml1_name = "sl\xc3\xa9" "ep", ml1_len = 7;
+	callee_case(IMG_CALL_FUNCTION, got, sizeof(got));
+	ok_str(got, "src 1 kind 1 - time.sl\xc3\xa9" "ep time", "a name in well-formed UTF-8 (an e acute): kept");
+	ml1_name = NULL;
 	callee_case(IMG_CALL_PYTHON, got, sizeof(got));
 	ok_str(got, "none", "a call of a Python function: no C callee");
 	callee_case(IMG_CALL_BOUND, got, sizeof(got));
