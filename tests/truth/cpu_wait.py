@@ -7,6 +7,10 @@ itself reads its thread's run-queue wait (the second number of
 /proc/thread-self/schedstat, the kernel's own account) at its start and
 its end and writes "wall_ns wait_ns" per step to $CPU_WAIT_OUT: the exact
 waits iterations.cpu_wait_ns estimates from the samples around each end.
+After the last step the script goes on computing for 0.3 s (30 sampling
+periods at 100 Hz): the estimate needs a sample of the thread after each
+span's end, and a script that exits at the last step's end has none
+(cpu_wait_ns is then null: seen in CI, sample mode).
 """
 import os
 import time
@@ -36,3 +40,7 @@ with open(os.environ["CPU_WAIT_OUT"], "w") as out:
                 s += k * k % 13
             w1, t1 = wait_ns(), time.monotonic_ns()
         out.write("%d %d\n" % (t1 - t0, w1 - w0))
+# a tail of work outside the steps, so that samples follow the last one
+end = time.monotonic_ns() + 300_000_000
+while time.monotonic_ns() < end:
+    pass

@@ -186,9 +186,11 @@ torch_or_skip() {
 it = json.load(open(sys.argv[1]))["iterations"]
 truth = [tuple(map(int, l.split())) for l in open(sys.argv[2])]
 w, k = it["cpu_wait_ns"], it["warmup_spans"]
+assert w is not None, "iterations.cpu_wait_ns is null (a span without a sample of its thread after it)"
 assert len(w) == len(it["spans"]) == len(truth), (len(w), len(it["spans"]), len(truth))
 est, exact, wall = sum(w[k:]), sum(t[1] for t in truth[k:]), sum(t[0] for t in truth[k:])
 print("%.0f %.0f %.0f" % (est / 1e6, exact / 1e6, wall / 1e6))' "$F" "$CPU_WAIT_OUT"
+	echo "$output"
 	[ "$status" -eq 0 ]
 	read -r est exact wall <<<"$output"
 	echo "estimated $est ms, exact $exact ms of waits in $wall ms of steps"
