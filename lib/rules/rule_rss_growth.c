@@ -14,7 +14,9 @@
  * the most bytes, in the title, and every line that retained bytes with
  * its share of them (Share); else where RSS grew most (memory.growth_sites:
  * the Python function and the scope open; else memory.growth_top), the
- * functions where it grew (memory.growth_top).
+ * functions where it grew (memory.growth_top).  memory.growth_top is
+ * run-wide (start-up's imports grow RSS legitimately): with iterations it
+ * is left out, as host_memory_bound leaves it out.
  * What-if: none (growth costs time only once it causes faults or swap,
  * which host_memory_bound measures); the finding says when memory would
  * run out at this slope.
@@ -45,9 +47,10 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	}
 	if (slope < MIN_SLOPE || peak <= 0 || slope * span / 1e9 < 0.1 * peak)
 		return;
-	/* the site: memory.growth_sites (function and scope), else growth_top */
+	/* the site: memory.growth_sites (function and scope), else growth_top, which is
+	 * run-wide (start-up's imports): only for a run without iterations */
 	const cJSON *top = cJSON_GetArrayItem(isc_doc_arr(d, "memory.growth_sites"), 0);
-	if (!top)
+	if (!top && !c->iterations)
 		top = cJSON_GetArrayItem(isc_doc_arr(d, "memory.growth_top"), 0);
 	char w[600] = "";
 	if (top)
@@ -80,8 +83,9 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	isc_fnd_metric(o, f, "rss_peak_bytes", peak);
 	isc_fnd_metric(o, f, "steady_span_ns", span);
 	isc_fnd_range(o, f, c->wall_ns - span, c->wall_ns, "span the slope was fitted over");
-	cJSON_ArrayForEach(x, isc_doc_arr(d, "memory.growth_top"))
-		isc_fnd_bytes(o, isc_fnd_top(o, f, x, NULL, "python", -1, -1), isc_doc_num(x, "growth_bytes", -1));
+	if (!c->iterations)
+		cJSON_ArrayForEach(x, isc_doc_arr(d, "memory.growth_top"))
+			isc_fnd_bytes(o, isc_fnd_top(o, f, x, NULL, "python", -1, -1), isc_doc_num(x, "growth_bytes", -1));
 	char when[160] = "";
 	if (isc_doc_have(d, "memory.mem_available_bytes_min", &avail) && avail > 0)
 		snprintf(when, sizeof(when), " At this slope the %.0f MiB still available last %.0f s.", avail / 1048576,
