@@ -2,6 +2,10 @@
 
     workloads.py NAME [--steps N] [--profile OUT.json]
 
+The line that launches a workload's GPU work carries the comment
+`# launch site: NAME`: check.sh takes the truth of the launch-site column
+from it.
+
 Each runs N steps (default 30), one `scope("step")` each (a no-op when not
 recorded by iscope-record), synchronizes at the end of every step, and
 prints `ms_per_step MEDIAN` of the steps after the first 5 (warm-up).
@@ -45,21 +49,21 @@ def make(name):
 
         def step():
             for _ in range(4):
-                torch.matmul(a, b)
+                torch.matmul(a, b)  # launch site: gemm
         return step
     if name == "tiny":
         x = torch.zeros(16, device=dev)
 
         def step():
             for _ in range(3000):
-                x.add_(1.0)
+                x.add_(1.0)  # launch site: tiny
         return step
     if name == "pageable":
         host = torch.empty(512 << 20, dtype=torch.uint8)  # pageable: not pinned
         dst = torch.empty(512 << 20, dtype=torch.uint8, device=dev)
 
         def step():
-            dst.copy_(host, non_blocking=True)
+            dst.copy_(host, non_blocking=True)  # launch site: pageable
         return step
     if name == "python":
         x = torch.zeros(16, device=dev)
@@ -69,7 +73,7 @@ def make(name):
             s = 0
             while time.perf_counter() < end:
                 s += 1
-            x.add_(1.0)
+            x.add_(1.0)  # launch site: python
         return step
     if name.startswith("resnet"):
         import torchvision
