@@ -22,12 +22,25 @@
  *                host_wait - launch) + idle waiting on other streams
  *                (HTA's "other" gaps: launched in time, started late)
  *   cpu        = host_wait - launch - (sync's host part)
- *   compute    = compute time x (1 - throttled share)
- *   throttled  = compute time x throttled share, the share of the GPU's
- *                work in the NVML sample intervals that ran throttled
- *                (gpu.nvml[]: throttled_busy_ns / busy_ns; idle clocks
- *                and intervals without work are not throttled work)
+ *   throttled  = compute time x throttled share x clock deficit: the
+ *                throttled share is the share of the GPU's work in the
+ *                NVML sample intervals that ran throttled (gpu.nvml[]:
+ *                throttled_busy_ns / busy_ns; idle clocks and intervals
+ *                without work are not throttled work).  The clock deficit
+ *                is 1 when any device saw a thermal or slowdown reason (a
+ *                machine at fault: its throttled work is the finding's),
+ *                else, the power cap alone (how a GPU runs a saturating
+ *                load within its power budget: a GEMM on an H200 at 1500
+ *                of 1980 MHz), 1 - the lowest SM clock of a throttled
+ *                busy sample / the highest of a busy one (1 when either
+ *                is unknown): the time the throttled work would not have
+ *                taken at full clock (an upper bound: memory-bound kernels
+ *                do not scale with the SM clock), so that such a run stays
+ *                gpu_compute_bound
+ *   compute    = compute time - throttled
  */
+#include <string.h>
+
 #include "rules.h"
 
 #define LAUNCH_MIN 100
@@ -58,11 +71,24 @@ void isc_gpu_split(const struct rule_ctx *c, struct isc_gpu_split *s)
 		sync_host = hw - s->launch;
 	s->sync = sync_host + c->g.other_wait;
 	s->cpu = hw - s->launch - sync_host;
+	double lo = 0, hi = 0;
+	bool fault = false;
 	cJSON_ArrayForEach(n, isc_doc_arr(d, "gpu.nvml")) {
+		const cJSON *r;
 		samples += isc_doc_num(n, "busy_ns", 0);
 		thr += isc_doc_num(n, "throttled_busy_ns", 0);
+		double l = isc_doc_num(n, "sm_mhz_min_throttled", 0), h = isc_doc_num(n, "sm_mhz_max_busy", 0);
+		if (l > 0 && (lo == 0 || l < lo))
+			lo = l;
+		if (h > hi)
+			hi = h;
+		cJSON_ArrayForEach(r, isc_doc_get(n, "throttle_reasons"))
+			if (cJSON_IsNumber(r) && r->valuedouble > 0 && r->string &&
+			    (strstr(r->string, "thermal") || strstr(r->string, "slowdown") || strstr(r->string, "brake")))
+				fault = true;
 	}
 	s->throttled_share = samples > 0 ? thr / samples : 0;
-	s->compute = c->g.compute * (1 - s->throttled_share);
-	s->throttled = c->g.compute * s->throttled_share;
+	s->clock_deficit = fault || lo <= 0 || hi <= 0 ? 1 : hi > lo ? 1 - lo / hi : 0;
+	s->throttled = c->g.compute * s->throttled_share * s->clock_deficit;
+	s->compute = c->g.compute - s->throttled;
 }

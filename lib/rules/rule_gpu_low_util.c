@@ -3,8 +3,12 @@
  * mostly idle.
  *
  * Over timeseries.gpu_busy_pct from the first to the last bucket with GPU
- * work: a window is low when busy < 50 % (nsys analyze gpu_time_util's
- * default threshold).  Trigger: low windows >= 20 % of those buckets.
+ * work, and when the GPU classes judge the steady iterations (rules.c:
+ * gpu.in_iterations) only the buckets inside their window (the first
+ * steady span's start to the last one's end, iterations.spans): a GEMM
+ * run's start-up (imports, cuBLAS's set-up, the warm-up step) is not its
+ * utilization.  A window is low when busy < 50 % (nsys analyze
+ * gpu_time_util's default threshold).  Trigger: low windows >= 20 % of those buckets.
  * Severity info.  Evidence: the longest runs of low windows as time
  * ranges, the mean busy share.  What-if: the idle time inside the low
  * windows removed; null when cpu_bound, sync_bound or launch_bound fired
@@ -31,6 +35,24 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 				first = i;
 			last = i;
 		}
+	if (c->gpu_iterations) { /* the steady iterations' window, whole buckets inside it */
+		const cJSON *sp = isc_doc_arr(c->doc, "iterations.spans");
+		int k = (int)isc_doc_num(c->doc, "iterations.warmup_spans", 0), m = cJSON_GetArraySize(sp);
+		double lo = -1, hi = -1;
+		for (int i = k; i < m; i++) {
+			double a = isc_doc_num(cJSON_GetArrayItem(cJSON_GetArrayItem(sp, i), 0), "", -1);
+			double b = isc_doc_num(cJSON_GetArrayItem(cJSON_GetArrayItem(sp, i), 1), "", -1);
+			if (a >= 0 && (lo < 0 || a < lo))
+				lo = a;
+			if (b > hi)
+				hi = b;
+		}
+		if (lo >= 0 && hi > lo) {
+			int a = (int)((lo - t0 + w - 1) / w), b = (int)((hi - t0) / w) - 1;
+			first = first > a ? first : a;
+			last = last < b ? last : b;
+		}
+	}
 	if (first < 0 || last - first < 4)
 		return;
 	int low = 0;
@@ -64,7 +86,7 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	if (low < TRIGGER_SHARE * nb)
 		return;
 	cJSON *f = isc_fnd_new(o, "gpu_low_util", "info", c->quality,
-			   "The GPU was under %d %% busy in %.0f %% of the run's time windows (mean %.0f %%)", LOW_PCT,
+			   "The GPU was under %d %% busy in %.0f %% of the time windows (mean %.0f %%)", LOW_PCT,
 			   100.0 * low / nb, sum / nb);
 	isc_fnd_metric(o, f, "low_windows", low);
 	isc_fnd_metric(o, f, "windows", nb);

@@ -8,14 +8,20 @@
  * thermal, power brake) are throttled_busy_samples (analyze_gpu.c).
  * Trigger: >= 10 % of the busy samples throttled.  Severity critical when
  * half of them are, with a thermal or slowdown reason seen, else warning.
- * Verdict share: the throttled part of the compute time (gpu_split.c:
- * compute x throttled_busy_ns / busy_ns), so a busy GPU throttled most of
- * the time is thermal_throttled rather than gpu_compute_bound.
+ * Verdict share (gpu_split.c): with a thermal or slowdown reason (a
+ * machine at fault), the throttled part of the compute time (compute x
+ * throttled_busy_ns / busy_ns), so a busy GPU throttled most of the time
+ * is thermal_throttled rather than gpu_compute_bound; with the power cap
+ * alone (how a GPU runs a saturating load: a GEMM on an H200 at 1500 of
+ * 1980 MHz), only the time that part lost to the lower clock (x (1 -
+ * throttled SM clock / the highest busy one)), so such a run stays
+ * gpu_compute_bound with this finding beside it.
  * Evidence: samples, reasons, SM clock of the throttled samples and the
  * highest of the busy ones, temperature, power.
  * What-if: the throttled compute at the highest SM clock seen while the
- * GPU worked: throttled x (1 - throttled clock / that clock) — an upper
- * bound (memory-bound kernels do not scale with the SM clock).
+ * GPU worked: throttled compute x (1 - throttled clock / that clock) — an
+ * upper bound (memory-bound kernels do not scale with the SM clock);
+ * unknown without both clocks.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -73,7 +79,7 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 			if (cJSON_IsNumber(r) && r->string && r->valuedouble > 0 && throttle_reason(r->string))
 				isc_fnd_detail(o, isc_fnd_top(o, f, NULL, r->string, "gpu", -1, isc_rpct(r->valuedouble, isc_doc_num(n, "samples", 1))),
 					   "GPU %.0f: %.0f samples", isc_doc_num(n, "device", 0), r->valuedouble);
-	isc_fnd_suggest(c, o, f, hi > 0 && lo > 0 ? s->throttled * (1 - lo / hi) : -1,
+	isc_fnd_suggest(c, o, f, hi > 0 && lo > 0 ? c->g.compute * s->throttled_share * (1 - lo / hi) : -1,
 		    "Check cooling and power: airflow, fan curves, the power limit (nvidia-smi -q -d PERFORMANCE,POWER), "
 		    "other jobs on the GPU; cap clocks (nvidia-smi -lgc) for steady latency.",
 		    "the throttled compute at the highest SM clock seen while the GPU worked (upper bound)",

@@ -478,10 +478,10 @@ static bool cpu_class_finding(const char *id)
 	return false;
 }
 
-/* The findings of the GPU verdict classes and gpu_gaps, which read gpu's time breakdown. */
+/* The findings of the GPU verdict classes, gpu_gaps and gpu_low_util, which read gpu's time breakdown (or window). */
 static bool gpu_class_finding(const char *id)
 {
-	return isc_verdict_class_is_gpu(id) || !strcmp(id, "gpu_gaps");
+	return isc_verdict_class_is_gpu(id) || !strcmp(id, "gpu_gaps") || !strcmp(id, "gpu_low_util");
 }
 
 /*

@@ -26,6 +26,7 @@
 struct isc_gpu_split {
 	double launch, sync, cpu, compute, throttled; /* ns of the GPU span */
 	double throttled_share;                        /* [0,1] */
+	double clock_deficit;                          /* [0,1]: 1 - throttled SM clock / busy SM clock */
 	bool launch_pattern;
 	double short_share, shorter_share;             /* [0,1] */
 };

@@ -292,6 +292,20 @@ static void gpu_classes(void)
 	ok(f && !strcmp(isc_doc_str(f, "severity", NULL), "critical"), "slowdown in >= 50 %% of samples: critical");
 	ok(f && fabs(num(f, "suggestion.estimated_saving_ns") - 0.9e9 * 0.8 * 0.5) < 1, "throttle what-if: 0.72 s x (1 - 900/1800)");
 	cJSON_Delete(d);
+	/*
+	 * the same at the power cap alone (an H200's GEMM: 1500 of 1980 MHz): the
+	 * time lost 0.9 s x 0.8 x (1 - 1500/1980) = 0.1745 s, compute at full
+	 * clock 0.7255 s: gpu_compute_bound, thermal_throttled beside it
+	 */
+	d = eval("{\"summary\":{\"wall_ns\":1000000000},\"gpu\":{\"ops\":10," GPU_DEV(1000000000, 50000000, 900000000, 0, 0)
+		 ",\"nvml\":[{\"device\":0,\"samples\":100,\"throttled_samples\":80,\"sm_mhz_min\":1500,\"sm_mhz_max\":1980,"
+		 "\"busy_samples\":100,\"throttled_busy_samples\":80,\"busy_ns\":900000000,\"throttled_busy_ns\":720000000,"
+		 "\"sm_mhz_min_throttled\":1500,\"sm_mhz_max_busy\":1980,\"throttle_reasons\":{\"sw_power_cap\":80}}]}}");
+	ok(!strcmp(cls(d), "gpu_compute_bound"), "a GEMM at the power cap, 1500 of 1980 MHz: gpu_compute_bound (%s)", cls(d));
+	f = finding(d, "thermal_throttled");
+	ok(f && fabs(num(f, "suggestion.estimated_saving_ns") - 0.9e9 * 0.8 * (1 - 1500.0 / 1980)) < 1,
+	   "power-cap what-if: 0.72 s x (1 - 1500/1980)");
+	cJSON_Delete(d);
 	/* the same samples throttled, none while the GPU worked (idle clocks, or no work in their interval) */
 	d = eval("{\"summary\":{\"wall_ns\":1000000000},\"gpu\":{\"ops\":10," GPU_DEV(1000000000, 50000000, 900000000, 0, 0)
 		 ",\"nvml\":[{\"device\":0,\"samples\":100,\"throttled_samples\":80,\"sm_mhz_min\":345,\"sm_mhz_max\":1800,"
