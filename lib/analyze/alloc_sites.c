@@ -6,8 +6,10 @@
  *   TL_FREE   --> live[pid, addr] --> site -= w
  *   TL_ALLOC_SITE (the shim's table at a death) --> the site's exact counts
  *   isc_asite_exact (device memory) --> as ALLOC / FREE, weight = size, in
- *                    the space (pid, 1 + device): sites, live pointers and
- *                    the peak apart from the host's (space 0)
+ *                    the space (pid, 1 + device): sites and live pointers
+ *                    apart from the host's (space 0); the peak is the
+ *                    device's (every process's); a failed allocation
+ *                    counts at its site and is remembered
  *   boundary  --> B++ (each site remembers its value lazily, below)
  *
  * Three things are kept without copying every site at every moment:
@@ -23,6 +25,10 @@
  *   have its current value.
  * - live in the last seconds: 16 buckets of 250 ms per site, each the
  *   value at the bucket's end, filled when the site next changes.
+ * - a device site's live bytes over the whole run: ISC_ASITE_BUCKETS
+ *   values at the caller's bucket ends (isc_asite_exact's bucket, shift),
+ *   pairs merged when the caller's grid doubled since the site last
+ *   changed (once per doubling, when it next changes or is read).
  */
 #include <errno.h>
 #include <math.h>
@@ -34,6 +40,7 @@
 #define DEFAULT_INTERVAL (512u << 10) /* iscope-record's, for a process without ALLOC_INFO */
 #define HIST_N 16
 #define HIST_NS 250000000ull
+#define UNSET INT64_MIN /* a series bucket the site did not change in */
 
 struct bval { /* live (and allocated so far) from boundary from_b on, up to the next entry's */
 	uint32_t from_b;
@@ -62,6 +69,9 @@ struct site {
 	bool table;
 	double t_live, t_err, t_alloc, t_freed;
 	uint64_t t_nalloc, t_nfree;
+	int64_t *tser;   /* device sites: live at each bucket's end (UNSET: unchanged in it); NULL until then */
+	uint32_t tshift; /* the grid's doublings tser is at */
+	uint64_t nfail;  /* device sites: allocations that failed */
 };
 
 struct aproc {
@@ -104,6 +114,8 @@ struct isc_asite_model {
 	size_t *rank;
 	struct isc_asite_gaps gaps;
 	bool has_device;
+	bool failed; /* some allocation failed: fail is the latest */
+	struct isc_asite_failure fail;
 };
 
 static uint64_t mix(uint64_t a, uint64_t b)
@@ -199,6 +211,7 @@ void isc_asite_free(struct isc_asite_model *m)
 	for (size_t i = 0; i < m->nsites; i++) {
 		free(m->sites[i].frames);
 		free(m->sites[i].ser);
+		free(m->sites[i].tser);
 	}
 	free(m->sites);
 	free(m->by_stack.e);
@@ -213,11 +226,15 @@ void isc_asite_free(struct isc_asite_model *m)
 	free(m);
 }
 
-/* The process pid's memory of space (0: host; 1 + device). */
+/*
+ * The memory of space (0: host; 1 + device) whose peak a site's is: the
+ * process pid's host memory; a device's memory, whichever process holds
+ * it (pid: the first one seen).
+ */
 static struct aproc *proc_get(struct isc_asite_model *m, uint32_t pid, uint32_t space)
 {
 	for (size_t i = 0; i < m->nprocs; i++)
-		if (m->procs[i].pid == pid && m->procs[i].space == space)
+		if (m->procs[i].space == space && (space || m->procs[i].pid == pid))
 			return &m->procs[i];
 	if (grow((void **)&m->procs, &m->capprocs, m->nprocs + 1, sizeof(*m->procs)))
 		return NULL;
@@ -499,9 +516,47 @@ int isc_asite_event(struct isc_asite_model *m, const struct isc_tl_event *ev)
 	}
 }
 
-/* Site s (of process p) changes by delta bytes, exactly (no variance), at ts. */
-static int exact_change(struct isc_asite_model *m, struct site *s, struct aproc *p, double delta, uint64_t ts)
+/* Merges pairs of buckets of a series of values at bucket ends (the grid's width doubled). */
+static void merge_pairs(int64_t *v)
 {
+	for (size_t b = 0; b < ISC_ASITE_BUCKETS / 2; b++)
+		v[b] = v[2 * b + 1] != UNSET ? v[2 * b + 1] : v[2 * b];
+	for (size_t b = ISC_ASITE_BUCKETS / 2; b < ISC_ASITE_BUCKETS; b++)
+		v[b] = UNSET;
+}
+
+/* Brings series v, at from doublings, to to (from <= to): past 9, every value is in bucket 0. */
+static void catch_up(int64_t *v, uint32_t from, uint32_t to)
+{
+	for (uint32_t k = from; k < to && k - from < 9; k++)
+		merge_pairs(v);
+}
+
+/* Site s's live bytes (just changed) at the end of bucket x->bucket of the caller's grid. */
+static int series_put(struct site *s, const struct isc_asite_exact *x)
+{
+	if (x->bucket >= ISC_ASITE_BUCKETS)
+		return 0; /* not a bucket of the grid */
+	if (!s->tser) {
+		if (!(s->tser = malloc(ISC_ASITE_BUCKETS * sizeof(*s->tser))))
+			return -ENOMEM;
+		for (size_t b = 0; b < ISC_ASITE_BUCKETS; b++)
+			s->tser[b] = UNSET;
+		s->tshift = x->shift;
+	}
+	if (x->shift > s->tshift) {
+		catch_up(s->tser, s->tshift, x->shift);
+		s->tshift = x->shift;
+	}
+	s->tser[x->bucket] = (int64_t)s->live;
+	return 0;
+}
+
+/* Site s (of process p) changes by delta bytes, exactly (no variance), at x's time. */
+static int exact_change(struct isc_asite_model *m, struct site *s, struct aproc *p, double delta,
+			const struct isc_asite_exact *x)
+{
+	uint64_t ts = x->ts;
 	if (before_change(m, s, p, ts))
 		return -ENOMEM;
 	if (delta > 0) {
@@ -515,7 +570,7 @@ static int exact_change(struct isc_asite_model *m, struct site *s, struct aproc 
 	}
 	s->live += delta;
 	after_change(p, delta, ts);
-	return 0;
+	return series_put(s, x);
 }
 
 /*
@@ -537,7 +592,7 @@ static int exact_by_size(struct isc_asite_model *m, const struct isc_asite_exact
 			e->v = m->szs[i].next;
 		m->szs[i].next = m->szfree;
 		m->szfree = i;
-		return exact_change(m, &m->sites[site], p, -(double)x->size, x->ts);
+		return exact_change(m, &m->sites[site], p, -(double)x->size, x);
 	}
 	long si = site_get(m, x->pid, p->space, x->what, x->frames, x->depth);
 	if (si < 0)
@@ -558,15 +613,31 @@ static int exact_by_size(struct isc_asite_model *m, const struct isc_asite_exact
 	m->szs[i] = (struct szent){ (uint32_t)si, below };
 	e->v = i;
 	m->has_device = true;
-	return exact_change(m, &m->sites[si], p, (double)x->size, x->ts);
+	return exact_change(m, &m->sites[si], p, (double)x->size, x);
+}
+
+/* An allocation that failed: its site counts it; the latest is remembered. */
+static int exact_failed(struct isc_asite_model *m, const struct isc_asite_exact *x, uint32_t space)
+{
+	long si = site_get(m, x->pid, space, x->what, x->frames, x->depth);
+	if (si < 0)
+		return -ENOMEM;
+	struct site *s = &m->sites[si];
+	s->nfail++;
+	m->failed = true;
+	m->fail = (struct isc_asite_failure){ .id = (uint32_t)si, .pid = x->pid, .device = x->device, .depth = s->depth,
+					     .what = s->what, .frames = s->frames, .ts = x->ts, .size = x->size };
+	return 0;
 }
 
 int isc_asite_exact(struct isc_asite_model *m, const struct isc_asite_exact *x)
 {
-	if (x->depth > ISC_ALLOC_MAX_DEPTH || x->device >= UINT32_MAX - 1 || x->size > (UINT64_C(1) << 53))
+	if (x->depth > ISC_ALLOC_MAX_DEPTH || x->device >= UINT32_MAX - 1 || x->size > ISC_ASITE_SIZE_MAX)
 		return 0;
 	uint32_t space = x->device + 1;
 	uint64_t a = (uint64_t)space << 32 | x->pid;
+	if (x->failed)
+		return exact_failed(m, x, space);
 	struct aproc *p = proc_get(m, x->pid, space);
 	if (!p)
 		return -ENOMEM;
@@ -577,7 +648,7 @@ int isc_asite_exact(struct isc_asite_model *m, const struct isc_asite_exact *x)
 		uint32_t v = l->v;
 		double w = l->w;
 		kmap_del(&m->live, l);
-		if (exact_change(m, &m->sites[v], p, -w, x->ts))
+		if (exact_change(m, &m->sites[v], p, -w, x))
 			return -ENOMEM;
 	}
 	if (!x->alloc)
@@ -590,7 +661,33 @@ int isc_asite_exact(struct isc_asite_model *m, const struct isc_asite_exact *x)
 	l->v = (uint32_t)si;
 	l->w = l->size = (double)x->size;
 	m->has_device = true;
-	return exact_change(m, &m->sites[si], p, (double)x->size, x->ts);
+	return exact_change(m, &m->sites[si], p, (double)x->size, x);
+}
+
+void isc_asite_series(const struct isc_asite_model *m, uint32_t id, uint32_t shift, int64_t *out, size_t nb)
+{
+	const struct site *s = id < m->nsites ? &m->sites[id] : NULL;
+	int64_t v[ISC_ASITE_BUCKETS], cur = 0;
+	if (s && s->tser) {
+		memcpy(v, s->tser, sizeof(v));
+		if (shift > s->tshift)
+			catch_up(v, s->tshift, shift);
+	} else {
+		for (size_t b = 0; b < ISC_ASITE_BUCKETS; b++)
+			v[b] = UNSET;
+	}
+	for (size_t b = 0; b < nb; b++) {
+		if (b < ISC_ASITE_BUCKETS && v[b] != UNSET)
+			cur = v[b];
+		out[b] = cur;
+	}
+}
+
+bool isc_asite_last_failure(const struct isc_asite_model *m, struct isc_asite_failure *out)
+{
+	if (m->failed)
+		*out = m->fail;
+	return m->failed;
 }
 
 bool isc_asite_last(const struct isc_asite_model *m, const struct isc_asite_stats **out, size_t *n)
@@ -783,6 +880,7 @@ static int report(struct isc_asite_model *m, const struct isc_asite_steady *st, 
 		const struct site *s = &m->sites[i];
 		struct isc_asite_stats *r = &o[i];
 		struct aproc *p = proc_get(m, s->pid, s->space);
+		r->id = (uint32_t)i;
 		r->pid = s->pid;
 		r->device_mem = s->space > 0;
 		r->device = s->space ? s->space - 1 : 0;
@@ -791,6 +889,7 @@ static int report(struct isc_asite_model *m, const struct isc_asite_steady *st, 
 		r->frames = s->frames;
 		r->alloc_count = s->nalloc;
 		r->free_count = s->nfree;
+		r->fail_count = s->nfail;
 		r->alloc_bytes = s->alloc;
 		r->alloc_err = sqrt(s->alloc_var);
 		r->freed_bytes = s->freed;

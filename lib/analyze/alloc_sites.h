@@ -26,14 +26,17 @@
  * device memory (the CUDA agent's and Kineto's [memory] events) into the
  * same model, each weighing its size with no error.  A site is then keyed
  * by (process, memory kind, device, site), so a line that allocates host
- * and device memory is two sites, and "its process's peak" is per
- * (process, memory kind, device): a device allocation does not move the
- * host peak.  The RSS snapshot and a process's death concern host sites
- * only.
+ * and device memory is two sites.  The peak of a device site is its
+ * device's (the live bytes of every process on it, gpu.devices[].memory's
+ * peak_bytes), never the host's: a device allocation does not move the
+ * host peak.  Device sites also keep their live bytes over time
+ * (isc_asite_series: gpu.devices[].memory.over_time) and an allocation
+ * that failed (isc_asite_last_failure: a CUDA out of memory's site).  The
+ * RSS snapshot and a process's death concern host sites only.
  *
  * Memory: the sites, the sampled allocations still live, and per site one
  * entry per iteration boundary at which its live bytes had changed since
- * the previous one.
+ * the previous one; per device site ISC_ASITE_BUCKETS values more.
  */
 #ifndef ISC_ALLOC_SITES_H
 #define ISC_ALLOC_SITES_H
@@ -48,6 +51,8 @@
 #define ISC_ASITE_LEAK_MIN_INTERVALS 3 /* steady-state iterations needed to call a leak */
 #define ISC_ASITE_LEAK_MISS 0.01        /* chance that sampling alone breaks a leak's growth (leak_window) */
 #define ISC_ASITE_DEATH_WINDOW_NS 2000000000ull /* "the last seconds before a death" */
+#define ISC_ASITE_SIZE_MAX (UINT64_C(1) << 53) /* isc_asite_exact: a larger size is no real one (ignored) */
+#define ISC_ASITE_BUCKETS 256 /* a device site's live bytes over time (isc_asite_series) */
 
 struct isc_asite_model;
 
@@ -62,6 +67,7 @@ enum isc_asite_what {
 };
 
 struct isc_asite_stats {
+	uint32_t id;      /* the site's number, in the order sites were first seen (isc_asite_series) */
 	uint32_t pid;
 	bool device_mem;  /* device memory (isc_asite_exact), else host memory */
 	uint32_t device;  /* when device_mem */
@@ -70,10 +76,12 @@ struct isc_asite_stats {
 	const uint32_t *frames; /* depth (string id, line) pairs, innermost first (the site's first stack);
 				 * valid until isc_asite_free */
 	uint64_t alloc_count, free_count; /* samples */
+	uint64_t fail_count;              /* device sites: allocations that failed (isc_asite_exact failed) */
 	double alloc_bytes, alloc_err;
 	double freed_bytes, freed_err;
 	double live_end, live_end_err;   /* at the site's process's last record */
-	double live_peak, live_peak_err; /* when the estimated live bytes of its process were highest */
+	double live_peak, live_peak_err; /* when the estimated live bytes of its process (host memory) or
+					  * of its device (device memory, all processes) were highest */
 	uint64_t peak_ts;                /* that time */
 	/* over the steady-state iteration boundaries (none: all zero, leak false) */
 	unsigned intervals;              /* steady-state iterations */
@@ -120,16 +128,45 @@ int isc_asite_event(struct isc_asite_model *m, const struct isc_tl_event *ev);
  * (pid, device, address); address 0 (no address recorded: older Kineto
  * files) with the latest live allocation of the same size on the device,
  * as analyze_devmem.c pairs them.  A release with none is ignored (made
- * before the trace).  0 or -ENOMEM.
+ * before the trace).
+ *
+ * failed: an allocation of size bytes (0: not recorded) that failed (out
+ * of device memory): it changes no bytes; its site counts it (fail_count)
+ * and it is the latest failure (isc_asite_last_failure).
+ *
+ * bucket, shift: the time bucket of ts in the caller's grid of
+ * ISC_ASITE_BUCKETS buckets whose width has doubled shift times (pairs
+ * of buckets merged: analyze_devmem.c's); a site's value at each bucket's
+ * end is kept in it (isc_asite_series).  shift never decreases.  0 or
+ * -ENOMEM.
  */
 struct isc_asite_exact {
 	uint64_t ts, address, size;
 	uint32_t pid, device, depth;
-	bool alloc;
+	bool alloc, failed;
 	uint8_t what;
 	const uint32_t *frames;
+	uint32_t bucket, shift;
 };
 int isc_asite_exact(struct isc_asite_model *m, const struct isc_asite_exact *x);
+
+/*
+ * Device site id's live bytes at the end of buckets [0, nb) of the grid
+ * after shift doublings (shift at least the last record's): the value at
+ * the end of the latest bucket that changed it, 0 before the first.
+ * Host sites, and ids not known: all 0.
+ */
+void isc_asite_series(const struct isc_asite_model *m, uint32_t id, uint32_t shift, int64_t *out, size_t nb);
+
+/* The latest allocation that failed (isc_asite_exact failed): false when none. */
+struct isc_asite_failure {
+	uint32_t id;            /* its site (isc_asite_stats.id) */
+	uint32_t pid, device, depth;
+	uint8_t what;
+	const uint32_t *frames; /* the site's, valid until isc_asite_free */
+	uint64_t ts, size;
+};
+bool isc_asite_last_failure(const struct isc_asite_model *m, struct isc_asite_failure *out);
 /* Whether isc_asite_exact fed an allocation. */
 bool isc_asite_has_device(const struct isc_asite_model *m);
 

@@ -1,11 +1,15 @@
 /*
- * analyze_devmem.c - device memory by allocation site: gpu.devices[].memory.
+ * analyze_devmem.c - device memory: gpu.devices[].memory.
  *
- * Input: the GPU_MEMORY records of device memory, in timeline order, each
- * with the site gpu_host.c found for it (the nearest Python function
- * with a source file open on the allocating thread, else its outermost
- * torch op, else its innermost scope).  Where they come from decides what
- * "allocated" means (memory.source):
+ * Input: the GPU_MEMORY records of device memory, in timeline order.  The
+ * same records, each with the site gpu_host.c found for it (the nearest
+ * Python function with a source file open on the allocating thread, else
+ * its outermost torch op, else its innermost scope), feed the allocation
+ * site model (alloc_sites.c, isc_asite_exact): everything said here by
+ * site (peak_sites, over_time.sites, leak_candidates) is read from that
+ * model's device sites, and this file keeps only each device's totals.
+ * Where the records come from decides what "allocated" means
+ * (memory.source):
  *   allocator  Kineto [memory] events: tensor allocations of PyTorch's
  *              caching allocator (profile_memory=True)
  *   driver     CUPTI memory records (cudaMalloc / cudaFree...): with
@@ -16,18 +20,15 @@
  * when the record has an address; otherwise (older Kineto files carry
  * only Bytes) with the most recent live allocation of the same size on
  * the device (a stack per size: temporaries are freed soon after they are
- * made).  The live total does not depend on the pairing, only the split by
- * site does.  A release with no live allocation (made before the trace) is
- * counted and otherwise ignored: live bytes are the bytes allocated during
- * the trace and not yet released.
+ * made); the site model pairs them the same way.  The live total does not
+ * depend on the pairing, only the split by site does.  A release with no
+ * live allocation (made before the trace) is counted and otherwise
+ * ignored: live bytes are the bytes allocated during the trace and not yet
+ * released.
  *
- * What was live at the peak, per site, without copying every site at each
- * new peak: a site keeps its value at the device's latest peak in snap when
- * it changes after that peak (snap_epoch == the device's peak epoch), else
- * its value at the peak is its current value.
- *
- *   live ----/\---/\/\------        new peak: epoch++ (O(1))
- *   site X change after the peak: snap = live before the change, once
+ * What was live at the peak, per site: the model's live_peak of the
+ * device's sites, whose peak is the device's (every process's), as
+ * peak_bytes here.
  *
  * Iterations: an outermost scope ending (ProfilerStep#N, scope("step"))
  * marks the baseline (the least live bytes at an iteration end after the
@@ -40,15 +41,16 @@
  *
  * Over time: BUCKETS buckets, 1 ms wide at first, doubling (pairs merged)
  * when the run outgrows them, as analyze_series.c; per device the live
- * bytes at each bucket's end and the highest within it, per site the live
- * bytes at each bucket's end.
+ * bytes at each bucket's end and the highest within it.  The grid is
+ * this file's (isc_devmem_bucket): the model keeps each device site's live
+ * bytes at the ends of the same buckets (over_time.sites).
  *
  * Allocator totals (isc_devmem_totals): Kineto [memory] events of PyTorch
  * 1.10+ also carry the caching allocator's own "Total Allocated" and
  * "Total Reserved" after the event (memory allocated before the trace
  * included); per device their peaks, their values at the end and, over
- * time, both at each bucket's end and the highest reserved within it.  Memory: per site (device, kind, name) a
- * bucket array and its iteration samples; per live allocation 32 bytes.
+ * time, both at each bucket's end and the highest reserved within it.
+ * Memory: per device its bucket arrays; per live allocation 32 bytes.
  */
 #include <errno.h>
 #include <math.h>
@@ -58,27 +60,18 @@
 #include "analyze_devmem.h"
 
 #define NONE ISC_UMAP_NONE
-#define BUCKETS 256
+#define BUCKETS ISC_ASITE_BUCKETS
 #define MIN_NS 1000000
 #define TOP_SITES 10
 #define CHART_SITES 5
 #define TOP_LEAKS 5
 #define UNSET INT64_MIN
 
-struct dsite {
-	uint32_t device, name_id;
-	uint8_t kind;
-	int64_t live, snap;
-	uint64_t snap_epoch, allocs;
-	int64_t ser[BUCKETS]; /* live at the bucket's end, UNSET: unchanged in it */
-};
-
 struct ddev {
 	uint32_t id;
 	uint8_t src;
 	bool by_size; /* some record had no address */
 	int64_t live, peak, peak_ts;
-	uint64_t epoch;
 	uint64_t allocs, releases, unmatched, replaced, alloc_bytes, cum_allocs, cum_bytes, cum_short;
 	uint64_t first_allocs, first_bytes, first_short, last_allocs, last_bytes, last_short; /* at first/last boundary */
 	bool have_base;
@@ -94,26 +87,20 @@ struct ddev {
 
 struct live {
 	uint64_t key, bytes, iter;
-	uint32_t site, next; /* next: the previous top of its size stack */
+	uint32_t next; /* next: the previous top of its size stack */
 };
 
 struct isc_devmem {
-	struct isc_umap dev_map, site_map, live_map;
+	struct isc_umap dev_map, live_map;
 	struct ddev *devs;
 	size_t ndevs, devs_cap;
-	struct dsite *sites;
-	size_t nsites, sites_cap;
 	struct live *lv;
 	size_t nlv, lv_cap;
 	uint32_t lv_free; /* free list through next */
 	uint64_t nb;      /* boundaries seen */
 	bool started;
 	int64_t origin, width, last_bucket;
-	bool fail;
-	uint32_t fail_dev, fail_site_id;
-	uint8_t fail_kind;
-	int64_t fail_ts;
-	uint64_t fail_bytes;
+	uint32_t shift; /* doublings of width */
 };
 
 int isc_devmem_new(struct isc_devmem **out)
@@ -132,10 +119,8 @@ void isc_devmem_free(struct isc_devmem *m)
 	if (!m)
 		return;
 	isc_umap_free(&m->dev_map);
-	isc_umap_free(&m->site_map);
 	isc_umap_free(&m->live_map);
 	free(m->devs);
-	free(m->sites);
 	free(m->lv);
 	free(m);
 }
@@ -156,27 +141,6 @@ static struct ddev *dev_get(struct isc_devmem *m, uint32_t id)
 		d->ser_end[i] = d->ser_max[i] = d->ta_ser[i] = d->tr_ser[i] = d->tr_ser_max[i] = UNSET;
 	*slot = (uint32_t)m->ndevs++;
 	return d;
-}
-
-static uint32_t site_get(struct isc_devmem *m, uint32_t device, uint8_t kind, uint32_t name_id)
-{
-	uint32_t *slot;
-	uint64_t key = (uint64_t)device << 34 | (uint64_t)kind << 32 | name_id;
-	if (isc_umap_slot(&m->site_map, key, &slot))
-		return NONE;
-	if (*slot != NONE)
-		return *slot;
-	if (isc_grow(&m->sites, &m->sites_cap, m->nsites, sizeof(*m->sites)))
-		return NONE;
-	struct dsite *s = &m->sites[m->nsites];
-	memset(s, 0, sizeof(*s));
-	s->device = device;
-	s->kind = kind;
-	s->name_id = name_id;
-	for (size_t i = 0; i < BUCKETS; i++)
-		s->ser[i] = UNSET;
-	*slot = (uint32_t)m->nsites;
-	return (uint32_t)m->nsites++;
 }
 
 /* Merges pairs of buckets of a series of values at bucket ends (v) and, when x, of highest values. */
@@ -210,9 +174,8 @@ static size_t bucket(struct isc_devmem *m, int64_t ts)
 			merge_pairs(d->ta_ser, NULL);
 			merge_pairs(d->tr_ser, d->tr_ser_max);
 		}
-		for (size_t i = 0; i < m->nsites; i++)
-			merge_pairs(m->sites[i].ser, NULL);
 		m->width *= 2;
+		m->shift++;
 	}
 	size_t b = (size_t)((ts - m->origin) / m->width);
 	if ((int64_t)b > m->last_bucket)
@@ -220,15 +183,11 @@ static size_t bucket(struct isc_devmem *m, int64_t ts)
 	return b;
 }
 
-/* Site s of device d changes by delta at bucket b. */
-static void site_change(struct ddev *d, struct dsite *s, int64_t delta, size_t b)
+uint32_t isc_devmem_bucket(struct isc_devmem *m, int64_t ts, uint32_t *shift)
 {
-	if (s->snap_epoch != d->epoch) {
-		s->snap = s->live;
-		s->snap_epoch = d->epoch;
-	}
-	s->live += delta;
-	s->ser[b] = s->live;
+	uint32_t b = (uint32_t)bucket(m, ts);
+	*shift = m->shift;
+	return b;
 }
 
 static void dev_change(struct ddev *d, int64_t delta, int64_t ts, size_t b)
@@ -237,7 +196,6 @@ static void dev_change(struct ddev *d, int64_t delta, int64_t ts, size_t b)
 	if (d->live > d->peak) {
 		d->peak = d->live;
 		d->peak_ts = ts;
-		d->epoch++;
 	}
 	d->ser_end[b] = d->live;
 	if (d->live > d->ser_max[b])
@@ -262,14 +220,13 @@ static void release(struct isc_devmem *m, struct ddev *d, uint32_t i, int64_t ts
 	struct live *l = &m->lv[i];
 	if (l->iter == m->nb && m->nb >= 1)
 		d->cum_short++;
-	site_change(d, &m->sites[l->site], -(int64_t)l->bytes, b);
 	dev_change(d, -(int64_t)l->bytes, ts, b);
 	l->next = m->lv_free;
 	m->lv_free = i;
 }
 
 int isc_devmem_event(struct isc_devmem *m, int64_t ts, uint32_t pid, uint32_t device, bool alloc, uint64_t bytes,
-		     uint64_t address, enum isc_dm_source src, enum isc_dm_site_kind site_kind, uint32_t site_id)
+		     uint64_t address, enum isc_dm_source src)
 {
 	struct ddev *d = dev_get(m, device);
 	uint32_t *slot;
@@ -306,8 +263,7 @@ int isc_devmem_event(struct isc_devmem *m, int64_t ts, uint32_t pid, uint32_t de
 		release(m, d, *slot, ts, b);
 		*slot = NONE;
 	}
-	uint32_t si = site_get(m, device, (uint8_t)site_kind, site_id);
-	uint32_t li = si == NONE ? NONE : live_new(m);
+	uint32_t li = live_new(m);
 	if (li == NONE) {
 		if (*slot == NONE)
 			isc_umap_del(&m->live_map, key);
@@ -318,14 +274,12 @@ int isc_devmem_event(struct isc_devmem *m, int64_t ts, uint32_t pid, uint32_t de
 		m->lv_free = li;
 		return -ENOMEM;
 	}
-	m->lv[li] = (struct live){ .key = key, .bytes = bytes, .iter = m->nb, .site = si, .next = *slot };
+	m->lv[li] = (struct live){ .key = key, .bytes = bytes, .iter = m->nb, .next = *slot };
 	*slot = li;
 	d->allocs++;
 	d->alloc_bytes += bytes;
 	d->cum_allocs++;
 	d->cum_bytes += bytes;
-	m->sites[si].allocs++;
-	site_change(d, &m->sites[si], (int64_t)bytes, b);
 	dev_change(d, (int64_t)bytes, ts, b);
 	return 0;
 }
@@ -379,8 +333,7 @@ int isc_devmem_boundary(struct isc_devmem *m, int64_t ts)
 	return 0;
 }
 
-void isc_devmem_failure(struct isc_devmem *m, int64_t ts, uint32_t device, uint64_t bytes,
-			enum isc_dm_site_kind site_kind, uint32_t site_id)
+void isc_devmem_failure(struct isc_devmem *m, int64_t ts, uint32_t device, uint64_t bytes)
 {
 	struct ddev *d = dev_get(m, device);
 	if (d) {
@@ -388,25 +341,6 @@ void isc_devmem_failure(struct isc_devmem *m, int64_t ts, uint32_t device, uint6
 		d->failure_bytes = bytes;
 		d->failure_ts = ts;
 	}
-	m->fail = true;
-	m->fail_dev = device;
-	m->fail_ts = ts;
-	m->fail_bytes = bytes;
-	m->fail_kind = (uint8_t)site_kind;
-	m->fail_site_id = site_id;
-}
-
-bool isc_devmem_last_failure(const struct isc_devmem *m, uint32_t *device, int64_t *ts, uint64_t *bytes,
-			     enum isc_dm_site_kind *kind, uint32_t *site_id)
-{
-	if (!m->fail)
-		return false;
-	*device = m->fail_dev;
-	*ts = m->fail_ts;
-	*bytes = m->fail_bytes;
-	*kind = (enum isc_dm_site_kind)m->fail_kind;
-	*site_id = m->fail_site_id;
-	return true;
 }
 
 bool isc_devmem_has(const struct isc_devmem *m, uint32_t device)
@@ -461,8 +395,9 @@ static void emit_site(struct isc_jb *jb, cJSON *o, uint8_t kind, uint32_t name_i
 	isc_jb_str(jb, o, "kind", kind_name(kind));
 }
 
+/* A device site of the model at the device's peak: by bytes, then in the order the sites were first seen. */
 struct rank {
-	uint32_t site;
+	const struct isc_asite_stats *s;
 	int64_t v;
 };
 
@@ -471,13 +406,7 @@ static int cmp_rank(const void *x, const void *y)
 	const struct rank *a = x, *b = y;
 	if (a->v != b->v)
 		return a->v > b->v ? -1 : 1;
-	return a->site < b->site ? -1 : a->site > b->site;
-}
-
-/* A site's live bytes at its device's latest peak. */
-static int64_t at_peak(const struct ddev *d, const struct dsite *s)
-{
-	return s->snap_epoch == d->epoch ? s->snap : s->live;
+	return a->s->id < b->s->id ? -1 : a->s->id > b->s->id;
 }
 
 /* A device site of the site model: its kind as emit_site's. */
@@ -492,7 +421,8 @@ static uint8_t asite_kind(const struct isc_asite_stats *s)
 }
 
 static void emit_over_time(const struct isc_devmem *m, struct isc_jb *jb, cJSON *mem, const struct ddev *d,
-			   const struct rank *top, size_t ntop, int64_t start_ns, const struct isc_timeline *t)
+			   const struct rank *top, size_t ntop, int64_t start_ns, const struct isc_timeline *t,
+			   const struct isc_asite_model *model)
 {
 	cJSON *ot = isc_jb_obj(jb, mem, "over_time");
 	size_t nb = m->started ? (size_t)m->last_bucket + 1 : 0;
@@ -526,23 +456,25 @@ static void emit_over_time(const struct isc_devmem *m, struct isc_jb *jb, cJSON 
 		isc_jb_push_num(jb, trx, (double)(d->tr_ser_max[b] != UNSET ? d->tr_ser_max[b] : cr));
 	}
 	cJSON *ss = isc_jb_arr(jb, ot, "sites");
+	int64_t ser[BUCKETS];
 	for (size_t i = 0; i < ntop && i < CHART_SITES; i++) {
-		const struct dsite *s = &m->sites[top[i].site];
+		const struct isc_asite_stats *s = top[i].s;
 		cJSON *o = isc_jb_push_obj(jb, ss);
-		emit_site(jb, o, s->kind, s->name_id, t);
+		emit_site(jb, o, asite_kind(s), s->depth ? s->frames[0] : 0, t);
 		cJSON *v = isc_jb_arr(jb, o, "bytes");
-		cur = 0;
-		for (size_t b = 0; b < nb; b++) {
-			if (s->ser[b] != UNSET)
-				cur = s->ser[b];
-			isc_jb_push_num(jb, v, (double)cur);
-		}
+		isc_asite_series(model, s->id, m->shift, ser, nb);
+		for (size_t b = 0; b < nb; b++)
+			isc_jb_push_num(jb, v, (double)ser[b]);
 	}
 }
 
 void isc_devmem_emit(const struct isc_devmem *m, struct isc_jb *jb, cJSON *dev, uint32_t device, uint64_t total_bytes,
-		     int64_t start_ns, const struct isc_timeline *t, const struct isc_asite_stats *sites, size_t nsites)
+		     int64_t start_ns, const struct isc_timeline *t, const struct isc_asite_model *model)
 {
+	const struct isc_asite_stats *sites = NULL;
+	size_t nsites = 0;
+	if (model)
+		isc_asite_last(model, &sites, &nsites);
 	uint32_t di = isc_umap_get(&m->dev_map, device);
 	if (di == NONE) {
 		isc_jb_chk(jb, cJSON_AddNullToObject(dev, "memory"));
@@ -578,34 +510,34 @@ void isc_devmem_emit(const struct isc_devmem *m, struct isc_jb *jb, cJSON *dev, 
 		isc_jb_chk(jb, cJSON_AddNullToObject(mem, "allocator"));
 	}
 
-	/* peak_sites: what was live at the peak */
-	struct rank *r = calloc(m->nsites ? m->nsites : 1, sizeof(*r));
+	/* peak_sites: what was live at the peak, the model's device sites (their peak is the device's) */
+	struct rank *r = calloc(nsites ? nsites : 1, sizeof(*r));
 	if (!r) {
 		jb->oom = true;
 		return;
 	}
 	size_t n = 0;
-	for (size_t i = 0; i < m->nsites; i++)
-		if (m->sites[i].device == device && at_peak(d, &m->sites[i]) > 0)
-			r[n++] = (struct rank){ (uint32_t)i, at_peak(d, &m->sites[i]) };
+	for (size_t i = 0; i < nsites; i++)
+		if (sites[i].device_mem && sites[i].device == device && sites[i].live_peak > 0)
+			r[n++] = (struct rank){ &sites[i], (int64_t)sites[i].live_peak };
 	if (n > 1)
 		qsort(r, n, sizeof(*r), cmp_rank);
 	cJSON *ps = isc_jb_arr(jb, mem, "peak_sites");
 	int64_t other = 0;
 	for (size_t i = 0; i < n; i++) {
-		const struct dsite *s = &m->sites[r[i].site];
+		const struct isc_asite_stats *s = r[i].s;
 		if (i >= TOP_SITES) {
 			other += r[i].v;
 			continue;
 		}
 		cJSON *o = isc_jb_push_obj(jb, ps);
-		emit_site(jb, o, s->kind, s->name_id, t);
+		emit_site(jb, o, asite_kind(s), s->depth ? s->frames[0] : 0, t);
 		isc_jb_num(jb, o, "bytes", (double)r[i].v);
 		isc_jb_num(jb, o, "pct_of_peak", d->peak > 0 ? (double)(int64_t)(10000.0 * (double)r[i].v / (double)d->peak) / 100 : 0);
-		isc_jb_num(jb, o, "allocations", (double)s->allocs);
+		isc_jb_num(jb, o, "allocations", (double)s->alloc_count);
 	}
 	isc_jb_num(jb, mem, "peak_sites_other_bytes", (double)other);
-	emit_over_time(m, jb, mem, d, r, n, start_ns, t);
+	emit_over_time(m, jb, mem, d, r, n, start_ns, t, model);
 
 	free(r);
 

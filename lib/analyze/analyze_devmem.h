@@ -1,10 +1,11 @@
 /*
- * analyze_devmem.h - device memory by allocation site (analyze_devmem.c):
- * gpu.devices[].memory of the findings document.  Fed by the GPU pass
- * (gpu_host.c resolves each allocation's site from the host thread that
- * made it);
- * the definitions are at the top of analyze_devmem.c and in
- * iscope-analyze(1), RULES, DEVICE MEMORY.  Private to lib/.
+ * analyze_devmem.h - device memory (analyze_devmem.c): gpu.devices[].memory
+ * of the findings document.  Fed by the GPU pass, which feeds the same
+ * records, each with its site (gpu_host.c resolves it from the host
+ * thread that made it), to the allocation site model (alloc_sites.h):
+ * what is said by site comes from there.  The definitions are at the top
+ * of analyze_devmem.c and in iscope-analyze(1), RULES, DEVICE MEMORY.
+ * Private to lib/.
  */
 #ifndef ANALYZE_DEVMEM_H
 #define ANALYZE_DEVMEM_H
@@ -19,7 +20,7 @@
 #include "isc_jbuild.h"
 #include "alloc_sites.h"
 
-/* What a site names: a Python function, a torch op, a scope, or nothing known. */
+/* What a site names (isc_gpu_mem_site): a Python function, a torch op, a scope, or nothing known. */
 enum isc_dm_site_kind { ISC_DM_NONE, ISC_DM_PYTHON, ISC_DM_OP, ISC_DM_SCOPE };
 
 /* Where the records came from (one per device: the first record decides). */
@@ -32,12 +33,19 @@ void isc_devmem_free(struct isc_devmem *m);
 
 /*
  * One allocation (alloc) or release of bytes at address (0: unknown, paired
- * by size) on device, by process pid at ts (timeline order); site_kind and
- * site_id (a string id, 0 for ISC_DM_NONE) name who allocated it.  0 or
+ * by size) on device, by process pid at ts (timeline order).  0 or
  * -ENOMEM.
  */
 int isc_devmem_event(struct isc_devmem *m, int64_t ts, uint32_t pid, uint32_t device, bool alloc, uint64_t bytes,
-		     uint64_t address, enum isc_dm_source src, enum isc_dm_site_kind site_kind, uint32_t site_id);
+		     uint64_t address, enum isc_dm_source src);
+
+/*
+ * The over_time bucket of ts (after isc_devmem_event or isc_devmem_totals
+ * at ts: the grid already covers it) and, in *shift, how many times the
+ * buckets' width has doubled: what the site model keeps its device sites'
+ * series on (isc_asite_exact's bucket, shift).
+ */
+uint32_t isc_devmem_bucket(struct isc_devmem *m, int64_t ts, uint32_t *shift);
 
 /*
  * The caching allocator's totals on device after an event at ts (Kineto
@@ -49,9 +57,8 @@ int isc_devmem_totals(struct isc_devmem *m, int64_t ts, uint32_t device, uint64_
 /* An iteration ended at ts (an outermost scope ended): the baseline and the churn's counts.  0 or -ENOMEM. */
 int isc_devmem_boundary(struct isc_devmem *m, int64_t ts);
 
-/* A device memory allocation failed on device at ts, at the site given (CUDA out of memory). */
-void isc_devmem_failure(struct isc_devmem *m, int64_t ts, uint32_t device, uint64_t bytes,
-			enum isc_dm_site_kind site_kind, uint32_t site_id);
+/* A device memory allocation of bytes (0: not recorded) failed on device at ts: memory.failures. */
+void isc_devmem_failure(struct isc_devmem *m, int64_t ts, uint32_t device, uint64_t bytes);
 
 /* Whether device had any allocation or release. */
 bool isc_devmem_has(const struct isc_devmem *m, uint32_t device);
@@ -66,18 +73,13 @@ size_t isc_devmem_devices(const struct isc_devmem *m, uint32_t *ids, size_t max)
 /*
  * Adds dev.memory for device (null members where unknown): total_bytes is
  * the device's memory (0: unknown); start_ns the document's time origin;
- * names come from t's string table.  leak_candidates come from the
- * allocation site model's report sites[0, nsites) (alloc_sites.c, fed the
- * same records: its device sites of device with leak true).
+ * names come from t's string table.  peak_sites, over_time.sites and
+ * leak_candidates come from the allocation site model (alloc_sites.c, fed
+ * the same records; NULL: none) and its latest report (isc_asite_last):
+ * its device sites of device, by live bytes at the peak (their series on
+ * this grid), and those with leak true.
  */
 void isc_devmem_emit(const struct isc_devmem *m, struct isc_jb *jb, cJSON *dev, uint32_t device, uint64_t total_bytes,
-		     int64_t start_ns, const struct isc_timeline *t, const struct isc_asite_stats *sites, size_t nsites);
-
-/*
- * The latest device memory failure, for the oom section: false when none;
- * else its device, time, bytes and site (kind, string id).
- */
-bool isc_devmem_last_failure(const struct isc_devmem *m, uint32_t *device, int64_t *ts, uint64_t *bytes,
-			     enum isc_dm_site_kind *kind, uint32_t *site_id);
+		     int64_t start_ns, const struct isc_timeline *t, const struct isc_asite_model *model);
 
 #endif

@@ -79,6 +79,9 @@
 #define NV_THROTTLE 0xECull /* sw_power_cap hw_slowdown sw_thermal hw_thermal hw_power_brake */
 #define NV_IDLE 0x1ull      /* gpu_idle: the clocks are idle clocks */
 
+static int dev_site(struct isc_gpu_ana *g, uint64_t ts, uint32_t pid, uint32_t device, uint64_t size,
+		    uint64_t address, bool alloc, bool failed, enum isc_dm_site_kind kind, uint32_t id);
+
 int isc_gpu_ana_new(struct isc_gpu_ana **out, struct isc_timeline *t, bool hta_compat, struct isc_series *ser)
 {
 	struct isc_gpu_ana *g = calloc(1, sizeof(*g));
@@ -254,7 +257,9 @@ static int on_api(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 	if (ev->gpu.flags & ISC_GPU_API_FLAG_ERROR && cls & GPU_NC_ALLOC) { /* out of device memory */
 		uint32_t id;
 		enum isc_dm_site_kind k = isc_gpu_mem_site(g, ev->pid, ev->tid, ev->gpu.py_site, &id);
-		isc_devmem_failure(g->dm, ts, g->last_mem_dev, 0, k, id);
+		isc_devmem_failure(g->dm, ts, g->last_mem_dev, 0);
+		if (g->asites && dev_site(g, ev->ts, ev->pid, g->last_mem_dev, 0, 0, false, true, k, id))
+			return -ENOMEM; /* the site model names its site (a CUDA out of memory's) */
 	}
 	if (ev->gpu.kind == 3 && isc_gpu_nstat_add(&g->ovh_map, &g->ovh, &g->novh, &g->ovh_cap, ev->name_id, 0,
 						    (int64_t)ev->gpu.dur_ns))
@@ -503,20 +508,25 @@ void isc_gpu_nv_add(struct gpu_nvdev *d, const uint64_t *f, int64_t work)
 }
 
 /*
- * A GPU_MEMORY record into the allocation site model, its
- * site as analyze_devmem.c's: a Python function (its string id and line),
- * an op or a scope (its name), or none.
+ * A device memory record into the allocation site model (alloc: an
+ * allocation, else a release; failed: an allocation that failed), with
+ * its site (isc_gpu_mem_site's): a Python function (its string id and
+ * line), an op or a scope (its name), or none; and its time bucket in
+ * analyze_devmem.c's grid, which the model keeps the site's series on.
  */
-static int dev_site(struct isc_gpu_ana *g, const struct isc_tl_event *ev, enum isc_dm_site_kind kind, uint32_t id)
+static int dev_site(struct isc_gpu_ana *g, uint64_t ts, uint32_t pid, uint32_t device, uint64_t size,
+		    uint64_t address, bool alloc, bool failed, enum isc_dm_site_kind kind, uint32_t id)
 {
 	const struct isc_tl_string *s = kind != ISC_DM_NONE ? isc_timeline_string_borrow(g->t, id) : NULL;
 	uint32_t frames[2] = { id, kind == ISC_DM_PYTHON && s ? s->line : 0 };
 	struct isc_asite_exact x = {
-		.ts = ev->ts, .address = ev->nf > 5 ? ev->f[5] : 0, .size = ev->f[4], .pid = ev->pid, .device = (uint32_t)ev->f[0],
-		.depth = s ? 1 : 0, .alloc = ev->f[2] == 1, .frames = frames,
+		.ts = ts, .address = address, .size = size, .pid = pid, .device = device,
+		.depth = s ? 1 : 0, .alloc = alloc, .failed = failed, .frames = frames,
 		.what = !s ? ISC_ASITE_UNKNOWN : kind == ISC_DM_OP ? ISC_ASITE_OP : kind == ISC_DM_SCOPE ? ISC_ASITE_SCOPE
 											   : ISC_ASITE_STACK,
 	};
+	if (!failed)
+		x.bucket = isc_devmem_bucket(g->dm, (int64_t)ts, &x.shift);
 	return isc_asite_exact(g->asites, &x);
 }
 
@@ -529,8 +539,9 @@ void isc_gpu_ana_set_sites(struct isc_gpu_ana *g, struct isc_asite_model *m)
 static int on_gpu_memory(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 {
 	bool fresh;
-	if (ev->nf < 5 || ev->f[3] != ISC_MEM_DEVICE || (ev->f[2] != 1 && ev->f[2] != 2) || ev->f[4] > INT64_MAX)
-		return 0;
+	if (ev->nf < 5 || ev->f[3] != ISC_MEM_DEVICE || (ev->f[2] != 1 && ev->f[2] != 2) || ev->f[4] > ISC_ASITE_SIZE_MAX ||
+	    ev->f[0] >= UINT32_MAX - 1)
+		return 0; /* not a real size or device: neither analyze_devmem.c nor the site model takes it */
 	uint32_t i = isc_gpu_map_index(&g->gm_map, ev->f[0], &g->gm, &g->ngm, &g->gm_cap, sizeof(*g->gm), &fresh);
 	if (i == ISC_UMAP_NONE)
 		return -ENOMEM;
@@ -556,11 +567,11 @@ static int on_gpu_memory(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 	}
 	if (known)
 		kind = isc_gpu_mem_site(g, pid, tid, py_site, &id);
-	int rc = isc_devmem_event(g->dm, (int64_t)ev->ts, ev->pid, (uint32_t)ev->f[0], ev->f[2] == 1, ev->f[4],
-				  ev->nf > 5 ? ev->f[5] : 0, g->kineto ? ISC_DM_SRC_ALLOCATOR : ISC_DM_SRC_DRIVER, kind,
-				  id);
+	uint64_t address = ev->nf > 5 ? ev->f[5] : 0;
+	int rc = isc_devmem_event(g->dm, (int64_t)ev->ts, ev->pid, (uint32_t)ev->f[0], ev->f[2] == 1, ev->f[4], address,
+				  g->kineto ? ISC_DM_SRC_ALLOCATOR : ISC_DM_SRC_DRIVER);
 	if (!rc && g->asites) /* the same record into the site model (host and device) */
-		rc = dev_site(g, ev, kind, id);
+		rc = dev_site(g, ev->ts, ev->pid, (uint32_t)ev->f[0], ev->f[4], address, ev->f[2] == 1, false, kind, id);
 	if (!rc && ev->nf >= 10 && (ev->f[7] & ISC_GPU_MEM_TOTALS))
 		rc = isc_devmem_totals(g->dm, (int64_t)ev->ts, (uint32_t)ev->f[0], ev->f[8], ev->f[9]);
 	return rc;
@@ -693,11 +704,15 @@ int isc_gpu_ana_emit(struct isc_gpu_ana *g, cJSON *root, const struct isc_gpu_it
 
 void isc_gpu_ana_failure(const struct isc_gpu_ana *g, struct isc_oom_gpu *out)
 {
-	enum isc_dm_site_kind kind;
-	uint32_t id;
+	struct isc_asite_failure f;
 	memset(out, 0, sizeof(*out));
-	out->have = isc_devmem_last_failure(g->dm, &out->device, &out->ts, &out->bytes, &kind, &id);
-	out->site = out->have && kind != ISC_DM_NONE ? isc_timeline_string_borrow(g->t, id) : NULL;
+	out->have = g->asites && isc_asite_last_failure(g->asites, &f); /* its site: the model's */
+	if (out->have) {
+		out->device = f.device;
+		out->ts = (int64_t)f.ts;
+		out->bytes = f.size;
+		out->site = f.depth ? isc_timeline_string_borrow(g->t, f.frames[0]) : NULL;
+	}
 	out->live_bytes = isc_devmem_live_total(g->dm, &out->have_live);
 }
 

@@ -18,7 +18,8 @@
  * the kill (each increase between two samples goes to the innermost
  * Python function of the main thread at the later one), else the one
  * running at the last sample; for a failed device allocation, its
- * allocation site.  Memory at the end (isc_oom_mem_at): the reading with
+ * allocation site (the allocation site model's: isc_gpu_ana_failure).
+ * Memory at the end (isc_oom_mem_at): the reading with
  * the highest RSS among those of the last END_WINDOW_NS before the end
  * (PROC_SAMPLE RSS and smaps_rollup Rss, including the one the Python
  * agent takes when an unhandled MemoryError ends the program), with the

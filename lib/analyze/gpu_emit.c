@@ -374,11 +374,6 @@ static int emit_devices(struct out *o, cJSON *gpu, struct gpu_acc *a)
 		return -ENOMEM;
 	}
 	isc_devmem_devices(g->dm, mids, nm);
-	/* the allocation site model's report, made by the memory section (isc_ana_emit_alloc): leak candidates */
-	const struct isc_asite_stats *sites = NULL;
-	size_t nsites = 0;
-	if (g->asites)
-		isc_asite_last(g->asites, &sites, &nsites);
 	for (size_t i = 0; i < nm; i++) {
 		bool fresh;
 		uint32_t di = isc_gpu_map_index(&a->dev_map, mids[i], &a->devs, &a->ndevs, &a->devs_cap,
@@ -403,7 +398,8 @@ static int emit_devices(struct out *o, cJSON *gpu, struct gpu_acc *a)
 		isc_jb_num(&o->jb, d, "ops", (double)dv->ops);
 		isc_jb_num(&o->jb, d, "busy_ns", (double)busy);
 		emit_dev_memory(o, d, dv->id);
-		isc_devmem_emit(g->dm, &o->jb, d, dv->id, dev_total(g, dv->id), (int64_t)g->first_ts, g->t, sites, nsites);
+		/* by site: the allocation site model's report, made by the memory section (isc_ana_emit_alloc) */
+		isc_devmem_emit(g->dm, &o->jb, d, dv->id, dev_total(g, dv->id), (int64_t)g->first_ts, g->t, g->asites);
 		emit_breakdown(o, d, span, busy, comp);
 		emit_streams(o, d, sts, a->nsts, dv->id);
 		uint32_t hi = ISC_UMAP_NONE;

@@ -430,7 +430,7 @@ struct isc_gpu_ana {
 	size_t ngm, gm_cap;
 	bool have_rank, have_world;
 	double rank, world_size;
-	/* device memory by site (analyze_devmem.c) */
+	/* device memory: each device's totals (analyze_devmem.c); by site: asites */
 	struct isc_devmem *dm;
 	struct isc_asite_model *asites; /* the allocation site model (borrowed, may be NULL): device sites */
 	bool kineto;               /* META source=kineto: GPU_MEMORY records follow their [memory] MARK */

@@ -100,6 +100,8 @@ static void emit_sites(struct ana *a, cJSON *m, const struct isc_asite_stats *o,
 	size_t shown[2] = { 0, 0 }; /* host, device: device sites do not push host ones out */
 	for (size_t i = 0; i < n; i++) {
 		const struct isc_asite_stats *s = &o[i];
+		if (s->device_mem && !s->alloc_count)
+			continue; /* a device site whose allocations all failed (a CUDA out of memory's): nothing held */
 		if (shown[s->device_mem]++ >= SITES_MAX)
 			continue;
 		cJSON *x = isc_jb_push_obj(&a->jb, arr);

@@ -169,41 +169,36 @@ static const char *estimate(char *buf, size_t cap, const cJSON *x, const char *k
 	return buf;
 }
 
-#define SITES_SHOWN 10
+#define SITES_SHOWN 10 /* of each memory kind */
+
+static bool is_device(const cJSON *x)
+{
+	return !strcmp(isc_doc_str(x, "memory", "host"), "device");
+}
 
 /*
- * memory.sites (the allocation samples, issue 25): live bytes by line,
- * ranked by retained bytes; then memory.peak_composition, the sites that
- * held the RSS peak.
+ * The first SITES_SHOWN sites of one memory kind (device or host) of
+ * memory.sites, in its order, as a table; what (non-NULL when both kinds
+ * are there) names the kind above it and in the count of the rest.
  */
-static void alloc_sites(struct isc_rep *m, const cJSON *root)
+static void site_table(struct isc_rep *m, const cJSON *sites, bool device, const char *what)
 {
-	const cJSON *sites = isc_doc_arr(root, "memory.sites"), *x;
+	const cJSON *x;
 	char b[6][96];
-	int n = cJSON_GetArraySize(sites), i = 0;
-	if (n <= 0)
-		return;
-	bool dev = false;
-	cJSON_ArrayForEach(x, sites)
-		dev |= !strcmp(isc_doc_str(x, "memory", "host"), "device");
-	if (cJSON_IsObject(isc_doc_get(root, "memory.sampling")))
-		isc_rep_putf(m, "\n### Memory by allocation site\n\nFrom %s allocation samples, one per %s allocated on "
-				"average: each number is an estimate, ± one standard error.%s\n",
-			     isc_rep_field(b[0], 96, root, "memory.sampling.samples", 'i'),
-			     isc_rep_field(b[1], 96, root, "memory.sampling.interval_bytes", 'b'),
-			     dev ? " Device memory sites are exact: every allocation was recorded." : "");
-	else
-		isc_rep_put(m, "\n### Memory by allocation site\n\nFrom the device memory records: every allocation, "
-			       "exact.\n");
+	int n = 0, i = 0;
+	if (what)
+		isc_rep_putf(m, "\n%s:\n", what);
 	isc_rep_put(m, "\n| # | Site | Allocated | Freed | Live at the peak | Live at the end | Retained | "
 		       "Growth per iteration | Leak |\n|---:|---|---:|---:|---:|---:|---:|---:|---|\n");
 	cJSON_ArrayForEach(x, sites) {
-		if (i == SITES_SHOWN)
-			break;
+		if (is_device(x) != device)
+			continue;
+		if (n++ >= SITES_SHOWN)
+			continue;
 		isc_rep_putf(m, "| %d | ", ++i);
 		site_cell(m, x);
 		double dv;
-		if (!strcmp(isc_doc_str(x, "memory", "host"), "device") && isc_doc_have(x, "device", &dv))
+		if (device && isc_doc_have(x, "device", &dv))
 			isc_rep_putf(m, ", device %.0f memory", dv);
 		double g;
 		char grow[96] = "n/a";
@@ -223,7 +218,41 @@ static void alloc_sites(struct isc_rep *m, const cJSON *root)
 			     estimate(b[4], 96, x, "retained_bytes", "retained_err_bytes"), grow, leak);
 	}
 	if (n > i)
-		isc_rep_putf(m, "\nAnd %d more.\n", n - i);
+		isc_rep_putf(m, "\nAnd %d more%s.\n", n - i, what ? (device ? " device sites" : " host sites") : "");
+}
+
+/*
+ * memory.sites (the allocation samples, issue 25, and the device memory
+ * records): live bytes by line, ranked by retained bytes, host and device
+ * sites in a table each (device op sites allocating GiB never push the
+ * host's lines out); then memory.peak_composition, the sites that held the
+ * RSS peak.
+ */
+static void alloc_sites(struct isc_rep *m, const cJSON *root)
+{
+	const cJSON *sites = isc_doc_arr(root, "memory.sites"), *x;
+	char b[6][96];
+	int n = cJSON_GetArraySize(sites);
+	if (n <= 0)
+		return;
+	bool dev = false, host = false;
+	cJSON_ArrayForEach(x, sites) {
+		dev |= is_device(x);
+		host |= !is_device(x);
+	}
+	if (cJSON_IsObject(isc_doc_get(root, "memory.sampling")))
+		isc_rep_putf(m, "\n### Memory by allocation site\n\nFrom %s allocation samples, one per %s allocated on "
+				"average: each number is an estimate, ± one standard error.%s\n",
+			     isc_rep_field(b[0], 96, root, "memory.sampling.samples", 'i'),
+			     isc_rep_field(b[1], 96, root, "memory.sampling.interval_bytes", 'b'),
+			     dev ? " Device memory sites are exact: every allocation was recorded." : "");
+	else
+		isc_rep_put(m, "\n### Memory by allocation site\n\nFrom the device memory records: every allocation, "
+			       "exact.\n");
+	if (host)
+		site_table(m, sites, false, dev ? "Host memory" : NULL);
+	if (dev)
+		site_table(m, sites, true, host ? "Device memory" : NULL);
 	isc_rep_put(m, "\nRetained: what a line kept over the steady-state iterations (live at the end without "
 		       "iterations); a leak outranks churn of any size.\n");
 	const cJSON *pc = isc_doc_get(root, "memory.peak_composition");

@@ -9,6 +9,8 @@
  * reserve and fragmentation take the rest: gpu_memory_high's threshold).
  * factor = (0.9 x total - baseline) / (peak - baseline).
  * Trigger: factor >= 1.5 (ours: a half larger batch is worth trying).
+ * Evidence: the sizes, and what held the peak (memory.peak_sites; Memory:
+ * each site's bytes at the peak, Share: of the peak).
  * Severity info.  Needs memory.total_bytes and baseline_bytes (two
  * iterations).  No time saving: a larger batch raises throughput only
  * where the GPU is not already busy, which the GPU rules judge.
@@ -43,6 +45,11 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 		isc_fnd_metric(o, f, "total_bytes", total);
 		isc_fnd_metric(o, f, "working_set_bytes", peak - base);
 		isc_fnd_metric(o, f, "batch_factor", fl);
+		const cJSON *x;
+		cJSON_ArrayForEach(x, isc_doc_arr(d, "memory.peak_sites"))
+			isc_fnd_bytes(o, isc_fnd_top(o, f, x, NULL, isc_doc_str(x, "kind", "site"), -1,
+						     isc_doc_num(x, "pct_of_peak", -1)),
+				      isc_doc_num(x, "bytes", -1));
 		isc_fnd_suggest(c, o, f, -1,
 				"If the GPU has idle time, try a larger batch (or longer sequences, a larger KV cache) up "
 				"to the factor shown, and watch gpu_memory_high.",

@@ -8,8 +8,9 @@
  * iterations, over at least 3).  8 MiB is ours: above the
  * caching allocator's rounding of small blocks (2 MiB segments, 512-byte
  * blocks) repeated a few times.  Severity warning.
- * Evidence: the candidates with bytes per iteration; how many more
- * iterations the headroom lasts at that rate.
+ * Evidence: the candidates (Memory: the bytes each retained, growth_bytes;
+ * Share: of what the candidates retained together; Detail: bytes per
+ * iteration); how many more iterations the headroom lasts at that rate.
  * Saving (estimated_saving_bytes): the growth seen.  No time saving.
  */
 #include <stdio.h>
@@ -35,8 +36,17 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 		isc_fnd_metric(o, f, "growth_bytes", growth);
 		isc_fnd_metric(o, f, "bytes_per_iteration", per);
 		isc_fnd_metric(o, f, "iterations", isc_doc_num(top, "iterations", 0));
+		double all = 0;
 		cJSON_ArrayForEach(x, isc_doc_arr(d, "memory.leak_candidates"))
-			isc_fnd_top(o, f, x, NULL, isc_doc_str(x, "kind", "site"), -1, -1);
+			all += isc_doc_num(x, "growth_bytes", 0);
+		cJSON_ArrayForEach(x, isc_doc_arr(d, "memory.leak_candidates")) {
+			double g = isc_doc_num(x, "growth_bytes", -1);
+			cJSON *t = isc_fnd_top(o, f, x, NULL, isc_doc_str(x, "kind", "site"), -1,
+					       all > 0 && g >= 0 ? 100 * g / all : -1);
+			isc_fnd_bytes(o, t, g);
+			isc_fnd_detail(o, t, "%.1f MiB per iteration over %.0f iterations",
+				       isc_doc_num(x, "bytes_per_iteration", 0) / 1048576, isc_doc_num(x, "iterations", 0));
+		}
 		if (isc_doc_have(d, "memory.headroom_bytes", &room) && room > 0 && per > 0) {
 			isc_fnd_metric(o, f, "iterations_until_full", room / per);
 			snprintf(when, sizeof(when), " At this rate the %.1f GiB of headroom is gone after about %.0f more "

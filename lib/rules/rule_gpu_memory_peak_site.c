@@ -7,7 +7,8 @@
  * when the peak is >= 75 % of the device (memory.total_bytes).  Both
  * thresholds are ours: half the peak in one place is where shrinking pays;
  * below 64 MiB no device runs short.
- * Evidence: the peak sites with their bytes.
+ * Evidence: the peak sites (Memory: their bytes live at the peak; Share:
+ * of the peak).
  * Saving (memory, estimated_saving_bytes): half the site's bytes, what
  * float32 tensors become in bfloat16/float16 (assumed float32: the dtype is
  * not recorded).  No time saving.
@@ -44,7 +45,9 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 		if (total > 0)
 			isc_fnd_metric(o, f, "total_bytes", total);
 		cJSON_ArrayForEach(x, isc_doc_arr(d, "memory.peak_sites"))
-			isc_fnd_top(o, f, x, NULL, isc_doc_str(x, "kind", "site"), -1, isc_doc_num(x, "pct_of_peak", 0));
+			isc_fnd_bytes(o, isc_fnd_top(o, f, x, NULL, isc_doc_str(x, "kind", "site"), -1,
+						     isc_doc_num(x, "pct_of_peak", 0)),
+				      isc_doc_num(x, "bytes", -1));
 		char act[1400];
 		snprintf(act, sizeof(act),
 			 "Shrink what %s keeps alive at the peak: run inference under torch.inference_mode() (no autograd "

@@ -8,7 +8,11 @@
  * Evidence: the site that ended it (for the OOM killer with allocation
  * samples: the site holding the most live bytes, growing; the title says
  * how much), the memory at the end, the growth just before (the
- * allocation sites with their live bytes, or the functions RSS grew in).
+ * allocation sites with their live bytes, or the functions RSS grew in);
+ * for cuda_oom, after its site, the device sites of memory.sites holding
+ * the most bytes live at the end (the device memory when it ran out; the
+ * workload exits after the failure), DEVICE_SITES at most: Memory their
+ * live bytes, Share of memory_at_end.gpu_live_bytes.
  * The suggestion points at the site only when there is one.  No time
  * saving.
  */
@@ -16,6 +20,38 @@
 #include <string.h>
 
 #include "rules.h"
+
+#define DEVICE_SITES 5
+
+/* cuda_oom: the device sites holding the most live bytes at the end, highest first (ties: memory.sites' order). */
+static void device_holders(const struct rule_ctx *c, struct rule_out *o, cJSON *f, double gpu_live)
+{
+	const cJSON *x, *pick[DEVICE_SITES];
+	double v[DEVICE_SITES];
+	size_t n = 0;
+	cJSON_ArrayForEach(x, isc_doc_arr(c->doc, "memory.sites")) {
+		double b = isc_doc_num(x, "live_end_bytes", 0);
+		if (isc_rhost_site(x) || !(b > 0))
+			continue;
+		size_t i = n < DEVICE_SITES ? n++ : DEVICE_SITES;
+		for (; i > 0 && v[i - 1] < b; i--)
+			if (i < DEVICE_SITES) {
+				pick[i] = pick[i - 1];
+				v[i] = v[i - 1];
+			}
+		if (i < DEVICE_SITES) {
+			pick[i] = x;
+			v[i] = b;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		cJSON *t = isc_fnd_top(o, f, pick[i], NULL, isc_doc_str(pick[i], "kind", "site"), -1,
+				       gpu_live > 0 ? 100 * v[i] / gpu_live : -1);
+		isc_fnd_bytes(o, t, v[i]);
+		isc_fnd_detail(o, t, "%.1f MiB live on device %.0f at the end", v[i] / 1048576,
+			       isc_doc_num(pick[i], "device", 0));
+	}
+}
 
 static void eval(const struct rule_ctx *c, struct rule_out *o)
 {
@@ -57,6 +93,8 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	bool sites = !strcmp(isc_doc_str(m, "growth_before.source", ""), "allocation_samples");
 	if (cJSON_IsObject(site) && (!sites || live < 0)) /* else the first of the sites that follow */
 		isc_fnd_top(o, f, site, NULL, "python", -1, -1);
+	if (!strcmp(kind, "cuda_oom"))
+		device_holders(c, o, f, isc_doc_num(m, "memory_at_end.gpu_live_bytes", 0));
 	cJSON_ArrayForEach(x, isc_doc_arr(m, "growth_before.top")) {
 		cJSON *t = isc_fnd_top(o, f, x, NULL, "python", -1, -1);
 		isc_fnd_bytes(o, t, sites ? isc_doc_num(x, "live_bytes", -1) : isc_doc_num(x, "bytes", -1));

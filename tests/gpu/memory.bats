@@ -118,6 +118,11 @@ m() {
 	[ "$(jq -r '.oom.site.name' "$F")" = alloc_kv_cache ]
 	[ "$(jq -r '.oom.site_source' "$F")" = allocation ]
 	[ "$(jq -r '.oom.memory_at_end.gpu_live_bytes' "$F")" -eq $((30 * 1024 * MIB)) ]
+	# the oom finding: its site, then what held the device when it ran out (load_weights' 30 GiB, all of it)
+	o='[.findings[] | select(.id == "oom")][0].evidence.top'
+	[ "$(jq -r "$o | map(.name) | join(\" \")" "$F")" = "alloc_kv_cache load_weights" ]
+	[ "$(jq -r "$o[1].value_bytes" "$F")" -eq $((30 * 1024 * MIB)) ]
+	[ "$(jq -r "$o[1].pct" "$F")" -eq 100 ]
 	[ "$(jq -r '.verdict.class' "$F")" = oom ]
 }
 

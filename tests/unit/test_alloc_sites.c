@@ -580,6 +580,75 @@ static void test_device_exact(void)
 	isc_asite_free(st.m);
 }
 
+/* One exact record of device 0 by pid at ts, site line (string id 7), in bucket b of a grid doubled shift times. */
+static void dev_rec_of(struct stream *st, uint32_t pid, uint64_t ts, bool alloc, bool failed, uint64_t addr,
+		       uint64_t size, uint32_t line, uint32_t b, uint32_t shift)
+{
+	uint32_t frames[2] = { 7, line };
+	struct isc_asite_exact x = { .ts = ts, .address = addr, .size = size, .pid = pid, .device = 0, .depth = 1,
+				     .alloc = alloc, .failed = failed, .what = ISC_ASITE_STACK, .frames = frames,
+				     .bucket = b, .shift = shift };
+	st->bad |= isc_asite_exact(st->m, &x) != 0;
+}
+
+static const struct isc_asite_stats *pid_site(const struct isc_asite_stats *o, size_t n, uint32_t pid, uint32_t line)
+{
+	for (size_t i = 0; i < n; i++)
+		if (o[i].pid == pid && o[i].frames[1] == line)
+			return &o[i];
+	return NULL;
+}
+
+/*
+ * Two processes on device 0 (gpu.devices[].memory's peak is the device's):
+ * pid 1 line 1 +100 at t=1 (bucket 0), pid 2 line 1 +50 at t=2 (bucket 1):
+ * the device's peak, 150; pid 1 frees its 100 at t=3 (bucket 5), pid 2
+ * line 2 +80 at t=4 (bucket 300 of 1-wide buckets: bucket 150 after one
+ * doubling, which merged (0,1) and (4,5) into 0 and 2).  At the device's
+ * peak: pid 1 line 1 100, pid 2 line 1 50, pid 2 line 2 0 (pid 2's own
+ * peak, 130 at t=4, would give it 80).  Series, 2-wide buckets: pid 1
+ * line 1: 100 at the end of bucket 0, 0 from bucket 2 on; pid 2 line 2: 0
+ * up to bucket 149, 80 from 150.  Then pid 2 line 3's allocation of 1000
+ * fails at t=5: counted at that site (no bytes), the latest failure.
+ */
+static void test_device_shared(void)
+{
+	struct stream st = { 0 };
+	isc_asite_new(&st.m);
+	struct isc_asite_failure f;
+	ok(!isc_asite_last_failure(st.m, &f), "no failure yet");
+	dev_rec_of(&st, 1, 1, true, false, 0xA0, 100, 1, 0, 0);
+	dev_rec_of(&st, 2, 2, true, false, 0xB0, 50, 1, 1, 0);
+	dev_rec_of(&st, 1, 3, false, false, 0xA0, 100, 1, 5, 0);
+	dev_rec_of(&st, 2, 4, true, false, 0xC0, 80, 2, 150, 1);
+	dev_rec_of(&st, 2, 5, true, true, 0, 1000, 3, 0, 0);
+	const struct isc_asite_stats *o = NULL;
+	size_t n = 0;
+	ok(!st.bad && isc_asite_report(st.m, 0, &o, &n) == 0 && n == 4, "four sites, one each of (pid, line) (%zu)", n);
+	const struct isc_asite_stats *a = pid_site(o, n, 1, 1), *b = pid_site(o, n, 2, 1), *c = pid_site(o, n, 2, 2),
+				     *x = pid_site(o, n, 2, 3);
+	ok(a && b && c && a->live_peak == 100 && b->live_peak == 50 && c->live_peak == 0 && a->peak_ts == 2 &&
+		   c->peak_ts == 2,
+	   "live at the device's peak (t=2, both processes), not at pid 2's own (t=4)");
+	ok(a && b && c && a->id == 0 && b->id == 1 && c->id == 2, "ids in the order the sites were first seen");
+	int64_t v[152];
+	bool good = a != NULL && c != NULL;
+	if (good) {
+		isc_asite_series(st.m, a->id, 1, v, 152);
+		good = v[0] == 100 && v[1] == 100 && v[2] == 0 && v[151] == 0;
+		isc_asite_series(st.m, c->id, 1, v, 152);
+		good = good && v[0] == 0 && v[149] == 0 && v[150] == 80 && v[151] == 80;
+		isc_asite_series(st.m, 99, 1, v, 2);
+		good = good && v[0] == 0 && v[1] == 0;
+	}
+	ok(good, "series on the doubled grid: pid 1 line 1 100 then 0 from bucket 2, pid 2 line 2 80 from bucket 150");
+	ok(x && x->fail_count == 1 && x->alloc_count == 0 && x->live_peak == 0 && isc_asite_last_failure(st.m, &f) &&
+		   f.id == x->id && f.pid == 2 && f.device == 0 && f.ts == 5 && f.size == 1000 && f.depth == 1 &&
+		   f.frames[1] == 3,
+	   "a failed allocation: its site counts it and holds nothing; it is the latest failure");
+	isc_asite_free(st.m);
+}
+
 int main(void)
 {
 	test_estimates();
@@ -593,5 +662,6 @@ int main(void)
 	test_table();
 	test_coverage();
 	test_device_exact();
+	test_device_shared();
 	return tap_done();
 }

@@ -33,6 +33,7 @@ struct tl {
 	unsigned depth;
 	uint32_t pid, tid;
 	bool open, ctx;
+	uint64_t status; /* the workload's exit status (END_STATS) */
 };
 
 static void tl_open(struct tl *t, FILE *f)
@@ -169,7 +170,7 @@ static void tl_raw(struct tl *t, uint8_t type, uint64_t ts, const uint64_t *f, u
 static void tl_close(struct tl *t)
 {
 	struct isc_buf b = { 0 }, r = { 0 };
-	uint64_t ts = 0, f[5] = { t->nevents, 0, 0, 0, 0 };
+	uint64_t ts = 0, f[5] = { t->nevents, 0, 0, 0, t->status };
 	if (t->open)
 		tlw_chunk(t->w, ISC_CHUNK_TL_EVENTS, t->base, &t->ev);
 	for (int i = 0; i < 5; i++)
@@ -221,7 +222,7 @@ static const cJSON *at(const cJSON *d, const char *path, int i)
 enum {
 	S_GEMM = 1, S_NCCL, S_MEMCPY, S_SSYNC, S_CSYNC, S_LAUNCH, S_MCPYA, S_SSYNCA, S_DSYNCA, S_FEED, S_COPY, S_SMALL,
 	S_WAIT, S_TEAR, S_STEP1, S_STEP2, S_STEP3, S_GRAPH, S_EVREC, S_MEMSET, S_MCPY, S_CUMCPY, S_ESYNCA,
-	S_PINNED, S_DTOH, S_INNER, S_BUILTIN, S_CULAUNCH, S_SCOPE_STEP,
+	S_PINNED, S_DTOH, S_INNER, S_BUILTIN, S_CULAUNCH, S_SCOPE_STEP, S_MALLOC, S_FREE,
 };
 
 static void strings(struct tl *t)
@@ -255,6 +256,8 @@ static void strings(struct tl *t)
 	tl_string(t, S_BUILTIN, ISC_STR_CODE, 0, "<built-in method synchronize>", ""); /* as Kineto names C functions */
 	tl_string(t, S_CULAUNCH, ISC_STR_CFUNC, 0, "cuLaunchKernel", "");
 	tl_string(t, S_SCOPE_STEP, ISC_STR_SCOPE, 0, "step", "");
+	tl_string(t, S_MALLOC, ISC_STR_CFUNC, 0, "cudaMalloc", "");
+	tl_string(t, S_FREE, ISC_STR_CFUNC, 0, "cudaFree", "");
 }
 
 static struct op kern(uint32_t stream, uint32_t name, uint64_t dur, uint64_t corr)
@@ -1083,6 +1086,156 @@ static void test_iterations(void)
 	fclose(f);
 }
 
+/*
+ * Scenario F: device memory by site, every figure by site read from the
+ * allocation site model (memory.sites).  Host thread of pid HOST, times in
+ * ms from B; each allocation is a cudaMalloc (correlation c) and its
+ * CUPTI memory record 1 µs later, inside the Python function shown:
+ *   1  feed       +100 MB at A1
+ *   3  wait_loop  +300 MB at A2
+ *   4  wait_loop  + 50 MB at A3      device 450 MB: the peak
+ *   5  cudaFree A2 (-300 MB)
+ *   7  feed       +200 MB at A4
+ *   300           cudaFree A3 (-50 MB): the run outgrows 256 buckets of
+ *                 1 ms, the grid doubles to 2 ms after both sites changed
+ *   310 teardown  cudaMalloc fails (out of memory); the workload exits 1
+ * At the peak (4 ms): wait_loop 350 MB (77.77 %), feed 100 MB (22.22 %).
+ * At the end: feed 300 MB, wait_loop 0.  oom: cuda_oom at teardown
+ * (serve.py:30), which allocated nothing: no memory.sites entry.
+ */
+#define MB 1000000ull
+static const struct fmem {
+	uint64_t ms, corr, address, bytes;
+	uint32_t fn;  /* the Python function open (0: none, a release) */
+	bool alloc;
+} F_MEM[] = {
+	{ 1, 11, 0xA1000, 100 * MB, S_FEED, true },  { 3, 12, 0xA2000, 300 * MB, S_WAIT, true },
+	{ 4, 13, 0xA3000, 50 * MB, S_WAIT, true },   { 5, 14, 0xA2000, 300 * MB, 0, false },
+	{ 7, 15, 0xA4000, 200 * MB, S_FEED, true },  { 300, 16, 0xA3000, 50 * MB, 0, false },
+};
+#define F_N (sizeof(F_MEM) / sizeof(F_MEM[0]))
+
+/* A CUPTI memory record of device 0 at ts on the host process: fields device stream op kind bytes address corr flags. */
+static void tl_mem_of(struct tl *t, uint64_t ts, bool alloc, uint64_t bytes, uint64_t address, uint64_t corr)
+{
+	struct isc_buf r = { 0 };
+	uint64_t f[8] = { 0, 0, alloc ? 1 : 2, ISC_MEM_DEVICE, bytes, address, corr, 0 };
+	for (int i = 0; i < 8; i++)
+		isc_buf_put_varint(&r, f[i]);
+	tl_put(t, ISC_REC_GPU_MEMORY, ts, HOST, HOST, &r);
+	isc_buf_free(&r);
+}
+
+static void write_f(FILE *f)
+{
+	struct tl t;
+	tl_open(&t, f);
+	strings(&t);
+	tl_device(&t, 0, "Test GPU");
+	for (size_t i = 0; i < F_N; i++) {
+		const struct fmem *e = &F_MEM[i];
+		uint64_t ts = B + U(e->ms * 1000);
+		if (e->fn)
+			tl_begin(&t, ts - U(1), ISC_SPAN_PYTHON, e->fn);
+		tl_api(&t, ts, U(5), e->alloc ? S_MALLOC : S_FREE, e->corr);
+		tl_mem_of(&t, ts + U(1), e->alloc, e->bytes, e->address, e->corr);
+		if (e->fn)
+			tl_end(&t, ts + U(10));
+	}
+	/* the failed cudaMalloc in teardown, then the exit status 1 */
+	struct isc_tl_event ev = { .type = ISC_REC_GPU_API, .name_id = S_MALLOC };
+	struct isc_buf r = { 0 };
+	ev.gpu.dur_ns = U(5);
+	ev.gpu.correlation = 17;
+	ev.gpu.kind = 1;
+	ev.gpu.flags = ISC_GPU_API_FLAG_ERROR;
+	if (isc_gpu_encode(&r, &ev))
+		abort();
+	tl_begin(&t, B + U(310000), ISC_SPAN_PYTHON, S_TEAR);
+	tl_put(&t, ISC_REC_GPU_API, B + U(310001), HOST, HOST, &r);
+	tl_end(&t, B + U(310010));
+	isc_buf_free(&r);
+	t.status = 1;
+	tl_close(&t);
+}
+
+/* The memory.sites entry of device 0 named name (NULL: none). */
+static const cJSON *dev_site_of(const cJSON *d, const char *name)
+{
+	const cJSON *x;
+	cJSON_ArrayForEach(x, isc_doc_get(d, "memory.sites"))
+		if (!strcmp(S(x, "memory"), "device") && N(x, "device") == 0 && !strcmp(S(x, "name"), name))
+			return x;
+	return NULL;
+}
+
+/*
+ * Live bytes of the function fn at the end of each bucket of over_time
+ * (start, width), worked out from F_MEM alone: the allocations made in fn
+ * and not yet released by the bucket's end.
+ */
+static double f_live(uint32_t fn, double end_ns)
+{
+	double live = 0;
+	for (size_t i = 0; i < F_N; i++) {
+		if ((double)(B + U(F_MEM[i].ms * 1000) + U(1)) >= end_ns)
+			break;
+		uint32_t owner = F_MEM[i].fn;
+		for (size_t k = 0; !owner && k < i; k++) /* a release: the allocation at its address */
+			if (F_MEM[k].alloc && F_MEM[k].address == F_MEM[i].address)
+				owner = F_MEM[k].fn;
+		if (owner == fn)
+			live += F_MEM[i].alloc ? (double)F_MEM[i].bytes : -(double)F_MEM[i].bytes;
+	}
+	return live;
+}
+
+static void test_memory_sites(void)
+{
+	FILE *f = tmpfile();
+	write_f(f);
+	cJSON *d = analyze(f, false);
+	const cJSON *m = isc_doc_get(at(d, "gpu.devices", 0), "memory");
+	const cJSON *p0 = at(m, "peak_sites", 0), *p1 = at(m, "peak_sites", 1);
+	const cJSON *wait = dev_site_of(d, "wait_loop"), *feed = dev_site_of(d, "feed");
+	ok(N(m, "peak_bytes") == 450 * MB && cJSON_GetArraySize(isc_doc_get(m, "peak_sites")) == 2 &&
+	   !strcmp(S(p0, "name"), "wait_loop") && N(p0, "bytes") == 350 * MB && N(p0, "pct_of_peak") == 77.77 &&
+	   N(p0, "allocations") == 2 && N(p0, "line") == 20 && !strcmp(S(p1, "name"), "feed") && N(p1, "bytes") == 100 * MB &&
+	   N(p1, "pct_of_peak") == 22.22 && N(p1, "allocations") == 2 && N(m, "peak_sites_other_bytes") == 0,
+	   "peak_sites: at the 450 MB peak wait_loop 350 MB (2 allocations), feed 100 MB (not its 300 MB at the end)");
+	ok(wait && feed && N(wait, "live_peak_bytes") == N(p0, "bytes") && N(feed, "live_peak_bytes") == N(p1, "bytes") &&
+	   N(wait, "live_end_bytes") == 0 && N(feed, "live_end_bytes") == 300 * MB && N(feed, "allocated_bytes") == 300 * MB,
+	   "peak_sites are the site model's: memory.sites' live_peak_bytes, the same numbers");
+	/* over_time: 2 ms buckets (after the doubling) from the first memory record, B + 1 ms + 1 µs */
+	double start = N(m, "over_time.start_ns"), width = N(m, "over_time.bucket_ns");
+	const cJSON *ss = isc_doc_get(m, "over_time.sites"), *al = isc_doc_get(m, "over_time.allocated_bytes");
+	int nb = cJSON_GetArraySize(al), bad = cJSON_GetArraySize(ss) != 2;
+	for (int i = 0; i < 2 && !bad; i++) {
+		const cJSON *x = cJSON_GetArrayItem(ss, i), *v = isc_doc_get(x, "bytes");
+		uint32_t fn = i ? S_FEED : S_WAIT;
+		bad += strcmp(S(x, "name"), i ? "feed" : "wait_loop") != 0 || cJSON_GetArraySize(v) != nb;
+		for (int b = 0; b < nb && b < cJSON_GetArraySize(v); b++) {
+			double want = f_live(fn, start + (b + 1) * width); /* the document's time 0: the DEVICE record's, 0 */
+			if (cJSON_GetArrayItem(v, b)->valuedouble != want) {
+				if (!bad++)
+					printf("# %s bucket %d: %g, want %g\n", S(x, "name"), b, cJSON_GetArrayItem(v, b)->valuedouble, want);
+			}
+		}
+	}
+	for (int b = 0; b < nb && !bad; b++) /* the sites' series add up to the device's */
+		bad += cJSON_GetArrayItem(al, b)->valuedouble !=
+		       cJSON_GetArrayItem(isc_doc_get(cJSON_GetArrayItem(ss, 0), "bytes"), b)->valuedouble +
+			       cJSON_GetArrayItem(isc_doc_get(cJSON_GetArrayItem(ss, 1), "bytes"), b)->valuedouble;
+	ok(start == B + U(1001) && width == 2e6 && nb == 150 && !bad,
+	   "over_time.sites: each bucket's end as worked out from the records, after the grid doubled (%d wrong)", bad);
+	ok(!strcmp(S(d, "oom.kind"), "cuda_oom") && !strcmp(S(d, "oom.site.name"), "teardown") &&
+	   N(d, "oom.site.line") == 30 && !strcmp(S(d, "oom.site_source"), "allocation") &&
+	   N(d, "oom.memory_at_end.gpu_live_bytes") == 300 * MB && N(m, "failures.count") == 1 && !dev_site_of(d, "teardown"),
+	   "a CUDA OOM's site is the model's site of the failed cudaMalloc (teardown:30), which holds nothing: no memory.sites entry");
+	cJSON_Delete(d);
+	fclose(f);
+}
+
 int main(void)
 {
 	test_exact();
@@ -1096,6 +1249,7 @@ int main(void)
 	test_call_sites();
 	test_gaps_nvml();
 	test_iterations();
+	test_memory_sites();
 	test_cpu_only_and_report();
 	return tap_done();
 }

@@ -546,6 +546,73 @@ static void test_memory_rows(void)
 	cJSON_Delete(d);
 }
 
+/* A memory.sites entry: name at m.py:line, of host memory or of device 0, retained bytes. */
+static cJSON *mem_site(const char *name, int line, bool device, double retained)
+{
+	cJSON *x = cJSON_CreateObject();
+	cJSON_AddStringToObject(x, "name", name);
+	cJSON_AddStringToObject(x, "file", "m.py");
+	cJSON_AddNumberToObject(x, "line", line);
+	cJSON_AddStringToObject(x, "memory", device ? "device" : "host");
+	if (device)
+		cJSON_AddNumberToObject(x, "device", 0);
+	else
+		cJSON_AddNullToObject(x, "device");
+	cJSON_AddNumberToObject(x, "allocated_bytes", retained);
+	cJSON_AddNumberToObject(x, "retained_bytes", retained);
+	cJSON_AddBoolToObject(x, "leak", false);
+	return x;
+}
+
+/*
+ * memory.sites with 12 host sites ranked first (retained 12 .. 1 MiB) and
+ * 3 device sites after them (the analysis keeps up to 20 of each kind):
+ * the report shows the first 10 host sites and, in a table of its own,
+ * all 3 device sites; with device sites only, the one table as before.
+ */
+static void test_sites_by_kind(void)
+{
+	cJSON *d = load("full.json"), *mem = d ? cJSON_GetObjectItem(d, "memory") : NULL;
+	cJSON *sites = cJSON_CreateArray(), *sm = cJSON_CreateObject();
+	char name[32];
+	for (int i = 1; i <= 12; i++) {
+		snprintf(name, sizeof(name), "host_%d", i);
+		cJSON_AddItemToArray(sites, mem_site(name, 100 + i, false, (13 - i) * 1048576.0));
+	}
+	for (int i = 1; i <= 3; i++) {
+		snprintf(name, sizeof(name), "dev_%d", i);
+		cJSON_AddItemToArray(sites, mem_site(name, 200 + i, true, (4 - i) * 1024.0));
+	}
+	cJSON_AddNumberToObject(sm, "samples", 500);
+	cJSON_AddNumberToObject(sm, "interval_bytes", 524288);
+	if (mem) {
+		cJSON_DeleteItemFromObjectCaseSensitive(mem, "sites");
+		cJSON_DeleteItemFromObjectCaseSensitive(mem, "sampling");
+	}
+	ok(mem && cJSON_AddItemToObject(mem, "sites", sites) && cJSON_AddItemToObject(mem, "sampling", sm),
+	   "memory.sites: 12 host sites, then 3 device sites");
+	char *md = render(d, ISC_REPORT_MD);
+	const char *h = md ? strstr(md, "\nHost memory:\n") : NULL, *dv = md ? strstr(md, "\nDevice memory:\n") : NULL;
+	ok(h && dv && h < dv, "two tables: host memory, then device memory");
+	ok(h && strstr(h, "| 10 | `host_10` (m.py:110) |") && !strstr(md, "`host_11`") && !strstr(md, "`host_12`") &&
+		   strstr(h, "\nAnd 2 more host sites.\n"),
+	   "host memory: its first 10 sites, and 2 more");
+	ok(dv && strstr(dv, "| 1 | `dev_1` (m.py:201), device 0 memory |") &&
+		   strstr(dv, "| 2 | `dev_2` (m.py:202), device 0 memory |") &&
+		   strstr(dv, "| 3 | `dev_3` (m.py:203), device 0 memory |") && !strstr(dv, "more device sites"),
+	   "device memory: its 3 sites, though 12 host sites rank before them");
+	free(md);
+	/* device sites only: one table, no kind named */
+	for (int i = 0; i < 12; i++)
+		cJSON_DeleteItemFromArray(sites, 0);
+	md = render(d, ISC_REPORT_MD);
+	ok(md && !strstr(md, "Host memory:") && !strstr(md, "Device memory:") &&
+		   strstr(md, "| 3 | `dev_3` (m.py:203), device 0 memory |"),
+	   "device sites only: the one table, as before");
+	free(md);
+	cJSON_Delete(d);
+}
+
 int main(int argc, char **argv)
 {
 	dir = argc > 1 ? argv[1] : "tests/data/report";
@@ -560,5 +627,6 @@ int main(int argc, char **argv)
 	test_quantile_rows();
 	test_waits();
 	test_memory_rows();
+	test_sites_by_kind();
 	return tap_done();
 }

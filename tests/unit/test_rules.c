@@ -1168,12 +1168,106 @@ static void oom_sites(void)
 	cJSON_Delete(d);
 }
 
+/* Top contributor i of finding f: its name, value_bytes and pct as given (pct < 0: none), by hand. */
+static bool top_is(const cJSON *f, int i, const char *name, double bytes, double pct)
+{
+	const cJSON *t = cJSON_GetArrayItem(isc_doc_get(f, "evidence.top"), i);
+	double b = num(t, "value_bytes"), p = num(t, "pct");
+	bool good = t && !strcmp(isc_doc_str(t, "name", ""), name) && (bytes < 0 ? isnan(b) : b == bytes) &&
+		    (pct < 0 ? isnan(p) : fabs(p - pct) < 1e-9);
+	if (!good)
+		printf("# top %d: %s %g %g, want %s %g %g\n", i, isc_doc_str(t, "name", "(none)"), b, p, name, bytes, pct);
+	return good;
+}
+
+/*
+ * The GPU memory rules rank their contributors by bytes, as the host's
+ * (value_bytes: the report's Memory column), worked by hand:
+ * - gpu_memory_leak: keep 40 MiB (4 MiB x 10), cache 10 MiB (1 MiB x 10):
+ *   80 and 20 % of the 50 MiB the candidates retained;
+ * - gpu_memory_peak_site: run 600 MiB (60 %), embed 300 MiB (30 %) of a
+ *   1000 MiB peak;
+ * - gpu_memory_headroom: (0.9 x 10 GiB - 1 GiB) / (2 - 1 GiB) = 8x; what
+ *   held the 2 GiB peak: weights 1 GiB (50 %), acts 768 MiB (37.5 %),
+ *   tmp 256 MiB (12.5 %);
+ * - oom (cuda_oom at alloc_kv_cache, 1e10 bytes of device memory live
+ *   at the end): after its site, the device sites by live bytes at the
+ *   end, 5 at most: weights 6e9 (60 %), embed 2e9 (20), kv 1e9 (10), a
+ *   5e8 (5), b 3e8 (3); not c (2e8, the sixth), not tmp (0 live), not the
+ *   host site h (50e9).
+ */
+static void device_memory_bytes(void)
+{
+	const double M = 1048576, G = 1073741824;
+	cJSON *d = eval("{\"summary\":{\"wall_ns\":1000000000},\"gpu\":{\"ops\":1,\"devices\":[{\"id\":0,\"memory\":{"
+			"\"leak_candidates\":[{\"name\":\"keep\",\"file\":\"m.py\",\"line\":9,\"kind\":\"python\","
+			"\"growth_bytes\":41943040,\"bytes_per_iteration\":4194304,\"iterations\":10},{\"name\":\"cache\","
+			"\"file\":\"m.py\",\"line\":12,\"kind\":\"python\",\"growth_bytes\":10485760,"
+			"\"bytes_per_iteration\":1048576,\"iterations\":10}]}}]}}");
+	const cJSON *f = finding(d, "gpu_memory_leak");
+	ok(f && top_is(f, 0, "keep", 40 * M, 80) && top_is(f, 1, "cache", 10 * M, 20) &&
+		   !strcmp(isc_doc_str(cJSON_GetArrayItem(isc_doc_get(f, "evidence.top"), 0), "detail", ""),
+			   "4.0 MiB per iteration over 10 iterations"),
+	   "gpu_memory_leak: keep 40 MiB (80 %%), cache 10 MiB (20 %%), by bytes retained");
+	cJSON_Delete(d);
+
+	d = eval("{\"summary\":{\"wall_ns\":1000000000},\"gpu\":{\"ops\":1,\"devices\":[{\"id\":0,\"memory\":{"
+		 "\"peak_bytes\":1048576000,\"peak_sites\":[{\"name\":\"run\",\"file\":\"m.py\",\"line\":3,"
+		 "\"kind\":\"python\",\"bytes\":629145600,\"pct_of_peak\":60},{\"name\":\"embed\",\"file\":\"m.py\","
+		 "\"line\":4,\"kind\":\"python\",\"bytes\":314572800,\"pct_of_peak\":30}]}}]}}");
+	f = finding(d, "gpu_memory_peak_site");
+	ok(f && top_is(f, 0, "run", 600 * M, 60) && top_is(f, 1, "embed", 300 * M, 30),
+	   "gpu_memory_peak_site: run 600 MiB (60 %%), embed 300 MiB (30 %%)");
+	cJSON_Delete(d);
+
+	d = eval("{\"summary\":{\"wall_ns\":1000000000},\"gpu\":{\"ops\":1,\"devices\":[{\"id\":0,\"memory\":{"
+		 "\"peak_bytes\":2147483648,\"baseline_bytes\":1073741824,\"total_bytes\":10737418240,\"peak_sites\":["
+		 "{\"name\":\"weights\",\"kind\":\"op\",\"bytes\":1073741824,\"pct_of_peak\":50},"
+		 "{\"name\":\"acts\",\"kind\":\"op\",\"bytes\":805306368,\"pct_of_peak\":37.5},"
+		 "{\"name\":\"tmp\",\"kind\":\"op\",\"bytes\":268435456,\"pct_of_peak\":12.5}]}}]}}");
+	f = finding(d, "gpu_memory_headroom");
+	ok(f && num(f, "evidence.metrics.batch_factor") == 8 && top_is(f, 0, "weights", G, 50) &&
+		   top_is(f, 1, "acts", 768 * M, 37.5) && top_is(f, 2, "tmp", 256 * M, 12.5),
+	   "gpu_memory_headroom: 8x; the peak's weights 1 GiB, acts 768 MiB, tmp 256 MiB");
+	cJSON_Delete(d);
+
+	d = eval("{\"summary\":{\"wall_ns\":10000000000},\"oom\":{\"kind\":\"cuda_oom\",\"pid\":null,"
+		 "\"at_ns\":9000000000,\"evidence\":\"a device memory allocation failed\",\"site_source\":\"allocation\","
+		 "\"site\":{\"name\":\"alloc_kv_cache\",\"file\":\"s.py\",\"line\":5},\"growth_before\":null,"
+		 "\"memory_at_end\":{\"gpu_live_bytes\":10000000000}},\"memory\":{\"sites\":["
+		 "{\"name\":\"h\",\"file\":\"s.py\",\"line\":1,\"kind\":\"python\",\"memory\":\"host\",\"device\":null,"
+		 "\"live_end_bytes\":50000000000},"
+		 "{\"name\":\"embed\",\"file\":\"s.py\",\"line\":2,\"kind\":\"python\",\"memory\":\"device\",\"device\":0,"
+		 "\"live_end_bytes\":2000000000},"
+		 "{\"name\":\"tmp\",\"file\":\"s.py\",\"line\":3,\"kind\":\"python\",\"memory\":\"device\",\"device\":0,"
+		 "\"live_end_bytes\":0},"
+		 "{\"name\":\"b\",\"file\":\"s.py\",\"line\":4,\"kind\":\"op\",\"memory\":\"device\",\"device\":0,"
+		 "\"live_end_bytes\":300000000},"
+		 "{\"name\":\"weights\",\"file\":\"s.py\",\"line\":6,\"kind\":\"python\",\"memory\":\"device\",\"device\":0,"
+		 "\"live_end_bytes\":6000000000},"
+		 "{\"name\":\"kv\",\"file\":\"s.py\",\"line\":7,\"kind\":\"python\",\"memory\":\"device\",\"device\":0,"
+		 "\"live_end_bytes\":1000000000},"
+		 "{\"name\":\"a\",\"file\":\"s.py\",\"line\":8,\"kind\":\"python\",\"memory\":\"device\",\"device\":0,"
+		 "\"live_end_bytes\":500000000},"
+		 "{\"name\":\"c\",\"file\":\"s.py\",\"line\":9,\"kind\":\"python\",\"memory\":\"device\",\"device\":0,"
+		 "\"live_end_bytes\":200000000}]}}");
+	f = finding(d, "oom");
+	const cJSON *top = isc_doc_get(f, "evidence.top");
+	ok(f && cJSON_GetArraySize(top) == 6 && top_is(f, 0, "alloc_kv_cache", -1, -1) && top_is(f, 1, "weights", 6e9, 60) &&
+		   top_is(f, 2, "embed", 2e9, 20) && top_is(f, 3, "kv", 1e9, 10) && top_is(f, 4, "a", 5e8, 5) &&
+		   top_is(f, 5, "b", 3e8, 3) &&
+		   !strcmp(isc_doc_str(cJSON_GetArrayItem(top, 1), "detail", ""), "5722.0 MiB live on device 0 at the end"),
+	   "cuda_oom: its site, then the device sites by live bytes at the end (5 of 6; not the host's)");
+	cJSON_Delete(d);
+}
+
 int main(void)
 {
 	headline();
 	tail_latency();
 	user_code();
 	device_memory();
+	device_memory_bytes();
 	rss_growth_site();
 	memory_leak();
 	memory_churn();
