@@ -718,6 +718,48 @@ static void test_nested_driver_call(void)
 	fclose(f);
 }
 
+/*
+ * A driver launch inside a runtime launch of its thread is that launch,
+ * however CUPTI numbers it and whenever its op comes (µs; gpu.agent.launches
+ * counts launch calls, gpu.launch.launches the calls paired with an op):
+ *   A  cudaLaunchKernel [0,10) c1 makes cuLaunchKernel [5,8) c1, after its
+ *      kernel [4,9) c1 started: the op has taken its call already
+ *   B  cudaLaunchKernel [20,30) c2 makes cuLaunchKernel [22,28) c3, an id of
+ *      its own, which its kernel [40,45) carries
+ *   C  cuLaunchKernel [50,52) c4 alone (cuBLAS, Triton): kernel [55,60) c4
+ * Three launches, each op with its call.  (The analysis before counted A's
+ * and B's driver calls again: 5.)
+ */
+static void test_nested_driver_launch(void)
+{
+	FILE *f = tmpfile();
+	struct tl t;
+	struct isc_buf a = { 0 };
+	tl_open(&t, f);
+	strings(&t);
+	for (unsigned i = 0; i < 4; i++) /* GPU_AGENT: cupti_version cupti_built lag_ms flush_ms, agent version */
+		isc_buf_put_varint(&a, i < 2 ? 130001 : 1000);
+	tl_put(&t, ISC_REC_GPU_AGENT, 0, HOST, 0, &a);
+	isc_buf_free(&a);
+	tl_api_kind(&t, 100, 1, 0, U(10), S_LAUNCH, 1);
+	tl_op(&t, U(4), kern(7, S_GEMM, U(5), 1));
+	tl_api_kind(&t, 100, 2, U(5), U(3), S_CULAUNCH, 1);
+	tl_api_kind(&t, 100, 1, U(20), U(10), S_LAUNCH, 2);
+	tl_api_kind(&t, 100, 2, U(22), U(6), S_CULAUNCH, 3);
+	tl_op(&t, U(40), kern(7, S_GEMM, U(5), 3));
+	tl_api_kind(&t, 100, 2, U(50), U(2), S_CULAUNCH, 4);
+	tl_op(&t, U(55), kern(7, S_GEMM, U(5), 4));
+	tl_close(&t);
+	cJSON *d = analyze(f, false);
+	printf("# agent.launches %g launch.launches %g without %g\n", N(d, "gpu.agent.launches"),
+	       N(d, "gpu.launch.launches"), N(d, "gpu.launch.ops_without_launch_call"));
+	ok(N(d, "gpu.agent.launches") == 3, "a driver launch inside a runtime launch is not counted again");
+	ok(N(d, "gpu.launch.launches") == 3 && N(d, "gpu.launch.ops_without_launch_call") == 0,
+	   "each op paired with its call, the one carrying the driver call's own id too");
+	cJSON_Delete(d);
+	fclose(f);
+}
+
 static struct op copy_op(uint32_t name, uint64_t dur, uint64_t corr, uint64_t bytes, uint8_t dir, uint8_t src, uint8_t dst)
 {
 	return (struct op){ .stream = 7, .kind = ISC_GPU_MEMCPY, .name = name, .dur = dur, .corr = corr, .bytes = bytes,
@@ -1093,6 +1135,7 @@ int main(void)
 	test_bounded();
 	test_linked();
 	test_nested_driver_call();
+	test_nested_driver_launch();
 	test_call_sites();
 	test_gaps_nvml();
 	test_iterations();
