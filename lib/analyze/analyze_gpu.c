@@ -27,8 +27,10 @@
  *             before an op of a launch call (ours: the host's per-launch
  *             overhead, dispatch and the call, the launch_bound part)
  *   launch    pairs (launch call, op) with the same correlation; calls are
- *             cudaLaunchKernel(ExC), cudaMemcpyAsync, cudaMemsetAsync, the
- *             driver cuLaunchKernel(Ex) and their hip equivalents.  delay =
+ *             cudaLaunchKernel(ExC), cudaLaunchCooperativeKernel,
+ *             cudaMemcpyAsync, cudaMemsetAsync, the driver's
+ *             cuLaunchKernel(Ex), cuLaunchCooperativeKernel(MultiDevice),
+ *             cuLaunch, cuLaunchGrid(Async) and the hip equivalents.  delay =
  *             op start - call end, 0 when negative
  *   gaps      per device, the idle intervals between union groups
  *             (gpu_busy.c) of at least 1 ms

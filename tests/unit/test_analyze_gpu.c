@@ -221,7 +221,7 @@ static const cJSON *at(const cJSON *d, const char *path, int i)
 enum {
 	S_GEMM = 1, S_NCCL, S_MEMCPY, S_SSYNC, S_CSYNC, S_LAUNCH, S_MCPYA, S_SSYNCA, S_DSYNCA, S_FEED, S_COPY, S_SMALL,
 	S_WAIT, S_TEAR, S_STEP1, S_STEP2, S_STEP3, S_GRAPH, S_EVREC, S_MEMSET, S_MCPY, S_CUMCPY, S_ESYNCA,
-	S_PINNED, S_DTOH, S_INNER, S_BUILTIN, S_CULAUNCH, S_SCOPE_STEP,
+	S_PINNED, S_DTOH, S_INNER, S_BUILTIN, S_CULAUNCH, S_SCOPE_STEP, S_CUCOOP,
 };
 
 static void strings(struct tl *t)
@@ -255,6 +255,7 @@ static void strings(struct tl *t)
 	tl_string(t, S_BUILTIN, ISC_STR_CODE, 0, "<built-in method synchronize>", ""); /* as Kineto names C functions */
 	tl_string(t, S_CULAUNCH, ISC_STR_CFUNC, 0, "cuLaunchKernel", "");
 	tl_string(t, S_SCOPE_STEP, ISC_STR_SCOPE, 0, "step", "");
+	tl_string(t, S_CUCOOP, ISC_STR_CFUNC, 0, "cuLaunchCooperativeKernel", "");
 }
 
 static struct op kern(uint32_t stream, uint32_t name, uint64_t dur, uint64_t corr)
@@ -727,8 +728,9 @@ static void test_nested_driver_call(void)
  *   B  cudaLaunchKernel [20,30) c2 makes cuLaunchKernel [22,28) c3, an id of
  *      its own, which its kernel [40,45) carries
  *   C  cuLaunchKernel [50,52) c4 alone (cuBLAS, Triton): kernel [55,60) c4
- * Three launches, each op with its call.  (The analysis before counted A's
- * and B's driver calls again: 5.)
+ *   D  cuLaunchCooperativeKernel [62,64) c5 alone: kernel [66,70) c5
+ * Four launches, each op with its call.  (The analysis before counted A's
+ * and B's driver calls again and not D: 5 calls, 3 paired.)
  */
 static void test_nested_driver_launch(void)
 {
@@ -749,13 +751,15 @@ static void test_nested_driver_launch(void)
 	tl_op(&t, U(40), kern(7, S_GEMM, U(5), 3));
 	tl_api_kind(&t, 100, 2, U(50), U(2), S_CULAUNCH, 4);
 	tl_op(&t, U(55), kern(7, S_GEMM, U(5), 4));
+	tl_api_kind(&t, 100, 2, U(62), U(2), S_CUCOOP, 5);
+	tl_op(&t, U(66), kern(7, S_GEMM, U(4), 5));
 	tl_close(&t);
 	cJSON *d = analyze(f, false);
 	printf("# agent.launches %g launch.launches %g without %g\n", N(d, "gpu.agent.launches"),
 	       N(d, "gpu.launch.launches"), N(d, "gpu.launch.ops_without_launch_call"));
-	ok(N(d, "gpu.agent.launches") == 3, "a driver launch inside a runtime launch is not counted again");
-	ok(N(d, "gpu.launch.launches") == 3 && N(d, "gpu.launch.ops_without_launch_call") == 0,
-	   "each op paired with its call, the one carrying the driver call's own id too");
+	ok(N(d, "gpu.agent.launches") == 4, "a driver launch inside a runtime launch is not counted again");
+	ok(N(d, "gpu.launch.launches") == 4 && N(d, "gpu.launch.ops_without_launch_call") == 0,
+	   "each op paired with its launch call, the one carrying the driver call's own id and a cooperative launch too");
 	cJSON_Delete(d);
 	fclose(f);
 }
