@@ -27,8 +27,10 @@
  *             before an op of a launch call (ours: the host's per-launch
  *             overhead, dispatch and the call, the launch_bound part)
  *   launch    pairs (launch call, op) with the same correlation; calls are
- *             cudaLaunchKernel(ExC), cudaMemcpyAsync, cudaMemsetAsync, the
- *             driver cuLaunchKernel(Ex) and their hip equivalents.  delay =
+ *             cudaLaunchKernel(ExC), cudaLaunchCooperativeKernel,
+ *             cudaMemcpyAsync, cudaMemsetAsync, the driver's
+ *             cuLaunchKernel(Ex), cuLaunchCooperativeKernel(MultiDevice),
+ *             cuLaunch, cuLaunchGrid(Async) and the hip equivalents.  delay =
  *             op start - call end, 0 when negative
  *   gaps      per device, the idle intervals between union groups
  *             (gpu_busy.c) of at least 1 ms
@@ -237,10 +239,14 @@ static int on_span_begin(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 }
 
 /*
- * A runtime call (cudaMemcpy) makes driver calls (cuMemcpy), which CUPTI
- * records too, on the same thread within its time: such a nested driver
- * call is not counted again as a synchronizing call, and does not replace
- * a runtime call of the same correlation id in the pairing with an op.
+ * A runtime call (cudaMemcpy, cudaLaunchKernel) makes driver calls
+ * (cuMemcpy, cuLaunchKernel), which CUPTI records too, on the same thread
+ * within its time: such a nested driver call is not counted again as a
+ * synchronizing call or a launch, and does not replace a runtime call of
+ * the same correlation id in the pairing with an op.  One with an id of
+ * its own, or whose op has taken the runtime call already, is kept for
+ * the pairing (its op may carry that id), but a launch in a launching
+ * runtime call is that call's launch, not another.
  */
 static int on_api(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 {
@@ -252,8 +258,10 @@ static int on_api(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 	bool nested = ev->gpu.kind == 2 && ts < th->rt_end;
 	if (nested && (!ev->gpu.correlation || isc_umap_get(&g->l_map, ev->gpu.correlation) != ISC_UMAP_NONE))
 		return 0;
-	if (ev->gpu.kind == 1 && end > th->rt_end)
+	if (ev->gpu.kind == 1 && end > th->rt_end) {
 		th->rt_end = end;
+		th->rt_launch = (cls & (GPU_NC_LAUNCH | GPU_NC_GRAPH)) != 0;
+	}
 	if (ev->gpu.flags & ISC_GPU_API_FLAG_ERROR && cls & GPU_NC_ALLOC) { /* out of device memory */
 		uint32_t id;
 		enum isc_dm_site_kind k = isc_gpu_mem_site(g, ev->pid, ev->tid, ev->gpu.py_site, &id);
@@ -264,7 +272,7 @@ static int on_api(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 	if (ev->gpu.kind == 3 && isc_gpu_nstat_add(&g->ovh_map, &g->ovh, &g->novh, &g->ovh_cap, ev->name_id, 0,
 						    (int64_t)ev->gpu.dur_ns))
 		return -ENOMEM; /* CUPTI's overhead on a thread */
-	if (cls & (GPU_NC_LAUNCH | GPU_NC_GRAPH))
+	if (cls & (GPU_NC_LAUNCH | GPU_NC_GRAPH) && !(nested && th->rt_launch))
 		g->launch_calls++;
 	uint32_t site = cls & (GPU_NC_SITE | GPU_NC_LAUNCH) ? isc_gpu_call_site(g, ev->pid, ev->tid, ev->gpu.py_site)
 							  : ISC_UMAP_NONE;

@@ -256,6 +256,7 @@ struct gpu_hthread {
 	struct gpu_hframe *st;
 	size_t depth, cap;
 	int64_t rt_end; /* end of its latest runtime API call */
+	bool rt_launch; /* that call launches work (GPU_NC_LAUNCH, GPU_NC_GRAPH) */
 };
 
 struct gpu_hfn { /* one function on one device, over the run (slot 0) or inside iteration slot - 1 */

@@ -5,9 +5,12 @@
  * also the names of NVML's clock-event reasons.  A name is classified the
  * first time its string id is seen and cached per id.
  *
- *   launch call   cudaLaunchKernel(ExC), cudaMemcpyAsync, cudaMemsetAsync,
- *                 cuLaunchKernel(Ex) and the hip equivalents, as the name
- *                 or the name + "_suffix" (cudaLaunchKernel_ptsz)
+ *   launch call   cudaLaunchKernel(ExC), cudaLaunchCooperativeKernel,
+ *                 cudaMemcpyAsync, cudaMemsetAsync, cuLaunchKernel(Ex),
+ *                 cuLaunchCooperativeKernel(MultiDevice), cuLaunch,
+ *                 cuLaunchGrid(Async) (the driver's launch calls the CUDA
+ *                 agent records by default) and the hip equivalents, as
+ *                 the name or the name + "_suffix" (cudaLaunchKernel_ptsz)
  *   graph launch  a name holding "GraphLaunch": one call, many ops
  *   sync call     a name holding "Synchronize", cudaMemset, hipMemset, and
  *                 a synchronous copy: cudaMemcpy*, cuMemcpy*, hipMemcpy*
@@ -33,8 +36,10 @@ static bool is_api(const char *s, const char *name)
 static unsigned classify(const char *s)
 {
 	static const char *const launch[] = {
-		"cudaLaunchKernel", "cudaLaunchKernelExC", "cudaMemcpyAsync", "cudaMemsetAsync",
-		"cuLaunchKernel", "cuLaunchKernelEx", "hipLaunchKernel", "hipExtLaunchKernel",
+		"cudaLaunchKernel", "cudaLaunchKernelExC", "cudaLaunchCooperativeKernel", "cudaMemcpyAsync",
+		"cudaMemsetAsync", "cuLaunchKernel", "cuLaunchKernelEx", "cuLaunchCooperativeKernel",
+		"cuLaunchCooperativeKernelMultiDevice", "cuLaunch", "cuLaunchGrid", "cuLaunchGridAsync",
+		"hipLaunchKernel", "hipExtLaunchKernel",
 		"hipModuleLaunchKernel", "hipExtModuleLaunchKernel", "hipMemcpyAsync", "hipMemsetAsync",
 	};
 	static const char *const blocking[] = { "cudaMemset", "hipMemset" };

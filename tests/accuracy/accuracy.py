@@ -81,8 +81,9 @@ def reference_table(path):
 
 
 # ---- exact recomputation (the default mode's definitions) -------------------
-LAUNCH = ["cudaLaunchKernel", "cudaLaunchKernelExC", "cudaMemcpyAsync", "cudaMemsetAsync", "cuLaunchKernel",
-          "cuLaunchKernelEx", "hipLaunchKernel", "hipExtLaunchKernel", "hipModuleLaunchKernel",
+LAUNCH = ["cudaLaunchKernel", "cudaLaunchKernelExC", "cudaLaunchCooperativeKernel", "cudaMemcpyAsync",
+          "cudaMemsetAsync", "cuLaunchKernel", "cuLaunchKernelEx", "cuLaunchCooperativeKernel",
+          "cuLaunchCooperativeKernelMultiDevice", "cuLaunch", "cuLaunchGrid", "cuLaunchGridAsync", "hipLaunchKernel", "hipExtLaunchKernel", "hipModuleLaunchKernel",
           "hipExtModuleLaunchKernel", "hipMemcpyAsync", "hipMemsetAsync"]
 GPU_CATS = {"kernel": "kernel", "gpu_memcpy": "memcpy", "memcpy": "memcpy", "gpu_memset": "memset",
             "memset": "memset", "cuda_sync": "sync"}

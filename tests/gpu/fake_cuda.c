@@ -31,6 +31,7 @@ static struct {
 	void (*launch)(const char *, uint32_t, uint64_t, const int *, const int *);
 	void (*graph)(int, uint32_t, uint64_t);
 	void (*launch_driver)(const char *, uint32_t, uint64_t);
+	void (*launch_driver_ex)(const char *, uint32_t, uint64_t);
 	void (*memcpy_)(uint64_t, uint8_t, uint8_t, uint8_t, uint32_t, int);
 	void (*memset_)(uint64_t, uint32_t);
 	void (*sync)(uint32_t);
@@ -75,6 +76,7 @@ static void init_once(void)
 	d.launch = (void (*)(const char *, uint32_t, uint64_t, const int *, const int *))dlsym(d.agent, "fakecupti_launch");
 	d.graph = (void (*)(int, uint32_t, uint64_t))dlsym(d.agent, "fakecupti_graph_launch");
 	d.launch_driver = (void (*)(const char *, uint32_t, uint64_t))dlsym(d.agent, "fakecupti_launch_driver");
+	d.launch_driver_ex = (void (*)(const char *, uint32_t, uint64_t))dlsym(d.agent, "fakecupti_launch_driver_ex");
 	d.memcpy_ = (void (*)(uint64_t, uint8_t, uint8_t, uint8_t, uint32_t, int))dlsym(d.agent, "fakecupti_memcpy");
 	d.memset_ = (void (*)(uint64_t, uint32_t))dlsym(d.agent, "fakecupti_memset");
 	d.sync = (void (*)(uint32_t))dlsym(d.agent, "fakecupti_sync");
@@ -133,6 +135,12 @@ EXPORT void fake_launch_driver(const char *kernel, unsigned stream, unsigned lon
 {
 	if (d.launch_driver)
 		d.launch_driver(kernel, stream, dur_ns);
+}
+
+EXPORT void fake_launch_driver_ex(const char *kernel, unsigned stream, unsigned long long dur_ns)
+{
+	if (d.launch_driver_ex)
+		d.launch_driver_ex(kernel, stream, dur_ns);
 }
 
 EXPORT void fake_graph_launch(int kernels, unsigned stream, unsigned long long dur_ns)

@@ -18,6 +18,8 @@ void fake_launch_cfg(const char *kernel, unsigned stream, unsigned long long dur
 void fake_graph_launch(int kernels, unsigned stream, unsigned long long dur_ns);
 /* cuLaunchKernel alone, no runtime call (as Triton launches its kernels) */
 void fake_launch_driver(const char *kernel, unsigned stream, unsigned long long dur_ns);
+/* cuLaunchKernelEx alone (as cuBLAS launches its GEMMs with CUDA 13) */
+void fake_launch_driver_ex(const char *kernel, unsigned stream, unsigned long long dur_ns);
 /* copy_kind, src, dst: CUPTI's values (CUPTI_ACTIVITY_MEMCPY_KIND_*, _MEMORY_KIND_*) */
 void fake_memcpy(unsigned long long bytes, int copy_kind, int src, int dst, unsigned stream, int async);
 void fake_memset(unsigned long long bytes, unsigned stream);

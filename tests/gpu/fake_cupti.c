@@ -40,8 +40,18 @@
  *           cuptiActivityFlushAll hands the stream queues over first, so
  *           the client sees operations before the calls that launched them
  *
+ * API records: every runtime call makes a driver call inside it, with the
+ * same correlation id (calls()), as CUPTI reports when the runtime goes
+ * through the driver's API: the worst case for a client that records
+ * both (on an H200 with CUDA 13 a runtime launch made no driver record);
+ * a launch through the driver alone (fakecupti_launch_driver) has its
+ * driver record only.  Per-call switches (cuptiActivityEnableRuntimeApi,
+ * cuptiActivityEnableDriverApi) apply until the kind is enabled again,
+ * which switches every call of the kind back on, as CUPTI documents.
+ *
  * Callbacks: the subscriber's function is called at the entry of each
- * runtime call it was enabled on (cuptiEnableCallback), with the call's
+ * runtime or driver call it was enabled on (cuptiEnableCallback; the
+ * driver call inside a runtime call too, after it), with the call's
  * correlation id, on the calling thread; FAKE_CUPTI_STATS=1 prints at exit
  * how many were enabled and run ("fake-cupti-stats: ...") and how far the
  * double's clock lags the host's ("fake-cupti-clock: woke_late_ns=N
@@ -49,7 +59,8 @@
  * woke from the double's waits, in all; the lag, in all and the most one
  * call added).
  * Knobs (environment): FAKE_CUPTI_VERSION=N (cuptiGetVersion),
- * FAKE_CUPTI_FAIL=subscribe|privileges|memory2, FAKE_CUPTI_DROPPED=N
+ * FAKE_CUPTI_FAIL=subscribe|privileges|memory2|driverapi (driverapi:
+ * cuptiActivityEnableDriverApi fails), FAKE_CUPTI_DROPPED=N
  * (reported once by cuptiActivityGetNumDroppedRecords), FAKE_CUPTI_SKEW_NS=N
  * (added to GPU times: negative puts kernels before their launch),
  * (fakecupti_malloc_fail: a cudaMalloc that returns out of memory),
@@ -123,7 +134,7 @@ static struct {
 	/* the callback API: the subscriber's function, the runtime calls it is enabled on */
 	CUpti_CallbackFunc cb;
 	void *cb_ud;
-	uint8_t cb_runtime[1024];
+	uint8_t cb_runtime[1024], cb_driver[1024];
 	unsigned cb_enabled, cb_domains; /* cbids enabled, whole domains enabled */
 	uint64_t cb_fired;
 } f = { .mu = PTHREAD_MUTEX_INITIALIZER };
@@ -358,10 +369,11 @@ static void api(CUpti_ActivityKind kind, CUpti_CallbackId cbid, uint64_t start, 
 	append(0, &a);
 }
 
-/* The subscriber's callback at the entry of runtime call cbid, when enabled on it (sample mode). */
-static void fire(CUpti_CallbackId cbid, uint32_t corr)
+/* The subscriber's callback at the entry of call cbid of domain dom, when enabled on it (sample mode). */
+static void fire(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, uint32_t corr)
 {
-	if (!f.cb || cbid >= 1024 || !f.cb_runtime[cbid] || f.forked)
+	const uint8_t *on = dom == CUPTI_CB_DOMAIN_RUNTIME_API ? f.cb_runtime : f.cb_driver;
+	if (!f.cb || cbid >= 1024 || !on[cbid] || f.forked)
 		return;
 	CUpti_CallbackData d;
 	memset(&d, 0, sizeof(d));
@@ -369,7 +381,7 @@ static void fire(CUpti_CallbackId cbid, uint32_t corr)
 	d.correlationId = corr;
 	d.functionName = "fake";
 	f.cb_fired++;
-	f.cb(f.cb_ud, CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &d);
+	f.cb(f.cb_ud, dom, cbid, &d);
 }
 
 /* A runtime call wrapping a driver call, [t0, t1]: t1 0 is now (after
@@ -377,7 +389,8 @@ static void fire(CUpti_CallbackId cbid, uint32_t corr)
 static uint32_t calls_until(CUpti_CallbackId rt, CUpti_CallbackId drv, uint64_t t0, uint64_t t1)
 {
 	uint32_t corr = ++f.corr;
-	fire(rt, corr);
+	fire(CUPTI_CB_DOMAIN_RUNTIME_API, rt, corr);
+	fire(CUPTI_CB_DOMAIN_DRIVER_API, drv, corr);
 	if (!t1)
 		t1 = stamp();
 	api(CUPTI_ACTIVITY_KIND_DRIVER, drv, t0 + (t1 - t0) / 4, t1 - (t1 - t0) / 4, corr);
@@ -462,18 +475,30 @@ EXPORT void fakecupti_launch(const char *name, uint32_t stream, uint64_t dur, co
 	pthread_mutex_unlock(&f.mu);
 }
 
-/* A kernel launched through the driver API alone (cuLaunchKernel, as Triton does): no runtime call. */
-EXPORT void fakecupti_launch_driver(const char *name, uint32_t stream, uint64_t dur)
+/* A kernel launched through the driver API alone (cuLaunchKernel as Triton
+ * does, cuLaunchKernelEx as cuBLAS does: cbid): no runtime call. */
+static void launch_driver(CUpti_CallbackId cbid, const char *name, uint32_t stream, uint64_t dur)
 {
 	static const int g1[3] = { 1, 1, 1 };
 	pthread_mutex_lock(&f.mu);
 	repay_stream(stream);
 	uint64_t t0 = stamp();
 	uint32_t corr = ++f.corr;
-	api(CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, t0, stamp() + 500, corr);
+	fire(CUPTI_CB_DOMAIN_DRIVER_API, cbid, corr);
+	api(CUPTI_ACTIVITY_KIND_DRIVER, cbid, t0, stamp() + 500, corr);
 	kernel(name, stream, t0, dur, corr, g1, g1, 0);
 	complete(false);
 	pthread_mutex_unlock(&f.mu);
+}
+
+EXPORT void fakecupti_launch_driver(const char *name, uint32_t stream, uint64_t dur)
+{
+	launch_driver(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, name, stream, dur);
+}
+
+EXPORT void fakecupti_launch_driver_ex(const char *name, uint32_t stream, uint64_t dur)
+{
+	launch_driver(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, name, stream, dur);
 }
 
 EXPORT void fakecupti_graph_launch(int n, uint32_t stream, uint64_t dur)
@@ -849,14 +874,15 @@ EXPORT CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle subscriber)
 	return CUPTI_SUCCESS;
 }
 
-/* Only runtime calls are simulated: a callback on any other domain counts, never fires. */
+/* Runtime and driver calls are simulated: a callback on any other domain counts, never fires. */
 EXPORT CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle subscriber, CUpti_CallbackDomain domain,
 				       CUpti_CallbackId cbid)
 {
 	(void)subscriber;
-	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid < 1024) {
-		f.cb_enabled += enable && !f.cb_runtime[cbid];
-		f.cb_runtime[cbid] = enable != 0;
+	if ((domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) && cbid < 1024) {
+		uint8_t *on = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? f.cb_runtime : f.cb_driver;
+		f.cb_enabled += enable && !on[cbid];
+		on[cbid] = enable != 0;
 	} else {
 		f.cb_enabled += enable != 0;
 	}
@@ -869,6 +895,8 @@ EXPORT CUptiResult cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle sub
 	f.cb_domains += enable != 0;
 	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
 		memset(f.cb_runtime, enable != 0, sizeof(f.cb_runtime));
+	if (domain == CUPTI_CB_DOMAIN_DRIVER_API)
+		memset(f.cb_driver, enable != 0, sizeof(f.cb_driver));
 	return CUPTI_SUCCESS;
 }
 
@@ -912,6 +940,11 @@ EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind)
 		return CUPTI_ERROR_INVALID_KIND;
 	f.enabled[kind] = true;
 	f.any_enabled = true;
+	/* the kind switches every call of its API back on (cupti_activity.h) */
+	if (kind == CUPTI_ACTIVITY_KIND_RUNTIME)
+		memset(f.runtime_off, 0, sizeof(f.runtime_off));
+	if (kind == CUPTI_ACTIVITY_KIND_DRIVER)
+		memset(f.driver_off, 0, sizeof(f.driver_off));
 	return CUPTI_SUCCESS;
 }
 
@@ -931,6 +964,8 @@ EXPORT CUptiResult cuptiActivityEnableRuntimeApi(CUpti_CallbackId cbid, uint8_t 
 
 EXPORT CUptiResult cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t enable)
 {
+	if (!strcmp(env_fail(), "driverapi"))
+		return CUPTI_ERROR_NOT_SUPPORTED;
 	if (cbid < 1024)
 		f.driver_off[cbid] = !enable;
 	return CUPTI_SUCCESS;
@@ -1026,6 +1061,7 @@ EXPORT CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cb
 		{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, "cudaMalloc_v3020" },
 		{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020, "cudaFree_v3020" },
 		{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, "cuLaunchKernel" },
+		{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, "cuLaunchKernelEx" },
 		{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync, "cuMemcpyAsync" },
 		{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpy, "cuMemcpy" },
 		{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async, "cuMemsetD8Async" },

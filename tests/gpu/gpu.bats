@@ -80,7 +80,7 @@ summary() { # summary FIELD: a number of tlcheck's summary line
 
 @test "every CUPTI record kind converts with all its fields" {
 	doubles libcuda.so.1 libcupti.so.13
-	# --cuda-driver-api: DRIVER activity too (off by default)
+	# --cuda-driver-api: every driver call too (by default the driver's launch calls alone)
 	trace -q --cuda-driver-api -- "$W" all
 	c=$T/check
 	# Kernel10: demangled name, device, stream, grid, block, registers, shared memory, context, correlation
@@ -156,26 +156,72 @@ summary() { # summary FIELD: a number of tlcheck's summary line
 	valid_findings "$T/f.json"
 }
 
-@test "DRIVER activity only with --cuda-driver-api: by default no driver call, and a kernel launched by cuLaunchKernel alone has no launching call" {
+@test "by default the driver's launch calls alone: a kernel launched through the driver (cuBLAS, Triton) has its call, other driver calls are not recorded" {
 	doubles libcuda.so.1 libcupti.so.13
-	# 3 kernels through the driver API alone (Triton), 2 through the runtime, a sync
+	# 4 kernels through the driver API alone (3 cuLaunchKernel as Triton, 1 cuLaunchKernelEx as
+	# cuBLAS with CUDA 13), 2 through the runtime, a sync
 	trace -q -- "$W" driver
 	grep -qx 'done driver injected=1' "$T/out"
-	run ! grep -q '^api .* kind=2 ' "$T/check"
-	grep -qx 'meta cuda.agent.driver_api=off' "$T/check"
-	[ "$(summary kernels)" -eq 5 ]
-	[ "$(grep -c '^op kernel triton_kernel ' "$T/check")" -eq 3 ]
-	run ! grep -q '^op kernel triton_kernel .*launch=main' "$T/check"
-	[ "$(summary linked)" -eq 3 ]
-	# asked for: the driver calls, the Triton kernels linked to their cuLaunchKernel
+	c=$T/check
+	grep -qx 'meta cuda.agent.driver_api=launches' "$c"
+	[ "$(summary kernels)" -eq 6 ]
+	# every kernel linked to its launching call, the driver's ones too
+	[ "$(grep -c '^op kernel triton_kernel .*launch=main' "$c")" -eq 3 ]
+	[ "$(grep -c '^op kernel cublas_gemm_kernel .*launch=main' "$c")" -eq 1 ]
+	[ "$(summary linked)" -eq 7 ]
+	[ "$(summary bad_links)" -eq 0 ]
+	# driver records: the 4 launches alone, and the cuLaunchKernel the double makes inside each
+	# runtime cudaLaunchKernel (2)
+	[ "$(grep -c '^api cuLaunchKernel kind=2 cbid=307 ' "$c")" -eq 5 ]
+	[ "$(grep -c '^api cuLaunchKernelEx kind=2 cbid=652 ' "$c")" -eq 1 ]
+	[ "$(grep -c '^api .* kind=2 ' "$c")" -eq 6 ]
+	# not the other driver calls: the double's cuStreamSynchronize inside cudaStreamSynchronize
+	grep -q '^api cudaStreamSynchronize kind=1 ' "$c"
+	run ! grep -q '^api cuStreamSynchronize' "$c"
+	# the analysis: no op without its launch call; 6 launches, the driver call inside a runtime
+	# launch not counted again
+	run -0 "$ANALYZE" -o "$T/f.json" "$T/t.istl"
+	valid_findings "$T/f.json"
+	jq -c '.gpu.launch | del(.call_sites)' "$T/f.json"
+	jq -e '.gpu.launch.ops_without_launch_call == 0' "$T/f.json"
+	jq -e '.gpu.agent.launches == 6 and .gpu.agent.driver_api == false' "$T/f.json"
+}
+
+@test "--cuda-driver-api: every driver call, as before" {
+	doubles libcuda.so.1 libcupti.so.13
 	trace -q --cuda-driver-api -- "$W" driver
-	grep -qx 'meta cuda.agent.driver_api=on' "$T/check"
-	[ "$(grep -c '^api cuLaunchKernel kind=2 ' "$T/check")" -eq 5 ]
-	[ "$(grep -c '^op kernel triton_kernel .*launch=main' "$T/check")" -eq 3 ]
-	[ "$(summary linked)" -eq 6 ]
+	c=$T/check
+	grep -qx 'meta cuda.agent.driver_api=on' "$c"
+	[ "$(grep -c '^api cuLaunchKernel kind=2 ' "$c")" -eq 5 ]
+	[ "$(grep -c '^api cuLaunchKernelEx kind=2 ' "$c")" -eq 1 ]
+	# the driver call the double makes inside cudaStreamSynchronize too
+	[ "$(grep -c '^api cuStreamSynchronize kind=2 ' "$c")" -eq 1 ]
+	[ "$(grep -c '^api .* kind=2 ' "$c")" -eq 7 ]
+	[ "$(grep -c '^op kernel triton_kernel .*launch=main' "$c")" -eq 3 ]
+	[ "$(summary linked)" -eq 7 ]
+	# counted once: the sync and the launches
+	run -0 "$ANALYZE" -o "$T/f.json" "$T/t.istl"
+	jq -e '.gpu.agent.launches == 6 and .gpu.agent.driver_api == true' "$T/f.json"
+	jq -e '[.gpu.sync.call_sites[] | .count] == [1] and .gpu.sync.call_sites[0].api == "cudaStreamSynchronize"' "$T/f.json"
 	# the environment variable does the same
 	INFERSCOPE_CUDA_DRIVER_API=1 trace -q -- "$W" driver
-	[ "$(summary linked)" -eq 6 ]
+	[ "$(grep -c '^api cuStreamSynchronize kind=2 ' "$T/check")" -eq 1 ]
+}
+
+@test "CUPTI refuses the per-call switch of driver calls: no DRIVER records at all, said once" {
+	doubles libcuda.so.1 libcupti.so.13
+	FAKE_CUPTI_FAIL=driverapi trace -q -- "$W" driver
+	grep -qx 'done driver injected=1' "$T/out"
+	c=$T/check
+	grep -qx 'meta cuda.agent.driver_api=off' "$c"
+	run ! grep -q '^api .* kind=2 ' "$c"
+	[ "$(grep -c '^warning pid=workload ' "$c")" -eq 1 ]
+	grep -q '^warning pid=workload code=10 CUPTI activity kinds unavailable: DRIVER (launch calls); the rest is recorded$' "$c"
+	[ "$(grep -c '^inferscope-cuda: ' "$T/err")" -eq 1 ]
+	# the rest recorded: the runtime's kernels with their calls, the driver's without
+	[ "$(summary kernels)" -eq 6 ]
+	[ "$(summary linked)" -eq 3 ]
+	run ! grep -q '^op kernel triton_kernel .*launch=main' "$c"
 }
 
 @test "the agent's own cost is reported: CUPTI's overhead records, its conversion time, per launch; never 'no extra code' while it ran" {
@@ -217,8 +263,10 @@ summary() { # summary FIELD: a number of tlcheck's summary line
 	[ "$(grep -c "^api cudaGraphLaunch .* span=- site=graph@stack.py:$l_graph$" "$c")" -eq 6 ]
 	[ "$(grep -c "^api cudaStreamSynchronize .* span=- site=step@stack.py:$l_sync$" "$c")" -eq 6 ]
 	run ! grep -q '^api cuda.* span=-$' "$c"
-	# the callback ran on those 30 calls only, enabled on runtime calls, no whole domain
-	grep -q '^fake-cupti-stats: callbacks enabled=22 domains=0 fired=30$' "$T/err"
+	# the callback enabled on 22 runtime calls and the driver's 12 launch calls, no whole domain;
+	# run on those 30 calls and on the driver's cuLaunchKernel and cuGraphLaunch the double makes
+	# inside the 18 runtime launches, which return at once, uncounted (the agent's 30 below)
+	grep -q '^fake-cupti-stats: callbacks enabled=34 domains=0 fired=48$' "$T/err"
 	# the analysis ties kernels, copies and syncs to those lines
 	run -0 "$ANALYZE" -o "$T/f.json" "$T/t.istl"
 	valid_findings "$T/f.json"
@@ -226,6 +274,33 @@ summary() { # summary FIELD: a number of tlcheck's summary line
 	jq -e --argjson l "$l_copy" '.gpu.memcpy[0].top_call_site.python | .name == "copy_in" and .line == $l' "$T/f.json"
 	jq -e --argjson l "$l_sync" '.gpu.sync.call_sites[0] | .api == "cudaStreamSynchronize" and .python.name == "step" and .python.line == $l and .count == 6' "$T/f.json"
 	jq -e '.gpu.agent.callbacks == 30' "$T/f.json"
+}
+
+@test "sample mode: a kernel launched through the driver alone (cuBLAS, Triton) has the Python line that launched it" {
+	doubles libcuda.so.1 libcupti.so.13
+	FAKE_CUPTI_STATS=1 trace -q -- "$PY" "$ISC_SRC/tests/gpu/stack.py" 3 driver
+	grep -qx 'stack.py done, injected=1' "$T/out"
+	c=$T/check
+	grep -qx 'meta cuda.agent.python_lines=on' "$c"
+	s=$ISC_SRC/tests/gpu/stack.py
+	l_mm=$(grep -n 'fake_launch_driver_ex(b"cublas_gemm_kernel"' "$s" | cut -d: -f1)
+	l_fused=$(grep -n 'fake_launch_driver(b"triton_fused_kernel"' "$s" | cut -d: -f1)
+	# 3 steps: each driver launch with its function and line
+	[ "$(grep -c "^api cuLaunchKernelEx kind=2 .* span=- site=matmul@stack.py:$l_mm$" "$c")" -eq 3 ]
+	[ "$(grep -c "^api cuLaunchKernel kind=2 .* span=- site=fused@stack.py:$l_fused$" "$c")" -eq 3 ]
+	[ "$(grep -c '^op kernel cublas_gemm_kernel .*launch=main' "$c")" -eq 3 ]
+	[ "$(grep -c '^op kernel triton_fused_kernel .*launch=main' "$c")" -eq 3 ]
+	# the callback ran on 5 runtime calls a step, the 2 driver launches and the 3 driver calls
+	# the double makes inside the runtime launches (at once, uncounted)
+	grep -q '^fake-cupti-stats: callbacks enabled=34 domains=0 fired=30$' "$T/err"
+	run -0 "$ANALYZE" -o "$T/f.json" "$T/t.istl"
+	valid_findings "$T/f.json"
+	jq -e '.gpu.launch.ops_without_launch_call == 0' "$T/f.json"
+	jq -e '.gpu.agent.callbacks == 21 and .gpu.agent.launches == 18' "$T/f.json"
+	# the analysis ties the driver's kernels to those lines: 3 launches each, 8 and 3 us a kernel
+	jq -c '.gpu.launch.call_sites' "$T/f.json"
+	jq -e --argjson l "$l_mm" '[.gpu.launch.call_sites[] | select(.python.name == "matmul")] | length == 1 and .[0].python.line == $l and .[0].launches == 3 and .[0].kernel_ns == 24000' "$T/f.json"
+	jq -e --argjson l "$l_fused" '[.gpu.launch.call_sites[] | select(.python.name == "fused")] | length == 1 and .[0].python.line == $l and .[0].launches == 3 and .[0].kernel_ns == 9000' "$T/f.json"
 }
 
 @test "exact mode: no CUPTI callback at all (the activity records suffice); a C program in sample mode: no Python lines" {
@@ -317,8 +392,9 @@ returns() {
 	FAKE_CUPTI_DROPPED=7 trace -q -- "$W" kernels 20
 	grep -qx 'gpu_dropped 7' "$T/check"
 	run -0 "$MERGE" --log-level=info -o /dev/null "$T/t.isc"
-	# 20 kernels and a sync; a runtime call each (no DRIVER activity by default) and an overhead call
-	[[ "$output" == *"GPU: 21 operations, 21 of them linked to their launching call; 22 calls; 7 records lost by CUPTI"* ]]
+	# 20 kernels and a sync; a runtime call each, the driver's cuLaunchKernel the double makes inside
+	# each runtime launch (the driver's launch calls are recorded by default), an overhead call
+	[[ "$output" == *"GPU: 21 operations, 21 of them linked to their launching call; 42 calls; 7 records lost by CUPTI"* ]]
 }
 
 @test "records the agent's rings cannot hold are dropped and counted, one for one" {
@@ -327,11 +403,12 @@ returns() {
 	INFERSCOPE_CUDA_SLOTS=1 trace -q --trace-size=4M -- "$W" kernels 20000
 	dropped=$(summary dropped)
 	[ "$dropped" -gt 0 ]
-	# written: GPU_AGENT, 2 a launch (a runtime call, a kernel), sync (a call,
-	# an op), an overhead call, a DEVICE, 4 META (driver version, uuid,
-	# bandwidth, context), 6 META of the agent's own (DRIVER off, no Python
-	# lines in a C program, 4 of its cost at exit)
-	[ $(( $(summary gpu_records) + dropped )) -eq $(( 2 * 20000 + 15 )) ]
+	# written: GPU_AGENT, 3 a launch (a runtime call, the driver call the
+	# double makes inside it, a kernel), sync (a call, an op), an overhead
+	# call, a DEVICE, 4 META (driver version, uuid, bandwidth, context), 6
+	# META of the agent's own (DRIVER launches, no Python lines in a C
+	# program, 4 of its cost at exit)
+	[ $(( $(summary gpu_records) + dropped )) -eq $(( 3 * 20000 + 15 )) ]
 	"$MERGE" --dump "$T/t.isc" > "$T/dump"
 	grep -q "^END events=0 dropped=$dropped " "$T/dump"
 }

@@ -9,9 +9,10 @@
  *   gpu_workload fork     launches, a fork child that launches and exits,
  *                         a fork+exec child that records on its own, more
  *                         launches
- *   gpu_workload driver   3 kernels launched through the driver API alone
- *                         (cuLaunchKernel, as Triton does) and 2 through the
- *                         runtime, then a sync
+ *   gpu_workload driver   4 kernels launched through the driver API alone
+ *                         (3 by cuLaunchKernel, as Triton does, 1 by
+ *                         cuLaunchKernelEx, as cuBLAS does) and 2 through
+ *                         the runtime, then a sync
  *   gpu_workload syncs N  N rounds of: a 50 us kernel on stream 1 and
  *                         cudaDeviceSynchronize, a 20 us kernel on stream 2,
  *                         an event recorded after it and
@@ -78,6 +79,7 @@ int main(int argc, char **argv)
 	} else if (!strcmp(mode, "driver")) {
 		for (int i = 0; i < 3; i++)
 			fake_launch_driver("triton_kernel", 1, 4000);
+		fake_launch_driver_ex("cublas_gemm_kernel", 1, 6000);
 		kernels(2, 1);
 	} else if (!strcmp(mode, "syncs")) {
 		for (int i = 0; i < n; i++) {

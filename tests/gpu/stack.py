@@ -2,12 +2,15 @@
 (libcuda.so.1 on LD_LIBRARY_PATH), called with ctypes, from known Python
 functions, so that every GPU operation has a Python stack to link to.
 
-    python3 stack.py [STEPS] [threads] [sleep]
+    python3 stack.py [STEPS] [threads] [sleep] [driver]
 
 Each step: copy_in (a host-to-device copy), forward (two kernels),
 graph (a CUDA graph of three kernels), then synchronize.  With "threads",
 a second thread runs steps of its own on stream 2; with "sleep", each
-step ends with 0.2 s of sleep (a slow run).
+step ends with 0.2 s of sleep (a slow run); with "driver", forward is
+followed by two kernels launched through the driver API alone, with no
+runtime call: matmul (cuLaunchKernelEx, as cuBLAS launches its GEMMs
+with CUDA 13) and fused (cuLaunchKernel, as Triton does).
 """
 import ctypes
 import sys
@@ -16,6 +19,8 @@ import time
 
 cuda = ctypes.CDLL("libcuda.so.1")
 cuda.fake_launch.argtypes = [ctypes.c_char_p, ctypes.c_uint, ctypes.c_ulonglong]
+cuda.fake_launch_driver.argtypes = [ctypes.c_char_p, ctypes.c_uint, ctypes.c_ulonglong]
+cuda.fake_launch_driver_ex.argtypes = [ctypes.c_char_p, ctypes.c_uint, ctypes.c_ulonglong]
 cuda.fake_graph_launch.argtypes = [ctypes.c_int, ctypes.c_uint, ctypes.c_ulonglong]
 cuda.fake_memcpy.argtypes = [ctypes.c_ulonglong, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_uint, ctypes.c_int]
 cuda.fake_sync.argtypes = [ctypes.c_uint]
@@ -30,6 +35,14 @@ def forward(stream):
     cuda.fake_launch(b"_Z4geluPf", stream, 5000)
 
 
+def matmul(stream):
+    cuda.fake_launch_driver_ex(b"cublas_gemm_kernel", stream, 8000)
+
+
+def fused(stream):
+    cuda.fake_launch_driver(b"triton_fused_kernel", stream, 3000)
+
+
 def graph(stream):
     cuda.fake_graph_launch(3, stream, 4000)
 
@@ -37,6 +50,9 @@ def graph(stream):
 def step(stream):
     copy_in(stream)
     forward(stream)
+    if "driver" in sys.argv[2:]:
+        matmul(stream)
+        fused(stream)
     graph(stream)
     cuda.fake_sync(stream)
     if "sleep" in sys.argv[2:]:

@@ -222,7 +222,7 @@ static const cJSON *at(const cJSON *d, const char *path, int i)
 enum {
 	S_GEMM = 1, S_NCCL, S_MEMCPY, S_SSYNC, S_CSYNC, S_LAUNCH, S_MCPYA, S_SSYNCA, S_DSYNCA, S_FEED, S_COPY, S_SMALL,
 	S_WAIT, S_TEAR, S_STEP1, S_STEP2, S_STEP3, S_GRAPH, S_EVREC, S_MEMSET, S_MCPY, S_CUMCPY, S_ESYNCA,
-	S_PINNED, S_DTOH, S_INNER, S_BUILTIN, S_CULAUNCH, S_SCOPE_STEP, S_MALLOC, S_FREE,
+	S_PINNED, S_DTOH, S_INNER, S_BUILTIN, S_CULAUNCH, S_SCOPE_STEP, S_MALLOC, S_FREE, S_CUCOOP,
 };
 
 static void strings(struct tl *t)
@@ -258,6 +258,7 @@ static void strings(struct tl *t)
 	tl_string(t, S_SCOPE_STEP, ISC_STR_SCOPE, 0, "step", "");
 	tl_string(t, S_MALLOC, ISC_STR_CFUNC, 0, "cudaMalloc", "");
 	tl_string(t, S_FREE, ISC_STR_CFUNC, 0, "cudaFree", "");
+	tl_string(t, S_CUCOOP, ISC_STR_CFUNC, 0, "cuLaunchCooperativeKernel", "");
 }
 
 static struct op kern(uint32_t stream, uint32_t name, uint64_t dur, uint64_t corr)
@@ -717,6 +718,51 @@ static void test_nested_driver_call(void)
 	ok(N(d, "gpu.launch.launches") == 1 && N(d, "gpu.launch.ops_without_launch_call") == 0 &&
 	   N(d, "gpu.launch.delay_ns.max") == U(2) && N(d, "gpu.launch.gpu_op_shorter_than_launch") == 1,
 	   "a driver call inside its runtime call: the op is paired with the runtime call");
+	cJSON_Delete(d);
+	fclose(f);
+}
+
+/*
+ * A driver launch inside a runtime launch of its thread is that launch,
+ * however CUPTI numbers it and whenever its op comes (µs; gpu.agent.launches
+ * counts launch calls, gpu.launch.launches the calls paired with an op):
+ *   A  cudaLaunchKernel [0,10) c1 makes cuLaunchKernel [5,8) c1, after its
+ *      kernel [4,9) c1 started: the op has taken its call already
+ *   B  cudaLaunchKernel [20,30) c2 makes cuLaunchKernel [22,28) c3, an id of
+ *      its own, which its kernel [40,45) carries
+ *   C  cuLaunchKernel [50,52) c4 alone (cuBLAS, Triton): kernel [55,60) c4
+ *   D  cuLaunchCooperativeKernel [62,64) c5 alone: kernel [66,70) c5
+ * Four launches, each op with its call.  (The analysis before counted A's
+ * and B's driver calls again and not D: 5 calls, 3 paired.)
+ */
+static void test_nested_driver_launch(void)
+{
+	FILE *f = tmpfile();
+	struct tl t;
+	struct isc_buf a = { 0 };
+	tl_open(&t, f);
+	strings(&t);
+	for (unsigned i = 0; i < 4; i++) /* GPU_AGENT: cupti_version cupti_built lag_ms flush_ms, agent version */
+		isc_buf_put_varint(&a, i < 2 ? 130001 : 1000);
+	tl_put(&t, ISC_REC_GPU_AGENT, 0, HOST, 0, &a);
+	isc_buf_free(&a);
+	tl_api_kind(&t, 100, 1, 0, U(10), S_LAUNCH, 1);
+	tl_op(&t, U(4), kern(7, S_GEMM, U(5), 1));
+	tl_api_kind(&t, 100, 2, U(5), U(3), S_CULAUNCH, 1);
+	tl_api_kind(&t, 100, 1, U(20), U(10), S_LAUNCH, 2);
+	tl_api_kind(&t, 100, 2, U(22), U(6), S_CULAUNCH, 3);
+	tl_op(&t, U(40), kern(7, S_GEMM, U(5), 3));
+	tl_api_kind(&t, 100, 2, U(50), U(2), S_CULAUNCH, 4);
+	tl_op(&t, U(55), kern(7, S_GEMM, U(5), 4));
+	tl_api_kind(&t, 100, 2, U(62), U(2), S_CUCOOP, 5);
+	tl_op(&t, U(66), kern(7, S_GEMM, U(4), 5));
+	tl_close(&t);
+	cJSON *d = analyze(f, false);
+	printf("# agent.launches %g launch.launches %g without %g\n", N(d, "gpu.agent.launches"),
+	       N(d, "gpu.launch.launches"), N(d, "gpu.launch.ops_without_launch_call"));
+	ok(N(d, "gpu.agent.launches") == 4, "a driver launch inside a runtime launch is not counted again");
+	ok(N(d, "gpu.launch.launches") == 4 && N(d, "gpu.launch.ops_without_launch_call") == 0,
+	   "each op paired with its launch call, the one carrying the driver call's own id and a cooperative launch too");
 	cJSON_Delete(d);
 	fclose(f);
 }
@@ -1246,6 +1292,7 @@ int main(void)
 	test_bounded();
 	test_linked();
 	test_nested_driver_call();
+	test_nested_driver_launch();
 	test_call_sites();
 	test_gaps_nvml();
 	test_iterations();

@@ -17,12 +17,17 @@
  *   atexit: forced flush, dropped counts, the agent's cost, cuptiFinalize
  *
  * What it costs the workload (issue 29).  Activity records only: runtime
- * calls (RUNTIME) give every launch its call; DRIVER activity, which
- * doubles the API records (each runtime call makes a driver call), only
- * with INFERSCOPE_CUDA_DRIVER_API=1 (iscope-record --cuda-driver-api):
- * without it a kernel launched through the driver alone (Triton's
- * cuLaunchKernel) has no launching call.  No callback domain is enabled:
- * the subscriber's callback does nothing (the subscription claims CUPTI).
+ * calls (RUNTIME) give a launch through the runtime its call; of the
+ * driver calls (DRIVER), only the launch family (driver_launch_cbids:
+ * cuLaunchKernel(Ex), cooperative launches, cuGraphLaunch...), which
+ * cuBLAS, cuDNN and Triton call directly (on an H200 with CUDA 13 every
+ * cuBLAS GEMM was a cuLaunchKernelEx with no runtime call around it; a
+ * runtime launch made no driver record there); every driver call but
+ * the quiet ones only with INFERSCOPE_CUDA_DRIVER_API=1 (iscope-record
+ * --cuda-driver-api).  A driver call made inside a runtime call shares
+ * its correlation id; the analysis counts the runtime call alone.  No
+ * callback domain is enabled: the subscriber's callback does nothing
+ * outside the sampled Python mode (the subscription claims CUPTI).
  * Buffers: CUPTI asks for one on the thread that fills the last one (a
  * workload thread); they come from a pool the buffers handed back refill,
  * so after the first few a request is a pop, with no allocation or page
@@ -151,7 +156,8 @@ static struct {
 	bool subscribed;
 	CUpti_ActivityKind enabled[20];
 	int nenabled;
-	bool driver_api;      /* DRIVER activity enabled (INFERSCOPE_CUDA_DRIVER_API=1) */
+	bool driver_api;      /* every driver call asked for (INFERSCOPE_CUDA_DRIVER_API=1) */
+	bool driver_launches; /* DRIVER activity enabled: the launch family at least */
 	/* flusher thread */
 	pthread_t flusher;
 	bool flusher_on, stop;
@@ -656,7 +662,7 @@ static void convert_api(const CUpti_ActivityAPI *a, uint64_t commit)
 	put(&e, rt ? 1 : 2);
 	put(&e, a->cbid);
 	put(&e, a->returnValue ? ISC_GPU_API_FLAG_ERROR : 0);
-	uint32_t site = rt && g.py_sites ? py_site_of(a->correlationId) : 0;
+	uint32_t site = g.py_sites ? py_site_of(a->correlationId) : 0;
 	if (site) { /* span_id 0 (the merge's to set), then the Python line of the call */
 		put(&e, 0);
 		put(&e, site);
@@ -975,9 +981,12 @@ static uint32_t py_site_now(void)
  * The subscription claims CUPTI for us (a second tool is told, and we are
  * told when one was first).  Only in the sampled Python mode are callbacks
  * enabled, on the runtime calls that launch, copy, set, synchronize or
- * allocate (py_site_cbids): at a call's entry, its Python line, kept by
- * correlation id for the call's activity record (convert_api).  For the
- * cost the agent reports, the first CB_TIMED are timed, then one in
+ * allocate (py_site_cbids) and on the driver's launch family
+ * (driver_launch_cbids, when their records are kept): at a call's entry,
+ * its Python line, kept by correlation id for the call's activity record
+ * (convert_api).  A driver launch inside a runtime call whose line is
+ * kept already (the same correlation id) returns at once, uncounted.  For
+ * the cost the agent reports, the first CB_TIMED are timed, then one in
  * CB_TIMED.
  */
 static void CUPTIAPI callback(void *ud, CUpti_CallbackDomain d, CUpti_CallbackId id, const void *data)
@@ -985,8 +994,10 @@ static void CUPTIAPI callback(void *ud, CUpti_CallbackDomain d, CUpti_CallbackId
 	const CUpti_CallbackData *cb = data;
 	(void)ud;
 	(void)id;
-	if (d != CUPTI_CB_DOMAIN_RUNTIME_API || !cb || cb->callbackSite != CUPTI_API_ENTER ||
-	    atomic_load_explicit(&g.state, memory_order_relaxed) != RECORDING)
+	if ((d != CUPTI_CB_DOMAIN_RUNTIME_API && d != CUPTI_CB_DOMAIN_DRIVER_API) || !cb ||
+	    cb->callbackSite != CUPTI_API_ENTER || atomic_load_explicit(&g.state, memory_order_relaxed) != RECORDING)
+		return;
+	if (d == CUPTI_CB_DOMAIN_DRIVER_API && py_site_of(cb->correlationId))
 		return;
 	/* the first CB_TIMED callbacks are timed each, then one in CB_TIMED stands for CB_TIMED */
 	uint64_t n = atomic_fetch_add_explicit(&g.callbacks, 1, memory_order_relaxed);
@@ -1229,7 +1240,7 @@ static const char *kind_name(CUpti_ActivityKind k)
 	}
 }
 
-/* DRIVER is added when asked for (g.driver_api): it doubles the API records */
+/* DRIVER is enabled apart (driver_launches_on): all of it when asked for (g.driver_api), else the launch family */
 static const CUpti_ActivityKind required_kinds[] = {
 	CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
 	CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER,
@@ -1256,6 +1267,27 @@ static const CUpti_CallbackId py_site_cbids[] = {
 	CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020,
 };
 
+/* The driver calls that launch GPU work: recorded by default, for the
+ * kernels of libraries that call the driver alone (cuBLAS, cuDNN, Triton);
+ * in the sampled Python mode their callbacks keep the Python line too. */
+static const CUpti_CallbackId driver_launch_cbids[] = {
+	CUPTI_DRIVER_TRACE_CBID_cuLaunch, CUPTI_DRIVER_TRACE_CBID_cuLaunchGrid,
+	CUPTI_DRIVER_TRACE_CBID_cuLaunchGridAsync, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+	CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernelMultiDevice, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
+	CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
+};
+
+static bool is_driver_launch(CUpti_CallbackId cbid)
+{
+	for (size_t i = 0; i < sizeof(driver_launch_cbids) / sizeof(driver_launch_cbids[0]); i++)
+		if (driver_launch_cbids[i] == cbid)
+			return true;
+	return false;
+}
+
 /* Calls that are frequent, cheap and say nothing about GPU work. */
 static const CUpti_CallbackId quiet_runtime[] = {
 	CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, CUPTI_RUNTIME_TRACE_CBID_cudaSetDevice_v3020,
@@ -1280,6 +1312,37 @@ static const CUpti_CallbackId quiet_driver[] = {
 	CUPTI_DRIVER_TRACE_CBID_cuGetExportTable, CUPTI_DRIVER_TRACE_CBID_cuCtxPushCurrent_v2,
 	CUPTI_DRIVER_TRACE_CBID_cuCtxPopCurrent_v2,
 };
+
+/*
+ * DRIVER activity: every driver call but the quiet ones with
+ * g.driver_api; else the launch family alone, every other driver call
+ * switched off one by one (after the kind: enabling the kind would undo
+ * it).  Returns the CUPTI error of the kind with g.driver_api; else 0,
+ * having left DRIVER off (and said so in *missing) when CUPTI refused the
+ * kind or a call's switch.
+ */
+static CUptiResult driver_launches_on(char *missing, size_t cap, size_t *ml)
+{
+	CUptiResult rc = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER);
+	if (rc == CUPTI_SUCCESS)
+		g.enabled[g.nenabled++] = CUPTI_ACTIVITY_KIND_DRIVER;
+	if (g.driver_api)
+		return rc;
+	for (CUpti_CallbackId id = 1; rc == CUPTI_SUCCESS && id < CUPTI_DRIVER_TRACE_CBID_SIZE; id++)
+		if (!is_driver_launch(id))
+			rc = cuptiActivityEnableDriverApi(id, 0);
+	if (rc == CUPTI_SUCCESS) {
+		g.driver_launches = true;
+		return CUPTI_SUCCESS;
+	}
+	if (g.nenabled && g.enabled[g.nenabled - 1] == CUPTI_ACTIVITY_KIND_DRIVER) {
+		cuptiActivityDisable(CUPTI_ACTIVITY_KIND_DRIVER);
+		g.nenabled--;
+	}
+	if (*ml + 40 < cap)
+		*ml += (size_t)snprintf(missing + *ml, cap - *ml, "%sDRIVER (launch calls)", *ml ? ", " : "");
+	return CUPTI_SUCCESS;
+}
 
 /* Whether the session directory is ours alone (as the Python agent checks). */
 static int session_ok(const char *s, char *err, size_t errlen)
@@ -1324,23 +1387,25 @@ static int start_cupti(void)
 	if ((rc = cuptiActivityRegisterCallbacks(buf_request, buf_done)) != CUPTI_SUCCESS)
 		return fail(ISC_WARN_CUPTI_ERROR, "cuptiActivityRegisterCallbacks", rc);
 	atomic_store(&g.state, RECORDING); /* buf_done keeps what comes from now on */
-	pthread_mutex_lock(&g.mu);
-	meta("cuda.agent.driver_api", "%s", g.driver_api ? "on" : "off"); /* pushed with the first buffer */
-	pthread_mutex_unlock(&g.mu);
+	char missing[256] = "";
+	size_t ml = 0;
 	for (size_t i = 0; i < sizeof(required_kinds) / sizeof(required_kinds[0]); i++) {
 		char what[64];
-		if (required_kinds[i] == CUPTI_ACTIVITY_KIND_DRIVER && !g.driver_api)
-			continue;
 		snprintf(what, sizeof(what), "cuptiActivityEnable(%s)", kind_name(required_kinds[i]));
-		if ((rc = cuptiActivityEnable(required_kinds[i])) != CUPTI_SUCCESS)
+		if (required_kinds[i] == CUPTI_ACTIVITY_KIND_DRIVER)
+			rc = driver_launches_on(missing, sizeof(missing), &ml);
+		else if ((rc = cuptiActivityEnable(required_kinds[i])) == CUPTI_SUCCESS)
+			g.enabled[g.nenabled++] = required_kinds[i];
+		if (rc != CUPTI_SUCCESS)
 			return fail(rc == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES ? ISC_WARN_CUPTI_PRIVILEGES
 			       : rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED ? ISC_WARN_CUPTI_SUBSCRIBER
 										  : ISC_WARN_CUPTI_ERROR,
 				    what, rc);
-		g.enabled[g.nenabled++] = required_kinds[i];
 	}
-	char missing[256] = "";
-	size_t ml = 0;
+	pthread_mutex_lock(&g.mu);
+	/* pushed with the first buffer */
+	meta("cuda.agent.driver_api", "%s", g.driver_api ? "on" : g.driver_launches ? "launches" : "off");
+	pthread_mutex_unlock(&g.mu);
 	for (size_t i = 0; i < sizeof(optional_kinds) / sizeof(optional_kinds[0]); i++) {
 		if ((rc = cuptiActivityEnable(optional_kinds[i])) == CUPTI_SUCCESS)
 			g.enabled[g.nenabled++] = optional_kinds[i];
@@ -1359,6 +1424,11 @@ static int start_cupti(void)
 		if (isc_cuda_py_init(why, sizeof(why)) == 0) {
 			for (size_t i = 0; i < sizeof(py_site_cbids) / sizeof(py_site_cbids[0]); i++)
 				if (cuptiEnableCallback(1, g.sub, CUPTI_CB_DOMAIN_RUNTIME_API, py_site_cbids[i]) == CUPTI_SUCCESS)
+					g.py_sites = true;
+			for (size_t i = 0; (g.driver_api || g.driver_launches) &&
+					   i < sizeof(driver_launch_cbids) / sizeof(driver_launch_cbids[0]); i++)
+				if (cuptiEnableCallback(1, g.sub, CUPTI_CB_DOMAIN_DRIVER_API, driver_launch_cbids[i]) ==
+				    CUPTI_SUCCESS)
 					g.py_sites = true;
 		}
 		pthread_mutex_lock(&g.mu);
