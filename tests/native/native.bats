@@ -19,6 +19,11 @@
 #     thread runs GEMMs (tests/native/dataloader.py), and a tokenizer-like
 #     ThreadPoolExecutor whose two threads hash and compress with the GIL
 #     released (tests/native/hashpool.py);
+#   - one Python function calling zlib.compress, hashlib.sha256 and
+#     list(map(torch.exp, ...)) (tests/native/callees.py): issue 24's
+#     callee naming and the native split, each against the times the
+#     workload measured (tests/native/callee_views.py), and where they
+#     differ (the third call's callee is list: torch only by its frames);
 #   - the flame-graph formats of iscope-report from the findings;
 #   - perf_event_open refused (a seccomp filter: tests/native/noperf.c).
 # The recorder runs as root here; without permission to open perf events
@@ -502,13 +507,15 @@ record_mm() {
 # record_shares NAME ARGS...: the workload tests/native/NAME.py run with
 # ARGS and a truth file (its own per-thread CPU measurements) last,
 # recorded at 400 Hz (more samples per thread than the default 100 Hz for
-# tighter bounds), one BLAS thread, analyzed with the whole tree; the
-# machine around it measured by tests/lib/runqueue.py.  Files in $T/NAME.*
+# tighter bounds; Python stacks too), one BLAS thread, analyzed with the
+# whole tree; the machine around it measured by tests/lib/runqueue.py.
+# Files in $T/NAME.*; NATIVE=off records without native stacks.
 record_shares() {
 	local name=$1 rec
 	shift
 	py=$(torch_python) || skip "no Python with torch"
-	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 "$RECORD" -q --no-cuda --native=on --native-hz=400 -o "$T/$name.isc" -- \
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 "$RECORD" -q --no-cuda --python=sample --python-hz=400 \
+		--native="${NATIVE:-on}" --native-hz=400 -o "$T/$name.isc" -- \
 		"$py" "$ISC_SRC/tests/native/$name.py" "$@" "$T/$name.truth" &
 	rec=$!
 	"$ISC_SRC/tests/lib/runqueue.py" "$rec" "$T/$name.machine"
@@ -567,4 +574,25 @@ check_shares() {
 	run jq '[.threads[] | select(.whole)] | length' "$T/hashpool.truth"
 	[ "$output" = 2 ]
 	check_shares hashpool
+}
+
+@test "one function, three C calls: callee naming and the native split each give step's measured shares, and differ where the callee hides torch" {
+	need_perf
+	# without native stacks: the callees' shares, and the split that
+	# cannot see list(map(torch.exp, ...)) as torch (the premise)
+	NATIVE=off record_shares callees 2
+	mv "$T/callees.json" "$T/callees_off.json"
+	run "$ISC_SRC/tests/native/callee_views.py" --off "$T/callees_off.json" "$T/callees.truth"
+	echo "$output" >&2
+	[ "$status" -eq 0 ]
+	[ "${lines[-1]}" = "failed 0" ]
+	# with native stacks: the same callees' shares, and the split from the native frames
+	record_shares callees 2
+	run "$ISC_SRC/tests/native/callee_views.py" "$T/callees.json" "$T/callees.truth"
+	echo "$output" >&2
+	[ "$status" -eq 0 ]
+	[ "${lines[-1]}" = "failed 0" ]
+	# the native frames under step: deflate, SHA256_Update and libtorch in
+	# the measured proportions (and, on a machine with CPUs to spare, under step)
+	check_shares callees
 }

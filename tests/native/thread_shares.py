@@ -8,7 +8,8 @@ TRUTH: {"threads": [{"pid", "tid", "cpu_ns", "whole", "parts": [{"name",
 "lib", "ns", optional "py"}]}]}: the thread's own CPU time and, per
 planted native function, the CPU time it measured around its calls.  A
 sample is a part's when its stack has a native frame of that name (or
-matching "name_re") in a library whose file name starts with "lib", and,
+matching "name_re"; an unnamed frame's name is library+offset) in a
+library whose file name starts with "lib", and,
 with "py", under a Python frame of that function name (its qualified
 name; --no-py: any Python frame, or none: the checks of the functions
 alone, which rest on the native samples only, not on their pairing with
@@ -75,7 +76,7 @@ def main():
             for path, s in stacks:
                 py_ok = not use_py or "py" not in part or any(f["kind"] == "python" and f["name"] == part["py"] for f in path)
                 hit = any(
-                    f["kind"] == "native"
+                    f["kind"] in ("native", "unnamed")
                     and name_re.search(f["name"])
                     and (f["file"] or "").rsplit("/", 1)[-1].startswith(part["lib"])
                     for f in path
