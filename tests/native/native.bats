@@ -18,7 +18,8 @@
 #     items run zlib's deflate and OpenSSL's SHA256_Update while the main
 #     thread runs GEMMs (tests/native/dataloader.py), and a tokenizer-like
 #     ThreadPoolExecutor whose two threads hash and compress with the GIL
-#     released (tests/native/hashpool.py);
+#     released (tests/native/hashpool.py), and torch's OpenMP worker,
+#     which runs no Python (tests/native/omp_pool.py);
 #   - one Python function calling zlib.compress, hashlib.sha256 and
 #     list(map(torch.exp, ...)) (tests/native/callees.py): issue 24's
 #     callee naming and the native split, each against the times the
@@ -595,4 +596,23 @@ check_shares() {
 	# the native frames under step: deflate, SHA256_Update and libtorch in
 	# the measured proportions (and, on a machine with CPUs to spare, under step)
 	check_shares callees
+}
+
+@test "a thread Python never sees: torch's OpenMP worker's samples are its CPU time, in libtorch's exp, under the line that dispatched it" {
+	need_perf
+	# passive: the worker sleeps between products instead of spinning in libgomp
+	OMP_WAIT_POLICY=PASSIVE record_shares omp_pool 1.5
+	# premise: one worker thread did work (its CPU time over 0.2 s)
+	run jq '.threads | length' "$T/omp_pool.truth"
+	[ "$output" = 1 ]
+	tid=$(jq '.threads[0].tid' "$T/omp_pool.truth")
+	# the planted function is its top one, and it runs no Python
+	run jq -r --argjson t "$tid" '.native.threads[] | select(.tid == $t) | "\(.python) \(.top[0].name)"' "$T/omp_pool.json"
+	[[ $output == "false Sleef_"*exp* ]]
+	check_shares omp_pool
+	# dispatched by the line that called torch.exp, its op (the dispatcher's
+	# Python samples: after the pairing's gate in check_shares)
+	line=$(grep -n '# EXP' "$ISC_SRC/tests/native/omp_pool.py" | cut -d: -f1)
+	run jq -r --argjson t "$tid" '.native.threads[] | select(.tid == $t) | .dispatched_by[0] | "\(.op) \(.python.line) \(.pct >= 80)"' "$T/omp_pool.json"
+	[ "$output" = "aten::exp_out $line true" ]
 }
