@@ -67,7 +67,7 @@ def main():
     # "times" for tests/native/callee_views.py, "threads" for
     # tests/native/thread_shares.py (the three under step, compared with
     # each other: the step's own Python is not in them)
-    parts = [{"name": "deflate", "lib": "libz", "py": "step", "ns": ns["compress"]},
+    parts = [{"name_re": "^deflate", "lib": "libz", "py": "step", "ns": ns["compress"]},
              {"name": "SHA256_Update", "lib": "libcrypto", "py": "step", "ns": ns["sha256"]},
              {"name_re": ".", "lib": "libtorch", "py": "step", "ns": ns["exp"]}]
     with open(sys.argv[2], "w") as f:

@@ -510,12 +510,18 @@ record_mm() {
 # recorded at 400 Hz (more samples per thread than the default 100 Hz for
 # tighter bounds; Python stacks too), one BLAS thread, analyzed with the
 # whole tree; the machine around it measured by tests/lib/runqueue.py.
-# Files in $T/NAME.*; NATIVE=off records without native stacks.
+# Files in $T/NAME.*; NATIVE=off records without native stacks.  glibc's
+# malloc keeps freed memory (trim and mmap thresholds at 256 MiB): with
+# its defaults each zlib.compress gave its 270 KiB of state back with
+# madvise and faulted it in again, allocator time outside zlib's deflate
+# calls whose length followed the other CPU's load (TLB shootdowns): 9.8 %
+# of a pool thread's samples against 0.5 % of its measured time at load 5.
 record_shares() {
 	local name=$1 rec
 	shift
 	py=$(torch_python) || skip "no Python with torch"
-	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 "$RECORD" -q --no-cuda --python=sample --python-hz=400 \
+	GLIBC_TUNABLES=glibc.malloc.trim_threshold=268435456:glibc.malloc.mmap_threshold=268435456 \
+		OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 "$RECORD" -q --no-cuda --python=sample --python-hz=400 \
 		--native="${NATIVE:-on}" --native-hz=400 -o "$T/$name.isc" -- \
 		"$py" "$ISC_SRC/tests/native/$name.py" "$@" "$T/$name.truth" &
 	rec=$!
