@@ -370,13 +370,33 @@ SCENARIOS = {
 }
 
 
+def runqueue_wait_ns():
+    """This thread's time waiting for a CPU so far (the kernel's
+    /proc/thread-self/schedstat, second field), or None without it."""
+    try:
+        with open("/proc/thread-self/schedstat") as f:
+            return int(f.read().split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def main():
     name = sys.argv[1] if len(sys.argv) > 1 else ""
     if name not in SCENARIOS:
         sys.exit("usage: gpu_scenario.py {%s}" % "|".join(SCENARIOS))
     if cuda.cuInit(0) != 0:
         sys.exit("cuInit failed")
+    # the machine around the scenario, measured by the kernel and not by the
+    # recorder under test: how long the scenario's thread waited for a CPU
+    # (runnable, not running) while it ran; without schedstat, its time off
+    # CPU by its own clocks (wall less thread CPU time)
+    w0, c0, q0 = time.perf_counter_ns(), time.thread_time_ns(), runqueue_wait_ns()
     SCENARIOS[name]()
+    w1, c1, q1 = time.perf_counter_ns(), time.thread_time_ns(), runqueue_wait_ns()
+    if q0 is not None and q1 is not None:
+        print("gpu_scenario.py %s waited_ns=%d wall_ns=%d (runqueue)" % (name, q1 - q0, w1 - w0))
+    else:
+        print("gpu_scenario.py %s waited_ns=%d wall_ns=%d (off CPU)" % (name, max(0, (w1 - w0) - (c1 - c0)), w1 - w0))
     print("gpu_scenario.py %s done, injected=%d" % (name, cuda.fake_injected()))
 
 
