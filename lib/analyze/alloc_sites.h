@@ -126,9 +126,16 @@ int isc_asite_event(struct isc_asite_model *m, const struct isc_tl_event *ev);
  * what (enum isc_asite_what) and frames[0, 2 depth) ((string id, line)
  * pairs, innermost first).  A release pairs with the live allocation of
  * (pid, device, address); address 0 (no address recorded: older Kineto
- * files) with the latest live allocation of the same size on the device,
- * as analyze_devmem.c pairs them.  A release with none is ignored (made
- * before the trace).
+ * files) with the latest live allocation of the same size on the device
+ * (a stack per size: temporaries are freed soon after they are made).  A
+ * release with none is ignored (made before the trace).  An allocation at
+ * an address that is live releases that allocation first (its release
+ * was lost).  This is the one place device memory is paired:
+ * analyze_devmem.c's totals take what *out reports.
+ *
+ * tag: the caller's mark for an allocation (analyze_devmem.c: the
+ * iteration it was made in), kept with it while it is live and given back
+ * in *out when it is released.
  *
  * failed: an allocation of size bytes (0: not recorded) that failed (out
  * of device memory): it changes no bytes; its site counts it (fail_count)
@@ -147,8 +154,19 @@ struct isc_asite_exact {
 	uint8_t what;
 	const uint32_t *frames;
 	uint32_t bucket, shift;
+	uint64_t tag;
 };
-int isc_asite_exact(struct isc_asite_model *m, const struct isc_asite_exact *x);
+/*
+ * What a record released (out of isc_asite_exact, when not NULL):
+ * released: a live allocation was released, of size bytes and tag (a
+ * release that found its allocation, or an allocation at the address of a
+ * live one); unmatched: a release that found none.
+ */
+struct isc_asite_paired {
+	bool released, unmatched;
+	uint64_t size, tag;
+};
+int isc_asite_exact(struct isc_asite_model *m, const struct isc_asite_exact *x, struct isc_asite_paired *out);
 
 /*
  * Device site id's live bytes at the end of buckets [0, nb) of the grid

@@ -489,7 +489,7 @@ static void dev_rec(struct stream *st, uint64_t ts, uint32_t device, bool alloc,
 	uint32_t frames[2] = { 7, line };
 	struct isc_asite_exact x = { .ts = ts, .address = addr, .size = size, .pid = PID, .device = device,
 				     .depth = 1, .alloc = alloc, .what = ISC_ASITE_STACK, .frames = frames };
-	st->bad |= isc_asite_exact(st->m, &x) != 0;
+	st->bad |= isc_asite_exact(st->m, &x, NULL) != 0;
 }
 
 /* The site of line in memory kind (device_mem, device). */
@@ -588,7 +588,7 @@ static void dev_rec_of(struct stream *st, uint32_t pid, uint64_t ts, bool alloc,
 	struct isc_asite_exact x = { .ts = ts, .address = addr, .size = size, .pid = pid, .device = 0, .depth = 1,
 				     .alloc = alloc, .failed = failed, .what = ISC_ASITE_STACK, .frames = frames,
 				     .bucket = b, .shift = shift };
-	st->bad |= isc_asite_exact(st->m, &x) != 0;
+	st->bad |= isc_asite_exact(st->m, &x, NULL) != 0;
 }
 
 static const struct isc_asite_stats *pid_site(const struct isc_asite_stats *o, size_t n, uint32_t pid, uint32_t line)

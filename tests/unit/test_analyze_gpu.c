@@ -1282,6 +1282,75 @@ static void test_memory_sites(void)
 	fclose(f);
 }
 
+/*
+ * Scenario G (ms from B), device 0, CUPTI memory records in scope("step")
+ * iterations (an address, or 0: paired by size), all on the host thread:
+ *   start-up   W +100 MB at A0
+ *   step 1     T +10 at A1, -A1                      (the warm-up)
+ *   step 2     X +20 at A2, -A2; K +8 at A3; S +4 (no address), -4 (no
+ *              address); a release at A9, which nothing allocated
+ *   step 3     -A3 (K, made in step 2); Y +20 at A4, -A4; Z +30 at A5;
+ *              Z' +30 at A5 again (Z's release was lost: Z ends here)
+ *   after      -A5
+ * Churn, between the ends of step 1 and step 3 (2 iterations): X K S Y Z
+ * Z', 6 allocations, 112 MB: 3 and 56 MB an iteration.  Released in the
+ * iteration that made them: X, S (step 2), Y, Z (step 3): 4 of 6,
+ * 66.66 %; K was made in step 2 and released in step 3.  Baseline: the
+ * least live bytes at a step's end after the first: step 2 108 MB (W K),
+ * step 3 130 (W Z').  Allocations 8, releases 7 (1 unmatched), peak 130
+ * MB, end 100 MB (W).
+ */
+static const struct gmem {
+	uint64_t ms, address, bytes;
+	int op; /* 1 alloc, 2 release, 'b' scope begin, 'e' scope end */
+} G_MEM[] = {
+	{ 1, 0xA0, 100 * MB, 1 }, { 2, 0, 0, 'b' }, { 3, 0xA1, 10 * MB, 1 }, { 4, 0xA1, 10 * MB, 2 },
+	{ 5, 0, 0, 'e' },        { 6, 0, 0, 'b' }, { 7, 0xA2, 20 * MB, 1 }, { 8, 0xA2, 20 * MB, 2 },
+	{ 9, 0xA3, 8 * MB, 1 },  { 10, 0, 4 * MB, 1 }, { 11, 0, 4 * MB, 2 }, { 12, 0xA9, 7 * MB, 2 },
+	{ 13, 0, 0, 'e' },       { 14, 0, 0, 'b' }, { 15, 0xA3, 8 * MB, 2 }, { 16, 0xA4, 20 * MB, 1 },
+	{ 17, 0xA4, 20 * MB, 2 }, { 18, 0xA5, 30 * MB, 1 }, { 19, 0xA5, 30 * MB, 1 }, { 20, 0, 0, 'e' },
+	{ 21, 0xA5, 30 * MB, 2 },
+};
+
+static void write_g(FILE *f)
+{
+	struct tl t;
+	tl_open(&t, f);
+	strings(&t);
+	tl_device(&t, 0, "Test GPU");
+	for (size_t i = 0; i < sizeof(G_MEM) / sizeof(G_MEM[0]); i++) {
+		const struct gmem *e = &G_MEM[i];
+		uint64_t ts = B + U(e->ms * 1000);
+		if (e->op == 'b')
+			tl_begin(&t, ts, ISC_SPAN_SCOPE, S_SCOPE_STEP);
+		else if (e->op == 'e')
+			tl_end(&t, ts);
+		else
+			tl_mem_of(&t, ts, e->op == 1, e->bytes, e->address, 0);
+	}
+	tl_close(&t);
+}
+
+static void test_churn(void)
+{
+	FILE *f = tmpfile();
+	write_g(f);
+	cJSON *d = analyze(f, false);
+	const cJSON *m = isc_doc_get(at(d, "gpu.devices", 0), "memory");
+	ok(N(m, "churn.iterations") == 2 && N(m, "churn.allocations_per_iteration") == 3 &&
+	   N(m, "churn.bytes_per_iteration") == 56 * MB,
+	   "churn: 6 allocations, 112 MB over the 2 iterations after the warm-up");
+	ok(N(m, "churn.short_lived_pct") == 66.66,
+	   "churn: 4 of the 6 released in the iteration that made them (by address, by size, a lost release) (%g)",
+	   N(m, "churn.short_lived_pct"));
+	ok(N(m, "baseline_bytes") == 108 * MB && N(m, "allocations") == 8 && N(m, "releases") == 7 &&
+	   N(m, "releases_unmatched") == 1 && N(m, "peak_bytes") == 130 * MB && N(m, "end_bytes") == 100 * MB &&
+	   !strcmp(S(m, "pairing"), "size"),
+	   "totals: baseline 108 MB, 8 allocations, 7 releases (1 unmatched), peak 130 MB, end 100 MB");
+	cJSON_Delete(d);
+	fclose(f);
+}
+
 int main(void)
 {
 	test_exact();
@@ -1297,6 +1366,7 @@ int main(void)
 	test_gaps_nvml();
 	test_iterations();
 	test_memory_sites();
+	test_churn();
 	test_cpu_only_and_report();
 	return tap_done();
 }
