@@ -9,7 +9,8 @@
  *                    the space (pid, 1 + device): sites and live pointers
  *                    apart from the host's (space 0); the peak is the
  *                    device's (every process's); a failed allocation
- *                    counts at its site and is remembered
+ *                    counts at its site and is remembered, with every
+ *                    site's live bytes then (copy on write, as the peak)
  *   boundary  --> B++ (each site remembers its value lazily, below)
  *
  * Three things are kept without copying every site at every moment:
@@ -59,6 +60,8 @@ struct site {
 	double pval, pvar;
 	uint32_t sver;          /* snapshot version when sval was saved */
 	double sval, svar;
+	uint32_t fver;          /* failures when fval was saved */
+	double fval;
 	double objects;
 	struct bval *ser;
 	uint32_t nser, capser, mark; /* mark: boundary count at its last change */
@@ -117,6 +120,7 @@ struct isc_asite_model {
 	struct isc_asite_gaps gaps;
 	bool has_device;
 	bool failed; /* some allocation failed: fail is the latest */
+	uint32_t fail_ver; /* failures seen: each site's fval is its value at the latest */
 	struct isc_asite_failure fail;
 };
 
@@ -310,6 +314,10 @@ static int before_change(struct isc_asite_model *m, struct site *s, struct aproc
 		s->sval = s->live;
 		s->svar = s->live_var;
 		s->sver = m->snap_ver;
+	}
+	if (s->fver != m->fail_ver) { /* its value at the latest failed allocation */
+		s->fval = s->live;
+		s->fver = m->fail_ver;
 	}
 	if (!p->first_ts || ts < p->first_ts)
 		p->first_ts = ts;
@@ -621,17 +629,24 @@ static int exact_by_size(struct isc_asite_model *m, const struct isc_asite_exact
 	return exact_change(m, &m->sites[si], p, (double)x->size, x);
 }
 
-/* An allocation that failed: its site counts it; the latest is remembered. */
+/*
+ * An allocation that failed: its site counts it; the latest is remembered,
+ * with its device's live bytes and (from now on, as each site changes) every
+ * site's.
+ */
 static int exact_failed(struct isc_asite_model *m, const struct isc_asite_exact *x, uint32_t space)
 {
-	long si = site_get(m, x->pid, space, x->what, x->frames, x->depth);
-	if (si < 0)
-		return -ENOMEM;
+	struct aproc *p = proc_get(m, x->pid, space);
+	long si = p ? site_get(m, x->pid, space, x->what, x->frames, x->depth) : -ENOMEM;
+	if (si < 0 || m->fail_ver >= UINT32_MAX - 1)
+		return si < 0 ? -ENOMEM : 0;
 	struct site *s = &m->sites[si];
 	s->nfail++;
 	m->failed = true;
+	m->fail_ver++;
 	m->fail = (struct isc_asite_failure){ .id = (uint32_t)si, .pid = x->pid, .device = x->device, .depth = s->depth,
-					     .what = s->what, .frames = s->frames, .ts = x->ts, .size = x->size };
+					     .what = s->what, .frames = s->frames, .ts = x->ts, .size = x->size,
+					     .device_live = p->live > 0 ? (uint64_t)p->live : 0 };
 	return 0;
 }
 
@@ -917,6 +932,8 @@ static int report(struct isc_asite_model *m, const struct isc_asite_steady *st, 
 		r->objects = s->objects;
 		r->first_ts = p ? p->first_ts : 0;
 		r->last_ts = p ? p->last_ts : 0;
+		if (m->fail_ver) /* saved when it changed since the failure, else its current value */
+			r->live_fail = s->fver == m->fail_ver ? s->fval : s->live;
 		if (m->snap_ver) {
 			bool snap = s->sver == m->snap_ver;
 			double v = snap ? s->svar : s->live_var;

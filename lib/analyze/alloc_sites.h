@@ -31,7 +31,8 @@
  * peak_bytes), never the host's: a device allocation does not move the
  * host peak.  Device sites also keep their live bytes over time
  * (isc_asite_series: gpu.devices[].memory.over_time) and an allocation
- * that failed (isc_asite_last_failure: a CUDA out of memory's site).  The
+ * that failed (isc_asite_last_failure: a CUDA out of memory's site; each
+ * site's live bytes at the latest failure are its live_fail).  The
  * RSS snapshot and a process's death concern host sites only.
  *
  * Memory: the sites, the sampled allocations still live, and per site one
@@ -98,6 +99,8 @@ struct isc_asite_stats {
 	uint64_t steady_ns;              /* from the first steady-state boundary to the last (0: none) */
 	uint64_t first_ts, last_ts;      /* its process's first and last allocation record */
 	double live_snap, live_snap_err; /* at the snapshot (isc_asite_snapshot; 0 without one) */
+	double live_fail;                /* device sites: when the latest failed allocation was made
+					  * (isc_asite_last_failure; 0 without one) */
 };
 
 /* A site at a process's death (isc_asite_death). */
@@ -183,6 +186,7 @@ struct isc_asite_failure {
 	uint8_t what;
 	const uint32_t *frames; /* the site's, valid until isc_asite_free */
 	uint64_t ts, size;
+	uint64_t device_live;   /* the device's live bytes then (every process's) */
 };
 bool isc_asite_last_failure(const struct isc_asite_model *m, struct isc_asite_failure *out);
 /* Whether isc_asite_exact fed an allocation. */

@@ -1172,7 +1172,14 @@ static void tl_mem_of(struct tl *t, uint64_t ts, bool alloc, uint64_t bytes, uin
 	isc_buf_free(&r);
 }
 
-static void write_f(FILE *f)
+/*
+ * after: the workload goes on after the failure before it exits (scenario
+ * F'): at 320 ms feed releases A4 (200 MB), at 330 ms wait_loop allocates
+ * 300 MB at A5.  At the failure (310 ms) device 0 held 300 MB, all feed's
+ * (A1 100 + A4 200; wait_loop had released all it made); at the end feed
+ * 100 and wait_loop 300.
+ */
+static void write_f(FILE *f, bool after)
 {
 	struct tl t;
 	tl_open(&t, f);
@@ -1201,6 +1208,15 @@ static void write_f(FILE *f)
 	tl_put(&t, ISC_REC_GPU_API, B + U(310001), HOST, HOST, &r);
 	tl_end(&t, B + U(310010));
 	isc_buf_free(&r);
+	for (int i = 0; after && i < 2; i++) {
+		uint64_t ts = B + U(320000 + 10000 * i);
+		if (i)
+			tl_begin(&t, ts - U(1), ISC_SPAN_PYTHON, S_WAIT);
+		tl_api(&t, ts, U(5), i ? S_MALLOC : S_FREE, 18 + i);
+		tl_mem_of(&t, ts + U(1), i == 1, i ? 300 * MB : 200 * MB, i ? 0xA5000 : 0xA4000, 18 + i);
+		if (i)
+			tl_end(&t, ts + U(10));
+	}
 	t.status = 1;
 	tl_close(&t);
 }
@@ -1239,7 +1255,7 @@ static double f_live(uint32_t fn, double end_ns)
 static void test_memory_sites(void)
 {
 	FILE *f = tmpfile();
-	write_f(f);
+	write_f(f, false);
 	cJSON *d = analyze(f, false);
 	const cJSON *m = isc_doc_get(at(d, "gpu.devices", 0), "memory");
 	const cJSON *p0 = at(m, "peak_sites", 0), *p1 = at(m, "peak_sites", 1);
@@ -1278,6 +1294,42 @@ static void test_memory_sites(void)
 	   N(d, "oom.site.line") == 30 && !strcmp(S(d, "oom.site_source"), "allocation") &&
 	   N(d, "oom.memory_at_end.gpu_live_bytes") == 300 * MB && N(m, "failures.count") == 1 && !dev_site_of(d, "teardown"),
 	   "a CUDA OOM's site is the model's site of the failed cudaMalloc (teardown:30), which holds nothing: no memory.sites entry");
+	cJSON_Delete(d);
+	fclose(f);
+}
+
+/* Finding id of d's findings[] (NULL: none). */
+static const cJSON *finding(const cJSON *d, const char *id)
+{
+	const cJSON *x;
+	cJSON_ArrayForEach(x, isc_doc_get(d, "findings"))
+		if (!strcmp(S(x, "id"), id))
+			return x;
+	return NULL;
+}
+
+/*
+ * Scenario F' (write_f after): what held the device when the allocation
+ * failed is what it held then, not at the end: feed 300 MB, 100 % of the
+ * 300 MB live at 310 ms; wait_loop, which held nothing then, is no
+ * contributor though it holds 300 of the 400 MB at the end.
+ */
+static void test_oom_at_failure(void)
+{
+	FILE *f = tmpfile();
+	write_f(f, true);
+	cJSON *d = analyze(f, false);
+	const cJSON *af = isc_doc_get(d, "oom.device_at_failure"), *s0 = at(af, "sites", 0);
+	ok(N(d, "oom.memory_at_end.gpu_live_bytes") == 400 * MB && N(af, "device") == 0 &&
+	   N(af, "at_ns") == B + U(310001) && N(af, "live_bytes") == 300 * MB &&
+	   cJSON_GetArraySize(isc_doc_get(af, "sites")) == 1 && !strcmp(S(s0, "name"), "feed") &&
+	   N(s0, "line") == 10 && !strcmp(S(s0, "kind"), "python") && N(s0, "live_bytes") == 300 * MB,
+	   "oom.device_at_failure: 300 MB live on device 0 at the failed cudaMalloc, all feed's (400 MB at the end)");
+	const cJSON *o = finding(d, "oom"), *t0 = at(o, "evidence.top", 0), *t1 = at(o, "evidence.top", 1);
+	ok(o && cJSON_GetArraySize(isc_doc_get(o, "evidence.top")) == 2 && !strcmp(S(t0, "name"), "teardown") &&
+	   !strcmp(S(t1, "name"), "feed") && N(t1, "value_bytes") == 300 * MB && N(t1, "pct") == 100 &&
+	   N(o, "evidence.metrics.gpu_live_at_failure_bytes") == 300 * MB,
+	   "the oom finding: teardown, then feed with its 300 MB at the failure, 100 %% (not 100 MB at the end, nor wait_loop)");
 	cJSON_Delete(d);
 	fclose(f);
 }
@@ -1366,6 +1418,7 @@ int main(void)
 	test_gaps_nvml();
 	test_iterations();
 	test_memory_sites();
+	test_oom_at_failure();
 	test_churn();
 	test_cpu_only_and_report();
 	return tap_done();
