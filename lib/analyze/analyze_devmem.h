@@ -1,9 +1,10 @@
 /*
  * analyze_devmem.h - device memory (analyze_devmem.c): gpu.devices[].memory
  * of the findings document.  Fed by the GPU pass, which feeds the same
- * records, each with its site (gpu_host.c resolves it from the host
+ * records first, each with its site (gpu_host.c resolves it from the host
  * thread that made it), to the allocation site model (alloc_sites.h):
- * what is said by site comes from there.  The definitions are at the top
+ * what is said by site comes from there, and the model pairs each release
+ * with its allocation for this file too.  The definitions are at the top
  * of analyze_devmem.c and in iscope-analyze(1), RULES, DEVICE MEMORY.
  * Private to lib/.
  */
