@@ -9,7 +9,8 @@
  *                    the space (pid, 1 + device): sites and live pointers
  *                    apart from the host's (space 0); the peak is the
  *                    device's (every process's); a failed allocation
- *                    counts at its site and is remembered
+ *                    counts at its site and is remembered, with every
+ *                    site's live bytes then (copy on write, as the peak)
  *   boundary  --> B++ (each site remembers its value lazily, below)
  *
  * Three things are kept without copying every site at every moment:
@@ -59,6 +60,8 @@ struct site {
 	double pval, pvar;
 	uint32_t sver;          /* snapshot version when sval was saved */
 	double sval, svar;
+	uint32_t fver;          /* failures when fval was saved */
+	double fval;
 	double objects;
 	struct bval *ser;
 	uint32_t nser, capser, mark; /* mark: boundary count at its last change */
@@ -87,6 +90,7 @@ struct kent {
 	uint32_t v;
 	uint8_t state;
 	double w, size; /* live pointers: the sample's weight and size */
+	uint64_t tag;   /* live device allocations: the caller's (isc_asite_exact) */
 };
 struct kmap {
 	struct kent *e;
@@ -100,7 +104,8 @@ struct isc_asite_model {
 	struct kmap live;     /* (pid, address) -> site, with weight and size */
 	struct kmap shm;      /* (pid, shim site index) -> site */
 	struct kmap bysize;   /* exact records without an address: (space pid, size) -> top of its stack in szs */
-	struct szent { uint32_t site, next; } *szs; /* live allocations paired by size; next: below it, or free list */
+	struct szent { uint32_t site, next; uint64_t tag; } *szs; /* live allocations paired by size; next: below it,
+								   * or free list */
 	size_t nszs, capszs;
 	uint32_t szfree;      /* free list through next (UINT32_MAX: none) */
 	struct aproc *procs;
@@ -115,6 +120,7 @@ struct isc_asite_model {
 	struct isc_asite_gaps gaps;
 	bool has_device;
 	bool failed; /* some allocation failed: fail is the latest */
+	uint32_t fail_ver; /* failures seen: each site's fval is its value at the latest */
 	struct isc_asite_failure fail;
 };
 
@@ -182,7 +188,7 @@ static struct kent *kmap_put(struct kmap *m, uint64_t a, uint64_t b)
 		i = (i + 1) & (m->cap - 1);
 	if (m->e[i].state == 2)
 		m->dead--;
-	m->e[i] = (struct kent){ a, b, 0, 1, 0, 0 };
+	m->e[i] = (struct kent){ a, b, 0, 1, 0, 0, 0 };
 	m->used++;
 	return &m->e[i];
 }
@@ -308,6 +314,10 @@ static int before_change(struct isc_asite_model *m, struct site *s, struct aproc
 		s->sval = s->live;
 		s->svar = s->live_var;
 		s->sver = m->snap_ver;
+	}
+	if (s->fver != m->fail_ver) { /* its value at the latest failed allocation */
+		s->fval = s->live;
+		s->fver = m->fail_ver;
 	}
 	if (!p->first_ts || ts < p->first_ts)
 		p->first_ts = ts;
@@ -575,16 +585,18 @@ static int exact_change(struct isc_asite_model *m, struct site *s, struct aproc 
 
 /*
  * A record without an address (older Kineto files): a release pairs with
- * the latest live allocation of the same size (a stack per size, as
- * analyze_devmem.c pairs them: temporaries are freed soon after they are
- * made).
+ * the latest live allocation of the same size (a stack per size:
+ * temporaries are freed soon after they are made).
  */
-static int exact_by_size(struct isc_asite_model *m, const struct isc_asite_exact *x, struct aproc *p, uint64_t a)
+static int exact_by_size(struct isc_asite_model *m, const struct isc_asite_exact *x, struct aproc *p, uint64_t a,
+			 struct isc_asite_paired *out)
 {
 	struct kent *e = kmap_find(&m->bysize, a, x->size);
 	if (!x->alloc) {
-		if (!e)
+		if (!e) {
+			out->unmatched = true;
 			return 0; /* made before the trace */
+		}
 		uint32_t i = e->v, site = m->szs[i].site;
 		if (m->szs[i].next == UINT32_MAX)
 			kmap_del(&m->bysize, e);
@@ -592,6 +604,7 @@ static int exact_by_size(struct isc_asite_model *m, const struct isc_asite_exact
 			e->v = m->szs[i].next;
 		m->szs[i].next = m->szfree;
 		m->szfree = i;
+		*out = (struct isc_asite_paired){ .released = true, .size = x->size, .tag = m->szs[i].tag };
 		return exact_change(m, &m->sites[site], p, -(double)x->size, x);
 	}
 	long si = site_get(m, x->pid, p->space, x->what, x->frames, x->depth);
@@ -610,28 +623,39 @@ static int exact_by_size(struct isc_asite_model *m, const struct isc_asite_exact
 		m->szfree = i;
 		return -ENOMEM;
 	}
-	m->szs[i] = (struct szent){ (uint32_t)si, below };
+	m->szs[i] = (struct szent){ (uint32_t)si, below, x->tag };
 	e->v = i;
 	m->has_device = true;
 	return exact_change(m, &m->sites[si], p, (double)x->size, x);
 }
 
-/* An allocation that failed: its site counts it; the latest is remembered. */
+/*
+ * An allocation that failed: its site counts it; the latest is remembered,
+ * with its device's live bytes and (from now on, as each site changes) every
+ * site's.
+ */
 static int exact_failed(struct isc_asite_model *m, const struct isc_asite_exact *x, uint32_t space)
 {
-	long si = site_get(m, x->pid, space, x->what, x->frames, x->depth);
-	if (si < 0)
-		return -ENOMEM;
+	struct aproc *p = proc_get(m, x->pid, space);
+	long si = p ? site_get(m, x->pid, space, x->what, x->frames, x->depth) : -ENOMEM;
+	if (si < 0 || m->fail_ver >= UINT32_MAX - 1)
+		return si < 0 ? -ENOMEM : 0;
 	struct site *s = &m->sites[si];
 	s->nfail++;
 	m->failed = true;
+	m->fail_ver++;
 	m->fail = (struct isc_asite_failure){ .id = (uint32_t)si, .pid = x->pid, .device = x->device, .depth = s->depth,
-					     .what = s->what, .frames = s->frames, .ts = x->ts, .size = x->size };
+					     .what = s->what, .frames = s->frames, .ts = x->ts, .size = x->size,
+					     .device_live = p->live > 0 ? (uint64_t)p->live : 0 };
 	return 0;
 }
 
-int isc_asite_exact(struct isc_asite_model *m, const struct isc_asite_exact *x)
+int isc_asite_exact(struct isc_asite_model *m, const struct isc_asite_exact *x, struct isc_asite_paired *out)
 {
+	struct isc_asite_paired none;
+	if (!out)
+		out = &none;
+	memset(out, 0, sizeof(*out));
 	if (x->depth > ISC_ALLOC_MAX_DEPTH || x->device >= UINT32_MAX - 1 || x->size > ISC_ASITE_SIZE_MAX)
 		return 0;
 	uint32_t space = x->device + 1;
@@ -642,17 +666,20 @@ int isc_asite_exact(struct isc_asite_model *m, const struct isc_asite_exact *x)
 	if (!p)
 		return -ENOMEM;
 	if (!x->address)
-		return exact_by_size(m, x, p, a);
+		return exact_by_size(m, x, p, a, out);
 	struct kent *l = kmap_find(&m->live, a, x->address);
 	if (l) { /* a release, or an allocation at a live address: its release was lost */
 		uint32_t v = l->v;
 		double w = l->w;
+		*out = (struct isc_asite_paired){ .released = true, .size = (uint64_t)w, .tag = l->tag };
 		kmap_del(&m->live, l);
 		if (exact_change(m, &m->sites[v], p, -w, x))
 			return -ENOMEM;
 	}
-	if (!x->alloc)
+	if (!x->alloc) {
+		out->unmatched = !l;
 		return 0; /* with no live allocation: made before the trace */
+	}
 	long si = site_get(m, x->pid, space, x->what, x->frames, x->depth);
 	if (si < 0)
 		return -ENOMEM;
@@ -660,6 +687,7 @@ int isc_asite_exact(struct isc_asite_model *m, const struct isc_asite_exact *x)
 		return -ENOMEM;
 	l->v = (uint32_t)si;
 	l->w = l->size = (double)x->size;
+	l->tag = x->tag;
 	m->has_device = true;
 	return exact_change(m, &m->sites[si], p, (double)x->size, x);
 }
@@ -904,6 +932,8 @@ static int report(struct isc_asite_model *m, const struct isc_asite_steady *st, 
 		r->objects = s->objects;
 		r->first_ts = p ? p->first_ts : 0;
 		r->last_ts = p ? p->last_ts : 0;
+		if (m->fail_ver) /* saved when it changed since the failure, else its current value */
+			r->live_fail = s->fver == m->fail_ver ? s->fval : s->live;
 		if (m->snap_ver) {
 			bool snap = s->sver == m->snap_ver;
 			double v = snap ? s->svar : s->live_var;

@@ -31,7 +31,8 @@
  * peak_bytes), never the host's: a device allocation does not move the
  * host peak.  Device sites also keep their live bytes over time
  * (isc_asite_series: gpu.devices[].memory.over_time) and an allocation
- * that failed (isc_asite_last_failure: a CUDA out of memory's site).  The
+ * that failed (isc_asite_last_failure: a CUDA out of memory's site; each
+ * site's live bytes at the latest failure are its live_fail).  The
  * RSS snapshot and a process's death concern host sites only.
  *
  * Memory: the sites, the sampled allocations still live, and per site one
@@ -98,6 +99,8 @@ struct isc_asite_stats {
 	uint64_t steady_ns;              /* from the first steady-state boundary to the last (0: none) */
 	uint64_t first_ts, last_ts;      /* its process's first and last allocation record */
 	double live_snap, live_snap_err; /* at the snapshot (isc_asite_snapshot; 0 without one) */
+	double live_fail;                /* device sites: when the latest failed allocation was made
+					  * (isc_asite_last_failure; 0 without one) */
 };
 
 /* A site at a process's death (isc_asite_death). */
@@ -126,9 +129,16 @@ int isc_asite_event(struct isc_asite_model *m, const struct isc_tl_event *ev);
  * what (enum isc_asite_what) and frames[0, 2 depth) ((string id, line)
  * pairs, innermost first).  A release pairs with the live allocation of
  * (pid, device, address); address 0 (no address recorded: older Kineto
- * files) with the latest live allocation of the same size on the device,
- * as analyze_devmem.c pairs them.  A release with none is ignored (made
- * before the trace).
+ * files) with the latest live allocation of the same size on the device
+ * (a stack per size: temporaries are freed soon after they are made).  A
+ * release with none is ignored (made before the trace).  An allocation at
+ * an address that is live releases that allocation first (its release
+ * was lost).  This is the one place device memory is paired:
+ * analyze_devmem.c's totals take what *out reports.
+ *
+ * tag: the caller's mark for an allocation (analyze_devmem.c: the
+ * iteration it was made in), kept with it while it is live and given back
+ * in *out when it is released.
  *
  * failed: an allocation of size bytes (0: not recorded) that failed (out
  * of device memory): it changes no bytes; its site counts it (fail_count)
@@ -147,8 +157,19 @@ struct isc_asite_exact {
 	uint8_t what;
 	const uint32_t *frames;
 	uint32_t bucket, shift;
+	uint64_t tag;
 };
-int isc_asite_exact(struct isc_asite_model *m, const struct isc_asite_exact *x);
+/*
+ * What a record released (out of isc_asite_exact, when not NULL):
+ * released: a live allocation was released, of size bytes and tag (a
+ * release that found its allocation, or an allocation at the address of a
+ * live one); unmatched: a release that found none.
+ */
+struct isc_asite_paired {
+	bool released, unmatched;
+	uint64_t size, tag;
+};
+int isc_asite_exact(struct isc_asite_model *m, const struct isc_asite_exact *x, struct isc_asite_paired *out);
 
 /*
  * Device site id's live bytes at the end of buckets [0, nb) of the grid
@@ -165,6 +186,7 @@ struct isc_asite_failure {
 	uint8_t what;
 	const uint32_t *frames; /* the site's, valid until isc_asite_free */
 	uint64_t ts, size;
+	uint64_t device_live;   /* the device's live bytes then (every process's) */
 };
 bool isc_asite_last_failure(const struct isc_asite_model *m, struct isc_asite_failure *out);
 /* Whether isc_asite_exact fed an allocation. */

@@ -1244,9 +1244,8 @@ int isc_ana_init(struct ana *a, struct isc_timeline *t, const struct isc_analyze
 	if ((rc = isc_lsq_new(&a->rss_lsq)) || (rc = isc_series_new(&a->series)) || (rc = isc_pysamp_new(&a->pys)) ||
 	    (rc = isc_nat_new(&a->nat, o && o->native_nodes ? o->native_nodes : ISC_ANALYZE_NATIVE_NODES_DEFAULT)) ||
 	    (rc = isc_numa_new(&a->numa)) || (rc = isc_oom_new(&a->oom)) || (rc = isc_asite_new(&a->asites)) ||
-	    (rc = isc_gpu_ana_new(&a->gpu, t, o && o->hta_compat, a->series)))
+	    (rc = isc_gpu_ana_new(&a->gpu, t, o && o->hta_compat, a->series, a->asites)))
 		return rc;
-	isc_gpu_ana_set_sites(a->gpu, a->asites); /* device memory by site in memory.sites too */
 	return 0;
 }
 

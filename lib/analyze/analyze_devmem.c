@@ -16,15 +16,16 @@
  *              PyTorch these are the caching allocator's segments, i.e.
  *              its reserved memory
  *
- * Pairing a release with its allocation: by (process, device, address)
- * when the record has an address; otherwise (older Kineto files carry
- * only Bytes) with the most recent live allocation of the same size on
- * the device (a stack per size: temporaries are freed soon after they are
- * made); the site model pairs them the same way.  The live total does not
- * depend on the pairing, only the split by site does.  A release with no
- * live allocation (made before the trace) is counted and otherwise
- * ignored: live bytes are the bytes allocated during the trace and not yet
- * released.
+ * Pairing a release with its allocation is the site model's
+ * (isc_asite_exact): by (process, device, address) when the record has an
+ * address; otherwise (older Kineto files carry only Bytes) with the most
+ * recent live allocation of the same size on the device.  The GPU pass
+ * feeds each record to the model first and hands this file what the
+ * model released (isc_asite_paired: the allocation's size and the
+ * iteration it was made in, which this file gave it as its tag).  A
+ * release with no live allocation (made before the trace) is counted and
+ * otherwise ignored: live bytes are the bytes allocated during the trace
+ * and not yet released.
  *
  * What was live at the peak, per site: the model's live_peak of the
  * device's sites, whose peak is the device's (every process's), as
@@ -50,7 +51,8 @@
  * "Total Reserved" after the event (memory allocated before the trace
  * included); per device their peaks, their values at the end and, over
  * time, both at each bucket's end and the highest reserved within it.
- * Memory: per device its bucket arrays; per live allocation 32 bytes.
+ * Memory: per device its bucket arrays (the live allocations are the
+ * model's).
  */
 #include <errno.h>
 #include <math.h>
@@ -72,7 +74,7 @@ struct ddev {
 	uint8_t src;
 	bool by_size; /* some record had no address */
 	int64_t live, peak, peak_ts;
-	uint64_t allocs, releases, unmatched, replaced, alloc_bytes, cum_allocs, cum_bytes, cum_short;
+	uint64_t allocs, releases, unmatched, alloc_bytes, cum_allocs, cum_bytes, cum_short;
 	uint64_t first_allocs, first_bytes, first_short, last_allocs, last_bytes, last_short; /* at first/last boundary */
 	bool have_base;
 	int64_t base_min; /* least live bytes at a boundary after the first */
@@ -85,18 +87,10 @@ struct ddev {
 	int64_t failure_ts;
 };
 
-struct live {
-	uint64_t key, bytes, iter;
-	uint32_t next; /* next: the previous top of its size stack */
-};
-
 struct isc_devmem {
-	struct isc_umap dev_map, live_map;
+	struct isc_umap dev_map;
 	struct ddev *devs;
 	size_t ndevs, devs_cap;
-	struct live *lv;
-	size_t nlv, lv_cap;
-	uint32_t lv_free; /* free list through next */
 	uint64_t nb;      /* boundaries seen */
 	bool started;
 	int64_t origin, width, last_bucket;
@@ -109,7 +103,6 @@ int isc_devmem_new(struct isc_devmem **out)
 	*out = m;
 	if (!m)
 		return -ENOMEM;
-	m->lv_free = NONE;
 	m->width = MIN_NS;
 	return 0;
 }
@@ -119,9 +112,7 @@ void isc_devmem_free(struct isc_devmem *m)
 	if (!m)
 		return;
 	isc_umap_free(&m->dev_map);
-	isc_umap_free(&m->live_map);
 	free(m->devs);
-	free(m->lv);
 	free(m);
 }
 
@@ -202,80 +193,40 @@ static void dev_change(struct ddev *d, int64_t delta, int64_t ts, size_t b)
 		d->ser_max[b] = d->live;
 }
 
-static uint32_t live_new(struct isc_devmem *m)
+uint64_t isc_devmem_iteration(const struct isc_devmem *m)
 {
-	if (m->lv_free != NONE) {
-		uint32_t i = m->lv_free;
-		m->lv_free = m->lv[i].next;
-		return i;
-	}
-	if (m->nlv >= NONE - 1 || isc_grow(&m->lv, &m->lv_cap, m->nlv, sizeof(*m->lv)))
-		return NONE;
-	return (uint32_t)m->nlv++;
+	return m->nb;
 }
 
-/* Releases live allocation i of device d at bucket b (the caller unlinks it from the map). */
-static void release(struct isc_devmem *m, struct ddev *d, uint32_t i, int64_t ts, size_t b)
+/* A live allocation of bytes made in iteration iter (isc_devmem_iteration then) released at ts, bucket b. */
+static void release(struct isc_devmem *m, struct ddev *d, uint64_t bytes, uint64_t iter, int64_t ts, size_t b)
 {
-	struct live *l = &m->lv[i];
-	if (l->iter == m->nb && m->nb >= 1)
+	if (iter == m->nb && m->nb >= 1)
 		d->cum_short++;
-	dev_change(d, -(int64_t)l->bytes, ts, b);
-	l->next = m->lv_free;
-	m->lv_free = i;
+	dev_change(d, -(int64_t)bytes, ts, b);
 }
 
-int isc_devmem_event(struct isc_devmem *m, int64_t ts, uint32_t pid, uint32_t device, bool alloc, uint64_t bytes,
-		     uint64_t address, enum isc_dm_source src)
+int isc_devmem_event(struct isc_devmem *m, int64_t ts, uint32_t device, bool alloc, uint64_t bytes, bool by_size,
+		     const struct isc_asite_paired *paired, enum isc_dm_source src)
 {
 	struct ddev *d = dev_get(m, device);
-	uint32_t *slot;
 	if (!d)
 		return -ENOMEM;
-	if (bytes > INT64_MAX / 4)
+	if (bytes > INT64_MAX / 4 || paired->size > INT64_MAX / 4)
 		return 0; /* not a real size: would overflow the sums */
 	if (!d->src)
 		d->src = (uint8_t)src;
 	size_t b = bucket(m, ts);
-	uint64_t key = address ? isc_mix64(isc_mix64((uint64_t)pid << 32 | device) ^ address)
-			       : isc_mix64(isc_mix64((uint64_t)pid << 32 | device) ^ isc_mix64(bytes)) ^ 1; /* a size stack */
-	if (!address)
+	if (by_size)
 		d->by_size = true;
-	if (isc_umap_slot(&m->live_map, key, &slot))
-		return -ENOMEM;
-	if (!alloc) {
+	if (!alloc)
 		d->releases++;
-		if (*slot == NONE) {
-			d->unmatched++;
-			isc_umap_del(&m->live_map, key);
-			return 0;
-		}
-		uint32_t i = *slot, next = m->lv[i].next;
-		if (address || next == NONE)
-			isc_umap_del(&m->live_map, key);
-		else
-			*slot = next;
-		release(m, d, i, ts, b);
+	if (paired->released) /* a release, or an allocation at a live address (its release was lost) */
+		release(m, d, paired->size, paired->tag, ts, b);
+	else if (!alloc)
+		d->unmatched++;
+	if (!alloc)
 		return 0;
-	}
-	if (address && *slot != NONE) { /* the same address again: its release was lost */
-		d->replaced++;
-		release(m, d, *slot, ts, b);
-		*slot = NONE;
-	}
-	uint32_t li = live_new(m);
-	if (li == NONE) {
-		if (*slot == NONE)
-			isc_umap_del(&m->live_map, key);
-		return -ENOMEM;
-	}
-	if (isc_umap_slot(&m->live_map, key, &slot)) { /* cannot fail: the key is present */
-		m->lv[li].next = m->lv_free;
-		m->lv_free = li;
-		return -ENOMEM;
-	}
-	m->lv[li] = (struct live){ .key = key, .bytes = bytes, .iter = m->nb, .next = *slot };
-	*slot = li;
 	d->allocs++;
 	d->alloc_bytes += bytes;
 	d->cum_allocs++;

@@ -1,9 +1,10 @@
 /*
  * analyze_devmem.h - device memory (analyze_devmem.c): gpu.devices[].memory
  * of the findings document.  Fed by the GPU pass, which feeds the same
- * records, each with its site (gpu_host.c resolves it from the host
+ * records first, each with its site (gpu_host.c resolves it from the host
  * thread that made it), to the allocation site model (alloc_sites.h):
- * what is said by site comes from there.  The definitions are at the top
+ * what is said by site comes from there, and the model pairs each release
+ * with its allocation for this file too.  The definitions are at the top
  * of analyze_devmem.c and in iscope-analyze(1), RULES, DEVICE MEMORY.
  * Private to lib/.
  */
@@ -32,12 +33,18 @@ int isc_devmem_new(struct isc_devmem **m);
 void isc_devmem_free(struct isc_devmem *m);
 
 /*
- * One allocation (alloc) or release of bytes at address (0: unknown, paired
- * by size) on device, by process pid at ts (timeline order).  0 or
- * -ENOMEM.
+ * One allocation (alloc) or release of bytes on device at ts (timeline
+ * order), after the site model took the same record: paired is what the
+ * model released (isc_asite_exact's out: the allocation a release pairs
+ * with, or the one an allocation at a live address replaced; its tag the
+ * isc_devmem_iteration given to the model with it).  by_size: the record
+ * had no address (paired by size).  0 or -ENOMEM.
  */
-int isc_devmem_event(struct isc_devmem *m, int64_t ts, uint32_t pid, uint32_t device, bool alloc, uint64_t bytes,
-		     uint64_t address, enum isc_dm_source src);
+int isc_devmem_event(struct isc_devmem *m, int64_t ts, uint32_t device, bool alloc, uint64_t bytes, bool by_size,
+		     const struct isc_asite_paired *paired, enum isc_dm_source src);
+
+/* The tag of an allocation made now (isc_asite_exact's tag): the iteration boundaries seen so far. */
+uint64_t isc_devmem_iteration(const struct isc_devmem *m);
 
 /*
  * The over_time bucket of ts (after isc_devmem_event or isc_devmem_totals

@@ -82,9 +82,11 @@
 #define NV_IDLE 0x1ull      /* gpu_idle: the clocks are idle clocks */
 
 static int dev_site(struct isc_gpu_ana *g, uint64_t ts, uint32_t pid, uint32_t device, uint64_t size,
-		    uint64_t address, bool alloc, bool failed, enum isc_dm_site_kind kind, uint32_t id);
+		    uint64_t address, bool alloc, bool failed, enum isc_dm_site_kind kind, uint32_t id,
+		    struct isc_asite_paired *paired);
 
-int isc_gpu_ana_new(struct isc_gpu_ana **out, struct isc_timeline *t, bool hta_compat, struct isc_series *ser)
+int isc_gpu_ana_new(struct isc_gpu_ana **out, struct isc_timeline *t, bool hta_compat, struct isc_series *ser,
+		    struct isc_asite_model *sites)
 {
 	struct isc_gpu_ana *g = calloc(1, sizeof(*g));
 	*out = NULL;
@@ -92,6 +94,7 @@ int isc_gpu_ana_new(struct isc_gpu_ana **out, struct isc_timeline *t, bool hta_c
 		return -ENOMEM;
 	g->t = t;
 	g->ser = ser;
+	g->asites = sites;
 	g->hta = hta_compat;
 	/* Kineto times are µs relative to a whole-second base: the µs grid is
 	 * where the session epoch's wall-clock time has whole µs */
@@ -266,7 +269,7 @@ static int on_api(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 		uint32_t id;
 		enum isc_dm_site_kind k = isc_gpu_mem_site(g, ev->pid, ev->tid, ev->gpu.py_site, &id);
 		isc_devmem_failure(g->dm, ts, g->last_mem_dev, 0);
-		if (g->asites && dev_site(g, ev->ts, ev->pid, g->last_mem_dev, 0, 0, false, true, k, id))
+		if (dev_site(g, ev->ts, ev->pid, g->last_mem_dev, 0, 0, false, true, k, id, NULL))
 			return -ENOMEM; /* the site model names its site (a CUDA out of memory's) */
 	}
 	if (ev->gpu.kind == 3 && isc_gpu_nstat_add(&g->ovh_map, &g->ovh, &g->novh, &g->ovh_cap, ev->name_id, 0,
@@ -519,11 +522,14 @@ void isc_gpu_nv_add(struct gpu_nvdev *d, const uint64_t *f, int64_t work)
  * A device memory record into the allocation site model (alloc: an
  * allocation, else a release; failed: an allocation that failed), with
  * its site (isc_gpu_mem_site's): a Python function (its string id and
- * line), an op or a scope (its name), or none; and its time bucket in
- * analyze_devmem.c's grid, which the model keeps the site's series on.
+ * line), an op or a scope (its name), or none; its time bucket in
+ * analyze_devmem.c's grid, which the model keeps the site's series on;
+ * and as its tag the iteration analyze_devmem.c is in.  *paired (NULL:
+ * not wanted): what the model released.
  */
 static int dev_site(struct isc_gpu_ana *g, uint64_t ts, uint32_t pid, uint32_t device, uint64_t size,
-		    uint64_t address, bool alloc, bool failed, enum isc_dm_site_kind kind, uint32_t id)
+		    uint64_t address, bool alloc, bool failed, enum isc_dm_site_kind kind, uint32_t id,
+		    struct isc_asite_paired *paired)
 {
 	const struct isc_tl_string *s = kind != ISC_DM_NONE ? isc_timeline_string_borrow(g->t, id) : NULL;
 	uint32_t frames[2] = { id, kind == ISC_DM_PYTHON && s ? s->line : 0 };
@@ -532,15 +538,11 @@ static int dev_site(struct isc_gpu_ana *g, uint64_t ts, uint32_t pid, uint32_t d
 		.depth = s ? 1 : 0, .alloc = alloc, .failed = failed, .frames = frames,
 		.what = !s ? ISC_ASITE_UNKNOWN : kind == ISC_DM_OP ? ISC_ASITE_OP : kind == ISC_DM_SCOPE ? ISC_ASITE_SCOPE
 											   : ISC_ASITE_STACK,
+		.tag = isc_devmem_iteration(g->dm),
 	};
 	if (!failed)
 		x.bucket = isc_devmem_bucket(g->dm, (int64_t)ts, &x.shift);
-	return isc_asite_exact(g->asites, &x);
-}
-
-void isc_gpu_ana_set_sites(struct isc_gpu_ana *g, struct isc_asite_model *m)
-{
-	g->asites = m;
+	return isc_asite_exact(g->asites, &x, paired);
 }
 
 /* GPU_MEMORY: device stream op(1 alloc, 2 free) mem_kind bytes ...: device memory allocated, net. */
@@ -576,10 +578,13 @@ static int on_gpu_memory(struct isc_gpu_ana *g, const struct isc_tl_event *ev)
 	if (known)
 		kind = isc_gpu_mem_site(g, pid, tid, py_site, &id);
 	uint64_t address = ev->nf > 5 ? ev->f[5] : 0;
-	int rc = isc_devmem_event(g->dm, (int64_t)ev->ts, ev->pid, (uint32_t)ev->f[0], ev->f[2] == 1, ev->f[4], address,
-				  g->kineto ? ISC_DM_SRC_ALLOCATOR : ISC_DM_SRC_DRIVER);
-	if (!rc && g->asites) /* the same record into the site model (host and device) */
-		rc = dev_site(g, ev->ts, ev->pid, (uint32_t)ev->f[0], ev->f[4], address, ev->f[2] == 1, false, kind, id);
+	bool alloc = ev->f[2] == 1;
+	struct isc_asite_paired paired;
+	/* the site model pairs the record (and keeps it by site); the device's totals take what it released */
+	int rc = dev_site(g, ev->ts, ev->pid, (uint32_t)ev->f[0], ev->f[4], address, alloc, false, kind, id, &paired);
+	if (!rc)
+		rc = isc_devmem_event(g->dm, (int64_t)ev->ts, (uint32_t)ev->f[0], alloc, ev->f[4], !address, &paired,
+				      g->kineto ? ISC_DM_SRC_ALLOCATOR : ISC_DM_SRC_DRIVER);
 	if (!rc && ev->nf >= 10 && (ev->f[7] & ISC_GPU_MEM_TOTALS))
 		rc = isc_devmem_totals(g->dm, (int64_t)ev->ts, (uint32_t)ev->f[0], ev->f[8], ev->f[9]);
 	return rc;
@@ -714,7 +719,7 @@ void isc_gpu_ana_failure(const struct isc_gpu_ana *g, struct isc_oom_gpu *out)
 {
 	struct isc_asite_failure f;
 	memset(out, 0, sizeof(*out));
-	out->have = g->asites && isc_asite_last_failure(g->asites, &f); /* its site: the model's */
+	out->have = isc_asite_last_failure(g->asites, &f); /* its site: the model's */
 	if (out->have) {
 		out->device = f.device;
 		out->ts = (int64_t)f.ts;

@@ -22,15 +22,13 @@ struct isc_asite_model;
  * borrowed (t must outlive it).  hta_compat selects HTA's rules (drop from
  * the last ProfilerStep on, cuda_sync counted as GPU time, times rounded to
  * whole µs) instead of the exact ones.  ser (borrowed, may be NULL) gets
- * the GPU channels of timeseries.*.  0 or -ENOMEM.
+ * the GPU channels of timeseries.*.  Device memory records go, with their
+ * site, into the allocation site model sites (borrowed, required:
+ * isc_asite_exact), which pairs each release with its allocation for
+ * gpu.devices[].memory too.  0 or -ENOMEM.
  */
-int isc_gpu_ana_new(struct isc_gpu_ana **g, struct isc_timeline *t, bool hta_compat, struct isc_series *ser);
-
-/*
- * Device memory records with an address go, with their site, into the
- * allocation site model m as well (isc_asite_exact; borrowed, NULL: not).
- */
-void isc_gpu_ana_set_sites(struct isc_gpu_ana *g, struct isc_asite_model *m);
+int isc_gpu_ana_new(struct isc_gpu_ana **g, struct isc_timeline *t, bool hta_compat, struct isc_series *ser,
+		    struct isc_asite_model *sites);
 
 /* Feeds one timeline event of any type, in timeline order.  0 or -ENOMEM. */
 int isc_gpu_ana_event(struct isc_gpu_ana *g, const struct isc_tl_event *ev);

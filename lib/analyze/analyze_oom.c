@@ -25,9 +25,12 @@
  * agent takes when an unhandled MemoryError ends the program), with the
  * composition of the latest smaps_rollup record at or before it (else the
  * first after it: anonymous vs file-backed), and the live device memory
- * (isc_oom_gpu.live_bytes: what gpu.devices[].memory.end_bytes say).  The last reading is often taken
- * after the interpreter freed the memory on its way out; the highest one
- * of the last seconds is what the process held when it died.  Memory: the
+ * (isc_oom_gpu.live_bytes: what gpu.devices[].memory.end_bytes say);
+ * for cuda_oom with a failed allocation recorded, what its device held
+ * when it failed (device_at_failure: the site model's, by site).  The
+ * last reading is often taken after the interpreter freed the memory on
+ * its way out; the highest one of the last seconds is what the process
+ * held when it died.  Memory: the
  * readings of the last GROWTH_WINDOW_NS per process (at most RING of each
  * kind).
  */
@@ -459,5 +462,26 @@ int isc_oom_emit(const struct isc_oom *o, struct isc_jb *jb, cJSON *root, uint64
 	isc_jb_num_or_null(jb, end, "file_bytes", sm, m.s_rss > m.anon ? (double)(m.s_rss - m.anon) : 0);
 	isc_jb_num_or_null(jb, end, "swap_bytes", sm, (double)m.swap);
 	isc_jb_num_or_null(jb, end, "gpu_live_bytes", gpu && gpu->have_live, gpu ? (double)gpu->live_bytes : 0);
+
+	/* a CUDA out of memory with a failed allocation recorded: its device then, by site */
+	if (!strcmp(kind, "cuda_oom") && gpu && gpu->have) {
+		cJSON *af = isc_jb_obj(jb, oom, "device_at_failure");
+		isc_jb_num(jb, af, "device", gpu->device);
+		isc_jb_num(jb, af, "at_ns", gpu->ts > (int64_t)start_ns ? (double)((uint64_t)gpu->ts - start_ns) : 0);
+		isc_jb_num(jb, af, "live_bytes", (double)gpu->fail_live_bytes);
+		cJSON *ss = isc_jb_arr(jb, af, "sites");
+		for (size_t i = 0; i < gpu->nsites; i++) {
+			const struct isc_oom_dsite *s = &gpu->sites[i];
+			cJSON *x = isc_jb_push_obj(jb, ss);
+			isc_jb_num(jb, x, "pid", s->pid);
+			isc_jb_str(jb, x, "name", s->name);
+			isc_jb_str(jb, x, "file", s->file);
+			isc_jb_num(jb, x, "line", s->line);
+			isc_jb_str(jb, x, "kind", s->kind);
+			isc_jb_num(jb, x, "live_bytes", (double)s->live);
+		}
+	} else {
+		isc_jb_chk(jb, cJSON_AddNullToObject(oom, "device_at_failure"));
+	}
 	return jb->oom ? -ENOMEM : 0;
 }

@@ -47,7 +47,12 @@ int isc_oom_exception(struct isc_oom *o, uint64_t ts, uint32_t pid, const struct
 /* A WARNING record (code, message bytes) of pid. */
 int isc_oom_warning(struct isc_oom *o, uint64_t ts, uint32_t pid, uint64_t code, const uint8_t *msg, size_t n);
 
-/* A device allocation that failed (the CUDA agent), for cuda_oom when nothing else explains the death. */
+#define ISC_OOM_SITES_MAX 5
+
+/*
+ * A device allocation that failed (the CUDA agent), for cuda_oom when
+ * nothing else explains the death, and what its device held then.
+ */
 struct isc_oom_gpu {
 	bool have;
 	uint32_t device;
@@ -56,6 +61,14 @@ struct isc_oom_gpu {
 	const struct isc_tl_string *site; /* NULL: unknown */
 	bool have_live;      /* some device has memory records */
 	uint64_t live_bytes; /* live at the end on those devices, summed */
+	/* when have: the failing device at the failure (isc_ana_oom_device_sites) */
+	uint64_t fail_live_bytes; /* its live bytes, every process's */
+	size_t nsites;
+	struct isc_oom_dsite {
+		uint32_t pid, line;
+		const char *name, *file, *kind; /* borrowed from the timeline; kind as memory.sites' */
+		uint64_t live;                  /* its bytes live then */
+	} sites[ISC_OOM_SITES_MAX];         /* by those bytes, highest first (ties: memory.sites' order) */
 };
 
 /*
@@ -64,8 +77,6 @@ struct isc_oom_gpu {
  * none (no death, or only a device one).
  */
 bool isc_oom_host_death(const struct isc_oom *o, uint32_t *pid, uint64_t *ts);
-
-#define ISC_OOM_SITES_MAX 5
 
 /* The allocation sites of the dead process at its death (sections_alloc.c, from the site model). */
 struct isc_oom_sites {

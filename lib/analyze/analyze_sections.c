@@ -162,6 +162,8 @@ cJSON *isc_ana_build(struct ana *a, bool damaged)
 	uint32_t dpid;
 	uint64_t dts;
 	isc_gpu_ana_failure(a->gpu, &gf);
+	if (isc_ana_oom_device_sites(a, &gf))
+		goto oom;
 	if (isc_oom_host_death(a->oom, &dpid, &dts))
 		isc_ana_oom_sites(a, dpid, dts, &os);
 	if (isc_oom_emit(a->oom, &a->jb, root, a->first_ts, st->have_end ? st->exit_status : 0, &gf, &os, a->t,

@@ -433,7 +433,7 @@ struct isc_gpu_ana {
 	double rank, world_size;
 	/* device memory: each device's totals (analyze_devmem.c); by site: asites */
 	struct isc_devmem *dm;
-	struct isc_asite_model *asites; /* the allocation site model (borrowed, may be NULL): device sites */
+	struct isc_asite_model *asites; /* the allocation site model (borrowed): device sites, and the pairing */
 	bool kineto;               /* META source=kineto: GPU_MEMORY records follow their [memory] MARK */
 	uint32_t mark_pid, mark_tid; /* the latest MARK */
 	uint32_t last_mem_dev;     /* device of the latest GPU_MEMORY: a failed allocation's (API records have none) */

@@ -119,6 +119,13 @@ int isc_ana_emit_alloc(struct ana *a, cJSON *m, bool *growth);
 struct isc_oom_sites;
 /* The allocation sites of process pid at its death at ts (after isc_ana_emit_alloc), for the oom section. */
 void isc_ana_oom_sites(struct ana *a, uint32_t pid, uint64_t ts, struct isc_oom_sites *out);
+struct isc_oom_gpu;
+/*
+ * A failed device allocation's device at the failure (g->have, after
+ * isc_gpu_ana_failure): its live bytes and the device sites holding the
+ * most then, from the site model.  0 or -ENOMEM.
+ */
+int isc_ana_oom_device_sites(struct ana *a, struct isc_oom_gpu *g);
 
 /* run: outcome, exception, start-up, too_short (after cpu.in_iterations); traced: the traced ns. */
 void isc_ana_emit_run(struct ana *a, cJSON *root, const struct isc_tl_stats *st, uint64_t traced,

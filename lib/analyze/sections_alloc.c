@@ -15,7 +15,9 @@
  *                             RSS-tick attribution when there are samples)
  *   memory.peak_composition   which sites held the RSS peak
  *   oom.growth_before.top     the sites of a process at its death
- *                             (isc_ana_oom_sites, for analyze_oom.c)
+ *                             (isc_ana_oom_sites, for analyze_oom.c);
+ *                             a failed device allocation's device sites
+ *                             (isc_ana_oom_device_sites)
  *
  * Steady state per process: the boundaries of the iteration scope
  * (isc_ana_emit_iterations names them in a->asteady: its warm-up's end,
@@ -283,4 +285,35 @@ void isc_ana_oom_sites(struct ana *a, uint32_t pid, uint64_t ts, struct isc_oom_
 		out->n++;
 	}
 	out->sampled = k > 0;
+}
+
+int isc_ana_oom_device_sites(struct ana *a, struct isc_oom_gpu *g)
+{
+	const struct isc_asite_stats *o, *pick[ISC_OOM_SITES_MAX];
+	struct isc_asite_failure f;
+	size_t n, k = 0;
+	if (!g->have || !isc_asite_last_failure(a->asites, &f))
+		return 0;
+	if (isc_asite_report_steady(a->asites, a->asteady, a->nasteady, &o, &n))
+		return -ENOMEM;
+	g->fail_live_bytes = f.device_live;
+	for (size_t i = 0; i < n; i++) { /* the first ISC_OOM_SITES_MAX by live_fail, stable */
+		if (!o[i].device_mem || o[i].device != f.device || !(o[i].live_fail > 0))
+			continue;
+		size_t j = k < ISC_OOM_SITES_MAX ? k++ : ISC_OOM_SITES_MAX;
+		for (; j > 0 && pick[j - 1]->live_fail < o[i].live_fail; j--)
+			if (j < ISC_OOM_SITES_MAX)
+				pick[j] = pick[j - 1];
+		if (j < ISC_OOM_SITES_MAX)
+			pick[j] = &o[i];
+	}
+	for (size_t i = 0; i < k; i++) {
+		struct isc_oom_dsite *x = &g->sites[i];
+		site_loc(a, pick[i], &x->name, &x->file, &x->line);
+		x->pid = pick[i]->pid;
+		x->kind = site_kind(pick[i]);
+		x->live = (uint64_t)bytes(pick[i]->live_fail);
+	}
+	g->nsites = k;
+	return 0;
 }

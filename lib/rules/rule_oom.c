@@ -9,10 +9,13 @@
  * samples: the site holding the most live bytes, growing; the title says
  * how much), the memory at the end, the growth just before (the
  * allocation sites with their live bytes, or the functions RSS grew in);
- * for cuda_oom, after its site, the device sites of memory.sites holding
- * the most bytes live at the end (the device memory when it ran out; the
- * workload exits after the failure), DEVICE_SITES at most: Memory their
- * live bytes, Share of memory_at_end.gpu_live_bytes.
+ * for cuda_oom, after its site, what held the device when it ran out: the
+ * device sites of oom.device_at_failure (live at the failed allocation, on
+ * its device), Share of its live_bytes; without it (no failed allocation
+ * recorded, or a document before it) the device sites of memory.sites
+ * holding the most bytes live at the end, Share of
+ * memory_at_end.gpu_live_bytes; DEVICE_SITES at most, Memory their live
+ * bytes.
  * The suggestion points at the site only when there is one.  No time
  * saving.
  */
@@ -23,12 +26,32 @@
 
 #define DEVICE_SITES 5
 
-/* cuda_oom: the device sites holding the most live bytes at the end, highest first (ties: memory.sites' order). */
-static void device_holders(const struct rule_ctx *c, struct rule_out *o, cJSON *f, double gpu_live)
+/*
+ * cuda_oom: the device sites holding the most bytes when the allocation
+ * failed (oom.device_at_failure, in its order), else live at the end
+ * (memory.sites: highest first, ties in its order).
+ */
+static void device_holders(const struct rule_ctx *c, struct rule_out *o, cJSON *f, const cJSON *m)
 {
-	const cJSON *x, *pick[DEVICE_SITES];
+	const cJSON *x, *pick[DEVICE_SITES], *af = isc_doc_get(m, "device_at_failure");
 	double v[DEVICE_SITES];
 	size_t n = 0;
+	if (cJSON_IsObject(af)) {
+		double live = isc_doc_num(af, "live_bytes", 0);
+		isc_fnd_metric(o, f, "gpu_live_at_failure_bytes", live);
+		cJSON_ArrayForEach(x, isc_doc_arr(af, "sites")) {
+			double b = isc_doc_num(x, "live_bytes", 0);
+			if (n >= DEVICE_SITES)
+				break;
+			n++;
+			cJSON *t = isc_fnd_top(o, f, x, NULL, isc_doc_str(x, "kind", "site"), -1, live > 0 ? 100 * b / live : -1);
+			isc_fnd_bytes(o, t, b);
+			isc_fnd_detail(o, t, "%.1f MiB live on device %.0f when the allocation failed", b / 1048576,
+				       isc_doc_num(af, "device", 0));
+		}
+		return;
+	}
+	double gpu_live = isc_doc_num(m, "memory_at_end.gpu_live_bytes", 0);
 	cJSON_ArrayForEach(x, isc_doc_arr(c->doc, "memory.sites")) {
 		double b = isc_doc_num(x, "live_end_bytes", 0);
 		if (isc_rhost_site(x) || !(b > 0))
@@ -94,7 +117,7 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	if (cJSON_IsObject(site) && (!sites || live < 0)) /* else the first of the sites that follow */
 		isc_fnd_top(o, f, site, NULL, "python", -1, -1);
 	if (!strcmp(kind, "cuda_oom"))
-		device_holders(c, o, f, isc_doc_num(m, "memory_at_end.gpu_live_bytes", 0));
+		device_holders(c, o, f, m);
 	cJSON_ArrayForEach(x, isc_doc_arr(m, "growth_before.top")) {
 		cJSON *t = isc_fnd_top(o, f, x, NULL, "python", -1, -1);
 		isc_fnd_bytes(o, t, sites ? isc_doc_num(x, "live_bytes", -1) : isc_doc_num(x, "bytes", -1));

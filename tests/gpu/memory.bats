@@ -118,6 +118,9 @@ m() {
 	[ "$(jq -r '.oom.site.name' "$F")" = alloc_kv_cache ]
 	[ "$(jq -r '.oom.site_source' "$F")" = allocation ]
 	[ "$(jq -r '.oom.memory_at_end.gpu_live_bytes' "$F")" -eq $((30 * 1024 * MIB)) ]
+	# what device 0 held when the cudaMalloc failed: load_weights' 30 GiB, by site
+	[ "$(jq -r '.oom.device_at_failure.live_bytes' "$F")" -eq $((30 * 1024 * MIB)) ]
+	[ "$(jq -r '.oom.device_at_failure.sites | map("\(.name)=\(.live_bytes / 1048576)") | join(" ")' "$F")" = load_weights=30720 ]
 	# the oom finding: its site, then what held the device when it ran out (load_weights' 30 GiB, all of it)
 	o='[.findings[] | select(.id == "oom")][0].evidence.top'
 	[ "$(jq -r "$o | map(.name) | join(\" \")" "$F")" = "alloc_kv_cache load_weights" ]

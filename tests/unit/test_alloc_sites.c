@@ -489,7 +489,7 @@ static void dev_rec(struct stream *st, uint64_t ts, uint32_t device, bool alloc,
 	uint32_t frames[2] = { 7, line };
 	struct isc_asite_exact x = { .ts = ts, .address = addr, .size = size, .pid = PID, .device = device,
 				     .depth = 1, .alloc = alloc, .what = ISC_ASITE_STACK, .frames = frames };
-	st->bad |= isc_asite_exact(st->m, &x) != 0;
+	st->bad |= isc_asite_exact(st->m, &x, NULL) != 0;
 }
 
 /* The site of line in memory kind (device_mem, device). */
@@ -588,7 +588,7 @@ static void dev_rec_of(struct stream *st, uint32_t pid, uint64_t ts, bool alloc,
 	struct isc_asite_exact x = { .ts = ts, .address = addr, .size = size, .pid = pid, .device = 0, .depth = 1,
 				     .alloc = alloc, .failed = failed, .what = ISC_ASITE_STACK, .frames = frames,
 				     .bucket = b, .shift = shift };
-	st->bad |= isc_asite_exact(st->m, &x) != 0;
+	st->bad |= isc_asite_exact(st->m, &x, NULL) != 0;
 }
 
 static const struct isc_asite_stats *pid_site(const struct isc_asite_stats *o, size_t n, uint32_t pid, uint32_t line)
@@ -609,7 +609,9 @@ static const struct isc_asite_stats *pid_site(const struct isc_asite_stats *o, s
  * peak, 130 at t=4, would give it 80).  Series, 2-wide buckets: pid 1
  * line 1: 100 at the end of bucket 0, 0 from bucket 2 on; pid 2 line 2: 0
  * up to bucket 149, 80 from 150.  Then pid 2 line 3's allocation of 1000
- * fails at t=5: counted at that site (no bytes), the latest failure.
+ * fails at t=5: counted at that site (no bytes), the latest failure, with
+ * the device's 130 and each site's bytes then (live_fail), which later
+ * records (a release of 80, a new site's 30) do not change.
  */
 static void test_device_shared(void)
 {
@@ -646,6 +648,17 @@ static void test_device_shared(void)
 		   f.id == x->id && f.pid == 2 && f.device == 0 && f.ts == 5 && f.size == 1000 && f.depth == 1 &&
 		   f.frames[1] == 3,
 	   "a failed allocation: its site counts it and holds nothing; it is the latest failure");
+	/* after the failure pid 2 line 2 frees its 80 (t=6) and pid 1 line 4 allocates 30 (t=7): at the failure
+	 * the device held 130, line 1 of pid 2 50 and line 2 80; line 4 did not exist */
+	dev_rec_of(&st, 2, 6, false, false, 0xC0, 80, 2, 150, 1);
+	dev_rec_of(&st, 1, 7, true, false, 0xD0, 30, 4, 151, 1);
+	ok(!st.bad && isc_asite_report(st.m, 0, &o, &n) == 0 && n == 5, "five sites");
+	a = pid_site(o, n, 1, 1), b = pid_site(o, n, 2, 1), c = pid_site(o, n, 2, 2), x = pid_site(o, n, 2, 3);
+	const struct isc_asite_stats *d = pid_site(o, n, 1, 4);
+	ok(a && b && c && x && d && a->live_fail == 0 && b->live_fail == 50 && c->live_fail == 80 && x->live_fail == 0 &&
+		   d->live_fail == 0 && c->live_end == 0 && d->live_end == 30 && isc_asite_last_failure(st.m, &f) &&
+		   f.device_live == 130,
+	   "live at the failure: 130 on the device, pid 2 line 1 50 and line 2 80 (0 at the end), line 4 (made after) 0");
 	isc_asite_free(st.m);
 }
 

@@ -1172,7 +1172,14 @@ static void tl_mem_of(struct tl *t, uint64_t ts, bool alloc, uint64_t bytes, uin
 	isc_buf_free(&r);
 }
 
-static void write_f(FILE *f)
+/*
+ * after: the workload goes on after the failure before it exits (scenario
+ * F'): at 320 ms feed releases A4 (200 MB), at 330 ms wait_loop allocates
+ * 300 MB at A5.  At the failure (310 ms) device 0 held 300 MB, all feed's
+ * (A1 100 + A4 200; wait_loop had released all it made); at the end feed
+ * 100 and wait_loop 300.
+ */
+static void write_f(FILE *f, bool after)
 {
 	struct tl t;
 	tl_open(&t, f);
@@ -1201,6 +1208,15 @@ static void write_f(FILE *f)
 	tl_put(&t, ISC_REC_GPU_API, B + U(310001), HOST, HOST, &r);
 	tl_end(&t, B + U(310010));
 	isc_buf_free(&r);
+	for (int i = 0; after && i < 2; i++) {
+		uint64_t ts = B + U(320000 + 10000 * i);
+		if (i)
+			tl_begin(&t, ts - U(1), ISC_SPAN_PYTHON, S_WAIT);
+		tl_api(&t, ts, U(5), i ? S_MALLOC : S_FREE, 18 + i);
+		tl_mem_of(&t, ts + U(1), i == 1, i ? 300 * MB : 200 * MB, i ? 0xA5000 : 0xA4000, 18 + i);
+		if (i)
+			tl_end(&t, ts + U(10));
+	}
 	t.status = 1;
 	tl_close(&t);
 }
@@ -1239,7 +1255,7 @@ static double f_live(uint32_t fn, double end_ns)
 static void test_memory_sites(void)
 {
 	FILE *f = tmpfile();
-	write_f(f);
+	write_f(f, false);
 	cJSON *d = analyze(f, false);
 	const cJSON *m = isc_doc_get(at(d, "gpu.devices", 0), "memory");
 	const cJSON *p0 = at(m, "peak_sites", 0), *p1 = at(m, "peak_sites", 1);
@@ -1282,6 +1298,111 @@ static void test_memory_sites(void)
 	fclose(f);
 }
 
+/* Finding id of d's findings[] (NULL: none). */
+static const cJSON *finding(const cJSON *d, const char *id)
+{
+	const cJSON *x;
+	cJSON_ArrayForEach(x, isc_doc_get(d, "findings"))
+		if (!strcmp(S(x, "id"), id))
+			return x;
+	return NULL;
+}
+
+/*
+ * Scenario F' (write_f after): what held the device when the allocation
+ * failed is what it held then, not at the end: feed 300 MB, 100 % of the
+ * 300 MB live at 310 ms; wait_loop, which held nothing then, is no
+ * contributor though it holds 300 of the 400 MB at the end.
+ */
+static void test_oom_at_failure(void)
+{
+	FILE *f = tmpfile();
+	write_f(f, true);
+	cJSON *d = analyze(f, false);
+	const cJSON *af = isc_doc_get(d, "oom.device_at_failure"), *s0 = at(af, "sites", 0);
+	ok(N(d, "oom.memory_at_end.gpu_live_bytes") == 400 * MB && N(af, "device") == 0 &&
+	   N(af, "at_ns") == B + U(310001) && N(af, "live_bytes") == 300 * MB &&
+	   cJSON_GetArraySize(isc_doc_get(af, "sites")) == 1 && !strcmp(S(s0, "name"), "feed") &&
+	   N(s0, "line") == 10 && !strcmp(S(s0, "kind"), "python") && N(s0, "live_bytes") == 300 * MB,
+	   "oom.device_at_failure: 300 MB live on device 0 at the failed cudaMalloc, all feed's (400 MB at the end)");
+	const cJSON *o = finding(d, "oom"), *t0 = at(o, "evidence.top", 0), *t1 = at(o, "evidence.top", 1);
+	ok(o && cJSON_GetArraySize(isc_doc_get(o, "evidence.top")) == 2 && !strcmp(S(t0, "name"), "teardown") &&
+	   !strcmp(S(t1, "name"), "feed") && N(t1, "value_bytes") == 300 * MB && N(t1, "pct") == 100 &&
+	   N(o, "evidence.metrics.gpu_live_at_failure_bytes") == 300 * MB,
+	   "the oom finding: teardown, then feed with its 300 MB at the failure, 100 %% (not 100 MB at the end, nor wait_loop)");
+	cJSON_Delete(d);
+	fclose(f);
+}
+
+/*
+ * Scenario G (ms from B), device 0, CUPTI memory records in scope("step")
+ * iterations (an address, or 0: paired by size), all on the host thread:
+ *   start-up   W +100 MB at A0
+ *   step 1     T +10 at A1, -A1                      (the warm-up)
+ *   step 2     X +20 at A2, -A2; K +8 at A3; S +4 (no address), -4 (no
+ *              address); a release at A9, which nothing allocated
+ *   step 3     -A3 (K, made in step 2); Y +20 at A4, -A4; Z +30 at A5;
+ *              Z' +30 at A5 again (Z's release was lost: Z ends here)
+ *   after      -A5
+ * Churn, between the ends of step 1 and step 3 (2 iterations): X K S Y Z
+ * Z', 6 allocations, 112 MB: 3 and 56 MB an iteration.  Released in the
+ * iteration that made them: X, S (step 2), Y, Z (step 3): 4 of 6,
+ * 66.66 %; K was made in step 2 and released in step 3.  Baseline: the
+ * least live bytes at a step's end after the first: step 2 108 MB (W K),
+ * step 3 130 (W Z').  Allocations 8, releases 7 (1 unmatched), peak 130
+ * MB, end 100 MB (W).
+ */
+static const struct gmem {
+	uint64_t ms, address, bytes;
+	int op; /* 1 alloc, 2 release, 'b' scope begin, 'e' scope end */
+} G_MEM[] = {
+	{ 1, 0xA0, 100 * MB, 1 }, { 2, 0, 0, 'b' }, { 3, 0xA1, 10 * MB, 1 }, { 4, 0xA1, 10 * MB, 2 },
+	{ 5, 0, 0, 'e' },        { 6, 0, 0, 'b' }, { 7, 0xA2, 20 * MB, 1 }, { 8, 0xA2, 20 * MB, 2 },
+	{ 9, 0xA3, 8 * MB, 1 },  { 10, 0, 4 * MB, 1 }, { 11, 0, 4 * MB, 2 }, { 12, 0xA9, 7 * MB, 2 },
+	{ 13, 0, 0, 'e' },       { 14, 0, 0, 'b' }, { 15, 0xA3, 8 * MB, 2 }, { 16, 0xA4, 20 * MB, 1 },
+	{ 17, 0xA4, 20 * MB, 2 }, { 18, 0xA5, 30 * MB, 1 }, { 19, 0xA5, 30 * MB, 1 }, { 20, 0, 0, 'e' },
+	{ 21, 0xA5, 30 * MB, 2 },
+};
+
+static void write_g(FILE *f)
+{
+	struct tl t;
+	tl_open(&t, f);
+	strings(&t);
+	tl_device(&t, 0, "Test GPU");
+	for (size_t i = 0; i < sizeof(G_MEM) / sizeof(G_MEM[0]); i++) {
+		const struct gmem *e = &G_MEM[i];
+		uint64_t ts = B + U(e->ms * 1000);
+		if (e->op == 'b')
+			tl_begin(&t, ts, ISC_SPAN_SCOPE, S_SCOPE_STEP);
+		else if (e->op == 'e')
+			tl_end(&t, ts);
+		else
+			tl_mem_of(&t, ts, e->op == 1, e->bytes, e->address, 0);
+	}
+	tl_close(&t);
+}
+
+static void test_churn(void)
+{
+	FILE *f = tmpfile();
+	write_g(f);
+	cJSON *d = analyze(f, false);
+	const cJSON *m = isc_doc_get(at(d, "gpu.devices", 0), "memory");
+	ok(N(m, "churn.iterations") == 2 && N(m, "churn.allocations_per_iteration") == 3 &&
+	   N(m, "churn.bytes_per_iteration") == 56 * MB,
+	   "churn: 6 allocations, 112 MB over the 2 iterations after the warm-up");
+	ok(N(m, "churn.short_lived_pct") == 66.66,
+	   "churn: 4 of the 6 released in the iteration that made them (by address, by size, a lost release) (%g)",
+	   N(m, "churn.short_lived_pct"));
+	ok(N(m, "baseline_bytes") == 108 * MB && N(m, "allocations") == 8 && N(m, "releases") == 7 &&
+	   N(m, "releases_unmatched") == 1 && N(m, "peak_bytes") == 130 * MB && N(m, "end_bytes") == 100 * MB &&
+	   !strcmp(S(m, "pairing"), "size"),
+	   "totals: baseline 108 MB, 8 allocations, 7 releases (1 unmatched), peak 130 MB, end 100 MB");
+	cJSON_Delete(d);
+	fclose(f);
+}
+
 int main(void)
 {
 	test_exact();
@@ -1297,6 +1418,8 @@ int main(void)
 	test_gaps_nvml();
 	test_iterations();
 	test_memory_sites();
+	test_oom_at_failure();
+	test_churn();
 	test_cpu_only_and_report();
 	return tap_done();
 }
