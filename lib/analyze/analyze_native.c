@@ -101,9 +101,7 @@ struct nthread {
 	/* its latest Python sample: time, in a C call, frames (strings: the timeline's) */
 	uint64_t py_ts;
 	bool py_in_c;
-	bool py_off;          /* it was taken off CPU (on_py_sample) */
-	bool have_run;        /* run_ns: its schedstat run time then (1.9) */
-	uint64_t run_ns;
+	struct isc_mix_pystate pystate; /* on or off CPU, for the pairing */
 	struct isc_frame *py;
 	unsigned npy;
 	/* the outermost op of its latest native stack, and the Python line it was on then */
@@ -546,12 +544,7 @@ static int on_py_sample(struct isc_nat *n, struct ana *a, const struct isc_tl_ev
 	}
 	memcpy(th->py, py, k * sizeof(*py));
 	th->npy = k;
-	/* off CPU (the pairing prefers a sample taken on CPU, unwind.h): blocked
-	 * as it was read (a state letter other than R; '?' unknown), or
-	 * runnable without having run since an off-CPU sample (its schedstat
-	 * run time unchanged, 1.9: woken from a wait, not yet on a CPU, so its
-	 * stack is still the wait's) */
-	bool off = ev->f[2] != 'R' && ev->f[2] != '?';
+	/* off CPU (isc_mix_py_off): its schedstat run time (1.9) follows the callee */
 	uint64_t run_ns = 0, wait_ns = 0;
 	bool have_run = false;
 	if (ev->f[3] & ISC_PY_SAMPLE_SCHED) {
@@ -563,11 +556,7 @@ static int on_py_sample(struct isc_nat *n, struct ana *a, const struct isc_tl_ev
 			ok = !isc_get_varint(&p, e, &skip) && !isc_get_varint(&p, e, &skip);
 		have_run = ok && !isc_get_varint(&p, e, &run_ns) && !isc_get_varint(&p, e, &wait_ns);
 	}
-	if (!off && have_run && th->have_run && th->py_off && run_ns == th->run_ns)
-		off = true;
-	th->py_off = off;
-	th->have_run = have_run;
-	th->run_ns = run_ns;
+	bool off = isc_mix_py_off(&th->pystate, (unsigned)ev->f[2], have_run, run_ns);
 	return n->q ? isc_mixq_python(n->q, ev->pid, ev->tid, ev->ts, off, py, k) : 0;
 }
 

@@ -79,6 +79,15 @@ int isc_mix_pick(uint64_t ts, uint64_t prev_ts, bool prev_off, uint64_t next_ts,
 	return 0;
 }
 
+bool isc_mix_py_off(struct isc_mix_pystate *prev, unsigned state, bool have_run, uint64_t run_ns)
+{
+	bool off = state != 'R' && state != '?';
+	if (!off && have_run && prev->have_run && prev->off && run_ns == prev->run_ns)
+		off = true;
+	*prev = (struct isc_mix_pystate){ off, have_run, run_ns };
+	return off;
+}
+
 /* ---- pairing over a timeline ---------------------------------------------- */
 
 struct pending {

@@ -165,6 +165,21 @@ void isc_mixq_advance(struct isc_mixq *q, uint64_t now);
 void isc_mixq_free(struct isc_mixq *q);
 
 /*
+ * Whether a thread's Python sample was taken off CPU, for isc_mixq_python:
+ * its state letter (PY_SAMPLE's state) other than R ('?', unknown, counts
+ * on CPU), or R without the thread having run since its previous sample,
+ * which was off CPU (have_run: run_ns, its schedstat run time, 1.9, was
+ * read; equal to the previous sample's: woken from a wait and not yet on
+ * a CPU, its stack still the wait's).  prev holds the thread's previous
+ * sample (zeroed before its first) and is updated.
+ */
+struct isc_mix_pystate {
+	bool off, have_run;
+	uint64_t run_ns;
+};
+bool isc_mix_py_off(struct isc_mix_pystate *prev, unsigned state, bool have_run, uint64_t run_ns);
+
+/*
  * Which Python sample goes with a native sample at ts, of the thread's
  * latest sample at or before it (prev_ts, 0 for none) and its first
  * after it (next_ts, 0 for none), those within max_gap ns: when one of

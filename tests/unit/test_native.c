@@ -225,6 +225,17 @@ static void test_mix(void)
 	ok(isc_mix_pick(100, 98, true, 101, true, 5) == 1, "both off CPU: the nearer");
 	ok(isc_mix_pick(100, 99, true, 110, false, 5) == -1, "on CPU beyond the gap: the off-CPU one within it");
 	ok(isc_mix_pick(100, 90, false, 101, true, 5) == 1, "on CPU beyond the gap before: the off-CPU one after");
+	/* isc_mix_py_off: blocked, or woken and not yet run since a blocked sample */
+	struct isc_mix_pystate ps = { 0 };
+	ok(!isc_mix_py_off(&ps, 'R', true, 1000), "R, first sample: on CPU");
+	ok(isc_mix_py_off(&ps, 'S', true, 1500), "S: off CPU");
+	ok(isc_mix_py_off(&ps, 'R', true, 1500), "R, not run since the S sample (1500 ns both): off CPU");
+	ok(isc_mix_py_off(&ps, 'R', true, 1500), "still not run: off CPU");
+	ok(!isc_mix_py_off(&ps, 'R', true, 1600), "R, ran since: on CPU");
+	ok(!isc_mix_py_off(&ps, 'R', true, 1600), "R, not run since an on-CPU sample (preempted): on CPU");
+	ok(isc_mix_py_off(&ps, 'D', false, 0), "D: off CPU");
+	ok(!isc_mix_py_off(&ps, 'R', false, 0), "R without a schedstat (before 1.9): on CPU");
+	ok(!isc_mix_py_off(&ps, '?', true, 1700), "? (state unreadable): on CPU");
 }
 
 /* ---- pairing over a timeline ------------------------------------------------ */
