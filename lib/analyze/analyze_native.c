@@ -101,6 +101,7 @@ struct nthread {
 	/* its latest Python sample: time, in a C call, frames (strings: the timeline's) */
 	uint64_t py_ts;
 	bool py_in_c;
+	struct isc_mix_pystate pystate; /* on or off CPU, for the pairing */
 	struct isc_frame *py;
 	unsigned npy;
 	/* the outermost op of its latest native stack, and the Python line it was on then */
@@ -543,7 +544,20 @@ static int on_py_sample(struct isc_nat *n, struct ana *a, const struct isc_tl_ev
 	}
 	memcpy(th->py, py, k * sizeof(*py));
 	th->npy = k;
-	return n->q ? isc_mixq_python(n->q, ev->pid, ev->tid, ev->ts, py, k) : 0;
+	/* off CPU (isc_mix_py_off): its schedstat run time (1.9) follows the callee */
+	uint64_t run_ns = 0, wait_ns = 0;
+	bool have_run = false;
+	if (ev->f[3] & ISC_PY_SAMPLE_SCHED) {
+		uint64_t skip;
+		bool ok = true;
+		for (uint64_t i = k; i < ev->f[4] && ok; i++) /* pairs beyond PY_MAX */
+			ok = !isc_get_varint(&p, e, &skip) && !isc_get_varint(&p, e, &skip);
+		if (ok && (ev->f[3] & ISC_PY_SAMPLE_CALLEE))
+			ok = !isc_get_varint(&p, e, &skip) && !isc_get_varint(&p, e, &skip);
+		have_run = ok && !isc_get_varint(&p, e, &run_ns) && !isc_get_varint(&p, e, &wait_ns);
+	}
+	bool off = isc_mix_py_off(&th->pystate, (unsigned)ev->f[2], have_run, run_ns);
+	return n->q ? isc_mixq_python(n->q, ev->pid, ev->tid, ev->ts, off, py, k) : 0;
 }
 
 static int on_sample(struct isc_nat *n, struct ana *a, const struct isc_tl_event *ev)
@@ -573,7 +587,7 @@ static int on_sample(struct isc_nat *n, struct ana *a, const struct isc_tl_event
 	if (!th->have_py) { /* exact mode: the span stack is the Python sample */
 		const char *op;
 		unsigned k = span_frames(a, at, py, PY_MAX, &op);
-		if (k && (rc = isc_mixq_python(n->q, s.pid, s.tid, ev->ts, py, k)))
+		if (k && (rc = isc_mixq_python(n->q, s.pid, s.tid, ev->ts, false, py, k)))
 			return rc;
 	}
 	uint64_t tag = TAG_PYTHON | (at && at->open_scopes ? TAG_SCOPE : 0);

@@ -62,15 +62,30 @@ void isc_mix_stacks(const struct isc_stack *native, const struct isc_frame *py, 
 	}
 }
 
-int isc_mix_pick(uint64_t ts, uint64_t prev_ts, uint64_t next_ts, uint64_t max_gap)
+int isc_mix_pick(uint64_t ts, uint64_t prev_ts, bool prev_off, uint64_t next_ts, bool next_off, uint64_t max_gap)
 {
 	uint64_t dp = prev_ts && prev_ts <= ts ? ts - prev_ts : UINT64_MAX;
 	uint64_t dn = next_ts && next_ts >= ts ? next_ts - ts : UINT64_MAX;
-	if (dp <= dn && dp <= max_gap)
+	bool p = dp <= max_gap, n = dn <= max_gap;
+	/* a native sample is taken on CPU: an off-CPU Python sample shows the
+	 * call the thread waits in, and the thread left or entered that wait
+	 * between the two, so the on-CPU one of the two is its stack */
+	if (p && n && prev_off != next_off)
+		return prev_off ? 1 : -1;
+	if (p && dp <= dn)
 		return -1;
-	if (dn < dp && dn <= max_gap)
+	if (n && dn < dp)
 		return 1;
 	return 0;
+}
+
+bool isc_mix_py_off(struct isc_mix_pystate *prev, unsigned state, bool have_run, uint64_t run_ns)
+{
+	bool off = state != 'R' && state != '?';
+	if (!off && have_run && prev->have_run && prev->off && run_ns == prev->run_ns)
+		off = true;
+	*prev = (struct isc_mix_pystate){ off, have_run, run_ns };
+	return off;
 }
 
 /* ---- pairing over a timeline ---------------------------------------------- */
@@ -83,6 +98,7 @@ struct pending {
 struct mthread {
 	uint32_t pid, tid;
 	uint64_t prev_ts; /* the latest Python sample, 0 none */
+	bool prev_off;    /* it was taken off CPU */
 	struct isc_frame *prev;
 	unsigned nprev;
 	struct pending *wait;
@@ -137,9 +153,9 @@ static void emit(struct isc_mixq *q, struct mthread *t, size_t i, const struct i
 }
 
 /* Resolves t's waiting stacks at or before limit, given a next Python
- * sample (next_ts, py) or none (next_ts 0). */
-static void resolve(struct isc_mixq *q, struct mthread *t, uint64_t limit, uint64_t next_ts, const struct isc_frame *py,
-		    unsigned npy)
+ * sample (next_ts, next_off, py) or none (next_ts 0). */
+static void resolve(struct isc_mixq *q, struct mthread *t, uint64_t limit, uint64_t next_ts, bool next_off,
+		    const struct isc_frame *py, unsigned npy)
 {
 	size_t k = 0;
 	for (size_t i = 0; i < t->nwait; i++) {
@@ -147,7 +163,7 @@ static void resolve(struct isc_mixq *q, struct mthread *t, uint64_t limit, uint6
 			t->wait[k++] = t->wait[i];
 			continue;
 		}
-		int pick = isc_mix_pick(t->wait[i].ts, t->prev_ts, next_ts, q->max_gap);
+		int pick = isc_mix_pick(t->wait[i].ts, t->prev_ts, t->prev_off, next_ts, next_off, q->max_gap);
 		if (pick < 0)
 			emit(q, t, i, t->prev, t->nprev);
 		else if (pick > 0)
@@ -183,13 +199,13 @@ int isc_mixq_native(struct isc_mixq *q, uint32_t pid, uint32_t tid, uint64_t ts,
 	return 0;
 }
 
-int isc_mixq_python(struct isc_mixq *q, uint32_t pid, uint32_t tid, uint64_t ts, const struct isc_frame *py,
-		    unsigned n)
+int isc_mixq_python(struct isc_mixq *q, uint32_t pid, uint32_t tid, uint64_t ts, bool off_cpu,
+		    const struct isc_frame *py, unsigned n)
 {
 	struct mthread *t = thread_of(q, pid, tid);
 	if (!t)
 		return -ENOMEM;
-	resolve(q, t, ts, ts, py, n);
+	resolve(q, t, ts, ts, off_cpu, py, n);
 	struct isc_frame *c = malloc((n ? n : 1) * sizeof(*c));
 	if (!c)
 		return -ENOMEM;
@@ -198,6 +214,7 @@ int isc_mixq_python(struct isc_mixq *q, uint32_t pid, uint32_t tid, uint64_t ts,
 	t->prev = c;
 	t->nprev = n;
 	t->prev_ts = ts;
+	t->prev_off = off_cpu;
 	return 0;
 }
 
@@ -207,7 +224,7 @@ void isc_mixq_advance(struct isc_mixq *q, uint64_t now)
 		return;
 	for (size_t i = 0; i < q->nth; i++)
 		if (q->th[i].nwait && q->th[i].wait[0].ts < now - q->max_gap)
-			resolve(q, &q->th[i], now - q->max_gap - 1, 0, NULL, 0);
+			resolve(q, &q->th[i], now - q->max_gap - 1, 0, false, NULL, 0);
 }
 
 void isc_mixq_free(struct isc_mixq *q)
@@ -215,7 +232,7 @@ void isc_mixq_free(struct isc_mixq *q)
 	if (!q)
 		return;
 	for (size_t i = 0; i < q->nth; i++) {
-		resolve(q, &q->th[i], UINT64_MAX, 0, NULL, 0);
+		resolve(q, &q->th[i], UINT64_MAX, 0, false, NULL, 0);
 		free(q->th[i].prev);
 		free(q->th[i].wait);
 	}

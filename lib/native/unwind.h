@@ -124,7 +124,10 @@ const struct isc_unwind_stats *isc_unwinder_stats(const struct isc_unwinder *u);
  * most half the Python sampler's period away, 5 ms at 100 Hz, when its
  * ticks are regular; up to a period when one is missing), so a thread
  * that changed Python function in between gets the other function's
- * frames; the Python sampler also reads a stack while the thread runs.
+ * frames, and of the two samples around it the one taken on CPU is
+ * preferred (isc_mix_pick), so a thread that woke from a wait or went
+ * into one in between gets its running frames, not those of the call it
+ * waited in; the Python sampler also reads a stack while the thread runs.
  *
  * out gets at most ISC_STACK_MAX frames (the outermost are dropped
  * first: out->truncated is then set).  Pure: no state, no allocation.
@@ -150,9 +153,11 @@ int isc_mixq_new(struct isc_mixq **out, uint64_t max_gap, isc_mixq_out fn, void 
  * caller's: what it knew of the thread at ts); 0 or -ENOMEM. */
 int isc_mixq_native(struct isc_mixq *q, uint32_t pid, uint32_t tid, uint64_t ts, const struct isc_stack *s,
 		    uint64_t tag);
-/* A Python sample of (pid, tid) at ts, frames innermost first (copied); 0 or -ENOMEM. */
-int isc_mixq_python(struct isc_mixq *q, uint32_t pid, uint32_t tid, uint64_t ts, const struct isc_frame *py,
-		    unsigned n);
+/* A Python sample of (pid, tid) at ts, frames innermost first (copied),
+ * off_cpu when the thread was off CPU as it was taken (blocked: a state
+ * other than R); 0 or -ENOMEM. */
+int isc_mixq_python(struct isc_mixq *q, uint32_t pid, uint32_t tid, uint64_t ts, bool off_cpu,
+		    const struct isc_frame *py, unsigned n);
 /* The timeline has reached now: stacks that no later Python sample can be
  * nearer to are mixed and handed out. */
 void isc_mixq_advance(struct isc_mixq *q, uint64_t now);
@@ -160,12 +165,36 @@ void isc_mixq_advance(struct isc_mixq *q, uint64_t now);
 void isc_mixq_free(struct isc_mixq *q);
 
 /*
- * Which Python sample goes with a native sample at ts: the one nearest in
- * time among the thread's samples before (prev_ts, 0 for none) and after
- * it (next_ts, 0 for none), if it is within max_gap ns.  Returns -1 for
- * prev, 1 for next, 0 for neither.  Ties go to the earlier sample.
+ * Whether a thread's Python sample was taken off CPU, for isc_mixq_python:
+ * its state letter (PY_SAMPLE's state) other than R ('?', unknown, counts
+ * on CPU), or R without the thread having run since its previous sample,
+ * which was off CPU (have_run: run_ns, its schedstat run time, 1.9, was
+ * read; equal to the previous sample's: woken from a wait and not yet on
+ * a CPU, its stack still the wait's).  prev holds the thread's previous
+ * sample (zeroed before its first) and is updated.
  */
-int isc_mix_pick(uint64_t ts, uint64_t prev_ts, uint64_t next_ts, uint64_t max_gap);
+struct isc_mix_pystate {
+	bool off, have_run;
+	uint64_t run_ns;
+};
+bool isc_mix_py_off(struct isc_mix_pystate *prev, unsigned state, bool have_run, uint64_t run_ns);
+
+/*
+ * Which Python sample goes with a native sample at ts, of the thread's
+ * latest sample at or before it (prev_ts, 0 for none) and its first
+ * after it (next_ts, 0 for none), those within max_gap ns: when one of
+ * the two was taken off CPU (*_off: blocked, a state other than R) and
+ * the other on CPU, the one on CPU; else the nearer, ties to the earlier.
+ * A native sample is taken on CPU (cpu-clock): an off-CPU Python sample
+ * shows the call the thread waits in, and a thread on CPU at ts left that
+ * wait before ts (the sample before) or had not entered it yet (the one
+ * after), so it was running the other sample's frames, or frames between
+ * the two; nearest alone gave a DataLoader worker's first samples of each
+ * item the frames it had waited in for the item (tests/native).  Both off
+ * CPU (a thread that woke briefly between two waits): the nearer.
+ * Returns -1 for prev, 1 for next, 0 for neither.
+ */
+int isc_mix_pick(uint64_t ts, uint64_t prev_ts, bool prev_off, uint64_t next_ts, bool next_off, uint64_t max_gap);
 
 /* ---- classify.c --------------------------------------------------------- */
 /*

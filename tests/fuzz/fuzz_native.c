@@ -79,8 +79,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		isc_mixq_advance(q, r.ts);
 		if (isc_unwinder_unwind(u, &s, &st) == 0)
 			isc_mixq_native(q, s.pid, s.tid, r.ts, &st, 0);
-		if (s.flags & 8) /* let some inputs have a Python sample too */
-			isc_mixq_python(q, s.pid, s.tid, r.ts + 1, py, 2);
+		if (s.flags & 8) /* let some inputs have a Python sample too, some off CPU */
+			isc_mixq_python(q, s.pid, s.tid, r.ts + 1, (s.flags & 16) != 0, py, 2);
 	}
 	isc_mixq_free(q);
 	q = NULL;

@@ -575,6 +575,23 @@ check_shares() {
 	check_shares dataloader
 }
 
+@test "DataLoader, two workers, 8 ms items: a worker's samples in deflate, right after its wait for the item, are under __getitem__" {
+	need_perf
+	# 8 ms items, 8 ms of GEMM a batch: each worker waits about 8 ms for
+	# each item, and its first native samples of an item are next to a
+	# Python sample taken in that wait (off CPU, in the queue's select).
+	# Nearest in time alone put 7-14 % of deflate's samples there (86.4-92.9 %
+	# under __getitem__; 95.7-99.2 % with the on-CPU rule: both workers of two
+	# recordings at 4.8-6.6 other runnable threads, re-analysed).
+	record_shares dataloader 3 2 8 8
+	run jq '[.threads[] | select(.whole)] | length' "$T/dataloader.truth"
+	[ "$output" = 2 ]
+	# premise: the items are short (375 of them, under 12 ms of CPU each on average)
+	run jq '[.threads[] | select(.whole) | .parts[1].ns + .parts[2].ns] | add / 375 / 1e6 < 12' "$T/dataloader.truth"
+	[ "$output" = true ]
+	check_shares dataloader
+}
+
 @test "tokenizer-like pool (ThreadPoolExecutor, GIL released): each thread's SHA256_Update and deflate in the shares it measured" {
 	need_perf
 	record_shares hashpool 1.5

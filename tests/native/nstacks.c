@@ -98,7 +98,7 @@ int main(int argc, char **argv)
 				py[n++] = (struct isc_frame){ str ? str->name : "?", str ? str->file : "?", (uint32_t)line,
 							      ISC_FRAME_PYTHON, false, false };
 			}
-			isc_mixq_python(q, ev.pid, ev.tid, ev.ts, py, n);
+			isc_mixq_python(q, ev.pid, ev.tid, ev.ts, ev.f[2] != 'R' && ev.f[2] != '?', py, n);
 			continue;
 		}
 		if (ev.type < ISC_REC_NATIVE_SAMPLER || ev.type > ISC_REC_NATIVE_STATS)

@@ -26,7 +26,12 @@ Checks, per thread (each printed; exit 1 when one fails):
     the parts' time;
 each within 3 binomial standard errors of the expected share (n the
 samples compared) plus 5 points for what the sampling itself cannot
-resolve (a call's entry and exit, a period's rounding)."""
+resolve (a call's entry and exit, a period's rounding);
+  - a part with "py" and "only_under_py": true (the workload made every
+    call of it under that Python function, by construction): at least
+    95 % of the samples in it (by native frames alone) are under that
+    frame.  The pairing's own error, on the same samples: no sampling
+    noise between them, the 5 points again for a call's entry and exit."""
 import json
 import math
 import re
@@ -72,7 +77,7 @@ def main():
         counts = []
         for part in th["parts"]:
             name_re = re.compile(part.get("name_re") or "^%s$" % re.escape(part["name"]))
-            k = 0
+            k = k_any = 0
             for path, s in stacks:
                 py_ok = not use_py or "py" not in part or any(f["kind"] == "python" and f["name"] == part["py"] for f in path)
                 hit = any(
@@ -82,7 +87,11 @@ def main():
                     for f in path
                 )
                 k += s if (hit and py_ok) else 0
+                k_any += s if hit else 0
             counts.append(k)
+            if use_py and part.get("only_under_py") and k_any:
+                check(k >= 0.95 * k_any, "%s: %s (%s): %d of its %d samples under %s, %.1f %%, all of them made there (>= 95)" % (
+                    who, part.get("name_re") or part["name"], part["lib"], k, k_any, part["py"], 100 * k / k_any))
         if th["whole"]:
             want_n = th["cpu_ns"] / period
             check(abs(n - want_n) <= 0.25 * want_n + 3 * math.sqrt(want_n),

@@ -213,11 +213,29 @@ static void test_mix(void)
 	ok(out.n == 4 && !strcmp(out.f[1].name, "[truncated]") && !strcmp(out.f[2].name, "forward"),
 	   "spin < [truncated] < forward < <module>");
 	/* isc_mix_pick: nearest within the gap, ties to the earlier */
-	ok(isc_mix_pick(100, 96, 110, 5) == -1, "4 before beats 10 after");
-	ok(isc_mix_pick(100, 90, 103, 5) == 1, "3 after beats 10 before");
-	ok(isc_mix_pick(100, 97, 103, 5) == -1, "a tie goes to the earlier");
-	ok(isc_mix_pick(100, 90, 110, 5) == 0, "both beyond the gap: none");
-	ok(isc_mix_pick(100, 0, 0, 5) == 0, "no sample: none");
+	ok(isc_mix_pick(100, 96, false, 110, false, 5) == -1, "4 before beats 10 after");
+	ok(isc_mix_pick(100, 90, false, 103, false, 5) == 1, "3 after beats 10 before");
+	ok(isc_mix_pick(100, 97, false, 103, false, 5) == -1, "a tie goes to the earlier");
+	ok(isc_mix_pick(100, 90, false, 110, false, 5) == 0, "both beyond the gap: none");
+	ok(isc_mix_pick(100, 0, false, 0, false, 5) == 0, "no sample: none");
+	/* the one taken on CPU, when only one of the two was */
+	ok(isc_mix_pick(100, 99, true, 104, false, 5) == 1, "on CPU 4 after beats off CPU 1 before (woke between)");
+	ok(isc_mix_pick(100, 96, false, 101, true, 5) == -1, "on CPU 4 before beats off CPU 1 after (went to wait)");
+	ok(isc_mix_pick(100, 99, true, 101, true, 5) == -1, "both off CPU: the nearer, ties to the earlier");
+	ok(isc_mix_pick(100, 98, true, 101, true, 5) == 1, "both off CPU: the nearer");
+	ok(isc_mix_pick(100, 99, true, 110, false, 5) == -1, "on CPU beyond the gap: the off-CPU one within it");
+	ok(isc_mix_pick(100, 90, false, 101, true, 5) == 1, "on CPU beyond the gap before: the off-CPU one after");
+	/* isc_mix_py_off: blocked, or woken and not yet run since a blocked sample */
+	struct isc_mix_pystate ps = { 0 };
+	ok(!isc_mix_py_off(&ps, 'R', true, 1000), "R, first sample: on CPU");
+	ok(isc_mix_py_off(&ps, 'S', true, 1500), "S: off CPU");
+	ok(isc_mix_py_off(&ps, 'R', true, 1500), "R, not run since the S sample (1500 ns both): off CPU");
+	ok(isc_mix_py_off(&ps, 'R', true, 1500), "still not run: off CPU");
+	ok(!isc_mix_py_off(&ps, 'R', true, 1600), "R, ran since: on CPU");
+	ok(!isc_mix_py_off(&ps, 'R', true, 1600), "R, not run since an on-CPU sample (preempted): on CPU");
+	ok(isc_mix_py_off(&ps, 'D', false, 0), "D: off CPU");
+	ok(!isc_mix_py_off(&ps, 'R', false, 0), "R without a schedstat (before 1.9): on CPU");
+	ok(!isc_mix_py_off(&ps, '?', true, 1700), "? (state unreadable): on CPU");
 }
 
 /* ---- pairing over a timeline ------------------------------------------------ */
@@ -248,12 +266,12 @@ static void test_mixq(void)
 	isc_mixq_new(&q, 10, got_one, NULL);
 	/* thread 1: Python samples at 100 (A) and 110 (B); natives at 103
 	 * (nearer A), 108 (nearer B), 125 (B is 15 away: beyond 10, none) */
-	isc_mixq_python(q, 1, 1, 100, &pa, 1);
+	isc_mixq_python(q, 1, 1, 100, false, &pa, 1);
 	isc_mixq_native(q, 1, 1, 103, &n, 3);
 	isc_mixq_native(q, 1, 1, 108, &n, 8);
 	isc_mixq_advance(q, 109);
 	ok(ngot == 0, "nothing handed out before the next Python sample or the gap");
-	isc_mixq_python(q, 1, 1, 110, &pb, 1);
+	isc_mixq_python(q, 1, 1, 110, false, &pb, 1);
 	isc_mixq_native(q, 1, 1, 125, &n, 25);
 	/* thread 2 never has a Python sample: its stack waits out the gap */
 	isc_mixq_native(q, 1, 2, 105, &n, 5);
@@ -266,6 +284,20 @@ static void test_mixq(void)
 	   "a thread without Python samples keeps its native stack (%s)", got[2]);
 	ok(ngot == 4 && !strcmp(got[3], "1@125:leaf<_PyEval_EvalFrameDefault (unpaired)#25"),
 	   "15 ns after the last sample, beyond the 10 ns gap: unpaired (%s)", got[3]);
+	/* a worker waits in W (off CPU) at 100, wakes, is sampled running B at
+	 * 110 and waits in W again at 120: a native sample at 102 (nearer the
+	 * wait) and one at 118 (nearer the next wait) are B's */
+	struct isc_frame pw = { "W", "w.py", 3, ISC_FRAME_PYTHON, false, false };
+	ngot = 0;
+	isc_mixq_new(&q, 10, got_one, NULL);
+	isc_mixq_python(q, 1, 1, 100, true, &pw, 1);
+	isc_mixq_native(q, 1, 1, 102, &n, 2);
+	isc_mixq_python(q, 1, 1, 110, false, &pb, 1);
+	isc_mixq_native(q, 1, 1, 118, &n, 18);
+	isc_mixq_python(q, 1, 1, 120, true, &pw, 1);
+	isc_mixq_free(q);
+	ok(ngot == 2 && !strcmp(got[0], "1@102:leaf<B#2") && !strcmp(got[1], "1@118:leaf<B#18"),
+	   "on CPU between two waits: both get the running B (%s, %s)", got[0], ngot == 2 ? got[1] : "-");
 }
 
 /* ---- classify ---------------------------------------------------------------- */
