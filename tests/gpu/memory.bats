@@ -129,6 +129,15 @@ m() {
 	[ "$(jq -r '.verdict.class' "$F")" = oom ]
 }
 
+@test "planted OOM: the report's Out of memory section shows what device 0 held when the allocation failed" {
+	scenario memory_oom 1
+	run "$REPORT" "$F"
+	[ "$status" -eq 0 ]
+	# load_weights' 30 GiB, as the planted scenario allocated it (30720 MiB)
+	[[ "$output" == *"device 0 held 30.0 GiB live:"* ]]
+	[[ "$output" == *"| 30.0 GiB | \`load_weights\`"* ]]
+}
+
 @test "a failed cudaMalloc the program survives is counted, but is no OOM" {
 	scenario memory_peak 0
 	[ "$(m .failures.count)" -eq 1 ]
