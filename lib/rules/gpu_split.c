@@ -87,6 +87,8 @@ void isc_gpu_split(const struct rule_ctx *c, struct isc_gpu_split *s)
 			    (strstr(r->string, "thermal") || strstr(r->string, "slowdown") || strstr(r->string, "brake")))
 				fault = true;
 	}
+	s->sm_mhz_throttled = lo;
+	s->sm_mhz_busy = hi;
 	s->throttled_share = samples > 0 ? thr / samples : 0;
 	s->clock_deficit = fault || lo <= 0 || hi <= 0 ? 1 : hi > lo ? 1 - lo / hi : 0;
 	s->throttled = c->g.compute * s->throttled_share * s->clock_deficit;

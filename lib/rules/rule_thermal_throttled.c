@@ -44,14 +44,12 @@ static bool throttle_reason(const char *r)
 static void eval(const struct rule_ctx *c, struct rule_out *o)
 {
 	const cJSON *n, *r;
-	double samples = 0, thr = 0, lo = 0, hi = 0, temp = 0, power = 0, thermal = 0;
+	const struct isc_gpu_split *s = &c->split;
+	double samples = 0, thr = 0, temp = 0, power = 0, thermal = 0;
+	double lo = s->sm_mhz_throttled, hi = s->sm_mhz_busy; /* gpu_split.c read them */
 	cJSON_ArrayForEach(n, isc_doc_arr(c->doc, "gpu.nvml")) {
 		samples += isc_doc_num(n, "busy_samples", 0);
 		thr += isc_doc_num(n, "throttled_busy_samples", 0);
-		if (isc_doc_num(n, "sm_mhz_min_throttled", 0) > 0 && (lo == 0 || isc_doc_num(n, "sm_mhz_min_throttled", 0) < lo))
-			lo = isc_doc_num(n, "sm_mhz_min_throttled", 0);
-		if (isc_doc_num(n, "sm_mhz_max_busy", 0) > hi)
-			hi = isc_doc_num(n, "sm_mhz_max_busy", 0);
 		if (isc_doc_num(n, "temp_c_max", 0) > temp)
 			temp = isc_doc_num(n, "temp_c_max", 0);
 		if (isc_doc_num(n, "power_w_max", 0) > power)
@@ -62,7 +60,6 @@ static void eval(const struct rule_ctx *c, struct rule_out *o)
 	}
 	if (samples <= 0 || thr / samples < TRIGGER_SHARE)
 		return;
-	const struct isc_gpu_split *s = &c->split;
 	double share = c->g.span > 0 ? isc_rpct(s->throttled, c->g.span) : 100 * thr / samples;
 	cJSON *f = isc_fnd_new(o, "thermal_throttled", thr / samples >= 0.5 && thermal > 0 ? "critical" : "warning",
 			   thr / samples * c->quality,

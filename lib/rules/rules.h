@@ -27,6 +27,7 @@ struct isc_gpu_split {
 	double launch, sync, cpu, compute, throttled; /* ns of the GPU span */
 	double throttled_share;                        /* [0,1] */
 	double clock_deficit;                          /* [0,1]: 1 - throttled SM clock / busy SM clock */
+	double sm_mhz_throttled, sm_mhz_busy;          /* lowest throttled busy, highest busy SM clock; 0 unknown */
 	bool launch_pattern;
 	double short_share, shorter_share;             /* [0,1] */
 };
