@@ -22,14 +22,21 @@
  * exact mode an op span open on it), with that thread's op (the outermost
  * at::_ops frame of its latest native stack, when that stack is within
  * DISPATCH_GAP_NS or was taken on the Python line the thread is on now;
- * else the open op span's name; else "[worker threads]") as a frame between: "forward (m.py:12) >
+ * else the open op span's name) as a frame between: "forward (m.py:12) >
  * aten::addmm > blas_thread_server > sgemm_kernel".  None such, or more
- * than one: the sample keeps its own stack.  The worker's thread-start
+ * than one: the sample keeps its own stack.  When the dispatcher's op is
+ * not known yet (its stacks on that line so far were all cut short: torch's
+ * kernels reserve more stack than perf copies, so most of a dispatcher's
+ * stacks inside torch.exp end [truncated] before the at::_ops frame), the
+ * worker's stack waits, up to PEND_MAX of them, for the first op the
+ * dispatcher is seen in on that Python line, and is counted under it then;
+ * one still waiting at the end is counted under "[worker threads]".  The worker's thread-start
  * frames (libc's clone, start_thread) are left out of a dispatched stack.
  *
  * State is bounded by distinct things (frames, stacks, threads, pairs of
  * op and line), not by the number of samples; the stacks waiting for a
- * Python sample are at most a Python period's worth.
+ * Python sample are at most a Python period's worth, those waiting for
+ * their dispatcher's op at most PEND_MAX.
  */
 #include <errno.h>
 #include <math.h>
@@ -46,6 +53,7 @@
 #define PY_MAX 256                     /* Python frames kept of a sample */
 #define PAIR_GAP_NS 10000000ULL        /* the Python sampler's period at 100 Hz: isc_mixq's max_gap */
 #define DISPATCH_GAP_NS 25000000ULL    /* a dispatcher's state older than this is not used */
+#define PEND_MAX 4096                  /* worker stacks waiting for their dispatcher's op */
 #define TOP_FUNCTIONS 50
 #define TOP_OPS 30
 #define TOP_THREADS 64
@@ -148,6 +156,17 @@ struct isc_nat {
 	} *ul;
 	size_t nul, capul;
 	size_t max_nodes; /* native.tree: nodes written, "[other]" ones included */
+	/* worker stacks waiting for their dispatcher's op on a line (header comment) */
+	struct pend {
+		uint32_t worker, dispatcher; /* thread indexes */
+		struct isc_frame line;       /* the dispatcher's innermost Python frame */
+		bool in_scope;
+		unsigned opi;                /* the op frame's index in the stack */
+		size_t first, n;             /* its frames in pend_fr */
+	} *pend;
+	size_t npend, cappend;
+	struct isc_frame *pend_fr;
+	size_t npend_fr, cappend_fr;
 };
 
 int isc_nat_new(struct isc_nat **out, unsigned max_nodes)
@@ -192,6 +211,8 @@ void isc_nat_free(struct isc_nat *n)
 	for (size_t i = 0; i < n->nul; i++)
 		free(n->ul[i].lib);
 	free(n->ul);
+	free(n->pend);
+	free(n->pend_fr);
 	free(n);
 }
 
@@ -475,7 +496,53 @@ static struct nthread *dispatcher(struct isc_nat *n, struct ana *a, uint32_t pid
 	return d;
 }
 
-/* A worker's stack at ts under its dispatcher, counted now. */
+static bool same_frame(const struct isc_frame *x, const struct isc_frame *y)
+{
+	return x->name == y->name && x->lib == y->lib && x->line == y->line;
+}
+
+/* Counts the waiting stacks of dispatcher di on its Python line `line` under op (NULL: all of them, "[worker threads]"). */
+static int pend_resolve(struct isc_nat *n, uint32_t di, const struct isc_frame *line, const char *op)
+{
+	static struct isc_stack st;
+	size_t keep = 0, fr = 0;
+	int rc = 0;
+	for (size_t i = 0; i < n->npend; i++) {
+		struct pend p = n->pend[i];
+		if (!rc && (!line || (p.dispatcher == di && same_frame(&p.line, line)))) {
+			st.n = (unsigned)p.n;
+			st.truncated = false;
+			memcpy(st.f, n->pend_fr + p.first, p.n * sizeof(*st.f));
+			st.f[p.opi].name = op ? op : "[worker threads]";
+			rc = count(n, &n->th[p.worker], &st, true, p.in_scope, false);
+			continue;
+		}
+		/* still waiting: its frames move down */
+		memmove(n->pend_fr + fr, n->pend_fr + p.first, p.n * sizeof(*n->pend_fr));
+		p.first = fr;
+		fr += p.n;
+		n->pend[keep++] = p;
+	}
+	n->npend = keep;
+	n->npend_fr = fr;
+	return rc;
+}
+
+/* Keeps out (the op frame at opi not known yet) until dispatcher d's op on its line is; 1 when there is no room. */
+static int pend_add(struct isc_nat *n, const struct nthread *th, const struct nthread *d, const struct isc_stack *out,
+		    unsigned opi, bool in_scope)
+{
+	if (n->npend >= PEND_MAX || isc_grow(&n->pend, &n->cappend, n->npend, sizeof(*n->pend)) ||
+	    isc_grow(&n->pend_fr, &n->cappend_fr, n->npend_fr + out->n, sizeof(*n->pend_fr)))
+		return 1;
+	memcpy(n->pend_fr + n->npend_fr, out->f, out->n * sizeof(*out->f));
+	n->pend[n->npend++] = (struct pend){ (uint32_t)(th - n->th), (uint32_t)(d - n->th), d->py[0], in_scope, opi,
+					    n->npend_fr, out->n };
+	n->npend_fr += out->n;
+	return 0;
+}
+
+/* A worker's stack at ts under its dispatcher, counted now (or once the dispatcher's op is known). */
 static int worker_stack(struct isc_nat *n, struct ana *a, struct nthread *th, const struct isc_stack *st, uint64_t ts)
 {
 	static struct isc_stack out;
@@ -495,11 +562,10 @@ static int worker_stack(struct isc_nat *n, struct ana *a, struct nthread *th, co
 	}
 	/* the op of its latest native stack, if recent or taken on the line it is on now; else its open op span */
 	uint64_t dt = ts >= d->op_ts ? ts - d->op_ts : d->op_ts - ts;
-	bool same_line = d->npy && d->op_line.name == d->py[0].name && d->op_line.lib == d->py[0].lib &&
-			 d->op_line.line == d->py[0].line;
+	bool same_line = d->npy && same_frame(&d->op_line, &d->py[0]);
 	const char *op = d->op[0] && (dt <= DISPATCH_GAP_NS || same_line) ? d->op : span_op;
 	/* the worker's own frames, less its thread start (libc's clone, start_thread) */
-	unsigned keep = st->n;
+	unsigned keep = st->n, opi = 0;
 	while (keep > 1 && st->f[keep - 1].kind == ISC_FRAME_NATIVE && st->f[keep - 1].lib &&
 	       (strstr(st->f[keep - 1].lib, "/libc.so") || strstr(st->f[keep - 1].lib, "/libc-") ||
 		strstr(st->f[keep - 1].lib, "/libpthread")))
@@ -508,12 +574,16 @@ static int worker_stack(struct isc_nat *n, struct ana *a, struct nthread *th, co
 	out.truncated = false;
 	for (unsigned i = 0; i < keep && out.n < ISC_STACK_MAX; i++)
 		out.f[out.n++] = st->f[i];
-	if (out.n < ISC_STACK_MAX)
+	if (out.n < ISC_STACK_MAX) {
+		opi = out.n;
 		out.f[out.n++] = (struct isc_frame){ op ? op : "[worker threads]", NULL, 0, ISC_FRAME_OP, false, false };
+	}
 	for (unsigned i = 0; i < npy && out.n < ISC_STACK_MAX; i++)
 		out.f[out.n++] = py[i];
-	const struct ana_thread *dth = dat;
-	return count(n, th, &out, true, dth && dth->open_scopes, false);
+	bool in_scope = dat && dat->open_scopes;
+	if (!op && d->have_py && d->npy && opi && !pend_add(n, th, d, &out, opi, in_scope))
+		return 0;
+	return count(n, th, &out, true, in_scope, false);
 }
 
 static int on_py_sample(struct isc_nat *n, struct ana *a, const struct isc_tl_event *ev)
@@ -583,6 +653,8 @@ static int on_sample(struct isc_nat *n, struct ana *a, const struct isc_tl_event
 		snprintf(th->op, sizeof(th->op), "%s", opbuf);
 		th->op_ts = ev->ts;
 		th->op_line = th->npy ? th->py[0] : (struct isc_frame){ 0 };
+		if (n->npend && th->npy && (rc = pend_resolve(n, (uint32_t)(th - n->th), &th->op_line, th->op)))
+			return rc;
 	}
 	if (!th->have_py) { /* exact mode: the span stack is the Python sample */
 		const char *op;
@@ -664,6 +736,8 @@ void isc_nat_finish(struct isc_nat *n, struct ana *a)
 	n->a = a;
 	isc_mixq_free(n->q); /* hands out what still waits */
 	n->q = NULL;
+	if (n->npend && !n->err)
+		n->err = pend_resolve(n, 0, NULL, NULL); /* never known: "[worker threads]" */
 	n->a = NULL;
 }
 
