@@ -128,6 +128,29 @@ summary() { # summary FIELD: a number of tlcheck's summary line
 	[ "$(summary unordered)" -eq 0 ]
 }
 
+@test "names are cached, never wrong: a kernel name CUPTI gives at an earlier one's address with other text is the new name; copies of one direction keep their memory kinds, calls their domain" {
+	doubles libcuda.so.1 libcupti.so.13
+	# three kernels whose names come at one address, their records converted one by one:
+	# first(), second(int), first() (the agent caches a kernel's name by CUPTI's pointer)
+	# (--cuda-driver-api: the driver call below is recorded)
+	trace -q --cuda-driver-api -- "$W" renamed
+	grep -qx 'done renamed injected=1' "$T/out"
+	c=$T/check
+	[ "$(grep -c '^op kernel ' "$c")" -eq 3 ]
+	[ "$(grep -c '^op kernel first() dev=0 stream=1 dur=1000 ' "$c")" -eq 2 ]
+	[ "$(grep -c '^op kernel second(int) dev=0 stream=1 dur=1000 ' "$c")" -eq 1 ]
+	# three host-to-device copies, three memory-kind pairs (names cached by direction and kinds)
+	[ "$(grep -c '^op memcpy Memcpy HtoD (Pageable -> Device) .* copy=1 src=1 dst=3 ' "$c")" -eq 1 ]
+	[ "$(grep -c '^op memcpy Memcpy HtoD (Pinned -> Device) .* copy=1 src=2 dst=3 ' "$c")" -eq 1 ]
+	[ "$(grep -c '^op memcpy Memcpy HtoD (Pageable -> Pinned) .* copy=1 src=1 dst=2 ' "$c")" -eq 1 ]
+	# and four stream syncs: every operation linked to its call
+	[ "$(summary ops)" -eq 10 ]
+	[ "$(summary linked)" -eq 10 ]
+	# call names cached by domain and callback id: the driver's 211 after the runtime's 211
+	[ "$(grep -c '^api cudaLaunchKernel kind=1 cbid=211 ' "$c")" -eq 3 ]
+	[ "$(grep -c '^api cuD3D10GetDevices kind=2 cbid=211 ' "$c")" -eq 1 ]
+}
+
 @test "every kernel has its launching call and its Python stack, on every thread" {
 	doubles libcuda.so.1 libcupti.so.13
 	# exact mode: the Python stack of a call is the call spans open on its thread
