@@ -25,7 +25,8 @@ setup() {
 		INFERSCOPE_NO_CUDA INFERSCOPE_QUIET FAKE_CUDA_MODE FAKE_CUPTI_FAIL FAKE_CUPTI_VERSION \
 		FAKE_CUPTI_DROPPED FAKE_CUPTI_SKEW_NS INFERSCOPE_CUDA_LAG_MS INFERSCOPE_CUDA_FLUSH_MS \
 		INFERSCOPE_CUDA_SLOTS INFERSCOPE_PYTHON_MODE INFERSCOPE_CUDA_DRIVER_API FAKE_CUPTI_STATS \
-		FAKE_CUPTI_SYNC_NS FAKE_CUPTI_LAUNCH_NS FAKE_CUPTI_WAKE_LATE_NS FAKE_CUPTI_HOST_OWN_NS
+		FAKE_CUPTI_SYNC_NS FAKE_CUPTI_LAUNCH_NS FAKE_CUPTI_WAKE_LATE_NS FAKE_CUPTI_HOST_OWN_NS \
+		INFERSCOPE_CUDA_CALLBACKS
 }
 
 teardown() {
@@ -324,6 +325,24 @@ summary() { # summary FIELD: a number of tlcheck's summary line
 	jq -c '.gpu.launch.call_sites' "$T/f.json"
 	jq -e --argjson l "$l_mm" '[.gpu.launch.call_sites[] | select(.python.name == "matmul")] | length == 1 and .[0].python.line == $l and .[0].launches == 3 and .[0].kernel_ns == 24000' "$T/f.json"
 	jq -e --argjson l "$l_fused" '[.gpu.launch.call_sites[] | select(.python.name == "fused")] | length == 1 and .[0].python.line == $l and .[0].launches == 3 and .[0].kernel_ns == 9000' "$T/f.json"
+}
+
+@test "INFERSCOPE_CUDA_CALLBACKS (measuring CUPTI's dispatch on a GPU): empty, the same callbacks run and return at once, counted, no Python lines; off, none" {
+	doubles libcuda.so.1 libcupti.so.13
+	INFERSCOPE_CUDA_CALLBACKS=empty FAKE_CUPTI_STATS=1 trace -q -- "$PY" "$ISC_SRC/tests/gpu/stack.py" 3
+	grep -qx 'stack.py done, injected=1' "$T/out"
+	grep -qx 'meta cuda.agent.python_lines=off: callbacks without their body (INFERSCOPE_CUDA_CALLBACKS=empty)' "$T/check"
+	run ! grep -q ' site=' "$T/check"
+	# 3 steps of 5 runtime calls (a copy, 2 launches, a graph launch, a sync) and the 3 driver
+	# launches the double makes inside them: 24 fired on the 34 calls enabled, as with the body,
+	# and every one counted (no line is kept, so no nested call returns before it is counted)
+	grep -q '^fake-cupti-stats: callbacks enabled=34 domains=0 fired=24$' "$T/err"
+	grep -qx 'meta cuda.agent.callbacks=24' "$T/check"
+	grep -qx 'meta cuda.agent.callback_ns=0' "$T/check"
+	INFERSCOPE_CUDA_CALLBACKS=off FAKE_CUPTI_STATS=1 trace -q -- "$PY" "$ISC_SRC/tests/gpu/stack.py" 3
+	grep -qx 'meta cuda.agent.python_lines=off: no callbacks (INFERSCOPE_CUDA_CALLBACKS=off)' "$T/check"
+	grep -q '^fake-cupti-stats: callbacks enabled=0 domains=0 fired=0$' "$T/err"
+	run ! grep -q ' site=' "$T/check"
 }
 
 @test "exact mode: no CUPTI callback at all (the activity records suffice); a C program in sample mode: no Python lines" {

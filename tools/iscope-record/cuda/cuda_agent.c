@@ -196,6 +196,7 @@ static struct {
 	_Atomic uint32_t ncbt;
 	/* sample mode: the Python line of each call (launch callbacks) */
 	bool py_sites;
+	bool cb_body; /* false with INFERSCOPE_CUDA_CALLBACKS=empty: they return at once (measuring CUPTI's dispatch) */
 	_Atomic uint64_t sites[SITES];       /* correlation << 32 | string id */
 	struct site_ent cache[SITE_CACHE];   /* written under smu */
 } g = { .mu = PTHREAD_MUTEX_INITIALIZER, .fmu = PTHREAD_MUTEX_INITIALIZER, .pmu = PTHREAD_MUTEX_INITIALIZER,
@@ -1144,6 +1145,10 @@ static void CUPTIAPI callback(void *ud, CUpti_CallbackDomain d, CUpti_CallbackId
 	if (d == CUPTI_CB_DOMAIN_DRIVER_API && py_site_of(cb->correlationId))
 		return;
 	struct cb_thread *me = cb_thread();
+	if (!g.cb_body) { /* counted, nothing else */
+		atomic_fetch_add_explicit(&me->n, 1, memory_order_relaxed);
+		return;
+	}
 	bool own = me != &g.cbt[CB_THREADS];
 	uint64_t n = own ? atomic_load_explicit(&me->n, memory_order_relaxed)
 			 : atomic_fetch_add_explicit(&me->n, 1, memory_order_relaxed);
@@ -1576,9 +1581,15 @@ static int start_cupti(void)
 		cuptiActivityEnableDriverApi(quiet_driver[i], 0);
 	/* sample mode: no call spans say which Python line made a call; the launch callbacks do */
 	const char *pm = getenv("INFERSCOPE_PYTHON_MODE");
-	char why[128];
+	char why[128] = "CUPTI enabled none of the callbacks";
+	/* for measuring on a GPU (tests/device/session.sh): "off", no callback; "empty", they return at once */
+	const char *cbs = getenv("INFERSCOPE_CUDA_CALLBACKS");
+	bool cb_off = cbs && !strcmp(cbs, "off");
+	g.cb_body = !(cbs && !strcmp(cbs, "empty"));
+	if (cb_off)
+		snprintf(why, sizeof(why), "off: no callbacks (INFERSCOPE_CUDA_CALLBACKS=off)");
 	if (pm && !strcmp(pm, "sample")) {
-		if (isc_cuda_py_init(why, sizeof(why)) == 0) {
+		if (!cb_off && isc_cuda_py_init(why, sizeof(why)) == 0) {
 			for (size_t i = 0; i < sizeof(py_site_cbids) / sizeof(py_site_cbids[0]); i++)
 				if (cuptiEnableCallback(1, g.sub, CUPTI_CB_DOMAIN_RUNTIME_API, py_site_cbids[i]) == CUPTI_SUCCESS)
 					g.py_sites = true;
@@ -1589,7 +1600,8 @@ static int start_cupti(void)
 					g.py_sites = true;
 		}
 		pthread_mutex_lock(&g.mu);
-		meta("cuda.agent.python_lines", "%s", g.py_sites ? "on" : why);
+		meta("cuda.agent.python_lines", "%s",
+		     !g.py_sites ? why : g.cb_body ? "on" : "off: callbacks without their body (INFERSCOPE_CUDA_CALLBACKS=empty)");
 		pthread_mutex_unlock(&g.mu);
 	}
 	if (flusher_start() < 0)
