@@ -238,6 +238,14 @@ struct enc {
 	bool overflow;
 };
 
+/* An empty body; its bytes are not cleared (a record is a few dozen of REC_MAX: clearing them all cost
+ * more than the rest of a record's conversion). */
+static void enc_init(struct enc *e)
+{
+	e->n = 0;
+	e->overflow = false;
+}
+
 static void put(struct enc *e, uint64_t v)
 {
 	if (e->n + 10 > sizeof(e->b)) {
@@ -319,7 +327,8 @@ static void warn_locked(enum isc_warning code, const char *msg)
 	fprintf(stderr, "inferscope-cuda: %s\n", msg);
 	if (!g.base)
 		return;
-	struct enc e = { .n = 0 };
+	struct enc e;
+	enc_init(&e);
 	put(&e, (uint64_t)g.pid);
 	put(&e, code);
 	put_raw(&e, msg, cut_utf8(msg, 1024));
@@ -635,7 +644,8 @@ static void meta(const char *key, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(val, sizeof(val), fmt, ap);
 	va_end(ap);
-	struct enc e = { .n = 0 };
+	struct enc e;
+	enc_init(&e);
 	size_t kl = strlen(key);
 	put(&e, kl);
 	put_raw(&e, key, kl);
@@ -653,7 +663,8 @@ static struct marker *marker_find(uint32_t id)
 
 static void marker_emit(struct marker *m, uint64_t commit)
 {
-	struct enc e = { .n = 0 };
+	struct enc e;
+	enc_init(&e);
 	gpu_prefix(&e, commit, m->start, m->tid);
 	put(&e, m->name_id);
 	put(&e, span(m->start, m->end));
@@ -690,7 +701,8 @@ static void convert_marker(const CUpti_ActivityMarker2 *mk, uint64_t commit)
 
 static void convert_kernel(const CUpti_ActivityKernel10 *k, uint64_t commit)
 {
-	struct enc e = { .n = 0 };
+	struct enc e;
+	enc_init(&e);
 	if (NO_TIME(k->start, k->end))
 		return;
 	gpu_prefix(&e, commit, k->start, 0);
@@ -723,7 +735,8 @@ static void convert_copy(uint64_t commit, uint64_t start, uint64_t end, uint32_t
 	if (NO_TIME(start, end))
 		return;
 	uint32_t name_id = copy_name_id(ck, src, dst);
-	struct enc e = { .n = 0 };
+	struct enc e;
+	enc_init(&e);
 	gpu_prefix(&e, commit, start, 0);
 	op_fields(&e, dev, stream, ISC_GPU_MEMCPY, name_id, span(start, end), corr, bytes, ck,
 		  src, dst, (async ? ISC_GPU_FLAG_ASYNC : 0) | (graph ? ISC_GPU_FLAG_GRAPH : 0) | ISC_GPU_FLAG_CONTEXT);
@@ -734,7 +747,8 @@ static void convert_copy(uint64_t commit, uint64_t start, uint64_t end, uint32_t
 static void convert_api(const CUpti_ActivityAPI *a, uint64_t commit)
 {
 	bool rt = a->kind == CUPTI_ACTIVITY_KIND_RUNTIME;
-	struct enc e = { .n = 0 };
+	struct enc e;
+	enc_init(&e);
 	gpu_prefix(&e, commit, a->start, a->threadId);
 	put(&e, intern_api(rt ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API, a->cbid));
 	put(&e, span(a->start, a->end));
@@ -770,7 +784,8 @@ static const char *overhead_name(CUpti_ActivityOverheadKind k)
  * an operation of kind OTHER. */
 static void convert_overhead(const CUpti_ActivityOverhead3 *o, uint64_t commit)
 {
-	struct enc e = { .n = 0 };
+	struct enc e;
+	enc_init(&e);
 	uint32_t name = (unsigned)o->overheadKind < OVERHEAD_KINDS
 				? intern_cached(&g.overhead_ids[o->overheadKind], overhead_name(o->overheadKind))
 				: intern_str(ISC_STR_CFUNC, overhead_name(o->overheadKind));
@@ -793,7 +808,8 @@ static void convert_overhead(const CUpti_ActivityOverhead3 *o, uint64_t commit)
 
 static void convert_device(const CUpti_ActivityDevice5 *d)
 {
-	struct enc e = { .n = 0 };
+	struct enc e;
+	enc_init(&e);
 	put(&e, d->id);
 	put(&e, d->numMultiprocessors);
 	put(&e, d->globalMemorySize);
@@ -838,7 +854,8 @@ static void convert_name(const CUpti_ActivityName *n)
 /* Converts one CUPTI record into staged trace records.  Caller holds g.mu. */
 static void convert(const CUpti_Activity *r, uint64_t commit)
 {
-	struct enc e = { .n = 0 };
+	struct enc e;
+	enc_init(&e);
 	switch (r->kind) {
 	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
 	case CUPTI_ACTIVITY_KIND_KERNEL:
@@ -950,7 +967,8 @@ static void note_dropped(CUcontext ctx, uint32_t stream)
 {
 	size_t dropped = 0;
 	if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped) {
-		struct enc e = { .n = 0 };
+		struct enc e;
+		enc_init(&e);
 		put(&e, dropped);
 		stage(ISC_REC_GPU_DROPPED, UINT64_MAX, &e);
 	}
@@ -1333,7 +1351,8 @@ static int shm_create(char *err, size_t errlen)
 	}
 	atomic_store_explicit(&p->nslots_used, g.nslots, memory_order_release);
 	/* GPU_AGENT first: the merge learns the delay before any GPU record */
-	struct enc e = { .n = 0 };
+	struct enc e;
+	enc_init(&e);
 	put(&e, g.cupti_version);
 	put(&e, CUPTI_API_VERSION);
 	put(&e, g.lag_ms);
