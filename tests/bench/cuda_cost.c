@@ -13,6 +13,7 @@
  *                        mode the callback reads a real frame.
  *   cc_fire(n, cb)       n launch callbacks and nothing else (cb 0: the
  *                        double's dispatch alone): this thread's CPU ns
+ *   cc_callbacks(cb), cc_fire1()   the same, one callback a call, untimed
  *   cc_flush()           cuptiActivityFlushAll(0) on this thread: the
  *                        agent converts every record of those launches
  *                        here (buf_done); this thread's CPU ns; then the
@@ -111,6 +112,17 @@ long long cc_fire(int n, int callbacks)
 	long long t0 = cpu_ns();
 	h.fire(n);
 	return cpu_ns() - t0;
+}
+
+/* Callbacks fired (1) or paused (0) from now; one launch callback, untimed (a Python loop times many). */
+void cc_callbacks(int callbacks)
+{
+	h.pause(!callbacks);
+}
+
+void cc_fire1(void)
+{
+	h.fire(1);
 }
 
 /* The recorder's part: everything in the rings read. */
