@@ -33,7 +33,15 @@
  * so after the first few a request is a pop, with no allocation or page
  * faults on the workload's thread; the conversion (buf_done) runs on the
  * flusher (or CUPTI's) thread under g.mu, which no workload thread takes,
- * and a full ring drops and counts, never waits.  The agent's own CPU time
+ * and a full ring drops and counts, never waits.  A record is converted
+ * without string work: names come from caches kept under g.mu (a call's
+ * by cbid, a kernel's by CUPTI's name pointer checked against its text, a
+ * copy's, memset's, sync's or overhead's by kind), so g.smu, which the
+ * sample mode's launch callbacks take for a Python line never seen, is
+ * taken by the conversion only for a name never seen either; a callback
+ * on a line seen before takes no lock (site cache read under its
+ * sequence number), and counts on its thread's own counters
+ * (tests/bench/cuda_agent_cost.sh measures both).  The agent's own CPU time
  * converting records is measured (CLOCK_THREAD_CPUTIME_ID around each
  * buffer) and written at exit with the records and callbacks counted
  * (META cuda.agent.*), beside CUPTI's OVERHEAD records: iscope-analyze
@@ -152,7 +160,7 @@ static struct {
 	uint8_t *str, *rings;
 	uint32_t ring_size, nslots, cur; /* rings; the one written now */
 	uint64_t str_size, last_commit;
-	/* interning (under smu: the conversion and the launch callbacks intern) */
+	/* interning (under smu: the conversion, for names it has not cached, and the launch callbacks, for new lines) */
 	pthread_mutex_t smu;
 	uint32_t next_id;
 	struct name_ent *names;
