@@ -25,8 +25,8 @@
  *
  * Names and lines (isc_cuda_py_describe) are read once per code object
  * and offset, by the caller's cache: the code object is alive then (its
- * frame is running); strings through pyremote.c's reader with a plain
- * memory copy.
+ * frame is running); strings through pyremote.c's reader with a memory
+ * copy, through process_vm_readv across a page (isc_cuda_self_read).
  */
 #include <dlfcn.h>
 #include <errno.h>
