@@ -59,7 +59,7 @@ declare -A truth=([gemm]=gpu_compute_bound [tiny]=launch_bound [pageable]=transf
 	[resnet1]="" [resnet64]="")
 bad=0
 "$PY" -c 'import torch; print("#", torch.cuda.get_device_name(0), "torch", torch.__version__, "CUDA", torch.version.cuda)'
-echo "| workload | truth | ours | torch.profiler's trace | launch site ours / truth | GPU ops ours / tp | GPU time ours / tp | ms/step plain / ours / tp | agent ns per launch (launches) |"
+echo "| workload | truth | ours | torch.profiler's trace | launch site ours / truth | GPU ops ours / tp | GPU time ours / tp | ms/step plain / ours / tp | agent ns per launch (launches,conv=its conversion,cb=its callbacks' body ns a launch,cbs/l=callbacks,rec/l=records a launch) |"
 echo "|---|---|---|---|---|---:|---:|---|---:|"
 # ms: one run's ms_per_step line (empty when it failed or timed out)
 ms() { sed -n 's/^ms_per_step //p' "$1"; }
@@ -136,8 +136,13 @@ if py is None:
 site = "%s:%d" % (os.path.basename(py["file"]), py["line"]) if py else "none"
 ag = g.get("agent") or {}
 pl = ag.get("per_launch_ns")
+# the agent's parts a launch: its conversion CPU, its callbacks' timed body; its callbacks and records a launch
+nl = ag.get("launches") or 0
+part = lambda k: "%d" % round(ag[k] / nl) if nl and ag.get(k) is not None else "?"
+ratio = lambda k: "%.2f" % (ag[k] / nl) if nl and ag.get(k) is not None else "?"
 print(int(ok), n1, n2, "%.2f" % t1, "%.2f" % t2, verdict(f), verdict(ft), site,
-      "?" if pl is None else pl, ag.get("launches", "?"))
+      "?" if pl is None else pl, "%s,conv=%s,cb=%s,cbs/l=%s,rec/l=%s" % (ag.get("launches", "?"), part("agent_cpu_ns"),
+      part("callback_ns"), ratio("callbacks"), ratio("records")))
 PY
 )
 	t=${truth[$w]}

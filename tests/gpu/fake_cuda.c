@@ -32,6 +32,9 @@ static struct {
 	void (*graph)(int, uint32_t, uint64_t);
 	void (*launch_driver)(const char *, uint32_t, uint64_t);
 	void (*launch_driver_ex)(const char *, uint32_t, uint64_t);
+	void (*launch_reused)(const char *, uint32_t, uint64_t);
+	int (*flush)(uint32_t);
+	void (*driver_call)(uint32_t);
 	void (*memcpy_)(uint64_t, uint8_t, uint8_t, uint8_t, uint32_t, int);
 	void (*memset_)(uint64_t, uint32_t);
 	void (*sync)(uint32_t);
@@ -75,6 +78,9 @@ static void init_once(void)
 	/* the CUPTI double, as loaded by the agent (dlsym searches its dependencies) */
 	d.launch = (void (*)(const char *, uint32_t, uint64_t, const int *, const int *))dlsym(d.agent, "fakecupti_launch");
 	d.graph = (void (*)(int, uint32_t, uint64_t))dlsym(d.agent, "fakecupti_graph_launch");
+	d.launch_reused = (void (*)(const char *, uint32_t, uint64_t))dlsym(d.agent, "fakecupti_launch_reused_name");
+	d.flush = (int (*)(uint32_t))dlsym(d.agent, "cuptiActivityFlushAll");
+	d.driver_call = (void (*)(uint32_t))dlsym(d.agent, "fakecupti_driver_call");
 	d.launch_driver = (void (*)(const char *, uint32_t, uint64_t))dlsym(d.agent, "fakecupti_launch_driver");
 	d.launch_driver_ex = (void (*)(const char *, uint32_t, uint64_t))dlsym(d.agent, "fakecupti_launch_driver_ex");
 	d.memcpy_ = (void (*)(uint64_t, uint8_t, uint8_t, uint8_t, uint32_t, int))dlsym(d.agent, "fakecupti_memcpy");
@@ -141,6 +147,24 @@ EXPORT void fake_launch_driver_ex(const char *kernel, unsigned stream, unsigned 
 {
 	if (d.launch_driver_ex)
 		d.launch_driver_ex(kernel, stream, dur_ns);
+}
+
+EXPORT void fake_launch_reused_name(const char *kernel, unsigned stream, unsigned long long dur_ns)
+{
+	if (d.launch_reused)
+		d.launch_reused(kernel, stream, dur_ns);
+}
+
+EXPORT void fake_driver_call(unsigned cbid)
+{
+	if (d.driver_call)
+		d.driver_call(cbid);
+}
+
+EXPORT void fake_flush(void)
+{
+	if (d.flush)
+		d.flush(0);
 }
 
 EXPORT void fake_graph_launch(int kernels, unsigned stream, unsigned long long dur_ns)

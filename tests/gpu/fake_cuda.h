@@ -20,6 +20,13 @@ void fake_graph_launch(int kernels, unsigned stream, unsigned long long dur_ns);
 void fake_launch_driver(const char *kernel, unsigned stream, unsigned long long dur_ns);
 /* cuLaunchKernelEx alone (as cuBLAS launches its GEMMs with CUDA 13) */
 void fake_launch_driver_ex(const char *kernel, unsigned stream, unsigned long long dur_ns);
+/* a launch whose kernel name CUPTI gives at the address of the last such
+ * launch's (a module loaded where another was); fake_flush() between them */
+void fake_launch_reused_name(const char *kernel, unsigned stream, unsigned long long dur_ns);
+/* a driver call of CUPTI callback id cbid alone (any id: the double's names know a few) */
+void fake_driver_call(unsigned cbid);
+/* cuptiActivityFlushAll(0), as the agent's flusher calls it: the records so far delivered */
+void fake_flush(void);
 /* copy_kind, src, dst: CUPTI's values (CUPTI_ACTIVITY_MEMCPY_KIND_*, _MEMORY_KIND_*) */
 void fake_memcpy(unsigned long long bytes, int copy_kind, int src, int dst, unsigned stream, int async);
 void fake_memset(unsigned long long bytes, unsigned stream);

@@ -137,6 +137,9 @@ static struct {
 	uint8_t cb_runtime[1024], cb_driver[1024];
 	unsigned cb_enabled, cb_domains; /* cbids enabled, whole domains enabled */
 	uint64_t cb_fired;
+	bool cb_paused;   /* fakecupti_bench_pause_callbacks: none fired (tests/bench/cuda_agent_cost) */
+	uint64_t appended; /* records handed to buffers */
+	const char *name_as_is; /* fakecupti_launch_reused_name: the kernel name pointer to give */
 } f = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
 static __thread uint32_t nvtx_stack[64];
@@ -297,6 +300,7 @@ static void append(int queue, const void *rec)
 	b->used = align8(b->used);
 	memcpy(b->p + b->used, rec, size);
 	b->used += size;
+	f.appended++;
 }
 
 /* Operations whose end has passed (all of them when forced: those still
@@ -373,7 +377,7 @@ static void api(CUpti_ActivityKind kind, CUpti_CallbackId cbid, uint64_t start, 
 static void fire(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, uint32_t corr)
 {
 	const uint8_t *on = dom == CUPTI_CB_DOMAIN_RUNTIME_API ? f.cb_runtime : f.cb_driver;
-	if (!f.cb || cbid >= 1024 || !on[cbid] || f.forked)
+	if (!f.cb || cbid >= 1024 || !on[cbid] || f.forked || f.cb_paused)
 		return;
 	CUpti_CallbackData d;
 	memset(&d, 0, sizeof(d));
@@ -441,7 +445,7 @@ static void kernel(const char *name, uint32_t stream, uint64_t call, uint64_t du
 	k.staticSharedMemory = 1024;
 	k.dynamicSharedMemory = 3072;
 	k.correlationId = corr;
-	k.name = keep(name);
+	k.name = f.name_as_is ? f.name_as_is : keep(name);
 	k.graphId = graph;
 	pend_add(stream_queue(stream), k.end - (uint64_t)f.skew, &k);
 }
@@ -489,6 +493,21 @@ static void launch_driver(CUpti_CallbackId cbid, const char *name, uint32_t stre
 	kernel(name, stream, t0, dur, corr, g1, g1, 0);
 	complete(false);
 	pthread_mutex_unlock(&f.mu);
+}
+
+/*
+ * A launch whose kernel name CUPTI gives at the same address as the last
+ * such launch's, with the new text: a module unloaded and another loaded
+ * where it was (the agent caches names by CUPTI's pointer).  The caller
+ * flushes the records of one before the next (one thread).
+ */
+EXPORT void fakecupti_launch_reused_name(const char *name, uint32_t stream, uint64_t dur)
+{
+	static char at[256];
+	snprintf(at, sizeof(at), "%s", name);
+	f.name_as_is = at;
+	fakecupti_launch(at, stream, dur, NULL, NULL);
+	f.name_as_is = NULL;
 }
 
 EXPORT void fakecupti_launch_driver(const char *name, uint32_t stream, uint64_t dur)
@@ -793,6 +812,17 @@ EXPORT void fakecupti_nvtx_pop(void)
 	pthread_mutex_unlock(&f.mu);
 }
 
+/* A driver call of callback id cbid alone, 100 ns (recorded when its kind and id are on). */
+EXPORT void fakecupti_driver_call(uint32_t cbid)
+{
+	pthread_mutex_lock(&f.mu);
+	uint64_t t0 = stamp();
+	uint32_t corr = ++f.corr;
+	fire(CUPTI_CB_DOMAIN_DRIVER_API, cbid, corr);
+	api(CUPTI_ACTIVITY_KIND_DRIVER, cbid, t0, t0 + 100, corr);
+	pthread_mutex_unlock(&f.mu);
+}
+
 EXPORT void fakecupti_name_thread(const char *name)
 {
 	pthread_mutex_lock(&f.mu);
@@ -1070,6 +1100,8 @@ EXPORT CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cb
 		{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, "cuGraphLaunch" },
 		{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, "cuMemAlloc_v2" },
 		{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2, "cuMemFree_v2" },
+		/* the callback id of cudaLaunchKernel's runtime call (211) in the driver's domain */
+		{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuD3D10GetDevices, "cuD3D10GetDevices" },
 	};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (names[i].d == domain && names[i].id == cbid) {
@@ -1099,6 +1131,33 @@ static void atfork_child(void)
 {
 	pthread_mutex_init(&f.mu, NULL);
 	f.forked = true;
+}
+
+/* For tests/bench/cuda_agent_cost: callbacks paused or not (the same
+ * launches with and without the subscriber's callback), and how many
+ * records went to buffers and callbacks ran so far. */
+EXPORT void fakecupti_bench_pause_callbacks(int paused)
+{
+	pthread_mutex_lock(&f.mu);
+	f.cb_paused = paused != 0;
+	pthread_mutex_unlock(&f.mu);
+}
+
+/* n runtime launch callbacks and nothing else (paused: none), each with a correlation id of its own. */
+EXPORT void fakecupti_bench_fire(int n)
+{
+	pthread_mutex_lock(&f.mu);
+	for (int i = 0; i < n; i++)
+		fire(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, ++f.corr);
+	pthread_mutex_unlock(&f.mu);
+}
+
+EXPORT void fakecupti_bench_counts(uint64_t *records, uint64_t *fired)
+{
+	pthread_mutex_lock(&f.mu);
+	*records = f.appended;
+	*fired = f.cb_fired;
+	pthread_mutex_unlock(&f.mu);
 }
 
 /* FAKE_CUPTI_STATS=1: what the client asked of the callback API, and how often it ran, at exit. */

@@ -25,7 +25,8 @@ setup() {
 		INFERSCOPE_NO_CUDA INFERSCOPE_QUIET FAKE_CUDA_MODE FAKE_CUPTI_FAIL FAKE_CUPTI_VERSION \
 		FAKE_CUPTI_DROPPED FAKE_CUPTI_SKEW_NS INFERSCOPE_CUDA_LAG_MS INFERSCOPE_CUDA_FLUSH_MS \
 		INFERSCOPE_CUDA_SLOTS INFERSCOPE_PYTHON_MODE INFERSCOPE_CUDA_DRIVER_API FAKE_CUPTI_STATS \
-		FAKE_CUPTI_SYNC_NS FAKE_CUPTI_LAUNCH_NS FAKE_CUPTI_WAKE_LATE_NS FAKE_CUPTI_HOST_OWN_NS
+		FAKE_CUPTI_SYNC_NS FAKE_CUPTI_LAUNCH_NS FAKE_CUPTI_WAKE_LATE_NS FAKE_CUPTI_HOST_OWN_NS \
+		INFERSCOPE_CUDA_CALLBACKS
 }
 
 teardown() {
@@ -126,6 +127,29 @@ summary() { # summary FIELD: a number of tlcheck's summary line
 	[ "$(summary linked)" -eq 10 ]
 	[ "$(summary bad_links)" -eq 0 ]
 	[ "$(summary unordered)" -eq 0 ]
+}
+
+@test "names are cached, never wrong: a kernel name CUPTI gives at an earlier one's address with other text is the new name; copies of one direction keep their memory kinds, calls their domain" {
+	doubles libcuda.so.1 libcupti.so.13
+	# three kernels whose names come at one address, their records converted one by one:
+	# first(), second(int), first() (the agent caches a kernel's name by CUPTI's pointer)
+	# (--cuda-driver-api: the driver call below is recorded)
+	trace -q --cuda-driver-api -- "$W" renamed
+	grep -qx 'done renamed injected=1' "$T/out"
+	c=$T/check
+	[ "$(grep -c '^op kernel ' "$c")" -eq 3 ]
+	[ "$(grep -c '^op kernel first() dev=0 stream=1 dur=1000 ' "$c")" -eq 2 ]
+	[ "$(grep -c '^op kernel second(int) dev=0 stream=1 dur=1000 ' "$c")" -eq 1 ]
+	# three host-to-device copies, three memory-kind pairs (names cached by direction and kinds)
+	[ "$(grep -c '^op memcpy Memcpy HtoD (Pageable -> Device) .* copy=1 src=1 dst=3 ' "$c")" -eq 1 ]
+	[ "$(grep -c '^op memcpy Memcpy HtoD (Pinned -> Device) .* copy=1 src=2 dst=3 ' "$c")" -eq 1 ]
+	[ "$(grep -c '^op memcpy Memcpy HtoD (Pageable -> Pinned) .* copy=1 src=1 dst=2 ' "$c")" -eq 1 ]
+	# and four stream syncs: every operation linked to its call
+	[ "$(summary ops)" -eq 10 ]
+	[ "$(summary linked)" -eq 10 ]
+	# call names cached by domain and callback id: the driver's 211 after the runtime's 211
+	[ "$(grep -c '^api cudaLaunchKernel kind=1 cbid=211 ' "$c")" -eq 3 ]
+	[ "$(grep -c '^api cuD3D10GetDevices kind=2 cbid=211 ' "$c")" -eq 1 ]
 }
 
 @test "every kernel has its launching call and its Python stack, on every thread" {
@@ -301,6 +325,24 @@ summary() { # summary FIELD: a number of tlcheck's summary line
 	jq -c '.gpu.launch.call_sites' "$T/f.json"
 	jq -e --argjson l "$l_mm" '[.gpu.launch.call_sites[] | select(.python.name == "matmul")] | length == 1 and .[0].python.line == $l and .[0].launches == 3 and .[0].kernel_ns == 24000' "$T/f.json"
 	jq -e --argjson l "$l_fused" '[.gpu.launch.call_sites[] | select(.python.name == "fused")] | length == 1 and .[0].python.line == $l and .[0].launches == 3 and .[0].kernel_ns == 9000' "$T/f.json"
+}
+
+@test "INFERSCOPE_CUDA_CALLBACKS (measuring CUPTI's dispatch on a GPU): empty, the same callbacks run and return at once, counted, no Python lines; off, none" {
+	doubles libcuda.so.1 libcupti.so.13
+	INFERSCOPE_CUDA_CALLBACKS=empty FAKE_CUPTI_STATS=1 trace -q -- "$PY" "$ISC_SRC/tests/gpu/stack.py" 3
+	grep -qx 'stack.py done, injected=1' "$T/out"
+	grep -qx 'meta cuda.agent.python_lines=off: callbacks without their body (INFERSCOPE_CUDA_CALLBACKS=empty)' "$T/check"
+	run ! grep -q ' site=' "$T/check"
+	# 3 steps of 5 runtime calls (a copy, 2 launches, a graph launch, a sync) and the 3 driver
+	# launches the double makes inside them: 24 fired on the 34 calls enabled, as with the body,
+	# and every one counted (no line is kept, so no nested call returns before it is counted)
+	grep -q '^fake-cupti-stats: callbacks enabled=34 domains=0 fired=24$' "$T/err"
+	grep -qx 'meta cuda.agent.callbacks=24' "$T/check"
+	grep -qx 'meta cuda.agent.callback_ns=0' "$T/check"
+	INFERSCOPE_CUDA_CALLBACKS=off FAKE_CUPTI_STATS=1 trace -q -- "$PY" "$ISC_SRC/tests/gpu/stack.py" 3
+	grep -qx 'meta cuda.agent.python_lines=off: no callbacks (INFERSCOPE_CUDA_CALLBACKS=off)' "$T/check"
+	grep -q '^fake-cupti-stats: callbacks enabled=0 domains=0 fired=0$' "$T/err"
+	run ! grep -q ' site=' "$T/check"
 }
 
 @test "exact mode: no CUPTI callback at all (the activity records suffice); a C program in sample mode: no Python lines" {

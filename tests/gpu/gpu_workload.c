@@ -18,6 +18,15 @@
  *                         an event recorded after it and
  *                         cudaEventSynchronize, a 1 MiB synchronous copy
  *                         (the blocking calls of tests/gpu's clock test)
+ *   gpu_workload renamed  3 kernels, each launched, synchronized and its
+ *                         records delivered (fake_flush) before the next,
+ *                         whose names CUPTI gives at one address: first(),
+ *                         second(int), first() again; then 3 host-to-
+ *                         device copies of other memory kinds each
+ *                         (pageable -> device, pinned -> device,
+ *                         pageable -> pinned) and a sync; then the
+ *                         driver call whose callback id is that of the
+ *                         runtime's cudaLaunchKernel (211: cuD3D10GetDevices)
  *   gpu_workload noinit   no cuInit: no GPU agent at all
  */
 #include <stdio.h>
@@ -81,6 +90,18 @@ int main(int argc, char **argv)
 			fake_launch_driver("triton_kernel", 1, 4000);
 		fake_launch_driver_ex("cublas_gemm_kernel", 1, 6000);
 		kernels(2, 1);
+	} else if (!strcmp(mode, "renamed")) {
+		static const char *names[] = { "_Z5firstv", "_Z6secondi", "_Z5firstv" };
+		for (int i = 0; i < 3; i++) {
+			fake_launch_reused_name(names[i], 1, 1000);
+			fake_sync(1);
+			fake_flush();
+		}
+		fake_memcpy(4096, HTOD, PAGEABLE, DEVICE, 1, 1);
+		fake_memcpy(4096, HTOD, PINNED, DEVICE, 1, 1);
+		fake_memcpy(4096, HTOD, PAGEABLE, PINNED, 1, 1);
+		fake_sync(1);
+		fake_driver_call(211);
 	} else if (!strcmp(mode, "syncs")) {
 		for (int i = 0; i < n; i++) {
 			fake_launch("sync_kernel", 1, 50000);

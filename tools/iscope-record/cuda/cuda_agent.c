@@ -33,7 +33,15 @@
  * so after the first few a request is a pop, with no allocation or page
  * faults on the workload's thread; the conversion (buf_done) runs on the
  * flusher (or CUPTI's) thread under g.mu, which no workload thread takes,
- * and a full ring drops and counts, never waits.  The agent's own CPU time
+ * and a full ring drops and counts, never waits.  A record is converted
+ * without string work: names come from caches kept under g.mu (a call's
+ * by cbid, a kernel's by CUPTI's name pointer checked against its text, a
+ * copy's, memset's, sync's or overhead's by kind), so g.smu, which the
+ * sample mode's launch callbacks take for a Python line never seen, is
+ * taken by the conversion only for a name never seen either; a callback
+ * on a line seen before takes no lock (site cache read under its
+ * sequence number), and counts on its thread's own counters
+ * (tests/bench/cuda_agent_cost.sh measures both).  The agent's own CPU time
  * converting records is measured (CLOCK_THREAD_CPUTIME_ID around each
  * buffer) and written at exit with the records and callbacks counted
  * (META cuda.agent.*), beside CUPTI's OVERHEAD records: iscope-analyze
@@ -94,6 +102,10 @@
 #define SITES (1u << 16)         /* correlation id -> Python line of the call, direct-mapped */
 #define SITE_CACHE 4096          /* (code object, offset) -> string id */
 #define CB_TIMED 256             /* one launch callback in so many is timed */
+#define CB_THREADS 255           /* threads with callback counters of their own */
+#define API_CBIDS 1024           /* cbids whose call names are cached (CUDA 13: 523 runtime, 807 driver) */
+#define KERNEL_CACHE 4096        /* kernel names, direct-mapped by CUPTI's name pointer */
+#define OVERHEAD_KINDS 16
 
 enum { OFF, RECORDING, STOPPED };
 
@@ -104,9 +116,23 @@ struct name_ent { /* interned name, by content */
 	char *text, *file;
 };
 
-struct site_ent { /* a Python line that made CUDA calls */
-	uint64_t code;
+struct site_ent { /* a Python line that made CUDA calls: written under g.smu, read without it (seq) */
+	_Atomic uint32_t seq; /* odd while written */
+	_Atomic uint32_t id;
+	_Atomic uint64_t code;
+	_Atomic int64_t off;
+};
+
+struct cb_thread { /* a thread's launch callbacks: its own, written without atomic operations */
+	_Atomic uint64_t n, ns; /* callbacks, their estimated ns (read at exit) */
+	uint64_t code;          /* the Python line of its last callback: (code, off) -> id */
 	int64_t off;
+	uint32_t id;
+};
+
+struct kname { /* a kernel's string id, by the name CUPTI gave (shared by its records) */
+	const char *ptr; /* CUPTI's pointer */
+	char *copy;      /* its text when first seen: a pointer reused for another name is a miss */
 	uint32_t id;
 };
 
@@ -134,7 +160,7 @@ static struct {
 	uint8_t *str, *rings;
 	uint32_t ring_size, nslots, cur; /* rings; the one written now */
 	uint64_t str_size, last_commit;
-	/* interning (under smu: the conversion and the launch callbacks intern) */
+	/* interning (under smu: the conversion, for names it has not cached, and the launch callbacks, for new lines) */
 	pthread_mutex_t smu;
 	uint32_t next_id;
 	struct name_ent *names;
@@ -149,6 +175,11 @@ static struct {
 	size_t narena, caparena;
 	char *(*demangle)(const char *, char *, size_t *, int *);
 	bool driver_version_written;
+	bool instants; /* an NVTX instant may wait for the end of the buffer */
+	/* the string ids of the conversion's names, by what decides them (0: not yet) */
+	uint32_t api_ids[2][API_CBIDS];        /* runtime, driver; by cbid */
+	struct kname kernels[KERNEL_CACHE];    /* by CUPTI's name pointer, checked by content */
+	uint32_t copy_ids[6][5][5], memset_ids[5], sync_ids[5], overhead_ids[OVERHEAD_KINDS];
 	/* CUPTI */
 	uint32_t cupti_version;
 	unsigned lag_ms, flush_ms;
@@ -169,11 +200,13 @@ static struct {
 	unsigned npool;
 	/* the agent's own cost (under mu): CPU time converting, records converted */
 	uint64_t cpu_ns, records;
-	_Atomic uint64_t callbacks, callback_ns;
+	struct cb_thread cbt[CB_THREADS + 1]; /* by thread, in the order of their first callback; the last shared */
+	_Atomic uint32_t ncbt;
 	/* sample mode: the Python line of each call (launch callbacks) */
 	bool py_sites;
+	bool cb_body; /* false with INFERSCOPE_CUDA_CALLBACKS=empty: they return at once (measuring CUPTI's dispatch) */
 	_Atomic uint64_t sites[SITES];       /* correlation << 32 | string id */
-	struct site_ent cache[SITE_CACHE];   /* under smu */
+	struct site_ent cache[SITE_CACHE];   /* written under smu */
 } g = { .mu = PTHREAD_MUTEX_INITIALIZER, .fmu = PTHREAD_MUTEX_INITIALIZER, .pmu = PTHREAD_MUTEX_INITIALIZER,
 	.smu = PTHREAD_MUTEX_INITIALIZER };
 
@@ -212,6 +245,14 @@ struct enc {
 	unsigned n;
 	bool overflow;
 };
+
+/* An empty body; its bytes are not cleared (a record is a few dozen of REC_MAX: clearing them all cost
+ * more than the rest of a record's conversion). */
+static void enc_init(struct enc *e)
+{
+	e->n = 0;
+	e->overflow = false;
+}
 
 static void put(struct enc *e, uint64_t v)
 {
@@ -294,7 +335,8 @@ static void warn_locked(enum isc_warning code, const char *msg)
 	fprintf(stderr, "inferscope-cuda: %s\n", msg);
 	if (!g.base)
 		return;
-	struct enc e = { .n = 0 };
+	struct enc e;
+	enc_init(&e);
 	put(&e, (uint64_t)g.pid);
 	put(&e, code);
 	put_raw(&e, msg, cut_utf8(msg, 1024));
@@ -397,7 +439,7 @@ static uint32_t intern_str(uint8_t kind, const char *s)
 }
 
 /* A kernel's name, demangled when the process has a C++ runtime. */
-static uint32_t intern_kernel(const char *mangled)
+static uint32_t intern_kernel_text(const char *mangled)
 {
 	if (!mangled)
 		return intern_str(ISC_STR_CFUNC, "<unnamed kernel>");
@@ -414,8 +456,41 @@ static uint32_t intern_kernel(const char *mangled)
 	return intern_str(ISC_STR_CFUNC, mangled);
 }
 
+/*
+ * The id of a kernel's name (the conversion's most frequent name, and its
+ * dearest: a demangling) once per kernel: by CUPTI's pointer, which the
+ * records of one kernel share (cupti_activity.h: "shared across all
+ * activity records representing the same kernel"), checked against the
+ * text it had (a module unloaded and another loaded at its address is a
+ * miss, never a wrong name).  Caller holds g.mu.
+ */
+static uint32_t intern_kernel(const char *mangled)
+{
+	if (!mangled)
+		return intern_kernel_text(NULL);
+	struct kname *k = &g.kernels[((uintptr_t)mangled >> 3) % KERNEL_CACHE];
+	if (k->ptr == mangled && k->id && !strcmp(k->copy, mangled))
+		return k->id;
+	uint32_t id = intern_kernel_text(mangled);
+	char *copy = id ? strdup(mangled) : NULL;
+	if (copy) {
+		free(k->copy);
+		*k = (struct kname){ mangled, copy, id };
+	}
+	return id;
+}
+
+/* A name that a small key decides (a copy's kinds, a memset's memory),
+ * cached in *slot.  Caller holds g.mu. */
+static uint32_t intern_cached(uint32_t *slot, const char *name)
+{
+	if (!*slot)
+		*slot = intern_str(ISC_STR_CFUNC, name);
+	return *slot;
+}
+
 /* cudaLaunchKernel_v7000 -> cudaLaunchKernel: the version suffix of CUPTI's names goes. */
-static uint32_t intern_api(CUpti_CallbackDomain domain, uint32_t cbid)
+static uint32_t intern_api_name(CUpti_CallbackDomain domain, uint32_t cbid)
 {
 	const char *name = NULL;
 	char buf[160];
@@ -429,6 +504,17 @@ static uint32_t intern_api(CUpti_CallbackDomain domain, uint32_t cbid)
 	if (v && v[1] == 'v' && v[2] && strspn(v + 2, "0123456789") == strlen(v + 2))
 		n = (size_t)(v - name);
 	return intern(ISC_STR_CFUNC, name, n);
+}
+
+/* A call's name by cbid, looked up (cuptiGetCallbackName) once a cbid. Caller holds g.mu. */
+static uint32_t intern_api(CUpti_CallbackDomain domain, uint32_t cbid)
+{
+	if (cbid >= API_CBIDS)
+		return intern_api_name(domain, cbid);
+	uint32_t *slot = &g.api_ids[domain == CUPTI_CB_DOMAIN_RUNTIME_API ? 0 : 1][cbid];
+	if (!*slot)
+		*slot = intern_api_name(domain, cbid);
+	return *slot;
 }
 
 /* ---- staging: converted records, sorted by start before the push ------ */
@@ -566,7 +652,8 @@ static void meta(const char *key, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(val, sizeof(val), fmt, ap);
 	va_end(ap);
-	struct enc e = { .n = 0 };
+	struct enc e;
+	enc_init(&e);
 	size_t kl = strlen(key);
 	put(&e, kl);
 	put_raw(&e, key, kl);
@@ -584,7 +671,8 @@ static struct marker *marker_find(uint32_t id)
 
 static void marker_emit(struct marker *m, uint64_t commit)
 {
-	struct enc e = { .n = 0 };
+	struct enc e;
+	enc_init(&e);
 	gpu_prefix(&e, commit, m->start, m->tid);
 	put(&e, m->name_id);
 	put(&e, span(m->start, m->end));
@@ -614,13 +702,15 @@ static void convert_marker(const CUpti_ActivityMarker2 *mk, uint64_t commit)
 	m = &g.markers[mk->id % OPEN_MARKERS];
 	*m = (struct marker){ .id = mk->id, .tid = tid, .start = mk->timestamp, .end = mk->timestamp, .used = true,
 			      .instant = (mk->flags & CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS) != 0 };
+	g.instants |= m->instant;
 	m->name_id = intern_str(ISC_STR_SCOPE, mk->name ? mk->name : "<unnamed range>");
 	m->domain_id = mk->domain && *mk->domain ? intern_str(ISC_STR_SCOPE, mk->domain) : 0;
 }
 
 static void convert_kernel(const CUpti_ActivityKernel10 *k, uint64_t commit)
 {
-	struct enc e = { .n = 0 };
+	struct enc e;
+	enc_init(&e);
 	if (NO_TIME(k->start, k->end))
 		return;
 	gpu_prefix(&e, commit, k->start, 0);
@@ -636,16 +726,27 @@ static void convert_kernel(const CUpti_ActivityKernel10 *k, uint64_t commit)
 	stage(ISC_REC_GPU_OP, k->start, &e);
 }
 
+/* "Memcpy HtoD (Pageable -> Device)", once a combination.  Caller holds g.mu. */
+static uint32_t copy_name_id(uint8_t ck, uint8_t src, uint8_t dst)
+{
+	char name[96];
+	uint32_t *slot = ck < 6 && src < 5 && dst < 5 ? &g.copy_ids[ck][src][dst] : NULL;
+	if (slot && *slot)
+		return *slot;
+	snprintf(name, sizeof(name), "%s (%s -> %s)", copy_name(ck), mem_name(src), mem_name(dst));
+	return slot ? intern_cached(slot, name) : intern_str(ISC_STR_CFUNC, name);
+}
+
 static void convert_copy(uint64_t commit, uint64_t start, uint64_t end, uint32_t dev, uint32_t ctx, uint32_t stream,
 			 uint32_t corr, uint64_t bytes, uint8_t ck, uint8_t src, uint8_t dst, bool async, bool graph)
 {
-	char name[96];
 	if (NO_TIME(start, end))
 		return;
-	snprintf(name, sizeof(name), "%s (%s -> %s)", copy_name(ck), mem_name(src), mem_name(dst));
-	struct enc e = { .n = 0 };
+	uint32_t name_id = copy_name_id(ck, src, dst);
+	struct enc e;
+	enc_init(&e);
 	gpu_prefix(&e, commit, start, 0);
-	op_fields(&e, dev, stream, ISC_GPU_MEMCPY, intern_str(ISC_STR_CFUNC, name), span(start, end), corr, bytes, ck,
+	op_fields(&e, dev, stream, ISC_GPU_MEMCPY, name_id, span(start, end), corr, bytes, ck,
 		  src, dst, (async ? ISC_GPU_FLAG_ASYNC : 0) | (graph ? ISC_GPU_FLAG_GRAPH : 0) | ISC_GPU_FLAG_CONTEXT);
 	put(&e, ctx);
 	stage(ISC_REC_GPU_OP, start, &e);
@@ -654,7 +755,8 @@ static void convert_copy(uint64_t commit, uint64_t start, uint64_t end, uint32_t
 static void convert_api(const CUpti_ActivityAPI *a, uint64_t commit)
 {
 	bool rt = a->kind == CUPTI_ACTIVITY_KIND_RUNTIME;
-	struct enc e = { .n = 0 };
+	struct enc e;
+	enc_init(&e);
 	gpu_prefix(&e, commit, a->start, a->threadId);
 	put(&e, intern_api(rt ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API, a->cbid));
 	put(&e, span(a->start, a->end));
@@ -690,8 +792,11 @@ static const char *overhead_name(CUpti_ActivityOverheadKind k)
  * an operation of kind OTHER. */
 static void convert_overhead(const CUpti_ActivityOverhead3 *o, uint64_t commit)
 {
-	struct enc e = { .n = 0 };
-	uint32_t name = intern_str(ISC_STR_CFUNC, overhead_name(o->overheadKind));
+	struct enc e;
+	enc_init(&e);
+	uint32_t name = (unsigned)o->overheadKind < OVERHEAD_KINDS
+				? intern_cached(&g.overhead_ids[o->overheadKind], overhead_name(o->overheadKind))
+				: intern_str(ISC_STR_CFUNC, overhead_name(o->overheadKind));
 	if (o->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD || o->objectKind == CUPTI_ACTIVITY_OBJECT_PROCESS) {
 		gpu_prefix(&e, commit, o->start, o->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ? o->objectId.pt.threadId : 0);
 		put(&e, name);
@@ -711,7 +816,8 @@ static void convert_overhead(const CUpti_ActivityOverhead3 *o, uint64_t commit)
 
 static void convert_device(const CUpti_ActivityDevice5 *d)
 {
-	struct enc e = { .n = 0 };
+	struct enc e;
+	enc_init(&e);
 	put(&e, d->id);
 	put(&e, d->numMultiprocessors);
 	put(&e, d->globalMemorySize);
@@ -756,7 +862,8 @@ static void convert_name(const CUpti_ActivityName *n)
 /* Converts one CUPTI record into staged trace records.  Caller holds g.mu. */
 static void convert(const CUpti_Activity *r, uint64_t commit)
 {
-	struct enc e = { .n = 0 };
+	struct enc e;
+	enc_init(&e);
 	switch (r->kind) {
 	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
 	case CUPTI_ACTIVITY_KIND_KERNEL:
@@ -779,11 +886,15 @@ static void convert(const CUpti_Activity *r, uint64_t commit)
 	case CUPTI_ACTIVITY_KIND_MEMSET: {
 		const CUpti_ActivityMemset4 *m = (const void *)r;
 		char name[64];
+		uint8_t mk = mem_kind(m->memoryKind);
 		if (NO_TIME(m->start, m->end))
 			break;
-		snprintf(name, sizeof(name), "Memset (%s)", mem_name(mem_kind(m->memoryKind)));
+		if (!g.memset_ids[mk % 5]) {
+			snprintf(name, sizeof(name), "Memset (%s)", mem_name(mk));
+			intern_cached(&g.memset_ids[mk % 5], name);
+		}
 		gpu_prefix(&e, commit, m->start, 0);
-		op_fields(&e, m->deviceId, m->streamId, ISC_GPU_MEMSET, intern_str(ISC_STR_CFUNC, name),
+		op_fields(&e, m->deviceId, m->streamId, ISC_GPU_MEMSET, g.memset_ids[mk % 5],
 			  span(m->start, m->end), m->correlationId, m->bytes, ISC_COPY_NONE, 0, mem_kind(m->memoryKind),
 			  ((m->flags & CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC) ? ISC_GPU_FLAG_ASYNC : 0) |
 				  (m->graphId ? ISC_GPU_FLAG_GRAPH : 0) | ISC_GPU_FLAG_CONTEXT);
@@ -801,7 +912,7 @@ static void convert(const CUpti_Activity *r, uint64_t commit)
 		gpu_prefix(&e, commit, s->start, 0);
 		op_fields(&e, device_of_context(s->contextId),
 			  s->streamId == CUPTI_SYNCHRONIZATION_INVALID_VALUE ? ISC_GPU_NONE : s->streamId, ISC_GPU_SYNC,
-			  intern_str(ISC_STR_CFUNC, names[t]), span(s->start, s->end), s->correlationId,
+			  intern_cached(&g.sync_ids[t], names[t]), span(s->start, s->end), s->correlationId,
 			  s->cudaEventId == CUPTI_SYNCHRONIZATION_INVALID_VALUE ? 0 : s->cudaEventId, (uint8_t)t, 0, 0,
 			  ISC_GPU_FLAG_CONTEXT);
 		put(&e, s->contextId);
@@ -864,7 +975,8 @@ static void note_dropped(CUcontext ctx, uint32_t stream)
 {
 	size_t dropped = 0;
 	if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped) {
-		struct enc e = { .n = 0 };
+		struct enc e;
+		enc_init(&e);
 		put(&e, dropped);
 		stage(ISC_REC_GPU_DROPPED, UINT64_MAX, &e);
 	}
@@ -873,7 +985,20 @@ static void note_dropped(CUcontext ctx, uint32_t stream)
 /* Sorts the staged records by start and pushes them, all with time commit. */
 static void push_staged(uint64_t commit)
 {
-	qsort(g.stage, g.nstage, sizeof(*g.stage), staged_cmp);
+	/* Nearly sorted: a device queue's buffer is in start order, an API
+	 * buffer in end order (a nested call before its caller); insertion
+	 * moves while they are few, else the whole sort. */
+	size_t moves = 0, budget = 8 * g.nstage + 64, k;
+	for (k = 1; k < g.nstage && moves <= budget; k++) {
+		struct staged x = g.stage[k];
+		size_t j = k;
+		for (; j > 0 && staged_cmp(&g.stage[j - 1], &x) > 0; j--)
+			g.stage[j] = g.stage[j - 1];
+		g.stage[j] = x;
+		moves += k - j;
+	}
+	if (k < g.nstage)
+		qsort(g.stage, g.nstage, sizeof(*g.stage), staged_cmp);
 	for (size_t i = 0; i < g.nstage; i++)
 		push(g.stage[i].type, commit, g.arena + g.stage[i].off, g.stage[i].len);
 	g.nstage = 0;
@@ -940,9 +1065,10 @@ static void CUPTIAPI buf_done(CUcontext ctx, uint32_t stream, uint8_t *buffer, s
 			convert(r, commit);
 			g.records++;
 		}
-		for (unsigned i = 0; i < OPEN_MARKERS; i++)
+		for (unsigned i = 0; g.instants && i < OPEN_MARKERS; i++)
 			if (g.markers[i].used && g.markers[i].instant)
 				marker_emit(&g.markers[i], commit);
+		g.instants = false;
 		note_dropped(ctx, stream);
 		push_staged(commit);
 		g.cpu_ns += thread_cpu_ns() - cpu0;
@@ -951,30 +1077,73 @@ static void CUPTIAPI buf_done(CUcontext ctx, uint32_t stream, uint8_t *buffer, s
 	buf_release(buffer);
 }
 
+/* The (code, off) entry of the site cache, and its id when it holds that line (0 else): no lock, no write. */
+static uint32_t site_cached(const struct site_ent *e, uint64_t code, int64_t off)
+{
+	uint32_t s1 = atomic_load_explicit(&e->seq, memory_order_acquire);
+	uint64_t c = atomic_load_explicit(&e->code, memory_order_relaxed);
+	int64_t o = atomic_load_explicit(&e->off, memory_order_relaxed);
+	uint32_t id = atomic_load_explicit(&e->id, memory_order_relaxed);
+	atomic_thread_fence(memory_order_acquire);
+	if ((s1 & 1) || atomic_load_explicit(&e->seq, memory_order_relaxed) != s1)
+		return 0; /* being written: the caller takes the lock */
+	return c == code && o == off ? id : 0;
+}
+
 /*
  * The string id of the Python line the calling thread runs (a CODE string
- * whose line is the current line), 0 when none: from the cache, else read
- * (pyframe.c) and interned under g.smu, which the conversion holds only
- * while it interns a name.
+ * whose line is the current line), 0 when none.  The frame is read
+ * (pyframe.c: a pointer walk) at every call; the rest once per line: the
+ * thread's last line, else the shared cache, read without a lock; a line
+ * never seen is described and interned under g.smu, which the conversion
+ * holds only while it interns a name it has not cached (rarely after the
+ * first buffers).
  */
-static uint32_t py_site_now(void)
+static uint32_t py_site_now(struct cb_thread *me)
 {
 	uint64_t code;
 	int64_t off;
 	if (!isc_cuda_py_frame(&code, &off))
 		return 0;
+	if (me && me->id && me->code == code && me->off == off)
+		return me->id; /* the same line as this thread's last call (a loop) */
 	struct site_ent *e = &g.cache[((code >> 4) ^ (uint64_t)off * 0x9e3779b1u) % SITE_CACHE];
-	pthread_mutex_lock(&g.smu);
-	uint32_t id = e->code == code && e->off == off ? e->id : 0;
+	uint32_t id = site_cached(e, code, off);
 	if (!id) {
-		char name[NAME_MAX_BYTES + 1], file[NAME_MAX_BYTES + 1];
-		uint32_t line;
-		if (isc_cuda_py_describe(code, off, name, sizeof(name), file, sizeof(file), &line) &&
-		    (id = intern_at(ISC_STR_CODE, name, strlen(name), file, line)))
-			*e = (struct site_ent){ code, off, id };
+		pthread_mutex_lock(&g.smu);
+		if (!(id = site_cached(e, code, off))) {
+			char name[NAME_MAX_BYTES + 1], file[NAME_MAX_BYTES + 1];
+			uint32_t line;
+			if (isc_cuda_py_describe(code, off, name, sizeof(name), file, sizeof(file), &line) &&
+			    (id = intern_at(ISC_STR_CODE, name, strlen(name), file, line))) {
+				uint32_t s0 = atomic_load_explicit(&e->seq, memory_order_relaxed);
+				atomic_store_explicit(&e->seq, s0 + 1, memory_order_relaxed);
+				atomic_thread_fence(memory_order_release);
+				atomic_store_explicit(&e->code, code, memory_order_relaxed);
+				atomic_store_explicit(&e->off, off, memory_order_relaxed);
+				atomic_store_explicit(&e->id, id, memory_order_relaxed);
+				atomic_store_explicit(&e->seq, s0 + 2, memory_order_release);
+			}
+		}
+		pthread_mutex_unlock(&g.smu);
 	}
-	pthread_mutex_unlock(&g.smu);
+	if (me && id) {
+		me->code = code;
+		me->off = off;
+		me->id = id;
+	}
 	return id;
+}
+
+/* The calling thread's counters: claimed at its first callback; past CB_THREADS threads, one shared. */
+static struct cb_thread *cb_thread(void)
+{
+	static __thread struct cb_thread *me;
+	if (!me) {
+		uint32_t i = atomic_fetch_add_explicit(&g.ncbt, 1, memory_order_relaxed);
+		me = &g.cbt[i < CB_THREADS ? i : CB_THREADS];
+	}
+	return me;
 }
 
 /*
@@ -985,9 +1154,11 @@ static uint32_t py_site_now(void)
  * (driver_launch_cbids, when their records are kept): at a call's entry,
  * its Python line, kept by correlation id for the call's activity record
  * (convert_api).  A driver launch inside a runtime call whose line is
- * kept already (the same correlation id) returns at once, uncounted.  For
- * the cost the agent reports, the first CB_TIMED are timed, then one in
- * CB_TIMED.
+ * kept already (the same correlation id) returns at once, uncounted.  No
+ * lock, no atomic read-modify-write, no system call, no allocation on the
+ * way of a line seen before (issue 29: the cost per launch); the counters
+ * are the thread's own.  For the cost the agent reports, each thread's
+ * first CB_TIMED are timed, then one in CB_TIMED.
  */
 static void CUPTIAPI callback(void *ud, CUpti_CallbackDomain d, CUpti_CallbackId id, const void *data)
 {
@@ -999,15 +1170,27 @@ static void CUPTIAPI callback(void *ud, CUpti_CallbackDomain d, CUpti_CallbackId
 		return;
 	if (d == CUPTI_CB_DOMAIN_DRIVER_API && py_site_of(cb->correlationId))
 		return;
+	struct cb_thread *me = cb_thread();
+	if (!g.cb_body) { /* counted, nothing else */
+		atomic_fetch_add_explicit(&me->n, 1, memory_order_relaxed);
+		return;
+	}
+	bool own = me != &g.cbt[CB_THREADS];
+	uint64_t n = own ? atomic_load_explicit(&me->n, memory_order_relaxed)
+			 : atomic_fetch_add_explicit(&me->n, 1, memory_order_relaxed);
+	if (own)
+		atomic_store_explicit(&me->n, n + 1, memory_order_relaxed);
 	/* the first CB_TIMED callbacks are timed each, then one in CB_TIMED stands for CB_TIMED */
-	uint64_t n = atomic_fetch_add_explicit(&g.callbacks, 1, memory_order_relaxed);
 	uint64_t w = n < CB_TIMED ? 1 : n % CB_TIMED == 0 ? CB_TIMED : 0, t0 = w ? now_ns() : 0;
-	uint32_t site = py_site_now();
+	uint32_t site = py_site_now(own ? me : NULL);
 	if (site)
 		atomic_store_explicit(&g.sites[cb->correlationId % SITES], (uint64_t)cb->correlationId << 32 | site,
 				      memory_order_release);
-	if (w)
-		atomic_fetch_add_explicit(&g.callback_ns, (now_ns() - t0) * w, memory_order_relaxed);
+	if (w && own)
+		atomic_store_explicit(&me->ns, atomic_load_explicit(&me->ns, memory_order_relaxed) + (now_ns() - t0) * w,
+				      memory_order_relaxed);
+	else if (w)
+		atomic_fetch_add_explicit(&me->ns, (now_ns() - t0) * w, memory_order_relaxed);
 }
 
 /* The Python line kept for the call of correlation corr, 0 when none (or overwritten since). */
@@ -1106,8 +1289,13 @@ static void at_exit(void)
 	/* the agent's own cost (iscope-analyze: gpu.agent) */
 	meta("cuda.agent.cpu_ns", "%llu", (unsigned long long)g.cpu_ns);
 	meta("cuda.agent.records", "%llu", (unsigned long long)g.records);
-	meta("cuda.agent.callbacks", "%llu", (unsigned long long)atomic_load(&g.callbacks));
-	meta("cuda.agent.callback_ns", "%llu", (unsigned long long)atomic_load(&g.callback_ns));
+	uint64_t ncb = 0, cb_ns = 0;
+	for (unsigned i = 0; i <= CB_THREADS; i++) {
+		ncb += atomic_load_explicit(&g.cbt[i].n, memory_order_relaxed);
+		cb_ns += atomic_load_explicit(&g.cbt[i].ns, memory_order_relaxed);
+	}
+	meta("cuda.agent.callbacks", "%llu", (unsigned long long)ncb);
+	meta("cuda.agent.callback_ns", "%llu", (unsigned long long)cb_ns);
 	push_staged(now_ns());
 	atomic_store(&g.state, STOPPED);
 	pthread_mutex_unlock(&g.mu);
@@ -1171,7 +1359,8 @@ static int shm_create(char *err, size_t errlen)
 	}
 	atomic_store_explicit(&p->nslots_used, g.nslots, memory_order_release);
 	/* GPU_AGENT first: the merge learns the delay before any GPU record */
-	struct enc e = { .n = 0 };
+	struct enc e;
+	enc_init(&e);
 	put(&e, g.cupti_version);
 	put(&e, CUPTI_API_VERSION);
 	put(&e, g.lag_ms);
@@ -1419,9 +1608,15 @@ static int start_cupti(void)
 		cuptiActivityEnableDriverApi(quiet_driver[i], 0);
 	/* sample mode: no call spans say which Python line made a call; the launch callbacks do */
 	const char *pm = getenv("INFERSCOPE_PYTHON_MODE");
-	char why[128];
+	char why[128] = "CUPTI enabled none of the callbacks";
+	/* for measuring on a GPU (tests/device/session.sh): "off", no callback; "empty", they return at once */
+	const char *cbs = getenv("INFERSCOPE_CUDA_CALLBACKS");
+	bool cb_off = cbs && !strcmp(cbs, "off");
+	g.cb_body = !(cbs && !strcmp(cbs, "empty"));
+	if (cb_off)
+		snprintf(why, sizeof(why), "off: no callbacks (INFERSCOPE_CUDA_CALLBACKS=off)");
 	if (pm && !strcmp(pm, "sample")) {
-		if (isc_cuda_py_init(why, sizeof(why)) == 0) {
+		if (!cb_off && isc_cuda_py_init(why, sizeof(why)) == 0) {
 			for (size_t i = 0; i < sizeof(py_site_cbids) / sizeof(py_site_cbids[0]); i++)
 				if (cuptiEnableCallback(1, g.sub, CUPTI_CB_DOMAIN_RUNTIME_API, py_site_cbids[i]) == CUPTI_SUCCESS)
 					g.py_sites = true;
@@ -1432,7 +1627,8 @@ static int start_cupti(void)
 					g.py_sites = true;
 		}
 		pthread_mutex_lock(&g.mu);
-		meta("cuda.agent.python_lines", "%s", g.py_sites ? "on" : why);
+		meta("cuda.agent.python_lines", "%s",
+		     !g.py_sites ? why : g.cb_body ? "on" : "off: callbacks without their body (INFERSCOPE_CUDA_CALLBACKS=empty)");
 		pthread_mutex_unlock(&g.mu);
 	}
 	if (flusher_start() < 0)

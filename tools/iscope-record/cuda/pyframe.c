@@ -25,14 +25,17 @@
  *
  * Names and lines (isc_cuda_py_describe) are read once per code object
  * and offset, by the caller's cache: the code object is alive then (its
- * frame is running); strings through pyremote.c's reader with a plain
- * memory copy.
+ * frame is running); strings through pyremote.c's reader with a memory
+ * copy, through process_vm_readv across a page (isc_cuda_self_read).
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include "pyframe.h"
 #include "record/pyremote.h" /* struct isc_pylayout, isc_pylayout_find, isc_py_addr2line, isc_pyremote_str */
@@ -44,11 +47,34 @@ static struct {
 	struct isc_pyremote r; /* for its string reader */
 } P;
 
-/* In-process reads for pyremote.c's string reader: a plain copy. */
-static int self_read(void *ctx, uint64_t addr, void *dst, size_t len)
+/*
+ * In-process reads for pyremote.c's string reader: a plain copy within
+ * the page of addr (mapped: a live object starts there).  The reader
+ * takes a str's largest header (a compact non-ASCII one) before it knows
+ * the kind, which runs past the end of a short ASCII str: across a page,
+ * the copy goes through process_vm_readv on this process, which stops at
+ * an unmapped page instead of faulting in the workload; what lies past
+ * it reads as zeros (for an ASCII str those bytes are not looked at).
+ * Where the call is refused (a seccomp filter) a read across a page
+ * fails: no line rather than a crash.
+ */
+int isc_cuda_self_read(void *ctx, uint64_t addr, void *dst, size_t len)
 {
 	(void)ctx;
-	memcpy(dst, (const void *)(uintptr_t)addr, len);
+	if (!len)
+		return 0;
+	if ((addr & ~(uint64_t)4095) == ((addr + len - 1) & ~(uint64_t)4095)) {
+		memcpy(dst, (const void *)(uintptr_t)addr, len);
+		return 0;
+	}
+	/* two remote pieces, the page of addr and the rest: a transfer stops between pieces, not inside one */
+	size_t first = 4096 - (size_t)(addr & 4095);
+	struct iovec l = { dst, len }, r[2] = { { (void *)(uintptr_t)addr, first },
+						 { (void *)(uintptr_t)(addr + first), len - first } };
+	ssize_t n = process_vm_readv(getpid(), &l, 1, r, 2, 0);
+	if (n <= 0)
+		return -EFAULT;
+	memset((uint8_t *)dst + n, 0, len - (size_t)n);
 	return 0;
 }
 
@@ -78,7 +104,7 @@ int isc_cuda_py_init(char *why, size_t len)
 		snprintf(why, len, "CPython %u.%u: this build has no layout for it", major, minor);
 		return -1;
 	}
-	if (isc_pyremote_init(&P.r, P.L, self_read, NULL, 0)) {
+	if (isc_pyremote_init(&P.r, P.L, isc_cuda_self_read, NULL, 0)) {
 		P.L = NULL;
 		snprintf(why, len, "out of memory");
 		return -1;
