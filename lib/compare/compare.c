@@ -63,7 +63,7 @@
 #define MAX_BREAKDOWN 10  /* of the 30: at most 20 cpu/gpu rows (the recording's one of them), then 10 breakdown rows */
 #define RECORDING_ROW "(recording's estimated cost)"
 #define NQUANT 21         /* p0, p5, ..., p100 */
-#define RUNS_LEVEL 0.95   /* the run-level interval: two-sided, one side 2.5 % */
+#define RUNS_LEVEL 0.95   /* the run-level interval: two-sided, one side 2.5 % (the report says "95 %") */
 /*
  * Between-run spread (sd on the log scale) assumed with one baseline: the
  * shared 2-core test machine's identical runs of tests/regression/workload.py

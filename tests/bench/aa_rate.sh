@@ -20,6 +20,8 @@
 #    runs, and a planted run against three drawn identical runs.  Twenty
 #    windows count a rate of 5 % as 0, 1 or 2 by chance; the draws use
 #    every run as the current one against every kind of baseline triple.
+#    AA_K="3 5 8": the draws with each of these numbers of baselines
+#    (default 3), to see how many a goal needs on this machine.
 # Not pass/fail: the goal (issue 24) is at most 1 false "regressed" in 20
 # and at least 19 planted changes called "regressed" in 20, whatever the
 # baselines' speed states.
@@ -36,6 +38,7 @@ planted=${2:-20}
 pct=${3:-30}
 triples=${AA_TRIPLES:-300}
 seed=${AA_SEED:-1}
+ks=${AA_K:-3}
 py=$("$here/scripts/find-python.sh")
 A=$build/tools/iscope-analyze/iscope-analyze
 if [[ -n ${AA_DIR:-} ]]; then
@@ -130,10 +133,10 @@ for k in one three power one_w three_w power_w; do
 	fi
 done
 # the draws: every comparison by the analyzer itself, both bases, in one Python process
-"$py" - "$A" "$dir" "$runs" "$planted" "$triples" "$seed" "$pct" <<'PY'
+"$py" - "$A" "$dir" "$runs" "$planted" "$triples" "$seed" "$pct" "$ks" <<'PY'
 import json, math, random, subprocess, sys
 A, d, runs, planted, n, seed, pct = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:7]), sys.argv[7]
-rng = random.Random(seed)
+ks = [int(k) for k in sys.argv[8].split()]
 def verdict(basis, cur, base):
     args = [A, "-q", "--latency-basis=" + basis]
     for b in base:
@@ -144,20 +147,25 @@ def wilson(k, m):
     z = 1.959964; p = k / m; c = (p + z * z / (2 * m)) / (1 + z * z / m)
     h = z * math.sqrt(p * (1 - p) / m + z * z / (4 * m * m)) / (1 + z * z / m)
     return 100 * max(0, c - h), 100 * min(1, c + h)
-draws = []
-for _ in range(n):
-    c = rng.randrange(runs)
-    draws.append(("%s/r%d.json" % (d, c), rng.sample([i for i in range(runs) if i != c], 3), False))
-    draws.append(("%s/p%d.json" % (d, rng.randrange(planted)), rng.sample(range(runs), 3), True))
-for basis in ("auto", "wall"):
-    t = {False: {}, True: {}}
-    for cur, base, plant in draws:
-        v = verdict(basis, cur, base)
-        t[plant][v] = t[plant].get(v, 0) + 1
-    for plant, what in ((False, "identical run"), (True, "planted +%s %%" % pct)):
-        k = t[plant].get("regressed", 0); lo, hi = wilson(k, n)
-        print("[%s] %d draws, %s against three drawn baselines: regressed %d (%.1f %%, 95 %% interval %.1f-%.1f %%), "
-              "improved %d, unchanged %d, inconclusive %d" % (basis, n, what, k, 100 * k / n, lo, hi,
-              t[plant].get("improved", 0), t[plant].get("unchanged", 0), t[plant].get("inconclusive", 0)))
+for nb in ks:
+    if nb >= runs:
+        print("no draws of %d baselines: %d identical runs" % (nb, runs))
+        continue
+    rng = random.Random(seed)
+    draws = []
+    for _ in range(n):
+        c = rng.randrange(runs)
+        draws.append(("%s/r%d.json" % (d, c), rng.sample([i for i in range(runs) if i != c], nb), False))
+        draws.append(("%s/p%d.json" % (d, rng.randrange(planted)), rng.sample(range(runs), nb), True))
+    for basis in ("auto", "wall"):
+        t = {False: {}, True: {}}
+        for cur, base, plant in draws:
+            v = verdict(basis, cur, base)
+            t[plant][v] = t[plant].get(v, 0) + 1
+        for plant, what in ((False, "identical run"), (True, "planted +%s %%" % pct)):
+            k = t[plant].get("regressed", 0); lo, hi = wilson(k, n)
+            print("[%s] %d draws, %s against %d drawn baselines: regressed %d (%.1f %%, 95 %% interval %.1f-%.1f %%), "
+                  "improved %d, unchanged %d, inconclusive %d" % (basis, n, what, nb, k, 100 * k / n, lo, hi,
+                  t[plant].get("improved", 0), t[plant].get("unchanged", 0), t[plant].get("inconclusive", 0)))
 PY
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
