@@ -3,7 +3,7 @@
  * comparison (iscope-analyze --baseline) or a history (--history):
  *
  *   ## Comparison with 3 baseline runs
- *   **Regressed**: step median 100.0 ms -> 110.2 ms (+10.2 %, 99 % interval ...)
+ *   **Regressed**: step median 100.0 ms -> 110.2 ms (+10.2 %, 95 % interval ...)
  *   Environment differences (table)       <- first: they explain many changes
  *   Latency before / after (quantile table, or a bar chart in HTML)
  *   What changed, per iteration (contributors table, or a bar chart in HTML)
@@ -51,7 +51,8 @@ static void answer(struct isc_rep *m, const cJSON *cmp, const cJSON *sc)
 	else
 		isc_rep_put(m, " (");
 	if (isfinite(lo) && isfinite(hi))
-		isc_rep_putf(m, ", %.0f %% interval %+.1f … %+.1f %%", 100 * (1 - isc_doc_num(cmp, "alpha", 0.01)), lo, hi);
+		/* the run-level interval is 95 % whatever alpha, the U test's level (compare.c, RUNS_LEVEL) */
+		isc_rep_putf(m, ", 95 %% interval %+.1f … %+.1f %%", lo, hi);
 	if (isfinite(p))
 		isc_rep_putf(m, ", p = %.2g", p);
 	isc_rep_putf(m, "; %.0f vs %.0f iterations; threshold %.1f %%).\n", isc_doc_num(sc, "samples", 0),
@@ -71,11 +72,13 @@ static void answer(struct isc_rep *m, const cJSON *cmp, const cJSON *sc)
 				       "iterations or baseline runs would decide.\n");
 	}
 	if (!isfinite(isc_doc_num(cmp, "runs_spread_pct", NAN)))
-		isc_rep_put(m, "\nOne baseline run: run-to-run variation is not known, so only the iterations' "
-			       "own spread was taken into account; record three or more baselines for a gate.\n");
+		isc_rep_putf(m, "\nOne baseline run: run-to-run variation is not known, so a spread of %.0f %% between "
+				"identical runs was assumed; record three or more baselines for a gate.\n",
+			     isc_doc_num(cmp, "assumed_runs_spread_pct", 25));
 	else
-		isc_rep_putf(m, "\nThe baseline runs' medians differ by %.1f %% (SD beyond their sampling error), "
-				"which widens the interval.\n", isc_doc_num(cmp, "runs_spread_pct", 0));
+		isc_rep_putf(m, "\nThe baseline runs' medians differ by %.1f %% (SD beyond their sampling error); the "
+				"interval is for a new run, from %.0f runs.\n", isc_doc_num(cmp, "runs_spread_pct", 0),
+			     isc_doc_num(cmp, "baselines", 0));
 }
 
 static void environment(struct isc_rep *m, const cJSON *cmp)

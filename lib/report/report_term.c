@@ -126,7 +126,7 @@ static void verdict(struct term *t, const cJSON *root)
 
 /*
  * One line when the findings carry a comparison or a history:
- *   Compared with 3 baselines: REGRESSED, step median +10.2 % (99 % interval +6.1 … +14.0 %, p = 3e-16); first: time.sleep +10.0 ms/iter
+ *   Compared with 3 baselines: REGRESSED, step median +10.2 % (95 % interval +6.1 … +14.0 %, p = 3e-16); first: time.sleep +10.0 ms/iter
  */
 static void comparison(struct term *t, const cJSON *root)
 {

@@ -155,6 +155,22 @@ B3=(--baseline "$BATS_FILE_TMPDIR/b1.json" --baseline "$BATS_FILE_TMPDIR/b2.json
 	[[ "$before" == *"## Comparison"* ]]
 }
 
+@test "iscope-report: the interval is called 95 % whatever alpha; one baseline states the spread it assumed" {
+	# the run-level interval is 95 % (iscope-analyze(1), COMPARISON); alpha (0.01) is the U test's
+	"$ANALYZE" "${B3[@]}" -o "$D/r95.json" "$D/slow.json"
+	lo=$(printf '%+.1f' "$(jq1 "$D/r95.json" comparison.scopes.0.ci_low_pct)")
+	hi=$(printf '%+.1f' "$(jq1 "$D/r95.json" comparison.scopes.0.ci_high_pct)")
+	run --separate-stderr "$REPORT" "$D/r95.json"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *", 95 % interval $lo … $hi %"* ]]
+	# one baseline: 25 % assumed between identical runs (comparison.assumed_runs_spread_pct), not "only the iterations"
+	"$ANALYZE" --baseline "$D/b1.json" -o "$D/r1.json" "$D/slow.json"
+	[ "$(jq1 "$D/r1.json" comparison.assumed_runs_spread_pct)" = 25 ]
+	run --separate-stderr "$REPORT" "$D/r1.json"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"One baseline run: run-to-run variation is not known, so a spread of 25 % between identical runs was assumed"* ]]
+}
+
 @test "iscope-report: HTML has the before/after and contributors charts; terminal says it in one line" {
 	"$ANALYZE" "${B3[@]}" -o "$D/r.json" "$D/slow.json"
 	run --separate-stderr "$REPORT" -o "$D/r.html" "$D/r.json"

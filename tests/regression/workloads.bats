@@ -8,8 +8,9 @@
 # The planted changes are large (+250 % and more of a step) on purpose:
 # on the shared 2-core test machine the medians of identical runs differ by
 # up to 60-95 % under load (tests/bench/aa_rate.sh, README), and the
-# comparison widens its interval by that spread (Student's t: with six
-# baselines, about 4.4 times its SD).  When the machine was not quiet
+# comparison widens its interval by that spread (a prediction interval
+# for a new run, Student's t with 5 df: with six baselines, 2.57 x 1.08 =
+# 2.8 times its SD).  When the machine was not quiet
 # while they were recorded the verdict checks are skipped, saying so
 # (quiet_machine, below); the contributor rankings are checked in any case.
 #
@@ -214,7 +215,8 @@ print(c["slower_calls_ns_per_iter"] > 0.9 * c["delta_ns_per_iter"])' "$D/threads
 # with --threshold 200 (a change that matters here: the planted ones are
 # +250 % and more), since the interval, widened by the quiet machine's
 # between-run spread (ranges of 52-71 % of six runs: SDs of 21-28 %; a
-# margin of 4.4 SDs, times 1.08 for the new run's own: 100-133 %), lies
+# margin of 2.57 SDs, t with 5 df, times 1.08 for the new run's own: up
+# to +79 to +118 %), lies
 # within +-200 %. "inconclusive" is no pass: a comparison that
 # always says so would pass an A/A that accepted it (issue 28). On a busy
 # machine the A/A run can really be slower: with 7-13 other runnable
