@@ -138,6 +138,7 @@ static struct {
 	unsigned cb_enabled, cb_domains; /* cbids enabled, whole domains enabled */
 	uint64_t cb_fired;
 	bool cb_paused;   /* fakecupti_bench_pause_callbacks: none fired (tests/bench/cuda_agent_cost) */
+	bool cb_unlocked; /* FAKE_CUPTI_CB_UNLOCKED=1: the subscriber's callback runs outside f.mu, as CUPTI's do */
 	uint64_t appended; /* records handed to buffers */
 	const char *name_as_is; /* fakecupti_launch_reused_name: the kernel name pointer to give */
 } f = { .mu = PTHREAD_MUTEX_INITIALIZER };
@@ -385,7 +386,16 @@ static void fire(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, uint32_t corr)
 	d.correlationId = corr;
 	d.functionName = "fake";
 	f.cb_fired++;
+	/* Real CUPTI runs the callbacks of calls on several threads at once; by
+	 * default the double runs them under its lock (one at a time), with
+	 * FAKE_CUPTI_CB_UNLOCKED=1 as CUPTI does (the agent's lock-free path
+	 * under concurrency).  The caller's state is its locals; the double's
+	 * may move on meanwhile, as a driver's does. */
+	if (f.cb_unlocked)
+		pthread_mutex_unlock(&f.mu);
 	f.cb(f.cb_ud, dom, cbid, &d);
+	if (f.cb_unlocked)
+		pthread_mutex_lock(&f.mu);
 }
 
 /* A runtime call wrapping a driver call, [t0, t1]: t1 0 is now (after
@@ -1184,5 +1194,7 @@ __attribute__((constructor)) static void fake_init(void)
 	f.own_ns = s ? strtoull(s, NULL, 10) : 50000;
 	s = getenv("FAKE_CUPTI_WAKE_LATE_NS");
 	f.wake_late = s ? strtoull(s, NULL, 10) : 0;
+	s = getenv("FAKE_CUPTI_CB_UNLOCKED");
+	f.cb_unlocked = s && !strcmp(s, "1");
 	pthread_atfork(NULL, NULL, atfork_child);
 }

@@ -26,7 +26,7 @@ setup() {
 		FAKE_CUPTI_DROPPED FAKE_CUPTI_SKEW_NS INFERSCOPE_CUDA_LAG_MS INFERSCOPE_CUDA_FLUSH_MS \
 		INFERSCOPE_CUDA_SLOTS INFERSCOPE_PYTHON_MODE INFERSCOPE_CUDA_DRIVER_API FAKE_CUPTI_STATS \
 		FAKE_CUPTI_SYNC_NS FAKE_CUPTI_LAUNCH_NS FAKE_CUPTI_WAKE_LATE_NS FAKE_CUPTI_HOST_OWN_NS \
-		INFERSCOPE_CUDA_CALLBACKS
+		INFERSCOPE_CUDA_CALLBACKS FAKE_CUPTI_CB_UNLOCKED
 }
 
 teardown() {
@@ -50,6 +50,16 @@ trace() {
 	echo "$st" > "$T/status"
 	"$MERGE" -o "$T/t.istl" "$T/t.isc" 2> "$T/merge.err"
 	"$TL" "$T/t.istl" > "$T/check"
+}
+
+# lines_sites: lines.py's launches in $T/check, each call's Python line
+# against its kernel (by correlation id: fI's kernel lasts 1000+I ns, its
+# call is at gen_lines.py line 2I+2); prints "ok=N bad=M" and bad ones.
+lines_sites() {
+	awk '/^op kernel /{for(i=1;i<=NF;i++){if($i~/^corr=/)c=substr($i,6); if($i~/^dur=/)d=substr($i,5)} dur[c]=d}
+	/^api cudaLaunchKernel /{s="-"; for(i=1;i<=NF;i++){if($i~/^corr=/)c=substr($i,6); if($i~/^site=/)s=substr($i,6)} site[c]=s}
+	END{ok=0; bad=0; for(c in site){n=dur[c]-1000; if(site[c]=="f" n "@gen_lines.py:" (2*n+2)) ok++; else {bad++; if(bad<5) print "bad corr=" c " dur=" dur[c] " site=" site[c]}}
+	print "ok=" ok " bad=" bad}' "$T/check"
 }
 
 summary() { # summary FIELD: a number of tlcheck's summary line
@@ -325,6 +335,44 @@ summary() { # summary FIELD: a number of tlcheck's summary line
 	jq -c '.gpu.launch.call_sites' "$T/f.json"
 	jq -e --argjson l "$l_mm" '[.gpu.launch.call_sites[] | select(.python.name == "matmul")] | length == 1 and .[0].python.line == $l and .[0].launches == 3 and .[0].kernel_ns == 24000' "$T/f.json"
 	jq -e --argjson l "$l_fused" '[.gpu.launch.call_sites[] | select(.python.name == "fused")] | length == 1 and .[0].python.line == $l and .[0].launches == 3 and .[0].kernel_ns == 9000' "$T/f.json"
+}
+
+@test "sample mode, launch callbacks on 4 threads at once (as CUPTI runs them) over 1500 lines that share site-cache entries: every launch has its own line, every callback is counted" {
+	doubles libcuda.so.1 libcupti.so.13
+	# FAKE_CUPTI_CB_UNLOCKED: the double runs the callbacks outside its lock; 1500 lines in 4096
+	# entries share some, so entries are rewritten while other threads read them
+	FAKE_CUPTI_CB_UNLOCKED=1 trace -q -- "$PY" "$ISC_SRC/tests/gpu/lines.py" 1500 4 2
+	grep -qx 'lines.py done, injected=1' "$T/out"
+	grep -qx 'meta cuda.agent.python_lines=on' "$T/check"
+	run -0 lines_sites
+	[ "$output" = "ok=12000 bad=0" ]
+	grep -qx 'meta cuda.agent.callbacks=12000' "$T/check"
+}
+
+@test "the same under ThreadSanitizer: no data race in the agent's lock-free launch path (site cache, per-thread counters)" {
+	[ -n "${ISC_CUDA_AGENT_TSAN:-}" ] || skip "no ThreadSanitizer build of the agent (the compiler lacks -fsanitize=thread)"
+	doubles libcuda.so.1 libcupti.so.13
+	# the interpreter itself, not a wrapper script (a shell under libtsan may not start)
+	py=$("$PY" -c 'import sys; print(sys.executable)')
+	INFERSCOPE_CUDA_AGENT=$ISC_CUDA_AGENT_TSAN FAKE_CUPTI_CB_UNLOCKED=1 TSAN_OPTIONS="halt_on_error=0 report_signal_unsafe=0" \
+		trace -q -- env LD_PRELOAD="$ISC_LIBTSAN" "$py" "$ISC_SRC/tests/gpu/lines.py" 1500 4 2
+	if grep -q 'FATAL: ThreadSanitizer' "$T/err"; then
+		skip "ThreadSanitizer cannot run Python here: $(grep -m1 'FATAL: ThreadSanitizer' "$T/err")"
+	fi
+	grep -qx 'lines.py done, injected=1' "$T/out"
+	run ! grep -A20 'WARNING: ThreadSanitizer' "$T/err"
+	run -0 lines_sites
+	[ "$output" = "ok=12000 bad=0" ]
+	grep -qx 'meta cuda.agent.callbacks=12000' "$T/check"
+}
+
+@test "sample mode, 300 threads one after another (more than the agent's 255 threads with counters of their own): every launch has its line, every callback is counted" {
+	doubles libcuda.so.1 libcupti.so.13
+	trace -q -- "$PY" "$ISC_SRC/tests/gpu/lines.py" 2 300 1 sequential
+	grep -qx 'lines.py done, injected=1' "$T/out"
+	run -0 lines_sites
+	[ "$output" = "ok=600 bad=0" ]
+	grep -qx 'meta cuda.agent.callbacks=600' "$T/check"
 }
 
 @test "INFERSCOPE_CUDA_CALLBACKS (measuring CUPTI's dispatch on a GPU): empty, the same callbacks run and return at once, counted, no Python lines; off, none" {
