@@ -164,8 +164,14 @@ summary() { # summary FIELD: a number of tlcheck's summary line
 
 @test "every kernel has its launching call and its Python stack, on every thread" {
 	doubles libcuda.so.1 libcupti.so.13
-	# exact mode: the Python stack of a call is the call spans open on its thread
-	trace -q --python=exact -- "$PY" "$ISC_SRC/tests/gpu/stack.py" 3 threads
+	# exact mode: the Python stack of a call is the call spans open on its thread.
+	# The spans are on the host's clock, as real CUPTI's stamps are; the
+	# double's clock keeps a late wake-up's lag for a call made soon after
+	# it (FAKE_CUPTI_HOST_OWN_NS), which put a launch before the forward
+	# span its thread had opened since (3 in 40 runs beside other jobs): the
+	# lag is never kept here (0), and every blocking call wakes 3 ms late
+	# (the load, made certain: with the lag kept, linear lost its span)
+	FAKE_CUPTI_WAKE_LATE_NS=3000000 FAKE_CUPTI_HOST_OWN_NS=0 trace -q --python=exact -- "$PY" "$ISC_SRC/tests/gpu/stack.py" 3 threads
 	grep -qx 'stack.py done, injected=1' "$T/out"
 	c=$T/check
 	# 2 threads x 3 steps x (1 copy + 2 kernels + 3 graph kernels + 1 sync)
