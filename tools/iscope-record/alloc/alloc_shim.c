@@ -1117,8 +1117,9 @@ EXPORT int munmap(void *addr, size_t len)
  * is malloc, counted there.  A sampled small request is served by malloc
  * (pm_sample), so its release reaches our free() through pymalloc's own
  * and the domains' free is not wrapped.  (A side effect: pymalloc's count
- * of the blocks it passed to malloc, sys.getallocatedblocks(), is lower by
- * the sampled blocks released.)  The raw domain is not wrapped, and
+ * of blocks, sys.getallocatedblocks(), is lower by one for each sampled
+ * small block, live or released: it never counted it, and counts down at
+ * its release as for a block it passed to malloc itself.)  The raw domain is not wrapped, and
  * pymalloc's arenas are allocated with the count parked (the arena
  * allocator's wrapper), so nothing counts twice, at the cost of one call
  * and one subtraction an allocation.  Over any other allocator
