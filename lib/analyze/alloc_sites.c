@@ -120,6 +120,7 @@ struct isc_asite_model {
 	struct isc_asite_gaps gaps;
 	bool has_device;
 	bool failed; /* some allocation failed: fail is the latest */
+	bool exc_failed; /* none failed, a CUDA out-of-memory error was raised: fail is its (isc_asite_exception) */
 	uint32_t fail_ver; /* failures seen: each site's fval is its value at the latest */
 	struct isc_asite_failure fail;
 };
@@ -643,6 +644,7 @@ static int exact_failed(struct isc_asite_model *m, const struct isc_asite_exact 
 	struct site *s = &m->sites[si];
 	s->nfail++;
 	m->failed = true;
+	m->exc_failed = false;
 	m->fail_ver++;
 	m->fail = (struct isc_asite_failure){ .id = (uint32_t)si, .pid = x->pid, .device = x->device, .depth = s->depth,
 					     .what = s->what, .frames = s->frames, .ts = x->ts, .size = x->size,
@@ -716,6 +718,33 @@ bool isc_asite_last_failure(const struct isc_asite_model *m, struct isc_asite_fa
 	if (m->failed)
 		*out = m->fail;
 	return m->failed;
+}
+
+void isc_asite_exception(struct isc_asite_model *m, uint64_t ts, uint32_t pid, int64_t device)
+{
+	const struct aproc *d = NULL;
+	if (m->failed || m->fail_ver >= UINT32_MAX - 1)
+		return;
+	for (size_t i = 0; i < m->nprocs; i++) { /* device spaces: one per device, every process's */
+		const struct aproc *p = &m->procs[i];
+		if (!p->space)
+			continue;
+		if (device >= 0 ? (int64_t)p->space == device + 1 : (!d || p->live > d->live))
+			d = p;
+	}
+	if (!d)
+		return;
+	m->fail_ver++;
+	m->exc_failed = true;
+	m->fail = (struct isc_asite_failure){ .id = UINT32_MAX, .pid = pid, .device = d->space - 1, .ts = ts,
+					     .device_live = d->live > 0 ? (uint64_t)d->live : 0 };
+}
+
+bool isc_asite_exception_failure(const struct isc_asite_model *m, struct isc_asite_failure *out)
+{
+	if (m->exc_failed)
+		*out = m->fail;
+	return m->exc_failed;
 }
 
 bool isc_asite_last(const struct isc_asite_model *m, const struct isc_asite_stats **out, size_t *n)

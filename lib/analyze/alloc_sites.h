@@ -32,7 +32,10 @@
  * host peak.  Device sites also keep their live bytes over time
  * (isc_asite_series: gpu.devices[].memory.over_time) and an allocation
  * that failed (isc_asite_last_failure: a CUDA out of memory's site; each
- * site's live bytes at the latest failure are its live_fail).  The
+ * site's live bytes at the latest failure are its live_fail), or, when no
+ * failed allocation was recorded, the time a CUDA out-of-memory error was
+ * raised (isc_asite_exception: Kineto's [memory] events record no failed
+ * allocation; live_fail is then each site's live bytes at the error).  The
  * RSS snapshot and a process's death concern host sites only.
  *
  * Memory: the sites, the sampled allocations still live, and per site one
@@ -100,7 +103,8 @@ struct isc_asite_stats {
 	uint64_t first_ts, last_ts;      /* its process's first and last allocation record */
 	double live_snap, live_snap_err; /* at the snapshot (isc_asite_snapshot; 0 without one) */
 	double live_fail;                /* device sites: when the latest failed allocation was made
-					  * (isc_asite_last_failure; 0 without one) */
+					  * (isc_asite_last_failure), else when a CUDA out-of-memory
+					  * error was raised (isc_asite_exception); 0 without either */
 };
 
 /* A site at a process's death (isc_asite_death). */
@@ -189,6 +193,24 @@ struct isc_asite_failure {
 	uint64_t device_live;   /* the device's live bytes then (every process's) */
 };
 bool isc_asite_last_failure(const struct isc_asite_model *m, struct isc_asite_failure *out);
+/*
+ * A CUDA out-of-memory error raised at ts in process pid (its EXCEPTION
+ * record, in order with the events), on device (from its message, "GPU
+ * N"; -1 when it names none: the device holding the most live bytes then,
+ * the first seen on a tie).  When no failed allocation has been recorded
+ * (isc_asite_exact failed), every site's live bytes now become its
+ * live_fail, as at a failed allocation; a failed allocation recorded
+ * later replaces it.  Nothing when a failed allocation was recorded
+ * already (its own snapshot is the better one), or when the device has no
+ * memory records.
+ */
+void isc_asite_exception(struct isc_asite_model *m, uint64_t ts, uint32_t pid, int64_t device);
+/*
+ * The snapshot of the latest isc_asite_exception, when it stands (no
+ * failed allocation recorded): its id UINT32_MAX, depth 0, size 0; the
+ * device's live bytes then in device_live.  False otherwise.
+ */
+bool isc_asite_exception_failure(const struct isc_asite_model *m, struct isc_asite_failure *out);
 /* Whether isc_asite_exact fed an allocation. */
 bool isc_asite_has_device(const struct isc_asite_model *m);
 

@@ -1021,6 +1021,9 @@ static int on_event(struct ana *a, const struct isc_tl_event *ev)
 		}
 		if (isc_oom_exception(a->oom, ev->ts, ev->pid, &x, ev->f[0]))
 			return -ENOMEM;
+		int64_t gpu = isc_oom_exception_gpu(&x);
+		if (gpu >= -1) /* a CUDA out of memory: what the device held now, unless its failed allocation was recorded */
+			isc_asite_exception(a->asites, ev->ts, ev->pid, gpu);
 		if (a->nexcs >= ANA_MAX_EXCEPTIONS)
 			return 0;
 		struct ana_exc *e = &a->excs[a->nexcs];

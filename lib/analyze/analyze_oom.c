@@ -223,6 +223,35 @@ static char *text(const uint8_t *p, size_t n)
 	return isc_text_dup(p, n, '?', true);
 }
 
+/* Where needle (a C string) first occurs in the n bytes at p, or NULL. */
+static const uint8_t *find(const uint8_t *p, size_t n, const char *needle)
+{
+	size_t k = strlen(needle);
+	for (size_t i = 0; k <= n && i <= n - k; i++)
+		if (!memcmp(p + i, needle, k))
+			return p + i;
+	return NULL;
+}
+
+int64_t isc_oom_exception_gpu(const struct isc_exception *x)
+{
+	static const char tail[] = "OutOfMemoryError";
+	size_t k = sizeof(tail) - 1;
+	bool cuda = (x->ntype >= k && !memcmp(x->type + x->ntype - k, tail, k)) ||
+		    find(x->msg, x->nmsg, "CUDA out of memory");
+	if (!cuda)
+		return -2;
+	for (const uint8_t *p = x->msg, *end = x->msg + x->nmsg; (p = find(p, (size_t)(end - p), "GPU ")); p += 4) {
+		int64_t n = 0;
+		const uint8_t *d = p + 4;
+		for (; d < end && *d >= '0' && *d <= '9' && n < 1000000; d++)
+			n = n * 10 + (*d - '0');
+		if (d > p + 4 && n < 1000000)
+			return n;
+	}
+	return -1;
+}
+
 int isc_oom_exception(struct isc_oom *o, uint64_t ts, uint32_t pid, const struct isc_exception *x, uint64_t line)
 {
 	char *type = text(x->type, x->ntype), *msg = text(x->msg, x->nmsg);
@@ -231,8 +260,7 @@ int isc_oom_exception(struct isc_oom *o, uint64_t ts, uint32_t pid, const struct
 		rc = -ENOMEM;
 		goto out;
 	}
-	size_t n = strlen(type);
-	bool cuda = (n >= 16 && !strcmp(type + n - 16, "OutOfMemoryError")) || strstr(msg, "CUDA out of memory");
+	bool cuda = isc_oom_exception_gpu(x) >= -1;
 	bool host = !strcmp(type, "MemoryError");
 	if (!cuda && !host)
 		goto out;
@@ -463,9 +491,11 @@ int isc_oom_emit(const struct isc_oom *o, struct isc_jb *jb, cJSON *root, uint64
 	isc_jb_num_or_null(jb, end, "swap_bytes", sm, (double)m.swap);
 	isc_jb_num_or_null(jb, end, "gpu_live_bytes", gpu && gpu->have_live, gpu ? (double)gpu->live_bytes : 0);
 
-	/* a CUDA out of memory with a failed allocation recorded: its device then, by site */
-	if (!strcmp(kind, "cuda_oom") && gpu && gpu->have) {
+	/* a CUDA out of memory with a failed allocation recorded, or its error
+	 * raised: its device then, by site */
+	if (!strcmp(kind, "cuda_oom") && gpu && (gpu->have || gpu->at_exception)) {
 		cJSON *af = isc_jb_obj(jb, oom, "device_at_failure");
+		isc_jb_str(jb, af, "basis", gpu->have ? "failed_allocation" : "exception");
 		isc_jb_num(jb, af, "device", gpu->device);
 		isc_jb_num(jb, af, "at_ns", gpu->ts > (int64_t)start_ns ? (double)((uint64_t)gpu->ts - start_ns) : 0);
 		isc_jb_num(jb, af, "live_bytes", (double)gpu->fail_live_bytes);

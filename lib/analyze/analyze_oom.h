@@ -44,6 +44,14 @@ int isc_oom_mem_at(const struct isc_oom *o, uint32_t pid, uint64_t end, struct i
 struct isc_exception;
 /* An EXCEPTION record of pid (the Python agent: an unhandled exception) raised at line.  0 or -ENOMEM. */
 int isc_oom_exception(struct isc_oom *o, uint64_t ts, uint32_t pid, const struct isc_exception *x, uint64_t line);
+/*
+ * Whether x is a CUDA out-of-memory error (as isc_oom_exception decides:
+ * a type ending in OutOfMemoryError, or "CUDA out of memory" in the
+ * message) and its device: the N of the first "GPU N" in the message
+ * (torch's wording: "(GPU 0; 15.90 GiB total capacity; ...)" or "GPU 0 has
+ * a total capacity of ..."), -1 when it names none; -2 when x is not one.
+ */
+int64_t isc_oom_exception_gpu(const struct isc_exception *x);
 /* A WARNING record (code, message bytes) of pid. */
 int isc_oom_warning(struct isc_oom *o, uint64_t ts, uint32_t pid, uint64_t code, const uint8_t *msg, size_t n);
 
@@ -61,7 +69,10 @@ struct isc_oom_gpu {
 	const struct isc_tl_string *site; /* NULL: unknown */
 	bool have_live;      /* some device has memory records */
 	uint64_t live_bytes; /* live at the end on those devices, summed */
-	/* when have: the failing device at the failure (isc_ana_oom_device_sites) */
+	/* no failed allocation recorded, a CUDA out-of-memory error raised
+	 * (isc_asite_exception): device and ts are the error's; have stays false */
+	bool at_exception;
+	/* when have or at_exception: the failing device then (isc_ana_oom_device_sites) */
 	uint64_t fail_live_bytes; /* its live bytes, every process's */
 	size_t nsites;
 	struct isc_oom_dsite {

@@ -122,8 +122,9 @@ void isc_ana_oom_sites(struct ana *a, uint32_t pid, uint64_t ts, struct isc_oom_
 struct isc_oom_gpu;
 /*
  * A failed device allocation's device at the failure (g->have, after
- * isc_gpu_ana_failure): its live bytes and the device sites holding the
- * most then, from the site model.  0 or -ENOMEM.
+ * isc_gpu_ana_failure), else the device of a CUDA out-of-memory error when
+ * it was raised (g->at_exception): its live bytes and the device sites
+ * holding the most then, from the site model.  0 or -ENOMEM.
  */
 int isc_ana_oom_device_sites(struct ana *a, struct isc_oom_gpu *g);
 

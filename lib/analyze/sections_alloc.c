@@ -292,7 +292,8 @@ int isc_ana_oom_device_sites(struct ana *a, struct isc_oom_gpu *g)
 	const struct isc_asite_stats *o, *pick[ISC_OOM_SITES_MAX];
 	struct isc_asite_failure f;
 	size_t n, k = 0;
-	if (!g->have || !isc_asite_last_failure(a->asites, &f))
+	if (!(g->have && isc_asite_last_failure(a->asites, &f)) &&
+	    !(g->at_exception && isc_asite_exception_failure(a->asites, &f)))
 		return 0;
 	if (isc_asite_report_steady(a->asites, a->asteady, a->nasteady, &o, &n))
 		return -ENOMEM;

@@ -359,10 +359,14 @@ void isc_rep_sec_memory(struct isc_rep *m, const cJSON *root)
 			isc_rep_putf(m, "; RSS rose %s in the last %s before", isc_rep_field(b[4], 64, oom, "growth_before.rss_increase_bytes", 'b'),
 				     isc_rep_field(b[5], 64, oom, "growth_before.window_ns", 'n'));
 		isc_rep_put(m, ".\n");
-		/* a cuda_oom with its failed allocation recorded: what the device held then, by site */
+		/* a cuda_oom with its failed allocation recorded (or only its error): what the device held then, by site */
 		const cJSON *daf = isc_doc_get(oom, "device_at_failure");
 		if (cJSON_IsObject(daf)) {
-			isc_rep_putf(m, "\nWhen the allocation failed (at %s), device %s held %s live", isc_rep_field(b[0], 64, daf, "at_ns", 'n'),
+			isc_rep_putf(m, "\nWhen %s (at %s), device %s held %s live",
+				     !strcmp(isc_doc_str(daf, "basis", ""), "exception")
+					     ? "the out-of-memory error was raised (its failed allocation was not recorded)"
+					     : "the allocation failed",
+				     isc_rep_field(b[0], 64, daf, "at_ns", 'n'),
 				     isc_rep_field(b[1], 64, daf, "device", 'i'), isc_rep_field(b[2], 64, daf, "live_bytes", 'b'));
 			if (cJSON_GetArraySize(isc_doc_arr(daf, "sites")) > 0) {
 				isc_rep_put(m, ":\n\n| Live then | Site |\n|---:|---|\n");

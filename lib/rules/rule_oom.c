@@ -11,8 +11,10 @@
  * allocation sites with their live bytes, or the functions RSS grew in);
  * for cuda_oom, after its site, what held the device when it ran out: the
  * device sites of oom.device_at_failure (live at the failed allocation, on
- * its device), Share of its live_bytes; without it (no failed allocation
- * recorded, or a document before it) the device sites of memory.sites
+ * its device; basis exception: no failed allocation was recorded, live
+ * when the error was raised), Share of its live_bytes; without it (no
+ * device memory records before the error, or a document before it) the
+ * device sites of memory.sites
  * holding the most bytes live at the end, Share of
  * memory_at_end.gpu_live_bytes; DEVICE_SITES at most, Memory their live
  * bytes.
@@ -38,6 +40,7 @@ static void device_holders(const struct rule_ctx *c, struct rule_out *o, cJSON *
 	size_t n = 0;
 	if (cJSON_IsObject(af)) {
 		double live = isc_doc_num(af, "live_bytes", 0);
+		bool exc = !strcmp(isc_doc_str(af, "basis", ""), "exception");
 		isc_fnd_metric(o, f, "gpu_live_at_failure_bytes", live);
 		cJSON_ArrayForEach(x, isc_doc_arr(af, "sites")) {
 			double b = isc_doc_num(x, "live_bytes", 0);
@@ -46,8 +49,8 @@ static void device_holders(const struct rule_ctx *c, struct rule_out *o, cJSON *
 			n++;
 			cJSON *t = isc_fnd_top(o, f, x, NULL, isc_doc_str(x, "kind", "site"), -1, live > 0 ? 100 * b / live : -1);
 			isc_fnd_bytes(o, t, b);
-			isc_fnd_detail(o, t, "%.1f MiB live on device %.0f when the allocation failed", b / 1048576,
-				       isc_doc_num(af, "device", 0));
+			isc_fnd_detail(o, t, "%.1f MiB live on device %.0f when %s", b / 1048576, isc_doc_num(af, "device", 0),
+				       exc ? "the out-of-memory error was raised" : "the allocation failed");
 		}
 		return;
 	}

@@ -231,6 +231,29 @@ within() {
 		"$(jq .alloc "$T/s")" "$(jq .alloc_err "$T/s")" "$(jq .alloc_count "$T/s")"
 }
 
+@test "small objects at the default interval: a kept line live within the error, every sampled churned object released" {
+	# CPython's object domain: kept 2 M x 16 bytes live at the end; churned
+	# 8 M x 16 bytes, each released at once (a sampled one is malloc's, its
+	# release seen through pymalloc's free, not a wrapper of ours)
+	local keep churn
+	keep=$(line_of "$WL/small_keep.py" "# KEEP$")
+	churn=$(line_of "$WL/small_keep.py" "# CHURN$")
+	run --separate-stderr "$RECORD" -q -o "$T/t.isc" -- "$PY" "$WL/small_keep.py"
+	[ "$status" -eq 0 ]
+	[ "$output" = "kept: 2000000" ]
+	"$DUMP" --warmup 0 "$T/t.isc" > "$T/sites"
+	site keep "$keep" > "$T/k"
+	site churn "$churn" > "$T/c"
+	[ "$(wc -l < "$T/k")" -eq 1 ]
+	[ "$(wc -l < "$T/c")" -eq 1 ]
+	within "$(jq .live_end "$T/k")" 32000000 "$(jq .live_end_err "$T/k")" "$(jq .alloc_count "$T/k")"
+	[ "$(jq .free_count "$T/k")" -eq 0 ]
+	within "$(jq .alloc "$T/c")" 128000000 "$(jq .alloc_err "$T/c")" "$(jq .alloc_count "$T/c")"
+	[ "$(jq .alloc_count "$T/c")" -gt 100 ]
+	[ "$(jq .free_count "$T/c")" -eq "$(jq .alloc_count "$T/c")" ]
+	[ "$(jq .live_end "$T/c")" -eq 0 ]
+}
+
 @test "--memory-limit: torch killed by the OOM killer; the death is charged to the hoarding line" {
 	local py hoard churn
 	py=$(torch_python) || skip "no Python with torch: $py"

@@ -7,12 +7,19 @@
 #   tests/bench/alloc.sh     env: ROUNDS (default 7, at least 5),
 #                                 ISC_BUILD (default build),
 #                                 INTERVAL (default: the recorder's, 512K),
-#                                 WORKLOADS (default: all, space separated)
+#                                 WORKLOADS (default: all, space separated),
+#                                 SHORT=1 (the sizes before 2026-11-28)
 #
-# Workloads (tests/bench/workloads/, torch from scripts/find-python.sh):
-#   small_objects  a Python loop creating small objects (~10 M allocations)
-#   tensors10m     150 torch tensors of 10 MiB created and dropped
-#   tokenizer      the pure-Python tokenizer feeding a small model
+# Workloads (tests/bench/workloads/, torch from scripts/find-python.sh),
+# sized so that a run takes 2 to 4 s of CPU time, the start-up (import
+# torch alone is about 1 s) a small part of it: a 3 % effect is then not
+# hidden in the start-up's own spread (SHORT=1: the sub-second to 2 s runs
+# of the first measurements):
+#   small_objects  a Python loop creating small objects: 6 M iterations,
+#                  ~40 M allocations (SHORT: 1.5 M, ~10 M)
+#   tensors10m     400 torch tensors of 10 MiB created and dropped (SHORT: 150)
+#   tokenizer      the pure-Python tokenizer feeding a small model: 6000
+#                  requests (SHORT: 150)
 # Each round runs both modes once, in an order that alternates from round
 # to round, after one unmeasured warm-up run.  Printed per workload: the
 # median wall time without the shim, the median of the per-round wall
@@ -35,6 +42,8 @@ MERGE=$BUILD/tools/iscope-merge/iscope-merge
 PY=$(./scripts/find-python.sh)
 WL=tests/bench/workloads
 WORKLOADS=${WORKLOADS:-small_objects tensors10m tokenizer}
+declare -A SIZE=([small_objects]=6000000 [tensors10m]=400 [tokenizer]=6000)
+[[ ${SHORT:-0} == 1 ]] && SIZE=([small_objects]=1500000 [tensors10m]=150 [tokenizer]=150)
 ON=(--memory-sampling="${INTERVAL:-512K}")
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/iscope-bench.XXXXXX")
@@ -61,30 +70,32 @@ spread() {
 	sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.3f-%.3f", lo, hi }'
 }
 
-# run MODE SCRIPT: one recorded run (MODE on or off); prints "wall_ns cpu_s".
+# run MODE SCRIPT SIZE: one recorded run (MODE on or off); prints "wall_ns cpu_s".
 run() {
 	local opt=(--memory-sampling=off)
 	[[ $1 == on ]] && opt=("${ON[@]}")
-	timed "$REC" -q "${opt[@]}" -o "$tmp/$1.isc" -- "$PY" "$2"
+	timed "$REC" -q "${opt[@]}" -o "$tmp/$1.isc" -- "$PY" "$2" ${3:+"$3"}
 }
 
-printf '# %s, %s, %d rounds, %s, interval %s\n' "$(date -u +%Y-%m-%d)" \
+printf '# %s, %s, %d rounds, %s, interval %s, sizes %s\n' "$(date -u +%Y-%m-%d)" \
 	"$("$PY" -c 'import sys; print("CPython %d.%d" % sys.version_info[:2])')" "$ROUNDS" \
-	"$(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)" "${INTERVAL:-512K}"
+	"$(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)" "${INTERVAL:-512K}" \
+	"$(for w in $WORKLOADS; do printf '%s=%s ' "$w" "${SIZE[$w]:-default}"; done)"
 printf '%-14s %8s %24s %24s %8s\n' workload off_s 'wall on/off (spread)' 'cpu on/off (spread)' samples
 for w in $WORKLOADS; do
 	script=$WL/$w.py
-	run off "$script" >/dev/null # warm-up: page cache, bytecode
+	size=${SIZE[$w]:-}
+	run off "$script" "$size" >/dev/null # warm-up: page cache, bytecode
 	: >"$tmp/off"
 	: >"$tmp/ratio"
 	: >"$tmp/cpu"
 	for ((r = 0; r < ROUNDS; r++)); do
 		if ((r % 2)); then
-			a=$(run on "$script")
-			b=$(run off "$script")
+			a=$(run on "$script" "$size")
+			b=$(run off "$script" "$size")
 		else
-			b=$(run off "$script")
-			a=$(run on "$script")
+			b=$(run off "$script" "$size")
+			a=$(run on "$script" "$size")
 		fi
 		echo "${b% *}" >>"$tmp/off"
 		awk -v a="${a% *}" -v b="${b% *}" 'BEGIN { print a / b }' >>"$tmp/ratio"

@@ -1179,7 +1179,19 @@ static void tl_mem_of(struct tl *t, uint64_t ts, bool alloc, uint64_t bytes, uin
  * (A1 100 + A4 200; wait_loop had released all it made); at the end feed
  * 100 and wait_loop 300.
  */
+static void write_f_as(FILE *f, bool after, const char *exc_msg);
+
 static void write_f(FILE *f, bool after)
+{
+	write_f_as(f, after, NULL);
+}
+
+/*
+ * exc_msg: no failed cudaMalloc is recorded (as with Kineto's [memory]
+ * events); instead teardown raises torch.OutOfMemoryError with exc_msg at
+ * 310.001 ms, an EXCEPTION record of the Python agent.
+ */
+static void write_f_as(FILE *f, bool after, const char *exc_msg)
 {
 	struct tl t;
 	tl_open(&t, f);
@@ -1205,7 +1217,18 @@ static void write_f(FILE *f, bool after)
 	if (isc_gpu_encode(&r, &ev))
 		abort();
 	tl_begin(&t, B + U(310000), ISC_SPAN_PYTHON, S_TEAR);
-	tl_put(&t, ISC_REC_GPU_API, B + U(310001), HOST, HOST, &r);
+	if (exc_msg) { /* EXCEPTION: line, counted type, file, function, then the message */
+		static const char type[] = "torch.OutOfMemoryError", file[] = "serve.py", fn[] = "teardown";
+		r.len = 0;
+		isc_buf_put_varint(&r, 31);
+		isc_buf_put_bytes(&r, type, sizeof(type) - 1);
+		isc_buf_put_bytes(&r, file, sizeof(file) - 1);
+		isc_buf_put_bytes(&r, fn, sizeof(fn) - 1);
+		isc_buf_put(&r, exc_msg, strlen(exc_msg));
+		tl_put(&t, ISC_REC_EXCEPTION, B + U(310001), HOST, HOST, &r);
+	} else {
+		tl_put(&t, ISC_REC_GPU_API, B + U(310001), HOST, HOST, &r);
+	}
 	tl_end(&t, B + U(310010));
 	isc_buf_free(&r);
 	for (int i = 0; after && i < 2; i++) {
@@ -1335,6 +1358,61 @@ static void test_oom_at_failure(void)
 }
 
 /*
+ * Scenario F'' (write_f_as after, with an exception): as F', but the failed
+ * cudaMalloc is not recorded; teardown raises torch.OutOfMemoryError
+ * naming GPU 0 at 310.001 ms.  By hand, as for F': device 0 held 300 MB
+ * then, all feed's (A1 100 + A4 200; wait_loop's A2 and A3 released at 5
+ * and 300 ms); at the end feed 100, wait_loop 300.  So device_at_failure
+ * is 300 MB of feed on device 0 at the error's time, basis exception, and
+ * the oom finding's contributor feed 300 MB, 100 % (before: no
+ * device_at_failure; wait_loop 300 MB 75 %, feed 100 MB 25 %, at the end).
+ * A message naming GPU 1, which has no memory records: no snapshot, the
+ * finding falls back to live at the end.
+ */
+static void test_oom_at_exception(void)
+{
+	FILE *f = tmpfile();
+	write_f_as(f, true, "CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.19 GiB "
+			    "of which 1.10 GiB is free.");
+	cJSON *d = analyze(f, false);
+	const cJSON *af = isc_doc_get(d, "oom.device_at_failure"), *s0 = at(af, "sites", 0);
+	ok(!strcmp(S(d, "oom.kind"), "cuda_oom") && !strcmp(S(d, "oom.site_source"), "exception"),
+	   "an exception-only CUDA OOM: cuda_oom, its site from the exception");
+	ok(cJSON_IsObject(af) && !strcmp(S(af, "basis"), "exception") && N(af, "device") == 0 &&
+	   N(af, "at_ns") == B + U(310001) && N(af, "live_bytes") == 300 * MB &&
+	   cJSON_GetArraySize(isc_doc_get(af, "sites")) == 1 && !strcmp(S(s0, "name"), "feed") && N(s0, "line") == 10 &&
+	   N(s0, "live_bytes") == 300 * MB,
+	   "oom.device_at_failure without a failed allocation: 300 MB of feed on device 0 when the error was raised "
+	   "(400 MB at the end), basis exception");
+	const cJSON *o = finding(d, "oom"), *t1 = at(o, "evidence.top", 1);
+	ok(o && cJSON_GetArraySize(isc_doc_get(o, "evidence.top")) == 2 && !strcmp(S(t1, "name"), "feed") &&
+	   N(t1, "value_bytes") == 300 * MB && N(t1, "pct") == 100 &&
+	   strstr(S(t1, "detail"), "when the out-of-memory error was raised") &&
+	   N(o, "evidence.metrics.gpu_live_at_failure_bytes") == 300 * MB,
+	   "the oom finding: feed with its 300 MB when the error was raised, 100 %% (not wait_loop's 300 MB at the end)");
+	char *md = NULL;
+	ok(!isc_report_render(d, ISC_REPORT_MD, &md) && md &&
+	   strstr(md, "When the out-of-memory error was raised (its failed allocation was not recorded)") &&
+	   !strstr(md, "When the allocation failed"),
+	   "report: what the device held when the error was raised, said as such");
+	free(md);
+	cJSON_Delete(d);
+	fclose(f);
+
+	f = tmpfile();
+	write_f_as(f, true, "CUDA out of memory. Tried to allocate 20.00 MiB (GPU 1; 15.90 GiB total capacity)");
+	d = analyze(f, false);
+	o = finding(d, "oom");
+	const cJSON *e0 = at(o, "evidence.top", 1), *e1 = at(o, "evidence.top", 2);
+	ok(cJSON_IsNull(isc_doc_get(d, "oom.device_at_failure")) && e0 && e1 && !strcmp(S(e0, "name"), "wait_loop") &&
+	   N(e0, "value_bytes") == 300 * MB && !strcmp(S(e1, "name"), "feed") && N(e1, "value_bytes") == 100 * MB,
+	   "an error naming GPU 1, which has no memory records: no device_at_failure; live at the end (wait_loop 300, "
+	   "feed 100 MB)");
+	cJSON_Delete(d);
+	fclose(f);
+}
+
+/*
  * Scenario G (ms from B), device 0, CUPTI memory records in scope("step")
  * iterations (an address, or 0: paired by size), all on the host thread:
  *   start-up   W +100 MB at A0
@@ -1419,6 +1497,7 @@ int main(void)
 	test_iterations();
 	test_memory_sites();
 	test_oom_at_failure();
+	test_oom_at_exception();
 	test_churn();
 	test_cpu_only_and_report();
 	return tap_done();

@@ -84,6 +84,28 @@ static void test_kill_site(void)
 	cJSON_Delete(root);
 }
 
+/* isc_oom_exception_gpu of (type, message) */
+static int64_t gpu_of(const char *type, const char *msg)
+{
+	struct isc_exception x = { (const uint8_t *)type, (const uint8_t *)"w.py", (const uint8_t *)"f",
+				   (const uint8_t *)msg, strlen(type), 4, 1, strlen(msg) };
+	return isc_oom_exception_gpu(&x);
+}
+
+/* A CUDA out-of-memory error's device, from torch's two wordings of its message. */
+static void test_exception_gpu(void)
+{
+	ok(gpu_of("torch.OutOfMemoryError", "CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total "
+					    "capacity of 79.19 GiB of which 1.10 GiB is free.") == 3,
+	   "torch 2.x wording: GPU 3");
+	ok(gpu_of("RuntimeError", "CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 15.90 GiB total capacity; "
+				  "GPU 7 is another)") == 0,
+	   "torch 1.x wording, a RuntimeError: the first GPU N, 0");
+	ok(gpu_of("torch.cuda.OutOfMemoryError", "GPU out of memory; GPU 12") == 12, "GPU 12: two digits, after a GPU without one");
+	ok(gpu_of("torch.cuda.OutOfMemoryError", "") == -1, "a CUDA OOM type naming no device: -1");
+	ok(gpu_of("MemoryError", "GPU 0") == -2 && gpu_of("KeyError", "'x'") == -2, "not a CUDA OOM: -2");
+}
+
 int main(void)
 {
 	struct isc_oom *o;
@@ -154,5 +176,6 @@ int main(void)
 	cJSON_Delete(root);
 	isc_oom_free(o);
 	test_kill_site();
+	test_exception_gpu();
 	return tap_done();
 }

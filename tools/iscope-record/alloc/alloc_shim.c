@@ -18,9 +18,10 @@
  * The fast paths take no lock, make no system call and no atomic
  * read-modify-write: a thread-local decrement (initial-exec TLS: no
  * __tls_get_addr) before a tail call of the allocator below, and one load
- * of a bit of a counting filter's summary (65536 counters, one per hash
- * bucket of sampled live pointers; one bit each, 8 KiB, says which are
- * above 0).  The Python agent adds CPython's
+ * of a bit of a counting filter's summary (65536 counters, one per bucket
+ * of sampled live pointers, a bucket being a pointer's 16-byte granule in
+ * its 1 MiB with the higher bits folded in; one bit each, 8 KiB, says
+ * which are above 0).  The Python agent adds CPython's
  * three allocator domains (PyMem_SetAllocator, through the interface of
  * isc_alloc.h) and a stack function that walks the calling thread's Python
  * frames.  While an allocator is inside another (a PyObject_Malloc that
@@ -189,10 +190,11 @@ static struct {
 static _Atomic uint8_t filter[1u << FILTER_BITS];
 /*
  * One bit per counter, set while it is above 0: what the release fast path
- * reads.  8 KiB that stay in the L1 cache, where the counters' 64 KiB did
- * not: a loop of small objects missed it on nearly every release (perf,
- * 2026-11-28: 78 % of pm_obj_free's time on the instruction after the
- * counter's load).  Written with the counters, under g.mu.
+ * reads.  8 KiB, where the counters' 64 KiB missed the L1 cache on nearly
+ * every release of a loop of small objects (perf, 2026-11-28: 78 % of
+ * pm_obj_free's time on the instruction after the counter's load); with
+ * the counters indexed by address (filter_hash), releases of nearby
+ * objects read the same line.  Written with the counters, under g.mu.
  */
 static _Atomic uint8_t filter_bits[1u << (FILTER_BITS - 3)];
 
@@ -208,14 +210,30 @@ static _Atomic uint8_t filter_bits[1u << (FILTER_BITS - 3)];
 static _Atomic(uintptr_t) *_Atomic ptr_keys;
 static _Atomic uint32_t ptr_gen;
 
+/*
+ * A pointer's filter counter: its 16-byte granule within its 1 MiB of
+ * address space, the bits above folded in.  Nearby pointers take nearby
+ * bits (one line of filter_bits covers 8 KiB), so a loop that releases
+ * the objects of one pymalloc pool reads one or two lines, not a line a
+ * release: a multiplicative hash missed the L1 cache on about a third of
+ * pm_obj_free's samples (perf, 2026-11-28), and evicted the workload's
+ * own lines.  Page-aligned pointers (mmap) still spread: the fold fills
+ * their low bits.
+ */
+static inline uint32_t filter_hash(uintptr_t p)
+{
+	return (uint32_t)((p >> 4) ^ (p >> (4 + FILTER_BITS))) & ((1u << FILTER_BITS) - 1);
+}
+
+/* A pointer's home slot in the keys (any power-of-two capacity up to 2^32). */
 static inline uint32_t ptr_hash(uintptr_t p)
 {
-	return (uint32_t)(((uint64_t)p >> 4) * 0x9E3779B97F4A7C15ull >> (64 - FILTER_BITS));
+	return (uint32_t)(((uint64_t)p >> 4) * 0x9E3779B97F4A7C15ull >> 32);
 }
 
 static inline bool maybe_sampled(const void *p)
 {
-	uint32_t h = ptr_hash((uintptr_t)p);
+	uint32_t h = filter_hash((uintptr_t)p);
 	return (atomic_load_explicit(&filter_bits[h >> 3], memory_order_relaxed) >> (h & 7)) & 1;
 }
 
@@ -760,7 +778,7 @@ static int ptrs_cleanup(void)
 static void ptr_remove(long i)
 {
 	_Atomic(uintptr_t) *keys = atomic_load_explicit(&ptr_keys, memory_order_relaxed);
-	uint32_t h = ptr_hash(atomic_load_explicit(&keys[i], memory_order_relaxed));
+	uint32_t h = filter_hash(atomic_load_explicit(&keys[i], memory_order_relaxed));
 	atomic_store_explicit(&keys[i], PTR_TOMB, memory_order_release);
 	if (atomic_load_explicit(&filter[h], memory_order_relaxed) != UINT8_MAX && /* a saturated counter stays */
 	    atomic_fetch_sub_explicit(&filter[h], 1, memory_order_relaxed) == 1)
@@ -795,7 +813,7 @@ static bool ptr_insert(uintptr_t p, uint64_t size, uint64_t w, uint32_t site, ui
 	if (k == PTR_TOMB)
 		g.ptr_tombs--;
 	g.ptr_vals[i] = (struct ptr_val){ size, w, site, domain };
-	uint32_t h = ptr_hash(p);
+	uint32_t h = filter_hash(p);
 	if (atomic_load_explicit(&filter[h], memory_order_relaxed) != UINT8_MAX)
 		atomic_fetch_add_explicit(&filter[h], 1, memory_order_relaxed);
 	filter_bit(h, true);
@@ -1092,14 +1110,20 @@ EXPORT int munmap(void *addr, size_t len)
 
 /*
  * Two ways to wrap them.  Over CPython's own small-object allocator (the
- * default: PYTHONMALLOC unset or pymalloc), the fast one: the mem and
- * object domains count requests of up to 512 bytes (SMALL_REQUEST_THRESHOLD
- * since 3.8), which pymalloc serves without calling anything of ours; it
- * passes larger ones to the raw domain, which is malloc, counted there.
- * The raw domain is not wrapped, and pymalloc's arenas are allocated with
- * the count parked (the arena allocator's wrapper), so nothing counts
- * twice, at the cost of one call and one subtraction.  Over any other
- * allocator (PYTHONMALLOC=malloc, debug hooks), the generic one: every
+ * default: PYTHONMALLOC unset or pymalloc, and CPython says pymalloc), the
+ * fast one: the mem and object domains count requests of up to 512 bytes
+ * (SMALL_REQUEST_THRESHOLD since 3.8), which pymalloc serves without
+ * calling anything of ours; it passes larger ones to the raw domain, which
+ * is malloc, counted there.  A sampled small request is served by malloc
+ * (pm_sample), so its release reaches our free() through pymalloc's own
+ * and the domains' free is not wrapped.  (A side effect: pymalloc's count
+ * of blocks, sys.getallocatedblocks(), is lower by one for each sampled
+ * small block, live or released: it never counted it, and counts down at
+ * its release as for a block it passed to malloc itself.)  The raw domain is not wrapped, and
+ * pymalloc's arenas are allocated with the count parked (the arena
+ * allocator's wrapper), so nothing counts twice, at the cost of one call
+ * and one subtraction an allocation.  Over any other allocator
+ * (PYTHONMALLOC=malloc, debug hooks, mimalloc), the generic one: every
  * domain wrapped, the count parked while the allocator below runs.
  */
 
@@ -1121,9 +1145,51 @@ static struct pyarena_alloc pm_arena;
 #define PY_SMALL 512u
 
 /*
+ * A sampled request of the fast wrappers (the countdown crossed 0 on it):
+ * served by malloc (the allocator under the raw domain), not by pymalloc,
+ * so that its release needs no wrapper: pymalloc's free passes an address
+ * outside its arenas to PyMem_RawFree, which is free(), ours, where the
+ * filter finds it (its realloc likewise goes to PyMem_RawRealloc).  The
+ * domains' free is then pymalloc's own, unwrapped: CPython's
+ * profile-guided build calls it inline when it is the one installed, and
+ * a wrapper cost every release of every object (perf and callgrind,
+ * 2026-11-28).  zero: calloc's.  The countdown is as the caller left it.
+ */
+static __attribute__((noinline)) void *pm_sample(size_t n, bool zero, uint32_t domain)
+{
+	void *p = zero ? real.calloc(1, n ? n : 1) : real.malloc(n ? n : 1);
+	return slow_sample(p, n, domain);
+}
+
+/*
+ * A sampled realloc of old to n bytes: the block pymalloc's realloc makes
+ * (the contents right, whatever old was), copied into one from malloc
+ * (above), then released.
+ */
+static __attribute__((noinline)) void *pm_realloc_sample(const struct pymem_alloc *prev, void *old, size_t n,
+							  uint32_t domain)
+{
+	void *q = real.malloc(n ? n : 1);
+	if (q && old) {
+		int64_t left = tls.left;
+		tls.left = NOT_COUNTING;
+		void *p = prev->realloc(prev->ctx, old, n);
+		if (p) {
+			memcpy(q, p, n);
+			prev->free(prev->ctx, p);
+		} else {
+			real.free(q);
+			q = NULL;
+		}
+		tls.left = left;
+	}
+	return slow_sample(q, n, domain);
+}
+
+/*
  * The fast wrappers, one set per domain (D: 1 mem, 2 object) so that each
  * is a direct load of the allocator below and one subtraction: CPython
- * calls them for every small object.
+ * calls them for every small object.  No release wrapper (pm_sample).
  */
 #define PM_FAST(D, NAME)                                                                                  \
 	static void *pm_##NAME##_malloc(void *ctx, size_t n)                                               \
@@ -1131,32 +1197,22 @@ static struct pyarena_alloc pm_arena;
 		(void)ctx;                                                                                 \
 		if (n > PY_SMALL || LIKELY((tls.left -= (int64_t)n) > 0))                                 \
 			return pm_prev[D].malloc(pm_prev[D].ctx, n);                                       \
-		return slow_sample(pm_prev[D].malloc(pm_prev[D].ctx, n), n, ISC_ALLOC_PYRAW + D);          \
+		return pm_sample(n, false, ISC_ALLOC_PYRAW + D);                                           \
 	}                                                                                                  \
 	static void *pm_##NAME##_calloc(void *ctx, size_t k, size_t n)                                     \
 	{                                                                                                  \
 		(void)ctx;                                                                                 \
-		void *p = pm_prev[D].calloc(pm_prev[D].ctx, k, n);                                         \
-		if (LIKELY(p != NULL) && (!n || k <= PY_SMALL / n) && k * n <= PY_SMALL)                   \
-			count(p, k * n, ISC_ALLOC_PYRAW + D);                                              \
-		return p;                                                                                  \
+		size_t b;                                                                                  \
+		if (__builtin_mul_overflow(k, n, &b) || b > PY_SMALL || LIKELY((tls.left -= (int64_t)b) > 0)) \
+			return pm_prev[D].calloc(pm_prev[D].ctx, k, n);                                    \
+		return pm_sample(b, true, ISC_ALLOC_PYRAW + D);                                            \
 	}                                                                                                  \
 	static void *pm_##NAME##_realloc(void *ctx, void *old, size_t n)                                   \
 	{                                                                                                  \
 		(void)ctx;                                                                                 \
-		if (old && UNLIKELY(maybe_sampled(old)))                                                   \
-			on_free(old, ISC_ALLOC_PYRAW + D);                                                 \
-		void *p = pm_prev[D].realloc(pm_prev[D].ctx, old, n);                                      \
-		if (LIKELY(p != NULL) && n <= PY_SMALL)                                                    \
-			count(p, n, ISC_ALLOC_PYRAW + D);                                                  \
-		return p;                                                                                  \
-	}                                                                                                  \
-	static void pm_##NAME##_free(void *ctx, void *p)                                                   \
-	{                                                                                                  \
-		(void)ctx;                                                                                 \
-		if (UNLIKELY(maybe_sampled(p)) && p)                                                       \
-			on_free(p, ISC_ALLOC_PYRAW + D);                                                   \
-		pm_prev[D].free(pm_prev[D].ctx, p);                                                        \
+		if (n > PY_SMALL || LIKELY((tls.left -= (int64_t)n) > 0))                                 \
+			return pm_prev[D].realloc(pm_prev[D].ctx, old, n);                                 \
+		return pm_realloc_sample(&pm_prev[D], old, n, ISC_ALLOC_PYRAW + D);                        \
 	}
 PM_FAST(1, mem)
 PM_FAST(2, obj)
@@ -1232,9 +1288,16 @@ static int api_pymem_install(void (*get)(int, void *), void (*set)(int, void *),
 	if (!g.sampling || g.pymem)
 		return -1;
 	const char *env = getenv("PYTHONMALLOC");
-	bool fast = (!env || !*env || !strcmp(env, "pymalloc")) && arena_get && arena_set;
+	/* CPython's name for the allocators installed (3.8+), asked before ours are */
+	const char *(*name)(void) = (const char *(*)(void))dlsym(RTLD_DEFAULT, "_PyMem_GetCurrentAllocatorName");
+	const char *now = name ? name() : NULL;
 	for (int d = 0; d < 3; d++)
 		get(d, &pm_prev[d]);
+	/* the fast wrappers hand pymalloc blocks of malloc's to release
+	 * (pm_sample): pymalloc's, in the mem and object domains, over malloc */
+	bool fast = (!env || !*env || !strcmp(env, "pymalloc")) && (!name || (now && !strcmp(now, "pymalloc"))) &&
+		    arena_get && arena_set && pm_prev[1].malloc == pm_prev[2].malloc &&
+		    pm_prev[1].free == pm_prev[2].free && pm_prev[0].malloc != pm_prev[1].malloc;
 	if (fast) {
 		arena_get(&pm_arena);
 		struct pyarena_alloc a = { NULL, pm_arena_alloc, pm_arena_free };
@@ -1246,8 +1309,8 @@ static int api_pymem_install(void (*get)(int, void *), void (*set)(int, void *),
 		{ (void *)2, pm_malloc, pm_calloc, pm_realloc, pm_free },
 	};
 	if (fast) {
-		w[1] = (struct pymem_alloc){ NULL, pm_mem_malloc, pm_mem_calloc, pm_mem_realloc, pm_mem_free };
-		w[2] = (struct pymem_alloc){ NULL, pm_obj_malloc, pm_obj_calloc, pm_obj_realloc, pm_obj_free };
+		w[1] = (struct pymem_alloc){ pm_prev[1].ctx, pm_mem_malloc, pm_mem_calloc, pm_mem_realloc, pm_prev[1].free };
+		w[2] = (struct pymem_alloc){ pm_prev[2].ctx, pm_obj_malloc, pm_obj_calloc, pm_obj_realloc, pm_prev[2].free };
 	}
 	for (int d = fast ? 1 : 0; d < 3; d++)
 		set(d, &w[d]);
