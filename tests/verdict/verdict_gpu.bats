@@ -169,8 +169,9 @@ host_cpus() {
 # its wall time, and the test skips, saying so. (Quiet, the thread is on
 # CPU nearly all of the time: the launch calls spin; beside a hog per core
 # it waited 46-66 % of the time as the sampler saw it, 2026-11-28.)
+# MAX (default 25) is the most per cent of its wall time it may wait.
 on_cpu_or_skip() {
-	local line waited wall pct
+	local line waited wall pct max=${2:-25}
 	line=$(grep -E "^gpu_scenario.py $1 waited_ns=[0-9]+ wall_ns=[0-9]+ " "$BATS_FILE_TMPDIR/$1/out")
 	echo "$line"
 	waited=${line#* waited_ns=}
@@ -179,7 +180,7 @@ on_cpu_or_skip() {
 	wall=${wall%% *}
 	((wall > 0))
 	pct=$((100 * waited / wall))
-	if ((pct > 25)); then
+	if ((pct > max)); then
 		skip "MACHINE ASSUMPTION NOT MET: the launching thread waited for a CPU $pct % of its $((wall / 1000000)) ms ${line##* }, a loaded machine: the gaps are preemption"
 	fi
 }
@@ -200,7 +201,15 @@ on_cpu_or_skip() {
 
 @test "launch_dispatch: the signal: launch calls a fifth of the host wait, the short gaps most of it" {
 	launch_dispatch
-	on_cpu_or_skip launch_dispatch
+	# the short gaps' part of the host wait over 80 %: the GPU idles about
+	# 93 % of the wall time (a 1 us kernel an op of about 14 us), and a
+	# preemption of the launching thread turns a 13 us gap into one over
+	# 50 us, out of that part; a thread that waited for a CPU 19 % of its
+	# wall time can move a fifth of the host wait out (a clean-clone run
+	# on our shared machine beside three CPU hogs, 2026-11-28: 21 %
+	# waited, the check failed in both modes):
+	# this check needs the thread to have waited at most 15 %
+	on_cpu_or_skip launch_dispatch 15
 	jq -e '.gpu.launch.launches == 10000 and .gpu.launch.gpu_op_shorter_than_launch >= 9900' "$F"
 	jq -e '.gpu.devices[0].streams[0] | .idle_breakdown.host_wait_launch_ns > 0.8 * .idle_breakdown.host_wait_ns' "$F"
 	jq -e '.gpu.launch.api_total_ns < 0.5 * .gpu.devices[0].streams[0].idle_breakdown.host_wait_ns' "$F"
