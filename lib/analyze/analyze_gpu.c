@@ -720,12 +720,8 @@ void isc_gpu_ana_failure(const struct isc_gpu_ana *g, struct isc_oom_gpu *out)
 	struct isc_asite_failure f;
 	memset(out, 0, sizeof(*out));
 	out->have = isc_asite_last_failure(g->asites, &f); /* its site: the model's */
-	out->at_exception = !out->have && isc_asite_exception_failure(g->asites, &f);
-	if (out->at_exception) {
-		out->device = f.device;
-		out->ts = (int64_t)f.ts;
-	}
-	if (out->have) {
+	out->at_exception = !out->have && isc_asite_exception_failure(g->asites, &f); /* size 0, depth 0 */
+	if (out->have || out->at_exception) {
 		out->device = f.device;
 		out->ts = (int64_t)f.ts;
 		out->bytes = f.size;
