@@ -141,12 +141,44 @@ static void emit_histogram(struct ana *a, cJSON *it, const uint64_t *lat, size_t
  * (a loop that polls, or works until a deadline, lasts the deadline
  * however many events it makes), or recording more than doubled it, and
  * the subtraction would not be a latency the workload can have.
+ * It is withheld too, whatever it removes, when the iterations' times
+ * agree more closely than the work in them: over 3 or more steady
+ * iterations, the standard deviation of the removed times is at least
+ * COMP_VARY_PERMIL per mille of the mean iteration and over COMP_VARY_X
+ * times that of the measured times.  Work that is fixed repeats its
+ * events (the removals agree); work that varies makes the times vary at
+ * least as much as the events' cost, which is part of them; a loop
+ * bounded by a deadline does the work that fits, and lasts the deadline
+ * (a loop polling until 60 ms: polls varying 0.9-19 %, times 0.004 %).
  */
 #define COMP_MAX_PCT 50
+#define COMP_VARY_PERMIL 1
+#define COMP_VARY_X 4
+
+/* Sums over the steady iterations of their measured times d and removed times r, and of their squares. */
+struct comp_spread {
+	double n, d, d2, r, r2;
+};
+
+static void spread_add(struct comp_spread *s, uint64_t dur, uint64_t lat)
+{
+	double d = (double)dur, r = (double)(dur - lat);
+	s->n++;
+	s->d += d;
+	s->d2 += d * d;
+	s->r += r;
+	s->r2 += r * r;
+}
+
+static double spread_sd(double n, double sum, double sum2)
+{
+	double v = sum2 / n - (sum / n) * (sum / n);
+	return v > 0 ? sqrt(v) : 0;
+}
 
 /* iterations.latency_estimate and latency_ns_estimated, from the sorted compensated latencies est[0..n). */
 static void emit_estimate(struct ana *a, cJSON *it, bool compensated, bool clipped, const uint64_t *est, size_t n,
-			  uint64_t measured)
+			  uint64_t measured, const struct comp_spread *sp)
 {
 	if (!compensated) {
 		isc_jb_chk(&a->jb, cJSON_AddNullToObject(it, "latency_ns_estimated"));
@@ -157,12 +189,25 @@ static void emit_estimate(struct ana *a, cJSON *it, bool compensated, bool clipp
 	for (size_t i = 0; i < n; i++)
 		kept += est[i];
 	double removed = measured > kept ? 100.0 * (double)(measured - kept) / (double)measured : 0;
-	bool withheld = removed > COMP_MAX_PCT || clipped;
-	char why[320];
-	snprintf(why, sizeof(why), "the recording cost would remove %.1f %% of the measured iteration time%s: the "
-		 "iterations' time is not made of their events (a loop that polls or works until a deadline lasts "
-		 "the deadline however many events it makes), or recording more than doubled it",
-		 round(removed * 100) / 100, clipped ? ", all of some iterations" : "");
+	double sd_d = 0, sd_r = 0, mean_d = 0;
+	if (sp->n >= 3) {
+		sd_d = spread_sd(sp->n, sp->d, sp->d2);
+		sd_r = spread_sd(sp->n, sp->r, sp->r2);
+		mean_d = sp->d / sp->n;
+	}
+	bool deadline = sp->n >= 3 && sd_r * 1000 >= COMP_VARY_PERMIL * mean_d && sd_r > COMP_VARY_X * sd_d;
+	bool withheld = removed > COMP_MAX_PCT || clipped || deadline;
+	char why[400];
+	if (deadline)
+		snprintf(why, sizeof(why), "the iterations' times agree within %.3f %% of their mean while the recording "
+			 "cost of their events varied %.3f %%: their time is not made of their events (a loop that polls "
+			 "or works until a deadline lasts the deadline however many events it makes); it would remove "
+			 "%.1f %%", 100 * sd_d / mean_d, 100 * sd_r / mean_d, round(removed * 100) / 100);
+	else
+		snprintf(why, sizeof(why), "the recording cost would remove %.1f %% of the measured iteration time%s: "
+			 "the iterations' time is not made of their events (a loop that polls or works until a deadline "
+			 "lasts the deadline however many events it makes), or recording more than doubled it",
+			 round(removed * 100) / 100, clipped ? ", all of some iterations" : "");
 	if (withheld) {
 		isc_jb_chk(&a->jb, cJSON_AddNullToObject(it, "latency_ns_estimated"));
 	} else {
@@ -232,6 +277,7 @@ int isc_ana_emit_iterations(struct ana *a, cJSON *root)
 	isc_jb_str(&a->jb, it, "rule", rule);
 	uint64_t *lat = NULL, *est = NULL, measured = 0;
 	bool compensated = false, clipped = false;
+	struct comp_spread spread = { 0 };
 	struct span_out *spans = NULL;
 	size_t nlat = 0, warm = 0, incomplete = 0, nspans = 0;
 	/* the steady-state period and the DataLoader time stamps at its ends */
@@ -285,6 +331,7 @@ int isc_ana_emit_iterations(struct ana *a, cJSON *root)
 					measured += x->dur;
 					compensated |= x->lat != x->dur;
 					clipped |= x->lat == 0 && x->dur > 0;
+					spread_add(&spread, x->dur, x->lat);
 					a->removed_iter_ns += x->dur - x->lat;
 					spans[nspans++] = (struct span_out){ x->begin_ts, end, false, hw, w };
 					if (x->begin_ts < st_from) {
@@ -323,7 +370,7 @@ int isc_ana_emit_iterations(struct ana *a, cJSON *root)
 	isc_jb_num_or_null(&a->jb, l, "mean", nlat, nlat ? round(sum / (double)nlat) : 0);
 	isc_jb_num_or_null(&a->jb, l, "min", nlat, nlat ? (double)lat[0] : 0);
 	isc_jb_num_or_null(&a->jb, l, "max", nlat, nlat ? (double)lat[nlat - 1] : 0);
-	emit_estimate(a, it, compensated && nlat, clipped, est, nlat, measured);
+	emit_estimate(a, it, compensated && nlat, clipped, est, nlat, measured, &spread);
 	emit_histogram(a, it, lat, nlat);
 	free(lat);
 	free(est);

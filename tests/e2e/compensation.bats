@@ -292,18 +292,25 @@ if not lat["p50"] >= 59.5e6:
 share = round(10000 * d["recording"]["iteration_overhead_removed_ns"] / (it["samples"] * lat["mean"])) / 100
 if abs(est["removed_pct"] - share) > 0.02 or est["max_removed_pct"] != 50:
     bad.append("removed_pct %r, computed %r, max %r" % (est["removed_pct"], share, est["max_removed_pct"]))
-if est["withheld"] != (share > 50) or (it["latency_ns_estimated"] is None) != est["withheld"]:
-    bad.append("withheld %r for %r %%, estimated %r" % (est["withheld"], share, it["latency_ns_estimated"]))
-# the planted truth: the loop is all calls, so the events' calibrated cost is most of its time, when
-# the thread ran (on a loaded machine it waits for a CPU and the events are fewer: a machine assumption,
-# measured by the kernel around the loop, not by the recorder under test: the thread's run-queue wait)
-waited = 100 * rec["waited_ns"] / rec["wall_ns"]
-if waited > 15:
-    print("\n".join(bad) or "MACHINE ASSUMPTION NOT MET: the loop's thread waited for a CPU %.0f %% of its %.0f ms (%s): %.1f %% removed" % (
-        waited, rec["wall_ns"] / 1e6, rec["waited"], share))
+if share > 50 and not est["withheld"]:
+    bad.append("%.1f %% removed and not withheld" % share)
+if (it["latency_ns_estimated"] is None) != est["withheld"]:
+    bad.append("withheld %r, estimated %r" % (est["withheld"], it["latency_ns_estimated"]))
+# the planted truth: each steady iteration lasted its 60 ms while the work done in it, the polls the
+# workload counted, varied with the machine's speed: the time is not made of the events, whatever
+# share of it they would remove (43 % on one CI machine, 67-100 % on the test VM).  Premise: the
+# polls varied by at least 0.5 % (their standard deviation over their mean; 0.9-19 % seen on the
+# test VM, where the latencies varied 0.001-0.004 %); under it the deadline is not told from fixed work.
+def cv(x):
+    m = sum(x) / len(x)
+    return (sum((v - m) ** 2 for v in x) / len(x)) ** 0.5 / m
+polls, lats = rec["polls"][1:], rec["latencies_ns"][1:]
+print("polls %r: %.3f %%, latencies %.4f %%" % (polls, 100 * cv(polls), 100 * cv(lats)))
+if cv(polls) < 0.005:
+    print("\n".join(bad) or "MACHINE ASSUMPTION NOT MET: the polls per iteration varied %.3f %% (%r)" % (100 * cv(polls), polls))
     sys.exit(0)
-if not (share > 50 and est["withheld"] is True and "deadline" in est["reason"]):
-    bad.append("%.1f %% removed with the thread on CPU: want over 50 %%, withheld, reason %r" % (share, est["reason"]))
+if not (est["withheld"] is True and "deadline" in (est["reason"] or "") and "varied" in (est["reason"] or "")):
+    bad.append("%.1f %% removed: want withheld with a reason naming the deadline and the work that varied, got %r %r" % (share, est["withheld"], est["reason"]))
 print("\n".join(bad) or "ok")
 PY
 	echo "$output"
