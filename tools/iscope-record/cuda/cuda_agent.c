@@ -794,9 +794,10 @@ static void convert_overhead(const CUpti_ActivityOverhead3 *o, uint64_t commit)
 {
 	struct enc e;
 	enc_init(&e);
-	uint32_t name = (unsigned)o->overheadKind < OVERHEAD_KINDS
-				? intern_cached(&g.overhead_ids[o->overheadKind], overhead_name(o->overheadKind))
-				: intern_str(ISC_STR_CFUNC, overhead_name(o->overheadKind));
+	/* CUPTI's kinds are 0, 1 and n << 16 (n = 1..8): slot 0, 1, n + 1 */
+	unsigned k = (unsigned)o->overheadKind, slot = k <= 1 ? k : (k & 0xffff) ? OVERHEAD_KINDS : (k >> 16) + 1;
+	uint32_t name = slot < OVERHEAD_KINDS ? intern_cached(&g.overhead_ids[slot], overhead_name(o->overheadKind))
+					      : intern_str(ISC_STR_CFUNC, overhead_name(o->overheadKind));
 	if (o->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD || o->objectKind == CUPTI_ACTIVITY_OBJECT_PROCESS) {
 		gpu_prefix(&e, commit, o->start, o->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ? o->objectId.pt.threadId : 0);
 		put(&e, name);
