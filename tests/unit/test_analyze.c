@@ -450,6 +450,72 @@ static void test_compensation_withheld(void)
 }
 
 /*
+ * A loop that lasts its deadline, and two that do not, at 10 ns an event
+ * (test_compensation's calibration): six spans of scope step on thread 11
+ * (the first the warm-up), span i holding calls[i] Python calls (each 2
+ * events: 20 ns removed) and lasting dur[i].  By the rule in
+ * iscope-analyze(1): withheld when the removals' median absolute deviation
+ * is at least 0.02 % of the median iteration and over 4 times the times'.
+ *   deadline: times 100000 but one 100900 (a late wake-up): median
+ *     deviation 0; removals 2000 2200 1900 2100 2400: median 2100,
+ *     deviation 100 (0.1 %) -> withheld although 10600 of 500900 (2.12 %)
+ *     is removed
+ *   fixed work: 100 calls each, times 99000-101000: removals all 2000,
+ *     deviation 0 -> shown
+ *   work that varies: the same calls as the deadline loop, each 500 ns of
+ *     the time (50000 + 500 x calls): times' deviation 2500, removals' 100
+ *     -> shown
+ */
+static cJSON *deadline_doc(const uint32_t calls[6], const uint64_t dur[6])
+{
+	const uint64_t cal[6] = { 1, 10000, 5000, 200000, 300000, 10002 };
+	FILE *f = tmpfile();
+	struct tl t;
+	tl_open_common(&t, f, "python3 infer.py");
+	tl_rec(&t, ISC_REC_CALIBRATION, 0, 10, 10, 6, cal, NULL, 0, false);
+	uint64_t ts = 1000;
+	for (int i = 0; i < 6; i++) {
+		tl_call(&t, ts, 10, 11, ISC_SPAN_SCOPE, S_STEP);
+		for (uint32_t k = 0; k < calls[i]; k++) {
+			tl_call(&t, ts + 10 + 20 * k, 10, 11, ISC_SPAN_PYTHON, S_F);
+			tl_ret(&t, ts + 20 + 20 * k, 10, 11);
+		}
+		tl_ret(&t, ts + dur[i], 10, 11);
+		ts += dur[i] + 1000;
+	}
+	return tl_close_analyze(&t, f);
+}
+
+static void test_compensation_deadline(void)
+{
+	static const uint32_t varied[6] = { 100, 100, 110, 95, 105, 120 }, fixed[6] = { 100, 100, 100, 100, 100, 100 };
+	static const uint64_t deadline[6] = { 100000, 100000, 100000, 100900, 100000, 100000 },
+			      noisy[6] = { 100000, 99000, 101000, 100500, 100200, 99600 },
+			      follows[6] = { 100000, 100000, 105000, 97500, 102500, 110000 };
+	cJSON *d = deadline_doc(varied, deadline);
+	ok(d && N(d, "iterations.samples") == 5 && N(d, "iterations.latency_ns.p50") == 100000 &&
+	   N(d, "iterations.latency_estimate.removed_pct") == 2.12 &&
+	   cJSON_IsTrue(isc_doc_get(d, "iterations.latency_estimate.withheld")) &&
+	   cJSON_IsNull(isc_doc_get(d, "iterations.latency_ns_estimated")) &&
+	   strstr(isc_doc_str(d, "iterations.latency_estimate.reason", ""), "0.100 %") &&
+	   strstr(isc_doc_str(d, "iterations.latency_estimate.reason", ""), "deadline"),
+	   "a deadline loop: 2.12 %% removed, withheld, the removals' 0.100 %% deviation in the reason (%g, %s)",
+	   N(d, "iterations.latency_estimate.removed_pct"), isc_doc_str(d, "iterations.latency_estimate.reason", "-"));
+	cJSON_Delete(d);
+	d = deadline_doc(fixed, noisy);
+	ok(d && cJSON_IsFalse(isc_doc_get(d, "iterations.latency_estimate.withheld")) &&
+	   N(d, "iterations.latency_ns_estimated.min") == 99000 - 2000,
+	   "fixed work, noisy times: the estimate shown (%g)", N(d, "iterations.latency_ns_estimated.min"));
+	cJSON_Delete(d);
+	d = deadline_doc(varied, follows);
+	ok(d && cJSON_IsFalse(isc_doc_get(d, "iterations.latency_estimate.withheld")) &&
+	   N(d, "iterations.latency_ns_estimated.min") == 97500 - 1900,
+	   "work that varies, times that follow it: the estimate shown (%g)",
+	   N(d, "iterations.latency_ns_estimated.min"));
+	cJSON_Delete(d);
+}
+
+/*
  * A process calibrated twice (at start 20 ns per event, at exit 10 ns):
  * with the first pass (isc_analyze_calibrations) the lower cost applies
  * from the first event on, so the figures are test_compensation's; without
@@ -1918,6 +1984,7 @@ int main(int argc, char **argv)
 	test_self_total();
 	test_compensation();
 	test_compensation_withheld();
+	test_compensation_deadline();
 	test_calibration_lowest();
 	test_calibration_choice();
 	test_recursion();
