@@ -8,7 +8,8 @@
 #                                 ISC_BUILD (default build),
 #                                 INTERVAL (default: the recorder's, 512K),
 #                                 WORKLOADS (default: all, space separated),
-#                                 SHORT=1 (the sizes before 2026-11-28)
+#                                 SHORT=1 (the sizes before 2026-11-28),
+#                                 COUNT=instructions (callgrind, below)
 #
 # Workloads (tests/bench/workloads/, torch from scripts/find-python.sh),
 # sized so that a run takes 2 to 4 s of CPU time, the start-up (import
@@ -29,6 +30,16 @@
 # samples), and the allocations sampled in the last run (from the trace).
 # Goal: <= 1.03 at the default interval.  The machine is shared: quote
 # medians, and rerun with more ROUNDS when the spread is wide.
+#
+# COUNT=instructions: instead of timing, one run per mode of each
+# workload's Python process under valgrind's callgrind (the recorder
+# itself outside it), PYTHONHASHSEED=0 (string hashing otherwise moves
+# the counts by about 1 % from run to run), at the smaller sizes below;
+# prints the instructions executed off and on and their ratio.  These do
+# not depend on the machine's load, which the timings above do (their
+# per-round spread on the shared 2-core machine is +-10 %, wider than the
+# effect measured); they are not time either (an indirect call or a cache
+# miss costs more than an addition).  Needs valgrind.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -76,6 +87,34 @@ run() {
 	[[ $1 == on ]] && opt=("${ON[@]}")
 	timed "$REC" -q "${opt[@]}" -o "$tmp/$1.isc" -- "$PY" "$2" ${3:+"$3"}
 }
+
+if [[ ${COUNT:-time} == instructions ]]; then
+	command -v valgrind >/dev/null || { echo "alloc.sh: COUNT=instructions needs valgrind" >&2; exit 1; }
+	declare -A ISIZE=([small_objects]=300000 [tensors10m]=40 [tokenizer]=1500)
+	# instr MODE SCRIPT SIZE: the instructions of one recorded run's Python process
+	instr() {
+		local opt=(--memory-sampling=off)
+		[[ $1 == on ]] && opt=("${ON[@]}")
+		rm -f "$tmp"/cg.*
+		if ! PYTHONHASHSEED=0 "$REC" -q "${opt[@]}" -o "$tmp/$1.isc" -- valgrind -q --tool=callgrind \
+			--callgrind-out-file="$tmp/cg.%p" "$PY" "$2" ${3:+"$3"} >/dev/null 2>"$tmp/stderr"; then
+			cat "$tmp/stderr" >&2
+			echo "alloc.sh: failed: $2 ($1)" >&2
+			exit 1
+		fi
+		awk '$1 == "totals:" || $1 == "summary:" { n = $2 } END { if (n == "") exit 1; print n }' "$tmp"/cg.*
+	}
+	printf '# %s, %s, callgrind instructions of the workload process, PYTHONHASHSEED=0, interval %s, sizes %s\n' \
+		"$(date -u +%Y-%m-%d)" "$("$PY" -c 'import sys; print("CPython %d.%d" % sys.version_info[:2])')" \
+		"${INTERVAL:-512K}" "$(for w in $WORKLOADS; do printf '%s=%s ' "$w" "${ISIZE[$w]:-default}"; done)"
+	printf '%-14s %16s %16s %8s\n' workload off on on/off
+	for w in $WORKLOADS; do
+		b=$(instr off "$WL/$w.py" "${ISIZE[$w]:-}")
+		a=$(instr on "$WL/$w.py" "${ISIZE[$w]:-}")
+		printf '%-14s %16s %16s %8.4f\n' "$w" "$b" "$a" "$(awk -v a="$a" -v b="$b" 'BEGIN { print a / b }')"
+	done
+	exit 0
+fi
 
 printf '# %s, %s, %d rounds, %s, interval %s, sizes %s\n' "$(date -u +%Y-%m-%d)" \
 	"$("$PY" -c 'import sys; print("CPython %d.%d" % sys.version_info[:2])')" "$ROUNDS" \
