@@ -28,7 +28,7 @@
 #include <string.h>
 
 #include "isc_findings.h" /* ISC_ITER_SHARE_MIN_PCT */
-#include "isc_stats.h"    /* isc_quantile_sorted, isc_quantile_ci, isc_lsq_slope, isc_histogram_linear */
+#include "isc_stats.h"    /* isc_quantile_sorted, isc_quantile_ci, isc_lsq_slope, isc_histogram_linear, isc_median_mad */
 #include "analyze_oom.h"  /* isc_oom_mem_at */
 #include "sections.h"
 
@@ -164,43 +164,27 @@ struct comp_spread {
 	double med_d, mad_d, mad_r;
 };
 
-/* The median of v[0..n) (reordered), n > 0. */
-static double median_u64(uint64_t *v, size_t n)
-{
-	qsort(v, n, sizeof(*v), cmp_u64);
-	return n % 2 ? (double)v[n / 2] : ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2;
-}
-
-/* The median absolute deviation of x[0..n), with tmp room for n values; *med gets the median. */
-static double mad_u64(const uint64_t *x, size_t n, uint64_t *tmp, double *med)
-{
-	memcpy(tmp, x, n * sizeof(*tmp));
-	double m = median_u64(tmp, n);
-	for (size_t i = 0; i < n; i++)
-		tmp[i] = (uint64_t)llround(fabs((double)x[i] - m));
-	if (med)
-		*med = m;
-	return median_u64(tmp, n);
-}
-
 /* comp_spread of the measured times dur[0..n) and their estimates est[0..n) (the same order); -ENOMEM */
 static int comp_spread_of(struct comp_spread *sp, const uint64_t *dur, const uint64_t *est, size_t n)
 {
 	*sp = (struct comp_spread){ .n = n };
 	if (n < 3)
 		return 0;
-	uint64_t *tmp = malloc(2 * n * sizeof(*tmp));
-	if (!tmp)
+	double *d = malloc(2 * n * sizeof(*d)), med_r;
+	if (!d)
 		return -ENOMEM;
-	uint64_t *rem = tmp + n;
-	for (size_t i = 0; i < n; i++)
-		rem[i] = dur[i] - est[i];
-	sp->mad_d = mad_u64(dur, n, tmp, &sp->med_d);
-	sp->mad_r = mad_u64(rem, n, tmp, NULL);
-	free(tmp);
+	double *r = d + n;
+	for (size_t i = 0; i < n; i++) {
+		d[i] = (double)dur[i];
+		r[i] = (double)(dur[i] - est[i]);
+	}
+	isc_median_mad(d, n, &sp->med_d, &sp->mad_d);
+	isc_median_mad(r, n, &med_r, &sp->mad_r);
+	free(d);
 	return 0;
 }
 
+/* iterations.latency_estimate and latency_ns_estimated, from the sorted compensated latencies est[0..n). */
 static void emit_estimate(struct ana *a, cJSON *it, bool compensated, bool clipped, const uint64_t *est, size_t n,
 			  uint64_t measured, const struct comp_spread *sp)
 {
@@ -219,8 +203,9 @@ static void emit_estimate(struct ana *a, cJSON *it, bool compensated, bool clipp
 	char why[400];
 	if (deadline)
 		snprintf(why, sizeof(why), "the iterations' times agree within %.4f %% of their median (median "
-			 "deviation) while the recording cost of their events varied %.3f %%: their time is not made of their events (a loop that polls "
-			 "or works until a deadline lasts the deadline however many events it makes); it would remove "
+			 "deviation) while the recording cost of their events varied %.3f %%: their time is not made "
+			 "of their events (a loop that polls or works until a deadline lasts the deadline however many "
+			 "events it makes); it would remove "
 			 "%.1f %%", 100 * sp->mad_d / sp->med_d, 100 * sp->mad_r / sp->med_d, round(removed * 100) / 100);
 	else
 		snprintf(why, sizeof(why), "the recording cost would remove %.1f %% of the measured iteration time%s: "
