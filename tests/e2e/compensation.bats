@@ -274,7 +274,7 @@ PY
 	"$REC" -q -o "$t/d.isc" -- "$ISC_PY" "$WL/deadline_loop.py" 6 60 "$t/rec.json"
 	"$ANALYZE" -q -o "$t/d.json" "$t/d.isc"
 	run /usr/bin/python3 - "$t/d.json" "$t/rec.json" <<'PY'
-import json, sys
+import json, statistics, sys
 d, rec = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 it = d["iterations"]
 lat, est = it["latency_ns"], it["latency_estimate"]
@@ -306,10 +306,8 @@ if (it["latency_ns_estimated"] is None) != est["withheld"]:
 # overshoots it, 0.9 ms in one CI run) and the work varied (the polls' relative median deviation times
 # the share removed at least 0.1 %: 0.2-1.3 % seen).
 def rmad(x):
-    x = sorted(x)
-    m = (x[(len(x) - 1) // 2] + x[len(x) // 2]) / 2
-    d = sorted(abs(v - m) for v in x)
-    return (d[(len(d) - 1) // 2] + d[len(d) // 2]) / 2 / m
+    m = statistics.median(x)
+    return statistics.median(abs(v - m) for v in x) / m
 polls, lats = rec["polls"][1:], rec["latencies_ns"][1:]
 vary = rmad(polls) * share / 100
 print("polls %r: %.3f %% (x %.1f %% removed: %.3f %%), latencies %.4f %%" % (polls, 100 * rmad(polls), share, 100 * vary, 100 * rmad(lats)))
